@@ -1,0 +1,1 @@
+//! Authentication plugins, one file each.

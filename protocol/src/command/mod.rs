@@ -1,0 +1,1 @@
+//! Client commands: encoders for every command packet.

@@ -1,0 +1,1 @@
+//! The connection state machine: bytes in, bytes out, events.

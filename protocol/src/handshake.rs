@@ -1,0 +1,1 @@
+//! The initial handshake, the handshake response and the SSL request.

@@ -1,0 +1,26 @@
+//! wirebench-protocol: the MySQL/MariaDB client protocol, sans-IO.
+//!
+//! The crate turns bytes into messages and commands into bytes; it owns no
+//! socket, no runtime and no clock. Nonces, passwords and time come in as
+//! arguments, so the same code runs under tokio, io_uring or a unit test.
+//!
+//! Contract for every decoder: it takes the bytes it has, returns `Ok(None)`
+//! when more are needed, an error when the bytes can never form a valid
+//! message, and it never panics, whatever the input. Encoders append to a
+//! buffer the caller owns.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+
+pub mod auth;
+pub mod buf;
+pub mod command;
+pub mod conn;
+pub mod constants;
+pub mod error;
+pub mod framing;
+pub mod handshake;
+pub mod response;
+
+pub use constants::{Capabilities, ColumnFlags, ColumnType, StatusFlags};
+pub use error::ProtocolError;

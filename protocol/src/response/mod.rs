@@ -1,0 +1,1 @@
+//! Server responses: OK, ERR, EOF, column definitions, rows, whole result sets.

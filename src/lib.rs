@@ -1,0 +1,1 @@
+//! wirebench: a MySQL/MariaDB load generator that speaks the wire protocol itself.

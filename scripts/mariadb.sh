@@ -1,0 +1,333 @@
+#!/usr/bin/env bash
+# A throwaway MariaDB server for wirebench's tests and benchmarks.
+#
+#   scripts/mariadb.sh start|stop|restart|status|env
+#
+# The server is private to this checkout: its own data directory, its own
+# port on 127.0.0.1 and a unix socket inside the data directory. It is started
+# with --no-defaults, so no /etc/mysql or ~/.my.cnf setting leaks in, and it
+# never uses the system's mariadb.service.
+#
+# Settings (environment):
+#   WIREBENCH_MARIADB_DIR   directory holding data, socket, pid and logs
+#                           (default: <repo>/.wirebench-mariadb)
+#   WIREBENCH_TEST_PORT     TCP port on 127.0.0.1 (default: 3407)
+#   WIREBENCH_MARIADB_ARGS  extra mariadbd options, appended last
+#   WIREBENCH_MARIADB_START_TIMEOUT  seconds to wait for the server (default: 120)
+#
+# Accounts: database sbtest; users sbtest and sbtest_ed (password "sbtest",
+# from 'localhost' = the socket and from '%' = TCP) with all privileges on
+# sbtest.*; sbtest authenticates with mysql_native_password, sbtest_ed with
+# ed25519. The administrator is the OS user running this script, through the
+# unix_socket plugin on the socket.
+set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+HOST=127.0.0.1
+PORT=${WIREBENCH_TEST_PORT:-3407}
+DIR=${WIREBENCH_MARIADB_DIR:-$REPO/.wirebench-mariadb}
+case $DIR in
+    /*) ;;
+    *) DIR=$PWD/$DIR ;;
+esac
+DATADIR=$DIR/data
+SOCKET=$DIR/mariadbd.sock
+PIDFILE=$DIR/mariadbd.pid
+ERRLOG=$DIR/error.log
+INSTALL_LOG=$DIR/install-db.log
+INITIALIZED=$DIR/.initialized
+START_TIMEOUT=${WIREBENCH_MARIADB_START_TIMEOUT:-120}
+STOP_TIMEOUT=60
+ADMIN_USER=$(id -un)
+MAX_CONNECTIONS=12000
+OPEN_FILES=65535
+
+case $PORT in
+    '' | *[!0-9]*) die "WIREBENCH_TEST_PORT must be a port number, got '$PORT'" ;;
+esac
+
+usage() {
+    cat >&2 <<EOF
+usage: scripts/mariadb.sh start|stop|restart|status|env
+
+  start    install MariaDB if needed, create the data directory, start the
+           server on $HOST:$PORT and create the test accounts
+  stop     shut the server down
+  restart  stop, then start
+  status   say whether the server runs, and its version (exit 3 when not)
+  env      print 'export WIREBENCH_TEST_...' lines: eval "\$(scripts/mariadb.sh env)"
+
+data directory: $DIR
+EOF
+}
+
+# Pid of our mariadbd when it is alive, else nothing (and status 1).
+server_pid() {
+    local pid
+    [ -r "$PIDFILE" ] || return 1
+    pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
+    case $pid in '' | *[!0-9]*) return 1 ;; esac
+    kill -0 "$pid" 2>/dev/null || return 1
+    # A reused pid belonging to another program is not our server.
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = mariadbd ] || return 1
+    echo "$pid"
+}
+
+# SQL as the administrator over the socket; --no-defaults keeps a user's
+# ~/.my.cnf out.
+admin_sql() {
+    mariadb --no-defaults --protocol=socket --socket="$SOCKET" --user="$ADMIN_USER" \
+        --batch --skip-column-names --connect-timeout=5 -e "$1"
+}
+
+answers() { admin_sql 'SELECT 1' >/dev/null 2>&1; }
+
+port_in_use() { (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; }
+
+error_log_tail() {
+    if [ -s "$ERRLOG" ]; then
+        printf -- '--- last lines of %s ---\n' "$ERRLOG" >&2
+        tail -n 30 "$ERRLOG" >&2
+        printf -- '---\n' >&2
+    fi
+}
+
+ensure_installed() {
+    need_mariadb
+    if [ "${#NEEDED_PACKAGES[@]}" -gt 0 ]; then
+        step "installing MariaDB"
+        install_needed
+    fi
+    have mariadbd || die "mariadbd is still missing after installing mariadb-server"
+}
+
+# Creates the system tables once; a directory left half-made by an interrupted
+# run is thrown away and made again (it holds nothing worth keeping).
+ensure_datadir() {
+    if [ -e "$INITIALIZED" ] && [ -d "$DATADIR/mysql" ]; then
+        say "using existing data directory $DATADIR"
+        return
+    fi
+    if [ -e "$DATADIR" ]; then
+        say "removing incomplete data directory $DATADIR"
+        rm -rf "$DATADIR"
+    fi
+    mkdir -p "$DATADIR" "$DIR/tmp"
+    say "creating data directory $DATADIR with mariadb-install-db (log: $INSTALL_LOG)"
+    local args=(--no-defaults --datadir="$DATADIR" --skip-test-db
+        --auth-root-authentication-method=socket --auth-root-socket-user="$ADMIN_USER")
+    # mariadbd refuses to run as root unless told to. Running as root (rather
+    # than chown-ing to the mysql user) also works when the checkout sits in a
+    # directory the mysql user cannot enter, as /root does.
+    [ "$(id -u)" -eq 0 ] && args+=(--user=root)
+    if ! mariadb-install-db "${args[@]}" >"$INSTALL_LOG" 2>&1; then
+        tail -n 30 "$INSTALL_LOG" >&2
+        die "mariadb-install-db failed; full log in $INSTALL_LOG"
+    fi
+    touch "$INITIALIZED"
+}
+
+server_args() {
+    SERVER_ARGS=(--no-defaults
+        --datadir="$DATADIR"
+        --tmpdir="$DIR/tmp"
+        --socket="$SOCKET"
+        --pid-file="$PIDFILE"
+        --log-error="$ERRLOG"
+        --bind-address="$HOST"
+        --port="$PORT"
+        --skip-name-resolve
+        # 10k-connection tests need thousands of connections, each a file
+        # descriptor; back_log absorbs a burst of connects.
+        --max-connections="$MAX_CONNECTIONS"
+        --open-files-limit="$OPEN_FILES"
+        --back-log=4096
+        # Negative tests abort handshakes on purpose; never block 127.0.0.1.
+        --max-connect-errors=1000000000
+        --max-prepared-stmt-count=1048576
+        # Lets tests send payloads over 16 MiB, which split into several packets.
+        --max-allowed-packet=1G
+        --innodb-buffer-pool-size=512M
+        --innodb-log-file-size=256M
+        --innodb-flush-log-at-trx-commit=2
+        --character-set-server=utf8mb4
+        --collation-server=utf8mb4_general_ci)
+    [ "$(id -u)" -eq 0 ] && SERVER_ARGS+=(--user=root)
+    if [ -n "${WIREBENCH_MARIADB_ARGS:-}" ]; then
+        local extra
+        read -r -a extra <<<"$WIREBENCH_MARIADB_ARGS"
+        SERVER_ARGS+=("${extra[@]}")
+    fi
+    return 0
+}
+
+raise_open_files_limit() {
+    # As root, mariadbd raises its own limit to --open-files-limit; otherwise
+    # it can only reach the hard limit, so lift the soft one as far as allowed.
+    ulimit -Hn "$OPEN_FILES" 2>/dev/null || true
+    ulimit -Sn "$(ulimit -Hn)" 2>/dev/null || true
+}
+
+wait_until_ready() {
+    local pid=$1 waited=0
+    while ! answers; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            error_log_tail
+            die "mariadbd exited during startup (see above; full log in $ERRLOG)"
+        fi
+        if [ "$waited" -ge "$START_TIMEOUT" ]; then
+            error_log_tail
+            kill -TERM "$pid" 2>/dev/null || true
+            die "mariadbd (pid $pid) did not answer on $SOCKET within ${START_TIMEOUT}s; stopped it (full log in $ERRLOG)"
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    WAITED=$waited
+}
+
+# Idempotent: run after every start, so a data directory made by an older
+# version of this script gets every account, and altered passwords are reset.
+provision() {
+    say "ensuring database sbtest; users sbtest (mysql_native_password) and sbtest_ed (ed25519), password 'sbtest', from 'localhost' and '%'"
+    local plugin
+    plugin=$(admin_sql "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
+    if [ -z "$plugin" ]; then
+        say "installing the ed25519 authentication plugin"
+        admin_sql "INSTALL SONAME 'auth_ed25519'"
+    fi
+    local sql="CREATE DATABASE IF NOT EXISTS sbtest;" host
+    for host in localhost %; do
+        sql+="
+CREATE USER IF NOT EXISTS 'sbtest'@'$host';
+ALTER USER 'sbtest'@'$host' IDENTIFIED VIA mysql_native_password USING PASSWORD('sbtest');
+GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest'@'$host';
+CREATE USER IF NOT EXISTS 'sbtest_ed'@'$host';
+ALTER USER 'sbtest_ed'@'$host' IDENTIFIED VIA ed25519 USING PASSWORD('sbtest');
+GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest_ed'@'$host';"
+    done
+    admin_sql "$sql" || die "creating the test accounts failed"
+}
+
+describe() {
+    local pid=$1 info
+    info=$(admin_sql "SELECT CONCAT('MariaDB ', VERSION(), ', max_connections=', @@max_connections, ', open_files_limit=', @@open_files_limit)" 2>/dev/null) ||
+        info="version unknown: the server does not answer on $SOCKET"
+    say "running: pid $pid, $HOST:$PORT, socket $SOCKET"
+    say "         $info"
+}
+
+cmd_start() {
+    mkdir -p "$DIR"
+    # One start/stop at a time per data directory. The lock fd is closed for
+    # mariadbd below, or the server would hold the lock for its whole life.
+    exec 9>"$DIR/.lock"
+    flock -w 300 9 || die "another scripts/mariadb.sh holds $DIR/.lock"
+
+    local pid
+    if pid=$(server_pid); then
+        say "already running (pid $pid); not starting another"
+        wait_until_ready "$pid"
+        provision
+        describe "$pid"
+        return
+    fi
+
+    ensure_installed
+    step "starting the throwaway MariaDB server"
+    if [ -e "$PIDFILE" ]; then
+        say "removing stale pid file $PIDFILE (its process is gone)"
+        rm -f "$PIDFILE"
+    fi
+    if port_in_use; then
+        die "something else already listens on $HOST:$PORT; choose another port with WIREBENCH_TEST_PORT"
+    fi
+    # sun_path holds 108 bytes including the terminating NUL.
+    if [ "${#SOCKET}" -gt 107 ]; then
+        die "socket path $SOCKET is longer than 107 bytes; set WIREBENCH_MARIADB_DIR to a shorter directory"
+    fi
+    ensure_datadir
+    mkdir -p "$DIR/tmp"
+    server_args
+    raise_open_files_limit
+
+    say "starting mariadbd --no-defaults on $HOST:$PORT, socket $SOCKET (log: $ERRLOG)"
+    # setsid: a terminal's Ctrl-C or the end of a CI step must not reach it.
+    setsid mariadbd "${SERVER_ARGS[@]}" </dev/null >>"$ERRLOG" 2>&1 9>&- &
+    pid=$!
+    wait_until_ready "$pid"
+    say "server answers after ${WAITED}s"
+    provision
+    describe "$(server_pid || echo "$pid")"
+    say "started; for the tests: eval \"\$(scripts/mariadb.sh env)\"; to stop: scripts/mariadb.sh stop"
+}
+
+cmd_stop() {
+    [ -d "$DIR" ] || {
+        say "not running (no $DIR); nothing to stop"
+        return
+    }
+    exec 9>"$DIR/.lock"
+    flock -w 300 9 || die "another scripts/mariadb.sh holds $DIR/.lock"
+
+    local pid waited=0
+    if ! pid=$(server_pid); then
+        say "not running; nothing to stop"
+        rm -f "$PIDFILE"
+        return
+    fi
+    say "shutting down mariadbd (pid $pid) with mariadb-admin shutdown"
+    if ! timeout "$STOP_TIMEOUT" mariadb-admin --no-defaults --protocol=socket --socket="$SOCKET" \
+        --user="$ADMIN_USER" --connect-timeout=5 shutdown >/dev/null 2>&1; then
+        # SIGTERM makes mariadbd shut down cleanly too.
+        say "mariadb-admin shutdown failed; sending SIGTERM"
+        kill -TERM "$pid" 2>/dev/null || true
+    fi
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ "$waited" -ge "$STOP_TIMEOUT" ]; then
+            say "still running after ${STOP_TIMEOUT}s; killing it (SIGKILL)"
+            kill -KILL "$pid" 2>/dev/null || true
+            sleep 1
+            break
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    rm -f "$PIDFILE"
+    say "stopped (data kept in $DATADIR; remove $DIR for a fresh server)"
+}
+
+cmd_status() {
+    local pid
+    if pid=$(server_pid); then
+        describe "$pid"
+        return 0
+    fi
+    say "not running (data directory: $DIR)"
+    return 3
+}
+
+cmd_env() {
+    printf 'export WIREBENCH_TEST_HOST=%q\n' "$HOST"
+    printf 'export WIREBENCH_TEST_PORT=%q\n' "$PORT"
+    printf 'export WIREBENCH_TEST_SOCKET=%q\n' "$SOCKET"
+    server_pid >/dev/null || say "warning: the server is not running; start it with scripts/mariadb.sh start"
+}
+
+case ${1:-} in
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    restart)
+        cmd_stop
+        exec 9>&-
+        cmd_start
+        ;;
+    status) cmd_status ;;
+    env) cmd_env ;;
+    -h | --help | help) usage ;;
+    *)
+        usage
+        exit 2
+        ;;
+esac

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian machine to a verdict:
+#
+#   scripts/test.sh [extra cargo test arguments]
+#
+# Installs what is missing (build tools, MariaDB, Rust), starts the throwaway
+# MariaDB server (scripts/mariadb.sh), runs `cargo test --workspace` against
+# it with WIREBENCH_REQUIRE_SERVER=1 (so a test that cannot reach the server
+# fails instead of skipping), then builds the fuzz targets. A server this
+# script started is stopped at the end; one that was already running is left
+# running. Exits non-zero on any failure.
+set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO"
+
+MARIADB=$REPO/scripts/mariadb.sh
+STARTED_SERVER=0
+
+finish() {
+    local status=$?
+    trap - EXIT
+    if [ "$STARTED_SERVER" -eq 1 ]; then
+        step "stopping the MariaDB server this run started"
+        "$MARIADB" stop || status=1
+    fi
+    if [ "$status" -eq 0 ]; then
+        step "all tests passed"
+    else
+        step "FAILED (exit status $status)"
+    fi
+    exit "$status"
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+step "installing what is needed"
+need_build_tools
+need_mariadb
+install_needed
+ensure_rust
+
+step "MariaDB test server"
+if "$MARIADB" status 2>/dev/null; then
+    say "reusing the server that is already running; it will be left running"
+    "$MARIADB" start
+else
+    STARTED_SERVER=1
+    "$MARIADB" start
+fi
+eval "$("$MARIADB" env)"
+export WIREBENCH_REQUIRE_SERVER=1
+say "WIREBENCH_TEST_HOST=$WIREBENCH_TEST_HOST WIREBENCH_TEST_PORT=$WIREBENCH_TEST_PORT"
+say "WIREBENCH_TEST_SOCKET=$WIREBENCH_TEST_SOCKET WIREBENCH_REQUIRE_SERVER=1"
+
+step "cargo test --workspace $*"
+cargo test --workspace "$@"
+
+step "fuzz targets"
+if [ -d "$REPO/fuzz" ]; then
+    if ! cargo fuzz --version >/dev/null 2>&1; then
+        say "installing cargo-fuzz (cargo install cargo-fuzz --locked)"
+        cargo install cargo-fuzz --locked
+    fi
+    # cargo-fuzz needs nightly-only flags (-Zsanitizer); RUSTC_BOOTSTRAP lets
+    # the stable toolchain accept them.
+    say "building the fuzz targets (RUSTC_BOOTSTRAP=1 cargo fuzz build, in fuzz/)"
+    (cd "$REPO/fuzz" && RUSTC_BOOTSTRAP=1 cargo fuzz build)
+else
+    say "no fuzz/ directory yet; skipping the fuzz target build"
+fi

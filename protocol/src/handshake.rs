@@ -350,6 +350,22 @@ impl<'a> AuthMoreData<'a> {
 pub(crate) mod test_support {
     use super::*;
 
+    /// The first packet of MariaDB 10.11.19 (Debian 12), captured on this
+    /// machine from a unix socket: header included.
+    pub(crate) fn from_hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    pub(crate) const MARIADB_GREETING: &str = "64000000 0a 352e352e352d31302e31312e31392d4d6172696144422d302b64656231327531 00
+        04000000 297431334d674253 00 fef7 08 0200 ff81 15 000000000000 1d000000
+        5b505c604e43457024613e4e00 6d7973716c5f6e61746976655f70617373776f726400";
+
+    /// A MySQL 8.0.32 greeting as captured on the wire (published in a packet
+    /// capture), with the caching_sha2_password default plugin.
+    pub(crate) const MYSQL8_GREETING: &str = "4a000000 0a 382e302e333200 d8010000 7571731458073040 00 ffff ff 0200 ffdf 15
+        00000000000000000000 284138 4f5745210e22157738 00 63616368696e675f736861325f70617373776f726400";
+
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub(crate) struct ParsedResponse {
         pub capabilities: Capabilities,
@@ -416,26 +432,10 @@ pub(crate) mod test_support {
 
 #[cfg(test)]
 mod tests {
-    use super::test_support::parse_response;
+    use super::test_support::{from_hex, parse_response, MARIADB_GREETING, MYSQL8_GREETING};
     use super::*;
     use crate::framing::decode_packet;
     use proptest::prelude::*;
-
-    fn from_hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
-
-    /// The first packet of MariaDB 10.11.19 (Debian 12), captured on this
-    /// machine from a unix socket: header included.
-    pub(crate) const MARIADB_GREETING: &str = "64000000 0a 352e352e352d31302e31312e31392d4d6172696144422d302b64656231327531 00
-        04000000 297431334d674253 00 fef7 08 0200 ff81 15 000000000000 1d000000
-        5b505c604e43457024613e4e00 6d7973716c5f6e61746976655f70617373776f726400";
-
-    /// A MySQL 8.0.32 greeting as captured on the wire (published in a packet
-    /// capture), with the caching_sha2_password default plugin.
-    pub(crate) const MYSQL8_GREETING: &str = "4a000000 0a 382e302e333200 d8010000 7571731458073040 00 ffff ff 0200 ffdf 15
-        00000000000000000000 284138 4f5745210e22157738 00 63616368696e675f736861325f70617373776f726400";
 
     fn greeting_payload(hex: &str) -> Vec<u8> {
         let bytes = from_hex(hex);

@@ -59,6 +59,7 @@ pub(crate) mod tests {
 
     /// A deterministic generator for tests only: SplitMix64. Marked
     /// `CryptoRng` because the API demands it; never use it outside tests.
+    #[derive(Debug, Clone)]
     pub(crate) struct TestRng(pub u64);
 
     impl RngCore for TestRng {

@@ -33,6 +33,12 @@ pub fn first_response<R: CryptoRngCore>(
     Ok(())
 }
 
+/// Whether [`first_response`] asks for the server's key (so the server's
+/// next AuthMoreData is that key).
+pub fn requests_public_key(password: &[u8], secure: bool, server_key: Option<&[u8]>) -> bool {
+    !secure && !password.is_empty() && server_key.is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +57,10 @@ mod tests {
         assert_eq!(answer(b"sbtest", true, None), b"sbtest\0");
         assert_eq!(answer(b"", false, None), b"\0");
         assert_eq!(answer(b"sbtest", false, None), [REQUEST_PUBLIC_KEY]);
+        assert!(requests_public_key(b"sbtest", false, None));
+        assert!(!requests_public_key(b"sbtest", true, None));
+        assert!(!requests_public_key(b"", false, None));
+        assert!(!requests_public_key(b"sbtest", false, Some(b"key")));
         let ct = answer(b"sbtest", false, Some(test_key().1.as_bytes()));
         assert_eq!(server_decrypt(&ct, NONCE), b"sbtest\0");
     }

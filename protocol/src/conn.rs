@@ -17,8 +17,8 @@ use crate::constants::{Capabilities, StatusFlags, CHARSET_UTF8MB4_GENERAL_CI, DE
 use crate::error::{ProtocolError, Result};
 use crate::framing::{decode_packet, finish_packet, start_packet};
 use crate::handshake::{
-    negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting, HandshakeResponse41, SslRequest,
-    AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER,
+    negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting, HandshakeResponse41,
+    SslRequest, AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER,
 };
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
 use crate::response::ok::{OkPacket, OK_HEADER};
@@ -267,7 +267,10 @@ impl ClientHandshake {
                 Phase::Auth(phase) => self.on_auth_packet(phase, &frame.payload, out, rng)?,
                 Phase::Tls | Phase::Finished => {
                     // A packet after StartTls/Done/ServerError in the same input.
-                    return Err(ProtocolError::UnexpectedMessage { state: self.phase.describe(), got: "another packet" });
+                    return Err(ProtocolError::UnexpectedMessage {
+                        state: self.phase.describe(),
+                        got: "another packet",
+                    });
                 }
             };
             if let Some(step) = step {
@@ -833,7 +836,10 @@ mod tests {
         );
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&pkt(2, b"\xfe")), Err(ProtocolError::UnsupportedAuthPlugin("mysql_old_password".into())));
+        assert_eq!(
+            c.exchange(&pkt(2, b"\xfe")),
+            Err(ProtocolError::UnsupportedAuthPlugin("mysql_old_password".into()))
+        );
     }
 
     #[test]
@@ -841,7 +847,9 @@ mod tests {
         // Access denied during authentication.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        let (step, out) = c.exchange(&pkt(2, b"\xff\x15\x04#28000Access denied for user 'sbtest'@'localhost' (using password: YES)")).unwrap();
+        let (step, out) = c
+            .exchange(&pkt(2, b"\xff\x15\x04#28000Access denied for user 'sbtest'@'localhost' (using password: YES)"))
+            .unwrap();
         assert!(out.is_empty());
         let HandshakeStep::ServerError(err) = step else { panic!("expected a server error, got {step:?}") };
         assert_eq!((err.code, err.sql_state_str()), (1045, Some("28000")));
@@ -858,7 +866,11 @@ mod tests {
         assert!(out.is_empty());
         assert_eq!(
             step,
-            HandshakeStep::ServerError(ServerError { code: 1040, sql_state: None, message: "Too many connections".into() })
+            HandshakeStep::ServerError(ServerError {
+                code: 1040,
+                sql_state: None,
+                message: "Too many connections".into()
+            })
         );
     }
 

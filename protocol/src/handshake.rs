@@ -179,10 +179,9 @@ pub fn client_capabilities(options: &CapabilityOptions) -> Capabilities {
 /// it, the intersection clears it too, which is how a client says "read my
 /// extended capabilities from the filler".
 pub fn negotiate_capabilities(server: Capabilities, options: &CapabilityOptions) -> Result<Capabilities> {
-    for (flag, name) in [
-        (Capabilities::PROTOCOL_41, "PROTOCOL_41"),
-        (Capabilities::SECURE_CONNECTION, "SECURE_CONNECTION"),
-    ] {
+    for (flag, name) in
+        [(Capabilities::PROTOCOL_41, "PROTOCOL_41"), (Capabilities::SECURE_CONNECTION, "SECURE_CONNECTION")]
+    {
         if !server.contains(flag) {
             return Err(ProtocolError::MissingCapability(name));
         }
@@ -267,7 +266,9 @@ impl HandshakeResponse41<'_> {
         } else {
             let Ok(len) = u8::try_from(self.auth_response.len()) else {
                 out.truncate(rollback);
-                return Err(ProtocolError::Malformed("auth response (over 255 bytes without PLUGIN_AUTH_LENENC_CLIENT_DATA)"));
+                return Err(ProtocolError::Malformed(
+                    "auth response (over 255 bytes without PLUGIN_AUTH_LENENC_CLIENT_DATA)",
+                ));
             };
             out.put_u8(len);
             out.put_bytes(self.auth_response);
@@ -350,21 +351,23 @@ impl<'a> AuthMoreData<'a> {
 pub(crate) mod test_support {
     use super::*;
 
-    /// The first packet of MariaDB 10.11.19 (Debian 12), captured on this
-    /// machine from a unix socket: header included.
     pub(crate) fn from_hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
         (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
-    pub(crate) const MARIADB_GREETING: &str = "64000000 0a 352e352e352d31302e31312e31392d4d6172696144422d302b64656231327531 00
+    /// The first packet of MariaDB 10.11.19 (Debian 12), captured on this
+    /// machine from a unix socket: header included.
+    pub(crate) const MARIADB_GREETING: &str =
+        "64000000 0a 352e352e352d31302e31312e31392d4d6172696144422d302b64656231327531 00
         04000000 297431334d674253 00 fef7 08 0200 ff81 15 000000000000 1d000000
         5b505c604e43457024613e4e00 6d7973716c5f6e61746976655f70617373776f726400";
 
-    /// A MySQL 8.0.32 greeting as captured on the wire (published in a packet
-    /// capture), with the caching_sha2_password default plugin.
-    pub(crate) const MYSQL8_GREETING: &str = "4a000000 0a 382e302e333200 d8010000 7571731458073040 00 ffff ff 0200 ffdf 15
-        00000000000000000000 284138 4f5745210e22157738 00 63616368696e675f736861325f70617373776f726400";
+    /// A MySQL 8.0.32 greeting with the caching_sha2_password default plugin,
+    /// as a publicly quoted Wireshark capture shows it: header included.
+    pub(crate) const MYSQL8_GREETING: &str =
+        "4a000000 0a 382e302e333200 d8010000 7571731458073040 00 ffff ff 0200 ffdf 15
+        00000000000000000000 2841384f5745210e22157738 00 63616368696e675f736861325f70617373776f726400";
 
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub(crate) struct ParsedResponse {
@@ -551,7 +554,11 @@ mod tests {
         let caps = negotiate_capabilities(mariadb, &opts).unwrap();
         assert!(caps.contains(Capabilities::CONNECT_WITH_DB | Capabilities::CONNECT_ATTRS));
         assert!(!caps.contains(Capabilities::DEPRECATE_EOF));
-        assert_eq!(caps.mariadb_ext(), Capabilities::MARIADB_CLIENT_CACHE_METADATA.mariadb_ext(), "COM_MULTI not offered");
+        assert_eq!(
+            caps.mariadb_ext(),
+            Capabilities::MARIADB_CLIENT_CACHE_METADATA.mariadb_ext(),
+            "COM_MULTI not offered"
+        );
         // TLS.
         let tls = CapabilityOptions { tls: true, ..Default::default() };
         assert!(negotiate_capabilities(mysql, &tls).unwrap().contains(Capabilities::SSL));
@@ -559,7 +566,10 @@ mod tests {
         assert!(!negotiate_capabilities(mysql, &CapabilityOptions::default()).unwrap().contains(Capabilities::SSL));
         // Missing essentials.
         let no_secure = Capabilities(mysql.0 & !Capabilities::SECURE_CONNECTION.0);
-        assert_eq!(negotiate_capabilities(no_secure, &opts), Err(ProtocolError::MissingCapability("SECURE_CONNECTION")));
+        assert_eq!(
+            negotiate_capabilities(no_secure, &opts),
+            Err(ProtocolError::MissingCapability("SECURE_CONNECTION"))
+        );
     }
 
     #[test]

@@ -101,7 +101,10 @@ mod tests {
             full_authentication(b"sbtest", NONCE, true, None, &mut rng),
             Ok(FullAuthentication::Send(b"sbtest\0".to_vec()))
         );
-        assert_eq!(full_authentication(b"sbtest", NONCE, false, None, &mut rng), Ok(FullAuthentication::RequestPublicKey));
+        assert_eq!(
+            full_authentication(b"sbtest", NONCE, false, None, &mut rng),
+            Ok(FullAuthentication::RequestPublicKey)
+        );
         let pem = test_key().1.as_bytes();
         let Ok(FullAuthentication::Send(ct)) = full_authentication(b"sbtest", NONCE, false, Some(pem), &mut rng) else {
             panic!("expected an encrypted password");

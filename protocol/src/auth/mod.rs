@@ -11,8 +11,10 @@ pub mod native_password;
 pub mod rsa_key;
 pub mod sha256_password;
 
-/// The random number generator traits RSA-OAEP needs, re-exported so callers
-/// need no direct dependency on `rsa` or `rand_core`.
+/// The random number generator traits RSA-OAEP needs (rand_core 0.6, as
+/// `rsa` uses), re-exported so callers need no direct dependency on them.
+/// `rand_core::OsRng` is the natural generator to pass in.
+pub use rsa::rand_core;
 pub use rsa::rand_core::{CryptoRng, CryptoRngCore, RngCore};
 
 use crate::error::Result;

@@ -38,12 +38,8 @@ pub fn encrypt_password<R: CryptoRngCore>(password: &[u8], nonce: &[u8], pem: &[
         return Err(ProtocolError::Auth("the server sent an empty nonce".into()));
     }
     let key = parse_public_key(pem)?;
-    let masked: Vec<u8> = password
-        .iter()
-        .chain(core::iter::once(&0u8))
-        .zip(nonce.iter().cycle())
-        .map(|(p, n)| p ^ n)
-        .collect();
+    let masked: Vec<u8> =
+        password.iter().chain(core::iter::once(&0u8)).zip(nonce.iter().cycle()).map(|(p, n)| p ^ n).collect();
     key.encrypt(rng, Oaep::new::<sha1::Sha1>(), &masked)
         .map_err(|e| ProtocolError::Auth(format!("RSA encryption of the password failed: {e}")))
 }

@@ -28,6 +28,14 @@ mod tests {
     }
 
     #[test]
+    fn matches_what_libmariadb_sends() {
+        // sysbench 1.0.20 (libmariadb 3) closing statement 7 at disconnect.
+        let mut out = Vec::new();
+        encode_stmt_close(&mut out, 7);
+        assert_eq!(out, [0x05, 0x00, 0x00, 0x00, 0x19, 0x07, 0x00, 0x00, 0x00]);
+    }
+
+    #[test]
     fn statement_id_is_little_endian() {
         let mut out = Vec::new();
         encode_stmt_close(&mut out, 0x0403_0201);

@@ -18,10 +18,15 @@
 //! patches values in place, for the benchmark's hot path.
 //!
 //! Both always send the parameter types (new_params_bound_flag = 1).
-//! libmysqlclient sends them on the first execute only and 0 afterwards, but
-//! the server accepts types on every execute (observed with MariaDB 10.11),
-//! and keeping them makes the packet bytes the same on every execute except
-//! for the values, which is what lets the template patch in place.
+//! libmysqlclient and libmariadb send them on the first execute only and 0
+//! afterwards, but the server accepts types on every execute (checked against
+//! MariaDB 10.11), and keeping them makes the packet bytes the same on every
+//! execute except for the values, which is what lets the template patch in
+//! place.
+//!
+//! For reference, sysbench 1.0.20 through libmariadb binds its integer
+//! parameters as signed BIGINT (8-byte values) and its strings as
+//! VAR_STRING; the server converts STRING and VAR_STRING parameters alike.
 
 use std::ops::Range;
 
@@ -621,6 +626,42 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(encode_execute(&mut out, 1, &[Param::VarChar(b"foo")]), 1);
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn matches_what_libmariadb_sends() {
+        // Captured with strace from sysbench 1.0.20 (libmariadb 3) talking to
+        // MariaDB 10.11. oltp_point_select's first execute of
+        // `SELECT c FROM sbtest1 WHERE id=?`: the id goes as a signed BIGINT.
+        let point = [
+            0x16, 0x00, 0x00, 0x00, 0x17, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01,
+            0x08, 0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ];
+        assert_eq!(encode(1, &[Param::I64(51)]), point);
+        let mut t = ExecuteTemplate::new(1, &[ParamSlot::Int64]).unwrap();
+        t.set_i64(0, 51).unwrap();
+        assert_eq!(t.packet(), point);
+        // oltp_read_write's BEGIN, prepared as statement 2: no parameter block.
+        assert_eq!(
+            encode(2, &[]),
+            [0x0a, 0x00, 0x00, 0x00, 0x17, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00]
+        );
+        // Its INSERT (id, k, c, pad), statement 12: two BIGINTs, then c and
+        // pad as VAR_STRING.
+        let c = b"16183217939-09192256517-78148039162-21780930213-28190460427-\
+                  40703544125-36262002886-78558564039-73316252342-25342659252";
+        let pad = b"20690057469-42618556420-94311295877-08642447631-62312225228";
+        let mut insert = vec![
+            0xd8, 0x00, 0x00, 0x00, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01,
+            0x08, 0x00, 0x08, 0x00, 0xfd, 0x00, 0xfd, 0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x32, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x77,
+        ];
+        insert.extend_from_slice(c);
+        insert.push(0x3b);
+        insert.extend_from_slice(pad);
+        assert_eq!(insert.len(), 220);
+        let params = [Param::I64(51), Param::I64(50), Param::VarString(c), Param::VarString(pad)];
+        assert_eq!(encode(12, &params), insert);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! COM_INIT_DB: `0x02`, then the schema name to the end of the payload
-//! (string<EOF>, not quoted). Equivalent to `USE schema`; the server answers
+//! (`string<EOF>`, not quoted). Equivalent to `USE schema`; the server answers
 //! OK or ERR.
 
 use crate::constants::command::COM_INIT_DB;

@@ -44,6 +44,17 @@ mod tests {
     }
 
     #[test]
+    fn matches_what_libmariadb_sends() {
+        // Captured with strace from sysbench 1.0.20 (libmariadb 3) preparing
+        // oltp_point_select's statement on MariaDB 10.11.
+        let mut expected = vec![0x21, 0x00, 0x00, 0x00, 0x16];
+        expected.extend_from_slice(b"SELECT c FROM sbtest1 WHERE id=?");
+        let mut out = Vec::new();
+        encode_prepare(&mut out, b"SELECT c FROM sbtest1 WHERE id=?");
+        assert_eq!(out, expected);
+    }
+
+    #[test]
     fn large_statement_splits() {
         let sql = vec![b'?'; MAX_FRAGMENT + 5];
         let mut out = Vec::new();

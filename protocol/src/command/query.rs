@@ -1,5 +1,5 @@
 //! COM_QUERY: `0x03`, then the statement text to the end of the payload
-//! (string<EOF>: its length is the payload length minus one, so it may hold
+//! (`string<EOF>`: its length is the payload length minus one, so it may hold
 //! any byte, NUL included).
 //!
 //! CLIENT_QUERY_ATTRIBUTES (MySQL 8.0.23+) would put a parameter block before

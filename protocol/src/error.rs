@@ -47,6 +47,12 @@ pub enum ProtocolError {
     /// A message arrived that the current protocol state does not expect.
     #[error("unexpected {got} while {state}")]
     UnexpectedMessage { state: &'static str, got: &'static str },
+    /// A prepared-statement parameter index past the statement's parameter count.
+    #[error("parameter index {index} is out of range: the statement has {count} parameters")]
+    ParamIndex { index: usize, count: usize },
+    /// A value that does not fit the pre-encoded parameter slot it was given to.
+    #[error("parameter {index} is a {slot} slot and cannot take {value}")]
+    ParamMismatch { index: usize, slot: &'static str, value: &'static str },
 }
 
 pub type Result<T, E = ProtocolError> = core::result::Result<T, E>;

@@ -1,1 +1,40 @@
 //! Client commands: encoders for every command packet.
+//!
+//! Each encoder appends one complete packet, header included, to a buffer the
+//! caller owns. Every command starts a new exchange, so its first packet
+//! carries sequence id 0. Encoders whose payload can reach 16 MiB (a query, a
+//! statement to prepare, an execute with large values) split it with
+//! [`crate::framing::finish_packet`] and return the sequence id the server's
+//! response will start with; fixed-size commands always answer from 1.
+
+pub mod close;
+pub mod execute;
+pub mod init_db;
+pub mod ping;
+pub mod placeholders;
+pub mod prepare;
+pub mod query;
+pub mod quit;
+pub mod reset;
+
+pub use close::encode_stmt_close;
+pub use execute::{encode_execute, Date, DateTime, ExecuteTemplate, Param, ParamSlot, Time, NO_CURSOR};
+pub use init_db::encode_init_db;
+pub use ping::encode_ping;
+pub use placeholders::count_placeholders;
+pub use prepare::encode_prepare;
+pub use query::encode_query;
+pub use quit::encode_quit;
+pub use reset::encode_stmt_reset;
+
+use crate::buf::WriteExt;
+use crate::framing::{finish_packet, start_packet};
+
+/// Appends a command whose payload is the command byte followed by `body`.
+/// Returns the sequence id of the response's first packet.
+fn encode_simple(out: &mut Vec<u8>, command: u8, body: &[u8]) -> u8 {
+    let start = start_packet(out);
+    out.put_u8(command);
+    out.put_bytes(body);
+    finish_packet(out, start, 0)
+}

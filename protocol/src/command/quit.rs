@@ -1,0 +1,26 @@
+//! COM_QUIT: the single byte `0x01`. The server closes the connection (or,
+//! rarely, answers ERR); a client sends it and then closes its side.
+
+use crate::buf::WriteExt;
+use crate::constants::command::COM_QUIT;
+use crate::framing::{finish_packet, start_packet};
+
+/// Appends a COM_QUIT packet.
+pub fn encode_quit(out: &mut Vec<u8>) {
+    let start = start_packet(out);
+    out.put_u8(COM_QUIT);
+    finish_packet(out, start, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documented_example() {
+        // The protocol documentation's COM_QUIT example: 01 00 00 00 01
+        let mut out = Vec::new();
+        encode_quit(&mut out);
+        assert_eq!(out, [0x01, 0x00, 0x00, 0x00, 0x01]);
+    }
+}

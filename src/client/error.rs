@@ -1,0 +1,53 @@
+//! What can go wrong on a connection, always with the address it concerns.
+
+use std::io;
+use std::time::Duration;
+
+use thiserror::Error;
+use wirebench_protocol::response::ServerError;
+use wirebench_protocol::ProtocolError;
+
+use super::Endpoint;
+
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// The server answered with an ERR packet: its own code, SQLSTATE and message.
+    #[error("{endpoint}: {error}")]
+    Server { endpoint: Endpoint, error: ServerError },
+    /// The socket failed (refused, reset, ...).
+    #[error("{endpoint}: {source}")]
+    Io { endpoint: Endpoint, source: io::Error },
+    /// A step did not complete in time.
+    #[error("{endpoint}: {what} timed out after {after:?}")]
+    Timeout { endpoint: Endpoint, what: &'static str, after: Duration },
+    /// The server closed the connection; `mid_packet` when it did so inside a packet.
+    #[error("{endpoint}: the server closed the connection{}", if *mid_packet { " in the middle of a packet" } else { "" })]
+    Closed { endpoint: Endpoint, mid_packet: bool },
+    /// The server's bytes broke the protocol.
+    #[error("{endpoint}: protocol error: {source}")]
+    Protocol { endpoint: Endpoint, source: ProtocolError },
+    /// The caller misused the API (wrong parameter count, ...).
+    #[error("{endpoint}: {message}")]
+    Usage { endpoint: Endpoint, message: String },
+}
+
+impl ClientError {
+    /// The server's error, when this is one.
+    pub fn server_error(&self) -> Option<&ServerError> {
+        match self {
+            ClientError::Server { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        match self {
+            ClientError::Server { endpoint, .. }
+            | ClientError::Io { endpoint, .. }
+            | ClientError::Timeout { endpoint, .. }
+            | ClientError::Closed { endpoint, .. }
+            | ClientError::Protocol { endpoint, .. }
+            | ClientError::Usage { endpoint, .. } => endpoint,
+        }
+    }
+}

@@ -1,1 +1,3 @@
 //! wirebench: a MySQL/MariaDB load generator that speaks the wire protocol itself.
+
+pub mod rand;

@@ -163,17 +163,17 @@ pub(super) mod zipf {
     const ONE_THIRD: f64 = 1.0 / 3.0;
 
     /// `H(x) = (x^(1-e) - 1) / (1-e)`, or `ln x` when e = 1.
-    pub(in super::super) fn h_integral(x: f64, e: f64) -> f64 {
+    pub(in crate::rand) fn h_integral(x: f64, e: f64) -> f64 {
         let log_x = x.ln();
         helper2((1.0 - e) * log_x) * log_x
     }
 
     /// `h(x) = x^-e`.
-    pub(in super::super) fn h(x: f64, e: f64) -> f64 {
+    pub(in crate::rand) fn h(x: f64, e: f64) -> f64 {
         (-e * x.ln()).exp()
     }
 
-    pub(in super::super) fn h_integral_inverse(x: f64, e: f64) -> f64 {
+    pub(in crate::rand) fn h_integral_inverse(x: f64, e: f64) -> f64 {
         let mut t = x * (1.0 - e);
         // Rounding can push t below -1, outside log1p's domain. (Not
         // `f64::max`, which would also replace a NaN.)

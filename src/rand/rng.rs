@@ -26,8 +26,8 @@ fn c_double_to_u32(x: f64) -> u32 {
 ///
 /// All arithmetic follows the C source: range sizes are computed in `u32`
 /// (so `b - a + 1` wraps, and `a > b` gives a huge range), doubles are
-/// combined in the same order, and results go through [`c_double_to_u32`]'s
-/// truncation before a wrapping `a +`.
+/// combined in the same order, and results are truncated to `u32` as x86-64
+/// gcc does (wrapping modulo 2^32) before a wrapping `a +`.
 #[derive(Clone, Debug)]
 pub struct Rng {
     xoro: Xoroshiro128Plus,

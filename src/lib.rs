@@ -1,2 +1,4 @@
 //! wirebench: a MySQL/MariaDB load generator that speaks the wire protocol itself.
+
 pub mod client;
+pub mod rand;

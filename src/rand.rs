@@ -1,0 +1,39 @@
+//! sysbench 1.0.20's random numbers, bit for bit.
+//!
+//! sysbench gives every thread a xoroshiro128+ generator ([`Xoroshiro128Plus`])
+//! seeded from glibc's `random()` ([`GlibcRandom`]) and derives every
+//! distribution from its doubles in [0, 1). [`Rng`] is that per-thread state
+//! plus the `--rand-*` constants ([`RandParams`]), owned by one connection:
+//! no shared state, lock or allocation on any call.
+//!
+//! Seeding, as sysbench 1.0.20 runs (read from its source, then checked
+//! against the installed binary with an LD_PRELOAD shim on `random()`):
+//! 1. `sb_rand_init()` seeds the main thread (four draws) and the unique
+//!    sequence (two draws) from whatever state glibc has at that point;
+//! 2. then `srandom(--rand-seed)`, or `srandom(time(NULL))` for seed 0
+//!    ([`srandom_seed`]);
+//! 3. then the report, rate and checkpoint threads if enabled, then worker
+//!    threads 0, 1, …, each taking four draws as it starts (in creation
+//!    order in practice, though nothing enforces it).
+//!
+//! So with `--threads=1` and no helper threads, worker 0's stream is
+//! [`Rng::for_thread`]`(seed, 0, …)`, which the `rand_sysbench` integration
+//! test compares with the real binary. With more threads sysbench's order is
+//! racy; wirebench gives connection `i` worker `i`'s in-order stream
+//! ([`Rng::for_connections`]). The unique sequence does not depend on the
+//! seed at all (see [`RandUnique::sysbench_upstream`]).
+
+mod config;
+mod glibc;
+mod rng;
+mod unique;
+mod xoroshiro;
+
+#[cfg(test)]
+mod distribution_tests;
+
+pub use config::{Distribution, RandConfig, RandConfigError, RandParams};
+pub use glibc::GlibcRandom;
+pub use rng::{srandom_seed, Rng};
+pub use unique::{RandUnique, SharedUnique, UniqueCursor};
+pub use xoroshiro::Xoroshiro128Plus;

@@ -48,8 +48,15 @@ impl<'a> OkPacket<'a> {
             if ok.status.contains(StatusFlags::SESSION_STATE_CHANGED) {
                 ok.session_state = r.lenenc_bytes("OK session state")?;
             }
-        } else {
-            ok.info = r.rest();
+        } else if !r.is_empty() {
+            // The documentation says string<EOF>, but MariaDB and MySQL write
+            // the info length-encoded (net_store_data) and libmysql reads it so.
+            // Take the length-encoded form when it spans exactly the rest.
+            let rest = r.peek_rest();
+            ok.info = match r.lenenc_bytes("OK info") {
+                Ok(info) if r.is_empty() => info,
+                _ => rest,
+            };
         }
         Ok(ok)
     }
@@ -74,8 +81,8 @@ impl<'a> OkPacket<'a> {
             if state_changed {
                 out.put_lenenc_bytes(self.session_state);
             }
-        } else {
-            out.put_bytes(self.info);
+        } else if !self.info.is_empty() {
+            out.put_lenenc_bytes(self.info);
         }
     }
 
@@ -152,6 +159,18 @@ mod tests {
         assert_eq!((ok.affected_rows, ok.last_insert_id, ok.warnings), (1, 10000, 2));
         assert_eq!(ok.status, StatusFlags(3));
         assert_eq!(ok.info, b"Rows matched: 1  Changed: 1  Warnings: 0");
+    }
+
+    #[test]
+    fn mariadb_update_info_is_length_encoded() {
+        // Captured from MariaDB 10.11 without SESSION_TRACK: UPDATE ... matching one row.
+        let mut p = vec![0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x28];
+        p.extend_from_slice(b"Rows matched: 1  Changed: 0  Warnings: 0");
+        let ok = OkPacket::parse(&p, CAPS).unwrap();
+        assert_eq!(ok.info, b"Rows matched: 1  Changed: 0  Warnings: 0");
+        let mut out = Vec::new();
+        ok.encode_payload(OK_HEADER, CAPS, &mut out);
+        assert_eq!(out, p);
     }
 
     #[test]

@@ -814,3 +814,31 @@ fn frames_cover_whole_captures() {
     assert_eq!(encode_packet(&mut out, 1, &[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]), 2);
     assert_eq!(read_whole(&out, DEOF, RowFormat::Text).unwrap().0.status, StatusFlags::AUTOCOMMIT);
 }
+
+
+#[test]
+fn skipped_metadata_still_has_its_eof_without_deprecate_eof() {
+    // The wire notes: with metadata caching and no DEPRECATE_EOF, the EOF that
+    // would follow the (skipped) definitions is still sent.
+    let caps = BASE | Capabilities::MARIADB_CLIENT_CACHE_METADATA;
+    let columns = vec![ColumnDefinition::new(b"a", ColumnType::LongLong).into_owned()];
+    let mut out = Vec::new();
+    let mut seq = encode_metadata(&columns, false, StatusFlags::AUTOCOMMIT, caps, 1, &mut out);
+    assert_eq!(&out[..9], [2, 0, 0, 1, 1, 0, 5, 0, 0], "count 1, flag 0, then the EOF");
+    seq = encode_binary_row(&[Value::Int(-5)], &columns, seq, &mut out).unwrap();
+    encode_result_end(StatusFlags::AUTOCOMMIT, 1, caps, seq, &mut out);
+    let (outcome, _) = read_whole(&out, caps, RowFormat::Binary).unwrap();
+    assert_eq!((outcome.result_sets, outcome.rows, outcome.warnings), (1, 1, 1));
+    let response =
+        decode_whole(&out, ResultSetDecoder::with_cached_columns(caps, RowFormat::Binary, columns.clone())).unwrap();
+    let rs = only_result_set(&response);
+    assert!(rs.metadata_skipped);
+    assert_eq!(rs.rows[0].values(&rs.columns).unwrap(), vec![Value::Int(-5)]);
+    // Cached definitions of the wrong width are refused.
+    let two = vec![columns[0].clone(), columns[0].clone()];
+    let decoder = ResultSetDecoder::with_cached_columns(caps, RowFormat::Binary, two);
+    assert_eq!(
+        decode_whole(&out, decoder),
+        Err(ProtocolError::Malformed("column count differs from the cached definitions"))
+    );
+}

@@ -5,8 +5,9 @@
 
 use std::fmt;
 
-use crate::buf::Reader;
+use crate::buf::{Reader, WriteExt};
 use crate::error::{ProtocolError, Result};
+use crate::framing::{finish_packet, start_packet};
 
 pub const ERR_HEADER: u8 = 0xFF;
 
@@ -37,6 +38,19 @@ impl<'a> ErrPacket<'a> {
             None
         };
         Ok(ErrPacket { code, sql_state, message: r.rest() })
+    }
+
+    /// Appends the whole packet with sequence id `seq`; returns the next id.
+    pub fn encode(&self, seq: u8, out: &mut Vec<u8>) -> u8 {
+        let start = start_packet(out);
+        out.put_u8(ERR_HEADER);
+        out.put_u16(self.code);
+        if let Some(state) = &self.sql_state {
+            out.put_u8(b'#');
+            out.put_bytes(state);
+        }
+        out.put_bytes(self.message);
+        finish_packet(out, start, seq)
     }
 
     pub fn to_owned(&self) -> ServerError {
@@ -88,6 +102,10 @@ mod tests {
         assert_eq!(err.sql_state, Some(*b"HY000"));
         assert_eq!(err.message, b"No tables used");
         assert_eq!(err.to_owned().to_string(), "ERROR 1096 (HY000): No tables used");
+        let mut out = Vec::new();
+        assert_eq!(err.encode(1, &mut out), 2);
+        assert_eq!(&out[..4], [0x17, 0x00, 0x00, 0x01]);
+        assert_eq!(&out[4..], payload);
     }
 
     #[test]

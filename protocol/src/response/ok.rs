@@ -1,9 +1,10 @@
 //! The OK packet, and the 0xFE-headed OK that ends a result set when
 //! CLIENT_DEPRECATE_EOF is in force.
 
-use crate::buf::Reader;
+use crate::buf::{Reader, WriteExt};
 use crate::constants::{Capabilities, StatusFlags};
 use crate::error::{ProtocolError, Result};
+use crate::framing::{finish_packet, start_packet};
 
 pub const OK_HEADER: u8 = 0x00;
 /// Header of EOF packets, and of the OK that replaces them under DEPRECATE_EOF.
@@ -47,10 +48,49 @@ impl<'a> OkPacket<'a> {
             if ok.status.contains(StatusFlags::SESSION_STATE_CHANGED) {
                 ok.session_state = r.lenenc_bytes("OK session state")?;
             }
-        } else {
-            ok.info = r.rest();
+        } else if !r.is_empty() {
+            // The documentation says string<EOF>, but MariaDB and MySQL write
+            // the info length-encoded (net_store_data) and libmysql reads it so.
+            // Take the length-encoded form when it spans exactly the rest.
+            let rest = r.peek_rest();
+            ok.info = match r.lenenc_bytes("OK info") {
+                Ok(info) if r.is_empty() => info,
+                _ => rest,
+            };
         }
         Ok(ok)
+    }
+
+    /// Appends the payload with `header` (0x00, or 0xFE for the OK that ends
+    /// a result set under DEPRECATE_EOF), laid out as [`OkPacket::parse`] reads it.
+    pub fn encode_payload(&self, header: u8, caps: Capabilities, out: &mut Vec<u8>) {
+        out.put_u8(header);
+        out.put_lenenc_int(self.affected_rows);
+        out.put_lenenc_int(self.last_insert_id);
+        if caps.contains(Capabilities::PROTOCOL_41) {
+            out.put_u16(self.status.0);
+            out.put_u16(self.warnings);
+        } else if caps.contains(Capabilities::TRANSACTIONS) {
+            out.put_u16(self.status.0);
+        }
+        if caps.contains(Capabilities::SESSION_TRACK) {
+            let state_changed = self.status.contains(StatusFlags::SESSION_STATE_CHANGED);
+            if !self.info.is_empty() || state_changed {
+                out.put_lenenc_bytes(self.info);
+            }
+            if state_changed {
+                out.put_lenenc_bytes(self.session_state);
+            }
+        } else if !self.info.is_empty() {
+            out.put_lenenc_bytes(self.info);
+        }
+    }
+
+    /// Appends the whole packet with sequence id `seq`; returns the next id.
+    pub fn encode(&self, header: u8, caps: Capabilities, seq: u8, out: &mut Vec<u8>) -> u8 {
+        let start = start_packet(out);
+        self.encode_payload(header, caps, out);
+        finish_packet(out, start, seq)
     }
 }
 
@@ -72,6 +112,17 @@ impl EofPacket {
             return Ok(EofPacket::default());
         }
         Ok(EofPacket { warnings: r.u16("EOF warnings")?, status: StatusFlags(r.u16("EOF status flags")?) })
+    }
+
+    /// Appends the whole packet with sequence id `seq`; returns the next id.
+    pub fn encode(&self, caps: Capabilities, seq: u8, out: &mut Vec<u8>) -> u8 {
+        let start = start_packet(out);
+        out.put_u8(EOF_HEADER);
+        if caps.contains(Capabilities::PROTOCOL_41) {
+            out.put_u16(self.warnings);
+            out.put_u16(self.status.0);
+        }
+        finish_packet(out, start, seq)
     }
 }
 
@@ -111,6 +162,18 @@ mod tests {
     }
 
     #[test]
+    fn mariadb_update_info_is_length_encoded() {
+        // Captured from MariaDB 10.11 without SESSION_TRACK: UPDATE ... matching one row.
+        let mut p = vec![0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x28];
+        p.extend_from_slice(b"Rows matched: 1  Changed: 0  Warnings: 0");
+        let ok = OkPacket::parse(&p, CAPS).unwrap();
+        assert_eq!(ok.info, b"Rows matched: 1  Changed: 0  Warnings: 0");
+        let mut out = Vec::new();
+        ok.encode_payload(OK_HEADER, CAPS, &mut out);
+        assert_eq!(out, p);
+    }
+
+    #[test]
     fn session_track_form() {
         let caps = CAPS | Capabilities::SESSION_TRACK;
         // status 0x4002: AUTOCOMMIT | SESSION_STATE_CHANGED, info "", state 3 bytes.
@@ -136,6 +199,32 @@ mod tests {
         let eof = EofPacket::parse(&[0xFE, 0x00, 0x00, 0x02, 0x00], CAPS).unwrap();
         assert_eq!(eof, EofPacket { warnings: 0, status: StatusFlags::AUTOCOMMIT });
         assert_eq!(EofPacket::parse(&[0xFE, 0x00], CAPS), Err(ProtocolError::UnexpectedEof("EOF warnings")));
+    }
+
+    #[test]
+    fn encoders_write_what_the_parsers_read() {
+        let mut out = Vec::new();
+        let ok = OkPacket { status: StatusFlags::AUTOCOMMIT, ..OkPacket::default() };
+        assert_eq!(ok.encode(OK_HEADER, CAPS, 2, &mut out), 3);
+        // The documentation's OK_Packet example.
+        assert_eq!(out, [0x07, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]);
+        out.clear();
+        let eof = EofPacket { warnings: 0, status: StatusFlags::AUTOCOMMIT };
+        assert_eq!(eof.encode(CAPS, 5, &mut out), 6);
+        // The documentation's EOF_Packet example.
+        assert_eq!(out, [0x05, 0x00, 0x00, 0x05, 0xFE, 0x00, 0x00, 0x02, 0x00]);
+        let track = CAPS | Capabilities::SESSION_TRACK;
+        for (ok, caps) in [
+            (OkPacket { affected_rows: 300, last_insert_id: 1 << 40, warnings: 7, ..OkPacket::default() }, CAPS),
+            (OkPacket { affected_rows: 300, last_insert_id: 1 << 40, warnings: 7, ..OkPacket::default() }, track),
+            (OkPacket { info: b"Rows matched: 1", ..OkPacket::default() }, CAPS),
+            (OkPacket { info: b"Rows matched: 1", ..OkPacket::default() }, track),
+            (OkPacket { status: StatusFlags(0x4002), session_state: b"\x01\x01x", ..OkPacket::default() }, track),
+        ] {
+            let mut p = Vec::new();
+            ok.encode_payload(EOF_HEADER, caps, &mut p);
+            assert_eq!(OkPacket::parse(&p, caps), Ok(ok));
+        }
     }
 
     #[test]

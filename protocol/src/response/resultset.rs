@@ -1,0 +1,646 @@
+//! The whole response to one command: OK, ERR, or one or more result sets.
+//!
+//! A result set is a column count, that many column definitions (skipped
+//! under MARIADB_CLIENT_CACHE_METADATA when the server says so), an EOF
+//! unless DEPRECATE_EOF, the rows, and a terminator: EOF, or an OK with a
+//! 0xFE header under DEPRECATE_EOF, or ERR. SERVER_MORE_RESULTS_EXISTS in a
+//! terminator or OK announces another result (multi-statements, CALL).
+//!
+//! Two readers:
+//! - [`ResponseReader`], the hot path: walks raw socket bytes (headers
+//!   included), counts rows without decoding them, never copies a payload
+//!   and never allocates.
+//! - [`ResultSetDecoder`]: fed one decoded packet payload at a time, keeps
+//!   every column definition and row (for tests and everything off the hot path).
+
+use std::ops::Range;
+
+use crate::buf::{Reader, WriteExt};
+use crate::constants::{Capabilities, StatusFlags};
+use crate::error::{ProtocolError, Result};
+use crate::framing::{finish_packet, start_packet, Header, HEADER_LEN, MAX_FRAGMENT};
+use crate::response::binary_row::{BinaryRow, Value};
+use crate::response::column::{Column, ColumnDefinition};
+use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
+use crate::response::ok::{is_result_terminator, EofPacket, OkPacket, EOF_HEADER, OK_HEADER};
+use crate::response::text_row::TextRow;
+
+/// Which protocol the rows use: text for COM_QUERY, binary for COM_STMT_EXECUTE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFormat {
+    Text,
+    Binary,
+}
+
+/// A column count of 0xFB asks the client to send a file (LOAD DATA LOCAL INFILE).
+const LOCAL_INFILE_HEADER: u8 = 0xFB;
+
+/// Sequence id of the first packet of every response (the command took 0).
+const FIRST_RESPONSE_SEQ: u8 = 1;
+
+/// A server ERR seen by [`ResponseReader`], without copying its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorInfo {
+    pub code: u16,
+    pub sql_state: Option<[u8; 5]>,
+    /// Where the message lies in the `input` of the [`ResponseReader::advance`]
+    /// call that reported the outcome.
+    pub message: Range<usize>,
+}
+
+impl ErrorInfo {
+    /// The message, given the input of the call that reported it.
+    pub fn message<'a>(&self, input: &'a [u8]) -> &'a [u8] {
+        input.get(self.message.clone()).unwrap_or_default()
+    }
+
+    pub fn to_server_error(&self, input: &[u8]) -> ServerError {
+        ServerError {
+            code: self.code,
+            sql_state: self.sql_state,
+            message: String::from_utf8_lossy(self.message(input)).into_owned(),
+        }
+    }
+}
+
+/// What a whole response amounted to.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// Result sets (responses with columns) seen.
+    pub result_sets: u32,
+    /// Rows over all result sets.
+    pub rows: u64,
+    /// Sum over every OK packet of the response (0xFE-headed ones included).
+    pub affected_rows: u64,
+    /// The last non-zero last-insert-id any OK packet reported.
+    pub last_insert_id: u64,
+    /// Sum of the warning counts of every OK and EOF terminator.
+    pub warnings: u16,
+    /// Status flags of the last OK or EOF packet.
+    pub status: StatusFlags,
+    /// The ERR that ended the response, if one did.
+    pub error: Option<ErrorInfo>,
+}
+
+/// The result of one [`ResponseReader::advance`] call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes of the input walked; the caller drops them from its buffer.
+    pub consumed: usize,
+    /// Set once the response is complete.
+    pub done: Option<Outcome>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Expecting OK, ERR, LOCAL INFILE or a column count.
+    Start,
+    Columns { left: u64 },
+    /// Expecting the EOF after the column definitions (no DEPRECATE_EOF).
+    ColumnsEof,
+    Rows,
+    Done,
+}
+
+/// The hot-path response walker. See the module documentation.
+///
+/// Feed it the bytes read from the socket, starting at the first byte of the
+/// response; it consumes whole packets, except rows and column definitions,
+/// which it may consume piecewise (so a 16 MiB row never needs buffering).
+/// OK, ERR, EOF and column-count packets are read only once complete, so the
+/// caller's buffer must be able to hold one of them whole (they are small:
+/// an ERR message is at most 512 bytes). It stops right after the packet that
+/// ends the response: bytes of a pipelined next response stay unconsumed.
+#[derive(Debug, Clone)]
+pub struct ResponseReader {
+    caps: Capabilities,
+    format: RowFormat,
+    state: State,
+    /// Sequence id the next header must carry.
+    seq: u8,
+    /// Payload bytes of the packet being skipped that are still to come.
+    skip_left: usize,
+    /// The fragment being skipped is 0xFFFFFF bytes, so another one follows.
+    skip_continues: bool,
+    outcome: Outcome,
+}
+
+impl ResponseReader {
+    pub fn new(caps: Capabilities, format: RowFormat) -> Self {
+        ResponseReader {
+            caps,
+            format,
+            state: State::Start,
+            seq: FIRST_RESPONSE_SEQ,
+            skip_left: 0,
+            skip_continues: false,
+            outcome: Outcome::default(),
+        }
+    }
+
+    /// Readies the reader for the next response (same capabilities and format).
+    pub fn reset(&mut self) {
+        *self = ResponseReader::new(self.caps, self.format);
+    }
+
+    /// Readies the reader for a next response whose rows use `format`.
+    pub fn reset_with(&mut self, format: RowFormat) {
+        *self = ResponseReader::new(self.caps, format);
+    }
+
+    pub fn format(&self) -> RowFormat {
+        self.format
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Walks as much of `input` as forms complete packets of this response.
+    pub fn advance(&mut self, input: &[u8]) -> Result<Progress> {
+        if self.state == State::Done {
+            return Err(ProtocolError::UnexpectedMessage {
+                state: "reading a response that is already complete",
+                got: "more input (call reset first)",
+            });
+        }
+        let mut pos = 0usize;
+        loop {
+            let rest = input.get(pos..).unwrap_or_default();
+            if self.skip_left > 0 {
+                let n = self.skip_left.min(rest.len());
+                pos += n;
+                self.skip_left -= n;
+                if self.skip_left > 0 {
+                    return Ok(Progress { consumed: pos, done: None });
+                }
+                continue;
+            }
+            let Some(header) = Header::parse(rest) else {
+                return Ok(Progress { consumed: pos, done: None });
+            };
+            if header.seq != self.seq {
+                return Err(ProtocolError::OutOfSync { expected: self.seq, got: header.seq });
+            }
+            if self.skip_continues {
+                // The next fragment of a packet being skipped: raw payload, whatever its first byte.
+                pos += self.start_skip(header);
+                continue;
+            }
+            match self.state {
+                State::Columns { left } => {
+                    pos += self.start_skip(header);
+                    self.state = if left > 1 {
+                        State::Columns { left: left - 1 }
+                    } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
+                        State::Rows
+                    } else {
+                        State::ColumnsEof
+                    };
+                    continue;
+                }
+                State::Rows => {
+                    let Some(&first) = rest.get(HEADER_LEN) else {
+                        if header.len == 0 {
+                            return Err(ProtocolError::Malformed("empty row packet"));
+                        }
+                        return Ok(Progress { consumed: pos, done: None });
+                    };
+                    let terminator = first == ERR_HEADER || (first == EOF_HEADER && header.len < MAX_FRAGMENT);
+                    if !terminator {
+                        // A binary row always starts with 0x00 (a text row with a
+                        // length prefix or 0xFB), so anything else is out of step.
+                        if self.format == RowFormat::Binary && first != 0x00 {
+                            return Err(ProtocolError::BadHeader { context: "binary row", byte: first });
+                        }
+                        self.outcome.rows += 1;
+                        pos += self.start_skip(header);
+                        continue;
+                    }
+                }
+                State::Start | State::ColumnsEof | State::Done => {}
+            }
+            // A packet that must be read whole.
+            if header.len >= MAX_FRAGMENT {
+                return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 });
+            }
+            let end = HEADER_LEN + header.len;
+            let Some(payload) = rest.get(HEADER_LEN..end) else {
+                return Ok(Progress { consumed: pos, done: None });
+            };
+            let payload_at = pos + HEADER_LEN;
+            pos += end;
+            self.seq = self.seq.wrapping_add(1);
+            if self.on_packet(payload, payload_at)? {
+                self.state = State::Done;
+                return Ok(Progress { consumed: pos, done: Some(std::mem::take(&mut self.outcome)) });
+            }
+        }
+    }
+
+    /// Starts skipping a packet (or fragment) whose header is at hand;
+    /// returns the header length to consume.
+    fn start_skip(&mut self, header: Header) -> usize {
+        self.seq = self.seq.wrapping_add(1);
+        self.skip_left = header.len;
+        self.skip_continues = header.len == MAX_FRAGMENT;
+        HEADER_LEN
+    }
+
+    /// Handles one whole packet; returns whether the response is complete.
+    fn on_packet(&mut self, payload: &[u8], payload_at: usize) -> Result<bool> {
+        let first = payload.first().copied();
+        if first == Some(ERR_HEADER) && self.state != State::ColumnsEof {
+            let err = ErrPacket::parse(payload)?;
+            let message_at = payload_at + (payload.len() - err.message.len());
+            self.outcome.error = Some(ErrorInfo {
+                code: err.code,
+                sql_state: err.sql_state,
+                message: message_at..payload_at + payload.len(),
+            });
+            return Ok(true);
+        }
+        match self.state {
+            State::Start => match first {
+                Some(OK_HEADER) => {
+                    let ok = OkPacket::parse(payload, self.caps)?;
+                    Ok(self.on_ok(&ok))
+                }
+                Some(LOCAL_INFILE_HEADER) => {
+                    let name = payload.get(1..).unwrap_or_default();
+                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()))
+                }
+                _ => {
+                    let (count, metadata_follows) = read_column_count(payload, self.caps)?;
+                    self.outcome.result_sets = self.outcome.result_sets.saturating_add(1);
+                    self.state = if metadata_follows {
+                        State::Columns { left: count }
+                    } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
+                        State::Rows
+                    } else {
+                        State::ColumnsEof
+                    };
+                    Ok(false)
+                }
+            },
+            State::ColumnsEof => {
+                if !is_result_terminator(payload) {
+                    return Err(ProtocolError::BadHeader { context: "EOF after column definitions", byte: first.unwrap_or(0) });
+                }
+                EofPacket::parse(payload, self.caps)?;
+                self.state = State::Rows;
+                Ok(false)
+            }
+            State::Rows => {
+                if self.caps.contains(Capabilities::DEPRECATE_EOF) {
+                    let ok = OkPacket::parse(payload, self.caps)?;
+                    Ok(self.on_ok(&ok))
+                } else {
+                    let eof = EofPacket::parse(payload, self.caps)?;
+                    self.outcome.warnings = self.outcome.warnings.saturating_add(eof.warnings);
+                    self.outcome.status = eof.status;
+                    Ok(self.next_result(eof.status))
+                }
+            }
+            State::Columns { .. } | State::Done => {
+                Err(ProtocolError::UnexpectedMessage { state: "walking a response", got: "a packet out of place" })
+            }
+        }
+    }
+
+    fn on_ok(&mut self, ok: &OkPacket<'_>) -> bool {
+        self.outcome.affected_rows = self.outcome.affected_rows.saturating_add(ok.affected_rows);
+        if ok.last_insert_id != 0 {
+            self.outcome.last_insert_id = ok.last_insert_id;
+        }
+        self.outcome.warnings = self.outcome.warnings.saturating_add(ok.warnings);
+        self.outcome.status = ok.status;
+        self.next_result(ok.status)
+    }
+
+    /// After an OK or a result set's terminator: another result follows, or the response is complete.
+    fn next_result(&mut self, status: StatusFlags) -> bool {
+        if status.contains(StatusFlags::MORE_RESULTS_EXISTS) {
+            self.state = State::Start;
+            false
+        } else {
+            true
+        }
+    }
+}
+
+/// Reads a column-count packet: the count, and whether column definitions
+/// follow (always, unless MARIADB_CLIENT_CACHE_METADATA is negotiated and its
+/// flag byte is 0).
+fn read_column_count(payload: &[u8], caps: Capabilities) -> Result<(u64, bool)> {
+    let mut r = Reader::new(payload);
+    let count = r.lenenc_int("column count")?;
+    if count == 0 {
+        return Err(ProtocolError::Malformed("column count"));
+    }
+    let metadata_follows = if caps.contains(Capabilities::MARIADB_CLIENT_CACHE_METADATA) {
+        match r.u8("metadata follows flag")? {
+            0 => false,
+            1 => true,
+            _ => return Err(ProtocolError::Malformed("metadata follows flag")),
+        }
+    } else {
+        true
+    };
+    r.finish("column count packet")?;
+    Ok((count, metadata_follows))
+}
+
+/// Appends a column-count packet; `metadata_follows` is sent only under
+/// MARIADB_CLIENT_CACHE_METADATA. Returns the next sequence id.
+pub fn encode_column_count(count: u64, metadata_follows: bool, caps: Capabilities, seq: u8, out: &mut Vec<u8>) -> u8 {
+    let start = start_packet(out);
+    out.put_lenenc_int(count);
+    if caps.contains(Capabilities::MARIADB_CLIENT_CACHE_METADATA) {
+        out.put_u8(u8::from(metadata_follows));
+    }
+    finish_packet(out, start, seq)
+}
+
+/// Appends a result set's metadata: column count, the definitions (unless
+/// the cache flag says they are skipped) and, without DEPRECATE_EOF, the EOF,
+/// which carries the server's current `status` (MORE_RESULTS_EXISTS included
+/// inside a multi-result response). Returns the next sequence id.
+pub fn encode_metadata(
+    columns: &[ColumnDefinition<'_>],
+    metadata_follows: bool,
+    status: StatusFlags,
+    caps: Capabilities,
+    seq: u8,
+    out: &mut Vec<u8>,
+) -> u8 {
+    let metadata_follows = metadata_follows || !caps.contains(Capabilities::MARIADB_CLIENT_CACHE_METADATA);
+    let mut seq = encode_column_count(columns.len() as u64, metadata_follows, caps, seq, out);
+    if metadata_follows {
+        for col in columns {
+            seq = col.encode(caps, seq, out);
+        }
+    }
+    if !caps.contains(Capabilities::DEPRECATE_EOF) {
+        seq = EofPacket { warnings: 0, status }.encode(caps, seq, out);
+    }
+    seq
+}
+
+/// Appends the packet that ends a result set's rows: an EOF, or under
+/// DEPRECATE_EOF an OK with a 0xFE header. Returns the next sequence id.
+pub fn encode_result_end(status: StatusFlags, warnings: u16, caps: Capabilities, seq: u8, out: &mut Vec<u8>) -> u8 {
+    if caps.contains(Capabilities::DEPRECATE_EOF) {
+        OkPacket { status, warnings, ..OkPacket::default() }.encode(EOF_HEADER, caps, seq, out)
+    } else {
+        EofPacket { warnings, status }.encode(caps, seq, out)
+    }
+}
+
+/// An OK packet (or the OK/EOF that ended a result set), owned.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OkSummary {
+    pub affected_rows: u64,
+    pub last_insert_id: u64,
+    pub status: StatusFlags,
+    pub warnings: u16,
+    pub info: Vec<u8>,
+}
+
+impl From<&OkPacket<'_>> for OkSummary {
+    fn from(ok: &OkPacket<'_>) -> Self {
+        OkSummary {
+            affected_rows: ok.affected_rows,
+            last_insert_id: ok.last_insert_id,
+            status: ok.status,
+            warnings: ok.warnings,
+            info: ok.info.to_vec(),
+        }
+    }
+}
+
+/// One row, kept as its payload (validated against the columns when decoded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    format: RowFormat,
+    payload: Vec<u8>,
+}
+
+impl Row {
+    pub fn format(&self) -> RowFormat {
+        self.format
+    }
+
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+
+    /// The values: for text rows `Bytes` or `Null`, for binary rows by column type.
+    pub fn values<'r>(&'r self, columns: &[ColumnDefinition<'_>]) -> Result<Vec<Value<'r>>> {
+        match self.format {
+            RowFormat::Binary => BinaryRow::decode(&self.payload, columns),
+            RowFormat::Text => Ok(TextRow::parse(&self.payload, columns.len())?
+                .values()
+                .map(|v| v.map_or(Value::Null, Value::Bytes))
+                .collect()),
+        }
+    }
+
+    /// The values as the text protocol sends them (binary values formatted
+    /// by [`Value::to_text`]), `None` for NULL.
+    pub fn text_values(&self, columns: &[ColumnDefinition<'_>]) -> Result<Vec<Option<Vec<u8>>>> {
+        Ok(self.values(columns)?.iter().zip(columns).map(|(v, c)| v.to_text(c)).collect())
+    }
+}
+
+/// One result set, owned.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResultSet {
+    pub columns: Vec<Column>,
+    /// The server skipped the column definitions (MARIADB_CLIENT_CACHE_METADATA):
+    /// `columns` holds the cached definitions given to the decoder.
+    pub metadata_skipped: bool,
+    pub rows: Vec<Row>,
+    /// The EOF or 0xFE-headed OK that ended the rows.
+    pub end: OkSummary,
+}
+
+impl ResultSet {
+    /// Every row as the text protocol would send it.
+    pub fn text_rows(&self) -> Result<Vec<Vec<Option<Vec<u8>>>>> {
+        self.rows.iter().map(|r| r.text_values(&self.columns)).collect()
+    }
+}
+
+/// One result of a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueryResult {
+    Ok(OkSummary),
+    ResultSet(ResultSet),
+}
+
+/// A whole decoded response.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Response {
+    /// The results before the end (or before the ERR).
+    pub results: Vec<QueryResult>,
+    pub error: Option<ServerError>,
+}
+
+impl Response {
+    pub fn result_sets(&self) -> impl Iterator<Item = &ResultSet> {
+        self.results.iter().filter_map(|r| match r {
+            QueryResult::ResultSet(rs) => Some(rs),
+            QueryResult::Ok(_) => None,
+        })
+    }
+}
+
+/// Column definitions kept before the vector grows from real packets: a
+/// column count is a 64-bit number from the peer.
+const PREALLOCATE_COLUMNS: usize = 64;
+
+/// The allocating, packet-level decoder. Feed it each logical packet payload
+/// of a response (framing, fragment joining and sequence ids are the
+/// caller's, e.g. [`crate::framing::decode_packet`]).
+#[derive(Debug, Clone)]
+pub struct ResultSetDecoder {
+    caps: Capabilities,
+    format: RowFormat,
+    cached: Option<Vec<Column>>,
+    state: State,
+    current: ResultSet,
+    response: Response,
+}
+
+impl ResultSetDecoder {
+    pub fn new(caps: Capabilities, format: RowFormat) -> Self {
+        ResultSetDecoder {
+            caps,
+            format,
+            cached: None,
+            state: State::Start,
+            current: ResultSet::default(),
+            response: Response::default(),
+        }
+    }
+
+    /// A decoder that can stand in `columns` when the server skips the metadata
+    /// (MARIADB_CLIENT_CACHE_METADATA after a prepare).
+    pub fn with_cached_columns(caps: Capabilities, format: RowFormat, columns: Vec<Column>) -> Self {
+        ResultSetDecoder { cached: Some(columns), ..ResultSetDecoder::new(caps, format) }
+    }
+
+    /// Takes the next packet payload; returns the response once complete.
+    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        let first = payload.first().copied();
+        match self.state {
+            State::Done => Err(ProtocolError::UnexpectedMessage {
+                state: "decoding a response that is already complete",
+                got: "another packet",
+            }),
+            State::Start => match first {
+                Some(ERR_HEADER) => self.finish_with_error(payload),
+                Some(OK_HEADER) => {
+                    let ok = OkPacket::parse(payload, self.caps)?;
+                    self.response.results.push(QueryResult::Ok(OkSummary::from(&ok)));
+                    Ok(self.next_result(ok.status))
+                }
+                Some(LOCAL_INFILE_HEADER) => {
+                    let name = payload.get(1..).unwrap_or_default();
+                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()))
+                }
+                _ => {
+                    let (count, metadata_follows) = read_column_count(payload, self.caps)?;
+                    self.current = ResultSet::default();
+                    if metadata_follows {
+                        let capacity = usize::try_from(count).unwrap_or(usize::MAX).min(PREALLOCATE_COLUMNS);
+                        self.current.columns = Vec::with_capacity(capacity);
+                        self.state = State::Columns { left: count };
+                    } else {
+                        let cached = self.cached.as_ref().ok_or(ProtocolError::UnexpectedMessage {
+                            state: "decoding a result set without cached column definitions",
+                            got: "a column count saying the metadata was skipped",
+                        })?;
+                        if cached.len() as u64 != count {
+                            return Err(ProtocolError::Malformed("column count differs from the cached definitions"));
+                        }
+                        self.current.columns = cached.clone();
+                        self.current.metadata_skipped = true;
+                        self.state = self.after_columns();
+                    }
+                    Ok(None)
+                }
+            },
+            State::Columns { left } => {
+                self.current.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
+                self.state = if left > 1 { State::Columns { left: left - 1 } } else { self.after_columns() };
+                Ok(None)
+            }
+            State::ColumnsEof => {
+                if !is_result_terminator(payload) {
+                    return Err(ProtocolError::BadHeader {
+                        context: "EOF after column definitions",
+                        byte: first.unwrap_or(0),
+                    });
+                }
+                EofPacket::parse(payload, self.caps)?;
+                self.state = State::Rows;
+                Ok(None)
+            }
+            State::Rows => {
+                if first == Some(ERR_HEADER) {
+                    return self.finish_with_error(payload);
+                }
+                if is_result_terminator(payload) {
+                    self.current.end = if self.caps.contains(Capabilities::DEPRECATE_EOF) {
+                        OkSummary::from(&OkPacket::parse(payload, self.caps)?)
+                    } else {
+                        let eof = EofPacket::parse(payload, self.caps)?;
+                        OkSummary { status: eof.status, warnings: eof.warnings, ..OkSummary::default() }
+                    };
+                    let status = self.current.end.status;
+                    self.response.results.push(QueryResult::ResultSet(std::mem::take(&mut self.current)));
+                    return Ok(self.next_result(status));
+                }
+                match self.format {
+                    RowFormat::Text => {
+                        TextRow::parse(payload, self.current.columns.len())?;
+                    }
+                    RowFormat::Binary => {
+                        BinaryRow::decode(payload, &self.current.columns)?;
+                    }
+                }
+                self.current.rows.push(Row { format: self.format, payload: payload.to_vec() });
+                Ok(None)
+            }
+        }
+    }
+
+    fn after_columns(&self) -> State {
+        if self.caps.contains(Capabilities::DEPRECATE_EOF) {
+            State::Rows
+        } else {
+            State::ColumnsEof
+        }
+    }
+
+    fn finish_with_error(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        self.response.error = Some(ErrPacket::parse(payload)?.to_owned());
+        self.state = State::Done;
+        Ok(Some(std::mem::take(&mut self.response)))
+    }
+
+    fn next_result(&mut self, status: StatusFlags) -> Option<Response> {
+        if status.contains(StatusFlags::MORE_RESULTS_EXISTS) {
+            self.state = State::Start;
+            None
+        } else {
+            self.state = State::Done;
+            Some(std::mem::take(&mut self.response))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

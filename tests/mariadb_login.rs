@@ -14,7 +14,11 @@ async fn native_password_over_tcp_and_socket() {
         let conn = Connection::connect(&server.options(endpoint.clone())).await.unwrap_or_else(|e| panic!("{e}"));
         let session = conn.session();
         assert!(session.is_mariadb, "{endpoint}: {}", session.server_version);
-        assert!(session.server_version.starts_with("10."), "version {:?} keeps no 5.5.5- prefix", session.server_version);
+        assert!(
+            session.server_version.starts_with("10."),
+            "version {:?} keeps no 5.5.5- prefix",
+            session.server_version
+        );
         assert_eq!(session.auth_plugin, AuthPlugin::MysqlNativePassword);
         assert!(session.capabilities.contains(Capabilities::DEPRECATE_EOF));
     }
@@ -53,7 +57,10 @@ async fn wrong_password_shows_1045_and_the_servers_message() {
         assert_eq!(server_error.sql_state_str(), Some("28000"));
         assert!(server_error.message.contains("Access denied for user 'sbtest"), "{err}");
         let text = err.to_string();
-        assert!(text.starts_with(&format!("{}:{}: ERROR 1045 (28000): Access denied", server.host, server.port)), "{text}");
+        assert!(
+            text.starts_with(&format!("{}:{}: ERROR 1045 (28000): Access denied", server.host, server.port)),
+            "{text}"
+        );
     }
 }
 

@@ -125,10 +125,7 @@ impl<'a> Reader<'a> {
     /// Bytes up to a NUL, which is consumed but not returned.
     pub fn null_terminated(&mut self, what: &'static str) -> Result<&'a [u8]> {
         let rest = self.peek_rest();
-        let nul = rest
-            .iter()
-            .position(|&b| b == 0)
-            .ok_or(ProtocolError::UnexpectedEof(what))?;
+        let nul = rest.iter().position(|&b| b == 0).ok_or(ProtocolError::UnexpectedEof(what))?;
         let s = rest.get(..nul).ok_or(ProtocolError::UnexpectedEof(what))?;
         self.pos += nul + 1;
         Ok(s)

@@ -27,10 +27,7 @@ impl Header {
     /// The header at the start of `buf`, or `None` if fewer than 4 bytes are there.
     pub fn parse(buf: &[u8]) -> Option<Header> {
         match buf {
-            [a, b, c, seq, ..] => Some(Header {
-                len: u32::from_le_bytes([*a, *b, *c, 0]) as usize,
-                seq: *seq,
-            }),
+            [a, b, c, seq, ..] => Some(Header { len: u32::from_le_bytes([*a, *b, *c, 0]) as usize, seq: *seq }),
             _ => None,
         }
     }
@@ -64,10 +61,9 @@ pub fn decode_packet(buf: &[u8], expected_seq: u8, max_payload: usize) -> Result
         if header.seq != seq {
             return Err(ProtocolError::OutOfSync { expected: seq, got: header.seq });
         }
-        total = total.checked_add(header.len).ok_or(ProtocolError::PacketTooLarge {
-            size: usize::MAX,
-            max: max_payload,
-        })?;
+        total = total
+            .checked_add(header.len)
+            .ok_or(ProtocolError::PacketTooLarge { size: usize::MAX, max: max_payload })?;
         if total > max_payload {
             return Err(ProtocolError::PacketTooLarge { size: total, max: max_payload });
         }
@@ -208,10 +204,7 @@ mod tests {
         let frame = decode_packet(&out, 254, usize::MAX).unwrap().unwrap();
         assert_eq!(&*frame.payload, &payload[..]);
         // The joined size counts against the limit too.
-        assert!(matches!(
-            decode_packet(&out, 254, 2 * MAX_FRAGMENT),
-            Err(ProtocolError::PacketTooLarge { .. })
-        ));
+        assert!(matches!(decode_packet(&out, 254, 2 * MAX_FRAGMENT), Err(ProtocolError::PacketTooLarge { .. })));
     }
 
     #[test]

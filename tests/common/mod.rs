@@ -32,7 +32,9 @@ impl TestServer {
                  start the server with scripts/mariadb.sh start and eval \"$(scripts/mariadb.sh env)\""
             ),
             _ => {
-                eprintln!("skipped: no test server (set WIREBENCH_TEST_HOST and WIREBENCH_TEST_PORT, see scripts/mariadb.sh)");
+                eprintln!(
+                    "skipped: no test server (set WIREBENCH_TEST_HOST and WIREBENCH_TEST_PORT, see scripts/mariadb.sh)"
+                );
                 None
             }
         }

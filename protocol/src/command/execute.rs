@@ -145,13 +145,10 @@ impl Param<'_> {
             Param::U64(v) => out.put_u64(v),
             Param::F32(v) => out.put_bytes(&v.to_le_bytes()),
             Param::F64(v) => out.put_bytes(&v.to_le_bytes()),
-            Param::Bytes(v) | Param::VarChar(v) | Param::VarString(v) | Param::Blob(v) => {
-                out.put_lenenc_bytes(v)
+            Param::Bytes(v) | Param::VarChar(v) | Param::VarString(v) | Param::Blob(v) => out.put_lenenc_bytes(v),
+            Param::Date(d) => {
+                put_datetime(out, DateTime { year: d.year, month: d.month, day: d.day, ..DateTime::default() })
             }
-            Param::Date(d) => put_datetime(
-                out,
-                DateTime { year: d.year, month: d.month, day: d.day, ..DateTime::default() },
-            ),
             Param::Time(t) => put_time(out, t),
             Param::DateTime(dt) => put_datetime(out, dt),
         }
@@ -494,11 +491,9 @@ impl ExecuteTemplate {
         let slot = self.slot(index)?;
         match slot.kind {
             ParamSlot::Bytes { len } if len == v.len() => self.patch(index, slot.kind, v),
-            ParamSlot::Bytes { .. } => Err(ProtocolError::ParamMismatch {
-                index,
-                slot: slot.kind.name(),
-                value: "a string of another length",
-            }),
+            ParamSlot::Bytes { .. } => {
+                Err(ProtocolError::ParamMismatch { index, slot: slot.kind.name(), value: "a string of another length" })
+            }
             kind => Err(ProtocolError::ParamMismatch { index, slot: kind.name(), value: "a string" }),
         }
     }
@@ -579,11 +574,7 @@ impl ExecuteTemplate {
     fn patch(&mut self, index: usize, expected: ParamSlot, value: &[u8]) -> Result<()> {
         let slot = self.slot(index)?;
         if slot.kind != expected {
-            return Err(ProtocolError::ParamMismatch {
-                index,
-                slot: slot.kind.name(),
-                value: expected.name(),
-            });
+            return Err(ProtocolError::ParamMismatch { index, slot: slot.kind.name(), value: expected.name() });
         }
         if slot.null {
             self.set_null(index, false)?;
@@ -620,8 +611,8 @@ mod tests {
         // one VARCHAR parameter "foo".
         // 12 00 00 00 17 01 00 00 00 00 01 00 00 00 00 01 0f 00 03 66 6f 6f
         let expected = [
-            0x12, 0x00, 0x00, 0x00, 0x17, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01,
-            0x0f, 0x00, 0x03, 0x66, 0x6f, 0x6f,
+            0x12, 0x00, 0x00, 0x00, 0x17, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x0f, 0x00,
+            0x03, 0x66, 0x6f, 0x6f,
         ];
         let mut out = Vec::new();
         assert_eq!(encode_execute(&mut out, 1, &[Param::VarChar(b"foo")]), 1);
@@ -634,8 +625,8 @@ mod tests {
         // MariaDB 10.11. oltp_point_select's first execute of
         // `SELECT c FROM sbtest1 WHERE id=?`: the id goes as a signed BIGINT.
         let point = [
-            0x16, 0x00, 0x00, 0x00, 0x17, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01,
-            0x08, 0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x16, 0x00, 0x00, 0x00, 0x17, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00,
+            0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
         ];
         assert_eq!(encode(1, &[Param::I64(51)]), point);
         let mut t = ExecuteTemplate::new(1, &[ParamSlot::Int64]).unwrap();
@@ -652,9 +643,9 @@ mod tests {
                   40703544125-36262002886-78558564039-73316252342-25342659252";
         let pad = b"20690057469-42618556420-94311295877-08642447631-62312225228";
         let mut insert = vec![
-            0xd8, 0x00, 0x00, 0x00, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01,
-            0x08, 0x00, 0x08, 0x00, 0xfd, 0x00, 0xfd, 0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x32, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x77,
+            0xd8, 0x00, 0x00, 0x00, 0x17, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00,
+            0x08, 0x00, 0xfd, 0x00, 0xfd, 0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x32, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x77,
         ];
         insert.extend_from_slice(c);
         insert.push(0x3b);
@@ -679,16 +670,12 @@ mod tests {
         assert_eq!(value_of(Param::F64(10.2)), [0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x24, 0x40]);
         assert_eq!(value_of(Param::F32(10.2)), [0x33, 0x33, 0x23, 0x41]);
         assert_eq!(value_of(Param::Bytes(b"foo")), [0x03, 0x66, 0x6f, 0x6f]);
-        let dt =
-            DateTime { year: 2010, month: 10, day: 17, hour: 19, minute: 27, second: 30, microsecond: 1 };
+        let dt = DateTime { year: 2010, month: 10, day: 17, hour: 19, minute: 27, second: 30, microsecond: 1 };
         assert_eq!(
             value_of(Param::DateTime(dt)),
             [0x0b, 0xda, 0x07, 0x0a, 0x11, 0x13, 0x1b, 0x1e, 0x01, 0x00, 0x00, 0x00]
         );
-        assert_eq!(
-            value_of(Param::Date(Date { year: 2010, month: 10, day: 17 })),
-            [0x04, 0xda, 0x07, 0x0a, 0x11]
-        );
+        assert_eq!(value_of(Param::Date(Date { year: 2010, month: 10, day: 17 })), [0x04, 0xda, 0x07, 0x0a, 0x11]);
         let t = Time { negative: true, days: 120, hours: 19, minutes: 27, seconds: 30, microseconds: 1 };
         assert_eq!(
             value_of(Param::Time(t)),
@@ -773,8 +760,7 @@ mod tests {
         assert_eq!(t.value_range(0), Some(HEADER_LEN + 14..HEADER_LEN + 18));
 
         // oltp_read_write's INSERT INTO sbtestN (id, k, c, pad) VALUES (?, ?, ?, ?)
-        let slots =
-            [ParamSlot::Int32, ParamSlot::Int32, ParamSlot::Bytes { len: 119 }, ParamSlot::Bytes { len: 59 }];
+        let slots = [ParamSlot::Int32, ParamSlot::Int32, ParamSlot::Bytes { len: 119 }, ParamSlot::Bytes { len: 59 }];
         let mut t = ExecuteTemplate::new(0x0102_0304, &slots).unwrap();
         let c = [b'7'; 119];
         let pad = [b'#'; 59];
@@ -782,15 +768,13 @@ mod tests {
         t.set_i32(1, -3).unwrap();
         t.set_bytes(2, &c).unwrap();
         t.set_bytes(3, &pad).unwrap();
-        let expected =
-            encode(0x0102_0304, &[Param::I32(17), Param::I32(-3), Param::Bytes(&c), Param::Bytes(&pad)]);
+        let expected = encode(0x0102_0304, &[Param::I32(17), Param::I32(-3), Param::Bytes(&c), Param::Bytes(&pad)]);
         assert_eq!(t.packet(), expected);
         assert_eq!(&t.packet()[t.value_range(2).unwrap()], c);
         assert_eq!(&t.packet()[t.value_range(3).unwrap()], pad);
         // Re-patching changes only the values.
         t.set_i32(1, 99).unwrap();
-        let expected =
-            encode(0x0102_0304, &[Param::I32(17), Param::I32(99), Param::Bytes(&c), Param::Bytes(&pad)]);
+        let expected = encode(0x0102_0304, &[Param::I32(17), Param::I32(99), Param::Bytes(&c), Param::Bytes(&pad)]);
         assert_eq!(t.packet(), expected);
     }
 
@@ -815,10 +799,7 @@ mod tests {
         t.set_i32(0, 1).unwrap();
         let before = t.packet().to_vec();
         assert_eq!(t.set_i32(2, 1), Err(ProtocolError::ParamIndex { index: 2, count: 2 }));
-        assert_eq!(
-            t.set_null(usize::MAX, true),
-            Err(ProtocolError::ParamIndex { index: usize::MAX, count: 2 })
-        );
+        assert_eq!(t.set_null(usize::MAX, true), Err(ProtocolError::ParamIndex { index: usize::MAX, count: 2 }));
         assert_eq!(
             t.set_i64(0, 1),
             Err(ProtocolError::ParamMismatch { index: 0, slot: "INT (i32)", value: "BIGINT (i64)" })
@@ -840,10 +821,7 @@ mod tests {
             })
         );
         assert!(matches!(t.set(1, Param::Blob(b"abc")), Err(ProtocolError::ParamMismatch { index: 1, .. })));
-        assert!(matches!(
-            t.set(0, Param::Date(Date::default())),
-            Err(ProtocolError::ParamMismatch { index: 0, .. })
-        ));
+        assert!(matches!(t.set(0, Param::Date(Date::default())), Err(ProtocolError::ParamMismatch { index: 0, .. })));
         assert_eq!(t.packet(), before);
     }
 
@@ -899,17 +877,11 @@ mod tests {
         t.set_i64(2, 3).unwrap();
         t.set_null(1, true).unwrap();
         t.set_null(1, true).unwrap();
-        assert_eq!(
-            t.packet(),
-            expected_with_typed_nulls(1, &slots, &[Param::I32(1), Param::Null, Param::I64(3)])
-        );
+        assert_eq!(t.packet(), expected_with_typed_nulls(1, &slots, &[Param::I32(1), Param::Null, Param::I64(3)]));
         assert_eq!(t.value_range(1), None);
         // Values after a NULL are still patched in the right place.
         t.set_i64(2, -9).unwrap();
-        assert_eq!(
-            t.packet(),
-            expected_with_typed_nulls(1, &slots, &[Param::I32(1), Param::Null, Param::I64(-9)])
-        );
+        assert_eq!(t.packet(), expected_with_typed_nulls(1, &slots, &[Param::I32(1), Param::Null, Param::I64(-9)]));
         // Clearing NULL brings back a zero value.
         t.set_null(1, false).unwrap();
         assert_eq!(t.packet(), encode(1, &[Param::I32(1), Param::Bytes(&[0, 0]), Param::I64(-9)]));
@@ -926,10 +898,7 @@ mod tests {
         let mut c = t.clone();
         c.set_i16(0, 7).unwrap();
         assert_eq!(c.packet(), encode(1, &[Param::I16(7), Param::I16(0)]));
-        assert_eq!(
-            t.packet(),
-            expected_with_typed_nulls(1, &[ParamSlot::Int16; 2], &[Param::Null, Param::I16(0)])
-        );
+        assert_eq!(t.packet(), expected_with_typed_nulls(1, &[ParamSlot::Int16; 2], &[Param::Null, Param::I16(0)]));
     }
 
     /// An owned parameter value for property tests.

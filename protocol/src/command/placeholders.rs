@@ -39,9 +39,7 @@ pub fn count_placeholders(sql: &[u8], server_version: u32) -> usize {
             b'\'' | b'"' => skip_string(sql, i + 1, c),
             b'`' => skip_quoted_identifier(sql, i + 1),
             b'#' => skip_line(sql, i + 1),
-            b'-' if byte(i + 1) == Some(b'-') && byte(i + 2).map_or(true, is_space_or_control) => {
-                skip_line(sql, i + 2)
-            }
+            b'-' if byte(i + 1) == Some(b'-') && byte(i + 2).map_or(true, is_space_or_control) => skip_line(sql, i + 2),
             b'/' if byte(i + 1) == Some(b'*') => {
                 let marker_len = match (byte(i + 2), byte(i + 3)) {
                     (Some(b'!'), _) => Some(3),
@@ -52,8 +50,8 @@ pub fn count_placeholders(sql: &[u8], server_version: u32) -> usize {
                     Some(len) => {
                         let body = i + len;
                         let digits = version_digits(sql, body);
-                        let is_code = digits == 0
-                            || executable_version_applies(sql, body, digits, len == 4, server_version);
+                        let is_code =
+                            digits == 0 || executable_version_applies(sql, body, digits, len == 4, server_version);
                         if is_code {
                             in_executable_comment = true;
                             body + digits
@@ -154,15 +152,8 @@ fn version_digits(sql: &[u8], i: usize) -> usize {
     }
 }
 
-fn executable_version_applies(
-    sql: &[u8],
-    i: usize,
-    digits: usize,
-    mariadb_syntax: bool,
-    server_version: u32,
-) -> bool {
-    let version =
-        sql.get(i..i + digits).unwrap_or_default().iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
+fn executable_version_applies(sql: &[u8], i: usize, digits: usize, mariadb_syntax: bool, server_version: u32) -> bool {
+    let version = sql.get(i..i + digits).unwrap_or_default().iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'));
     version <= server_version && (!(50700..=99999).contains(&version) || mariadb_syntax)
 }
 

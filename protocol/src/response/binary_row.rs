@@ -33,10 +33,29 @@ pub enum Value<'a> {
     Double(f64),
     /// Strings, blobs, DECIMAL, JSON, BIT, ENUM, SET, GEOMETRY: the bytes as sent.
     Bytes(&'a [u8]),
-    Date { year: u16, month: u8, day: u8 },
-    DateTime { year: u16, month: u8, day: u8, hour: u8, minute: u8, second: u8, micros: u32 },
+    Date {
+        year: u16,
+        month: u8,
+        day: u8,
+    },
+    DateTime {
+        year: u16,
+        month: u8,
+        day: u8,
+        hour: u8,
+        minute: u8,
+        second: u8,
+        micros: u32,
+    },
     /// `days` carries what does not fit in `hours` (0..23): TIME reaches 838 hours.
-    Time { negative: bool, days: u32, hours: u8, minutes: u8, seconds: u8, micros: u32 },
+    Time {
+        negative: bool,
+        days: u32,
+        hours: u8,
+        minutes: u8,
+        seconds: u8,
+        micros: u32,
+    },
 }
 
 /// How a column type's values travel in a binary row.
@@ -155,19 +174,35 @@ fn read_value<'a>(r: &mut Reader<'a>, ty: ColumnType, flags: ColumnFlags) -> Res
     Ok(match encoding(ty) {
         Encoding::Int(1) => {
             let b = r.u8("binary TINY")?;
-            if unsigned { Value::UInt(u64::from(b)) } else { Value::Int(i64::from(b as i8)) }
+            if unsigned {
+                Value::UInt(u64::from(b))
+            } else {
+                Value::Int(i64::from(b as i8))
+            }
         }
         Encoding::Int(2) => {
             let v = r.u16("binary SHORT")?;
-            if unsigned { Value::UInt(u64::from(v)) } else { Value::Int(i64::from(v as i16)) }
+            if unsigned {
+                Value::UInt(u64::from(v))
+            } else {
+                Value::Int(i64::from(v as i16))
+            }
         }
         Encoding::Int(4) => {
             let v = r.u32("binary LONG")?;
-            if unsigned { Value::UInt(u64::from(v)) } else { Value::Int(i64::from(v as i32)) }
+            if unsigned {
+                Value::UInt(u64::from(v))
+            } else {
+                Value::Int(i64::from(v as i32))
+            }
         }
         Encoding::Int(_) => {
             let v = r.u64("binary LONGLONG")?;
-            if unsigned { Value::UInt(v) } else { Value::Int(v as i64) }
+            if unsigned {
+                Value::UInt(v)
+            } else {
+                Value::Int(v as i64)
+            }
         }
         Encoding::Float => Value::Float(f32::from_le_bytes(r.array("binary FLOAT")?)),
         Encoding::Double => Value::Double(f64::from_le_bytes(r.array("binary DOUBLE")?)),
@@ -252,7 +287,12 @@ pub fn encode_binary_row_payload(
 }
 
 /// Appends a binary row packet with sequence id `seq`; returns the next id.
-pub fn encode_binary_row(values: &[Value<'_>], columns: &[ColumnDefinition<'_>], seq: u8, out: &mut Vec<u8>) -> Result<u8> {
+pub fn encode_binary_row(
+    values: &[Value<'_>],
+    columns: &[ColumnDefinition<'_>],
+    seq: u8,
+    out: &mut Vec<u8>,
+) -> Result<u8> {
     let start = start_packet(out);
     match write_row(values, columns, out) {
         Ok(()) => Ok(finish_packet(out, start, seq)),
@@ -550,10 +590,7 @@ mod tests {
         let tm = [col(ColumnType::Time, 0, 6)];
         p = hex("00 00 0c 01 78 00 00 00 13 1b 1e 01 00 00 00");
         let v = BinaryRow::decode(&p, &tm).unwrap();
-        assert_eq!(
-            v,
-            vec![Value::Time { negative: true, days: 120, hours: 19, minutes: 27, seconds: 30, micros: 1 }]
-        );
+        assert_eq!(v, vec![Value::Time { negative: true, days: 120, hours: 19, minutes: 27, seconds: 30, micros: 1 }]);
         assert_eq!(v[0].to_text(&tm[0]).unwrap(), b"-2899:27:30.000001");
         p = hex("00 00 08 01 78 00 00 00 13 1b 1e");
         let v = BinaryRow::decode(&p, &tm).unwrap();
@@ -586,9 +623,15 @@ mod tests {
         assert!(matches!(BinaryRow::decode(&[0xFE, 0x00, 1, 0, 0, 0], &cols), Err(ProtocolError::BadHeader { .. })));
         assert_eq!(BinaryRow::decode(&[0x00], &cols), Err(ProtocolError::UnexpectedEof("binary row NULL bitmap")));
         assert_eq!(BinaryRow::decode(&[0x00, 0x00, 1, 0], &cols), Err(ProtocolError::UnexpectedEof("binary LONG")));
-        assert_eq!(BinaryRow::decode(&[0x00, 0x00, 1, 0, 0, 0, 9], &cols), Err(ProtocolError::TrailingBytes("binary row", 1)));
+        assert_eq!(
+            BinaryRow::decode(&[0x00, 0x00, 1, 0, 0, 0, 9], &cols),
+            Err(ProtocolError::TrailingBytes("binary row", 1))
+        );
         let dt = [col(ColumnType::DateTime, 0, 0)];
-        assert_eq!(BinaryRow::decode(&[0x00, 0x00, 5, 1, 2, 3, 4, 5], &dt), Err(ProtocolError::Malformed("binary DATETIME length")));
+        assert_eq!(
+            BinaryRow::decode(&[0x00, 0x00, 5, 1, 2, 3, 4, 5], &dt),
+            Err(ProtocolError::Malformed("binary DATETIME length"))
+        );
         let null = [col(ColumnType::Null, 0, 0)];
         assert!(BinaryRow::decode(&[0x00, 0x04], &null).is_ok());
         assert!(BinaryRow::decode(&[0x00, 0x00], &null).is_err());
@@ -602,7 +645,10 @@ mod tests {
         assert_eq!(BinaryRow::decode(&p, &signed).unwrap(), [Value::Int(-8_388_608)]);
         assert_eq!(BinaryRow::decode(&p, &unsigned).unwrap(), [Value::UInt(0xFF80_0000)]);
         let mut out = Vec::new();
-        assert_eq!(encode_binary_row_payload(&[Value::Int(300)], &[col(ColumnType::Tiny, 0, 0)], &mut out), Err(MISMATCH));
+        assert_eq!(
+            encode_binary_row_payload(&[Value::Int(300)], &[col(ColumnType::Tiny, 0, 0)], &mut out),
+            Err(MISMATCH)
+        );
         assert!(out.is_empty(), "a failed encode leaves the buffer alone");
         assert_eq!(encode_binary_row_payload(&[Value::Bytes(b"1")], &signed, &mut out), Err(MISMATCH));
     }
@@ -695,8 +741,12 @@ mod tests {
             (Encoding::Int(4), true) => any::<u32>().prop_map(|v| Value::UInt(v.into())).boxed(),
             (Encoding::Int(_), false) => any::<i64>().prop_map(Value::Int).boxed(),
             (Encoding::Int(_), true) => any::<u64>().prop_map(Value::UInt).boxed(),
-            (Encoding::Float, _) => any::<f32>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Float).boxed(),
-            (Encoding::Double, _) => any::<f64>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Double).boxed(),
+            (Encoding::Float, _) => {
+                any::<f32>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Float).boxed()
+            }
+            (Encoding::Double, _) => {
+                any::<f64>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Double).boxed()
+            }
             (Encoding::Date, _) => (any::<u16>(), any::<u8>(), any::<u8>())
                 .prop_map(|(year, month, day)| Value::Date { year, month, day })
                 .boxed(),

@@ -201,20 +201,15 @@ pub(crate) mod tests {
 
     pub(crate) fn hex(s: &str) -> Vec<u8> {
         let digits: Vec<u8> = s.bytes().filter(u8::is_ascii_hexdigit).collect();
-        digits
-            .chunks(2)
-            .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
-            .collect()
+        digits.chunks(2).map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap()).collect()
     }
 
     #[test]
     fn documented_text_resultset_column() {
         // The column definition of the documentation's Text Resultset example
         // (SELECT @@version_comment), header 27 00 00 02 stripped.
-        let p = hex(
-            "03 64 65 66 00 00 00 11 40 40 76 65 72 73 69 6f 6e 5f 63 6f 6d 6d 65
-             6e 74 00 0c 08 00 1c 00 00 00 fd 00 00 1f 00 00",
-        );
+        let p = hex("03 64 65 66 00 00 00 11 40 40 76 65 72 73 69 6f 6e 5f 63 6f 6d 6d 65
+             6e 74 00 0c 08 00 1c 00 00 00 fd 00 00 1f 00 00");
         let col = ColumnDefinition::parse(&p, CAPS).unwrap();
         assert_eq!(&*col.catalog, b"def");
         assert_eq!(&*col.schema, b"");
@@ -233,10 +228,8 @@ pub(crate) mod tests {
     #[test]
     fn mariadb_point_select_column() {
         // Captured from MariaDB 10.11: `c` of sbtest.sbtest1, CHAR(120) NOT NULL, utf8mb4.
-        let p = hex(
-            "03 64 65 66 06 73 62 74 65 73 74 07 73 62 74 65 73 74 31 07 73 62 74 65 73 74 31
-             01 63 01 63 0c 2d 00 e0 01 00 00 fe 01 00 00 00 00",
-        );
+        let p = hex("03 64 65 66 06 73 62 74 65 73 74 07 73 62 74 65 73 74 31 07 73 62 74 65 73 74 31
+             01 63 01 63 0c 2d 00 e0 01 00 00 fe 01 00 00 00 00");
         let col = ColumnDefinition::parse(&p, CAPS).unwrap();
         assert_eq!((&*col.schema, &*col.table, &*col.org_table), (&b"sbtest"[..], &b"sbtest1"[..], &b"sbtest1"[..]));
         assert_eq!(col.charset, 45);
@@ -252,10 +245,8 @@ pub(crate) mod tests {
     fn mariadb_extended_type_info() {
         // Captured from MariaDB 10.11 with MARIADB_CLIENT_EXTENDED_TYPE_INFO: the JSON
         // column `j` of wb.alltypes is a LONGTEXT blob whose extended format (key 1) is "json".
-        let p = hex(
-            "03 64 65 66 02 77 62 08 61 6c 6c 74 79 70 65 73 08 61 6c 6c 74 79 70 65 73
-             01 6a 01 6a 06 01 04 6a 73 6f 6e 0c 2d 00 ff ff ff ff fc 90 00 00 00 00",
-        );
+        let p = hex("03 64 65 66 02 77 62 08 61 6c 6c 74 79 70 65 73 08 61 6c 6c 74 79 70 65 73
+             01 6a 01 6a 06 01 04 6a 73 6f 6e 0c 2d 00 ff ff ff ff fc 90 00 00 00 00");
         let col = ColumnDefinition::parse(&p, EXT).unwrap();
         assert_eq!(col.ext_type_name, None);
         assert_eq!(col.ext_format_name.as_deref(), Some(&b"json"[..]));
@@ -312,23 +303,25 @@ pub(crate) mod tests {
             ext,
             (any::<u16>(), any::<u32>(), any_column_type(), any::<u16>(), any::<u8>()),
         )
-            .prop_map(|((catalog, schema, table, org_table, name, org_name), (t, f), (cs, len, ty, flags, dec))| {
-                ColumnDefinition {
-                    catalog: Cow::Owned(catalog),
-                    schema: Cow::Owned(schema),
-                    table: Cow::Owned(table),
-                    org_table: Cow::Owned(org_table),
-                    name: Cow::Owned(name),
-                    org_name: Cow::Owned(org_name),
-                    ext_type_name: t.map(Cow::Owned),
-                    ext_format_name: f.map(Cow::Owned),
-                    charset: cs,
-                    column_length: len,
-                    column_type: ty,
-                    flags: ColumnFlags(flags),
-                    decimals: dec,
-                }
-            })
+            .prop_map(
+                |((catalog, schema, table, org_table, name, org_name), (t, f), (cs, len, ty, flags, dec))| {
+                    ColumnDefinition {
+                        catalog: Cow::Owned(catalog),
+                        schema: Cow::Owned(schema),
+                        table: Cow::Owned(table),
+                        org_table: Cow::Owned(org_table),
+                        name: Cow::Owned(name),
+                        org_name: Cow::Owned(org_name),
+                        ext_type_name: t.map(Cow::Owned),
+                        ext_format_name: f.map(Cow::Owned),
+                        charset: cs,
+                        column_length: len,
+                        column_type: ty,
+                        flags: ColumnFlags(flags),
+                        decimals: dec,
+                    }
+                },
+            )
     }
 
     proptest! {

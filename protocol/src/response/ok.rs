@@ -231,6 +231,9 @@ mod tests {
     fn short_and_wrong_packets() {
         assert!(matches!(OkPacket::parse(&[0x01], CAPS), Err(ProtocolError::BadHeader { .. })));
         assert_eq!(OkPacket::parse(&[0x00], CAPS), Err(ProtocolError::UnexpectedEof("OK affected rows")));
-        assert_eq!(OkPacket::parse(&[0x00, 0x00, 0x00, 0x02], CAPS), Err(ProtocolError::UnexpectedEof("OK status flags")));
+        assert_eq!(
+            OkPacket::parse(&[0x00, 0x00, 0x00, 0x02], CAPS),
+            Err(ProtocolError::UnexpectedEof("OK status flags"))
+        );
     }
 }

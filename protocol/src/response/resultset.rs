@@ -95,7 +95,9 @@ pub struct Progress {
 enum State {
     /// Expecting OK, ERR, LOCAL INFILE or a column count.
     Start,
-    Columns { left: u64 },
+    Columns {
+        left: u64,
+    },
     /// Expecting the EOF after the column definitions (no DEPRECATE_EOF).
     ColumnsEof,
     Rows,
@@ -285,7 +287,10 @@ impl ResponseReader {
             },
             State::ColumnsEof => {
                 if !is_result_terminator(payload) {
-                    return Err(ProtocolError::BadHeader { context: "EOF after column definitions", byte: first.unwrap_or(0) });
+                    return Err(ProtocolError::BadHeader {
+                        context: "EOF after column definitions",
+                        byte: first.unwrap_or(0),
+                    });
                 }
                 EofPacket::parse(payload, self.caps)?;
                 self.state = State::Rows;

@@ -26,9 +26,8 @@ const BASE: Capabilities = Capabilities(
         | Capabilities::PLUGIN_AUTH.0,
 );
 const DEOF: Capabilities = BASE.union(Capabilities::DEPRECATE_EOF);
-const EXT: Capabilities = DEOF
-    .union(Capabilities::MARIADB_CLIENT_EXTENDED_TYPE_INFO)
-    .union(Capabilities::MARIADB_CLIENT_CACHE_METADATA);
+const EXT: Capabilities =
+    DEOF.union(Capabilities::MARIADB_CLIENT_EXTENDED_TYPE_INFO).union(Capabilities::MARIADB_CLIENT_CACHE_METADATA);
 
 /// The three capability sets of the captures, by file-name suffix.
 const VARIANTS: [(&str, Capabilities); 3] = [("eof", BASE), ("deof", DEOF), ("ext", EXT)];
@@ -43,17 +42,57 @@ macro_rules! captures {
 }
 
 captures!(
-    "exec_alltypes_again_deof", "exec_alltypes_again_eof", "exec_alltypes_again_ext", "exec_alltypes_deof",
-    "exec_alltypes_eof", "exec_alltypes_ext", "exec_call_deof", "exec_call_eof", "exec_call_ext",
-    "exec_point_select_again_deof", "exec_point_select_again_eof", "exec_point_select_again_ext",
-    "exec_point_select_deof", "exec_point_select_eof", "exec_point_select_ext", "exec_point_select_miss_deof",
-    "exec_point_select_miss_eof", "exec_point_select_miss_ext", "prepare_alltypes_deof", "prepare_alltypes_eof",
-    "prepare_alltypes_ext", "prepare_concat_deof", "prepare_concat_eof", "prepare_concat_ext", "prepare_error_deof",
-    "prepare_error_eof", "prepare_error_ext", "prepare_point_select_deof", "prepare_point_select_eof",
-    "prepare_point_select_ext", "text_alltypes_deof", "text_alltypes_eof", "text_alltypes_ext", "text_call_deof",
-    "text_call_eof", "text_call_ext", "text_empty_deof", "text_empty_eof", "text_empty_ext", "text_error_deof",
-    "text_error_eof", "text_error_ext", "text_local_infile_deof", "text_local_infile_eof", "text_local_infile_ext",
-    "text_multi_deof", "text_multi_eof", "text_multi_ext", "text_update_deof", "text_update_eof", "text_update_ext",
+    "exec_alltypes_again_deof",
+    "exec_alltypes_again_eof",
+    "exec_alltypes_again_ext",
+    "exec_alltypes_deof",
+    "exec_alltypes_eof",
+    "exec_alltypes_ext",
+    "exec_call_deof",
+    "exec_call_eof",
+    "exec_call_ext",
+    "exec_point_select_again_deof",
+    "exec_point_select_again_eof",
+    "exec_point_select_again_ext",
+    "exec_point_select_deof",
+    "exec_point_select_eof",
+    "exec_point_select_ext",
+    "exec_point_select_miss_deof",
+    "exec_point_select_miss_eof",
+    "exec_point_select_miss_ext",
+    "prepare_alltypes_deof",
+    "prepare_alltypes_eof",
+    "prepare_alltypes_ext",
+    "prepare_concat_deof",
+    "prepare_concat_eof",
+    "prepare_concat_ext",
+    "prepare_error_deof",
+    "prepare_error_eof",
+    "prepare_error_ext",
+    "prepare_point_select_deof",
+    "prepare_point_select_eof",
+    "prepare_point_select_ext",
+    "text_alltypes_deof",
+    "text_alltypes_eof",
+    "text_alltypes_ext",
+    "text_call_deof",
+    "text_call_eof",
+    "text_call_ext",
+    "text_empty_deof",
+    "text_empty_eof",
+    "text_empty_ext",
+    "text_error_deof",
+    "text_error_eof",
+    "text_error_ext",
+    "text_local_infile_deof",
+    "text_local_infile_eof",
+    "text_local_infile_ext",
+    "text_multi_deof",
+    "text_multi_eof",
+    "text_multi_ext",
+    "text_update_deof",
+    "text_update_eof",
+    "text_update_ext",
 );
 
 fn capture(name: &str) -> &'static [u8] {
@@ -286,7 +325,8 @@ fn point_select_execute() {
             assert_eq!(rs.columns, prep.columns);
             assert_eq!(rs.rows[0].values(&rs.columns).unwrap(), vec![Value::Bytes(c_value)]);
         }
-        let (outcome, _) = read_whole(capture(&format!("exec_point_select_miss_{tag}")), caps, RowFormat::Binary).unwrap();
+        let (outcome, _) =
+            read_whole(capture(&format!("exec_point_select_miss_{tag}")), caps, RowFormat::Binary).unwrap();
         assert_eq!((outcome.result_sets, outcome.rows), (1, 0));
     }
     // Skipped metadata without cached definitions cannot be decoded.
@@ -604,8 +644,11 @@ enum Spec {
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
-    let ok = (any::<u64>(), any::<u64>(), 0u16..100)
-        .prop_map(|(affected, insert_id, warnings)| Spec::Ok { affected, insert_id, warnings });
+    let ok = (any::<u64>(), any::<u64>(), 0u16..100).prop_map(|(affected, insert_id, warnings)| Spec::Ok {
+        affected,
+        insert_id,
+        warnings,
+    });
     let set = (1usize..4, 0usize..5, 0u16..100).prop_flat_map(|(ncols, nrows, warnings)| {
         let cols = proptest::collection::vec(any_column(true), ncols);
         let value = proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40));
@@ -623,10 +666,20 @@ fn synthesize(results: &[Spec], error: bool, caps: Capabilities, format: RowForm
     let mut expect = Outcome::default();
     for (i, result) in results.iter().enumerate() {
         let last = i + 1 == results.len() && !error;
-        let status = if last { StatusFlags::AUTOCOMMIT } else { StatusFlags(StatusFlags::AUTOCOMMIT.0 | StatusFlags::MORE_RESULTS_EXISTS.0) };
+        let status = if last {
+            StatusFlags::AUTOCOMMIT
+        } else {
+            StatusFlags(StatusFlags::AUTOCOMMIT.0 | StatusFlags::MORE_RESULTS_EXISTS.0)
+        };
         match result {
             Spec::Ok { affected, insert_id, warnings } => {
-                let ok = OkPacket { affected_rows: *affected, last_insert_id: *insert_id, status, warnings: *warnings, ..OkPacket::default() };
+                let ok = OkPacket {
+                    affected_rows: *affected,
+                    last_insert_id: *insert_id,
+                    status,
+                    warnings: *warnings,
+                    ..OkPacket::default()
+                };
                 seq = ok.encode(OK_HEADER, caps, seq, &mut out);
                 expect.affected_rows = expect.affected_rows.saturating_add(*affected);
                 if *insert_id != 0 {
@@ -650,7 +703,8 @@ fn synthesize(results: &[Spec], error: bool, caps: Capabilities, format: RowForm
                     seq = match format {
                         RowFormat::Text => encode_text_row(row.iter().map(|v| v.as_deref()), seq, &mut out),
                         RowFormat::Binary => {
-                            let values: Vec<_> = row.iter().map(|v| v.as_deref().map_or(Value::Null, Value::Bytes)).collect();
+                            let values: Vec<_> =
+                                row.iter().map(|v| v.as_deref().map_or(Value::Null, Value::Bytes)).collect();
                             encode_binary_row(&values, &columns, seq, &mut out).unwrap()
                         }
                     };
@@ -814,7 +868,6 @@ fn frames_cover_whole_captures() {
     assert_eq!(encode_packet(&mut out, 1, &[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]), 2);
     assert_eq!(read_whole(&out, DEOF, RowFormat::Text).unwrap().0.status, StatusFlags::AUTOCOMMIT);
 }
-
 
 #[test]
 fn skipped_metadata_still_has_its_eof_without_deprecate_eof() {

@@ -12,8 +12,12 @@ use std::time::Duration;
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use wirebench_protocol::auth::rand_core::OsRng;
+use wirebench_protocol::command::{self, ExecuteTemplate, Param};
 use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, Session, TlsMode};
 use wirebench_protocol::framing;
+use wirebench_protocol::response::{
+    Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder, RowFormat,
+};
 use wirebench_protocol::ProtocolError;
 
 pub use endpoint::Endpoint;
@@ -144,6 +148,174 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     pub fn endpoint(&self) -> &Endpoint {
         &self.io.endpoint
+    }
+
+    /// COM_QUERY, decoded in full (text protocol). A server error, even one
+    /// after earlier results of a multi-statement query, is returned as
+    /// [`ClientError::Server`].
+    pub async fn query(&mut self, sql: &str) -> Result<Response> {
+        let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
+        self.io.flush().await?;
+        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        self.read_response(decoder, seq).await
+    }
+
+    /// COM_QUERY whose results are walked and counted, not kept.
+    pub async fn query_drop(&mut self, sql: &str) -> Result<Outcome> {
+        let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
+        self.io.flush().await?;
+        self.walk_response(RowFormat::Text, seq).await
+    }
+
+    /// COM_STMT_PREPARE: the statement with its parameter and column definitions.
+    pub async fn prepare(&mut self, sql: &str) -> Result<PreparedStatement> {
+        let mut seq = command::encode_prepare(&mut self.io.wbuf, sql.as_bytes());
+        self.io.flush().await?;
+        let mut response = PrepareResponse::new(self.session.capabilities);
+        loop {
+            let packet = self.io.read_packet(&mut seq).await?;
+            match response.feed(&packet).map_err(|e| self.io.protocol_error(e))? {
+                None => continue,
+                Some(PrepareOutcome::Prepared(statement)) => return Ok(statement),
+                Some(PrepareOutcome::Error(error)) => {
+                    return Err(ClientError::Server { endpoint: self.io.endpoint.clone(), error })
+                }
+            }
+        }
+    }
+
+    /// COM_STMT_EXECUTE with the given parameters, decoded in full (binary protocol).
+    pub async fn execute(&mut self, statement: &PreparedStatement, params: &[Param<'_>]) -> Result<Response> {
+        let expected = statement.params.len();
+        if params.len() != expected {
+            return Err(self.io.usage_error(format!(
+                "statement {} takes {expected} parameters, {} were given",
+                statement.statement_id(),
+                params.len()
+            )));
+        }
+        let seq = command::encode_execute(&mut self.io.wbuf, statement.statement_id(), params);
+        self.io.flush().await?;
+        let decoder = ResultSetDecoder::with_cached_columns(
+            self.session.capabilities,
+            RowFormat::Binary,
+            statement.columns.clone(),
+        );
+        self.read_response(decoder, seq).await
+    }
+
+    /// Sends a pre-encoded COM_STMT_EXECUTE as it is and walks the response
+    /// without materialising it: the path the load engine's loops take.
+    pub async fn execute_template(&mut self, template: &ExecuteTemplate) -> Result<Outcome> {
+        self.io.wbuf.extend_from_slice(template.packet());
+        self.io.flush().await?;
+        self.walk_response(RowFormat::Binary, 1).await
+    }
+
+    /// COM_STMT_CLOSE; the server sends no reply.
+    pub async fn close_statement(&mut self, statement_id: u32) -> Result<()> {
+        command::encode_stmt_close(&mut self.io.wbuf, statement_id);
+        self.io.flush().await
+    }
+
+    /// COM_STMT_RESET.
+    pub async fn reset_statement(&mut self, statement_id: u32) -> Result<()> {
+        command::encode_stmt_reset(&mut self.io.wbuf, statement_id);
+        self.io.flush().await?;
+        self.expect_ok().await
+    }
+
+    /// COM_PING.
+    pub async fn ping(&mut self) -> Result<()> {
+        command::encode_ping(&mut self.io.wbuf);
+        self.io.flush().await?;
+        self.expect_ok().await
+    }
+
+    /// COM_INIT_DB: makes `database` the default schema.
+    pub async fn init_db(&mut self, database: &str) -> Result<()> {
+        let seq = command::encode_init_db(&mut self.io.wbuf, database.as_bytes());
+        self.io.flush().await?;
+        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        self.read_response(decoder, seq).await.map(drop)
+    }
+
+    /// COM_QUIT, then closes the socket.
+    pub async fn quit(mut self) -> Result<()> {
+        command::encode_quit(&mut self.io.wbuf);
+        self.io.flush().await?;
+        self.io.stream.shutdown().await.map_err(|e| self.io.io_error(e))
+    }
+
+    async fn expect_ok(&mut self) -> Result<()> {
+        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        self.read_response(decoder, 1).await.map(drop)
+    }
+
+    /// Reads packets into `decoder` until the response is complete.
+    async fn read_response(&mut self, mut decoder: ResultSetDecoder, mut seq: u8) -> Result<Response> {
+        loop {
+            let packet = self.io.read_packet(&mut seq).await?;
+            match decoder.feed(&packet) {
+                Ok(None) => continue,
+                Ok(Some(response)) => {
+                    return match response.error {
+                        Some(error) => Err(ClientError::Server { endpoint: self.io.endpoint.clone(), error }),
+                        None => Ok(response),
+                    }
+                }
+                Err(ProtocolError::LocalInfileRefused(file)) => return Err(self.refuse_local_infile(file, seq).await),
+                Err(e) => return Err(self.io.protocol_error(e)),
+            }
+        }
+    }
+
+    /// Walks a response with the allocation-free reader.
+    async fn walk_response(&mut self, format: RowFormat, first_seq: u8) -> Result<Outcome> {
+        let mut reader = ResponseReader::new(self.session.capabilities, format);
+        if first_seq != 1 {
+            // The reader expects replies at sequence 1; a command of 16 MiB
+            // or more shifts them. Such commands are never on the hot path.
+            return Err(self.io.usage_error("a command of 16 MiB or more cannot use the allocation-free reader"));
+        }
+        loop {
+            match reader.advance(&self.io.rbuf) {
+                Ok(progress) => {
+                    if let Some(outcome) = progress.done {
+                        let error = outcome.error.as_ref().map(|e| e.to_server_error(&self.io.rbuf));
+                        self.io.rbuf.advance(progress.consumed);
+                        return match error {
+                            Some(error) => Err(ClientError::Server { endpoint: self.io.endpoint.clone(), error }),
+                            None => Ok(outcome),
+                        };
+                    }
+                    self.io.rbuf.advance(progress.consumed);
+                    self.io.fill().await?;
+                }
+                Err(ProtocolError::LocalInfileRefused(file)) => {
+                    let header = framing::Header::parse(&self.io.rbuf);
+                    let (len, seq) = header.map_or((0, 1), |h| (h.len, h.seq));
+                    self.io.rbuf.advance((framing::HEADER_LEN + len).min(self.io.rbuf.len()));
+                    return Err(self.refuse_local_infile(file, seq.wrapping_add(1)).await);
+                }
+                Err(e) => return Err(self.io.protocol_error(e)),
+            }
+        }
+    }
+
+    /// The server asked for a local file (LOAD DATA LOCAL INFILE). wirebench
+    /// never sends files: it answers with an empty packet, which ends the
+    /// transfer, reads the server's reply, and reports the refusal.
+    async fn refuse_local_infile(&mut self, file: String, mut seq: u8) -> ClientError {
+        let refusal = self.io.protocol_error(ProtocolError::LocalInfileRefused(file));
+        seq = framing::encode_packet(&mut self.io.wbuf, seq, &[]);
+        if let Err(e) = self.io.flush().await {
+            return e;
+        }
+        match self.io.read_packet(&mut seq).await {
+            Ok(_) => refusal,
+            Err(e) => e,
+        }
     }
 }
 

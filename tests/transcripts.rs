@@ -1,0 +1,395 @@
+//! The connection against scripted servers: each test plays a server's side
+//! of a transcript over an in-memory pipe and checks the client's bytes.
+//! MySQL 8 cannot run here, so its caching_sha2_password exchanges are built
+//! from the protocol documentation.
+
+use std::time::Duration;
+
+use rsa::pkcs8::EncodePublicKey;
+use rsa::{Oaep, RsaPrivateKey};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
+use wirebench_protocol::auth::{caching_sha2, ed25519, native_password, AuthPlugin};
+use wirebench_protocol::buf::{Reader, WriteExt};
+use wirebench_protocol::framing::{decode_packet, encode_packet};
+use wirebench_protocol::response::ServerError;
+use wirebench_protocol::{Capabilities, ProtocolError};
+
+const NONCE: [u8; 20] = *b"0123456789abcdefghij";
+const MYSQL8: &str = "8.0.36";
+const MARIADB: &str = "5.5.5-10.11.6-MariaDB";
+
+/// The server's side of one connection.
+struct Server {
+    pipe: DuplexStream,
+    buf: Vec<u8>,
+    seq: u8,
+}
+
+impl Server {
+    async fn send(&mut self, payload: &[u8]) {
+        let mut out = Vec::new();
+        self.seq = encode_packet(&mut out, self.seq, payload);
+        self.pipe.write_all(&out).await.unwrap();
+    }
+
+    async fn send_raw(&mut self, bytes: &[u8]) {
+        self.pipe.write_all(bytes).await.unwrap();
+    }
+
+    /// The next packet from the client, which must carry the expected sequence id.
+    async fn recv(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(frame) = decode_packet(&self.buf, self.seq, 1 << 24).unwrap() {
+                let payload = frame.payload.into_owned();
+                self.seq = frame.next_seq;
+                self.buf.drain(..frame.consumed);
+                return payload;
+            }
+            let mut chunk = [0u8; 4096];
+            let n = self.pipe.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "client closed the connection");
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// A new command starts: sequence ids restart at 0.
+    async fn recv_command(&mut self) -> Vec<u8> {
+        self.seq = 0;
+        self.recv().await
+    }
+}
+
+fn greeting(version: &str, caps: Capabilities, plugin: &str) -> Vec<u8> {
+    let mut p = vec![10];
+    p.put_null_terminated(version.as_bytes());
+    p.put_u32(42);
+    p.put_bytes(&NONCE[..8]);
+    p.put_u8(0);
+    p.put_u16(caps.low() as u16);
+    p.put_u8(45);
+    p.put_u16(0x0002);
+    p.put_u16((caps.low() >> 16) as u16);
+    p.put_u8(21);
+    p.put_zeros(6);
+    p.put_u32(caps.mariadb_ext());
+    p.put_bytes(&NONCE[8..]);
+    p.put_u8(0);
+    p.put_null_terminated(plugin.as_bytes());
+    p
+}
+
+fn server_caps(deprecate_eof: bool) -> Capabilities {
+    let mut caps = Capabilities::LONG_PASSWORD
+        | Capabilities::PROTOCOL_41
+        | Capabilities::SECURE_CONNECTION
+        | Capabilities::PLUGIN_AUTH
+        | Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | Capabilities::CONNECT_WITH_DB
+        | Capabilities::TRANSACTIONS
+        | Capabilities::MULTI_RESULTS
+        | Capabilities::MULTI_STATEMENTS
+        | Capabilities::PS_MULTI_RESULTS
+        | Capabilities::CONNECT_ATTRS;
+    if deprecate_eof {
+        caps |= Capabilities::DEPRECATE_EOF;
+    }
+    caps
+}
+
+/// What the server reads out of a HandshakeResponse41.
+#[derive(Debug)]
+struct Response41 {
+    caps: Capabilities,
+    user: Vec<u8>,
+    auth: Vec<u8>,
+    database: Vec<u8>,
+    plugin: Vec<u8>,
+}
+
+fn parse_response41(payload: &[u8]) -> Response41 {
+    let mut r = Reader::new(payload);
+    let caps = Capabilities::from_parts(r.u32("caps").unwrap(), 0);
+    assert_eq!(r.u32("max packet").unwrap(), 64 * 1024 * 1024);
+    assert_eq!(r.u8("charset").unwrap(), 45);
+    assert_eq!(r.take(23, "filler").unwrap(), &[0u8; 23], "MySQL gets an all-zero filler");
+    let user = r.null_terminated("user").unwrap().to_vec();
+    let auth = r.lenenc_bytes("auth").unwrap().to_vec();
+    let database = r.null_terminated("db").unwrap().to_vec();
+    let plugin = r.null_terminated("plugin").unwrap().to_vec();
+    assert!(caps.contains(Capabilities::CONNECT_ATTRS));
+    let attrs = r.lenenc_bytes("attrs").unwrap();
+    assert!(attrs.windows(9).any(|w| w == b"wirebench"), "connect attributes name the client");
+    r.finish("handshake response").unwrap();
+    Response41 { caps, user, auth, database, plugin }
+}
+
+const OK: &[u8] = &[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00];
+
+fn options(endpoint: Endpoint) -> ConnectOptions {
+    ConnectOptions::new(endpoint, "bench", "s3cret").database("sbtest")
+}
+
+fn tcp() -> Endpoint {
+    Endpoint::tcp("db.example", 3306)
+}
+
+/// Runs the client's login against `script`, which plays the server.
+async fn login<F, Fut>(options: ConnectOptions, script: F) -> Result<Connection<DuplexStream>, ClientError>
+where
+    F: FnOnce(Server) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let server = tokio::spawn(script(Server { pipe: server, buf: Vec::new(), seq: 0 }));
+    let result = tokio::time::timeout(Duration::from_secs(10), Connection::handshake(client, &options))
+        .await
+        .expect("the client must not hang");
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the scripted server must not hang")
+        .expect("the scripted server failed its checks");
+    result
+}
+
+#[tokio::test]
+async fn native_password_login_bytes() {
+    let conn = login(options(tcp()), |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "mysql_native_password")).await;
+        let r = parse_response41(&s.recv().await);
+        assert_eq!(r.user, b"bench");
+        assert_eq!(r.database, b"sbtest");
+        assert_eq!(r.plugin, b"mysql_native_password");
+        assert_eq!(r.auth, native_password::scramble(b"s3cret", &NONCE));
+        for cap in [
+            Capabilities::PROTOCOL_41,
+            Capabilities::SECURE_CONNECTION,
+            Capabilities::PLUGIN_AUTH,
+            Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA,
+            Capabilities::CONNECT_WITH_DB,
+            Capabilities::TRANSACTIONS,
+            Capabilities::MULTI_RESULTS,
+            Capabilities::PS_MULTI_RESULTS,
+            Capabilities::DEPRECATE_EOF,
+        ] {
+            assert!(r.caps.contains(cap), "{cap:?} asked for");
+        }
+        assert!(!r.caps.contains(Capabilities::SSL));
+        s.send(OK).await;
+    })
+    .await
+    .unwrap();
+    assert_eq!(conn.session().connection_id, 42);
+    assert_eq!(conn.session().server_version, MYSQL8);
+}
+
+#[tokio::test]
+async fn mariadb_auth_switch_to_ed25519_uses_the_new_nonce() {
+    let new_nonce: [u8; 32] = *b"ABCDEFGHIJKLMNOPQRSTUVWXYZ012345";
+    let mut caps = server_caps(true);
+    caps.0 &= !Capabilities::LONG_PASSWORD.0;
+    let conn = login(options(tcp()), move |mut s| async move {
+        s.send(&greeting(MARIADB, caps, "mysql_native_password")).await;
+        let first = s.recv().await;
+        assert!(!first.is_empty());
+        let mut switch = vec![0xFE];
+        switch.put_null_terminated(b"client_ed25519");
+        switch.put_bytes(&new_nonce);
+        s.send(&switch).await;
+        let signature = s.recv().await;
+        assert_eq!(signature, ed25519::sign(b"s3cret", &new_nonce), "signed the switch's nonce");
+        s.send(OK).await;
+    })
+    .await
+    .unwrap();
+    assert!(conn.session().is_mariadb);
+    assert_eq!(conn.session().server_version, "10.11.6-MariaDB");
+    assert_eq!(conn.session().auth_plugin, AuthPlugin::ClientEd25519);
+}
+
+/// MySQL 8's default: caching_sha2_password with the fast path, then a query
+/// whose result set ends the way the negotiated capabilities say.
+#[tokio::test]
+async fn mysql8_caching_sha2_fast_auth_then_query_with_and_without_deprecate_eof() {
+    for deprecate_eof in [true, false] {
+        let mut opts = options(tcp());
+        opts.deprecate_eof = deprecate_eof;
+        let mut conn = login(opts, move |mut s| async move {
+            s.send(&greeting(MYSQL8, server_caps(true), "caching_sha2_password")).await;
+            let r = parse_response41(&s.recv().await);
+            assert_eq!(r.plugin, b"caching_sha2_password");
+            assert_eq!(r.auth, caching_sha2::scramble(b"s3cret", &NONCE));
+            assert_eq!(r.caps.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
+            s.send(&[0x01, 0x03]).await; // fast_auth_success
+            s.send(OK).await;
+            tokio::spawn(async move {
+                // SELECT 1: column count, one column definition, [EOF], one row, EOF or 0xFE-OK.
+                assert_eq!(s.recv_command().await, b"\x03SELECT 1");
+                s.send(&[0x01]).await;
+                s.send(b"\x03def\x00\x00\x00\x011\x00\x0c\x3f\x00\x01\x00\x00\x00\x08\x81\x00\x00\x00\x00").await;
+                if !deprecate_eof {
+                    s.send(&[0xFE, 0x00, 0x00, 0x02, 0x00]).await;
+                }
+                s.send(b"\x011").await;
+                if deprecate_eof {
+                    s.send(&[0xFE, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]).await;
+                } else {
+                    s.send(&[0xFE, 0x00, 0x00, 0x02, 0x00]).await;
+                }
+            });
+        })
+        .await
+        .unwrap();
+        assert_eq!(conn.session().auth_plugin, AuthPlugin::CachingSha2Password);
+        let response = conn.query("SELECT 1").await.unwrap();
+        let set = response.result_sets().next().unwrap();
+        assert_eq!(set.text_rows().unwrap(), vec![vec![Some(b"1".to_vec())]]);
+    }
+}
+
+#[tokio::test]
+async fn caching_sha2_full_authentication_over_a_unix_socket_sends_the_password() {
+    login(options(Endpoint::unix("/run/mysqld/mysqld.sock")), |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "caching_sha2_password")).await;
+        s.recv().await;
+        s.send(&[0x01, 0x04]).await; // perform_full_authentication
+        assert_eq!(s.recv().await, b"s3cret\0", "clear text over a socket");
+        s.send(OK).await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn caching_sha2_full_authentication_over_tcp_fetches_the_key_and_encrypts() {
+    let mut rng = rand_core_rng();
+    let key = RsaPrivateKey::new(&mut rng, 1024).unwrap();
+    let pem = key.to_public_key().to_public_key_pem(rsa::pkcs8::LineEnding::LF).unwrap();
+    let conn = login(options(tcp()), move |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "caching_sha2_password")).await;
+        s.recv().await;
+        s.send(&[0x01, 0x04]).await;
+        assert_eq!(s.recv().await, [0x02], "asks for the public key");
+        let mut more = vec![0x01];
+        more.extend_from_slice(pem.as_bytes());
+        s.send(&more).await;
+        let encrypted = s.recv().await;
+        let plain = key.decrypt(Oaep::new::<sha1::Sha1>(), &encrypted).unwrap();
+        let expected: Vec<u8> = b"s3cret\0".iter().zip(NONCE.iter().cycle()).map(|(p, n)| p ^ n).collect();
+        assert_eq!(plain, expected, "(password NUL) XOR nonce, RSA-OAEP");
+        s.send(OK).await;
+    })
+    .await
+    .unwrap();
+    assert!(conn.session().server_public_key.is_some(), "the fetched key is kept for the next connections");
+}
+
+#[tokio::test]
+async fn wrong_password_is_the_servers_error() {
+    let err = login(options(tcp()), |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "mysql_native_password")).await;
+        s.recv().await;
+        s.send(b"\xff\x15\x04#28000Access denied for user 'bench'@'localhost' (using password: YES)").await;
+    })
+    .await
+    .unwrap_err();
+    let expected = ServerError {
+        code: 1045,
+        sql_state: Some(*b"28000"),
+        message: "Access denied for user 'bench'@'localhost' (using password: YES)".into(),
+    };
+    assert_eq!(err.server_error(), Some(&expected));
+    assert_eq!(
+        err.to_string(),
+        "db.example:3306: ERROR 1045 (28000): Access denied for user 'bench'@'localhost' (using password: YES)"
+    );
+}
+
+#[tokio::test]
+async fn error_instead_of_a_greeting() {
+    let err = login(options(tcp()), |mut s| async move {
+        s.send(b"\xff\x10\x04Too many connections").await;
+    })
+    .await
+    .unwrap_err();
+    assert_eq!(err.to_string(), "db.example:3306: ERROR 1040: Too many connections");
+}
+
+#[tokio::test]
+async fn server_closes_mid_packet() {
+    let err = login(options(tcp()), |mut s| async move {
+        let full = greeting(MYSQL8, server_caps(true), "mysql_native_password");
+        let mut bytes = Vec::new();
+        encode_packet(&mut bytes, 0, &full);
+        s.send_raw(&bytes[..30]).await;
+        drop(s);
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ClientError::Closed { mid_packet: true, .. }), "{err:?}");
+    assert_eq!(err.to_string(), "db.example:3306: the server closed the connection in the middle of a packet");
+}
+
+#[tokio::test]
+async fn server_closes_after_login_during_a_query() {
+    let mut conn = login(options(tcp()), |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "mysql_native_password")).await;
+        s.recv().await;
+        s.send(OK).await;
+        // Keep the pipe open only until the query arrives, then vanish.
+        tokio::spawn(async move {
+            s.recv_command().await;
+            s.send_raw(&[0x05, 0x00, 0x00, 0x01, 0x01]).await;
+        });
+    })
+    .await
+    .unwrap();
+    let err = conn.query("SELECT 1").await.unwrap_err();
+    assert!(matches!(err, ClientError::Closed { mid_packet: true, .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn garbage_is_a_protocol_error() {
+    // Not a greeting at all: an HTTP server on the MySQL port.
+    let err = login(options(tcp()), |mut s| async move {
+        s.send_raw(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n").await;
+    })
+    .await
+    .unwrap_err();
+    match err {
+        // "HTT" is a 5.5 MB length with sequence id 'P': out of order, refused at once.
+        ClientError::Protocol { source: ProtocolError::OutOfSync { expected: 0, got: b'P' }, .. } => {}
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+    // A well-framed packet that is not a greeting.
+    let err = login(options(tcp()), |mut s| async move {
+        s.send(&[0x09, 0x01, 0x02]).await;
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Protocol { source: ProtocolError::UnsupportedProtocolVersion(9), .. }),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn connect_timeout_names_the_step() {
+    // A listener that accepts but never greets.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let silent = tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        drop(socket);
+    });
+    let mut opts = options(Endpoint::tcp("127.0.0.1", port));
+    opts.connect_timeout = Duration::from_millis(200);
+    let err = Connection::connect(&opts).await.unwrap_err();
+    assert_eq!(err.to_string(), format!("127.0.0.1:{port}: connecting and logging in timed out after 200ms"));
+    silent.abort();
+}
+
+fn rand_core_rng() -> impl rsa::rand_core::CryptoRngCore {
+    wirebench_protocol::auth::rand_core::OsRng
+}

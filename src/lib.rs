@@ -3,3 +3,4 @@
 pub mod client;
 pub mod rand;
 pub mod stats;
+pub mod workload;

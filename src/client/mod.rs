@@ -207,9 +207,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Sends a pre-encoded COM_STMT_EXECUTE as it is and walks the response
     /// without materialising it: the path the load engine's loops take.
     pub async fn execute_template(&mut self, template: &ExecuteTemplate) -> Result<Outcome> {
-        self.io.wbuf.extend_from_slice(template.packet());
+        self.send_command(template.packet(), RowFormat::Binary).await
+    }
+
+    /// Sends one already encoded command packet (sequence id 0, under 16 MiB)
+    /// and walks its response, whose rows come in `format`.
+    pub async fn send_command(&mut self, packet: &[u8], format: RowFormat) -> Result<Outcome> {
+        self.io.wbuf.extend_from_slice(packet);
         self.io.flush().await?;
-        self.walk_response(RowFormat::Binary, 1).await
+        self.walk_response(format, 1).await
     }
 
     /// COM_STMT_CLOSE; the server sends no reply.

@@ -1,0 +1,142 @@
+//! Workloads: what to send. Each sysbench test is one file here; the driver
+//! (how to send it) and the stats collector (what happened) know nothing of
+//! SQL.
+//!
+//! A workload names the statements every connection prepares, makes one
+//! [`Script`] per connection, and produces the SQL of the `prepare`,
+//! `prewarm` and `cleanup` commands. A script emits one command at a time,
+//! when the driver has room to send it: with `--pipeline=1` that is sysbench's
+//! closed loop (send, wait for the answer, send the next), with more it keeps
+//! several commands in flight. Emitting patches a pre-encoded
+//! COM_STMT_EXECUTE in place and appends it to the send buffer: no
+//! allocation per query.
+
+use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
+use wirebench_protocol::framing;
+use wirebench_protocol::response::RowFormat;
+use wirebench_protocol::ProtocolError;
+
+use crate::rand::Rng;
+
+/// Index of a statement in [`Workload::statements`].
+pub type StmtId = usize;
+
+/// A statement every connection prepares before the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementSpec {
+    pub sql: String,
+    /// Parameter types, in order: sysbench binds integers and strings.
+    pub slots: Vec<ParamSlot>,
+}
+
+/// Who a script runs for: sysbench's thread number decides some tests'
+/// id ranges (select_random_points) and tables (bulk_insert).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptContext {
+    /// 0-based connection ("thread") number.
+    pub thread: u32,
+    /// Number of connections in the run (`--threads`).
+    pub threads: u32,
+}
+
+/// What a script reports after writing a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// More commands of this event follow.
+    More,
+    /// The command just written is the event's last.
+    Last,
+}
+
+/// A script's failure: a bug or a bad parameter, never a server answer.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("statement {stmt}: {source}")]
+    Param { stmt: StmtId, source: ProtocolError },
+    #[error("statement {0} is not prepared on this connection")]
+    UnknownStatement(StmtId),
+}
+
+/// Where a script writes its commands: the connection's prepared
+/// statements and its send buffer.
+pub struct CommandSink<'a> {
+    templates: &'a mut [ExecuteTemplate],
+    out: &'a mut Vec<u8>,
+    format: Option<RowFormat>,
+}
+
+impl<'a> CommandSink<'a> {
+    pub fn new(templates: &'a mut [ExecuteTemplate], out: &'a mut Vec<u8>) -> Self {
+        CommandSink { templates, out, format: None }
+    }
+
+    /// Patches statement `stmt`'s parameters with `fill`, then appends its
+    /// COM_STMT_EXECUTE to the send buffer.
+    pub fn execute(
+        &mut self,
+        stmt: StmtId,
+        fill: impl FnOnce(&mut ExecuteTemplate) -> Result<(), ProtocolError>,
+    ) -> Result<(), WorkloadError> {
+        let template = self.templates.get_mut(stmt).ok_or(WorkloadError::UnknownStatement(stmt))?;
+        fill(template).map_err(|source| WorkloadError::Param { stmt, source })?;
+        self.out.extend_from_slice(template.packet());
+        self.format = Some(RowFormat::Binary);
+        Ok(())
+    }
+
+    /// Appends a COM_QUERY whose SQL `write` appends to the buffer it is
+    /// given (format with `std::io::Write` on it: no allocation).
+    pub fn query_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = framing::start_packet(self.out);
+        self.out.push(wirebench_protocol::constants::command::COM_QUERY);
+        write(self.out);
+        framing::finish_packet(self.out, start, 0);
+        self.format = Some(RowFormat::Text);
+    }
+
+    /// Appends a COM_QUERY with fixed SQL text.
+    pub fn query(&mut self, sql: &[u8]) {
+        self.query_with(|out| out.extend_from_slice(sql));
+    }
+
+    /// The row format of the last command written, for the response reader.
+    pub fn take_format(&mut self) -> Option<RowFormat> {
+        self.format.take()
+    }
+}
+
+/// One connection's generator of events.
+pub trait Script: Send {
+    /// Writes the next command of the current event into `sink`, starting
+    /// a new event after the previous one's last command. Exactly one
+    /// command per call.
+    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError>;
+
+    /// Abandons the rest of the current event (after an ignored error, as
+    /// sysbench re-runs `event()` from the start); the next call begins a
+    /// new event.
+    fn restart_event(&mut self);
+}
+
+/// A sysbench test.
+pub trait Workload: Send + Sync {
+    /// The test's name as sysbench spells it (`oltp_read_only`).
+    fn name(&self) -> &'static str;
+
+    /// The statements each connection prepares; a [`StmtId`] indexes this list.
+    fn statements(&self) -> Vec<StatementSpec>;
+
+    /// The script of one connection.
+    fn script(&self, context: ScriptContext) -> Box<dyn Script>;
+
+    /// SQL for `prepare` run by connection `context.thread`: sysbench spreads
+    /// tables over threads (thread t creates tables t+1, t+1+threads, ...).
+    /// Statements are produced lazily: data loads are large.
+    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send>;
+
+    /// SQL for `prewarm`, spread over threads like `prepare`.
+    fn prewarm(&self, context: ScriptContext) -> Vec<String>;
+
+    /// SQL for `cleanup` (run by one connection).
+    fn cleanup(&self) -> Vec<String>;
+}

@@ -1,4 +1,5 @@
 //! wirebench: a MySQL/MariaDB load generator that speaks the wire protocol itself.
 
+pub mod cli;
 pub mod client;
 pub mod rand;

@@ -17,8 +17,8 @@ use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
 use wirebench::cli::{
-    parse, test_help, Bench, CliError, Command, ForcedShutdown, IgnoreErrors, Invocation, IoBackend, PollMode, PsMode,
-    Test,
+    parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, IgnoreErrors, Invocation, IoBackend, PollMode,
+    PsMode, Test,
 };
 use wirebench::client::Endpoint;
 use wirebench::rand::Distribution;
@@ -162,7 +162,7 @@ const SEED_004: &str = "sysbench --test=oltp --mysql-table-engine=innodb --oltp-
 #[test]
 fn seed_000_oltp_complex_512_threads_900_seconds() {
     let b = bench(SEED_000);
-    assert_eq!((b.test, b.command), (Test::OltpReadWrite, Command::Run));
+    assert_eq!((b.test, b.command, b.dialect), (Test::OltpReadWrite, Command::Run, Dialect::V0_4));
     assert_eq!(b.general.threads, 512);
     assert_eq!(b.general.time, Some(900));
     assert_eq!(b.general.events, None, "--max-requests=0 is no limit");
@@ -236,7 +236,7 @@ fn seed_002_read_only_with_1000_point_selects() {
 
     for clients in SEED_002_CLIENTS {
         let b = bench(&SEED_002.replace("--num-threads=...", &format!("--num-threads={clients}")));
-        assert_eq!((b.test, b.command), (Test::OltpReadOnly, Command::Run));
+        assert_eq!((b.test, b.command, b.dialect), (Test::OltpReadOnly, Command::Run, Dialect::V0_5));
         assert_eq!(b.general.threads, clients);
         assert_eq!(b.general.time, Some(100));
         assert_eq!(b.general.events, None);
@@ -262,7 +262,7 @@ fn seed_003_sysbench_1_0_20_lua_paths() {
         (SEED_003_RUN_PERCONA, Command::Run, "wxroot", "new_password"),
     ] {
         let b = bench(line);
-        assert_eq!((b.test, b.command), (Test::OltpReadWrite, command));
+        assert_eq!((b.test, b.command, b.dialect), (Test::OltpReadWrite, command, Dialect::V1_0));
         assert_eq!(b.general.threads, 20);
         assert_eq!(b.general.time, Some(120));
         assert_eq!(b.general.events, None);

@@ -9,8 +9,8 @@ use super::error::CliError;
 use super::raw::{self, CommandLine, RawOpt};
 use super::test_name::{self, TestRef};
 use super::{
-    legacy, null_server, value, Bench, Command, DbOptions, EngineOptions, ForcedShutdown, GeneralOptions, IgnoreErrors,
-    Invocation, IoBackend, MysqlOptions, PollMode, PsMode, RandOptions, Test, TestOptions,
+    legacy, null_server, value, Bench, Command, DbOptions, Dialect, EngineOptions, ForcedShutdown, GeneralOptions,
+    IgnoreErrors, Invocation, IoBackend, MysqlOptions, PollMode, PsMode, RandOptions, Test, TestOptions,
 };
 use crate::rand::Distribution;
 
@@ -99,7 +99,12 @@ pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
         });
     }
 
-    let legacy_form = !matches!(test_ref, TestRef::Modern(_));
+    let dialect = match test_ref {
+        TestRef::Modern(_) => Dialect::V1_0,
+        TestRef::Oltp04 => Dialect::V0_4,
+        TestRef::Script05(_) => Dialect::V0_5,
+    };
+    let legacy_form = dialect != Dialect::V1_0;
     let opts = Opts::new(list);
     let mut general = general(&opts, legacy_form, command, &mut notes)?;
     let rand = rand(&opts, &mut notes)?;
@@ -120,7 +125,18 @@ pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
         // safety net against a table entry without a reader.
         return Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench yet".to_owned() });
     }
-    Ok(Invocation::Bench(Box::new(Bench { test, command, general, rand, db, mysql, test_options, engine, notes })))
+    Ok(Invocation::Bench(Box::new(Bench {
+        test,
+        command,
+        dialect,
+        general,
+        rand,
+        db,
+        mysql,
+        test_options,
+        engine,
+        notes,
+    })))
 }
 
 fn is_set(opts: &[RawOpt], key: &str) -> Result<bool, CliError> {
@@ -750,4 +766,41 @@ fn engine(opts: &Opts) -> Result<EngineOptions, CliError> {
         engine.pipeline = n;
     }
     Ok(engine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::raw::split;
+
+    /// Every option in the tables has a reader: none falls through to the
+    /// "not supported" safety net.
+    #[test]
+    fn every_defined_option_is_read() {
+        for group in defs::ALL_GROUPS {
+            for def in *group {
+                let value = match def.kind {
+                    defs::Kind::Bool => None,
+                    defs::Kind::File => continue,
+                    defs::Kind::Int | defs::Kind::Double | defs::Kind::Size => Some("1"),
+                    defs::Kind::String | defs::Kind::List => Some("x"),
+                };
+                let option = match value {
+                    Some(value) => format!("--{}={value}", def.name),
+                    None => format!("--{}", def.name),
+                };
+                let test = if defs::is_in(defs::LEGACY, &defs::key(def.name)) {
+                    "--test=oltp"
+                } else if defs::is_in(defs::RANDOM_RANGES, &defs::key(def.name)) {
+                    "select_random_ranges"
+                } else {
+                    "select_random_points"
+                };
+                let args = [test, "run", option.as_str()].map(str::to_owned).to_vec();
+                if let Err(err) = invocation(split(args)) {
+                    assert!(!err.to_string().contains("not supported by wirebench yet"), "{option}: {err}");
+                }
+            }
+        }
+    }
 }

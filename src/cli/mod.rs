@@ -65,6 +65,10 @@ pub enum Invocation {
 pub struct Bench {
     pub test: Test,
     pub command: Command,
+    /// Which sysbench's syntax the line was written in, for a workload that
+    /// wants to emulate 0.4/0.5 details the 1.0 test does not have (one
+    /// table named sbtest, `SELECT pad`, ...).
+    pub dialect: Dialect,
     pub general: GeneralOptions,
     pub rand: RandOptions,
     pub db: DbOptions,
@@ -75,6 +79,17 @@ pub struct Bench {
     /// options), ignored, or read differently from sysbench 1.0.20, for the
     /// dispatcher to print before the run.
     pub notes: Vec<String>,
+}
+
+/// The sysbench version whose command line syntax was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// sysbench 1.0 (also the master-only options).
+    V1_0,
+    /// `--test=oltp`: sysbench 0.4's built-in OLTP test.
+    V0_4,
+    /// `--test=.../tests/db/*.lua`: sysbench 0.5's Lua scripts.
+    V0_5,
 }
 
 /// The 11 database scripts of sysbench 1.0.20.

@@ -1,5 +1,6 @@
 //! wirebench: a MySQL/MariaDB load generator that speaks the wire protocol itself.
 
+pub mod cli;
 pub mod client;
 pub mod rand;
 pub mod stats;

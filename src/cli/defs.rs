@@ -1,0 +1,360 @@
+//! Every option name wirebench knows, grouped as sysbench groups them, with
+//! its value kind, default and help line (the help output and the
+//! "did you mean" suggestions come from these tables).
+
+/// How sysbench reads an option's value (`sb_arg_type_t`). The Lua scripts'
+/// numeric options are doubles in sysbench; wirebench takes whole numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `--name`, `--name=on|off|true|false|1|0`.
+    Bool,
+    Int,
+    /// A number with an optional K, M, G or T suffix.
+    Size,
+    Double,
+    String,
+    /// Comma-separated.
+    List,
+    File,
+}
+
+impl Kind {
+    /// The `=N` part of a help line, as `sb_print_options` writes it.
+    pub(crate) fn format(self) -> &'static str {
+        match self {
+            Kind::Bool => "[=on|off]",
+            Kind::Int | Kind::Double => "=N",
+            Kind::Size => "=SIZE",
+            Kind::String => "=STRING",
+            Kind::List => "=[LIST,...]",
+            Kind::File => "=FILENAME",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OptDef {
+    /// Spelled as sysbench spells it (dashes for the C options, underscores
+    /// for the Lua ones); `-` and `_` are interchangeable when matching.
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: Option<&'static str>,
+    pub help: &'static str,
+}
+
+const fn opt(name: &'static str, kind: Kind, default: Option<&'static str>, help: &'static str) -> OptDef {
+    OptDef { name, kind, default, help }
+}
+
+use Kind::{Bool, Double, File, Int, List, Size};
+const STRING: Kind = Kind::String;
+
+/// sysbench 1.0.20's general options (`general_args` in sysbench.c),
+/// including the deprecated aliases it still accepts.
+pub(crate) const GENERAL: &[OptDef] = &[
+    opt("threads", Int, Some("1"), "number of threads to use"),
+    opt("events", Int, Some("0"), "limit for total number of events"),
+    opt("time", Int, Some("10"), "limit for total execution time in seconds"),
+    opt(
+        "forced-shutdown",
+        STRING,
+        Some("off"),
+        "number of seconds to wait after the --time limit before forcing shutdown, or 'off' to disable",
+    ),
+    opt("thread-stack-size", Size, Some("64K"), "size of stack per thread"),
+    opt("rate", Int, Some("0"), "average transactions rate. 0 for unlimited rate"),
+    opt(
+        "report-interval",
+        Int,
+        Some("0"),
+        "periodically report intermediate statistics with a specified interval in seconds. 0 disables intermediate reports",
+    ),
+    opt(
+        "report-checkpoints",
+        List,
+        Some(""),
+        "dump full statistics and reset all counters at specified points in time. The argument is a list of \
+         comma-separated values representing the amount of time in seconds elapsed from start of test when report \
+         checkpoint(s) must be performed. Report checkpoints are off by default.",
+    ),
+    opt("debug", Bool, Some("off"), "print more debugging info"),
+    opt("validate", Bool, Some("off"), "perform validation checks where possible"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+    opt("version", Bool, Some("off"), "print version and exit"),
+    opt("config-file", File, None, "File containing command line options"),
+    opt("tx-rate", Int, Some("0"), "deprecated alias for --rate"),
+    opt("max-requests", Int, Some("0"), "deprecated alias for --events"),
+    opt("max-time", Int, Some("0"), "deprecated alias for --time"),
+    opt("num-threads", Int, Some("1"), "deprecated alias for --threads"),
+];
+
+/// `--test=NAME`: deprecated in 1.0.20 but accepted; not in its help.
+pub(crate) const TEST_OPTION: OptDef = opt("test", STRING, None, "test to run (deprecated: name it without --test)");
+
+pub(crate) const RAND: &[OptDef] = &[
+    opt("rand-type", STRING, Some("special"), "random numbers distribution {uniform,gaussian,special,pareto,zipfian}"),
+    opt("rand-spec-iter", Int, Some("12"), "number of iterations used for numbers generation"),
+    opt("rand-spec-pct", Int, Some("1"), "percentage of values to be treated as 'special' (for special distribution)"),
+    opt("rand-spec-res", Int, Some("75"), "percentage of 'special' values to use (for special distribution)"),
+    opt(
+        "rand-seed",
+        Int,
+        Some("0"),
+        "seed for random number generator. When 0, the current time is used as a RNG seed.",
+    ),
+    opt("rand-pareto-h", Double, Some("0.2"), "parameter h for pareto distribution"),
+];
+
+pub(crate) const LOG: &[OptDef] = &[
+    opt("verbosity", Int, Some("3"), "verbosity level {5 - debug, 0 - only critical messages}"),
+    opt(
+        "percentile",
+        Int,
+        Some("95"),
+        "percentile to calculate in latency statistics (1-100). Use the special value of 0 to disable percentile calculations",
+    ),
+    opt("histogram", Bool, Some("off"), "print latency histogram in report"),
+];
+
+pub(crate) const DB: &[OptDef] = &[
+    opt("db-driver", STRING, Some("mysql"), "specifies database driver to use (only mysql)"),
+    opt("db-ps-mode", STRING, Some("auto"), "prepared statements usage mode {auto, disable}"),
+    opt("db-debug", Bool, Some("off"), "print database-specific debug information"),
+];
+
+pub(crate) const MYSQL: &[OptDef] = &[
+    opt("mysql-host", List, Some("localhost"), "MySQL server host"),
+    opt("mysql-port", List, Some("3306"), "MySQL server port"),
+    opt("mysql-socket", List, None, "MySQL socket"),
+    opt("mysql-user", STRING, Some("sbtest"), "MySQL user"),
+    opt("mysql-password", STRING, Some(""), "MySQL password"),
+    opt("mysql-db", STRING, Some("sbtest"), "MySQL database name"),
+    opt("mysql-ssl", Bool, Some("off"), "use SSL connections"),
+    opt("mysql-ssl-cipher", STRING, Some(""), "use specific cipher for SSL connections"),
+    opt("mysql-compression", Bool, Some("off"), "use compression"),
+    opt("mysql-debug", Bool, Some("off"), "trace all client library calls"),
+    opt("mysql-ignore-errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\""),
+    opt(
+        "mysql-dry-run",
+        Bool,
+        Some("off"),
+        "Dry run, pretend that all MySQL client API calls are successful without executing them",
+    ),
+];
+
+/// sysbench's PostgreSQL driver options: accepted and ignored, as the
+/// driver is always mysql here.
+pub(crate) const PGSQL: &[OptDef] = &[
+    opt("pgsql-host", STRING, Some("localhost"), "PostgreSQL server host"),
+    opt("pgsql-port", Int, Some("5432"), "PostgreSQL server port"),
+    opt("pgsql-user", STRING, Some("sbtest"), "PostgreSQL user"),
+    opt("pgsql-password", STRING, Some(""), "PostgreSQL password"),
+    opt("pgsql-db", STRING, Some("sbtest"), "PostgreSQL database name"),
+];
+
+/// Options that appeared in sysbench after 1.0.20 (master / 1.1), which
+/// wirebench accepts although 1.0.20 refuses them.
+pub(crate) const MASTER: &[OptDef] = &[
+    opt(
+        "warmup-time",
+        Int,
+        Some("0"),
+        "execute events for this many seconds with statistics disabled before the actual benchmark run",
+    ),
+    opt("thread-init-timeout", Int, Some("30"), "wait time in seconds for worker threads to initialize"),
+    opt("rand-zipfian-exp", Double, Some("0.8"), "shape parameter (exponent, theta) for the Zipfian distribution"),
+    opt("mysql-ssl-key", STRING, None, "path name of the client private key file"),
+    opt("mysql-ssl-cert", STRING, None, "path name of the client public key certificate file"),
+    opt("mysql-ssl-ca", STRING, None, "path name of the CA file"),
+    opt("create_table_options", STRING, Some(""), "Extra CREATE TABLE options"),
+];
+
+/// wirebench's own engine options.
+pub(crate) const ENGINE: &[OptDef] = &[
+    opt("cpus", List, None, "CPUs to run the engine threads on, e.g. 0,2,4-7 (default: all)"),
+    opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
+    opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
+    opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
+];
+
+/// `oltp_common.lua`'s options, shared by every OLTP script and the two
+/// select_random scripts.
+pub(crate) const OLTP: &[OptDef] = &[
+    opt("auto_inc", Bool, Some("on"), "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives in other DBMS. When disabled, use client-generated IDs"),
+    opt("create_secondary", Bool, Some("on"), "Create a secondary index in addition to the PRIMARY KEY"),
+    opt("delete_inserts", Double, Some("1"), "Number of DELETE/INSERT combinations per transaction"),
+    opt("distinct_ranges", Double, Some("1"), "Number of SELECT DISTINCT queries per transaction"),
+    opt("index_updates", Double, Some("1"), "Number of UPDATE index queries per transaction"),
+    opt("mysql_storage_engine", STRING, Some("innodb"), "Storage engine, if MySQL is used"),
+    opt("non_index_updates", Double, Some("1"), "Number of UPDATE non-index queries per transaction"),
+    opt("order_ranges", Double, Some("1"), "Number of SELECT ORDER BY queries per transaction"),
+    opt("pgsql_variant", STRING, None, "Use this PostgreSQL variant when running with the PostgreSQL driver (ignored: wirebench speaks MySQL only)"),
+    opt("point_selects", Double, Some("10"), "Number of point SELECT queries per transaction"),
+    opt("range_selects", Bool, Some("on"), "Enable/disable all range SELECT queries"),
+    opt("range_size", Double, Some("100"), "Range size for range SELECT queries"),
+    opt("secondary", Bool, Some("off"), "Use a secondary index in place of the PRIMARY KEY"),
+    opt("simple_ranges", Double, Some("1"), "Number of simple range SELECT queries per transaction"),
+    opt("skip_trx", Bool, Some("off"), "Don't start explicit transactions and execute all queries in the AUTOCOMMIT mode"),
+    opt("sum_ranges", Double, Some("1"), "Number of SELECT SUM() queries per transaction"),
+    opt("table_size", Double, Some("10000"), "Number of rows per table"),
+    opt("tables", Double, Some("1"), "Number of tables"),
+];
+
+pub(crate) const RANDOM_POINTS: &[OptDef] =
+    &[opt("random_points", Double, Some("10"), "Number of random points in the IN() clause in generated SELECTs")];
+
+pub(crate) const RANDOM_RANGES: &[OptDef] = &[
+    opt("delta", Double, Some("5"), "Size of BETWEEN ranges"),
+    opt("number_of_ranges", Double, Some("10"), "Number of random BETWEEN ranges per SELECT"),
+];
+
+/// sysbench 0.4 (`sysbench.c`, `tests/oltp/sb_oltp.c`, the MySQL driver) and
+/// 0.5 (`tests/db/*.lua`) options that 1.0.20 no longer has. Their meaning
+/// is in `legacy.rs`.
+pub(crate) const LEGACY: &[OptDef] = &[
+    opt("init-rng", Bool, Some("off"), "0.4: seed the random number generator from the time"),
+    opt("seed-rng", Int, Some("0"), "0.4: random number generator seed"),
+    opt("rand-init", Bool, Some("off"), "0.5: seed the random number generator from the time"),
+    opt("tx-jitter", Int, Some("0"), "0.4: target transaction variation, in microseconds"),
+    opt("oltp-test-mode", STRING, Some("complex"), "0.4: {simple,complex,nontrx,sp}"),
+    opt("oltp-nontrx-mode", STRING, Some("select"), "0.4: {select,update_key,update_nokey,insert,delete}"),
+    opt("oltp-reconnect-mode", STRING, Some("session"), "0.4: {session,transaction,query,random}"),
+    opt("oltp-reconnect", Bool, Some("off"), "0.5: reconnect after every transaction"),
+    opt("oltp-sp-name", STRING, Some(""), "0.4: stored procedure of the sp mode"),
+    opt("oltp-read-only", Bool, Some("off"), "0.4/0.5: only read queries"),
+    opt("oltp-write-only", Bool, Some("off"), "0.4/0.5: only write queries"),
+    opt("oltp-skip-trx", Bool, Some("off"), "0.4/0.5: --skip-trx"),
+    opt("oltp-range-selects", Bool, Some("on"), "0.4/0.5: --range-selects"),
+    opt("oltp-auto-inc", Bool, Some("on"), "0.4/0.5: --auto-inc"),
+    opt("oltp-secondary", Bool, Some("off"), "0.4/0.5: --secondary"),
+    opt("oltp-create-secondary", Bool, Some("on"), "0.5: --create-secondary"),
+    opt("oltp-range-size", Int, Some("100"), "0.4/0.5: --range-size"),
+    opt("oltp-point-selects", Int, Some("10"), "0.4/0.5: --point-selects"),
+    opt("oltp-simple-ranges", Int, Some("1"), "0.4/0.5: --simple-ranges"),
+    opt("oltp-sum-ranges", Int, Some("1"), "0.4/0.5: --sum-ranges"),
+    opt("oltp-order-ranges", Int, Some("1"), "0.4/0.5: --order-ranges"),
+    opt("oltp-distinct-ranges", Int, Some("1"), "0.4/0.5: --distinct-ranges"),
+    opt("oltp-index-updates", Int, Some("1"), "0.4/0.5: --index-updates"),
+    opt("oltp-non-index-updates", Int, Some("1"), "0.4/0.5: --non-index-updates"),
+    opt("oltp-delete-inserts", Int, Some("1"), "0.4/0.5: --delete-inserts"),
+    opt("oltp-table-size", Int, Some("10000"), "0.4/0.5: --table-size"),
+    opt("oltp-tables-count", Int, Some("1"), "0.5: --tables"),
+    opt("oltp-table-name", STRING, Some("sbtest"), "0.4: the single table's name"),
+    opt("oltp-connect-delay", Int, Some("10000"), "0.4: sleep after connecting, in microseconds"),
+    opt("oltp-user-delay-min", Int, Some("0"), "0.4: minimum sleep after each request, in microseconds"),
+    opt("oltp-user-delay-max", Int, Some("0"), "0.4: maximum sleep after each request, in microseconds"),
+    opt("oltp-dist-type", STRING, Some("special"), "0.4: --rand-type"),
+    opt("oltp-dist-iter", Int, Some("12"), "0.4: --rand-spec-iter"),
+    opt("oltp-dist-pct", Int, Some("1"), "0.4: --rand-spec-pct"),
+    opt("oltp-dist-res", Int, Some("75"), "0.4: --rand-spec-res"),
+    opt("oltp-point-select-mysql-handler", Bool, Some("off"), "0.4: point selects through HANDLER"),
+    opt("oltp-point-select-all-cols", Bool, Some("off"), "0.4: point selects of all columns"),
+    opt("random-ranges-delta", Int, Some("5"), "0.5: --delta"),
+    opt("mysql-table-engine", STRING, Some("innodb"), "0.4/0.5: --mysql-storage-engine"),
+    opt("mysql-engine-trx", STRING, Some("auto"), "0.4/0.5: whether the engine is transactional {yes,no,auto}"),
+    opt("myisam-max-rows", Int, Some("1000000"), "0.4/0.5: MAX_ROWS of MyISAM tables"),
+    opt("mysql-create-options", STRING, Some(""), "0.4: extra CREATE TABLE options"),
+    opt("mysql-table-options", STRING, Some(""), "0.5: extra CREATE TABLE options"),
+];
+
+/// `--listen`, `--socket`, `--cpus` of `wirebench null-server`.
+pub(crate) const NULL_SERVER: &[OptDef] = &[
+    opt("listen", List, None, "TCP addresses to listen on, e.g. 127.0.0.1:3307"),
+    opt("socket", STRING, None, "unix socket path to listen on"),
+    opt("cpus", List, None, "CPUs to run the server threads on, e.g. 0-3 (default: all)"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
+/// The comparison key of an option name: sysbench treats `-` and `_` alike
+/// and is case-sensitive otherwise.
+pub(crate) fn key(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// Every option group wirebench knows, for lookups and suggestions.
+pub(crate) const ALL_GROUPS: &[&[OptDef]] =
+    &[GENERAL, RAND, LOG, DB, MYSQL, PGSQL, MASTER, ENGINE, OLTP, RANDOM_POINTS, RANDOM_RANGES, LEGACY];
+
+pub(crate) fn find_in<'a>(groups: &[&'a [OptDef]], name_key: &str) -> Option<&'a OptDef> {
+    groups.iter().flat_map(|g| g.iter()).find(|d| key(d.name) == name_key)
+}
+
+pub(crate) fn find(name_key: &str) -> Option<&'static OptDef> {
+    if key(TEST_OPTION.name) == name_key {
+        return Some(&TEST_OPTION);
+    }
+    find_in(ALL_GROUPS, name_key)
+}
+
+pub(crate) fn is_in(group: &[OptDef], name_key: &str) -> bool {
+    group.iter().any(|d| key(d.name) == name_key)
+}
+
+/// The known name closest to `name` by edit distance, if it is close enough
+/// to be a typo of it.
+pub(crate) fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let wanted = key(name).to_ascii_lowercase();
+    let (best, distance) = candidates
+        .into_iter()
+        .map(|c| (c, edit_distance(&wanted, &key(c).to_ascii_lowercase())))
+        .min_by_key(|&(_, d)| d)?;
+    let limit = (wanted.chars().count() / 3).max(2);
+    (distance <= limit).then_some(best)
+}
+
+/// Levenshtein distance over chars.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        current.fill(0);
+        if let Some(first) = current.first_mut() {
+            *first = i + 1;
+        }
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous.get(j).copied().unwrap_or(usize::MAX).saturating_add(usize::from(ca != *cb));
+            let delete = previous.get(j + 1).copied().unwrap_or(usize::MAX).saturating_add(1);
+            let insert = current.get(j).copied().unwrap_or(usize::MAX).saturating_add(1);
+            if let Some(cell) = current.get_mut(j + 1) {
+                *cell = substitute.min(delete).min(insert);
+            }
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("threads", "threads"), 0);
+        assert_eq!(edit_distance("thread", "threads"), 1);
+        assert_eq!(edit_distance("thraeds", "threads"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn closest_ignores_dash_underscore_and_case_but_not_distance() {
+        let names = ["threads", "table_size", "tables", "time"];
+        assert_eq!(closest("thread", names), Some("threads"));
+        assert_eq!(closest("TABLE-SIZE", names), Some("table_size"));
+        assert_eq!(closest("table_sise", names), Some("table_size"));
+        assert_eq!(closest("completely-different", names), None);
+    }
+
+    #[test]
+    fn option_names_are_unique_across_groups() {
+        let mut seen = std::collections::HashSet::new();
+        for group in ALL_GROUPS {
+            for def in *group {
+                assert!(seen.insert(key(def.name)), "{} defined twice", def.name);
+            }
+        }
+        assert!(!seen.contains(&key(TEST_OPTION.name)));
+    }
+}

@@ -1,0 +1,89 @@
+//! What the command line parser refuses, one line each, with what to do.
+
+use std::fmt;
+
+/// A refused command line. `Display` gives one line that names the culprit
+/// and says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CliError {
+    /// No option of that name; `suggestion` is the closest known one.
+    #[error("unknown option {option}{}; `wirebench --help` and `wirebench TESTNAME help` list the options", Suggest(.suggestion))]
+    UnknownOption { option: String, suggestion: Option<String> },
+
+    /// A known option that this command line cannot take (a 0.4/0.5 option
+    /// with a 1.0 test name, another test's option, ...).
+    #[error("{option}: {reason}")]
+    NotHere { option: String, reason: String },
+
+    #[error("invalid value for {option}: '{value}' (expected {expected})")]
+    InvalidValue { option: String, value: String, expected: String },
+
+    #[error("{option} needs a value: {option}={expected}")]
+    MissingValue { option: String, expected: String },
+
+    /// A sysbench 0.4/0.5 option with no equivalent in sysbench 1.0.
+    #[error("{option} has no equivalent in sysbench 1.0 or wirebench: {advice}")]
+    NoEquivalent { option: String, advice: String },
+
+    /// Options that are valid alone but not together.
+    #[error("{0}")]
+    Conflict(String),
+
+    #[error("unknown test '{name}'{}; the tests are {}", Suggest(.suggestion), TEST_LIST)]
+    UnknownTest { name: String, suggestion: Option<String> },
+
+    /// sysbench's fileio, cpu, memory, threads and mutex.
+    #[error(
+        "'{0}' is a sysbench test that wirebench does not run: wirebench runs only the database tests ({TEST_LIST})"
+    )]
+    NotADatabaseTest(String),
+
+    #[error("missing test name: wirebench [OPTIONS] TESTNAME COMMAND, where TESTNAME is one of {TEST_LIST} (or a path to its .lua script); `wirebench --help` lists the options")]
+    MissingTest,
+
+    #[error("missing command after '{test}': add run (or prepare, prewarm, cleanup, help) at the end; sysbench refuses a line without one too")]
+    MissingCommand { test: String },
+
+    #[error("unknown command '{command}' for {test}: use prepare, prewarm, run, cleanup or help")]
+    UnknownCommand { command: String, test: String },
+
+    /// A command this test does not implement, as in sysbench.
+    #[error("{test} does not implement the '{command}' command{}", Advice(.advice))]
+    UnsupportedCommand { test: String, command: String, advice: &'static str },
+
+    #[error("unexpected argument '{0}': options are written --name=value (sysbench takes no --name value form), and only TESTNAME and COMMAND come without --")]
+    UnexpectedArgument(String),
+
+    #[error("config file {path}: {message}")]
+    ConfigFile { path: String, message: String },
+
+    #[error("argument {0} is not valid UTF-8")]
+    NotUnicode(String),
+}
+
+const TEST_LIST: &str = "oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_update_index, \
+                         oltp_update_non_index, oltp_delete, oltp_insert, select_random_points, \
+                         select_random_ranges, bulk_insert";
+
+struct Suggest<'a>(&'a Option<String>);
+
+impl fmt::Display for Suggest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(name) => write!(f, " (did you mean {name}?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+struct Advice(&'static str);
+
+impl fmt::Display for Advice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            write!(f, ": {}", self.0)
+        }
+    }
+}

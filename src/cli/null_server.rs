@@ -1,0 +1,88 @@
+//! `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST`.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+
+use super::defs;
+use super::error::CliError;
+use super::raw::RawOpt;
+use super::{value, Invocation, NullServerOptions};
+
+const ADDRESS: &str = "addresses such as 127.0.0.1:3307, [::1]:3307 or a bare port (on 127.0.0.1)";
+
+pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
+    if let Some(extra) = words.first() {
+        return Err(CliError::UnexpectedArgument((*extra).to_owned()));
+    }
+    for opt in opts {
+        if defs::is_in(defs::NULL_SERVER, &opt.key) {
+            continue;
+        }
+        if defs::find(&opt.key).is_some() {
+            return Err(CliError::NotHere {
+                option: opt.label(),
+                reason: "not a null-server option: null-server takes --listen, --socket and --cpus".to_owned(),
+            });
+        }
+        return Err(CliError::UnknownOption {
+            option: opt.label(),
+            suggestion: defs::closest(&opt.name, defs::NULL_SERVER.iter().map(|d| d.name)).map(|n| format!("--{n}")),
+        });
+    }
+    let last = |key: &str| opts.iter().rev().find(|o| o.key == key);
+    if last("help").map_or(Ok(false), value::boolean)? {
+        return Ok(Invocation::Help { null_server: true });
+    }
+    let mut options = NullServerOptions { listen: Vec::new(), socket: None, cpus: None };
+    if let Some(opt) = last("listen") {
+        for item in value::list(opt)? {
+            let addr = listen_addr(&item).ok_or_else(|| CliError::InvalidValue {
+                option: opt.label(),
+                value: item.clone(),
+                expected: ADDRESS.to_owned(),
+            })?;
+            options.listen.push(addr);
+        }
+    }
+    if let Some(opt) = last("socket") {
+        let path = value::text(opt, "PATH")?;
+        if path.is_empty() {
+            return Err(CliError::MissingValue { option: opt.label(), expected: "PATH".to_owned() });
+        }
+        options.socket = Some(PathBuf::from(path));
+    }
+    if let Some(opt) = last("cpus") {
+        options.cpus = Some(value::cpu_list(opt)?);
+    }
+    if options.listen.is_empty() && options.socket.is_none() {
+        return Err(CliError::Conflict(
+            "null-server needs somewhere to listen: --listen=127.0.0.1:3307 and/or --socket=/tmp/null.sock".to_owned(),
+        ));
+    }
+    Ok(Invocation::NullServer(options))
+}
+
+fn listen_addr(text: &str) -> Option<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Some(addr);
+    }
+    let port = text.strip_prefix("localhost:").or_else(|| text.strip_prefix(':')).unwrap_or(text);
+    port.parse::<u16>().ok().map(|port| SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(listen_addr("127.0.0.1:3307"), Some("127.0.0.1:3307".parse().unwrap()));
+        assert_eq!(listen_addr("[::1]:3307"), Some("[::1]:3307".parse().unwrap()));
+        assert_eq!(listen_addr("3307"), Some("127.0.0.1:3307".parse().unwrap()));
+        assert_eq!(listen_addr(":3307"), Some("127.0.0.1:3307".parse().unwrap()));
+        assert_eq!(listen_addr("localhost:3307"), Some("127.0.0.1:3307".parse().unwrap()));
+        assert_eq!(listen_addr("example.com:3307"), None);
+        assert_eq!(listen_addr("70000"), None);
+    }
+}

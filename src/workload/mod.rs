@@ -63,11 +63,12 @@ pub struct CommandSink<'a> {
     templates: &'a mut [ExecuteTemplate],
     out: &'a mut Vec<u8>,
     format: Option<RowFormat>,
+    stmt: Option<StmtId>,
 }
 
 impl<'a> CommandSink<'a> {
     pub fn new(templates: &'a mut [ExecuteTemplate], out: &'a mut Vec<u8>) -> Self {
-        CommandSink { templates, out, format: None }
+        CommandSink { templates, out, format: None, stmt: None }
     }
 
     /// Patches statement `stmt`'s parameters with `fill`, then appends its
@@ -81,6 +82,7 @@ impl<'a> CommandSink<'a> {
         fill(template).map_err(|source| WorkloadError::Param { stmt, source })?;
         self.out.extend_from_slice(template.packet());
         self.format = Some(RowFormat::Binary);
+        self.stmt = Some(stmt);
         Ok(())
     }
 
@@ -92,6 +94,7 @@ impl<'a> CommandSink<'a> {
         write(self.out);
         framing::finish_packet(self.out, start, 0);
         self.format = Some(RowFormat::Text);
+        self.stmt = None;
     }
 
     /// Appends a COM_QUERY with fixed SQL text.
@@ -102,6 +105,11 @@ impl<'a> CommandSink<'a> {
     /// The row format of the last command written, for the response reader.
     pub fn take_format(&mut self) -> Option<RowFormat> {
         self.format.take()
+    }
+
+    /// The statement of the last command written, if it was an execute.
+    pub fn take_stmt(&mut self) -> Option<StmtId> {
+        self.stmt.take()
     }
 }
 

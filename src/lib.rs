@@ -5,3 +5,4 @@ pub mod client;
 pub mod rand;
 pub mod stats;
 pub mod workload;
+pub mod driver;

@@ -150,6 +150,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         &self.io.endpoint
     }
 
+    /// Takes the connection apart for an event loop that drives the socket
+    /// itself: the stream, any bytes already read, and the session.
+    pub fn into_parts(self) -> (S, BytesMut, Session) {
+        (self.io.stream, self.io.rbuf, self.session)
+    }
+
     /// COM_QUERY, decoded in full (text protocol). A server error, even one
     /// after earlier results of a multi-statement query, is returned as
     /// [`ClientError::Server`].

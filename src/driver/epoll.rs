@@ -1,0 +1,103 @@
+//! The epoll backend: a tokio current-thread runtime per loop, one task per
+//! connection. Portable and simple; io_uring amortises wake-ups better.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Buf;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::{Budget, ConnPlan, DriverError, LoopContext, StdSocket};
+use crate::client::Stream;
+use crate::stats::LoopStats;
+
+/// How often an idle loop still answers the collector.
+const PUBLISH_TICK: Duration = Duration::from_millis(5);
+
+pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DriverError::Setup { index, message: format!("cannot start its runtime: {e}") })?;
+    let stats = Rc::new(RefCell::new(context.board.loop_stats(index)));
+    let budget = Rc::new(RefCell::new(Budget::new(context.control.clone(), context.deadline_ns)));
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&runtime, async {
+        let mut tasks = Vec::with_capacity(connections.len());
+        for conn in connections {
+            let (stats, budget, context) = (stats.clone(), budget.clone(), context.clone());
+            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, context)));
+        }
+        let ticker = {
+            let (stats, board) = (stats.clone(), context.board.clone());
+            tokio::task::spawn_local(async move {
+                let mut tick = tokio::time::interval(PUBLISH_TICK);
+                loop {
+                    tick.tick().await;
+                    board.publish_if_requested(index, &mut stats.borrow_mut());
+                }
+            })
+        };
+        let mut first_error = None;
+        for task in tasks {
+            let outcome = task.await.unwrap_or_else(|e| {
+                Err(DriverError::Setup { index, message: format!("a connection task failed: {e}") })
+            });
+            if let Err(e) = outcome {
+                context.control.stop();
+                first_error.get_or_insert(e);
+            }
+        }
+        ticker.abort();
+        first_error.map_or(Ok(()), Err)
+    });
+    context.board.publish(index, &mut stats.borrow_mut());
+    result
+}
+
+async fn drive(
+    index: usize,
+    conn: ConnPlan,
+    stats: Rc<RefCell<LoopStats>>,
+    budget: Rc<RefCell<Budget>>,
+    context: LoopContext,
+) -> Result<(), DriverError> {
+    let ConnPlan { endpoint, socket, leftover, mut session } = conn;
+    let io_error = |source| DriverError::Io { endpoint: endpoint.clone(), source };
+    let mut stream = match socket {
+        StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s).map_err(io_error)?),
+        StdSocket::Unix(s) => Stream::Unix(tokio::net::UnixStream::from_std(s).map_err(io_error)?),
+    };
+    let mut rbuf = leftover;
+    rbuf.reserve(64 * 1024);
+    let mut wbuf = Vec::with_capacity(4096);
+    let session_error = |source| DriverError::Session { endpoint: endpoint.clone(), source };
+    loop {
+        let now = context.clock.now_ns();
+        session.fill(&mut wbuf, now, &mut budget.borrow_mut()).map_err(session_error)?;
+        if !wbuf.is_empty() {
+            stream.write_all(&wbuf).await.map_err(io_error)?;
+            wbuf.clear();
+        }
+        if session.is_done() {
+            return Ok(());
+        }
+        // Not done, so at least one command is in flight: wait for its answer.
+        if rbuf.capacity() - rbuf.len() < 16 * 1024 {
+            rbuf.reserve(64 * 1024);
+        }
+        let n = stream.read_buf(&mut rbuf).await.map_err(io_error)?;
+        if n == 0 {
+            return Err(DriverError::Closed { endpoint: endpoint.clone() });
+        }
+        let now = context.clock.now_ns();
+        let used = {
+            let mut stats = stats.borrow_mut();
+            let used = session.on_input(&rbuf, now, &mut stats, &context.ignore).map_err(session_error)?;
+            context.board.publish_if_requested(index, &mut stats);
+            used
+        };
+        rbuf.advance(used);
+    }
+}

@@ -1,0 +1,157 @@
+//! The driver: how commands reach the server. One event loop per chosen
+//! core, each pinned and owning its connections outright; nothing is shared
+//! per query. Loops hand their statistics to the collector once per report
+//! interval (see `crate::stats::StatsBoard`).
+//!
+//! Connections are opened and their statements prepared beforehand by the
+//! async client; each loop then drives its sockets with one of two
+//! backends: io_uring (batched submissions and completions) or epoll
+//! (tokio), behind the same per-connection [`Session`] state machine.
+
+mod budget;
+mod epoll;
+mod session;
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use bytes::BytesMut;
+
+pub use budget::{Budget, RunControl};
+pub use session::{Session, SessionError};
+
+use crate::cli::{IgnoreErrors, IoBackend, PollMode};
+use crate::client::{Endpoint, Stream};
+use crate::stats::StatsBoard;
+
+/// Nanoseconds since the run started, from the monotonic clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock(Instant);
+
+impl Clock {
+    pub fn start() -> Self {
+        Clock(Instant::now())
+    }
+
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+
+    pub fn started(&self) -> Instant {
+        self.0
+    }
+}
+
+/// A connected, logged-in socket with its statements prepared.
+pub struct ConnPlan {
+    pub endpoint: Endpoint,
+    pub socket: StdSocket,
+    /// Bytes already read from the socket during set-up.
+    pub leftover: BytesMut,
+    pub session: Session,
+}
+
+/// A socket in blocking-agnostic std form, ready to move to a loop thread.
+#[derive(Debug)]
+pub enum StdSocket {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl StdSocket {
+    pub fn from_stream(stream: Stream) -> io::Result<Self> {
+        Ok(match stream {
+            Stream::Tcp(s) => StdSocket::Tcp(s.into_std()?),
+            Stream::Unix(s) => StdSocket::Unix(s.into_std()?),
+        })
+    }
+}
+
+impl AsRawFd for StdSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            StdSocket::Tcp(s) => s.as_raw_fd(),
+            StdSocket::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+/// The connections one loop drives, and the core it is pinned to.
+pub struct LoopPlan {
+    pub cpu: Option<usize>,
+    pub connections: Vec<ConnPlan>,
+}
+
+/// What every loop needs to know about the run.
+#[derive(Clone)]
+pub struct LoopContext {
+    pub board: Arc<StatsBoard>,
+    pub control: Arc<RunControl>,
+    pub clock: Clock,
+    /// No event starts after this (ns since the run's start).
+    pub deadline_ns: Option<u64>,
+    pub ignore: IgnoreErrors,
+    pub poll: PollMode,
+}
+
+/// Why a loop stopped before the run was over.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("{endpoint}: {source}")]
+    Session { endpoint: Endpoint, source: SessionError },
+    #[error("{endpoint}: {source}")]
+    Io { endpoint: Endpoint, source: io::Error },
+    #[error("{endpoint}: the server closed the connection")]
+    Closed { endpoint: Endpoint },
+    #[error("event loop {index}: {message}")]
+    Setup { index: usize, message: String },
+}
+
+/// Which backend a loop runs, after `--io=auto` is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Uring,
+    Epoll,
+}
+
+impl Backend {
+    /// `--io=auto` picks io_uring where the kernel allows it.
+    pub fn resolve(choice: IoBackend) -> Result<Backend, String> {
+        match choice {
+            IoBackend::Epoll => Ok(Backend::Epoll),
+            IoBackend::Uring | IoBackend::Auto => Ok(Backend::Epoll),
+        }
+    }
+}
+
+/// Starts one pinned thread per loop. Each returns when its connections
+/// are done (budget spent, every answer in) or on the first fatal error,
+/// which also stops the other loops.
+pub fn spawn_loops(
+    plans: Vec<LoopPlan>,
+    backend: Backend,
+    context: &LoopContext,
+) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
+    let mut handles = Vec::with_capacity(plans.len());
+    for (index, plan) in plans.into_iter().enumerate() {
+        let context = context.clone();
+        let handle = std::thread::Builder::new().name(format!("wirebench-loop-{index}")).spawn(move || {
+            if let Some(cpu) = plan.cpu {
+                core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
+            }
+            let result = match backend {
+                Backend::Epoll | Backend::Uring => epoll::run_loop(index, plan.connections, &context),
+            };
+            if result.is_err() {
+                context.control.stop();
+            }
+            result
+        })?;
+        handles.push(handle);
+    }
+    Ok(handles)
+}

@@ -6,3 +6,4 @@ pub mod rand;
 pub mod stats;
 pub mod workload;
 pub mod driver;
+pub mod run;

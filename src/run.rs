@@ -1,0 +1,357 @@
+//! The commands of a sysbench test: `prepare`, `prewarm`, `run`, `cleanup`
+//! and `help`, from a parsed command line to the report.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::BytesMut;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use wirebench_protocol::command::ExecuteTemplate;
+
+use crate::cli::{Bench, Command};
+use crate::client::{ClientError, ConnectOptions, Connection, Endpoint};
+use crate::driver::{self, Backend, Clock, ConnPlan, LoopContext, LoopPlan, RunControl, Session, StdSocket};
+use crate::rand::{srandom_seed, RandParams, Rng};
+use crate::stats::report::{self, FinalReport, HistogramReport, InterimReport, RunHeader};
+use crate::stats::{Collector, StatsBoard};
+use crate::workload::{ScriptContext, StatementSpec, Workload};
+
+/// A failure that ends the command, printed as `FATAL: ...`.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Driver(#[from] driver::DriverError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// How many connections log in at once: enough to hide round trips, few
+/// enough not to overflow the server's accept backlog.
+const CONNECT_PARALLELISM: usize = 256;
+
+/// The default unix socket libmysqlclient uses for host `localhost`.
+fn default_socket() -> PathBuf {
+    std::env::var_os("MYSQL_UNIX_PORT").map_or_else(|| PathBuf::from("/run/mysqld/mysqld.sock"), PathBuf::from)
+}
+
+/// Where connection `n` goes. Like libmysqlclient, host `localhost` means
+/// the default unix socket (when it exists).
+pub fn endpoint(bench: &Bench, n: usize) -> Endpoint {
+    match bench.mysql.endpoint(n) {
+        Endpoint::Tcp { host, .. } if host == "localhost" && default_socket().exists() => {
+            Endpoint::unix(default_socket())
+        }
+        other => other,
+    }
+}
+
+fn connect_options(bench: &Bench, n: usize) -> ConnectOptions {
+    let mut options = ConnectOptions::new(endpoint(bench, n), bench.mysql.user.clone(), bench.mysql.password.clone());
+    if !bench.mysql.db.is_empty() {
+        options.database = Some(bench.mysql.db.clone());
+    }
+    options.connect_timeout = Duration::from_secs(u64::from(bench.general.thread_init_timeout.max(1)));
+    options
+}
+
+/// A connection error with sysbench's advice where one applies.
+fn connect_error(error: ClientError) -> RunError {
+    let hint = match error.server_error().map(|e| e.code) {
+        Some(1040) => "; the server's max_connections is reached: raise it or use fewer --threads",
+        Some(1045) => "; check --mysql-user and --mysql-password",
+        Some(1044 | 1049) => "; check --mysql-db (create the database first)",
+        _ => match error {
+            ClientError::Io { .. } | ClientError::Timeout { .. } => {
+                "; check --mysql-host/--mysql-port/--mysql-socket and that the server is running"
+            }
+            _ => "",
+        },
+    };
+    RunError::Setup(format!("unable to connect: {error}{hint}"))
+}
+
+fn rand_params(bench: &Bench) -> Result<RandParams, RunError> {
+    RandParams::new(&bench.rand.config()).map_err(|e| RunError::Setup(e.to_string()))
+}
+
+fn seed(bench: &Bench) -> u32 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    srandom_seed(bench.rand.seed, now)
+}
+
+/// Runs `bench.command` for `workload`.
+pub fn execute(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Setup(format!("cannot start the set-up runtime: {e}")))?;
+    match bench.command {
+        Command::Help => {
+            print!("{}", crate::cli::test_help(bench.test));
+            Ok(())
+        }
+        Command::Prepare => runtime.block_on(prepare(bench, workload)),
+        Command::Prewarm => runtime.block_on(prewarm(bench, workload)),
+        Command::Cleanup => runtime.block_on(cleanup(bench, workload)),
+        Command::Run => run(bench, workload, &runtime),
+    }
+}
+
+async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+    print!("{}", report::Banner);
+    print!("{}", report::INITIALIZING_WORKERS);
+    let threads = bench.general.threads;
+    let params = rand_params(bench)?;
+    let seed = seed(bench);
+    let mut tasks = JoinSet::new();
+    for thread in 0..threads {
+        let options = connect_options(bench, thread as usize);
+        let workload = workload.clone();
+        let rng = Rng::for_thread(seed, thread, params);
+        tasks.spawn(async move {
+            let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
+            let context = ScriptContext { thread, threads };
+            for sql in workload.prepare(context, rng) {
+                if let Some(message) = progress_message(&sql) {
+                    println!("{message}");
+                }
+                conn.query_drop(&sql).await?;
+            }
+            Ok::<(), RunError>(())
+        });
+    }
+    join_all(tasks).await
+}
+
+/// sysbench's prepare messages, derived from the statement being run.
+fn progress_message(sql: &str) -> Option<String> {
+    let table_after = |prefix: &str| sql.strip_prefix(prefix).and_then(|rest| rest.split(['(', ' ', '\n']).next());
+    if let Some(table) = table_after("CREATE TABLE ") {
+        return Some(format!("Creating table '{table}'..."));
+    }
+    if sql.starts_with("CREATE INDEX") {
+        let table = sql.split(" ON ").nth(1)?.split('(').next()?;
+        return Some(format!("Creating a secondary index on '{table}'..."));
+    }
+    None
+}
+
+async fn prewarm(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+    print!("{}", report::Banner);
+    print!("{}", report::INITIALIZING_WORKERS);
+    let threads = bench.general.threads;
+    let mut tasks = JoinSet::new();
+    for thread in 0..threads {
+        let options = connect_options(bench, thread as usize);
+        let workload = workload.clone();
+        tasks.spawn(async move {
+            let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
+            for sql in workload.prewarm(ScriptContext { thread, threads }) {
+                conn.query_drop(&sql).await?;
+            }
+            Ok::<(), RunError>(())
+        });
+    }
+    join_all(tasks).await
+}
+
+async fn cleanup(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+    print!("{}", report::Banner);
+    let mut conn = Connection::connect(&connect_options(bench, 0)).await.map_err(connect_error)?;
+    for sql in workload.cleanup() {
+        if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
+            println!("Dropping table '{table}'...");
+        }
+        conn.query_drop(&sql).await?;
+    }
+    Ok(())
+}
+
+async fn join_all(mut tasks: JoinSet<Result<(), RunError>>) -> Result<(), RunError> {
+    while let Some(joined) = tasks.join_next().await {
+        let result = joined.map_err(|e| RunError::Setup(format!("a worker failed: {e}")))?;
+        if let Err(e) = result {
+            tasks.abort_all();
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Connects connection `n`, prepares the workload's statements on it and
+/// builds its pre-encoded packets.
+async fn open_connection(
+    options: ConnectOptions,
+    statements: Arc<Vec<StatementSpec>>,
+) -> Result<(Connection, Vec<ExecuteTemplate>), RunError> {
+    let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
+    let mut templates = Vec::with_capacity(statements.len());
+    for spec in statements.iter() {
+        let prepared = conn.prepare(&spec.sql).await.map_err(|e| {
+            RunError::Setup(format!("cannot prepare {:?}: {e}", spec.sql))
+        })?;
+        let template = ExecuteTemplate::new(prepared.statement_id(), &spec.slots)
+            .map_err(|e| RunError::Setup(format!("cannot encode {:?}: {e}", spec.sql)))?;
+        templates.push(template);
+    }
+    Ok((conn, templates))
+}
+
+fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Runtime) -> Result<(), RunError> {
+    let general = &bench.general;
+    let threads = general.threads as usize;
+    let params = rand_params(bench)?;
+    let seed = seed(bench);
+    let backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
+    let cpus = match &bench.engine.cpus {
+        Some(cpus) => cpus.clone(),
+        None => core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect()).unwrap_or_default(),
+    };
+    let loops = cpus.len().clamp(1, threads.max(1));
+
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{}", report::Banner);
+    let _ = write!(
+        out,
+        "{}",
+        RunHeader {
+            threads: general.threads,
+            rate: general.rate.unwrap_or(0),
+            report_interval: general.report_interval.unwrap_or(0),
+            checkpoints: &general.report_checkpoints,
+            rand_seed: bench.rand.seed,
+            forced_shutdown_s: None,
+        }
+    );
+    let _ = write!(out, "{}", report::INITIALIZING_WORKERS);
+    let _ = out.flush();
+    drop(out);
+
+    // Log in and prepare every connection, a bounded number at a time.
+    let statements = Arc::new(workload.statements());
+    let opened = runtime.block_on(async {
+        let gate = Arc::new(Semaphore::new(CONNECT_PARALLELISM));
+        let mut tasks = JoinSet::new();
+        for n in 0..threads {
+            let (options, statements, gate) = (connect_options(bench, n), statements.clone(), gate.clone());
+            tasks.spawn(async move {
+                let _permit = gate.acquire_owned().await.map_err(|e| RunError::Setup(e.to_string()))?;
+                open_connection(options, statements).await.map(|opened| (n, opened))
+            });
+        }
+        let mut opened = Vec::with_capacity(threads);
+        while let Some(joined) = tasks.join_next().await {
+            match joined.map_err(|e| RunError::Setup(format!("a connection task failed: {e}")))? {
+                Ok(conn) => opened.push(conn),
+                Err(e) => {
+                    tasks.abort_all();
+                    return Err(e);
+                }
+            }
+        }
+        opened.sort_by_key(|(n, _)| *n);
+        Ok(opened)
+    })?;
+
+    // Spread connections evenly over the loops: connection n to loop n % loops.
+    let mut plans: Vec<LoopPlan> =
+        (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
+    for (n, (conn, templates)) in opened {
+        let endpoint = conn.endpoint().clone();
+        let (stream, leftover, session) = conn.into_parts();
+        let socket = runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
+        let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
+        let index = plan.connections.len();
+        let script = workload.script(ScriptContext { thread: n as u32, threads: threads as u32 });
+        let rng = Rng::for_thread(seed, n as u32, params);
+        let pipeline = bench.engine.pipeline.max(1) as usize;
+        let session = Session::new(index, script, rng, templates, session.capabilities, pipeline);
+        plan.connections.push(ConnPlan { endpoint, socket, leftover: BytesMut::from(&leftover[..]), session });
+    }
+    let per_loop: Vec<usize> = plans.iter().map(|p| p.connections.len()).collect();
+    let board = StatsBoard::new(&per_loop);
+    let control = RunControl::new(general.events, loops);
+    let clock = Clock::start();
+    let deadline_ns = general.time.filter(|t| *t > 0).map(|t| u64::from(t) * 1_000_000_000);
+    let context = LoopContext {
+        board: board.clone(),
+        control: control.clone(),
+        clock,
+        deadline_ns,
+        ignore: bench.mysql.ignore_errors.clone(),
+        poll: bench.engine.poll,
+    };
+    print!("{}", report::THREADS_STARTED);
+    let _ = std::io::stdout().flush();
+    let handles = driver::spawn_loops(plans, backend, &context).map_err(|e| RunError::Setup(e.to_string()))?;
+
+    // The report thread's work: interim lines until the loops are done.
+    let mut collector = Collector::new(board);
+    let percentile = u32::from(general.percentile.unwrap_or(0));
+    let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
+    let mut next_report = interval.map(|i| clock.started() + i);
+    let mut last_report_ns = 0u64;
+    while handles.iter().any(|h| !h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(2));
+        if let (Some(at), Some(every)) = (next_report, interval) {
+            if std::time::Instant::now() >= at {
+                let now_ns = clock.now_ns();
+                let interval_data = collector.collect(Duration::from_millis(200));
+                let line = InterimReport {
+                    time_total_s: now_ns as f64 / 1e9,
+                    time_interval_s: (now_ns - last_report_ns) as f64 / 1e9,
+                    threads_running: general.threads,
+                    counters: &interval_data.counters,
+                    latency: &interval_data.latency,
+                    percentile,
+                    queue: None,
+                };
+                print!("{line}");
+                let _ = std::io::stdout().flush();
+                last_report_ns = now_ns;
+                next_report = Some(at + every);
+            }
+        }
+    }
+    let end_ns = clock.now_ns();
+    let mut first_error = None;
+    for handle in handles {
+        match handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(RunError::Driver(e));
+            }
+            Err(_) => {
+                first_error.get_or_insert(RunError::Setup("an event loop panicked".into()));
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    collector.drain();
+    let totals = collector.totals();
+    if general.histogram {
+        print!("{}", HistogramReport(&totals.latency));
+    }
+    let seconds = end_ns as f64 / 1e9;
+    print!(
+        "{}",
+        FinalReport {
+            time_total_s: seconds,
+            time_interval_s: seconds,
+            counters: &totals.counters,
+            latency: &totals.latency,
+            percentile,
+            connections: &totals.connections,
+            unfinished_on_forced_shutdown: 0,
+        }
+    );
+    Ok(())
+}

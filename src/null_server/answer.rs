@@ -258,8 +258,10 @@ mod tests {
     const DEOF: Capabilities = Capabilities(Capabilities::PROTOCOL_41.0 | Capabilities::DEPRECATE_EOF.0);
     const EOF: Capabilities = Capabilities::PROTOCOL_41;
 
+    type TextRows = Vec<Vec<Option<Vec<u8>>>>;
+
     /// Decodes a whole response with both client decoders: (columns, rows as text).
-    fn decode(bytes: &[u8], caps: Capabilities, format: RowFormat) -> (Vec<Column>, Vec<Vec<Option<Vec<u8>>>>) {
+    fn decode(bytes: &[u8], caps: Capabilities, format: RowFormat) -> (Vec<Column>, TextRows) {
         let progress = ResponseReader::new(caps, format).advance(bytes).unwrap();
         assert_eq!(progress.consumed, bytes.len());
         let outcome = progress.done.expect("a complete response");

@@ -387,7 +387,7 @@ mod tests {
         let pipelined = [req.clone(), req.clone(), req.clone()].concat();
         let answers = ask(&mut session, &pipelined);
         let one = &answers[..answers.len() / 3];
-        assert_eq!(&one[..], include_bytes!("../../protocol/src/response/testdata/exec_point_select_deof.bin"));
+        assert_eq!(one, include_bytes!("../../protocol/src/response/testdata/exec_point_select_deof.bin"));
         assert_eq!(answers, [one, one, one].concat());
         let o = outcome(one, caps_deof, RowFormat::Binary);
         assert_eq!(o.rows, 1);

@@ -50,7 +50,8 @@ pub struct NullServerConfig {
     /// Cores to run event loops on, one pinned loop each; empty: every core
     /// this process may run on.
     pub cpus: Vec<usize>,
-    /// Rows in the answer to a SELECT (a pure aggregate always gets one).
+    /// Rows in the answer to a SELECT (one without FROM, or of aggregates
+    /// only, always gets one).
     pub rows_per_select: usize,
     /// The server version the greeting announces.
     pub version: String,

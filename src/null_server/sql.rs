@@ -30,6 +30,8 @@ pub struct Select<'a> {
     pub table: &'a [u8],
     /// `db` in `FROM db.sbtest1`.
     pub schema: Option<&'a [u8]>,
+    /// There is a FROM clause; without one a SELECT yields exactly one row.
+    pub has_from: bool,
 }
 
 /// Which canned column a select-list item becomes.
@@ -126,9 +128,9 @@ fn parse_select(sql: &[u8], after_select: usize) -> Select<'_> {
     })
     .unwrap_or(sql.len());
     let list = sql.get(at..end).unwrap_or_default();
-    let (table, schema) =
-        if keyword_at(sql, end, b"from") { table_after(sql, end + b"from".len()) } else { (&[][..], None) };
-    Select { list, table, schema }
+    let has_from = keyword_at(sql, end, b"from");
+    let (table, schema) = if has_from { table_after(sql, end + b"from".len()) } else { (&[][..], None) };
+    Select { list, table, schema, has_from }
 }
 
 /// The table named at `at`: `t`, `` `t` ``, `db.t`.
@@ -148,8 +150,13 @@ impl<'a> Select<'a> {
         Columns { list: self.list, at: 0, star: None }
     }
 
-    /// Aggregates only (and at least one): the answer has exactly one row.
-    pub fn is_aggregate(&self) -> bool {
+    /// No FROM, or aggregates only (and at least one): the answer has
+    /// exactly one row.
+    pub fn is_single_row(&self) -> bool {
+        !self.has_from || self.is_aggregate()
+    }
+
+    fn is_aggregate(&self) -> bool {
         let mut columns = self.columns().peekable();
         columns.peek().is_some() && columns.all(|c| c.aggregate)
     }
@@ -474,10 +481,12 @@ mod tests {
         assert_eq!((s.table, s.schema), (&b"sbtest1"[..], Some(&b"db"[..])));
         let s = select("SELECT COUNT(*) FROM (SELECT 1) t");
         assert_eq!(s.table, b"");
-        assert!(s.is_aggregate());
-        assert!(select("SELECT MAX(id), SUM(k) FROM t").is_aggregate());
-        assert!(!select("SELECT c, SUM(k) FROM t GROUP BY c").is_aggregate());
-        assert!(!select("SELECT 1").is_aggregate());
+        assert!(s.is_single_row());
+        assert!(select("SELECT MAX(id), SUM(k) FROM t").is_single_row());
+        assert!(!select("SELECT c, SUM(k) FROM t GROUP BY c").is_single_row());
+        assert!(!select("SELECT c FROM t").is_single_row());
+        assert!(select("SELECT 1").is_single_row());
+        assert!(select("SELECT @@version").is_single_row());
     }
 
     #[test]
@@ -521,7 +530,7 @@ mod tests {
         ] {
             if let Statement::Select(s) = classify(sql.as_bytes()) {
                 let _ = s.columns().count();
-                let _ = s.is_aggregate();
+                let _ = s.is_single_row();
             }
         }
         let bytes: Vec<u8> = (0..=255u8).cycle().take(4096).collect();

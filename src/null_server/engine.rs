@@ -69,8 +69,12 @@ pub struct Loop {
 }
 
 impl Loop {
-    pub fn run(self, runtime: &tokio::runtime::Runtime) {
+    /// Notes which thread runs this loop, so its CPU time can be read.
+    pub fn record_thread(&self) {
         self.stats.tid.store(current_tid().unwrap_or(0), Ordering::Relaxed);
+    }
+
+    pub fn run(self, runtime: &tokio::runtime::Runtime) {
         let Loop { info, stats, mut incoming, mut stop, acceptor, next_connection_id } = self;
         runtime.block_on(async move {
             if let Some((listeners, loops)) = acceptor {

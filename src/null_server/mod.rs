@@ -179,6 +179,7 @@ impl NullServer {
                             return;
                         }
                     };
+                    event_loop.record_thread();
                     let _ = ready.send(Ok(()));
                     drop(ready);
                     event_loop.run(&runtime);

@@ -135,8 +135,11 @@ impl Canned {
             seq = self.column(&spec, select, schema).encode(caps, seq, out);
         }
         seq = metadata_end(caps, seq, out);
-        for _ in 0..self.rows(select) {
+        let rows = self.rows(select);
+        if rows > 0 {
+            let row = out.len();
             seq = encode_text_row(select.columns().map(|spec| Some(self.text_value(&spec))), seq, out);
+            seq = repeat_packet(out, row, rows - 1, seq);
         }
         encode_result_end(STATUS, 0, caps, seq, out)
     }
@@ -146,27 +149,70 @@ impl Canned {
         select.columns().map(|spec| self.column(&spec, select, schema).into_owned()).collect()
     }
 
-    /// Appends the binary-protocol result set a COM_STMT_EXECUTE of `select`
-    /// returns, starting at sequence id 1.
+    /// The binary-protocol result set a COM_STMT_EXECUTE of `select` returns.
     pub fn binary_result(
         &self,
         select: &Select<'_>,
         columns: &[Column],
         caps: Capabilities,
-        out: &mut Vec<u8>,
-    ) -> Result<(), ProtocolError> {
-        let mut seq = encode_column_count(columns.len() as u64, true, caps, 1, out);
+    ) -> Result<ExecuteAnswer, ProtocolError> {
+        let mut head = Vec::new();
+        let mut seq = encode_column_count(columns.len() as u64, true, caps, 1, &mut head);
         for col in columns {
-            seq = col.encode(caps, seq, out);
+            seq = col.encode(caps, seq, &mut head);
         }
-        seq = metadata_end(caps, seq, out);
+        metadata_end(caps, seq, &mut head);
         let values: Vec<Value<'_>> = select.columns().map(|spec| self.binary_value(&spec)).collect();
-        for _ in 0..self.rows(select) {
-            seq = encode_binary_row(&values, columns, seq, out)?;
-        }
-        encode_result_end(STATUS, 0, caps, seq, out);
-        Ok(())
+        let mut row = Vec::new();
+        encode_binary_row(&values, columns, 0, &mut row)?;
+        let mut tail = Vec::new();
+        encode_result_end(STATUS, 0, caps, 0, &mut tail);
+        Ok(ExecuteAnswer { head: head.into(), row: row.into(), rows: self.rows(select), tail: tail.into() })
     }
+}
+
+/// The answer to a prepared statement, encoded at prepare time. It is kept
+/// in parts, so a statement answered with many rows holds one of them, not
+/// all: answering copies the head, the row `rows` times and the tail,
+/// numbering the packets as it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecuteAnswer {
+    head: Box<[u8]>,
+    row: Box<[u8]>,
+    rows: usize,
+    tail: Box<[u8]>,
+}
+
+impl ExecuteAnswer {
+    /// Packets without rows: an OK, or a result set's metadata and end.
+    pub fn packets(packets: Vec<u8>) -> ExecuteAnswer {
+        ExecuteAnswer { head: packets.into(), row: Box::default(), rows: 0, tail: Box::default() }
+    }
+
+    /// Appends the answer, its first packet numbered `seq`.
+    pub fn write(&self, seq: u8, out: &mut Vec<u8>) {
+        let mut seq = append_renumbered(out, &self.head, seq);
+        if self.rows > 0 {
+            let row = out.len();
+            seq = append_renumbered(out, &self.row, seq);
+            seq = repeat_packet(out, row, self.rows - 1, seq);
+        }
+        append_renumbered(out, &self.tail, seq);
+    }
+}
+
+/// Appends `times` copies of the packet at `out[at..]`, numbered from `seq`.
+fn repeat_packet(out: &mut Vec<u8>, at: usize, times: usize, mut seq: u8) -> u8 {
+    let end = out.len();
+    for _ in 0..times {
+        let copy = out.len();
+        out.extend_from_within(at..end);
+        if let Some(b) = out.get_mut(copy + 3) {
+            *b = seq;
+        }
+        seq = seq.wrapping_add(1);
+    }
+    seq
 }
 
 /// The columns of the answer to SHOW: the `SHOW VARIABLES` layout.
@@ -212,19 +258,18 @@ pub fn err((code, state, message): (u16, &[u8; 5], &[u8]), seq: u8, out: &mut Ve
     ErrPacket { code, sql_state: Some(*state), message }.encode(seq, out)
 }
 
-/// Appends pre-encoded packets whose sequence ids start at 1, renumbered
-/// to start at `seq`: a response follows its request's last sequence id,
-/// which is 0 unless the request was split into 16 MiB fragments.
-pub fn append_renumbered(out: &mut Vec<u8>, packets: &[u8], seq: u8) {
+/// Appends pre-encoded packets renumbered from `seq` (a response follows
+/// its request's last sequence id, which is 0 unless the request came in
+/// 16 MiB fragments); returns the next sequence id.
+pub fn append_renumbered(out: &mut Vec<u8>, packets: &[u8], seq: u8) -> u8 {
     let start = out.len();
     out.put_bytes(packets);
-    if seq != 1 {
-        renumber(out, start, seq);
-    }
+    renumber(out, start, seq)
 }
 
-/// Rewrites the sequence ids of the packets in `out[start..]`, the first to `seq`.
-pub fn renumber(out: &mut [u8], start: usize, mut seq: u8) {
+/// Rewrites the sequence ids of the packets in `out[start..]`, the first to
+/// `seq`; returns the next sequence id.
+pub fn renumber(out: &mut [u8], start: usize, mut seq: u8) -> u8 {
     let mut at = start;
     while let Some(header) = out.get(at..).and_then(Header::parse) {
         if let Some(b) = out.get_mut(at + 3) {
@@ -233,6 +278,7 @@ pub fn renumber(out: &mut [u8], start: usize, mut seq: u8) {
         seq = seq.wrapping_add(1);
         at += HEADER_LEN + header.len;
     }
+    seq
 }
 
 #[cfg(test)]
@@ -324,7 +370,7 @@ mod tests {
         ] {
             let columns = canned.columns(&s, b"sbtest");
             let mut out = Vec::new();
-            canned.binary_result(&s, &columns, caps, &mut out).unwrap();
+            canned.binary_result(&s, &columns, caps).unwrap().write(1, &mut out);
             assert_eq!(out, capture);
         }
     }
@@ -354,13 +400,31 @@ mod tests {
         let s = select("SELECT id, k, SUM(k), COUNT(*), c FROM sbtest1 GROUP BY c");
         let columns = canned.columns(&s, b"sbtest");
         let mut out = Vec::new();
-        canned.binary_result(&s, &columns, DEOF, &mut out).unwrap();
+        canned.binary_result(&s, &columns, DEOF).unwrap().write(1, &mut out);
         let (_, rows) = decode(&out, DEOF, RowFormat::Binary);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0][0].as_deref(), Some(&b"1"[..]));
         assert_eq!(rows[0][1].as_deref(), Some(&b"4993"[..]));
         assert_eq!(rows[0][2].as_deref(), Some(&b"5050"[..]));
         assert_eq!(rows[0][3].as_deref(), Some(&b"1"[..]));
+    }
+
+    #[test]
+    fn many_rows_are_numbered_and_decode() {
+        let canned = canned(300);
+        let s = select("SELECT c, pad FROM sbtest1 WHERE id BETWEEN ? AND ?");
+        let columns = canned.columns(&s, b"sbtest");
+        for caps in [DEOF, EOF] {
+            let mut out = Vec::new();
+            canned.binary_result(&s, &columns, caps).unwrap().write(1, &mut out);
+            let (_, rows) = decode(&out, caps, RowFormat::Binary);
+            assert_eq!(rows.len(), 300, "sequence ids wrap past 255");
+            assert_eq!(rows[299], vec![Some(C_VALUE.to_vec()), Some(PAD_VALUE.to_vec())]);
+            out.clear();
+            canned.text_result(&s, b"sbtest", caps, 1, &mut out);
+            let (_, rows) = decode(&out, caps, RowFormat::Text);
+            assert_eq!(rows.len(), 300);
+        }
     }
 
     #[test]
@@ -383,11 +447,11 @@ mod tests {
         ok(1, DEOF, 1, &mut packets);
         ok(0, DEOF, 2, &mut packets);
         let mut out = vec![9];
-        append_renumbered(&mut out, &packets, 5);
+        assert_eq!(append_renumbered(&mut out, &packets, 5), 7);
         assert_eq!(out[1 + 3], 5);
         assert_eq!(out[1 + packets.len() / 2 + 3], 6);
         let mut same = Vec::new();
-        append_renumbered(&mut same, &packets, 1);
+        assert_eq!(append_renumbered(&mut same, &packets, 1), 3);
         assert_eq!(same, packets);
     }
 }

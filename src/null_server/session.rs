@@ -12,7 +12,7 @@ use wirebench_protocol::framing::decode_packet;
 use wirebench_protocol::response::{Column, ColumnDefinition, PrepareOk, PreparedStatement};
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError};
 
-use super::answer::{self, Canned};
+use super::answer::{self, Canned, ExecuteAnswer};
 use super::sql::{classify, Statement};
 use super::wire::{self, errors, Greeting, Login, NONCE_LEN};
 
@@ -46,13 +46,6 @@ enum Phase {
     Closed,
 }
 
-/// A prepared statement: its COM_STMT_EXECUTE answer, encoded at prepare
-/// time with sequence ids from 1.
-#[derive(Debug)]
-struct Prepared {
-    execute_answer: Box<[u8]>,
-}
-
 /// The result of one [`Session::handle`] call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handled {
@@ -71,7 +64,7 @@ pub struct Session {
     caps: Capabilities,
     /// The default database, named in the column definitions of table columns.
     schema: Vec<u8>,
-    statements: HashMap<u32, Prepared>,
+    statements: HashMap<u32, ExecuteAnswer>,
     last_statement_id: u32,
 }
 
@@ -164,7 +157,7 @@ impl Session {
         let caps = self.caps;
         match command {
             COM_STMT_EXECUTE => match statement_id(body).map(|id| self.statements.get(&id)) {
-                Some(Some(prepared)) => answer::append_renumbered(out, &prepared.execute_answer, seq),
+                Some(Some(prepared)) => prepared.write(seq, out),
                 Some(None) => {
                     answer::err(errors::UNKNOWN_STATEMENT, seq, out);
                 }
@@ -216,26 +209,26 @@ impl Session {
         }
         let caps = self.caps;
         let canned = &self.info.canned;
-        let mut execute_answer = Vec::new();
-        let columns: Vec<Column> = match classify(sql) {
+        let mut packets = Vec::new();
+        let (execute_answer, columns) = match classify(sql) {
             Statement::Select(select) => {
                 let columns = canned.columns(&select, &self.schema);
-                if canned.binary_result(&select, &columns, caps, &mut execute_answer).is_err() {
-                    return self.fail(errors::MALFORMED, seq, out);
+                match canned.binary_result(&select, &columns, caps) {
+                    Ok(execute_answer) => (execute_answer, columns),
+                    Err(_) => return self.fail(errors::MALFORMED, seq, out),
                 }
-                columns
             }
             Statement::Show => {
-                answer::show_result(caps, 1, &mut execute_answer);
-                answer::show_columns()
+                answer::show_result(caps, 1, &mut packets);
+                (ExecuteAnswer::packets(packets), answer::show_columns())
             }
             Statement::Write => {
-                answer::ok(1, caps, 1, &mut execute_answer);
-                Vec::new()
+                answer::ok(1, caps, 1, &mut packets);
+                (ExecuteAnswer::packets(packets), Vec::new())
             }
             Statement::Other => {
-                answer::ok(0, caps, 1, &mut execute_answer);
-                Vec::new()
+                answer::ok(0, caps, 1, &mut packets);
+                (ExecuteAnswer::packets(packets), Vec::new())
             }
         };
         self.last_statement_id = self.last_statement_id.wrapping_add(1).max(1);
@@ -252,10 +245,8 @@ impl Session {
         };
         let start = out.len();
         response.encode_response(caps, out);
-        if seq != 1 {
-            answer::renumber(out, start, seq);
-        }
-        self.statements.insert(statement_id, Prepared { execute_answer: execute_answer.into_boxed_slice() });
+        answer::renumber(out, start, seq);
+        self.statements.insert(statement_id, execute_answer);
     }
 }
 

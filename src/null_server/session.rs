@@ -420,6 +420,49 @@ mod tests {
     }
 
     #[test]
+    fn any_plugin_and_password_are_accepted() {
+        let mut out = Vec::new();
+        let mut session = Session::new(info(), 9, b"01234567890123456789", &mut out);
+        let caps = Capabilities::PROTOCOL_41
+            | Capabilities::SECURE_CONNECTION
+            | Capabilities::PLUGIN_AUTH
+            | Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA;
+        let response = wirebench_protocol::handshake::HandshakeResponse41 {
+            capabilities: caps,
+            max_packet_size: 1 << 24,
+            charset: 45,
+            user: b"root",
+            auth_response: &[7; 32],
+            database: None,
+            auth_plugin_name: b"caching_sha2_password",
+            connect_attrs: &[],
+        };
+        let mut login = Vec::new();
+        response.encode(&mut login, 1).unwrap();
+        out.clear();
+        let handled = session.handle(&login, &mut out);
+        assert!(!handled.close);
+        assert_eq!((out[3], out[4]), (2, 0x00), "OK with sequence id 2");
+        assert_eq!(session.capabilities(), caps);
+        let o = outcome(&ask(&mut session, &[5, 0, 0, 0, COM_STMT_RESET, 1, 0, 0, 0]), caps, RowFormat::Text);
+        assert_eq!(o.error, None);
+    }
+
+    #[test]
+    fn ssl_requests_are_refused() {
+        let mut out = Vec::new();
+        let mut session = Session::new(info(), 9, b"01234567890123456789", &mut out);
+        let mut ssl = vec![32, 0, 0, 1];
+        ssl.extend_from_slice(&(Capabilities::PROTOCOL_41 | Capabilities::SSL).low().to_le_bytes());
+        ssl.extend_from_slice(&[0, 0, 0, 1, 45]);
+        ssl.extend_from_slice(&[0; 23]);
+        out.clear();
+        let handled = session.handle(&ssl, &mut out);
+        assert!(handled.close);
+        assert_eq!((out[3], out[4]), (2, 0xFF));
+    }
+
+    #[test]
     fn partial_packets_wait_for_more() {
         let (mut session, _) = logged_in(true);
         let mut req = Vec::new();

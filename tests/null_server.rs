@@ -512,3 +512,26 @@ fn warm_connections_answer_without_allocating() {
     }
     server.stop().unwrap();
 }
+
+#[test]
+fn run_serves_until_its_shutdown_future_completes() {
+    let _serial = serial();
+    let dir = TempDir::new("run");
+    let path = dir.socket();
+    let config = NullServerConfig { unix: Some(path.clone()), ..NullServerConfig::default() };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = std::thread::spawn(move || {
+        wirebench::null_server::run(config, async {
+            let _ = stopped.await;
+        })
+    });
+    let mut tries = 0;
+    while UnixStream::connect(&path).is_err() {
+        tries += 1;
+        assert!(tries < 500, "the server did not come up");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    stop.send(()).unwrap();
+    server.join().unwrap().unwrap();
+    assert!(!path.exists(), "the socket file is removed on shutdown");
+}

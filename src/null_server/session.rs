@@ -26,6 +26,8 @@ pub const MAX_COMMAND_PACKET: usize = 64 * 1024 * 1024;
 const MAX_PARAMS: usize = u16::MAX as usize;
 const TOO_MANY_PLACEHOLDERS: (u16, &[u8; 5], &[u8]) =
     (1390, b"HY000", b"Prepared statement contains too many placeholders");
+/// PREPARE_OK counts columns in 16 bits.
+const TOO_MANY_COLUMNS: (u16, &[u8; 5], &[u8]) = (1117, b"HY000", b"Too many columns");
 
 /// What every connection of one server shares; read-only.
 #[derive(Debug)]
@@ -231,15 +233,14 @@ impl Session {
                 (ExecuteAnswer::packets(packets), Vec::new())
             }
         };
+        let Ok(num_columns) = u16::try_from(columns.len()) else {
+            answer::err(TOO_MANY_COLUMNS, seq, out);
+            return;
+        };
         self.last_statement_id = self.last_statement_id.wrapping_add(1).max(1);
         let statement_id = self.last_statement_id;
         let response = PreparedStatement {
-            ok: PrepareOk {
-                statement_id,
-                num_columns: u16::try_from(columns.len()).unwrap_or(u16::MAX),
-                num_params: num_params as u16,
-                warnings: 0,
-            },
+            ok: PrepareOk { statement_id, num_columns, num_params: num_params as u16, warnings: 0 },
             params: vec![param_definition(); num_params],
             columns,
         };
@@ -460,6 +461,21 @@ mod tests {
         let handled = session.handle(&ssl, &mut out);
         assert!(handled.close);
         assert_eq!((out[3], out[4]), (2, 0xFF));
+    }
+
+    #[test]
+    fn statements_too_wide_for_prepare_ok_are_refused() {
+        let (mut session, caps) = logged_in(true);
+        let mut req = Vec::new();
+        let many = vec!["1"; 70_000].join(",");
+        encode_prepare(&mut req, format!("SELECT {many} FROM t").as_bytes());
+        let o = outcome(&ask(&mut session, &req), caps, RowFormat::Text);
+        assert_eq!(o.error.map(|e| e.code), Some(1117));
+        req.clear();
+        let markers = vec!["?"; 70_000].join(",");
+        encode_prepare(&mut req, format!("INSERT INTO t VALUES ({markers})").as_bytes());
+        let o = outcome(&ask(&mut session, &req), caps, RowFormat::Text);
+        assert_eq!(o.error.map(|e| e.code), Some(1390));
     }
 
     #[test]

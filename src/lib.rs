@@ -2,8 +2,9 @@
 
 pub mod cli;
 pub mod client;
+pub mod driver;
+pub mod null_server;
 pub mod rand;
+pub mod run;
 pub mod stats;
 pub mod workload;
-pub mod driver;
-pub mod run;

@@ -1,0 +1,288 @@
+//! The null server's event loops: one thread per chosen core, pinned, each
+//! with its own current-thread tokio runtime. Loop 0 also runs the
+//! acceptor, which hands connections to the loops round-robin; after that
+//! a connection never leaves its loop, and nothing is shared per query.
+
+use std::io;
+use std::os::unix::net::UnixStream as StdUnixStream;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use tokio::sync::{mpsc, watch};
+
+use super::session::{ServerInfo, Session};
+use super::wire::NONCE_LEN;
+
+/// Read buffer kept per connection; grows for larger packets.
+const READ_BUFFER: usize = 16 * 1024;
+/// Room the read buffer must have before a read.
+const MIN_READ_ROOM: usize = 4 * 1024;
+/// A buffer that grew past this while serving a large packet is given back.
+const KEEP_BUFFER: usize = 1024 * 1024;
+/// Back-off after a failed accept (out of file descriptors, ...).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// A connection handed from the acceptor to a loop.
+#[derive(Debug)]
+pub enum Accepted {
+    Tcp(std::net::TcpStream),
+    Unix(StdUnixStream),
+}
+
+/// Counters of one loop, written only by that loop's thread.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct LoopStats {
+    pub connections: AtomicU64,
+    pub commands: AtomicU64,
+    /// The loop thread's Linux thread id, for its CPU time; 0 until known.
+    pub tid: AtomicU32,
+}
+
+impl LoopStats {
+    /// Single writer: a load and a store, not a locked read-modify-write.
+    fn add(counter: &AtomicU64, n: u64) {
+        counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+}
+
+/// The listeners, bound by the caller (so that errors and the chosen port
+/// are known before any thread starts).
+#[derive(Debug)]
+pub struct Listeners {
+    pub tcp: Option<std::net::TcpListener>,
+    pub unix: Option<std::os::unix::net::UnixListener>,
+}
+
+/// What one loop thread runs until `stop` turns true.
+pub struct Loop {
+    pub info: Arc<ServerInfo>,
+    pub stats: Arc<LoopStats>,
+    pub incoming: mpsc::UnboundedReceiver<Accepted>,
+    pub stop: watch::Receiver<bool>,
+    /// Loop 0 accepts for everyone.
+    pub acceptor: Option<(Listeners, Vec<mpsc::UnboundedSender<Accepted>>)>,
+    pub next_connection_id: Arc<AtomicU32>,
+}
+
+impl Loop {
+    /// Notes which thread runs this loop, so its CPU time can be read.
+    pub fn record_thread(&self) {
+        self.stats.tid.store(current_tid().unwrap_or(0), Ordering::Relaxed);
+    }
+
+    pub fn run(self, runtime: &tokio::runtime::Runtime) {
+        let Loop { info, stats, mut incoming, mut stop, acceptor, next_connection_id } = self;
+        runtime.block_on(async move {
+            if let Some((listeners, loops)) = acceptor {
+                match Acceptor::register(listeners, loops) {
+                    Ok(acceptor) => {
+                        tokio::spawn(acceptor.run());
+                    }
+                    Err(e) => eprintln!("null server: cannot register the listeners: {e}"),
+                }
+            }
+            while !*stop.borrow_and_update() {
+                tokio::select! {
+                    changed = stop.changed() => if changed.is_err() { break },
+                    accepted = incoming.recv() => match accepted {
+                        Some(accepted) => {
+                            let id = next_connection_id.fetch_add(1, Ordering::Relaxed);
+                            LoopStats::add(&stats.connections, 1);
+                            spawn_connection(accepted, id, info.clone(), stats.clone());
+                        }
+                        None => break,
+                    },
+                }
+            }
+        });
+    }
+}
+
+fn spawn_connection(accepted: Accepted, id: u32, info: Arc<ServerInfo>, stats: Arc<LoopStats>) {
+    match accepted {
+        Accepted::Tcp(stream) => {
+            if let Ok(stream) = TcpStream::from_std(stream) {
+                tokio::spawn(serve(stream, id, info, stats));
+            }
+        }
+        Accepted::Unix(stream) => {
+            if let Ok(stream) = UnixStream::from_std(stream) {
+                tokio::spawn(serve(stream, id, info, stats));
+            }
+        }
+    }
+}
+
+/// Serves one connection until the client leaves or breaks the protocol.
+/// Per batch: one read, one pass over every complete command, one write.
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    id: u32,
+    info: Arc<ServerInfo>,
+    stats: Arc<LoopStats>,
+) {
+    let mut input: Vec<u8> = Vec::with_capacity(READ_BUFFER);
+    let mut output: Vec<u8> = Vec::with_capacity(READ_BUFFER);
+    let mut session = Session::new(info, id, &nonce(id), &mut output);
+    loop {
+        if !output.is_empty() {
+            if stream.write_all(&output).await.is_err() {
+                return;
+            }
+            output.clear();
+            if output.capacity() > KEEP_BUFFER {
+                output.shrink_to(READ_BUFFER);
+            }
+        }
+        if input.capacity() - input.len() < MIN_READ_ROOM {
+            input.reserve(READ_BUFFER);
+        }
+        // EOF (mid-packet or not) and socket errors end the connection quietly.
+        match stream.read_buf(&mut input).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let handled = session.handle(&input, &mut output);
+        input.drain(..handled.consumed.min(input.len()));
+        if input.is_empty() && input.capacity() > KEEP_BUFFER {
+            input.shrink_to(READ_BUFFER);
+        }
+        LoopStats::add(&stats.commands, handled.commands);
+        if handled.close {
+            let _ = stream.write_all(&output).await;
+            let _ = stream.shutdown().await;
+            return;
+        }
+    }
+}
+
+/// A per-connection scramble. The null server checks no password, so it
+/// need not be secret, only different per connection, as clients expect.
+fn nonce(connection_id: u32) -> [u8; NONCE_LEN] {
+    let mut state = u64::from(connection_id) ^ process_seed();
+    let mut nonce = [0u8; NONCE_LEN];
+    for b in &mut nonce {
+        // splitmix64
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // Printable ASCII without NUL or quotes, like MariaDB's scrambles.
+        *b = b'0' + (z % 75) as u8;
+    }
+    nonce
+}
+
+fn process_seed() -> u64 {
+    use std::sync::OnceLock;
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        now.as_nanos() as u64 ^ u64::from(std::process::id()) << 32
+    })
+}
+
+/// Accepts on every listener and deals connections out round-robin.
+struct Acceptor {
+    tcp: Option<TcpListener>,
+    unix: Option<UnixListener>,
+    loops: Vec<mpsc::UnboundedSender<Accepted>>,
+    next: usize,
+}
+
+impl Acceptor {
+    fn register(listeners: Listeners, loops: Vec<mpsc::UnboundedSender<Accepted>>) -> io::Result<Acceptor> {
+        let tcp = listeners.tcp.map(TcpListener::from_std).transpose()?;
+        let unix = listeners.unix.map(UnixListener::from_std).transpose()?;
+        Ok(Acceptor { tcp, unix, loops, next: 0 })
+    }
+
+    async fn run(mut self) {
+        loop {
+            let accepted = tokio::select! {
+                r = accept_tcp(self.tcp.as_ref()) => r.and_then(|s| {
+                    // Every answer is one small write that must leave at once.
+                    s.set_nodelay(true)?;
+                    Ok(Accepted::Tcp(s.into_std()?))
+                }),
+                r = accept_unix(self.unix.as_ref()) => r.and_then(|s| Ok(Accepted::Unix(s.into_std()?))),
+            };
+            match accepted {
+                Ok(accepted) => self.hand_out(accepted),
+                // Out of descriptors or an aborted handshake: the listener lives on.
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+            }
+        }
+    }
+
+    fn hand_out(&mut self, accepted: Accepted) {
+        if self.loops.is_empty() {
+            return;
+        }
+        let i = self.next % self.loops.len();
+        self.next = self.next.wrapping_add(1);
+        if let Some(tx) = self.loops.get(i) {
+            // A loop that has stopped drops the connection, closing it.
+            let _ = tx.send(accepted);
+        }
+    }
+}
+
+async fn accept_tcp(listener: Option<&TcpListener>) -> io::Result<TcpStream> {
+    match listener {
+        Some(l) => l.accept().await.map(|(s, _)| s),
+        None => std::future::pending().await,
+    }
+}
+
+async fn accept_unix(listener: Option<&UnixListener>) -> io::Result<UnixStream> {
+    match listener {
+        Some(l) => l.accept().await.map(|(s, _)| s),
+        None => std::future::pending().await,
+    }
+}
+
+/// This thread's Linux thread id, from `/proc/thread-self` (`PID/task/TID`).
+fn current_tid() -> Option<u32> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    link.file_name()?.to_str()?.parse().ok()
+}
+
+/// CPU time a thread of this process has used, from its schedstat
+/// (nanoseconds on CPU); `None` once the thread is gone or off Linux.
+pub fn thread_cpu_time(tid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonces_are_printable_and_differ() {
+        let a = nonce(1);
+        let b = nonce(2);
+        assert_ne!(a, b);
+        assert!(a.iter().all(|&c| (b'0'..=b'z').contains(&c)));
+    }
+
+    #[test]
+    fn own_thread_has_cpu_time() {
+        let tid = current_tid().expect("linux");
+        // CPU time is accounted at ticks and switches: spend some, then yield.
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(30) {
+            std::hint::spin_loop();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+        let spent = thread_cpu_time(tid).expect("schedstat");
+        assert!(spent > Duration::ZERO);
+    }
+}

@@ -1,0 +1,297 @@
+//! The server side of the connection phase, which the protocol crate (a
+//! client codec) does not carry: the HandshakeV10 greeting encoder and a
+//! HandshakeResponse41 parser. Also the ERR codes the null server sends.
+
+use wirebench_protocol::buf::{Reader, WriteExt};
+use wirebench_protocol::constants::CHARSET_UTF8MB4_GENERAL_CI;
+use wirebench_protocol::framing::{finish_packet, start_packet};
+use wirebench_protocol::handshake::PROTOCOL_VERSION;
+use wirebench_protocol::{Capabilities, ProtocolError, StatusFlags};
+
+/// The scramble length every current server uses (8 + 12 bytes).
+pub const NONCE_LEN: usize = 20;
+/// The greeting's reserved block; MariaDB keeps its extended capabilities in
+/// the last 4 bytes.
+const GREETING_RESERVED_LEN: usize = 6;
+/// HandshakeResponse41: the zero filler after the charset; MariaDB clients
+/// put their extended capabilities in its last 4 bytes.
+const RESPONSE_FILLER_LEN: usize = 23;
+/// An SSLRequest is exactly the 32-byte prefix of a HandshakeResponse41.
+const SSL_REQUEST_LEN: usize = 32;
+pub const NATIVE_PASSWORD: &[u8] = b"mysql_native_password";
+
+/// What the server offers. MariaDB-like: CLIENT_MYSQL (bit 0) is cleared,
+/// which tells MariaDB clients to read extended capabilities from the
+/// reserved bytes, where we offer none. No SSL, no compression, no LOCAL
+/// INFILE, no SESSION_TRACK (so OK packets stay the short classic form).
+pub const SERVER_CAPABILITIES: Capabilities = Capabilities(
+    Capabilities::FOUND_ROWS.0
+        | Capabilities::LONG_FLAG.0
+        | Capabilities::CONNECT_WITH_DB.0
+        | Capabilities::PROTOCOL_41.0
+        | Capabilities::INTERACTIVE.0
+        | Capabilities::IGNORE_SIGPIPE.0
+        | Capabilities::TRANSACTIONS.0
+        | Capabilities::SECURE_CONNECTION.0
+        | Capabilities::MULTI_STATEMENTS.0
+        | Capabilities::MULTI_RESULTS.0
+        | Capabilities::PS_MULTI_RESULTS.0
+        | Capabilities::PLUGIN_AUTH.0
+        | Capabilities::CONNECT_ATTRS.0
+        | Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA.0
+        | Capabilities::DEPRECATE_EOF.0,
+);
+
+/// Server error codes and SQLSTATEs (MariaDB `include/mysqld_error.h`).
+pub mod errors {
+    pub const HANDSHAKE: (u16, &[u8; 5], &[u8]) = (1043, b"08S01", b"Bad handshake");
+    pub const UNKNOWN_COMMAND: (u16, &[u8; 5], &[u8]) = (1047, b"08S01", b"Unknown command");
+    pub const PACKET_TOO_LARGE: (u16, &[u8; 5], &[u8]) =
+        (1153, b"08S01", b"Got a packet bigger than 'max_allowed_packet' bytes");
+    pub const OUT_OF_ORDER: (u16, &[u8; 5], &[u8]) = (1156, b"08S01", b"Got packets out of order");
+    pub const UNKNOWN_STATEMENT: (u16, &[u8; 5], &[u8]) =
+        (1243, b"HY000", b"Unknown prepared statement handler given to mysqld_stmt_execute");
+    pub const MALFORMED: (u16, &[u8; 5], &[u8]) = (1835, b"08S01", b"Malformed communication packet");
+    pub const SSL_UNSUPPORTED: (u16, &[u8; 5], &[u8]) =
+        (1043, b"08S01", b"Bad handshake: this null server does not speak TLS");
+    pub const OLD_PROTOCOL: (u16, &[u8; 5], &[u8]) =
+        (1043, b"08S01", b"Bad handshake: clients without CLIENT_PROTOCOL_41 are not supported");
+}
+
+/// Protocol::HandshakeV10, as MariaDB lays it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Greeting<'a> {
+    pub server_version: &'a [u8],
+    pub connection_id: u32,
+    pub nonce: &'a [u8; NONCE_LEN],
+    pub capabilities: Capabilities,
+    pub status: StatusFlags,
+}
+
+impl Greeting<'_> {
+    /// Appends the greeting with sequence id 0; returns the next id.
+    pub fn encode(&self, out: &mut Vec<u8>) -> u8 {
+        let caps = self.capabilities;
+        let (part1, part2) = self.nonce.split_at(8);
+        let start = start_packet(out);
+        out.put_u8(PROTOCOL_VERSION);
+        out.put_null_terminated(self.server_version);
+        out.put_u32(self.connection_id);
+        out.put_bytes(part1);
+        out.put_u8(0);
+        out.put_u16(caps.low() as u16);
+        out.put_u8(CHARSET_UTF8MB4_GENERAL_CI);
+        out.put_u16(self.status.0);
+        out.put_u16((caps.low() >> 16) as u16);
+        // The scramble length including part 2's trailing NUL.
+        out.put_u8(NONCE_LEN as u8 + 1);
+        out.put_zeros(GREETING_RESERVED_LEN);
+        let ext = if caps.contains(Capabilities::LONG_PASSWORD) { 0 } else { caps.mariadb_ext() };
+        out.put_u32(ext);
+        out.put_null_terminated(part2);
+        out.put_null_terminated(NATIVE_PASSWORD);
+        finish_packet(out, start, 0)
+    }
+}
+
+/// The parts of a HandshakeResponse41 the null server cares about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginRequest<'a> {
+    /// The client's capabilities, MariaDB extended ones included when it
+    /// cleared bit 0.
+    pub capabilities: Capabilities,
+    pub user: &'a [u8],
+    pub database: Option<&'a [u8]>,
+    pub auth_plugin: &'a [u8],
+}
+
+/// How a client's first packet parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Login<'a> {
+    Response(LoginRequest<'a>),
+    /// An SSLRequest: the client wants TLS, which this server does not offer.
+    SslRequest,
+    /// A HandshakeResponse320 from a pre-4.1 client.
+    Pre41,
+}
+
+/// Parses a HandshakeResponse41 payload leniently: trailing fields a client
+/// may omit (database, plugin, attributes) are optional; the connection
+/// attributes are not read at all.
+pub fn parse_login(payload: &[u8]) -> Result<Login<'_>, ProtocolError> {
+    let mut r = Reader::new(payload);
+    let low = r.u16("client capabilities")?;
+    if u32::from(low) & Capabilities::PROTOCOL_41.low() == 0 {
+        return Ok(Login::Pre41);
+    }
+    let low = u32::from(low) | u32::from(r.u16("client capabilities (upper)")?) << 16;
+    r.skip(4, "max packet size")?;
+    r.skip(1, "character set")?;
+    let filler = r.array::<RESPONSE_FILLER_LEN>("filler")?;
+    if payload.len() == SSL_REQUEST_LEN {
+        return Ok(Login::SslRequest);
+    }
+    let [.., a, b, c, d] = filler;
+    let ext = if low & 1 == 0 { u32::from_le_bytes([a, b, c, d]) } else { 0 };
+    let caps = Capabilities::from_parts(low, ext);
+    let user = r.null_terminated("user name")?;
+    if caps.contains(Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA) {
+        r.lenenc_bytes("auth response")?;
+    } else if caps.contains(Capabilities::SECURE_CONNECTION) {
+        let len = r.u8("auth response length")?;
+        r.skip(usize::from(len), "auth response")?;
+    } else {
+        r.null_terminated("auth response")?;
+    }
+    let mut database = None;
+    if caps.contains(Capabilities::CONNECT_WITH_DB) && !r.is_empty() {
+        database = Some(r.null_terminated_or_rest());
+    }
+    let mut auth_plugin: &[u8] = &[];
+    if caps.contains(Capabilities::PLUGIN_AUTH) && !r.is_empty() {
+        auth_plugin = r.null_terminated_or_rest();
+    }
+    Ok(Login::Response(LoginRequest { capabilities: caps, user, database, auth_plugin }))
+}
+
+/// `10.11.99` from `5.5.5-10.11.99-wirebench-null`, as the MYSQL_VERSION_ID
+/// number (101199) that decides which versioned comments count as code.
+pub fn version_id(version: &str) -> Option<u32> {
+    let display = version.strip_prefix("5.5.5-").unwrap_or(version);
+    let mut parts = display.split(|c: char| !c.is_ascii_digit());
+    let mut next = || parts.next().and_then(|p| p.parse::<u32>().ok());
+    let (major, minor, patch) = (next()?, next()?, next()?);
+    (minor < 100 && patch < 100).then_some(major * 10000 + minor * 100 + patch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
+    use wirebench_protocol::framing::decode_packet;
+    use wirebench_protocol::handshake::{Greeting as ClientGreeting, HandshakeResponse41, InitialHandshake};
+
+    const NONCE: [u8; NONCE_LEN] = *b"abcdefghijklmnopqrst";
+
+    fn greeting_bytes() -> Vec<u8> {
+        let mut out = Vec::new();
+        let greeting = Greeting {
+            server_version: b"5.5.5-10.11.99-wirebench-null",
+            connection_id: 7,
+            nonce: &NONCE,
+            capabilities: SERVER_CAPABILITIES,
+            status: StatusFlags::AUTOCOMMIT,
+        };
+        assert_eq!(greeting.encode(&mut out), 1);
+        out
+    }
+
+    #[test]
+    fn greeting_parses_as_mariadb() {
+        let bytes = greeting_bytes();
+        let frame = decode_packet(&bytes, 0, 1 << 20).unwrap().unwrap();
+        assert_eq!(frame.consumed, bytes.len());
+        let ClientGreeting::Handshake(hs) = ClientGreeting::parse(&frame.payload).unwrap() else {
+            panic!("not a handshake")
+        };
+        assert_eq!(hs.server_version, b"5.5.5-10.11.99-wirebench-null");
+        assert_eq!(hs.display_version(), b"10.11.99-wirebench-null");
+        assert!(hs.is_mariadb());
+        assert_eq!(hs.connection_id, 7);
+        assert_eq!(hs.auth_plugin_data, NONCE);
+        assert_eq!(hs.auth_plugin_name, NATIVE_PASSWORD);
+        assert_eq!(hs.capabilities, SERVER_CAPABILITIES);
+        assert_eq!(hs.status, StatusFlags::AUTOCOMMIT);
+        assert_eq!(hs.charset, 45);
+    }
+
+    #[test]
+    fn greeting_layout_matches_mariadb_capture() {
+        // Same field layout as MariaDB 10.11's greeting: the 10 reserved bytes
+        // sit between the scramble length (21) and scramble part 2.
+        let bytes = greeting_bytes();
+        let payload = &bytes[4..];
+        let after_version = 1 + b"5.5.5-10.11.99-wirebench-null".len() + 1;
+        let fixed = &payload[after_version..];
+        assert_eq!(&fixed[..4], &7u32.to_le_bytes());
+        assert_eq!(&fixed[4..12], b"abcdefgh");
+        assert_eq!(fixed[12], 0);
+        assert_eq!(fixed[15], 45);
+        assert_eq!(fixed[20], 21);
+        assert_eq!(&fixed[21..31], &[0u8; 10]);
+        assert_eq!(&fixed[31..44], b"ijklmnopqrst\0");
+        assert_eq!(&fixed[44..], b"mysql_native_password\0");
+        let _ = InitialHandshake::parse(payload).unwrap();
+    }
+
+    #[test]
+    fn parses_the_wirebench_client_response() {
+        // Drive the real client state machine against our greeting.
+        let mut config = HandshakeConfig::new("bench", b"secret".to_vec());
+        config.database = Some("sbtest".into());
+        config.tls = TlsMode::Disabled;
+        config.deprecate_eof = true;
+        config.connect_attrs = vec![("_client_name".into(), "wirebench".into())];
+        let mut client = ClientHandshake::new(config);
+        let mut out = Vec::new();
+        let greeting = greeting_bytes();
+        let mut rng = wirebench_protocol::auth::rand_core::OsRng;
+        let (used, step) = client.advance(&greeting, &mut out, &mut rng).unwrap();
+        assert_eq!(used, greeting.len());
+        assert!(matches!(step, HandshakeStep::NeedMore));
+        let frame = decode_packet(&out, 1, 1 << 20).unwrap().unwrap();
+        let Login::Response(login) = parse_login(&frame.payload).unwrap() else { panic!("not a response") };
+        assert_eq!(login.user, b"bench");
+        assert_eq!(login.database, Some(&b"sbtest"[..]));
+        assert_eq!(login.auth_plugin, NATIVE_PASSWORD);
+        assert!(login.capabilities.contains(Capabilities::DEPRECATE_EOF | Capabilities::PROTOCOL_41));
+        assert!(!login.capabilities.contains(Capabilities::LONG_PASSWORD), "a MariaDB client clears bit 0");
+    }
+
+    #[test]
+    fn parses_a_minimal_response_without_optional_fields() {
+        let caps = Capabilities::PROTOCOL_41 | Capabilities::SECURE_CONNECTION | Capabilities::LONG_PASSWORD;
+        let response = HandshakeResponse41 {
+            capabilities: caps,
+            max_packet_size: 1 << 24,
+            charset: 33,
+            user: b"root",
+            auth_response: &[1; 20],
+            database: None,
+            auth_plugin_name: b"",
+            connect_attrs: &[],
+        };
+        let mut out = Vec::new();
+        response.encode(&mut out, 1).unwrap();
+        let Login::Response(login) = parse_login(&out[4..]).unwrap() else { panic!("not a response") };
+        assert_eq!(login.capabilities, caps);
+        assert_eq!((login.user, login.database, login.auth_plugin), (&b"root"[..], None, &b""[..]));
+    }
+
+    #[test]
+    fn recognises_ssl_request_and_pre41() {
+        let mut ssl = Vec::new();
+        ssl.put_u32((Capabilities::PROTOCOL_41 | Capabilities::SSL).low());
+        ssl.put_u32(1 << 24);
+        ssl.put_u8(45);
+        ssl.put_zeros(23);
+        assert_eq!(parse_login(&ssl), Ok(Login::SslRequest));
+        assert_eq!(parse_login(&[0x05, 0x00, 0xff, 0xff, 0xff, b'r', 0]), Ok(Login::Pre41));
+    }
+
+    #[test]
+    fn short_or_garbage_responses_are_errors_not_panics() {
+        for len in 0..40 {
+            let garbage: Vec<u8> = (0..len).map(|i| (i * 37 + 0xfe) as u8 | 0x02).collect();
+            let _ = parse_login(&garbage);
+        }
+        assert!(parse_login(&[0x00, 0x02]).is_err());
+    }
+
+    #[test]
+    fn version_ids() {
+        assert_eq!(version_id("5.5.5-10.11.99-wirebench-null"), Some(101199));
+        assert_eq!(version_id("8.0.36"), Some(80036));
+        assert_eq!(version_id("wirebench"), None);
+    }
+}

@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use wirebench::cli::{self, Invocation};
+use wirebench::cli::{self, Invocation, NullServerOptions};
+use wirebench::null_server::{NullServer, NullServerConfig};
 
 fn main() -> ExitCode {
     let invocation = match cli::parse(std::env::args_os().skip(1)) {
@@ -25,7 +26,7 @@ fn main() -> ExitCode {
             print!("{}", cli::null_server_help());
             ExitCode::SUCCESS
         }
-        Invocation::NullServer(options) => match wirebench::null_server_cli::run(options) {
+        Invocation::NullServer(options) => match null_server(options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("FATAL: {e}");
@@ -52,4 +53,37 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `wirebench null-server`: serves until Ctrl-C.
+fn null_server(options: NullServerOptions) -> Result<(), String> {
+    let tcp = match options.listen.as_slice() {
+        [] => None,
+        [one] => Some(*one),
+        several => {
+            return Err(format!(
+                "--listen got {} addresses; the null server listens on one TCP address (and --socket)",
+                several.len()
+            ))
+        }
+    };
+    let config = NullServerConfig { tcp, unix: options.socket, cpus: options.cpus.unwrap_or_default(), ..Default::default() };
+    let server = NullServer::start(config).map_err(|e| e.to_string())?;
+    if let Some(addr) = server.local_addr() {
+        eprintln!("null server listening on {addr}");
+    }
+    if let Some(path) = server.unix_path() {
+        eprintln!("null server listening on unix:{}", path.display());
+    }
+    eprintln!("null server loops on cpus {:?}; Ctrl-C stops it", server.cpus());
+    let stopper = server.stopper();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let _ = tokio::signal::ctrl_c().await;
+    });
+    stopper.stop();
+    let stats = server.stats();
+    drop(server);
+    eprintln!("null server stopped after {} commands on {} connections", stats.commands, stats.connections);
+    Ok(())
 }

@@ -1,0 +1,110 @@
+//! The per-test options of sysbench 1.0.20's bundled scripts, with their
+//! defaults (`sysbench.cmdline.options` in `oltp_common.lua`,
+//! `select_random_points.lua` and `select_random_ranges.lua`).
+
+/// Every option the bundled test scripts define. A plain struct: the
+/// command-line parser fills it, [`Default`] gives sysbench's defaults.
+///
+/// sysbench keeps all of these as Lua numbers; counts and sizes are `u32`
+/// here because they reach `sysbench.rand.*` as `uint32_t` anyway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OltpOptions {
+    /// `--tables`: number of tables (`sbtest1`..`sbtestN`).
+    pub tables: u32,
+    /// `--table_size`: rows per table.
+    pub table_size: u32,
+    /// `--range_size`: rows in each range SELECT (`id BETWEEN x AND x+range_size-1`).
+    pub range_size: u32,
+    /// `--point_selects`: point SELECTs per transaction.
+    pub point_selects: u32,
+    /// `--simple_ranges`: simple range SELECTs per transaction.
+    pub simple_ranges: u32,
+    /// `--sum_ranges`: SELECT SUM() queries per transaction.
+    pub sum_ranges: u32,
+    /// `--order_ranges`: SELECT ... ORDER BY queries per transaction.
+    pub order_ranges: u32,
+    /// `--distinct_ranges`: SELECT DISTINCT queries per transaction.
+    pub distinct_ranges: u32,
+    /// `--index_updates`: UPDATEs of the indexed column `k` per transaction.
+    pub index_updates: u32,
+    /// `--non_index_updates`: UPDATEs of `c` per transaction.
+    pub non_index_updates: u32,
+    /// `--delete_inserts`: DELETE/INSERT pairs per transaction.
+    pub delete_inserts: u32,
+    /// `--range_selects`: off removes every range SELECT.
+    pub range_selects: bool,
+    /// `--auto_inc`: `id` is AUTO_INCREMENT; off makes the client number rows.
+    pub auto_inc: bool,
+    /// `--skip_trx`: no BEGIN/COMMIT, every statement autocommits.
+    pub skip_trx: bool,
+    /// `--secondary`: a secondary index `xid` on `id` instead of the primary key.
+    pub secondary: bool,
+    /// `--create_secondary`: the index `k_N` on `k`, created after the load.
+    pub create_secondary: bool,
+    /// `--mysql_storage_engine`.
+    pub mysql_storage_engine: String,
+    /// Appended to CREATE TABLE. sysbench 1.0.20 reads it from a Lua global
+    /// `mysql_table_options` that no command-line option sets, so it is
+    /// always empty there; its `--create_table_options` came later.
+    pub mysql_table_options: String,
+    /// `--random_points` (select_random_points): values in the IN() list.
+    pub random_points: u32,
+    /// `--number_of_ranges` (select_random_ranges): BETWEEN ranges per SELECT.
+    pub number_of_ranges: u32,
+    /// `--delta` (select_random_ranges): a range is `k BETWEEN x AND x+delta`.
+    pub delta: i64,
+    /// `--threads`, which bulk_insert's `prepare` and `cleanup` read: they
+    /// handle one table per thread. The other tests take the thread count
+    /// from [`super::ScriptContext`].
+    pub threads: u32,
+}
+
+impl Default for OltpOptions {
+    fn default() -> Self {
+        OltpOptions {
+            tables: 1,
+            table_size: 10_000,
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            range_selects: true,
+            auto_inc: true,
+            skip_trx: false,
+            secondary: false,
+            create_secondary: true,
+            mysql_storage_engine: "innodb".to_string(),
+            mysql_table_options: String::new(),
+            random_points: 10,
+            number_of_ranges: 10,
+            delta: 5,
+            threads: 1,
+        }
+    }
+}
+
+/// Why a test cannot run with the given name or options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    #[error(
+        "unknown test {0:?}: expected one of oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, \
+         oltp_update_index, oltp_update_non_index, oltp_delete, oltp_insert, select_random_points, \
+         select_random_ranges, bulk_insert"
+    )]
+    UnknownTest(String),
+    #[error("{test}: --tables must be at least 1")]
+    NoTables { test: &'static str },
+    #[error("{test}: --{option} must be at least 1")]
+    ZeroCount { test: &'static str, option: &'static str },
+    /// sysbench would run events that send nothing; wirebench's engine
+    /// measures commands, so an event needs at least one.
+    #[error("{test}: with these options an event sends no query (every query count is 0)")]
+    EmptyEvent { test: &'static str },
+    #[error("{test}: --threads must be at least 1")]
+    NoThreads { test: &'static str },
+}

@@ -121,3 +121,49 @@ impl Script for BulkInsertScript {
         self.last_rows
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::common::tests::{long_strings, lua_format, lua_script};
+    use crate::workload::testkit::{context, rng, Command, Harness};
+
+    #[test]
+    fn each_event_is_one_full_statement_continuing_the_rows() {
+        let w = workload(&OltpOptions::default()).unwrap();
+        let mut harness = Harness::new(&w, context(1, 2), rng(1));
+        let mut next = 1u64;
+        for _ in 0..4 {
+            let event = harness.event();
+            let [Command::Query(sql)] = event.as_slice() else { panic!("{event:?}") };
+            let values = sql.strip_prefix("INSERT INTO sbtest2 VALUES").unwrap();
+            let rows = values.matches("),(").count() as u64 + 1;
+            assert_eq!(harness.script().last_event_weight(), rows);
+            for pair in values.trim_start_matches('(').trim_end_matches(')').split("),(") {
+                assert_eq!(pair, format!("{next},{next}"));
+                next += 1;
+            }
+            assert!(sql.len() < BULK_PACKET_SIZE);
+            assert!(sql.len() + 1 + row_len(next) + 1 > BULK_PACKET_SIZE, "room left for row {next}");
+        }
+        assert_eq!(row_len(9), 5);
+        assert_eq!(row_len(10), 7);
+        assert_eq!(row_len(39034), 13);
+    }
+
+    #[test]
+    fn prepare_and_cleanup() {
+        let w = workload(&OltpOptions { threads: 3, ..OltpOptions::default() }).unwrap();
+        let sql: Vec<String> = w.prepare(context(0, 3), rng(1)).collect();
+        assert_eq!(sql, (1..=3).map(create_table_sql).collect::<Vec<_>>());
+        assert_eq!(w.prepare(context(1, 3), rng(1)).count(), 0);
+        assert_eq!(w.cleanup().len(), 3);
+        assert!(w.prewarm(context(0, 3)).is_empty());
+        let Some(lua) = lua_script("bulk_insert.lua") else { return };
+        let strings = long_strings(&lua);
+        assert_eq!(strings.len(), 1);
+        assert_eq!(create_table_sql(2), lua_format(&strings[0], &["2"]));
+        assert!(lua.contains(r#"con:bulk_insert_init("INSERT INTO sbtest" .. thread_id+1 .. " VALUES")"#));
+        assert!(lua.contains(r#"con:bulk_insert_next("(" .. cursize .. "," .. cursize .. ")")"#));
+    }
+}

@@ -593,3 +593,322 @@ pub(crate) fn push_decimal(out: &mut Vec<u8>, v: impl std::fmt::Display) {
     // Writing to a Vec cannot fail.
     let _ = write!(out, "{v}");
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::workload::testkit::{self, context, rng, split_table, Command, Harness};
+    use crate::workload::{oltp_read_write, oltp_write_only};
+    use wirebench_protocol::command::count_placeholders;
+
+    /// An installed sysbench script, or `None` (with a message) when
+    /// sysbench is not installed; with WIREBENCH_REQUIRE_SERVER=1 a missing
+    /// script fails the test instead.
+    pub(crate) fn lua_script(name: &str) -> Option<String> {
+        let dir = std::env::var("WIREBENCH_SYSBENCH_SCRIPTS").unwrap_or_else(|_| "/usr/share/sysbench".to_string());
+        let path = Path::new(&dir).join(name);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1") => {
+                panic!("{}: {e} (WIREBENCH_REQUIRE_SERVER=1)", path.display())
+            }
+            Err(e) => {
+                eprintln!(
+                    "skipped: {}: {e} (set WIREBENCH_SYSBENCH_SCRIPTS to sysbench's script directory)",
+                    path.display()
+                );
+                None
+            }
+        }
+    }
+
+    use std::path::Path;
+
+    /// The Lua long strings (`[[...]]`) of a script, the newline right
+    /// after `[[` dropped as Lua does.
+    pub(crate) fn long_strings(lua: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut rest = lua;
+        while let Some(start) = rest.find("[[") {
+            let body = &rest[start + 2..];
+            let end = body.find("]]").expect("unterminated long string");
+            let text = &body[..end];
+            found.push(text.strip_prefix('\n').unwrap_or(text).to_string());
+            rest = &body[end + 2..];
+        }
+        found
+    }
+
+    /// Lua's `string.format` for `%d`, `%u`, `%s` and `%%`, enough for the scripts.
+    pub(crate) fn lua_format(format: &str, args: &[&str]) -> String {
+        let mut out = String::new();
+        let mut args = args.iter();
+        let mut chars = format.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some('d' | 'u' | 's') => out.push_str(args.next().expect("too few arguments")),
+                other => panic!("format {other:?}"),
+            }
+        }
+        assert!(args.next().is_none(), "too many arguments");
+        out
+    }
+
+    fn options() -> OltpOptions {
+        OltpOptions { tables: 3, table_size: 1000, ..OltpOptions::default() }
+    }
+
+    #[test]
+    fn statement_ids_are_commit_then_tables_times_kinds() {
+        let w = oltp_read_write::workload(&options()).unwrap();
+        let list = w.statements();
+        assert_eq!(list.len(), 1 + 3 * 9);
+        assert_eq!(list[0], StatementSpec { sql: "COMMIT".into(), slots: vec![] });
+        for table in 1..=3 {
+            for (i, &kind) in w.kinds.iter().enumerate() {
+                let id = w.layout.id(table, kind);
+                assert_eq!(id, 1 + (table as usize - 1) * 9 + i);
+                assert_eq!(list[id].sql, kind.sql(table));
+                assert_eq!(split_table(&list[id].sql).1, Some(table));
+                assert_eq!(
+                    count_placeholders(list[id].sql.as_bytes(), 101_100),
+                    list[id].slots.len(),
+                    "{}",
+                    list[id].sql
+                );
+            }
+        }
+        // Without a transaction there is no COMMIT and table 1 starts at 0.
+        let w = oltp_write_only::workload(&OltpOptions { skip_trx: true, ..options() }).unwrap();
+        let list = w.statements();
+        assert_eq!(list.len(), 3 * 4);
+        assert_eq!(list[0].sql, "UPDATE sbtest1 SET k=k+1 WHERE id=?");
+        assert_eq!(list[w.layout.id(3, Kind::Insert)].sql, Kind::Insert.sql(3));
+    }
+
+    #[test]
+    fn statement_text_is_oltp_common_lua() {
+        let Some(lua) = lua_script("oltp_common.lua") else { return };
+        for kind in [
+            Kind::PointSelect,
+            Kind::SimpleRange,
+            Kind::SumRange,
+            Kind::OrderRange,
+            Kind::DistinctRange,
+            Kind::IndexUpdate,
+            Kind::NonIndexUpdate,
+            Kind::Delete,
+            Kind::Insert,
+        ] {
+            assert!(lua.contains(&format!("\"{}\"", kind.template())), "{kind:?} not in oltp_common.lua");
+            assert_eq!(kind.sql(12), kind.template().replace("%u", "12"));
+        }
+        assert!(lua.contains(r#"con:prepare("COMMIT")"#));
+        assert!(lua.contains(r#"con:prepare("BEGIN")"#));
+        let c: String = C_TEMPLATE.iter().map(|&b| char::from(b)).collect();
+        let pad: String = PAD_TEMPLATE.iter().map(|&b| char::from(b)).collect();
+        let unquote = |s: &str| s.replace("\" ..\n   \"", "");
+        assert!(unquote(&lua).contains(&format!("local c_value_template = \"{c}\"")));
+        assert!(unquote(&lua).contains(&format!("local pad_value_template = \"{pad}\"")));
+    }
+
+    #[test]
+    fn create_table_is_oltp_common_lua() {
+        let Some(lua) = lua_script("oltp_common.lua") else { return };
+        let strings = long_strings(&lua);
+        assert_eq!(strings.len(), 1, "oltp_common.lua has one long string, the CREATE TABLE");
+        for (auto_inc, secondary, engine, extra) in
+            [(true, false, "innodb", ""), (false, true, "MyISAM", ""), (true, true, "innodb", "ROW_FORMAT=COMPRESSED")]
+        {
+            let options = OltpOptions {
+                auto_inc,
+                secondary,
+                mysql_storage_engine: engine.into(),
+                mysql_table_options: extra.into(),
+                ..OltpOptions::default()
+            };
+            let id_def = if auto_inc { "INTEGER NOT NULL AUTO_INCREMENT" } else { "INTEGER NOT NULL" };
+            let index = if secondary { "KEY xid" } else { "PRIMARY KEY" };
+            let engine_def = format!("/*! ENGINE = {engine} */");
+            let expected = lua_format(&strings[0], &["7", id_def, index, &engine_def, extra]);
+            assert_eq!(create_table_sql(&options, 7), expected);
+        }
+        assert!(lua.contains(r#""CREATE INDEX k_%d ON sbtest%d(k)""#));
+        assert!(lua.contains(r#""DROP TABLE IF EXISTS sbtest" .. i"#));
+        assert!(lua.contains(r#""INSERT INTO sbtest" .. table_num .. "(k, c, pad) VALUES""#));
+        assert!(lua.contains(r#""INSERT INTO sbtest" .. table_num .. "(id, k, c, pad) VALUES""#));
+        assert!(lua.contains(r#""(%d, '%s', '%s')""#));
+        assert!(lua.contains(r#""(%d, %d, '%s', '%s')""#));
+    }
+
+    #[test]
+    fn prewarm_is_oltp_common_lua() {
+        let Some(lua) = lua_script("oltp_common.lua") else { return };
+        // The format strings, as the pieces the script concatenates.
+        let avg = ["SELECT AVG(id) FROM ", "(SELECT * FROM %s FORCE KEY (PRIMARY) ", "LIMIT %u) t"];
+        let count = ["SELECT COUNT(*) FROM ", "(SELECT * FROM %s WHERE k LIKE '%%0%%' LIMIT %u) t"];
+        for piece in avg.iter().chain(&count) {
+            assert!(lua.contains(&format!("\"{piece}\"")), "{piece} not in oltp_common.lua");
+        }
+        for set in ["SET tmp_table_size=2*1024*1024*1024", "SET max_heap_table_size=2*1024*1024*1024"] {
+            assert!(lua.contains(&format!("con:query(\"{set}\")")));
+        }
+        assert!(lua.contains(r#"con:query("ANALYZE TABLE sbtest" .. i)"#));
+        let options = OltpOptions { tables: 5, table_size: 1234, ..OltpOptions::default() };
+        let sql = prewarm_sql(&options, context(1, 2));
+        let mut expected = vec![
+            "SET tmp_table_size=2*1024*1024*1024".to_string(),
+            "SET max_heap_table_size=2*1024*1024*1024".to_string(),
+        ];
+        for t in ["2", "4"] {
+            expected.push(format!("ANALYZE TABLE sbtest{t}"));
+            expected.push(lua_format(&avg.concat(), &[&format!("sbtest{t}"), "1234"]));
+            expected.push(lua_format(&count.concat(), &[&format!("sbtest{t}"), "1234"]));
+        }
+        assert_eq!(sql, expected);
+    }
+
+    #[test]
+    fn prepare_spreads_tables_over_threads() {
+        let options = OltpOptions { tables: 7, table_size: 3, ..OltpOptions::default() };
+        let w = oltp_read_write::workload(&options).unwrap();
+        let created = |thread| -> Vec<u32> {
+            w.prepare(context(thread, 3), rng(1))
+                .filter(|sql| sql.starts_with("CREATE TABLE"))
+                .map(|sql| split_table(&sql).1.unwrap())
+                .collect()
+        };
+        assert_eq!(created(0), [1, 4, 7]);
+        assert_eq!(created(1), [2, 5]);
+        assert_eq!(created(2), [3, 6]);
+        let sql: Vec<String> = w.prepare(context(1, 3), rng(1)).collect();
+        assert_eq!(sql.len(), 6);
+        assert!(sql[1].starts_with("INSERT INTO sbtest2(k, c, pad) VALUES("));
+        assert_eq!(sql[2], "CREATE INDEX k_2 ON sbtest2(k)");
+        assert_eq!(w.cleanup(), (1..=7).map(|t| format!("DROP TABLE IF EXISTS sbtest{t}")).collect::<Vec<_>>());
+    }
+
+    /// The rows of a load INSERT: `(id, k, 'c', 'pad')` split apart.
+    fn rows(sql: &str) -> Vec<&str> {
+        let values = &sql[sql.find(" VALUES(").unwrap() + " VALUES".len()..];
+        values.split("),(").collect()
+    }
+
+    #[test]
+    fn load_statements_are_cut_where_sysbench_cuts_them() {
+        let options = OltpOptions {
+            tables: 2,
+            table_size: 7000,
+            auto_inc: false,
+            create_secondary: false,
+            ..OltpOptions::default()
+        };
+        let w = oltp_read_write::workload(&options).unwrap();
+        let sql: Vec<String> = w.prepare(context(0, 1), rng(5)).collect();
+        let shape: Vec<&str> = sql.iter().map(|s| if s.starts_with("CREATE") { "C" } else { "I" }).collect();
+        assert_eq!(shape, ["C", "I", "I", "I", "C", "I", "I", "I"]);
+        for table in [&sql[1..4], &sql[5..8]] {
+            let mut next_id = 1;
+            for (i, statement) in table.iter().enumerate() {
+                assert!(statement.len() < BULK_PACKET_SIZE, "{} bytes", statement.len());
+                for row in rows(statement) {
+                    let row = row.trim_start_matches('(').trim_end_matches(')');
+                    let fields: Vec<&str> = row.split(", ").collect();
+                    assert_eq!(fields[0], next_id.to_string());
+                    assert!((1..=7000).contains(&fields[1].parse::<u32>().unwrap()));
+                    assert!(testkit::fits_template(fields[2].trim_matches('\'').as_bytes(), C_TEMPLATE));
+                    assert!(testkit::fits_template(fields[3].trim_matches('\'').as_bytes(), PAD_TEMPLATE));
+                    next_id += 1;
+                }
+                if let Some(next) = table.get(i + 1) {
+                    // The next statement's first row did not fit: with its
+                    // comma and the buffer's NUL it would pass 512 KiB.
+                    let first_row = rows(next)[0].len() + usize::from(rows(next).len() > 1);
+                    assert!(statement.len() + 1 + first_row + 1 > BULK_PACKET_SIZE);
+                }
+            }
+            assert_eq!(next_id, 7001);
+        }
+    }
+
+    #[test]
+    fn load_is_lazy() {
+        let options = OltpOptions { table_size: 100_000_000, ..OltpOptions::default() };
+        let w = oltp_read_write::workload(&options).unwrap();
+        let start = std::time::Instant::now();
+        let first: Vec<String> = w.prepare(context(0, 1), rng(1)).take(3).collect();
+        assert!(first[0].starts_with("CREATE TABLE sbtest1("));
+        assert!(first[2].starts_with("INSERT INTO sbtest1(k, c, pad) VALUES("));
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "took {:?}", start.elapsed());
+    }
+
+    #[test]
+    fn an_event_that_sends_nothing_is_refused() {
+        let options = OltpOptions { skip_trx: true, point_selects: 0, range_selects: false, ..OltpOptions::default() };
+        assert_eq!(
+            crate::workload::oltp_read_only::workload(&options).unwrap_err(),
+            OptionsError::EmptyEvent { test: "oltp_read_only" }
+        );
+        let options = OltpOptions { tables: 0, ..OltpOptions::default() };
+        assert!(matches!(oltp_read_write::workload(&options), Err(OptionsError::NoTables { .. })));
+    }
+
+    #[test]
+    fn groups_of_zero_statements_still_draw_their_table() {
+        // write_only without a transaction and without DELETE/INSERT: the
+        // empty last group draws its table after the event's last command,
+        // before the next event's draws.
+        let options = OltpOptions { tables: 4, skip_trx: true, delete_inserts: 0, ..options() };
+        let w = oltp_write_only::workload(&options).unwrap();
+        let mut harness = Harness::new(&w, context(0, 1), rng(9));
+        let mut model = rng(9);
+        let mut c = *C_TEMPLATE;
+        for _ in 0..20 {
+            let event = harness.event();
+            let table = model.uniform(1, 4);
+            let id = model.default(1, 1000);
+            assert_eq!(
+                event[0],
+                expected_execute(&w, Kind::IndexUpdate.sql(table), vec![testkit::Value::Int(id.into())])
+            );
+            let table = model.uniform(1, 4);
+            model.rand_str(C_TEMPLATE, &mut c);
+            let id = model.default(1, 1000);
+            let params = vec![testkit::Value::Bytes(c.to_vec()), testkit::Value::Int(id.into())];
+            assert_eq!(event[1], expected_execute(&w, Kind::NonIndexUpdate.sql(table), params));
+            assert_eq!(event.len(), 2);
+            model.uniform(1, 4); // the DELETE/INSERT group's table
+            model.next_u64(); // the histogram slot, as the harness draws
+        }
+    }
+
+    fn expected_execute(w: &OltpWorkload, sql: String, params: Vec<testkit::Value>) -> Command {
+        let stmt = w.statements().iter().position(|s| s.sql == sql).unwrap();
+        Command::Execute { stmt, sql, params }
+    }
+
+    #[test]
+    fn restart_begins_a_new_event() {
+        let w = oltp_read_write::workload(&options()).unwrap();
+        let mut harness = Harness::new(&w, context(0, 1), rng(3));
+        for _ in 0..3 {
+            harness.step();
+        }
+        harness.script_mut().restart_event();
+        let event = harness.event();
+        assert_eq!(event.len(), 20);
+        assert_eq!(event[0], Command::Query("BEGIN".into()));
+        // Half-way through a DELETE/INSERT pair.
+        let mut event: Vec<Command> = Vec::new();
+        while !matches!(event.last(), Some(c) if c.sql().starts_with("DELETE")) {
+            event.push(harness.step().0);
+        }
+        harness.script_mut().restart_event();
+        assert_eq!(harness.step().0, Command::Query("BEGIN".into()));
+    }
+}

@@ -108,3 +108,56 @@ pub enum OptionsError {
     #[error("{test}: --threads must be at least 1")]
     NoThreads { test: &'static str },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{by_name, TESTS};
+
+    #[test]
+    fn every_test_by_name_and_path() {
+        let options = OltpOptions::default();
+        for name in TESTS {
+            assert_eq!(by_name(name, &options).unwrap().name(), name);
+            assert_eq!(by_name(&format!("{name}.lua"), &options).unwrap().name(), name);
+            assert_eq!(by_name(&format!("/usr/share/sysbench/{name}.lua"), &options).unwrap().name(), name);
+        }
+        assert_eq!(by_name("oltp_nope", &options).err(), Some(OptionsError::UnknownTest("oltp_nope".into())));
+        assert_eq!(by_name("oltp_common", &options).err(), Some(OptionsError::UnknownTest("oltp_common".into())));
+    }
+
+    #[test]
+    fn defaults_are_the_scripts() {
+        let Some(common) = crate::workload::common::tests::lua_script("oltp_common.lua") else { return };
+        let o = OltpOptions::default();
+        for (name, value) in [
+            ("table_size", o.table_size.to_string()),
+            ("range_size", o.range_size.to_string()),
+            ("tables", o.tables.to_string()),
+            ("point_selects", o.point_selects.to_string()),
+            ("simple_ranges", o.simple_ranges.to_string()),
+            ("sum_ranges", o.sum_ranges.to_string()),
+            ("order_ranges", o.order_ranges.to_string()),
+            ("distinct_ranges", o.distinct_ranges.to_string()),
+            ("index_updates", o.index_updates.to_string()),
+            ("non_index_updates", o.non_index_updates.to_string()),
+            ("delete_inserts", o.delete_inserts.to_string()),
+            ("range_selects", o.range_selects.to_string()),
+            ("auto_inc", o.auto_inc.to_string()),
+            ("skip_trx", o.skip_trx.to_string()),
+            ("secondary", o.secondary.to_string()),
+            ("create_secondary", o.create_secondary.to_string()),
+            ("mysql_storage_engine", format!("\"{}\"", o.mysql_storage_engine)),
+        ] {
+            // `name =` then, after the description, `, default}`.
+            let at = common.find(&format!("   {name} =")).unwrap_or_else(|| panic!("{name} not in oltp_common.lua"));
+            let entry = &common[at..at + common[at..].find('}').unwrap()];
+            assert!(entry.ends_with(&format!(", {value}")), "{name}: {entry}");
+        }
+        let Some(points) = crate::workload::common::tests::lua_script("select_random_points.lua") else { return };
+        assert!(points.contains(&format!("IN() clause in generated SELECTs\", {}}}", o.random_points)));
+        let Some(ranges) = crate::workload::common::tests::lua_script("select_random_ranges.lua") else { return };
+        assert!(ranges.contains(&format!("BETWEEN ranges per SELECT\", {}}}", o.number_of_ranges)));
+        assert!(ranges.contains(&format!("\"Size of BETWEEN ranges\", {}}}", o.delta)));
+    }
+}

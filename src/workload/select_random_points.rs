@@ -92,3 +92,48 @@ impl Script for PointsScript {
 
     fn restart_event(&mut self) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::common::tests::{long_strings, lua_format, lua_script};
+    use crate::workload::testkit::{context, rng, Harness};
+
+    #[test]
+    fn statement_is_the_scripts() {
+        let options = OltpOptions { random_points: 3, ..OltpOptions::default() };
+        let w = workload(&options).unwrap();
+        let list = w.statements();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].slots, [ParamSlot::Int64; 3]);
+        let Some(lua) = lua_script("select_random_points.lua") else { return };
+        let strings = long_strings(&lua);
+        assert_eq!(strings.len(), 1);
+        // string.rep("?, ", random_points - 1) .. "?"
+        assert!(lua.contains(r#"string.rep("?, ", sysbench.opt.random_points - 1) .. "?""#));
+        assert_eq!(list[0].sql, lua_format(&strings[0], &["?, ?, ?"]));
+    }
+
+    #[test]
+    fn each_thread_draws_from_its_slice() {
+        let options = OltpOptions { table_size: 100, random_points: 10, ..OltpOptions::default() };
+        let w = workload(&options).unwrap();
+        // rlen = 100 / 3 = 33.33…: slices [0, 33], [33, 66], [66, 100].
+        for (thread, (low, high)) in [(0, (0, 33)), (1, (33, 66)), (2, (66, 100))] {
+            assert_eq!(thread_slice(100, context(thread, 3)), (low, high));
+            let mut harness = Harness::new(&w, context(thread, 3), rng(20 + thread));
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..300 {
+                let event = harness.event();
+                assert_eq!(event.len(), 1);
+                for v in event[0].params() {
+                    assert!((i64::from(low)..=i64::from(high)).contains(&v.int()), "thread {thread}: {v:?}");
+                    seen.insert(v.int());
+                }
+            }
+            assert!(seen.len() > 5, "thread {thread} drew {seen:?}");
+        }
+        assert_eq!(thread_slice(10_000, context(4, 4)), (0, 2500));
+        assert!(workload(&OltpOptions { random_points: 0, ..OltpOptions::default() }).is_err());
+    }
+}

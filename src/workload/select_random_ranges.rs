@@ -81,3 +81,41 @@ impl Script for RangesScript {
 
     fn restart_event(&mut self) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::common::tests::{long_strings, lua_format, lua_script};
+    use crate::workload::testkit::{context, rng, Harness};
+
+    #[test]
+    fn statement_is_the_scripts() {
+        let options = OltpOptions { number_of_ranges: 2, ..OltpOptions::default() };
+        let list = workload(&options).unwrap().statements();
+        assert_eq!(list[0].slots, [ParamSlot::Int64; 4]);
+        let Some(lua) = lua_script("select_random_ranges.lua") else { return };
+        let strings = long_strings(&lua);
+        assert_eq!(strings.len(), 1);
+        assert!(lua.contains(r#"string.rep("k BETWEEN ? AND ? OR ","#));
+        assert_eq!(list[0].sql, lua_format(&strings[0], &["k BETWEEN ? AND ? OR k BETWEEN ? AND ?"]));
+    }
+
+    #[test]
+    fn ranges_are_delta_wide_within_the_thread_slice() {
+        for delta in [5, 0, -3, 1000] {
+            let options = OltpOptions { table_size: 1000, number_of_ranges: 4, delta, ..OltpOptions::default() };
+            let w = workload(&options).unwrap();
+            let mut harness = Harness::new(&w, context(1, 2), rng(21));
+            for _ in 0..100 {
+                let event = harness.event();
+                assert_eq!(event.len(), 1);
+                let p = event[0].params();
+                assert_eq!(p.len(), 8);
+                for pair in p.chunks(2) {
+                    assert!((500..=1000).contains(&pair[0].int()), "{pair:?}");
+                    assert_eq!(pair[1].int(), pair[0].int() + delta);
+                }
+            }
+        }
+    }
+}

@@ -186,3 +186,76 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], statements: &[StatementSpec]) -> (Comm
     };
     (command, rest)
 }
+
+/// `sql` with its `sbtestN` table number replaced by `N`, and the number.
+pub(crate) fn split_table(sql: &str) -> (String, Option<u32>) {
+    let Some(at) = sql.find("sbtest") else { return (sql.to_string(), None) };
+    let digits_at = at + "sbtest".len();
+    let digits: String = sql[digits_at..].chars().take_while(char::is_ascii_digit).collect();
+    let shape = format!("{}N{}", &sql[..digits_at], &sql[digits_at + digits.len()..]);
+    (shape, digits.parse().ok())
+}
+
+/// Each command's SQL with the table number replaced by `N`.
+pub(crate) fn shapes(event: &[Command]) -> Vec<String> {
+    event.iter().map(|c| split_table(c.sql()).0).collect()
+}
+
+/// `s` has the shape of a `#`-template: digits where the template has `#`.
+pub(crate) fn fits_template(s: &[u8], template: &[u8]) -> bool {
+    s.len() == template.len()
+        && s.iter().zip(template).all(|(&b, &t)| if t == b'#' { b.is_ascii_digit() } else { b == t })
+}
+
+/// Checks the values of one oltp_common event: tables in range and the same
+/// within a run of one statement (a group), ids in `1..=table_size`, ranges
+/// `range_size` long, strings from the templates, and each INSERT re-adding
+/// the id the DELETE before it removed, in the same table.
+pub(crate) fn check_oltp_event(event: &[Command], options: &crate::workload::OltpOptions) {
+    use super::common::{C_TEMPLATE, PAD_TEMPLATE};
+    let size = i64::from(options.table_size);
+    let in_range = |v: &Value| (1..=size).contains(&v.int());
+    let mut previous: Option<(String, Option<u32>, &Command)> = None;
+    for command in event {
+        let (shape, table) = split_table(command.sql());
+        if let Some(t) = table {
+            assert!((1..=options.tables).contains(&t), "table {t} out of range in {command:?}");
+        }
+        let p = command.params();
+        match shape.as_str() {
+            "SELECT c FROM sbtestN WHERE id=?"
+            | "UPDATE sbtestN SET k=k+1 WHERE id=?"
+            | "DELETE FROM sbtestN WHERE id=?" => {
+                assert!(in_range(&p[0]), "{command:?}")
+            }
+            "SELECT c FROM sbtestN WHERE id BETWEEN ? AND ?"
+            | "SELECT SUM(k) FROM sbtestN WHERE id BETWEEN ? AND ?"
+            | "SELECT c FROM sbtestN WHERE id BETWEEN ? AND ? ORDER BY c"
+            | "SELECT DISTINCT c FROM sbtestN WHERE id BETWEEN ? AND ? ORDER BY c" => {
+                assert!(in_range(&p[0]), "{command:?}");
+                assert_eq!(p[1].int(), p[0].int() + i64::from(options.range_size) - 1, "{command:?}");
+            }
+            "UPDATE sbtestN SET c=? WHERE id=?" => {
+                assert!(fits_template(p[0].bytes(), C_TEMPLATE), "{command:?}");
+                assert!(in_range(&p[1]), "{command:?}");
+            }
+            "INSERT INTO sbtestN (id, k, c, pad) VALUES (?, ?, ?, ?)" => {
+                let Some((before, before_table, delete)) = &previous else { panic!("INSERT first in {event:?}") };
+                assert_eq!(before, "DELETE FROM sbtestN WHERE id=?", "INSERT not after DELETE");
+                assert_eq!((*before_table, delete.params()[0].int()), (table, p[0].int()), "DELETE/INSERT differ");
+                assert!(in_range(&p[1]), "{command:?}");
+                assert!(fits_template(p[2].bytes(), C_TEMPLATE), "{command:?}");
+                assert!(fits_template(p[3].bytes(), PAD_TEMPLATE), "{command:?}");
+            }
+            "BEGIN" | "COMMIT" => assert!(p.is_empty()),
+            other => panic!("unexpected statement {other:?}"),
+        }
+        if let Some((before, before_table, _)) = &previous {
+            let pair = before.starts_with("INSERT") && shape.starts_with("DELETE");
+            if *before == shape || pair {
+                assert_eq!(*before_table, table, "a group changed tables: {event:?}");
+            }
+        }
+        previous = Some((shape, table, command));
+    }
+}

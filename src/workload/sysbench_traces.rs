@@ -125,7 +125,7 @@ fn every_trace_is_reproduced() {
             "run" if trace.test == "bulk_insert" => {
                 // sysbench's first flush is wirebench's first event; its
                 // second statement is the remainder flushed at thread_done.
-                let mut harness = Harness::new(&*workload, context(0, 1), rng(&trace));
+                let mut harness = Harness::new(&*workload, context(0, 1), rng(trace));
                 let Command::Query(sql) = harness.event().remove(0) else { panic!("bulk_insert sends COM_QUERY") };
                 let rows = harness.script().last_event_weight();
                 let next = format!("INSERT INTO sbtest1 VALUES({},", rows + 1);
@@ -139,13 +139,13 @@ fn every_trace_is_reproduced() {
                 continue;
             }
             "run" => {
-                let mut harness = Harness::new(&*workload, context(0, 1), rng(&trace));
+                let mut harness = Harness::new(&*workload, context(0, 1), rng(trace));
                 (0..trace.events).flat_map(|_| harness.event()).map(|c| c.trace_line()).collect()
             }
             "prepare" => {
                 let theirs: Vec<String> = trace.lines.iter().map(|l| masked(l)).collect();
                 let ours =
-                    workload.prepare(context(0, 1), rng(&trace)).map(|sql| masked(&Command::Query(sql).trace_line()));
+                    workload.prepare(context(0, 1), rng(trace)).map(|sql| masked(&Command::Query(sql).trace_line()));
                 compare(&trace.name, &ours.collect::<Vec<_>>(), &theirs, &mut failures);
                 continue;
             }

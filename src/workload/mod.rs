@@ -129,6 +129,14 @@ impl<'a> CommandSink<'a> {
 }
 
 /// One connection's generator of events.
+///
+/// Reproducing sysbench's values: with a fixed `--rand-seed` a script draws
+/// exactly what sysbench's Lua `event()` draws, in the same order. sysbench
+/// itself draws once more from the same generator after every event: its
+/// `sb_event_stop` picks a latency-histogram slot with
+/// `sb_rand_uniform_uint64()` whenever `--percentile` is not 0 (default 95).
+/// A driver that wants sysbench's exact sequence calls `rng.next_u64()`
+/// after each event's [`Step::Last`] command, as the tests do.
 pub trait Script: Send {
     /// Writes the next command of the current event into `sink`, starting
     /// a new event after the previous one's last command. Exactly one
@@ -193,7 +201,7 @@ pub fn by_name(name: &str, options: &OltpOptions) -> Result<Box<dyn Workload>, O
     })
 }
 
-/// The names [`by_name`] knows, in sysbench's `--help` order.
+/// The names [`by_name`] knows, sorted as `/usr/share/sysbench` lists them.
 pub const TESTS: [&str; 11] = [
     bulk_insert::NAME,
     oltp_delete::NAME,

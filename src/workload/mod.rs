@@ -11,6 +11,29 @@
 //! COM_STMT_EXECUTE in place and appends it to the send buffer: no
 //! allocation per query.
 
+mod common;
+mod options;
+
+pub mod bulk_insert;
+pub mod oltp_delete;
+pub mod oltp_insert;
+pub mod oltp_point_select;
+pub mod oltp_read_only;
+pub mod oltp_read_write;
+pub mod oltp_update_index;
+pub mod oltp_update_non_index;
+pub mod oltp_write_only;
+pub mod select_random_points;
+pub mod select_random_ranges;
+
+#[cfg(test)]
+mod sysbench_traces;
+#[cfg(test)]
+mod testkit;
+
+pub use common::OltpWorkload;
+pub use options::{OltpOptions, OptionsError};
+
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use wirebench_protocol::framing;
 use wirebench_protocol::response::RowFormat;
@@ -114,6 +137,14 @@ impl<'a> CommandSink<'a> {
 }
 
 /// One connection's generator of events.
+///
+/// Reproducing sysbench's values: with a fixed `--rand-seed` a script draws
+/// exactly what sysbench's Lua `event()` draws, in the same order. sysbench
+/// itself draws once more from the same generator after every event: its
+/// `sb_event_stop` picks a latency-histogram slot with
+/// `sb_rand_uniform_uint64()` whenever `--percentile` is not 0 (default 95).
+/// A driver that wants sysbench's exact sequence calls `rng.next_u64()`
+/// after each event's [`Step::Last`] command, as the tests do.
 pub trait Script: Send {
     /// Writes the next command of the current event into `sink`, starting
     /// a new event after the previous one's last command. Exactly one
@@ -124,6 +155,14 @@ pub trait Script: Send {
     /// sysbench re-runs `event()` from the start); the next call begins a
     /// new event.
     fn restart_event(&mut self);
+
+    /// How many sysbench events the event just completed stands for: 1,
+    /// except for bulk_insert, whose sysbench event appends one row to a
+    /// client-side buffer while a wirebench event sends the whole buffer
+    /// (see [`bulk_insert`]).
+    fn last_event_weight(&self) -> u64 {
+        1
+    }
 }
 
 /// A sysbench test.
@@ -148,3 +187,39 @@ pub trait Workload: Send + Sync {
     /// SQL for `cleanup` (run by one connection).
     fn cleanup(&self) -> Vec<String>;
 }
+
+/// The test named `name` as sysbench takes it on its command line: the
+/// bare name, or a script path such as `/usr/share/sysbench/oltp_read_write.lua`.
+pub fn by_name(name: &str, options: &OltpOptions) -> Result<Box<dyn Workload>, OptionsError> {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    let test = file.strip_suffix(".lua").unwrap_or(file);
+    Ok(match test {
+        oltp_read_only::NAME => Box::new(oltp_read_only::workload(options)?),
+        oltp_read_write::NAME => Box::new(oltp_read_write::workload(options)?),
+        oltp_write_only::NAME => Box::new(oltp_write_only::workload(options)?),
+        oltp_point_select::NAME => Box::new(oltp_point_select::workload(options)?),
+        oltp_update_index::NAME => Box::new(oltp_update_index::workload(options)?),
+        oltp_update_non_index::NAME => Box::new(oltp_update_non_index::workload(options)?),
+        oltp_delete::NAME => Box::new(oltp_delete::workload(options)?),
+        oltp_insert::NAME => Box::new(oltp_insert::workload(options)?),
+        select_random_points::NAME => Box::new(select_random_points::workload(options)?),
+        select_random_ranges::NAME => Box::new(select_random_ranges::workload(options)?),
+        bulk_insert::NAME => Box::new(bulk_insert::workload(options)?),
+        _ => return Err(OptionsError::UnknownTest(name.to_string())),
+    })
+}
+
+/// The names [`by_name`] knows, sorted as `/usr/share/sysbench` lists them.
+pub const TESTS: [&str; 11] = [
+    bulk_insert::NAME,
+    oltp_delete::NAME,
+    oltp_insert::NAME,
+    oltp_point_select::NAME,
+    oltp_read_only::NAME,
+    oltp_read_write::NAME,
+    oltp_update_index::NAME,
+    oltp_update_non_index::NAME,
+    oltp_write_only::NAME,
+    select_random_points::NAME,
+    select_random_ranges::NAME,
+];

@@ -1,0 +1,169 @@
+//! `bulk_insert.lua`: each thread appends rows `(n,n)`, n = 1, 2, …, to a
+//! multi-row `INSERT INTO sbtest{tid+1} VALUES` through sysbench's
+//! client-side bulk-insert buffer, which sends the statement when the next
+//! row would not fit in 512 KiB (`db_bulk_insert_next`) and at the end of
+//! the run (`thread_done`).
+//!
+//! In sysbench one event appends one row, and most events send nothing.
+//! A wirebench script sends one command per call, so here one event is one
+//! flush: the statement sysbench would send, holding every row that fits.
+//! [`Script::last_event_weight`] reports its rows, which are sysbench's
+//! events; the counters see one write per statement, as sysbench counts.
+//! The partial statement sysbench flushes at the end of a run has no
+//! counterpart.
+//!
+//! `prepare` creates `sbtest1..threads` (`CREATE TABLE IF NOT EXISTS`, run
+//! once, not per thread); `cleanup` drops them; there is no `prewarm`.
+
+use super::common::{cleanup_sql, push_decimal, BULK_PACKET_SIZE};
+use super::options::{OltpOptions, OptionsError};
+use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use crate::rand::Rng;
+
+pub const NAME: &str = "bulk_insert";
+
+#[derive(Debug, Clone)]
+pub struct BulkInsert {
+    /// `--threads` as given to `cleanup`.
+    threads: u32,
+}
+
+pub fn workload(options: &OltpOptions) -> Result<BulkInsert, OptionsError> {
+    if options.threads == 0 {
+        return Err(OptionsError::NoThreads { test: NAME });
+    }
+    Ok(BulkInsert { threads: options.threads })
+}
+
+/// The script's CREATE TABLE, indentation of its Lua long string included.
+fn create_table_sql(table: u32) -> String {
+    format!(
+        "        CREATE TABLE IF NOT EXISTS sbtest{table} (\n          id INTEGER NOT NULL,\n          \
+         k INTEGER DEFAULT '0' NOT NULL,\n          PRIMARY KEY (id))"
+    )
+}
+
+impl Workload for BulkInsert {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn statements(&self) -> Vec<StatementSpec> {
+        Vec::new()
+    }
+
+    fn script(&self, context: ScriptContext) -> Box<dyn Script> {
+        Box::new(BulkInsertScript { table: context.thread + 1, rows_sent: 0, last_rows: 0 })
+    }
+
+    fn prepare(&self, context: ScriptContext, _rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
+        let tables = if context.thread == 0 { context.threads.max(1) } else { 0 };
+        Box::new((1..=tables).map(create_table_sql))
+    }
+
+    fn prewarm(&self, _context: ScriptContext) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn cleanup(&self) -> Vec<String> {
+        cleanup_sql(self.threads)
+    }
+}
+
+struct BulkInsertScript {
+    table: u32,
+    /// `cursize`: the last row number appended.
+    rows_sent: u64,
+    /// Rows in the last statement.
+    last_rows: u64,
+}
+
+/// Length of `(n,n)`.
+fn row_len(n: u64) -> usize {
+    2 * (n.checked_ilog10().unwrap_or(0) as usize + 1) + 3
+}
+
+impl Script for BulkInsertScript {
+    fn next(&mut self, _rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        let (table, mut n, mut rows) = (self.table, self.rows_sent, 0u64);
+        sink.query_with(|out| {
+            let start = out.len();
+            out.extend_from_slice(b"INSERT INTO sbtest");
+            push_decimal(out, table);
+            out.extend_from_slice(b" VALUES");
+            loop {
+                let next = n + 1;
+                let comma = usize::from(rows > 0);
+                // The buffer keeps a NUL after the statement.
+                if rows > 0 && out.len() - start + comma + row_len(next) + 1 > BULK_PACKET_SIZE {
+                    break;
+                }
+                if rows > 0 {
+                    out.push(b',');
+                }
+                out.push(b'(');
+                push_decimal(out, next);
+                out.push(b',');
+                push_decimal(out, next);
+                out.push(b')');
+                n = next;
+                rows += 1;
+            }
+        });
+        self.rows_sent = n;
+        self.last_rows = rows;
+        Ok(Step::Last)
+    }
+
+    fn restart_event(&mut self) {}
+
+    fn last_event_weight(&self) -> u64 {
+        self.last_rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::common::tests::{long_strings, lua_format, lua_script};
+    use crate::workload::testkit::{context, rng, Command, Harness};
+
+    #[test]
+    fn each_event_is_one_full_statement_continuing_the_rows() {
+        let w = workload(&OltpOptions::default()).unwrap();
+        let mut harness = Harness::new(&w, context(1, 2), rng(1));
+        let mut next = 1u64;
+        for _ in 0..4 {
+            let event = harness.event();
+            let [Command::Query(sql)] = event.as_slice() else { panic!("{event:?}") };
+            let values = sql.strip_prefix("INSERT INTO sbtest2 VALUES").unwrap();
+            let rows = values.matches("),(").count() as u64 + 1;
+            assert_eq!(harness.script().last_event_weight(), rows);
+            for pair in values.trim_start_matches('(').trim_end_matches(')').split("),(") {
+                assert_eq!(pair, format!("{next},{next}"));
+                next += 1;
+            }
+            assert!(sql.len() < BULK_PACKET_SIZE);
+            assert!(sql.len() + 1 + row_len(next) + 1 > BULK_PACKET_SIZE, "room left for row {next}");
+        }
+        assert_eq!(row_len(9), 5);
+        assert_eq!(row_len(10), 7);
+        assert_eq!(row_len(39034), 13);
+    }
+
+    #[test]
+    fn prepare_and_cleanup() {
+        let w = workload(&OltpOptions { threads: 3, ..OltpOptions::default() }).unwrap();
+        let sql: Vec<String> = w.prepare(context(0, 3), rng(1)).collect();
+        assert_eq!(sql, (1..=3).map(create_table_sql).collect::<Vec<_>>());
+        assert_eq!(w.prepare(context(1, 3), rng(1)).count(), 0);
+        assert_eq!(w.cleanup().len(), 3);
+        assert!(w.prewarm(context(0, 3)).is_empty());
+        let Some(lua) = lua_script("bulk_insert.lua") else { return };
+        let strings = long_strings(&lua);
+        assert_eq!(strings.len(), 1);
+        assert_eq!(create_table_sql(2), lua_format(&strings[0], &["2"]));
+        assert!(lua.contains(r#"con:bulk_insert_init("INSERT INTO sbtest" .. thread_id+1 .. " VALUES")"#));
+        assert!(lua.contains(r#"con:bulk_insert_next("(" .. cursize .. "," .. cursize .. ")")"#));
+    }
+}

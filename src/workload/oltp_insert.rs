@@ -1,0 +1,211 @@
+//! `oltp_insert.lua`: one INSERT per event, sent as COM_QUERY text as the
+//! script does (it prepares nothing):
+//! `INSERT INTO sbtestN (id, k, c, pad) VALUES (%d, %d, '%s', '%s')`.
+//!
+//! With `--auto_inc` (the default) id is 0 and the server numbers the row;
+//! without it id is `sysbench.rand.unique() - 2^31` and `prepare` creates
+//! empty tables, since loaded ids could collide with the unique ones.
+//!
+//! sysbench shares one unique counter between threads; wirebench gives each
+//! connection its own slice of the same sequence ([`RandUnique::split`]),
+//! so values stay unique without shared state, and one connection gets
+//! sysbench's order.
+
+use super::common::{cleanup_sql, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE};
+use super::options::{OltpOptions, OptionsError};
+use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use crate::rand::{RandUnique, Rng, UniqueCursor};
+
+pub const NAME: &str = "oltp_insert";
+
+#[derive(Debug, Clone)]
+pub struct OltpInsert {
+    options: OltpOptions,
+    unique: RandUnique,
+}
+
+pub fn workload(options: &OltpOptions) -> Result<OltpInsert, OptionsError> {
+    if options.tables == 0 {
+        return Err(OptionsError::NoTables { test: NAME });
+    }
+    Ok(OltpInsert { options: options.clone(), unique: RandUnique::sysbench_upstream() })
+}
+
+impl OltpInsert {
+    /// Uses another `sysbench.rand.unique()` sequence for the ids (only
+    /// with `auto_inc` off). The default is upstream sysbench's.
+    pub fn with_unique(mut self, unique: RandUnique) -> Self {
+        self.unique = unique;
+        self
+    }
+}
+
+impl Workload for OltpInsert {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn statements(&self) -> Vec<StatementSpec> {
+        Vec::new()
+    }
+
+    fn script(&self, context: ScriptContext) -> Box<dyn Script> {
+        let threads = context.threads.max(1);
+        let part = context.thread % threads;
+        Box::new(InsertScript {
+            tables: self.options.tables,
+            table_size: self.options.table_size,
+            auto_inc: self.options.auto_inc,
+            unique: self.unique,
+            part,
+            parts: threads,
+            ids: self.unique.split(part, threads),
+            c: *C_TEMPLATE,
+            pad: *PAD_TEMPLATE,
+        })
+    }
+
+    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
+        let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
+        Box::new(TableLoad::new(&self.options, rows, context, rng))
+    }
+
+    fn prewarm(&self, context: ScriptContext) -> Vec<String> {
+        prewarm_sql(&self.options, context)
+    }
+
+    fn cleanup(&self) -> Vec<String> {
+        cleanup_sql(self.options.tables)
+    }
+}
+
+struct InsertScript {
+    tables: u32,
+    table_size: u32,
+    auto_inc: bool,
+    unique: RandUnique,
+    part: u32,
+    parts: u32,
+    ids: UniqueCursor,
+    c: [u8; C_TEMPLATE.len()],
+    pad: [u8; PAD_TEMPLATE.len()],
+}
+
+impl InsertScript {
+    /// The next unique value; after 2^32 / connections values the slice
+    /// starts over, as sysbench's counter wraps after 2^32.
+    fn unique(&mut self) -> u32 {
+        if let Some(v) = self.ids.next() {
+            return v;
+        }
+        self.ids = self.unique.split(self.part, self.parts);
+        self.ids.next().unwrap_or(0)
+    }
+}
+
+impl Script for InsertScript {
+    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        let table = rng.uniform(1, self.tables);
+        let k = rng.default(1, self.table_size);
+        rng.rand_str(C_TEMPLATE, &mut self.c);
+        rng.rand_str(PAD_TEMPLATE, &mut self.pad);
+        // "Convert a uint32_t value to SQL INT".
+        let id = if self.auto_inc { 0 } else { i64::from(self.unique()) - (1 << 31) };
+        let (c, pad) = (&self.c, &self.pad);
+        sink.query_with(|out| {
+            out.extend_from_slice(b"INSERT INTO sbtest");
+            push_decimal(out, table);
+            out.extend_from_slice(b" (id, k, c, pad) VALUES (");
+            push_decimal(out, id);
+            out.extend_from_slice(b", ");
+            push_decimal(out, k);
+            out.extend_from_slice(b", '");
+            out.extend_from_slice(c);
+            out.extend_from_slice(b"', '");
+            out.extend_from_slice(pad);
+            out.extend_from_slice(b"')");
+        });
+        Ok(Step::Last)
+    }
+
+    fn restart_event(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::testkit::{context, rng, split_table, Command, Harness};
+
+    /// `(table, id, k, c, pad)` of an INSERT.
+    fn parse(command: &Command) -> (u32, i64, u32, String, String) {
+        let Command::Query(sql) = command else { panic!("COM_QUERY expected, got {command:?}") };
+        let (shape, table) = split_table(sql);
+        let values =
+            shape.strip_prefix("INSERT INTO sbtestN (id, k, c, pad) VALUES (").unwrap().strip_suffix("')").unwrap();
+        let fields: Vec<&str> = values.split(", ").collect();
+        assert_eq!(fields.len(), 4, "{sql}");
+        let text = |s: &str| s.trim_matches('\'').to_string();
+        (table.unwrap(), fields[0].parse().unwrap(), fields[1].parse().unwrap(), text(fields[2]), text(fields[3]))
+    }
+
+    #[test]
+    fn auto_inc_inserts_id_0() {
+        let options = OltpOptions { tables: 3, table_size: 100, ..OltpOptions::default() };
+        let w = workload(&options).unwrap();
+        assert!(w.statements().is_empty());
+        let mut harness = Harness::new(&w, context(0, 1), rng(18));
+        for _ in 0..200 {
+            let event = harness.event();
+            assert_eq!(event.len(), 1);
+            let (table, id, k, c, pad) = parse(&event[0]);
+            assert!((1..=3).contains(&table));
+            assert_eq!(id, 0);
+            assert!((1..=100).contains(&k));
+            assert!(crate::workload::testkit::fits_template(c.as_bytes(), C_TEMPLATE));
+            assert!(crate::workload::testkit::fits_template(pad.as_bytes(), PAD_TEMPLATE));
+        }
+    }
+
+    #[test]
+    fn without_auto_inc_ids_are_unique_across_connections() {
+        let options = OltpOptions { auto_inc: false, ..OltpOptions::default() };
+        let unique = RandUnique::new(1, 2);
+        let w = workload(&options).unwrap().with_unique(unique);
+        let mut ids = std::collections::HashSet::new();
+        for thread in 0..3 {
+            let mut harness = Harness::new(&w, context(thread, 3), rng(19));
+            let slice_start = ((u64::from(thread) << 32) / 3) as u32;
+            for n in 0..500 {
+                let (_, id, ..) = parse(&harness.event()[0]);
+                assert_eq!(id, i64::from(unique.nth(slice_start + n)) - (1 << 31));
+                assert!(ids.insert(id), "id {id} twice");
+            }
+        }
+        // One connection gets the sequence in sysbench's order.
+        let mut harness = Harness::new(&w, context(0, 1), rng(19));
+        for n in 0..10 {
+            assert_eq!(parse(&harness.event()[0]).1, i64::from(unique.nth(n)) - (1 << 31));
+        }
+    }
+
+    #[test]
+    fn without_auto_inc_prepare_creates_empty_tables() {
+        let options = OltpOptions { auto_inc: false, tables: 2, ..OltpOptions::default() };
+        let sql: Vec<String> = workload(&options).unwrap().prepare(context(0, 1), rng(1)).collect();
+        assert_eq!(sql.len(), 4);
+        assert!(sql[0].starts_with("CREATE TABLE sbtest1(\n  id INTEGER NOT NULL,\n"));
+        assert_eq!(sql[1], "CREATE INDEX k_1 ON sbtest1(k)");
+        let options = OltpOptions { table_size: 5, ..OltpOptions::default() };
+        let sql: Vec<String> = workload(&options).unwrap().prepare(context(0, 1), rng(1)).collect();
+        assert_eq!(sql.len(), 3);
+        assert_eq!(sql[1].matches("),(").count(), 4);
+    }
+
+    #[test]
+    fn text_is_oltp_insert_lua() {
+        let Some(lua) = crate::workload::common::tests::lua_script("oltp_insert.lua") else { return };
+        let unquote = lua.replace("\" ..\n                                 \"", "");
+        assert!(unquote.contains(r#""INSERT INTO %s (id, k, c, pad) VALUES (%d, %d, '%s', '%s')""#));
+        assert!(lua.contains(r#"local table_name = "sbtest" .. sysbench.rand.uniform(1, sysbench.opt.tables)"#));
+    }
+}

@@ -1,0 +1,29 @@
+//! `oltp_update_non_index.lua`: `--non_index_updates` UPDATEs of `c`, no
+//! transaction.
+
+use super::common::{Group, OltpWorkload, Phase};
+use super::options::{OltpOptions, OptionsError};
+
+pub const NAME: &str = "oltp_update_non_index";
+
+pub fn workload(options: &OltpOptions) -> Result<OltpWorkload, OptionsError> {
+    OltpWorkload::new(NAME, options, vec![Phase::Group(Group::NonIndexUpdates, options.non_index_updates)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::testkit::{check_oltp_event, context, rng, shapes, Harness};
+
+    #[test]
+    fn non_index_updates_per_event() {
+        let options = OltpOptions { tables: 2, non_index_updates: 2, ..OltpOptions::default() };
+        let w = workload(&options).unwrap();
+        let mut harness = Harness::new(&w, context(0, 1), rng(16));
+        for _ in 0..100 {
+            let event = harness.event();
+            assert_eq!(shapes(&event), ["UPDATE sbtestN SET c=? WHERE id=?"; 2]);
+            check_oltp_event(&event, &options);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! `oltp_write_only.lua`: BEGIN, index updates, non-index updates,
+//! DELETE/INSERT pairs, COMMIT.
+
+use super::common::{Group, OltpWorkload, Phase};
+use super::options::{OltpOptions, OptionsError};
+
+pub const NAME: &str = "oltp_write_only";
+
+pub fn workload(options: &OltpOptions) -> Result<OltpWorkload, OptionsError> {
+    let mut plan = Vec::new();
+    if !options.skip_trx {
+        plan.push(Phase::Begin);
+    }
+    plan.extend(writes(options));
+    if !options.skip_trx {
+        plan.push(Phase::Commit);
+    }
+    OltpWorkload::new(NAME, options, plan)
+}
+
+/// `execute_index_updates()`, `execute_non_index_updates()`,
+/// `execute_delete_inserts()`, shared with oltp_read_write.
+pub(crate) fn writes(options: &OltpOptions) -> [Phase; 3] {
+    [
+        Phase::Group(Group::IndexUpdates, options.index_updates),
+        Phase::Group(Group::NonIndexUpdates, options.non_index_updates),
+        Phase::Group(Group::DeleteInserts, options.delete_inserts),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::testkit::{check_oltp_event, context, rng, shapes, Harness};
+
+    #[test]
+    fn event_with_and_without_transaction() {
+        for skip_trx in [false, true] {
+            let options = OltpOptions { tables: 2, table_size: 50, skip_trx, ..OltpOptions::default() };
+            let w = workload(&options).unwrap();
+            let mut harness = Harness::new(&w, context(0, 1), rng(13));
+            let mut expected = vec![
+                "UPDATE sbtestN SET k=k+1 WHERE id=?",
+                "UPDATE sbtestN SET c=? WHERE id=?",
+                "DELETE FROM sbtestN WHERE id=?",
+                "INSERT INTO sbtestN (id, k, c, pad) VALUES (?, ?, ?, ?)",
+            ];
+            if !skip_trx {
+                expected.insert(0, "BEGIN");
+                expected.push("COMMIT");
+            }
+            for _ in 0..200 {
+                let event = harness.event();
+                assert_eq!(shapes(&event), expected);
+                check_oltp_event(&event, &options);
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! `select_random_ranges.lua`: one `SELECT count(k)` over
+//! `--number_of_ranges` ranges `k BETWEEN x AND x+delta` on `sbtest1`, each
+//! `x` drawn from the thread's slice of values as in select_random_points.
+//!
+//! `prepare`, `prewarm` and `cleanup` are `oltp_common.lua`'s (see
+//! [`super::select_random_points`]).
+
+use super::common::{cleanup_sql, prewarm_sql, TableLoad};
+use super::options::{OltpOptions, OptionsError};
+use super::select_random_points::thread_slice;
+use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use crate::rand::Rng;
+use wirebench_protocol::command::ParamSlot;
+
+pub const NAME: &str = "select_random_ranges";
+
+#[derive(Debug, Clone)]
+pub struct SelectRandomRanges {
+    options: OltpOptions,
+}
+
+pub fn workload(options: &OltpOptions) -> Result<SelectRandomRanges, OptionsError> {
+    if options.number_of_ranges == 0 {
+        return Err(OptionsError::ZeroCount { test: NAME, option: "number_of_ranges" });
+    }
+    Ok(SelectRandomRanges { options: options.clone() })
+}
+
+impl Workload for SelectRandomRanges {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn statements(&self) -> Vec<StatementSpec> {
+        let n = self.options.number_of_ranges as usize;
+        let ranges = "k BETWEEN ? AND ? OR ".repeat(n - 1) + "k BETWEEN ? AND ?";
+        vec![StatementSpec {
+            sql: format!("        SELECT count(k)\n          FROM sbtest1\n          WHERE {ranges}"),
+            slots: vec![ParamSlot::Int64; 2 * n],
+        }]
+    }
+
+    fn script(&self, context: ScriptContext) -> Box<dyn Script> {
+        let (low, high) = thread_slice(self.options.table_size, context);
+        Box::new(RangesScript { ranges: self.options.number_of_ranges as usize, delta: self.options.delta, low, high })
+    }
+
+    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
+        Box::new(TableLoad::new(&self.options, self.options.table_size, context, rng))
+    }
+
+    fn prewarm(&self, context: ScriptContext) -> Vec<String> {
+        prewarm_sql(&self.options, context)
+    }
+
+    fn cleanup(&self) -> Vec<String> {
+        cleanup_sql(self.options.tables)
+    }
+}
+
+struct RangesScript {
+    ranges: usize,
+    delta: i64,
+    low: u32,
+    high: u32,
+}
+
+impl Script for RangesScript {
+    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        let (ranges, delta, low, high) = (self.ranges, self.delta, self.low, self.high);
+        sink.execute(0, |t| {
+            for i in 0..ranges {
+                let from = i64::from(rng.default(low, high));
+                t.set_i64(2 * i, from)?;
+                t.set_i64(2 * i + 1, from + delta)?;
+            }
+            Ok(())
+        })?;
+        Ok(Step::Last)
+    }
+
+    fn restart_event(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::common::tests::{long_strings, lua_format, lua_script};
+    use crate::workload::testkit::{context, rng, Harness};
+
+    #[test]
+    fn statement_is_the_scripts() {
+        let options = OltpOptions { number_of_ranges: 2, ..OltpOptions::default() };
+        let list = workload(&options).unwrap().statements();
+        assert_eq!(list[0].slots, [ParamSlot::Int64; 4]);
+        let Some(lua) = lua_script("select_random_ranges.lua") else { return };
+        let strings = long_strings(&lua);
+        assert_eq!(strings.len(), 1);
+        assert!(lua.contains(r#"string.rep("k BETWEEN ? AND ? OR ","#));
+        assert_eq!(list[0].sql, lua_format(&strings[0], &["k BETWEEN ? AND ? OR k BETWEEN ? AND ?"]));
+    }
+
+    #[test]
+    fn ranges_are_delta_wide_within_the_thread_slice() {
+        for delta in [5, 0, -3, 1000] {
+            let options = OltpOptions { table_size: 1000, number_of_ranges: 4, delta, ..OltpOptions::default() };
+            let w = workload(&options).unwrap();
+            let mut harness = Harness::new(&w, context(1, 2), rng(21));
+            for _ in 0..100 {
+                let event = harness.event();
+                assert_eq!(event.len(), 1);
+                let p = event[0].params();
+                assert_eq!(p.len(), 8);
+                for pair in p.chunks(2) {
+                    assert!((500..=1000).contains(&pair[0].int()), "{pair:?}");
+                    assert_eq!(pair[1].int(), pair[0].int() + delta);
+                }
+            }
+        }
+    }
+}

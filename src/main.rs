@@ -67,7 +67,8 @@ fn null_server(options: NullServerOptions) -> Result<(), String> {
             ))
         }
     };
-    let config = NullServerConfig { tcp, unix: options.socket, cpus: options.cpus.unwrap_or_default(), ..Default::default() };
+    let config =
+        NullServerConfig { tcp, unix: options.socket, cpus: options.cpus.unwrap_or_default(), ..Default::default() };
     let server = NullServer::start(config).map_err(|e| e.to_string())?;
     if let Some(addr) = server.local_addr() {
         eprintln!("null server listening on {addr}");

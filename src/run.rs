@@ -107,6 +107,7 @@ async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     print!("{}", report::Banner);
     print!("{}", report::INITIALIZING_WORKERS);
     let threads = bench.general.threads;
+    let table_size = bench.test_options.table_size;
     let params = rand_params(bench)?;
     let seed = seed(bench);
     let mut tasks = JoinSet::new();
@@ -117,8 +118,9 @@ async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
         tasks.spawn(async move {
             let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
             let context = ScriptContext { thread, threads };
+            let mut loading = String::new();
             for sql in workload.prepare(context, rng) {
-                if let Some(message) = progress_message(&sql) {
+                if let Some(message) = progress_message(&sql, &mut loading, table_size) {
                     println!("{message}");
                 }
                 conn.query_drop(&sql).await?;
@@ -129,11 +131,19 @@ async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     join_all(tasks).await
 }
 
-/// sysbench's prepare messages, derived from the statement being run.
-fn progress_message(sql: &str) -> Option<String> {
+/// sysbench's prepare messages, derived from the statement being run;
+/// `loading` remembers which table's rows are being inserted.
+fn progress_message(sql: &str, loading: &mut String, table_size: u32) -> Option<String> {
     let table_after = |prefix: &str| sql.strip_prefix(prefix).and_then(|rest| rest.split(['(', ' ', '\n']).next());
     if let Some(table) = table_after("CREATE TABLE ") {
         return Some(format!("Creating table '{table}'..."));
+    }
+    if let Some(table) = table_after("INSERT INTO ") {
+        if loading != table {
+            table.clone_into(loading);
+            return Some(format!("Inserting {table_size} records into '{table}'"));
+        }
+        return None;
     }
     if sql.starts_with("CREATE INDEX") {
         let table = sql.split(" ON ").nth(1)?.split('(').next()?;
@@ -193,9 +203,10 @@ async fn open_connection(
     let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
     let mut templates = Vec::with_capacity(statements.len());
     for spec in statements.iter() {
-        let prepared = conn.prepare(&spec.sql).await.map_err(|e| {
-            RunError::Setup(format!("cannot prepare {:?}: {e}", spec.sql))
-        })?;
+        let prepared = conn
+            .prepare(&spec.sql)
+            .await
+            .map_err(|e| RunError::Setup(format!("cannot prepare {:?}: {e}", spec.sql)))?;
         let template = ExecuteTemplate::new(prepared.statement_id(), &spec.slots)
             .map_err(|e| RunError::Setup(format!("cannot encode {:?}: {e}", spec.sql)))?;
         templates.push(template);
@@ -265,13 +276,15 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     for (n, (conn, templates)) in opened {
         let endpoint = conn.endpoint().clone();
         let (stream, leftover, session) = conn.into_parts();
-        let socket = runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
+        let socket =
+            runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
         let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
         let index = plan.connections.len();
         let script = workload.script(ScriptContext { thread: n as u32, threads: threads as u32 });
         let rng = Rng::for_thread(seed, n as u32, params);
         let pipeline = bench.engine.pipeline.max(1) as usize;
-        let session = Session::new(index, script, rng, templates, session.capabilities, pipeline);
+        let session = Session::new(index, script, rng, templates, session.capabilities, pipeline)
+            .draw_after_event(general.percentile.unwrap_or(0) > 0);
         plan.connections.push(ConnPlan { endpoint, socket, leftover: BytesMut::from(&leftover[..]), session });
     }
     let per_loop: Vec<usize> = plans.iter().map(|p| p.connections.len()).collect();
@@ -300,9 +313,10 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     while handles.iter().any(|h| !h.is_finished()) {
         std::thread::sleep(Duration::from_millis(2));
         if let (Some(at), Some(every)) = (next_report, interval) {
-            if std::time::Instant::now() >= at {
+            // Loops that have finished no longer answer: the run is over.
+            if std::time::Instant::now() >= at && handles.iter().all(|h| !h.is_finished()) {
                 let now_ns = clock.now_ns();
-                let interval_data = collector.collect(Duration::from_millis(200));
+                let interval_data = collector.collect(Duration::from_millis(50));
                 let line = InterimReport {
                     time_total_s: now_ns as f64 / 1e9,
                     time_interval_s: (now_ns - last_report_ns) as f64 / 1e9,

@@ -16,7 +16,11 @@ pub struct RunControl {
 
 impl RunControl {
     pub fn new(events: Option<u64>, loops: usize) -> Arc<Self> {
-        Arc::new(RunControl { events_left: events.map(AtomicU64::new), stop: AtomicBool::new(false), loops: loops.max(1) as u64 })
+        Arc::new(RunControl {
+            events_left: events.map(AtomicU64::new),
+            stop: AtomicBool::new(false),
+            loops: loops.max(1) as u64,
+        })
     }
 
     pub fn stop(&self) {

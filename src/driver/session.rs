@@ -89,6 +89,10 @@ pub struct Session {
     event_started: Option<u64>,
     /// No more events will start on this connection.
     finished: bool,
+    /// sysbench draws one number from the thread's generator after every
+    /// event when `--percentile` is on (to pick a histogram slot); doing the
+    /// same keeps a seeded run's values equal to sysbench's.
+    draw_after_event: bool,
 }
 
 impl Session {
@@ -109,7 +113,15 @@ impl Session {
             in_flight: Ring::new(pipeline),
             event_started: None,
             finished: false,
+            draw_after_event: true,
         }
+    }
+
+    /// Whether to mirror sysbench's extra draw after each event (it makes
+    /// it unless `--percentile=0`).
+    pub fn draw_after_event(mut self, draw: bool) -> Self {
+        self.draw_after_event = draw;
+        self
     }
 
     /// Commands sent and not yet answered.
@@ -140,7 +152,12 @@ impl Session {
             let stmt = sink.take_stmt();
             let ends_event_started = match step {
                 Step::More => None,
-                Step::Last => self.event_started.take(),
+                Step::Last => {
+                    if self.draw_after_event {
+                        self.rng.next_u64();
+                    }
+                    self.event_started.take()
+                }
             };
             self.in_flight.push(InFlight { format, stmt, ends_event_started });
             sent += 1;

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: sysbench 1.0.20 and wirebench, alternating, same
+server, same test and options. Prints qps, client CPU per query, server CPU
+per query, and the wirebench/sysbench ratios.
+
+Cases (see README, "Benchmark against sysbench"):
+  a  MariaDB (the rig from scripts/mariadb.sh), oltp_point_select,
+     16 connections, TCP and unix socket, nothing pinned;
+  b  the null server pinned to one core, the generator to the other,
+     16 and 256 connections, TCP and socket;
+  c  as b with --pipeline=8 for wirebench (sysbench cannot pipeline);
+  d  10,000 connections against the null server: connect time and RSS.
+
+Usage: benches/compare.sh [--cases=a,b,c,d] [--time=10] [--rounds=2]
+"""
+
+import argparse
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WIREBENCH = os.path.join(REPO, "target", "release", "wirebench")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_seconds(pid):
+    """user+sys CPU seconds of a process (all its threads) from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def measured(cmd, cpu=None):
+    """Runs a benchmark client (pinned to `cpu` if given); returns its output,
+    CPU seconds (user+sys), peak RSS in KiB and wall seconds."""
+    if cpu is not None:
+        cmd = ["taskset", "-c", str(cpu)] + cmd
+    start = time.monotonic()
+    with tempfile.TemporaryFile(mode="w+") as err_file:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_file, text=True)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - start
+        err_file.seek(0)
+        err = err_file.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out}\n{err}")
+    return out, err, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall
+
+
+def queries_of(out):
+    m = re.search(r"queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", out)
+    if not m:
+        raise RuntimeError("no 'queries:' line in the report:\n" + out)
+    return int(m.group(1)), float(m.group(2))
+
+
+def server_pid_mariadb():
+    pidfile = os.path.join(REPO, ".wirebench-mariadb", "mariadbd.pid")
+    with open(pidfile) as f:
+        return int(f.read().strip())
+
+
+def mariadb_env():
+    out = subprocess.run([os.path.join(REPO, "scripts", "mariadb.sh"), "env"], capture_output=True, text=True, check=True)
+    env = {}
+    for line in out.stdout.splitlines():
+        m = re.match(r"export (\w+)=(.*)", line)
+        if m:
+            env[m.group(1)] = m.group(2)
+    return env
+
+
+class NullServer:
+    def __init__(self, cpu):
+        self.dir = tempfile.mkdtemp(prefix="wb-null-")
+        self.socket = os.path.join(self.dir, "null.sock")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        cmd = [WIREBENCH, "null-server", f"--listen=127.0.0.1:{self.port}", f"--socket={self.socket}", f"--cpus={cpu}"]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.socket):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("the null server did not start: " + (self.proc.stderr.read() if self.proc.poll() is not None else "timeout"))
+            time.sleep(0.05)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def one(tool, test_args, server_pid, cpu, extra):
+    exe = ["sysbench"] if tool == "sysbench" else [WIREBENCH]
+    cmd = exe + ["oltp_point_select"] + test_args + (extra if tool == "wirebench" else []) + ["run"]
+    s_before = proc_cpu_seconds(server_pid)
+    out, err, cpu_s, rss, wall = measured(cmd, cpu)
+    s_after = proc_cpu_seconds(server_pid)
+    queries, qps = queries_of(out)
+    return {
+        "qps": qps,
+        "client_us": cpu_s / queries * 1e6,
+        "server_us": (s_after - s_before) / queries * 1e6,
+    }
+
+
+def compare(label, test_args, server_pid, rounds, cpu=None, wb_extra=()):
+    results = {"sysbench": [], "wirebench": []}
+    for _ in range(rounds):
+        for tool in ("sysbench", "wirebench"):
+            results[tool].append(one(tool, test_args, server_pid, cpu, list(wb_extra)))
+    best = {t: max(r, key=lambda x: x["qps"]) for t, r in results.items()}
+    s, w = best["sysbench"], best["wirebench"]
+    print(
+        f"| {label:<34} | {s['qps']:>9.0f} | {w['qps']:>9.0f} | {w['qps'] / s['qps']:>5.2f}x "
+        f"| {s['client_us']:>6.2f} | {w['client_us']:>6.2f} | {w['client_us'] / s['client_us']:>5.2f}x "
+        f"| {s['server_us']:>6.2f} | {w['server_us']:>6.2f} |",
+        flush=True,
+    )
+
+
+HEADER = (
+    "| case                               | sb qps    | wb qps    | ratio  | sb cli | wb cli | ratio  | sb srv | wb srv |\n"
+    "|------------------------------------|-----------|-----------|--------|--------|--------|--------|--------|--------|"
+)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default="a,b,c,d")
+    ap.add_argument("--time", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--table-size", type=int, default=100000)
+    args = ap.parse_args()
+    cases = set(args.cases.split(","))
+    common = [f"--time={args.time}", "--percentile=95"]
+    print(f"wirebench vs sysbench 1.0.20, oltp_point_select, {args.time}s per run, best of {args.rounds} alternating rounds")
+    print("cli/srv = client/server CPU microseconds per query (user+sys)\n")
+    print(HEADER, flush=True)
+
+    if "a" in cases:
+        env = mariadb_env()
+        login = ["--mysql-user=sbtest", "--mysql-password=sbtest", "--mysql-db=sbtest", "--tables=4", f"--table-size={args.table_size}"]
+        tcp = [f"--mysql-host={env['WIREBENCH_TEST_HOST']}", f"--mysql-port={env['WIREBENCH_TEST_PORT']}"]
+        sock = [f"--mysql-socket={env['WIREBENCH_TEST_SOCKET']}"]
+        subprocess.run([WIREBENCH, "oltp_point_select"] + tcp + login + ["cleanup"], check=True, capture_output=True)
+        subprocess.run([WIREBENCH, "oltp_point_select"] + tcp + login + ["--threads=4", "prepare"], check=True, capture_output=True)
+        pid = server_pid_mariadb()
+        for name, endpoint in (("tcp", tcp), ("socket", sock)):
+            base = endpoint + login + common + ["--threads=16"]
+            compare(f"a MariaDB {name} 16 conns", base, pid, args.rounds)
+            compare(f"a MariaDB {name} 16 conns, wb pipeline=4", base, pid, args.rounds, wb_extra=["--pipeline=4"])
+
+    if cases & {"b", "c", "d"}:
+        null = NullServer(cpu=1)
+        try:
+            login = ["--mysql-user=x", "--mysql-password=y", "--mysql-db=sbtest", "--tables=1", "--table-size=10000"]
+            endpoints = (("tcp", ["--mysql-host=127.0.0.1", f"--mysql-port={null.port}"]), ("socket", [f"--mysql-socket={null.socket}"]))
+            for name, endpoint in endpoints:
+                for conns in (16, 256):
+                    base = endpoint + login + common + [f"--threads={conns}"]
+                    wb = ["--cpus=0"]
+                    if "b" in cases:
+                        compare(f"b null {name} {conns} conns, 1 core", base, null.proc.pid, args.rounds, cpu=0, wb_extra=wb)
+                    if "c" in cases:
+                        compare(f"c null {name} {conns} conns, wb pipeline=8", base, null.proc.pid, args.rounds, cpu=0, wb_extra=wb + ["--pipeline=8"])
+            if "d" in cases:
+                print()
+                base = ["--mysql-host=127.0.0.1", f"--mysql-port={null.port}"] + login + ["--threads=10000", "--time=2", "--cpus=0"]
+                start = time.monotonic()
+                out, err, cpu_s, rss, wall = measured([WIREBENCH, "oltp_point_select"] + base + ["run"], cpu=0)
+                started = re.search(r"Threads started!", out) is not None
+                print(f"d 10,000 connections on one core: wall {wall:.1f}s for connect + 2s run, peak RSS {rss / 1024:.0f} MiB, "
+                      f"client CPU {cpu_s:.1f}s, queries/s {queries_of(out)[1]:.0f}, started={started}")
+        finally:
+            null.stop()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+        print(f"compare: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -45,9 +45,18 @@ struct Run {
     steps: Vec<HandshakeStep>,
     /// What the client sent.
     sent: Vec<u8>,
-    /// Server bytes used.
+    /// Server bytes used; not compared after an error, which ends the
+    /// handshake without saying how much of that call's input it had used.
     consumed: usize,
     error: Option<ProtocolError>,
+}
+
+impl Run {
+    fn fail(mut self, e: ProtocolError) -> Run {
+        self.consumed = 0;
+        self.error = Some(e);
+        self
+    }
 }
 
 /// Runs the handshake over `bytes`, which arrive up to each of `ends` in turn.
@@ -60,10 +69,7 @@ fn run(config: &HandshakeConfig, bytes: &[u8], ends: &[usize]) -> Run {
             let available = &bytes[r.consumed..end.max(r.consumed)];
             let (used, step) = match hs.advance(available, &mut r.sent, &mut rng) {
                 Ok(x) => x,
-                Err(e) => {
-                    r.error = Some(e);
-                    return r;
-                }
+                Err(e) => return r.fail(e),
             };
             assert!(used <= available.len());
             r.consumed += used;
@@ -72,8 +78,7 @@ fn run(config: &HandshakeConfig, bytes: &[u8], ends: &[usize]) -> Run {
                 HandshakeStep::StartTls => {
                     r.steps.push(step);
                     if let Err(e) = hs.tls_established(&mut r.sent, &mut rng) {
-                        r.error = Some(e);
-                        return r;
+                        return r.fail(e);
                     }
                 }
                 HandshakeStep::Done(_) | HandshakeStep::ServerError(_) => {

@@ -23,14 +23,12 @@ fuzz_target!(|data: &[u8]| {
     let payload = input.rest();
 
     // The lazy walk, as the hot path would use it, must agree with decode.
-    let walked: Option<Vec<Value<'_>>> = BinaryRow::new(payload, count)
-        .ok()
-        .and_then(|row| {
-            (0..count).for_each(|i| {
-                let _ = row.is_null(i);
-            });
-            row.values(&columns).collect::<Result<Vec<_>, _>>().ok()
+    let walked: Option<Vec<Value<'_>>> = BinaryRow::new(payload, count).ok().and_then(|row| {
+        (0..count).for_each(|i| {
+            let _ = row.is_null(i);
         });
+        row.values(&columns).collect::<Result<Vec<_>, _>>().ok()
+    });
     let Ok(values) = BinaryRow::decode(payload, &columns) else { return };
     assert_eq!(values.len(), count);
     let walked = walked.expect("the walk succeeds where decode does");

@@ -202,7 +202,7 @@ impl ResponseReader {
                     continue;
                 }
                 State::Rows => {
-                    let Some(&first) = rest.get(HEADER_LEN) else {
+                    let Some(&first) = rest.get(HEADER_LEN).filter(|_| header.len > 0) else {
                         if header.len == 0 {
                             return Err(ProtocolError::Malformed("empty row packet"));
                         }

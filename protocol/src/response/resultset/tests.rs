@@ -590,6 +590,27 @@ fn row_of_exactly_one_fragment_ends_with_an_empty_fragment() {
 }
 
 #[test]
+fn empty_row_packet_is_malformed_however_it_arrives() {
+    // Found by fuzz/ (response_reader): with the next packet already buffered,
+    // an empty packet in row position was judged by that packet's first byte
+    // (counted as a row, or a bad binary header) instead of refused as when
+    // the bytes stopped right after its header.
+    let mut bytes = Vec::new();
+    let mut seq = encode_column_count(1, true, DEOF, 1, &mut bytes);
+    seq = encode_packet(&mut bytes, seq, &[0x00]); // a column definition: skipped unread
+    let empty_row_end = bytes.len() + 4;
+    seq = encode_packet(&mut bytes, seq, &[]);
+    seq = encode_text_row([Some(&b"A"[..])], seq, &mut bytes);
+    encode_result_end(StatusFlags::AUTOCOMMIT, 0, DEOF, seq, &mut bytes);
+    let malformed = ProtocolError::Malformed("empty row packet");
+    for format in [RowFormat::Text, RowFormat::Binary] {
+        assert_eq!(ResponseReader::new(DEOF, format).advance(&bytes), Err(malformed.clone()), "{format:?}");
+        let streamed = read_streamed(&bytes, [empty_row_end], DEOF, format);
+        assert_eq!(streamed.err(), Some(malformed.clone()), "{format:?}");
+    }
+}
+
+#[test]
 fn error_after_rows() {
     // A server can fail while sending rows: ERR instead of the terminator.
     let columns = [ColumnDefinition::new(b"a", ColumnType::Long)];

@@ -1,0 +1,200 @@
+//! The engine's per-query path allocates nothing in steady state: a
+//! connection's Session emits oltp_read_write transactions (script, patched
+//! pre-encoded packets, send buffer) and walks canned server answers
+//! (response reader, counters, latency histogram) under a counting
+//! allocator.
+//!
+//! Implementing `GlobalAlloc` needs `unsafe`; it lives in this test crate.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use wirebench::cli::IgnoreErrors;
+use wirebench::driver::{Budget, RunControl, Session};
+use wirebench::rand::{RandConfig, RandParams, Rng};
+use wirebench::stats::LoopStats;
+use wirebench::workload::{self, OltpOptions, ScriptContext};
+use wirebench_protocol::command::ExecuteTemplate;
+use wirebench_protocol::constants::command::{COM_QUERY, COM_STMT_EXECUTE};
+use wirebench_protocol::framing::{Header, HEADER_LEN};
+use wirebench_protocol::response::binary_row::encode_binary_row;
+use wirebench_protocol::response::resultset::{encode_metadata, encode_result_end};
+use wirebench_protocol::response::{ColumnDefinition, OkPacket, Value};
+use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note_allocation() {
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    ALLOCATIONS.with(|n| n.set(0));
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.with(Cell::get)
+}
+
+const CAPS: Capabilities = Capabilities(
+    Capabilities::PROTOCOL_41.0
+        | Capabilities::TRANSACTIONS.0
+        | Capabilities::DEPRECATE_EOF.0
+        | Capabilities::MULTI_RESULTS.0,
+);
+
+/// What a statement gets back.
+#[derive(Clone, Copy)]
+enum Kind {
+    Rows,
+    Changed,
+    Other,
+}
+
+/// The canned answers a server gives: an OK with one affected row (DML), an
+/// OK with none (BEGIN, COMMIT), and a one-row result set of one CHAR column.
+struct Answers {
+    changed: Vec<u8>,
+    other: Vec<u8>,
+    rows: Vec<u8>,
+    kinds: Vec<Kind>,
+}
+
+impl Answers {
+    fn new(statements: &[workload::StatementSpec]) -> Self {
+        let (mut changed, mut other) = (Vec::new(), Vec::new());
+        OkPacket { affected_rows: 1, status: StatusFlags::AUTOCOMMIT, ..OkPacket::default() }.encode(
+            0x00,
+            CAPS,
+            1,
+            &mut changed,
+        );
+        OkPacket { status: StatusFlags::AUTOCOMMIT, ..OkPacket::default() }.encode(0x00, CAPS, 1, &mut other);
+        let columns = [ColumnDefinition::new(b"c", ColumnType::String)];
+        let mut rows = Vec::new();
+        let seq = encode_metadata(&columns, true, StatusFlags::AUTOCOMMIT, CAPS, 1, &mut rows);
+        let seq = encode_binary_row(&[Value::Bytes(&[b'x'; 119])], &columns, seq, &mut rows).unwrap();
+        encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, &mut rows);
+        let kinds = statements
+            .iter()
+            .map(|s| match s.sql.split(' ').next() {
+                Some("SELECT") => Kind::Rows,
+                Some("UPDATE" | "DELETE" | "INSERT") => Kind::Changed,
+                _ => Kind::Other,
+            })
+            .collect();
+        Answers { changed, other, rows, kinds }
+    }
+
+    /// Appends the answer to every command packet in `sent`.
+    fn answer(&self, sent: &[u8], input: &mut Vec<u8>) {
+        let mut at = 0;
+        while let Some(header) = sent.get(at..).and_then(Header::parse) {
+            let payload = &sent[at + HEADER_LEN..at + HEADER_LEN + header.len];
+            let kind = match payload[0] {
+                COM_QUERY => Kind::Other,
+                COM_STMT_EXECUTE => {
+                    let id = u32::from_le_bytes(payload[1..5].try_into().unwrap());
+                    self.kinds[id as usize - 1]
+                }
+                other => panic!("unexpected command 0x{other:02x}"),
+            };
+            input.extend_from_slice(match kind {
+                Kind::Rows => &self.rows,
+                Kind::Changed => &self.changed,
+                Kind::Other => &self.other,
+            });
+            at += HEADER_LEN + header.len;
+        }
+    }
+}
+
+fn session(pipeline: usize) -> (Session, Answers) {
+    let options = OltpOptions { tables: 4, table_size: 10_000, ..OltpOptions::default() };
+    let workload = workload::by_name("oltp_read_write", &options).unwrap();
+    let statements = workload.statements();
+    let templates: Vec<_> =
+        statements.iter().enumerate().map(|(i, s)| ExecuteTemplate::new(i as u32 + 1, &s.slots).unwrap()).collect();
+    let params = RandParams::new(&RandConfig::default()).unwrap();
+    let script = workload.script(ScriptContext { thread: 0, threads: 1 });
+    let session = Session::new(0, script, Rng::for_thread(7, 0, params), templates, CAPS, pipeline);
+    (session, Answers::new(&statements))
+}
+
+fn drive(pipeline: usize, events: u64) -> (usize, LoopStats) {
+    let (mut session, answers) = session(pipeline);
+    let mut budget = Budget::new(RunControl::new(None, 1), None);
+    let mut stats = LoopStats::new(1);
+    let ignore = IgnoreErrors::List(vec![1213, 1020, 1205]);
+    let (mut out, mut input) = (Vec::with_capacity(64 * 1024), Vec::with_capacity(64 * 1024));
+    let mut step = |now: &mut u64, stats: &mut LoopStats| {
+        session.fill(&mut out, *now, &mut budget).unwrap();
+        answers.answer(&out, &mut input);
+        out.clear();
+        *now += 1_000;
+        let used = session.on_input(&input, *now, stats, &ignore).unwrap();
+        assert_eq!(used, input.len());
+        input.clear();
+    };
+    let mut now = 0u64;
+    // Warm up: buffers reach their steady size.
+    while stats.pending().counters.events < 100 {
+        step(&mut now, &mut stats);
+    }
+    let target = stats.pending().counters.events + events;
+    let allocations = allocations_during(|| {
+        while stats.pending().counters.events < target {
+            step(&mut now, &mut stats);
+        }
+    });
+    (allocations, stats)
+}
+
+#[test]
+fn steady_state_allocates_nothing() {
+    for pipeline in [1, 8] {
+        let (allocations, stats) = drive(pipeline, 10_000);
+        let counters = &stats.pending().counters;
+        // oltp_read_write: 14 reads, 4 writes, 2 others per transaction.
+        assert_eq!(
+            (counters.reads, counters.writes, counters.others),
+            (14 * counters.events, 4 * counters.events, 2 * counters.events)
+        );
+        assert_eq!(allocations, 0, "pipeline {pipeline}: {allocations} allocations in 10,000 transactions");
+    }
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    let n = allocations_during(|| drop(std::hint::black_box(vec![1u8; 64])));
+    assert_eq!(n, 1);
+}

@@ -12,6 +12,9 @@ use super::{Budget, ConnPlan, DriverError, LoopContext, StdSocket};
 use crate::client::Stream;
 use crate::stats::LoopStats;
 
+/// Bytes a read may fill at least.
+const READ_CHUNK: usize = 4096;
+
 /// How often an idle loop still answers the collector.
 const PUBLISH_TICK: Duration = Duration::from_millis(5);
 
@@ -69,9 +72,11 @@ async fn drive(
         StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s).map_err(io_error)?),
         StdSocket::Unix(s) => Stream::Unix(tokio::net::UnixStream::from_std(s).map_err(io_error)?),
     };
+    // Small to start with: 10,000 connections must fit in a few hundred
+    // MiB. The buffer grows when responses are bigger.
     let mut rbuf = leftover;
-    rbuf.reserve(64 * 1024);
-    let mut wbuf = Vec::with_capacity(4096);
+    rbuf.reserve(READ_CHUNK);
+    let mut wbuf = Vec::with_capacity(1024);
     let session_error = |source| DriverError::Session { endpoint: endpoint.clone(), source };
     loop {
         let now = context.clock.now_ns();
@@ -84,8 +89,8 @@ async fn drive(
             return Ok(());
         }
         // Not done, so at least one command is in flight: wait for its answer.
-        if rbuf.capacity() - rbuf.len() < 16 * 1024 {
-            rbuf.reserve(64 * 1024);
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 2 {
+            rbuf.reserve(READ_CHUNK.max(rbuf.len()));
         }
         let n = stream.read_buf(&mut rbuf).await.map_err(io_error)?;
         if n == 0 {

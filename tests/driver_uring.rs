@@ -3,6 +3,10 @@
 
 mod common;
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use common::TestServer;
 use wirebench::cli::{IgnoreErrors, IoBackend, PollMode};
 use wirebench::client::{Connection, Endpoint};
@@ -13,6 +17,52 @@ use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::{Collector, Counters, StatsBoard};
 use wirebench::workload::{CommandSink, Script, Step, WorkloadError};
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
+
+/// Counts heap allocations made by threads that opted in (the loop
+/// threads, through [`CountingScript`]).
+struct CountingAlloc;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    static COUNT_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+// SAFETY: every call is passed on to `System` unchanged.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNT_HERE.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNT_HERE.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// The prepared `SELECT ?`; from its first command on, the loop thread
+/// running it counts its allocations.
+struct CountingScript;
+
+impl Script for CountingScript {
+    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        COUNT_HERE.with(|c| c.set(true));
+        let v = i64::from(rng.uniform(1, 1_000_000));
+        sink.execute(0, |t| t.set_i64(0, v))?;
+        Ok(Step::Last)
+    }
+    fn restart_event(&mut self) {}
+}
 
 /// `SELECT 1` as a one-command event.
 struct SelectOne;
@@ -291,6 +341,30 @@ async fn server_error_stops_an_unlimited_run() {
             assert!(counters.events >= 199, "{backend:?}: {counters:?}");
             assert_eq!(counters.errors, 0, "{backend:?}: {counters:?}");
         }
+    }
+}
+
+/// Steady state allocates nothing: ten times the events, no more allocations.
+#[tokio::test]
+async fn no_allocation_per_query() {
+    let Some(server) = TestServer::find() else { return };
+    let Ok(backend) = Backend::resolve(IoBackend::Uring) else {
+        eprintln!("skipped: no io_uring here");
+        return;
+    };
+    for pipeline in [1, 4] {
+        let mut counts = Vec::new();
+        for events in [1_000, 10_000] {
+            let mut shape = Shape::new(server.tcp(), events);
+            shape.prepare = true;
+            shape.pipeline = pipeline;
+            let before = ALLOCATIONS.load(Ordering::Relaxed);
+            let (result, counters) = run(&server, backend, &shape, &|_| Box::new(CountingScript)).await;
+            expect_clean(backend, result, &counters, events, events);
+            counts.push(ALLOCATIONS.load(Ordering::Relaxed) - before);
+        }
+        // A handful at the end (the final hand-over to the collector).
+        assert!(counts[1] <= counts[0] + 2 && counts[1] < 20, "pipeline {pipeline}: allocations {counts:?}");
     }
 }
 

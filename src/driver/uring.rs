@@ -503,10 +503,10 @@ impl<'c> Driver<'c> {
     }
 
     /// How many completions a sleep waits for: the quick ones just queued,
-    /// plus one per few busy connections.
+    /// plus one per few busy connections; never more than can come.
     fn wanted(&self) -> usize {
         let batch = (self.recvs / CONNS_PER_WAKEUP).clamp(1, MAX_BATCH);
-        self.quick_queued + batch.min(self.recvs.max(1))
+        (self.quick_queued + batch).min(self.ops.max(1))
     }
 
     fn sleep(&mut self) -> Result<(), DriverError> {
@@ -810,6 +810,34 @@ mod tests {
         let (result, counters) = run_fake(Reply::CloseAfter(5), 2, 1, 1_000);
         assert!(matches!(result, Err(DriverError::Closed { .. })), "{result:?}");
         assert!(counters.events >= 5 && counters.events < 1_000, "{counters:?}");
+    }
+
+    #[test]
+    fn waits_for_a_batch_but_never_more_than_can_come() {
+        if probe().is_err() {
+            return;
+        }
+        let context = LoopContext {
+            board: StatsBoard::new(&[0]),
+            control: RunControl::new(None, 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            poll: PollMode::Sleep,
+        };
+        let mut d = Driver::new(0, Vec::new(), &context).unwrap();
+        let mut want = |recvs, sends, cancels| {
+            (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
+            d.wanted()
+        };
+        assert_eq!(want(1, 0, 0), 1);
+        assert_eq!(want(16, 0, 0), 4);
+        assert_eq!(want(16, 3, 0), 3 + 4, "sends just queued complete at once and count");
+        assert_eq!(want(1000, 0, 0), MAX_BATCH);
+        assert_eq!(want(0, 2, 0), 2, "only sends in flight");
+        assert_eq!(want(0, 1, 1), 1, "a send and its cancellation: wake early rather than late");
+        (d.recvs, d.ops, d.quick_queued) = (0, 0, 0);
+        assert!(d.run().is_ok(), "no connections: nothing to do");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 mod budget;
 mod epoll;
 mod session;
+mod uring;
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -123,7 +124,10 @@ impl Backend {
     pub fn resolve(choice: IoBackend) -> Result<Backend, String> {
         match choice {
             IoBackend::Epoll => Ok(Backend::Epoll),
-            IoBackend::Uring | IoBackend::Auto => Ok(Backend::Epoll),
+            IoBackend::Uring => {
+                uring::probe().map(|()| Backend::Uring).map_err(|reason| format!("--io=uring: {reason}"))
+            }
+            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Epoll }),
         }
     }
 }
@@ -144,7 +148,8 @@ pub fn spawn_loops(
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }
             let result = match backend {
-                Backend::Epoll | Backend::Uring => epoll::run_loop(index, plan.connections, &context),
+                Backend::Epoll => epoll::run_loop(index, plan.connections, &context),
+                Backend::Uring => uring::run_loop(index, plan.connections, &context),
             };
             if result.is_err() {
                 context.control.stop();

@@ -1,0 +1,850 @@
+//! The io_uring backend: one ring per loop and no runtime. Each connection
+//! keeps one receive outstanding while it has commands in flight and at
+//! most one send; completions are handled in batches and everything they
+//! lead to (the next sends and receives of every connection touched) goes to
+//! the kernel in one `io_uring_enter`, which also waits for the next batch.
+//!
+//! On this kind of machine a sleep and wake-up costs more than the query's
+//! own work, so the loop waits for several completions per wake-up when
+//! several connections are busy (`min_wait_usec` bounds the delay), and the
+//! ring defers its task work to that wait (`DEFER_TASKRUN`): completions
+//! arriving meanwhile do not wake the thread one by one.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use io_uring::{opcode, types, IoUring};
+
+use super::{Budget, ConnPlan, DriverError, LoopContext, Session, StdSocket};
+use crate::cli::PollMode;
+use crate::client::Endpoint;
+use crate::stats::LoopStats;
+
+/// A receive buffer's starting size. Responses are walked as they arrive,
+/// so it only grows when one packet does not fit.
+const RECV_BUFFER: usize = 64 * 1024;
+/// Below this much free room at its end, the receive buffer is compacted.
+const MIN_RECV_ROOM: usize = 16 * 1024;
+/// The longest an idle loop waits before answering the collector.
+const PUBLISH_TICK: Duration = Duration::from_millis(5);
+/// How long a wait for a batch of completions may hold back the first one.
+const BATCH_WAIT_US: u32 = 500;
+/// Busy connections per completion waited for, and the most waited for.
+const CONNS_PER_WAKEUP: usize = 4;
+const MAX_BATCH: usize = 32;
+/// `--poll=adaptive`: how long to spin on the completion queue before sleeping.
+const ADAPTIVE_SPIN: Duration = Duration::from_micros(30);
+
+/// What an operation was, in the low bits of its `user_data`; the
+/// connection's index is in the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Recv = 0,
+    Send = 1,
+    Cancel = 2,
+}
+
+const OP_BITS: u32 = 2;
+
+fn user_data(conn: usize, op: Op) -> u64 {
+    ((conn as u64) << OP_BITS) | op as u64
+}
+
+fn decode_user_data(data: u64) -> (usize, Op) {
+    let op = match data & ((1 << OP_BITS) - 1) {
+        0 => Op::Recv,
+        1 => Op::Send,
+        _ => Op::Cancel,
+    };
+    ((data >> OP_BITS) as usize, op)
+}
+
+/// Whether this kernel lets the process use io_uring with what the loop
+/// needs (send/recv operations, timed waits); the reason when it does not.
+pub fn probe() -> Result<(), String> {
+    let ring = IoUring::new(8).map_err(|e| match std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+        Ok(v) if v.trim() != "0" => {
+            format!("io_uring is disabled on this machine (/proc/sys/kernel/io_uring_disabled = {}): {e}", v.trim())
+        }
+        _ => format!("cannot create an io_uring instance: {e}"),
+    })?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err("this kernel's io_uring cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)".to_owned());
+    }
+    let mut ops = io_uring::Probe::new();
+    ring.submitter().register_probe(&mut ops).map_err(|e| format!("cannot probe io_uring operations: {e}"))?;
+    for (code, name) in
+        [(opcode::Send::CODE, "SEND"), (opcode::Recv::CODE, "RECV"), (opcode::AsyncCancel::CODE, "ASYNC_CANCEL")]
+    {
+        if !ops.is_supported(code) {
+            return Err(format!("this kernel's io_uring has no IORING_OP_{name}"));
+        }
+    }
+    Ok(())
+}
+
+/// Creates the ring with the cheapest completion delivery the kernel
+/// offers: task work deferred to our own waits (Linux 6.1), else
+/// cooperative task work (5.19), else the default.
+fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
+    let cq = entries.saturating_mul(2);
+    let deferred = IoUring::builder()
+        .setup_cqsize(cq)
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_taskrun_flag()
+        .build(entries);
+    if let Ok(ring) = deferred {
+        return Ok((ring, true));
+    }
+    if let Ok(ring) = IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().setup_taskrun_flag().build(entries) {
+        return Ok((ring, false));
+    }
+    Ok((IoUring::builder().setup_cqsize(cq).build(entries)?, false))
+}
+
+/// Received bytes not yet consumed, in a heap allocation that stays put
+/// while a receive into it is in flight.
+struct RecvBuffer {
+    data: Box<[u8]>,
+    /// Consumed up to here.
+    start: usize,
+    /// Received up to here.
+    end: usize,
+}
+
+impl RecvBuffer {
+    fn new(leftover: &[u8]) -> Self {
+        let mut data = vec![0; RECV_BUFFER.max(leftover.len() + MIN_RECV_ROOM)].into_boxed_slice();
+        data[..leftover.len()].copy_from_slice(leftover);
+        RecvBuffer { data, start: 0, end: leftover.len() }
+    }
+
+    fn unread(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    fn received(&mut self, n: usize) {
+        self.end = (self.end + n).min(self.data.len());
+    }
+
+    /// Makes at least [`MIN_RECV_ROOM`] free at the end: moves the unread
+    /// bytes to the front, and grows only if they fill the buffer. Call
+    /// only with no receive in flight.
+    fn make_room(&mut self) {
+        if self.data.len() - self.end >= MIN_RECV_ROOM {
+            return;
+        }
+        if self.start > 0 {
+            self.data.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.data.len() - self.end < MIN_RECV_ROOM {
+            let mut bigger = vec![0; self.data.len() * 2].into_boxed_slice();
+            bigger[..self.end].copy_from_slice(&self.data[..self.end]);
+            self.data = bigger;
+        }
+    }
+
+    /// The free room at the end, for the next receive.
+    fn room(&mut self) -> (*mut u8, u32) {
+        let room = &mut self.data[self.end..];
+        (room.as_mut_ptr(), u32::try_from(room.len()).unwrap_or(u32::MAX))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Running,
+    /// Done or failed; waiting for its operations to complete.
+    Finishing,
+    /// No operation in flight and nothing more to do.
+    Retired,
+}
+
+struct Conn {
+    endpoint: Endpoint,
+    fd: types::Fd,
+    /// Owns the descriptor; closed when the loop ends.
+    _socket: StdSocket,
+    session: Session,
+    recv: RecvBuffer,
+    /// Where `Session::fill` writes the next commands.
+    filling: Vec<u8>,
+    /// The bytes of the send in flight: never touched until it completes.
+    sending: Vec<u8>,
+    /// How much of `sending` the kernel has taken.
+    sent: usize,
+    recv_pending: bool,
+    send_pending: bool,
+    state: State,
+}
+
+impl Conn {
+    fn new(plan: ConnPlan) -> io::Result<Self> {
+        let ConnPlan { endpoint, socket, leftover, session } = plan;
+        // io_uring tries every receive and send without blocking and polls
+        // when it must wait; a blocking socket keeps EAGAIN from reaching us.
+        match &socket {
+            StdSocket::Tcp(s) => s.set_nonblocking(false)?,
+            StdSocket::Unix(s) => s.set_nonblocking(false)?,
+        }
+        Ok(Conn {
+            endpoint,
+            fd: types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket)),
+            _socket: socket,
+            session,
+            recv: RecvBuffer::new(&leftover),
+            filling: Vec::with_capacity(4096),
+            sending: Vec::with_capacity(4096),
+            sent: 0,
+            recv_pending: false,
+            send_pending: false,
+            state: State::Running,
+        })
+    }
+
+    fn io_error(&self, source: io::Error) -> DriverError {
+        DriverError::Io { endpoint: self.endpoint.clone(), source }
+    }
+}
+
+/// One loop's ring and connections.
+struct Driver<'c> {
+    index: usize,
+    context: &'c LoopContext,
+    ring: IoUring,
+    /// Whether a wait can hold out for several completions for a bounded
+    /// time and then settle for one (IORING_FEAT_MIN_TIMEOUT, Linux 6.12).
+    min_timeout: bool,
+    conns: Vec<Conn>,
+    budget: Budget,
+    stats: LoopStats,
+    /// Completions copied off the queue, reused on every wake-up.
+    completions: Vec<(u64, i32)>,
+    /// Receives and sends submitted (or queued) and not yet completed.
+    ops: usize,
+    /// Receives among them.
+    recvs: usize,
+    /// Entries queued since the last `io_uring_enter` that usually complete
+    /// at once (sends, cancellations): a wait counts them too.
+    quick_queued: usize,
+    /// Connections not yet retired.
+    live: usize,
+    first_error: Option<DriverError>,
+}
+
+pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
+    let mut driver = Driver::new(index, connections, context)?;
+    let result = driver.run();
+    context.board.publish(index, &mut driver.stats);
+    result
+}
+
+impl<'c> Driver<'c> {
+    fn new(index: usize, connections: Vec<ConnPlan>, context: &'c LoopContext) -> Result<Self, DriverError> {
+        let setup = |what: &str, e: io::Error| DriverError::Setup { index, message: format!("{what}: {e}") };
+        // Each connection has at most a receive, a send and their two
+        // cancellations queued between two submissions; the completion
+        // queue is twice that, so it never overflows.
+        let entries = (connections.len() * 4).next_power_of_two().clamp(8, 32 * 1024);
+        let (ring, _deferred) = build_ring(entries as u32).map_err(|e| setup("cannot create its io_uring", e))?;
+        let min_timeout = ring.params().is_feature_min_timeout();
+        let mut conns = Vec::with_capacity(connections.len());
+        for plan in connections {
+            let endpoint = plan.endpoint.clone();
+            conns.push(Conn::new(plan).map_err(|source| DriverError::Io { endpoint, source })?);
+        }
+        let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
+        Ok(Driver {
+            index,
+            context,
+            ring,
+            min_timeout,
+            live: conns.len(),
+            conns,
+            budget: Budget::new(context.control.clone(), context.deadline_ns),
+            stats: context.board.loop_stats(index),
+            completions,
+            ops: 0,
+            recvs: 0,
+            quick_queued: 0,
+            first_error: None,
+        })
+    }
+
+    fn run(&mut self) -> Result<(), DriverError> {
+        for i in 0..self.conns.len() {
+            self.advance(i)?;
+        }
+        while self.live > 0 {
+            self.wait()?;
+            let mut completions = std::mem::take(&mut self.completions);
+            completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
+            for &(data, result) in &completions {
+                let (conn, op) = decode_user_data(data);
+                match op {
+                    Op::Recv => self.on_recv(conn, result)?,
+                    Op::Send => self.on_send(conn, result)?,
+                    Op::Cancel => {}
+                }
+            }
+            completions.clear();
+            self.completions = completions;
+            self.context.board.publish_if_requested(self.index, &mut self.stats);
+        }
+        self.first_error.take().map_or(Ok(()), Err)
+    }
+
+    /// Hands the session what it can send and keeps a receive outstanding
+    /// while it waits for answers.
+    fn advance(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        if conn.state != State::Running {
+            return Ok(());
+        }
+        let now = self.context.clock.now_ns();
+        if let Err(source) = conn.session.fill(&mut conn.filling, now, &mut self.budget) {
+            let error = DriverError::Session { endpoint: conn.endpoint.clone(), source };
+            return self.fail(i, error);
+        }
+        if !conn.send_pending && !conn.filling.is_empty() {
+            std::mem::swap(&mut conn.filling, &mut conn.sending);
+            conn.sent = 0;
+            self.push_send(i)?;
+        }
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        if conn.session.is_done() {
+            conn.state = State::Finishing;
+            self.retire_if_idle(i);
+        } else if !conn.recv_pending {
+            self.push_recv(i)?;
+        }
+        Ok(())
+    }
+
+    fn on_recv(&mut self, i: usize, result: i32) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        conn.recv_pending = false;
+        self.ops -= 1;
+        self.recvs -= 1;
+        if conn.state != State::Running {
+            self.retire_if_idle(i);
+            return Ok(());
+        }
+        if result < 0 {
+            let error = io::Error::from_raw_os_error(-result);
+            if is_transient(&error) {
+                return self.push_recv(i);
+            }
+            let error = conn.io_error(error);
+            return self.fail(i, error);
+        }
+        if result == 0 {
+            let error = DriverError::Closed { endpoint: conn.endpoint.clone() };
+            return self.fail(i, error);
+        }
+        conn.recv.received(result as usize);
+        let now = self.context.clock.now_ns();
+        match conn.session.on_input(conn.recv.unread(), now, &mut self.stats, &self.context.ignore) {
+            Ok(used) => conn.recv.consume(used),
+            Err(source) => {
+                let error = DriverError::Session { endpoint: conn.endpoint.clone(), source };
+                return self.fail(i, error);
+            }
+        }
+        self.advance(i)
+    }
+
+    fn on_send(&mut self, i: usize, result: i32) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        conn.send_pending = false;
+        self.ops -= 1;
+        if conn.state != State::Running {
+            self.retire_if_idle(i);
+            return Ok(());
+        }
+        if result < 0 {
+            let error = io::Error::from_raw_os_error(-result);
+            if is_transient(&error) {
+                return self.push_send(i);
+            }
+            let error = conn.io_error(error);
+            return self.fail(i, error);
+        }
+        if result == 0 {
+            let error = conn.io_error(io::ErrorKind::WriteZero.into());
+            return self.fail(i, error);
+        }
+        conn.sent += result as usize;
+        if conn.sent < conn.sending.len() {
+            return self.push_send(i);
+        }
+        conn.sending.clear();
+        conn.sent = 0;
+        if !conn.filling.is_empty() {
+            std::mem::swap(&mut conn.filling, &mut conn.sending);
+            return self.push_send(i);
+        }
+        self.retire_if_idle(i);
+        Ok(())
+    }
+
+    /// Records a connection's fatal error (the first one is the loop's
+    /// result), stops the run and cancels what the connection has in flight.
+    fn fail(&mut self, i: usize, error: DriverError) -> Result<(), DriverError> {
+        self.context.control.stop();
+        self.first_error.get_or_insert(error);
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        conn.state = State::Finishing;
+        let (recv, send) = (conn.recv_pending, conn.send_pending);
+        if recv {
+            self.push_cancel(i, Op::Recv)?;
+        }
+        if send {
+            self.push_cancel(i, Op::Send)?;
+        }
+        self.retire_if_idle(i);
+        Ok(())
+    }
+
+    fn retire_if_idle(&mut self, i: usize) {
+        if let Some(conn) = self.conns.get_mut(i) {
+            if conn.state == State::Finishing && !conn.recv_pending && !conn.send_pending {
+                conn.state = State::Retired;
+                self.live -= 1;
+            }
+        }
+    }
+
+    fn push_recv(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        conn.recv.make_room();
+        let (buf, len) = conn.recv.room();
+        let entry = opcode::Recv::new(conn.fd, buf, len).build().user_data(user_data(i, Op::Recv));
+        conn.recv_pending = true;
+        self.ops += 1;
+        self.recvs += 1;
+        // SAFETY: the receive writes into `conn.recv.data[end..]`, a boxed
+        // slice that is neither moved, resized nor dropped while
+        // `recv_pending` is set: `make_room` runs only before a receive is
+        // queued, and the loop never ends (nor frees its connections, see
+        // `Drop`) with an operation in flight.
+        unsafe { self.push(&entry) }
+    }
+
+    fn push_send(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        let rest = &conn.sending[conn.sent..];
+        let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
+        let entry = opcode::Send::new(conn.fd, rest.as_ptr(), len).build().user_data(user_data(i, Op::Send));
+        conn.send_pending = true;
+        self.ops += 1;
+        self.quick_queued += 1;
+        // SAFETY: the send reads `conn.sending[sent..]`, whose heap buffer is
+        // not written, grown, swapped out or dropped while `send_pending` is
+        // set: commands are written to `filling`, the two are swapped only
+        // when no send is pending, and the loop never ends (nor frees its
+        // connections, see `Drop`) with an operation in flight.
+        unsafe { self.push(&entry) }
+    }
+
+    fn push_cancel(&mut self, i: usize, op: Op) -> Result<(), DriverError> {
+        let entry = opcode::AsyncCancel::new(user_data(i, op)).build().user_data(user_data(i, Op::Cancel));
+        self.quick_queued += 1;
+        // SAFETY: a cancellation refers to no memory.
+        unsafe { self.push(&entry) }
+    }
+
+    /// Queues an entry, submitting what is queued first if the queue is full.
+    ///
+    /// # Safety
+    /// Whatever memory the entry points to must stay valid until its completion.
+    unsafe fn push(&mut self, entry: &io_uring::squeue::Entry) -> Result<(), DriverError> {
+        loop {
+            // SAFETY: passed on to the caller.
+            if unsafe { self.ring.submission().push(entry) }.is_ok() {
+                return Ok(());
+            }
+            match self.ring.submit() {
+                Ok(_) => {}
+                Err(e) if is_transient(&e) => {}
+                Err(e) => return Err(self.ring_error("cannot submit to its io_uring", e)),
+            }
+        }
+    }
+
+    /// Submits what is queued and waits for completions as `--poll` says.
+    fn wait(&mut self) -> Result<(), DriverError> {
+        match self.context.poll {
+            PollMode::Sleep => self.sleep(),
+            PollMode::Spin => self.poll_once(),
+            PollMode::Adaptive => {
+                let start = Instant::now();
+                while start.elapsed() < ADAPTIVE_SPIN {
+                    self.poll_once()?;
+                    if !self.ring.completion().is_empty() {
+                        return Ok(());
+                    }
+                    std::hint::spin_loop();
+                }
+                self.sleep()
+            }
+        }
+    }
+
+    /// How many completions a sleep waits for: the quick ones just queued,
+    /// plus one per few busy connections; never more than can come.
+    fn wanted(&self) -> usize {
+        let batch = (self.recvs / CONNS_PER_WAKEUP).clamp(1, MAX_BATCH);
+        (self.quick_queued + batch).min(self.ops.max(1))
+    }
+
+    fn sleep(&mut self) -> Result<(), DriverError> {
+        let want = self.wanted();
+        let batching = want > self.quick_queued + 1;
+        let tick = timespec(PUBLISH_TICK);
+        let short = timespec(Duration::from_micros(u64::from(BATCH_WAIT_US)));
+        let args = types::SubmitArgs::new();
+        let args = match (batching, self.min_timeout) {
+            (true, true) => args.timespec(&tick).min_wait_usec(BATCH_WAIT_US),
+            (true, false) => args.timespec(&short),
+            (false, _) => args.timespec(&tick),
+        };
+        let result = self.ring.submitter().submit_with_args(want, &args);
+        self.quick_queued = 0;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+            Err(e) => Err(self.ring_error("cannot wait on its io_uring", e)),
+        }
+    }
+
+    /// Submits what is queued and collects finished work, never blocking.
+    fn poll_once(&mut self) -> Result<(), DriverError> {
+        let sq = self.ring.submission();
+        // Deferred or cooperative task work (completions) runs only in an
+        // `io_uring_enter`, which the kernel asks for with the TASKRUN flag.
+        let pending = !sq.is_empty() || sq.taskrun();
+        drop(sq);
+        if !pending {
+            return Ok(());
+        }
+        // With TASKRUN set, `submit` enters with GETEVENTS, which runs it.
+        let result = self.ring.submit();
+        self.quick_queued = 0;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+            Err(e) => Err(self.ring_error("cannot submit to its io_uring", e)),
+        }
+    }
+
+    fn ring_error(&self, what: &str, e: io::Error) -> DriverError {
+        DriverError::Setup { index: self.index, message: format!("{what}: {e}") }
+    }
+
+    /// Cancels everything in flight and waits (a bounded time) for the
+    /// completions, so no operation outlives the buffers it points to.
+    fn quiesce(&mut self) {
+        if self.ops == 0 {
+            return;
+        }
+        for i in 0..self.conns.len() {
+            let Some(conn) = self.conns.get(i) else { continue };
+            let (recv, send) = (conn.recv_pending, conn.send_pending);
+            // SAFETY: cancellations refer to no memory.
+            if recv {
+                let _ = unsafe { self.push(&cancel_entry(i, Op::Recv)) };
+            }
+            if send {
+                let _ = unsafe { self.push(&cancel_entry(i, Op::Send)) };
+            }
+        }
+        let start = Instant::now();
+        while self.ops > 0 && start.elapsed() < Duration::from_secs(5) {
+            let tick = timespec(Duration::from_millis(10));
+            let args = types::SubmitArgs::new().timespec(&tick);
+            if let Err(e) = self.ring.submitter().submit_with_args(1, &args) {
+                if !is_transient(&e) && e.raw_os_error() != Some(libc::ETIME) {
+                    break;
+                }
+            }
+            let done: Vec<u64> = self.ring.completion().map(|c| c.user_data()).collect();
+            for data in done {
+                let (i, op) = decode_user_data(data);
+                let Some(conn) = self.conns.get_mut(i) else { continue };
+                match op {
+                    Op::Recv if conn.recv_pending => {
+                        conn.recv_pending = false;
+                        self.ops -= 1;
+                    }
+                    Op::Send if conn.send_pending => {
+                        conn.send_pending = false;
+                        self.ops -= 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Driver<'_> {
+    fn drop(&mut self) {
+        self.quiesce();
+        if self.ops > 0 {
+            // The kernel still holds pointers into these buffers: leaking
+            // them is the only safe thing left.
+            std::mem::forget(std::mem::take(&mut self.conns));
+        }
+    }
+}
+
+fn cancel_entry(i: usize, op: Op) -> io_uring::squeue::Entry {
+    opcode::AsyncCancel::new(user_data(i, op)).build().user_data(user_data(i, Op::Cancel))
+}
+
+fn timespec(d: Duration) -> types::Timespec {
+    types::Timespec::new().sec(d.as_secs()).nsec(d.subsec_nanos())
+}
+
+fn is_transient(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EINTR | libc::EBUSY))
+}
+
+#[cfg(test)]
+mod tests {
+    use wirebench_protocol::Capabilities;
+
+    use super::*;
+    use crate::cli::IgnoreErrors;
+    use crate::driver::{Clock, RunControl};
+    use crate::rand::{RandConfig, RandParams, Rng};
+    use crate::stats::{Collector, Counters, StatsBoard};
+    use crate::workload::{CommandSink, Script, Step, WorkloadError};
+
+    #[test]
+    fn user_data_round_trips() {
+        for conn in [0, 1, 7, 1 << 20, usize::MAX >> OP_BITS] {
+            for op in [Op::Recv, Op::Send, Op::Cancel] {
+                assert_eq!(decode_user_data(user_data(conn, op)), (conn, op));
+            }
+        }
+    }
+
+    #[test]
+    fn recv_buffer_compacts_before_growing() {
+        let mut b = RecvBuffer::new(b"abc");
+        assert_eq!(b.unread(), b"abc");
+        b.consume(1);
+        assert_eq!(b.unread(), b"bc");
+        // Fill up to leave less than MIN_RECV_ROOM free at the end.
+        let filled = RECV_BUFFER - 3 - MIN_RECV_ROOM + 1;
+        b.received(filled);
+        b.make_room();
+        assert_eq!(b.start, 0, "compacted");
+        assert_eq!(b.data.len(), RECV_BUFFER, "not grown while compaction was enough");
+        assert_eq!(&b.unread()[..2], b"bc");
+        b.consume(b.unread().len());
+        assert_eq!((b.start, b.end), (0, 0));
+    }
+
+    #[test]
+    fn recv_buffer_grows_when_one_packet_fills_it() {
+        let mut b = RecvBuffer::new(&[]);
+        b.received(RECV_BUFFER - 10);
+        b.data[RECV_BUFFER - 11] = 42;
+        b.make_room();
+        assert_eq!(b.data.len(), 2 * RECV_BUFFER);
+        assert_eq!(b.unread().len(), RECV_BUFFER - 10);
+        assert_eq!(b.unread()[RECV_BUFFER - 11], 42);
+        let (_, room) = b.room();
+        assert_eq!(room as usize, RECV_BUFFER + 10);
+    }
+
+    #[test]
+    fn recv_buffer_keeps_a_large_leftover() {
+        let leftover = vec![7u8; RECV_BUFFER];
+        let mut b = RecvBuffer::new(&leftover);
+        assert_eq!(b.unread(), &leftover[..]);
+        assert!(b.room().1 as usize >= MIN_RECV_ROOM);
+    }
+
+    /// How the fake server answers each COM_QUERY.
+    #[derive(Clone, Copy)]
+    enum Reply {
+        /// An OK packet, written one byte at a time.
+        Trickle,
+        /// A result set whose one row is larger than the receive buffer.
+        Big,
+        /// OK packets, then the connection is closed after this many.
+        CloseAfter(usize),
+    }
+
+    const CAPS: Capabilities =
+        Capabilities(Capabilities::PROTOCOL_41.0 | Capabilities::DEPRECATE_EOF.0 | Capabilities::SECURE_CONNECTION.0);
+
+    fn answer(reply: Reply, out: &mut Vec<u8>) {
+        use wirebench_protocol::response::{resultset, text_row, ColumnDefinition, OkPacket};
+        use wirebench_protocol::{ColumnType, StatusFlags};
+        match reply {
+            Reply::Trickle | Reply::CloseAfter(_) => {
+                OkPacket::default().encode(0, CAPS, 1, out);
+            }
+            Reply::Big => {
+                let col = ColumnDefinition::new(b"c", ColumnType::VarString);
+                let seq = resultset::encode_metadata(&[col], true, StatusFlags::AUTOCOMMIT, CAPS, 1, out);
+                let value = vec![b'x'; 3 * RECV_BUFFER];
+                let seq = text_row::encode_text_row([Some(&value[..])], seq, out);
+                resultset::encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, out);
+            }
+        }
+    }
+
+    /// Answers every command on `stream` until the client hangs up.
+    fn fake_server(mut stream: std::os::unix::net::UnixStream, reply: Reply) {
+        use std::io::{Read, Write};
+        let mut header = [0u8; 4];
+        let mut answered = 0;
+        while stream.read_exact(&mut header).is_ok() {
+            let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+            let mut body = vec![0; len];
+            if stream.read_exact(&mut body).is_err() {
+                return;
+            }
+            if matches!(reply, Reply::CloseAfter(n) if answered == n) {
+                return;
+            }
+            let mut out = Vec::new();
+            answer(reply, &mut out);
+            let written = match reply {
+                Reply::Trickle => out.chunks(1).try_for_each(|b| stream.write_all(b).and_then(|()| stream.flush())),
+                _ => stream.write_all(&out),
+            };
+            if written.is_err() {
+                return;
+            }
+            answered += 1;
+        }
+    }
+
+    struct SelectOne;
+
+    impl Script for SelectOne {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.query(b"SELECT 1");
+            Ok(Step::Last)
+        }
+        fn restart_event(&mut self) {}
+    }
+
+    /// Runs `events` events over `connections` socket pairs, each answered
+    /// by a fake server thread.
+    fn run_fake(reply: Reply, connections: usize, pipeline: usize, events: u64) -> (Result<(), DriverError>, Counters) {
+        let board = StatsBoard::new(&[connections]);
+        let mut collector = Collector::new(board.clone());
+        let context = LoopContext {
+            board,
+            control: RunControl::new(Some(events), 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            poll: PollMode::Sleep,
+        };
+        let mut plans = Vec::new();
+        let mut servers = Vec::new();
+        for i in 0..connections {
+            let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
+            servers.push(std::thread::spawn(move || fake_server(server, reply)));
+            let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
+            plans.push(ConnPlan {
+                endpoint: Endpoint::unix("fake"),
+                socket: StdSocket::Unix(client),
+                leftover: bytes::BytesMut::new(),
+                session: Session::new(i, Box::new(SelectOne), rng, Vec::new(), CAPS, pipeline),
+            });
+        }
+        let result = run_loop(0, plans, &context);
+        for server in servers {
+            server.join().unwrap();
+        }
+        collector.drain();
+        (result, collector.totals().counters)
+    }
+
+    #[test]
+    fn responses_arriving_a_byte_at_a_time() {
+        if probe().is_err() {
+            return;
+        }
+        let (result, counters) = run_fake(Reply::Trickle, 3, 4, 200);
+        result.unwrap();
+        assert_eq!((counters.events, counters.reads, counters.others), (200, 0, 200));
+    }
+
+    #[test]
+    fn rows_larger_than_the_receive_buffer() {
+        if probe().is_err() {
+            return;
+        }
+        let (result, counters) = run_fake(Reply::Big, 2, 2, 20);
+        result.unwrap();
+        assert_eq!((counters.events, counters.reads), (20, 20));
+    }
+
+    #[test]
+    fn a_closed_connection_stops_the_loop() {
+        if probe().is_err() {
+            return;
+        }
+        let (result, counters) = run_fake(Reply::CloseAfter(5), 2, 1, 1_000);
+        assert!(matches!(result, Err(DriverError::Closed { .. })), "{result:?}");
+        assert!(counters.events >= 5 && counters.events < 1_000, "{counters:?}");
+    }
+
+    #[test]
+    fn waits_for_a_batch_but_never_more_than_can_come() {
+        if probe().is_err() {
+            return;
+        }
+        let context = LoopContext {
+            board: StatsBoard::new(&[0]),
+            control: RunControl::new(None, 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            poll: PollMode::Sleep,
+        };
+        let mut d = Driver::new(0, Vec::new(), &context).unwrap();
+        let mut want = |recvs, sends, cancels| {
+            (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
+            d.wanted()
+        };
+        assert_eq!(want(1, 0, 0), 1);
+        assert_eq!(want(16, 0, 0), 4);
+        assert_eq!(want(16, 3, 0), 3 + 4, "sends just queued complete at once and count");
+        assert_eq!(want(1000, 0, 0), MAX_BATCH);
+        assert_eq!(want(0, 2, 0), 2, "only sends in flight");
+        assert_eq!(want(0, 1, 1), 1, "a send and its cancellation: wake early rather than late");
+        (d.recvs, d.ops, d.quick_queued) = (0, 0, 0);
+        assert!(d.run().is_ok(), "no connections: nothing to do");
+    }
+
+    #[test]
+    fn probe_answers() {
+        // Either io_uring works here or the reason says why not.
+        if let Err(reason) = probe() {
+            assert!(!reason.is_empty());
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! The event loops against the real MariaDB: the io_uring backend and the
+//! epoll backend run the same plans and must count exactly the same.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use common::TestServer;
+use wirebench::cli::{IgnoreErrors, IoBackend, PollMode};
+use wirebench::client::{Connection, Endpoint};
+use wirebench::driver::{
+    spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, RunControl, Session, StdSocket,
+};
+use wirebench::rand::{RandConfig, RandParams, Rng};
+use wirebench::stats::{Collector, Counters, StatsBoard};
+use wirebench::workload::{CommandSink, Script, Step, WorkloadError};
+use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
+
+/// Counts heap allocations made by threads that opted in (the loop
+/// threads, through [`CountingScript`]).
+struct CountingAlloc;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    static COUNT_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+// SAFETY: every call is passed on to `System` unchanged.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNT_HERE.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNT_HERE.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// The prepared `SELECT ?`; from its first command on, the loop thread
+/// running it counts its allocations.
+struct CountingScript;
+
+impl Script for CountingScript {
+    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        COUNT_HERE.with(|c| c.set(true));
+        let v = i64::from(rng.uniform(1, 1_000_000));
+        sink.execute(0, |t| t.set_i64(0, v))?;
+        Ok(Step::Last)
+    }
+    fn restart_event(&mut self) {}
+}
+
+/// `SELECT 1` as a one-command event.
+struct SelectOne;
+
+impl Script for SelectOne {
+    fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        sink.query(b"SELECT 1");
+        Ok(Step::Last)
+    }
+    fn restart_event(&mut self) {}
+}
+
+/// `per_event` executions of the prepared `SELECT ?` per event.
+struct PreparedSelect {
+    per_event: u32,
+    done: u32,
+}
+
+impl Script for PreparedSelect {
+    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        let v = i64::from(rng.uniform(1, 1_000_000));
+        sink.execute(0, |t| t.set_i64(0, v))?;
+        self.done += 1;
+        if self.done == self.per_event {
+            self.done = 0;
+            return Ok(Step::Last);
+        }
+        Ok(Step::More)
+    }
+    fn restart_event(&mut self) {
+        self.done = 0;
+    }
+}
+
+/// Two commands per event; each event's first attempt ends on a missing
+/// table (error 1146) and its retry succeeds.
+#[derive(Default)]
+struct FailOnceThenRetry {
+    second: bool,
+    retrying: bool,
+}
+
+impl Script for FailOnceThenRetry {
+    fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        if !self.second {
+            self.second = true;
+            sink.query(b"SELECT 1");
+            return Ok(Step::More);
+        }
+        self.second = false;
+        if self.retrying {
+            self.retrying = false;
+            sink.query(b"SELECT 1");
+        } else {
+            sink.query(b"SELECT * FROM no_such_table");
+        }
+        Ok(Step::Last)
+    }
+    fn restart_event(&mut self) {
+        self.second = false;
+        self.retrying = true;
+    }
+}
+
+/// `SELECT 1` events, then a query on a missing table at event `fail_at`.
+struct FailAt {
+    fail_at: u32,
+    events: u32,
+}
+
+impl Script for FailAt {
+    fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        self.events += 1;
+        if self.events == self.fail_at {
+            sink.query(b"SELECT * FROM no_such_table");
+        } else {
+            sink.query(b"SELECT 1");
+        }
+        Ok(Step::Last)
+    }
+    fn restart_event(&mut self) {}
+}
+
+/// The shape of one run.
+struct Shape {
+    endpoint: Endpoint,
+    connections: usize,
+    loops: usize,
+    pipeline: usize,
+    events: Option<u64>,
+    ignore: IgnoreErrors,
+    poll: PollMode,
+    /// Whether connections prepare `SELECT ?` (statement 0).
+    prepare: bool,
+}
+
+impl Shape {
+    fn new(endpoint: Endpoint, events: u64) -> Self {
+        Shape {
+            endpoint,
+            connections: 4,
+            loops: 1,
+            pipeline: 1,
+            events: Some(events),
+            ignore: IgnoreErrors::List(vec![]),
+            poll: PollMode::Sleep,
+            prepare: false,
+        }
+    }
+}
+
+async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box<dyn Script>) -> Vec<LoopPlan> {
+    let mut loops: Vec<LoopPlan> = (0..shape.loops).map(|_| LoopPlan { cpu: None, connections: Vec::new() }).collect();
+    for i in 0..shape.connections {
+        let options = server.options(shape.endpoint.clone());
+        let mut conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
+        let mut templates = Vec::new();
+        if shape.prepare {
+            let stmt = conn.prepare("SELECT ?").await.unwrap_or_else(|e| panic!("{e}"));
+            templates.push(ExecuteTemplate::new(stmt.statement_id(), &[ParamSlot::Int64]).unwrap());
+        }
+        let (stream, leftover, login) = conn.into_parts();
+        let lp = &mut loops[i % shape.loops];
+        let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
+        let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline);
+        let socket = StdSocket::from_stream(stream).unwrap();
+        lp.connections.push(ConnPlan { endpoint: shape.endpoint.clone(), socket, leftover, session });
+    }
+    loops
+}
+
+/// Runs the shape on `backend`; the first loop error, and what was counted.
+async fn run(
+    server: &TestServer,
+    backend: Backend,
+    shape: &Shape,
+    script: &dyn Fn(usize) -> Box<dyn Script>,
+) -> (Result<(), DriverError>, Counters) {
+    let loops = plans(server, shape, script).await;
+    let per_loop: Vec<usize> = loops.iter().map(|l| l.connections.len()).collect();
+    let board = StatsBoard::new(&per_loop);
+    let mut collector = Collector::new(board.clone());
+    let context = LoopContext {
+        board,
+        control: RunControl::new(shape.events, shape.loops),
+        clock: Clock::start(),
+        deadline_ns: None,
+        ignore: shape.ignore.clone(),
+        poll: shape.poll,
+    };
+    let handles = spawn_loops(loops, backend, &context).unwrap();
+    let mut result = Ok(());
+    for handle in handles {
+        let outcome = handle.join().expect("a loop panicked");
+        if result.is_ok() {
+            result = outcome;
+        }
+    }
+    collector.drain();
+    (result, collector.totals().counters)
+}
+
+/// Both backends, or only epoll (with a note) where io_uring is unavailable.
+fn backends() -> Vec<Backend> {
+    match Backend::resolve(IoBackend::Uring) {
+        Ok(uring) => vec![uring, Backend::Epoll],
+        Err(reason) => {
+            eprintln!("io_uring backend not tested: {reason}");
+            vec![Backend::Epoll]
+        }
+    }
+}
+
+fn expect_clean(backend: Backend, result: Result<(), DriverError>, counters: &Counters, events: u64, reads: u64) {
+    if let Err(e) = result {
+        panic!("{backend:?}: {e}");
+    }
+    assert_eq!(counters.events, events, "{backend:?}: events in {counters:?}");
+    assert_eq!(counters.reads, reads, "{backend:?}: queries in {counters:?}");
+    assert_eq!((counters.writes, counters.others, counters.errors), (0, 0, 0), "{backend:?}: {counters:?}");
+}
+
+#[tokio::test]
+async fn exact_event_counts_over_tcp_and_socket() {
+    let Some(server) = TestServer::find() else { return };
+    const EVENTS: u64 = 3_001;
+    for endpoint in [server.tcp(), server.socket()] {
+        for pipeline in [1, 8] {
+            for backend in backends() {
+                let mut shape = Shape::new(endpoint.clone(), EVENTS);
+                shape.pipeline = pipeline;
+                let (result, counters) = run(&server, backend, &shape, &|_| Box::new(SelectOne)).await;
+                expect_clean(backend, result, &counters, EVENTS, EVENTS);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn prepared_multi_command_events_on_two_loops() {
+    let Some(server) = TestServer::find() else { return };
+    const EVENTS: u64 = 2_000;
+    for pipeline in [1, 8] {
+        for backend in backends() {
+            let mut shape = Shape::new(server.socket(), EVENTS);
+            shape.connections = 6;
+            shape.loops = 2;
+            shape.pipeline = pipeline;
+            shape.prepare = true;
+            let script = |_| Box::new(PreparedSelect { per_event: 3, done: 0 }) as Box<dyn Script>;
+            let (result, counters) = run(&server, backend, &shape, &script).await;
+            expect_clean(backend, result, &counters, EVENTS, 3 * EVENTS);
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_poll_mode_completes() {
+    let Some(server) = TestServer::find() else { return };
+    let Ok(backend) = Backend::resolve(IoBackend::Uring) else {
+        eprintln!("skipped: no io_uring here");
+        return;
+    };
+    const EVENTS: u64 = 1_000;
+    for poll in [PollMode::Sleep, PollMode::Adaptive, PollMode::Spin] {
+        let mut shape = Shape::new(server.tcp(), EVENTS);
+        shape.poll = poll;
+        shape.pipeline = 2;
+        let (result, counters) = run(&server, backend, &shape, &|_| Box::new(SelectOne)).await;
+        expect_clean(backend, result, &counters, EVENTS, EVENTS);
+    }
+}
+
+#[tokio::test]
+async fn ignored_error_counts_and_restarts_the_event() {
+    let Some(server) = TestServer::find() else { return };
+    const EVENTS: u64 = 500;
+    for backend in backends() {
+        let mut shape = Shape::new(server.tcp(), EVENTS);
+        shape.ignore = IgnoreErrors::List(vec![1146]);
+        let (result, counters) = run(&server, backend, &shape, &|_| Box::<FailOnceThenRetry>::default()).await;
+        if let Err(e) = result {
+            panic!("{backend:?}: {e}");
+        }
+        // Per event: SELECT 1 + the failure, then SELECT 1 + SELECT 1.
+        assert_eq!(counters.events, EVENTS, "{backend:?}: {counters:?}");
+        assert_eq!(counters.errors, EVENTS, "{backend:?}: {counters:?}");
+        assert_eq!(counters.reads, 3 * EVENTS, "{backend:?}: {counters:?}");
+    }
+}
+
+#[tokio::test]
+async fn server_error_stops_an_unlimited_run() {
+    let Some(server) = TestServer::find() else { return };
+    for backend in backends() {
+        for pipeline in [1, 4] {
+            let mut shape = Shape::new(server.socket(), 0);
+            shape.events = None;
+            shape.connections = 4;
+            shape.loops = 2;
+            shape.pipeline = pipeline;
+            // The failing connection is the second of loop 1. The epoll loop
+            // awaits its connection tasks in order and only stops the run
+            // when it reaches a failed one, so there it must come first.
+            let failing = if backend == Backend::Epoll { 1 } else { 3 };
+            let script = move |i| -> Box<dyn Script> {
+                if i == failing {
+                    Box::new(FailAt { fail_at: 200, events: 0 })
+                } else {
+                    Box::new(SelectOne)
+                }
+            };
+            let (result, counters) = run(&server, backend, &shape, &script).await;
+            let error = result.expect_err("the run should stop on the server error").to_string();
+            assert!(error.contains("1146") && error.contains("no_such_table"), "{backend:?}: {error}");
+            assert!(counters.events >= 199, "{backend:?}: {counters:?}");
+            assert_eq!(counters.errors, 0, "{backend:?}: {counters:?}");
+        }
+    }
+}
+
+/// Steady state allocates nothing: ten times the events, no more allocations.
+#[tokio::test]
+async fn no_allocation_per_query() {
+    let Some(server) = TestServer::find() else { return };
+    let Ok(backend) = Backend::resolve(IoBackend::Uring) else {
+        eprintln!("skipped: no io_uring here");
+        return;
+    };
+    for pipeline in [1, 4] {
+        let mut counts = Vec::new();
+        for events in [1_000, 10_000] {
+            let mut shape = Shape::new(server.tcp(), events);
+            shape.prepare = true;
+            shape.pipeline = pipeline;
+            let before = ALLOCATIONS.load(Ordering::Relaxed);
+            let (result, counters) = run(&server, backend, &shape, &|_| Box::new(CountingScript)).await;
+            expect_clean(backend, result, &counters, events, events);
+            counts.push(ALLOCATIONS.load(Ordering::Relaxed) - before);
+        }
+        // A handful at the end (the final hand-over to the collector).
+        assert!(counts[1] <= counts[0] + 2 && counts[1] < 20, "pipeline {pipeline}: allocations {counts:?}");
+    }
+}
+
+#[tokio::test]
+async fn auto_picks_io_uring_when_it_works() {
+    let uring = Backend::resolve(IoBackend::Uring);
+    let auto = Backend::resolve(IoBackend::Auto).unwrap();
+    match uring {
+        Ok(b) => assert_eq!((b, auto), (Backend::Uring, Backend::Uring)),
+        Err(reason) => {
+            assert!(reason.starts_with("--io=uring: "), "{reason}");
+            assert_eq!(auto, Backend::Epoll);
+        }
+    }
+    assert_eq!(Backend::resolve(IoBackend::Epoll).unwrap(), Backend::Epoll);
+}

@@ -59,7 +59,24 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
     result
 }
 
+/// Drives one connection; a fatal error stops the whole run at once, so
+/// the other connections finish their events instead of running on.
 async fn drive(
+    index: usize,
+    conn: ConnPlan,
+    stats: Rc<RefCell<LoopStats>>,
+    budget: Rc<RefCell<Budget>>,
+    context: LoopContext,
+) -> Result<(), DriverError> {
+    let control = context.control.clone();
+    let result = drive_connection(index, conn, stats, budget, context).await;
+    if result.is_err() {
+        control.stop();
+    }
+    result
+}
+
+async fn drive_connection(
     index: usize,
     conn: ConnPlan,
     stats: Rc<RefCell<LoopStats>>,

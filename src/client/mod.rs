@@ -121,7 +121,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let mut io = Io {
             stream,
             endpoint: options.endpoint.clone(),
-            rbuf: BytesMut::with_capacity(16 * 1024),
+            rbuf: BytesMut::with_capacity(4096),
             wbuf: Vec::with_capacity(1024),
             max_packet: options.max_packet_size as usize,
         };
@@ -344,8 +344,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
 
     /// Reads at least one more byte into the read buffer.
     async fn fill(&mut self) -> Result<()> {
-        if self.rbuf.capacity() - self.rbuf.len() < 4096 {
-            self.rbuf.reserve(64 * 1024);
+        if self.rbuf.capacity() - self.rbuf.len() < 1024 {
+            self.rbuf.reserve(self.rbuf.len().max(16 * 1024));
         }
         match self.stream.read_buf(&mut self.rbuf).await {
             Ok(0) => Err(ClientError::Closed { endpoint: self.endpoint.clone(), mid_packet: !self.rbuf.is_empty() }),

@@ -22,9 +22,9 @@ use crate::stats::LoopStats;
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
-const RECV_BUFFER: usize = 64 * 1024;
+const RECV_BUFFER: usize = 8 * 1024;
 /// Below this much free room at its end, the receive buffer is compacted.
-const MIN_RECV_ROOM: usize = 16 * 1024;
+const MIN_RECV_ROOM: usize = 2 * 1024;
 /// The longest an idle loop waits before answering the collector.
 const PUBLISH_TICK: Duration = Duration::from_millis(5);
 /// How long a wait for a batch of completions may hold back the first one.
@@ -204,8 +204,8 @@ impl Conn {
             _socket: socket,
             session,
             recv: RecvBuffer::new(&leftover),
-            filling: Vec::with_capacity(4096),
-            sending: Vec::with_capacity(4096),
+            filling: Vec::with_capacity(1024),
+            sending: Vec::with_capacity(1024),
             sent: 0,
             recv_pending: false,
             send_pending: false,

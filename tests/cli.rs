@@ -11,6 +11,9 @@
 //!   (`WIREBENCH_SYSBENCH` names one) the sysbench tests are skipped, unless
 //!   `WIREBENCH_REQUIRE_SERVER=1`.
 
+mod common;
+
+use common::{sysbench, ScratchDir};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
@@ -743,46 +746,6 @@ fn random_argument_lists_never_panic() {
 
 // ---------------------------------------------------------------------------
 // Against the real sysbench 1.0.20
-
-/// The sysbench binary (`$WIREBENCH_SYSBENCH`, else /usr/bin/sysbench or
-/// `sysbench` on PATH), or `None`, after saying why, to skip the test.
-fn sysbench() -> Option<PathBuf> {
-    let candidates = match std::env::var_os("WIREBENCH_SYSBENCH") {
-        Some(path) => vec![PathBuf::from(path)],
-        None => vec![PathBuf::from("/usr/bin/sysbench"), PathBuf::from("sysbench")],
-    };
-    let found = candidates.iter().find(|path| {
-        Process::new(path)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"sysbench 1.0.20"))
-    });
-    if let Some(path) = found {
-        return Some(path.clone());
-    }
-    let message = format!("no runnable sysbench 1.0.20 among {candidates:?}");
-    if std::env::var("WIREBENCH_REQUIRE_SERVER").as_deref() == Ok("1") {
-        panic!("{message}, and WIREBENCH_REQUIRE_SERVER=1");
-    }
-    eprintln!("skipping: {message}");
-    None
-}
-
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("wirebench-cli-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        ScratchDir(dir)
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Whether sysbench exits 0 on `args` (run in `dir`, with a time limit).
 fn sysbench_accepts(sysbench: &Path, dir: &Path, args: &[String]) -> bool {

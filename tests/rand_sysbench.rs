@@ -9,8 +9,11 @@
 //! the sysbench cases are skipped with a message, unless
 //! `WIREBENCH_REQUIRE_SERVER=1`, which makes them fail.
 
+mod common;
+
+use common::{sysbench, ScratchDir};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use wirebench::rand::{srandom_seed, Distribution, GlibcRandom, RandConfig, RandParams, RandUnique, Rng};
@@ -105,53 +108,6 @@ fn normalized(op: Op, sysbench_value: &str) -> String {
     match (op, sysbench_value.parse::<f64>()) {
         (Op::Double, Ok(x)) => format!("{x:?}"),
         _ => sysbench_value.to_owned(),
-    }
-}
-
-/// The sysbench binary (`$WIREBENCH_SYSBENCH`, else /usr/bin/sysbench or
-/// `sysbench` on PATH), or `None`, after saying why, to skip the test.
-fn sysbench() -> Option<PathBuf> {
-    let candidates = match std::env::var_os("WIREBENCH_SYSBENCH") {
-        Some(path) => vec![PathBuf::from(path)],
-        None => vec![PathBuf::from("/usr/bin/sysbench"), PathBuf::from("sysbench")],
-    };
-    let found =
-        candidates.iter().find(|path| Command::new(path).arg("--version").output().is_ok_and(|o| o.status.success()));
-    if let Some(path) = found {
-        return Some(path.clone());
-    }
-    let message = format!("no runnable sysbench among {candidates:?}");
-    if std::env::var("WIREBENCH_REQUIRE_SERVER").as_deref() == Ok("1") {
-        panic!("{message}, and WIREBENCH_REQUIRE_SERVER=1");
-    }
-    eprintln!("skipping: {message}");
-    None
-}
-
-/// A private scratch directory, removed on drop.
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("wirebench-rand-{}-{name}", std::process::id()));
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            panic!("create {}: {e}", dir.display());
-        }
-        ScratchDir(dir)
-    }
-
-    fn write(&self, file: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(file);
-        if let Err(e) = std::fs::write(&path, contents) {
-            panic!("write {}: {e}", path.display());
-        }
-        path
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -13,7 +13,10 @@
 //! Without a runnable sysbench the second group is skipped with a message,
 //! unless `WIREBENCH_REQUIRE_SERVER=1`, which makes it fail.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{sysbench, ScratchDir};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -225,53 +228,6 @@ fn float_formatting_matches_glibc() {
 
 // ---------------------------------------------------------------------------
 // 2. The real sysbench.
-
-/// The sysbench binary (`$WIREBENCH_SYSBENCH`, else /usr/bin/sysbench or
-/// `sysbench` on PATH), or `None`, after saying why, to skip the test.
-fn sysbench() -> Option<PathBuf> {
-    let candidates = match std::env::var_os("WIREBENCH_SYSBENCH") {
-        Some(path) => vec![PathBuf::from(path)],
-        None => vec![PathBuf::from("/usr/bin/sysbench"), PathBuf::from("sysbench")],
-    };
-    let found =
-        candidates.iter().find(|path| Command::new(path).arg("--version").output().is_ok_and(|o| o.status.success()));
-    if let Some(path) = found {
-        return Some(path.clone());
-    }
-    let message = format!("no runnable sysbench among {candidates:?}");
-    if std::env::var("WIREBENCH_REQUIRE_SERVER").as_deref() == Ok("1") {
-        panic!("{message}, and WIREBENCH_REQUIRE_SERVER=1");
-    }
-    eprintln!("skipping: {message}");
-    None
-}
-
-/// A private scratch directory, removed on drop.
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("wirebench-report-{}-{name}", std::process::id()));
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            panic!("create {}: {e}", dir.display());
-        }
-        ScratchDir(dir)
-    }
-
-    fn write(&self, file: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(file);
-        if let Err(e) = std::fs::write(&path, contents) {
-            panic!("write {}: {e}", path.display());
-        }
-        path
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Events of 0.1 to 3 ms with one (dry-run) query each, so the histogram
 /// and percentiles have something to show. `--mysql-dry-run` makes the SQL

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 
 use wirebench::client::{ConnectOptions, Endpoint};
@@ -58,5 +59,57 @@ impl TestServer {
         let mut options = ConnectOptions::new(endpoint, "sbtest", "sbtest").database("sbtest");
         options.connect_timeout = Duration::from_secs(20);
         options
+    }
+}
+
+/// The sysbench 1.0.20 binary (`$WIREBENCH_SYSBENCH`, else /usr/bin/sysbench
+/// or `sysbench` on PATH), or `None`, after saying why, to skip the test.
+/// With WIREBENCH_REQUIRE_SERVER=1, as in CI, a missing sysbench fails it.
+pub fn sysbench() -> Option<PathBuf> {
+    let candidates = match std::env::var_os("WIREBENCH_SYSBENCH") {
+        Some(path) => vec![PathBuf::from(path)],
+        None => vec![PathBuf::from("/usr/bin/sysbench"), PathBuf::from("sysbench")],
+    };
+    let found = candidates.iter().find(|path| {
+        Command::new(path)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"sysbench 1.0.20"))
+    });
+    if let Some(path) = found {
+        return Some(path.clone());
+    }
+    let message = format!("no runnable sysbench 1.0.20 among {candidates:?}");
+    if std::env::var("WIREBENCH_REQUIRE_SERVER").as_deref() == Ok("1") {
+        panic!("{message}, and WIREBENCH_REQUIRE_SERVER=1");
+    }
+    eprintln!("skipping: {message}");
+    None
+}
+
+/// A private scratch directory, removed on drop.
+pub struct ScratchDir(pub PathBuf);
+
+impl ScratchDir {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("wirebench-test-{}-{name}", std::process::id()));
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            panic!("create {}: {e}", dir.display());
+        }
+        ScratchDir(dir)
+    }
+
+    pub fn write(&self, file: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(file);
+        if let Err(e) = std::fs::write(&path, contents) {
+            panic!("write {}: {e}", path.display());
+        }
+        path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

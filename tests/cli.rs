@@ -566,7 +566,7 @@ fn legacy_options_map_to_1_0_options() {
     assert_eq!(t.delete_inserts, 9);
     assert_eq!((t.skip_trx, t.range_selects, t.auto_inc, t.secondary), (true, false, false, true));
     assert_eq!(t.mysql_storage_engine, "myisam");
-    assert_eq!(t.create_table_options, "ROW_FORMAT=COMPRESSED");
+    assert_eq!(t.mysql_table_options, "ROW_FORMAT=COMPRESSED");
     assert_eq!(
         (b.rand.rand_type, b.rand.spec_iter, b.rand.spec_pct, b.rand.spec_res),
         (Distribution::Uniform, 3, 4, 50)

@@ -110,7 +110,9 @@ pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
     let rand = rand(&opts, &mut notes)?;
     let db = db(&opts)?;
     let mysql = mysql(&opts, &mut notes)?;
-    let test_options = test_options(&opts, test, command, &mut notes)?;
+    let mut test_options = test_options(&opts, test, command, &mut notes)?;
+    // bulk_insert's prepare and cleanup handle one table per thread.
+    test_options.threads = general.threads;
     let engine = engine(&opts)?;
     for def in defs::PGSQL {
         if let Some(opt) = opts.get(&defs::key(def.name)) {
@@ -649,11 +651,13 @@ fn test_options(opts: &Opts, test: Test, command: Command, notes: &mut Vec<Strin
         ("index_updates", &mut t.index_updates),
         ("non_index_updates", &mut t.non_index_updates),
         ("delete_inserts", &mut t.delete_inserts),
-        ("delta", &mut t.delta),
     ] {
         if let Some(n) = opts.whole(key, 0, INT_MAX, count)? {
             *slot = n;
         }
+    }
+    if let Some(n) = opts.whole("delta", 0, INT_MAX, count)? {
+        t.delta = i64::from(n);
     }
     // A prepared statement takes at most 65535 parameters.
     if let Some(n) = opts.whole("random_points", 1, 65_535, "a number of points from 1 to 65535")? {
@@ -679,7 +683,7 @@ fn test_options(opts: &Opts, test: Test, command: Command, notes: &mut Vec<Strin
         t.mysql_storage_engine = engine.to_owned();
     }
     if let Some(opt) = opts.get("create_table_options") {
-        t.create_table_options = value::text(opt, "OPTIONS")?.to_owned();
+        t.mysql_table_options = value::text(opt, "OPTIONS")?.to_owned();
         // The 0.4/0.5 spellings (--mysql-create-options, ...) have their note.
         if !opt.name.starts_with("mysql") {
             notes.push(master_note(opt));

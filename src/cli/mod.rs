@@ -427,68 +427,9 @@ impl IgnoreErrors {
 }
 
 /// The test scripts' options (`oltp_common.lua` and the two
-/// `select_random_*` scripts), with their sysbench defaults.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestOptions {
-    /// >= 1.
-    pub tables: u32,
-    /// Rows per table, at most 2^31-1 (ids are INT).
-    pub table_size: u32,
-    pub range_size: u32,
-    /// Forced to 1 for oltp_point_select, as its script does.
-    pub point_selects: u32,
-    pub simple_ranges: u32,
-    pub sum_ranges: u32,
-    pub order_ranges: u32,
-    pub distinct_ranges: u32,
-    pub index_updates: u32,
-    pub non_index_updates: u32,
-    pub delete_inserts: u32,
-    pub range_selects: bool,
-    pub auto_inc: bool,
-    pub skip_trx: bool,
-    pub secondary: bool,
-    pub create_secondary: bool,
-    pub mysql_storage_engine: String,
-    /// Appended to CREATE TABLE (`--create_table_options` of sysbench
-    /// master, `--mysql-create-options` of 0.4, `--mysql-table-options` of
-    /// 0.5); empty in 1.0.20.
-    pub create_table_options: String,
-    /// select_random_points: values in the IN() list, >= 1.
-    pub random_points: u32,
-    /// select_random_ranges: BETWEEN ranges per SELECT, >= 1.
-    pub number_of_ranges: u32,
-    /// select_random_ranges: width of each range.
-    pub delta: u32,
-}
-
-impl Default for TestOptions {
-    fn default() -> Self {
-        TestOptions {
-            tables: 1,
-            table_size: 10_000,
-            range_size: 100,
-            point_selects: 10,
-            simple_ranges: 1,
-            sum_ranges: 1,
-            order_ranges: 1,
-            distinct_ranges: 1,
-            index_updates: 1,
-            non_index_updates: 1,
-            delete_inserts: 1,
-            range_selects: true,
-            auto_inc: true,
-            skip_trx: false,
-            secondary: false,
-            create_secondary: true,
-            mysql_storage_engine: "innodb".to_owned(),
-            create_table_options: String::new(),
-            random_points: 10,
-            number_of_ranges: 10,
-            delta: 5,
-        }
-    }
-}
+/// `select_random_*` scripts), with their sysbench defaults: the workloads'
+/// own option set, filled from the command line.
+pub type TestOptions = crate::workload::OltpOptions;
 
 /// wirebench's own options.
 #[derive(Debug, Clone, PartialEq, Eq)]

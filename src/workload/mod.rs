@@ -226,30 +226,5 @@ pub const TESTS: [&str; 11] = [
 
 /// The workload a parsed sysbench command line asks for.
 pub fn for_bench(bench: &crate::cli::Bench) -> Result<std::sync::Arc<dyn Workload>, OptionsError> {
-    let t = &bench.test_options;
-    let options = OltpOptions {
-        tables: t.tables,
-        table_size: t.table_size,
-        range_size: t.range_size,
-        point_selects: t.point_selects,
-        simple_ranges: t.simple_ranges,
-        sum_ranges: t.sum_ranges,
-        order_ranges: t.order_ranges,
-        distinct_ranges: t.distinct_ranges,
-        index_updates: t.index_updates,
-        non_index_updates: t.non_index_updates,
-        delete_inserts: t.delete_inserts,
-        range_selects: t.range_selects,
-        auto_inc: t.auto_inc,
-        skip_trx: t.skip_trx,
-        secondary: t.secondary,
-        create_secondary: t.create_secondary,
-        mysql_storage_engine: t.mysql_storage_engine.clone(),
-        mysql_table_options: t.create_table_options.clone(),
-        random_points: t.random_points,
-        number_of_ranges: t.number_of_ranges,
-        delta: i64::from(t.delta),
-        threads: bench.general.threads,
-    };
-    Ok(std::sync::Arc::from(by_name(bench.test.name(), &options)?))
+    Ok(std::sync::Arc::from(by_name(bench.test.name(), &bench.test_options)?))
 }

@@ -45,7 +45,8 @@ pub struct OltpOptions {
     pub mysql_storage_engine: String,
     /// Appended to CREATE TABLE. sysbench 1.0.20 reads it from a Lua global
     /// `mysql_table_options` that no command-line option sets, so it is
-    /// always empty there; its `--create_table_options` came later.
+    /// always empty there; `--create_table_options` (sysbench master),
+    /// `--mysql-create-options` (0.4) and `--mysql-table-options` (0.5) set it.
     pub mysql_table_options: String,
     /// `--random_points` (select_random_points): values in the IN() list.
     pub random_points: u32,

@@ -10,14 +10,18 @@ use bytes::BytesMut;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use wirebench_protocol::command::ExecuteTemplate;
+use wirebench_protocol::Capabilities;
 
-use crate::cli::{Bench, Command};
+use crate::cli::{Bench, Command, PsMode};
 use crate::client::{ClientError, ConnectOptions, Connection, Endpoint};
-use crate::driver::{self, Backend, Clock, ConnPlan, LoopContext, LoopPlan, RunControl, Session, StdSocket};
+use crate::driver::dry::{DryConn, DryLoopPlan};
+use crate::driver::{
+    self, Backend, Clock, ConnPlan, LoopContext, LoopPlan, OpenError, Redial, RunControl, Session, StdSocket,
+};
 use crate::rand::{srandom_seed, RandParams, Rng};
 use crate::stats::report::{self, FinalReport, HistogramReport, InterimReport, RunHeader};
 use crate::stats::{Collector, StatsBoard};
-use crate::workload::{ScriptContext, StatementSpec, Workload};
+use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
 
 /// A failure that ends the command, printed as `FATAL: ...`.
 #[derive(Debug, thiserror::Error)]
@@ -113,17 +117,20 @@ async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     let mut tasks = JoinSet::new();
     for thread in 0..threads {
         let options = connect_options(bench, thread as usize);
+        let dry_run = bench.mysql.dry_run;
         let workload = workload.clone();
         let rng = Rng::for_thread(seed, thread, params);
         tasks.spawn(async move {
-            let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
+            let mut conn = connect_unless_dry(&options, dry_run).await?;
             let context = ScriptContext { thread, threads };
             let mut loading = String::new();
             for sql in workload.prepare(context, rng) {
                 if let Some(message) = progress_message(&sql, &mut loading, table_size) {
                     println!("{message}");
                 }
-                conn.query_drop(&sql).await?;
+                if let Some(conn) = conn.as_mut() {
+                    conn.query_drop(&sql).await?;
+                }
             }
             Ok::<(), RunError>(())
         });
@@ -159,11 +166,14 @@ async fn prewarm(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     let mut tasks = JoinSet::new();
     for thread in 0..threads {
         let options = connect_options(bench, thread as usize);
+        let dry_run = bench.mysql.dry_run;
         let workload = workload.clone();
         tasks.spawn(async move {
-            let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
+            let mut conn = connect_unless_dry(&options, dry_run).await?;
             for sql in workload.prewarm(ScriptContext { thread, threads }) {
-                conn.query_drop(&sql).await?;
+                if let Some(conn) = conn.as_mut() {
+                    conn.query_drop(&sql).await?;
+                }
             }
             Ok::<(), RunError>(())
         });
@@ -173,14 +183,25 @@ async fn prewarm(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
 
 async fn cleanup(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
     print!("{}", report::Banner);
-    let mut conn = Connection::connect(&connect_options(bench, 0)).await.map_err(connect_error)?;
+    let mut conn = connect_unless_dry(&connect_options(bench, 0), bench.mysql.dry_run).await?;
     for sql in workload.cleanup() {
         if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
             println!("Dropping table '{table}'...");
         }
-        conn.query_drop(&sql).await?;
+        if let Some(conn) = conn.as_mut() {
+            conn.query_drop(&sql).await?;
+        }
     }
     Ok(())
+}
+
+/// A connection, or none with `--mysql-dry-run`: then every statement
+/// "succeeds" without being sent, as in sysbench.
+async fn connect_unless_dry(options: &ConnectOptions, dry_run: bool) -> Result<Option<Connection>, RunError> {
+    if dry_run {
+        return Ok(None);
+    }
+    Connection::connect(options).await.map(Some).map_err(connect_error)
 }
 
 async fn join_all(mut tasks: JoinSet<Result<(), RunError>>) -> Result<(), RunError> {
@@ -194,24 +215,86 @@ async fn join_all(mut tasks: JoinSet<Result<(), RunError>>) -> Result<(), RunErr
     Ok(())
 }
 
-/// Connects connection `n`, prepares the workload's statements on it and
-/// builds its pre-encoded packets.
-async fn open_connection(
-    options: ConnectOptions,
-    statements: Arc<Vec<StatementSpec>>,
-) -> Result<(Connection, Vec<ExecuteTemplate>), RunError> {
-    let mut conn = Connection::connect(&options).await.map_err(connect_error)?;
-    let mut templates = Vec::with_capacity(statements.len());
-    for spec in statements.iter() {
-        let prepared = conn
-            .prepare(&spec.sql)
-            .await
-            .map_err(|e| RunError::Setup(format!("cannot prepare {:?}: {e}", spec.sql)))?;
-        let template = ExecuteTemplate::new(prepared.statement_id(), &spec.slots)
-            .map_err(|e| RunError::Setup(format!("cannot encode {:?}: {e}", spec.sql)))?;
-        templates.push(template);
+/// Connects a connection and prepares the workload's statements on it
+/// (unless they go out as text).
+async fn open_connection(redial: &Redial) -> Result<(Connection, Vec<u32>), RunError> {
+    redial.open().await.map_err(|e| match e {
+        OpenError::Connect(e) => connect_error(e),
+        e @ OpenError::Prepare { .. } => RunError::Setup(e.to_string()),
+    })
+}
+
+/// The statements' pre-encoded packets, for the prepared ids `ids`; with
+/// none (`--db-ps-mode=disable`, `--mysql-dry-run`) the id is 0: the
+/// packets are only patched, never sent.
+fn templates(statements: &[StatementSpec], ids: &[u32]) -> Result<Vec<ExecuteTemplate>, RunError> {
+    statements
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            ExecuteTemplate::new(ids.get(i).copied().unwrap_or(0), &spec.slots)
+                .map_err(|e| RunError::Setup(format!("cannot encode {:?}: {e}", spec.sql)))
+        })
+        .collect()
+}
+
+/// The connections of each loop, with sockets or (`--mysql-dry-run`) without.
+enum Loops {
+    Net(Vec<LoopPlan>),
+    Dry(Vec<DryLoopPlan>),
+}
+
+/// Logs in and prepares every connection, a bounded number at a time, and
+/// spreads them evenly over the loops: connection n to loop n % loops.
+fn open_loops(
+    bench: &Bench,
+    runtime: &tokio::runtime::Runtime,
+    statements: &Arc<Vec<StatementSpec>>,
+    text_mode: bool,
+    cpus: &[usize],
+    loops: usize,
+    new_session: impl Fn(usize, usize, Vec<ExecuteTemplate>, Capabilities) -> Session,
+) -> Result<Vec<LoopPlan>, RunError> {
+    let threads = bench.general.threads as usize;
+    let opened = runtime.block_on(async {
+        let gate = Arc::new(Semaphore::new(CONNECT_PARALLELISM));
+        let mut tasks = JoinSet::new();
+        for n in 0..threads {
+            let redial =
+                Redial { options: connect_options(bench, n), statements: statements.clone(), prepare: !text_mode };
+            let gate = gate.clone();
+            tasks.spawn(async move {
+                let _permit = gate.acquire_owned().await.map_err(|e| RunError::Setup(e.to_string()))?;
+                let (conn, ids) = open_connection(&redial).await?;
+                Ok::<_, RunError>((n, conn, ids, redial))
+            });
+        }
+        let mut opened = Vec::with_capacity(threads);
+        while let Some(joined) = tasks.join_next().await {
+            match joined.map_err(|e| RunError::Setup(format!("a connection task failed: {e}")))? {
+                Ok(conn) => opened.push(conn),
+                Err(e) => {
+                    tasks.abort_all();
+                    return Err(e);
+                }
+            }
+        }
+        opened.sort_by_key(|(n, ..)| *n);
+        Ok(opened)
+    })?;
+
+    let mut plans: Vec<LoopPlan> =
+        (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
+    for (n, conn, ids, redial) in opened {
+        let endpoint = conn.endpoint().clone();
+        let (stream, leftover, login) = conn.into_parts();
+        let socket =
+            runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
+        let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
+        let session = new_session(n, plan.connections.len(), templates(statements, &ids)?, login.capabilities);
+        plan.connections.push(ConnPlan { endpoint, socket, leftover: BytesMut::from(&leftover[..]), session, redial });
     }
-    Ok((conn, templates))
+    Ok(plans)
 }
 
 fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Runtime) -> Result<(), RunError> {
@@ -219,7 +302,18 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     let threads = general.threads as usize;
     let params = rand_params(bench)?;
     let seed = seed(bench);
-    let backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
+    let mut backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
+    // Reconnecting after a lost connection (2013/2006 in
+    // --mysql-ignore-errors) is built into the epoll backend only so far.
+    let reconnects = [2013, 2006].iter().any(|code| bench.mysql.ignore_errors.ignores(*code));
+    if backend == Backend::Uring && reconnects {
+        if bench.engine.io == crate::cli::IoBackend::Auto {
+            eprintln!("wirebench: --mysql-ignore-errors lists lost connections (2013/2006): using the epoll backend, which reconnects");
+            backend = Backend::Epoll;
+        } else {
+            eprintln!("wirebench: --io=uring does not reconnect yet: a lost connection ends the run");
+        }
+    }
     let cpus = match &bench.engine.cpus {
         Some(cpus) => cpus.clone(),
         None => core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect()).unwrap_or_default(),
@@ -244,50 +338,38 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     let _ = out.flush();
     drop(out);
 
-    // Log in and prepare every connection, a bounded number at a time.
     let statements = Arc::new(workload.statements());
-    let opened = runtime.block_on(async {
-        let gate = Arc::new(Semaphore::new(CONNECT_PARALLELISM));
-        let mut tasks = JoinSet::new();
-        for n in 0..threads {
-            let (options, statements, gate) = (connect_options(bench, n), statements.clone(), gate.clone());
-            tasks.spawn(async move {
-                let _permit = gate.acquire_owned().await.map_err(|e| RunError::Setup(e.to_string()))?;
-                open_connection(options, statements).await.map(|opened| (n, opened))
-            });
-        }
-        let mut opened = Vec::with_capacity(threads);
-        while let Some(joined) = tasks.join_next().await {
-            match joined.map_err(|e| RunError::Setup(format!("a connection task failed: {e}")))? {
-                Ok(conn) => opened.push(conn),
-                Err(e) => {
-                    tasks.abort_all();
-                    return Err(e);
-                }
-            }
-        }
-        opened.sort_by_key(|(n, _)| *n);
-        Ok(opened)
-    })?;
-
-    // Spread connections evenly over the loops: connection n to loop n % loops.
-    let mut plans: Vec<LoopPlan> =
-        (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
-    for (n, (conn, templates)) in opened {
-        let endpoint = conn.endpoint().clone();
-        let (stream, leftover, session) = conn.into_parts();
-        let socket =
-            runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
-        let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
-        let index = plan.connections.len();
+    let text_mode = bench.db.ps_mode == PsMode::Disable;
+    let emulated: Option<Arc<[EmulatedStatement]>> = if text_mode {
+        Some(EmulatedStatement::all(&statements).map_err(|e| RunError::Setup(e.to_string()))?.into())
+    } else {
+        None
+    };
+    let pipeline = bench.engine.pipeline.max(1) as usize;
+    let new_session = |n: usize, index: usize, templates: Vec<ExecuteTemplate>, caps: Capabilities| {
         let script = workload.script(ScriptContext { thread: n as u32, threads: threads as u32 });
         let rng = Rng::for_thread(seed, n as u32, params);
-        let pipeline = bench.engine.pipeline.max(1) as usize;
-        let session = Session::new(index, script, rng, templates, session.capabilities, pipeline)
-            .draw_after_event(general.percentile.unwrap_or(0) > 0);
-        plan.connections.push(ConnPlan { endpoint, socket, leftover: BytesMut::from(&leftover[..]), session });
-    }
-    let per_loop: Vec<usize> = plans.iter().map(|p| p.connections.len()).collect();
+        Session::new(index, script, rng, templates, caps, pipeline)
+            .draw_after_event(general.percentile.unwrap_or(0) > 0)
+            .emulating(emulated.clone())
+    };
+    let plans = if bench.mysql.dry_run {
+        // Spread as below, with no connection at all.
+        let mut plans: Vec<DryLoopPlan> =
+            (0..loops).map(|i| DryLoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
+        for n in 0..threads {
+            let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
+            let session = new_session(n, plan.connections.len(), templates(&statements, &[])?, Capabilities::default());
+            plan.connections.push(DryConn { endpoint: endpoint(bench, n), session });
+        }
+        Loops::Dry(plans)
+    } else {
+        Loops::Net(open_loops(bench, runtime, &statements, text_mode, &cpus, loops, new_session)?)
+    };
+    let per_loop: Vec<usize> = match &plans {
+        Loops::Net(plans) => plans.iter().map(|p| p.connections.len()).collect(),
+        Loops::Dry(plans) => plans.iter().map(|p| p.connections.len()).collect(),
+    };
     let board = StatsBoard::new(&per_loop);
     let control = RunControl::new(general.events, loops);
     let clock = Clock::start();
@@ -302,7 +384,11 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     };
     print!("{}", report::THREADS_STARTED);
     let _ = std::io::stdout().flush();
-    let handles = driver::spawn_loops(plans, backend, &context).map_err(|e| RunError::Setup(e.to_string()))?;
+    let handles = match plans {
+        Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
+        Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
+    }
+    .map_err(|e| RunError::Setup(e.to_string()))?;
 
     // The report thread's work: interim lines until the loops are done.
     let mut collector = Collector::new(board);

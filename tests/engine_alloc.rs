@@ -2,7 +2,8 @@
 //! connection's Session emits oltp_read_write transactions (script, patched
 //! pre-encoded packets, send buffer) and walks canned server answers
 //! (response reader, counters, latency histogram) under a counting
-//! allocator.
+//! allocator; with `--db-ps-mode=disable` too (statements rendered as
+//! COM_QUERY text, text-protocol rows).
 //!
 //! Implementing `GlobalAlloc` needs `unsafe`; it lives in this test crate.
 
@@ -13,12 +14,13 @@ use wirebench::cli::IgnoreErrors;
 use wirebench::driver::{Budget, RunControl, Session};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::LoopStats;
-use wirebench::workload::{self, OltpOptions, ScriptContext};
+use wirebench::workload::{self, EmulatedStatement, OltpOptions, ScriptContext};
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::constants::command::{COM_QUERY, COM_STMT_EXECUTE};
 use wirebench_protocol::framing::{Header, HEADER_LEN};
 use wirebench_protocol::response::binary_row::encode_binary_row;
 use wirebench_protocol::response::resultset::{encode_metadata, encode_result_end};
+use wirebench_protocol::response::text_row::encode_text_row;
 use wirebench_protocol::response::{ColumnDefinition, OkPacket, Value};
 use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
 
@@ -81,12 +83,23 @@ enum Kind {
 }
 
 /// The canned answers a server gives: an OK with one affected row (DML), an
-/// OK with none (BEGIN, COMMIT), and a one-row result set of one CHAR column.
+/// OK with none (BEGIN, COMMIT), and a one-row result set of one CHAR column
+/// (binary rows for an execute, text rows for a query).
 struct Answers {
     changed: Vec<u8>,
     other: Vec<u8>,
     rows: Vec<u8>,
+    text_rows: Vec<u8>,
     kinds: Vec<Kind>,
+}
+
+/// What SQL text gets back.
+fn kind_of(sql: &[u8]) -> Kind {
+    match sql.split(|&b| b == b' ').next() {
+        Some(b"SELECT") => Kind::Rows,
+        Some(b"UPDATE" | b"DELETE" | b"INSERT") => Kind::Changed,
+        _ => Kind::Other,
+    }
 }
 
 impl Answers {
@@ -104,15 +117,12 @@ impl Answers {
         let seq = encode_metadata(&columns, true, StatusFlags::AUTOCOMMIT, CAPS, 1, &mut rows);
         let seq = encode_binary_row(&[Value::Bytes(&[b'x'; 119])], &columns, seq, &mut rows).unwrap();
         encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, &mut rows);
-        let kinds = statements
-            .iter()
-            .map(|s| match s.sql.split(' ').next() {
-                Some("SELECT") => Kind::Rows,
-                Some("UPDATE" | "DELETE" | "INSERT") => Kind::Changed,
-                _ => Kind::Other,
-            })
-            .collect();
-        Answers { changed, other, rows, kinds }
+        let mut text_rows = Vec::new();
+        let seq = encode_metadata(&columns, true, StatusFlags::AUTOCOMMIT, CAPS, 1, &mut text_rows);
+        let seq = encode_text_row([Some(&[b'x'; 119][..])], seq, &mut text_rows);
+        encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, &mut text_rows);
+        let kinds = statements.iter().map(|s| kind_of(s.sql.as_bytes())).collect();
+        Answers { changed, other, rows, text_rows, kinds }
     }
 
     /// Appends the answer to every command packet in `sent`.
@@ -120,15 +130,16 @@ impl Answers {
         let mut at = 0;
         while let Some(header) = sent.get(at..).and_then(Header::parse) {
             let payload = &sent[at + HEADER_LEN..at + HEADER_LEN + header.len];
-            let kind = match payload[0] {
-                COM_QUERY => Kind::Other,
+            let (kind, text) = match payload[0] {
+                COM_QUERY => (kind_of(&payload[1..]), true),
                 COM_STMT_EXECUTE => {
                     let id = u32::from_le_bytes(payload[1..5].try_into().unwrap());
-                    self.kinds[id as usize - 1]
+                    (self.kinds[id as usize - 1], false)
                 }
                 other => panic!("unexpected command 0x{other:02x}"),
             };
             input.extend_from_slice(match kind {
+                Kind::Rows if text => &self.text_rows,
                 Kind::Rows => &self.rows,
                 Kind::Changed => &self.changed,
                 Kind::Other => &self.other,
@@ -138,7 +149,7 @@ impl Answers {
     }
 }
 
-fn session(pipeline: usize) -> (Session, Answers) {
+fn session(pipeline: usize, text: bool) -> (Session, Answers) {
     let options = OltpOptions { tables: 4, table_size: 10_000, ..OltpOptions::default() };
     let workload = workload::by_name("oltp_read_write", &options).unwrap();
     let statements = workload.statements();
@@ -146,18 +157,22 @@ fn session(pipeline: usize) -> (Session, Answers) {
         statements.iter().enumerate().map(|(i, s)| ExecuteTemplate::new(i as u32 + 1, &s.slots).unwrap()).collect();
     let params = RandParams::new(&RandConfig::default()).unwrap();
     let script = workload.script(ScriptContext { thread: 0, threads: 1 });
-    let session = Session::new(0, script, Rng::for_thread(7, 0, params), templates, CAPS, pipeline);
+    let emulated = text.then(|| EmulatedStatement::all(&statements).unwrap().into());
+    let session = Session::new(0, script, Rng::for_thread(7, 0, params), templates, CAPS, pipeline).emulating(emulated);
     (session, Answers::new(&statements))
 }
 
-fn drive(pipeline: usize, events: u64) -> (usize, LoopStats) {
-    let (mut session, answers) = session(pipeline);
+fn drive(pipeline: usize, text: bool, events: u64) -> (usize, LoopStats) {
+    let (mut session, answers) = session(pipeline, text);
     let mut budget = Budget::new(RunControl::new(None, 1), None);
     let mut stats = LoopStats::new(1);
     let ignore = IgnoreErrors::List(vec![1213, 1020, 1205]);
     let (mut out, mut input) = (Vec::with_capacity(64 * 1024), Vec::with_capacity(64 * 1024));
     let mut step = |now: &mut u64, stats: &mut LoopStats| {
         session.fill(&mut out, *now, &mut budget).unwrap();
+        if text {
+            assert!(out.get(4) == Some(&COM_QUERY) || out.is_empty(), "disable mode sends text");
+        }
         answers.answer(&out, &mut input);
         out.clear();
         *now += 1_000;
@@ -181,15 +196,18 @@ fn drive(pipeline: usize, events: u64) -> (usize, LoopStats) {
 
 #[test]
 fn steady_state_allocates_nothing() {
-    for pipeline in [1, 8] {
-        let (allocations, stats) = drive(pipeline, 10_000);
+    for (pipeline, text) in [(1, false), (8, false), (1, true), (8, true)] {
+        let (allocations, stats) = drive(pipeline, text, 10_000);
         let counters = &stats.pending().counters;
         // oltp_read_write: 14 reads, 4 writes, 2 others per transaction.
         assert_eq!(
             (counters.reads, counters.writes, counters.others),
             (14 * counters.events, 4 * counters.events, 2 * counters.events)
         );
-        assert_eq!(allocations, 0, "pipeline {pipeline}: {allocations} allocations in 10,000 transactions");
+        assert_eq!(
+            allocations, 0,
+            "pipeline {pipeline}, text {text}: {allocations} allocations in 10,000 transactions"
+        );
     }
 }
 

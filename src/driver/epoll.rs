@@ -5,11 +5,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use bytes::Buf;
+use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, StdSocket};
-use crate::client::Stream;
+use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Redial, Session, StdSocket};
+use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
 
 /// Bytes a read may fill at least.
@@ -83,7 +83,7 @@ async fn drive_connection(
     budget: Rc<RefCell<Budget>>,
     context: LoopContext,
 ) -> Result<(), DriverError> {
-    let ConnPlan { endpoint, socket, leftover, mut session } = conn;
+    let ConnPlan { endpoint, socket, leftover, mut session, redial } = conn;
     let io_error = |source| DriverError::Io { endpoint: endpoint.clone(), source };
     let mut stream = match socket {
         StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s).map_err(io_error)?),
@@ -99,8 +99,16 @@ async fn drive_connection(
         let now = context.clock.now_ns();
         session.fill(&mut wbuf, now, &mut budget.borrow_mut()).map_err(session_error)?;
         if !wbuf.is_empty() {
-            stream.write_all(&wbuf).await.map_err(io_error)?;
+            let written = stream.write_all(&wbuf).await;
             wbuf.clear();
+            if let Err(e) = written {
+                let lost = Lost::Write(e);
+                let Some(again) = reconnect(lost, &endpoint, &redial, &mut session, &stats, &context).await? else {
+                    return Ok(());
+                };
+                (stream, rbuf) = again;
+                continue;
+            }
         }
         if session.is_done() {
             return Ok(());
@@ -109,9 +117,17 @@ async fn drive_connection(
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 2 {
             rbuf.reserve(READ_CHUNK.max(rbuf.len()));
         }
-        let n = stream.read_buf(&mut rbuf).await.map_err(io_error)?;
-        if n == 0 {
-            return Err(DriverError::Closed { endpoint: endpoint.clone() });
+        let lost = match stream.read_buf(&mut rbuf).await {
+            Ok(0) => Some(Lost::Closed),
+            Ok(_) => None,
+            Err(e) => Some(Lost::Read(e)),
+        };
+        if let Some(lost) = lost {
+            let Some(again) = reconnect(lost, &endpoint, &redial, &mut session, &stats, &context).await? else {
+                return Ok(());
+            };
+            (stream, rbuf) = again;
+            continue;
         }
         let now = context.clock.now_ns();
         let used = {
@@ -122,4 +138,28 @@ async fn drive_connection(
         };
         rbuf.advance(used);
     }
+}
+
+/// A lost connection: fatal unless `--mysql-ignore-errors` lists its code;
+/// then it is opened again (retrying until it works), counted as a
+/// reconnect, and the session starts its event over on it. `None` when the
+/// run ended before the connection was back.
+async fn reconnect(
+    lost: Lost,
+    endpoint: &Endpoint,
+    redial: &Redial,
+    session: &mut Session,
+    stats: &RefCell<LoopStats>,
+    context: &LoopContext,
+) -> Result<Option<(Stream, BytesMut)>, DriverError> {
+    if !context.ignore.ignores(lost.code()) {
+        return Err(DriverError::Lost { endpoint: endpoint.clone(), lost });
+    }
+    stats.borrow_mut().record_reconnect();
+    let run_over = || context.control.is_stopped() || context.deadline_ns.is_some_and(|d| context.clock.now_ns() >= d);
+    let Some((conn, statement_ids)) = redial.reopen(run_over).await else { return Ok(None) };
+    let (stream, mut rbuf, login) = conn.into_parts();
+    session.reconnected(login.capabilities, &statement_ids);
+    rbuf.reserve(READ_CHUNK);
+    Ok(Some((stream, rbuf)))
 }

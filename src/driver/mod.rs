@@ -7,9 +7,14 @@
 //! async client; each loop then drives its sockets with one of two
 //! backends: io_uring (batched submissions and completions) or epoll
 //! (tokio), behind the same per-connection [`Session`] state machine.
+//! `--mysql-dry-run` drives the sessions with no I/O at all ([`dry`]). A
+//! lost connection is opened again with its [`Redial`] when
+//! `--mysql-ignore-errors` lists the error, as sysbench reconnects.
 
 mod budget;
+pub mod dry;
 mod epoll;
+mod redial;
 mod session;
 mod uring;
 
@@ -22,6 +27,7 @@ use std::time::Instant;
 use bytes::BytesMut;
 
 pub use budget::{Budget, RunControl};
+pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};
 
 use crate::cli::{IgnoreErrors, IoBackend, PollMode};
@@ -54,6 +60,9 @@ pub struct ConnPlan {
     /// Bytes already read from the socket during set-up.
     pub leftover: BytesMut,
     pub session: Session,
+    /// How to open it again if it is lost and `--mysql-ignore-errors`
+    /// lists the error.
+    pub redial: Redial,
 }
 
 /// A socket in blocking-agnostic std form, ready to move to a loop thread.
@@ -108,6 +117,9 @@ pub enum DriverError {
     Io { endpoint: Endpoint, source: io::Error },
     #[error("{endpoint}: the server closed the connection")]
     Closed { endpoint: Endpoint },
+    /// A lost connection whose error code `--mysql-ignore-errors` does not list.
+    #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
+    Lost { endpoint: Endpoint, lost: Lost },
     #[error("event loop {index}: {message}")]
     Setup { index: usize, message: String },
 }

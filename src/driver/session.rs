@@ -3,6 +3,8 @@
 //! walks the responses it is given. The io_uring and epoll loops only move
 //! bytes between it and the socket.
 
+use std::sync::Arc;
+
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::{ResponseReader, RowFormat, ServerError};
 use wirebench_protocol::{Capabilities, ProtocolError};
@@ -11,7 +13,7 @@ use super::budget::Budget;
 use crate::cli::IgnoreErrors;
 use crate::rand::Rng;
 use crate::stats::{LoopStats, QueryKind};
-use crate::workload::{CommandSink, Script, Step, StmtId, WorkloadError};
+use crate::workload::{CommandSink, EmulatedStatement, Script, Step, StmtId, WorkloadError};
 
 /// A command sent and not yet answered.
 #[derive(Debug, Clone, Copy)]
@@ -83,6 +85,8 @@ pub struct Session {
     script: Box<dyn Script>,
     rng: Rng,
     templates: Vec<ExecuteTemplate>,
+    /// `--db-ps-mode=disable`: the statements, sent as text.
+    emulated: Option<Arc<[EmulatedStatement]>>,
     reader: ResponseReader,
     in_flight: Ring<InFlight>,
     /// The event being emitted: when it started, if it has begun.
@@ -109,6 +113,7 @@ impl Session {
             script,
             rng,
             templates,
+            emulated: None,
             reader: ResponseReader::new(caps, RowFormat::Binary),
             in_flight: Ring::new(pipeline),
             event_started: None,
@@ -121,6 +126,13 @@ impl Session {
     /// it unless `--percentile=0`).
     pub fn draw_after_event(mut self, draw: bool) -> Self {
         self.draw_after_event = draw;
+        self
+    }
+
+    /// Sends every execute as COM_QUERY text (`--db-ps-mode=disable`) when
+    /// `emulated` is given: one per statement, in template order.
+    pub fn emulating(mut self, emulated: Option<Arc<[EmulatedStatement]>>) -> Self {
+        self.emulated = emulated;
         self
     }
 
@@ -146,7 +158,7 @@ impl Session {
                 }
                 self.event_started = Some(now_ns);
             }
-            let mut sink = CommandSink::new(&mut self.templates, out);
+            let mut sink = CommandSink::new(&mut self.templates, out).emulating(self.emulated.as_deref());
             let step = self.script.next(&mut self.rng, &mut sink)?;
             let format = sink.take_format().unwrap_or(RowFormat::Text);
             let stmt = sink.take_stmt();
@@ -211,6 +223,40 @@ impl Session {
                 stats.record_event(self.index, now_ns.saturating_sub(started));
             }
         }
+    }
+
+    /// `--mysql-dry-run`: every command sent "succeeds" at once with nothing
+    /// to say. Each counts as `other`, as in sysbench's dry run, whose
+    /// driver returns before setting the result's counter (which stays
+    /// SB_CNT_OTHER); an event ends with its last command.
+    pub fn answer_dry(&mut self, now_ns: u64, stats: &mut LoopStats) {
+        while let Some(done) = self.in_flight.pop() {
+            stats.record_query(QueryKind::Other);
+            if let Some(started) = done.ends_event_started {
+                stats.record_event(self.index, now_ns.saturating_sub(started));
+            }
+        }
+    }
+
+    /// The connection was lost and is open again, its statements prepared
+    /// anew under `statement_ids` (empty when nothing is prepared,
+    /// `--db-ps-mode=disable`). The commands in flight are gone; the oldest
+    /// unfinished event starts over, as sysbench re-runs `event()` after a
+    /// reconnect, its latency counted from the first attempt. With
+    /// `--pipeline` > 1, later events in flight are dropped.
+    pub fn reconnected(&mut self, caps: Capabilities, statement_ids: &[u32]) {
+        for (template, &id) in self.templates.iter_mut().zip(statement_ids) {
+            template.set_statement_id(id);
+        }
+        let mut oldest_unfinished = None;
+        while let Some(lost) = self.in_flight.pop() {
+            oldest_unfinished = oldest_unfinished.or(lost.ends_event_started);
+        }
+        if let Some(started) = oldest_unfinished {
+            self.event_started = Some(started);
+        }
+        self.reader = ResponseReader::new(caps, RowFormat::Binary);
+        self.script.restart_event();
     }
 
     fn in_flight_front(&self) -> Option<InFlight> {

@@ -191,7 +191,7 @@ struct Conn {
 
 impl Conn {
     fn new(plan: ConnPlan) -> io::Result<Self> {
-        let ConnPlan { endpoint, socket, leftover, session } = plan;
+        let ConnPlan { endpoint, socket, leftover, session, redial: _ } = plan;
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
         match &socket {

@@ -8,10 +8,12 @@
 //! when the driver has room to send it: with `--pipeline=1` that is sysbench's
 //! closed loop (send, wait for the answer, send the next), with more it keeps
 //! several commands in flight. Emitting patches a pre-encoded
-//! COM_STMT_EXECUTE in place and appends it to the send buffer: no
-//! allocation per query.
+//! COM_STMT_EXECUTE in place and appends it to the send buffer (with
+//! `--db-ps-mode=disable`, renders it as COM_QUERY text instead: see
+//! [`EmulatedStatement`]): no allocation per query.
 
 mod common;
+mod emulated;
 mod options;
 
 pub mod bulk_insert;
@@ -32,6 +34,7 @@ mod sysbench_traces;
 mod testkit;
 
 pub use common::OltpWorkload;
+pub use emulated::{EmulatedStatement, MarkerMismatch};
 pub use options::{OltpOptions, OptionsError};
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -84,6 +87,8 @@ pub enum WorkloadError {
 /// statements and its send buffer.
 pub struct CommandSink<'a> {
     templates: &'a mut [ExecuteTemplate],
+    /// With `--db-ps-mode=disable`: executes go out as text.
+    emulated: Option<&'a [EmulatedStatement]>,
     out: &'a mut Vec<u8>,
     format: Option<RowFormat>,
     stmt: Option<StmtId>,
@@ -91,11 +96,20 @@ pub struct CommandSink<'a> {
 
 impl<'a> CommandSink<'a> {
     pub fn new(templates: &'a mut [ExecuteTemplate], out: &'a mut Vec<u8>) -> Self {
-        CommandSink { templates, out, format: None, stmt: None }
+        CommandSink { templates, emulated: None, out, format: None, stmt: None }
+    }
+
+    /// Sends executes as COM_QUERY text rendered from the patched templates
+    /// (sysbench's `--db-ps-mode=disable`) when `emulated` is given, one
+    /// per statement.
+    pub fn emulating(mut self, emulated: Option<&'a [EmulatedStatement]>) -> Self {
+        self.emulated = emulated;
+        self
     }
 
     /// Patches statement `stmt`'s parameters with `fill`, then appends its
-    /// COM_STMT_EXECUTE to the send buffer.
+    /// COM_STMT_EXECUTE to the send buffer, or, when emulating, a COM_QUERY
+    /// with the values substituted into its SQL.
     pub fn execute(
         &mut self,
         stmt: StmtId,
@@ -103,8 +117,20 @@ impl<'a> CommandSink<'a> {
     ) -> Result<(), WorkloadError> {
         let template = self.templates.get_mut(stmt).ok_or(WorkloadError::UnknownStatement(stmt))?;
         fill(template).map_err(|source| WorkloadError::Param { stmt, source })?;
-        self.out.extend_from_slice(template.packet());
-        self.format = Some(RowFormat::Binary);
+        match self.emulated {
+            None => {
+                self.out.extend_from_slice(template.packet());
+                self.format = Some(RowFormat::Binary);
+            }
+            Some(emulated) => {
+                let statement = emulated.get(stmt).ok_or(WorkloadError::UnknownStatement(stmt))?;
+                let start = framing::start_packet(self.out);
+                self.out.push(wirebench_protocol::constants::command::COM_QUERY);
+                statement.render(template, self.out);
+                framing::finish_packet(self.out, start, 0);
+                self.format = Some(RowFormat::Text);
+            }
+        }
         self.stmt = Some(stmt);
         Ok(())
     }

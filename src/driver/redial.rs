@@ -1,0 +1,151 @@
+//! Opening a lost connection again, as sysbench does when the error is
+//! listed in `--mysql-ignore-errors`: `check_error` (drv_mysql.c) calls
+//! `mysql_drv_reconnect` for CR_SERVER_LOST (2013), CR_SERVER_GONE_ERROR
+//! (2006), CR_TCP_CONNECTION (2011) and CR_SERVER_LOST_EXTENDED (2055),
+//! which retries the connect every millisecond until it works; then the
+//! event restarts and `oltp_common.lua`'s `before_restart_event` prepares
+//! the statements again. The failed query counts as a reconnect.
+//!
+//! wirebench sees a lost connection as a socket failure and names it as
+//! libmysqlclient would: a failed write is 2006 ("server has gone away"),
+//! a read that fails or finds the socket closed is 2013 ("lost connection
+//! during query").
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use wirebench_protocol::Capabilities;
+
+use super::StdSocket;
+use crate::client::{ClientError, ConnectOptions, Connection};
+use crate::workload::StatementSpec;
+
+/// CR_SERVER_GONE_ERROR: the command could not be sent.
+pub const CR_SERVER_GONE_ERROR: u16 = 2006;
+/// CR_SERVER_LOST: the answer could not be read.
+pub const CR_SERVER_LOST: u16 = 2013;
+
+/// How a connection was lost.
+#[derive(Debug)]
+pub enum Lost {
+    /// Writing a command failed.
+    Write(io::Error),
+    /// Reading an answer failed.
+    Read(io::Error),
+    /// The server closed the connection.
+    Closed,
+}
+
+impl Lost {
+    /// The client error code libmysqlclient reports for it.
+    pub fn code(&self) -> u16 {
+        match self {
+            Lost::Write(_) => CR_SERVER_GONE_ERROR,
+            Lost::Read(_) | Lost::Closed => CR_SERVER_LOST,
+        }
+    }
+}
+
+impl fmt::Display for Lost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lost::Write(e) => write!(f, "the server has gone away (client error 2006: {e})"),
+            Lost::Read(e) => write!(f, "lost connection to the server during a query (client error 2013: {e})"),
+            Lost::Closed => write!(
+                f,
+                "lost connection to the server during a query (client error 2013: the server closed the connection)"
+            ),
+        }
+    }
+}
+
+/// Everything needed to open one connection of the run, again if it is
+/// lost: where and how to log in, and what to prepare.
+#[derive(Debug, Clone)]
+pub struct Redial {
+    pub options: ConnectOptions,
+    pub statements: Arc<Vec<StatementSpec>>,
+    /// Prepare the statements on the server; false with
+    /// `--db-ps-mode=disable`, where they are sent as text.
+    pub prepare: bool,
+}
+
+/// Why opening a connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Connect(ClientError),
+    #[error("cannot prepare {sql:?}: {source}")]
+    Prepare { sql: String, source: ClientError },
+}
+
+/// A connection opened again, in the form a loop without tokio (io_uring)
+/// takes over.
+#[derive(Debug)]
+pub struct Reopened {
+    /// Non-blocking, as tokio left it.
+    pub socket: StdSocket,
+    /// Bytes already read from the socket during the login.
+    pub leftover: BytesMut,
+    pub capabilities: Capabilities,
+    /// For [`Session::reconnected`](super::Session::reconnected).
+    pub statement_ids: Vec<u32>,
+}
+
+/// How long to wait between attempts, as `mysql_drv_reconnect`'s `usleep(1000)`.
+const RETRY_PAUSE: Duration = Duration::from_millis(1);
+
+impl Redial {
+    /// Logs in and prepares the statements; their ids come back in
+    /// statement order (none when nothing is prepared).
+    pub async fn open(&self) -> Result<(Connection, Vec<u32>), OpenError> {
+        let mut conn = Connection::connect(&self.options).await.map_err(OpenError::Connect)?;
+        let mut ids = Vec::new();
+        if self.prepare {
+            ids.reserve(self.statements.len());
+            for spec in self.statements.iter() {
+                let prepared = conn
+                    .prepare(&spec.sql)
+                    .await
+                    .map_err(|source| OpenError::Prepare { sql: spec.sql.clone(), source })?;
+                ids.push(prepared.statement_id());
+            }
+        }
+        Ok((conn, ids))
+    }
+
+    /// [`open`](Self::open), retried every millisecond until it works, or
+    /// `None` once `give_up` says the run is over.
+    pub async fn reopen(&self, give_up: impl Fn() -> bool) -> Option<(Connection, Vec<u32>)> {
+        loop {
+            if give_up() {
+                return None;
+            }
+            if let Ok(opened) = self.open().await {
+                return Some(opened);
+            }
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
+    }
+
+    /// [`reopen`](Self::reopen) for a loop thread without a tokio runtime:
+    /// blocks the calling thread (and so the loop's other connections)
+    /// until the connection is back. Must not be called from within a
+    /// tokio runtime.
+    pub fn reopen_blocking(&self, give_up: impl Fn() -> bool) -> io::Result<Option<Reopened>> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async {
+            let Some((conn, statement_ids)) = self.reopen(give_up).await else { return Ok(None) };
+            let (stream, leftover, session) = conn.into_parts();
+            Ok(Some(Reopened {
+                socket: StdSocket::from_stream(stream)?,
+                leftover,
+                capabilities: session.capabilities,
+                statement_ids,
+            }))
+        })
+    }
+}

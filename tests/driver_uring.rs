@@ -6,12 +6,13 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use common::TestServer;
 use wirebench::cli::{IgnoreErrors, IoBackend, PollMode};
 use wirebench::client::{Connection, Endpoint};
 use wirebench::driver::{
-    spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, RunControl, Session, StdSocket,
+    spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, Redial, RunControl, Session, StdSocket,
 };
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::{Collector, Counters, StatsBoard};
@@ -189,7 +190,8 @@ async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box
         let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
         let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline);
         let socket = StdSocket::from_stream(stream).unwrap();
-        lp.connections.push(ConnPlan { endpoint: shape.endpoint.clone(), socket, leftover, session });
+        let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false };
+        lp.connections.push(ConnPlan { endpoint: shape.endpoint.clone(), socket, leftover, session, redial });
     }
     loops
 }

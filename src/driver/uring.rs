@@ -772,6 +772,11 @@ mod tests {
                 socket: StdSocket::Unix(client),
                 leftover: bytes::BytesMut::new(),
                 session: Session::new(i, Box::new(SelectOne), rng, Vec::new(), CAPS, pipeline),
+                redial: crate::driver::Redial {
+                    options: crate::client::ConnectOptions::new(Endpoint::unix("fake"), "u", "p"),
+                    statements: std::sync::Arc::new(Vec::new()),
+                    prepare: false,
+                },
             });
         }
         let result = run_loop(0, plans, &context);

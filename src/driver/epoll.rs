@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use bytes::Buf;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::Notify;
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, StdSocket};
+use super::{Budget, Clock, ConnPlan, DriverError, LoopContext, StdSocket};
 use crate::client::Stream;
 use crate::stats::LoopStats;
 
@@ -18,26 +19,36 @@ const READ_CHUNK: usize = 4096;
 /// How often an idle loop still answers the collector.
 const PUBLISH_TICK: Duration = Duration::from_millis(5);
 
+/// How long connections waiting for a `--rate` arrival may miss a stop.
+const STOP_POLL_NS: u64 = 10_000_000;
+
 pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| DriverError::Setup { index, message: format!("cannot start its runtime: {e}") })?;
     let stats = Rc::new(RefCell::new(context.board.loop_stats(index)));
-    let budget = Rc::new(RefCell::new(Budget::new(context.control.clone(), context.deadline_ns)));
+    let budget = Rc::new(RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)));
+    let arrival = Rc::new(Notify::new());
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
-        let mut tasks = Vec::with_capacity(connections.len());
+        let connection_count = connections.len();
+        let mut tasks = Vec::with_capacity(connection_count);
         for conn in connections {
-            let (stats, budget, context) = (stats.clone(), budget.clone(), context.clone());
-            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, context)));
+            let (stats, budget, arrival, context) = (stats.clone(), budget.clone(), arrival.clone(), context.clone());
+            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, arrival, context)));
         }
+        let dispatcher = budget.borrow().has_rate().then(|| {
+            let (budget, arrival) = (budget.clone(), arrival.clone());
+            tokio::task::spawn_local(dispatch(budget, arrival, context.clock, connection_count))
+        });
         let ticker = {
-            let (stats, board) = (stats.clone(), context.board.clone());
+            let (stats, budget, board, clock) = (stats.clone(), budget.clone(), context.board.clone(), context.clock);
             tokio::task::spawn_local(async move {
                 let mut tick = tokio::time::interval(PUBLISH_TICK);
                 loop {
                     tick.tick().await;
+                    budget.borrow_mut().publish(clock.now_ns());
                     board.publish_if_requested(index, &mut stats.borrow_mut());
                 }
             })
@@ -53,10 +64,38 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
             }
         }
         ticker.abort();
+        if let Some(dispatcher) = dispatcher {
+            dispatcher.abort();
+        }
         first_error.map_or(Ok(()), Err)
     });
     context.board.publish(index, &mut stats.borrow_mut());
     result
+}
+
+/// `--rate`: wakes a waiting connection for each arrival that comes due,
+/// sleeping in between (tokio's timer: wake-ups can be up to about 1 ms
+/// late, which the latency of such an event then includes). Busy
+/// connections take due arrivals themselves when they finish an event.
+async fn dispatch(budget: Rc<RefCell<Budget>>, arrival: Rc<Notify>, clock: Clock, connections: usize) {
+    loop {
+        let now = clock.now_ns();
+        let (queued, wake_at) = {
+            let mut budget = budget.borrow_mut();
+            budget.publish(now);
+            (budget.queued(), budget.wake_at(now))
+        };
+        for _ in 0..queued.min(connections) {
+            arrival.notify_one();
+        }
+        let Some(at) = wake_at else {
+            // No event can start any more: the waiting connections finish.
+            arrival.notify_waiters();
+            return;
+        };
+        let at = at.min(now + STOP_POLL_NS).max(now);
+        tokio::time::sleep_until((clock.started() + Duration::from_nanos(at)).into()).await;
+    }
 }
 
 async fn drive(
@@ -64,6 +103,7 @@ async fn drive(
     conn: ConnPlan,
     stats: Rc<RefCell<LoopStats>>,
     budget: Rc<RefCell<Budget>>,
+    arrival: Rc<Notify>,
     context: LoopContext,
 ) -> Result<(), DriverError> {
     let ConnPlan { endpoint, socket, leftover, mut session } = conn;
@@ -87,6 +127,10 @@ async fn drive(
         }
         if session.is_done() {
             return Ok(());
+        }
+        if session.is_waiting() {
+            arrival.notified().await;
+            continue;
         }
         // Not done, so at least one command is in flight: wait for its answer.
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 2 {

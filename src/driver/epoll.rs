@@ -1,7 +1,7 @@
 //! The epoll backend: a tokio current-thread runtime per loop, one task per
 //! connection. Portable and simple; io_uring amortises wake-ups better.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -22,6 +22,12 @@ const PUBLISH_TICK: Duration = Duration::from_millis(5);
 /// How long connections waiting for a `--rate` arrival may miss a stop.
 const STOP_POLL_NS: u64 = 10_000_000;
 
+/// A `--rate` wait shorter than this, on a loop whose connections all
+/// wait, sleeps the loop's thread precisely (nothing else can happen on it
+/// meanwhile) instead of through tokio's timer, whose 1 ms ticks would
+/// show in every such event's latency.
+const PRECISE_WAIT_NS: u64 = 2_000_000;
+
 pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -29,18 +35,17 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
         .map_err(|e| DriverError::Setup { index, message: format!("cannot start its runtime: {e}") })?;
     let stats = Rc::new(RefCell::new(context.board.loop_stats(index)));
     let budget = Rc::new(RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)));
-    let arrival = Rc::new(Notify::new());
+    let waiters = Rc::new(Waiters::new(connections.len()));
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
-        let connection_count = connections.len();
-        let mut tasks = Vec::with_capacity(connection_count);
+        let mut tasks = Vec::with_capacity(connections.len());
         for conn in connections {
-            let (stats, budget, arrival, context) = (stats.clone(), budget.clone(), arrival.clone(), context.clone());
-            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, arrival, context)));
+            let (stats, budget, waiters, context) = (stats.clone(), budget.clone(), waiters.clone(), context.clone());
+            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, waiters, context)));
         }
         let dispatcher = budget.borrow().has_rate().then(|| {
-            let (budget, arrival) = (budget.clone(), arrival.clone());
-            tokio::task::spawn_local(dispatch(budget, arrival, context.clock, connection_count))
+            let (budget, waiters) = (budget.clone(), waiters.clone());
+            tokio::task::spawn_local(dispatch(budget, waiters, context.clock))
         });
         let ticker = {
             let (stats, budget, board, clock) = (stats.clone(), budget.clone(), context.board.clone(), context.clock);
@@ -73,11 +78,44 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
     result
 }
 
-/// `--rate`: wakes a waiting connection for each arrival that comes due,
-/// sleeping in between (tokio's timer: wake-ups can be up to about 1 ms
-/// late, which the latency of such an event then includes). Busy
-/// connections take due arrivals themselves when they finish an event.
-async fn dispatch(budget: Rc<RefCell<Budget>>, arrival: Rc<Notify>, clock: Clock, connections: usize) {
+/// `--rate`: the loop's connections waiting for an arrival.
+struct Waiters {
+    /// One waiting connection is woken per due arrival; all at the end.
+    arrival: Notify,
+    /// Connections waiting now.
+    count: Cell<usize>,
+    /// Wakes the dispatcher when the loop's last busy connection starts waiting.
+    all_waiting: Notify,
+    connections: usize,
+}
+
+impl Waiters {
+    fn new(connections: usize) -> Self {
+        Waiters { arrival: Notify::new(), count: Cell::new(0), all_waiting: Notify::new(), connections }
+    }
+
+    fn all_wait(&self) -> bool {
+        self.count.get() >= self.connections
+    }
+
+    /// Waits until the dispatcher says an arrival is due (or the run is over).
+    async fn wait(&self) {
+        self.count.set(self.count.get() + 1);
+        if self.all_wait() {
+            self.all_waiting.notify_one();
+        }
+        self.arrival.notified().await;
+        self.count.set(self.count.get() - 1);
+    }
+}
+
+/// `--rate`: wakes a waiting connection for each arrival that comes due
+/// and sleeps until the next one. Busy connections take due arrivals
+/// themselves when they finish an event. While some connection is busy the
+/// sleep is tokio's (wake-ups up to about 1 ms late, which such an event's
+/// latency then includes); once all wait, the last stretch is slept
+/// precisely.
+async fn dispatch(budget: Rc<RefCell<Budget>>, waiters: Rc<Waiters>, clock: Clock) {
     loop {
         let now = clock.now_ns();
         let (queued, wake_at) = {
@@ -85,16 +123,31 @@ async fn dispatch(budget: Rc<RefCell<Budget>>, arrival: Rc<Notify>, clock: Clock
             budget.publish(now);
             (budget.queued(), budget.wake_at(now))
         };
-        for _ in 0..queued.min(connections) {
-            arrival.notify_one();
-        }
         let Some(at) = wake_at else {
             // No event can start any more: the waiting connections finish.
-            arrival.notify_waiters();
+            waiters.arrival.notify_waiters();
             return;
         };
+        let woken = queued.min(waiters.count.get());
+        if woken > 0 {
+            for _ in 0..woken {
+                waiters.arrival.notify_one();
+            }
+            // Let them start their events before this loop sleeps.
+            tokio::task::yield_now().await;
+            continue;
+        }
         let at = at.min(now + STOP_POLL_NS).max(now);
-        tokio::time::sleep_until((clock.started() + Duration::from_nanos(at)).into()).await;
+        if waiters.all_wait() && at - now <= PRECISE_WAIT_NS {
+            std::thread::sleep(Duration::from_nanos(at - now));
+            continue;
+        }
+        let coarse = if waiters.all_wait() { at - PRECISE_WAIT_NS } else { at };
+        let deadline = tokio::time::Instant::from_std(clock.started() + Duration::from_nanos(coarse));
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {}
+            () = waiters.all_waiting.notified() => {}
+        }
     }
 }
 
@@ -103,7 +156,7 @@ async fn drive(
     conn: ConnPlan,
     stats: Rc<RefCell<LoopStats>>,
     budget: Rc<RefCell<Budget>>,
-    arrival: Rc<Notify>,
+    waiters: Rc<Waiters>,
     context: LoopContext,
 ) -> Result<(), DriverError> {
     let ConnPlan { endpoint, socket, leftover, mut session } = conn;
@@ -129,7 +182,7 @@ async fn drive(
             return Ok(());
         }
         if session.is_waiting() {
-            arrival.notified().await;
+            waiters.wait().await;
             continue;
         }
         // Not done, so at least one command is in flight: wait for its answer.

@@ -19,8 +19,8 @@ use crate::driver::{
     self, Backend, Clock, ConnPlan, LoopContext, LoopPlan, OpenError, Redial, RunControl, Session, StdSocket,
 };
 use crate::rand::{srandom_seed, RandParams, Rng};
-use crate::stats::report::{self, FinalReport, HistogramReport, InterimReport, RunHeader};
-use crate::stats::{Collector, StatsBoard};
+use crate::stats::report::{self, CheckpointLine, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader};
+use crate::stats::{Collector, Interval, StatsBoard};
 use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
 
 /// A failure that ends the command, printed as `FATAL: ...`.
@@ -324,20 +324,25 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     let mut backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
     // Reconnecting after a lost connection (2013/2006 in
     // --mysql-ignore-errors) is built into the epoll backend only so far.
+    // So is --rate's arrival schedule.
     let reconnects = [2013, 2006].iter().any(|code| bench.mysql.ignore_errors.ignores(*code));
-    if backend == Backend::Uring && reconnects {
-        if bench.engine.io == crate::cli::IoBackend::Auto {
-            eprintln!("wirebench: --mysql-ignore-errors lists lost connections (2013/2006): using the epoll backend, which reconnects");
-            backend = Backend::Epoll;
-        } else {
-            eprintln!("wirebench: --io=uring does not reconnect yet: a lost connection ends the run");
+    let rate = general.rate.is_some_and(|r| r > 0);
+    if backend == Backend::Uring && (reconnects || rate) {
+        let why =
+            if rate { "--rate" } else { "reconnecting after a lost connection (2013/2006 in --mysql-ignore-errors)" };
+        if bench.engine.io == crate::cli::IoBackend::Uring {
+            return Err(RunError::Setup(format!("--io=uring does not support {why} yet: use --io=epoll or --io=auto")));
         }
+        eprintln!("wirebench: {why} runs on the epoll backend");
+        backend = Backend::Epoll;
     }
     let cpus = match &bench.engine.cpus {
         Some(cpus) => cpus.clone(),
         None => core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect()).unwrap_or_default(),
     };
     let loops = cpus.len().clamp(1, threads.max(1));
+    let time_s = general.time.filter(|t| *t > 0);
+    let forced_shutdown_s = general.forced_shutdown.grace_secs(time_s).zip(time_s).map(|(grace, time)| time + grace);
 
     let mut out = std::io::stdout().lock();
     let _ = write!(out, "{}", report::Banner);
@@ -350,7 +355,7 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
             report_interval: general.report_interval.unwrap_or(0),
             checkpoints: &general.report_checkpoints,
             rand_seed: bench.rand.seed,
-            forced_shutdown_s: None,
+            forced_shutdown_s,
         }
     );
     let _ = write!(out, "{}", report::INITIALIZING_WORKERS);
@@ -390,9 +395,12 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
         Loops::Dry(plans) => plans.iter().map(|p| p.connections.len()).collect(),
     };
     let board = StatsBoard::new(&per_loop);
-    let control = RunControl::new(general.events, loops);
+    let control = match general.rate.filter(|r| *r > 0) {
+        Some(rate) => RunControl::with_rate(general.events, &per_loop, rate, seed),
+        None => RunControl::new(general.events, loops),
+    };
     let clock = Clock::start();
-    let deadline_ns = general.time.filter(|t| *t > 0).map(|t| u64::from(t) * 1_000_000_000);
+    let deadline_ns = time_s.map(secs_to_ns);
     let context = LoopContext {
         board: board.clone(),
         control: control.clone(),
@@ -409,33 +417,31 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     }
     .map_err(|e| RunError::Setup(e.to_string()))?;
 
-    // The report thread's work: interim lines until the loops are done.
-    let mut collector = Collector::new(board);
-    let percentile = u32::from(general.percentile.unwrap_or(0));
+    // The report thread's work: interim lines and checkpoint reports until
+    // the loops are done, or the forced shutdown.
+    let mut reports = Reports::new(Collector::new(board), general);
     let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
     let mut next_report = interval.map(|i| clock.started() + i);
-    let mut last_report_ns = 0u64;
+    let mut checkpoints = general.report_checkpoints.iter().map(|&c| secs_to_ns(c)).peekable();
+    let forced_at_ns = forced_shutdown_s.map(secs_to_ns);
     while handles.iter().any(|h| !h.is_finished()) {
         std::thread::sleep(Duration::from_millis(2));
         if let (Some(at), Some(every)) = (next_report, interval) {
             // Loops that have finished no longer answer: the run is over.
             if std::time::Instant::now() >= at && handles.iter().all(|h| !h.is_finished()) {
-                let now_ns = clock.now_ns();
-                let interval_data = collector.collect(Duration::from_millis(50));
-                let line = InterimReport {
-                    time_total_s: now_ns as f64 / 1e9,
-                    time_interval_s: (now_ns - last_report_ns) as f64 / 1e9,
-                    threads_running: general.threads,
-                    counters: &interval_data.counters,
-                    latency: &interval_data.latency,
-                    percentile,
-                    queue: None,
-                };
-                print!("{line}");
-                let _ = std::io::stdout().flush();
-                last_report_ns = now_ns;
+                let queue = control.has_rate().then(|| control.queue_stats());
+                reports.interim(clock.now_ns(), queue);
                 next_report = Some(at + every);
             }
+        }
+        if checkpoints.peek().is_some_and(|&at| clock.now_ns() >= at) {
+            let now_ns = clock.now_ns();
+            reports.checkpoint(now_ns);
+            // Like sysbench, skip checkpoints already past (0, duplicates).
+            while checkpoints.next_if(|&at| at <= now_ns).is_some() {}
+        }
+        if forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
+            forced_shutdown(reports, &control, clock);
         }
     }
     let end_ns = clock.now_ns();
@@ -454,23 +460,117 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     if let Some(e) = first_error {
         return Err(e);
     }
-    collector.drain();
-    let totals = collector.totals();
-    if general.histogram {
-        print!("{}", HistogramReport(&totals.latency));
+    if control.queue_full() {
+        return Err(RunError::Setup(QUEUE_FULL.into()));
     }
-    let seconds = end_ns as f64 / 1e9;
-    print!(
-        "{}",
+    reports.collector.drain();
+    if general.histogram {
+        print!("{}", HistogramReport(&reports.collector.totals().latency));
+    }
+    print!("{}", reports.cumulative(end_ns, 0));
+    Ok(())
+}
+
+fn secs_to_ns(secs: u32) -> u64 {
+    u64::from(secs) * 1_000_000_000
+}
+
+/// sysbench's message when the `--rate` queue overflows.
+const QUEUE_FULL: &str = "The event queue is full. This means the worker threads are unable to keep up with the \
+                          specified event generation rate";
+
+/// How long the report thread waits for the loops to hand over their data.
+const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// What the report thread keeps between reports.
+struct Reports {
+    collector: Collector,
+    /// Data a checkpoint collected that the next interim line must still show.
+    owed: Interval,
+    percentile: u32,
+    threads: u32,
+    last_interim_ns: u64,
+    last_checkpoint_ns: u64,
+}
+
+impl Reports {
+    fn new(collector: Collector, general: &crate::cli::GeneralOptions) -> Self {
+        Reports {
+            collector,
+            owed: Interval::default(),
+            percentile: u32::from(general.percentile.unwrap_or(0)),
+            threads: general.threads,
+            last_interim_ns: 0,
+            last_checkpoint_ns: 0,
+        }
+    }
+
+    /// Collects what the loops did since the last collection.
+    fn collect(&mut self) {
+        let interval = self.collector.collect(COLLECT_TIMEOUT);
+        self.owed.counters.merge(&interval.counters);
+        self.owed.latency.merge(&interval.latency);
+    }
+
+    /// One `--report-interval` line (two with `--rate`).
+    fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) {
+        self.collect();
+        let line = InterimReport {
+            time_total_s: now_ns as f64 / 1e9,
+            time_interval_s: (now_ns - self.last_interim_ns) as f64 / 1e9,
+            threads_running: self.threads,
+            counters: &self.owed.counters,
+            latency: &self.owed.latency,
+            percentile: self.percentile,
+            queue,
+        };
+        print!("{line}");
+        let _ = std::io::stdout().flush();
+        self.owed.counters = Default::default();
+        self.owed.latency.reset();
+        self.last_interim_ns = now_ns;
+    }
+
+    /// A `--report-checkpoints` report: everything since the start or the
+    /// last checkpoint, which then starts afresh (sysbench's
+    /// `report_cumulative()` resets its cumulative counters, histogram and
+    /// per-thread timers); interim lines are not affected.
+    fn checkpoint(&mut self, now_ns: u64) {
+        self.collect();
+        print!("{}{}", CheckpointLine { time_total_s: now_ns as f64 / 1e9 }, self.cumulative(now_ns, 0));
+        let _ = std::io::stdout().flush();
+        self.collector.reset_totals();
+        self.last_checkpoint_ns = now_ns;
+    }
+
+    /// The cumulative report at `now_ns`: its rates are over the time since
+    /// the last checkpoint.
+    fn cumulative(&self, now_ns: u64, unfinished_on_forced_shutdown: u32) -> FinalReport<'_> {
+        let totals = self.collector.totals();
         FinalReport {
-            time_total_s: seconds,
-            time_interval_s: seconds,
+            time_total_s: now_ns as f64 / 1e9,
+            time_interval_s: now_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9,
             counters: &totals.counters,
             latency: &totals.latency,
-            percentile,
+            percentile: self.percentile,
             connections: &totals.connections,
-            unfinished_on_forced_shutdown: 0,
+            unfinished_on_forced_shutdown,
         }
-    );
-    Ok(())
+    }
+}
+
+/// `--forced-shutdown`: `--time` plus the grace period has passed and
+/// events are still in flight. As sysbench's alarm handler does: stop, say
+/// so, print the cumulative report with the number of unfinished events,
+/// and exit with status 2 without waiting for the loops (their events may
+/// never finish).
+fn forced_shutdown(mut reports: Reports, control: &RunControl, clock: Clock) -> ! {
+    let now_ns = clock.now_ns();
+    control.stop();
+    reports.collect();
+    let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
+    eprintln!("FATAL: The --max-time limit has expired, forcing shutdown...");
+    print!("{}", reports.cumulative(now_ns, unfinished));
+    let _ = std::io::stdout().flush();
+    std::process::exit(2)
 }

@@ -1,8 +1,31 @@
-//! How many events may still start, shared by every loop without a
-//! shared write per event: loops claim permits in batches.
+//! When an event may start: the run's limits (`--events`, `--time`, a stop
+//! request) and, with `--rate`, the arrival schedule. Shared by every loop
+//! without a shared write per event: loops claim `--events` permits in
+//! batches, and each loop draws its own share of the arrivals.
+//!
+//! `--rate` (sysbench's open loop). sysbench runs one generator thread that
+//! queues Poisson arrivals (exponential gaps, mean 1e9/rate ns) into one
+//! 131072-slot ring; a free worker takes the oldest, and its latency counts
+//! from that arrival (queue time included). Here each loop generates its own
+//! Poisson stream with rate `rate × its connections / all connections`;
+//! independent Poisson streams add up to one Poisson stream of rate `rate`,
+//! so the server sees sysbench's arrival process. A loop's connection
+//! starts an event only once the loop's oldest unserved arrival is due, and
+//! the event's start is that arrival's intended time, not the send time.
+//! Arrivals due and not yet served form the loop's queue; the queues
+//! together hold at most sysbench's 131072 arrivals, and a full queue ends
+//! the run as sysbench's does. Unlike sysbench, an arrival waits for a
+//! connection of its own loop, not for any free connection.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::rand::{GlibcRandom, Xoroshiro128Plus};
+use crate::stats::QueueStats;
+
+/// sysbench's `MAX_QUEUE_LEN`: `--rate` arrivals waiting for a worker.
+pub const MAX_QUEUE_LEN: usize = 131_072;
 
 /// The run's limits, shared by all loops.
 #[derive(Debug)]
@@ -12,15 +35,55 @@ pub struct RunControl {
     /// Set by the main thread to end the run early (time is up, Ctrl-C, a fatal error).
     stop: AtomicBool,
     loops: u64,
+    rate: Option<RateShares>,
+    /// What each loop last published about its queue and its events in
+    /// progress, for the interim report and `--forced-shutdown`.
+    gauges: Box<[LoopGauges]>,
+    queue_full: AtomicBool,
+}
+
+/// `--rate` split over the loops.
+#[derive(Debug)]
+struct RateShares {
+    /// Arrivals per second, per loop.
+    per_loop: Box<[f64]>,
+    /// `srandom` seed of the run; loop `i` draws from the stream sysbench's
+    /// thread `first_stream + i` would get, past every connection's.
+    seed: u32,
+    first_stream: u32,
+}
+
+#[derive(Debug, Default)]
+struct LoopGauges {
+    queued: AtomicU64,
+    in_progress: AtomicU64,
 }
 
 impl RunControl {
+    /// A closed-loop run (no `--rate`) over `loops` loops.
     pub fn new(events: Option<u64>, loops: usize) -> Arc<Self> {
-        Arc::new(RunControl {
+        Arc::new(Self::build(events, loops, None))
+    }
+
+    /// A run at `rate` events per second (sysbench's `--rate`); loop `i`
+    /// drives `connections_per_loop[i]` connections and gets that share of
+    /// the rate. `seed` is the run's `srandom` seed.
+    pub fn with_rate(events: Option<u64>, connections_per_loop: &[usize], rate: u32, seed: u32) -> Arc<Self> {
+        let total: usize = connections_per_loop.iter().sum();
+        let per_loop = connections_per_loop.iter().map(|&n| f64::from(rate) * n as f64 / total.max(1) as f64).collect();
+        let shares = RateShares { per_loop, seed, first_stream: total as u32 };
+        Arc::new(Self::build(events, connections_per_loop.len(), Some(shares)))
+    }
+
+    fn build(events: Option<u64>, loops: usize, rate: Option<RateShares>) -> Self {
+        RunControl {
             events_left: events.map(AtomicU64::new),
             stop: AtomicBool::new(false),
             loops: loops.max(1) as u64,
-        })
+            rate,
+            gauges: (0..loops.max(1)).map(|_| LoopGauges::default()).collect(),
+            queue_full: AtomicBool::new(false),
+        }
     }
 
     pub fn stop(&self) {
@@ -30,23 +93,74 @@ impl RunControl {
     pub fn is_stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
+
+    /// Whether the run is open-loop (`--rate`).
+    pub fn has_rate(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// True once a loop's `--rate` queue overflowed (which also stops the run).
+    pub fn queue_full(&self) -> bool {
+        self.queue_full.load(Ordering::Relaxed)
+    }
+
+    /// The interim report's `--rate` line: arrivals waiting, events in
+    /// progress, as the loops last published them (every few ms).
+    pub fn queue_stats(&self) -> QueueStats {
+        let sum = |f: fn(&LoopGauges) -> &AtomicU64| self.gauges.iter().map(|g| f(g).load(Ordering::Relaxed)).sum();
+        QueueStats { length: sum(|g| &g.queued), concurrency: sum(|g| &g.in_progress) }
+    }
+
+    fn events_exhausted(&self) -> bool {
+        self.events_left.as_ref().is_some_and(|left| left.load(Ordering::Relaxed) == 0)
+    }
 }
 
-/// One loop's view of the limits.
+/// What [`Budget::admit`] allows a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Start an event that began at this time (ns since the run's start):
+    /// now, or under `--rate` the arrival it serves.
+    Start(u64),
+    /// `--rate`: no arrival is due yet; wait for [`Budget::wake_at`].
+    Wait,
+    /// No more events will start.
+    Over,
+}
+
+/// One loop's view of the limits and its share of the arrivals. Owned by
+/// the loop; nothing here is shared per event.
 #[derive(Debug)]
 pub struct Budget {
     control: Arc<RunControl>,
+    index: usize,
     permits: u64,
     /// When no new event may start (`--time`), in ns since the run's start.
     deadline_ns: Option<u64>,
+    arrivals: Option<Arrivals>,
+    /// Events admitted and not yet reported finished.
+    in_progress: u64,
 }
 
 impl Budget {
+    /// The budget of loop 0: for a single loop and for tests.
     pub fn new(control: Arc<RunControl>, deadline_ns: Option<u64>) -> Self {
-        Budget { control, permits: 0, deadline_ns }
+        Self::for_loop(control, deadline_ns, 0)
     }
 
-    /// Whether one more event may start now.
+    /// The budget of loop `index`, with its share of `--rate`.
+    pub fn for_loop(control: Arc<RunControl>, deadline_ns: Option<u64>, index: usize) -> Self {
+        let loops = control.gauges.len();
+        let arrivals = control.rate.as_ref().map(|shares| {
+            let rate = shares.per_loop.get(index).copied().unwrap_or(0.0);
+            let stream = shares.first_stream.saturating_add(index as u32);
+            Arrivals::new(rate, arrival_rng(shares.seed, stream), MAX_QUEUE_LEN.div_ceil(loops))
+        });
+        Budget { control, index, permits: 0, deadline_ns, arrivals, in_progress: 0 }
+    }
+
+    /// Whether one more event may start now, by the closed-loop limits
+    /// (deadline, stop, `--events`); takes a permit if so.
     #[inline]
     pub fn take_event(&mut self, now_ns: u64) -> bool {
         if self.deadline_ns.is_some_and(|d| now_ns >= d) || self.control.is_stopped() {
@@ -73,6 +187,171 @@ impl Budget {
                 Err(now) => current = now,
             }
         }
+    }
+
+    /// Whether, and from when, a connection may start its next event.
+    #[inline]
+    pub fn admit(&mut self, now_ns: u64) -> Admission {
+        let until = self.arrival_horizon(now_ns);
+        let Some(arrivals) = &mut self.arrivals else {
+            if !self.take_event(now_ns) {
+                return Admission::Over;
+            }
+            self.in_progress += 1;
+            return Admission::Start(now_ns);
+        };
+        if !arrivals.advance(until) {
+            self.overflow();
+            return Admission::Over;
+        }
+        let Some(&arrival) = arrivals.queue.front() else {
+            return if self.is_over(now_ns) { Admission::Over } else { Admission::Wait };
+        };
+        if !self.take_event(now_ns) {
+            return Admission::Over;
+        }
+        if let Some(arrivals) = &mut self.arrivals {
+            arrivals.queue.pop_front();
+        }
+        self.in_progress += 1;
+        Admission::Start(arrival)
+    }
+
+    /// `extra` more events than admitted were done (bulk_insert's rows
+    /// beyond the first in one statement): they count against `--events`.
+    pub fn consume(&mut self, extra: u64) {
+        let local = extra.min(self.permits);
+        self.permits -= local;
+        let rest = extra - local;
+        if let (Some(left), true) = (&self.control.events_left, rest > 0) {
+            let _ = left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(n.saturating_sub(rest)));
+        }
+    }
+
+    /// `n` admitted events have finished.
+    #[inline]
+    pub fn finish(&mut self, n: u64) {
+        self.in_progress = self.in_progress.saturating_sub(n);
+    }
+
+    /// Events admitted and not yet finished.
+    pub fn in_progress(&self) -> u64 {
+        self.in_progress
+    }
+
+    /// Whether this loop runs on a `--rate` schedule.
+    pub fn has_rate(&self) -> bool {
+        self.arrivals.is_some()
+    }
+
+    /// `--rate` arrivals due and not yet served, as of the last
+    /// [`admit`](Self::admit) or [`publish`](Self::publish).
+    pub fn queued(&self) -> usize {
+        self.arrivals.as_ref().map_or(0, |a| a.queue.len())
+    }
+
+    /// When a connection waiting for an arrival should look again: the
+    /// next arrival, or the deadline if sooner. `None` once no event can
+    /// start any more (time is up, the run stopped, `--events` are spent).
+    pub fn wake_at(&self, now_ns: u64) -> Option<u64> {
+        if self.is_over(now_ns) {
+            return None;
+        }
+        let next = self.arrivals.as_ref().map_or(now_ns, |a| a.next_ns);
+        Some(self.deadline_ns.map_or(next, |d| next.min(d)))
+    }
+
+    /// Brings the `--rate` queue up to `now_ns` and publishes the queue
+    /// length and the events in progress for the report thread. Called
+    /// every few milliseconds, so an overloaded loop notices its queue
+    /// overflowing even when no connection is free to look.
+    pub fn publish(&mut self, now_ns: u64) {
+        // Nothing is served once the run stopped or `--events` are spent,
+        // so nothing queues then; after the deadline nothing new arrives.
+        let accepting = !(self.control.is_stopped() || self.events_spent());
+        let until = self.arrival_horizon(now_ns);
+        if let (Some(arrivals), true) = (&mut self.arrivals, accepting) {
+            if !arrivals.advance(until) {
+                self.overflow();
+            }
+        }
+        if let Some(gauges) = self.control.gauges.get(self.index) {
+            gauges.queued.store(self.queued() as u64, Ordering::Relaxed);
+            gauges.in_progress.store(self.in_progress, Ordering::Relaxed);
+        }
+    }
+
+    /// Arrivals up to this time may be queued: sysbench's generator stops
+    /// at the deadline, and its workers serve nothing from then on.
+    fn arrival_horizon(&self, now_ns: u64) -> u64 {
+        self.deadline_ns.map_or(now_ns, |d| now_ns.min(d.saturating_sub(1)))
+    }
+
+    fn is_over(&self, now_ns: u64) -> bool {
+        self.deadline_ns.is_some_and(|d| now_ns >= d) || self.control.is_stopped() || self.events_spent()
+    }
+
+    /// `--events`: this loop can start no more.
+    fn events_spent(&self) -> bool {
+        self.permits == 0 && self.control.events_exhausted()
+    }
+
+    fn overflow(&mut self) {
+        self.control.queue_full.store(true, Ordering::Relaxed);
+        self.control.stop();
+    }
+}
+
+/// The stream sysbench's thread `stream` would draw from after
+/// `srandom(seed)`: distinct from every connection's.
+fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
+    let mut glibc = GlibcRandom::new(seed);
+    for _ in 0..u64::from(stream) * 4 {
+        glibc.random();
+    }
+    Xoroshiro128Plus::from_sysbench_thread_init(&mut glibc)
+}
+
+/// One loop's Poisson arrivals and the ones waiting to be served.
+#[derive(Debug)]
+struct Arrivals {
+    rng: Xoroshiro128Plus,
+    /// `1e9 / rate`: the mean gap in ns (sysbench's `lambda`).
+    mean_gap_ns: f64,
+    /// The next arrival, not yet due when last looked.
+    next_ns: u64,
+    /// Due and not yet served, oldest first; allocated once, never grown.
+    queue: VecDeque<u64>,
+    capacity: usize,
+}
+
+impl Arrivals {
+    fn new(rate: f64, rng: Xoroshiro128Plus, capacity: usize) -> Self {
+        let mean_gap_ns = if rate > 0.0 { 1e9 / rate } else { f64::INFINITY };
+        let mut arrivals =
+            Arrivals { rng, mean_gap_ns, next_ns: 0, queue: VecDeque::with_capacity(capacity), capacity };
+        arrivals.next_ns = arrivals.gap();
+        arrivals
+    }
+
+    /// `sb_rand_exp()`: `-lambda * ln(1 - u)`, truncated to whole ns as
+    /// sysbench adds it to its `uint64_t` schedule.
+    fn gap(&mut self) -> u64 {
+        let gap = -self.mean_gap_ns * (1.0 - self.rng.next_f64()).ln();
+        // `as` saturates: an infinite gap (rate 0) never comes.
+        gap as u64
+    }
+
+    /// Queues every arrival due by `until`; false when the queue is full.
+    fn advance(&mut self, until: u64) -> bool {
+        while self.next_ns <= until {
+            if self.queue.len() >= self.capacity {
+                return false;
+            }
+            self.queue.push_back(self.next_ns);
+            self.next_ns = self.next_ns.saturating_add(self.gap());
+        }
+        true
     }
 }
 
@@ -110,5 +389,94 @@ mod tests {
         assert!(budget.take_event(5));
         control.stop();
         assert!(!budget.take_event(6));
+    }
+
+    #[test]
+    fn closed_loop_admits_now_and_counts_in_progress() {
+        let mut budget = Budget::new(RunControl::new(Some(2), 1), None);
+        assert_eq!(budget.admit(7), Admission::Start(7));
+        assert_eq!(budget.admit(8), Admission::Start(8));
+        assert_eq!(budget.admit(9), Admission::Over);
+        assert_eq!(budget.in_progress(), 2);
+        budget.finish(1);
+        budget.publish(10);
+        assert_eq!(budget.control.queue_stats(), QueueStats { length: 0, concurrency: 1 });
+        assert_eq!(budget.wake_at(10), None, "--events spent");
+    }
+
+    /// Extra events (bulk_insert rows) come out of the local batch first,
+    /// then the shared pool, which never goes below zero.
+    #[test]
+    fn consume_extra_events() {
+        let control = RunControl::new(Some(1_000), 1);
+        let mut budget = Budget::new(control.clone(), None);
+        assert!(budget.take_event(0));
+        let taken = 1 + budget.permits;
+        budget.consume(budget.permits + 10);
+        assert_eq!(budget.permits, 0);
+        assert_eq!(control.events_left.as_ref().unwrap().load(Ordering::Relaxed), 1_000 - taken - 10);
+        budget.consume(5_000);
+        assert!(!budget.take_event(0));
+    }
+
+    /// Arrivals are served oldest first, each starting at its own time; a
+    /// connection that comes early waits until the next one is due.
+    #[test]
+    fn rate_admits_arrivals_at_their_time() {
+        let control = RunControl::with_rate(None, &[1], 1_000, 42);
+        let mut budget = Budget::new(control, None);
+        let first = budget.arrivals.as_ref().unwrap().next_ns;
+        assert_eq!(budget.admit(first - 1), Admission::Wait);
+        assert_eq!(budget.wake_at(first - 1), Some(first));
+        // Looking 5 mean gaps late: everything due by then, oldest first.
+        let late = first + 5_000_000;
+        let mut starts = Vec::new();
+        while let Admission::Start(at) = budget.admit(late) {
+            starts.push(at);
+        }
+        assert_eq!(starts.first(), Some(&first));
+        assert!(starts.len() > 1 && starts.windows(2).all(|w| w[0] <= w[1]) && starts.iter().all(|&t| t <= late));
+        assert_eq!(budget.in_progress(), starts.len() as u64);
+        assert_eq!(budget.admit(late), Admission::Wait);
+        assert!(budget.wake_at(late).unwrap() > late);
+    }
+
+    /// The gaps are exponential with mean 1e9/rate: over 1 s at 10,000/s
+    /// about 10,000 arrivals (Poisson: sd 100), and the share of gaps
+    /// longer than the mean is about e^-1.
+    #[test]
+    fn arrivals_are_poisson() {
+        let control = RunControl::with_rate(None, &[1, 3], 40_000, 7);
+        let mut budget = Budget::for_loop(control, None, 0);
+        let arrivals = budget.arrivals.as_mut().unwrap();
+        arrivals.capacity = usize::MAX;
+        assert!(arrivals.advance(1_000_000_000));
+        let times: Vec<u64> = arrivals.queue.iter().copied().collect();
+        assert!((9_500..=10_500).contains(&times.len()), "{} arrivals", times.len());
+        let long = times.windows(2).filter(|w| w[1] - w[0] > 100_000).count() as f64;
+        let share = long / (times.len() - 1) as f64;
+        assert!((share - (-1f64).exp()).abs() < 0.03, "{share}");
+    }
+
+    /// Deadline: arrivals at or after it are never queued; the waiting
+    /// connections learn that the run is over.
+    #[test]
+    fn rate_deadline_and_overflow() {
+        let control = RunControl::with_rate(None, &[1], 1_000_000, 1);
+        let mut budget = Budget::new(control.clone(), Some(1_000_000));
+        budget.publish(u64::MAX);
+        assert!(budget.queued() > 900 && budget.queued() < 1_100, "{}", budget.queued());
+        assert!(budget.arrivals.as_ref().unwrap().queue.iter().all(|&t| t < 1_000_000));
+        assert_eq!(budget.wake_at(1_000_000), None);
+        assert_eq!(budget.admit(1_000_000), Admission::Over);
+        assert!(!control.queue_full());
+
+        // 1e6/s for 0.2 s is 200,000 arrivals: more than the queue holds.
+        let control = RunControl::with_rate(None, &[1], 1_000_000, 1);
+        let mut budget = Budget::new(control.clone(), None);
+        budget.publish(200_000_000);
+        assert!(control.queue_full() && control.is_stopped());
+        assert_eq!(budget.queued(), MAX_QUEUE_LEN);
+        assert_eq!(budget.admit(200_000_001), Admission::Over);
     }
 }

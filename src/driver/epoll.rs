@@ -1,14 +1,15 @@
 //! The epoll backend: a tokio current-thread runtime per loop, one task per
 //! connection. Portable and simple; io_uring amortises wake-ups better.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::Notify;
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Redial, Session, StdSocket};
+use super::{Budget, Clock, ConnPlan, DriverError, LoopContext, Lost, Redial, Session, StdSocket};
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
 
@@ -18,26 +19,41 @@ const READ_CHUNK: usize = 4096;
 /// How often an idle loop still answers the collector.
 const PUBLISH_TICK: Duration = Duration::from_millis(5);
 
+/// How long connections waiting for a `--rate` arrival may miss a stop.
+const STOP_POLL_NS: u64 = 10_000_000;
+
+/// A `--rate` wait shorter than this, on a loop whose connections all
+/// wait, sleeps the loop's thread precisely (nothing else can happen on it
+/// meanwhile) instead of through tokio's timer, whose 1 ms ticks would
+/// show in every such event's latency.
+const PRECISE_WAIT_NS: u64 = 2_000_000;
+
 pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| DriverError::Setup { index, message: format!("cannot start its runtime: {e}") })?;
     let stats = Rc::new(RefCell::new(context.board.loop_stats(index)));
-    let budget = Rc::new(RefCell::new(Budget::new(context.control.clone(), context.deadline_ns)));
+    let budget = Rc::new(RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)));
+    let waiters = Rc::new(Waiters::new(connections.len()));
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
         let mut tasks = Vec::with_capacity(connections.len());
         for conn in connections {
-            let (stats, budget, context) = (stats.clone(), budget.clone(), context.clone());
-            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, context)));
+            let (stats, budget, waiters, context) = (stats.clone(), budget.clone(), waiters.clone(), context.clone());
+            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, waiters, context)));
         }
+        let dispatcher = budget.borrow().has_rate().then(|| {
+            let (budget, waiters) = (budget.clone(), waiters.clone());
+            tokio::task::spawn_local(dispatch(budget, waiters, context.clock))
+        });
         let ticker = {
-            let (stats, board) = (stats.clone(), context.board.clone());
+            let (stats, budget, board, clock) = (stats.clone(), budget.clone(), context.board.clone(), context.clock);
             tokio::task::spawn_local(async move {
                 let mut tick = tokio::time::interval(PUBLISH_TICK);
                 loop {
                     tick.tick().await;
+                    budget.borrow_mut().publish(clock.now_ns());
                     board.publish_if_requested(index, &mut stats.borrow_mut());
                 }
             })
@@ -53,10 +69,86 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
             }
         }
         ticker.abort();
+        if let Some(dispatcher) = dispatcher {
+            dispatcher.abort();
+        }
         first_error.map_or(Ok(()), Err)
     });
     context.board.publish(index, &mut stats.borrow_mut());
     result
+}
+
+/// `--rate`: the loop's connections waiting for an arrival.
+struct Waiters {
+    /// One waiting connection is woken per due arrival; all at the end.
+    arrival: Notify,
+    /// Connections waiting now.
+    count: Cell<usize>,
+    /// Wakes the dispatcher when the loop's last busy connection starts waiting.
+    all_waiting: Notify,
+    connections: usize,
+}
+
+impl Waiters {
+    fn new(connections: usize) -> Self {
+        Waiters { arrival: Notify::new(), count: Cell::new(0), all_waiting: Notify::new(), connections }
+    }
+
+    fn all_wait(&self) -> bool {
+        self.count.get() >= self.connections
+    }
+
+    /// Waits until the dispatcher says an arrival is due (or the run is over).
+    async fn wait(&self) {
+        self.count.set(self.count.get() + 1);
+        if self.all_wait() {
+            self.all_waiting.notify_one();
+        }
+        self.arrival.notified().await;
+        self.count.set(self.count.get() - 1);
+    }
+}
+
+/// `--rate`: wakes a waiting connection for each arrival that comes due
+/// and sleeps until the next one. Busy connections take due arrivals
+/// themselves when they finish an event. While some connection is busy the
+/// sleep is tokio's (wake-ups up to about 1 ms late, which such an event's
+/// latency then includes); once all wait, the last stretch is slept
+/// precisely.
+async fn dispatch(budget: Rc<RefCell<Budget>>, waiters: Rc<Waiters>, clock: Clock) {
+    loop {
+        let now = clock.now_ns();
+        let (queued, wake_at) = {
+            let mut budget = budget.borrow_mut();
+            budget.publish(now);
+            (budget.queued(), budget.wake_at(now))
+        };
+        let Some(at) = wake_at else {
+            // No event can start any more: the waiting connections finish.
+            waiters.arrival.notify_waiters();
+            return;
+        };
+        let woken = queued.min(waiters.count.get());
+        if woken > 0 {
+            for _ in 0..woken {
+                waiters.arrival.notify_one();
+            }
+            // Let them start their events before this loop sleeps.
+            tokio::task::yield_now().await;
+            continue;
+        }
+        let at = at.min(now + STOP_POLL_NS).max(now);
+        if waiters.all_wait() && at - now <= PRECISE_WAIT_NS {
+            std::thread::sleep(Duration::from_nanos(at - now));
+            continue;
+        }
+        let coarse = if waiters.all_wait() { at - PRECISE_WAIT_NS } else { at };
+        let deadline = tokio::time::Instant::from_std(clock.started() + Duration::from_nanos(coarse));
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {}
+            () = waiters.all_waiting.notified() => {}
+        }
+    }
 }
 
 /// Drives one connection; a fatal error stops the whole run at once, so
@@ -66,10 +158,11 @@ async fn drive(
     conn: ConnPlan,
     stats: Rc<RefCell<LoopStats>>,
     budget: Rc<RefCell<Budget>>,
+    waiters: Rc<Waiters>,
     context: LoopContext,
 ) -> Result<(), DriverError> {
     let control = context.control.clone();
-    let result = drive_connection(index, conn, stats, budget, context).await;
+    let result = drive_connection(index, conn, stats, budget, waiters, context).await;
     if result.is_err() {
         control.stop();
     }
@@ -81,6 +174,7 @@ async fn drive_connection(
     conn: ConnPlan,
     stats: Rc<RefCell<LoopStats>>,
     budget: Rc<RefCell<Budget>>,
+    waiters: Rc<Waiters>,
     context: LoopContext,
 ) -> Result<(), DriverError> {
     let ConnPlan { endpoint, socket, leftover, mut session, redial } = conn;
@@ -112,6 +206,10 @@ async fn drive_connection(
         }
         if session.is_done() {
             return Ok(());
+        }
+        if session.is_waiting() {
+            waiters.wait().await;
+            continue;
         }
         // Not done, so at least one command is in flight: wait for its answer.
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 2 {

@@ -9,7 +9,7 @@ use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::{ResponseReader, RowFormat, ServerError};
 use wirebench_protocol::{Capabilities, ProtocolError};
 
-use super::budget::Budget;
+use super::budget::{Admission, Budget};
 use crate::cli::IgnoreErrors;
 use crate::rand::Rng;
 use crate::stats::{LoopStats, QueryKind};
@@ -22,6 +22,8 @@ struct InFlight {
     stmt: Option<StmtId>,
     /// Set on an event's last command: when that event started (ns).
     ends_event_started: Option<u64>,
+    /// Set with `ends_event_started`: how many sysbench events it stands for.
+    weight: u64,
 }
 
 /// Why a connection stopped.
@@ -93,6 +95,8 @@ pub struct Session {
     event_started: Option<u64>,
     /// No more events will start on this connection.
     finished: bool,
+    /// Events completed since the budget last heard of it.
+    completed: u64,
     /// sysbench draws one number from the thread's generator after every
     /// event when `--percentile` is on (to pick a histogram slot); doing the
     /// same keeps a seeded run's values equal to sysbench's.
@@ -118,6 +122,7 @@ impl Session {
             in_flight: Ring::new(pipeline),
             event_started: None,
             finished: false,
+            completed: 0,
             draw_after_event: true,
         }
     }
@@ -146,32 +151,52 @@ impl Session {
         self.finished && self.in_flight.len == 0
     }
 
+    /// True when nothing is in flight and no event may start yet: under
+    /// `--rate`, the connection waits for the next arrival
+    /// ([`Budget::wake_at`]) before calling [`fill`](Self::fill) again.
+    pub fn is_waiting(&self) -> bool {
+        !self.finished && self.in_flight.len == 0
+    }
+
     /// Appends commands to `out` while the pipeline has room and the budget
     /// allows new events. Returns how many were appended.
     pub fn fill(&mut self, out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<usize, SessionError> {
+        budget.finish(std::mem::take(&mut self.completed));
         let mut sent = 0;
         while !self.in_flight.is_full() {
             if self.event_started.is_none() {
-                if self.finished || !budget.take_event(now_ns) {
-                    self.finished = true;
+                if self.finished {
                     break;
                 }
-                self.event_started = Some(now_ns);
+                match budget.admit(now_ns) {
+                    Admission::Start(at) => self.event_started = Some(at),
+                    Admission::Wait => break,
+                    Admission::Over => {
+                        self.finished = true;
+                        break;
+                    }
+                }
             }
             let mut sink = CommandSink::new(&mut self.templates, out).emulating(self.emulated.as_deref());
             let step = self.script.next(&mut self.rng, &mut sink)?;
             let format = sink.take_format().unwrap_or(RowFormat::Text);
             let stmt = sink.take_stmt();
-            let ends_event_started = match step {
-                Step::More => None,
+            let (ends_event_started, weight) = match step {
+                Step::More => (None, 0),
                 Step::Last => {
                     if self.draw_after_event {
                         self.rng.next_u64();
                     }
-                    self.event_started.take()
+                    // sysbench's `--events` counts bulk_insert's rows, so a
+                    // statement's rows all count against it; the run stops
+                    // after the statement that reaches the limit (there are
+                    // no partial statements), so it may overshoot.
+                    let weight = self.script.last_event_weight().max(1);
+                    budget.consume(weight - 1);
+                    (self.event_started.take(), weight)
                 }
             };
-            self.in_flight.push(InFlight { format, stmt, ends_event_started });
+            self.in_flight.push(InFlight { format, stmt, ends_event_started, weight });
             sent += 1;
         }
         Ok(sent)
@@ -220,7 +245,10 @@ impl Session {
             let kind = QueryKind::classify(outcome.result_sets > 0, outcome.affected_rows);
             stats.record_query(kind);
             if let Some(started) = current.ends_event_started {
-                stats.record_event(self.index, now_ns.saturating_sub(started));
+                // One latency sample however many sysbench events it was
+                // (bulk_insert: one statement, its rows as events).
+                stats.record_events(self.index, current.weight, now_ns.saturating_sub(started));
+                self.completed += 1;
             }
         }
     }
@@ -273,6 +301,10 @@ impl Session {
     /// counted: those commands belong to the same or later events.
     fn restart_event(&mut self, failed: InFlight) {
         if self.in_flight.len > 0 {
+            if failed.ends_event_started.is_some() {
+                // That event is abandoned: no longer in progress.
+                self.completed += 1;
+            }
             return;
         }
         if let Some(started) = failed.ends_event_started {

@@ -88,10 +88,18 @@ impl LoopStats {
     /// the intended start, queue time included, as sysbench does).
     #[inline]
     pub fn record_event(&mut self, connection: usize, latency_ns: u64) {
-        self.pending.counters.events += 1;
+        self.record_events(connection, 1, latency_ns);
+    }
+
+    /// `events` sysbench events done as one wirebench event in `latency_ns`
+    /// (bulk_insert: the rows of one statement): counted as `events`
+    /// events, with one latency sample.
+    #[inline]
+    pub fn record_events(&mut self, connection: usize, events: u64, latency_ns: u64) {
+        self.pending.counters.events += events;
         self.pending.latency.record_ns(latency_ns);
         if let Some(c) = self.pending.connections.get_mut(connection) {
-            c.events += 1;
+            c.events += events;
             c.busy_ns += latency_ns;
         }
     }

@@ -115,8 +115,6 @@ pub enum DriverError {
     Session { endpoint: Endpoint, source: SessionError },
     #[error("{endpoint}: {source}")]
     Io { endpoint: Endpoint, source: io::Error },
-    #[error("{endpoint}: the server closed the connection")]
-    Closed { endpoint: Endpoint },
     /// A lost connection whose error code `--mysql-ignore-errors` does not list.
     #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
     Lost { endpoint: Endpoint, lost: Lost },

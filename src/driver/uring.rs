@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, Session, StdSocket};
+use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Session, StdSocket};
 use crate::cli::PollMode;
 use crate::client::Endpoint;
 use crate::stats::LoopStats;
@@ -213,8 +213,11 @@ impl Conn {
         })
     }
 
-    fn io_error(&self, source: io::Error) -> DriverError {
-        DriverError::Io { endpoint: self.endpoint.clone(), source }
+    /// A lost connection, as libmysqlclient would name it (2006/2013).
+    /// The run only gets here when `--mysql-ignore-errors` does not list
+    /// it: reconnecting runs on the epoll backend (see `run.rs`).
+    fn lost(&self, lost: Lost) -> DriverError {
+        DriverError::Lost { endpoint: self.endpoint.clone(), lost }
     }
 }
 
@@ -346,11 +349,11 @@ impl<'c> Driver<'c> {
             if is_transient(&error) {
                 return self.push_recv(i);
             }
-            let error = conn.io_error(error);
+            let error = conn.lost(Lost::Read(error));
             return self.fail(i, error);
         }
         if result == 0 {
-            let error = DriverError::Closed { endpoint: conn.endpoint.clone() };
+            let error = conn.lost(Lost::Closed);
             return self.fail(i, error);
         }
         conn.recv.received(result as usize);
@@ -378,11 +381,11 @@ impl<'c> Driver<'c> {
             if is_transient(&error) {
                 return self.push_send(i);
             }
-            let error = conn.io_error(error);
+            let error = conn.lost(Lost::Write(error));
             return self.fail(i, error);
         }
         if result == 0 {
-            let error = conn.io_error(io::ErrorKind::WriteZero.into());
+            let error = conn.lost(Lost::Write(io::ErrorKind::WriteZero.into()));
             return self.fail(i, error);
         }
         conn.sent += result as usize;
@@ -813,7 +816,7 @@ mod tests {
             return;
         }
         let (result, counters) = run_fake(Reply::CloseAfter(5), 2, 1, 1_000);
-        assert!(matches!(result, Err(DriverError::Closed { .. })), "{result:?}");
+        assert!(matches!(result, Err(DriverError::Lost { lost: Lost::Closed, .. })), "{result:?}");
         assert!(counters.events >= 5 && counters.events < 1_000, "{counters:?}");
     }
 

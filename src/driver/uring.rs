@@ -275,7 +275,7 @@ impl<'c> Driver<'c> {
             min_timeout,
             live: conns.len(),
             conns,
-            budget: Budget::new(context.control.clone(), context.deadline_ns),
+            budget: Budget::for_loop(context.control.clone(), context.deadline_ns, index),
             stats: context.board.loop_stats(index),
             completions,
             ops: 0,
@@ -304,6 +304,9 @@ impl<'c> Driver<'c> {
             completions.clear();
             self.completions = completions;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
+            // Events in progress, for --forced-shutdown's report: two relaxed
+            // stores per wake-up.
+            self.budget.publish(self.context.clock.now_ns());
         }
         self.first_error.take().map_or(Ok(()), Err)
     }

@@ -216,3 +216,33 @@ fn the_counter_sees_allocations() {
     let n = allocations_during(|| drop(std::hint::black_box(vec![1u8; 64])));
     assert_eq!(n, 1);
 }
+
+/// The `--rate` schedule per event (arrivals queued, admitted, finished,
+/// published) allocates nothing, however long the queue gets.
+#[test]
+fn rate_schedule_allocates_nothing() {
+    let control = RunControl::with_rate(None, &[2, 1], 225_000, 9);
+    let mut budget = Budget::for_loop(control.clone(), None, 0);
+    let mut now = 0u64;
+    let mut started = 0u64;
+    // 150,000 arrivals a second for loop 0 against 100,000 starts: its
+    // queue grows, to about 50,000 of the 65,536 its half of sysbench's
+    // 131,072 allows.
+    let allocations = allocations_during(|| {
+        for _ in 0..100_000 {
+            now += 10_000;
+            budget.admit(now);
+            if budget.in_progress() > 0 {
+                started += 1;
+                budget.finish(1);
+            }
+            if now % 5_000_000 == 0 {
+                budget.publish(now);
+            }
+        }
+    });
+    assert_eq!(allocations, 0);
+    assert!(started > 90_000, "{started}");
+    assert!(!control.queue_full());
+    assert!(control.queue_stats().length > 40_000, "{:?}", control.queue_stats());
+}

@@ -20,8 +20,6 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
@@ -29,7 +27,6 @@ use std::time::{Duration, Instant};
 
 use common::TestServer;
 use wirebench::client::Connection;
-use wirebench::driver::{Budget, RunControl};
 use wirebench::null_server::{NullServer, NullServerConfig};
 
 const SYSBENCH: &str = "/usr/bin/sysbench";
@@ -370,66 +367,4 @@ fn forced_shutdown_stops_a_stuck_run() {
     assert!(!out.stdout.contains("unfinished"), "{}", out.stdout);
     assert_eq!(counts(&out.stdout).transactions, 20);
     let _ = wirebench("oltp_update_index", &args, "cleanup");
-}
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-fn note_allocation() {
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get().map(|n| n + 1)));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// The `--rate` schedule per event (arrivals queued, admitted, finished,
-/// published) allocates nothing, however long the queue gets.
-#[test]
-fn rate_schedule_allocates_nothing() {
-    let control = RunControl::with_rate(None, &[2, 1], 225_000, 9);
-    let mut budget = Budget::for_loop(control.clone(), None, 0);
-    let mut now = 0u64;
-    ALLOCATIONS.with(|n| n.set(Some(0)));
-    let mut started = 0u64;
-    // 150,000 arrivals a second for loop 0 against 100,000 starts: its
-    // queue grows, to about 50,000 of the 65,536 its half of sysbench's
-    // 131,072 allows.
-    for _ in 0..100_000 {
-        now += 10_000;
-        budget.admit(now);
-        if budget.in_progress() > 0 {
-            started += 1;
-            budget.finish(1);
-        }
-        if now % 5_000_000 == 0 {
-            budget.publish(now);
-        }
-    }
-    let allocations = ALLOCATIONS.with(|n| n.replace(None)).unwrap_or_default();
-    assert_eq!(allocations, 0);
-    assert!(started > 90_000, "{started}");
-    assert!(!control.queue_full());
-    assert!(control.queue_stats().length > 40_000, "{:?}", control.queue_stats());
 }

@@ -111,29 +111,6 @@ fn normalized(op: Op, sysbench_value: &str) -> String {
     }
 }
 
-/// Runs `script` once in one worker thread; returns sysbench's whole stdout.
-fn run_sysbench(binary: &Path, script: &Path, args: &[String]) -> String {
-    let output = Command::new(binary)
-        .args(args)
-        .args(["--threads=1", "--events=1", "--time=0"])
-        .arg(script)
-        .arg("run")
-        .current_dir(script.parent().unwrap_or(Path::new(".")))
-        .output();
-    let output = match output {
-        Ok(o) => o,
-        Err(e) => panic!("running {}: {e}", binary.display()),
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "sysbench {args:?} failed: {}\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
-
 fn values(stdout: &str) -> Vec<&str> {
     stdout.lines().filter_map(|l| l.strip_prefix("V ")).collect()
 }
@@ -297,4 +274,11 @@ fn glibc_random_matches_libc() {
             assert_eq!(u32::try_from(theirs), Ok(ours.random()), "seed {seed}, draw {i}");
         }
     }
+}
+
+/// Runs `script` once in one worker thread; returns sysbench's whole stdout.
+fn run_sysbench(binary: &Path, script: &Path, args: &[String]) -> String {
+    let mut args = args.to_vec();
+    args.extend(["--threads=1", "--events=1", "--time=0"].map(String::from));
+    common::run_sysbench_script(binary, script, &args)
 }

@@ -17,7 +17,6 @@ mod common;
 
 use common::{sysbench, ScratchDir};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use wirebench::stats::histogram::{bucket_value, BUCKETS};
@@ -259,28 +258,6 @@ end
 function event()
 end
 "#;
-
-fn run_sysbench(binary: &Path, script: &Path, args: &[&str]) -> String {
-    let output = Command::new(binary)
-        .arg("--mysql-dry-run")
-        .args(args)
-        .arg(script)
-        .arg("run")
-        .current_dir(script.parent().unwrap_or(Path::new(".")))
-        .output();
-    let output = match output {
-        Ok(o) => o,
-        Err(e) => panic!("running {}: {e}", binary.display()),
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "sysbench {args:?} failed: {}\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
 
 /// The lines sysbench 1.0.20 prints for a run, as the printf formats in its
 /// source (`%-40b` stands for the histogram bar: `*`s padded to 40).
@@ -733,4 +710,10 @@ fn identical_to_sysbench_without_events() {
     let (_, theirs_rest) = theirs.split_once('\n').unwrap_or_default();
     let (_, ours_rest) = ours.split_once('\n').unwrap_or_default();
     assert_eq!(ours_rest, theirs_rest);
+}
+
+/// Runs `script` under `--mysql-dry-run`; returns sysbench's stdout.
+fn run_sysbench(binary: &Path, script: &Path, args: &[&str]) -> String {
+    let args: Vec<&str> = std::iter::once("--mysql-dry-run").chain(args.iter().copied()).collect();
+    common::run_sysbench_script(binary, script, &args)
 }

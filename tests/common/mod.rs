@@ -113,3 +113,28 @@ impl Drop for ScratchDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Runs a Lua `script` with sysbench (`binary args... script run`, in the
+/// script's directory) and returns its stdout; a failure fails the test.
+pub fn run_sysbench_script<S: AsRef<std::ffi::OsStr>>(
+    binary: &std::path::Path,
+    script: &std::path::Path,
+    args: &[S],
+) -> String {
+    let output = Command::new(binary)
+        .args(args)
+        .arg(script)
+        .arg("run")
+        .current_dir(script.parent().unwrap_or(std::path::Path::new(".")))
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", binary.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
+    assert!(
+        output.status.success(),
+        "sysbench {shown:?} failed: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}

@@ -29,7 +29,7 @@ use std::sync::Mutex;
 
 use common::TestServer;
 use wirebench::client::Connection;
-use wirebench::rand::{srandom_seed, Distribution, RandConfig, RandParams, Rng};
+use wirebench::rand::{srandom_seed, RandConfig, RandParams, Rng};
 use wirebench::workload::{by_name, CommandSink, OltpOptions, ScriptContext, Step, Workload};
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::Response;
@@ -84,35 +84,15 @@ struct Parsed {
     rand: RandConfig,
 }
 
-fn parse(args: &[&str]) -> Parsed {
-    let mut p = Parsed { options: OltpOptions::default(), rand: RandConfig::default() };
-    for arg in args {
-        let (key, value) = arg.strip_prefix("--").and_then(|a| a.split_once('=')).expect("--key=value");
-        let o = &mut p.options;
-        let n = || value.parse::<u32>().unwrap();
-        let b = || value == "on";
-        match key.replace('-', "_").as_str() {
-            "tables" => o.tables = n(),
-            "table_size" => o.table_size = n(),
-            "range_size" => o.range_size = n(),
-            "point_selects" => o.point_selects = n(),
-            "index_updates" => o.index_updates = n(),
-            "non_index_updates" => o.non_index_updates = n(),
-            "delete_inserts" => o.delete_inserts = n(),
-            "random_points" => o.random_points = n(),
-            "number_of_ranges" => o.number_of_ranges = n(),
-            "delta" => o.delta = value.parse().unwrap(),
-            "skip_trx" => o.skip_trx = b(),
-            "range_selects" => o.range_selects = b(),
-            "auto_inc" => o.auto_inc = b(),
-            "secondary" => o.secondary = b(),
-            "create_secondary" => o.create_secondary = b(),
-            "mysql_storage_engine" => o.mysql_storage_engine = value.to_string(),
-            "rand_type" => p.rand.distribution = value.parse::<Distribution>().unwrap(),
-            other => panic!("option {other} not handled by the test"),
+/// The case's options as wirebench's own command line reads them.
+fn parse(test: &str, args: &[&str]) -> Parsed {
+    let words = std::iter::once(test).chain(args.iter().copied()).chain(std::iter::once("run"));
+    match wirebench::cli::parse(words.map(std::ffi::OsString::from)) {
+        Ok(wirebench::cli::Invocation::Bench(bench)) => {
+            Parsed { options: bench.test_options, rand: bench.rand.config() }
         }
+        other => panic!("{test} {args:?}: {other:?}"),
     }
-    p
 }
 
 const PREPARE_SEED: u32 = 12345;
@@ -271,7 +251,7 @@ fn sysbench_counts(report: &str) -> Counts {
 fn check(case: &Case) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(rig) = Rig::new() else { return };
-    let parsed = parse(case.args);
+    let parsed = parse(case.test, case.args);
     let workload = by_name(case.test, &parsed.options).unwrap();
     let rand = RandParams::new(&parsed.rand).unwrap();
     let tables = tables(&*workload, &parsed.options);

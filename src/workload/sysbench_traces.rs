@@ -10,7 +10,7 @@ use sha1::{Digest, Sha1};
 
 use super::testkit::{context, Command, Harness};
 use super::{by_name, OltpOptions};
-use crate::rand::{srandom_seed, Distribution, RandConfig, RandParams, Rng};
+use crate::rand::{srandom_seed, RandConfig, RandParams, Rng};
 
 struct Trace {
     name: String,
@@ -21,14 +21,6 @@ struct Trace {
     seed: u32,
     events: usize,
     lines: Vec<String>,
-}
-
-fn parse_bool(v: &str) -> bool {
-    match v {
-        "on" | "true" | "1" => true,
-        "off" | "false" | "0" => false,
-        _ => panic!("not a boolean: {v}"),
-    }
 }
 
 fn load(path: &Path) -> Trace {
@@ -45,32 +37,15 @@ fn load(path: &Path) -> Trace {
         events: 0,
         lines: text.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect(),
     };
-    for word in &words[1..words.len() - 1] {
-        let (key, value) = word.strip_prefix("--").unwrap().split_once('=').unwrap();
-        let o = &mut trace.options;
-        let n = || value.parse::<u32>().unwrap();
-        match key.replace('-', "_").as_str() {
-            "tables" => o.tables = n(),
-            "table_size" => o.table_size = n(),
-            "point_selects" => o.point_selects = n(),
-            "index_updates" => o.index_updates = n(),
-            "non_index_updates" => o.non_index_updates = n(),
-            "delete_inserts" => o.delete_inserts = n(),
-            "random_points" => o.random_points = n(),
-            "number_of_ranges" => o.number_of_ranges = n(),
-            "delta" => o.delta = value.parse().unwrap(),
-            "skip_trx" => o.skip_trx = parse_bool(value),
-            "range_selects" => o.range_selects = parse_bool(value),
-            "auto_inc" => o.auto_inc = parse_bool(value),
-            "secondary" => o.secondary = parse_bool(value),
-            "create_secondary" => o.create_secondary = parse_bool(value),
-            "mysql_storage_engine" => o.mysql_storage_engine = value.to_string(),
-            "threads" => o.threads = n(),
-            "rand_type" => trace.rand.distribution = value.parse::<Distribution>().unwrap(),
-            "rand_seed" => trace.seed = srandom_seed(value.parse().unwrap(), 0),
-            "events" => trace.events = value.parse().unwrap(),
-            other => panic!("{}: option {other} not handled by the test", path.display()),
+    // The header is a sysbench command line: read it as wirebench does.
+    match crate::cli::parse(words.iter().map(std::ffi::OsString::from)) {
+        Ok(crate::cli::Invocation::Bench(bench)) => {
+            trace.seed = srandom_seed(bench.rand.seed, 0);
+            trace.rand = bench.rand.config();
+            trace.events = bench.general.events.unwrap_or(0) as usize;
+            trace.options = bench.test_options;
         }
+        other => panic!("{}: {other:?}", path.display()),
     }
     assert_ne!(trace.seed, 0, "{}: traces need a fixed --rand-seed", path.display());
     trace

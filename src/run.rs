@@ -408,6 +408,7 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
         deadline_ns,
         ignore: bench.mysql.ignore_errors.clone(),
         poll: bench.engine.poll,
+        finished: Default::default(),
     };
     print!("{}", report::THREADS_STARTED);
     let _ = std::io::stdout().flush();
@@ -424,11 +425,20 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     let mut next_report = interval.map(|i| clock.started() + i);
     let mut checkpoints = general.report_checkpoints.iter().map(|&c| secs_to_ns(c)).peekable();
     let forced_at_ns = forced_shutdown_s.map(secs_to_ns);
-    while handles.iter().any(|h| !h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(2));
+    let at_ns = |ns: u64| clock.started() + Duration::from_nanos(ns);
+    let mut ended = 0;
+    while ended < handles.len() {
+        // Sleep until a loop ends or the next report, checkpoint or forced
+        // shutdown is due.
+        let wake =
+            [next_report, checkpoints.peek().map(|&c| at_ns(c)), forced_at_ns.map(at_ns)].into_iter().flatten().min();
+        if context.finished.wait(ended + 1, wake) {
+            ended = handles.iter().filter(|h| h.is_finished()).count().max(ended + 1);
+            continue;
+        }
         if let (Some(at), Some(every)) = (next_report, interval) {
             // Loops that have finished no longer answer: the run is over.
-            if std::time::Instant::now() >= at && handles.iter().all(|h| !h.is_finished()) {
+            if std::time::Instant::now() >= at && ended == 0 {
                 let queue = control.has_rate().then(|| control.queue_stats());
                 reports.interim(clock.now_ns(), queue);
                 next_report = Some(at + every);

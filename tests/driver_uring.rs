@@ -214,6 +214,7 @@ async fn run(
         deadline_ns: None,
         ignore: shape.ignore.clone(),
         poll: shape.poll,
+        finished: Default::default(),
     };
     let handles = spawn_loops(loops, backend, &context).unwrap();
     let mut result = Ok(());

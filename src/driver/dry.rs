@@ -31,6 +31,7 @@ pub fn spawn_loops(
     for (index, plan) in plans.into_iter().enumerate() {
         let context = context.clone();
         let handle = std::thread::Builder::new().name(format!("wirebench-dry-{index}")).spawn(move || {
+            let _ended = context.finished.guard();
             if let Some(cpu) = plan.cpu {
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }

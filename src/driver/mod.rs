@@ -20,7 +20,7 @@ mod uring;
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -96,6 +96,49 @@ pub struct LoopPlan {
     pub connections: Vec<ConnPlan>,
 }
 
+/// Counts loop threads that have ended, and wakes whoever waits for them:
+/// the report thread sleeps until a loop ends or its next report is due,
+/// instead of polling (a wake-up costs more than it looks on a VM).
+#[derive(Clone, Default)]
+pub struct Finished(Arc<(Mutex<usize>, Condvar)>);
+
+impl Finished {
+    /// Held by a loop thread; counts it as ended when dropped, which also
+    /// happens when the loop panics.
+    pub fn guard(&self) -> FinishedGuard {
+        FinishedGuard(self.clone())
+    }
+
+    /// Waits until `count` loops have ended or `deadline` passes (`None`:
+    /// no deadline); whether they have.
+    pub fn wait(&self, count: usize, deadline: Option<Instant>) -> bool {
+        let (ended, wake) = &*self.0;
+        let mut ended = ended.lock().unwrap_or_else(PoisonError::into_inner);
+        while *ended < count {
+            let Some(deadline) = deadline else {
+                ended = wake.wait(ended).unwrap_or_else(PoisonError::into_inner);
+                continue;
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            ended = wake.wait_timeout(ended, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        true
+    }
+}
+
+pub struct FinishedGuard(Finished);
+
+impl Drop for FinishedGuard {
+    fn drop(&mut self) {
+        let (ended, wake) = &*(self.0).0;
+        *ended.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        wake.notify_all();
+    }
+}
+
 /// What every loop needs to know about the run.
 #[derive(Clone)]
 pub struct LoopContext {
@@ -106,6 +149,7 @@ pub struct LoopContext {
     pub deadline_ns: Option<u64>,
     pub ignore: IgnoreErrors,
     pub poll: PollMode,
+    pub finished: Finished,
 }
 
 /// Why a loop stopped before the run was over.
@@ -154,6 +198,7 @@ pub fn spawn_loops(
     for (index, plan) in plans.into_iter().enumerate() {
         let context = context.clone();
         let handle = std::thread::Builder::new().name(format!("wirebench-loop-{index}")).spawn(move || {
+            let _ended = context.finished.guard();
             if let Some(cpu) = plan.cpu {
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }

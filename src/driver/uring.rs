@@ -766,6 +766,7 @@ mod tests {
             deadline_ns: None,
             ignore: IgnoreErrors::List(vec![]),
             poll: PollMode::Sleep,
+            finished: Default::default(),
         };
         let mut plans = Vec::new();
         let mut servers = Vec::new();
@@ -835,6 +836,7 @@ mod tests {
             deadline_ns: None,
             ignore: IgnoreErrors::List(vec![]),
             poll: PollMode::Sleep,
+            finished: Default::default(),
         };
         let mut d = Driver::new(0, Vec::new(), &context).unwrap();
         let mut want = |recvs, sends, cancels| {

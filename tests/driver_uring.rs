@@ -147,6 +147,35 @@ impl Script for FailAt {
     fn restart_event(&mut self) {}
 }
 
+/// Two commands per event; every `every`-th event emitted (retries
+/// included) ends on a missing table (error 1146).
+struct FailEvery {
+    every: u32,
+    emitted: u32,
+    second: bool,
+}
+
+impl Script for FailEvery {
+    fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        if !self.second {
+            self.second = true;
+            sink.query(b"SELECT 1");
+            return Ok(Step::More);
+        }
+        self.second = false;
+        self.emitted += 1;
+        if self.emitted % self.every == 0 {
+            sink.query(b"SELECT * FROM no_such_table");
+        } else {
+            sink.query(b"SELECT 1");
+        }
+        Ok(Step::Last)
+    }
+    fn restart_event(&mut self) {
+        self.second = false;
+    }
+}
+
 /// The shape of one run.
 struct Shape {
     endpoint: Endpoint,
@@ -314,6 +343,28 @@ async fn ignored_error_counts_and_restarts_the_event() {
         assert_eq!(counters.events, EVENTS, "{backend:?}: {counters:?}");
         assert_eq!(counters.errors, EVENTS, "{backend:?}: {counters:?}");
         assert_eq!(counters.reads, 3 * EVENTS, "{backend:?}: {counters:?}");
+    }
+}
+
+/// With commands pipelined behind a failed event, that event goes back to
+/// the budget and runs again: `--events` are all done.
+#[tokio::test]
+async fn pipelined_ignored_errors_still_run_every_event() {
+    let Some(server) = TestServer::find() else { return };
+    const EVENTS: u64 = 600;
+    for backend in backends() {
+        let mut shape = Shape::new(server.tcp(), EVENTS);
+        shape.pipeline = 4;
+        shape.ignore = IgnoreErrors::List(vec![1146]);
+        let (result, counters) =
+            run(&server, backend, &shape, &|_| Box::new(FailEvery { every: 5, emitted: 0, second: false })).await;
+        if let Err(e) = result {
+            panic!("{backend:?}: {e}");
+        }
+        assert_eq!(counters.events, EVENTS, "{backend:?}: {counters:?}");
+        assert!(counters.errors >= EVENTS / 5, "{backend:?}: {counters:?}");
+        // Each good event reads twice, each failed one once.
+        assert_eq!(counters.reads, 2 * EVENTS + counters.errors, "{backend:?}: {counters:?}");
     }
 }
 

@@ -171,7 +171,7 @@ pub(crate) const MASTER: &[OptDef] = &[
 
 /// wirebench's own engine options.
 pub(crate) const ENGINE: &[OptDef] = &[
-    opt("cpus", List, None, "CPUs to run the engine threads on, e.g. 0,2,4-7 (default: one loop per 256 connections, at most one per core)"),
+    opt("cpus", List, None, "CPUs for the event loops, e.g. 0-3 (default: a loop per 256 connections, one per core)"),
     opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
     opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),

@@ -234,6 +234,28 @@ impl Budget {
         self.in_progress = self.in_progress.saturating_sub(n);
     }
 
+    /// Admitted events that were abandoned before they ran to the end
+    /// (pipelined behind a lost connection or a failed statement) go back:
+    /// their `--events` permits and, under `--rate`, their arrivals, so
+    /// that they are run again and the run still does the events asked
+    /// for. `started` are their start times, oldest first.
+    pub fn refund(&mut self, started: &[u64]) {
+        let n = started.len() as u64;
+        self.in_progress = self.in_progress.saturating_sub(n);
+        if self.control.events_left.is_some() {
+            self.permits += n;
+        }
+        if let Some(arrivals) = &mut self.arrivals {
+            // The oldest ends up in front again; a full queue has no room
+            // for them, and overflows as it would have anyway.
+            for &at in started.iter().rev() {
+                if arrivals.queue.len() < arrivals.capacity {
+                    arrivals.queue.push_front(at);
+                }
+            }
+        }
+    }
+
     /// Events admitted and not yet finished.
     pub fn in_progress(&self) -> u64 {
         self.in_progress
@@ -417,6 +439,29 @@ mod tests {
         assert_eq!(control.events_left.as_ref().unwrap().load(Ordering::Relaxed), 1_000 - taken - 10);
         budget.consume(5_000);
         assert!(!budget.take_event(0));
+    }
+
+    /// Abandoned events come back: `--events` permits, and under `--rate`
+    /// their arrivals, served again first and at their original times.
+    #[test]
+    fn refunded_events_run_again() {
+        let mut budget = Budget::new(RunControl::new(Some(2), 1), None);
+        assert_eq!(budget.admit(1), Admission::Start(1));
+        assert_eq!(budget.admit(2), Admission::Start(2));
+        assert_eq!(budget.admit(3), Admission::Over);
+        budget.refund(&[2]);
+        assert_eq!(budget.in_progress(), 1);
+        assert_eq!(budget.admit(4), Admission::Start(4));
+        assert_eq!(budget.admit(5), Admission::Over);
+
+        let control = RunControl::with_rate(None, &[1], 1_000, 42);
+        let mut budget = Budget::new(control, None);
+        let late = budget.arrivals.as_ref().unwrap().next_ns + 5_000_000;
+        let Admission::Start(a) = budget.admit(late) else { panic!("nothing due") };
+        let Admission::Start(b) = budget.admit(late) else { panic!("one due only") };
+        budget.refund(&[a, b]);
+        assert_eq!(budget.admit(late), Admission::Start(a));
+        assert_eq!(budget.admit(late), Admission::Start(b));
     }
 
     /// Arrivals are served oldest first, each starting at its own time; a

@@ -97,6 +97,10 @@ pub struct Session {
     finished: bool,
     /// Events completed since the budget last heard of it.
     completed: u64,
+    /// Start times of admitted events abandoned since the budget last heard
+    /// of it, to be run again ([`Budget::refund`]); room for a full
+    /// pipeline is reserved up front.
+    refunds: Vec<u64>,
     /// sysbench draws one number from the thread's generator after every
     /// event when `--percentile` is on (to pick a histogram slot); doing the
     /// same keeps a seeded run's values equal to sysbench's.
@@ -123,6 +127,7 @@ impl Session {
             event_started: None,
             finished: false,
             completed: 0,
+            refunds: Vec::with_capacity(pipeline + 1),
             draw_after_event: true,
         }
     }
@@ -162,6 +167,13 @@ impl Session {
     /// allows new events. Returns how many were appended.
     pub fn fill(&mut self, out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<usize, SessionError> {
         budget.finish(std::mem::take(&mut self.completed));
+        if !self.refunds.is_empty() {
+            budget.refund(&self.refunds);
+            self.refunds.clear();
+            // The budget may have said it was over before these came back:
+            // this connection runs them.
+            self.finished = false;
+        }
         let mut sent = 0;
         while !self.in_flight.is_full() {
             if self.event_started.is_none() {
@@ -271,18 +283,24 @@ impl Session {
     /// `--db-ps-mode=disable`). The commands in flight are gone; the oldest
     /// unfinished event starts over, as sysbench re-runs `event()` after a
     /// reconnect, its latency counted from the first attempt. With
-    /// `--pipeline` > 1, later events in flight are dropped.
+    /// `--pipeline` > 1, the later events that were in flight go back to
+    /// the budget and run again as new events.
     pub fn reconnected(&mut self, caps: Capabilities, statement_ids: &[u32]) {
         for (template, &id) in self.templates.iter_mut().zip(statement_ids) {
             template.set_statement_id(id);
         }
-        let mut oldest_unfinished = None;
-        while let Some(lost) = self.in_flight.pop() {
-            oldest_unfinished = oldest_unfinished.or(lost.ends_event_started);
+        // Oldest first: the events whose last command was in flight, then
+        // the one being emitted.
+        let mut oldest = None;
+        let lost = std::iter::from_fn(|| self.in_flight.pop()).filter_map(|c| c.ends_event_started);
+        for started in lost.chain(self.event_started) {
+            if oldest.is_none() {
+                oldest = Some(started);
+            } else {
+                self.refunds.push(started);
+            }
         }
-        if let Some(started) = oldest_unfinished {
-            self.event_started = Some(started);
-        }
+        self.event_started = oldest;
         self.reader = ResponseReader::new(caps, RowFormat::Binary);
         self.script.restart_event();
     }
@@ -298,12 +316,13 @@ impl Session {
     /// loop) the whole event is re-run, as sysbench re-runs `event()`, and
     /// its latency timer keeps running from the first attempt's start. With
     /// later commands already pipelined behind it, the error is only
-    /// counted: those commands belong to the same or later events.
+    /// counted: those commands belong to the same or later events; if it
+    /// was its event's last command, that event goes back to the budget and
+    /// runs again as a new one.
     fn restart_event(&mut self, failed: InFlight) {
         if self.in_flight.len > 0 {
-            if failed.ends_event_started.is_some() {
-                // That event is abandoned: no longer in progress.
-                self.completed += 1;
+            if let Some(started) = failed.ends_event_started {
+                self.refunds.push(started);
             }
             return;
         }

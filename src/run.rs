@@ -322,21 +322,7 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
     let threads = general.threads as usize;
     let params = rand_params(bench)?;
     let seed = seed(bench);
-    let mut backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
-    // Reconnecting after a lost connection (2013/2006 in
-    // --mysql-ignore-errors) is built into the epoll backend only so far.
-    // So is --rate's arrival schedule.
-    let reconnects = [2013, 2006].iter().any(|code| bench.mysql.ignore_errors.ignores(*code));
-    let rate = general.rate.is_some_and(|r| r > 0);
-    if backend == Backend::Uring && (reconnects || rate) {
-        let why =
-            if rate { "--rate" } else { "reconnecting after a lost connection (2013/2006 in --mysql-ignore-errors)" };
-        if bench.engine.io == crate::cli::IoBackend::Uring {
-            return Err(RunError::Setup(format!("--io=uring does not support {why} yet: use --io=epoll or --io=auto")));
-        }
-        eprintln!("wirebench: {why} runs on the epoll backend");
-        backend = Backend::Epoll;
-    }
+    let backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
     let cpus = match &bench.engine.cpus {
         Some(cpus) => cpus.clone(),
         None => core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect()).unwrap_or_default(),

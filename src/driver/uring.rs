@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Session, SessionError, StdSocket};
+use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket};
 use crate::cli::{IgnoreErrors, PollMode};
 use crate::client::Endpoint;
 use crate::stats::LoopStats;
@@ -166,6 +166,9 @@ impl RecvBuffer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Running,
+    /// Lost, and `--mysql-ignore-errors` lists the error: waiting for its
+    /// operations to complete, then opened again.
+    Reconnecting,
     /// Done or failed; waiting for its operations to complete.
     Finishing,
     /// No operation in flight and nothing more to do.
@@ -197,11 +200,13 @@ struct Conn {
     recv_pending: bool,
     send_pending: bool,
     state: State,
+    /// How to open it again when it is lost.
+    redial: Redial,
 }
 
 impl Conn {
     fn new(plan: ConnPlan) -> io::Result<Self> {
-        let ConnPlan { endpoint, socket, leftover, session, transport, redial: _ } = plan;
+        let ConnPlan { endpoint, socket, leftover, session, transport, redial } = plan;
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
         match &socket {
@@ -223,12 +228,33 @@ impl Conn {
             recv_pending: false,
             send_pending: false,
             state: State::Running,
+            redial,
         })
     }
 
+    /// Takes over a connection opened again: new socket, buffers and
+    /// transport; the session starts its event over.
+    fn replace(&mut self, reopened: Reopened) -> io::Result<()> {
+        let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;
+        match &socket {
+            StdSocket::Tcp(s) => s.set_nonblocking(false)?,
+            StdSocket::Unix(s) => s.set_nonblocking(false)?,
+        }
+        self.fd = types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket));
+        // Drops (closes) the old socket: nothing is in flight on it.
+        self._socket = socket;
+        self.recv = RecvBuffer::new(&leftover);
+        self.transport = transport;
+        self.filling.clear();
+        self.sending.clear();
+        self.sent = 0;
+        self.plain_in.clear();
+        self.plain_out.clear();
+        self.session.reconnected(capabilities, &statement_ids);
+        Ok(())
+    }
+
     /// A lost connection, as libmysqlclient would name it (2006/2013).
-    /// The run only gets here when `--mysql-ignore-errors` does not list
-    /// it: reconnecting runs on the epoll backend (see `run.rs`).
     fn lost(&self, lost: Lost) -> DriverError {
         DriverError::Lost { endpoint: self.endpoint.clone(), lost }
     }
@@ -292,6 +318,10 @@ struct Driver<'c> {
     quick_queued: usize,
     /// Connections not yet retired.
     live: usize,
+    /// `--rate`: connections with nothing in flight, waiting for an
+    /// arrival; `spare` is the list being served, swapped with it.
+    waiting: Vec<usize>,
+    spare: Vec<usize>,
     first_error: Option<DriverError>,
 }
 
@@ -317,6 +347,7 @@ impl<'c> Driver<'c> {
             conns.push(Conn::new(plan).map_err(|source| DriverError::Io { endpoint, source })?);
         }
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
+        let conns_len = conns.len();
         Ok(Driver {
             index,
             context,
@@ -330,6 +361,8 @@ impl<'c> Driver<'c> {
             ops: 0,
             recvs: 0,
             quick_queued: 0,
+            waiting: Vec::with_capacity(conns_len),
+            spare: Vec::with_capacity(conns_len),
             first_error: None,
         })
     }
@@ -352,6 +385,7 @@ impl<'c> Driver<'c> {
             }
             completions.clear();
             self.completions = completions;
+            self.serve_arrivals()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
             // Events in progress, for --forced-shutdown's report: two relaxed
             // stores per wake-up.
@@ -380,9 +414,32 @@ impl<'c> Driver<'c> {
         if conn.session.is_done() {
             conn.state = State::Finishing;
             self.retire_if_idle(i);
+        } else if conn.session.is_waiting() {
+            self.waiting.push(i);
         } else if !conn.recv_pending {
             self.push_recv(i)?;
         }
+        Ok(())
+    }
+
+    /// `--rate`: once the next arrival is due (or no event can start any
+    /// more), lets the waiting connections look again. Busy connections
+    /// take due arrivals themselves when they finish an event.
+    fn serve_arrivals(&mut self) -> Result<(), DriverError> {
+        if self.waiting.is_empty() {
+            return Ok(());
+        }
+        let now = self.context.clock.now_ns();
+        if self.budget.wake_at(now).is_some_and(|at| at > now) {
+            return Ok(());
+        }
+        std::mem::swap(&mut self.waiting, &mut self.spare);
+        let mut serving = std::mem::take(&mut self.spare);
+        for &i in &serving {
+            self.advance(i)?;
+        }
+        serving.clear();
+        self.spare = serving;
         Ok(())
     }
 
@@ -392,20 +449,17 @@ impl<'c> Driver<'c> {
         self.ops -= 1;
         self.recvs -= 1;
         if conn.state != State::Running {
-            self.retire_if_idle(i);
-            return Ok(());
+            return self.settle(i);
         }
         if result < 0 {
             let error = io::Error::from_raw_os_error(-result);
             if is_transient(&error) {
                 return self.push_recv(i);
             }
-            let error = conn.lost(Lost::Read(error));
-            return self.fail(i, error);
+            return self.lose(i, Lost::Read(error));
         }
         if result == 0 {
-            let error = conn.lost(Lost::Closed);
-            return self.fail(i, error);
+            return self.lose(i, Lost::Closed);
         }
         conn.recv.received(result as usize);
         let now = self.context.clock.now_ns();
@@ -420,20 +474,17 @@ impl<'c> Driver<'c> {
         conn.send_pending = false;
         self.ops -= 1;
         if conn.state != State::Running {
-            self.retire_if_idle(i);
-            return Ok(());
+            return self.settle(i);
         }
         if result < 0 {
             let error = io::Error::from_raw_os_error(-result);
             if is_transient(&error) {
                 return self.push_send(i);
             }
-            let error = conn.lost(Lost::Write(error));
-            return self.fail(i, error);
+            return self.lose(i, Lost::Write(error));
         }
         if result == 0 {
-            let error = conn.lost(Lost::Write(io::ErrorKind::WriteZero.into()));
-            return self.fail(i, error);
+            return self.lose(i, Lost::Write(io::ErrorKind::WriteZero.into()));
         }
         conn.sent += result as usize;
         if conn.sent < conn.sending.len() {
@@ -465,6 +516,67 @@ impl<'c> Driver<'c> {
         }
         self.retire_if_idle(i);
         Ok(())
+    }
+
+    /// A lost connection: fatal unless `--mysql-ignore-errors` lists its
+    /// code; then it is counted as a reconnect, its operations are
+    /// cancelled, and it is opened again once they have completed.
+    fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        if !self.context.ignore.ignores(lost.code()) {
+            let error = conn.lost(lost);
+            return self.fail(i, error);
+        }
+        self.stats.record_reconnect();
+        conn.state = State::Reconnecting;
+        let (recv, send) = (conn.recv_pending, conn.send_pending);
+        if recv {
+            self.push_cancel(i, Op::Recv)?;
+        }
+        if send {
+            self.push_cancel(i, Op::Send)?;
+        }
+        self.settle(i)
+    }
+
+    /// An operation of a connection that is not running has completed:
+    /// once it has none left, a finishing one retires and a lost one is
+    /// opened again.
+    fn settle(&mut self, i: usize) -> Result<(), DriverError> {
+        self.retire_if_idle(i);
+        self.reopen_if_idle(i)
+    }
+
+    /// Opens a lost connection again, retrying every millisecond as
+    /// sysbench does, until it works or the run is over. This blocks the
+    /// loop's other connections meanwhile: usually they are lost too (the
+    /// server went away), and a reconnect takes about a millisecond when
+    /// only one connection was killed.
+    fn reopen_if_idle(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        if conn.state != State::Reconnecting || conn.recv_pending || conn.send_pending {
+            return Ok(());
+        }
+        let context = self.context;
+        let run_over =
+            || context.control.is_stopped() || context.deadline_ns.is_some_and(|d| context.clock.now_ns() >= d);
+        let reopened = conn.redial.reopen_blocking(run_over);
+        let replaced = match reopened {
+            Ok(Some(reopened)) => conn.replace(reopened),
+            Ok(None) => {
+                // The run ended meanwhile; its lost events are not counted.
+                conn.state = State::Finishing;
+                self.retire_if_idle(i);
+                return Ok(());
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(source) = replaced {
+            let error = DriverError::Io { endpoint: conn.endpoint.clone(), source };
+            return self.fail(i, error);
+        }
+        conn.state = State::Running;
+        self.advance(i)
     }
 
     fn retire_if_idle(&mut self, i: usize) {
@@ -560,6 +672,9 @@ impl<'c> Driver<'c> {
     }
 
     fn sleep(&mut self) -> Result<(), DriverError> {
+        if !self.waiting.is_empty() {
+            return self.sleep_until_arrival();
+        }
         let want = self.wanted();
         let batching = want > self.quick_queued + 1;
         let tick = timespec(PUBLISH_TICK);
@@ -571,6 +686,24 @@ impl<'c> Driver<'c> {
             (false, _) => args.timespec(&tick),
         };
         let result = self.ring.submitter().submit_with_args(want, &args);
+        self.quick_queued = 0;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+            Err(e) => Err(self.ring_error("cannot wait on its io_uring", e)),
+        }
+    }
+
+    /// `--rate` with connections waiting: sleeps until the first completion
+    /// or the next arrival, whichever comes first; no batching, since an
+    /// arrival's latency counts from its due time.
+    fn sleep_until_arrival(&mut self) -> Result<(), DriverError> {
+        let now = self.context.clock.now_ns();
+        let Some(at) = self.budget.wake_at(now).filter(|&at| at > now) else { return self.poll_once() };
+        let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);
+        let timeout = timespec(pause);
+        let args = types::SubmitArgs::new().timespec(&timeout);
+        let result = self.ring.submitter().submit_with_args(self.quick_queued + 1, &args);
         self.quick_queued = 0;
         match result {
             Ok(_) => Ok(()),

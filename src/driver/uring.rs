@@ -507,6 +507,14 @@ impl<'c> Driver<'c> {
         self.first_error.get_or_insert(error);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.state = State::Finishing;
+        self.cancel_ops(i)?;
+        self.retire_if_idle(i);
+        Ok(())
+    }
+
+    /// Cancels the connection's receive and send, if in flight.
+    fn cancel_ops(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get(i) else { return Ok(()) };
         let (recv, send) = (conn.recv_pending, conn.send_pending);
         if recv {
             self.push_cancel(i, Op::Recv)?;
@@ -514,7 +522,6 @@ impl<'c> Driver<'c> {
         if send {
             self.push_cancel(i, Op::Send)?;
         }
-        self.retire_if_idle(i);
         Ok(())
     }
 
@@ -529,13 +536,7 @@ impl<'c> Driver<'c> {
         }
         self.stats.record_reconnect();
         conn.state = State::Reconnecting;
-        let (recv, send) = (conn.recv_pending, conn.send_pending);
-        if recv {
-            self.push_cancel(i, Op::Recv)?;
-        }
-        if send {
-            self.push_cancel(i, Op::Send)?;
-        }
+        self.cancel_ops(i)?;
         self.settle(i)
     }
 

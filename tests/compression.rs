@@ -4,6 +4,8 @@
 //! engine runs compressed on both backends, pipelined or not, and through
 //! reconnects; and sysbench with the same command line counts the same.
 //!
+//! The null server speaks it too, to sysbench as to wirebench.
+//!
 //! The engine and parity tests use their own tables in database sbtest_wl,
 //! one test at a time. Needs the test server (see tests/common); the parity
 //! test also needs sysbench 1.0.20.
@@ -15,7 +17,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::TestServer;
-use wirebench::client::{ClientError, Connection, Endpoint};
+use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
+use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
 use wirebench_protocol::response::{QueryResult, Response};
 use wirebench_protocol::ProtocolError;
@@ -343,4 +346,71 @@ fn oltp_read_write_compressed_counts_what_sysbench_counts() {
     run(&sysbench, "oltp_read_write", &args, "cleanup");
     assert_eq!(counts(&ours.stdout), counts(&theirs.stdout));
     assert_eq!(counts(&theirs.stdout)[3], 150);
+}
+
+fn null_server(rows_per_select: usize) -> (NullServer, Endpoint) {
+    let config = NullServerConfig { tcp: Some("127.0.0.1:0".parse().unwrap()), rows_per_select, ..Default::default() };
+    let server = NullServer::start(config).expect("the null server starts");
+    let addr = server.local_addr().expect("it listens on TCP");
+    (server, Endpoint::tcp(addr.ip().to_string(), addr.port()))
+}
+
+/// The null server offers compression: the client's queries, prepared
+/// statements and a 60 KB answer go through it.
+#[tokio::test]
+async fn the_null_server_speaks_compression() {
+    let (_server, endpoint) = null_server(500);
+    let mut options = ConnectOptions::new(endpoint, "anyone", "anything").database("sbtest");
+    options.compression = true;
+    let mut conn = Connection::connect(&options).await.unwrap();
+    assert!(conn.is_compressed());
+    let r = conn.query("SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 500").await.unwrap();
+    let rows = rows(&r);
+    assert_eq!(rows.len(), 500);
+    assert!(rows.iter().all(|row| row[0].as_deref().is_some_and(|c| c.len() == 119)), "{:?}", rows[0]);
+    let point = conn.prepare("SELECT c FROM sbtest1 WHERE id=?").await.unwrap();
+    let template = ExecuteTemplate::new(point.statement_id(), &[ParamSlot::Int32]).unwrap();
+    for _ in 0..3 {
+        assert_eq!(conn.execute_template(&template).await.unwrap().rows, 500);
+    }
+    let update = conn.prepare("UPDATE sbtest1 SET c=? WHERE id=?").await.unwrap();
+    let long = "u".repeat(400);
+    let r = conn.execute(&update, &[Param::Bytes(long.as_bytes()), Param::I32(1)]).await.unwrap();
+    assert_eq!(affected(&r), 1);
+    conn.ping().await.unwrap();
+    conn.quit().await.unwrap();
+}
+
+/// The engine on both backends, pipelined, and sysbench, compressed
+/// against the null server: every event answered.
+#[test]
+fn the_engine_and_sysbench_run_compressed_against_the_null_server() {
+    let (_server, endpoint) = null_server(1);
+    let Endpoint::Tcp { host, port } = endpoint else { unreachable!() };
+    let args = vec![
+        format!("--mysql-host={host}"),
+        format!("--mysql-port={port}"),
+        "--mysql-user=x".into(),
+        "--mysql-password=y".into(),
+        "--tables=1".into(),
+        "--table-size=1000".into(),
+        "--threads=2".into(),
+        "--events=500".into(),
+        "--mysql-compression=on".into(),
+    ];
+    for io in ["uring", "epoll"] {
+        if io == "uring" && wirebench::driver::Backend::resolve(wirebench::cli::IoBackend::Uring).is_err() {
+            continue;
+        }
+        for pipeline in ["1", "4"] {
+            let args = with(args.clone(), &[&format!("--io={io}"), &format!("--pipeline={pipeline}")]);
+            let out = wirebench("oltp_read_write", &args, "run");
+            assert_eq!(counts(&out.stdout), [14 * 500, 4 * 500, 2 * 500, 500, 0], "--io={io} --pipeline={pipeline}");
+            assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+        }
+    }
+    let Some(sysbench) = common::sysbench() else { return };
+    let out = run(&sysbench.to_string_lossy(), "oltp_read_write", &args, "run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(counts(&out.stdout), [14 * 500, 4 * 500, 2 * 500, 500, 0]);
 }

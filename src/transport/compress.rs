@@ -38,6 +38,16 @@ fn with_codec<T>(f: impl FnOnce(&mut Codec) -> T) -> T {
     result
 }
 
+/// Runs `f` with the thread's inflater and deflater (the null server's
+/// compressed connections share them the same way).
+pub(crate) fn with_thread_codec<T>(f: impl FnOnce(&mut Inflater, &mut Deflater) -> T) -> T {
+    with_codec(|codec| {
+        let inflater = codec.inflater.get_or_insert_with(Inflater::new);
+        let deflater = codec.deflater.get_or_insert_with(Deflater::new);
+        f(inflater, deflater)
+    })
+}
+
 impl Zlib {
     pub fn new() -> Self {
         Zlib { stream: CompressedStream::new() }

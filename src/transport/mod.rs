@@ -12,6 +12,8 @@
 
 mod compress;
 
+pub(crate) use compress::with_thread_codec;
+
 use std::fmt;
 
 use wirebench_protocol::ProtocolError;

@@ -414,3 +414,73 @@ fn the_engine_and_sysbench_run_compressed_against_the_null_server() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(counts(&out.stdout), [14 * 500, 4 * 500, 2 * 500, 500, 0]);
 }
+
+/// A server that offers everything MariaDB 10.11 offers but compression:
+/// MariaDB's own greeting with CLIENT_COMPRESS cleared; any login is OK,
+/// any command gets an OK.
+fn server_without_compression() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let caps_low: u16 = 0xf7fe & !0x20;
+                let mut payload = vec![10];
+                payload.extend_from_slice(b"5.5.5-10.11.19-MariaDB-0+deb12u1\0");
+                payload.extend_from_slice(&[4, 0, 0, 0]);
+                payload.extend_from_slice(b"abcdefgh\0");
+                payload.extend_from_slice(&caps_low.to_le_bytes());
+                payload.extend_from_slice(&[45, 2, 0, 0xff, 0x81, 21, 0, 0, 0, 0, 0, 0, 0x1d, 0, 0, 0]);
+                payload.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
+                let mut greeting = vec![payload.len() as u8, 0, 0, 0];
+                greeting.extend_from_slice(&payload);
+                let ok = |seq: u8| [7, 0, 0, seq, 0, 0, 0, 2, 0, 0, 0];
+                if stream.write_all(&greeting).is_err() {
+                    return;
+                }
+                let mut answered_login = false;
+                loop {
+                    let mut header = [0u8; 4];
+                    if stream.read_exact(&mut header).is_err() {
+                        return;
+                    }
+                    let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+                    let mut body = vec![0; len];
+                    if stream.read_exact(&mut body).is_err() || (answered_login && body.first() == Some(&1)) {
+                        return;
+                    }
+                    let reply = ok(if answered_login { 1 } else { 2 });
+                    answered_login = true;
+                    if stream.write_all(&reply).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Against a server that does not offer compression the run goes on
+/// uncompressed, as with libmysqlclient, but says so once.
+#[test]
+fn a_server_without_compression_gets_one_warning_and_an_uncompressed_run() {
+    let addr = server_without_compression();
+    let args = vec![
+        "--mysql-host=127.0.0.1".to_string(),
+        format!("--mysql-port={}", addr.port()),
+        "--mysql-user=x".into(),
+        "--mysql-password=y".into(),
+        "--tables=1".into(),
+        "--threads=3".into(),
+        "--mysql-compression=on".into(),
+    ];
+    let out = wirebench("oltp_point_select", &args, "prewarm");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<_> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains(&format!("127.0.0.1:{}", addr.port())), "{stderr}");
+    assert!(warnings[0].contains("10.11.19-MariaDB") && warnings[0].contains("uncompressed"), "{stderr}");
+}

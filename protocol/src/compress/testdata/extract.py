@@ -4,9 +4,10 @@ strace logs of sysbench 1.0.20 (libmysqlclient: MariaDB Connector/C) talking
 to MariaDB 10.11.19 with --mysql-compression=on, on 127.0.0.1:3407:
 
     A="--mysql-host=127.0.0.1 --mysql-port=3407 --mysql-user=sbtest --mysql-password=sbtest
-       --mysql-db=sbtest_wl --tables=1 --table-size=1000 --mysql-compression=on --threads=1 --rand-seed=1"
+       --mysql-db=sbtest_wl --tables=1 --mysql-compression=on --threads=1 --rand-seed=1"
     strace -f -e trace=sendto,recvfrom -xx -s 1000000 -o ps.trace \\
-        sysbench oltp_point_select $A --events=3 run
+        sysbench oltp_point_select $A --table-size=100 --events=3 run
+    A="$A --table-size=1000"
     strace -f -e trace=sendto,recvfrom -xx -s 1000000 -o rw.trace \\
         sysbench oltp_read_write $A --events=1 run
     strace -f -e trace=sendto,recvfrom -xx -s 1000000 -o big.trace \\

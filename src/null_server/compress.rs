@@ -2,7 +2,13 @@
 //! `net_serv.cc` speaks it: a command arrives in compressed packets
 //! numbered from 0; the answer goes out in compressed packets of its own,
 //! numbered on from the last one read. The zlib state is the loop
-//! thread's, shared by its connections.
+//! thread's, shared by its connections, and so are the answers already
+//! deflated: the null server's answers are canned, the same few recur, and
+//! deflating each anew (tens of microseconds) would make the null server,
+//! not the client under test, the bottleneck.
+
+use std::cell::Cell;
+use std::collections::HashMap;
 
 use wirebench_protocol::compress::{
     encode_chunk, inflate_payload, CompressedHeader, COMPRESSED_HEADER_LEN, MAX_COMPRESSED_PAYLOAD,
@@ -10,6 +16,18 @@ use wirebench_protocol::compress::{
 
 use super::session::{Handled, Session};
 use crate::transport::with_thread_codec;
+
+/// Answers up to this size are kept once deflated.
+const CACHED_ANSWER_MAX: usize = 64 * 1024;
+/// Distinct answers kept per loop thread; past that the cache starts over.
+const CACHED_ANSWERS: usize = 1024;
+
+/// An answer's plain bytes, and its compressed packet with sequence id 0.
+type Deflated = HashMap<Box<[u8]>, Box<[u8]>>;
+
+thread_local! {
+    static DEFLATED: Cell<Deflated> = Cell::new(HashMap::new());
+}
 
 /// One compressed connection's buffers and sequence state.
 #[derive(Debug, Default)]
@@ -63,12 +81,39 @@ impl ServerCompression {
         if self.answer.is_empty() {
             return;
         }
+        if self.answer.len() <= CACHED_ANSWER_MAX {
+            self.flush_cached(out);
+            return;
+        }
         with_thread_codec(|_, deflater| {
             for chunk in self.answer.chunks(MAX_COMPRESSED_PAYLOAD) {
                 encode_chunk(chunk, self.next_seq, out, deflater);
                 self.next_seq = self.next_seq.wrapping_add(1);
             }
         });
+        self.answer.clear();
+    }
+
+    /// A small answer in one compressed packet, deflated once per thread.
+    fn flush_cached(&mut self, out: &mut Vec<u8>) {
+        let mut cache = DEFLATED.try_with(Cell::take).unwrap_or_default();
+        let at = out.len();
+        match cache.get(self.answer.as_slice()) {
+            Some(packet) => out.extend_from_slice(packet),
+            None => {
+                with_thread_codec(|_, deflater| encode_chunk(&self.answer, 0, out, deflater));
+                if cache.len() >= CACHED_ANSWERS {
+                    cache.clear();
+                }
+                let packet = out.get(at..).unwrap_or_default();
+                cache.insert(self.answer.as_slice().into(), packet.into());
+            }
+        }
+        if let Some(seq) = out.get_mut(at + 3) {
+            *seq = self.next_seq;
+        }
+        self.next_seq = self.next_seq.wrapping_add(1);
+        let _ = DEFLATED.try_with(|shared| shared.set(cache));
         self.answer.clear();
     }
 }

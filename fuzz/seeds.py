@@ -12,6 +12,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(HERE, '..', 'protocol', 'src', 'response', 'testdata')
+COMPRESS_TESTDATA = os.path.join(HERE, '..', 'protocol', 'src', 'compress', 'testdata')
 CORPUS = os.path.join(HERE, 'corpus')
 
 
@@ -124,7 +125,7 @@ def u16(v):
 
 def seeds():
     s = {t: [] for t in ('framing', 'handshake', 'ok_err_eof', 'column_definition', 'text_row', 'binary_row',
-                         'prepare_ok', 'auth', 'response_reader')}
+                         'prepare_ok', 'auth', 'response_reader', 'compressed')}
 
     # framing: seq, limit (u16; 0xFFFF = none), then bytes.
     s['framing'] += [bytes([1]) + u16(0xFFFF) + capture('exec_point_select_deof'),
@@ -199,6 +200,15 @@ def seeds():
         tag = stem.rsplit('_', 1)[1]
         params = CAPS_INDEX[tag] | (TEXT_FORMAT if stem.startswith('text_') else 0)
         s['response_reader'].append(bytes([params]) + u16(7) + u16(100) + capture(stem))
+
+    # compressed: bit 0 = a command was sent (answers start at id 1), two split points, then the wire bytes
+    # (sysbench's commands and MariaDB's answers with --mysql-compression=on).
+    for name in sorted(os.listdir(COMPRESS_TESTDATA)):
+        if not name.endswith('.bin') or name.endswith('.plain.bin'):
+            continue
+        answer = name.endswith('_resp.bin')
+        with open(os.path.join(COMPRESS_TESTDATA, name), 'rb') as f:
+            s['compressed'].append(bytes([1 if answer else 0]) + u16(5) + u16(60) + f.read())
     return s
 
 

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -60,6 +61,7 @@ fn connect_options(bench: &Bench, n: usize) -> ConnectOptions {
         options.database = Some(bench.mysql.db.clone());
     }
     options.connect_timeout = Duration::from_secs(u64::from(bench.general.thread_init_timeout.max(1)));
+    options.compression = bench.mysql.compression;
     options
 }
 
@@ -98,12 +100,22 @@ fn refuse_unsupported(bench: &Bench) -> Result<(), RunError> {
                 .into(),
         ));
     }
-    if needs_server && bench.mysql.compression {
-        return Err(RunError::Setup(
-            "--mysql-compression=on: wirebench does not compress the protocol yet; run without it".into(),
-        ));
-    }
     Ok(())
+}
+
+/// `--mysql-compression=on` against a server that does not offer
+/// compression: libmysqlclient runs uncompressed without a word; wirebench
+/// goes on too, but says so, once.
+fn warn_if_uncompressed(options: &ConnectOptions, conn: &Connection) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if options.compression && !conn.is_compressed() && !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "wirebench: warning: the server at {} ({}) does not offer the compressed protocol; \
+             --mysql-compression=on has no effect and this run is uncompressed",
+            conn.endpoint(),
+            conn.session().server_version
+        );
+    }
 }
 
 /// Runs `bench.command` for `workload`.
@@ -220,7 +232,9 @@ async fn connect_unless_dry(options: &ConnectOptions, dry_run: bool) -> Result<O
     if dry_run {
         return Ok(None);
     }
-    Connection::connect(options).await.map(Some).map_err(connect_error)
+    let conn = Connection::connect(options).await.map_err(connect_error)?;
+    warn_if_uncompressed(options, &conn);
+    Ok(Some(conn))
 }
 
 async fn join_all(mut tasks: JoinSet<Result<(), RunError>>) -> Result<(), RunError> {
@@ -237,10 +251,12 @@ async fn join_all(mut tasks: JoinSet<Result<(), RunError>>) -> Result<(), RunErr
 /// Connects a connection and prepares the workload's statements on it
 /// (unless they go out as text).
 async fn open_connection(redial: &Redial) -> Result<(Connection, Vec<u32>), RunError> {
-    redial.open().await.map_err(|e| match e {
+    let (conn, ids) = redial.open().await.map_err(|e| match e {
         OpenError::Connect(e) => connect_error(e),
         e @ OpenError::Prepare { .. } => RunError::Setup(e.to_string()),
-    })
+    })?;
+    warn_if_uncompressed(&redial.options, &conn);
+    Ok((conn, ids))
 }
 
 /// The statements' pre-encoded packets, for the prepared ids `ids`; with

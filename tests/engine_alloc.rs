@@ -3,7 +3,8 @@
 //! pre-encoded packets, send buffer) and walks canned server answers
 //! (response reader, counters, latency histogram) under a counting
 //! allocator; with `--db-ps-mode=disable` too (statements rendered as
-//! COM_QUERY text, text-protocol rows).
+//! COM_QUERY text, text-protocol rows); and with `--mysql-compression=on`
+//! (commands deflated or not through the transport, answers inflated).
 //!
 //! Implementing `GlobalAlloc` needs `unsafe`; it lives in this test crate.
 
@@ -14,8 +15,10 @@ use wirebench::cli::IgnoreErrors;
 use wirebench::driver::{Budget, RunControl, Session};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::LoopStats;
+use wirebench::transport::Transport;
 use wirebench::workload::{self, EmulatedStatement, OltpOptions, ScriptContext};
 use wirebench_protocol::command::ExecuteTemplate;
+use wirebench_protocol::compress::{encode_chunk, CompressedStream, Deflater, Inflater};
 use wirebench_protocol::constants::command::{COM_QUERY, COM_STMT_EXECUTE};
 use wirebench_protocol::framing::{Header, HEADER_LEN};
 use wirebench_protocol::response::binary_row::encode_binary_row;
@@ -90,6 +93,9 @@ struct Answers {
     other: Vec<u8>,
     rows: Vec<u8>,
     text_rows: Vec<u8>,
+    /// The same four, each as the compressed packet a server sends in
+    /// answer to a command (compressed sequence id 1).
+    compressed: [Vec<u8>; 4],
     kinds: Vec<Kind>,
 }
 
@@ -122,11 +128,18 @@ impl Answers {
         let seq = encode_text_row([Some(&[b'x'; 119][..])], seq, &mut text_rows);
         encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, &mut text_rows);
         let kinds = statements.iter().map(|s| kind_of(s.sql.as_bytes())).collect();
-        Answers { changed, other, rows, text_rows, kinds }
+        let compress = |plain: &Vec<u8>| {
+            let mut packet = Vec::new();
+            encode_chunk(plain, 1, &mut packet, &mut Deflater::new());
+            packet
+        };
+        let compressed = [&changed, &other, &rows, &text_rows].map(compress);
+        assert!(compressed[2].len() < rows.len(), "the row answer is deflated");
+        Answers { changed, other, rows, text_rows, compressed, kinds }
     }
 
-    /// Appends the answer to every command packet in `sent`.
-    fn answer(&self, sent: &[u8], input: &mut Vec<u8>) {
+    /// Appends the answer to every command packet in `sent`, compressed or not.
+    fn answer(&self, sent: &[u8], input: &mut Vec<u8>, compressed: bool) {
         let mut at = 0;
         while let Some(header) = sent.get(at..).and_then(Header::parse) {
             let payload = &sent[at + HEADER_LEN..at + HEADER_LEN + header.len];
@@ -138,12 +151,13 @@ impl Answers {
                 }
                 other => panic!("unexpected command 0x{other:02x}"),
             };
-            input.extend_from_slice(match kind {
-                Kind::Rows if text => &self.text_rows,
-                Kind::Rows => &self.rows,
-                Kind::Changed => &self.changed,
-                Kind::Other => &self.other,
-            });
+            let (plain, index) = match kind {
+                Kind::Changed => (&self.changed, 0),
+                Kind::Other => (&self.other, 1),
+                Kind::Rows if text => (&self.text_rows, 3),
+                Kind::Rows => (&self.rows, 2),
+            };
+            input.extend_from_slice(if compressed { &self.compressed[index] } else { plain });
             at += HEADER_LEN + header.len;
         }
     }
@@ -162,18 +176,49 @@ fn session(pipeline: usize, text: bool) -> (Session, Answers) {
     (session, Answers::new(&statements))
 }
 
-fn drive(pipeline: usize, text: bool, events: u64) -> (usize, LoopStats) {
+/// A fake server's side of compressed connection: what it reads, and the
+/// answers it sends.
+struct CompressedPeer {
+    client: Transport,
+    server: CompressedStream,
+    inflater: Inflater,
+    /// Compressed commands, then the server's compressed answers.
+    wire: Vec<u8>,
+    /// The commands as the server reads them.
+    commands: Vec<u8>,
+}
+
+fn drive(pipeline: usize, text: bool, compressed: bool, events: u64) -> (usize, LoopStats) {
     let (mut session, answers) = session(pipeline, text);
     let mut budget = Budget::new(RunControl::new(None, 1), None);
     let mut stats = LoopStats::new(1);
     let ignore = IgnoreErrors::List(vec![1213, 1020, 1205]);
     let (mut out, mut input) = (Vec::with_capacity(64 * 1024), Vec::with_capacity(64 * 1024));
+    let mut peer = CompressedPeer {
+        client: Transport::compressed(),
+        server: CompressedStream::new(),
+        inflater: Inflater::new(),
+        wire: Vec::with_capacity(64 * 1024),
+        commands: Vec::with_capacity(64 * 1024),
+    };
     let mut step = |now: &mut u64, stats: &mut LoopStats| {
         session.fill(&mut out, *now, &mut budget).unwrap();
         if text {
             assert!(out.get(4) == Some(&COM_QUERY) || out.is_empty(), "disable mode sends text");
         }
-        answers.answer(&out, &mut input);
+        if compressed {
+            let p = &mut peer;
+            p.client.encode(&out, &mut p.wire).unwrap();
+            let used = p.server.decode(&p.wire, &mut p.commands, &mut p.inflater).unwrap();
+            assert_eq!((used, &p.commands), (p.wire.len(), &out), "the server reads the commands sent");
+            p.wire.clear();
+            answers.answer(&p.commands, &mut p.wire, true);
+            p.commands.clear();
+            assert_eq!(p.client.decode(&p.wire, &mut input).unwrap(), p.wire.len());
+            p.wire.clear();
+        } else {
+            answers.answer(&out, &mut input, false);
+        }
         out.clear();
         *now += 1_000;
         let used = session.on_input(&input, *now, stats, &ignore).unwrap();
@@ -196,8 +241,16 @@ fn drive(pipeline: usize, text: bool, events: u64) -> (usize, LoopStats) {
 
 #[test]
 fn steady_state_allocates_nothing() {
-    for (pipeline, text) in [(1, false), (8, false), (1, true), (8, true)] {
-        let (allocations, stats) = drive(pipeline, text, 10_000);
+    for (pipeline, text, compressed) in [
+        (1, false, false),
+        (8, false, false),
+        (1, true, false),
+        (8, true, false),
+        (1, false, true),
+        (8, false, true),
+        (8, true, true),
+    ] {
+        let (allocations, stats) = drive(pipeline, text, compressed, 10_000);
         let counters = &stats.pending().counters;
         // oltp_read_write: 14 reads, 4 writes, 2 others per transaction.
         assert_eq!(
@@ -206,7 +259,7 @@ fn steady_state_allocates_nothing() {
         );
         assert_eq!(
             allocations, 0,
-            "pipeline {pipeline}, text {text}: {allocations} allocations in 10,000 transactions"
+            "pipeline {pipeline}, text {text}, compressed {compressed}: {allocations} allocations in 10,000 transactions"
         );
     }
 }

@@ -15,6 +15,7 @@
 pub mod auth;
 pub mod buf;
 pub mod command;
+pub mod compress;
 pub mod conn;
 pub mod constants;
 pub mod error;

@@ -18,7 +18,7 @@ use wirebench_protocol::framing;
 use wirebench_protocol::response::{
     Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder, RowFormat,
 };
-use wirebench_protocol::ProtocolError;
+use wirebench_protocol::{Capabilities, ProtocolError};
 
 use crate::transport::{Transport, TransportError};
 
@@ -44,6 +44,10 @@ pub struct ConnectOptions {
     pub server_public_key: Option<Vec<u8>>,
     /// The largest packet accepted from the server.
     pub max_packet_size: u32,
+    /// Ask for the compressed protocol (CLIENT_COMPRESS); without the
+    /// server's offer the connection runs uncompressed, as libmysqlclient
+    /// does: see [`Connection::is_compressed`].
+    pub compression: bool,
 }
 
 impl ConnectOptions {
@@ -57,6 +61,7 @@ impl ConnectOptions {
             deprecate_eof: true,
             server_public_key: None,
             max_packet_size: wirebench_protocol::constants::DEFAULT_MAX_PACKET_SIZE,
+            compression: false,
         }
     }
 
@@ -73,6 +78,11 @@ impl ConnectOptions {
         config.server_public_key = self.server_public_key.clone();
         config.deprecate_eof = self.deprecate_eof;
         config.max_packet_size = self.max_packet_size;
+        if self.compression {
+            // Granted only if the server offers it (negotiation keeps the
+            // capabilities both sides have).
+            config.extra_capabilities |= Capabilities::COMPRESS;
+        }
         config.connect_attrs = vec![
             ("_client_name".into(), "wirebench".into()),
             ("_client_version".into(), env!("CARGO_PKG_VERSION").into()),
@@ -148,7 +158,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
                 HandshakeStep::Done(session) => {
-                    io.apply_transport(Transport::plain());
+                    // Everything after the login's OK goes through the transport.
+                    let compressed = session.capabilities.contains(Capabilities::COMPRESS);
+                    io.apply_transport(if compressed { Transport::compressed() } else { Transport::plain() });
                     return Ok(Connection { io, session });
                 }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
@@ -166,6 +178,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     pub fn endpoint(&self) -> &Endpoint {
         &self.io.endpoint
+    }
+
+    /// Whether the connection speaks the compressed protocol.
+    pub fn is_compressed(&self) -> bool {
+        self.session.capabilities.contains(Capabilities::COMPRESS)
     }
 
     /// Takes the connection apart for an event loop that drives the socket
@@ -187,20 +204,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
         let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
-        self.read_response(decoder, seq).await
+        self.read_response(decoder, self.io.answer_seq(seq)).await
     }
 
     /// COM_QUERY whose results are walked and counted, not kept.
     pub async fn query_drop(&mut self, sql: &str) -> Result<Outcome> {
         let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
-        self.walk_response(RowFormat::Text, seq).await
+        self.walk_response(RowFormat::Text, self.io.answer_seq(seq)).await
     }
 
     /// COM_STMT_PREPARE: the statement with its parameter and column definitions.
     pub async fn prepare(&mut self, sql: &str) -> Result<PreparedStatement> {
-        let mut seq = command::encode_prepare(&mut self.io.wbuf, sql.as_bytes());
+        let seq = command::encode_prepare(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
+        let mut seq = self.io.answer_seq(seq);
         let mut response = PrepareResponse::new(self.session.capabilities);
         loop {
             let packet = self.io.read_packet(&mut seq).await?;
@@ -226,6 +244,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         }
         let seq = command::encode_execute(&mut self.io.wbuf, statement.statement_id(), params);
         self.io.flush().await?;
+        let seq = self.io.answer_seq(seq);
         let decoder = ResultSetDecoder::with_cached_columns(
             self.session.capabilities,
             RowFormat::Binary,
@@ -245,7 +264,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub async fn send_command(&mut self, packet: &[u8], format: RowFormat) -> Result<Outcome> {
         self.io.wbuf.extend_from_slice(packet);
         self.io.flush().await?;
-        self.walk_response(format, 1).await
+        self.walk_response(format, self.io.answer_seq(1)).await
     }
 
     /// COM_STMT_CLOSE; the server sends no reply.
@@ -273,7 +292,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let seq = command::encode_init_db(&mut self.io.wbuf, database.as_bytes());
         self.io.flush().await?;
         let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
-        self.read_response(decoder, seq).await.map(drop)
+        self.read_response(decoder, self.io.answer_seq(seq)).await.map(drop)
     }
 
     /// COM_QUIT, then closes the socket.
@@ -285,7 +304,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     async fn expect_ok(&mut self) -> Result<()> {
         let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
-        self.read_response(decoder, 1).await.map(drop)
+        self.read_response(decoder, self.io.answer_seq(1)).await.map(drop)
     }
 
     /// Reads packets into `decoder` until the response is complete.
@@ -348,6 +367,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         if let Err(e) = self.io.flush().await {
             return e;
         }
+        seq = self.io.answer_seq(seq);
         match self.io.read_packet(&mut seq).await {
             Ok(_) => refusal,
             Err(e) => e,
@@ -412,6 +432,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
             self.wire = std::mem::take(&mut self.rbuf);
         }
         self.transport = transport;
+    }
+
+    /// The sequence id the answer to the command just sent starts at:
+    /// `seq`, the one after the command's packets, unless the transport
+    /// decides it (compression numbers the answer after its own packets).
+    fn answer_seq(&self, seq: u8) -> u8 {
+        self.transport.answer_seq().unwrap_or(seq)
     }
 
     fn read_error(&self, error: Option<std::io::Error>) -> ClientError {

@@ -13,6 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 
+use super::compress::ServerCompression;
 use super::session::{ServerInfo, Session};
 use super::wire::NONCE_LEN;
 
@@ -128,6 +129,8 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     let mut input: Vec<u8> = Vec::with_capacity(READ_BUFFER);
     let mut output: Vec<u8> = Vec::with_capacity(READ_BUFFER);
     let mut session = Session::new(info, id, &nonce(id), &mut output);
+    // Once the login negotiated it, every byte is in compressed packets.
+    let mut compression: Option<ServerCompression> = None;
     loop {
         if !output.is_empty() {
             if stream.write_all(&output).await.is_err() {
@@ -146,7 +149,13 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
-        let handled = session.handle(&input, &mut output);
+        let handled = match compression.as_mut() {
+            Some(compression) => compression.handle(&mut session, &input, &mut output),
+            None => session.handle(&input, &mut output),
+        };
+        if compression.is_none() && session.is_compressed() {
+            compression = Some(ServerCompression::new());
+        }
         input.drain(..handled.consumed.min(input.len()));
         if input.is_empty() && input.capacity() > KEEP_BUFFER {
             input.shrink_to(READ_BUFFER);

@@ -11,6 +11,7 @@
 //! per query.
 
 mod answer;
+mod compress;
 mod engine;
 mod session;
 mod sql;

@@ -97,6 +97,12 @@ impl Session {
         self.caps
     }
 
+    /// Logged in with the compressed protocol: from now on the connection's
+    /// bytes go through [`super::compress::ServerCompression`].
+    pub fn is_compressed(&self) -> bool {
+        self.phase == Phase::Command && self.caps.contains(Capabilities::COMPRESS)
+    }
+
     /// Answers every complete packet at the start of `input`, appending the
     /// answers to `out`. Garbage gets an ERR and closes the connection.
     pub fn handle(&mut self, input: &[u8], out: &mut Vec<u8>) -> Handled {

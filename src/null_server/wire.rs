@@ -22,12 +22,14 @@ pub const NATIVE_PASSWORD: &[u8] = b"mysql_native_password";
 
 /// What the server offers. MariaDB-like: CLIENT_MYSQL (bit 0) is cleared,
 /// which tells MariaDB clients to read extended capabilities from the
-/// reserved bytes, where we offer none. No SSL, no compression, no LOCAL
-/// INFILE, no SESSION_TRACK (so OK packets stay the short classic form).
+/// reserved bytes, where we offer none. The compressed protocol (zlib), but
+/// no SSL, no LOCAL INFILE, no SESSION_TRACK (so OK packets stay the short
+/// classic form).
 pub const SERVER_CAPABILITIES: Capabilities = Capabilities(
     Capabilities::FOUND_ROWS.0
         | Capabilities::LONG_FLAG.0
         | Capabilities::CONNECT_WITH_DB.0
+        | Capabilities::COMPRESS.0
         | Capabilities::PROTOCOL_41.0
         | Capabilities::INTERACTIVE.0
         | Capabilities::IGNORE_SIGPIPE.0

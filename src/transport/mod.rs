@@ -12,6 +12,8 @@
 
 mod compress;
 
+pub(crate) use compress::with_thread_codec;
+
 use std::fmt;
 
 use wirebench_protocol::ProtocolError;
@@ -39,6 +41,20 @@ impl Transport {
     /// No layer: packet-stream bytes are the wire bytes.
     pub fn plain() -> Self {
         Transport { zlib: None, carried: Vec::new() }
+    }
+
+    /// The compressed protocol (CLIENT_COMPRESS was negotiated).
+    pub fn compressed() -> Self {
+        Transport { zlib: Some(Box::new(compress::Zlib::new())), carried: Vec::new() }
+    }
+
+    /// Where the server's answer to the last command sent starts its
+    /// sequence ids, when the transport decides it rather than the
+    /// command's own packets: with compression the server numbers its
+    /// answer after the compressed packets it read (1, unless the command
+    /// was 16 MiB or more).
+    pub fn answer_seq(&self) -> Option<u8> {
+        self.zlib.as_ref().map(|zlib| zlib.answer_seq())
     }
 
     /// True when nothing sits between the socket and the packet stream: the

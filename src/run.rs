@@ -92,12 +92,6 @@ fn seed(bench: &Bench) -> u32 {
 /// so that no run silently means something else than the user wrote.
 fn refuse_unsupported(bench: &Bench) -> Result<(), RunError> {
     let needs_server = bench.command != Command::Help && !bench.mysql.dry_run;
-    if needs_server && bench.mysql.ssl {
-        return Err(RunError::Setup(
-            "--mysql-ssl=on: wirebench does not speak TLS to the server yet; run without it (or use sysbench for TLS runs)"
-                .into(),
-        ));
-    }
     if needs_server && bench.mysql.compression {
         return Err(RunError::Setup(
             "--mysql-compression=on: wirebench does not compress the protocol yet; run without it".into(),

@@ -542,7 +542,9 @@ fn mysql(opts: &Opts, notes: &mut Vec<String>) -> Result<MysqlOptions, CliError>
     if let Some(db) = opts.text("mysql_db")? {
         mysql.db = db;
     }
-    mysql.ssl = opts.flag("mysql_ssl", false)?;
+    if let Some(opt) = opts.get("mysql_ssl") {
+        mysql.ssl = value::ssl_mode(opt)?;
+    }
     if let Some(cipher) = opts.text("mysql_ssl_cipher")? {
         mysql.ssl_cipher = cipher;
     }

@@ -7,4 +7,5 @@ pub mod null_server;
 pub mod rand;
 pub mod run;
 pub mod stats;
+pub mod transport;
 pub mod workload;

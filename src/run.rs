@@ -300,12 +300,13 @@ fn open_loops(
         (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
     for (n, conn, ids, redial) in opened {
         let endpoint = conn.endpoint().clone();
-        let (stream, leftover, login) = conn.into_parts();
+        let (stream, leftover, login, transport) = conn.into_parts();
         let socket =
             runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
         let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
         let session = new_session(n, plan.connections.len(), templates(statements, &ids)?, login.capabilities);
-        plan.connections.push(ConnPlan { endpoint, socket, leftover: BytesMut::from(&leftover[..]), session, redial });
+        let leftover = BytesMut::from(&leftover[..]);
+        plan.connections.push(ConnPlan { endpoint, socket, leftover, session, transport, redial });
     }
     Ok(plans)
 }

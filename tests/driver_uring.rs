@@ -185,13 +185,20 @@ async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box
             let stmt = conn.prepare("SELECT ?").await.unwrap_or_else(|e| panic!("{e}"));
             templates.push(ExecuteTemplate::new(stmt.statement_id(), &[ParamSlot::Int64]).unwrap());
         }
-        let (stream, leftover, login) = conn.into_parts();
+        let (stream, leftover, login, transport) = conn.into_parts();
         let lp = &mut loops[i % shape.loops];
         let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
         let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline);
         let socket = StdSocket::from_stream(stream).unwrap();
         let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false };
-        lp.connections.push(ConnPlan { endpoint: shape.endpoint.clone(), socket, leftover, session, redial });
+        lp.connections.push(ConnPlan {
+            endpoint: shape.endpoint.clone(),
+            socket,
+            leftover,
+            session,
+            transport,
+            redial,
+        });
     }
     loops
 }

@@ -8,6 +8,7 @@ use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ProtocolError;
 
 use super::Endpoint;
+use crate::transport::TransportError;
 
 #[derive(Debug, Error)]
 pub enum ClientError {
@@ -26,6 +27,10 @@ pub enum ClientError {
     /// The server's bytes broke the protocol.
     #[error("{endpoint}: protocol error: {source}")]
     Protocol { endpoint: Endpoint, source: ProtocolError },
+    /// The layer between the socket and the packet stream (compression,
+    /// TLS) failed.
+    #[error("{endpoint}: {source}")]
+    Transport { endpoint: Endpoint, source: TransportError },
     /// The caller misused the API (wrong parameter count, ...).
     #[error("{endpoint}: {message}")]
     Usage { endpoint: Endpoint, message: String },
@@ -47,6 +52,7 @@ impl ClientError {
             | ClientError::Timeout { endpoint, .. }
             | ClientError::Closed { endpoint, .. }
             | ClientError::Protocol { endpoint, .. }
+            | ClientError::Transport { endpoint, .. }
             | ClientError::Usage { endpoint, .. } => endpoint,
         }
     }

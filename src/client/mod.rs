@@ -20,6 +20,8 @@ use wirebench_protocol::response::{
 };
 use wirebench_protocol::ProtocolError;
 
+use crate::transport::{Transport, TransportError};
+
 pub use endpoint::Endpoint;
 pub use error::ClientError;
 pub use stream::Stream;
@@ -92,9 +94,19 @@ pub struct Connection<S = Stream> {
 struct Io<S> {
     stream: S,
     endpoint: Endpoint,
+    /// The packet stream read and not yet consumed.
     rbuf: BytesMut,
+    /// The packet stream to send.
     wbuf: Vec<u8>,
     max_packet: usize,
+    /// Applied once logged in; plain until then.
+    transport: Transport,
+    /// With a transport that is not plain: bytes read from the socket and
+    /// not yet decoded into `rbuf`.
+    wire: BytesMut,
+    /// With a transport that is not plain: decoded bytes on their way to
+    /// `rbuf`, or encoded ones on their way to the socket.
+    scratch: Vec<u8>,
 }
 
 impl Connection<Stream> {
@@ -124,6 +136,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             rbuf: BytesMut::with_capacity(4096),
             wbuf: Vec::with_capacity(1024),
             max_packet: options.max_packet_size as usize,
+            transport: Transport::plain(),
+            wire: BytesMut::new(),
+            scratch: Vec::new(),
         };
         let mut machine = ClientHandshake::new(options.handshake_config());
         loop {
@@ -132,7 +147,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             io.flush().await?;
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
-                HandshakeStep::Done(session) => return Ok(Connection { io, session }),
+                HandshakeStep::Done(session) => {
+                    io.apply_transport(Transport::plain());
+                    return Ok(Connection { io, session });
+                }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
                 HandshakeStep::StartTls => {
                     return Err(io.usage_error("the server requires TLS, which this connection does not speak yet"))
@@ -151,9 +169,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// Takes the connection apart for an event loop that drives the socket
-    /// itself: the stream, any bytes already read, and the session.
-    pub fn into_parts(self) -> (S, BytesMut, Session) {
-        (self.io.stream, self.io.rbuf, self.session)
+    /// itself: the stream, any bytes already read from it (wire bytes, still
+    /// to go through the transport), the session, and the transport.
+    pub fn into_parts(self) -> (S, BytesMut, Session, Transport) {
+        let Io { stream, rbuf, mut transport, wire, .. } = self.io;
+        if transport.is_plain() {
+            return (stream, rbuf, self.session, transport);
+        }
+        transport.carry(&rbuf);
+        (stream, wire, self.session, transport)
     }
 
     /// COM_QUERY, decoded in full (text protocol). A server error, even one
@@ -331,27 +355,77 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 }
 
+/// Reads at least one byte into `buf`; `Err(None)` when the peer closed the stream.
+async fn read_more<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut BytesMut) -> Result<(), Option<std::io::Error>> {
+    if buf.capacity() - buf.len() < 1024 {
+        buf.reserve(buf.len().max(16 * 1024));
+    }
+    match stream.read_buf(buf).await {
+        Ok(0) => Err(None),
+        Ok(_) => Ok(()),
+        Err(e) => Err(Some(e)),
+    }
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
     /// Writes out everything queued in the write buffer.
     async fn flush(&mut self) -> Result<()> {
         if self.wbuf.is_empty() {
             return Ok(());
         }
-        let result = self.stream.write_all(&self.wbuf).await;
+        let result = if self.transport.is_plain() {
+            self.stream.write_all(&self.wbuf).await
+        } else {
+            self.scratch.clear();
+            let encoded = self.transport.encode(&self.wbuf, &mut self.scratch);
+            if let Err(e) = encoded {
+                self.wbuf.clear();
+                return Err(self.transport_error(e));
+            }
+            self.stream.write_all(&self.scratch).await
+        };
         self.wbuf.clear();
         result.map_err(|source| self.io_error(source))
     }
 
     /// Reads at least one more byte into the read buffer.
     async fn fill(&mut self) -> Result<()> {
-        if self.rbuf.capacity() - self.rbuf.len() < 1024 {
-            self.rbuf.reserve(self.rbuf.len().max(16 * 1024));
+        if self.transport.is_plain() {
+            return read_more(&mut self.stream, &mut self.rbuf).await.map_err(|e| self.read_error(e));
         }
-        match self.stream.read_buf(&mut self.rbuf).await {
-            Ok(0) => Err(ClientError::Closed { endpoint: self.endpoint.clone(), mid_packet: !self.rbuf.is_empty() }),
-            Ok(_) => Ok(()),
-            Err(source) => Err(self.io_error(source)),
+        loop {
+            read_more(&mut self.stream, &mut self.wire).await.map_err(|e| self.read_error(e))?;
+            self.scratch.clear();
+            let used = self.transport.decode(&self.wire, &mut self.scratch).map_err(|e| self.transport_error(e))?;
+            self.wire.advance(used);
+            if !self.scratch.is_empty() {
+                self.rbuf.extend_from_slice(&self.scratch);
+                return Ok(());
+            }
         }
+    }
+
+    /// Switches to `transport` once logged in: what was read past the
+    /// login is already in the transport's wire form.
+    fn apply_transport(&mut self, transport: Transport) {
+        if !transport.is_plain() {
+            self.wire = std::mem::take(&mut self.rbuf);
+        }
+        self.transport = transport;
+    }
+
+    fn read_error(&self, error: Option<std::io::Error>) -> ClientError {
+        match error {
+            Some(source) => self.io_error(source),
+            None => ClientError::Closed {
+                endpoint: self.endpoint.clone(),
+                mid_packet: !self.rbuf.is_empty() || !self.wire.is_empty(),
+            },
+        }
+    }
+
+    fn transport_error(&self, source: TransportError) -> ClientError {
+        ClientError::Transport { endpoint: self.endpoint.clone(), source }
     }
 
     /// Reads one logical packet (fragments joined) with sequence id `*seq`,

@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 use super::{Budget, Clock, ConnPlan, DriverError, LoopContext, Lost, Redial, Session, StdSocket};
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
+use crate::transport::Transport;
 
 /// Bytes a read may fill at least.
 const READ_CHUNK: usize = 4096;
@@ -177,7 +178,7 @@ async fn drive_connection(
     waiters: Rc<Waiters>,
     context: LoopContext,
 ) -> Result<(), DriverError> {
-    let ConnPlan { endpoint, socket, leftover, mut session, redial } = conn;
+    let ConnPlan { endpoint, socket, leftover, mut session, mut transport, redial } = conn;
     let io_error = |source| DriverError::Io { endpoint: endpoint.clone(), source };
     let mut stream = match socket {
         StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s).map_err(io_error)?),
@@ -188,10 +189,22 @@ async fn drive_connection(
     let mut rbuf = leftover;
     rbuf.reserve(READ_CHUNK);
     let mut wbuf = Vec::with_capacity(1024);
+    // With a transport that is not plain: the packet stream on both sides
+    // of it (`rbuf` and `wbuf` then hold wire bytes).
+    let mut plain_in = Vec::new();
+    let mut plain_out = Vec::new();
     let session_error = |source| DriverError::Session { endpoint: endpoint.clone(), source };
+    let transport_error = |source| DriverError::Transport { endpoint: endpoint.clone(), source };
     loop {
         let now = context.clock.now_ns();
-        session.fill(&mut wbuf, now, &mut budget.borrow_mut()).map_err(session_error)?;
+        if transport.is_plain() {
+            session.fill(&mut wbuf, now, &mut budget.borrow_mut()).map_err(session_error)?;
+        } else {
+            session.fill(&mut plain_out, now, &mut budget.borrow_mut()).map_err(session_error)?;
+            let encoded = transport.encode(&plain_out, &mut wbuf);
+            plain_out.clear();
+            encoded.map_err(transport_error)?;
+        }
         if !wbuf.is_empty() {
             let written = stream.write_all(&wbuf).await;
             wbuf.clear();
@@ -200,7 +213,8 @@ async fn drive_connection(
                 let Some(again) = reconnect(lost, &endpoint, &redial, &mut session, &stats, &context).await? else {
                     return Ok(());
                 };
-                (stream, rbuf) = again;
+                (stream, rbuf, transport) = again;
+                plain_in.clear();
                 continue;
             }
         }
@@ -224,17 +238,24 @@ async fn drive_connection(
             let Some(again) = reconnect(lost, &endpoint, &redial, &mut session, &stats, &context).await? else {
                 return Ok(());
             };
-            (stream, rbuf) = again;
+            (stream, rbuf, transport) = again;
+            plain_in.clear();
             continue;
         }
         let now = context.clock.now_ns();
-        let used = {
+        {
             let mut stats = stats.borrow_mut();
-            let used = session.on_input(&rbuf, now, &mut stats, &context.ignore).map_err(session_error)?;
+            if transport.is_plain() {
+                let used = session.on_input(&rbuf, now, &mut stats, &context.ignore).map_err(session_error)?;
+                rbuf.advance(used);
+            } else {
+                let decoded = transport.decode(&rbuf, &mut plain_in).map_err(transport_error)?;
+                rbuf.advance(decoded);
+                let used = session.on_input(&plain_in, now, &mut stats, &context.ignore).map_err(session_error)?;
+                plain_in.drain(..used);
+            }
             context.board.publish_if_requested(index, &mut stats);
-            used
-        };
-        rbuf.advance(used);
+        }
     }
 }
 
@@ -249,15 +270,15 @@ async fn reconnect(
     session: &mut Session,
     stats: &RefCell<LoopStats>,
     context: &LoopContext,
-) -> Result<Option<(Stream, BytesMut)>, DriverError> {
+) -> Result<Option<(Stream, BytesMut, Transport)>, DriverError> {
     if !context.ignore.ignores(lost.code()) {
         return Err(DriverError::Lost { endpoint: endpoint.clone(), lost });
     }
     stats.borrow_mut().record_reconnect();
     let run_over = || context.control.is_stopped() || context.deadline_ns.is_some_and(|d| context.clock.now_ns() >= d);
     let Some((conn, statement_ids)) = redial.reopen(run_over).await else { return Ok(None) };
-    let (stream, mut rbuf, login) = conn.into_parts();
+    let (stream, mut rbuf, login, transport) = conn.into_parts();
     session.reconnected(login.capabilities, &statement_ids);
     rbuf.reserve(READ_CHUNK);
-    Ok(Some((stream, rbuf)))
+    Ok(Some((stream, rbuf, transport)))
 }

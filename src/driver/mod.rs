@@ -33,6 +33,7 @@ pub use session::{Session, SessionError};
 use crate::cli::{IgnoreErrors, IoBackend, PollMode};
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
+use crate::transport::{Transport, TransportError};
 
 /// Nanoseconds since the run started, from the monotonic clock.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +61,9 @@ pub struct ConnPlan {
     /// Bytes already read from the socket during set-up.
     pub leftover: BytesMut,
     pub session: Session,
+    /// What the bytes pass through between the socket and the session
+    /// (compression, TLS); plain in most runs.
+    pub transport: Transport,
     /// How to open it again if it is lost and `--mysql-ignore-errors`
     /// lists the error.
     pub redial: Redial,
@@ -115,6 +119,8 @@ pub enum DriverError {
     Session { endpoint: Endpoint, source: SessionError },
     #[error("{endpoint}: {source}")]
     Io { endpoint: Endpoint, source: io::Error },
+    #[error("{endpoint}: {source}")]
+    Transport { endpoint: Endpoint, source: TransportError },
     /// A lost connection whose error code `--mysql-ignore-errors` does not list.
     #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
     Lost { endpoint: Endpoint, lost: Lost },

@@ -21,6 +21,7 @@ use wirebench_protocol::Capabilities;
 
 use super::StdSocket;
 use crate::client::{ClientError, ConnectOptions, Connection};
+use crate::transport::Transport;
 use crate::workload::StatementSpec;
 
 /// CR_SERVER_GONE_ERROR: the command could not be sent.
@@ -91,6 +92,8 @@ pub struct Reopened {
     /// Bytes already read from the socket during the login.
     pub leftover: BytesMut,
     pub capabilities: Capabilities,
+    /// What the login negotiated between the socket and the packet stream.
+    pub transport: Transport,
     /// For [`Session::reconnected`](super::Session::reconnected).
     pub statement_ids: Vec<u32>,
 }
@@ -139,11 +142,12 @@ impl Redial {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         runtime.block_on(async {
             let Some((conn, statement_ids)) = self.reopen(give_up).await else { return Ok(None) };
-            let (stream, leftover, session) = conn.into_parts();
+            let (stream, leftover, session, transport) = conn.into_parts();
             Ok(Some(Reopened {
                 socket: StdSocket::from_stream(stream)?,
                 leftover,
                 capabilities: session.capabilities,
+                transport,
                 statement_ids,
             }))
         })

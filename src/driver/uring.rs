@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Session, StdSocket};
-use crate::cli::PollMode;
+use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Session, SessionError, StdSocket};
+use crate::cli::{IgnoreErrors, PollMode};
 use crate::client::Endpoint;
 use crate::stats::LoopStats;
+use crate::transport::{Transport, TransportError};
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
@@ -177,9 +178,18 @@ struct Conn {
     /// Owns the descriptor; closed when the loop ends.
     _socket: StdSocket,
     session: Session,
+    /// Between the socket and the session; when it is not plain, `recv`,
+    /// `filling` and `sending` hold wire bytes and the packet stream passes
+    /// through `plain_in` and `plain_out`.
+    transport: Transport,
     recv: RecvBuffer,
-    /// Where `Session::fill` writes the next commands.
+    /// Where `Session::fill` writes the next commands (through `plain_out`
+    /// and the transport, when it is not plain).
     filling: Vec<u8>,
+    /// Decoded responses not yet walked.
+    plain_in: Vec<u8>,
+    /// Commands on their way to the transport.
+    plain_out: Vec<u8>,
     /// The bytes of the send in flight: never touched until it completes.
     sending: Vec<u8>,
     /// How much of `sending` the kernel has taken.
@@ -191,7 +201,7 @@ struct Conn {
 
 impl Conn {
     fn new(plan: ConnPlan) -> io::Result<Self> {
-        let ConnPlan { endpoint, socket, leftover, session, redial: _ } = plan;
+        let ConnPlan { endpoint, socket, leftover, session, transport, redial: _ } = plan;
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
         match &socket {
@@ -203,8 +213,11 @@ impl Conn {
             fd: types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket)),
             _socket: socket,
             session,
+            transport,
             recv: RecvBuffer::new(&leftover),
             filling: Vec::with_capacity(1024),
+            plain_in: Vec::new(),
+            plain_out: Vec::new(),
             sending: Vec::with_capacity(1024),
             sent: 0,
             recv_pending: false,
@@ -218,6 +231,42 @@ impl Conn {
     /// it: reconnecting runs on the epoll backend (see `run.rs`).
     fn lost(&self, lost: Lost) -> DriverError {
         DriverError::Lost { endpoint: self.endpoint.clone(), lost }
+    }
+
+    /// Lets the session append its next commands to `filling`.
+    fn fill(&mut self, now: u64, budget: &mut Budget) -> Result<(), DriverError> {
+        if self.transport.is_plain() {
+            self.session.fill(&mut self.filling, now, budget).map_err(|e| self.session_error(e))?;
+            return Ok(());
+        }
+        self.session.fill(&mut self.plain_out, now, budget).map_err(|e| self.session_error(e))?;
+        let encoded = self.transport.encode(&self.plain_out, &mut self.filling);
+        self.plain_out.clear();
+        encoded.map_err(|e| self.transport_error(e))
+    }
+
+    /// Hands the session the responses received so far.
+    fn on_input(&mut self, now: u64, stats: &mut LoopStats, ignore: &IgnoreErrors) -> Result<(), DriverError> {
+        if self.transport.is_plain() {
+            let used =
+                self.session.on_input(self.recv.unread(), now, stats, ignore).map_err(|e| self.session_error(e))?;
+            self.recv.consume(used);
+            return Ok(());
+        }
+        let decoded =
+            self.transport.decode(self.recv.unread(), &mut self.plain_in).map_err(|e| self.transport_error(e))?;
+        self.recv.consume(decoded);
+        let used = self.session.on_input(&self.plain_in, now, stats, ignore).map_err(|e| self.session_error(e))?;
+        self.plain_in.drain(..used);
+        Ok(())
+    }
+
+    fn session_error(&self, source: SessionError) -> DriverError {
+        DriverError::Session { endpoint: self.endpoint.clone(), source }
+    }
+
+    fn transport_error(&self, source: TransportError) -> DriverError {
+        DriverError::Transport { endpoint: self.endpoint.clone(), source }
     }
 }
 
@@ -319,8 +368,7 @@ impl<'c> Driver<'c> {
             return Ok(());
         }
         let now = self.context.clock.now_ns();
-        if let Err(source) = conn.session.fill(&mut conn.filling, now, &mut self.budget) {
-            let error = DriverError::Session { endpoint: conn.endpoint.clone(), source };
+        if let Err(error) = conn.fill(now, &mut self.budget) {
             return self.fail(i, error);
         }
         if !conn.send_pending && !conn.filling.is_empty() {
@@ -361,12 +409,8 @@ impl<'c> Driver<'c> {
         }
         conn.recv.received(result as usize);
         let now = self.context.clock.now_ns();
-        match conn.session.on_input(conn.recv.unread(), now, &mut self.stats, &self.context.ignore) {
-            Ok(used) => conn.recv.consume(used),
-            Err(source) => {
-                let error = DriverError::Session { endpoint: conn.endpoint.clone(), source };
-                return self.fail(i, error);
-            }
+        if let Err(error) = conn.on_input(now, &mut self.stats, &self.context.ignore) {
+            return self.fail(i, error);
         }
         self.advance(i)
     }
@@ -778,6 +822,7 @@ mod tests {
                 socket: StdSocket::Unix(client),
                 leftover: bytes::BytesMut::new(),
                 session: Session::new(i, Box::new(SelectOne), rng, Vec::new(), CAPS, pipeline),
+                transport: Transport::plain(),
                 redial: crate::driver::Redial {
                     options: crate::client::ConnectOptions::new(Endpoint::unix("fake"), "u", "p"),
                     statements: std::sync::Arc::new(Vec::new()),

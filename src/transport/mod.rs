@@ -1,0 +1,100 @@
+//! What sits between the socket and the MySQL packet stream once a
+//! connection is logged in: nothing (the usual case), zlib compression
+//! (`--mysql-compression=on`, CLIENT_COMPRESS), TLS, or TLS carrying
+//! compression.
+//!
+//! The async client and both engine backends move bytes through the same
+//! [`Transport`]: what the socket delivered goes through [`Transport::decode`]
+//! into the packet stream the protocol decoders walk, and the commands they
+//! encode go through [`Transport::encode`] on their way to the socket. A
+//! plain transport is never asked: callers check [`Transport::is_plain`] and
+//! keep their one-buffer path, so plaintext runs pay nothing for it.
+
+mod compress;
+
+use std::fmt;
+
+use wirebench_protocol::ProtocolError;
+
+/// A connection's layers below the packet stream, with their state.
+pub struct Transport {
+    /// The compressed protocol's codec, when CLIENT_COMPRESS was negotiated.
+    zlib: Option<Box<compress::Zlib>>,
+    /// Packet-stream bytes decoded before the connection changed hands and
+    /// not yet consumed: the next [`decode`](Self::decode) hands them out first.
+    carried: Vec<u8>,
+}
+
+/// Why bytes could not pass through the transport.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// The server's compressed packets broke the compressed protocol (bad
+    /// header, sequence, length, or zlib data). The connection cannot be
+    /// resynchronised: it must be closed.
+    #[error("compressed protocol: {0}; the connection cannot continue (run without --mysql-compression to rule the compression out)")]
+    Compression(#[from] ProtocolError),
+}
+
+impl Transport {
+    /// No layer: packet-stream bytes are the wire bytes.
+    pub fn plain() -> Self {
+        Transport { zlib: None, carried: Vec::new() }
+    }
+
+    /// True when nothing sits between the socket and the packet stream: the
+    /// caller passes its bytes through untouched and needs no second buffer.
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        self.zlib.is_none()
+    }
+
+    /// Bytes read from the socket: appends the packet-stream bytes they
+    /// carry to `plain`, and returns how many bytes of `wire` were consumed.
+    /// The rest (a partial compressed packet) must be passed again, with
+    /// what the socket delivers next.
+    pub fn decode(&mut self, wire: &[u8], plain: &mut Vec<u8>) -> Result<usize, TransportError> {
+        if !self.carried.is_empty() {
+            plain.append(&mut self.carried);
+        }
+        match &mut self.zlib {
+            Some(zlib) => zlib.decode(wire, plain),
+            None => {
+                plain.extend_from_slice(wire);
+                Ok(wire.len())
+            }
+        }
+    }
+
+    /// Keeps packet-stream bytes that were decoded but not consumed when the
+    /// connection is handed to another owner (the client to an event loop):
+    /// the next [`decode`](Self::decode) appends them before anything else.
+    /// Only for a transport that is not plain: a plain one's caller never
+    /// decodes, and hands such bytes on itself.
+    pub fn carry(&mut self, decoded: &[u8]) {
+        self.carried.extend_from_slice(decoded);
+    }
+
+    /// Packet-stream bytes to send (whole packets: one or more commands):
+    /// appends their wire form to `wire`.
+    pub fn encode(&mut self, plain: &[u8], wire: &mut Vec<u8>) -> Result<(), TransportError> {
+        match &mut self.zlib {
+            Some(zlib) => zlib.encode(plain, wire),
+            None => {
+                wire.extend_from_slice(plain);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Default for Transport {
+    fn default() -> Self {
+        Transport::plain()
+    }
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transport").field("zlib", &self.zlib.is_some()).finish()
+    }
+}

@@ -21,6 +21,7 @@ use crate::driver::{
 use crate::rand::{srandom_seed, RandParams, Rng};
 use crate::stats::report::{self, CheckpointLine, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader};
 use crate::stats::{Collector, Interval, StatsBoard};
+use crate::transport::tls::{self, ClientTls};
 use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
 
 /// A failure that ends the command, printed as `FATAL: ...`.
@@ -54,8 +55,9 @@ pub fn endpoint(bench: &Bench, n: usize) -> Endpoint {
     }
 }
 
-fn connect_options(bench: &Bench, n: usize) -> ConnectOptions {
+fn connect_options(bench: &Bench, tls: Option<&ClientTls>, n: usize) -> ConnectOptions {
     let mut options = ConnectOptions::new(endpoint(bench, n), bench.mysql.user.clone(), bench.mysql.password.clone());
+    options.tls = tls.cloned();
     if !bench.mysql.db.is_empty() {
         options.database = Some(bench.mysql.db.clone());
     }
@@ -67,7 +69,10 @@ fn connect_options(bench: &Bench, n: usize) -> ConnectOptions {
 fn connect_error(error: ClientError) -> RunError {
     let hint = match error.server_error().map(|e| e.code) {
         Some(1040) => "; the server's max_connections is reached: raise it or use fewer --threads",
-        Some(1045) => "; check --mysql-user and --mysql-password",
+        Some(1045) => {
+            "; check --mysql-user and --mysql-password (an account that REQUIREs SSL or X509 also needs --mysql-ssl, \
+             and X509 a client certificate)"
+        }
         Some(1044 | 1049) => "; check --mysql-db (create the database first)",
         _ => match error {
             ClientError::Io { .. } | ClientError::Timeout { .. } => {
@@ -113,14 +118,30 @@ pub fn execute(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunErro
             print!("{}", crate::cli::test_help(bench.test));
             Ok(())
         }
-        Command::Prepare => runtime.block_on(prepare(bench, workload)),
-        Command::Prewarm => runtime.block_on(prewarm(bench, workload)),
-        Command::Cleanup => runtime.block_on(cleanup(bench, workload)),
-        Command::Run => run(bench, workload, &runtime),
+        Command::Prepare => runtime.block_on(prepare(bench, tls_config(bench)?.as_ref(), workload)),
+        Command::Prewarm => runtime.block_on(prewarm(bench, tls_config(bench)?.as_ref(), workload)),
+        Command::Cleanup => runtime.block_on(cleanup(bench, tls_config(bench)?.as_ref(), workload)),
+        Command::Run => run(bench, tls_config(bench)?.as_ref(), workload, &runtime),
     }
 }
 
-async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+/// `--mysql-ssl*` as a TLS configuration for every connection, or none
+/// (also with `--mysql-dry-run`, which connects nowhere). Says on stderr
+/// what it decided for the user (a sysbench file name not found, ...).
+fn tls_config(bench: &Bench) -> Result<Option<ClientTls>, RunError> {
+    if bench.mysql.dry_run {
+        return Ok(None);
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| RunError::Setup(format!("--mysql-ssl: cannot tell the current directory: {e}")))?;
+    let setup = tls::client_tls(&bench.mysql, &cwd).map_err(|e| RunError::Setup(e.to_string()))?;
+    for note in &setup.notes {
+        eprintln!("wirebench: {note}");
+    }
+    Ok(setup.tls)
+}
+
+async fn prepare(bench: &Bench, tls: Option<&ClientTls>, workload: Arc<dyn Workload>) -> Result<(), RunError> {
     print!("{}", report::Banner);
     print!("{}", report::INITIALIZING_WORKERS);
     let threads = bench.general.threads;
@@ -129,7 +150,7 @@ async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     let seed = seed(bench);
     let mut tasks = JoinSet::new();
     for thread in 0..threads {
-        let options = connect_options(bench, thread as usize);
+        let options = connect_options(bench, tls, thread as usize);
         let dry_run = bench.mysql.dry_run;
         let workload = workload.clone();
         let rng = Rng::for_thread(seed, thread, params);
@@ -172,13 +193,13 @@ fn progress_message(sql: &str, loading: &mut String, table_size: u32) -> Option<
     None
 }
 
-async fn prewarm(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+async fn prewarm(bench: &Bench, tls: Option<&ClientTls>, workload: Arc<dyn Workload>) -> Result<(), RunError> {
     print!("{}", report::Banner);
     print!("{}", report::INITIALIZING_WORKERS);
     let threads = bench.general.threads;
     let mut tasks = JoinSet::new();
     for thread in 0..threads {
-        let options = connect_options(bench, thread as usize);
+        let options = connect_options(bench, tls, thread as usize);
         let dry_run = bench.mysql.dry_run;
         let workload = workload.clone();
         tasks.spawn(async move {
@@ -194,9 +215,9 @@ async fn prewarm(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     join_all(tasks).await
 }
 
-async fn cleanup(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+async fn cleanup(bench: &Bench, tls: Option<&ClientTls>, workload: Arc<dyn Workload>) -> Result<(), RunError> {
     print!("{}", report::Banner);
-    let mut conn = connect_unless_dry(&connect_options(bench, 0), bench.mysql.dry_run).await?;
+    let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
     for sql in workload.cleanup() {
         if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
             println!("Dropping table '{table}'...");
@@ -261,6 +282,7 @@ enum Loops {
 /// spreads them evenly over the loops: connection n to loop n % loops.
 fn open_loops(
     bench: &Bench,
+    tls: Option<&ClientTls>,
     runtime: &tokio::runtime::Runtime,
     statements: &Arc<Vec<StatementSpec>>,
     text_mode: bool,
@@ -274,7 +296,7 @@ fn open_loops(
         let mut tasks = JoinSet::new();
         for n in 0..threads {
             let redial =
-                Redial { options: connect_options(bench, n), statements: statements.clone(), prepare: !text_mode };
+                Redial { options: connect_options(bench, tls, n), statements: statements.clone(), prepare: !text_mode };
             let gate = gate.clone();
             tasks.spawn(async move {
                 let _permit = gate.acquire_owned().await.map_err(|e| RunError::Setup(e.to_string()))?;
@@ -311,7 +333,12 @@ fn open_loops(
     Ok(plans)
 }
 
-fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Runtime) -> Result<(), RunError> {
+fn run(
+    bench: &Bench,
+    tls: Option<&ClientTls>,
+    workload: Arc<dyn Workload>,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(), RunError> {
     let general = &bench.general;
     let threads = general.threads as usize;
     let params = rand_params(bench)?;
@@ -383,7 +410,7 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
         }
         Loops::Dry(plans)
     } else {
-        Loops::Net(open_loops(bench, runtime, &statements, text_mode, &cpus, loops, new_session)?)
+        Loops::Net(open_loops(bench, tls, runtime, &statements, text_mode, &cpus, loops, new_session)?)
     };
     let per_loop: Vec<usize> = match &plans {
         Loops::Net(plans) => plans.iter().map(|p| p.connections.len()).collect(),

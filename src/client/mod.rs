@@ -6,6 +6,7 @@
 mod endpoint;
 mod error;
 mod stream;
+mod tls;
 
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use wirebench_protocol::response::{
 };
 use wirebench_protocol::ProtocolError;
 
+use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
 
 pub use endpoint::Endpoint;
@@ -44,6 +46,8 @@ pub struct ConnectOptions {
     pub server_public_key: Option<Vec<u8>>,
     /// The largest packet accepted from the server.
     pub max_packet_size: u32,
+    /// TLS to the server (`--mysql-ssl`), or none.
+    pub tls: Option<ClientTls>,
 }
 
 impl ConnectOptions {
@@ -57,6 +61,7 @@ impl ConnectOptions {
             deprecate_eof: true,
             server_public_key: None,
             max_packet_size: wirebench_protocol::constants::DEFAULT_MAX_PACKET_SIZE,
+            tls: None,
         }
     }
 
@@ -69,7 +74,11 @@ impl ConnectOptions {
         let mut config = HandshakeConfig::new(self.user.clone(), self.password.clone().into_bytes());
         config.database = self.database.clone();
         config.secure_transport = self.endpoint.is_secure_transport();
-        config.tls = TlsMode::Disabled;
+        config.tls = match &self.tls {
+            None => TlsMode::Disabled,
+            Some(tls) if !tls.required() => TlsMode::Preferred,
+            Some(_) => TlsMode::Required,
+        };
         config.server_public_key = self.server_public_key.clone();
         config.deprecate_eof = self.deprecate_eof;
         config.max_packet_size = self.max_packet_size;
@@ -142,18 +151,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         };
         let mut machine = ClientHandshake::new(options.handshake_config());
         loop {
-            let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| io.protocol_error(e))?;
+            let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| match &options.tls {
+                Some(tls) => tls::not_offered(tls, &io.endpoint, e),
+                None => io.protocol_error(e),
+            })?;
             io.rbuf.advance(used);
             io.flush().await?;
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
                 HandshakeStep::Done(session) => {
-                    io.apply_transport(Transport::plain());
+                    // TLS, started mid-login, stays.
+                    if io.transport.is_plain() {
+                        io.apply_transport(Transport::plain());
+                    }
                     return Ok(Connection { io, session });
                 }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
                 HandshakeStep::StartTls => {
-                    return Err(io.usage_error("the server requires TLS, which this connection does not speak yet"))
+                    io.start_tls(options).await?;
+                    machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.protocol_error(e))?;
                 }
             }
         }
@@ -166,6 +182,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     pub fn endpoint(&self) -> &Endpoint {
         &self.io.endpoint
+    }
+
+    /// The TLS cipher suite in use (IANA name), or `None` without TLS.
+    pub fn tls_cipher(&self) -> Option<&'static str> {
+        self.io.transport.tls().and_then(|tls| tls.cipher_name())
     }
 
     /// Takes the connection apart for an event loop that drives the socket
@@ -412,6 +433,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
             self.wire = std::mem::take(&mut self.rbuf);
         }
         self.transport = transport;
+    }
+
+    /// The SSLRequest is out: runs the TLS handshake on the socket and puts
+    /// TLS under the packet stream.
+    async fn start_tls(&mut self, options: &ConnectOptions) -> Result<()> {
+        let Some(config) = &options.tls else {
+            return Err(self.usage_error("the login asked for TLS, which was not configured"));
+        };
+        if !self.rbuf.is_empty() {
+            // The server must wait for the ClientHello.
+            return Err(self.protocol_error(ProtocolError::UnexpectedMessage {
+                state: "starting TLS",
+                got: "server bytes before the TLS handshake",
+            }));
+        }
+        self.scratch.clear();
+        let layer = tls::handshake(&mut self.stream, config, &self.endpoint, &mut self.scratch).await?;
+        self.rbuf.extend_from_slice(&self.scratch);
+        self.transport.start_tls(layer);
+        Ok(())
     }
 
     fn read_error(&self, error: Option<std::io::Error>) -> ClientError {

@@ -278,14 +278,13 @@ enum Loops {
     Dry(Vec<DryLoopPlan>),
 }
 
-/// Logs in and prepares every connection, a bounded number at a time, and
-/// spreads them evenly over the loops: connection n to loop n % loops.
+/// Logs in and prepares every connection (`redial(n)` says how), a bounded
+/// number at a time, and spreads them evenly over the loops: connection n
+/// to loop n % loops.
 fn open_loops(
     bench: &Bench,
-    tls: Option<&ClientTls>,
     runtime: &tokio::runtime::Runtime,
-    statements: &Arc<Vec<StatementSpec>>,
-    text_mode: bool,
+    redial: impl Fn(usize) -> Redial,
     cpus: &[usize],
     loops: usize,
     new_session: impl Fn(usize, usize, Vec<ExecuteTemplate>, Capabilities) -> Session,
@@ -295,8 +294,7 @@ fn open_loops(
         let gate = Arc::new(Semaphore::new(CONNECT_PARALLELISM));
         let mut tasks = JoinSet::new();
         for n in 0..threads {
-            let redial =
-                Redial { options: connect_options(bench, tls, n), statements: statements.clone(), prepare: !text_mode };
+            let redial = redial(n);
             let gate = gate.clone();
             tasks.spawn(async move {
                 let _permit = gate.acquire_owned().await.map_err(|e| RunError::Setup(e.to_string()))?;
@@ -326,7 +324,7 @@ fn open_loops(
         let socket =
             runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
         let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
-        let session = new_session(n, plan.connections.len(), templates(statements, &ids)?, login.capabilities);
+        let session = new_session(n, plan.connections.len(), templates(&redial.statements, &ids)?, login.capabilities);
         let leftover = BytesMut::from(&leftover[..]);
         plan.connections.push(ConnPlan { endpoint, socket, leftover, session, transport, redial });
     }
@@ -392,6 +390,11 @@ fn run(
         None
     };
     let pipeline = bench.engine.pipeline.max(1) as usize;
+    let redial = |n: usize| Redial {
+        options: connect_options(bench, tls, n),
+        statements: statements.clone(),
+        prepare: !text_mode,
+    };
     let new_session = |n: usize, index: usize, templates: Vec<ExecuteTemplate>, caps: Capabilities| {
         let script = workload.script(ScriptContext { thread: n as u32, threads: threads as u32 });
         let rng = Rng::for_thread(seed, n as u32, params);
@@ -410,7 +413,7 @@ fn run(
         }
         Loops::Dry(plans)
     } else {
-        Loops::Net(open_loops(bench, tls, runtime, &statements, text_mode, &cpus, loops, new_session)?)
+        Loops::Net(open_loops(bench, runtime, redial, &cpus, loops, new_session)?)
     };
     let per_loop: Vec<usize> = match &plans {
         Loops::Net(plans) => plans.iter().map(|p| p.connections.len()).collect(),

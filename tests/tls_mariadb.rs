@@ -287,3 +287,50 @@ fn same_counts_as_sysbench_with_mysql_ssl_on() {
     assert_eq!(ours, theirs, "wirebench vs sysbench: read, write, other, transactions, ignored errors");
     assert_eq!(theirs[3], 150);
 }
+
+#[test]
+fn killed_tls_connections_reconnect_over_tls() {
+    let Some((server, dir)) = rig() else { return };
+    let _serial = serial();
+    let cwd = sysbench_dir(&dir, "tls-reconnect");
+    let mut args = mysql_args(&server);
+    args[0] = "oltp_point_select".into();
+    stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
+    stdout_of(&wirebench(&cwd.0, &args, "prepare"), "prepare");
+    let mut run = args.clone();
+    run.extend(["--threads=2", "--time=4", "--mysql-ignore-errors=2013,2006"].map(String::from));
+    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        .args(&run)
+        .arg("run")
+        .current_dir(&cwd.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut killed = 0;
+    for _ in 0..2 {
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        killed += runtime.block_on(async {
+            let options = options(server.tcp(), "sbtest_x509", &verify_identity(&dir, true), &dir);
+            let mut conn = Connection::connect(&options).await.unwrap();
+            let ids = conn
+                .query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'sbtest_x509' AND ID <> CONNECTION_ID()")
+                .await
+                .unwrap();
+            let ids: Vec<String> = rows(&ids).into_iter().filter_map(|row| row[0].clone()).collect();
+            for id in &ids {
+                // Already gone (1094) is fine.
+                let _ = conn.query(&format!("KILL {id}")).await;
+            }
+            ids.len()
+        });
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = stdout_of(&output, "run with kills");
+    assert!(killed > 0, "nothing to kill");
+    assert!(number_after(&stdout, "reconnects:") > 0, "{stdout}");
+    assert_eq!(number_after(&stdout, "ignored errors:"), 0, "{stdout}");
+    assert!(number_after(&stdout, "transactions:") > 0, "{stdout}");
+    stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
+}

@@ -175,6 +175,27 @@ mod tests {
     }
 
     #[test]
+    fn mysql_ssl_takes_booleans_and_master_modes() {
+        for (value, expected) in [
+            (None, SslMode::On),
+            (Some("on"), SslMode::On),
+            (Some("1"), SslMode::On),
+            (Some("off"), SslMode::Disabled),
+            (Some("disabled"), SslMode::Disabled),
+            (Some("PREFERRED"), SslMode::Preferred),
+            (Some("Required"), SslMode::Required),
+            (Some("verify_ca"), SslMode::VerifyCa),
+            (Some("VERIFY_IDENTITY"), SslMode::VerifyIdentity),
+        ] {
+            assert_eq!(ssl_mode(&opt(value)).unwrap(), expected, "{value:?}");
+        }
+        for bad in ["ON", "yes", "verify", ""] {
+            let err = ssl_mode(&opt(Some(bad))).unwrap_err().to_string();
+            assert!(err.contains("VERIFY_IDENTITY"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn ints_are_strtol_within_int() {
         assert_eq!(int(&opt(Some("42")), 0, 100, "").unwrap(), 42);
         assert_eq!(int(&opt(Some("+4")), 0, 100, "").unwrap(), 4);

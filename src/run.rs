@@ -319,6 +319,9 @@ fn open_loops(
     let mut plans: Vec<LoopPlan> =
         (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
     for (n, conn, ids, redial) in opened {
+        if n == 0 {
+            say_tls(&conn, redial.options.tls.as_ref());
+        }
         let endpoint = conn.endpoint().clone();
         let (stream, leftover, login, transport) = conn.into_parts();
         let socket =
@@ -329,6 +332,20 @@ fn open_loops(
         plan.connections.push(ConnPlan { endpoint, socket, leftover, session, transport, redial });
     }
     Ok(plans)
+}
+
+/// One line on stderr about what TLS the run measures (from its first
+/// connection), or that PREFERRED found none.
+fn say_tls(conn: &Connection, tls: Option<&ClientTls>) {
+    let Some(tls) = tls else { return };
+    match conn.tls_description() {
+        Some(description) => eprintln!("wirebench: TLS to {}: {description}", conn.endpoint()),
+        None => eprintln!(
+            "wirebench: --mysql-ssl={}: {} offers no TLS; the connections are plain text",
+            tls.mode,
+            conn.endpoint()
+        ),
+    }
 }
 
 fn run(

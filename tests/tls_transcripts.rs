@@ -461,3 +461,45 @@ async fn garbage_or_an_alert_where_tls_records_belong_is_an_error() {
     let message = result.unwrap_err().to_string();
     assert!(message.contains("closed the connection during the TLS handshake"), "{message}");
 }
+
+/// The binary against a server without TLS (the null server): `on` stops
+/// with the advice, PREFERRED runs in plain text and says so, and a bad
+/// cipher name or a missing file stops before connecting.
+#[test]
+fn the_command_line_against_a_server_without_tls() {
+    use wirebench::null_server::{NullServer, NullServerConfig};
+    let config = NullServerConfig { tcp: Some("127.0.0.1:0".parse().unwrap()), ..NullServerConfig::default() };
+    let server = NullServer::start(config).expect("the null server starts");
+    let addr = server.local_addr().expect("it listens on TCP");
+    let dir = ScratchDir::new("tls-cli");
+    let run = |extra: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            .args(["oltp_point_select", "--mysql-host=127.0.0.1", "--events=20", "--time=0"])
+            .arg(format!("--mysql-port={}", addr.port()))
+            .args(extra)
+            .arg("run")
+            .current_dir(&dir.0)
+            .output()
+            .unwrap();
+        (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (ok, stderr) = run(&["--mysql-ssl=on"]);
+    assert!(!ok);
+    assert!(stderr.contains(&format!("cacert.pem not found in {}", dir.0.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("FATAL: unable to connect: 127.0.0.1:{}: --mysql-ssl=on requires TLS", addr.port())),
+        "{stderr}"
+    );
+    let (ok, stderr) = run(&["--mysql-ssl=PREFERRED"]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("--mysql-ssl=PREFERRED: 127.0.0.1:") && stderr.contains("offers no TLS"), "{stderr}");
+    let (ok, stderr) = run(&["--mysql-ssl=REQUIRED", "--mysql-ssl-cipher=RC4-MD5"]);
+    assert!(!ok);
+    assert!(stderr.contains("FATAL: --mysql-ssl-cipher: unknown or unsupported cipher \"RC4-MD5\""), "{stderr}");
+    let (ok, stderr) = run(&["--mysql-ssl=VERIFY_CA", "--mysql-ssl-ca=nowhere.pem"]);
+    assert!(!ok);
+    assert!(stderr.contains("FATAL: --mysql-ssl-ca: cannot read nowhere.pem"), "{stderr}");
+    // Off: nothing about TLS.
+    let (ok, stderr) = run(&["--mysql-ssl=off"]);
+    assert!(ok && !stderr.contains("TLS"), "{stderr}");
+}

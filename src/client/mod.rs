@@ -189,6 +189,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.io.transport.tls().and_then(|tls| tls.cipher_name())
     }
 
+    /// "TLSv1.3, TLS13_AES_256_GCM_SHA384", or `None` without TLS.
+    pub fn tls_description(&self) -> Option<String> {
+        let tls = self.io.transport.tls()?;
+        let version = tls.protocol_version().unwrap_or("TLS").replace('_', ".");
+        Some(format!("{version}, {}", tls.cipher_name().unwrap_or("unknown cipher")))
+    }
+
     /// Takes the connection apart for an event loop that drives the socket
     /// itself: the stream, any bytes already read from it (wire bytes, still
     /// to go through the transport), the session, and the transport.

@@ -1,7 +1,7 @@
-//! What sits between the socket and the MySQL packet stream once a
-//! connection is logged in: nothing (the usual case), zlib compression
-//! (`--mysql-compression=on`, CLIENT_COMPRESS), TLS, or TLS carrying
-//! compression.
+//! What sits between the socket and the MySQL packet stream: nothing (the
+//! usual case), zlib compression (`--mysql-compression=on`, CLIENT_COMPRESS,
+//! once logged in), TLS (`--mysql-ssl`, from the login's SSLRequest on), or
+//! TLS carrying compression.
 //!
 //! The async client and both engine backends move bytes through the same
 //! [`Transport`]: what the socket delivered goes through [`Transport::decode`]

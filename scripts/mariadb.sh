@@ -20,6 +20,15 @@
 # sbtest.*; sbtest authenticates with mysql_native_password, sbtest_ed with
 # ed25519. The administrator is the OS user running this script, through the
 # unix_socket plugin on the socket.
+#
+# TLS: the data directory's tls/ holds a test CA (ca.pem, also as cacert.pem,
+# the name sysbench 1.0.20 reads), a server certificate for 127.0.0.1 and
+# localhost, and a client certificate (client-cert.pem, client-key.pem), made
+# with openssl on the first start; other-ca.pem is a CA that signed nothing
+# here. So a run started in that directory finds what `--mysql-ssl=on` wants.
+# Users sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password
+# "sbtest", have all privileges on sbtest.* and sbtest_tls.*; so has sbtest
+# on sbtest_tls.*. `env` exports the directory as WIREBENCH_TEST_TLS_DIR.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -37,6 +46,7 @@ PIDFILE=$DIR/mariadbd.pid
 ERRLOG=$DIR/error.log
 INSTALL_LOG=$DIR/install-db.log
 INITIALIZED=$DIR/.initialized
+TLS_DIR=$DIR/tls
 START_TIMEOUT=${WIREBENCH_MARIADB_START_TIMEOUT:-120}
 STOP_TIMEOUT=60
 ADMIN_USER=$(id -un)
@@ -95,6 +105,7 @@ error_log_tail() {
 
 ensure_installed() {
     need_mariadb
+    need openssl openssl
     if [ "${#NEEDED_PACKAGES[@]}" -gt 0 ]; then
         step "installing MariaDB"
         install_needed
@@ -128,6 +139,51 @@ ensure_datadir() {
     touch "$INITIALIZED"
 }
 
+# The test PKI, made once; a directory left half-made is made again. Every
+# certificate is valid for 100 years so that a kept data directory never
+# expires under the tests.
+ensure_certificates() {
+    if [ -e "$TLS_DIR/.complete" ]; then
+        return
+    fi
+    have openssl || die "openssl is missing; it makes the rig's TLS certificates (apt-get install openssl)"
+    say "creating a test CA and server/client certificates in $TLS_DIR"
+    rm -rf "$TLS_DIR"
+    mkdir -p "$TLS_DIR"
+    local days=36500 log=$TLS_DIR/openssl.log
+    (
+        set -e
+        cd "$TLS_DIR"
+        ca() { # ca NAME SUBJECT
+            openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1-key.pem" -out "$1.pem" -days $days \
+                -subj "$2" -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+        }
+        leaf() { # leaf NAME SUBJECT EXTENSIONS SERIAL
+            openssl req -newkey rsa:2048 -nodes -keyout "$1-key.pem" -out "$1.csr" -subj "$2"
+            printf '%s\n' "$3" >"$1.ext"
+            openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca-key.pem -set_serial "$4" -days $days \
+                -extfile "$1.ext" -out "$1-cert.pem"
+            rm -f "$1.csr" "$1.ext"
+        }
+        ca ca '/CN=wirebench test CA'
+        ca other-ca '/CN=wirebench other CA'
+        leaf server /CN=localhost "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,DNS:localhost" 1001
+        leaf client /CN=sbtest_x509 "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=clientAuth" 1002
+        cp ca.pem cacert.pem
+        rm -f other-ca-key.pem
+    ) >"$log" 2>&1 || {
+        cat "$log" >&2
+        die "making the test certificates failed (log: $log)"
+    }
+    chmod 644 "$TLS_DIR"/*.pem
+    touch "$TLS_DIR/.complete"
+}
+
 server_args() {
     SERVER_ARGS=(--no-defaults
         --datadir="$DATADIR"
@@ -152,7 +208,10 @@ server_args() {
         --innodb-log-file-size=256M
         --innodb-flush-log-at-trx-commit=2
         --character-set-server=utf8mb4
-        --collation-server=utf8mb4_general_ci)
+        --collation-server=utf8mb4_general_ci
+        --ssl-ca="$TLS_DIR/ca.pem"
+        --ssl-cert="$TLS_DIR/server-cert.pem"
+        --ssl-key="$TLS_DIR/server-key.pem")
     [ "$(id -u)" -eq 0 ] && SERVER_ARGS+=(--user=root)
     if [ -n "${WIREBENCH_MARIADB_ARGS:-}" ]; then
         local extra
@@ -190,14 +249,14 @@ wait_until_ready() {
 # Idempotent: run after every start, so a data directory made by an older
 # version of this script gets every account, and altered passwords are reset.
 provision() {
-    say "ensuring database sbtest; users sbtest (mysql_native_password) and sbtest_ed (ed25519), password 'sbtest', from 'localhost' and '%'"
+    say "ensuring databases sbtest, sbtest_tls; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
     local plugin
     plugin=$(admin_sql "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
     if [ -z "$plugin" ]; then
         say "installing the ed25519 authentication plugin"
         admin_sql "INSTALL SONAME 'auth_ed25519'"
     fi
-    local sql="CREATE DATABASE IF NOT EXISTS sbtest;" host
+    local sql="CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS sbtest_tls;" host user
     for host in localhost %; do
         sql+="
 CREATE USER IF NOT EXISTS 'sbtest'@'$host';
@@ -205,7 +264,15 @@ ALTER USER 'sbtest'@'$host' IDENTIFIED VIA mysql_native_password USING PASSWORD(
 GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest'@'$host';
 CREATE USER IF NOT EXISTS 'sbtest_ed'@'$host';
 ALTER USER 'sbtest_ed'@'$host' IDENTIFIED VIA ed25519 USING PASSWORD('sbtest');
-GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest_ed'@'$host';"
+GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest_ed'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_tls\`.* TO 'sbtest'@'$host';"
+        for user in sbtest_tls:SSL sbtest_x509:X509; do
+            sql+="
+CREATE USER IF NOT EXISTS '${user%%:*}'@'$host';
+ALTER USER '${user%%:*}'@'$host' IDENTIFIED VIA mysql_native_password USING PASSWORD('sbtest') REQUIRE ${user#*:};
+GRANT ALL PRIVILEGES ON sbtest.* TO '${user%%:*}'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_tls\`.* TO '${user%%:*}'@'$host';"
+        done
     done
     admin_sql "$sql" || die "creating the test accounts failed"
 }
@@ -229,6 +296,10 @@ cmd_start() {
     if pid=$(server_pid); then
         say "already running (pid $pid); not starting another"
         wait_until_ready "$pid"
+        ensure_certificates
+        if [ "$(admin_sql 'SELECT @@have_ssl')" != YES ]; then
+            say "warning: this server runs without TLS (started by an older scripts/mariadb.sh?); restart it for the TLS tests: scripts/mariadb.sh restart"
+        fi
         provision
         describe "$pid"
         return
@@ -248,6 +319,7 @@ cmd_start() {
         die "socket path $SOCKET is longer than 107 bytes; set WIREBENCH_MARIADB_DIR to a shorter directory"
     fi
     ensure_datadir
+    ensure_certificates
     mkdir -p "$DIR/tmp"
     server_args
     raise_open_files_limit
@@ -312,6 +384,7 @@ cmd_env() {
     printf 'export WIREBENCH_TEST_HOST=%q\n' "$HOST"
     printf 'export WIREBENCH_TEST_PORT=%q\n' "$PORT"
     printf 'export WIREBENCH_TEST_SOCKET=%q\n' "$SOCKET"
+    printf 'export WIREBENCH_TEST_TLS_DIR=%q\n' "$TLS_DIR"
     server_pid >/dev/null || say "warning: the server is not running; start it with scripts/mariadb.sh start"
 }
 

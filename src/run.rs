@@ -22,6 +22,7 @@ use crate::driver::{
 use crate::rand::{srandom_seed, RandParams, Rng};
 use crate::stats::report::{self, CheckpointLine, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader};
 use crate::stats::{Collector, Interval, StatsBoard};
+use crate::transport::tls::{self, ClientTls};
 use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
 
 /// A failure that ends the command, printed as `FATAL: ...`.
@@ -55,8 +56,9 @@ pub fn endpoint(bench: &Bench, n: usize) -> Endpoint {
     }
 }
 
-fn connect_options(bench: &Bench, n: usize) -> ConnectOptions {
+fn connect_options(bench: &Bench, tls: Option<&ClientTls>, n: usize) -> ConnectOptions {
     let mut options = ConnectOptions::new(endpoint(bench, n), bench.mysql.user.clone(), bench.mysql.password.clone());
+    options.tls = tls.cloned();
     if !bench.mysql.db.is_empty() {
         options.database = Some(bench.mysql.db.clone());
     }
@@ -69,7 +71,10 @@ fn connect_options(bench: &Bench, n: usize) -> ConnectOptions {
 fn connect_error(error: ClientError) -> RunError {
     let hint = match error.server_error().map(|e| e.code) {
         Some(1040) => "; the server's max_connections is reached: raise it or use fewer --threads",
-        Some(1045) => "; check --mysql-user and --mysql-password",
+        Some(1045) => {
+            "; check --mysql-user and --mysql-password (an account that REQUIREs SSL or X509 also needs --mysql-ssl, \
+             and X509 a client certificate)"
+        }
         Some(1044 | 1049) => "; check --mysql-db (create the database first)",
         _ => match error {
             ClientError::Io { .. } | ClientError::Timeout { .. } => {
@@ -90,19 +95,6 @@ fn seed(bench: &Bench) -> u32 {
     srandom_seed(bench.rand.seed, now)
 }
 
-/// Options wirebench parses but cannot honour yet: refused, never ignored,
-/// so that no run silently means something else than the user wrote.
-fn refuse_unsupported(bench: &Bench) -> Result<(), RunError> {
-    let needs_server = bench.command != Command::Help && !bench.mysql.dry_run;
-    if needs_server && bench.mysql.ssl {
-        return Err(RunError::Setup(
-            "--mysql-ssl=on: wirebench does not speak TLS to the server yet; run without it (or use sysbench for TLS runs)"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
 /// `--mysql-compression=on` against a server that does not offer
 /// compression: libmysqlclient runs uncompressed without a word; wirebench
 /// goes on too, but says so, once.
@@ -120,7 +112,6 @@ fn warn_if_uncompressed(options: &ConnectOptions, conn: &Connection) {
 
 /// Runs `bench.command` for `workload`.
 pub fn execute(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
-    refuse_unsupported(bench)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -131,14 +122,30 @@ pub fn execute(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunErro
             print!("{}", crate::cli::test_help(bench.test));
             Ok(())
         }
-        Command::Prepare => runtime.block_on(prepare(bench, workload)),
-        Command::Prewarm => runtime.block_on(prewarm(bench, workload)),
-        Command::Cleanup => runtime.block_on(cleanup(bench, workload)),
-        Command::Run => run(bench, workload, &runtime),
+        Command::Prepare => runtime.block_on(prepare(bench, tls_config(bench)?.as_ref(), workload)),
+        Command::Prewarm => runtime.block_on(prewarm(bench, tls_config(bench)?.as_ref(), workload)),
+        Command::Cleanup => runtime.block_on(cleanup(bench, tls_config(bench)?.as_ref(), workload)),
+        Command::Run => run(bench, tls_config(bench)?.as_ref(), workload, &runtime),
     }
 }
 
-async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+/// `--mysql-ssl*` as a TLS configuration for every connection, or none
+/// (also with `--mysql-dry-run`, which connects nowhere). Says on stderr
+/// what it decided for the user (a sysbench file name not found, ...).
+fn tls_config(bench: &Bench) -> Result<Option<ClientTls>, RunError> {
+    if bench.mysql.dry_run {
+        return Ok(None);
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| RunError::Setup(format!("--mysql-ssl: cannot tell the current directory: {e}")))?;
+    let setup = tls::client_tls(&bench.mysql, &cwd).map_err(|e| RunError::Setup(e.to_string()))?;
+    for note in &setup.notes {
+        eprintln!("wirebench: {note}");
+    }
+    Ok(setup.tls)
+}
+
+async fn prepare(bench: &Bench, tls: Option<&ClientTls>, workload: Arc<dyn Workload>) -> Result<(), RunError> {
     print!("{}", report::Banner);
     print!("{}", report::INITIALIZING_WORKERS);
     let threads = bench.general.threads;
@@ -147,7 +154,7 @@ async fn prepare(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     let seed = seed(bench);
     let mut tasks = JoinSet::new();
     for thread in 0..threads {
-        let options = connect_options(bench, thread as usize);
+        let options = connect_options(bench, tls, thread as usize);
         let dry_run = bench.mysql.dry_run;
         let workload = workload.clone();
         let rng = Rng::for_thread(seed, thread, params);
@@ -190,13 +197,13 @@ fn progress_message(sql: &str, loading: &mut String, table_size: u32) -> Option<
     None
 }
 
-async fn prewarm(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+async fn prewarm(bench: &Bench, tls: Option<&ClientTls>, workload: Arc<dyn Workload>) -> Result<(), RunError> {
     print!("{}", report::Banner);
     print!("{}", report::INITIALIZING_WORKERS);
     let threads = bench.general.threads;
     let mut tasks = JoinSet::new();
     for thread in 0..threads {
-        let options = connect_options(bench, thread as usize);
+        let options = connect_options(bench, tls, thread as usize);
         let dry_run = bench.mysql.dry_run;
         let workload = workload.clone();
         tasks.spawn(async move {
@@ -212,9 +219,9 @@ async fn prewarm(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunEr
     join_all(tasks).await
 }
 
-async fn cleanup(bench: &Bench, workload: Arc<dyn Workload>) -> Result<(), RunError> {
+async fn cleanup(bench: &Bench, tls: Option<&ClientTls>, workload: Arc<dyn Workload>) -> Result<(), RunError> {
     print!("{}", report::Banner);
-    let mut conn = connect_unless_dry(&connect_options(bench, 0), bench.mysql.dry_run).await?;
+    let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
     for sql in workload.cleanup() {
         if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
             println!("Dropping table '{table}'...");
@@ -279,13 +286,13 @@ enum Loops {
     Dry(Vec<DryLoopPlan>),
 }
 
-/// Logs in and prepares every connection, a bounded number at a time, and
-/// spreads them evenly over the loops: connection n to loop n % loops.
+/// Logs in and prepares every connection (`redial(n)` says how), a bounded
+/// number at a time, and spreads them evenly over the loops: connection n
+/// to loop n % loops.
 fn open_loops(
     bench: &Bench,
     runtime: &tokio::runtime::Runtime,
-    statements: &Arc<Vec<StatementSpec>>,
-    text_mode: bool,
+    redial: impl Fn(usize) -> Redial,
     cpus: &[usize],
     loops: usize,
     new_session: impl Fn(usize, usize, Vec<ExecuteTemplate>, Capabilities) -> Session,
@@ -295,8 +302,7 @@ fn open_loops(
         let gate = Arc::new(Semaphore::new(CONNECT_PARALLELISM));
         let mut tasks = JoinSet::new();
         for n in 0..threads {
-            let redial =
-                Redial { options: connect_options(bench, n), statements: statements.clone(), prepare: !text_mode };
+            let redial = redial(n);
             let gate = gate.clone();
             tasks.spawn(async move {
                 let _permit = gate.acquire_owned().await.map_err(|e| RunError::Setup(e.to_string()))?;
@@ -321,19 +327,41 @@ fn open_loops(
     let mut plans: Vec<LoopPlan> =
         (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
     for (n, conn, ids, redial) in opened {
+        if n == 0 {
+            say_tls(&conn, redial.options.tls.as_ref());
+        }
         let endpoint = conn.endpoint().clone();
         let (stream, leftover, login, transport) = conn.into_parts();
         let socket =
             runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
         let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
-        let session = new_session(n, plan.connections.len(), templates(statements, &ids)?, login.capabilities);
+        let session = new_session(n, plan.connections.len(), templates(&redial.statements, &ids)?, login.capabilities);
         let leftover = BytesMut::from(&leftover[..]);
         plan.connections.push(ConnPlan { endpoint, socket, leftover, session, transport, redial });
     }
     Ok(plans)
 }
 
-fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Runtime) -> Result<(), RunError> {
+/// One line on stderr about what TLS the run measures (from its first
+/// connection), or that PREFERRED found none.
+fn say_tls(conn: &Connection, tls: Option<&ClientTls>) {
+    let Some(tls) = tls else { return };
+    match conn.tls_description() {
+        Some(description) => eprintln!("wirebench: TLS to {}: {description}", conn.endpoint()),
+        None => eprintln!(
+            "wirebench: --mysql-ssl={}: {} offers no TLS; the connections are plain text",
+            tls.mode,
+            conn.endpoint()
+        ),
+    }
+}
+
+fn run(
+    bench: &Bench,
+    tls: Option<&ClientTls>,
+    workload: Arc<dyn Workload>,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(), RunError> {
     let general = &bench.general;
     let threads = general.threads as usize;
     let params = rand_params(bench)?;
@@ -376,6 +404,11 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
         None
     };
     let pipeline = bench.engine.pipeline.max(1) as usize;
+    let redial = |n: usize| Redial {
+        options: connect_options(bench, tls, n),
+        statements: statements.clone(),
+        prepare: !text_mode,
+    };
     let new_session = |n: usize, index: usize, templates: Vec<ExecuteTemplate>, caps: Capabilities| {
         let script = workload.script(ScriptContext { thread: n as u32, threads: threads as u32 });
         let rng = Rng::for_thread(seed, n as u32, params);
@@ -394,7 +427,7 @@ fn run(bench: &Bench, workload: Arc<dyn Workload>, runtime: &tokio::runtime::Run
         }
         Loops::Dry(plans)
     } else {
-        Loops::Net(open_loops(bench, runtime, &statements, text_mode, &cpus, loops, new_session)?)
+        Loops::Net(open_loops(bench, runtime, redial, &cpus, loops, new_session)?)
     };
     let per_loop: Vec<usize> = match &plans {
         Loops::Net(plans) => plans.iter().map(|p| p.connections.len()).collect(),

@@ -542,7 +542,12 @@ fn mysql(opts: &Opts, notes: &mut Vec<String>) -> Result<MysqlOptions, CliError>
     if let Some(db) = opts.text("mysql_db")? {
         mysql.db = db;
     }
-    mysql.ssl = opts.flag("mysql_ssl", false)?;
+    if let Some(opt) = opts.get("mysql_ssl") {
+        mysql.ssl = value::ssl_mode(opt)?;
+        if value::boolean(opt).is_err() {
+            notes.push(format!("{}: a sysbench 1.1 (master) value, which sysbench 1.0.20 refuses", opt.shown()));
+        }
+    }
     if let Some(cipher) = opts.text("mysql_ssl_cipher")? {
         mysql.ssl_cipher = cipher;
     }

@@ -129,8 +129,21 @@ pub(crate) const MYSQL: &[OptDef] = &[
     opt("mysql-user", STRING, Some("sbtest"), "MySQL user"),
     opt("mysql-password", STRING, Some(""), "MySQL password"),
     opt("mysql-db", STRING, Some("sbtest"), "MySQL database name"),
-    opt("mysql-ssl", Bool, Some("off"), "use SSL connections"),
-    opt("mysql-ssl-cipher", STRING, Some(""), "use specific cipher for SSL connections"),
+    opt(
+        "mysql-ssl",
+        Bool,
+        Some("off"),
+        "use SSL connections. on: TLS required, with client-key.pem, client-cert.pem and cacert.pem from the current \
+         directory where present (as sysbench 1.0.20); also DISABLED, PREFERRED, REQUIRED, VERIFY_CA (the server \
+         certificate must be signed by --mysql-ssl-ca) or VERIFY_IDENTITY (and name the host), as sysbench master",
+    ),
+    opt(
+        "mysql-ssl-cipher",
+        STRING,
+        Some(""),
+        "use specific cipher for SSL connections: OpenSSL names separated by ':', e.g. ECDHE-RSA-AES128-GCM-SHA256 or \
+         TLS_AES_256_GCM_SHA384; only the named ones are offered",
+    ),
     opt("mysql-compression", Bool, Some("off"), "use compression"),
     opt("mysql-debug", Bool, Some("off"), "trace all client library calls"),
     opt("mysql-ignore-errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\""),

@@ -352,7 +352,10 @@ pub struct MysqlOptions {
     pub user: String,
     pub password: String,
     pub db: String,
-    pub ssl: bool,
+    /// `--mysql-ssl`.
+    pub ssl: SslMode,
+    /// `--mysql-ssl-cipher`: OpenSSL cipher names separated by `:`; empty
+    /// for the defaults.
     pub ssl_cipher: String,
     /// `--mysql-ssl-key/-cert/-ca` (sysbench master). sysbench 1.0.20 uses
     /// `client-key.pem`, `client-cert.pem` and `cacert.pem` in the current
@@ -375,7 +378,7 @@ impl Default for MysqlOptions {
             user: "sbtest".to_owned(),
             password: String::new(),
             db: "sbtest".to_owned(),
-            ssl: false,
+            ssl: SslMode::Disabled,
             ssl_cipher: String::new(),
             ssl_key: None,
             ssl_cert: None,
@@ -407,6 +410,51 @@ impl MysqlOptions {
         let host_index = (n / ports) % self.hosts.len().max(1);
         let host = self.hosts.get(host_index).cloned().unwrap_or_else(|| "localhost".to_owned());
         Endpoint::tcp(host, port)
+    }
+}
+
+/// `--mysql-ssl`: sysbench 1.0.20's on/off, or one of sysbench master's
+/// modes (the MySQL client's `--ssl-mode` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SslMode {
+    /// `off`, `DISABLED`: no TLS.
+    #[default]
+    Disabled,
+    /// `on`, as sysbench 1.0.20: TLS with `client-key.pem`, `client-cert.pem`
+    /// and `cacert.pem` from the current directory, each used when present.
+    On,
+    /// TLS when the server offers it, else plain text.
+    Preferred,
+    /// TLS; the server's certificate is checked only against a CA given.
+    Required,
+    /// TLS; the server's certificate must be signed by `--mysql-ssl-ca`.
+    VerifyCa,
+    /// As `VerifyCa`, and the certificate must name the host connected to.
+    VerifyIdentity,
+}
+
+impl SslMode {
+    /// The spellings `--mysql-ssl` takes besides sysbench's booleans.
+    pub const NAMES: [(&'static str, SslMode); 5] = [
+        ("DISABLED", SslMode::Disabled),
+        ("PREFERRED", SslMode::Preferred),
+        ("REQUIRED", SslMode::Required),
+        ("VERIFY_CA", SslMode::VerifyCa),
+        ("VERIFY_IDENTITY", SslMode::VerifyIdentity),
+    ];
+
+    pub fn enabled(self) -> bool {
+        self != SslMode::Disabled
+    }
+}
+
+impl std::fmt::Display for SslMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self {
+            SslMode::On => "on",
+            mode => SslMode::NAMES.iter().find(|(_, m)| m == mode).map_or("?", |(name, _)| name),
+        };
+        f.write_str(name)
     }
 }
 

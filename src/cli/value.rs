@@ -3,6 +3,7 @@
 
 use super::error::CliError;
 use super::raw::RawOpt;
+use super::SslMode;
 
 fn invalid(opt: &RawOpt, expected: &str) -> CliError {
     CliError::InvalidValue {
@@ -24,6 +25,26 @@ pub(crate) fn boolean(opt: &RawOpt) -> Result<bool, CliError> {
         None | Some("on" | "true" | "1") => Ok(true),
         Some("off" | "false" | "0") => Ok(false),
         Some(_) => Err(invalid(opt, "on, off, true, false, 1 or 0; sysbench takes no other spelling")),
+    }
+}
+
+/// `--mysql-ssl`: a sysbench 1.0.20 boolean (on means [`SslMode::On`]), or
+/// a sysbench master mode name in any case, as master's `strcasecmp`.
+pub(crate) fn ssl_mode(opt: &RawOpt) -> Result<SslMode, CliError> {
+    let by_name = opt.value.as_deref().and_then(|value| {
+        SslMode::NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(value)).map(|(_, mode)| *mode)
+    });
+    match by_name {
+        Some(mode) => Ok(mode),
+        None => match boolean(opt) {
+            Ok(true) => Ok(SslMode::On),
+            Ok(false) => Ok(SslMode::Disabled),
+            Err(_) => Err(invalid(
+                opt,
+                "on or off (sysbench 1.0.20), or DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY \
+                 (sysbench master)",
+            )),
+        },
     }
 }
 
@@ -150,6 +171,27 @@ mod tests {
         }
         for value in ["yes", "no", "ON", "Off", "", "2"] {
             assert!(boolean(&opt(Some(value))).is_err(), "{value}");
+        }
+    }
+
+    #[test]
+    fn mysql_ssl_takes_booleans_and_master_modes() {
+        for (value, expected) in [
+            (None, SslMode::On),
+            (Some("on"), SslMode::On),
+            (Some("1"), SslMode::On),
+            (Some("off"), SslMode::Disabled),
+            (Some("disabled"), SslMode::Disabled),
+            (Some("PREFERRED"), SslMode::Preferred),
+            (Some("Required"), SslMode::Required),
+            (Some("verify_ca"), SslMode::VerifyCa),
+            (Some("VERIFY_IDENTITY"), SslMode::VerifyIdentity),
+        ] {
+            assert_eq!(ssl_mode(&opt(value)).unwrap(), expected, "{value:?}");
+        }
+        for bad in ["ON", "yes", "verify", ""] {
+            let err = ssl_mode(&opt(Some(bad))).unwrap_err().to_string();
+            assert!(err.contains("VERIFY_IDENTITY"), "{bad}: {err}");
         }
     }
 

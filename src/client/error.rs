@@ -31,6 +31,10 @@ pub enum ClientError {
     /// TLS) failed.
     #[error("{endpoint}: {source}")]
     Transport { endpoint: Endpoint, source: TransportError },
+    /// TLS could not be set up: not offered, the handshake failed, a
+    /// certificate was refused. The message says why and what to do.
+    #[error("{endpoint}: {message}")]
+    Tls { endpoint: Endpoint, message: String },
     /// The caller misused the API (wrong parameter count, ...).
     #[error("{endpoint}: {message}")]
     Usage { endpoint: Endpoint, message: String },
@@ -53,6 +57,7 @@ impl ClientError {
             | ClientError::Closed { endpoint, .. }
             | ClientError::Protocol { endpoint, .. }
             | ClientError::Transport { endpoint, .. }
+            | ClientError::Tls { endpoint, .. }
             | ClientError::Usage { endpoint, .. } => endpoint,
         }
     }

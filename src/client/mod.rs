@@ -6,6 +6,7 @@
 mod endpoint;
 mod error;
 mod stream;
+mod tls;
 
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use wirebench_protocol::response::{
 };
 use wirebench_protocol::{Capabilities, ProtocolError};
 
+use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
 
 pub use endpoint::Endpoint;
@@ -48,6 +50,8 @@ pub struct ConnectOptions {
     /// server's offer the connection runs uncompressed, as libmysqlclient
     /// does: see [`Connection::is_compressed`].
     pub compression: bool,
+    /// TLS to the server (`--mysql-ssl`), or none.
+    pub tls: Option<ClientTls>,
 }
 
 impl ConnectOptions {
@@ -62,6 +66,7 @@ impl ConnectOptions {
             server_public_key: None,
             max_packet_size: wirebench_protocol::constants::DEFAULT_MAX_PACKET_SIZE,
             compression: false,
+            tls: None,
         }
     }
 
@@ -74,7 +79,11 @@ impl ConnectOptions {
         let mut config = HandshakeConfig::new(self.user.clone(), self.password.clone().into_bytes());
         config.database = self.database.clone();
         config.secure_transport = self.endpoint.is_secure_transport();
-        config.tls = TlsMode::Disabled;
+        config.tls = match &self.tls {
+            None => TlsMode::Disabled,
+            Some(tls) if !tls.required() => TlsMode::Preferred,
+            Some(_) => TlsMode::Required,
+        };
         config.server_public_key = self.server_public_key.clone();
         config.deprecate_eof = self.deprecate_eof;
         config.max_packet_size = self.max_packet_size;
@@ -152,20 +161,27 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         };
         let mut machine = ClientHandshake::new(options.handshake_config());
         loop {
-            let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| io.protocol_error(e))?;
+            let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| match &options.tls {
+                Some(tls) => tls::not_offered(tls, &io.endpoint, e),
+                None => io.protocol_error(e),
+            })?;
             io.rbuf.advance(used);
             io.flush().await?;
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
                 HandshakeStep::Done(session) => {
-                    // Everything after the login's OK goes through the transport.
-                    let compressed = session.capabilities.contains(Capabilities::COMPRESS);
-                    io.apply_transport(if compressed { Transport::compressed() } else { Transport::plain() });
+                    // Everything after the login's OK goes through the
+                    // transport: TLS, started mid-login, stays; the
+                    // compressed protocol starts now.
+                    if session.capabilities.contains(Capabilities::COMPRESS) {
+                        io.start_compression();
+                    }
                     return Ok(Connection { io, session });
                 }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
                 HandshakeStep::StartTls => {
-                    return Err(io.usage_error("the server requires TLS, which this connection does not speak yet"))
+                    io.start_tls(options).await?;
+                    machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.protocol_error(e))?;
                 }
             }
         }
@@ -183,6 +199,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     /// Whether the connection speaks the compressed protocol.
     pub fn is_compressed(&self) -> bool {
         self.session.capabilities.contains(Capabilities::COMPRESS)
+    }
+
+    /// The TLS cipher suite in use (IANA name), or `None` without TLS.
+    pub fn tls_cipher(&self) -> Option<&'static str> {
+        self.io.transport.tls().and_then(|tls| tls.cipher_name())
+    }
+
+    /// "TLSv1.3, TLS13_AES_256_GCM_SHA384", or `None` without TLS.
+    pub fn tls_description(&self) -> Option<String> {
+        let tls = self.io.transport.tls()?;
+        let version = tls.protocol_version().unwrap_or("TLS").replace('_', ".");
+        Some(format!("{version}, {}", tls.cipher_name().unwrap_or("unknown cipher")))
     }
 
     /// Takes the connection apart for an event loop that drives the socket
@@ -425,20 +453,42 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
         }
     }
 
-    /// Switches to `transport` once logged in: what was read past the
-    /// login is already in the transport's wire form.
-    fn apply_transport(&mut self, transport: Transport) {
-        if !transport.is_plain() {
-            self.wire = std::mem::take(&mut self.rbuf);
+    /// Starts the compressed protocol once logged in (CLIENT_COMPRESS was
+    /// negotiated): what was read past the login's OK is already the
+    /// server's compressed packets, in the socket's form without TLS, or
+    /// decrypted under it.
+    fn start_compression(&mut self) {
+        let unread = std::mem::take(&mut self.rbuf);
+        if self.transport.tls().is_some() {
+            self.transport.start_compression(&unread);
+        } else {
+            self.transport.start_compression(&[]);
+            self.wire = unread;
         }
-        self.transport = transport;
     }
 
-    /// The sequence id the answer to the command just sent starts at:
-    /// `seq`, the one after the command's packets, unless the transport
-    /// decides it (compression numbers the answer after its own packets).
     fn answer_seq(&self, seq: u8) -> u8 {
         self.transport.answer_seq().unwrap_or(seq)
+    }
+
+    /// The SSLRequest is out: runs the TLS handshake on the socket and puts
+    /// TLS under the packet stream.
+    async fn start_tls(&mut self, options: &ConnectOptions) -> Result<()> {
+        let Some(config) = &options.tls else {
+            return Err(self.usage_error("the login asked for TLS, which was not configured"));
+        };
+        if !self.rbuf.is_empty() {
+            // The server must wait for the ClientHello.
+            return Err(self.protocol_error(ProtocolError::UnexpectedMessage {
+                state: "starting TLS",
+                got: "server bytes before the TLS handshake",
+            }));
+        }
+        self.scratch.clear();
+        let layer = tls::handshake(&mut self.stream, config, &self.endpoint, &mut self.scratch).await?;
+        self.rbuf.extend_from_slice(&self.scratch);
+        self.transport.start_tls(layer);
+        Ok(())
     }
 
     fn read_error(&self, error: Option<std::io::Error>) -> ClientError {

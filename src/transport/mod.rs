@@ -1,7 +1,7 @@
-//! What sits between the socket and the MySQL packet stream once a
-//! connection is logged in: nothing (the usual case), zlib compression
-//! (`--mysql-compression=on`, CLIENT_COMPRESS), TLS, or TLS carrying
-//! compression.
+//! What sits between the socket and the MySQL packet stream: nothing (the
+//! usual case), zlib compression (`--mysql-compression=on`, CLIENT_COMPRESS,
+//! once logged in), TLS (`--mysql-ssl`, from the login's SSLRequest on), or
+//! TLS carrying compression.
 //!
 //! The async client and both engine backends move bytes through the same
 //! [`Transport`]: what the socket delivered goes through [`Transport::decode`]
@@ -11,6 +11,7 @@
 //! keep their one-buffer path, so plaintext runs pay nothing for it.
 
 mod compress;
+pub mod tls;
 
 pub(crate) use compress::with_thread_codec;
 
@@ -18,10 +19,19 @@ use std::fmt;
 
 use wirebench_protocol::ProtocolError;
 
+use tls::{TlsError, TlsLayer};
+
 /// A connection's layers below the packet stream, with their state.
 pub struct Transport {
     /// The compressed protocol's codec, when CLIENT_COMPRESS was negotiated.
     zlib: Option<Box<compress::Zlib>>,
+    /// TLS, from the login's SSLRequest on: the outermost layer.
+    tls: Option<Box<TlsLayer>>,
+    /// With TLS under compression: decrypted bytes the compression layer
+    /// has not consumed yet (a partial compressed packet).
+    decrypted: Vec<u8>,
+    /// With compression over TLS: compressed bytes on their way to TLS.
+    compressed: Vec<u8>,
     /// Packet-stream bytes decoded before the connection changed hands and
     /// not yet consumed: the next [`decode`](Self::decode) hands them out first.
     carried: Vec<u8>,
@@ -35,17 +45,31 @@ pub enum TransportError {
     /// resynchronised: it must be closed.
     #[error("compressed protocol: {0}; the connection cannot continue (run without --mysql-compression to rule the compression out)")]
     Compression(#[from] ProtocolError),
+    /// The TLS session failed: an alert from the server, a record that does
+    /// not decrypt. The connection cannot continue.
+    #[error("{0}; the connection cannot continue")]
+    Tls(#[from] TlsError),
 }
 
 impl Transport {
     /// No layer: packet-stream bytes are the wire bytes.
     pub fn plain() -> Self {
-        Transport { zlib: None, carried: Vec::new() }
+        Transport { zlib: None, tls: None, decrypted: Vec::new(), compressed: Vec::new(), carried: Vec::new() }
     }
 
-    /// The compressed protocol (CLIENT_COMPRESS was negotiated).
+    /// The compressed protocol alone (CLIENT_COMPRESS was negotiated).
     pub fn compressed() -> Self {
-        Transport { zlib: Some(Box::new(compress::Zlib::new())), carried: Vec::new() }
+        let mut transport = Transport::plain();
+        transport.start_compression(&[]);
+        transport
+    }
+
+    /// Adds the compressed protocol over what is there (nothing, or TLS)
+    /// once the login is done. `decrypted`: bytes TLS already decrypted
+    /// past the login's OK, the server's first compressed packets.
+    pub fn start_compression(&mut self, decrypted: &[u8]) {
+        self.zlib = Some(Box::new(compress::Zlib::new()));
+        self.decrypted.extend_from_slice(decrypted);
     }
 
     /// Where the server's answer to the last command sent starts its
@@ -61,7 +85,18 @@ impl Transport {
     /// caller passes its bytes through untouched and needs no second buffer.
     #[inline]
     pub fn is_plain(&self) -> bool {
-        self.zlib.is_none()
+        self.zlib.is_none() && self.tls.is_none()
+    }
+
+    /// Puts TLS under everything else, once its handshake is done: every
+    /// byte from now on, both ways, is a TLS record on the socket.
+    pub fn start_tls(&mut self, layer: TlsLayer) {
+        self.tls = Some(Box::new(layer));
+    }
+
+    /// The TLS session, when there is one (for its cipher and version).
+    pub fn tls(&self) -> Option<&TlsLayer> {
+        self.tls.as_deref()
     }
 
     /// Bytes read from the socket: appends the packet-stream bytes they
@@ -72,11 +107,18 @@ impl Transport {
         if !self.carried.is_empty() {
             plain.append(&mut self.carried);
         }
-        match &mut self.zlib {
-            Some(zlib) => zlib.decode(wire, plain),
-            None => {
+        match (&mut self.tls, &mut self.zlib) {
+            (None, None) => {
                 plain.extend_from_slice(wire);
                 Ok(wire.len())
+            }
+            (None, Some(zlib)) => zlib.decode(wire, plain),
+            (Some(tls), None) => Ok(tls.decode(wire, plain)?),
+            (Some(tls), Some(zlib)) => {
+                let used = tls.decode(wire, &mut self.decrypted)?;
+                let inflated = zlib.decode(&self.decrypted, plain)?;
+                self.decrypted.drain(..inflated);
+                Ok(used)
             }
         }
     }
@@ -93,11 +135,17 @@ impl Transport {
     /// Packet-stream bytes to send (whole packets: one or more commands):
     /// appends their wire form to `wire`.
     pub fn encode(&mut self, plain: &[u8], wire: &mut Vec<u8>) -> Result<(), TransportError> {
-        match &mut self.zlib {
-            Some(zlib) => zlib.encode(plain, wire),
-            None => {
+        match (&mut self.tls, &mut self.zlib) {
+            (None, None) => {
                 wire.extend_from_slice(plain);
                 Ok(())
+            }
+            (None, Some(zlib)) => zlib.encode(plain, wire),
+            (Some(tls), None) => Ok(tls.encode(plain, wire)?),
+            (Some(tls), Some(zlib)) => {
+                self.compressed.clear();
+                zlib.encode(plain, &mut self.compressed)?;
+                Ok(tls.encode(&self.compressed, wire)?)
             }
         }
     }
@@ -111,6 +159,6 @@ impl Default for Transport {
 
 impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Transport").field("zlib", &self.zlib.is_some()).finish()
+        f.debug_struct("Transport").field("zlib", &self.zlib.is_some()).field("tls", &self.tls).finish()
     }
 }

@@ -138,3 +138,22 @@ pub fn run_sysbench_script<S: AsRef<std::ffi::OsStr>>(
     );
     stdout
 }
+
+/// The rig's TLS files (`scripts/mariadb.sh env` exports
+/// WIREBENCH_TEST_TLS_DIR): ca.pem = cacert.pem, client-cert.pem,
+/// client-key.pem, other-ca.pem. `None` (the test is skipped) without it;
+/// with WIREBENCH_REQUIRE_SERVER=1 a missing directory fails the test.
+pub fn tls_dir() -> Option<PathBuf> {
+    let required = std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1");
+    match std::env::var_os("WIREBENCH_TEST_TLS_DIR").map(PathBuf::from) {
+        Some(dir) if dir.join("cacert.pem").exists() => Some(dir),
+        Some(dir) if required => panic!("WIREBENCH_TEST_TLS_DIR={} holds no cacert.pem", dir.display()),
+        None if required => panic!(
+            "WIREBENCH_REQUIRE_SERVER=1 but WIREBENCH_TEST_TLS_DIR is not set: eval \"$(scripts/mariadb.sh env)\""
+        ),
+        _ => {
+            eprintln!("skipped: no TLS files (set WIREBENCH_TEST_TLS_DIR, see scripts/mariadb.sh)");
+            None
+        }
+    }
+}

@@ -219,7 +219,7 @@ async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box
         let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
         let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline);
         let socket = StdSocket::from_stream(stream).unwrap();
-        let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false };
+        let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &[] };
         lp.connections.push(ConnPlan {
             endpoint: shape.endpoint.clone(),
             socket,

@@ -29,6 +29,9 @@
 # Users sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password
 # "sbtest", have all privileges on sbtest.* and sbtest_tls.*; so has sbtest
 # on sbtest_tls.*. `env` exports the directory as WIREBENCH_TEST_TLS_DIR.
+#
+# Database sbtest_pipeline (all privileges to sbtest) holds the tables of
+# tests/pipeline_transactions.rs, apart from the other tests' tables.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -249,14 +252,15 @@ wait_until_ready() {
 # Idempotent: run after every start, so a data directory made by an older
 # version of this script gets every account, and altered passwords are reset.
 provision() {
-    say "ensuring databases sbtest, sbtest_tls; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
+    say "ensuring databases sbtest, sbtest_tls, sbtest_pipeline; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
     local plugin
     plugin=$(admin_sql "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
     if [ -z "$plugin" ]; then
         say "installing the ed25519 authentication plugin"
         admin_sql "INSTALL SONAME 'auth_ed25519'"
     fi
-    local sql="CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS sbtest_tls;" host user
+    local sql="CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS sbtest_tls;
+CREATE DATABASE IF NOT EXISTS sbtest_pipeline;" host user
     for host in localhost %; do
         sql+="
 CREATE USER IF NOT EXISTS 'sbtest'@'$host';
@@ -265,7 +269,8 @@ GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest'@'$host';
 CREATE USER IF NOT EXISTS 'sbtest_ed'@'$host';
 ALTER USER 'sbtest_ed'@'$host' IDENTIFIED VIA ed25519 USING PASSWORD('sbtest');
 GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest_ed'@'$host';
-GRANT ALL PRIVILEGES ON \`sbtest\\_tls\`.* TO 'sbtest'@'$host';"
+GRANT ALL PRIVILEGES ON \`sbtest\\_tls\`.* TO 'sbtest'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_pipeline\`.* TO 'sbtest'@'$host';"
         for user in sbtest_tls:SSL sbtest_x509:X509; do
             sql+="
 CREATE USER IF NOT EXISTS '${user%%:*}'@'$host';

@@ -478,6 +478,25 @@ async fn a_failed_events_pipelined_tail_runs_and_the_event_runs_again() {
     }
 }
 
+/// A connection opened (or opened again after it was lost) runs the
+/// redial's init SQL before anything else; a failing one names itself.
+#[tokio::test]
+async fn redial_runs_its_init_sql_after_every_login() {
+    let Some(server) = TestServer::find() else { return };
+    let options = server.options(server.socket());
+    let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &["SET autocommit=0"] };
+    for _ in 0..2 {
+        let (mut conn, ids) = redial.open().await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(ids.is_empty());
+        let response = conn.query("SELECT @@autocommit").await.unwrap();
+        let rows = response.result_sets().next().unwrap().text_rows().unwrap();
+        assert_eq!(rows, vec![vec![Some(b"0".to_vec())]]);
+    }
+    let broken = Redial { init: &["SET no_such_variable=0"], ..redial };
+    let error = broken.open().await.map(|_| ()).unwrap_err().to_string();
+    assert!(error.contains("SET no_such_variable=0") && error.contains("1193"), "{error}");
+}
+
 #[tokio::test]
 async fn server_error_stops_an_unlimited_run() {
     let Some(server) = TestServer::find() else { return };

@@ -77,12 +77,16 @@ fn counter(out: &Output, label: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {label:?} in\n{stdout}"))
 }
 
-async fn rows(server: &TestServer) -> u64 {
-    let mut conn = Connection::connect(&server.options(server.socket())).await.unwrap_or_else(|e| panic!("{e}"));
-    let response = conn.query(&format!("SELECT COUNT(*) FROM {DB}.sbtest1")).await.unwrap_or_else(|e| panic!("{e}"));
-    let rows = response.result_sets().next().expect("a result set").text_rows().unwrap();
-    let count = rows[0][0].as_deref().expect("a count");
-    String::from_utf8_lossy(count).parse().unwrap()
+fn rows(server: &TestServer) -> u64 {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let mut conn = Connection::connect(&server.options(server.socket())).await.unwrap_or_else(|e| panic!("{e}"));
+        let sql = format!("SELECT COUNT(*) FROM {DB}.sbtest1");
+        let response = conn.query(&sql).await.unwrap_or_else(|e| panic!("{e}"));
+        let rows = response.result_sets().next().expect("a result set").text_rows().unwrap();
+        let count = rows[0][0].as_deref().expect("a count");
+        String::from_utf8_lossy(count).parse().unwrap()
+    })
 }
 
 fn io_backends() -> Vec<&'static str> {
@@ -98,8 +102,8 @@ fn io_backends() -> Vec<&'static str> {
 /// 8 connections on 50 rows deadlock all the time. With 4 commands in
 /// flight each, every run completes its events and the table keeps its 50
 /// rows, on both backends and with prepared statements or text.
-#[tokio::test]
-async fn deadlocks_under_pipelining_neither_stop_the_run_nor_lose_rows() {
+#[test]
+fn deadlocks_under_pipelining_neither_stop_the_run_nor_lose_rows() {
     let Some(server) = TestServer::find() else { return };
     let _serial = serial();
     let mut runs = Vec::new();
@@ -126,7 +130,7 @@ async fn deadlocks_under_pipelining_neither_stop_the_run_nor_lose_rows() {
         let at = format!("{test} --io={io} --db-ps-mode={ps_mode}");
         assert_eq!(counter(&out, "total number of events:"), 1000, "{at}");
         assert!(counter(&out, "ignored errors:") > 0, "{at}: no deadlock, nothing tested");
-        assert_eq!(rows(&server).await, TABLE_SIZE, "{at}");
+        assert_eq!(rows(&server), TABLE_SIZE, "{at}");
     }
     wirebench("oltp_read_write", &args(&server, &[]), "cleanup");
 }
@@ -134,13 +138,13 @@ async fn deadlocks_under_pipelining_neither_stop_the_run_nor_lose_rows() {
 /// A test without transactions keeps autocommit on when pipelined: its
 /// INSERTs are committed (with autocommit off they would be rolled back
 /// when the connections close).
-#[tokio::test]
-async fn tests_without_transactions_still_commit_when_pipelined() {
+#[test]
+fn tests_without_transactions_still_commit_when_pipelined() {
     let Some(server) = TestServer::find() else { return };
     let _serial = serial();
     prepare(&server);
     let out = wirebench("oltp_insert", &args(&server, &["--threads=2", "--pipeline=4", "--events=200"]), "run");
     assert_eq!(counter(&out, "total number of events:"), 200);
-    assert_eq!(rows(&server).await, TABLE_SIZE + 200);
+    assert_eq!(rows(&server), TABLE_SIZE + 200);
     wirebench("oltp_read_write", &args(&server, &[]), "cleanup");
 }

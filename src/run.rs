@@ -260,7 +260,7 @@ async fn join_all(mut tasks: JoinSet<Result<(), RunError>>) -> Result<(), RunErr
 async fn open_connection(redial: &Redial) -> Result<(Connection, Vec<u32>), RunError> {
     let (conn, ids) = redial.open().await.map_err(|e| match e {
         OpenError::Connect(e) => connect_error(e),
-        e @ OpenError::Prepare { .. } => RunError::Setup(e.to_string()),
+        e @ (OpenError::Init { .. } | OpenError::Prepare { .. }) => RunError::Setup(e.to_string()),
     })?;
     warn_if_uncompressed(&redial.options, &conn);
     Ok((conn, ids))
@@ -404,10 +404,16 @@ fn run(
         None
     };
     let pipeline = bench.engine.pipeline.max(1) as usize;
+    // Pipelined, a failed event's tail is already sent and runs anyway:
+    // with autocommit off it runs in a transaction its own COMMIT ends (or
+    // a ROLLBACK), not statement by statement. At --pipeline=1 there is no
+    // tail, and a test without transactions would never commit.
+    let autocommit_off = pipeline > 1 && workload.events_are_transactions();
     let redial = |n: usize| Redial {
         options: connect_options(bench, tls, n),
         statements: statements.clone(),
         prepare: !text_mode,
+        init: if autocommit_off { &["SET autocommit=0"] } else { &[] },
     };
     let new_session = |n: usize, index: usize, templates: Vec<ExecuteTemplate>, caps: Capabilities| {
         let script = workload.script(ScriptContext { thread: n as u32, threads: threads as u32 });
@@ -415,6 +421,7 @@ fn run(
         Session::new(index, script, rng, templates, caps, pipeline)
             .draw_after_event(general.percentile.unwrap_or(0) > 0)
             .emulating(emulated.clone())
+            .autocommit_off(autocommit_off)
     };
     let plans = if bench.mysql.dry_run {
         // Spread as below, with no connection at all.

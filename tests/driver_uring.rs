@@ -176,6 +176,64 @@ impl Script for FailEvery {
     }
 }
 
+/// Shared tallies of what [`FailMidEvent`] scripts sent.
+#[derive(Default)]
+struct Sent {
+    commands: AtomicU64,
+    /// Ignored failures (1146) in the middle of an event.
+    failures: AtomicU64,
+    /// Failures sysbench never ignores (1054), sent behind an ignored one.
+    tail_failures: AtomicU64,
+}
+
+/// Four commands per event. In one event emitted in `every` (retries
+/// included; drawn at random, so that failures do not fall into step with
+/// the loop's batches) the second fails on a missing table (1146, ignored)
+/// and the third on a missing column (1054, not ignored): the third is
+/// only ever sent behind the failing second, in its tail.
+struct FailMidEvent {
+    every: u32,
+    at: u32,
+    failing: bool,
+    sent: Arc<Sent>,
+}
+
+impl FailMidEvent {
+    fn new(every: u32, sent: &Arc<Sent>) -> Self {
+        FailMidEvent { every, at: 0, failing: false, sent: sent.clone() }
+    }
+}
+
+impl Script for FailMidEvent {
+    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        self.sent.commands.fetch_add(1, Ordering::Relaxed);
+        self.at += 1;
+        match self.at {
+            1 => {
+                self.failing = rng.uniform(1, self.every) == 1;
+                sink.query(b"SELECT 1");
+            }
+            2 if self.failing => {
+                self.sent.failures.fetch_add(1, Ordering::Relaxed);
+                sink.query(b"SELECT * FROM no_such_table");
+            }
+            3 if self.failing => {
+                self.sent.tail_failures.fetch_add(1, Ordering::Relaxed);
+                sink.query(b"SELECT no_such_column");
+            }
+            _ => sink.query(b"SELECT 1"),
+        }
+        if self.at == 4 {
+            self.at = 0;
+            return Ok(Step::Last);
+        }
+        Ok(Step::More)
+    }
+    fn restart_event(&mut self) {
+        self.at = 0;
+    }
+}
+
 /// The shape of one run.
 struct Shape {
     endpoint: Endpoint,
@@ -187,6 +245,9 @@ struct Shape {
     poll: PollMode,
     /// Whether connections prepare `SELECT ?` (statement 0).
     prepare: bool,
+    /// Whether connections run with autocommit off, as a transactional
+    /// test's do with `--pipeline` > 1.
+    autocommit_off: bool,
 }
 
 impl Shape {
@@ -200,6 +261,7 @@ impl Shape {
             ignore: IgnoreErrors::List(vec![]),
             poll: PollMode::Sleep,
             prepare: false,
+            autocommit_off: false,
         }
     }
 }
@@ -214,12 +276,17 @@ async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box
             let stmt = conn.prepare("SELECT ?").await.unwrap_or_else(|e| panic!("{e}"));
             templates.push(ExecuteTemplate::new(stmt.statement_id(), &[ParamSlot::Int64]).unwrap());
         }
+        let init: &'static [&'static str] = if shape.autocommit_off { &["SET autocommit=0"] } else { &[] };
+        for sql in init {
+            conn.query_drop(sql).await.unwrap_or_else(|e| panic!("{e}"));
+        }
         let (stream, leftover, login, transport) = conn.into_parts();
         let lp = &mut loops[i % shape.loops];
         let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
-        let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline);
+        let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline)
+            .autocommit_off(shape.autocommit_off);
         let socket = StdSocket::from_stream(stream).unwrap();
-        let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false };
+        let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false, init };
         lp.connections.push(ConnPlan {
             endpoint: shape.endpoint.clone(),
             socket,
@@ -373,6 +440,61 @@ async fn pipelined_ignored_errors_still_run_every_event() {
         // Each good event reads twice, each failed one once.
         assert_eq!(counters.reads, 2 * EVENTS + counters.errors, "{backend:?}: {counters:?}");
     }
+}
+
+/// An ignored error in the middle of an event, with the rest of that event
+/// and later events pipelined behind it: that tail runs, its error of a
+/// code not ignored is counted and not fatal, and the failed event runs
+/// again, so exactly `--events` complete.
+#[tokio::test]
+async fn a_failed_events_pipelined_tail_runs_and_the_event_runs_again() {
+    let Some(server) = TestServer::find() else { return };
+    const EVENTS: u64 = 600;
+    for (pipeline, autocommit_off) in [(4, false), (3, true), (8, false)] {
+        for backend in backends() {
+            let mut shape = Shape::new(server.tcp(), EVENTS);
+            shape.pipeline = pipeline;
+            shape.autocommit_off = autocommit_off;
+            shape.ignore = IgnoreErrors::List(vec![1146]);
+            let sent = Arc::new(Sent::default());
+            let (result, counters) = run(&server, backend, &shape, &|_| Box::new(FailMidEvent::new(5, &sent))).await;
+            let at = format!("{backend:?} --pipeline={pipeline}: {counters:?}");
+            if let Err(e) = result {
+                panic!("{at}: {e}");
+            }
+            let [commands, failures, tail_failures] =
+                [&sent.commands, &sent.failures, &sent.tail_failures].map(|n| n.load(Ordering::Relaxed));
+            assert_eq!(counters.events, EVENTS, "{at}");
+            assert!(tail_failures > 0 && failures > EVENTS / 10, "{at}: {failures} failures, {tail_failures} in tails");
+            assert_eq!(counters.errors, failures + tail_failures, "{at}");
+            assert_eq!(counters.reads, commands - failures - tail_failures, "{at}");
+            // The ROLLBACKs that end tails short of their event's last command.
+            if autocommit_off {
+                assert!(counters.others > 0 && counters.others <= failures, "{at}");
+            } else {
+                assert_eq!(counters.others, 0, "{at}");
+            }
+        }
+    }
+}
+
+/// A connection opened (or opened again after it was lost) runs the
+/// redial's init SQL before anything else; a failing one names itself.
+#[tokio::test]
+async fn redial_runs_its_init_sql_after_every_login() {
+    let Some(server) = TestServer::find() else { return };
+    let options = server.options(server.socket());
+    let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &["SET autocommit=0"] };
+    for _ in 0..2 {
+        let (mut conn, ids) = redial.open().await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(ids.is_empty());
+        let response = conn.query("SELECT @@autocommit").await.unwrap();
+        let rows = response.result_sets().next().unwrap().text_rows().unwrap();
+        assert_eq!(rows, vec![vec![Some(b"0".to_vec())]]);
+    }
+    let broken = Redial { init: &["SET no_such_variable=0"], ..redial };
+    let error = broken.open().await.map(|_| ()).unwrap_err().to_string();
+    assert!(error.contains("SET no_such_variable=0") && error.contains("1193"), "{error}");
 }
 
 #[tokio::test]

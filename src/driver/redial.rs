@@ -72,6 +72,10 @@ pub struct Redial {
     /// Prepare the statements on the server; false with
     /// `--db-ps-mode=disable`, where they are sent as text.
     pub prepare: bool,
+    /// SQL run after every login, before the prepares: `SET autocommit=0`
+    /// when `--pipeline` > 1 keeps a transactional test's commands in
+    /// flight (see [`Session::autocommit_off`](super::Session::autocommit_off)).
+    pub init: &'static [&'static str],
 }
 
 /// Why opening a connection failed.
@@ -79,6 +83,8 @@ pub struct Redial {
 pub enum OpenError {
     #[error(transparent)]
     Connect(ClientError),
+    #[error("cannot run {sql:?} after login: {source}")]
+    Init { sql: &'static str, source: ClientError },
     #[error("cannot prepare {sql:?}: {source}")]
     Prepare { sql: String, source: ClientError },
 }
@@ -102,10 +108,14 @@ pub struct Reopened {
 const RETRY_PAUSE: Duration = Duration::from_millis(1);
 
 impl Redial {
-    /// Logs in and prepares the statements; their ids come back in
-    /// statement order (none when nothing is prepared).
+    /// Logs in, runs the [`init`](Self::init) SQL and prepares the
+    /// statements; their ids come back in statement order (none when
+    /// nothing is prepared).
     pub async fn open(&self) -> Result<(Connection, Vec<u32>), OpenError> {
         let mut conn = Connection::connect(&self.options).await.map_err(OpenError::Connect)?;
+        for &sql in self.init {
+            conn.query_drop(sql).await.map_err(|source| OpenError::Init { sql, source })?;
+        }
         let mut ids = Vec::new();
         if self.prepare {
             ids.reserve(self.statements.len());

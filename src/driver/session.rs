@@ -69,6 +69,10 @@ impl<T: Copy> Ring<T> {
             self.len += 1;
         }
     }
+    /// The values from oldest to newest.
+    fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        (0..self.len).filter_map(|i| self.slots.get((self.head + i) % self.slots.len()).copied().flatten())
+    }
     fn pop(&mut self) -> Option<T> {
         if self.len == 0 {
             return None;
@@ -91,6 +95,15 @@ pub struct Session {
     emulated: Option<Arc<[EmulatedStatement]>>,
     reader: ResponseReader,
     in_flight: Ring<InFlight>,
+    /// How many commands at the front of `in_flight` are a failed event's
+    /// tail: sent behind the statement that failed, before its answer came.
+    tail: usize,
+    /// The connection runs with autocommit off (`SET autocommit=0` at
+    /// login): a tail that stops short of its event's COMMIT is closed with
+    /// a ROLLBACK, or the event's BEGIN, sent again, would commit it.
+    autocommit_off: bool,
+    /// A ROLLBACK is owed before the failed event is sent again.
+    rollback_owed: bool,
     /// The event being emitted: when it started, if it has begun.
     event_started: Option<u64>,
     /// No more events will start on this connection.
@@ -124,6 +137,9 @@ impl Session {
             emulated: None,
             reader: ResponseReader::new(caps, RowFormat::Binary),
             in_flight: Ring::new(pipeline),
+            tail: 0,
+            autocommit_off: false,
+            rollback_owed: false,
             event_started: None,
             finished: false,
             completed: 0,
@@ -136,6 +152,14 @@ impl Session {
     /// it unless `--percentile=0`).
     pub fn draw_after_event(mut self, draw: bool) -> Self {
         self.draw_after_event = draw;
+        self
+    }
+
+    /// Says that the connection runs with autocommit off (see
+    /// [`Redial::init`](super::Redial::init)), so that a failed event's
+    /// tail is rolled back when it does not end with the event's COMMIT.
+    pub fn autocommit_off(mut self, off: bool) -> Self {
+        self.autocommit_off = off;
         self
     }
 
@@ -176,6 +200,16 @@ impl Session {
         }
         let mut sent = 0;
         while !self.in_flight.is_full() {
+            if self.rollback_owed {
+                // Only the tail is in flight now, so the ROLLBACK joins it.
+                self.rollback_owed = false;
+                CommandSink::new(&mut self.templates, out).query(b"ROLLBACK");
+                let rollback = InFlight { format: RowFormat::Text, stmt: None, ends_event_started: None, weight: 0 };
+                self.in_flight.push(rollback);
+                self.tail += 1;
+                sent += 1;
+                continue;
+            }
             if self.event_started.is_none() {
                 if self.finished {
                     break;
@@ -239,24 +273,30 @@ impl Session {
             let Some(outcome) = progress.done else {
                 return Ok(used + progress.consumed);
             };
+            let in_tail = self.tail > 0;
+            used += progress.consumed;
+            self.in_flight.pop();
+            self.reader.reset();
             if let Some(error) = &outcome.error {
-                if !ignore.ignores(error.code) {
+                // sysbench would never have sent a tail: its errors are
+                // counted, never fatal.
+                if !in_tail && !ignore.ignores(error.code) {
                     let error = error.to_server_error(rest);
                     return Err(SessionError::Server { error, stmt: current.stmt });
                 }
                 stats.record_error();
-                self.in_flight.pop();
-                self.reader.reset();
-                used += progress.consumed;
-                self.restart_event(current);
-                continue;
+            } else {
+                stats.record_query(QueryKind::classify(outcome.result_sets > 0, outcome.affected_rows));
             }
-            used += progress.consumed;
-            self.in_flight.pop();
-            self.reader.reset();
-            let kind = QueryKind::classify(outcome.result_sets > 0, outcome.affected_rows);
-            stats.record_query(kind);
-            if let Some(started) = current.ends_event_started {
+            if in_tail {
+                self.tail -= 1;
+                // The failed event ends here and runs again as a new one.
+                if let Some(started) = current.ends_event_started {
+                    self.refunds.push(started);
+                }
+            } else if outcome.error.is_some() {
+                self.ignored_error(current);
+            } else if let Some(started) = current.ends_event_started {
                 // One latency sample however many sysbench events it was
                 // (bulk_insert: one statement, its rows as events).
                 stats.record_events(self.index, current.weight, now_ns.saturating_sub(started));
@@ -301,6 +341,9 @@ impl Session {
             }
         }
         self.event_started = oldest;
+        // A new connection has no transaction open to roll back.
+        self.tail = 0;
+        self.rollback_owed = false;
         self.reader = ResponseReader::new(caps, RowFormat::Binary);
         self.script.restart_event();
     }
@@ -312,23 +355,237 @@ impl Session {
         self.in_flight.slots.get(self.in_flight.head).copied().flatten()
     }
 
-    /// An ignored error. With one command in flight (sysbench's closed
-    /// loop) the whole event is re-run, as sysbench re-runs `event()`, and
-    /// its latency timer keeps running from the first attempt's start. With
-    /// later commands already pipelined behind it, the error is only
-    /// counted: those commands belong to the same or later events; if it
-    /// was its event's last command, that event goes back to the budget and
-    /// runs again as a new one.
-    fn restart_event(&mut self, failed: InFlight) {
-        if self.in_flight.len > 0 {
-            if let Some(started) = failed.ends_event_started {
+    /// An ignored error, as sysbench stops the event and runs `event()`
+    /// again from the start. With nothing in flight behind it (sysbench's
+    /// closed loop) the event simply restarts, its latency timer still
+    /// running from the first attempt's start. With `--pipeline` > 1 the
+    /// rest of the event may already be in flight: that tail runs anyway
+    /// (answers counted as they come, errors never fatal). If the event's
+    /// last command is among it (or was the one that failed), the event
+    /// goes back to the budget when the tail is done and runs again as a
+    /// new one; if the event is still being emitted, it is emitted again
+    /// from its start behind the tail (after a ROLLBACK of the tail when
+    /// autocommit is off).
+    fn ignored_error(&mut self, failed: InFlight) {
+        let behind = self.in_flight.len;
+        if let Some(started) = failed.ends_event_started {
+            if behind > 0 {
                 self.refunds.push(started);
+            } else {
+                self.event_started = Some(started);
+                self.script.restart_event();
             }
             return;
         }
-        if let Some(started) = failed.ends_event_started {
-            self.event_started = Some(started);
+        match self.in_flight.iter().position(|c| c.ends_event_started.is_some()) {
+            Some(last) => self.tail = last + 1,
+            None => {
+                self.tail = behind;
+                self.rollback_owed = self.autocommit_off && behind > 0;
+                self.script.restart_event();
+            }
         }
-        self.script.restart_event();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use wirebench_protocol::response::{ErrPacket, OkPacket};
+
+    use super::*;
+    use crate::driver::RunControl;
+    use crate::rand::{RandConfig, RandParams};
+    use crate::stats::Counters;
+
+    const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
+    const DEADLOCK: u16 = 1213;
+    const DUPLICATE: u16 = 1062;
+
+    /// Events of fixed SQL, one command per string.
+    struct Fixed {
+        event: &'static [&'static str],
+        at: usize,
+    }
+
+    impl Script for Fixed {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.query(self.event[self.at].as_bytes());
+            self.at += 1;
+            if self.at == self.event.len() {
+                self.at = 0;
+                return Ok(Step::Last);
+            }
+            Ok(Step::More)
+        }
+        fn restart_event(&mut self) {
+            self.at = 0;
+        }
+    }
+
+    /// What a run against [`serve`] sent and counted.
+    struct Run {
+        sent: Vec<String>,
+        counters: Counters,
+        max_latency_ns: u64,
+        result: Result<(), SessionError>,
+    }
+
+    /// Runs `events` events of `event` against an in-memory server that
+    /// answers one command at a time, the pipeline filled again between
+    /// answers, with the error `fail(n, sql)` returns for the n-th command
+    /// (from 0), or OK. The clock moves 1 µs per answer.
+    fn serve(
+        pipeline: usize,
+        autocommit_off: bool,
+        events: u64,
+        event: &'static [&'static str],
+        mut fail: impl FnMut(usize, &str) -> Option<u16>,
+    ) -> Run {
+        let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
+        let mut session = Session::new(0, Box::new(Fixed { event, at: 0 }), rng, Vec::new(), CAPS, pipeline)
+            .autocommit_off(autocommit_off);
+        let mut budget = Budget::new(RunControl::new(Some(events), 1), None);
+        let mut stats = LoopStats::new(1);
+        let ignore = IgnoreErrors::List(vec![DEADLOCK]);
+        let (mut sent, mut waiting, mut out, mut reply) = (Vec::new(), VecDeque::new(), Vec::new(), Vec::new());
+        let mut now = 0;
+        let result = loop {
+            out.clear();
+            if let Err(e) = session.fill(&mut out, now, &mut budget) {
+                break Err(e);
+            }
+            let mut rest = &out[..];
+            while let Some((&[lo, mid, hi, _seq, command], after)) = rest.split_first_chunk::<5>() {
+                assert_eq!(command, 0x03, "COM_QUERY");
+                let len = usize::from(lo) | usize::from(mid) << 8 | usize::from(hi) << 16;
+                let sql = String::from_utf8(after[..len - 1].to_vec()).unwrap();
+                rest = &after[len - 1..];
+                waiting.push_back(sent.len());
+                sent.push(sql);
+            }
+            if session.is_done() {
+                break Ok(());
+            }
+            let n = waiting.pop_front().expect("a command in flight");
+            reply.clear();
+            match fail(n, &sent[n]) {
+                Some(code) => {
+                    ErrPacket { code, sql_state: Some(*b"HY000"), message: b"scripted" }.encode(1, &mut reply)
+                }
+                None => OkPacket::default().encode(0x00, CAPS, 1, &mut reply),
+            };
+            now += 1_000;
+            match session.on_input(&reply, now, &mut stats, &ignore) {
+                Ok(used) => assert_eq!(used, reply.len()),
+                Err(e) => break Err(e),
+            }
+        };
+        let block = stats.pending();
+        Run { sent, counters: block.counters, max_latency_ns: block.latency.max_ns(), result }
+    }
+
+    fn answered(c: &Counters) -> u64 {
+        c.reads + c.writes + c.others + c.errors
+    }
+
+    /// The failed event's COMMIT is in flight: the tail runs to it, its
+    /// error of a code not ignored is only counted, and the event runs
+    /// again as a new one.
+    #[test]
+    fn a_tail_ending_with_its_commit_runs_and_the_event_runs_again() {
+        const EVENT: &[&str] = &["BEGIN", "A", "B", "COMMIT"];
+        let mut tail_b = None;
+        let run = serve(4, true, 10, EVENT, |n, sql| match (n, sql) {
+            (1, _) => Some(DEADLOCK),
+            (_, "B") if tail_b.is_none() => {
+                tail_b = Some(n);
+                Some(DUPLICATE)
+            }
+            _ => None,
+        });
+        run.result.unwrap();
+        assert_eq!(tail_b, Some(2), "the B behind the failed A");
+        assert_eq!(run.counters.events, 10);
+        assert_eq!(run.counters.errors, 2);
+        assert_eq!(run.sent.len(), 11 * EVENT.len(), "one event twice");
+        assert_eq!(answered(&run.counters), run.sent.len() as u64);
+        assert!(!run.sent.iter().any(|s| s == "ROLLBACK"), "{:?}", run.sent);
+    }
+
+    /// The failed event was still being emitted: its tail runs, a ROLLBACK
+    /// undoes it, and the event is sent again from BEGIN, its latency
+    /// counted from the first attempt.
+    #[test]
+    fn an_event_still_being_emitted_restarts_behind_its_rolled_back_tail() {
+        const EVENT: &[&str] = &["BEGIN", "A", "B", "C", "D", "COMMIT"];
+        for autocommit_off in [true, false] {
+            let run = serve(3, autocommit_off, 5, EVENT, |n, _| (n == 1).then_some(DEADLOCK));
+            run.result.unwrap();
+            let mut expected = vec!["BEGIN", "A", "B", "C"];
+            if autocommit_off {
+                expected.push("ROLLBACK");
+            }
+            expected.extend(EVENT);
+            assert_eq!(run.sent[..expected.len()], expected, "autocommit off: {autocommit_off}");
+            assert_eq!(run.sent.len(), 5 * EVENT.len() + expected.len() - EVENT.len());
+            assert_eq!((run.counters.events, run.counters.errors), (5, 1));
+            assert_eq!(answered(&run.counters), run.sent.len() as u64);
+            // Admitted at 0, done with the answer to command `expected.len()`.
+            assert_eq!(run.max_latency_ns, expected.len() as u64 * 1_000);
+        }
+    }
+
+    /// Nothing in flight behind the error: sysbench's closed loop, the
+    /// event restarts at once and nothing is rolled back.
+    #[test]
+    fn with_nothing_behind_the_event_just_restarts() {
+        const EVENT: &[&str] = &["BEGIN", "A", "COMMIT"];
+        let run = serve(1, true, 3, EVENT, |n, _| (n == 1).then_some(DEADLOCK));
+        run.result.unwrap();
+        assert_eq!(run.sent[..5], ["BEGIN", "A", "BEGIN", "A", "COMMIT"]);
+        assert_eq!(run.sent.len(), 3 * EVENT.len() + 2);
+        assert_eq!((run.counters.events, run.counters.errors), (3, 1));
+        assert_eq!(run.max_latency_ns, 5_000);
+    }
+
+    /// Outside a tail, an error not ignored still ends the run.
+    #[test]
+    fn an_error_outside_a_tail_is_fatal() {
+        const EVENT: &[&str] = &["BEGIN", "A", "B", "COMMIT"];
+        let run = serve(4, true, 10, EVENT, |n, _| match n {
+            1 => Some(DEADLOCK),
+            6 => Some(DUPLICATE),
+            _ => None,
+        });
+        let Err(SessionError::Server { error, .. }) = run.result else { panic!("not fatal: {:?}", run.sent) };
+        assert_eq!(error.code, DUPLICATE);
+        assert_eq!(run.counters.errors, 1);
+    }
+
+    /// A connection opened again has no tail: its answers count as usual.
+    #[test]
+    fn a_reconnect_ends_the_tail() {
+        let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
+        let script = Box::new(Fixed { event: &["BEGIN", "A", "B", "COMMIT"], at: 0 });
+        let mut session = Session::new(0, script, rng, Vec::new(), CAPS, 4).autocommit_off(true);
+        let mut budget = Budget::new(RunControl::new(Some(5), 1), None);
+        let mut stats = LoopStats::new(1);
+        let ignore = IgnoreErrors::List(vec![DEADLOCK]);
+        let mut out = Vec::new();
+        assert_eq!(session.fill(&mut out, 0, &mut budget).unwrap(), 4);
+        let mut reply = Vec::new();
+        OkPacket::default().encode(0x00, CAPS, 1, &mut reply);
+        ErrPacket { code: DEADLOCK, sql_state: Some(*b"40001"), message: b"deadlock" }.encode(1, &mut reply);
+        session.on_input(&reply, 1, &mut stats, &ignore).unwrap();
+        assert_eq!((session.in_flight(), session.tail), (2, 2));
+        session.reconnected(CAPS, &[]);
+        assert_eq!((session.in_flight(), session.tail, session.rollback_owed), (0, 0, false));
+        out.clear();
+        assert_eq!(session.fill(&mut out, 2, &mut budget).unwrap(), 4);
+        reply.clear();
+        ErrPacket { code: DUPLICATE, sql_state: Some(*b"23000"), message: b"dup" }.encode(1, &mut reply);
+        assert!(matches!(session.on_input(&reply, 3, &mut stats, &ignore), Err(SessionError::Server { .. })));
     }
 }

@@ -962,6 +962,7 @@ mod tests {
                     options: crate::client::ConnectOptions::new(Endpoint::unix("fake"), "u", "p"),
                     statements: std::sync::Arc::new(Vec::new()),
                     prepare: false,
+                    init: &[],
                 },
             });
         }

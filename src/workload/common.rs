@@ -260,6 +260,10 @@ impl Workload for OltpWorkload {
     fn cleanup(&self) -> Vec<String> {
         cleanup_sql(self.options.tables)
     }
+
+    fn events_are_transactions(&self) -> bool {
+        self.plan.first() == Some(&Phase::Begin) && self.plan.last() == Some(&Phase::Commit)
+    }
 }
 
 /// One connection's walk through an [`OltpWorkload`]'s event plan.

@@ -212,6 +212,15 @@ pub trait Workload: Send + Sync {
 
     /// SQL for `cleanup` (run by one connection).
     fn cleanup(&self) -> Vec<String>;
+
+    /// Whether every event is one transaction, BEGIN to COMMIT
+    /// (oltp_read_only, oltp_read_write and oltp_write_only unless
+    /// `--skip_trx=on`). With `--pipeline` > 1 such a test's connections
+    /// turn autocommit off, so that what is left of a failed event, already
+    /// sent, still runs inside a transaction that its own COMMIT ends.
+    fn events_are_transactions(&self) -> bool {
+        false
+    }
 }
 
 /// The test named `name` as sysbench takes it on its command line: the
@@ -253,4 +262,20 @@ pub const TESTS: [&str; 11] = [
 /// The workload a parsed sysbench command line asks for.
 pub fn for_bench(bench: &crate::cli::Bench) -> Result<std::sync::Arc<dyn Workload>, OptionsError> {
     Ok(std::sync::Arc::from(by_name(bench.test.name(), &bench.test_options)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_transactional_tests() {
+        let transactional = [oltp_read_only::NAME, oltp_read_write::NAME, oltp_write_only::NAME];
+        for name in TESTS {
+            let default = by_name(name, &OltpOptions::default()).unwrap();
+            assert_eq!(default.events_are_transactions(), transactional.contains(&name), "{name}");
+            let skip_trx = by_name(name, &OltpOptions { skip_trx: true, ..OltpOptions::default() }).unwrap();
+            assert!(!skip_trx.events_are_transactions(), "{name} --skip_trx=on");
+        }
+    }
 }

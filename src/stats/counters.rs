@@ -35,7 +35,9 @@ pub struct Counters {
     pub others: u64,
     /// Completed events, which the SQL report calls transactions.
     pub events: u64,
-    /// Errors ignored by `--mysql-ignore-errors` (each restarts the event).
+    /// Errors ignored by `--mysql-ignore-errors` (each restarts its event),
+    /// and with `--pipeline` > 1 any error in the already-sent rest of a
+    /// failed event, which sysbench would never have sent.
     pub errors: u64,
     pub reconnects: u64,
 }

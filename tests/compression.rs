@@ -16,11 +16,10 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use common::TestServer;
+use common::{affected, rows, s, TestServer};
 use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
-use wirebench_protocol::response::{QueryResult, Response};
 use wirebench_protocol::ProtocolError;
 
 const DB: &str = "sbtest_wl";
@@ -37,28 +36,6 @@ async fn connect(server: &TestServer, endpoint: Endpoint) -> Connection {
     let conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(conn.is_compressed(), "MariaDB offers CLIENT_COMPRESS");
     conn
-}
-
-fn rows(response: &Response) -> Vec<Vec<Option<String>>> {
-    let sets: Vec<_> = response.result_sets().collect();
-    assert_eq!(sets.len(), 1, "expected one result set in {response:?}");
-    sets[0]
-        .text_rows()
-        .unwrap()
-        .into_iter()
-        .map(|row| row.into_iter().map(|v| v.map(|b| String::from_utf8_lossy(&b).into_owned())).collect())
-        .collect()
-}
-
-fn s(v: &str) -> Option<String> {
-    Some(v.to_string())
-}
-
-fn affected(response: &Response) -> u64 {
-    match response.results.as_slice() {
-        [QueryResult::Ok(ok)] => ok.affected_rows,
-        other => panic!("expected one OK, got {other:?}"),
-    }
 }
 
 /// The server agrees the session is compressed, over both transports.

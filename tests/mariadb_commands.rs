@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::TestServer;
+use common::{affected, raw_rows, rows, s, TestServer};
 use wirebench::client::{ClientError, Connection};
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
-use wirebench_protocol::response::{QueryResult, Response};
+use wirebench_protocol::response::QueryResult;
 use wirebench_protocol::ProtocolError;
 
 async fn connect(server: &TestServer, deprecate_eof: bool) -> Connection {
@@ -16,29 +16,6 @@ async fn connect(server: &TestServer, deprecate_eof: bool) -> Connection {
 }
 
 /// The only result set's rows, each value as the text protocol's bytes (NULL as None).
-fn raw_rows(response: &Response) -> Vec<Vec<Option<Vec<u8>>>> {
-    let sets: Vec<_> = response.result_sets().collect();
-    assert_eq!(sets.len(), 1, "expected one result set in {response:?}");
-    sets[0].text_rows().unwrap()
-}
-
-fn rows(response: &Response) -> Vec<Vec<Option<String>>> {
-    raw_rows(response)
-        .into_iter()
-        .map(|row| row.into_iter().map(|v| v.map(|b| String::from_utf8_lossy(&b).into_owned())).collect())
-        .collect()
-}
-
-fn s(v: &str) -> Option<String> {
-    Some(v.to_string())
-}
-
-fn affected(response: &Response) -> u64 {
-    match response.results.as_slice() {
-        [QueryResult::Ok(ok)] => ok.affected_rows,
-        other => panic!("expected one OK, got {other:?}"),
-    }
-}
 
 #[tokio::test]
 async fn query_and_prepared_dml_with_results_checked() {

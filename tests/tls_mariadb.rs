@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
-use common::{ScratchDir, TestServer};
+use common::{rows, ScratchDir, TestServer};
 use wirebench::cli::{MysqlOptions, SslMode};
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::transport::tls::client_tls;
 use wirebench_protocol::command::Param;
-use wirebench_protocol::response::{QueryResult, Response};
+use wirebench_protocol::response::QueryResult;
 
 const DB: &str = "sbtest_tls";
 
@@ -50,17 +50,6 @@ fn verify_identity(dir: &Path, client_cert: bool) -> MysqlOptions {
         ssl_key: client_cert.then(|| dir.join("client-key.pem")),
         ..MysqlOptions::default()
     }
-}
-
-fn rows(response: &Response) -> Vec<Vec<Option<String>>> {
-    let sets: Vec<_> = response.result_sets().collect();
-    assert_eq!(sets.len(), 1, "expected one result set in {response:?}");
-    sets[0]
-        .text_rows()
-        .unwrap()
-        .into_iter()
-        .map(|row| row.into_iter().map(|v| v.map(|b| String::from_utf8_lossy(&b).into_owned())).collect())
-        .collect()
 }
 
 /// The value of a `SHOW STATUS LIKE` variable on this connection.

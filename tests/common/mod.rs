@@ -6,6 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use wirebench::client::{ConnectOptions, Endpoint};
+use wirebench_protocol::response::{QueryResult, Response};
 
 /// Where the test server listens.
 pub struct TestServer {
@@ -155,5 +156,33 @@ pub fn tls_dir() -> Option<PathBuf> {
             eprintln!("skipped: no TLS files (set WIREBENCH_TEST_TLS_DIR, see scripts/mariadb.sh)");
             None
         }
+    }
+}
+
+/// The one result set of a text-protocol response, raw.
+pub fn raw_rows(response: &Response) -> Vec<Vec<Option<Vec<u8>>>> {
+    let sets: Vec<_> = response.result_sets().collect();
+    assert_eq!(sets.len(), 1, "expected one result set in {response:?}");
+    sets[0].text_rows().unwrap()
+}
+
+/// The one result set of a text-protocol response, as strings.
+pub fn rows(response: &Response) -> Vec<Vec<Option<String>>> {
+    raw_rows(response)
+        .into_iter()
+        .map(|row| row.into_iter().map(|v| v.map(|b| String::from_utf8_lossy(&b).into_owned())).collect())
+        .collect()
+}
+
+/// A non-NULL value, as [`rows`] gives it.
+pub fn s(v: &str) -> Option<String> {
+    Some(v.to_string())
+}
+
+/// The affected rows of a response that is one OK.
+pub fn affected(response: &Response) -> u64 {
+    match response.results.as_slice() {
+        [QueryResult::Ok(ok)] => ok.affected_rows,
+        other => panic!("expected one OK, got {other:?}"),
     }
 }

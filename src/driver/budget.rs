@@ -228,6 +228,33 @@ impl Budget {
         }
     }
 
+    /// Up to `max` more events for the one just admitted (bulk_insert's
+    /// rows beyond its first): from this loop's permits, then the shared
+    /// pool; `max` when `--events` sets no limit. What the event does not
+    /// use goes back with [`return_extra`](Self::return_extra).
+    pub fn take_extra(&mut self, max: u64) -> u64 {
+        let Some(left) = &self.control.events_left else { return max };
+        let local = max.min(self.permits);
+        self.permits -= local;
+        let want = max - local;
+        let shared = if want == 0 {
+            0
+        } else {
+            match left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(n - n.min(want))) {
+                Ok(before) | Err(before) => before.min(want),
+            }
+        };
+        local + shared
+    }
+
+    /// Extra events taken with [`take_extra`](Self::take_extra) and not
+    /// used: this loop's next events take them.
+    pub fn return_extra(&mut self, n: u64) {
+        if self.control.events_left.is_some() {
+            self.permits += n;
+        }
+    }
+
     /// `n` admitted events have finished.
     #[inline]
     pub fn finish(&mut self, n: u64) {

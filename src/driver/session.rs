@@ -110,6 +110,9 @@ pub struct Session {
     finished: bool,
     /// Events completed since the budget last heard of it.
     completed: u64,
+    /// The sysbench events the event being emitted took from the budget
+    /// (bulk_insert's rows), until it ends.
+    weight_limit: Option<u64>,
     /// Start times of admitted events abandoned since the budget last heard
     /// of it, to be run again ([`Budget::refund`]); room for a full
     /// pipeline is reserved up front.
@@ -143,6 +146,7 @@ impl Session {
             event_started: None,
             finished: false,
             completed: 0,
+            weight_limit: None,
             refunds: Vec::with_capacity(pipeline + 1),
             draw_after_event: true,
         }
@@ -222,6 +226,12 @@ impl Session {
                         break;
                     }
                 }
+                let extra = self.script.max_extra_weight();
+                if extra > 0 {
+                    let limit = 1 + budget.take_extra(extra);
+                    self.script.limit_event_weight(limit);
+                    self.weight_limit = Some(limit);
+                }
             }
             let mut sink = CommandSink::new(&mut self.templates, out).emulating(self.emulated.as_deref());
             let step = self.script.next(&mut self.rng, &mut sink)?;
@@ -233,12 +243,15 @@ impl Session {
                     if self.draw_after_event {
                         self.rng.next_u64();
                     }
-                    // sysbench's `--events` counts bulk_insert's rows, so a
-                    // statement's rows all count against it; the run stops
-                    // after the statement that reaches the limit (there are
-                    // no partial statements), so it may overshoot.
+                    // sysbench's `--events` counts bulk_insert's rows: the
+                    // statement holds no more than were taken for it, and
+                    // gives back what it did not use. A restarted event
+                    // (an ignored error) takes its rows again.
                     let weight = self.script.last_event_weight().max(1);
-                    budget.consume(weight - 1);
+                    match self.weight_limit.take() {
+                        Some(limit) => budget.return_extra(limit.saturating_sub(weight)),
+                        None => budget.consume(weight - 1),
+                    }
                     (self.event_started.take(), weight)
                 }
             };

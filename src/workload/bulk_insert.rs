@@ -9,8 +9,10 @@
 //! flush: the statement sysbench would send, holding every row that fits.
 //! [`Script::last_event_weight`] reports its rows, which are sysbench's
 //! events; the counters see one write per statement, as sysbench counts.
-//! The partial statement sysbench flushes at the end of a run has no
-//! counterpart.
+//! Under `--events` a statement holds no more rows than the budget grants
+//! ([`Script::limit_event_weight`]), so the run inserts exactly the rows
+//! asked for, as sysbench's final partial flush does. In a timed run the
+//! partial statement sysbench flushes at the end has no counterpart.
 //!
 //! `prepare` creates `sbtest1..threads` (`CREATE TABLE IF NOT EXISTS`, run
 //! once, not per thread); `cleanup` drops them; there is no `prewarm`.
@@ -53,7 +55,7 @@ impl Workload for BulkInsert {
     }
 
     fn script(&self, context: ScriptContext) -> Box<dyn Script> {
-        Box::new(BulkInsertScript { table: context.thread + 1, rows_sent: 0, last_rows: 0 })
+        Box::new(BulkInsertScript { table: context.thread + 1, rows_sent: 0, last_rows: 0, row_limit: u64::MAX })
     }
 
     fn prepare(&self, context: ScriptContext, _rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
@@ -76,6 +78,8 @@ struct BulkInsertScript {
     rows_sent: u64,
     /// Rows in the last statement.
     last_rows: u64,
+    /// The most rows the next statement may hold (`--events`).
+    row_limit: u64,
 }
 
 /// Length of `(n,n)`.
@@ -85,7 +89,7 @@ fn row_len(n: u64) -> usize {
 
 impl Script for BulkInsertScript {
     fn next(&mut self, _rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-        let (table, mut n, mut rows) = (self.table, self.rows_sent, 0u64);
+        let (table, mut n, mut rows, row_limit) = (self.table, self.rows_sent, 0u64, self.row_limit);
         sink.query_with(|out| {
             let start = out.len();
             out.extend_from_slice(b"INSERT INTO sbtest");
@@ -96,6 +100,9 @@ impl Script for BulkInsertScript {
                 let comma = usize::from(rows > 0);
                 // The buffer keeps a NUL after the statement.
                 if rows > 0 && out.len() - start + comma + row_len(next) + 1 > BULK_PACKET_SIZE {
+                    break;
+                }
+                if rows > 0 && rows >= row_limit {
                     break;
                 }
                 if rows > 0 {
@@ -119,6 +126,15 @@ impl Script for BulkInsertScript {
 
     fn last_event_weight(&self) -> u64 {
         self.last_rows
+    }
+
+    fn max_extra_weight(&self) -> u64 {
+        // Rows of at least "(1,1)," in 512 KiB: more than ever fit.
+        (BULK_PACKET_SIZE / 6) as u64
+    }
+
+    fn limit_event_weight(&mut self, limit: u64) {
+        self.row_limit = limit.max(1);
     }
 }
 
@@ -149,6 +165,20 @@ mod tests {
         assert_eq!(row_len(9), 5);
         assert_eq!(row_len(10), 7);
         assert_eq!(row_len(39034), 13);
+    }
+
+    /// Under `--events` a statement holds the rows granted, and the next
+    /// one goes on from the row after.
+    #[test]
+    fn a_statement_holds_no_more_rows_than_granted() {
+        let w = workload(&OltpOptions::default()).unwrap();
+        let mut harness = Harness::new(&w, context(0, 1), rng(1));
+        for (limit, expected) in [(3, "(1,1),(2,2),(3,3)"), (1, "(4,4)"), (0, "(5,5)")] {
+            harness.script_mut().limit_event_weight(limit);
+            let event = harness.event();
+            assert_eq!(event, [Command::Query(format!("INSERT INTO sbtest1 VALUES{expected}"))]);
+            assert_eq!(harness.script().last_event_weight(), expected.matches('(').count() as u64);
+        }
     }
 
     #[test]

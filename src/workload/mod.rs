@@ -189,6 +189,18 @@ pub trait Script: Send {
     fn last_event_weight(&self) -> u64 {
         1
     }
+
+    /// How many sysbench events beyond the first one event may stand for
+    /// at most (bulk_insert: the rows that fit in one statement). The
+    /// session takes that many from the budget before the event, where
+    /// `--events` allows, and says how many it got with
+    /// [`limit_event_weight`](Self::limit_event_weight).
+    fn max_extra_weight(&self) -> u64 {
+        0
+    }
+
+    /// The next event may stand for at most `limit` sysbench events.
+    fn limit_event_weight(&mut self, _limit: u64) {}
 }
 
 /// A sysbench test.

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::ScratchDir;
+use common::{greeting, ScratchDir, NONCE};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -20,11 +20,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use wirebench::cli::{MysqlOptions, SslMode};
 use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
 use wirebench::transport::tls::client_tls;
-use wirebench_protocol::buf::{Reader, WriteExt};
+use wirebench_protocol::buf::Reader;
 use wirebench_protocol::framing::{decode_packet, encode_packet};
 use wirebench_protocol::Capabilities;
 
-const NONCE: [u8; 20] = *b"0123456789abcdefghij";
 const OK: &[u8] = &[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00];
 
 /// A CA and a server certificate it signed for `names`.
@@ -59,24 +58,6 @@ fn tls_options(dir: &ScratchDir, mode: SslMode, ca: Option<&str>, host: &str) ->
     let mut options = ConnectOptions::new(Endpoint::tcp(host, 3306), "sbtest", "sbtest").database("sbtest");
     options.tls = setup.tls;
     options
-}
-
-fn greeting(caps: Capabilities, plugin: &str) -> Vec<u8> {
-    let mut p = vec![10];
-    p.put_null_terminated(b"8.0.36");
-    p.put_u32(42);
-    p.put_bytes(&NONCE[..8]);
-    p.put_u8(0);
-    p.put_u16(caps.low() as u16);
-    p.put_u8(45);
-    p.put_u16(0x0002);
-    p.put_u16((caps.low() >> 16) as u16);
-    p.put_u8(21);
-    p.put_zeros(10);
-    p.put_bytes(&NONCE[8..]);
-    p.put_u8(0);
-    p.put_null_terminated(plugin.as_bytes());
-    p
 }
 
 fn server_caps(ssl: bool) -> Capabilities {
@@ -202,7 +183,7 @@ impl Server {
 
     /// Greeting with SSL, the SSLRequest in clear, then TLS.
     async fn greet_and_start_tls(&mut self, config: Arc<ServerConfig>, plugin: &str) {
-        self.send(&greeting(server_caps(true), plugin)).await;
+        self.send(&greeting("8.0.36", server_caps(true), plugin)).await;
         let request = self.recv().await;
         assert_eq!(request.len(), 32, "an SSLRequest is the 32-byte prefix of a handshake response");
         let caps = Capabilities::from_parts(Reader::new(&request).u32("caps").unwrap(), 0);
@@ -301,7 +282,7 @@ async fn a_server_without_tls_is_refused_when_tls_is_required() {
         let options = tls_options(&dir, mode, Some(&ca), "db1");
         let (result, _server) = login(options, |mut server| {
             tokio::spawn(async move {
-                server.send(&greeting(server_caps(false), "mysql_native_password")).await;
+                server.send(&greeting("8.0.36", server_caps(false), "mysql_native_password")).await;
                 server
             })
         })
@@ -322,7 +303,7 @@ async fn preferred_falls_back_to_plain_text() {
     let options = tls_options(&dir, SslMode::Preferred, None, "localhost");
     let (result, _server) = login(options, |mut server| {
         tokio::spawn(async move {
-            server.send(&greeting(server_caps(false), "mysql_native_password")).await;
+            server.send(&greeting("8.0.36", server_caps(false), "mysql_native_password")).await;
             let (caps, user, _) = response41(&server.recv().await);
             assert!(!caps.contains(Capabilities::SSL));
             assert_eq!(user, b"sbtest");
@@ -340,7 +321,7 @@ async fn preferred_falls_back_to_plain_text() {
 async fn refused_handshake(options: ConnectOptions, served: Arc<ServerConfig>) -> String {
     let (result, _server) = login(options, |mut server| {
         tokio::spawn(async move {
-            server.send(&greeting(server_caps(true), "mysql_native_password")).await;
+            server.send(&greeting("8.0.36", server_caps(true), "mysql_native_password")).await;
             server.recv().await;
             server.accept_tls(served);
             // Play the handshake until the client gives up.
@@ -436,7 +417,7 @@ async fn garbage_or_an_alert_where_tls_records_belong_is_an_error() {
     let options = tls_options(&dir, SslMode::VerifyCa, Some(&pki.ca_pem), "localhost");
     let (result, _server) = login(options, |mut server| {
         tokio::spawn(async move {
-            server.send(&greeting(server_caps(true), "mysql_native_password")).await;
+            server.send(&greeting("8.0.36", server_caps(true), "mysql_native_password")).await;
             server.recv().await;
             server.pipe.write_all(b"\x16\x03\x01\x00\x04\xff\xff\xff\xff").await.unwrap();
             server
@@ -449,7 +430,7 @@ async fn garbage_or_an_alert_where_tls_records_belong_is_an_error() {
     let options = tls_options(&dir, SslMode::VerifyCa, Some(&pki.ca_pem), "localhost");
     let (result, _server) = login(options, |mut server| {
         tokio::spawn(async move {
-            server.send(&greeting(server_caps(true), "mysql_native_password")).await;
+            server.send(&greeting("8.0.36", server_caps(true), "mysql_native_password")).await;
             server.recv().await;
             server.pipe.shutdown().await.unwrap();
             let mut sink = Vec::new();

@@ -5,6 +5,9 @@
 
 use std::time::Duration;
 
+mod common;
+
+use common::{greeting, NONCE};
 use rsa::pkcs8::EncodePublicKey;
 use rsa::{Oaep, RsaPrivateKey};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
@@ -15,7 +18,6 @@ use wirebench_protocol::framing::{decode_packet, encode_packet};
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::{Capabilities, ProtocolError};
 
-const NONCE: [u8; 20] = *b"0123456789abcdefghij";
 const MYSQL8: &str = "8.0.36";
 const MARIADB: &str = "5.5.5-10.11.6-MariaDB";
 
@@ -58,25 +60,6 @@ impl Server {
         self.seq = 0;
         self.recv().await
     }
-}
-
-fn greeting(version: &str, caps: Capabilities, plugin: &str) -> Vec<u8> {
-    let mut p = vec![10];
-    p.put_null_terminated(version.as_bytes());
-    p.put_u32(42);
-    p.put_bytes(&NONCE[..8]);
-    p.put_u8(0);
-    p.put_u16(caps.low() as u16);
-    p.put_u8(45);
-    p.put_u16(0x0002);
-    p.put_u16((caps.low() >> 16) as u16);
-    p.put_u8(21);
-    p.put_zeros(6);
-    p.put_u32(caps.mariadb_ext());
-    p.put_bytes(&NONCE[8..]);
-    p.put_u8(0);
-    p.put_null_terminated(plugin.as_bytes());
-    p
 }
 
 fn server_caps(deprecate_eof: bool) -> Capabilities {

@@ -6,7 +6,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use wirebench::client::{ConnectOptions, Endpoint};
+use wirebench_protocol::buf::WriteExt;
 use wirebench_protocol::response::{QueryResult, Response};
+use wirebench_protocol::Capabilities;
 
 /// Where the test server listens.
 pub struct TestServer {
@@ -185,4 +187,30 @@ pub fn affected(response: &Response) -> u64 {
         [QueryResult::Ok(ok)] => ok.affected_rows,
         other => panic!("expected one OK, got {other:?}"),
     }
+}
+
+/// The scripted servers' scramble: 20 bytes, split 8 + 12 in the greeting.
+pub const NONCE: [u8; 20] = *b"0123456789abcdefghij";
+
+/// A scripted server's HandshakeV10 payload, written out field by field
+/// from the protocol documentation (not with the code under test): server
+/// `version`, capabilities (MariaDB's extended ones in the last 4 of the
+/// 10 reserved bytes), [`NONCE`], and the default auth `plugin`.
+pub fn greeting(version: &str, caps: Capabilities, plugin: &str) -> Vec<u8> {
+    let mut p = vec![10];
+    p.put_null_terminated(version.as_bytes());
+    p.put_u32(42);
+    p.put_bytes(&NONCE[..8]);
+    p.put_u8(0);
+    p.put_u16(caps.low() as u16);
+    p.put_u8(45);
+    p.put_u16(0x0002);
+    p.put_u16((caps.low() >> 16) as u16);
+    p.put_u8(21);
+    p.put_zeros(6);
+    p.put_u32(caps.mariadb_ext());
+    p.put_bytes(&NONCE[8..]);
+    p.put_u8(0);
+    p.put_null_terminated(plugin.as_bytes());
+    p
 }

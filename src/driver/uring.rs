@@ -31,7 +31,15 @@ const PUBLISH_TICK: Duration = Duration::from_millis(5);
 /// How long a wait for a batch of completions may hold back the first one.
 const BATCH_WAIT_US: u32 = 500;
 /// Busy connections per completion waited for, and the most waited for.
-const CONNS_PER_WAKEUP: usize = 4;
+/// Waking when half of the busy connections have answered keeps the other
+/// half working at the server while the loop handles the first. Measured
+/// against MariaDB on the 2-core VM, 16 connections, alternating rounds:
+/// 1 in 2 instead of 1 in 4 took the client from 6.0-6.9 to 3.3-3.9 µs
+/// per query at `--pipeline=4` (89-105k qps instead of 76-87k) and from
+/// 8.8-11.8 to 7.3-8.0 µs at `--pipeline=1`; waiting for all of them
+/// (1 in 1) costs still less CPU but leaves the server idle in turns
+/// (qps 10-20% lower). Against the null server it makes no difference.
+const CONNS_PER_WAKEUP: usize = 2;
 const MAX_BATCH: usize = 32;
 /// `--poll=adaptive`: how long to spin on the completion queue before sleeping.
 const ADAPTIVE_SPIN: Duration = Duration::from_micros(30);
@@ -1024,8 +1032,8 @@ mod tests {
             d.wanted()
         };
         assert_eq!(want(1, 0, 0), 1);
-        assert_eq!(want(16, 0, 0), 4);
-        assert_eq!(want(16, 3, 0), 3 + 4, "sends just queued complete at once and count");
+        assert_eq!(want(16, 0, 0), 8);
+        assert_eq!(want(16, 3, 0), 3 + 8, "sends just queued complete at once and count");
         assert_eq!(want(1000, 0, 0), MAX_BATCH);
         assert_eq!(want(0, 2, 0), 2, "only sends in flight");
         assert_eq!(want(0, 1, 1), 1, "a send and its cancellation: wake early rather than late");

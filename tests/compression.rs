@@ -16,11 +16,10 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use common::{affected, rows, s, TestServer};
-use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
+use common::{affected, expect_local_infile_refused, rows, s, TestServer};
+use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
-use wirebench_protocol::ProtocolError;
 
 const DB: &str = "sbtest_wl";
 
@@ -144,16 +143,7 @@ async fn rows_and_statements_over_16_mib() {
 async fn local_infile_refusal_keeps_the_stream_in_step() {
     let Some(server) = TestServer::find() else { return };
     let mut conn = connect(&server, server.tcp()).await;
-    conn.query("CREATE TABLE IF NOT EXISTS wb_compress_infile (a INT)").await.unwrap();
-    match conn.query("LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE wb_compress_infile").await {
-        Err(ClientError::Protocol { source: ProtocolError::LocalInfileRefused(file), .. }) => {
-            assert_eq!(file, "/etc/passwd")
-        }
-        Err(ClientError::Server { error, .. }) => assert!(matches!(error.code, 1148 | 3948 | 4166), "{error}"),
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-    assert_eq!(rows(&conn.query("SELECT COUNT(*) FROM wb_compress_infile").await.unwrap()), vec![vec![s("0")]]);
-    conn.query("DROP TABLE wb_compress_infile").await.unwrap();
+    expect_local_infile_refused(&mut conn, "wb_compress_infile").await;
 }
 
 fn connection_args(server: &TestServer) -> Vec<String> {

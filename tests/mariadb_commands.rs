@@ -3,11 +3,10 @@
 
 mod common;
 
-use common::{affected, raw_rows, rows, s, TestServer};
-use wirebench::client::{ClientError, Connection};
+use common::{affected, expect_local_infile_refused, raw_rows, rows, s, TestServer};
+use wirebench::client::Connection;
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
 use wirebench_protocol::response::QueryResult;
-use wirebench_protocol::ProtocolError;
 
 async fn connect(server: &TestServer, deprecate_eof: bool) -> Connection {
     let mut options = server.options(server.tcp());
@@ -194,15 +193,6 @@ async fn multi_statement_results() {
 async fn local_infile_is_refused_and_the_connection_survives() {
     let Some(server) = TestServer::find() else { return };
     let mut conn = connect(&server, true).await;
-    conn.query("CREATE TABLE IF NOT EXISTS wb_infile (a INT)").await.unwrap();
-    match conn.query("LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE wb_infile").await {
-        // The server may refuse on its own (local_infile off) or ask for the file.
-        Err(ClientError::Protocol { source: ProtocolError::LocalInfileRefused(file), .. }) => {
-            assert_eq!(file, "/etc/passwd")
-        }
-        Err(ClientError::Server { error, .. }) => assert!(matches!(error.code, 1148 | 3948 | 4166), "{error}"),
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-    assert_eq!(rows(&conn.query("SELECT COUNT(*) FROM wb_infile").await.unwrap()), vec![vec![s("0")]]);
-    conn.query("DROP TABLE wb_infile").await.unwrap();
+    // The server may refuse on its own (local_infile off) or ask for the file.
+    expect_local_infile_refused(&mut conn, "wb_infile").await;
 }

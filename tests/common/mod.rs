@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use wirebench::client::{ConnectOptions, Endpoint};
+use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
 use wirebench_protocol::buf::WriteExt;
 use wirebench_protocol::response::{QueryResult, Response};
-use wirebench_protocol::Capabilities;
+use wirebench_protocol::{Capabilities, ProtocolError};
 
 /// Where the test server listens.
 pub struct TestServer {
@@ -213,4 +213,20 @@ pub fn greeting(version: &str, caps: Capabilities, plugin: &str) -> Vec<u8> {
     p.put_u8(0);
     p.put_null_terminated(plugin.as_bytes());
     p
+}
+
+/// `LOAD DATA LOCAL INFILE` into a new `table` is refused, by the server
+/// (local_infile off) or by wirebench when the server asks for the file,
+/// nothing is loaded, and the connection goes on; the table is dropped.
+pub async fn expect_local_infile_refused(conn: &mut Connection, table: &str) {
+    conn.query(&format!("CREATE TABLE IF NOT EXISTS {table} (a INT)")).await.unwrap();
+    match conn.query(&format!("LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE {table}")).await {
+        Err(ClientError::Protocol { source: ProtocolError::LocalInfileRefused(file), .. }) => {
+            assert_eq!(file, "/etc/passwd")
+        }
+        Err(ClientError::Server { error, .. }) => assert!(matches!(error.code, 1148 | 3948 | 4166), "{error}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(rows(&conn.query(&format!("SELECT COUNT(*) FROM {table}")).await.unwrap()), vec![vec![s("0")]]);
+    conn.query(&format!("DROP TABLE {table}")).await.unwrap();
 }

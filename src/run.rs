@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::Capabilities;
 
-use crate::cli::{Bench, Command, PsMode};
+use crate::cli::{Bench, Command, PollMode, PsMode};
 use crate::client::{ClientError, ConnectOptions, Connection, Endpoint};
 use crate::driver::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
@@ -287,14 +287,15 @@ enum Loops {
 }
 
 /// Logs in and prepares every connection (`redial(n)` says how), a bounded
-/// number at a time, and spreads them evenly over the loops: connection n
-/// to loop n % loops.
+/// number at a time, and spreads them evenly over the loops (`loops` says
+/// how many, given where the server turned out to run): connection n to
+/// loop n % loops.
 fn open_loops(
     bench: &Bench,
     runtime: &tokio::runtime::Runtime,
     redial: impl Fn(usize) -> Redial,
     cpus: &[usize],
-    loops: usize,
+    loops: impl FnOnce(ServerPlace) -> usize,
     new_session: impl Fn(usize, usize, Vec<ExecuteTemplate>, Capabilities) -> Session,
 ) -> Result<Vec<LoopPlan>, RunError> {
     let threads = bench.general.threads as usize;
@@ -324,8 +325,7 @@ fn open_loops(
         Ok(opened)
     })?;
 
-    let mut plans: Vec<LoopPlan> =
-        (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
+    let mut sockets = Vec::with_capacity(opened.len());
     for (n, conn, ids, redial) in opened {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());
@@ -334,6 +334,17 @@ fn open_loops(
         let (stream, leftover, login, transport) = conn.into_parts();
         let socket =
             runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
+        sockets.push((n, endpoint, socket, leftover, login, transport, ids, redial));
+    }
+    let server = if sockets.iter().all(|(_, _, socket, ..)| socket.peer_is_on_this_host()) {
+        ServerPlace::ThisHost
+    } else {
+        ServerPlace::Elsewhere
+    };
+    let loops = loops(server).max(1);
+    let mut plans: Vec<LoopPlan> =
+        (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
+    for (n, endpoint, socket, leftover, login, transport, ids, redial) in sockets {
         let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
         let session = new_session(n, plan.connections.len(), templates(&redial.statements, &ids)?, login.capabilities);
         let leftover = BytesMut::from(&leftover[..]);
@@ -367,13 +378,20 @@ fn run(
     let params = rand_params(bench)?;
     let seed = seed(bench);
     let backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
+    if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
+        eprintln!(
+            "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
+            if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }
+        );
+    }
     let cpus = match &bench.engine.cpus {
         Some(cpus) => cpus.clone(),
         None => core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect()).unwrap_or_default(),
     };
-    let loops = match &bench.engine.cpus {
+    // How many loops, once it is known where the server runs.
+    let loops = |server: ServerPlace| match &bench.engine.cpus {
         Some(_) => cpus.len().clamp(1, threads.max(1)),
-        None => default_loops(cpus.len(), threads),
+        None => default_loops(cpus.len(), threads, server),
     };
     let time_s = general.time.filter(|t| *t > 0);
     let forced_shutdown_s = general.forced_shutdown.grace_secs(time_s).zip(time_s).map(|(grace, time)| time + grace);
@@ -424,7 +442,8 @@ fn run(
             .autocommit_off(autocommit_off)
     };
     let plans = if bench.mysql.dry_run {
-        // Spread as below, with no connection at all.
+        // Spread as below, with no connection at all, and no server to leave cores to.
+        let loops = loops(ServerPlace::Elsewhere);
         let mut plans: Vec<DryLoopPlan> =
             (0..loops).map(|i| DryLoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
         for n in 0..threads {
@@ -443,7 +462,7 @@ fn run(
     let board = StatsBoard::new(&per_loop);
     let control = match general.rate.filter(|r| *r > 0) {
         Some(rate) => RunControl::with_rate(general.events, &per_loop, rate, seed),
-        None => RunControl::new(general.events, loops),
+        None => RunControl::new(general.events, per_loop.len()),
     };
     let clock = Clock::start();
     let deadline_ns = time_s.map(secs_to_ns);
@@ -527,17 +546,37 @@ fn run(
     Ok(())
 }
 
+/// Where the server runs, as the connections show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ServerPlace {
+    /// Every connection is a unix socket or a TCP connection to one of
+    /// this host's own addresses: the server competes for our cores.
+    ThisHost,
+    /// At least one connection goes to another host (or there is none,
+    /// with `--mysql-dry-run`).
+    Elsewhere,
+}
+
 /// Connections one event loop takes before another core is used, when
-/// `--cpus` is not given. A loop drives 150-200k queries per second at
-/// `--pipeline=1`; a second loop on a host that also runs the server only
-/// takes CPU from it and wakes more threads. Measured here with MariaDB on
-/// the same 2-core VM: 16 connections 53k qps on one loop vs 45k on two,
-/// 256 connections 53k vs 48k.
+/// `--cpus` is not given and the server runs on this host. A loop drives
+/// 150-200k queries per second at `--pipeline=1`; a second loop on a host
+/// that also runs the server only takes CPU from it and wakes more
+/// threads. Measured here with MariaDB on the same 2-core VM: 16
+/// connections 53k qps on one loop vs 45k on two, 256 connections 53k vs
+/// 48k.
 const CONNECTIONS_PER_LOOP: usize = 256;
 
-/// Loops for `threads` connections on `cores` cores when `--cpus` is not given.
-fn default_loops(cores: usize, threads: usize) -> usize {
-    threads.div_ceil(CONNECTIONS_PER_LOOP).clamp(1, cores.max(1))
+/// Loops for `threads` connections on `cores` cores when `--cpus` is not
+/// given: against a server elsewhere, one per core (at most one per
+/// connection), so that the client host's cores all work and the client is
+/// never what limits the run; against a server on this host, one per
+/// [`CONNECTIONS_PER_LOOP`] connections, leaving the server its cores.
+fn default_loops(cores: usize, threads: usize, server: ServerPlace) -> usize {
+    let cores = cores.max(1);
+    match server {
+        ServerPlace::Elsewhere => cores.min(threads.max(1)),
+        ServerPlace::ThisHost => threads.div_ceil(CONNECTIONS_PER_LOOP).clamp(1, cores),
+    }
 }
 
 fn secs_to_ns(secs: u32) -> u64 {
@@ -646,16 +685,24 @@ fn forced_shutdown(mut reports: Reports, control: &RunControl, clock: Clock) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::default_loops;
+    use super::{default_loops, ServerPlace};
 
     #[test]
-    fn few_connections_share_one_loop() {
-        assert_eq!(default_loops(2, 1), 1);
-        assert_eq!(default_loops(2, 16), 1);
-        assert_eq!(default_loops(2, 256), 1);
-        assert_eq!(default_loops(2, 257), 2);
-        assert_eq!(default_loops(2, 900), 2);
-        assert_eq!(default_loops(32, 900), 4);
-        assert_eq!(default_loops(0, 16), 1);
+    fn default_loops_leave_a_server_on_this_host_its_cores() {
+        let here = ServerPlace::ThisHost;
+        assert_eq!(default_loops(2, 1, here), 1);
+        assert_eq!(default_loops(2, 16, here), 1);
+        assert_eq!(default_loops(2, 256, here), 1);
+        assert_eq!(default_loops(2, 257, here), 2);
+        assert_eq!(default_loops(2, 900, here), 2);
+        assert_eq!(default_loops(32, 900, here), 4);
+        assert_eq!(default_loops(0, 16, here), 1);
+        let there = ServerPlace::Elsewhere;
+        assert_eq!(default_loops(2, 1, there), 1);
+        assert_eq!(default_loops(2, 16, there), 2);
+        assert_eq!(default_loops(32, 16, there), 16);
+        assert_eq!(default_loops(32, 900, there), 32);
+        assert_eq!(default_loops(0, 16, there), 1);
+        assert_eq!(default_loops(4, 0, there), 1);
     }
 }

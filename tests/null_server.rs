@@ -535,3 +535,31 @@ fn run_serves_until_its_shutdown_future_completes() {
     server.join().unwrap().unwrap();
     assert!(!path.exists(), "the socket file is removed on shutdown");
 }
+
+/// `--poll` shapes only the io_uring loop's waits: asked of the epoll
+/// backend, it is named as not applying rather than silently dropped.
+#[test]
+fn poll_modes_the_epoll_backend_ignores_are_named() {
+    let _serial = serial();
+    let dir = TempDir::new("poll");
+    let server = start(&dir, 1);
+    let run = |io: &str, poll: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            .args(["oltp_point_select", "--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest"])
+            .arg(format!("--mysql-port={}", server.local_addr().unwrap().port()))
+            .args(["--threads=2", "--events=200", "--time=0", "--table-size=100"])
+            .args([format!("--io={io}"), format!("--poll={poll}"), "run".to_string()])
+            .output()
+            .expect("wirebench runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "--io={io} --poll={poll}: {stderr}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("queries:"));
+        stderr.contains("applies to the io_uring backend")
+    };
+    assert!(run("epoll", "spin"));
+    assert!(run("epoll", "adaptive"));
+    assert!(!run("epoll", "sleep"));
+    if wirebench::driver::Backend::resolve(wirebench::cli::IoBackend::Uring).is_ok() {
+        assert!(!run("uring", "spin"));
+    }
+}

@@ -184,7 +184,12 @@ pub(crate) const MASTER: &[OptDef] = &[
 
 /// wirebench's own engine options.
 pub(crate) const ENGINE: &[OptDef] = &[
-    opt("cpus", List, None, "CPUs for the event loops, e.g. 0-3 (default: a loop per 256 connections, one per core)"),
+    opt(
+        "cpus",
+        List,
+        None,
+        "CPUs for the event loops, e.g. 0-3 (default: every core; a loop per 256 connections when the server is local)",
+    ),
     opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
     opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),

@@ -9,9 +9,12 @@ Cases (see README, "Benchmark against sysbench"):
   b  the null server pinned to one core, the generator to the other,
      16 and 256 connections, TCP and socket;
   c  as b with --pipeline=8 for wirebench (sysbench cannot pipeline);
-  d  10,000 connections against the null server: connect time and RSS.
+  d  10,000 connections against the null server: connect time and RSS;
+  e  (not in the default set) as a, but MariaDB pinned to core 1 and the
+     client to core 0, as when they run on separate hosts: the client can
+     no longer hand the server's core back to it by preempting its thread.
 
-Usage: benches/compare.sh [--cases=a,b,c,d] [--time=10] [--rounds=2]
+Usage: benches/compare.sh [--cases=a,b,c,d,e] [--time=10] [--rounds=2]
 """
 
 import argparse
@@ -77,6 +80,29 @@ def mariadb_env():
         if m:
             env[m.group(1)] = m.group(2)
     return env
+
+
+def pin_process(pid, cpus):
+    """Pins every thread of a process (and so the threads it starts later)
+    to `cpus`; returns each thread's former mask, for unpin_process."""
+    former = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            former[int(tid)] = os.sched_getaffinity(int(tid))
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            pass  # the thread has ended meanwhile
+    return former
+
+
+def unpin_process(pid, former):
+    """Gives every thread of the process the mask its main thread had."""
+    mask = former.get(pid) or set(range(os.cpu_count() or 1))
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), mask)
+        except OSError:
+            pass
 
 
 class NullServer:
@@ -150,7 +176,7 @@ def main():
     print("cli/srv = client/server CPU microseconds per query (user+sys)\n")
     print(HEADER, flush=True)
 
-    if "a" in cases:
+    if cases & {"a", "e"}:
         env = mariadb_env()
         login = ["--mysql-user=sbtest", "--mysql-password=sbtest", "--mysql-db=sbtest", "--tables=4", f"--table-size={args.table_size}"]
         tcp = [f"--mysql-host={env['WIREBENCH_TEST_HOST']}", f"--mysql-port={env['WIREBENCH_TEST_PORT']}"]
@@ -160,8 +186,19 @@ def main():
         pid = server_pid_mariadb()
         for name, endpoint in (("tcp", tcp), ("socket", sock)):
             base = endpoint + login + common + ["--threads=16"]
-            compare(f"a MariaDB {name} 16 conns", base, pid, args.rounds)
-            compare(f"a MariaDB {name} 16 conns, wb pipeline=4", base, pid, args.rounds, wb_extra=["--pipeline=4"])
+            if "a" in cases:
+                compare(f"a MariaDB {name} 16 conns", base, pid, args.rounds)
+                compare(f"a MariaDB {name} 16 conns, wb pipeline=4", base, pid, args.rounds, wb_extra=["--pipeline=4"])
+        if "e" in cases and (os.cpu_count() or 1) < 2:
+            print("e needs two cores: skipped")
+        elif "e" in cases:
+            former = pin_process(pid, {1})
+            try:
+                for name, endpoint in (("tcp", tcp), ("socket", sock)):
+                    base = endpoint + login + common + ["--threads=16"]
+                    compare(f"e MariaDB on core 1 {name} 16 conns", base, pid, args.rounds, cpu=0)
+            finally:
+                unpin_process(pid, former)
 
     if cases & {"b", "c", "d"}:
         null = NullServer(cpu=1)

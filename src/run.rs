@@ -689,20 +689,29 @@ mod tests {
 
     #[test]
     fn default_loops_leave_a_server_on_this_host_its_cores() {
-        let here = ServerPlace::ThisHost;
-        assert_eq!(default_loops(2, 1, here), 1);
-        assert_eq!(default_loops(2, 16, here), 1);
-        assert_eq!(default_loops(2, 256, here), 1);
-        assert_eq!(default_loops(2, 257, here), 2);
-        assert_eq!(default_loops(2, 900, here), 2);
-        assert_eq!(default_loops(32, 900, here), 4);
-        assert_eq!(default_loops(0, 16, here), 1);
-        let there = ServerPlace::Elsewhere;
-        assert_eq!(default_loops(2, 1, there), 1);
-        assert_eq!(default_loops(2, 16, there), 2);
-        assert_eq!(default_loops(32, 16, there), 16);
-        assert_eq!(default_loops(32, 900, there), 32);
-        assert_eq!(default_loops(0, 16, there), 1);
-        assert_eq!(default_loops(4, 0, there), 1);
+        use ServerPlace::{Elsewhere, ThisHost};
+        // (cores, connections, where the server is, loops)
+        let cases = [
+            (2, 1, ThisHost, 1),
+            (2, 16, ThisHost, 1),
+            (2, 256, ThisHost, 1),
+            (2, 257, ThisHost, 2),
+            (2, 900, ThisHost, 2),
+            (32, 900, ThisHost, 4),
+            (0, 16, ThisHost, 1),
+            (2, 1, Elsewhere, 1),
+            (2, 16, Elsewhere, 2),
+            (32, 16, Elsewhere, 16),
+            (32, 900, Elsewhere, 32),
+            (0, 16, Elsewhere, 1),
+            (4, 0, Elsewhere, 1),
+        ];
+        for (cores, threads, server, loops) in cases {
+            assert_eq!(
+                default_loops(cores, threads, server),
+                loops,
+                "{cores} cores, {threads} connections, {server:?}"
+            );
+        }
     }
 }

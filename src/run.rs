@@ -325,7 +325,14 @@ fn open_loops(
         Ok(opened)
     })?;
 
-    let mut sockets = Vec::with_capacity(opened.len());
+    let server = if opened.iter().all(|(_, conn, ..)| conn.server_is_on_this_host()) {
+        ServerPlace::ThisHost
+    } else {
+        ServerPlace::Elsewhere
+    };
+    let loops = loops(server).max(1);
+    let mut plans: Vec<LoopPlan> =
+        (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
     for (n, conn, ids, redial) in opened {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());
@@ -334,17 +341,6 @@ fn open_loops(
         let (stream, leftover, login, transport) = conn.into_parts();
         let socket =
             runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(|e| RunError::Setup(e.to_string()))?;
-        sockets.push((n, endpoint, socket, leftover, login, transport, ids, redial));
-    }
-    let server = if sockets.iter().all(|(_, _, socket, ..)| socket.peer_is_on_this_host()) {
-        ServerPlace::ThisHost
-    } else {
-        ServerPlace::Elsewhere
-    };
-    let loops = loops(server).max(1);
-    let mut plans: Vec<LoopPlan> =
-        (0..loops).map(|i| LoopPlan { cpu: cpus.get(i).copied(), connections: Vec::new() }).collect();
-    for (n, endpoint, socket, leftover, login, transport, ids, redial) in sockets {
         let plan = plans.get_mut(n % loops).ok_or_else(|| RunError::Setup("no event loop".into()))?;
         let session = new_session(n, plan.connections.len(), templates(&redial.statements, &ids)?, login.capabilities);
         let leftover = BytesMut::from(&leftover[..]);

@@ -144,6 +144,11 @@ impl Connection<Stream> {
             after: options.connect_timeout,
         })?
     }
+
+    /// Whether the server runs on this host (see [`Stream::peer_is_on_this_host`]).
+    pub fn server_is_on_this_host(&self) -> bool {
+        self.io.stream.peer_is_on_this_host()
+    }
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {

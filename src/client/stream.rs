@@ -28,6 +28,20 @@ impl Stream {
             Endpoint::Unix(path) => Ok(Stream::Unix(UnixStream::connect(path).await?)),
         }
     }
+
+    /// Whether the server is on this host: a unix socket, or TCP to a
+    /// loopback address or to one of this host's own (the kernel then
+    /// picks that same address as ours). When the addresses cannot be
+    /// read, on this host, the more cautious guess for sharing cores.
+    pub fn peer_is_on_this_host(&self) -> bool {
+        match self {
+            Stream::Unix(_) => true,
+            Stream::Tcp(s) => match (s.local_addr(), s.peer_addr()) {
+                (Ok(ours), Ok(theirs)) => theirs.ip().is_loopback() || ours.ip() == theirs.ip(),
+                _ => true,
+            },
+        }
+    }
 }
 
 impl AsyncRead for Stream {
@@ -58,6 +72,39 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Endpoint, Stream};
+
+    /// A connection to a listener bound at `listen` (when this host has
+    /// that address) and whether it counts as one to this host.
+    async fn tcp_to(listen: &str) -> Option<bool> {
+        let listener = tokio::net::TcpListener::bind(listen).await.ok()?;
+        let addr = listener.local_addr().ok()?;
+        let stream = Stream::open(&Endpoint::tcp(addr.ip().to_string(), addr.port())).await.ok()?;
+        Some(stream.peer_is_on_this_host())
+    }
+
+    #[tokio::test]
+    async fn servers_on_this_host_are_seen_as_such() {
+        assert_eq!(tcp_to("127.0.0.1:0").await, Some(true));
+        // ::1 may be missing in a container: only a result that comes back is checked.
+        assert_ne!(tcp_to("[::1]:0").await, Some(false));
+        let (a, _b) = tokio::net::UnixStream::pair().expect("socketpair");
+        assert!(Stream::Unix(a).peer_is_on_this_host());
+        // One of this host's own non-loopback addresses, if it has one: the
+        // kernel routes to it locally and picks it as our address too.
+        let own = std::net::UdpSocket::bind("0.0.0.0:0")
+            .and_then(|s| s.connect("192.0.2.1:9").map(|()| s))
+            .and_then(|s| s.local_addr())
+            .ok()
+            .filter(|a| !a.ip().is_unspecified() && !a.ip().is_loopback());
+        if let Some(own) = own {
+            assert_eq!(tcp_to(&format!("{}:0", own.ip())).await, Some(true), "{own}");
         }
     }
 }

@@ -83,20 +83,6 @@ impl StdSocket {
             Stream::Unix(s) => StdSocket::Unix(s.into_std()?),
         })
     }
-
-    /// Whether the server is on this host: a unix socket, or TCP to a
-    /// loopback address or to one of this host's own (the kernel then
-    /// picks that same address as ours). When the addresses cannot be
-    /// read, on this host, the more cautious guess for sharing cores.
-    pub fn peer_is_on_this_host(&self) -> bool {
-        match self {
-            StdSocket::Unix(_) => true,
-            StdSocket::Tcp(s) => match (s.local_addr(), s.peer_addr()) {
-                (Ok(ours), Ok(theirs)) => theirs.ip().is_loopback() || ours.ip() == theirs.ip(),
-                _ => true,
-            },
-        }
-    }
 }
 
 impl AsRawFd for StdSocket {
@@ -234,37 +220,4 @@ pub fn spawn_loops(
         handles.push(handle);
     }
     Ok(handles)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::StdSocket;
-
-    /// A TCP connection to `listen` (bound here) and whether it counts as
-    /// one to this host.
-    fn tcp_to(listen: &str) -> Option<bool> {
-        let listener = std::net::TcpListener::bind(listen).ok()?;
-        let stream = std::net::TcpStream::connect(listener.local_addr().ok()?).ok()?;
-        Some(StdSocket::Tcp(stream).peer_is_on_this_host())
-    }
-
-    #[test]
-    fn servers_on_this_host_are_seen_as_such() {
-        assert_eq!(tcp_to("127.0.0.1:0"), Some(true));
-        // ::1 may be missing in a container; the other address forms may be
-        // too, so only a result that comes back is checked.
-        assert_ne!(tcp_to("[::1]:0"), Some(false));
-        let (a, _b) = std::os::unix::net::UnixStream::pair().expect("socketpair");
-        assert!(StdSocket::Unix(a).peer_is_on_this_host());
-        // One of this host's own non-loopback addresses, if it has one: the
-        // kernel routes to it locally and picks it as our address too.
-        let own = std::net::UdpSocket::bind("0.0.0.0:0")
-            .and_then(|s| s.connect("192.0.2.1:9").map(|()| s))
-            .and_then(|s| s.local_addr())
-            .ok()
-            .filter(|a| !a.ip().is_unspecified() && !a.ip().is_loopback());
-        if let Some(own) = own {
-            assert_eq!(tcp_to(&format!("{}:0", own.ip())), Some(true), "{own}");
-        }
-    }
 }

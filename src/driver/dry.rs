@@ -27,23 +27,8 @@ pub fn spawn_loops(
     plans: Vec<DryLoopPlan>,
     context: &LoopContext,
 ) -> std::io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let mut handles = Vec::with_capacity(plans.len());
-    for (index, plan) in plans.into_iter().enumerate() {
-        let context = context.clone();
-        let handle = std::thread::Builder::new().name(format!("wirebench-dry-{index}")).spawn(move || {
-            let _ended = context.finished.guard();
-            if let Some(cpu) = plan.cpu {
-                core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
-            }
-            let result = run_loop(index, plan.connections, &context);
-            if result.is_err() {
-                context.control.stop();
-            }
-            result
-        })?;
-        handles.push(handle);
-    }
-    Ok(handles)
+    let plans = plans.into_iter().map(|plan| (plan.cpu, plan.connections));
+    super::spawn_pinned("wirebench-dry", plans, context, run_loop)
 }
 
 /// Round-robin over the sessions, one command each per turn, until every

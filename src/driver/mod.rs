@@ -200,18 +200,32 @@ pub fn spawn_loops(
     backend: Backend,
     context: &LoopContext,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let mut handles = Vec::with_capacity(plans.len());
-    for (index, plan) in plans.into_iter().enumerate() {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, plan.connections));
+    spawn_pinned("wirebench-loop", plans, context, move |index, connections, context| match backend {
+        Backend::Epoll => epoll::run_loop(index, connections, context),
+        Backend::Uring => uring::run_loop(index, connections, context),
+    })
+}
+
+/// Starts one thread per loop, named `name-INDEX` and pinned to its cpu
+/// (if any), that runs `run` on the loop's connections. The thread counts
+/// as ended for the report thread whatever happens, and a failed loop stops
+/// the others.
+fn spawn_pinned<C: Send + 'static>(
+    name: &str,
+    plans: impl Iterator<Item = (Option<usize>, C)>,
+    context: &LoopContext,
+    run: impl Fn(usize, C, &LoopContext) -> Result<(), DriverError> + Copy + Send + 'static,
+) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
+    let mut handles = Vec::new();
+    for (index, (cpu, connections)) in plans.enumerate() {
         let context = context.clone();
-        let handle = std::thread::Builder::new().name(format!("wirebench-loop-{index}")).spawn(move || {
+        let handle = std::thread::Builder::new().name(format!("{name}-{index}")).spawn(move || {
             let _ended = context.finished.guard();
-            if let Some(cpu) = plan.cpu {
+            if let Some(cpu) = cpu {
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }
-            let result = match backend {
-                Backend::Epoll => epoll::run_loop(index, plan.connections, &context),
-                Backend::Uring => uring::run_loop(index, plan.connections, &context),
-            };
+            let result = run(index, connections, &context);
             if result.is_err() {
                 context.control.stop();
             }

@@ -20,24 +20,13 @@ use wirebench_protocol::command::{encode_execute, ExecuteTemplate, Param, ParamS
 use wirebench_protocol::framing::decode_packet;
 use wirebench_protocol::response::binary_row::encode_binary_row;
 use wirebench_protocol::response::resultset::{encode_metadata, encode_result_end};
+use wirebench_protocol::response::testdata::CAPTURE_CAPABILITIES;
 use wirebench_protocol::response::{ColumnDefinition, ResponseReader, ResultSetDecoder, RowFormat, Value};
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, StatusFlags};
 
 /// What the captures negotiated with MariaDB 10.11 (see
 /// protocol/src/response/testdata/capture.py), with DEPRECATE_EOF.
-const CAPS: Capabilities = Capabilities(
-    Capabilities::LONG_FLAG.0
-        | Capabilities::CONNECT_WITH_DB.0
-        | Capabilities::LOCAL_FILES.0
-        | Capabilities::PROTOCOL_41.0
-        | Capabilities::TRANSACTIONS.0
-        | Capabilities::SECURE_CONNECTION.0
-        | Capabilities::MULTI_STATEMENTS.0
-        | Capabilities::MULTI_RESULTS.0
-        | Capabilities::PS_MULTI_RESULTS.0
-        | Capabilities::PLUGIN_AUTH.0
-        | Capabilities::DEPRECATE_EOF.0,
-);
+const CAPS: Capabilities = CAPTURE_CAPABILITIES.union(Capabilities::DEPRECATE_EOF);
 
 /// The response to sysbench's point select, as MariaDB 10.11 sent it: one
 /// column definition, one binary row, a 0xFE-headed OK.

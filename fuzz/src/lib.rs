@@ -62,18 +62,7 @@ pub fn caps_from_bits(bits: u8) -> Capabilities {
 }
 
 /// What the MariaDB 10.11 captures in protocol/src/response/testdata negotiated.
-pub const CAPTURE_BASE: Capabilities = Capabilities(
-    Capabilities::LONG_FLAG.0
-        | Capabilities::CONNECT_WITH_DB.0
-        | Capabilities::LOCAL_FILES.0
-        | Capabilities::PROTOCOL_41.0
-        | Capabilities::TRANSACTIONS.0
-        | Capabilities::SECURE_CONNECTION.0
-        | Capabilities::MULTI_STATEMENTS.0
-        | Capabilities::MULTI_RESULTS.0
-        | Capabilities::PS_MULTI_RESULTS.0
-        | Capabilities::PLUGIN_AUTH.0,
-);
+pub const CAPTURE_BASE: Capabilities = wirebench_protocol::response::testdata::CAPTURE_CAPABILITIES;
 
 /// The capability sets a client really runs with, then the odd ones: index
 /// with the low bits of a parameter byte. 0..=2 are the captures' own sets

@@ -6,6 +6,8 @@ pub mod err;
 pub mod ok;
 pub mod prepare;
 pub mod resultset;
+#[doc(hidden)]
+pub mod testdata;
 pub mod text_row;
 
 pub use binary_row::{BinaryRow, Value};

@@ -13,18 +13,7 @@ use crate::response::text_row::encode_text_row;
 use proptest::prelude::*;
 
 /// What capture.py negotiated.
-const BASE: Capabilities = Capabilities(
-    Capabilities::LONG_FLAG.0
-        | Capabilities::CONNECT_WITH_DB.0
-        | Capabilities::LOCAL_FILES.0
-        | Capabilities::PROTOCOL_41.0
-        | Capabilities::TRANSACTIONS.0
-        | Capabilities::SECURE_CONNECTION.0
-        | Capabilities::MULTI_STATEMENTS.0
-        | Capabilities::MULTI_RESULTS.0
-        | Capabilities::PS_MULTI_RESULTS.0
-        | Capabilities::PLUGIN_AUTH.0,
-);
+const BASE: Capabilities = crate::response::testdata::CAPTURE_CAPABILITIES;
 const DEOF: Capabilities = BASE.union(Capabilities::DEPRECATE_EOF);
 const EXT: Capabilities =
     DEOF.union(Capabilities::MARIADB_CLIENT_EXTENDED_TYPE_INFO).union(Capabilities::MARIADB_CLIENT_CACHE_METADATA);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{affected, expect_local_infile_refused, raw_rows, rows, s, TestServer};
+use common::{affected, expect_local_infile_refused, expect_results_past_16_mib, raw_rows, rows, s, TestServer};
 use wirebench::client::Connection;
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
 use wirebench_protocol::response::QueryResult;
@@ -152,19 +152,7 @@ async fn every_column_type_binary_equals_text() {
 async fn result_set_larger_than_16_mib() {
     let Some(server) = TestServer::find() else { return };
     let mut conn = connect(&server, true).await;
-    // One row of 20 MiB: its packet is split into two 16 MiB fragments and joined again.
-    let len = 20 * 1024 * 1024;
-    let r = conn.query(&format!("SELECT REPEAT('x', {len}) AS big, 7 AS tail")).await.unwrap();
-    let row = &rows(&r)[0];
-    assert_eq!(row[0].as_deref().map(str::len), Some(len));
-    assert!(row[0].as_deref().unwrap().bytes().all(|b| b == b'x'));
-    assert_eq!(row[1], s("7"));
-    // Many rows adding up to more than 16 MiB, walked without decoding.
-    let outcome = conn.query_drop("SELECT REPEAT('y', 1000) FROM seq_1_to_20000").await.unwrap();
-    assert_eq!((outcome.result_sets, outcome.rows), (1, 20000));
-    // And a 17 MiB statement: the command itself is split.
-    let sql = format!("SELECT LENGTH('{}')", "z".repeat(17 * 1024 * 1024));
-    assert_eq!(rows(&conn.query(&sql).await.unwrap()), vec![vec![s(&(17 * 1024 * 1024).to_string())]]);
+    expect_results_past_16_mib(&mut conn).await;
 }
 
 #[tokio::test]

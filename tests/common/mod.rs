@@ -215,6 +215,25 @@ pub fn greeting(version: &str, caps: Capabilities, plugin: &str) -> Vec<u8> {
     p
 }
 
+/// Rows and statements past 16 MiB go through and the connection stays in
+/// step: a 20 MiB row (its packet split in 16 MiB fragments and joined),
+/// 20,000 rows of 1000 bytes walked without decoding, and a 17 MiB
+/// statement (the command itself split).
+pub async fn expect_results_past_16_mib(conn: &mut Connection) {
+    let len = 20 * 1024 * 1024;
+    let r = conn.query(&format!("SELECT REPEAT('x', {len}) AS big, 7 AS tail")).await.unwrap();
+    let row = &rows(&r)[0];
+    assert_eq!(row[0].as_deref().map(str::len), Some(len));
+    assert!(row[0].as_deref().unwrap().bytes().all(|b| b == b'x'));
+    assert_eq!(row[1], s("7"));
+    let outcome = conn.query_drop("SELECT REPEAT('y', 1000) FROM seq_1_to_20000").await.unwrap();
+    assert_eq!((outcome.result_sets, outcome.rows), (1, 20000));
+    let n = 17 * 1024 * 1024;
+    let sql = format!("SELECT LENGTH('{}')", "z".repeat(n));
+    assert_eq!(rows(&conn.query(&sql).await.unwrap()), vec![vec![s(&n.to_string())]]);
+    assert_eq!(rows(&conn.query("SELECT 'in step'").await.unwrap()), vec![vec![s("in step")]]);
+}
+
 /// `LOAD DATA LOCAL INFILE` into a new `table` is refused, by the server
 /// (local_infile off) or by wirebench when the server asks for the file,
 /// nothing is loaded, and the connection goes on; the table is dropped.

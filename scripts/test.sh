@@ -38,6 +38,8 @@ trap 'exit 143' TERM
 step "installing what is needed"
 need_build_tools
 need_mariadb
+# The parity tests run sysbench itself and read its Lua scripts.
+need sysbench sysbench
 install_needed
 ensure_rust
 

@@ -13,11 +13,11 @@ use tokio::task::JoinSet;
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::Capabilities;
 
-use crate::cli::{Bench, Command, PollMode, PsMode};
+use crate::cli::{Bench, Command};
 use crate::client::{ClientError, ConnectOptions, Connection, Endpoint};
 use crate::driver::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
-    self, Backend, Clock, ConnPlan, LoopContext, LoopPlan, OpenError, Redial, RunControl, Session, StdSocket,
+    self, Backend, Clock, PollMode, PsMode, ConnPlan, LoopContext, LoopPlan, OpenError, Redial, RunControl, Session, StdSocket,
 };
 use crate::rand::{srandom_seed, RandParams, Rng};
 use crate::stats::report::{self, CheckpointLine, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader};

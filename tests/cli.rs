@@ -19,10 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use wirebench::cli::{
-    parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, IgnoreErrors, Invocation, IoBackend, PollMode,
-    PsMode, Test,
-};
+use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Test};
+use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::client::Endpoint;
 use wirebench::rand::Distribution;
 

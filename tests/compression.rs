@@ -190,7 +190,7 @@ fn the_engine_runs_compressed_on_both_backends_pipelined_or_not() {
     wirebench("oltp_read_write", &tables, "cleanup");
     wirebench("oltp_read_write", &tables, "prepare");
     for io in ["uring", "epoll"] {
-        if io == "uring" && wirebench::driver::Backend::resolve(wirebench::cli::IoBackend::Uring).is_err() {
+        if io == "uring" && wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_err() {
             eprintln!("skipping --io=uring: not available here");
             continue;
         }
@@ -362,7 +362,7 @@ fn the_engine_and_sysbench_run_compressed_against_the_null_server() {
         "--mysql-compression=on".into(),
     ];
     for io in ["uring", "epoll"] {
-        if io == "uring" && wirebench::driver::Backend::resolve(wirebench::cli::IoBackend::Uring).is_err() {
+        if io == "uring" && wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_err() {
             continue;
         }
         for pipeline in ["1", "4"] {

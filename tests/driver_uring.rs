@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::TestServer;
-use wirebench::cli::{IgnoreErrors, IoBackend, PollMode};
+use wirebench::driver::{IgnoreErrors, IoBackend, PollMode};
 use wirebench::client::{Connection, Endpoint};
 use wirebench::driver::{
     spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, Redial, RunControl, Session, StdSocket,

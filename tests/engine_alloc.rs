@@ -11,7 +11,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use wirebench::cli::IgnoreErrors;
+use wirebench::driver::IgnoreErrors;
 use wirebench::driver::{Budget, RunControl, Session};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::LoopStats;

@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
 use common::TestServer;
-use wirebench::cli::IoBackend;
+use wirebench::driver::IoBackend;
 use wirebench::client::Connection;
 use wirebench::driver::Backend;
 

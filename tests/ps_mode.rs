@@ -470,7 +470,7 @@ fn run_with_kills(server: &TestServer, extra: &str) -> (Output, String) {
 }
 
 fn uring_available() -> bool {
-    match wirebench::driver::Backend::resolve(wirebench::cli::IoBackend::Uring) {
+    match wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring) {
         Ok(_) => true,
         Err(reason) => {
             eprintln!("io_uring backend not tested: {reason}");

@@ -9,9 +9,10 @@ use super::error::CliError;
 use super::raw::{self, CommandLine, RawOpt};
 use super::test_name::{self, TestRef};
 use super::{
-    legacy, null_server, value, Bench, Command, DbOptions, Dialect, EngineOptions, ForcedShutdown, GeneralOptions,
-    IgnoreErrors, Invocation, IoBackend, MysqlOptions, PollMode, PsMode, RandOptions, Test, TestOptions,
+    legacy, null_server, value, Bench, Command, DbOptions, Dialect, ForcedShutdown, GeneralOptions, Invocation,
+    MysqlOptions, RandOptions, Test, TestOptions,
 };
+use crate::driver::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 use crate::rand::Distribution;
 
 const INT_MAX: u32 = i32::MAX as u32;

@@ -40,6 +40,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use crate::client::Endpoint;
+use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
 use crate::rand::{Distribution, RandConfig};
 
 pub use error::CliError;
@@ -329,16 +330,6 @@ pub struct DbOptions {
     pub debug: bool,
 }
 
-/// `--db-ps-mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PsMode {
-    /// Server-side prepared statements.
-    #[default]
-    Auto,
-    /// Client-side substitution into COM_QUERY text.
-    Disable,
-}
-
 /// The `--mysql-*` options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MysqlOptions {
@@ -385,7 +376,7 @@ impl Default for MysqlOptions {
             ssl_ca: None,
             compression: false,
             debug: false,
-            ignore_errors: IgnoreErrors::List(vec![1213, 1020, 1205]),
+            ignore_errors: IgnoreErrors::default(),
             dry_run: false,
         }
     }
@@ -458,67 +449,10 @@ impl std::fmt::Display for SslMode {
     }
 }
 
-/// `--mysql-ignore-errors`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IgnoreErrors {
-    List(Vec<u16>),
-    All,
-}
-
-impl IgnoreErrors {
-    pub fn ignores(&self, code: u16) -> bool {
-        match self {
-            IgnoreErrors::All => true,
-            IgnoreErrors::List(codes) => codes.contains(&code),
-        }
-    }
-}
-
 /// The test scripts' options (`oltp_common.lua` and the two
 /// `select_random_*` scripts), with their sysbench defaults: the workloads'
 /// own option set, filled from the command line.
 pub type TestOptions = crate::workload::OltpOptions;
-
-/// wirebench's own options.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EngineOptions {
-    /// `--cpus=0,2,4-7`: run the engine threads on these CPUs; `None` for
-    /// all of them.
-    pub cpus: Option<Vec<usize>>,
-    pub io: IoBackend,
-    pub poll: PollMode,
-    /// `--pipeline=N`: events in flight per connection; 1 is sysbench's
-    /// one-at-a-time behaviour.
-    pub pipeline: u32,
-}
-
-impl Default for EngineOptions {
-    fn default() -> Self {
-        EngineOptions { cpus: None, io: IoBackend::Auto, poll: PollMode::Sleep, pipeline: 1 }
-    }
-}
-
-/// `--io`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IoBackend {
-    /// io_uring where the kernel allows it, else epoll.
-    #[default]
-    Auto,
-    Uring,
-    Epoll,
-}
-
-/// `--poll`: what an engine thread does with nothing to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PollMode {
-    /// Block in the kernel.
-    #[default]
-    Sleep,
-    /// Spin briefly, then block.
-    Adaptive,
-    /// Never block (burns the CPU, lowest latency).
-    Spin,
-}
 
 /// `wirebench null-server`.
 #[derive(Debug, Clone, PartialEq, Eq)]

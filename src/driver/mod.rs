@@ -14,6 +14,7 @@
 mod budget;
 pub mod dry;
 mod epoll;
+mod options;
 mod redial;
 mod session;
 mod uring;
@@ -27,10 +28,10 @@ use std::time::Instant;
 use bytes::BytesMut;
 
 pub use budget::{Budget, RunControl};
+pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};
 
-use crate::cli::{IgnoreErrors, IoBackend, PollMode};
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
 use crate::transport::{Transport, TransportError};

@@ -10,7 +10,7 @@ use wirebench_protocol::response::{ResponseReader, RowFormat, ServerError};
 use wirebench_protocol::{Capabilities, ProtocolError};
 
 use super::budget::{Admission, Budget};
-use crate::cli::IgnoreErrors;
+use super::IgnoreErrors;
 use crate::rand::Rng;
 use crate::stats::{LoopStats, QueryKind};
 use crate::workload::{CommandSink, EmulatedStatement, Script, Step, StmtId, WorkloadError};

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use io_uring::{opcode, types, IoUring};
 
 use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket};
-use crate::cli::{IgnoreErrors, PollMode};
+use super::{IgnoreErrors, PollMode};
 use crate::client::Endpoint;
 use crate::stats::LoopStats;
 use crate::transport::{Transport, TransportError};
@@ -819,7 +819,6 @@ mod tests {
     use wirebench_protocol::Capabilities;
 
     use super::*;
-    use crate::cli::IgnoreErrors;
     use crate::driver::{Clock, RunControl};
     use crate::rand::{RandConfig, RandParams, Rng};
     use crate::stats::{Collector, Counters, StatsBoard};

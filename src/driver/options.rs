@@ -1,0 +1,79 @@
+//! The driver's own settings: how the engine runs (`--cpus`, `--io`,
+//! `--poll`, `--pipeline`), how statements go out (`--db-ps-mode`) and
+//! which server errors a connection survives (`--mysql-ignore-errors`).
+//! The command line fills them; nothing here knows it.
+
+/// `--db-ps-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PsMode {
+    /// Server-side prepared statements.
+    #[default]
+    Auto,
+    /// Client-side substitution into COM_QUERY text.
+    Disable,
+}
+
+/// `--mysql-ignore-errors`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreErrors {
+    List(Vec<u16>),
+    All,
+}
+
+impl Default for IgnoreErrors {
+    /// sysbench's: deadlock (1213), record changed (1020), lock wait timeout (1205).
+    fn default() -> Self {
+        IgnoreErrors::List(vec![1213, 1020, 1205])
+    }
+}
+
+impl IgnoreErrors {
+    pub fn ignores(&self, code: u16) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::List(codes) => codes.contains(&code),
+        }
+    }
+}
+
+/// The engine's options (wirebench's own: `--cpus`, `--io`, `--poll`, `--pipeline`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// `--cpus=0,2,4-7`: run the engine threads on these CPUs; `None` for
+    /// all of them.
+    pub cpus: Option<Vec<usize>>,
+    pub io: IoBackend,
+    pub poll: PollMode,
+    /// `--pipeline=N`: events in flight per connection; 1 is sysbench's
+    /// one-at-a-time behaviour.
+    pub pipeline: u32,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions { cpus: None, io: IoBackend::Auto, poll: PollMode::Sleep, pipeline: 1 }
+    }
+}
+
+/// `--io`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoBackend {
+    /// io_uring where the kernel allows it, else epoll.
+    #[default]
+    Auto,
+    Uring,
+    Epoll,
+}
+
+/// `--poll`: what an engine thread does with nothing to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PollMode {
+    /// Block in the kernel.
+    #[default]
+    Sleep,
+    /// Spin briefly, then block.
+    Adaptive,
+    /// Never block (burns the CPU, lowest latency).
+    Spin,
+}
+

@@ -15,9 +15,9 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
 use common::TestServer;
-use wirebench::driver::IoBackend;
 use wirebench::client::Connection;
 use wirebench::driver::Backend;
+use wirebench::driver::IoBackend;
 
 const DB: &str = "sbtest_pipeline";
 const TABLE_SIZE: u64 = 50;

@@ -259,143 +259,165 @@ fn dashed(key: &str) -> String {
 }
 
 fn rewrite_options(opts: &mut Vec<RawOpt>, notes: &mut Vec<String>) -> Result<(), CliError> {
+    refuse_seed_from_time_with_a_seed(opts)?;
+    let mut kept = Vec::with_capacity(opts.len());
+    for opt in opts.drain(..) {
+        if let Some(opt) = rewrite_option(opt, notes)? {
+            kept.push(opt);
+        }
+    }
+    *opts = kept;
+    Ok(())
+}
+
+/// `--init-rng=on` (0.4) or `--rand-init=on` (0.5) with a nonzero `--seed-rng`.
+fn refuse_seed_from_time_with_a_seed(opts: &[RawOpt]) -> Result<(), CliError> {
     let init_rng_on = ["init_rng", "rand_init"]
         .iter()
         .filter_map(|k| last(opts, k))
         .map(value::boolean)
         .collect::<Result<Vec<bool>, CliError>>()?
         .contains(&true);
-    if init_rng_on {
-        if let Some(seed) = last(opts, "seed_rng") {
-            if value::int(seed, i64::MIN, i64::MAX, "a seed")? != 0 {
-                return Err(CliError::Conflict(
-                    "--init-rng=on and --seed-rng are exclusive (sysbench 0.4 refuses both too): drop one".to_owned(),
-                ));
-            }
-        }
+    let Some(seed) = last(opts, "seed_rng").filter(|_| init_rng_on) else { return Ok(()) };
+    if value::int(seed, i64::MIN, i64::MAX, "a seed")? != 0 {
+        return Err(CliError::Conflict(
+            "--init-rng=on and --seed-rng are exclusive (sysbench 0.4 refuses both too): drop one".to_owned(),
+        ));
     }
-
-    let mut kept = Vec::with_capacity(opts.len());
-    for mut opt in opts.drain(..) {
-        if let Some(modern) = renamed(&opt.key) {
-            let shown_value = opt.value.clone().unwrap_or_else(|| "on".to_owned());
-            notes.push(format!("legacy {}: --{}={shown_value}", opt.shown(), dashed(modern)));
-            opt.key = modern.to_owned();
-            kept.push(opt);
-            continue;
-        }
-        match opt.key.as_str() {
-            "init_rng" | "rand_init" => {
-                if value::boolean(&opt)? {
-                    notes.push(format!("legacy {}: --rand-seed=0 (seed from the time)", opt.shown()));
-                    opt.key = "rand_seed".to_owned();
-                    opt.value = Some("0".to_owned());
-                    kept.push(opt);
-                } else {
-                    notes.push(format!(
-                        "legacy {}: 0.4/0.5 then left the generator unseeded; seeding from --rand-seed as 1.0 does",
-                        opt.shown()
-                    ));
-                }
-            }
-            "tx_jitter" => {
-                if value::int(&opt, 0, i64::MAX, "a number of microseconds >= 0")? != 0 {
-                    return Err(no_equivalent(&opt, "drop it: --rate alone already spaces events at random (Poisson)"));
-                }
-                notes.push(format!("legacy {}: no jitter, nothing to do", opt.shown()));
-            }
-            "oltp_reconnect_mode" => match value::text(&opt, "session")? {
-                "session" => notes.push(format!("legacy {}: one connection per thread, as in 1.0", opt.shown())),
-                "transaction" | "query" | "random" => {
-                    return Err(no_equivalent(
-                        &opt,
-                        "sysbench 1.0.20 keeps each connection for the whole run; drop the option",
-                    ))
-                }
-                other => {
-                    return Err(CliError::InvalidValue {
-                        option: opt.label(),
-                        value: other.to_owned(),
-                        expected: "session (transaction, query and random have no 1.0 equivalent)".to_owned(),
-                    })
-                }
-            },
-            "oltp_reconnect" => {
-                if value::boolean(&opt)? {
-                    return Err(no_equivalent(
-                        &opt,
-                        "sysbench 1.0.20 keeps each connection for the whole run; drop the option",
-                    ));
-                }
-                notes.push(format!("legacy {}: no reconnects, as in 1.0", opt.shown()));
-            }
-            "oltp_sp_name" => {
-                if !value::text(&opt, "NAME")?.is_empty() {
-                    return Err(no_equivalent(&opt, "stored procedure calls are not a sysbench 1.0 test"));
-                }
-            }
-            "oltp_table_name" => {
-                if value::text(&opt, "sbtest")? != "sbtest" {
-                    return Err(no_equivalent(
-                        &opt,
-                        "the tables are sbtest1..sbtestN as in sysbench 1.0: rename the table (RENAME TABLE t TO \
-                         sbtest1) and drop the option",
-                    ));
-                }
-                notes.push(format!("legacy {}: the table is sbtest1, as in 1.0", opt.shown()));
-            }
-            "oltp_connect_delay" => {
-                value::int(&opt, 0, i64::MAX, "a number of microseconds >= 0")?;
-                notes.push(format!(
-                    "legacy {}: ignored; it only delayed connecting, before the measurement",
-                    opt.shown()
-                ));
-            }
-            "oltp_user_delay_min" | "oltp_user_delay_max" => {
-                if value::int(&opt, 0, i64::MAX, "a number of microseconds >= 0")? != 0 {
-                    return Err(no_equivalent(
-                        &opt,
-                        "sysbench 1.0 has no think time between queries; limit the load with --rate instead",
-                    ));
-                }
-                notes.push(format!("legacy {}: no think time, as in 1.0", opt.shown()));
-            }
-            "oltp_point_select_mysql_handler" | "oltp_point_select_all_cols" => {
-                if value::boolean(&opt)? {
-                    return Err(no_equivalent(
-                        &opt,
-                        "sysbench 1.0 point selects are SELECT c FROM sbtestN WHERE id=?; drop the option",
-                    ));
-                }
-            }
-            "mysql_engine_trx" => match value::text(&opt, "auto")? {
-                "auto" | "yes" => {
-                    notes.push(format!("legacy {}: transactions are BEGIN/COMMIT, as in 1.0", opt.shown()))
-                }
-                "no" => {
-                    return Err(no_equivalent(
-                        &opt,
-                        "0.4 then used LOCK TABLES; sysbench 1.0 always sends BEGIN/COMMIT: use --skip-trx=on for \
-                         autocommit, or drop the option",
-                    ))
-                }
-                other => {
-                    return Err(CliError::InvalidValue {
-                        option: opt.label(),
-                        value: other.to_owned(),
-                        expected: "yes, no or auto".to_owned(),
-                    })
-                }
-            },
-            "myisam_max_rows" => {
-                value::int(&opt, 0, i64::MAX, "a number of rows")?;
-                notes.push(format!("legacy {}: ignored; sysbench 1.0 creates tables without MAX_ROWS", opt.shown()));
-            }
-            _ => kept.push(opt),
-        }
-    }
-    *opts = kept;
     Ok(())
+}
+
+/// One 0.4/0.5 option: renamed to its 1.0 name and kept, dropped with a
+/// note when it does nothing in 1.0, or refused when 1.0 has nothing like
+/// it. Options of 1.0 are kept as they are.
+fn rewrite_option(mut opt: RawOpt, notes: &mut Vec<String>) -> Result<Option<RawOpt>, CliError> {
+    if let Some(modern) = renamed(&opt.key) {
+        let shown_value = opt.value.clone().unwrap_or_else(|| "on".to_owned());
+        notes.push(format!("legacy {}: --{}={shown_value}", opt.shown(), dashed(modern)));
+        opt.key = modern.to_owned();
+        return Ok(Some(opt));
+    }
+    const KEPT_CONNECTION: &str = "sysbench 1.0.20 keeps each connection for the whole run; drop the option";
+    let note = match opt.key.as_str() {
+        "init_rng" | "rand_init" => return seed_from_time(opt, notes),
+        "tx_jitter" => zero_or_refuse(
+            &opt,
+            "drop it: --rate alone already spaces events at random (Poisson)",
+            "no jitter, nothing to do",
+        )?,
+        "oltp_reconnect_mode" => reconnect_mode(&opt)?,
+        "oltp_reconnect" => off_or_refuse(&opt, KEPT_CONNECTION, "no reconnects, as in 1.0")?,
+        "oltp_sp_name" => {
+            if !value::text(&opt, "NAME")?.is_empty() {
+                return Err(no_equivalent(&opt, "stored procedure calls are not a sysbench 1.0 test"));
+            }
+            None
+        }
+        "oltp_table_name" => table_name(&opt)?,
+        "oltp_connect_delay" => {
+            value::int(&opt, 0, i64::MAX, "a number of microseconds >= 0")?;
+            Some("ignored; it only delayed connecting, before the measurement")
+        }
+        "oltp_user_delay_min" | "oltp_user_delay_max" => zero_or_refuse(
+            &opt,
+            "sysbench 1.0 has no think time between queries; limit the load with --rate instead",
+            "no think time, as in 1.0",
+        )?,
+        "oltp_point_select_mysql_handler" | "oltp_point_select_all_cols" => {
+            off_or_refuse(
+                &opt,
+                "sysbench 1.0 point selects are SELECT c FROM sbtestN WHERE id=?; drop the option",
+                "",
+            )?;
+            None
+        }
+        "mysql_engine_trx" => engine_trx(&opt)?,
+        "myisam_max_rows" => {
+            value::int(&opt, 0, i64::MAX, "a number of rows")?;
+            Some("ignored; sysbench 1.0 creates tables without MAX_ROWS")
+        }
+        _ => return Ok(Some(opt)),
+    };
+    if let Some(note) = note {
+        notes.push(format!("legacy {}: {note}", opt.shown()));
+    }
+    Ok(None)
+}
+
+/// `--init-rng`/`--rand-init`: on is 1.0's `--rand-seed=0`; off left 0.4/0.5's
+/// generator unseeded, which 1.0 does not do.
+fn seed_from_time(mut opt: RawOpt, notes: &mut Vec<String>) -> Result<Option<RawOpt>, CliError> {
+    if value::boolean(&opt)? {
+        notes.push(format!("legacy {}: --rand-seed=0 (seed from the time)", opt.shown()));
+        opt.key = "rand_seed".to_owned();
+        opt.value = Some("0".to_owned());
+        return Ok(Some(opt));
+    }
+    notes.push(format!(
+        "legacy {}: 0.4/0.5 then left the generator unseeded; seeding from --rand-seed as 1.0 does",
+        opt.shown()
+    ));
+    Ok(None)
+}
+
+/// A number of microseconds that 1.0 can only honour when it is 0.
+fn zero_or_refuse(opt: &RawOpt, advice: &str, note: &'static str) -> Result<Option<&'static str>, CliError> {
+    if value::int(opt, 0, i64::MAX, "a number of microseconds >= 0")? != 0 {
+        return Err(no_equivalent(opt, advice));
+    }
+    Ok(Some(note))
+}
+
+/// A switch that 1.0 can only honour when it is off.
+fn off_or_refuse(opt: &RawOpt, advice: &str, note: &'static str) -> Result<Option<&'static str>, CliError> {
+    if value::boolean(opt)? {
+        return Err(no_equivalent(opt, advice));
+    }
+    Ok(Some(note))
+}
+
+/// 0.4's `--oltp-reconnect-mode`: only `session` is what 1.0 does.
+fn reconnect_mode(opt: &RawOpt) -> Result<Option<&'static str>, CliError> {
+    match value::text(opt, "session")? {
+        "session" => Ok(Some("one connection per thread, as in 1.0")),
+        "transaction" | "query" | "random" => {
+            Err(no_equivalent(opt, "sysbench 1.0.20 keeps each connection for the whole run; drop the option"))
+        }
+        other => Err(CliError::InvalidValue {
+            option: opt.label(),
+            value: other.to_owned(),
+            expected: "session (transaction, query and random have no 1.0 equivalent)".to_owned(),
+        }),
+    }
+}
+
+/// 0.4's `--oltp-table-name`: only `sbtest`, which is 1.0's `sbtest1`.
+fn table_name(opt: &RawOpt) -> Result<Option<&'static str>, CliError> {
+    if value::text(opt, "sbtest")? != "sbtest" {
+        return Err(no_equivalent(
+            opt,
+            "the tables are sbtest1..sbtestN as in sysbench 1.0: rename the table (RENAME TABLE t TO sbtest1) and \
+             drop the option",
+        ));
+    }
+    Ok(Some("the table is sbtest1, as in 1.0"))
+}
+
+/// `--mysql-engine-trx`: 1.0 always sends BEGIN/COMMIT.
+fn engine_trx(opt: &RawOpt) -> Result<Option<&'static str>, CliError> {
+    match value::text(opt, "auto")? {
+        "auto" | "yes" => Ok(Some("transactions are BEGIN/COMMIT, as in 1.0")),
+        "no" => Err(no_equivalent(
+            opt,
+            "0.4 then used LOCK TABLES; sysbench 1.0 always sends BEGIN/COMMIT: use --skip-trx=on for autocommit, \
+             or drop the option",
+        )),
+        other => Err(CliError::InvalidValue {
+            option: opt.label(),
+            value: other.to_owned(),
+            expected: "yes, no or auto".to_owned(),
+        }),
+    }
 }
 
 fn no_equivalent(opt: &RawOpt, advice: &str) -> CliError {

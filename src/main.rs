@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use wirebench::cli::{self, Invocation, NullServerOptions};
 use wirebench::null_server::{NullServer, NullServerConfig};
+use wirebench::run::Outcome;
 
 fn main() -> ExitCode {
     let invocation = match cli::parse(std::env::args_os().skip(1)) {
@@ -37,15 +38,10 @@ fn main() -> ExitCode {
             for note in &bench.notes {
                 eprintln!("wirebench: {note}");
             }
-            let workload = match wirebench::workload::for_bench(&bench) {
-                Ok(workload) => workload,
-                Err(e) => {
-                    eprintln!("FATAL: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            match wirebench::run::execute(&bench, workload) {
-                Ok(()) => ExitCode::SUCCESS,
+            match wirebench::run::execute(&bench) {
+                Ok(Outcome::Completed) => ExitCode::SUCCESS,
+                // sysbench's status when --forced-shutdown cut the run.
+                Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
                 Err(e) => {
                     eprintln!("FATAL: {e}");
                     ExitCode::FAILURE

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Test};
-use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
+use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation};
 use wirebench::client::Endpoint;
+use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::rand::Distribution;
+use wirebench::workload::Test;
 
 // ---------------------------------------------------------------------------
 // Shell splitting for the pasted command lines
@@ -170,8 +171,8 @@ fn seed_000_oltp_complex_512_threads_900_seconds() {
     assert_eq!(b.test_options.table_size, 10_000_000);
     assert_eq!(b.test_options.tables, 1);
     assert_eq!(b.test_options.mysql_storage_engine, "innodb");
-    assert_eq!(b.mysql.hosts, ["10.8.8.100"]);
-    assert_eq!(b.mysql.ports, [3308]);
+    assert_eq!(b.mysql.servers.hosts, ["10.8.8.100"]);
+    assert_eq!(b.mysql.servers.ports, [3308]);
     assert_eq!((b.mysql.user.as_str(), b.mysql.password.as_str(), b.mysql.db.as_str()), ("admin", "123456", "test"));
     assert_eq!(b.test_options.point_selects, 10);
     assert!(has_note(&b, "legacy --test=oltp: running oltp_read_write"), "{:#?}", b.notes);
@@ -269,7 +270,7 @@ fn seed_003_sysbench_1_0_20_lua_paths() {
         assert_eq!(b.general.events, None);
         assert_eq!(b.general.report_interval, Some(10));
         assert_eq!((b.test_options.table_size, b.test_options.tables, b.test_options.range_size), (1_000_000, 10, 500));
-        assert_eq!(b.mysql.endpoint(0), Endpoint::tcp("127.0.0.1", 13306));
+        assert_eq!(b.mysql.servers.endpoint(0), Endpoint::tcp("127.0.0.1", 13306));
         assert_eq!((b.mysql.user.as_str(), b.mysql.password.as_str(), b.mysql.db.as_str()), (user, password, "dbtest"));
         assert!(b.notes.is_empty(), "a plain 1.0.20 line needs no note: {:#?}", b.notes);
     }
@@ -300,13 +301,13 @@ fn defaults_are_sysbench_1_0_20s() {
     assert_eq!((g.threads, g.time, g.events, g.rate, g.report_interval), (1, Some(10), None, None, None));
     assert_eq!((g.percentile, g.histogram, g.forced_shutdown, g.verbosity), (Some(95), false, ForcedShutdown::Off, 3));
     assert_eq!(g.thread_stack_size, 64 * 1024);
-    assert_eq!(b.rand.rand_type, Distribution::Special);
+    assert_eq!(b.rand.distribution, Distribution::Special);
     assert_eq!((b.rand.spec_iter, b.rand.spec_pct, b.rand.spec_res, b.rand.seed), (12, 1, 75, 0));
     assert_eq!(b.rand.pareto_h, 0.2);
     assert_eq!(b.db.ps_mode, PsMode::Auto);
-    assert_eq!(b.mysql.hosts, ["localhost"]);
-    assert_eq!(b.mysql.ports, [3306]);
-    assert!(b.mysql.sockets.is_empty());
+    assert_eq!(b.mysql.servers.hosts, ["localhost"]);
+    assert_eq!(b.mysql.servers.ports, [3306]);
+    assert!(b.mysql.servers.sockets.is_empty());
     assert_eq!((b.mysql.user.as_str(), b.mysql.password.as_str(), b.mysql.db.as_str()), ("sbtest", "", "sbtest"));
     assert_eq!(b.mysql.ignore_errors, IgnoreErrors::List(vec![1213, 1020, 1205]));
     let t = &b.test_options;
@@ -339,7 +340,7 @@ fn options_anywhere_dashes_and_underscores_lists_and_flags() {
     assert!(!b.test_options.range_selects);
     assert_eq!(b.mysql.ignore_errors, IgnoreErrors::All);
     assert_eq!(b.general.report_checkpoints, [10, 60]);
-    assert_eq!((b.rand.rand_type, b.rand.pareto_h, b.rand.seed), (Distribution::Pareto, 0.3, -7));
+    assert_eq!((b.rand.distribution, b.rand.pareto_h, b.rand.seed), (Distribution::Pareto, 0.3, -7));
     assert_eq!((b.general.percentile, b.general.histogram), (Some(99), true));
     assert_eq!(b.general.forced_shutdown, ForcedShutdown::PercentOfTime(5));
     assert_eq!(b.general.forced_shutdown.grace_secs(b.general.time), Some(0));
@@ -347,7 +348,7 @@ fn options_anywhere_dashes_and_underscores_lists_and_flags() {
     assert_eq!(b.engine.cpus, Some(vec![0, 2, 3]));
     assert_eq!((b.engine.io, b.engine.poll, b.engine.pipeline), (IoBackend::Epoll, PollMode::Spin, 4));
     // Connections go through every port of a host, then the next host.
-    let endpoints: Vec<Endpoint> = (0..7).map(|n| b.mysql.endpoint(n)).collect();
+    let endpoints: Vec<Endpoint> = (0..7).map(|n| b.mysql.servers.endpoint(n)).collect();
     assert_eq!(
         endpoints,
         [
@@ -362,8 +363,8 @@ fn options_anywhere_dashes_and_underscores_lists_and_flags() {
     );
 
     let sockets = bench("oltp_point_select run --mysql-socket=/s1,/s2 --mysql-host=ignored");
-    assert_eq!(sockets.mysql.endpoint(0), Endpoint::unix("/s1"));
-    assert_eq!(sockets.mysql.endpoint(3), Endpoint::unix("/s2"));
+    assert_eq!(sockets.mysql.servers.endpoint(0), Endpoint::unix("/s1"));
+    assert_eq!(sockets.mysql.servers.endpoint(3), Endpoint::unix("/s2"));
 }
 
 #[test]
@@ -457,7 +458,7 @@ fn config_file_then_command_line() {
     .unwrap();
     let b = bench(&format!("oltp_read_write run --config-file={} --report-interval=2", path.display()));
     assert_eq!(b.general.threads, 4);
-    assert_eq!(b.mysql.hosts, ["db1", "db2"]);
+    assert_eq!(b.mysql.servers.hosts, ["db1", "db2"]);
     assert_eq!(b.mysql.password, "pass word");
     assert_eq!(b.test_options.table_size, 77);
     assert_eq!(b.general.report_interval, Some(2), "the command line wins");
@@ -566,7 +567,7 @@ fn legacy_options_map_to_1_0_options() {
     assert_eq!(t.mysql_storage_engine, "myisam");
     assert_eq!(t.mysql_table_options, "ROW_FORMAT=COMPRESSED");
     assert_eq!(
-        (b.rand.rand_type, b.rand.spec_iter, b.rand.spec_pct, b.rand.spec_res),
+        (b.rand.distribution, b.rand.spec_iter, b.rand.spec_pct, b.rand.spec_res),
         (Distribution::Uniform, 3, 4, 50)
     );
     assert_eq!(b.rand.seed, 42);

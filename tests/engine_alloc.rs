@@ -165,7 +165,7 @@ impl Answers {
 
 fn session(pipeline: usize, text: bool) -> (Session, Answers) {
     let options = OltpOptions { tables: 4, table_size: 10_000, ..OltpOptions::default() };
-    let workload = workload::by_name("oltp_read_write", &options).unwrap();
+    let workload = workload::Test::OltpReadWrite.workload(&options).unwrap();
     let statements = workload.statements();
     let templates: Vec<_> =
         statements.iter().enumerate().map(|(i, s)| ExecuteTemplate::new(i as u32 + 1, &s.slots).unwrap()).collect();

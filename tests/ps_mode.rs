@@ -102,7 +102,7 @@ const CAPS: Capabilities =
 
 fn session(test: &str, emulated: bool, pipeline: usize) -> (Session, Vec<StatementSpec>) {
     let options = OltpOptions { tables: 3, table_size: 10_000, ..OltpOptions::default() };
-    let workload = workload::by_name(test, &options).unwrap();
+    let workload = workload::Test::from_name(test).unwrap().workload(&options).unwrap();
     let statements = workload.statements();
     let templates: Vec<_> =
         statements.iter().enumerate().map(|(i, s)| ExecuteTemplate::new(i as u32 + 1, &s.slots).unwrap()).collect();

@@ -15,9 +15,9 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
 
 use common::{rows, ScratchDir, TestServer};
-use wirebench::cli::{MysqlOptions, SslMode};
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::transport::tls::client_tls;
+use wirebench::transport::tls::{SslMode, TlsOptions};
 use wirebench_protocol::command::Param;
 use wirebench_protocol::response::QueryResult;
 
@@ -35,20 +35,20 @@ fn rig() -> Option<(TestServer, PathBuf)> {
 }
 
 /// Options for `user` over `endpoint` with TLS as `mysql` says.
-fn options(endpoint: Endpoint, user: &str, mysql: &MysqlOptions, cwd: &Path) -> ConnectOptions {
+fn options(endpoint: Endpoint, user: &str, mysql: &TlsOptions, cwd: &Path) -> ConnectOptions {
     let mut options = ConnectOptions::new(endpoint, user, "sbtest").database(DB);
     options.connect_timeout = std::time::Duration::from_secs(20);
     options.tls = client_tls(mysql, cwd).unwrap_or_else(|e| panic!("{e}")).tls;
     options
 }
 
-fn verify_identity(dir: &Path, client_cert: bool) -> MysqlOptions {
-    MysqlOptions {
-        ssl: SslMode::VerifyIdentity,
-        ssl_ca: Some(dir.join("ca.pem")),
-        ssl_cert: client_cert.then(|| dir.join("client-cert.pem")),
-        ssl_key: client_cert.then(|| dir.join("client-key.pem")),
-        ..MysqlOptions::default()
+fn verify_identity(dir: &Path, client_cert: bool) -> TlsOptions {
+    TlsOptions {
+        mode: SslMode::VerifyIdentity,
+        ca: Some(dir.join("ca.pem")),
+        cert: client_cert.then(|| dir.join("client-cert.pem")),
+        key: client_cert.then(|| dir.join("client-key.pem")),
+        ..TlsOptions::default()
     }
 }
 
@@ -84,7 +84,7 @@ async fn every_account_logs_in_over_tls_and_the_server_sees_it() {
     assert!(!status(&mut conn, "Ssl_cipher").await.is_empty());
     // A TLS 1.2 suite named by --mysql-ssl-cipher is the one used.
     let mut mysql = verify_identity(&dir, false);
-    mysql.ssl_cipher = "ECDHE-RSA-AES128-GCM-SHA256".into();
+    mysql.cipher = "ECDHE-RSA-AES128-GCM-SHA256".into();
     let mut conn = Connection::connect(&options(server.tcp(), "sbtest_tls", &mysql, &dir)).await.unwrap();
     assert_eq!(status(&mut conn, "Ssl_cipher").await, "ECDHE-RSA-AES128-GCM-SHA256");
     assert_eq!(status(&mut conn, "Ssl_version").await, "TLSv1.2");
@@ -99,13 +99,13 @@ async fn the_server_refuses_what_its_accounts_require() {
         .unwrap_err();
     assert_eq!(err.server_error().map(|e| e.code), Some(1045), "{err}");
     // REQUIRE SSL without TLS.
-    let plain = MysqlOptions::default();
+    let plain = TlsOptions::default();
     let err = Connection::connect(&options(server.tcp(), "sbtest_tls", &plain, &dir)).await.unwrap_err();
     assert_eq!(err.server_error().map(|e| e.code), Some(1045), "{err}");
     // A CA that did not sign the server's certificate.
     let mut other = verify_identity(&dir, false);
-    other.ssl = SslMode::VerifyCa;
-    other.ssl_ca = Some(dir.join("other-ca.pem"));
+    other.mode = SslMode::VerifyCa;
+    other.ca = Some(dir.join("other-ca.pem"));
     let err = Connection::connect(&options(server.tcp(), "sbtest_tls", &other, &dir)).await.unwrap_err();
     let message = err.to_string();
     assert!(message.contains("TLS handshake failed") && message.contains("other-ca.pem"), "{message}");

@@ -17,9 +17,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ServerConfig, ServerConnection};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-use wirebench::cli::{MysqlOptions, SslMode};
 use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
 use wirebench::transport::tls::client_tls;
+use wirebench::transport::tls::{SslMode, TlsOptions};
 use wirebench_protocol::buf::Reader;
 use wirebench_protocol::framing::{decode_packet, encode_packet};
 use wirebench_protocol::Capabilities;
@@ -53,7 +53,7 @@ fn pki(ca_name: &str, names: &[&str]) -> Pki {
 
 /// Client options for `mode`, with `ca` as --mysql-ssl-ca when given.
 fn tls_options(dir: &ScratchDir, mode: SslMode, ca: Option<&str>, host: &str) -> ConnectOptions {
-    let mysql = MysqlOptions { ssl: mode, ssl_ca: ca.map(|pem| dir.write("ca.pem", pem)), ..MysqlOptions::default() };
+    let mysql = TlsOptions { mode, ca: ca.map(|pem| dir.write("ca.pem", pem)), ..TlsOptions::default() };
     let setup = client_tls(&mysql, &dir.0).unwrap();
     let mut options = ConnectOptions::new(Endpoint::tcp(host, 3306), "sbtest", "sbtest").database("sbtest");
     options.tls = setup.tls;

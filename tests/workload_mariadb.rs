@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use common::TestServer;
 use wirebench::client::Connection;
 use wirebench::rand::{srandom_seed, RandConfig, RandParams, Rng};
-use wirebench::workload::{by_name, CommandSink, OltpOptions, ScriptContext, Step, Workload};
+use wirebench::workload::{CommandSink, OltpOptions, ScriptContext, Step, Test, Workload};
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::Response;
 
@@ -88,9 +88,7 @@ struct Parsed {
 fn parse(test: &str, args: &[&str]) -> Parsed {
     let words = std::iter::once(test).chain(args.iter().copied()).chain(std::iter::once("run"));
     match wirebench::cli::parse(words.map(std::ffi::OsString::from)) {
-        Ok(wirebench::cli::Invocation::Bench(bench)) => {
-            Parsed { options: bench.test_options, rand: bench.rand.config() }
-        }
+        Ok(wirebench::cli::Invocation::Bench(bench)) => Parsed { options: bench.test_options, rand: bench.rand },
         other => panic!("{test} {args:?}: {other:?}"),
     }
 }
@@ -252,7 +250,7 @@ fn check(case: &Case) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let Some(rig) = Rig::new() else { return };
     let parsed = parse(case.test, case.args);
-    let workload = by_name(case.test, &parsed.options).unwrap();
+    let workload = Test::from_name(case.test).unwrap().workload(&parsed.options).unwrap();
     let rand = RandParams::new(&parsed.rand).unwrap();
     let tables = tables(&*workload, &parsed.options);
     let run_rng = Rng::for_thread(srandom_seed(RUN_SEED, 0), 0, rand);

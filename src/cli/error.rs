@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::workload::Test;
+
 /// A refused command line. `Display` gives one line that names the culprit
 /// and says what to do instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,16 +31,16 @@ pub enum CliError {
     #[error("{0}")]
     Conflict(String),
 
-    #[error("unknown test '{name}'{}; the tests are {}", Suggest(.suggestion), TEST_LIST)]
+    #[error("unknown test '{name}'{}; the tests are {}", Suggest(.suggestion), TestList)]
     UnknownTest { name: String, suggestion: Option<String> },
 
     /// sysbench's fileio, cpu, memory, threads and mutex.
     #[error(
-        "'{0}' is a sysbench test that wirebench does not run: wirebench runs only the database tests ({TEST_LIST})"
+        "'{0}' is a sysbench test that wirebench does not run: wirebench runs only the database tests ({TestList})"
     )]
     NotADatabaseTest(String),
 
-    #[error("missing test name: wirebench [OPTIONS] TESTNAME COMMAND, where TESTNAME is one of {TEST_LIST} (or a path to its .lua script); `wirebench --help` lists the options")]
+    #[error("missing test name: wirebench [OPTIONS] TESTNAME COMMAND, where TESTNAME is one of {TestList} (or a path to its .lua script); `wirebench --help` lists the options")]
     MissingTest,
 
     #[error("missing command after '{test}': add run (or prepare, prewarm, cleanup, help) at the end; sysbench refuses a line without one too")]
@@ -61,9 +63,20 @@ pub enum CliError {
     NotUnicode(String),
 }
 
-const TEST_LIST: &str = "oltp_read_write, oltp_read_only, oltp_write_only, oltp_point_select, oltp_update_index, \
-                         oltp_update_non_index, oltp_delete, oltp_insert, select_random_points, \
-                         select_random_ranges, bulk_insert";
+/// The tests' names, comma-separated, for messages.
+struct TestList;
+
+impl fmt::Display for TestList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, test) in Test::ALL.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(test.name())?;
+        }
+        Ok(())
+    }
+}
 
 struct Suggest<'a>(&'a Option<String>);
 

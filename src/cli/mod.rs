@@ -26,22 +26,29 @@
 mod build;
 mod defs;
 mod error;
+mod general;
 mod help;
+mod into;
 mod legacy;
 mod null_server;
+mod opts;
 mod raw;
+#[cfg(test)]
+mod sysbench_traces;
 mod test_name;
+mod test_options;
 mod value;
 
 use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::str::FromStr;
 
-use crate::client::Endpoint;
+use crate::client::ServerAddresses;
 use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
-use crate::rand::{Distribution, RandConfig};
+use crate::rand::RandConfig;
+use crate::transport::tls::TlsOptions;
+use crate::workload::{OltpOptions, Test};
 
 pub use error::CliError;
 pub use help::{general_help, null_server_help, test_help};
@@ -71,10 +78,13 @@ pub struct Bench {
     /// table named sbtest, `SELECT pad`, ...).
     pub dialect: Dialect,
     pub general: GeneralOptions,
-    pub rand: RandOptions,
+    /// The `--rand-*` options.
+    pub rand: RandConfig,
     pub db: DbOptions,
     pub mysql: MysqlOptions,
-    pub test_options: TestOptions,
+    /// The test script's options (`oltp_common.lua` and the two
+    /// `select_random_*` scripts).
+    pub test_options: OltpOptions,
     pub engine: EngineOptions,
     /// One line per option that was translated (0.4/0.5 and deprecated
     /// options), ignored, or read differently from sysbench 1.0.20, for the
@@ -91,82 +101,6 @@ pub enum Dialect {
     V0_4,
     /// `--test=.../tests/db/*.lua`: sysbench 0.5's Lua scripts.
     V0_5,
-}
-
-/// The 11 database scripts of sysbench 1.0.20.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Test {
-    OltpReadOnly,
-    OltpReadWrite,
-    OltpWriteOnly,
-    OltpPointSelect,
-    OltpUpdateIndex,
-    OltpUpdateNonIndex,
-    OltpDelete,
-    OltpInsert,
-    SelectRandomPoints,
-    SelectRandomRanges,
-    BulkInsert,
-}
-
-impl Test {
-    pub const ALL: [Test; 11] = [
-        Test::OltpReadOnly,
-        Test::OltpReadWrite,
-        Test::OltpWriteOnly,
-        Test::OltpPointSelect,
-        Test::OltpUpdateIndex,
-        Test::OltpUpdateNonIndex,
-        Test::OltpDelete,
-        Test::OltpInsert,
-        Test::SelectRandomPoints,
-        Test::SelectRandomRanges,
-        Test::BulkInsert,
-    ];
-
-    /// The script name (`oltp_read_write`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Test::OltpReadOnly => "oltp_read_only",
-            Test::OltpReadWrite => "oltp_read_write",
-            Test::OltpWriteOnly => "oltp_write_only",
-            Test::OltpPointSelect => "oltp_point_select",
-            Test::OltpUpdateIndex => "oltp_update_index",
-            Test::OltpUpdateNonIndex => "oltp_update_non_index",
-            Test::OltpDelete => "oltp_delete",
-            Test::OltpInsert => "oltp_insert",
-            Test::SelectRandomPoints => "select_random_points",
-            Test::SelectRandomRanges => "select_random_ranges",
-            Test::BulkInsert => "bulk_insert",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Test> {
-        Test::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// Whether the script is built on `oltp_common.lua` (every test but
-    /// bulk_insert), which gives it the common options and `prewarm`.
-    pub fn uses_oltp_common(self) -> bool {
-        self != Test::BulkInsert
-    }
-}
-
-impl fmt::Display for Test {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Test {
-    type Err = CliError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Test::from_name(s).ok_or_else(|| CliError::UnknownTest {
-            name: s.to_owned(),
-            suggestion: defs::closest(s, Test::ALL.iter().map(|t| t.name())).map(str::to_owned),
-        })
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -280,49 +214,6 @@ impl ForcedShutdown {
     }
 }
 
-/// The `--rand-*` options.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RandOptions {
-    /// `--rand-type`.
-    pub rand_type: Distribution,
-    pub spec_iter: u32,
-    pub spec_pct: u32,
-    pub spec_res: u32,
-    pub pareto_h: f64,
-    /// `--rand-zipfian-exp` (sysbench master).
-    pub zipfian_exp: f64,
-    /// `--rand-seed`; 0 seeds from the time.
-    pub seed: i32,
-}
-
-impl RandOptions {
-    pub fn config(&self) -> RandConfig {
-        RandConfig {
-            distribution: self.rand_type,
-            spec_iter: self.spec_iter,
-            spec_pct: self.spec_pct,
-            spec_res: self.spec_res,
-            pareto_h: self.pareto_h,
-            zipfian_exp: self.zipfian_exp,
-        }
-    }
-}
-
-impl Default for RandOptions {
-    fn default() -> Self {
-        let config = RandConfig::default();
-        RandOptions {
-            rand_type: config.distribution,
-            spec_iter: config.spec_iter,
-            spec_pct: config.spec_pct,
-            spec_res: config.spec_res,
-            pareto_h: config.pareto_h,
-            zipfian_exp: config.zipfian_exp,
-            seed: 0,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DbOptions {
     pub ps_mode: PsMode,
@@ -330,30 +221,16 @@ pub struct DbOptions {
     pub debug: bool,
 }
 
-/// The `--mysql-*` options.
+/// The `--mysql-*` options, each in the type of the layer that uses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MysqlOptions {
-    /// Never empty.
-    pub hosts: Vec<String>,
-    /// Never empty.
-    pub ports: Vec<u16>,
-    /// When not empty, every connection uses these and `hosts`/`ports` are
-    /// not used.
-    pub sockets: Vec<PathBuf>,
+    /// `--mysql-host`, `--mysql-port`, `--mysql-socket`.
+    pub servers: ServerAddresses,
     pub user: String,
     pub password: String,
     pub db: String,
-    /// `--mysql-ssl`.
-    pub ssl: SslMode,
-    /// `--mysql-ssl-cipher`: OpenSSL cipher names separated by `:`; empty
-    /// for the defaults.
-    pub ssl_cipher: String,
-    /// `--mysql-ssl-key/-cert/-ca` (sysbench master). sysbench 1.0.20 uses
-    /// `client-key.pem`, `client-cert.pem` and `cacert.pem` in the current
-    /// directory when `--mysql-ssl=on`.
-    pub ssl_key: Option<PathBuf>,
-    pub ssl_cert: Option<PathBuf>,
-    pub ssl_ca: Option<PathBuf>,
+    /// `--mysql-ssl*`.
+    pub tls: TlsOptions,
     pub compression: bool,
     pub debug: bool,
     pub ignore_errors: IgnoreErrors,
@@ -361,19 +238,14 @@ pub struct MysqlOptions {
 }
 
 impl Default for MysqlOptions {
+    /// sysbench's: user and database `sbtest`, no password.
     fn default() -> Self {
         MysqlOptions {
-            hosts: vec!["localhost".to_owned()],
-            ports: vec![3306],
-            sockets: Vec::new(),
+            servers: ServerAddresses::default(),
             user: "sbtest".to_owned(),
             password: String::new(),
             db: "sbtest".to_owned(),
-            ssl: SslMode::Disabled,
-            ssl_cipher: String::new(),
-            ssl_key: None,
-            ssl_cert: None,
-            ssl_ca: None,
+            tls: TlsOptions::default(),
             compression: false,
             debug: false,
             ignore_errors: IgnoreErrors::default(),
@@ -381,78 +253,6 @@ impl Default for MysqlOptions {
         }
     }
 }
-
-impl MysqlOptions {
-    /// Where the `n`th connection (in connection order, from 0) goes, as
-    /// sysbench's `mysql_drv_connect` assigns them: sockets round-robin when
-    /// any are given, else every port of the first host, then every port of
-    /// the next host, and around again.
-    ///
-    /// Caveat for the caller: libmysqlclient reads host `localhost` as "the
-    /// default unix socket", which sysbench's default `--mysql-host` relies
-    /// on; this returns it as TCP `localhost:port`.
-    pub fn endpoint(&self, n: usize) -> Endpoint {
-        if !self.sockets.is_empty() {
-            let path = self.sockets.get(n % self.sockets.len()).cloned().unwrap_or_default();
-            return Endpoint::unix(path);
-        }
-        let ports = self.ports.len().max(1);
-        let port = self.ports.get(n % ports).copied().unwrap_or(3306);
-        let host_index = (n / ports) % self.hosts.len().max(1);
-        let host = self.hosts.get(host_index).cloned().unwrap_or_else(|| "localhost".to_owned());
-        Endpoint::tcp(host, port)
-    }
-}
-
-/// `--mysql-ssl`: sysbench 1.0.20's on/off, or one of sysbench master's
-/// modes (the MySQL client's `--ssl-mode` values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SslMode {
-    /// `off`, `DISABLED`: no TLS.
-    #[default]
-    Disabled,
-    /// `on`, as sysbench 1.0.20: TLS with `client-key.pem`, `client-cert.pem`
-    /// and `cacert.pem` from the current directory, each used when present.
-    On,
-    /// TLS when the server offers it, else plain text.
-    Preferred,
-    /// TLS; the server's certificate is checked only against a CA given.
-    Required,
-    /// TLS; the server's certificate must be signed by `--mysql-ssl-ca`.
-    VerifyCa,
-    /// As `VerifyCa`, and the certificate must name the host connected to.
-    VerifyIdentity,
-}
-
-impl SslMode {
-    /// The spellings `--mysql-ssl` takes besides sysbench's booleans.
-    pub const NAMES: [(&'static str, SslMode); 5] = [
-        ("DISABLED", SslMode::Disabled),
-        ("PREFERRED", SslMode::Preferred),
-        ("REQUIRED", SslMode::Required),
-        ("VERIFY_CA", SslMode::VerifyCa),
-        ("VERIFY_IDENTITY", SslMode::VerifyIdentity),
-    ];
-
-    pub fn enabled(self) -> bool {
-        self != SslMode::Disabled
-    }
-}
-
-impl std::fmt::Display for SslMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = match self {
-            SslMode::On => "on",
-            mode => SslMode::NAMES.iter().find(|(_, m)| m == mode).map_or("?", |(name, _)| name),
-        };
-        f.write_str(name)
-    }
-}
-
-/// The test scripts' options (`oltp_common.lua` and the two
-/// `select_random_*` scripts), with their sysbench defaults: the workloads'
-/// own option set, filled from the command line.
-pub type TestOptions = crate::workload::OltpOptions;
 
 /// `wirebench null-server`.
 #[derive(Debug, Clone, PartialEq, Eq)]

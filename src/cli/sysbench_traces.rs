@@ -1,5 +1,5 @@
 //! The commands of the real sysbench 1.0.20, captured with strace
-//! (`testdata/sysbench/gen.sh`), against wirebench's: with the same options
+//! (`src/workload/testdata/sysbench/gen.sh`), against wirebench's: with the same options
 //! and `--rand-seed`, every statement, parameter value and data-load query
 //! must be identical. Each trace file's second line is the sysbench command
 //! line, from which the test takes the options.
@@ -8,9 +8,9 @@ use std::path::Path;
 
 use sha1::{Digest, Sha1};
 
-use super::testkit::{context, Command, Harness};
-use super::{by_name, OltpOptions};
 use crate::rand::{srandom_seed, RandConfig, RandParams, Rng};
+use crate::workload::testkit::{context, Command, Harness};
+use crate::workload::{OltpOptions, Test};
 
 struct Trace {
     name: String,
@@ -38,10 +38,10 @@ fn load(path: &Path) -> Trace {
         lines: text.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect(),
     };
     // The header is a sysbench command line: read it as wirebench does.
-    match crate::cli::parse(words.iter().map(std::ffi::OsString::from)) {
-        Ok(crate::cli::Invocation::Bench(bench)) => {
+    match super::parse(words.iter().map(std::ffi::OsString::from)) {
+        Ok(super::Invocation::Bench(bench)) => {
             trace.seed = srandom_seed(bench.rand.seed, 0);
-            trace.rand = bench.rand.config();
+            trace.rand = bench.rand;
             trace.events = bench.general.events.unwrap_or(0) as usize;
             trace.options = bench.test_options;
         }
@@ -95,7 +95,7 @@ fn every_trace_is_reproduced() {
     let mut failures = Vec::new();
     let traces = traces();
     for trace in &traces {
-        let workload = by_name(&trace.test, &trace.options).unwrap();
+        let workload = Test::from_name(&trace.test).unwrap().workload(&trace.options).unwrap();
         let ours: Vec<String> = match trace.command.as_str() {
             "run" if trace.test == "bulk_insert" => {
                 // sysbench's first flush is wirebench's first event; its

@@ -3,7 +3,7 @@
 
 use super::error::CliError;
 use super::raw::RawOpt;
-use super::SslMode;
+use crate::transport::tls::SslMode;
 
 fn invalid(opt: &RawOpt, expected: &str) -> CliError {
     CliError::InvalidValue {
@@ -46,6 +46,13 @@ pub(crate) fn ssl_mode(opt: &RawOpt) -> Result<SslMode, CliError> {
             )),
         },
     }
+}
+
+/// One of a fixed set of words (`--io=uring`); `expected` names them for
+/// the refusal ("auto, uring or epoll").
+pub(crate) fn choice<T: Copy>(opt: &RawOpt, choices: &[(&str, T)], expected: &str) -> Result<T, CliError> {
+    let word = text(opt, &choices.iter().map(|(name, _)| *name).collect::<Vec<_>>().join("|"))?;
+    choices.iter().find(|(name, _)| *name == word).map(|(_, value)| *value).ok_or_else(|| invalid(opt, expected))
 }
 
 /// A C `int` option (`sb_opt_to_int`: `strtol`, base 10, leading blanks and

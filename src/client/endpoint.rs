@@ -1,4 +1,5 @@
-//! Where a connection goes: a TCP host and port, or a unix socket path.
+//! Where a connection goes: a TCP host and port, or a unix socket path;
+//! and how a run's connections are spread over the servers it names.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -24,6 +25,16 @@ impl Endpoint {
     pub fn is_secure_transport(&self) -> bool {
         matches!(self, Endpoint::Unix(_))
     }
+
+    /// The name TLS checks the server's certificate against and sends as
+    /// SNI: the TCP host; `localhost` over a unix socket, as libmysqlclient
+    /// does.
+    pub fn tls_server_name(&self) -> &str {
+        match self {
+            Endpoint::Tcp { host, .. } => host,
+            Endpoint::Unix(_) => "localhost",
+        }
+    }
 }
 
 impl fmt::Display for Endpoint {
@@ -34,4 +45,62 @@ impl fmt::Display for Endpoint {
             Endpoint::Unix(path) => write!(f, "unix:{}", path.display()),
         }
     }
+}
+
+/// The servers a run's connections go to (`--mysql-host`, `--mysql-port`,
+/// `--mysql-socket`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerAddresses {
+    /// Never empty.
+    pub hosts: Vec<String>,
+    /// Never empty.
+    pub ports: Vec<u16>,
+    /// When not empty, every connection uses these and `hosts`/`ports` are
+    /// not used.
+    pub sockets: Vec<PathBuf>,
+}
+
+impl Default for ServerAddresses {
+    /// sysbench's: `localhost`, port 3306.
+    fn default() -> Self {
+        ServerAddresses { hosts: vec!["localhost".to_owned()], ports: vec![3306], sockets: Vec::new() }
+    }
+}
+
+impl ServerAddresses {
+    /// Where the `n`th connection (in connection order, from 0) goes, as
+    /// sysbench's `mysql_drv_connect` assigns them: sockets round-robin when
+    /// any are given, else every port of the first host, then every port of
+    /// the next host, and around again. Host `localhost` stays TCP here:
+    /// [`connect_to`](Self::connect_to) is where libmysqlclient's reading
+    /// of it applies.
+    pub fn endpoint(&self, n: usize) -> Endpoint {
+        if !self.sockets.is_empty() {
+            let path = self.sockets.get(n % self.sockets.len()).cloned().unwrap_or_default();
+            return Endpoint::unix(path);
+        }
+        let ports = self.ports.len().max(1);
+        let port = self.ports.get(n % ports).copied().unwrap_or(3306);
+        let host_index = (n / ports) % self.hosts.len().max(1);
+        let host = self.hosts.get(host_index).cloned().unwrap_or_else(|| "localhost".to_owned());
+        Endpoint::tcp(host, port)
+    }
+
+    /// Where the `n`th connection connects: its [`endpoint`](Self::endpoint),
+    /// except that host `localhost` means the default unix socket when it
+    /// exists, as libmysqlclient reads it (and sysbench's default
+    /// `--mysql-host` relies on).
+    pub fn connect_to(&self, n: usize) -> Endpoint {
+        match self.endpoint(n) {
+            Endpoint::Tcp { host, .. } if host == "localhost" && default_socket().exists() => {
+                Endpoint::unix(default_socket())
+            }
+            other => other,
+        }
+    }
+}
+
+/// The default unix socket libmysqlclient uses for host `localhost`.
+fn default_socket() -> PathBuf {
+    std::env::var_os("MYSQL_UNIX_PORT").map_or_else(|| PathBuf::from("/run/mysqld/mysqld.sock"), PathBuf::from)
 }

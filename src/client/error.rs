@@ -8,6 +8,7 @@ use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ProtocolError;
 
 use super::Endpoint;
+use crate::transport::tls::TlsStartError;
 use crate::transport::TransportError;
 
 #[derive(Debug, Error)]
@@ -35,6 +36,10 @@ pub enum ClientError {
     /// certificate was refused. The message says why and what to do.
     #[error("{endpoint}: {message}")]
     Tls { endpoint: Endpoint, message: String },
+    /// The connection's TLS session could not start (a host name
+    /// VERIFY_IDENTITY cannot check, ...).
+    #[error("{endpoint}: {source}")]
+    TlsStart { endpoint: Endpoint, source: TlsStartError },
     /// The caller misused the API (wrong parameter count, ...).
     #[error("{endpoint}: {message}")]
     Usage { endpoint: Endpoint, message: String },
@@ -58,6 +63,7 @@ impl ClientError {
             | ClientError::Protocol { endpoint, .. }
             | ClientError::Transport { endpoint, .. }
             | ClientError::Tls { endpoint, .. }
+            | ClientError::TlsStart { endpoint, .. }
             | ClientError::Usage { endpoint, .. } => endpoint,
         }
     }

@@ -24,7 +24,7 @@ use wirebench_protocol::{Capabilities, ProtocolError};
 use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
 
-pub use endpoint::Endpoint;
+pub use endpoint::{Endpoint, ServerAddresses};
 pub use error::ClientError;
 pub use stream::Stream;
 

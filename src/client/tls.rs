@@ -19,9 +19,9 @@ pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     endpoint: &Endpoint,
     plain: &mut Vec<u8>,
 ) -> Result<TlsLayer, ClientError> {
-    let usage = |message: String| ClientError::Usage { endpoint: endpoint.clone(), message };
     let io = |source: std::io::Error| ClientError::Io { endpoint: endpoint.clone(), source };
-    let mut layer = TlsLayer::new(tls, endpoint).map_err(usage)?;
+    let mut layer = TlsLayer::new(tls, endpoint.tls_server_name())
+        .map_err(|source| ClientError::TlsStart { endpoint: endpoint.clone(), source })?;
     let mut out = Vec::with_capacity(2048);
     let mut input = BytesMut::with_capacity(16 * 1024);
     loop {

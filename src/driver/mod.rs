@@ -114,6 +114,11 @@ impl Finished {
         FinishedGuard(self.clone())
     }
 
+    /// How many loops have ended.
+    pub fn count(&self) -> usize {
+        *self.0 .0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Waits until `count` loops have ended or `deadline` passes (`None`:
     /// no deadline); whether they have.
     pub fn wait(&self, count: usize, deadline: Option<Instant>) -> bool {

@@ -81,6 +81,8 @@ pub struct RandConfig {
     pub pareto_h: f64,
     /// `--rand-zipfian-exp`.
     pub zipfian_exp: f64,
+    /// `--rand-seed`; 0 seeds from the time (see [`super::srandom_seed`]).
+    pub seed: i32,
 }
 
 impl Default for RandConfig {
@@ -93,6 +95,7 @@ impl Default for RandConfig {
             spec_res: 75,
             pareto_h: 0.2,
             zipfian_exp: 0.8,
+            seed: 0,
         }
     }
 }

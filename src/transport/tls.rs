@@ -31,13 +31,71 @@ use rustls::{CertificateError, ClientConfig, ClientConnection, DigitallySignedSt
 use rustls::{SupportedCipherSuite, SupportedProtocolVersion};
 use rustls_pki_types::pem::PemObject;
 
-use crate::cli::{MysqlOptions, SslMode};
-use crate::client::Endpoint;
-
 /// The file names sysbench 1.0.20 passes to `mysql_ssl_set` with `--mysql-ssl=on`.
 pub const SYSBENCH_CA: &str = "cacert.pem";
 pub const SYSBENCH_CERT: &str = "client-cert.pem";
 pub const SYSBENCH_KEY: &str = "client-key.pem";
+
+/// `--mysql-ssl`: sysbench 1.0.20's on/off, or one of sysbench master's
+/// modes (the MySQL client's `--ssl-mode` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SslMode {
+    /// `off`, `DISABLED`: no TLS.
+    #[default]
+    Disabled,
+    /// `on`, as sysbench 1.0.20: TLS with `client-key.pem`, `client-cert.pem`
+    /// and `cacert.pem` from the current directory, each used when present.
+    On,
+    /// TLS when the server offers it, else plain text.
+    Preferred,
+    /// TLS; the server's certificate is checked only against a CA given.
+    Required,
+    /// TLS; the server's certificate must be signed by `--mysql-ssl-ca`.
+    VerifyCa,
+    /// As `VerifyCa`, and the certificate must name the host connected to.
+    VerifyIdentity,
+}
+
+impl SslMode {
+    /// The spellings `--mysql-ssl` takes besides sysbench's booleans.
+    pub const NAMES: [(&'static str, SslMode); 5] = [
+        ("DISABLED", SslMode::Disabled),
+        ("PREFERRED", SslMode::Preferred),
+        ("REQUIRED", SslMode::Required),
+        ("VERIFY_CA", SslMode::VerifyCa),
+        ("VERIFY_IDENTITY", SslMode::VerifyIdentity),
+    ];
+
+    pub fn enabled(self) -> bool {
+        self != SslMode::Disabled
+    }
+}
+
+impl fmt::Display for SslMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            SslMode::On => "on",
+            mode => SslMode::NAMES.iter().find(|(_, m)| m == mode).map_or("?", |(name, _)| name),
+        };
+        f.write_str(name)
+    }
+}
+
+/// `--mysql-ssl*`: what a run asks of TLS.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TlsOptions {
+    /// `--mysql-ssl`.
+    pub mode: SslMode,
+    /// `--mysql-ssl-cipher`: OpenSSL cipher names separated by `:`; empty
+    /// for the defaults.
+    pub cipher: String,
+    /// `--mysql-ssl-key/-cert/-ca` (sysbench master). sysbench 1.0.20 uses
+    /// `client-key.pem`, `client-cert.pem` and `cacert.pem` in the current
+    /// directory when `--mysql-ssl=on`.
+    pub key: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub ca: Option<PathBuf>,
+}
 
 /// A TLS session over one connection: rustls's client state, fed and
 /// drained with bytes.
@@ -67,9 +125,11 @@ pub enum TlsError {
 impl TlsLayer {
     /// Starts a client session: [`write_pending`](Self::write_pending) then
     /// yields the ClientHello.
-    pub fn new(tls: &ClientTls, endpoint: &Endpoint) -> Result<TlsLayer, String> {
-        let name = tls.server_name(endpoint)?;
-        let conn = ClientConnection::new(tls.config.clone(), name).map_err(|e| format!("cannot start TLS: {e}"))?;
+    /// `host` is the name the server's certificate is checked against
+    /// (with VERIFY_IDENTITY) and sent as SNI.
+    pub fn new(tls: &ClientTls, host: &str) -> Result<TlsLayer, TlsStartError> {
+        let name = tls.server_name(host)?;
+        let conn = ClientConnection::new(tls.config.clone(), name).map_err(TlsStartError::Rustls)?;
         Ok(TlsLayer { conn })
     }
 
@@ -154,22 +214,17 @@ impl ClientTls {
         self.mode != SslMode::Preferred
     }
 
-    /// The name the server's certificate is checked against (with
-    /// VERIFY_IDENTITY) and sent as SNI: the TCP host; `localhost` for a
-    /// unix socket, as libmysqlclient does.
-    pub fn server_name(&self, endpoint: &Endpoint) -> Result<ServerName<'static>, String> {
-        let host = match endpoint {
-            Endpoint::Tcp { host, .. } => host.as_str(),
-            Endpoint::Unix(_) => "localhost",
+    /// `host` as the name the server's certificate is checked against
+    /// (with VERIFY_IDENTITY) and sent as SNI; a host that is no DNS name
+    /// or IP address is sent as `localhost` when the name is not checked.
+    pub fn server_name(&self, host: &str) -> Result<ServerName<'static>, TlsStartError> {
+        let name = |host: &str| {
+            ServerName::try_from(host.to_owned())
+                .map_err(|e| TlsStartError::NotAServerName { host: host.to_owned(), problem: e.to_string() })
         };
-        match ServerName::try_from(host.to_owned()) {
-            Ok(name) => Ok(name),
-            Err(_) if self.mode != SslMode::VerifyIdentity => {
-                Ok(ServerName::try_from("localhost").map_err(|e| format!("cannot name the TLS server: {e}"))?)
-            }
-            Err(e) => {
-                Err(format!("--mysql-ssl=VERIFY_IDENTITY: host {host:?} is not a valid DNS name or IP address ({e})"))
-            }
+        match name(host) {
+            Err(_) if self.mode != SslMode::VerifyIdentity => name("localhost"),
+            named => named,
         }
     }
 
@@ -230,6 +285,15 @@ fn display_rustls(error: &TlsError) -> String {
     }
 }
 
+/// Why a connection's TLS session could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsStartError {
+    #[error("--mysql-ssl=VERIFY_IDENTITY: host {host:?} is not a valid DNS name or IP address ({problem}): connect with a name its certificate carries, or use --mysql-ssl=VERIFY_CA to check the CA only")]
+    NotAServerName { host: String, problem: String },
+    #[error("cannot start TLS: {0}")]
+    Rustls(rustls::Error),
+}
+
 /// Why the TLS configuration could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsConfigError {
@@ -251,19 +315,19 @@ pub struct TlsSetup {
 
 /// Builds the client configuration from the options; `cwd` is where `on`
 /// looks for sysbench's file names.
-pub fn client_tls(mysql: &MysqlOptions, cwd: &Path) -> Result<TlsSetup, TlsConfigError> {
-    let mode = mysql.ssl;
+pub fn client_tls(options: &TlsOptions, cwd: &Path) -> Result<TlsSetup, TlsConfigError> {
+    let mode = options.mode;
     let mut notes = Vec::new();
     if !mode.enabled() {
         return Ok(TlsSetup { tls: None, notes });
     }
-    let files = Files::resolve(mysql, cwd, &mut notes)?;
+    let files = Files::resolve(options, cwd, &mut notes)?;
     if matches!(mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && files.ca.is_none() {
         return Err(TlsConfigError::Options(format!(
             "--mysql-ssl={mode} needs --mysql-ssl-ca=FILE: the CA that signed the server's certificate"
         )));
     }
-    let suites = cipher_suites(&mysql.ssl_cipher)?;
+    let suites = cipher_suites(&options.cipher)?;
     let versions = protocol_versions(&suites);
     let provider = Arc::new(CryptoProvider { cipher_suites: suites, ..ring::default_provider() });
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -324,15 +388,15 @@ struct Files {
 }
 
 impl Files {
-    fn resolve(mysql: &MysqlOptions, cwd: &Path, notes: &mut Vec<String>) -> Result<Files, TlsConfigError> {
+    fn resolve(options: &TlsOptions, cwd: &Path, notes: &mut Vec<String>) -> Result<Files, TlsConfigError> {
         let explicit =
             |option: &'static str, path: &Option<PathBuf>| path.as_ref().map(|p| Named { option, path: p.clone() });
         let mut files = Files {
-            ca: explicit("--mysql-ssl-ca", &mysql.ssl_ca),
-            cert: explicit("--mysql-ssl-cert", &mysql.ssl_cert),
-            key: explicit("--mysql-ssl-key", &mysql.ssl_key),
+            ca: explicit("--mysql-ssl-ca", &options.ca),
+            cert: explicit("--mysql-ssl-cert", &options.cert),
+            key: explicit("--mysql-ssl-key", &options.key),
         };
-        if mysql.ssl == SslMode::On {
+        if options.mode == SslMode::On {
             let dir = cwd.display();
             let in_cwd = |slot: &mut Option<Named>, name: &str| {
                 if slot.is_none() {
@@ -612,8 +676,8 @@ mod tests {
         }
     }
 
-    fn options(mode: SslMode) -> MysqlOptions {
-        MysqlOptions { ssl: mode, ..MysqlOptions::default() }
+    fn options(mode: SslMode) -> TlsOptions {
+        TlsOptions { mode, ..TlsOptions::default() }
     }
 
     fn server_config(pki: &Pki) -> Arc<ServerConfig> {
@@ -658,7 +722,7 @@ mod tests {
     }
 
     fn connect(tls: &ClientTls, pki: &Pki, host: &str) -> Result<(TlsLayer, ServerConnection), TlsError> {
-        let mut client = TlsLayer::new(tls, &Endpoint::tcp(host, 3306)).unwrap();
+        let mut client = TlsLayer::new(tls, host).unwrap();
         let mut server = ServerConnection::new(server_config(pki)).unwrap();
         handshake(&mut client, &mut server)?;
         Ok((client, server))
@@ -666,7 +730,7 @@ mod tests {
 
     fn with_ca(mode: SslMode, pki: &Pki, dir: &Dir) -> ClientTls {
         let mut mysql = options(mode);
-        mysql.ssl_ca = Some(dir.write("ca.pem", &pki.ca));
+        mysql.ca = Some(dir.write("ca.pem", &pki.ca));
         client_tls(&mysql, &dir.0).unwrap().tls.unwrap()
     }
 
@@ -730,19 +794,18 @@ mod tests {
     fn file_errors_name_the_file_and_the_problem() {
         let dir = Dir::new("bad-files");
         let mut mysql = options(SslMode::Required);
-        mysql.ssl_ca = Some(dir.0.join("missing.pem"));
+        mysql.ca = Some(dir.0.join("missing.pem"));
         let err = client_tls(&mysql, &dir.0).unwrap_err().to_string();
         assert!(err.starts_with("--mysql-ssl-ca: cannot read ") && err.contains("missing.pem"), "{err}");
-        mysql.ssl_ca = Some(dir.write("empty.pem", "not a certificate\n"));
+        mysql.ca = Some(dir.write("empty.pem", "not a certificate\n"));
         let err = client_tls(&mysql, &dir.0).unwrap_err().to_string();
         assert!(err.contains("empty.pem") && err.contains("holds no PEM certificate"), "{err}");
-        mysql.ssl_ca = None;
-        mysql.ssl_cert = Some(dir.write("cert.pem", &pki(&["x"]).server_cert));
-        mysql.ssl_key =
-            Some(dir.write("key.pem", "-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----\n"));
+        mysql.ca = None;
+        mysql.cert = Some(dir.write("cert.pem", &pki(&["x"]).server_cert));
+        mysql.key = Some(dir.write("key.pem", "-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----\n"));
         let err = client_tls(&mysql, &dir.0).unwrap_err().to_string();
         assert!(err.starts_with("--mysql-ssl-key: cannot read ") && err.contains("key.pem"), "{err}");
-        mysql.ssl = SslMode::VerifyCa;
+        mysql.mode = SslMode::VerifyCa;
         let err = client_tls(&mysql, &dir.0).unwrap_err().to_string();
         assert!(err.contains("--mysql-ssl=VERIFY_CA needs --mysql-ssl-ca"), "{err}");
     }
@@ -794,7 +857,7 @@ mod tests {
         let pki = pki(&["localhost"]);
         let dir = Dir::new("tls12");
         let mut mysql = options(SslMode::Required);
-        mysql.ssl_cipher = "ECDHE-ECDSA-AES128-GCM-SHA256".into();
+        mysql.cipher = "ECDHE-ECDSA-AES128-GCM-SHA256".into();
         let tls = client_tls(&mysql, &dir.0).unwrap().tls.unwrap();
         let (client, _) = connect(&tls, &pki, "localhost").unwrap();
         assert_eq!(client.cipher_name(), Some("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"));

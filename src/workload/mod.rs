@@ -15,6 +15,7 @@
 mod common;
 mod emulated;
 mod options;
+mod test;
 
 pub mod bulk_insert;
 pub mod oltp_delete;
@@ -29,13 +30,12 @@ pub mod select_random_points;
 pub mod select_random_ranges;
 
 #[cfg(test)]
-mod sysbench_traces;
-#[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 pub use common::OltpWorkload;
 pub use emulated::{EmulatedStatement, MarkerMismatch};
 pub use options::{OltpOptions, OptionsError};
+pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use wirebench_protocol::framing;
@@ -232,62 +232,5 @@ pub trait Workload: Send + Sync {
     /// sent, still runs inside a transaction that its own COMMIT ends.
     fn events_are_transactions(&self) -> bool {
         false
-    }
-}
-
-/// The test named `name` as sysbench takes it on its command line: the
-/// bare name, or a script path such as `/usr/share/sysbench/oltp_read_write.lua`.
-pub fn by_name(name: &str, options: &OltpOptions) -> Result<Box<dyn Workload>, OptionsError> {
-    let file = name.rsplit('/').next().unwrap_or(name);
-    let test = file.strip_suffix(".lua").unwrap_or(file);
-    Ok(match test {
-        oltp_read_only::NAME => Box::new(oltp_read_only::workload(options)?),
-        oltp_read_write::NAME => Box::new(oltp_read_write::workload(options)?),
-        oltp_write_only::NAME => Box::new(oltp_write_only::workload(options)?),
-        oltp_point_select::NAME => Box::new(oltp_point_select::workload(options)?),
-        oltp_update_index::NAME => Box::new(oltp_update_index::workload(options)?),
-        oltp_update_non_index::NAME => Box::new(oltp_update_non_index::workload(options)?),
-        oltp_delete::NAME => Box::new(oltp_delete::workload(options)?),
-        oltp_insert::NAME => Box::new(oltp_insert::workload(options)?),
-        select_random_points::NAME => Box::new(select_random_points::workload(options)?),
-        select_random_ranges::NAME => Box::new(select_random_ranges::workload(options)?),
-        bulk_insert::NAME => Box::new(bulk_insert::workload(options)?),
-        _ => return Err(OptionsError::UnknownTest(name.to_string())),
-    })
-}
-
-/// The names [`by_name`] knows, sorted as `/usr/share/sysbench` lists them.
-pub const TESTS: [&str; 11] = [
-    bulk_insert::NAME,
-    oltp_delete::NAME,
-    oltp_insert::NAME,
-    oltp_point_select::NAME,
-    oltp_read_only::NAME,
-    oltp_read_write::NAME,
-    oltp_update_index::NAME,
-    oltp_update_non_index::NAME,
-    oltp_write_only::NAME,
-    select_random_points::NAME,
-    select_random_ranges::NAME,
-];
-
-/// The workload a parsed sysbench command line asks for.
-pub fn for_bench(bench: &crate::cli::Bench) -> Result<std::sync::Arc<dyn Workload>, OptionsError> {
-    Ok(std::sync::Arc::from(by_name(bench.test.name(), &bench.test_options)?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_transactional_tests() {
-        let transactional = [oltp_read_only::NAME, oltp_read_write::NAME, oltp_write_only::NAME];
-        for name in TESTS {
-            let default = by_name(name, &OltpOptions::default()).unwrap();
-            assert_eq!(default.events_are_transactions(), transactional.contains(&name), "{name}");
-            let skip_trx = by_name(name, &OltpOptions { skip_trx: true, ..OltpOptions::default() }).unwrap();
-            assert!(!skip_trx.events_are_transactions(), "{name} --skip_trx=on");
-        }
     }
 }

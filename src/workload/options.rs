@@ -89,15 +89,9 @@ impl Default for OltpOptions {
     }
 }
 
-/// Why a test cannot run with the given name or options.
+/// Why a test cannot run with the given options.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionsError {
-    #[error(
-        "unknown test {0:?}: expected one of oltp_read_only, oltp_read_write, oltp_write_only, oltp_point_select, \
-         oltp_update_index, oltp_update_non_index, oltp_delete, oltp_insert, select_random_points, \
-         select_random_ranges, bulk_insert"
-    )]
-    UnknownTest(String),
     #[error("{test}: --tables must be at least 1")]
     NoTables { test: &'static str },
     #[error("{test}: --{option} must be at least 1")]
@@ -113,20 +107,6 @@ pub enum OptionsError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{by_name, TESTS};
-
-    #[test]
-    fn every_test_by_name_and_path() {
-        let options = OltpOptions::default();
-        for name in TESTS {
-            assert_eq!(by_name(name, &options).unwrap().name(), name);
-            assert_eq!(by_name(&format!("{name}.lua"), &options).unwrap().name(), name);
-            assert_eq!(by_name(&format!("/usr/share/sysbench/{name}.lua"), &options).unwrap().name(), name);
-        }
-        assert_eq!(by_name("oltp_nope", &options).err(), Some(OptionsError::UnknownTest("oltp_nope".into())));
-        assert_eq!(by_name("oltp_common", &options).err(), Some(OptionsError::UnknownTest("oltp_common".into())));
-    }
-
     #[test]
     fn defaults_are_the_scripts() {
         let Some(common) = crate::workload::common::tests::lua_script("oltp_common.lua") else { return };

@@ -1,0 +1,232 @@
+//! sysbench's general options (`--threads`, `--time`, `--report-*`, ...),
+//! with the deprecated aliases 1.0.20 still accepts folded in.
+
+use super::error::CliError;
+use super::opts::{master_note, Opts, INT_MAX};
+use super::raw::RawOpt;
+use super::{value, Command, ForcedShutdown, GeneralOptions};
+
+/// A general option and the deprecated alias sysbench 1.0.20 still takes
+/// for it (`--num-threads` for `--threads`, ...).
+struct Aliased {
+    modern: &'static str,
+    alias: &'static str,
+    min: u32,
+    expected: &'static str,
+    /// The alias wins when it is above this, its own default, as in
+    /// sysbench 1.0.20's `init()`.
+    above: u32,
+    /// On a 0.4/0.5 command line the alias is the option itself and wins
+    /// whatever its value.
+    always_on_legacy_lines: bool,
+}
+
+const THREADS: Aliased = Aliased {
+    modern: "threads",
+    alias: "num_threads",
+    min: 1,
+    expected: "a number of threads >= 1",
+    above: 1,
+    always_on_legacy_lines: false,
+};
+const EVENTS: Aliased = Aliased {
+    modern: "events",
+    alias: "max_requests",
+    min: 0,
+    expected: "a whole number >= 0",
+    above: 0,
+    always_on_legacy_lines: true,
+};
+const TIME: Aliased = Aliased {
+    modern: "time",
+    alias: "max_time",
+    min: 0,
+    expected: "a number of seconds >= 0",
+    above: 0,
+    always_on_legacy_lines: true,
+};
+const RATE: Aliased = Aliased {
+    modern: "rate",
+    alias: "tx_rate",
+    min: 0,
+    expected: "a rate in events per second >= 0 (0 = unlimited)",
+    above: 0,
+    always_on_legacy_lines: false,
+};
+
+impl Aliased {
+    /// The value the command line gives, through the alias or the option.
+    fn read(&self, opts: &Opts, legacy_line: bool, notes: &mut Vec<String>) -> Result<Option<u32>, CliError> {
+        let modern = opts.int(self.modern, self.min, INT_MAX, self.expected)?;
+        let Some(alias) = opts.get(self.alias) else { return Ok(modern) };
+        let n = value::u32_in(alias, self.min, INT_MAX, self.expected)?;
+        if n > self.above || (legacy_line && self.always_on_legacy_lines) {
+            notes.push(self.note(legacy_line, alias, n));
+            return Ok(Some(n));
+        }
+        Ok(modern)
+    }
+
+    fn note(&self, legacy_line: bool, alias: &RawOpt, n: u32) -> String {
+        let modern = self.modern;
+        let unlimited = if n == 0 { " (no limit)" } else { "" };
+        if legacy_line {
+            format!("legacy {}: --{modern}={n}{unlimited}", alias.shown())
+        } else {
+            format!("{} is deprecated (sysbench 1.0.20 warns too): --{modern}={n}{unlimited}", alias.shown())
+        }
+    }
+}
+
+/// The general options. A 0.4/0.5 command line keeps 0.4/0.5's limits:
+/// 10000 requests unless --max-requests says otherwise, and no time limit
+/// unless --max-time sets one.
+pub(crate) fn general(
+    opts: &Opts,
+    legacy_line: bool,
+    command: Command,
+    notes: &mut Vec<String>,
+) -> Result<GeneralOptions, CliError> {
+    let mut general = GeneralOptions::default();
+    read_limits(&mut general, opts, legacy_line, command, notes)?;
+    read_reports(&mut general, opts)?;
+    read_the_rest(&mut general, opts, notes)?;
+    Ok(general)
+}
+
+/// `--threads`, `--events`, `--time`, `--rate` and their aliases.
+fn read_limits(
+    general: &mut GeneralOptions,
+    opts: &Opts,
+    legacy_line: bool,
+    command: Command,
+    notes: &mut Vec<String>,
+) -> Result<(), CliError> {
+    let run = command == Command::Run;
+    if let Some(threads) = THREADS.read(opts, legacy_line, notes)? {
+        general.threads = threads;
+    }
+    match EVENTS.read(opts, legacy_line, notes)? {
+        Some(n) => general.events = (n > 0).then_some(u64::from(n)),
+        None if legacy_line => {
+            if run {
+                notes.push(
+                    "no --max-requests: sysbench 0.4/0.5 stopped after its default of 10000 requests, so \
+                     --events=10000"
+                        .to_owned(),
+                );
+            }
+            general.events = Some(10_000);
+        }
+        None => {}
+    }
+    match TIME.read(opts, legacy_line, notes)? {
+        Some(n) => general.time = (n > 0).then_some(n),
+        None if legacy_line => {
+            if run {
+                notes.push("no --max-time: sysbench 0.4/0.5 had no time limit by default, so --time=0".to_owned());
+            }
+            general.time = None;
+        }
+        None => {}
+    }
+    if let Some(rate) = RATE.read(opts, legacy_line, notes)? {
+        general.rate = (rate > 0).then_some(rate);
+    }
+    Ok(())
+}
+
+/// `--report-interval`, `--report-checkpoints`, `--percentile`,
+/// `--histogram`.
+fn read_reports(general: &mut GeneralOptions, opts: &Opts) -> Result<(), CliError> {
+    if let Some(secs) = opts.int("report_interval", 0, INT_MAX, "a number of seconds >= 0")? {
+        general.report_interval = (secs > 0).then_some(secs);
+    }
+    if let Some(opt) = opts.get("report_checkpoints") {
+        general.report_checkpoints = checkpoints(opt)?;
+    }
+    if let Some(p) = opts.int("percentile", 0, 100, "a percentile from 1 to 100, or 0 to disable it")? {
+        general.percentile = u8::try_from(p).ok().filter(|&p| p > 0);
+    }
+    general.histogram = opts.flag("histogram", general.histogram)?;
+    if general.histogram && general.percentile.is_none() {
+        return Err(CliError::Conflict(
+            "--histogram cannot be used with --percentile=0 (sysbench refuses it too): drop one".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// `--report-checkpoints=10,60`: at most 256, sorted.
+fn checkpoints(opt: &RawOpt) -> Result<Vec<u32>, CliError> {
+    let mut checkpoints = Vec::new();
+    for item in value::list(opt)? {
+        let item_opt = RawOpt { value: Some(item), ..opt.clone() };
+        checkpoints.push(value::u32_in(&item_opt, 0, INT_MAX, "a list of seconds >= 0, such as 10,60")?);
+    }
+    if checkpoints.len() > 256 {
+        return Err(CliError::InvalidValue {
+            option: opt.label(),
+            value: opt.value.clone().unwrap_or_default(),
+            expected: "at most 256 checkpoints".to_owned(),
+        });
+    }
+    checkpoints.sort_unstable();
+    Ok(checkpoints)
+}
+
+/// `--forced-shutdown`, `--verbosity`, `--debug`, `--validate`,
+/// `--thread-stack-size`, and sysbench master's `--warmup-time` and
+/// `--thread-init-timeout`.
+fn read_the_rest(general: &mut GeneralOptions, opts: &Opts, notes: &mut Vec<String>) -> Result<(), CliError> {
+    if let Some(opt) = opts.get("forced_shutdown") {
+        general.forced_shutdown = forced_shutdown(opt)?;
+    }
+    if let Some(level) = opts.int("verbosity", 0, 5, "a level from 0 (critical only) to 5 (debug)")? {
+        general.verbosity = u8::try_from(level).unwrap_or(general.verbosity);
+    }
+    general.debug = opts.flag("debug", general.debug)?;
+    if general.debug {
+        general.verbosity = 5;
+    }
+    general.validate = opts.flag("validate", general.validate)?;
+    if let Some(opt) = opts.get("thread_stack_size") {
+        general.thread_stack_size = value::size(opt)?;
+    }
+    // Read so that --help=off and --version=off count as handled.
+    opts.flag("help", false)?;
+    opts.flag("version", false)?;
+    if let Some(opt) = opts.get("warmup_time") {
+        general.warmup_time = value::u32_in(opt, 0, INT_MAX, "a number of seconds >= 0")?;
+        notes.push(master_note(opt));
+    }
+    if let Some(opt) = opts.get("thread_init_timeout") {
+        general.thread_init_timeout = value::u32_in(opt, 1, INT_MAX, "a number of seconds >= 1")?;
+        notes.push(master_note(opt));
+    }
+    Ok(())
+}
+
+/// sysbench's `--forced-shutdown`: `off` (any case), `N` seconds or `N%` of
+/// `--time`; an empty value means 5 %.
+fn forced_shutdown(opt: &RawOpt) -> Result<ForcedShutdown, CliError> {
+    let expected = "off, a number of seconds, or a percentage of --time such as 5%";
+    let text = value::text(opt, "off|N|N%")?;
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(ForcedShutdown::Off);
+    }
+    if text.is_empty() {
+        return Ok(ForcedShutdown::PercentOfTime(5));
+    }
+    let (number, percent) = match text.strip_suffix('%') {
+        Some(number) => (number, true),
+        None => (text, false),
+    };
+    let number_opt = RawOpt { value: Some(number.to_owned()), ..opt.clone() };
+    let n = value::u32_in(&number_opt, 0, INT_MAX, expected).map_err(|_| CliError::InvalidValue {
+        option: opt.label(),
+        value: text.to_owned(),
+        expected: expected.to_owned(),
+    })?;
+    Ok(if percent { ForcedShutdown::PercentOfTime(n) } else { ForcedShutdown::Seconds(n) })
+}

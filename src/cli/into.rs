@@ -1,0 +1,217 @@
+//! From the command line's options into each layer's own configuration:
+//! the random generator's ([`RandConfig`]), the client's servers, the TLS
+//! transport's, and the driver's (error handling, engine, prepared
+//! statements). With `test_options.rs` (the workload's options), this is
+//! where option text becomes the layers' types.
+
+use std::path::PathBuf;
+
+use super::error::CliError;
+use super::opts::{master_note, Opts, INT_MAX};
+use super::raw::RawOpt;
+use super::{value, DbOptions, MysqlOptions};
+use crate::client::ServerAddresses;
+use crate::driver::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
+use crate::rand::{Distribution, RandConfig};
+use crate::transport::tls::TlsOptions;
+
+/// The `--rand-*` options.
+pub(crate) fn rand_config(opts: &Opts, notes: &mut Vec<String>) -> Result<RandConfig, CliError> {
+    let mut rand = RandConfig::default();
+    if let Some(opt) = opts.get("rand_type") {
+        let text = value::text(opt, "special")?;
+        rand.distribution = text.parse::<Distribution>().map_err(|_| CliError::InvalidValue {
+            option: opt.label(),
+            value: text.to_owned(),
+            expected: "uniform, gaussian, special or pareto (or zipfian, from sysbench master)".to_owned(),
+        })?;
+        if rand.distribution == Distribution::Zipfian {
+            notes.push(format!("{}: zipfian is a sysbench 1.1 (master) distribution, refused by 1.0.20", opt.shown()));
+        }
+    }
+    if let Some(n) = opts.int("rand_spec_iter", 1, INT_MAX, "a number of iterations >= 1")? {
+        rand.spec_iter = n;
+    }
+    if let Some(n) = opts.int("rand_spec_pct", 0, 100, "a percentage from 0 to 100")? {
+        rand.spec_pct = n;
+    }
+    if let Some(n) = opts.int("rand_spec_res", 0, 100, "a percentage from 0 to 100")? {
+        rand.spec_res = n;
+    }
+    if let Some(opt) = opts.get("rand_seed") {
+        let seed = value::int(opt, i64::from(i32::MIN), i64::from(i32::MAX), "a seed (0 = from the time)")?;
+        rand.seed = i32::try_from(seed).unwrap_or(0);
+    }
+    if let Some(h) =
+        opts.get("rand_pareto_h").map(|opt| fraction(opt, "a number strictly between 0 and 1, such as 0.2"))
+    {
+        rand.pareto_h = h?;
+    }
+    if let Some(opt) = opts.get("rand_zipfian_exp") {
+        rand.zipfian_exp = non_negative(opt, "an exponent >= 0, such as 0.8")?;
+        notes.push(master_note(opt));
+    }
+    Ok(rand)
+}
+
+/// A double strictly between 0 and 1.
+fn fraction(opt: &RawOpt, expected: &str) -> Result<f64, CliError> {
+    let x = value::double(opt, expected)?;
+    if x > 0.0 && x < 1.0 {
+        return Ok(x);
+    }
+    Err(CliError::InvalidValue {
+        option: opt.label(),
+        value: opt.value.clone().unwrap_or_default(),
+        expected: expected.to_owned(),
+    })
+}
+
+/// A double >= 0.
+fn non_negative(opt: &RawOpt, expected: &str) -> Result<f64, CliError> {
+    let x = value::double(opt, expected)?;
+    if x >= 0.0 {
+        return Ok(x);
+    }
+    Err(CliError::InvalidValue {
+        option: opt.label(),
+        value: opt.value.clone().unwrap_or_default(),
+        expected: expected.to_owned(),
+    })
+}
+
+/// `--db-driver` (mysql only), `--db-ps-mode`, `--db-debug`.
+pub(crate) fn db_options(opts: &Opts) -> Result<DbOptions, CliError> {
+    if let Some(opt) = opts.get("db_driver") {
+        let driver = value::text(opt, "mysql")?;
+        if driver != "mysql" {
+            return Err(CliError::NotHere {
+                option: opt.shown(),
+                reason: "wirebench speaks only the MySQL/MariaDB protocol: use --db-driver=mysql or drop the option"
+                    .to_owned(),
+            });
+        }
+    }
+    let mut db = DbOptions::default();
+    if let Some(opt) = opts.get("db_ps_mode") {
+        db.ps_mode = value::choice(opt, &[("auto", PsMode::Auto), ("disable", PsMode::Disable)], "auto or disable")?;
+    }
+    db.debug = opts.flag("db_debug", db.debug)?;
+    Ok(db)
+}
+
+/// The `--mysql-*` options.
+pub(crate) fn mysql_options(opts: &Opts, notes: &mut Vec<String>) -> Result<MysqlOptions, CliError> {
+    let mut mysql = MysqlOptions { servers: server_addresses(opts)?, ..MysqlOptions::default() };
+    if let Some(user) = opts.text("mysql_user")? {
+        mysql.user = user;
+    }
+    if let Some(password) = opts.text("mysql_password")? {
+        mysql.password = password;
+    }
+    if let Some(db) = opts.text("mysql_db")? {
+        mysql.db = db;
+    }
+    mysql.tls = tls_options(opts, notes)?;
+    mysql.compression = opts.flag("mysql_compression", mysql.compression)?;
+    mysql.debug = opts.flag("mysql_debug", mysql.debug)?;
+    if let Some(opt) = opts.get("mysql_ignore_errors") {
+        mysql.ignore_errors = ignore_errors(opt)?;
+    }
+    mysql.dry_run = opts.flag("mysql_dry_run", mysql.dry_run)?;
+    Ok(mysql)
+}
+
+/// `--mysql-host`, `--mysql-port`, `--mysql-socket`.
+fn server_addresses(opts: &Opts) -> Result<ServerAddresses, CliError> {
+    let mut servers = ServerAddresses::default();
+    if let Some(opt) = opts.get("mysql_host") {
+        servers.hosts = value::list(opt)?;
+        if servers.hosts.is_empty() {
+            return Err(CliError::InvalidValue {
+                option: opt.label(),
+                value: String::new(),
+                expected: "one or more hosts, such as 127.0.0.1 or db1,db2".to_owned(),
+            });
+        }
+    }
+    if let Some(opt) = opts.get("mysql_port") {
+        let ports = value::list(opt)?
+            .iter()
+            .map(|port| port.trim().parse::<u16>().ok().filter(|&p| p > 0))
+            .collect::<Option<Vec<u16>>>()
+            .filter(|ports| !ports.is_empty());
+        servers.ports = ports.ok_or_else(|| CliError::InvalidValue {
+            option: opt.label(),
+            value: opt.value.clone().unwrap_or_default(),
+            expected: "one or more ports from 1 to 65535, such as 3306 or 3306,3307".to_owned(),
+        })?;
+    }
+    if let Some(opt) = opts.get("mysql_socket") {
+        servers.sockets = value::list(opt)?.into_iter().map(PathBuf::from).collect();
+    }
+    Ok(servers)
+}
+
+/// `--mysql-ssl`, `--mysql-ssl-cipher` and sysbench master's
+/// `--mysql-ssl-key/-cert/-ca`.
+fn tls_options(opts: &Opts, notes: &mut Vec<String>) -> Result<TlsOptions, CliError> {
+    let mut tls = TlsOptions::default();
+    if let Some(opt) = opts.get("mysql_ssl") {
+        tls.mode = value::ssl_mode(opt)?;
+        if value::boolean(opt).is_err() {
+            notes.push(format!("{}: a sysbench 1.1 (master) value, which sysbench 1.0.20 refuses", opt.shown()));
+        }
+    }
+    if let Some(cipher) = opts.text("mysql_ssl_cipher")? {
+        tls.cipher = cipher;
+    }
+    for (key, slot) in
+        [("mysql_ssl_key", &mut tls.key), ("mysql_ssl_cert", &mut tls.cert), ("mysql_ssl_ca", &mut tls.ca)]
+    {
+        if let Some(opt) = opts.get(key) {
+            *slot = Some(PathBuf::from(value::text(opt, "FILE")?));
+            notes.push(master_note(opt));
+        }
+    }
+    Ok(tls)
+}
+
+/// `--mysql-ignore-errors=1213,1205` or `all`.
+fn ignore_errors(opt: &RawOpt) -> Result<IgnoreErrors, CliError> {
+    let items = value::list(opt)?;
+    if items.iter().any(|item| item == "all") {
+        return Ok(IgnoreErrors::All);
+    }
+    let codes = items.iter().map(|item| item.trim().parse::<u16>().ok()).collect::<Option<Vec<u16>>>();
+    codes.map(IgnoreErrors::List).ok_or_else(|| CliError::InvalidValue {
+        option: opt.label(),
+        value: opt.value.clone().unwrap_or_default(),
+        expected: "error numbers such as 1213,1020,1205, or all".to_owned(),
+    })
+}
+
+/// wirebench's own `--cpus`, `--io`, `--poll`, `--pipeline`.
+pub(crate) fn engine_options(opts: &Opts) -> Result<EngineOptions, CliError> {
+    let mut engine = EngineOptions::default();
+    if let Some(opt) = opts.get("cpus") {
+        engine.cpus = Some(value::cpu_list(opt)?);
+    }
+    if let Some(opt) = opts.get("io") {
+        let backends = [
+            ("auto", IoBackend::Auto),
+            ("uring", IoBackend::Uring),
+            ("epoll", IoBackend::Epoll),
+            ("io_uring", IoBackend::Uring),
+        ];
+        engine.io = value::choice(opt, &backends, "auto, uring or epoll")?;
+    }
+    if let Some(opt) = opts.get("poll") {
+        let modes = [("sleep", PollMode::Sleep), ("adaptive", PollMode::Adaptive), ("spin", PollMode::Spin)];
+        engine.poll = value::choice(opt, &modes, "sleep, adaptive or spin")?;
+    }
+    if let Some(n) = opts.int("pipeline", 1, 65_536, "a number of events in flight per connection >= 1")? {
+        engine.pipeline = n;
+    }
+    Ok(engine)
+}

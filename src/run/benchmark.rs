@@ -1,0 +1,123 @@
+//! The `run` command: the header, the connections, the loops started and
+//! supervised, the final report.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::plan::{plan_loops, Loops, Sessions};
+use super::reports::Reports;
+use super::setup::{rand_params, seed};
+use super::supervise::{secs_to_ns, supervise, Schedule};
+use super::{Outcome, RunError};
+use crate::cli::Bench;
+use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
+use crate::stats::report::{self, HistogramReport, RunHeader};
+use crate::stats::{Collector, StatsBoard};
+use crate::transport::tls::ClientTls;
+use crate::workload::Workload;
+
+pub(super) fn run(
+    bench: &Bench,
+    tls: Option<&ClientTls>,
+    workload: Arc<dyn Workload>,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Outcome, RunError> {
+    let backend = backend(bench)?;
+    let (params, seed) = (rand_params(bench)?, seed(bench));
+    let forced_shutdown_s = forced_shutdown_s(bench);
+    print_header(bench, forced_shutdown_s);
+    let sessions = Sessions::new(bench, workload, params, seed)?;
+    let plans = plan_loops(bench, tls, &sessions, runtime)?;
+    let per_loop = plans.connections_per_loop();
+    let general = &bench.general;
+    let control = match general.rate {
+        Some(rate) => RunControl::with_rate(general.events, &per_loop, rate, seed),
+        None => RunControl::new(general.events, per_loop.len()),
+    };
+    let context = LoopContext {
+        board: StatsBoard::new(&per_loop),
+        control,
+        clock: Clock::start(),
+        deadline_ns: general.time.map(secs_to_ns),
+        ignore: bench.mysql.ignore_errors.clone(),
+        poll: bench.engine.poll,
+        finished: Default::default(),
+    };
+    print!("{}", report::THREADS_STARTED);
+    let _ = std::io::stdout().flush();
+    let handles = match plans {
+        Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
+        Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
+    }
+    .map_err(RunError::SpawnLoops)?;
+    let mut reports = Reports::new(Collector::new(context.board.clone()), general);
+    let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s);
+    let outcome =
+        supervise(&mut reports, &mut schedule, handles.len(), &context.finished, &context.control, context.clock);
+    if outcome == Outcome::ForcedShutdown {
+        return Ok(outcome);
+    }
+    let end_ns = context.clock.now_ns();
+    join_loops(handles)?;
+    if context.control.queue_full() {
+        return Err(RunError::QueueFull);
+    }
+    reports.collector.drain();
+    if general.histogram {
+        print!("{}", HistogramReport(&reports.collector.totals().latency));
+    }
+    print!("{}", reports.cumulative(end_ns, 0));
+    Ok(Outcome::Completed)
+}
+
+/// `--io`, resolved; `--poll` asked of the epoll backend is named as not
+/// applying.
+fn backend(bench: &Bench) -> Result<Backend, RunError> {
+    let backend = Backend::resolve(bench.engine.io).map_err(RunError::Backend)?;
+    if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
+        eprintln!(
+            "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
+            if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }
+        );
+    }
+    Ok(backend)
+}
+
+/// When `--forced-shutdown` stops the run, in seconds from its start.
+fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
+    let time = bench.general.time?;
+    bench.general.forced_shutdown.grace_secs(Some(time)).map(|grace| time + grace)
+}
+
+/// sysbench's banner and run header, before the connections open.
+fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) {
+    let general = &bench.general;
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{}", report::Banner);
+    let header = RunHeader {
+        threads: general.threads,
+        rate: general.rate.unwrap_or(0),
+        report_interval: general.report_interval.unwrap_or(0),
+        checkpoints: &general.report_checkpoints,
+        rand_seed: bench.rand.seed,
+        forced_shutdown_s,
+    };
+    let _ = write!(out, "{header}");
+    let _ = write!(out, "{}", report::INITIALIZING_WORKERS);
+    let _ = out.flush();
+}
+
+/// Waits for every loop; the first failure is the run's.
+fn join_loops(handles: Vec<JoinHandle<Result<(), DriverError>>>) -> Result<(), RunError> {
+    let mut first_error = None;
+    for handle in handles {
+        let error = match handle.join() {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => RunError::Driver(e),
+            Err(_) => RunError::LoopPanicked,
+        };
+        first_error.get_or_insert(error);
+    }
+    first_error.map_or(Ok(()), Err)
+}

@@ -1,0 +1,83 @@
+//! Why a command failed, printed by `main` as `FATAL: ...`; each says what
+//! to do where there is something to do.
+
+use std::io;
+
+use crate::client::ClientError;
+use crate::driver::{DriverError, OpenError};
+use crate::rand::RandConfigError;
+use crate::transport::tls::TlsConfigError;
+use crate::workload::{MarkerMismatch, OptionsError};
+
+/// sysbench's message when the `--rate` queue overflows.
+pub(super) const QUEUE_FULL: &str = "The event queue is full. This means the worker threads are unable to keep up \
+                                     with the specified event generation rate";
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The test's options make no workload.
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+    #[error(transparent)]
+    Rand(#[from] RandConfigError),
+    #[error(transparent)]
+    Tls(#[from] TlsConfigError),
+    #[error("--mysql-ssl: cannot tell the current directory: {0}")]
+    CurrentDir(io::Error),
+    #[error("cannot start the set-up runtime: {0}")]
+    Runtime(io::Error),
+    /// A connection could not be opened; the hint says what to check.
+    #[error("unable to connect: {error}{}", connect_hint(.error))]
+    Connect { error: ClientError },
+    /// A statement of `prepare`, `prewarm` or `cleanup` failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The SQL run after login, or a statement's PREPARE, failed.
+    #[error(transparent)]
+    Open(Box<OpenError>),
+    #[error(transparent)]
+    Emulated(#[from] MarkerMismatch),
+    #[error("cannot encode the execute of {sql:?}: {source}")]
+    Encode { sql: String, source: wirebench_protocol::ProtocolError },
+    #[error("a set-up task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error("cannot hand a connection's socket to its event loop: {0}")]
+    Socket(io::Error),
+    #[error("{0}")]
+    Backend(String),
+    #[error("cannot start the event loops: {0}")]
+    SpawnLoops(io::Error),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    #[error("an event loop panicked; please report it with the command line")]
+    LoopPanicked,
+    #[error("{QUEUE_FULL}")]
+    QueueFull,
+}
+
+impl From<OpenError> for RunError {
+    fn from(error: OpenError) -> Self {
+        match error {
+            OpenError::Connect(error) => RunError::Connect { error },
+            other => RunError::Open(Box::new(other)),
+        }
+    }
+}
+
+/// sysbench's advice for a connection error, where one applies.
+fn connect_hint(error: &ClientError) -> &'static str {
+    match error.server_error().map(|e| e.code) {
+        Some(1040) => "; the server's max_connections is reached: raise it or use fewer --threads",
+        Some(1045) => {
+            "; check --mysql-user and --mysql-password (an account that REQUIREs SSL or X509 also needs --mysql-ssl, \
+             and X509 a client certificate)"
+        }
+        Some(1044 | 1049) => "; check --mysql-db (create the database first)",
+        _ => match error {
+            ClientError::Io { .. } | ClientError::Timeout { .. } => {
+                "; check --mysql-host/--mysql-port/--mysql-socket and that the server is running"
+            }
+            _ => "",
+        },
+    }
+}

@@ -1,0 +1,89 @@
+//! What the report thread prints while the loops run and at the end:
+//! sysbench's interim lines, checkpoint reports and final report.
+
+use std::io::Write;
+use std::time::Duration;
+
+use crate::cli::GeneralOptions;
+use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
+use crate::stats::{Collector, Interval};
+
+/// How long the report thread waits for the loops to hand over their data.
+const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// What the report thread keeps between reports.
+pub(super) struct Reports {
+    pub(super) collector: Collector,
+    /// Data a checkpoint collected that the next interim line must still show.
+    owed: Interval,
+    percentile: u32,
+    threads: u32,
+    last_interim_ns: u64,
+    last_checkpoint_ns: u64,
+}
+
+impl Reports {
+    pub(super) fn new(collector: Collector, general: &GeneralOptions) -> Self {
+        Reports {
+            collector,
+            owed: Interval::default(),
+            percentile: u32::from(general.percentile.unwrap_or(0)),
+            threads: general.threads,
+            last_interim_ns: 0,
+            last_checkpoint_ns: 0,
+        }
+    }
+
+    /// Collects what the loops did since the last collection.
+    pub(super) fn collect(&mut self) {
+        let interval = self.collector.collect(COLLECT_TIMEOUT);
+        self.owed.counters.merge(&interval.counters);
+        self.owed.latency.merge(&interval.latency);
+    }
+
+    /// One `--report-interval` line (two with `--rate`).
+    pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) {
+        self.collect();
+        let line = InterimReport {
+            time_total_s: now_ns as f64 / 1e9,
+            time_interval_s: (now_ns - self.last_interim_ns) as f64 / 1e9,
+            threads_running: self.threads,
+            counters: &self.owed.counters,
+            latency: &self.owed.latency,
+            percentile: self.percentile,
+            queue,
+        };
+        print!("{line}");
+        let _ = std::io::stdout().flush();
+        self.owed.counters = Default::default();
+        self.owed.latency.reset();
+        self.last_interim_ns = now_ns;
+    }
+
+    /// A `--report-checkpoints` report: everything since the start or the
+    /// last checkpoint, which then starts afresh (sysbench's
+    /// `report_cumulative()` resets its cumulative counters, histogram and
+    /// per-thread timers); interim lines are not affected.
+    pub(super) fn checkpoint(&mut self, now_ns: u64) {
+        self.collect();
+        print!("{}{}", CheckpointLine { time_total_s: now_ns as f64 / 1e9 }, self.cumulative(now_ns, 0));
+        let _ = std::io::stdout().flush();
+        self.collector.reset_totals();
+        self.last_checkpoint_ns = now_ns;
+    }
+
+    /// The cumulative report at `now_ns`: its rates are over the time since
+    /// the last checkpoint.
+    pub(super) fn cumulative(&self, now_ns: u64, unfinished_on_forced_shutdown: u32) -> FinalReport<'_> {
+        let totals = self.collector.totals();
+        FinalReport {
+            time_total_s: now_ns as f64 / 1e9,
+            time_interval_s: now_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9,
+            counters: &totals.counters,
+            latency: &totals.latency,
+            percentile: self.percentile,
+            connections: &totals.connections,
+            unfinished_on_forced_shutdown,
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The report thread's work while the loops run: it sleeps until a loop
+//! ends or the next interim report, checkpoint or forced shutdown is due.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use super::reports::Reports;
+use super::Outcome;
+use crate::cli::GeneralOptions;
+use crate::driver::{Clock, Finished, RunControl};
+
+/// When the report thread has something to do, in ns since the start.
+pub(super) struct Schedule {
+    /// `--report-interval`.
+    interval: Option<Duration>,
+    next_report: Option<Instant>,
+    /// `--report-checkpoints`, sorted.
+    checkpoints: std::iter::Peekable<std::vec::IntoIter<u64>>,
+    /// `--time` plus `--forced-shutdown`'s grace period.
+    forced_at_ns: Option<u64>,
+}
+
+impl Schedule {
+    pub(super) fn new(general: &GeneralOptions, clock: Clock, forced_shutdown_s: Option<u32>) -> Self {
+        let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
+        let checkpoints: Vec<u64> = general.report_checkpoints.iter().map(|&c| secs_to_ns(c)).collect();
+        Schedule {
+            interval,
+            next_report: interval.map(|i| clock.started() + i),
+            checkpoints: checkpoints.into_iter().peekable(),
+            forced_at_ns: forced_shutdown_s.map(secs_to_ns),
+        }
+    }
+
+    /// The next instant something is due.
+    fn next_wake(&mut self, clock: Clock) -> Option<Instant> {
+        let at_ns = |ns: u64| clock.started() + Duration::from_nanos(ns);
+        let checkpoint = self.checkpoints.peek().map(|&c| at_ns(c));
+        [self.next_report, checkpoint, self.forced_at_ns.map(at_ns)].into_iter().flatten().min()
+    }
+}
+
+pub(super) fn secs_to_ns(secs: u32) -> u64 {
+    u64::from(secs) * 1_000_000_000
+}
+
+/// Prints the interim reports and checkpoints until all `loops` have
+/// ended, or the forced shutdown comes first.
+pub(super) fn supervise(
+    reports: &mut Reports,
+    schedule: &mut Schedule,
+    loops: usize,
+    finished: &Finished,
+    control: &RunControl,
+    clock: Clock,
+) -> Outcome {
+    let mut ended = 0;
+    while ended < loops {
+        if finished.wait(ended + 1, schedule.next_wake(clock)) {
+            ended = finished.count().max(ended + 1);
+            continue;
+        }
+        // Loops that have finished no longer answer: the run is over.
+        if ended == 0 {
+            interim_if_due(reports, schedule, control, clock);
+        }
+        checkpoint_if_due(reports, schedule, clock);
+        if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
+            forced_shutdown(reports, control, clock);
+            return Outcome::ForcedShutdown;
+        }
+    }
+    Outcome::Completed
+}
+
+fn interim_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {
+    let (Some(at), Some(every)) = (schedule.next_report, schedule.interval) else { return };
+    if Instant::now() >= at {
+        let queue = control.has_rate().then(|| control.queue_stats());
+        reports.interim(clock.now_ns(), queue);
+        schedule.next_report = Some(at + every);
+    }
+}
+
+fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) {
+    if schedule.checkpoints.peek().is_some_and(|&at| clock.now_ns() >= at) {
+        let now_ns = clock.now_ns();
+        reports.checkpoint(now_ns);
+        // Like sysbench, skip checkpoints already past (0, duplicates).
+        while schedule.checkpoints.next_if(|&at| at <= now_ns).is_some() {}
+    }
+}
+
+/// `--forced-shutdown`: `--time` plus the grace period has passed and
+/// events are still in flight. As sysbench's alarm handler does: stop, say
+/// so, and print the cumulative report with the number of unfinished
+/// events, without waiting for the loops (their events may never finish).
+fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) {
+    let now_ns = clock.now_ns();
+    control.stop();
+    reports.collect();
+    let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
+    eprintln!("FATAL: The --max-time limit has expired, forcing shutdown...");
+    print!("{}", reports.cumulative(now_ns, unfinished));
+    let _ = std::io::stdout().flush();
+}

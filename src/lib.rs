@@ -1,5 +1,7 @@
 //! wirebench: a MySQL/MariaDB load generator that speaks the wire protocol itself.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod cli;
 pub mod client;
 pub mod driver;

@@ -1,5 +1,7 @@
 //! The wirebench command line: sysbench's syntax, wirebench's engine.
 
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::process::ExitCode;
 
 use wirebench::cli::{self, Invocation, NullServerOptions};

@@ -22,6 +22,9 @@
 //! racy; wirebench gives connection `i` worker `i`'s in-order stream
 //! ([`Rng::for_connections`]). The unique sequence does not depend on the
 //! seed at all (see [`RandUnique::sysbench_upstream`]).
+//!
+//! Layer: at the bottom; it imports nothing of the crate and owns the
+//! `--rand-*` settings ([`RandConfig`]).
 
 mod config;
 mod glibc;

@@ -20,6 +20,12 @@
 //!   something else (`--threads=+`, `--table-size=abc`, ...).
 //! - `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST` starts
 //!   the protocol-level null server instead.
+//!
+//! Layer: the top, with `run` and `main.rs`. It reads options into the
+//! configuration types the layers below own (`into.rs`, `general.rs`,
+//! `test_options.rs`) and may import client, driver, rand, transport and
+//! workload for them; nothing but `run` and `main.rs` imports it
+//! (`tests/layers.rs`).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 

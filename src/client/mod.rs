@@ -2,6 +2,10 @@
 //! sans-IO codec. It is used for everything that is not the measured hot
 //! path (prepare, cleanup, statement set-up) and by the tests; the engine's
 //! event loops drive the same codec with their own I/O.
+//!
+//! Layer: below the driver and the orchestration; owns where connections go
+//! ([`Endpoint`], [`ServerAddresses`]) and how they log in
+//! ([`ConnectOptions`]). It may import transport and the protocol crate.
 
 mod endpoint;
 mod error;

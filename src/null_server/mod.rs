@@ -9,6 +9,9 @@
 //! prepare time. It must itself be cheap: one pinned thread per core,
 //! one read and one write per batch of commands, no allocation and no lock
 //! per query.
+//!
+//! Layer: a program of its own beside the engine; it may import transport
+//! (the compressed protocol) and the protocol crate.
 
 mod answer;
 mod compress;

@@ -9,6 +9,9 @@
 //!   ([`LoopStats`]) and hand their data to the report thread once per
 //!   interval ([`StatsBoard`], [`Collector`]).
 //! - [`report`] writes the text sysbench prints, byte for byte.
+//!
+//! Layer: at the bottom; it imports nothing of the crate, so the driver, the
+//! orchestration and the null server can all use it.
 
 pub mod collector;
 pub mod counters;

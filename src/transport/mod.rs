@@ -9,6 +9,9 @@
 //! encode go through [`Transport::encode`] on their way to the socket. A
 //! plain transport is never asked: callers check [`Transport::is_plain`] and
 //! keep their one-buffer path, so plaintext runs pay nothing for it.
+//!
+//! Layer: just above the protocol crate, which is all it may import; owns
+//! the TLS options ([`tls::TlsOptions`]).
 
 mod compress;
 pub mod tls;

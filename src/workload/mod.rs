@@ -11,6 +11,9 @@
 //! COM_STMT_EXECUTE in place and appends it to the send buffer (with
 //! `--db-ps-mode=disable`, renders it as COM_QUERY text instead: see
 //! [`EmulatedStatement`]): no allocation per query.
+//!
+//! Layer: below the driver; it may import rand and the protocol crate, and
+//! owns the list of tests ([`Test`]) and their options ([`OltpOptions`]).
 
 mod common;
 mod emulated;

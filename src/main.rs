@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use wirebench::cli::{self, Invocation, NullServerOptions};
-use wirebench::null_server::{NullServer, NullServerConfig};
+use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
 use wirebench::run::Outcome;
 
 fn main() -> ExitCode {
@@ -54,20 +54,14 @@ fn main() -> ExitCode {
 }
 
 /// `wirebench null-server`: serves until Ctrl-C.
-fn null_server(options: NullServerOptions) -> Result<(), String> {
-    let tcp = match options.listen.as_slice() {
-        [] => None,
-        [one] => Some(*one),
-        several => {
-            return Err(format!(
-                "--listen got {} addresses; the null server listens on one TCP address (and --socket)",
-                several.len()
-            ))
-        }
+fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
+    let config = NullServerConfig {
+        tcp: options.listen,
+        unix: options.socket,
+        cpus: options.cpus.unwrap_or_default(),
+        ..Default::default()
     };
-    let config =
-        NullServerConfig { tcp, unix: options.socket, cpus: options.cpus.unwrap_or_default(), ..Default::default() };
-    let server = NullServer::start(config).map_err(|e| e.to_string())?;
+    let server = NullServer::start(config)?;
     if let Some(addr) = server.local_addr() {
         eprintln!("null server listening on {addr}");
     }
@@ -76,7 +70,8 @@ fn null_server(options: NullServerOptions) -> Result<(), String> {
     }
     eprintln!("null server loops on cpus {:?}; Ctrl-C stops it", server.cpus());
     let stopper = server.stopper();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(NullServerError::Signals)?;
     runtime.block_on(async {
         let _ = tokio::signal::ctrl_c().await;
     });

@@ -277,7 +277,7 @@ pub(crate) const LEGACY: &[OptDef] = &[
 
 /// `--listen`, `--socket`, `--cpus` of `wirebench null-server`.
 pub(crate) const NULL_SERVER: &[OptDef] = &[
-    opt("listen", List, None, "TCP addresses to listen on, e.g. 127.0.0.1:3307"),
+    opt("listen", STRING, None, "TCP address to listen on, e.g. 127.0.0.1:3307"),
     opt("socket", STRING, None, "unix socket path to listen on"),
     opt("cpus", List, None, "CPUs to run the server threads on, e.g. 0-3 (default: all)"),
     opt("help", Bool, Some("off"), "print help and exit"),

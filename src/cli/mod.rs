@@ -263,9 +263,9 @@ impl Default for MysqlOptions {
 /// `wirebench null-server`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NullServerOptions {
-    /// `--listen=ADDR[,ADDR...]`: TCP addresses (`127.0.0.1:3307`,
+    /// `--listen=ADDR`: the TCP address (`127.0.0.1:3307`,
     /// `[::1]:3307`, or a bare port for 127.0.0.1).
-    pub listen: Vec<SocketAddr>,
+    pub listen: Option<SocketAddr>,
     /// `--socket=PATH`.
     pub socket: Option<PathBuf>,
     pub cpus: Option<Vec<usize>>,

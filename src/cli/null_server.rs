@@ -8,7 +8,8 @@ use super::error::CliError;
 use super::raw::RawOpt;
 use super::{value, Invocation, NullServerOptions};
 
-const ADDRESS: &str = "addresses such as 127.0.0.1:3307, [::1]:3307 or a bare port (on 127.0.0.1)";
+const ADDRESS: &str =
+    "one address such as 127.0.0.1:3307, [::1]:3307 or a bare port (on 127.0.0.1); the null server listens on one TCP address (and --socket)";
 
 pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
     if let Some(extra) = words.first() {
@@ -33,16 +34,15 @@ pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliEr
     if last("help").map_or(Ok(false), value::boolean)? {
         return Ok(Invocation::Help { null_server: true });
     }
-    let mut options = NullServerOptions { listen: Vec::new(), socket: None, cpus: None };
+    let mut options = NullServerOptions { listen: None, socket: None, cpus: None };
     if let Some(opt) = last("listen") {
-        for item in value::list(opt)? {
-            let addr = listen_addr(&item).ok_or_else(|| CliError::InvalidValue {
-                option: opt.label(),
-                value: item.clone(),
-                expected: ADDRESS.to_owned(),
-            })?;
-            options.listen.push(addr);
-        }
+        let text = value::text(opt, "ADDR")?;
+        let addr = listen_addr(text).ok_or_else(|| CliError::InvalidValue {
+            option: opt.label(),
+            value: text.to_owned(),
+            expected: ADDRESS.to_owned(),
+        })?;
+        options.listen = Some(addr);
     }
     if let Some(opt) = last("socket") {
         let path = value::text(opt, "PATH")?;
@@ -54,7 +54,7 @@ pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliEr
     if let Some(opt) = last("cpus") {
         options.cpus = Some(value::cpu_list(opt)?);
     }
-    if options.listen.is_empty() && options.socket.is_none() {
+    if options.listen.is_none() && options.socket.is_none() {
         return Err(CliError::Conflict(
             "null-server needs somewhere to listen: --listen=127.0.0.1:3307 and/or --socket=/tmp/null.sock".to_owned(),
         ));

@@ -91,6 +91,8 @@ pub enum NullServerError {
     LoopPanicked { cpu: usize },
     #[error("the server version must not contain a NUL byte")]
     BadVersion,
+    #[error("cannot wait for Ctrl-C: {0}")]
+    Signals(std::io::Error),
 }
 
 /// What the server has done so far.

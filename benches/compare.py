@@ -14,7 +14,11 @@ Cases (see README, "Benchmark against sysbench"):
      client to core 0, as when they run on separate hosts: the client can
      no longer hand the server's core back to it by preempting its thread.
 
-Usage: benches/compare.sh [--cases=a,b,c,d,e] [--time=10] [--rounds=2]
+Usage: benches/compare.sh [--cases=a,b,c,d,e] [--time=10] [--rounds=2] [--wirebench=PATH]
+
+--wirebench measures another build as the client (an older one, for a
+before/after comparison of a change) in place of target/release/wirebench;
+the null server is always target/release/wirebench.
 """
 
 import argparse
@@ -29,7 +33,9 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WIREBENCH = os.path.join(REPO, "target", "release", "wirebench")
+BUILT = os.path.join(REPO, "target", "release", "wirebench")
+# The wirebench measured as a client (--wirebench); the null server is always BUILT.
+WIREBENCH = BUILT
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -112,7 +118,7 @@ class NullServer:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        cmd = [WIREBENCH, "null-server", f"--listen=127.0.0.1:{self.port}", f"--socket={self.socket}", f"--cpus={cpu}"]
+        cmd = [BUILT, "null-server", f"--listen=127.0.0.1:{self.port}", f"--socket={self.socket}", f"--cpus={cpu}"]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
         while not os.path.exists(self.socket):
@@ -169,10 +175,15 @@ def main():
     ap.add_argument("--time", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--table-size", type=int, default=100000)
+    ap.add_argument("--wirebench", default=BUILT, help="the wirebench binary to measure as the client")
     args = ap.parse_args()
+    global WIREBENCH
+    WIREBENCH = os.path.abspath(args.wirebench)
+    if not os.access(WIREBENCH, os.X_OK):
+        raise RuntimeError(f"--wirebench={args.wirebench}: not an executable file")
     cases = set(args.cases.split(","))
     common = [f"--time={args.time}", "--percentile=95"]
-    print(f"wirebench vs sysbench 1.0.20, oltp_point_select, {args.time}s per run, best of {args.rounds} alternating rounds")
+    print(f"wirebench ({WIREBENCH}) vs sysbench 1.0.20, oltp_point_select, {args.time}s per run, best of {args.rounds} alternating rounds")
     print("cli/srv = client/server CPU microseconds per query (user+sys)\n")
     print(HEADER, flush=True)
 

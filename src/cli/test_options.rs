@@ -8,42 +8,28 @@ use super::opts::{master_note, Opts, INT_MAX};
 use super::{value, Command};
 use crate::workload::{OltpOptions, Test};
 
-/// Which test options a test's `event()` reads; the others only matter to
-/// `prepare` or not at all.
-fn run_time_options(test: Test) -> &'static [&'static str] {
+/// The options of oltp_common.lua's reads and of its writes.
+const READS: [&str; 7] =
+    ["point_selects", "simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges", "range_size", "range_selects"];
+const WRITES: [&str; 3] = ["index_updates", "non_index_updates", "delete_inserts"];
+
+/// Whether a test's `event()` reads option `key`; the others only matter
+/// to `prepare` or not at all.
+fn read_at_run_time(test: Test, key: &str) -> bool {
+    let reads = READS.contains(&key);
+    let writes = WRITES.contains(&key);
+    let transactions = key == "skip_trx";
     match test {
-        Test::OltpReadWrite => &[
-            "point_selects",
-            "simple_ranges",
-            "sum_ranges",
-            "order_ranges",
-            "distinct_ranges",
-            "range_size",
-            "range_selects",
-            "index_updates",
-            "non_index_updates",
-            "delete_inserts",
-            "skip_trx",
-        ],
-        Test::OltpReadOnly => &[
-            "point_selects",
-            "simple_ranges",
-            "sum_ranges",
-            "order_ranges",
-            "distinct_ranges",
-            "range_size",
-            "range_selects",
-            "skip_trx",
-        ],
-        Test::OltpWriteOnly => &["index_updates", "non_index_updates", "delete_inserts", "skip_trx"],
-        Test::OltpPointSelect => &["point_selects"],
-        Test::OltpUpdateIndex => &["index_updates"],
-        Test::OltpUpdateNonIndex => &["non_index_updates"],
-        Test::OltpDelete => &[],
-        Test::OltpInsert => &["auto_inc"],
-        Test::SelectRandomPoints => &["random_points"],
-        Test::SelectRandomRanges => &["number_of_ranges", "delta"],
-        Test::BulkInsert => &[],
+        Test::OltpReadWrite => reads || writes || transactions,
+        Test::OltpReadOnly => reads || transactions,
+        Test::OltpWriteOnly => writes || transactions,
+        Test::OltpPointSelect => key == "point_selects",
+        Test::OltpUpdateIndex => key == "index_updates",
+        Test::OltpUpdateNonIndex => key == "non_index_updates",
+        Test::OltpDelete | Test::BulkInsert => false,
+        Test::OltpInsert => key == "auto_inc",
+        Test::SelectRandomPoints => key == "random_points",
+        Test::SelectRandomRanges => key == "number_of_ranges" || key == "delta",
     }
 }
 
@@ -188,11 +174,10 @@ fn apply_test_rules(
 
 /// A note for each test option given that `test`'s `run` does not read.
 fn note_ignored(opts: &Opts, test: Test, notes: &mut Vec<String>) {
-    let used = run_time_options(test);
     for def in defs::OLTP.iter().chain(defs::RANDOM_POINTS).chain(defs::RANDOM_RANGES) {
         let key = defs::key(def.name);
         let key = key.as_str();
-        let explained = used.contains(&key) || PREPARE_OPTIONS.contains(&key) || key == "pgsql_variant";
+        let explained = read_at_run_time(test, key) || PREPARE_OPTIONS.contains(&key) || key == "pgsql_variant";
         if explained || (test == Test::OltpPointSelect && key == "point_selects") {
             continue;
         }

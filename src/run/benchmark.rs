@@ -90,11 +90,10 @@ fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
     bench.general.forced_shutdown.grace_secs(Some(time)).map(|grace| time + grace)
 }
 
-/// sysbench's banner and run header, before the connections open.
+/// sysbench's run header, before the connections open.
 fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) {
     let general = &bench.general;
     let mut out = std::io::stdout().lock();
-    let _ = write!(out, "{}", report::Banner);
     let header = RunHeader {
         threads: general.threads,
         rate: general.rate.unwrap_or(0),

@@ -28,6 +28,7 @@ use std::sync::Arc;
 pub use error::RunError;
 
 use crate::cli::{test_help, Bench, Command};
+use crate::stats::report;
 
 /// How a command that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,7 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         .map_err(RunError::Runtime)?;
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
+    print!("{}", report::Banner);
     match bench.command {
         Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload)).map(|()| Outcome::Completed),
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload)).map(|()| Outcome::Completed),

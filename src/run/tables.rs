@@ -17,8 +17,6 @@ pub(super) async fn prepare(
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
 ) -> Result<(), RunError> {
-    print!("{}", report::Banner);
-    print!("{}", report::INITIALIZING_WORKERS);
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let table_size = bench.test_options.table_size;
     let threads = bench.general.threads;
@@ -40,8 +38,6 @@ pub(super) async fn prewarm(
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
 ) -> Result<(), RunError> {
-    print!("{}", report::Banner);
-    print!("{}", report::INITIALIZING_WORKERS);
     let threads = bench.general.threads;
     per_thread(bench, tls, move |thread| workload.prewarm(ScriptContext { thread, threads }).into_iter()).await
 }
@@ -51,7 +47,6 @@ pub(super) async fn cleanup(
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
 ) -> Result<(), RunError> {
-    print!("{}", report::Banner);
     let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
     for sql in workload.cleanup() {
         if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
@@ -64,13 +59,14 @@ pub(super) async fn cleanup(
     Ok(())
 }
 
-/// One connection per `--threads`, all at once, each running the
-/// statements `statements(thread)` yields (none sent with
-/// `--mysql-dry-run`).
+/// One connection per `--threads` ("worker threads" to sysbench), all at
+/// once, each running the statements `statements(thread)` yields (none
+/// sent with `--mysql-dry-run`).
 async fn per_thread<I>(bench: &Bench, tls: Option<&ClientTls>, statements: impl Fn(u32) -> I) -> Result<(), RunError>
 where
     I: Iterator<Item = String> + Send + 'static,
 {
+    print!("{}", report::INITIALIZING_WORKERS);
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
     for_each_connection(threads, threads, |n| {

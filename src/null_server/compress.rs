@@ -14,7 +14,7 @@ use wirebench_protocol::compress::{
     encode_chunk, inflate_payload, CompressedHeader, COMPRESSED_HEADER_LEN, MAX_COMPRESSED_PAYLOAD,
 };
 
-use super::session::{Handled, Session};
+use super::session::{Handled, NullSession};
 use crate::transport::with_thread_codec;
 
 /// Answers up to this size are kept once deflated.
@@ -49,7 +49,7 @@ impl ServerCompression {
     /// hands the commands in it to `session`, and appends their answers,
     /// compressed, to `out`. A packet out of sequence or corrupt closes the
     /// connection, as MariaDB does.
-    pub fn handle(&mut self, session: &mut Session, input: &[u8], out: &mut Vec<u8>) -> Handled {
+    pub fn handle(&mut self, session: &mut NullSession, input: &[u8], out: &mut Vec<u8>) -> Handled {
         let mut handled = Handled { consumed: 0, commands: 0, close: false };
         while let Some(header) = input.get(handled.consumed..).and_then(CompressedHeader::parse) {
             let start = handled.consumed + COMPRESSED_HEADER_LEN;

@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 
 use super::compress::ServerCompression;
-use super::session::{ServerInfo, Session};
+use super::session::{NullSession, ServerProfile};
 use super::wire::NONCE_LEN;
 
 /// Read buffer kept per connection; grows for larger packets.
@@ -60,7 +60,7 @@ pub struct Listeners {
 
 /// What one loop thread runs until `stop` turns true.
 pub struct Loop {
-    pub info: Arc<ServerInfo>,
+    pub profile: Arc<ServerProfile>,
     pub stats: Arc<LoopStats>,
     pub incoming: mpsc::UnboundedReceiver<Accepted>,
     pub stop: watch::Receiver<bool>,
@@ -76,7 +76,7 @@ impl Loop {
     }
 
     pub fn run(self, runtime: &tokio::runtime::Runtime) {
-        let Loop { info, stats, mut incoming, mut stop, acceptor, next_connection_id } = self;
+        let Loop { profile, stats, mut incoming, mut stop, acceptor, next_connection_id } = self;
         runtime.block_on(async move {
             if let Some((listeners, loops)) = acceptor {
                 match Acceptor::register(listeners, loops) {
@@ -93,7 +93,7 @@ impl Loop {
                         Some(accepted) => {
                             let id = next_connection_id.fetch_add(1, Ordering::Relaxed);
                             LoopStats::add(&stats.connections, 1);
-                            spawn_connection(accepted, id, info.clone(), stats.clone());
+                            spawn_connection(accepted, id, profile.clone(), stats.clone());
                         }
                         None => break,
                     },
@@ -103,16 +103,16 @@ impl Loop {
     }
 }
 
-fn spawn_connection(accepted: Accepted, id: u32, info: Arc<ServerInfo>, stats: Arc<LoopStats>) {
+fn spawn_connection(accepted: Accepted, id: u32, profile: Arc<ServerProfile>, stats: Arc<LoopStats>) {
     match accepted {
         Accepted::Tcp(stream) => {
             if let Ok(stream) = TcpStream::from_std(stream) {
-                tokio::spawn(serve(stream, id, info, stats));
+                tokio::spawn(serve(stream, id, profile, stats));
             }
         }
         Accepted::Unix(stream) => {
             if let Ok(stream) = UnixStream::from_std(stream) {
-                tokio::spawn(serve(stream, id, info, stats));
+                tokio::spawn(serve(stream, id, profile, stats));
             }
         }
     }
@@ -123,12 +123,12 @@ fn spawn_connection(accepted: Accepted, id: u32, info: Arc<ServerInfo>, stats: A
 async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     id: u32,
-    info: Arc<ServerInfo>,
+    profile: Arc<ServerProfile>,
     stats: Arc<LoopStats>,
 ) {
     let mut input: Vec<u8> = Vec::with_capacity(READ_BUFFER);
     let mut output: Vec<u8> = Vec::with_capacity(READ_BUFFER);
-    let mut session = Session::new(info, id, &nonce(id), &mut output);
+    let mut session = NullSession::new(profile, id, &nonce(id), &mut output);
     // Once the login negotiated it, every byte is in compressed packets.
     let mut compression: Option<ServerCompression> = None;
     loop {

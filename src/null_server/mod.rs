@@ -34,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 
 use answer::Canned;
 use engine::{Listeners, Loop, LoopStats};
-use session::ServerInfo;
+use session::ServerProfile;
 
 /// The version the greeting announces by default: MariaDB-like (the
 /// `5.5.5-` prefix is MariaDB's compatibility shim) and plainly not a
@@ -152,7 +152,7 @@ impl NullServer {
             .transpose()
             .map_err(|source| NullServerError::Listen { what: format!("{:?}", config.unix), source })?;
 
-        let info = Arc::new(server_info(&config));
+        let profile = Arc::new(server_profile(&config));
         let (stop_tx, stop_rx) = watch::channel(false);
         let stopper = Stopper(Arc::new(stop_tx));
         let next_connection_id = Arc::new(AtomicU32::new(1));
@@ -163,7 +163,7 @@ impl NullServer {
         for (&cpu, incoming) in cpus.iter().zip(receivers) {
             let stats = Arc::new(LoopStats::default());
             let event_loop = Loop {
-                info: info.clone(),
+                profile: profile.clone(),
                 stats: stats.clone(),
                 incoming,
                 stop: stop_rx.clone(),
@@ -278,9 +278,9 @@ pub fn run(config: NullServerConfig, shutdown: impl Future<Output = ()>) -> Resu
     NullServer::start(config)?.run_until(shutdown)
 }
 
-fn server_info(config: &NullServerConfig) -> ServerInfo {
+fn server_profile(config: &NullServerConfig) -> ServerProfile {
     let display = config.version.strip_prefix("5.5.5-").unwrap_or(&config.version);
-    ServerInfo {
+    ServerProfile {
         greeting_version: config.version.as_bytes().to_vec(),
         version_id: wire::version_id(&config.version).unwrap_or(FALLBACK_VERSION_ID),
         canned: Canned {

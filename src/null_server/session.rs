@@ -1,6 +1,6 @@
 //! One client connection of the null server, sans-IO: bytes in, answers
 //! out. The event loop reads whatever the socket has, calls
-//! [`Session::handle`] once, and writes everything it appended with one
+//! [`NullSession::handle`] once, and writes everything it appended with one
 //! write, so a pipelining client is served with one syscall per batch.
 
 use std::collections::HashMap;
@@ -29,9 +29,11 @@ const TOO_MANY_PLACEHOLDERS: (u16, &[u8; 5], &[u8]) =
 /// PREPARE_OK counts columns in 16 bits.
 const TOO_MANY_COLUMNS: (u16, &[u8; 5], &[u8]) = (1117, b"HY000", b"Too many columns");
 
-/// What every connection of one server shares; read-only.
+/// How one null server presents itself and what it answers: the version
+/// it announces and its canned answers. Every connection of the server
+/// shares it, read-only.
 #[derive(Debug)]
-pub struct ServerInfo {
+pub struct ServerProfile {
     /// As the greeting sends it, e.g. `5.5.5-10.11.99-wirebench-null`.
     pub greeting_version: Vec<u8>,
     /// MYSQL_VERSION_ID form of the version, for counting placeholders.
@@ -39,8 +41,9 @@ pub struct ServerInfo {
     pub canned: Canned,
 }
 
+/// Where a connection is in the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum ConnPhase {
     /// The greeting is out; the handshake response is awaited.
     Login,
     Command,
@@ -48,7 +51,7 @@ enum Phase {
     Closed,
 }
 
-/// The result of one [`Session::handle`] call.
+/// The result of one [`NullSession::handle`] call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handled {
     /// Bytes of the input used; the rest is an incomplete packet.
@@ -59,10 +62,13 @@ pub struct Handled {
     pub close: bool,
 }
 
+/// The protocol state of one null-server connection: its phase, the
+/// capabilities agreed at login, its default database and its prepared
+/// statements.
 #[derive(Debug)]
-pub struct Session {
-    info: Arc<ServerInfo>,
-    phase: Phase,
+pub struct NullSession {
+    profile: Arc<ServerProfile>,
+    phase: ConnPhase,
     caps: Capabilities,
     /// The default database, named in the column definitions of table columns.
     schema: Vec<u8>,
@@ -70,20 +76,25 @@ pub struct Session {
     last_statement_id: u32,
 }
 
-impl Session {
+impl NullSession {
     /// A new connection: appends the greeting to `out`.
-    pub fn new(info: Arc<ServerInfo>, connection_id: u32, nonce: &[u8; NONCE_LEN], out: &mut Vec<u8>) -> Session {
+    pub fn new(
+        profile: Arc<ServerProfile>,
+        connection_id: u32,
+        nonce: &[u8; NONCE_LEN],
+        out: &mut Vec<u8>,
+    ) -> NullSession {
         Greeting {
-            server_version: &info.greeting_version,
+            server_version: &profile.greeting_version,
             connection_id,
             nonce,
             capabilities: wire::SERVER_CAPABILITIES,
             status: answer::STATUS,
         }
         .encode(out);
-        Session {
-            info,
-            phase: Phase::Login,
+        NullSession {
+            profile,
+            phase: ConnPhase::Login,
             caps: Capabilities::empty(),
             schema: Vec::new(),
             statements: HashMap::new(),
@@ -100,7 +111,7 @@ impl Session {
     /// Logged in with the compressed protocol: from now on the connection's
     /// bytes go through [`super::compress::ServerCompression`].
     pub fn is_compressed(&self) -> bool {
-        self.phase == Phase::Command && self.caps.contains(Capabilities::COMPRESS)
+        self.phase == ConnPhase::Command && self.caps.contains(Capabilities::COMPRESS)
     }
 
     /// Answers every complete packet at the start of `input`, appending the
@@ -108,9 +119,9 @@ impl Session {
     pub fn handle(&mut self, input: &[u8], out: &mut Vec<u8>) -> Handled {
         let mut consumed = 0;
         let mut commands = 0;
-        while self.phase != Phase::Closed {
+        while self.phase != ConnPhase::Closed {
             let (expected_seq, max) = match self.phase {
-                Phase::Login => (1, MAX_LOGIN_PACKET),
+                ConnPhase::Login => (1, MAX_LOGIN_PACKET),
                 _ => (0, MAX_COMMAND_PACKET),
             };
             let rest = input.get(consumed..).unwrap_or_default();
@@ -120,7 +131,7 @@ impl Session {
                     consumed += frame.consumed;
                     commands += 1;
                     match self.phase {
-                        Phase::Login => self.login(&frame.payload, frame.next_seq, out),
+                        ConnPhase::Login => self.login(&frame.payload, frame.next_seq, out),
                         _ => self.command(&frame.payload, frame.next_seq, out),
                     }
                 }
@@ -135,12 +146,12 @@ impl Session {
                 }
             }
         }
-        Handled { consumed, commands, close: self.phase == Phase::Closed }
+        Handled { consumed, commands, close: self.phase == ConnPhase::Closed }
     }
 
     fn fail(&mut self, error: (u16, &[u8; 5], &[u8]), seq: u8, out: &mut Vec<u8>) {
         answer::err(error, seq, out);
-        self.phase = Phase::Closed;
+        self.phase = ConnPhase::Closed;
     }
 
     /// Any password is right; any plugin the client chose is fine.
@@ -149,7 +160,7 @@ impl Session {
             Ok(Login::Response(login)) => {
                 self.caps = login.capabilities & wire::SERVER_CAPABILITIES;
                 self.schema = login.database.unwrap_or_default().to_vec();
-                self.phase = Phase::Command;
+                self.phase = ConnPhase::Command;
                 answer::ok(0, self.caps, seq, out);
             }
             Ok(Login::SslRequest) => self.fail(errors::SSL_UNSUPPORTED, seq, out),
@@ -173,7 +184,7 @@ impl Session {
             },
             COM_QUERY => {
                 match classify(body) {
-                    Statement::Select(select) => self.info.canned.text_result(&select, &self.schema, caps, seq, out),
+                    Statement::Select(select) => self.profile.canned.text_result(&select, &self.schema, caps, seq, out),
                     Statement::Show => answer::show_result(caps, seq, out),
                     Statement::Write => answer::ok(1, caps, seq, out),
                     Statement::Other => answer::ok(0, caps, seq, out),
@@ -200,7 +211,7 @@ impl Session {
                 self.statements.clear();
                 answer::ok(0, caps, seq, out);
             }
-            COM_QUIT => self.phase = Phase::Closed,
+            COM_QUIT => self.phase = ConnPhase::Closed,
             _ => {
                 answer::err(errors::UNKNOWN_COMMAND, seq, out);
             }
@@ -210,13 +221,13 @@ impl Session {
     /// PREPARE_OK with a fresh statement id, one parameter definition per
     /// marker and the columns the statement's answer will have.
     fn prepare(&mut self, sql: &[u8], seq: u8, out: &mut Vec<u8>) {
-        let num_params = count_placeholders(sql, self.info.version_id);
+        let num_params = count_placeholders(sql, self.profile.version_id);
         if num_params > MAX_PARAMS {
             answer::err(TOO_MANY_PLACEHOLDERS, seq, out);
             return;
         }
         let caps = self.caps;
-        let canned = &self.info.canned;
+        let canned = &self.profile.canned;
         let mut packets = Vec::new();
         let (execute_answer, columns) = match classify(sql) {
             Statement::Select(select) => {
@@ -278,8 +289,8 @@ mod tests {
     use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
     use wirebench_protocol::response::{PrepareOutcome, PrepareResponse, ResponseReader, RowFormat};
 
-    fn info() -> Arc<ServerInfo> {
-        Arc::new(ServerInfo {
+    fn profile() -> Arc<ServerProfile> {
+        Arc::new(ServerProfile {
             greeting_version: b"5.5.5-10.11.99-wirebench-null".to_vec(),
             version_id: 101199,
             canned: Canned {
@@ -291,9 +302,9 @@ mod tests {
     }
 
     /// A session logged in by the wirebench client state machine.
-    fn logged_in(deprecate_eof: bool) -> (Session, Capabilities) {
+    fn logged_in(deprecate_eof: bool) -> (NullSession, Capabilities) {
         let mut out = Vec::new();
-        let mut session = Session::new(info(), 1, b"01234567890123456789", &mut out);
+        let mut session = NullSession::new(profile(), 1, b"01234567890123456789", &mut out);
         let mut config = HandshakeConfig::new("u", b"any password".to_vec());
         config.database = Some("sbtest".into());
         config.tls = TlsMode::Disabled;
@@ -315,7 +326,7 @@ mod tests {
     }
 
     /// Sends `request`, returns the answer after checking it is complete.
-    fn ask(session: &mut Session, request: &[u8]) -> Vec<u8> {
+    fn ask(session: &mut NullSession, request: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         let handled = session.handle(request, &mut out);
         assert_eq!(handled.consumed, request.len());
@@ -429,7 +440,7 @@ mod tests {
     #[test]
     fn any_plugin_and_password_are_accepted() {
         let mut out = Vec::new();
-        let mut session = Session::new(info(), 9, b"01234567890123456789", &mut out);
+        let mut session = NullSession::new(profile(), 9, b"01234567890123456789", &mut out);
         let caps = Capabilities::PROTOCOL_41
             | Capabilities::SECURE_CONNECTION
             | Capabilities::PLUGIN_AUTH
@@ -458,7 +469,7 @@ mod tests {
     #[test]
     fn ssl_requests_are_refused() {
         let mut out = Vec::new();
-        let mut session = Session::new(info(), 9, b"01234567890123456789", &mut out);
+        let mut session = NullSession::new(profile(), 9, b"01234567890123456789", &mut out);
         let mut ssl = vec![32, 0, 0, 1];
         ssl.extend_from_slice(&(Capabilities::PROTOCOL_41 | Capabilities::SSL).low().to_le_bytes());
         ssl.extend_from_slice(&[0, 0, 0, 1, 45]);
@@ -507,7 +518,7 @@ mod tests {
         assert_eq!(u16::from_le_bytes([out[5], out[6]]), 1156);
 
         let mut out = Vec::new();
-        let mut session = Session::new(info(), 2, b"01234567890123456789", &mut out);
+        let mut session = NullSession::new(profile(), 2, b"01234567890123456789", &mut out);
         out.clear();
         let handled = session.handle(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", &mut out);
         assert!(handled.close);
@@ -515,7 +526,7 @@ mod tests {
 
         for len in 0..64usize {
             let mut out = Vec::new();
-            let mut session = Session::new(info(), 3, b"01234567890123456789", &mut out);
+            let mut session = NullSession::new(profile(), 3, b"01234567890123456789", &mut out);
             let mut bytes = vec![(len as u8).wrapping_mul(7), 0, 0, 1];
             bytes.extend((0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(len as u8)));
             let _ = session.handle(&bytes, &mut out);

@@ -15,7 +15,7 @@
 
 mod answer;
 mod compress;
-mod engine;
+mod event_loop;
 mod session;
 mod sql;
 mod wire;
@@ -33,7 +33,7 @@ use thiserror::Error;
 use tokio::sync::{mpsc, watch};
 
 use answer::Canned;
-use engine::{Listeners, Loop, LoopStats};
+use event_loop::{Listeners, ServerLoop, ServerLoopStats};
 use session::ServerProfile;
 
 /// The version the greeting announces by default: MariaDB-like (the
@@ -121,7 +121,7 @@ pub struct NullServer {
     local_addr: Option<SocketAddr>,
     unix_path: Option<PathBuf>,
     stopper: Stopper,
-    loops: Vec<(usize, JoinHandle<()>, Arc<LoopStats>)>,
+    loops: Vec<(usize, JoinHandle<()>, Arc<ServerLoopStats>)>,
 }
 
 impl NullServer {
@@ -161,8 +161,8 @@ impl NullServer {
         let (ready_tx, ready_rx) = std_mpsc::channel();
         let mut server = NullServer { local_addr, unix_path: config.unix.clone(), stopper, loops: Vec::new() };
         for (&cpu, incoming) in cpus.iter().zip(receivers) {
-            let stats = Arc::new(LoopStats::default());
-            let event_loop = Loop {
+            let stats = Arc::new(ServerLoopStats::default());
+            let server_loop = ServerLoop {
                 profile: profile.clone(),
                 stats: stats.clone(),
                 incoming,
@@ -185,10 +185,10 @@ impl NullServer {
                             return;
                         }
                     };
-                    event_loop.record_thread();
+                    server_loop.record_thread();
                     let _ = ready.send(Ok(()));
                     drop(ready);
-                    event_loop.run(&runtime);
+                    server_loop.run(&runtime);
                 })
                 .map_err(NullServerError::Thread)?;
             server.loops.push((cpu, thread, stats));
@@ -227,7 +227,7 @@ impl NullServer {
         for (_, _, loop_stats) in &self.loops {
             stats.connections += loop_stats.connections.load(Ordering::Relaxed);
             stats.commands += loop_stats.commands.load(Ordering::Relaxed);
-            let spent = engine::thread_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
+            let spent = event_loop::thread_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
             stats.cpu_time = stats.cpu_time.zip(spent).map(|(a, b)| a + b);
         }
         stats

@@ -33,17 +33,17 @@ pub enum Accepted {
     Unix(StdUnixStream),
 }
 
-/// Counters of one loop, written only by that loop's thread.
+/// Counters of one null-server event loop, written only by its thread.
 #[derive(Debug, Default)]
 #[repr(align(64))]
-pub struct LoopStats {
+pub struct ServerLoopStats {
     pub connections: AtomicU64,
     pub commands: AtomicU64,
     /// The loop thread's Linux thread id, for its CPU time; 0 until known.
     pub tid: AtomicU32,
 }
 
-impl LoopStats {
+impl ServerLoopStats {
     /// Single writer: a load and a store, not a locked read-modify-write.
     fn add(counter: &AtomicU64, n: u64) {
         counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
@@ -58,10 +58,11 @@ pub struct Listeners {
     pub unix: Option<std::os::unix::net::UnixListener>,
 }
 
-/// What one loop thread runs until `stop` turns true.
-pub struct Loop {
+/// One event loop of the null server: what its thread runs until `stop`
+/// turns true.
+pub struct ServerLoop {
     pub profile: Arc<ServerProfile>,
-    pub stats: Arc<LoopStats>,
+    pub stats: Arc<ServerLoopStats>,
     pub incoming: mpsc::UnboundedReceiver<Accepted>,
     pub stop: watch::Receiver<bool>,
     /// Loop 0 accepts for everyone.
@@ -69,14 +70,14 @@ pub struct Loop {
     pub next_connection_id: Arc<AtomicU32>,
 }
 
-impl Loop {
+impl ServerLoop {
     /// Notes which thread runs this loop, so its CPU time can be read.
     pub fn record_thread(&self) {
         self.stats.tid.store(current_tid().unwrap_or(0), Ordering::Relaxed);
     }
 
     pub fn run(self, runtime: &tokio::runtime::Runtime) {
-        let Loop { profile, stats, mut incoming, mut stop, acceptor, next_connection_id } = self;
+        let ServerLoop { profile, stats, mut incoming, mut stop, acceptor, next_connection_id } = self;
         runtime.block_on(async move {
             if let Some((listeners, loops)) = acceptor {
                 match Acceptor::register(listeners, loops) {
@@ -92,7 +93,7 @@ impl Loop {
                     accepted = incoming.recv() => match accepted {
                         Some(accepted) => {
                             let id = next_connection_id.fetch_add(1, Ordering::Relaxed);
-                            LoopStats::add(&stats.connections, 1);
+                            ServerLoopStats::add(&stats.connections, 1);
                             spawn_connection(accepted, id, profile.clone(), stats.clone());
                         }
                         None => break,
@@ -103,7 +104,7 @@ impl Loop {
     }
 }
 
-fn spawn_connection(accepted: Accepted, id: u32, profile: Arc<ServerProfile>, stats: Arc<LoopStats>) {
+fn spawn_connection(accepted: Accepted, id: u32, profile: Arc<ServerProfile>, stats: Arc<ServerLoopStats>) {
     match accepted {
         Accepted::Tcp(stream) => {
             if let Ok(stream) = TcpStream::from_std(stream) {
@@ -124,7 +125,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     id: u32,
     profile: Arc<ServerProfile>,
-    stats: Arc<LoopStats>,
+    stats: Arc<ServerLoopStats>,
 ) {
     let mut input: Vec<u8> = Vec::with_capacity(READ_BUFFER);
     let mut output: Vec<u8> = Vec::with_capacity(READ_BUFFER);
@@ -160,7 +161,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         if input.is_empty() && input.capacity() > KEEP_BUFFER {
             input.shrink_to(READ_BUFFER);
         }
-        LoopStats::add(&stats.commands, handled.commands);
+        ServerLoopStats::add(&stats.commands, handled.commands);
         if handled.close {
             let _ = stream.write_all(&output).await;
             let _ = stream.shutdown().await;

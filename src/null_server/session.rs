@@ -14,7 +14,7 @@ use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError};
 
 use super::answer::{self, Canned, ExecuteAnswer};
 use super::sql::{classify, Statement};
-use super::wire::{self, errors, Greeting, Login, NONCE_LEN};
+use super::wire::{self, errors, LoginPacket, ServerGreeting, NONCE_LEN};
 
 /// The largest handshake response accepted: real ones are a few hundred
 /// bytes; the limit keeps a stray HTTP request from being buffered.
@@ -84,7 +84,7 @@ impl NullSession {
         nonce: &[u8; NONCE_LEN],
         out: &mut Vec<u8>,
     ) -> NullSession {
-        Greeting {
+        ServerGreeting {
             server_version: &profile.greeting_version,
             connection_id,
             nonce,
@@ -157,14 +157,14 @@ impl NullSession {
     /// Any password is right; any plugin the client chose is fine.
     fn login(&mut self, payload: &[u8], seq: u8, out: &mut Vec<u8>) {
         match wire::parse_login(payload) {
-            Ok(Login::Response(login)) => {
+            Ok(LoginPacket::Response(login)) => {
                 self.caps = login.capabilities & wire::SERVER_CAPABILITIES;
                 self.schema = login.database.unwrap_or_default().to_vec();
                 self.phase = ConnPhase::Command;
                 answer::ok(0, self.caps, seq, out);
             }
-            Ok(Login::SslRequest) => self.fail(errors::SSL_UNSUPPORTED, seq, out),
-            Ok(Login::Pre41) => self.fail(errors::OLD_PROTOCOL, seq, out),
+            Ok(LoginPacket::SslRequest) => self.fail(errors::SSL_UNSUPPORTED, seq, out),
+            Ok(LoginPacket::Pre41) => self.fail(errors::OLD_PROTOCOL, seq, out),
             Err(_) => self.fail(errors::HANDSHAKE, seq, out),
         }
     }

@@ -60,9 +60,10 @@ pub mod errors {
         (1043, b"08S01", b"Bad handshake: clients without CLIENT_PROTOCOL_41 are not supported");
 }
 
-/// Protocol::HandshakeV10, as MariaDB lays it out.
+/// The greeting the server sends first, Protocol::HandshakeV10, as MariaDB
+/// lays it out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Greeting<'a> {
+pub struct ServerGreeting<'a> {
     pub server_version: &'a [u8],
     pub connection_id: u32,
     pub nonce: &'a [u8; NONCE_LEN],
@@ -70,7 +71,7 @@ pub struct Greeting<'a> {
     pub status: StatusFlags,
 }
 
-impl Greeting<'_> {
+impl ServerGreeting<'_> {
     /// Appends the greeting with sequence id 0; returns the next id.
     pub fn encode(&self, out: &mut Vec<u8>) -> u8 {
         let caps = self.capabilities;
@@ -98,7 +99,7 @@ impl Greeting<'_> {
 
 /// The parts of a HandshakeResponse41 the null server cares about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoginRequest<'a> {
+pub struct ClientLogin<'a> {
     /// The client's capabilities, MariaDB extended ones included when it
     /// cleared bit 0.
     pub capabilities: Capabilities,
@@ -107,10 +108,10 @@ pub struct LoginRequest<'a> {
     pub auth_plugin: &'a [u8],
 }
 
-/// How a client's first packet parsed.
+/// The first packets a client may send, as [`parse_login`] tells them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Login<'a> {
-    Response(LoginRequest<'a>),
+pub enum LoginPacket<'a> {
+    Response(ClientLogin<'a>),
     /// An SSLRequest: the client wants TLS, which this server does not offer.
     SslRequest,
     /// A HandshakeResponse320 from a pre-4.1 client.
@@ -120,18 +121,18 @@ pub enum Login<'a> {
 /// Parses a HandshakeResponse41 payload leniently: trailing fields a client
 /// may omit (database, plugin, attributes) are optional; the connection
 /// attributes are not read at all.
-pub fn parse_login(payload: &[u8]) -> Result<Login<'_>, ProtocolError> {
+pub fn parse_login(payload: &[u8]) -> Result<LoginPacket<'_>, ProtocolError> {
     let mut r = Reader::new(payload);
     let low = r.u16("client capabilities")?;
     if u32::from(low) & Capabilities::PROTOCOL_41.low() == 0 {
-        return Ok(Login::Pre41);
+        return Ok(LoginPacket::Pre41);
     }
     let low = u32::from(low) | u32::from(r.u16("client capabilities (upper)")?) << 16;
     r.skip(4, "max packet size")?;
     r.skip(1, "character set")?;
     let filler = r.array::<RESPONSE_FILLER_LEN>("filler")?;
     if payload.len() == SSL_REQUEST_LEN {
-        return Ok(Login::SslRequest);
+        return Ok(LoginPacket::SslRequest);
     }
     let [.., a, b, c, d] = filler;
     let ext = if low & 1 == 0 { u32::from_le_bytes([a, b, c, d]) } else { 0 };
@@ -153,7 +154,7 @@ pub fn parse_login(payload: &[u8]) -> Result<Login<'_>, ProtocolError> {
     if caps.contains(Capabilities::PLUGIN_AUTH) && !r.is_empty() {
         auth_plugin = r.null_terminated_or_rest();
     }
-    Ok(Login::Response(LoginRequest { capabilities: caps, user, database, auth_plugin }))
+    Ok(LoginPacket::Response(ClientLogin { capabilities: caps, user, database, auth_plugin }))
 }
 
 /// `10.11.99` from `5.5.5-10.11.99-wirebench-null`, as the MYSQL_VERSION_ID
@@ -171,13 +172,13 @@ mod tests {
     use super::*;
     use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
     use wirebench_protocol::framing::decode_packet;
-    use wirebench_protocol::handshake::{Greeting as ClientGreeting, HandshakeResponse41, InitialHandshake};
+    use wirebench_protocol::handshake::{Greeting, HandshakeResponse41, InitialHandshake};
 
     const NONCE: [u8; NONCE_LEN] = *b"abcdefghijklmnopqrst";
 
     fn greeting_bytes() -> Vec<u8> {
         let mut out = Vec::new();
-        let greeting = Greeting {
+        let greeting = ServerGreeting {
             server_version: b"5.5.5-10.11.99-wirebench-null",
             connection_id: 7,
             nonce: &NONCE,
@@ -193,9 +194,7 @@ mod tests {
         let bytes = greeting_bytes();
         let frame = decode_packet(&bytes, 0, 1 << 20).unwrap().unwrap();
         assert_eq!(frame.consumed, bytes.len());
-        let ClientGreeting::Handshake(hs) = ClientGreeting::parse(&frame.payload).unwrap() else {
-            panic!("not a handshake")
-        };
+        let Greeting::Handshake(hs) = Greeting::parse(&frame.payload).unwrap() else { panic!("not a handshake") };
         assert_eq!(hs.server_version, b"5.5.5-10.11.99-wirebench-null");
         assert_eq!(hs.display_version(), b"10.11.99-wirebench-null");
         assert!(hs.is_mariadb());
@@ -242,7 +241,7 @@ mod tests {
         assert_eq!(used, greeting.len());
         assert!(matches!(step, HandshakeStep::NeedMore));
         let frame = decode_packet(&out, 1, 1 << 20).unwrap().unwrap();
-        let Login::Response(login) = parse_login(&frame.payload).unwrap() else { panic!("not a response") };
+        let LoginPacket::Response(login) = parse_login(&frame.payload).unwrap() else { panic!("not a response") };
         assert_eq!(login.user, b"bench");
         assert_eq!(login.database, Some(&b"sbtest"[..]));
         assert_eq!(login.auth_plugin, NATIVE_PASSWORD);
@@ -265,7 +264,7 @@ mod tests {
         };
         let mut out = Vec::new();
         response.encode(&mut out, 1).unwrap();
-        let Login::Response(login) = parse_login(&out[4..]).unwrap() else { panic!("not a response") };
+        let LoginPacket::Response(login) = parse_login(&out[4..]).unwrap() else { panic!("not a response") };
         assert_eq!(login.capabilities, caps);
         assert_eq!((login.user, login.database, login.auth_plugin), (&b"root"[..], None, &b""[..]));
     }
@@ -277,8 +276,8 @@ mod tests {
         ssl.put_u32(1 << 24);
         ssl.put_u8(45);
         ssl.put_zeros(23);
-        assert_eq!(parse_login(&ssl), Ok(Login::SslRequest));
-        assert_eq!(parse_login(&[0x05, 0x00, 0xff, 0xff, 0xff, b'r', 0]), Ok(Login::Pre41));
+        assert_eq!(parse_login(&ssl), Ok(LoginPacket::SslRequest));
+        assert_eq!(parse_login(&[0x05, 0x00, 0xff, 0xff, 0xff, b'r', 0]), Ok(LoginPacket::Pre41));
     }
 
     #[test]

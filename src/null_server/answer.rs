@@ -16,7 +16,7 @@ use wirebench_protocol::response::text_row::encode_text_row;
 use wirebench_protocol::response::{Column, ColumnDefinition, EofPacket, ErrPacket, OkPacket, Value};
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError, StatusFlags};
 
-use super::sql::{ColumnSpec, Kind, Select};
+use super::sql::{ColumnKind, ColumnSpec, Select};
 
 /// The status every answer carries: autocommit on, no transaction tracked.
 pub const STATUS: StatusFlags = StatusFlags::AUTOCOMMIT;
@@ -32,9 +32,10 @@ const COUNT_VALUE: i64 = 1;
 const SUM_VALUE: &[u8] = b"5050";
 const AVG_VALUE: &[u8] = b"50.5000";
 
-/// What every answer on a server shares.
+/// The answers of one server: the values its result sets are filled with,
+/// and the encoders that build them from a select list.
 #[derive(Debug, Clone)]
-pub struct Canned {
+pub struct CannedAnswers {
     /// As `SELECT @@version` shows it: without MariaDB's `5.5.5-` prefix.
     pub version: Vec<u8>,
     pub version_comment: Vec<u8>,
@@ -42,7 +43,7 @@ pub struct Canned {
     pub rows_per_select: usize,
 }
 
-impl Canned {
+impl CannedAnswers {
     fn rows(&self, select: &Select<'_>) -> usize {
         if select.is_single_row() {
             1
@@ -53,49 +54,49 @@ impl Canned {
 
     fn text_value<'a>(&'a self, spec: &ColumnSpec<'a>) -> &'a [u8] {
         match spec.kind {
-            Kind::C => C_VALUE,
-            Kind::Pad => PAD_VALUE,
-            Kind::Id => b"1",
-            Kind::K => b"4993",
-            Kind::Sum => SUM_VALUE,
-            Kind::Avg => AVG_VALUE,
-            Kind::Count => b"1",
-            Kind::Version => &self.version,
-            Kind::VersionComment => &self.version_comment,
-            Kind::Text => spec.name,
+            ColumnKind::C => C_VALUE,
+            ColumnKind::Pad => PAD_VALUE,
+            ColumnKind::Id => b"1",
+            ColumnKind::K => b"4993",
+            ColumnKind::Sum => SUM_VALUE,
+            ColumnKind::Avg => AVG_VALUE,
+            ColumnKind::Count => b"1",
+            ColumnKind::Version => &self.version,
+            ColumnKind::VersionComment => &self.version_comment,
+            ColumnKind::Text => spec.name,
         }
     }
 
     fn binary_value<'a>(&'a self, spec: &ColumnSpec<'a>) -> Value<'a> {
         match spec.kind {
-            Kind::Id => Value::Int(ID_VALUE),
-            Kind::K => Value::Int(K_VALUE),
-            Kind::Count => Value::Int(COUNT_VALUE),
+            ColumnKind::Id => Value::Int(ID_VALUE),
+            ColumnKind::K => Value::Int(K_VALUE),
+            ColumnKind::Count => Value::Int(COUNT_VALUE),
             _ => Value::Bytes(self.text_value(spec)),
         }
     }
 
     fn column<'a>(&'a self, spec: &ColumnSpec<'a>, select: &Select<'a>, schema: &'a [u8]) -> ColumnDefinition<'a> {
         let (column_type, charset, column_length, flags, decimals) = match spec.kind {
-            Kind::C => (ColumnType::String, CHARSET_UTF8MB4_GENERAL_CI, 480, ColumnFlags::NOT_NULL, 0),
-            Kind::Pad => (ColumnType::String, CHARSET_UTF8MB4_GENERAL_CI, 240, ColumnFlags::NOT_NULL, 0),
-            Kind::Id | Kind::K => {
+            ColumnKind::C => (ColumnType::String, CHARSET_UTF8MB4_GENERAL_CI, 480, ColumnFlags::NOT_NULL, 0),
+            ColumnKind::Pad => (ColumnType::String, CHARSET_UTF8MB4_GENERAL_CI, 240, ColumnFlags::NOT_NULL, 0),
+            ColumnKind::Id | ColumnKind::K => {
                 (ColumnType::Long, CHARSET_BINARY, 11, ColumnFlags(ColumnFlags::NOT_NULL.0 | ColumnFlags::NUM.0), 0)
             }
-            Kind::Sum => {
+            ColumnKind::Sum => {
                 (ColumnType::NewDecimal, CHARSET_BINARY, 33, ColumnFlags(ColumnFlags::BINARY.0 | ColumnFlags::NUM.0), 0)
             }
-            Kind::Avg => {
+            ColumnKind::Avg => {
                 (ColumnType::NewDecimal, CHARSET_BINARY, 15, ColumnFlags(ColumnFlags::BINARY.0 | ColumnFlags::NUM.0), 4)
             }
-            Kind::Count => (
+            ColumnKind::Count => (
                 ColumnType::LongLong,
                 CHARSET_BINARY,
                 21,
                 ColumnFlags(ColumnFlags::NOT_NULL.0 | ColumnFlags::BINARY.0 | ColumnFlags::NUM.0),
                 0,
             ),
-            Kind::Version | Kind::VersionComment | Kind::Text => {
+            ColumnKind::Version | ColumnKind::VersionComment | ColumnKind::Text => {
                 let chars = self.text_value(spec).len().max(1);
                 (
                     ColumnType::VarString,
@@ -288,8 +289,8 @@ mod tests {
     use wirebench_protocol::framing::decode_packet;
     use wirebench_protocol::response::{ResponseReader, ResultSetDecoder, RowFormat};
 
-    fn canned(rows: usize) -> Canned {
-        Canned {
+    fn canned(rows: usize) -> CannedAnswers {
+        CannedAnswers {
             version: b"10.11.99-wirebench-null".to_vec(),
             version_comment: b"null".to_vec(),
             rows_per_select: rows,

@@ -32,7 +32,7 @@ use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::{mpsc, watch};
 
-use answer::Canned;
+use answer::CannedAnswers;
 use event_loop::{Listeners, ServerLoop, ServerLoopStats};
 use session::ServerProfile;
 
@@ -283,7 +283,7 @@ fn server_profile(config: &NullServerConfig) -> ServerProfile {
     ServerProfile {
         greeting_version: config.version.as_bytes().to_vec(),
         version_id: wire::version_id(&config.version).unwrap_or(FALLBACK_VERSION_ID),
-        canned: Canned {
+        canned: CannedAnswers {
             version: display.as_bytes().to_vec(),
             version_comment: VERSION_COMMENT.as_bytes().to_vec(),
             rows_per_select: config.rows_per_select,

@@ -12,7 +12,7 @@ use wirebench_protocol::framing::decode_packet;
 use wirebench_protocol::response::{Column, ColumnDefinition, PrepareOk, PreparedStatement};
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError};
 
-use super::answer::{self, Canned, ExecuteAnswer};
+use super::answer::{self, CannedAnswers, ExecuteAnswer};
 use super::sql::{classify, Statement};
 use super::wire::{self, errors, LoginPacket, ServerGreeting, NONCE_LEN};
 
@@ -38,7 +38,7 @@ pub struct ServerProfile {
     pub greeting_version: Vec<u8>,
     /// MYSQL_VERSION_ID form of the version, for counting placeholders.
     pub version_id: u32,
-    pub canned: Canned,
+    pub canned: CannedAnswers,
 }
 
 /// Where a connection is in the protocol.
@@ -293,7 +293,7 @@ mod tests {
         Arc::new(ServerProfile {
             greeting_version: b"5.5.5-10.11.99-wirebench-null".to_vec(),
             version_id: 101199,
-            canned: Canned {
+            canned: CannedAnswers {
                 version: b"10.11.99-wirebench-null".to_vec(),
                 version_comment: b"null".to_vec(),
                 rows_per_select: 1,

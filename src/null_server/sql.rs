@@ -36,7 +36,7 @@ pub struct Select<'a> {
 
 /// Which canned column a select-list item becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum ColumnKind {
     /// sysbench's `c`: CHAR(120).
     C,
     /// sysbench's `pad`: CHAR(60).
@@ -64,7 +64,7 @@ pub enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColumnSpec<'a> {
     pub name: &'a [u8],
-    pub kind: Kind,
+    pub kind: ColumnKind,
     /// A reference to a table column (so its definition names the table).
     pub from_table: bool,
     /// An aggregate without GROUP BY yields one row whatever the table holds.
@@ -72,7 +72,8 @@ pub struct ColumnSpec<'a> {
 }
 
 /// The columns `*` stands for: sysbench's table layout.
-const STAR: [(&[u8], Kind); 4] = [(b"id", Kind::Id), (b"k", Kind::K), (b"c", Kind::C), (b"pad", Kind::Pad)];
+const STAR: [(&[u8], ColumnKind); 4] =
+    [(b"id", ColumnKind::Id), (b"k", ColumnKind::K), (b"c", ColumnKind::C), (b"pad", ColumnKind::Pad)];
 
 /// Keywords that end a select list when there is no FROM.
 const LIST_END: [&[u8]; 11] =
@@ -218,7 +219,7 @@ fn column_spec(item: &[u8]) -> ColumnSpec<'_> {
         (None, Some(name)) => name,
         (None, None) => unquote(expr),
     };
-    ColumnSpec { name, kind, from_table: column.is_some() && kind != Kind::Text, aggregate }
+    ColumnSpec { name, kind, from_table: column.is_some() && kind != ColumnKind::Text, aggregate }
 }
 
 /// `c`, `` `c` ``, `t.c`, `db.t.c` name a column: its unquoted name.
@@ -234,33 +235,33 @@ fn column_reference(expr: &[u8]) -> Option<&[u8]> {
     }
 }
 
-fn kind_of_column(name: &[u8]) -> Kind {
+fn kind_of_column(name: &[u8]) -> ColumnKind {
     let is = |column: &[u8]| name.eq_ignore_ascii_case(column);
     if is(b"c") {
-        Kind::C
+        ColumnKind::C
     } else if is(b"pad") {
-        Kind::Pad
+        ColumnKind::Pad
     } else if is(b"id") {
-        Kind::Id
+        ColumnKind::Id
     } else if is(b"k") {
-        Kind::K
+        ColumnKind::K
     } else {
-        Kind::Text
+        ColumnKind::Text
     }
 }
 
-fn kind_of_expression(expr: &[u8]) -> (Kind, bool) {
+fn kind_of_expression(expr: &[u8]) -> (ColumnKind, bool) {
     let Some(open) = expr.iter().position(|&b| b == b'(') else {
         return (variable_kind(expr), false);
     };
     let function = trim(expr.get(..open).unwrap_or_default());
     let is = |name: &[u8]| function.eq_ignore_ascii_case(name);
     if is(b"sum") {
-        (Kind::Sum, true)
+        (ColumnKind::Sum, true)
     } else if is(b"avg") {
-        (Kind::Avg, true)
+        (ColumnKind::Avg, true)
     } else if is(b"count") {
-        (Kind::Count, true)
+        (ColumnKind::Count, true)
     } else if is(b"min") || is(b"max") {
         let mut inner = trim(expr.get(open + 1..expr.len().saturating_sub(1)).unwrap_or_default());
         if word_at(inner, 0).eq_ignore_ascii_case(b"distinct") {
@@ -271,21 +272,21 @@ fn kind_of_expression(expr: &[u8]) -> (Kind, bool) {
             None => (kind_of_expression(inner).0, true),
         }
     } else if is(b"version") {
-        (Kind::Version, false)
+        (ColumnKind::Version, false)
     } else {
-        (Kind::Text, false)
+        (ColumnKind::Text, false)
     }
 }
 
-fn variable_kind(expr: &[u8]) -> Kind {
+fn variable_kind(expr: &[u8]) -> ColumnKind {
     let var = expr.strip_prefix(b"@@").unwrap_or_default();
     let var = var.iter().position(|&b| b == b'.').and_then(|dot| var.get(dot + 1..)).unwrap_or(var);
     if var.eq_ignore_ascii_case(b"version") {
-        Kind::Version
+        ColumnKind::Version
     } else if var.eq_ignore_ascii_case(b"version_comment") {
-        Kind::VersionComment
+        ColumnKind::VersionComment
     } else {
-        Kind::Text
+        ColumnKind::Text
     }
 }
 
@@ -426,11 +427,11 @@ mod tests {
         }
     }
 
-    fn columns(sql: &str) -> Vec<(String, Kind)> {
+    fn columns(sql: &str) -> Vec<(String, ColumnKind)> {
         select(sql).columns().map(|c| (String::from_utf8_lossy(c.name).into_owned(), c.kind)).collect()
     }
 
-    fn named(cols: &[(&str, Kind)]) -> Vec<(String, Kind)> {
+    fn named(cols: &[(&str, ColumnKind)]) -> Vec<(String, ColumnKind)> {
         cols.iter().map(|(n, k)| (n.to_string(), *k)).collect()
     }
 
@@ -452,24 +453,30 @@ mod tests {
 
     #[test]
     fn sysbench_select_lists() {
-        assert_eq!(columns("SELECT c FROM sbtest1 WHERE id=?"), named(&[("c", Kind::C)]));
-        assert_eq!(columns("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c"), named(&[("c", Kind::C)]));
+        assert_eq!(columns("SELECT c FROM sbtest1 WHERE id=?"), named(&[("c", ColumnKind::C)]));
+        assert_eq!(
+            columns("SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c"),
+            named(&[("c", ColumnKind::C)])
+        );
         assert_eq!(
             columns("SELECT DISTINCT c FROM sbtest3 WHERE id BETWEEN ? AND ? ORDER BY c"),
-            named(&[("c", Kind::C)])
+            named(&[("c", ColumnKind::C)])
         );
-        assert_eq!(columns("SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?"), named(&[("SUM(k)", Kind::Sum)]));
+        assert_eq!(
+            columns("SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?"),
+            named(&[("SUM(k)", ColumnKind::Sum)])
+        );
         assert_eq!(
             columns("SELECT id, k, c, pad\n FROM sbtest1\n WHERE k IN (?, ?, ?)"),
-            named(&[("id", Kind::Id), ("k", Kind::K), ("c", Kind::C), ("pad", Kind::Pad)])
+            named(&[("id", ColumnKind::Id), ("k", ColumnKind::K), ("c", ColumnKind::C), ("pad", ColumnKind::Pad)])
         );
         assert_eq!(
             columns("SELECT AVG(id) FROM (SELECT * FROM sbtest1 FORCE KEY (PRIMARY) LIMIT 100) t"),
-            named(&[("AVG(id)", Kind::Avg)])
+            named(&[("AVG(id)", ColumnKind::Avg)])
         );
         assert_eq!(
             columns("SELECT COUNT(*) FROM (SELECT * FROM sbtest1 WHERE k LIKE '%0%' LIMIT 100) t"),
-            named(&[("COUNT(*)", Kind::Count)])
+            named(&[("COUNT(*)", ColumnKind::Count)])
         );
     }
 
@@ -491,23 +498,32 @@ mod tests {
 
     #[test]
     fn variables_literals_aliases_and_stars() {
-        assert_eq!(columns("SELECT @@version"), named(&[("@@version", Kind::Version)]));
-        assert_eq!(columns("select @@version_comment limit 1"), named(&[("@@version_comment", Kind::VersionComment)]));
-        assert_eq!(columns("SELECT @@GLOBAL.version;"), named(&[("@@GLOBAL.version", Kind::Version)]));
-        assert_eq!(columns("SELECT VERSION()"), named(&[("VERSION()", Kind::Version)]));
-        assert_eq!(columns("SELECT 1"), named(&[("1", Kind::Text)]));
-        assert_eq!(columns("SELECT 'a,b' , 2"), named(&[("a,b", Kind::Text), ("2", Kind::Text)]));
-        assert_eq!(columns("SELECT SUM(k) AS total FROM t"), named(&[("total", Kind::Sum)]));
-        assert_eq!(columns("SELECT t.`c` AS `x` FROM t"), named(&[("x", Kind::C)]));
-        assert_eq!(columns("SELECT MIN(id) FROM t"), named(&[("MIN(id)", Kind::Id)]));
-        assert_eq!(columns("SELECT CONCAT(c, ',', pad) FROM t"), named(&[("CONCAT(c, ',', pad)", Kind::Text)]));
+        assert_eq!(columns("SELECT @@version"), named(&[("@@version", ColumnKind::Version)]));
+        assert_eq!(
+            columns("select @@version_comment limit 1"),
+            named(&[("@@version_comment", ColumnKind::VersionComment)])
+        );
+        assert_eq!(columns("SELECT @@GLOBAL.version;"), named(&[("@@GLOBAL.version", ColumnKind::Version)]));
+        assert_eq!(columns("SELECT VERSION()"), named(&[("VERSION()", ColumnKind::Version)]));
+        assert_eq!(columns("SELECT 1"), named(&[("1", ColumnKind::Text)]));
+        assert_eq!(columns("SELECT 'a,b' , 2"), named(&[("a,b", ColumnKind::Text), ("2", ColumnKind::Text)]));
+        assert_eq!(columns("SELECT SUM(k) AS total FROM t"), named(&[("total", ColumnKind::Sum)]));
+        assert_eq!(columns("SELECT t.`c` AS `x` FROM t"), named(&[("x", ColumnKind::C)]));
+        assert_eq!(columns("SELECT MIN(id) FROM t"), named(&[("MIN(id)", ColumnKind::Id)]));
+        assert_eq!(columns("SELECT CONCAT(c, ',', pad) FROM t"), named(&[("CONCAT(c, ',', pad)", ColumnKind::Text)]));
         assert_eq!(
             columns("SELECT t.*, 1 FROM t"),
-            named(&[("id", Kind::Id), ("k", Kind::K), ("c", Kind::C), ("pad", Kind::Pad), ("1", Kind::Text)])
+            named(&[
+                ("id", ColumnKind::Id),
+                ("k", ColumnKind::K),
+                ("c", ColumnKind::C),
+                ("pad", ColumnKind::Pad),
+                ("1", ColumnKind::Text)
+            ])
         );
-        assert_eq!(columns("SELECT SQL_NO_CACHE id FROM t"), named(&[("id", Kind::Id)]));
-        assert_eq!(columns("SELECT fromage FROM t"), named(&[("fromage", Kind::Text)]));
-        assert_eq!(columns("SELECT c -- comment, not a column\n FROM t"), named(&[("c", Kind::C)]));
+        assert_eq!(columns("SELECT SQL_NO_CACHE id FROM t"), named(&[("id", ColumnKind::Id)]));
+        assert_eq!(columns("SELECT fromage FROM t"), named(&[("fromage", ColumnKind::Text)]));
+        assert_eq!(columns("SELECT c -- comment, not a column\n FROM t"), named(&[("c", ColumnKind::C)]));
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub(crate) const BULK_PACKET_SIZE: usize = 512 * 1024;
 
 /// One of `oltp_common.lua`'s `stmt_defs`, prepared once per table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum OltpStatement {
     PointSelect,
     SimpleRange,
     SumRange,
@@ -53,21 +53,21 @@ pub(crate) enum Kind {
     Insert,
 }
 
-impl Kind {
+impl OltpStatement {
     const COUNT: usize = 9;
 
     /// The Lua format string; `%u` is the table number.
     pub(crate) fn template(self) -> &'static str {
         match self {
-            Kind::PointSelect => "SELECT c FROM sbtest%u WHERE id=?",
-            Kind::SimpleRange => "SELECT c FROM sbtest%u WHERE id BETWEEN ? AND ?",
-            Kind::SumRange => "SELECT SUM(k) FROM sbtest%u WHERE id BETWEEN ? AND ?",
-            Kind::OrderRange => "SELECT c FROM sbtest%u WHERE id BETWEEN ? AND ? ORDER BY c",
-            Kind::DistinctRange => "SELECT DISTINCT c FROM sbtest%u WHERE id BETWEEN ? AND ? ORDER BY c",
-            Kind::IndexUpdate => "UPDATE sbtest%u SET k=k+1 WHERE id=?",
-            Kind::NonIndexUpdate => "UPDATE sbtest%u SET c=? WHERE id=?",
-            Kind::Delete => "DELETE FROM sbtest%u WHERE id=?",
-            Kind::Insert => "INSERT INTO sbtest%u (id, k, c, pad) VALUES (?, ?, ?, ?)",
+            OltpStatement::PointSelect => "SELECT c FROM sbtest%u WHERE id=?",
+            OltpStatement::SimpleRange => "SELECT c FROM sbtest%u WHERE id BETWEEN ? AND ?",
+            OltpStatement::SumRange => "SELECT SUM(k) FROM sbtest%u WHERE id BETWEEN ? AND ?",
+            OltpStatement::OrderRange => "SELECT c FROM sbtest%u WHERE id BETWEEN ? AND ? ORDER BY c",
+            OltpStatement::DistinctRange => "SELECT DISTINCT c FROM sbtest%u WHERE id BETWEEN ? AND ? ORDER BY c",
+            OltpStatement::IndexUpdate => "UPDATE sbtest%u SET k=k+1 WHERE id=?",
+            OltpStatement::NonIndexUpdate => "UPDATE sbtest%u SET c=? WHERE id=?",
+            OltpStatement::Delete => "DELETE FROM sbtest%u WHERE id=?",
+            OltpStatement::Insert => "INSERT INTO sbtest%u (id, k, c, pad) VALUES (?, ?, ?, ?)",
         }
     }
 
@@ -82,12 +82,15 @@ impl Kind {
         const C: ParamSlot = ParamSlot::Bytes { len: C_TEMPLATE.len() };
         const PAD: ParamSlot = ParamSlot::Bytes { len: PAD_TEMPLATE.len() };
         match self {
-            Kind::PointSelect | Kind::IndexUpdate | Kind::Delete => vec![ParamSlot::Int64],
-            Kind::SimpleRange | Kind::SumRange | Kind::OrderRange | Kind::DistinctRange => {
+            OltpStatement::PointSelect | OltpStatement::IndexUpdate | OltpStatement::Delete => vec![ParamSlot::Int64],
+            OltpStatement::SimpleRange
+            | OltpStatement::SumRange
+            | OltpStatement::OrderRange
+            | OltpStatement::DistinctRange => {
                 vec![ParamSlot::Int64, ParamSlot::Int64]
             }
-            Kind::NonIndexUpdate => vec![C, ParamSlot::Int64],
-            Kind::Insert => vec![ParamSlot::Int64, ParamSlot::Int64, C, PAD],
+            OltpStatement::NonIndexUpdate => vec![C, ParamSlot::Int64],
+            OltpStatement::Insert => vec![ParamSlot::Int64, ParamSlot::Int64, C, PAD],
         }
     }
 }
@@ -95,7 +98,7 @@ impl Kind {
 /// One `execute_*` function of `oltp_common.lua`: a table drawn once, then
 /// its statements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Group {
+pub(crate) enum StatementGroup {
     PointSelects,
     SimpleRanges,
     SumRanges,
@@ -109,70 +112,75 @@ pub(crate) enum Group {
     Deletes,
 }
 
-impl Group {
-    fn kinds(self) -> &'static [Kind] {
+impl StatementGroup {
+    fn statements(self) -> &'static [OltpStatement] {
         match self {
-            Group::PointSelects => &[Kind::PointSelect],
-            Group::SimpleRanges => &[Kind::SimpleRange],
-            Group::SumRanges => &[Kind::SumRange],
-            Group::OrderRanges => &[Kind::OrderRange],
-            Group::DistinctRanges => &[Kind::DistinctRange],
-            Group::IndexUpdates => &[Kind::IndexUpdate],
-            Group::NonIndexUpdates => &[Kind::NonIndexUpdate],
-            Group::DeleteInserts => &[Kind::Delete, Kind::Insert],
-            Group::Deletes => &[Kind::Delete],
+            StatementGroup::PointSelects => &[OltpStatement::PointSelect],
+            StatementGroup::SimpleRanges => &[OltpStatement::SimpleRange],
+            StatementGroup::SumRanges => &[OltpStatement::SumRange],
+            StatementGroup::OrderRanges => &[OltpStatement::OrderRange],
+            StatementGroup::DistinctRanges => &[OltpStatement::DistinctRange],
+            StatementGroup::IndexUpdates => &[OltpStatement::IndexUpdate],
+            StatementGroup::NonIndexUpdates => &[OltpStatement::NonIndexUpdate],
+            StatementGroup::DeleteInserts => &[OltpStatement::Delete, OltpStatement::Insert],
+            StatementGroup::Deletes => &[OltpStatement::Delete],
         }
     }
 }
 
 /// A step of an event, in the order the script's `event()` runs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub(crate) enum EventStep {
     Begin,
     Commit,
     /// A group and how many times its statements run.
-    Group(Group, u32),
+    Group(StatementGroup, u32),
 }
 
-impl Phase {
+impl EventStep {
     fn sends_something(self) -> bool {
         match self {
-            Phase::Begin | Phase::Commit => true,
-            Phase::Group(_, count) => count > 0,
+            EventStep::Begin | EventStep::Commit => true,
+            EventStep::Group(_, count) => count > 0,
         }
     }
 }
 
 /// Where each statement sits in [`Workload::statements`]: COMMIT first
-/// when the event commits, then for table 1, 2, … the same list of kinds,
-/// so an id is `base + (table - 1) * per_table + position[kind]`.
+/// when the event commits, then for table 1, 2, … the same list of
+/// statements, so an id is `base + (table - 1) * per_table + position[statement]`.
 #[derive(Debug, Clone, Copy)]
-struct Layout {
+struct StatementLayout {
     commit: StmtId,
     base: StmtId,
     per_table: usize,
-    /// Index of each kind in a table's list; `NONE` when not prepared.
-    position: [usize; Kind::COUNT],
+    /// Index of each statement in a table's list; `NONE` when not prepared.
+    position: [usize; OltpStatement::COUNT],
 }
 
-impl Layout {
+impl StatementLayout {
     const NONE: usize = usize::MAX / 4;
 
-    fn new(with_commit: bool, kinds: &[Kind]) -> Layout {
-        let mut position = [Layout::NONE; Kind::COUNT];
-        for (i, &kind) in kinds.iter().enumerate() {
-            position[kind as usize] = i;
+    fn new(with_commit: bool, table_statements: &[OltpStatement]) -> StatementLayout {
+        let mut position = [StatementLayout::NONE; OltpStatement::COUNT];
+        for (i, &statement) in table_statements.iter().enumerate() {
+            position[statement as usize] = i;
         }
         let base = usize::from(with_commit);
-        Layout { commit: if with_commit { 0 } else { Layout::NONE }, base, per_table: kinds.len(), position }
+        StatementLayout {
+            commit: if with_commit { 0 } else { StatementLayout::NONE },
+            base,
+            per_table: table_statements.len(),
+            position,
+        }
     }
 
-    /// An id past the list for a kind that is not prepared, which the sink
+    /// An id past the list for a statement that is not prepared, which the sink
     /// reports as [`WorkloadError::UnknownStatement`].
     #[inline]
-    fn id(&self, table: u32, kind: Kind) -> StmtId {
+    fn id(&self, table: u32, statement: OltpStatement) -> StmtId {
         let table_index = table.saturating_sub(1) as usize;
-        self.base + table_index * self.per_table + self.position[kind as usize]
+        self.base + table_index * self.per_table + self.position[statement as usize]
     }
 }
 
@@ -183,33 +191,40 @@ impl Layout {
 pub struct OltpWorkload {
     name: &'static str,
     options: OltpOptions,
-    plan: Arc<[Phase]>,
-    kinds: Vec<Kind>,
-    layout: Layout,
-    /// Index in `plan` of the last phase that sends a command.
-    last_sending_phase: usize,
+    plan: Arc<[EventStep]>,
+    table_statements: Vec<OltpStatement>,
+    layout: StatementLayout,
+    /// Index in `plan` of the last step that sends a command.
+    last_sending_step: usize,
 }
 
 impl OltpWorkload {
-    pub(crate) fn new(name: &'static str, options: &OltpOptions, plan: Vec<Phase>) -> Result<Self, OptionsError> {
+    pub(crate) fn new(name: &'static str, options: &OltpOptions, plan: Vec<EventStep>) -> Result<Self, OptionsError> {
         if options.tables == 0 {
             return Err(OptionsError::NoTables { test: name });
         }
-        let last_sending_phase =
+        let last_sending_step =
             plan.iter().rposition(|p| p.sends_something()).ok_or(OptionsError::EmptyEvent { test: name })?;
-        let with_commit = plan.contains(&Phase::Commit);
-        let mut kinds = Vec::new();
-        for phase in &plan {
-            if let Phase::Group(group, _) = *phase {
-                for &kind in group.kinds() {
-                    if !kinds.contains(&kind) {
-                        kinds.push(kind);
+        let with_commit = plan.contains(&EventStep::Commit);
+        let mut table_statements = Vec::new();
+        for step in &plan {
+            if let EventStep::Group(group, _) = *step {
+                for &statement in group.statements() {
+                    if !table_statements.contains(&statement) {
+                        table_statements.push(statement);
                     }
                 }
             }
         }
-        let layout = Layout::new(with_commit, &kinds);
-        Ok(OltpWorkload { name, options: options.clone(), plan: plan.into(), kinds, layout, last_sending_phase })
+        let layout = StatementLayout::new(with_commit, &table_statements);
+        Ok(OltpWorkload {
+            name,
+            options: options.clone(),
+            plan: plan.into(),
+            table_statements,
+            layout,
+            last_sending_step,
+        })
     }
 }
 
@@ -219,13 +234,14 @@ impl Workload for OltpWorkload {
     }
 
     fn statements(&self) -> Vec<StatementSpec> {
-        let mut list = Vec::with_capacity(self.layout.base + self.kinds.len() * self.options.tables as usize);
+        let mut list =
+            Vec::with_capacity(self.layout.base + self.table_statements.len() * self.options.tables as usize);
         if self.layout.base == 1 {
             list.push(StatementSpec { sql: "COMMIT".to_string(), slots: Vec::new() });
         }
         for table in 1..=self.options.tables {
-            for kind in &self.kinds {
-                list.push(StatementSpec { sql: kind.sql(table), slots: kind.slots() });
+            for statement in &self.table_statements {
+                list.push(StatementSpec { sql: statement.sql(table), slots: statement.slots() });
             }
         }
         list
@@ -234,12 +250,12 @@ impl Workload for OltpWorkload {
     fn script(&self, _context: ScriptContext) -> Box<dyn Script> {
         Box::new(OltpScript {
             plan: Arc::clone(&self.plan),
-            last_sending_phase: self.last_sending_phase,
+            last_sending_step: self.last_sending_step,
             layout: self.layout,
             tables: self.options.tables,
             table_size: self.options.table_size,
             range_size: self.options.range_size,
-            phase: 0,
+            current_step: 0,
             entered: false,
             table: 1,
             done: 0,
@@ -262,20 +278,20 @@ impl Workload for OltpWorkload {
     }
 
     fn events_are_transactions(&self) -> bool {
-        self.plan.first() == Some(&Phase::Begin) && self.plan.last() == Some(&Phase::Commit)
+        self.plan.first() == Some(&EventStep::Begin) && self.plan.last() == Some(&EventStep::Commit)
     }
 }
 
 /// One connection's walk through an [`OltpWorkload`]'s event plan.
 struct OltpScript {
-    plan: Arc<[Phase]>,
-    last_sending_phase: usize,
-    layout: Layout,
+    plan: Arc<[EventStep]>,
+    last_sending_step: usize,
+    layout: StatementLayout,
     tables: u32,
     table_size: u32,
     range_size: u32,
-    /// The current phase of the event.
-    phase: usize,
+    /// Index in `plan` of the event's current step.
+    current_step: usize,
     /// Whether the current group has drawn its table yet.
     entered: bool,
     table: u32,
@@ -288,12 +304,12 @@ struct OltpScript {
 }
 
 impl OltpScript {
-    /// Moves past the current phase; `Last` if it was the event's last
-    /// command. Phases after the last sending one are groups of 0 commands,
+    /// Moves past the current step; `Last` if it was the event's last
+    /// command. Steps after the last sending one are groups of 0 commands,
     /// whose table draws the next call makes, before the next event's.
-    fn finish_phase(&mut self) -> Step {
-        let last = self.phase == self.last_sending_phase;
-        self.phase += 1;
+    fn finish_step(&mut self) -> Step {
+        let last = self.current_step == self.last_sending_step;
+        self.current_step += 1;
         self.entered = false;
         if last {
             Step::Last
@@ -311,61 +327,64 @@ impl OltpScript {
     /// Writes one command of `group`; true when the group is complete.
     fn emit(
         &mut self,
-        group: Group,
+        group: StatementGroup,
         count: u32,
         rng: &mut Rng,
         sink: &mut CommandSink<'_>,
     ) -> Result<bool, WorkloadError> {
         let table = self.table;
         match group {
-            Group::PointSelects | Group::IndexUpdates | Group::Deletes => {
-                let kind = match group {
-                    Group::PointSelects => Kind::PointSelect,
-                    Group::IndexUpdates => Kind::IndexUpdate,
-                    _ => Kind::Delete,
+            StatementGroup::PointSelects | StatementGroup::IndexUpdates | StatementGroup::Deletes => {
+                let statement = match group {
+                    StatementGroup::PointSelects => OltpStatement::PointSelect,
+                    StatementGroup::IndexUpdates => OltpStatement::IndexUpdate,
+                    _ => OltpStatement::Delete,
                 };
                 let id = self.id(rng);
-                sink.execute(self.layout.id(table, kind), |t| t.set_i64(0, i64::from(id)))?;
+                sink.execute(self.layout.id(table, statement), |t| t.set_i64(0, i64::from(id)))?;
             }
-            Group::SimpleRanges | Group::SumRanges | Group::OrderRanges | Group::DistinctRanges => {
-                let kind = match group {
-                    Group::SimpleRanges => Kind::SimpleRange,
-                    Group::SumRanges => Kind::SumRange,
-                    Group::OrderRanges => Kind::OrderRange,
-                    _ => Kind::DistinctRange,
+            StatementGroup::SimpleRanges
+            | StatementGroup::SumRanges
+            | StatementGroup::OrderRanges
+            | StatementGroup::DistinctRanges => {
+                let statement = match group {
+                    StatementGroup::SimpleRanges => OltpStatement::SimpleRange,
+                    StatementGroup::SumRanges => OltpStatement::SumRange,
+                    StatementGroup::OrderRanges => OltpStatement::OrderRange,
+                    _ => OltpStatement::DistinctRange,
                 };
                 // `id + range_size - 1` in Lua numbers: not clamped to the table.
                 let from = i64::from(self.id(rng));
                 let to = from + i64::from(self.range_size) - 1;
-                sink.execute(self.layout.id(table, kind), |t| {
+                sink.execute(self.layout.id(table, statement), |t| {
                     t.set_i64(0, from)?;
                     t.set_i64(1, to)
                 })?;
             }
-            Group::NonIndexUpdates => {
+            StatementGroup::NonIndexUpdates => {
                 // The string is drawn before the id.
                 rng.rand_str(C_TEMPLATE, &mut self.c);
                 let id = self.id(rng);
                 let c = &self.c;
-                sink.execute(self.layout.id(table, Kind::NonIndexUpdate), |t| {
+                sink.execute(self.layout.id(table, OltpStatement::NonIndexUpdate), |t| {
                     t.set_bytes(0, c)?;
                     t.set_i64(1, i64::from(id))
                 })?;
             }
-            Group::DeleteInserts => match self.insert.take() {
+            StatementGroup::DeleteInserts => match self.insert.take() {
                 None => {
                     // All four values are drawn before the DELETE runs.
                     let id = self.id(rng);
                     let k = self.id(rng);
                     rng.rand_str(C_TEMPLATE, &mut self.c);
                     rng.rand_str(PAD_TEMPLATE, &mut self.pad);
-                    sink.execute(self.layout.id(table, Kind::Delete), |t| t.set_i64(0, i64::from(id)))?;
+                    sink.execute(self.layout.id(table, OltpStatement::Delete), |t| t.set_i64(0, i64::from(id)))?;
                     self.insert = Some((id, k));
                     return Ok(false);
                 }
                 Some((id, k)) => {
                     let (c, pad) = (&self.c, &self.pad);
-                    sink.execute(self.layout.id(table, Kind::Insert), |t| {
+                    sink.execute(self.layout.id(table, OltpStatement::Insert), |t| {
                         t.set_i64(0, i64::from(id))?;
                         t.set_i64(1, i64::from(k))?;
                         t.set_bytes(2, c)?;
@@ -381,24 +400,24 @@ impl OltpScript {
 
 impl Script for OltpScript {
     fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-        // Ends: the plan has a sending phase (checked by OltpWorkload::new),
+        // Ends: the plan has a sending step (checked by OltpWorkload::new),
         // so at most one pass over it sends nothing.
         loop {
-            let Some(&phase) = self.plan.get(self.phase) else {
-                self.phase = 0;
+            let Some(&step) = self.plan.get(self.current_step) else {
+                self.current_step = 0;
                 self.entered = false;
                 continue;
             };
-            match phase {
-                Phase::Begin => {
+            match step {
+                EventStep::Begin => {
                     sink.query(b"BEGIN");
-                    return Ok(self.finish_phase());
+                    return Ok(self.finish_step());
                 }
-                Phase::Commit => {
+                EventStep::Commit => {
                     sink.execute(self.layout.commit, |_| Ok(()))?;
-                    return Ok(self.finish_phase());
+                    return Ok(self.finish_step());
                 }
-                Phase::Group(group, count) => {
+                EventStep::Group(group, count) => {
                     if !self.entered {
                         // `get_table_num()`, drawn even when the group runs 0 times.
                         self.table = rng.uniform(1, self.tables);
@@ -406,11 +425,11 @@ impl Script for OltpScript {
                         self.entered = true;
                     }
                     if self.done >= count {
-                        self.finish_phase();
+                        self.finish_step();
                         continue;
                     }
                     if self.emit(group, count, rng, sink)? {
-                        return Ok(self.finish_phase());
+                        return Ok(self.finish_step());
                     }
                     return Ok(Step::More);
                 }
@@ -419,7 +438,7 @@ impl Script for OltpScript {
     }
 
     fn restart_event(&mut self) {
-        self.phase = 0;
+        self.current_step = 0;
         self.entered = false;
         self.insert = None;
     }
@@ -668,16 +687,16 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn statement_ids_are_commit_then_tables_times_kinds() {
+    fn statement_ids_are_commit_then_tables_times_statements() {
         let w = oltp_read_write::workload(&options()).unwrap();
         let list = w.statements();
         assert_eq!(list.len(), 1 + 3 * 9);
         assert_eq!(list[0], StatementSpec { sql: "COMMIT".into(), slots: vec![] });
         for table in 1..=3 {
-            for (i, &kind) in w.kinds.iter().enumerate() {
-                let id = w.layout.id(table, kind);
+            for (i, &statement) in w.table_statements.iter().enumerate() {
+                let id = w.layout.id(table, statement);
                 assert_eq!(id, 1 + (table as usize - 1) * 9 + i);
-                assert_eq!(list[id].sql, kind.sql(table));
+                assert_eq!(list[id].sql, statement.sql(table));
                 assert_eq!(split_table(&list[id].sql).1, Some(table));
                 assert_eq!(
                     count_placeholders(list[id].sql.as_bytes(), 101_100),
@@ -692,25 +711,25 @@ pub(crate) mod tests {
         let list = w.statements();
         assert_eq!(list.len(), 3 * 4);
         assert_eq!(list[0].sql, "UPDATE sbtest1 SET k=k+1 WHERE id=?");
-        assert_eq!(list[w.layout.id(3, Kind::Insert)].sql, Kind::Insert.sql(3));
+        assert_eq!(list[w.layout.id(3, OltpStatement::Insert)].sql, OltpStatement::Insert.sql(3));
     }
 
     #[test]
     fn statement_text_is_oltp_common_lua() {
         let Some(lua) = lua_script("oltp_common.lua") else { return };
-        for kind in [
-            Kind::PointSelect,
-            Kind::SimpleRange,
-            Kind::SumRange,
-            Kind::OrderRange,
-            Kind::DistinctRange,
-            Kind::IndexUpdate,
-            Kind::NonIndexUpdate,
-            Kind::Delete,
-            Kind::Insert,
+        for statement in [
+            OltpStatement::PointSelect,
+            OltpStatement::SimpleRange,
+            OltpStatement::SumRange,
+            OltpStatement::OrderRange,
+            OltpStatement::DistinctRange,
+            OltpStatement::IndexUpdate,
+            OltpStatement::NonIndexUpdate,
+            OltpStatement::Delete,
+            OltpStatement::Insert,
         ] {
-            assert!(lua.contains(&format!("\"{}\"", kind.template())), "{kind:?} not in oltp_common.lua");
-            assert_eq!(kind.sql(12), kind.template().replace("%u", "12"));
+            assert!(lua.contains(&format!("\"{}\"", statement.template())), "{statement:?} not in oltp_common.lua");
+            assert_eq!(statement.sql(12), statement.template().replace("%u", "12"));
         }
         assert!(lua.contains(r#"con:prepare("COMMIT")"#));
         assert!(lua.contains(r#"con:prepare("BEGIN")"#));
@@ -878,13 +897,13 @@ pub(crate) mod tests {
             let id = model.default(1, 1000);
             assert_eq!(
                 event[0],
-                expected_execute(&w, Kind::IndexUpdate.sql(table), vec![testkit::Value::Int(id.into())])
+                expected_execute(&w, OltpStatement::IndexUpdate.sql(table), vec![testkit::Value::Int(id.into())])
             );
             let table = model.uniform(1, 4);
             model.rand_str(C_TEMPLATE, &mut c);
             let id = model.default(1, 1000);
             let params = vec![testkit::Value::Bytes(c.to_vec()), testkit::Value::Int(id.into())];
-            assert_eq!(event[1], expected_execute(&w, Kind::NonIndexUpdate.sql(table), params));
+            assert_eq!(event[1], expected_execute(&w, OltpStatement::NonIndexUpdate.sql(table), params));
             assert_eq!(event.len(), 2);
             model.uniform(1, 4); // the DELETE/INSERT group's table
             model.next_u64(); // the histogram slot, as the harness draws

@@ -1,7 +1,7 @@
 //! `oltp_read_only.lua`: BEGIN, point selects, the four range selects,
 //! COMMIT.
 
-use super::common::{Group, OltpWorkload, Phase};
+use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::options::{OltpOptions, OptionsError};
 
 pub const NAME: &str = "oltp_read_only";
@@ -9,26 +9,26 @@ pub const NAME: &str = "oltp_read_only";
 pub fn workload(options: &OltpOptions) -> Result<OltpWorkload, OptionsError> {
     let mut plan = Vec::new();
     if !options.skip_trx {
-        plan.push(Phase::Begin);
+        plan.push(EventStep::Begin);
     }
-    plan.push(Phase::Group(Group::PointSelects, options.point_selects));
+    plan.push(EventStep::Group(StatementGroup::PointSelects, options.point_selects));
     if options.range_selects {
         plan.extend(range_selects(options));
     }
     if !options.skip_trx {
-        plan.push(Phase::Commit);
+        plan.push(EventStep::Commit);
     }
     OltpWorkload::new(NAME, options, plan)
 }
 
 /// `execute_simple_ranges()` .. `execute_distinct_ranges()`, shared with
 /// oltp_read_write.
-pub(crate) fn range_selects(options: &OltpOptions) -> [Phase; 4] {
+pub(crate) fn range_selects(options: &OltpOptions) -> [EventStep; 4] {
     [
-        Phase::Group(Group::SimpleRanges, options.simple_ranges),
-        Phase::Group(Group::SumRanges, options.sum_ranges),
-        Phase::Group(Group::OrderRanges, options.order_ranges),
-        Phase::Group(Group::DistinctRanges, options.distinct_ranges),
+        EventStep::Group(StatementGroup::SimpleRanges, options.simple_ranges),
+        EventStep::Group(StatementGroup::SumRanges, options.sum_ranges),
+        EventStep::Group(StatementGroup::OrderRanges, options.order_ranges),
+        EventStep::Group(StatementGroup::DistinctRanges, options.distinct_ranges),
     ]
 }
 

@@ -1,7 +1,7 @@
 //! `oltp_read_write.lua`: oltp_read_only's reads, then oltp_write_only's
 //! writes, in one transaction.
 
-use super::common::{Group, OltpWorkload, Phase};
+use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::options::{OltpOptions, OptionsError};
 use super::{oltp_read_only, oltp_write_only};
 
@@ -10,15 +10,15 @@ pub const NAME: &str = "oltp_read_write";
 pub fn workload(options: &OltpOptions) -> Result<OltpWorkload, OptionsError> {
     let mut plan = Vec::new();
     if !options.skip_trx {
-        plan.push(Phase::Begin);
+        plan.push(EventStep::Begin);
     }
-    plan.push(Phase::Group(Group::PointSelects, options.point_selects));
+    plan.push(EventStep::Group(StatementGroup::PointSelects, options.point_selects));
     if options.range_selects {
         plan.extend(oltp_read_only::range_selects(options));
     }
     plan.extend(oltp_write_only::writes(options));
     if !options.skip_trx {
-        plan.push(Phase::Commit);
+        plan.push(EventStep::Commit);
     }
     OltpWorkload::new(NAME, options, plan)
 }

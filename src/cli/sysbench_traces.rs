@@ -9,7 +9,7 @@ use std::path::Path;
 use sha1::{Digest, Sha1};
 
 use crate::rand::{srandom_seed, RandConfig, RandParams, Rng};
-use crate::workload::testkit::{context, Command, Harness};
+use crate::workload::testkit::{context, DecodedCommand as Command, Harness};
 use crate::workload::{OltpOptions, Test};
 
 struct Trace {

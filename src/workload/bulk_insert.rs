@@ -142,7 +142,7 @@ impl Script for BulkInsertScript {
 mod tests {
     use super::*;
     use crate::workload::common::tests::{long_strings, lua_format, lua_script};
-    use crate::workload::testkit::{context, rng, Command, Harness};
+    use crate::workload::testkit::{context, rng, DecodedCommand, Harness};
 
     #[test]
     fn each_event_is_one_full_statement_continuing_the_rows() {
@@ -151,7 +151,7 @@ mod tests {
         let mut next = 1u64;
         for _ in 0..4 {
             let event = harness.event();
-            let [Command::Query(sql)] = event.as_slice() else { panic!("{event:?}") };
+            let [DecodedCommand::Query(sql)] = event.as_slice() else { panic!("{event:?}") };
             let values = sql.strip_prefix("INSERT INTO sbtest2 VALUES").unwrap();
             let rows = values.matches("),(").count() as u64 + 1;
             assert_eq!(harness.script().last_event_weight(), rows);
@@ -176,7 +176,7 @@ mod tests {
         for (limit, expected) in [(3, "(1,1),(2,2),(3,3)"), (1, "(4,4)"), (0, "(5,5)")] {
             harness.script_mut().limit_event_weight(limit);
             let event = harness.event();
-            assert_eq!(event, [Command::Query(format!("INSERT INTO sbtest1 VALUES{expected}"))]);
+            assert_eq!(event, [DecodedCommand::Query(format!("INSERT INTO sbtest1 VALUES{expected}"))]);
             assert_eq!(harness.script().last_event_weight(), expected.matches('(').count() as u64);
         }
     }

@@ -620,7 +620,7 @@ pub(crate) fn push_decimal(out: &mut Vec<u8>, v: impl std::fmt::Display) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::workload::testkit::{self, context, rng, split_table, Command, Harness};
+    use crate::workload::testkit::{self, context, rng, split_table, DecodedCommand, Harness};
     use crate::workload::{oltp_read_write, oltp_write_only};
     use wirebench_protocol::command::count_placeholders;
 
@@ -897,12 +897,16 @@ pub(crate) mod tests {
             let id = model.default(1, 1000);
             assert_eq!(
                 event[0],
-                expected_execute(&w, OltpStatement::IndexUpdate.sql(table), vec![testkit::Value::Int(id.into())])
+                expected_execute(
+                    &w,
+                    OltpStatement::IndexUpdate.sql(table),
+                    vec![testkit::DecodedParam::Int(id.into())]
+                )
             );
             let table = model.uniform(1, 4);
             model.rand_str(C_TEMPLATE, &mut c);
             let id = model.default(1, 1000);
-            let params = vec![testkit::Value::Bytes(c.to_vec()), testkit::Value::Int(id.into())];
+            let params = vec![testkit::DecodedParam::Bytes(c.to_vec()), testkit::DecodedParam::Int(id.into())];
             assert_eq!(event[1], expected_execute(&w, OltpStatement::NonIndexUpdate.sql(table), params));
             assert_eq!(event.len(), 2);
             model.uniform(1, 4); // the DELETE/INSERT group's table
@@ -910,9 +914,9 @@ pub(crate) mod tests {
         }
     }
 
-    fn expected_execute(w: &OltpWorkload, sql: String, params: Vec<testkit::Value>) -> Command {
+    fn expected_execute(w: &OltpWorkload, sql: String, params: Vec<testkit::DecodedParam>) -> DecodedCommand {
         let stmt = w.statements().iter().position(|s| s.sql == sql).unwrap();
-        Command::Execute { stmt, sql, params }
+        DecodedCommand::Execute { stmt, sql, params }
     }
 
     #[test]
@@ -925,13 +929,13 @@ pub(crate) mod tests {
         harness.script_mut().restart_event();
         let event = harness.event();
         assert_eq!(event.len(), 20);
-        assert_eq!(event[0], Command::Query("BEGIN".into()));
+        assert_eq!(event[0], DecodedCommand::Query("BEGIN".into()));
         // Half-way through a DELETE/INSERT pair.
-        let mut event: Vec<Command> = Vec::new();
+        let mut event: Vec<DecodedCommand> = Vec::new();
         while !matches!(event.last(), Some(c) if c.sql().starts_with("DELETE")) {
             event.push(harness.step().0);
         }
         harness.script_mut().restart_event();
-        assert_eq!(harness.step().0, Command::Query("BEGIN".into()));
+        assert_eq!(harness.step().0, DecodedCommand::Query("BEGIN".into()));
     }
 }

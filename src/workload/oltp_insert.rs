@@ -134,11 +134,11 @@ impl Script for InsertScript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::testkit::{context, rng, split_table, Command, Harness};
+    use crate::workload::testkit::{context, rng, split_table, DecodedCommand, Harness};
 
     /// `(table, id, k, c, pad)` of an INSERT.
-    fn parse(command: &Command) -> (u32, i64, u32, String, String) {
-        let Command::Query(sql) = command else { panic!("COM_QUERY expected, got {command:?}") };
+    fn parse(command: &DecodedCommand) -> (u32, i64, u32, String, String) {
+        let DecodedCommand::Query(sql) = command else { panic!("COM_QUERY expected, got {command:?}") };
         let (shape, table) = split_table(sql);
         let values =
             shape.strip_prefix("INSERT INTO sbtestN (id, k, c, pad) VALUES (").unwrap().strip_suffix("')").unwrap();

@@ -35,7 +35,7 @@ pub(crate) fn range_selects(options: &OltpOptions) -> [EventStep; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::testkit::{check_oltp_event, context, rng, shapes, Command, Harness};
+    use crate::workload::testkit::{check_oltp_event, context, rng, shapes, DecodedCommand, Harness};
     use crate::workload::Workload;
 
     const POINT: &str = "SELECT c FROM sbtestN WHERE id=?";
@@ -67,7 +67,7 @@ mod tests {
         let w = workload(&options).unwrap();
         assert_eq!(w.statements().len(), 1 + 3 * 5);
         let mut harness = Harness::new(&w, context(0, 1), rng(1));
-        assert_eq!(harness.step().0, Command::Query("BEGIN".into()));
+        assert_eq!(harness.step().0, DecodedCommand::Query("BEGIN".into()));
     }
 
     #[test]

@@ -9,51 +9,52 @@ use wirebench_protocol::constants::ColumnType;
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload};
 use crate::rand::{RandParams, Rng};
 
+/// A parameter value of a decoded COM_STMT_EXECUTE.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Value {
+pub(crate) enum DecodedParam {
     Int(i64),
     Bytes(Vec<u8>),
 }
 
-impl Value {
+impl DecodedParam {
     pub(crate) fn int(&self) -> i64 {
         match self {
-            Value::Int(v) => *v,
+            DecodedParam::Int(v) => *v,
             other => panic!("expected an integer, got {other:?}"),
         }
     }
 
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
-            Value::Bytes(v) => v,
+            DecodedParam::Bytes(v) => v,
             other => panic!("expected a string, got {other:?}"),
         }
     }
 }
 
-/// One decoded command.
+/// One command a script wrote, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Command {
+pub(crate) enum DecodedCommand {
     Query(String),
     /// A COM_STMT_EXECUTE: the statement's index and SQL, and the values.
     Execute {
         stmt: usize,
         sql: String,
-        params: Vec<Value>,
+        params: Vec<DecodedParam>,
     },
 }
 
-impl Command {
+impl DecodedCommand {
     pub(crate) fn sql(&self) -> &str {
         match self {
-            Command::Query(sql) | Command::Execute { sql, .. } => sql,
+            DecodedCommand::Query(sql) | DecodedCommand::Execute { sql, .. } => sql,
         }
     }
 
-    pub(crate) fn params(&self) -> &[Value] {
+    pub(crate) fn params(&self) -> &[DecodedParam] {
         match self {
-            Command::Query(_) => &[],
-            Command::Execute { params, .. } => params,
+            DecodedCommand::Query(_) => &[],
+            DecodedCommand::Execute { params, .. } => params,
         }
     }
 
@@ -61,13 +62,13 @@ impl Command {
     pub(crate) fn trace_line(&self) -> String {
         let escape = |s: &str| s.replace('\\', "\\\\").replace('\n', "\\n");
         match self {
-            Command::Query(sql) => format!("Q\t{}", escape(sql)),
-            Command::Execute { sql, params, .. } => {
+            DecodedCommand::Query(sql) => format!("Q\t{}", escape(sql)),
+            DecodedCommand::Execute { sql, params, .. } => {
                 let mut line = format!("E\t{}", escape(sql));
                 for p in params {
                     match p {
-                        Value::Int(v) => line.push_str(&format!("\ti:{v}")),
-                        Value::Bytes(b) => line.push_str(&format!("\ts:{}", String::from_utf8_lossy(b))),
+                        DecodedParam::Int(v) => line.push_str(&format!("\ti:{v}")),
+                        DecodedParam::Bytes(b) => line.push_str(&format!("\ts:{}", String::from_utf8_lossy(b))),
                     }
                 }
                 line
@@ -112,7 +113,7 @@ impl Harness {
     }
 
     /// One call of `Script::next`: exactly one command must come out.
-    pub(crate) fn step(&mut self) -> (Command, Step) {
+    pub(crate) fn step(&mut self) -> (DecodedCommand, Step) {
         self.out.clear();
         let mut sink = CommandSink::new(&mut self.templates, &mut self.out);
         let step = self.script.next(&mut self.rng, &mut sink).unwrap();
@@ -127,7 +128,7 @@ impl Harness {
     /// histogram picks a random slot with `sb_rand_uniform_uint64()` when
     /// `--percentile` is not 0, its default being 95): without it the next
     /// event's values would not be sysbench's.
-    pub(crate) fn event(&mut self) -> Vec<Command> {
+    pub(crate) fn event(&mut self) -> Vec<DecodedCommand> {
         let mut commands = Vec::new();
         loop {
             let (command, step) = self.step();
@@ -142,7 +143,7 @@ impl Harness {
 }
 
 /// Decodes the first command in `bytes`; returns it and the bytes after it.
-pub(crate) fn decode<'a>(bytes: &'a [u8], statements: &[StatementSpec]) -> (Command, &'a [u8]) {
+pub(crate) fn decode<'a>(bytes: &'a [u8], statements: &[StatementSpec]) -> (DecodedCommand, &'a [u8]) {
     let mut r = Reader::new(bytes);
     let len = r.u24("length").unwrap() as usize;
     assert_eq!(r.u8("sequence id").unwrap(), 0, "commands start at sequence id 0");
@@ -150,7 +151,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], statements: &[StatementSpec]) -> (Comm
     let rest = r.rest();
     let mut p = Reader::new(payload);
     let command = match p.u8("command").unwrap() {
-        COM_QUERY => Command::Query(String::from_utf8(p.rest().to_vec()).unwrap()),
+        COM_QUERY => DecodedCommand::Query(String::from_utf8(p.rest().to_vec()).unwrap()),
         COM_STMT_EXECUTE => {
             let stmt = p.u32("statement id").unwrap() as usize;
             assert_eq!(p.u8("flags").unwrap(), 0);
@@ -167,20 +168,20 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], statements: &[StatementSpec]) -> (Comm
                     match slot {
                         ParamSlot::Int64 => {
                             assert_eq!((ty, types[2 * i + 1]), (ColumnType::LongLong as u8, 0));
-                            params.push(Value::Int(p.u64("int").unwrap() as i64));
+                            params.push(DecodedParam::Int(p.u64("int").unwrap() as i64));
                         }
                         ParamSlot::Bytes { len } => {
                             assert_eq!(ty, ColumnType::String as u8);
                             let v = p.lenenc_bytes("string").unwrap();
                             assert_eq!(v.len(), *len);
-                            params.push(Value::Bytes(v.to_vec()));
+                            params.push(DecodedParam::Bytes(v.to_vec()));
                         }
                         other => panic!("workloads bind only BIGINT and strings, not {other:?}"),
                     }
                 }
             }
             p.finish("execute").unwrap();
-            Command::Execute { stmt, sql: spec.sql.clone(), params }
+            DecodedCommand::Execute { stmt, sql: spec.sql.clone(), params }
         }
         other => panic!("unexpected command byte {other:#x}"),
     };
@@ -197,7 +198,7 @@ pub(crate) fn split_table(sql: &str) -> (String, Option<u32>) {
 }
 
 /// Each command's SQL with the table number replaced by `N`.
-pub(crate) fn shapes(event: &[Command]) -> Vec<String> {
+pub(crate) fn shapes(event: &[DecodedCommand]) -> Vec<String> {
     event.iter().map(|c| split_table(c.sql()).0).collect()
 }
 
@@ -211,11 +212,11 @@ pub(crate) fn fits_template(s: &[u8], template: &[u8]) -> bool {
 /// within a run of one statement (a group), ids in `1..=table_size`, ranges
 /// `range_size` long, strings from the templates, and each INSERT re-adding
 /// the id the DELETE before it removed, in the same table.
-pub(crate) fn check_oltp_event(event: &[Command], options: &crate::workload::OltpOptions) {
+pub(crate) fn check_oltp_event(event: &[DecodedCommand], options: &crate::workload::OltpOptions) {
     use super::common::{C_TEMPLATE, PAD_TEMPLATE};
     let size = i64::from(options.table_size);
-    let in_range = |v: &Value| (1..=size).contains(&v.int());
-    let mut previous: Option<(String, Option<u32>, &Command)> = None;
+    let in_range = |v: &DecodedParam| (1..=size).contains(&v.int());
+    let mut previous: Option<(String, Option<u32>, &DecodedCommand)> = None;
     for command in event {
         let (shape, table) = split_table(command.sql());
         if let Some(t) = table {

@@ -259,6 +259,22 @@ pub fn err((code, state, message): (u16, &[u8; 5], &[u8]), seq: u8, out: &mut Ve
     ErrPacket { code, sql_state: Some(*state), message }.encode(seq, out)
 }
 
+/// Server error codes and SQLSTATEs (MariaDB `include/mysqld_error.h`).
+pub mod errors {
+    pub const HANDSHAKE: (u16, &[u8; 5], &[u8]) = (1043, b"08S01", b"Bad handshake");
+    pub const UNKNOWN_COMMAND: (u16, &[u8; 5], &[u8]) = (1047, b"08S01", b"Unknown command");
+    pub const PACKET_TOO_LARGE: (u16, &[u8; 5], &[u8]) =
+        (1153, b"08S01", b"Got a packet bigger than 'max_allowed_packet' bytes");
+    pub const OUT_OF_ORDER: (u16, &[u8; 5], &[u8]) = (1156, b"08S01", b"Got packets out of order");
+    pub const UNKNOWN_STATEMENT: (u16, &[u8; 5], &[u8]) =
+        (1243, b"HY000", b"Unknown prepared statement handler given to mysqld_stmt_execute");
+    pub const MALFORMED: (u16, &[u8; 5], &[u8]) = (1835, b"08S01", b"Malformed communication packet");
+    pub const SSL_UNSUPPORTED: (u16, &[u8; 5], &[u8]) =
+        (1043, b"08S01", b"Bad handshake: this null server does not speak TLS");
+    pub const OLD_PROTOCOL: (u16, &[u8; 5], &[u8]) =
+        (1043, b"08S01", b"Bad handshake: clients without CLIENT_PROTOCOL_41 are not supported");
+}
+
 /// Appends pre-encoded packets renumbered from `seq` (a response follows
 /// its request's last sequence id, which is 0 unless the request came in
 /// 16 MiB fragments); returns the next sequence id.

@@ -12,9 +12,9 @@ use wirebench_protocol::framing::decode_packet;
 use wirebench_protocol::response::{Column, ColumnDefinition, PrepareOk, PreparedStatement};
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError};
 
-use super::answer::{self, CannedAnswers, ExecuteAnswer};
+use super::answer::{self, errors, CannedAnswers, ExecuteAnswer};
 use super::sql::{classify, Statement};
-use super::wire::{self, errors, LoginPacket, ServerGreeting, NONCE_LEN};
+use super::wire::{self, LoginPacket, ServerGreeting, NONCE_LEN};
 
 /// The largest handshake response accepted: real ones are a few hundred
 /// bytes; the limit keeps a stray HTTP request from being buffered.

@@ -1,6 +1,6 @@
 //! The server side of the connection phase, which the protocol crate (a
 //! client codec) does not carry: the HandshakeV10 greeting encoder and a
-//! HandshakeResponse41 parser. Also the ERR codes the null server sends.
+//! HandshakeResponse41 parser.
 
 use wirebench_protocol::buf::{Reader, WriteExt};
 use wirebench_protocol::constants::CHARSET_UTF8MB4_GENERAL_CI;
@@ -43,22 +43,6 @@ pub const SERVER_CAPABILITIES: Capabilities = Capabilities(
         | Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA.0
         | Capabilities::DEPRECATE_EOF.0,
 );
-
-/// Server error codes and SQLSTATEs (MariaDB `include/mysqld_error.h`).
-pub mod errors {
-    pub const HANDSHAKE: (u16, &[u8; 5], &[u8]) = (1043, b"08S01", b"Bad handshake");
-    pub const UNKNOWN_COMMAND: (u16, &[u8; 5], &[u8]) = (1047, b"08S01", b"Unknown command");
-    pub const PACKET_TOO_LARGE: (u16, &[u8; 5], &[u8]) =
-        (1153, b"08S01", b"Got a packet bigger than 'max_allowed_packet' bytes");
-    pub const OUT_OF_ORDER: (u16, &[u8; 5], &[u8]) = (1156, b"08S01", b"Got packets out of order");
-    pub const UNKNOWN_STATEMENT: (u16, &[u8; 5], &[u8]) =
-        (1243, b"HY000", b"Unknown prepared statement handler given to mysqld_stmt_execute");
-    pub const MALFORMED: (u16, &[u8; 5], &[u8]) = (1835, b"08S01", b"Malformed communication packet");
-    pub const SSL_UNSUPPORTED: (u16, &[u8; 5], &[u8]) =
-        (1043, b"08S01", b"Bad handshake: this null server does not speak TLS");
-    pub const OLD_PROTOCOL: (u16, &[u8; 5], &[u8]) =
-        (1043, b"08S01", b"Bad handshake: clients without CLIENT_PROTOCOL_41 are not supported");
-}
 
 /// The greeting the server sends first, Protocol::HandshakeV10, as MariaDB
 /// lays it out.

@@ -14,8 +14,8 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 
 use super::compress::ServerCompression;
+use super::handshake::NONCE_LEN;
 use super::session::{NullSession, ServerProfile};
-use super::wire::NONCE_LEN;
 
 /// Read buffer kept per connection; grows for larger packets.
 const READ_BUFFER: usize = 16 * 1024;

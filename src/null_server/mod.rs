@@ -16,9 +16,9 @@
 mod answer;
 mod compress;
 mod event_loop;
+mod handshake;
 mod session;
 mod sql;
-mod wire;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -282,7 +282,7 @@ fn server_profile(config: &NullServerConfig) -> ServerProfile {
     let display = config.version.strip_prefix("5.5.5-").unwrap_or(&config.version);
     ServerProfile {
         greeting_version: config.version.as_bytes().to_vec(),
-        version_id: wire::version_id(&config.version).unwrap_or(FALLBACK_VERSION_ID),
+        version_id: handshake::version_id(&config.version).unwrap_or(FALLBACK_VERSION_ID),
         canned: CannedAnswers {
             version: display.as_bytes().to_vec(),
             version_comment: VERSION_COMMENT.as_bytes().to_vec(),

@@ -13,8 +13,8 @@ use wirebench_protocol::response::{Column, ColumnDefinition, PrepareOk, Prepared
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError};
 
 use super::answer::{self, errors, CannedAnswers, ExecuteAnswer};
+use super::handshake::{self, LoginPacket, ServerGreeting, NONCE_LEN};
 use super::sql::{classify, Statement};
-use super::wire::{self, LoginPacket, ServerGreeting, NONCE_LEN};
 
 /// The largest handshake response accepted: real ones are a few hundred
 /// bytes; the limit keeps a stray HTTP request from being buffered.
@@ -88,7 +88,7 @@ impl NullSession {
             server_version: &profile.greeting_version,
             connection_id,
             nonce,
-            capabilities: wire::SERVER_CAPABILITIES,
+            capabilities: handshake::SERVER_CAPABILITIES,
             status: answer::STATUS,
         }
         .encode(out);
@@ -156,9 +156,9 @@ impl NullSession {
 
     /// Any password is right; any plugin the client chose is fine.
     fn login(&mut self, payload: &[u8], seq: u8, out: &mut Vec<u8>) {
-        match wire::parse_login(payload) {
+        match handshake::parse_login(payload) {
             Ok(LoginPacket::Response(login)) => {
-                self.caps = login.capabilities & wire::SERVER_CAPABILITIES;
+                self.caps = login.capabilities & handshake::SERVER_CAPABILITIES;
                 self.schema = login.database.unwrap_or_default().to_vec();
                 self.phase = ConnPhase::Command;
                 answer::ok(0, self.caps, seq, out);

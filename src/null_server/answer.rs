@@ -186,7 +186,7 @@ pub struct ExecuteAnswer {
 
 impl ExecuteAnswer {
     /// Packets without rows: an OK, or a result set's metadata and end.
-    pub fn packets(packets: Vec<u8>) -> ExecuteAnswer {
+    pub fn from_packets(packets: Vec<u8>) -> ExecuteAnswer {
         ExecuteAnswer { head: packets.into(), row: Box::default(), rows: 0, tail: Box::default() }
     }
 

@@ -239,15 +239,15 @@ impl NullSession {
             }
             Statement::Show => {
                 answer::show_result(caps, 1, &mut packets);
-                (ExecuteAnswer::packets(packets), answer::show_columns())
+                (ExecuteAnswer::from_packets(packets), answer::show_columns())
             }
             Statement::Write => {
                 answer::ok(1, caps, 1, &mut packets);
-                (ExecuteAnswer::packets(packets), Vec::new())
+                (ExecuteAnswer::from_packets(packets), Vec::new())
             }
             Statement::Other => {
                 answer::ok(0, caps, 1, &mut packets);
-                (ExecuteAnswer::packets(packets), Vec::new())
+                (ExecuteAnswer::from_packets(packets), Vec::new())
             }
         };
         let Ok(num_columns) = u16::try_from(columns.len()) else {

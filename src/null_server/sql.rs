@@ -252,7 +252,7 @@ fn kind_of_column(name: &[u8]) -> ColumnKind {
 
 fn kind_of_expression(expr: &[u8]) -> (ColumnKind, bool) {
     let Some(open) = expr.iter().position(|&b| b == b'(') else {
-        return (variable_kind(expr), false);
+        return (kind_of_variable(expr), false);
     };
     let function = trim(expr.get(..open).unwrap_or_default());
     let is = |name: &[u8]| function.eq_ignore_ascii_case(name);
@@ -278,7 +278,7 @@ fn kind_of_expression(expr: &[u8]) -> (ColumnKind, bool) {
     }
 }
 
-fn variable_kind(expr: &[u8]) -> ColumnKind {
+fn kind_of_variable(expr: &[u8]) -> ColumnKind {
     let var = expr.strip_prefix(b"@@").unwrap_or_default();
     let var = var.iter().position(|&b| b == b'.').and_then(|dot| var.get(dot + 1..)).unwrap_or(var);
     if var.eq_ignore_ascii_case(b"version") {

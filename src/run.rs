@@ -373,7 +373,7 @@ fn run(
     let threads = general.threads as usize;
     let params = rand_params(bench)?;
     let seed = seed(bench);
-    let backend = Backend::resolve(bench.engine.io).map_err(RunError::Setup)?;
+    let backend = Backend::resolve(bench.engine.io).map_err(|e| RunError::Setup(e.to_string()))?;
     if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
         eprintln!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",

@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::TestServer;
-use wirebench::driver::{IgnoreErrors, IoBackend, PollMode};
 use wirebench::client::{Connection, Endpoint};
 use wirebench::driver::{
     spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, Redial, RunControl, Session, StdSocket,
 };
+use wirebench::driver::{IgnoreErrors, IoBackend, PollMode};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::{Collector, Counters, StatsBoard};
 use wirebench::workload::{CommandSink, Script, Step, WorkloadError};
@@ -558,6 +558,7 @@ async fn auto_picks_io_uring_when_it_works() {
     match uring {
         Ok(b) => assert_eq!((b, auto), (Backend::Uring, Backend::Uring)),
         Err(reason) => {
+            let reason = reason.to_string();
             assert!(reason.starts_with("--io=uring: "), "{reason}");
             assert_eq!(auto, Backend::Epoll);
         }

@@ -9,7 +9,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use super::{Budget, Clock, ConnPlan, DriverError, LoopContext, Lost, Redial, Session, StdSocket};
+use super::{Budget, Clock, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Redial, Session, StdSocket};
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
 use crate::transport::Transport;
@@ -33,7 +33,7 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| DriverError::Setup { index, message: format!("cannot start its runtime: {e}") })?;
+        .map_err(|source| DriverError::Loop { index, op: LoopOp::StartRuntime, source })?;
     let stats = Rc::new(RefCell::new(context.board.loop_stats(index)));
     let budget = Rc::new(RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)));
     let waiters = Rc::new(Waiters::new(connections.len()));
@@ -61,9 +61,7 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
         };
         let mut first_error = None;
         for task in tasks {
-            let outcome = task.await.unwrap_or_else(|e| {
-                Err(DriverError::Setup { index, message: format!("a connection task failed: {e}") })
-            });
+            let outcome = task.await.unwrap_or_else(|source| Err(DriverError::Task { index, source }));
             if let Err(e) = outcome {
                 context.control.stop();
                 first_error.get_or_insert(e);

@@ -19,6 +19,7 @@ mod redial;
 mod session;
 mod uring;
 
+use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -31,6 +32,7 @@ pub use budget::{Budget, RunControl};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};
+pub use uring::UringUnavailable;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
@@ -169,8 +171,32 @@ pub enum DriverError {
     /// A lost connection whose error code `--mysql-ignore-errors` does not list.
     #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
     Lost { endpoint: Endpoint, lost: Lost },
-    #[error("event loop {index}: {message}")]
-    Setup { index: usize, message: String },
+    /// A loop's own machinery failed: its runtime or its ring.
+    #[error("event loop {index}: cannot {op}: {source}")]
+    Loop { index: usize, op: LoopOp, source: io::Error },
+    /// A connection task of the epoll loop panicked.
+    #[error("event loop {index}: a connection task failed: {source}")]
+    Task { index: usize, source: tokio::task::JoinError },
+}
+
+/// What a loop could not do ([`DriverError::Loop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopOp {
+    StartRuntime,
+    CreateRing,
+    SubmitToRing,
+    WaitOnRing,
+}
+
+impl fmt::Display for LoopOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LoopOp::StartRuntime => "start its runtime",
+            LoopOp::CreateRing => "create its io_uring",
+            LoopOp::SubmitToRing => "submit to its io_uring",
+            LoopOp::WaitOnRing => "wait on its io_uring",
+        })
+    }
 }
 
 /// Which backend a loop runs, after `--io=auto` is resolved.
@@ -181,13 +207,12 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// `--io=auto` picks io_uring where the kernel allows it.
-    pub fn resolve(choice: IoBackend) -> Result<Backend, String> {
+    /// `--io=auto` picks io_uring where the kernel allows it; `--io=uring`
+    /// fails where it does not.
+    pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
         match choice {
             IoBackend::Epoll => Ok(Backend::Epoll),
-            IoBackend::Uring => {
-                uring::probe().map(|()| Backend::Uring).map_err(|reason| format!("--io=uring: {reason}"))
-            }
+            IoBackend::Uring => uring::probe().map(|()| Backend::Uring),
             IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Epoll }),
         }
     }

@@ -10,13 +10,14 @@
 //! ring defers its task work to that wait (`DEFER_TASKRUN`): completions
 //! arriving meanwhile do not wake the thread one by one.
 
+use std::fmt;
 use std::io;
 use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
 
 use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket};
-use super::{IgnoreErrors, PollMode};
+use super::{IgnoreErrors, LoopOp, PollMode};
 use crate::client::Endpoint;
 use crate::stats::LoopStats;
 use crate::transport::{Transport, TransportError};
@@ -68,25 +69,68 @@ fn decode_user_data(data: u64) -> (usize, Op) {
     ((data >> OP_BITS) as usize, op)
 }
 
-/// Whether this kernel lets the process use io_uring with what the loop
-/// needs (send/recv operations, timed waits); the reason when it does not.
-pub fn probe() -> Result<(), String> {
-    let ring = IoUring::new(8).map_err(|e| match std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
-        Ok(v) if v.trim() != "0" => {
-            format!("io_uring is disabled on this machine (/proc/sys/kernel/io_uring_disabled = {}): {e}", v.trim())
+/// Why `--io=uring` cannot run here.
+#[derive(Debug)]
+pub enum UringUnavailable {
+    /// `/proc/sys/kernel/io_uring_disabled` is set (to this value).
+    Disabled { setting: String, source: io::Error },
+    /// The kernel refused to create a ring.
+    NoInstance(io::Error),
+    /// Waits cannot time out (IORING_FEAT_EXT_ARG, Linux 5.11).
+    NoExtArg,
+    /// The kernel refused to say which operations it supports.
+    NoProbe(io::Error),
+    /// An operation the loop needs is missing (`IORING_OP_` and this name).
+    MissingOp(&'static str),
+}
+
+impl fmt::Display for UringUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("--io=uring: ")?;
+        match self {
+            UringUnavailable::Disabled { setting, source } => write!(
+                f,
+                "io_uring is disabled on this machine (/proc/sys/kernel/io_uring_disabled = {setting}): {source}"
+            )?,
+            UringUnavailable::NoInstance(e) => write!(f, "cannot create an io_uring instance: {e}")?,
+            UringUnavailable::NoExtArg => {
+                f.write_str("this kernel's io_uring cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)")?
+            }
+            UringUnavailable::NoProbe(e) => write!(f, "cannot probe io_uring operations: {e}")?,
+            UringUnavailable::MissingOp(name) => write!(f, "this kernel's io_uring has no IORING_OP_{name}")?,
         }
-        _ => format!("cannot create an io_uring instance: {e}"),
+        f.write_str("; use --io=epoll")
+    }
+}
+
+impl std::error::Error for UringUnavailable {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UringUnavailable::Disabled { source: e, .. }
+            | UringUnavailable::NoInstance(e)
+            | UringUnavailable::NoProbe(e) => Some(e),
+            UringUnavailable::NoExtArg | UringUnavailable::MissingOp(_) => None,
+        }
+    }
+}
+
+/// Whether this kernel lets the process use io_uring with what the loop
+/// needs (send/recv operations, timed waits); why not when it does not.
+pub fn probe() -> Result<(), UringUnavailable> {
+    let ring = IoUring::new(8).map_err(|e| match std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+        Ok(v) if v.trim() != "0" => UringUnavailable::Disabled { setting: v.trim().to_owned(), source: e },
+        _ => UringUnavailable::NoInstance(e),
     })?;
     if !ring.params().is_feature_ext_arg() {
-        return Err("this kernel's io_uring cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)".to_owned());
+        return Err(UringUnavailable::NoExtArg);
     }
     let mut ops = io_uring::Probe::new();
-    ring.submitter().register_probe(&mut ops).map_err(|e| format!("cannot probe io_uring operations: {e}"))?;
+    ring.submitter().register_probe(&mut ops).map_err(UringUnavailable::NoProbe)?;
     for (code, name) in
         [(opcode::Send::CODE, "SEND"), (opcode::Recv::CODE, "RECV"), (opcode::AsyncCancel::CODE, "ASYNC_CANCEL")]
     {
         if !ops.is_supported(code) {
-            return Err(format!("this kernel's io_uring has no IORING_OP_{name}"));
+            return Err(UringUnavailable::MissingOp(name));
         }
     }
     Ok(())
@@ -342,12 +386,12 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
 
 impl<'c> Driver<'c> {
     fn new(index: usize, connections: Vec<ConnPlan>, context: &'c LoopContext) -> Result<Self, DriverError> {
-        let setup = |what: &str, e: io::Error| DriverError::Setup { index, message: format!("{what}: {e}") };
         // Each connection has at most a receive, a send and their two
         // cancellations queued between two submissions; the completion
         // queue is twice that, so it never overflows.
         let entries = (connections.len() * 4).next_power_of_two().clamp(8, 32 * 1024);
-        let (ring, _deferred) = build_ring(entries as u32).map_err(|e| setup("cannot create its io_uring", e))?;
+        let (ring, _deferred) =
+            build_ring(entries as u32).map_err(|source| DriverError::Loop { index, op: LoopOp::CreateRing, source })?;
         let min_timeout = ring.params().is_feature_min_timeout();
         let mut conns = Vec::with_capacity(connections.len());
         for plan in connections {
@@ -649,7 +693,7 @@ impl<'c> Driver<'c> {
             match self.ring.submit() {
                 Ok(_) => {}
                 Err(e) if is_transient(&e) => {}
-                Err(e) => return Err(self.ring_error("cannot submit to its io_uring", e)),
+                Err(e) => return Err(self.ring_error(LoopOp::SubmitToRing, e)),
             }
         }
     }
@@ -699,7 +743,7 @@ impl<'c> Driver<'c> {
         match result {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error("cannot wait on its io_uring", e)),
+            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
         }
     }
 
@@ -717,7 +761,7 @@ impl<'c> Driver<'c> {
         match result {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error("cannot wait on its io_uring", e)),
+            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
         }
     }
 
@@ -737,12 +781,12 @@ impl<'c> Driver<'c> {
         match result {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error("cannot submit to its io_uring", e)),
+            Err(e) => Err(self.ring_error(LoopOp::SubmitToRing, e)),
         }
     }
 
-    fn ring_error(&self, what: &str, e: io::Error) -> DriverError {
-        DriverError::Setup { index: self.index, message: format!("{what}: {e}") }
+    fn ring_error(&self, op: LoopOp, source: io::Error) -> DriverError {
+        DriverError::Loop { index: self.index, op, source }
     }
 
     /// Cancels everything in flight and waits (a bounded time) for the
@@ -1042,9 +1086,10 @@ mod tests {
 
     #[test]
     fn probe_answers() {
-        // Either io_uring works here or the reason says why not.
+        // Either io_uring works here or the reason says why not, and what to do.
         if let Err(reason) = probe() {
-            assert!(!reason.is_empty());
+            let reason = reason.to_string();
+            assert!(reason.starts_with("--io=uring: ") && reason.ends_with("; use --io=epoll"), "{reason}");
         }
     }
 }

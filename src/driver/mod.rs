@@ -12,6 +12,7 @@
 //! `--mysql-ignore-errors` lists the error, as sysbench reconnects.
 
 mod budget;
+mod conn_io;
 pub mod dry;
 mod epoll;
 mod options;
@@ -86,6 +87,21 @@ impl StdSocket {
             Stream::Unix(s) => StdSocket::Unix(s.into_std()?),
         })
     }
+
+    /// Back to a tokio stream, registered with the current runtime.
+    fn into_stream(self) -> io::Result<Stream> {
+        Ok(match self {
+            StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s)?),
+            StdSocket::Unix(s) => Stream::Unix(tokio::net::UnixStream::from_std(s)?),
+        })
+    }
+
+    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
+        match self {
+            StdSocket::Tcp(s) => s.set_nonblocking(nonblocking),
+            StdSocket::Unix(s) => s.set_nonblocking(nonblocking),
+        }
+    }
 }
 
 impl AsRawFd for StdSocket {
@@ -157,6 +173,14 @@ pub struct LoopContext {
     pub ignore: IgnoreErrors,
     pub poll: PollMode,
     pub finished: Finished,
+}
+
+impl LoopContext {
+    /// True once no event may start any more: the run was stopped, or its
+    /// deadline has passed.
+    pub fn run_over(&self) -> bool {
+        self.control.is_stopped() || self.deadline_ns.is_some_and(|d| self.clock.now_ns() >= d)
+    }
 }
 
 /// Why a loop stopped before the run was over.

@@ -14,13 +14,12 @@ use std::fmt;
 use std::io;
 use std::time::{Duration, Instant};
 
+use bytes::BytesMut;
 use io_uring::{opcode, types, IoUring};
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket};
-use super::{IgnoreErrors, LoopOp, PollMode};
-use crate::client::Endpoint;
+use super::conn_io::ConnIo;
+use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, StdSocket};
 use crate::stats::LoopStats;
-use crate::transport::{Transport, TransportError};
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
@@ -227,24 +226,17 @@ enum State {
     Retired,
 }
 
+/// A connection's socket, its buffers and its operations in flight.
 struct Conn {
-    endpoint: Endpoint,
+    /// Its session and transport: `recv`, `filling` and `sending` hold
+    /// wire bytes.
+    io: ConnIo,
     fd: types::Fd,
     /// Owns the descriptor; closed when the loop ends.
     _socket: StdSocket,
-    session: Session,
-    /// Between the socket and the session; when it is not plain, `recv`,
-    /// `filling` and `sending` hold wire bytes and the packet stream passes
-    /// through `plain_in` and `plain_out`.
-    transport: Transport,
     recv: RecvBuffer,
-    /// Where `Session::fill` writes the next commands (through `plain_out`
-    /// and the transport, when it is not plain).
+    /// Where the next commands are written.
     filling: Vec<u8>,
-    /// Decoded responses not yet walked.
-    plain_in: Vec<u8>,
-    /// Commands on their way to the transport.
-    plain_out: Vec<u8>,
     /// The bytes of the send in flight: never touched until it completes.
     sending: Vec<u8>,
     /// How much of `sending` the kernel has taken.
@@ -252,99 +244,54 @@ struct Conn {
     recv_pending: bool,
     send_pending: bool,
     state: State,
-    /// How to open it again when it is lost.
-    redial: Redial,
 }
 
 impl Conn {
-    fn new(plan: ConnPlan) -> io::Result<Self> {
-        let ConnPlan { endpoint, socket, leftover, session, transport, redial } = plan;
+    fn new(plan: ConnPlan) -> Result<Self, DriverError> {
+        let (io, socket, leftover) = ConnIo::from_plan(plan);
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
-        match &socket {
-            StdSocket::Tcp(s) => s.set_nonblocking(false)?,
-            StdSocket::Unix(s) => s.set_nonblocking(false)?,
+        if let Err(e) = socket.set_nonblocking(false) {
+            return Err(io.io_error(e));
         }
         Ok(Conn {
-            endpoint,
+            io,
             fd: types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket)),
             _socket: socket,
-            session,
-            transport,
             recv: RecvBuffer::new(&leftover),
             filling: Vec::with_capacity(1024),
-            plain_in: Vec::new(),
-            plain_out: Vec::new(),
             sending: Vec::with_capacity(1024),
             sent: 0,
             recv_pending: false,
             send_pending: false,
             state: State::Running,
-            redial,
         })
     }
 
-    /// Takes over a connection opened again: new socket, buffers and
-    /// transport; the session starts its event over.
-    fn replace(&mut self, reopened: Reopened) -> io::Result<()> {
-        let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;
-        match &socket {
-            StdSocket::Tcp(s) => s.set_nonblocking(false)?,
-            StdSocket::Unix(s) => s.set_nonblocking(false)?,
-        }
+    /// Takes over the socket of a connection opened again ([`ConnIo::reopen_blocking`]),
+    /// with fresh buffers.
+    fn replace(&mut self, socket: StdSocket, leftover: BytesMut) -> io::Result<()> {
+        socket.set_nonblocking(false)?;
         self.fd = types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket));
         // Drops (closes) the old socket: nothing is in flight on it.
         self._socket = socket;
         self.recv = RecvBuffer::new(&leftover);
-        self.transport = transport;
         self.filling.clear();
         self.sending.clear();
         self.sent = 0;
-        self.plain_in.clear();
-        self.plain_out.clear();
-        self.session.reconnected(capabilities, &statement_ids);
         Ok(())
-    }
-
-    /// A lost connection, as libmysqlclient would name it (2006/2013).
-    fn lost(&self, lost: Lost) -> DriverError {
-        DriverError::Lost { endpoint: self.endpoint.clone(), lost }
     }
 
     /// Lets the session append its next commands to `filling`.
     fn fill(&mut self, now: u64, budget: &mut Budget) -> Result<(), DriverError> {
-        if self.transport.is_plain() {
-            self.session.fill(&mut self.filling, now, budget).map_err(|e| self.session_error(e))?;
-            return Ok(());
-        }
-        self.session.fill(&mut self.plain_out, now, budget).map_err(|e| self.session_error(e))?;
-        let encoded = self.transport.encode(&self.plain_out, &mut self.filling);
-        self.plain_out.clear();
-        encoded.map_err(|e| self.transport_error(e))
+        self.io.fill(&mut self.filling, now, budget)
     }
 
     /// Hands the session the responses received so far.
     fn on_input(&mut self, now: u64, stats: &mut LoopStats, ignore: &IgnoreErrors) -> Result<(), DriverError> {
-        if self.transport.is_plain() {
-            let used =
-                self.session.on_input(self.recv.unread(), now, stats, ignore).map_err(|e| self.session_error(e))?;
-            self.recv.consume(used);
-            return Ok(());
-        }
-        let decoded =
-            self.transport.decode(self.recv.unread(), &mut self.plain_in).map_err(|e| self.transport_error(e))?;
-        self.recv.consume(decoded);
-        let used = self.session.on_input(&self.plain_in, now, stats, ignore).map_err(|e| self.session_error(e))?;
-        self.plain_in.drain(..used);
+        let used = self.io.on_input(self.recv.unread(), now, stats, ignore)?;
+        self.recv.consume(used);
         Ok(())
-    }
-
-    fn session_error(&self, source: SessionError) -> DriverError {
-        DriverError::Session { endpoint: self.endpoint.clone(), source }
-    }
-
-    fn transport_error(&self, source: TransportError) -> DriverError {
-        DriverError::Transport { endpoint: self.endpoint.clone(), source }
     }
 }
 
@@ -395,8 +342,7 @@ impl<'c> Driver<'c> {
         let min_timeout = ring.params().is_feature_min_timeout();
         let mut conns = Vec::with_capacity(connections.len());
         for plan in connections {
-            let endpoint = plan.endpoint.clone();
-            conns.push(Conn::new(plan).map_err(|source| DriverError::Io { endpoint, source })?);
+            conns.push(Conn::new(plan)?);
         }
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
         let conns_len = conns.len();
@@ -463,10 +409,10 @@ impl<'c> Driver<'c> {
             self.push_send(i)?;
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.session.is_done() {
+        if conn.io.session().is_done() {
             conn.state = State::Finishing;
             self.retire_if_idle(i);
-        } else if conn.session.is_waiting() {
+        } else if conn.io.session().is_waiting() {
             self.waiting.push(i);
         } else if !conn.recv_pending {
             self.push_recv(i)?;
@@ -582,11 +528,9 @@ impl<'c> Driver<'c> {
     /// cancelled, and it is opened again once they have completed.
     fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if !self.context.ignore.ignores(lost.code()) {
-            let error = conn.lost(lost);
+        if let Err(error) = conn.io.lost(lost, &self.context.ignore, &mut self.stats) {
             return self.fail(i, error);
         }
-        self.stats.record_reconnect();
         conn.state = State::Reconnecting;
         self.cancel_ops(i)?;
         self.settle(i)
@@ -610,12 +554,8 @@ impl<'c> Driver<'c> {
         if conn.state != State::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
-        let context = self.context;
-        let run_over =
-            || context.control.is_stopped() || context.deadline_ns.is_some_and(|d| context.clock.now_ns() >= d);
-        let reopened = conn.redial.reopen_blocking(run_over);
-        let replaced = match reopened {
-            Ok(Some(reopened)) => conn.replace(reopened),
+        let replaced = match conn.io.reopen_blocking(self.context) {
+            Ok(Some((socket, leftover))) => conn.replace(socket, leftover),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted.
                 conn.state = State::Finishing;
@@ -625,7 +565,7 @@ impl<'c> Driver<'c> {
             Err(e) => Err(e),
         };
         if let Err(source) = replaced {
-            let error = DriverError::Io { endpoint: conn.endpoint.clone(), source };
+            let error = conn.io.io_error(source);
             return self.fail(i, error);
         }
         conn.state = State::Running;
@@ -863,9 +803,11 @@ mod tests {
     use wirebench_protocol::Capabilities;
 
     use super::*;
-    use crate::driver::{Clock, RunControl};
+    use crate::client::Endpoint;
+    use crate::driver::{Clock, RunControl, Session};
     use crate::rand::{RandConfig, RandParams, Rng};
     use crate::stats::{Collector, Counters, StatsBoard};
+    use crate::transport::Transport;
     use crate::workload::{CommandSink, Script, Step, WorkloadError};
 
     #[test]

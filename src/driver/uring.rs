@@ -214,8 +214,9 @@ impl RecvBuffer {
     }
 }
 
+/// Where a connection is in its life on the ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum ConnState {
     Running,
     /// Lost, and `--mysql-ignore-errors` lists the error: waiting for its
     /// operations to complete, then opened again.
@@ -243,7 +244,7 @@ struct Conn {
     sent: usize,
     recv_pending: bool,
     send_pending: bool,
-    state: State,
+    state: ConnState,
 }
 
 impl Conn {
@@ -264,7 +265,7 @@ impl Conn {
             sent: 0,
             recv_pending: false,
             send_pending: false,
-            state: State::Running,
+            state: ConnState::Running,
         })
     }
 
@@ -396,7 +397,7 @@ impl<'c> Driver<'c> {
     /// while it waits for answers.
     fn advance(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != State::Running {
+        if conn.state != ConnState::Running {
             return Ok(());
         }
         let now = self.context.clock.now_ns();
@@ -410,7 +411,7 @@ impl<'c> Driver<'c> {
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         if conn.io.session().is_done() {
-            conn.state = State::Finishing;
+            conn.state = ConnState::Finishing;
             self.retire_if_idle(i);
         } else if conn.io.session().is_waiting() {
             self.waiting.push(i);
@@ -446,7 +447,7 @@ impl<'c> Driver<'c> {
         conn.recv_pending = false;
         self.ops -= 1;
         self.recvs -= 1;
-        if conn.state != State::Running {
+        if conn.state != ConnState::Running {
             return self.settle(i);
         }
         if result < 0 {
@@ -471,7 +472,7 @@ impl<'c> Driver<'c> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.send_pending = false;
         self.ops -= 1;
-        if conn.state != State::Running {
+        if conn.state != ConnState::Running {
             return self.settle(i);
         }
         if result < 0 {
@@ -504,7 +505,7 @@ impl<'c> Driver<'c> {
         self.context.control.stop();
         self.first_error.get_or_insert(error);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = State::Finishing;
+        conn.state = ConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
         Ok(())
@@ -531,7 +532,7 @@ impl<'c> Driver<'c> {
         if let Err(error) = conn.io.lost(lost, &self.context.ignore, &mut self.stats) {
             return self.fail(i, error);
         }
-        conn.state = State::Reconnecting;
+        conn.state = ConnState::Reconnecting;
         self.cancel_ops(i)?;
         self.settle(i)
     }
@@ -551,14 +552,14 @@ impl<'c> Driver<'c> {
     /// only one connection was killed.
     fn reopen_if_idle(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != State::Reconnecting || conn.recv_pending || conn.send_pending {
+        if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
         let replaced = match conn.io.reopen_blocking(self.context) {
             Ok(Some((socket, leftover))) => conn.replace(socket, leftover),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted.
-                conn.state = State::Finishing;
+                conn.state = ConnState::Finishing;
                 self.retire_if_idle(i);
                 return Ok(());
             }
@@ -568,14 +569,14 @@ impl<'c> Driver<'c> {
             let error = conn.io.io_error(source);
             return self.fail(i, error);
         }
-        conn.state = State::Running;
+        conn.state = ConnState::Running;
         self.advance(i)
     }
 
     fn retire_if_idle(&mut self, i: usize) {
         if let Some(conn) = self.conns.get_mut(i) {
-            if conn.state == State::Finishing && !conn.recv_pending && !conn.send_pending {
-                conn.state = State::Retired;
+            if conn.state == ConnState::Finishing && !conn.recv_pending && !conn.send_pending {
+                conn.state = ConnState::Retired;
                 self.live -= 1;
             }
         }

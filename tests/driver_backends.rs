@@ -1,5 +1,7 @@
-//! The event loops against the real MariaDB: the io_uring backend and the
-//! epoll backend run the same plans and must count exactly the same.
+//! The driver's event loops against the real MariaDB, on both backends:
+//! io_uring (where the kernel allows it) and epoll run the same plans and
+//! must count exactly the same, through ignored and fatal errors; the
+//! io_uring loop also in every `--poll` mode, with no allocation per query.
 
 mod common;
 

@@ -1,15 +1,19 @@
-//! The driver: how commands reach the server. One event loop per chosen
-//! core, each pinned and owning its connections outright; nothing is shared
-//! per query. Loops hand their statistics to the collector once per report
-//! interval (see `crate::stats::StatsBoard`).
+//! The driver layer: how commands reach the server and their answers are
+//! counted, once the connections are open. One event loop per chosen core,
+//! each pinned and owning its connections outright; nothing is shared per
+//! query, and loops hand their statistics to the collector once per report
+//! interval (`crate::stats::StatsBoard`).
 //!
-//! Connections are opened and their statements prepared beforehand by the
-//! async client; each loop then drives its sockets with one of two
-//! backends: io_uring (batched submissions and completions) or epoll
-//! (tokio), behind the same per-connection [`Session`] state machine.
-//! `--mysql-dry-run` drives the sessions with no I/O at all ([`dry`]). A
-//! lost connection is opened again with its [`Redial`] when
-//! `--mysql-ignore-errors` lists the error, as sysbench reconnects.
+//! It may import `client`, `transport`, `workload`, `stats`, `rand` and the
+//! protocol crate; never `cli` or `run`, which sit above it and fill its
+//! settings ([`EngineOptions`], [`IgnoreErrors`], ...).
+//!
+//! What a connection does whatever the backend (its [`Session`], the
+//! transport around it, opening it again with its [`Redial`] when
+//! `--mysql-ignore-errors` lists the error, as sysbench reconnects) is done
+//! once, in `conn_io`; a backend only moves bytes between the socket and
+//! its buffers: io_uring (batched submissions and completions) or epoll
+//! (tokio). `--mysql-dry-run` drives the sessions with no I/O ([`dry`]).
 
 mod budget;
 mod conn_io;

@@ -76,4 +76,3 @@ pub enum PollMode {
     /// Never block (burns the CPU, lowest latency).
     Spin,
 }
-

@@ -49,7 +49,9 @@ impl ConnIo {
     }
 
     /// Lets the session append its next commands, in wire form, to `wire_out`.
-    #[inline]
+    // Inlined into each backend's caller, which then calls the session
+    // itself, as it did when each backend had its own copy of this.
+    #[inline(always)]
     pub(super) fn fill(&mut self, wire_out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<(), DriverError> {
         if self.transport.is_plain() {
             self.session.fill(wire_out, now_ns, budget).map_err(|e| self.session_error(e))?;
@@ -64,7 +66,7 @@ impl ConnIo {
     /// Hands the session the responses in `wire_in`, the bytes received and
     /// not yet consumed. Returns how many of them are consumed; the rest
     /// (a partial packet) must be passed again with what comes next.
-    #[inline]
+    #[inline(always)]
     pub(super) fn on_input(
         &mut self,
         wire_in: &[u8],

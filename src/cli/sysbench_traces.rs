@@ -101,7 +101,9 @@ fn every_trace_is_reproduced() {
                 // sysbench's first flush is wirebench's first event; its
                 // second statement is the remainder flushed at thread_done.
                 let mut harness = Harness::new(&*workload, context(0, 1), rng(trace));
-                let DecodedCommand::Query(sql) = harness.event().remove(0) else { panic!("bulk_insert sends COM_QUERY") };
+                let DecodedCommand::Query(sql) = harness.event().remove(0) else {
+                    panic!("bulk_insert sends COM_QUERY")
+                };
                 let rows = harness.script().last_event_weight();
                 let next = format!("INSERT INTO sbtest1 VALUES({},", rows + 1);
                 assert!(
@@ -119,8 +121,9 @@ fn every_trace_is_reproduced() {
             }
             "prepare" => {
                 let theirs: Vec<String> = trace.lines.iter().map(|l| masked(l)).collect();
-                let ours =
-                    workload.prepare(context(0, 1), rng(trace)).map(|sql| masked(&DecodedCommand::Query(sql).trace_line()));
+                let ours = workload
+                    .prepare(context(0, 1), rng(trace))
+                    .map(|sql| masked(&DecodedCommand::Query(sql).trace_line()));
                 compare(&trace.name, &ours.collect::<Vec<_>>(), &theirs, &mut failures);
                 continue;
             }

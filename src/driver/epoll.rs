@@ -9,10 +9,10 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use super::{Budget, Clock, ConnPlan, DriverError, LoopContext, Lost, Redial, Session, StdSocket};
-use crate::client::{Endpoint, Stream};
+use super::conn_io::ConnIo;
+use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost};
+use crate::client::Stream;
 use crate::stats::LoopStats;
-use crate::transport::Transport;
 
 /// Bytes a read may fill at least.
 const READ_CHUNK: usize = 4096;
@@ -29,54 +29,66 @@ const STOP_POLL_NS: u64 = 10_000_000;
 /// show in every such event's latency.
 const PRECISE_WAIT_NS: u64 = 2_000_000;
 
+/// What a loop's tasks share, on its one thread.
+struct EpollLoop {
+    index: usize,
+    context: LoopContext,
+    stats: RefCell<LoopStats>,
+    budget: RefCell<Budget>,
+    waiters: Waiters,
+}
+
 pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| DriverError::Setup { index, message: format!("cannot start its runtime: {e}") })?;
-    let stats = Rc::new(RefCell::new(context.board.loop_stats(index)));
-    let budget = Rc::new(RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)));
-    let waiters = Rc::new(Waiters::new(connections.len()));
-    let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, async {
-        let mut tasks = Vec::with_capacity(connections.len());
-        for conn in connections {
-            let (stats, budget, waiters, context) = (stats.clone(), budget.clone(), waiters.clone(), context.clone());
-            tasks.push(tokio::task::spawn_local(drive(index, conn, stats, budget, waiters, context)));
-        }
-        let dispatcher = budget.borrow().has_rate().then(|| {
-            let (budget, waiters) = (budget.clone(), waiters.clone());
-            tokio::task::spawn_local(dispatch(budget, waiters, context.clock))
-        });
-        let ticker = {
-            let (stats, budget, board, clock) = (stats.clone(), budget.clone(), context.board.clone(), context.clock);
-            tokio::task::spawn_local(async move {
-                let mut tick = tokio::time::interval(PUBLISH_TICK);
-                loop {
-                    tick.tick().await;
-                    budget.borrow_mut().publish(clock.now_ns());
-                    board.publish_if_requested(index, &mut stats.borrow_mut());
-                }
-            })
-        };
-        let mut first_error = None;
-        for task in tasks {
-            let outcome = task.await.unwrap_or_else(|e| {
-                Err(DriverError::Setup { index, message: format!("a connection task failed: {e}") })
-            });
-            if let Err(e) = outcome {
-                context.control.stop();
-                first_error.get_or_insert(e);
-            }
-        }
-        ticker.abort();
-        if let Some(dispatcher) = dispatcher {
-            dispatcher.abort();
-        }
-        first_error.map_or(Ok(()), Err)
+        .map_err(|source| DriverError::Loop { index, op: LoopOp::StartRuntime, source })?;
+    let shared = Rc::new(EpollLoop {
+        index,
+        context: context.clone(),
+        stats: RefCell::new(context.board.loop_stats(index)),
+        budget: RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)),
+        waiters: Waiters::new(connections.len()),
     });
-    context.board.publish(index, &mut stats.borrow_mut());
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&runtime, run_tasks(connections, &shared));
+    context.board.publish(index, &mut shared.stats.borrow_mut());
     result
+}
+
+/// Runs one task per connection until all are done, with the `--rate`
+/// dispatcher and the publishing ticker beside them.
+async fn run_tasks(connections: Vec<ConnPlan>, shared: &Rc<EpollLoop>) -> Result<(), DriverError> {
+    let mut tasks = Vec::with_capacity(connections.len());
+    for conn in connections {
+        tasks.push(tokio::task::spawn_local(drive(conn, shared.clone())));
+    }
+    let dispatcher = shared.budget.borrow().has_rate().then(|| tokio::task::spawn_local(dispatch(shared.clone())));
+    let ticker = tokio::task::spawn_local(tick(shared.clone()));
+    let mut first_error = None;
+    for task in tasks {
+        let outcome = task.await.unwrap_or_else(|source| Err(DriverError::Task { index: shared.index, source }));
+        if let Err(e) = outcome {
+            shared.context.control.stop();
+            first_error.get_or_insert(e);
+        }
+    }
+    ticker.abort();
+    if let Some(dispatcher) = dispatcher {
+        dispatcher.abort();
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Answers the collector, and brings the `--rate` queue up to date, even
+/// when no connection is busy.
+async fn tick(shared: Rc<EpollLoop>) {
+    let mut tick = tokio::time::interval(PUBLISH_TICK);
+    loop {
+        tick.tick().await;
+        shared.budget.borrow_mut().publish(shared.context.clock.now_ns());
+        shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
+    }
 }
 
 /// `--rate`: the loop's connections waiting for an arrival.
@@ -116,11 +128,12 @@ impl Waiters {
 /// sleep is tokio's (wake-ups up to about 1 ms late, which such an event's
 /// latency then includes); once all wait, the last stretch is slept
 /// precisely.
-async fn dispatch(budget: Rc<RefCell<Budget>>, waiters: Rc<Waiters>, clock: Clock) {
+async fn dispatch(shared: Rc<EpollLoop>) {
+    let (waiters, clock) = (&shared.waiters, shared.context.clock);
     loop {
         let now = clock.now_ns();
         let (queued, wake_at) = {
-            let mut budget = budget.borrow_mut();
+            let mut budget = shared.budget.borrow_mut();
             budget.publish(now);
             (budget.queued(), budget.wake_at(now))
         };
@@ -154,131 +167,100 @@ async fn dispatch(budget: Rc<RefCell<Budget>>, waiters: Rc<Waiters>, clock: Cloc
 
 /// Drives one connection; a fatal error stops the whole run at once, so
 /// the other connections finish their events instead of running on.
-async fn drive(
-    index: usize,
-    conn: ConnPlan,
-    stats: Rc<RefCell<LoopStats>>,
-    budget: Rc<RefCell<Budget>>,
-    waiters: Rc<Waiters>,
-    context: LoopContext,
-) -> Result<(), DriverError> {
-    let control = context.control.clone();
-    let result = drive_connection(index, conn, stats, budget, waiters, context).await;
+async fn drive(conn: ConnPlan, shared: Rc<EpollLoop>) -> Result<(), DriverError> {
+    let result = drive_connection(conn, &shared).await;
     if result.is_err() {
-        control.stop();
+        shared.context.control.stop();
     }
     result
 }
 
-async fn drive_connection(
-    index: usize,
-    conn: ConnPlan,
-    stats: Rc<RefCell<LoopStats>>,
-    budget: Rc<RefCell<Budget>>,
-    waiters: Rc<Waiters>,
-    context: LoopContext,
-) -> Result<(), DriverError> {
-    let ConnPlan { endpoint, socket, leftover, mut session, mut transport, redial } = conn;
-    let io_error = |source| DriverError::Io { endpoint: endpoint.clone(), source };
-    let mut stream = match socket {
-        StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s).map_err(io_error)?),
-        StdSocket::Unix(s) => Stream::Unix(tokio::net::UnixStream::from_std(s).map_err(io_error)?),
-    };
-    // Small to start with: 10,000 connections must fit in a few hundred
-    // MiB. The buffer grows when responses are bigger.
-    let mut rbuf = leftover;
-    rbuf.reserve(READ_CHUNK);
-    let mut wbuf = Vec::with_capacity(1024);
-    // With a transport that is not plain: the packet stream on both sides
-    // of it (`rbuf` and `wbuf` then hold wire bytes).
-    let mut plain_in = Vec::new();
-    let mut plain_out = Vec::new();
-    let session_error = |source| DriverError::Session { endpoint: endpoint.clone(), source };
-    let transport_error = |source| DriverError::Transport { endpoint: endpoint.clone(), source };
+/// Exchanges commands and answers until the connection is done; opens it
+/// again each time it is lost, if that is not fatal.
+async fn drive_connection(conn: ConnPlan, shared: &EpollLoop) -> Result<(), DriverError> {
+    let (mut io, socket, leftover) = ConnIo::from_plan(conn);
+    let stream = socket.into_stream().map_err(|e| io.io_error(e))?;
+    let mut wire = Wire::new(stream, leftover);
     loop {
-        let now = context.clock.now_ns();
-        if transport.is_plain() {
-            session.fill(&mut wbuf, now, &mut budget.borrow_mut()).map_err(session_error)?;
-        } else {
-            session.fill(&mut plain_out, now, &mut budget.borrow_mut()).map_err(session_error)?;
-            let encoded = transport.encode(&plain_out, &mut wbuf);
-            plain_out.clear();
-            encoded.map_err(transport_error)?;
-        }
-        if !wbuf.is_empty() {
-            let written = stream.write_all(&wbuf).await;
-            wbuf.clear();
-            if let Err(e) = written {
-                let lost = Lost::Write(e);
-                let Some(again) = reconnect(lost, &endpoint, &redial, &mut session, &stats, &context).await? else {
-                    return Ok(());
-                };
-                (stream, rbuf, transport) = again;
-                plain_in.clear();
-                continue;
-            }
-        }
-        if session.is_done() {
-            return Ok(());
-        }
-        if session.is_waiting() {
-            waiters.wait().await;
-            continue;
-        }
-        // Not done, so at least one command is in flight: wait for its answer.
-        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 2 {
-            rbuf.reserve(READ_CHUNK.max(rbuf.len()));
-        }
-        let lost = match stream.read_buf(&mut rbuf).await {
-            Ok(0) => Some(Lost::Closed),
-            Ok(_) => None,
-            Err(e) => Some(Lost::Read(e)),
-        };
-        if let Some(lost) = lost {
-            let Some(again) = reconnect(lost, &endpoint, &redial, &mut session, &stats, &context).await? else {
-                return Ok(());
-            };
-            (stream, rbuf, transport) = again;
-            plain_in.clear();
-            continue;
-        }
-        let now = context.clock.now_ns();
-        {
-            let mut stats = stats.borrow_mut();
-            if transport.is_plain() {
-                let used = session.on_input(&rbuf, now, &mut stats, &context.ignore).map_err(session_error)?;
-                rbuf.advance(used);
-            } else {
-                let decoded = transport.decode(&rbuf, &mut plain_in).map_err(transport_error)?;
-                rbuf.advance(decoded);
-                let used = session.on_input(&plain_in, now, &mut stats, &context.ignore).map_err(session_error)?;
-                plain_in.drain(..used);
-            }
-            context.board.publish_if_requested(index, &mut stats);
-        }
+        let Some(lost) = exchange(&mut io, &mut wire, shared).await? else { return Ok(()) };
+        io.lost(lost, &shared.context.ignore, &mut shared.stats.borrow_mut())?;
+        let Some((stream, leftover)) = io.reopen(&shared.context).await else { return Ok(()) };
+        wire.replace(stream, leftover);
     }
 }
 
-/// A lost connection: fatal unless `--mysql-ignore-errors` lists its code;
-/// then it is opened again (retrying until it works), counted as a
-/// reconnect, and the session starts its event over on it. `None` when the
-/// run ended before the connection was back.
-async fn reconnect(
-    lost: Lost,
-    endpoint: &Endpoint,
-    redial: &Redial,
-    session: &mut Session,
-    stats: &RefCell<LoopStats>,
-    context: &LoopContext,
-) -> Result<Option<(Stream, BytesMut, Transport)>, DriverError> {
-    if !context.ignore.ignores(lost.code()) {
-        return Err(DriverError::Lost { endpoint: endpoint.clone(), lost });
+/// Sends the session's commands and hands it the answers, until it is
+/// done (`None`) or the connection is lost.
+async fn exchange(io: &mut ConnIo, wire: &mut Wire, shared: &EpollLoop) -> Result<Option<Lost>, DriverError> {
+    let context = &shared.context;
+    loop {
+        io.fill(&mut wire.wbuf, context.clock.now_ns(), &mut shared.budget.borrow_mut())?;
+        if let Err(lost) = wire.write().await {
+            return Ok(Some(lost));
+        }
+        if io.session().is_done() {
+            return Ok(None);
+        }
+        if io.session().is_waiting() {
+            shared.waiters.wait().await;
+            continue;
+        }
+        // Not done, so at least one command is in flight: wait for its answer.
+        if let Err(lost) = wire.read().await {
+            return Ok(Some(lost));
+        }
+        let mut stats = shared.stats.borrow_mut();
+        let used = io.on_input(&wire.rbuf, context.clock.now_ns(), &mut stats, &context.ignore)?;
+        wire.rbuf.advance(used);
+        context.board.publish_if_requested(shared.index, &mut stats);
     }
-    stats.borrow_mut().record_reconnect();
-    let run_over = || context.control.is_stopped() || context.deadline_ns.is_some_and(|d| context.clock.now_ns() >= d);
-    let Some((conn, statement_ids)) = redial.reopen(run_over).await else { return Ok(None) };
-    let (stream, mut rbuf, login, transport) = conn.into_parts();
-    session.reconnected(login.capabilities, &statement_ids);
-    rbuf.reserve(READ_CHUNK);
-    Ok(Some((stream, rbuf, transport)))
+}
+
+/// A connection's stream, and its buffers of wire bytes.
+struct Wire {
+    stream: Stream,
+    /// Received and not yet consumed.
+    rbuf: BytesMut,
+    /// To send.
+    wbuf: Vec<u8>,
+}
+
+impl Wire {
+    fn new(stream: Stream, leftover: BytesMut) -> Self {
+        // Small to start with: 10,000 connections must fit in a few hundred
+        // MiB. The buffers grow when commands or responses are bigger.
+        let mut rbuf = leftover;
+        rbuf.reserve(READ_CHUNK);
+        Wire { stream, rbuf, wbuf: Vec::with_capacity(1024) }
+    }
+
+    /// Takes over the stream of a connection opened again.
+    fn replace(&mut self, stream: Stream, leftover: BytesMut) {
+        self.stream = stream;
+        self.rbuf = leftover;
+        self.rbuf.reserve(READ_CHUNK);
+        self.wbuf.clear();
+    }
+
+    /// Sends what the session wrote, if anything.
+    async fn write(&mut self) -> Result<(), Lost> {
+        if self.wbuf.is_empty() {
+            return Ok(());
+        }
+        let written = self.stream.write_all(&self.wbuf).await;
+        self.wbuf.clear();
+        written.map_err(Lost::Write)
+    }
+
+    /// Reads what the server sent next.
+    async fn read(&mut self) -> Result<(), Lost> {
+        if self.rbuf.capacity() - self.rbuf.len() < READ_CHUNK / 2 {
+            self.rbuf.reserve(READ_CHUNK.max(self.rbuf.len()));
+        }
+        match self.stream.read_buf(&mut self.rbuf).await {
+            Ok(0) => Err(Lost::Closed),
+            Ok(_) => Ok(()),
+            Err(e) => Err(Lost::Read(e)),
+        }
+    }
 }

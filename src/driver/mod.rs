@@ -1,17 +1,22 @@
-//! The driver: how commands reach the server. One event loop per chosen
-//! core, each pinned and owning its connections outright; nothing is shared
-//! per query. Loops hand their statistics to the collector once per report
-//! interval (see `crate::stats::StatsBoard`).
+//! The driver layer: how commands reach the server and their answers are
+//! counted, once the connections are open. One event loop per chosen core,
+//! each pinned and owning its connections outright; nothing is shared per
+//! query, and loops hand their statistics to the collector once per report
+//! interval (`crate::stats::StatsBoard`).
 //!
-//! Connections are opened and their statements prepared beforehand by the
-//! async client; each loop then drives its sockets with one of two
-//! backends: io_uring (batched submissions and completions) or epoll
-//! (tokio), behind the same per-connection [`Session`] state machine.
-//! `--mysql-dry-run` drives the sessions with no I/O at all ([`dry`]). A
-//! lost connection is opened again with its [`Redial`] when
-//! `--mysql-ignore-errors` lists the error, as sysbench reconnects.
+//! It may import `client`, `transport`, `workload`, `stats`, `rand` and the
+//! protocol crate; never `cli` or `run`, which sit above it and fill its
+//! settings ([`EngineOptions`], [`IgnoreErrors`], ...).
+//!
+//! What a connection does whatever the backend (its [`Session`], the
+//! transport around it, opening it again with its [`Redial`] when
+//! `--mysql-ignore-errors` lists the error, as sysbench reconnects) is done
+//! once, in `conn_io`; a backend only moves bytes between the socket and
+//! its buffers: io_uring (batched submissions and completions) or epoll
+//! (tokio). `--mysql-dry-run` drives the sessions with no I/O ([`dry`]).
 
 mod budget;
+mod conn_io;
 pub mod dry;
 mod epoll;
 mod options;
@@ -19,6 +24,7 @@ mod redial;
 mod session;
 mod uring;
 
+use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -31,6 +37,7 @@ pub use budget::{Budget, RunControl};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};
+pub use uring::UringUnavailable;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
@@ -83,6 +90,21 @@ impl StdSocket {
             Stream::Tcp(s) => StdSocket::Tcp(s.into_std()?),
             Stream::Unix(s) => StdSocket::Unix(s.into_std()?),
         })
+    }
+
+    /// Back to a tokio stream, registered with the current runtime.
+    fn into_stream(self) -> io::Result<Stream> {
+        Ok(match self {
+            StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s)?),
+            StdSocket::Unix(s) => Stream::Unix(tokio::net::UnixStream::from_std(s)?),
+        })
+    }
+
+    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
+        match self {
+            StdSocket::Tcp(s) => s.set_nonblocking(nonblocking),
+            StdSocket::Unix(s) => s.set_nonblocking(nonblocking),
+        }
     }
 }
 
@@ -162,6 +184,14 @@ pub struct LoopContext {
     pub finished: Finished,
 }
 
+impl LoopContext {
+    /// True once no event may start any more: the run was stopped, or its
+    /// deadline has passed.
+    pub fn run_over(&self) -> bool {
+        self.control.is_stopped() || self.deadline_ns.is_some_and(|d| self.clock.now_ns() >= d)
+    }
+}
+
 /// Why a loop stopped before the run was over.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
@@ -174,8 +204,32 @@ pub enum DriverError {
     /// A lost connection whose error code `--mysql-ignore-errors` does not list.
     #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
     Lost { endpoint: Endpoint, lost: Lost },
-    #[error("event loop {index}: {message}")]
-    Setup { index: usize, message: String },
+    /// A loop's own machinery failed: its runtime or its ring.
+    #[error("event loop {index}: cannot {op}: {source}")]
+    Loop { index: usize, op: LoopOp, source: io::Error },
+    /// A connection task of the epoll loop panicked.
+    #[error("event loop {index}: a connection task failed: {source}")]
+    Task { index: usize, source: tokio::task::JoinError },
+}
+
+/// What a loop could not do ([`DriverError::Loop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopOp {
+    StartRuntime,
+    CreateRing,
+    SubmitToRing,
+    WaitOnRing,
+}
+
+impl fmt::Display for LoopOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LoopOp::StartRuntime => "start its runtime",
+            LoopOp::CreateRing => "create its io_uring",
+            LoopOp::SubmitToRing => "submit to its io_uring",
+            LoopOp::WaitOnRing => "wait on its io_uring",
+        })
+    }
 }
 
 /// Which backend a loop runs, after `--io=auto` is resolved.
@@ -186,13 +240,12 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// `--io=auto` picks io_uring where the kernel allows it.
-    pub fn resolve(choice: IoBackend) -> Result<Backend, String> {
+    /// `--io=auto` picks io_uring where the kernel allows it; `--io=uring`
+    /// fails where it does not.
+    pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
         match choice {
             IoBackend::Epoll => Ok(Backend::Epoll),
-            IoBackend::Uring => {
-                uring::probe().map(|()| Backend::Uring).map_err(|reason| format!("--io=uring: {reason}"))
-            }
+            IoBackend::Uring => uring::probe().map(|()| Backend::Uring),
             IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Epoll }),
         }
     }

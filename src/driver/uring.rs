@@ -10,16 +10,16 @@
 //! ring defers its task work to that wait (`DEFER_TASKRUN`): completions
 //! arriving meanwhile do not wake the thread one by one.
 
+use std::fmt;
 use std::io;
 use std::time::{Duration, Instant};
 
+use bytes::BytesMut;
 use io_uring::{opcode, types, IoUring};
 
-use super::{Budget, ConnPlan, DriverError, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket};
-use super::{IgnoreErrors, PollMode};
-use crate::client::Endpoint;
+use super::conn_io::ConnIo;
+use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, StdSocket};
 use crate::stats::LoopStats;
-use crate::transport::{Transport, TransportError};
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
@@ -68,25 +68,68 @@ fn decode_user_data(data: u64) -> (usize, Op) {
     ((data >> OP_BITS) as usize, op)
 }
 
-/// Whether this kernel lets the process use io_uring with what the loop
-/// needs (send/recv operations, timed waits); the reason when it does not.
-pub fn probe() -> Result<(), String> {
-    let ring = IoUring::new(8).map_err(|e| match std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
-        Ok(v) if v.trim() != "0" => {
-            format!("io_uring is disabled on this machine (/proc/sys/kernel/io_uring_disabled = {}): {e}", v.trim())
+/// Why `--io=uring` cannot run here.
+#[derive(Debug)]
+pub enum UringUnavailable {
+    /// `/proc/sys/kernel/io_uring_disabled` is set (to this value).
+    Disabled { setting: String, source: io::Error },
+    /// The kernel refused to create a ring.
+    NoInstance(io::Error),
+    /// Waits cannot time out (IORING_FEAT_EXT_ARG, Linux 5.11).
+    NoExtArg,
+    /// The kernel refused to say which operations it supports.
+    NoProbe(io::Error),
+    /// An operation the loop needs is missing (`IORING_OP_` and this name).
+    MissingOp(&'static str),
+}
+
+impl fmt::Display for UringUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("--io=uring: ")?;
+        match self {
+            UringUnavailable::Disabled { setting, source } => write!(
+                f,
+                "io_uring is disabled on this machine (/proc/sys/kernel/io_uring_disabled = {setting}): {source}"
+            )?,
+            UringUnavailable::NoInstance(e) => write!(f, "cannot create an io_uring instance: {e}")?,
+            UringUnavailable::NoExtArg => {
+                f.write_str("this kernel's io_uring cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)")?
+            }
+            UringUnavailable::NoProbe(e) => write!(f, "cannot probe io_uring operations: {e}")?,
+            UringUnavailable::MissingOp(name) => write!(f, "this kernel's io_uring has no IORING_OP_{name}")?,
         }
-        _ => format!("cannot create an io_uring instance: {e}"),
+        f.write_str("; use --io=epoll")
+    }
+}
+
+impl std::error::Error for UringUnavailable {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            UringUnavailable::Disabled { source: e, .. }
+            | UringUnavailable::NoInstance(e)
+            | UringUnavailable::NoProbe(e) => Some(e),
+            UringUnavailable::NoExtArg | UringUnavailable::MissingOp(_) => None,
+        }
+    }
+}
+
+/// Whether this kernel lets the process use io_uring with what the loop
+/// needs (send/recv operations, timed waits); why not when it does not.
+pub fn probe() -> Result<(), UringUnavailable> {
+    let ring = IoUring::new(8).map_err(|e| match std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+        Ok(v) if v.trim() != "0" => UringUnavailable::Disabled { setting: v.trim().to_owned(), source: e },
+        _ => UringUnavailable::NoInstance(e),
     })?;
     if !ring.params().is_feature_ext_arg() {
-        return Err("this kernel's io_uring cannot wait with a timeout (IORING_FEAT_EXT_ARG, Linux 5.11)".to_owned());
+        return Err(UringUnavailable::NoExtArg);
     }
     let mut ops = io_uring::Probe::new();
-    ring.submitter().register_probe(&mut ops).map_err(|e| format!("cannot probe io_uring operations: {e}"))?;
+    ring.submitter().register_probe(&mut ops).map_err(UringUnavailable::NoProbe)?;
     for (code, name) in
         [(opcode::Send::CODE, "SEND"), (opcode::Recv::CODE, "RECV"), (opcode::AsyncCancel::CODE, "ASYNC_CANCEL")]
     {
         if !ops.is_supported(code) {
-            return Err(format!("this kernel's io_uring has no IORING_OP_{name}"));
+            return Err(UringUnavailable::MissingOp(name));
         }
     }
     Ok(())
@@ -171,8 +214,9 @@ impl RecvBuffer {
     }
 }
 
+/// Where a connection is in its life on the ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum ConnState {
     Running,
     /// Lost, and `--mysql-ignore-errors` lists the error: waiting for its
     /// operations to complete, then opened again.
@@ -183,124 +227,72 @@ enum State {
     Retired,
 }
 
+/// A connection's socket, its buffers and its operations in flight.
 struct Conn {
-    endpoint: Endpoint,
+    /// Its session and transport: `recv`, `filling` and `sending` hold
+    /// wire bytes.
+    io: ConnIo,
     fd: types::Fd,
     /// Owns the descriptor; closed when the loop ends.
     _socket: StdSocket,
-    session: Session,
-    /// Between the socket and the session; when it is not plain, `recv`,
-    /// `filling` and `sending` hold wire bytes and the packet stream passes
-    /// through `plain_in` and `plain_out`.
-    transport: Transport,
     recv: RecvBuffer,
-    /// Where `Session::fill` writes the next commands (through `plain_out`
-    /// and the transport, when it is not plain).
+    /// Where the next commands are written.
     filling: Vec<u8>,
-    /// Decoded responses not yet walked.
-    plain_in: Vec<u8>,
-    /// Commands on their way to the transport.
-    plain_out: Vec<u8>,
     /// The bytes of the send in flight: never touched until it completes.
     sending: Vec<u8>,
     /// How much of `sending` the kernel has taken.
     sent: usize,
     recv_pending: bool,
     send_pending: bool,
-    state: State,
-    /// How to open it again when it is lost.
-    redial: Redial,
+    state: ConnState,
 }
 
 impl Conn {
-    fn new(plan: ConnPlan) -> io::Result<Self> {
-        let ConnPlan { endpoint, socket, leftover, session, transport, redial } = plan;
+    fn new(plan: ConnPlan) -> Result<Self, DriverError> {
+        let (io, socket, leftover) = ConnIo::from_plan(plan);
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
-        match &socket {
-            StdSocket::Tcp(s) => s.set_nonblocking(false)?,
-            StdSocket::Unix(s) => s.set_nonblocking(false)?,
+        if let Err(e) = socket.set_nonblocking(false) {
+            return Err(io.io_error(e));
         }
         Ok(Conn {
-            endpoint,
+            io,
             fd: types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket)),
             _socket: socket,
-            session,
-            transport,
             recv: RecvBuffer::new(&leftover),
             filling: Vec::with_capacity(1024),
-            plain_in: Vec::new(),
-            plain_out: Vec::new(),
             sending: Vec::with_capacity(1024),
             sent: 0,
             recv_pending: false,
             send_pending: false,
-            state: State::Running,
-            redial,
+            state: ConnState::Running,
         })
     }
 
-    /// Takes over a connection opened again: new socket, buffers and
-    /// transport; the session starts its event over.
-    fn replace(&mut self, reopened: Reopened) -> io::Result<()> {
-        let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;
-        match &socket {
-            StdSocket::Tcp(s) => s.set_nonblocking(false)?,
-            StdSocket::Unix(s) => s.set_nonblocking(false)?,
-        }
+    /// Takes over the socket of a connection opened again ([`ConnIo::reopen_blocking`]),
+    /// with fresh buffers.
+    fn replace(&mut self, socket: StdSocket, leftover: BytesMut) -> io::Result<()> {
+        socket.set_nonblocking(false)?;
         self.fd = types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket));
         // Drops (closes) the old socket: nothing is in flight on it.
         self._socket = socket;
         self.recv = RecvBuffer::new(&leftover);
-        self.transport = transport;
         self.filling.clear();
         self.sending.clear();
         self.sent = 0;
-        self.plain_in.clear();
-        self.plain_out.clear();
-        self.session.reconnected(capabilities, &statement_ids);
         Ok(())
-    }
-
-    /// A lost connection, as libmysqlclient would name it (2006/2013).
-    fn lost(&self, lost: Lost) -> DriverError {
-        DriverError::Lost { endpoint: self.endpoint.clone(), lost }
     }
 
     /// Lets the session append its next commands to `filling`.
     fn fill(&mut self, now: u64, budget: &mut Budget) -> Result<(), DriverError> {
-        if self.transport.is_plain() {
-            self.session.fill(&mut self.filling, now, budget).map_err(|e| self.session_error(e))?;
-            return Ok(());
-        }
-        self.session.fill(&mut self.plain_out, now, budget).map_err(|e| self.session_error(e))?;
-        let encoded = self.transport.encode(&self.plain_out, &mut self.filling);
-        self.plain_out.clear();
-        encoded.map_err(|e| self.transport_error(e))
+        self.io.fill(&mut self.filling, now, budget)
     }
 
     /// Hands the session the responses received so far.
     fn on_input(&mut self, now: u64, stats: &mut LoopStats, ignore: &IgnoreErrors) -> Result<(), DriverError> {
-        if self.transport.is_plain() {
-            let used =
-                self.session.on_input(self.recv.unread(), now, stats, ignore).map_err(|e| self.session_error(e))?;
-            self.recv.consume(used);
-            return Ok(());
-        }
-        let decoded =
-            self.transport.decode(self.recv.unread(), &mut self.plain_in).map_err(|e| self.transport_error(e))?;
-        self.recv.consume(decoded);
-        let used = self.session.on_input(&self.plain_in, now, stats, ignore).map_err(|e| self.session_error(e))?;
-        self.plain_in.drain(..used);
+        let used = self.io.on_input(self.recv.unread(), now, stats, ignore)?;
+        self.recv.consume(used);
         Ok(())
-    }
-
-    fn session_error(&self, source: SessionError) -> DriverError {
-        DriverError::Session { endpoint: self.endpoint.clone(), source }
-    }
-
-    fn transport_error(&self, source: TransportError) -> DriverError {
-        DriverError::Transport { endpoint: self.endpoint.clone(), source }
     }
 }
 
@@ -342,17 +334,16 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
 
 impl<'c> Driver<'c> {
     fn new(index: usize, connections: Vec<ConnPlan>, context: &'c LoopContext) -> Result<Self, DriverError> {
-        let setup = |what: &str, e: io::Error| DriverError::Setup { index, message: format!("{what}: {e}") };
         // Each connection has at most a receive, a send and their two
         // cancellations queued between two submissions; the completion
         // queue is twice that, so it never overflows.
         let entries = (connections.len() * 4).next_power_of_two().clamp(8, 32 * 1024);
-        let (ring, _deferred) = build_ring(entries as u32).map_err(|e| setup("cannot create its io_uring", e))?;
+        let (ring, _deferred) =
+            build_ring(entries as u32).map_err(|source| DriverError::Loop { index, op: LoopOp::CreateRing, source })?;
         let min_timeout = ring.params().is_feature_min_timeout();
         let mut conns = Vec::with_capacity(connections.len());
         for plan in connections {
-            let endpoint = plan.endpoint.clone();
-            conns.push(Conn::new(plan).map_err(|source| DriverError::Io { endpoint, source })?);
+            conns.push(Conn::new(plan)?);
         }
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
         let conns_len = conns.len();
@@ -406,7 +397,7 @@ impl<'c> Driver<'c> {
     /// while it waits for answers.
     fn advance(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != State::Running {
+        if conn.state != ConnState::Running {
             return Ok(());
         }
         let now = self.context.clock.now_ns();
@@ -419,10 +410,10 @@ impl<'c> Driver<'c> {
             self.push_send(i)?;
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.session.is_done() {
-            conn.state = State::Finishing;
+        if conn.io.session().is_done() {
+            conn.state = ConnState::Finishing;
             self.retire_if_idle(i);
-        } else if conn.session.is_waiting() {
+        } else if conn.io.session().is_waiting() {
             self.waiting.push(i);
         } else if !conn.recv_pending {
             self.push_recv(i)?;
@@ -456,7 +447,7 @@ impl<'c> Driver<'c> {
         conn.recv_pending = false;
         self.ops -= 1;
         self.recvs -= 1;
-        if conn.state != State::Running {
+        if conn.state != ConnState::Running {
             return self.settle(i);
         }
         if result < 0 {
@@ -481,7 +472,7 @@ impl<'c> Driver<'c> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.send_pending = false;
         self.ops -= 1;
-        if conn.state != State::Running {
+        if conn.state != ConnState::Running {
             return self.settle(i);
         }
         if result < 0 {
@@ -514,7 +505,7 @@ impl<'c> Driver<'c> {
         self.context.control.stop();
         self.first_error.get_or_insert(error);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = State::Finishing;
+        conn.state = ConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
         Ok(())
@@ -538,12 +529,10 @@ impl<'c> Driver<'c> {
     /// cancelled, and it is opened again once they have completed.
     fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if !self.context.ignore.ignores(lost.code()) {
-            let error = conn.lost(lost);
+        if let Err(error) = conn.io.lost(lost, &self.context.ignore, &mut self.stats) {
             return self.fail(i, error);
         }
-        self.stats.record_reconnect();
-        conn.state = State::Reconnecting;
+        conn.state = ConnState::Reconnecting;
         self.cancel_ops(i)?;
         self.settle(i)
     }
@@ -563,35 +552,31 @@ impl<'c> Driver<'c> {
     /// only one connection was killed.
     fn reopen_if_idle(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != State::Reconnecting || conn.recv_pending || conn.send_pending {
+        if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
-        let context = self.context;
-        let run_over =
-            || context.control.is_stopped() || context.deadline_ns.is_some_and(|d| context.clock.now_ns() >= d);
-        let reopened = conn.redial.reopen_blocking(run_over);
-        let replaced = match reopened {
-            Ok(Some(reopened)) => conn.replace(reopened),
+        let replaced = match conn.io.reopen_blocking(self.context) {
+            Ok(Some((socket, leftover))) => conn.replace(socket, leftover),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted.
-                conn.state = State::Finishing;
+                conn.state = ConnState::Finishing;
                 self.retire_if_idle(i);
                 return Ok(());
             }
             Err(e) => Err(e),
         };
         if let Err(source) = replaced {
-            let error = DriverError::Io { endpoint: conn.endpoint.clone(), source };
+            let error = conn.io.io_error(source);
             return self.fail(i, error);
         }
-        conn.state = State::Running;
+        conn.state = ConnState::Running;
         self.advance(i)
     }
 
     fn retire_if_idle(&mut self, i: usize) {
         if let Some(conn) = self.conns.get_mut(i) {
-            if conn.state == State::Finishing && !conn.recv_pending && !conn.send_pending {
-                conn.state = State::Retired;
+            if conn.state == ConnState::Finishing && !conn.recv_pending && !conn.send_pending {
+                conn.state = ConnState::Retired;
                 self.live -= 1;
             }
         }
@@ -649,7 +634,7 @@ impl<'c> Driver<'c> {
             match self.ring.submit() {
                 Ok(_) => {}
                 Err(e) if is_transient(&e) => {}
-                Err(e) => return Err(self.ring_error("cannot submit to its io_uring", e)),
+                Err(e) => return Err(self.ring_error(LoopOp::SubmitToRing, e)),
             }
         }
     }
@@ -699,7 +684,7 @@ impl<'c> Driver<'c> {
         match result {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error("cannot wait on its io_uring", e)),
+            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
         }
     }
 
@@ -717,7 +702,7 @@ impl<'c> Driver<'c> {
         match result {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error("cannot wait on its io_uring", e)),
+            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
         }
     }
 
@@ -737,12 +722,12 @@ impl<'c> Driver<'c> {
         match result {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error("cannot submit to its io_uring", e)),
+            Err(e) => Err(self.ring_error(LoopOp::SubmitToRing, e)),
         }
     }
 
-    fn ring_error(&self, what: &str, e: io::Error) -> DriverError {
-        DriverError::Setup { index: self.index, message: format!("{what}: {e}") }
+    fn ring_error(&self, op: LoopOp, source: io::Error) -> DriverError {
+        DriverError::Loop { index: self.index, op, source }
     }
 
     /// Cancels everything in flight and waits (a bounded time) for the
@@ -819,9 +804,11 @@ mod tests {
     use wirebench_protocol::Capabilities;
 
     use super::*;
-    use crate::driver::{Clock, RunControl};
+    use crate::client::Endpoint;
+    use crate::driver::{Clock, RunControl, Session};
     use crate::rand::{RandConfig, RandParams, Rng};
     use crate::stats::{Collector, Counters, StatsBoard};
+    use crate::transport::Transport;
     use crate::workload::{CommandSink, Script, Step, WorkloadError};
 
     #[test]
@@ -1042,9 +1029,10 @@ mod tests {
 
     #[test]
     fn probe_answers() {
-        // Either io_uring works here or the reason says why not.
+        // Either io_uring works here or the reason says why not, and what to do.
         if let Err(reason) = probe() {
-            assert!(!reason.is_empty());
+            let reason = reason.to_string();
+            assert!(reason.starts_with("--io=uring: ") && reason.ends_with("; use --io=epoll"), "{reason}");
         }
     }
 }

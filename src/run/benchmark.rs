@@ -74,7 +74,7 @@ pub(super) fn run(
 /// `--io`, resolved; `--poll` asked of the epoll backend is named as not
 /// applying.
 fn backend(bench: &Bench) -> Result<Backend, RunError> {
-    let backend = Backend::resolve(bench.engine.io).map_err(RunError::Backend)?;
+    let backend = Backend::resolve(bench.engine.io)?;
     if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
         eprintln!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",

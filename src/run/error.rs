@@ -4,7 +4,7 @@
 use std::io;
 
 use crate::client::ClientError;
-use crate::driver::{DriverError, OpenError};
+use crate::driver::{DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
@@ -43,8 +43,8 @@ pub enum RunError {
     Task(#[from] tokio::task::JoinError),
     #[error("cannot hand a connection's socket to its event loop: {0}")]
     Socket(io::Error),
-    #[error("{0}")]
-    Backend(String),
+    #[error(transparent)]
+    Backend(#[from] UringUnavailable),
     #[error("cannot start the event loops: {0}")]
     SpawnLoops(io::Error),
     #[error(transparent)]

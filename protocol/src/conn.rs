@@ -135,8 +135,9 @@ pub enum HandshakeStep {
     ServerError(ServerError),
 }
 
+/// Where the login stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum LoginPhase {
     Greeting,
     Tls,
     Auth(AuthPhase),
@@ -155,22 +156,23 @@ enum AuthPhase {
     PasswordSent,
 }
 
-impl Phase {
+impl LoginPhase {
     fn describe(self) -> &'static str {
         match self {
-            Phase::Greeting => "waiting for the server greeting",
-            Phase::Tls => "waiting for the TLS handshake",
-            Phase::Auth(AuthPhase::Started) => "authenticating",
-            Phase::Auth(AuthPhase::FastAuthSucceeded) => "waiting for OK after fast_auth_success",
-            Phase::Auth(AuthPhase::AwaitingPublicKey) => "waiting for the server's RSA public key",
-            Phase::Auth(AuthPhase::PasswordSent) => "waiting for the result of full authentication",
-            Phase::Finished => "the handshake was over",
+            LoginPhase::Greeting => "waiting for the server greeting",
+            LoginPhase::Tls => "waiting for the TLS handshake",
+            LoginPhase::Auth(AuthPhase::Started) => "authenticating",
+            LoginPhase::Auth(AuthPhase::FastAuthSucceeded) => "waiting for OK after fast_auth_success",
+            LoginPhase::Auth(AuthPhase::AwaitingPublicKey) => "waiting for the server's RSA public key",
+            LoginPhase::Auth(AuthPhase::PasswordSent) => "waiting for the result of full authentication",
+            LoginPhase::Finished => "the handshake was over",
         }
     }
 }
 
+/// What the greeting said about the server, kept for the [`Session`].
 #[derive(Debug, Clone, Default)]
-struct ServerInfo {
+struct GreetedServer {
     version: String,
     is_mariadb: bool,
     connection_id: u32,
@@ -182,11 +184,11 @@ struct ServerInfo {
 #[derive(Debug, Clone)]
 pub struct ClientHandshake {
     config: HandshakeConfig,
-    phase: Phase,
+    phase: LoginPhase,
     /// The sequence id the next packet, in either direction, carries.
     seq: u8,
     caps: Capabilities,
-    server: ServerInfo,
+    server: GreetedServer,
     plugin: AuthPlugin,
     /// Always the latest: from the greeting, then from each AuthSwitchRequest.
     nonce: Vec<u8>,
@@ -199,10 +201,10 @@ impl ClientHandshake {
     pub fn new(config: HandshakeConfig) -> Self {
         ClientHandshake {
             config,
-            phase: Phase::Greeting,
+            phase: LoginPhase::Greeting,
             seq: 0,
             caps: Capabilities::empty(),
-            server: ServerInfo::default(),
+            server: GreetedServer::default(),
             plugin: AuthPlugin::MysqlNativePassword,
             nonce: Vec::new(),
             fetched_key: None,
@@ -225,7 +227,7 @@ impl ClientHandshake {
     ) -> Result<(usize, HandshakeStep)> {
         let result = self.advance_packets(input, out, rng);
         if result.is_err() {
-            self.phase = Phase::Finished;
+            self.phase = LoginPhase::Finished;
         }
         result
     }
@@ -233,13 +235,13 @@ impl ClientHandshake {
     /// Call after the TLS handshake that [`HandshakeStep::StartTls`] asked
     /// for; appends the handshake response to `out`, to be sent over TLS.
     pub fn tls_established<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<()> {
-        if self.phase != Phase::Tls {
+        if self.phase != LoginPhase::Tls {
             return Err(ProtocolError::UnexpectedMessage { state: self.phase.describe(), got: "TLS established" });
         }
         self.tls_active = true;
         let result = self.send_handshake_response(out, rng);
         if result.is_err() {
-            self.phase = Phase::Finished;
+            self.phase = LoginPhase::Finished;
         }
         result
     }
@@ -250,7 +252,7 @@ impl ClientHandshake {
         out: &mut Vec<u8>,
         rng: &mut R,
     ) -> Result<(usize, HandshakeStep)> {
-        if matches!(self.phase, Phase::Tls | Phase::Finished) {
+        if matches!(self.phase, LoginPhase::Tls | LoginPhase::Finished) {
             return Err(ProtocolError::UnexpectedMessage { state: self.phase.describe(), got: "server bytes" });
         }
         let max = usize::try_from(self.config.max_packet_size).unwrap_or(usize::MAX);
@@ -263,9 +265,9 @@ impl ClientHandshake {
             consumed += frame.consumed;
             self.seq = frame.next_seq;
             let step = match self.phase {
-                Phase::Greeting => self.on_greeting(&frame.payload, out, rng)?,
-                Phase::Auth(phase) => self.on_auth_packet(phase, &frame.payload, out, rng)?,
-                Phase::Tls | Phase::Finished => {
+                LoginPhase::Greeting => self.on_greeting(&frame.payload, out, rng)?,
+                LoginPhase::Auth(phase) => self.on_auth_packet(phase, &frame.payload, out, rng)?,
+                LoginPhase::Tls | LoginPhase::Finished => {
                     // A packet after StartTls/Done/ServerError in the same input.
                     return Err(ProtocolError::UnexpectedMessage {
                         state: self.phase.describe(),
@@ -302,7 +304,7 @@ impl ClientHandshake {
             extra: self.config.extra_capabilities,
         };
         self.caps = negotiate_capabilities(hs.capabilities, &options)?;
-        self.server = ServerInfo {
+        self.server = GreetedServer {
             version: String::from_utf8_lossy(hs.display_version()).into_owned(),
             is_mariadb: hs.is_mariadb(),
             connection_id: hs.connection_id,
@@ -319,7 +321,7 @@ impl ClientHandshake {
                 charset: self.config.charset,
             };
             self.seq = request.encode(out, self.seq);
-            self.phase = Phase::Tls;
+            self.phase = LoginPhase::Tls;
             return Ok(Some(HandshakeStep::StartTls));
         }
         self.send_handshake_response(out, rng)?;
@@ -347,7 +349,7 @@ impl ClientHandshake {
             connect_attrs: &config.connect_attrs,
         };
         self.seq = response.encode(out, self.seq)?;
-        self.phase = Phase::Auth(next_phase);
+        self.phase = LoginPhase::Auth(next_phase);
         Ok(())
     }
 
@@ -372,7 +374,7 @@ impl ClientHandshake {
         match header {
             OK_HEADER => {
                 let ok = OkPacket::parse(payload, self.caps)?;
-                self.phase = Phase::Finished;
+                self.phase = LoginPhase::Finished;
                 Ok(Some(HandshakeStep::Done(self.session(ok.status))))
             }
             ERR_HEADER => Ok(Some(self.server_error(ErrPacket::parse(payload)?))),
@@ -404,7 +406,7 @@ impl ClientHandshake {
         let mut auth = Vec::new();
         let next_phase = self.first_response(rng, &mut auth)?;
         self.send_raw(out, &auth);
-        self.phase = Phase::Auth(next_phase);
+        self.phase = LoginPhase::Auth(next_phase);
         Ok(())
     }
 
@@ -418,7 +420,7 @@ impl ClientHandshake {
         match (self.plugin, phase) {
             (AuthPlugin::CachingSha2Password, AuthPhase::Started) => match data {
                 [caching_sha2::FAST_AUTH_SUCCESS] => {
-                    self.phase = Phase::Auth(AuthPhase::FastAuthSucceeded);
+                    self.phase = LoginPhase::Auth(AuthPhase::FastAuthSucceeded);
                     Ok(())
                 }
                 [caching_sha2::PERFORM_FULL_AUTHENTICATION] => {
@@ -432,11 +434,11 @@ impl ClientHandshake {
                     match decision {
                         caching_sha2::FullAuthentication::Send(bytes) => {
                             self.send_raw(out, &bytes);
-                            self.phase = Phase::Auth(AuthPhase::PasswordSent);
+                            self.phase = LoginPhase::Auth(AuthPhase::PasswordSent);
                         }
                         caching_sha2::FullAuthentication::RequestPublicKey => {
                             self.send_raw(out, &[caching_sha2::REQUEST_PUBLIC_KEY]);
-                            self.phase = Phase::Auth(AuthPhase::AwaitingPublicKey);
+                            self.phase = LoginPhase::Auth(AuthPhase::AwaitingPublicKey);
                         }
                     }
                     Ok(())
@@ -447,7 +449,7 @@ impl ClientHandshake {
                 let encrypted = rsa_key::encrypt_password(&self.config.password, &self.nonce, data, rng)?;
                 self.fetched_key = Some(data.to_vec());
                 self.send_raw(out, &encrypted);
-                self.phase = Phase::Auth(AuthPhase::PasswordSent);
+                self.phase = LoginPhase::Auth(AuthPhase::PasswordSent);
                 Ok(())
             }
             _ => Err(self.unexpected("AuthMoreData")),
@@ -462,7 +464,7 @@ impl ClientHandshake {
     }
 
     fn server_error(&mut self, err: ErrPacket<'_>) -> HandshakeStep {
-        self.phase = Phase::Finished;
+        self.phase = LoginPhase::Finished;
         HandshakeStep::ServerError(err.to_owned())
     }
 

@@ -90,8 +90,9 @@ pub enum PrepareOutcome {
     Error(ServerError),
 }
 
+/// Where the walk through a prepare response stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum PrepareState {
     Start,
     Params { left: u16 },
     ParamsEof,
@@ -108,21 +109,21 @@ const PREALLOCATE: usize = 64;
 #[derive(Debug, Clone)]
 pub struct PrepareResponse {
     caps: Capabilities,
-    state: State,
+    state: PrepareState,
     stmt: PreparedStatement,
 }
 
 impl PrepareResponse {
     pub fn new(caps: Capabilities) -> Self {
-        PrepareResponse { caps, state: State::Start, stmt: PreparedStatement::default() }
+        PrepareResponse { caps, state: PrepareState::Start, stmt: PreparedStatement::default() }
     }
 
     /// Takes the next packet payload; returns the outcome once complete.
     pub fn feed(&mut self, payload: &[u8]) -> Result<Option<PrepareOutcome>> {
         match self.state {
-            State::Start => {
+            PrepareState::Start => {
                 if payload.first() == Some(&ERR_HEADER) {
-                    self.state = State::Done;
+                    self.state = PrepareState::Done;
                     return Ok(Some(PrepareOutcome::Error(ErrPacket::parse(payload)?.to_owned())));
                 }
                 let ok = PrepareOk::parse(payload)?;
@@ -131,39 +132,39 @@ impl PrepareResponse {
                 self.stmt.columns = Vec::with_capacity(usize::from(ok.num_columns).min(PREALLOCATE));
                 Ok(self.enter_params())
             }
-            State::Params { left } => {
+            PrepareState::Params { left } => {
                 self.stmt.params.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
                 if left > 1 {
-                    self.state = State::Params { left: left - 1 };
+                    self.state = PrepareState::Params { left: left - 1 };
                     Ok(None)
                 } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
                     Ok(self.enter_columns())
                 } else {
-                    self.state = State::ParamsEof;
+                    self.state = PrepareState::ParamsEof;
                     Ok(None)
                 }
             }
-            State::ParamsEof => {
+            PrepareState::ParamsEof => {
                 expect_eof(payload, self.caps, "EOF after parameter definitions")?;
                 Ok(self.enter_columns())
             }
-            State::Columns { left } => {
+            PrepareState::Columns { left } => {
                 self.stmt.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
                 if left > 1 {
-                    self.state = State::Columns { left: left - 1 };
+                    self.state = PrepareState::Columns { left: left - 1 };
                     Ok(None)
                 } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
                     Ok(self.finish())
                 } else {
-                    self.state = State::ColumnsEof;
+                    self.state = PrepareState::ColumnsEof;
                     Ok(None)
                 }
             }
-            State::ColumnsEof => {
+            PrepareState::ColumnsEof => {
                 expect_eof(payload, self.caps, "EOF after column definitions")?;
                 Ok(self.finish())
             }
-            State::Done => Err(ProtocolError::UnexpectedMessage {
+            PrepareState::Done => Err(ProtocolError::UnexpectedMessage {
                 state: "reading a prepare response that is already complete",
                 got: "another packet",
             }),
@@ -174,7 +175,7 @@ impl PrepareResponse {
         match self.stmt.ok.num_params {
             0 => self.enter_columns(),
             left => {
-                self.state = State::Params { left };
+                self.state = PrepareState::Params { left };
                 None
             }
         }
@@ -184,14 +185,14 @@ impl PrepareResponse {
         match self.stmt.ok.num_columns {
             0 => self.finish(),
             left => {
-                self.state = State::Columns { left };
+                self.state = PrepareState::Columns { left };
                 None
             }
         }
     }
 
     fn finish(&mut self) -> Option<PrepareOutcome> {
-        self.state = State::Done;
+        self.state = PrepareState::Done;
         Some(PrepareOutcome::Prepared(std::mem::take(&mut self.stmt)))
     }
 }

@@ -91,8 +91,10 @@ pub struct Progress {
     pub done: Option<Outcome>,
 }
 
+/// Where the walk through a response stands; [`ResponseReader`] and
+/// [`ResultSetDecoder`] share it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum ResponseState {
     /// Expecting OK, ERR, LOCAL INFILE or a column count.
     Start,
     Columns {
@@ -117,7 +119,7 @@ enum State {
 pub struct ResponseReader {
     caps: Capabilities,
     format: RowFormat,
-    state: State,
+    state: ResponseState,
     /// Sequence id the next header must carry.
     seq: u8,
     /// Payload bytes of the packet being skipped that are still to come.
@@ -132,7 +134,7 @@ impl ResponseReader {
         ResponseReader {
             caps,
             format,
-            state: State::Start,
+            state: ResponseState::Start,
             seq: FIRST_RESPONSE_SEQ,
             skip_left: 0,
             skip_continues: false,
@@ -155,12 +157,12 @@ impl ResponseReader {
     }
 
     pub fn is_done(&self) -> bool {
-        self.state == State::Done
+        self.state == ResponseState::Done
     }
 
     /// Walks as much of `input` as forms complete packets of this response.
     pub fn advance(&mut self, input: &[u8]) -> Result<Progress> {
-        if self.state == State::Done {
+        if self.state == ResponseState::Done {
             return Err(ProtocolError::UnexpectedMessage {
                 state: "reading a response that is already complete",
                 got: "more input (call reset first)",
@@ -190,18 +192,18 @@ impl ResponseReader {
                 continue;
             }
             match self.state {
-                State::Columns { left } => {
+                ResponseState::Columns { left } => {
                     pos += self.start_skip(header);
                     self.state = if left > 1 {
-                        State::Columns { left: left - 1 }
+                        ResponseState::Columns { left: left - 1 }
                     } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        State::Rows
+                        ResponseState::Rows
                     } else {
-                        State::ColumnsEof
+                        ResponseState::ColumnsEof
                     };
                     continue;
                 }
-                State::Rows => {
+                ResponseState::Rows => {
                     let Some(&first) = rest.get(HEADER_LEN).filter(|_| header.len > 0) else {
                         if header.len == 0 {
                             return Err(ProtocolError::Malformed("empty row packet"));
@@ -220,7 +222,7 @@ impl ResponseReader {
                         continue;
                     }
                 }
-                State::Start | State::ColumnsEof | State::Done => {}
+                ResponseState::Start | ResponseState::ColumnsEof | ResponseState::Done => {}
             }
             // A packet that must be read whole.
             if header.len >= MAX_FRAGMENT {
@@ -234,7 +236,7 @@ impl ResponseReader {
             pos += end;
             self.seq = self.seq.wrapping_add(1);
             if self.on_packet(payload, payload_at)? {
-                self.state = State::Done;
+                self.state = ResponseState::Done;
                 return Ok(Progress { consumed: pos, done: Some(std::mem::take(&mut self.outcome)) });
             }
         }
@@ -252,7 +254,7 @@ impl ResponseReader {
     /// Handles one whole packet; returns whether the response is complete.
     fn on_packet(&mut self, payload: &[u8], payload_at: usize) -> Result<bool> {
         let first = payload.first().copied();
-        if first == Some(ERR_HEADER) && self.state != State::ColumnsEof {
+        if first == Some(ERR_HEADER) && self.state != ResponseState::ColumnsEof {
             let err = ErrPacket::parse(payload)?;
             let message_at = payload_at + (payload.len() - err.message.len());
             self.outcome.error = Some(ErrorInfo {
@@ -263,7 +265,7 @@ impl ResponseReader {
             return Ok(true);
         }
         match self.state {
-            State::Start => match first {
+            ResponseState::Start => match first {
                 Some(OK_HEADER) => {
                     let ok = OkPacket::parse(payload, self.caps)?;
                     Ok(self.on_ok(&ok))
@@ -276,16 +278,16 @@ impl ResponseReader {
                     let (count, metadata_follows) = read_column_count(payload, self.caps)?;
                     self.outcome.result_sets = self.outcome.result_sets.saturating_add(1);
                     self.state = if metadata_follows {
-                        State::Columns { left: count }
+                        ResponseState::Columns { left: count }
                     } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        State::Rows
+                        ResponseState::Rows
                     } else {
-                        State::ColumnsEof
+                        ResponseState::ColumnsEof
                     };
                     Ok(false)
                 }
             },
-            State::ColumnsEof => {
+            ResponseState::ColumnsEof => {
                 if !is_result_terminator(payload) {
                     return Err(ProtocolError::BadHeader {
                         context: "EOF after column definitions",
@@ -293,10 +295,10 @@ impl ResponseReader {
                     });
                 }
                 EofPacket::parse(payload, self.caps)?;
-                self.state = State::Rows;
+                self.state = ResponseState::Rows;
                 Ok(false)
             }
-            State::Rows => {
+            ResponseState::Rows => {
                 if self.caps.contains(Capabilities::DEPRECATE_EOF) {
                     let ok = OkPacket::parse(payload, self.caps)?;
                     Ok(self.on_ok(&ok))
@@ -307,7 +309,7 @@ impl ResponseReader {
                     Ok(self.next_result(eof.status))
                 }
             }
-            State::Columns { .. } | State::Done => {
+            ResponseState::Columns { .. } | ResponseState::Done => {
                 Err(ProtocolError::UnexpectedMessage { state: "walking a response", got: "a packet out of place" })
             }
         }
@@ -326,7 +328,7 @@ impl ResponseReader {
     /// After an OK or a result set's terminator: another result follows, or the response is complete.
     fn next_result(&mut self, status: StatusFlags) -> bool {
         if status.contains(StatusFlags::MORE_RESULTS_EXISTS) {
-            self.state = State::Start;
+            self.state = ResponseState::Start;
             false
         } else {
             true
@@ -513,7 +515,7 @@ pub struct ResultSetDecoder {
     caps: Capabilities,
     format: RowFormat,
     cached: Option<Vec<Column>>,
-    state: State,
+    state: ResponseState,
     current: ResultSet,
     response: Response,
 }
@@ -524,7 +526,7 @@ impl ResultSetDecoder {
             caps,
             format,
             cached: None,
-            state: State::Start,
+            state: ResponseState::Start,
             current: ResultSet::default(),
             response: Response::default(),
         }
@@ -540,11 +542,11 @@ impl ResultSetDecoder {
     pub fn feed(&mut self, payload: &[u8]) -> Result<Option<Response>> {
         let first = payload.first().copied();
         match self.state {
-            State::Done => Err(ProtocolError::UnexpectedMessage {
+            ResponseState::Done => Err(ProtocolError::UnexpectedMessage {
                 state: "decoding a response that is already complete",
                 got: "another packet",
             }),
-            State::Start => match first {
+            ResponseState::Start => match first {
                 Some(ERR_HEADER) => self.finish_with_error(payload),
                 Some(OK_HEADER) => {
                     let ok = OkPacket::parse(payload, self.caps)?;
@@ -561,7 +563,7 @@ impl ResultSetDecoder {
                     if metadata_follows {
                         let capacity = usize::try_from(count).unwrap_or(usize::MAX).min(PREALLOCATE_COLUMNS);
                         self.current.columns = Vec::with_capacity(capacity);
-                        self.state = State::Columns { left: count };
+                        self.state = ResponseState::Columns { left: count };
                     } else {
                         let cached = self.cached.as_ref().ok_or(ProtocolError::UnexpectedMessage {
                             state: "decoding a result set without cached column definitions",
@@ -577,12 +579,12 @@ impl ResultSetDecoder {
                     Ok(None)
                 }
             },
-            State::Columns { left } => {
+            ResponseState::Columns { left } => {
                 self.current.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
-                self.state = if left > 1 { State::Columns { left: left - 1 } } else { self.after_columns() };
+                self.state = if left > 1 { ResponseState::Columns { left: left - 1 } } else { self.after_columns() };
                 Ok(None)
             }
-            State::ColumnsEof => {
+            ResponseState::ColumnsEof => {
                 if !is_result_terminator(payload) {
                     return Err(ProtocolError::BadHeader {
                         context: "EOF after column definitions",
@@ -590,10 +592,10 @@ impl ResultSetDecoder {
                     });
                 }
                 EofPacket::parse(payload, self.caps)?;
-                self.state = State::Rows;
+                self.state = ResponseState::Rows;
                 Ok(None)
             }
-            State::Rows => {
+            ResponseState::Rows => {
                 if first == Some(ERR_HEADER) {
                     return self.finish_with_error(payload);
                 }
@@ -622,26 +624,26 @@ impl ResultSetDecoder {
         }
     }
 
-    fn after_columns(&self) -> State {
+    fn after_columns(&self) -> ResponseState {
         if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-            State::Rows
+            ResponseState::Rows
         } else {
-            State::ColumnsEof
+            ResponseState::ColumnsEof
         }
     }
 
     fn finish_with_error(&mut self, payload: &[u8]) -> Result<Option<Response>> {
         self.response.error = Some(ErrPacket::parse(payload)?.to_owned());
-        self.state = State::Done;
+        self.state = ResponseState::Done;
         Ok(Some(std::mem::take(&mut self.response)))
     }
 
     fn next_result(&mut self, status: StatusFlags) -> Option<Response> {
         if status.contains(StatusFlags::MORE_RESULTS_EXISTS) {
-            self.state = State::Start;
+            self.state = ResponseState::Start;
             None
         } else {
-            self.state = State::Done;
+            self.state = ResponseState::Done;
             Some(std::mem::take(&mut self.response))
         }
     }

@@ -17,8 +17,8 @@ use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::command::{encode_execute, encode_ping, encode_prepare, encode_query, Param};
-use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
 use wirebench_protocol::framing::decode_packet;
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
 use wirebench_protocol::response::{Outcome, PrepareOutcome, PrepareResponse, ResponseReader, RowFormat};
 use wirebench_protocol::Capabilities;
 

@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wirebench_protocol::auth::rsa_key;
-use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
 use wirebench_protocol::ProtocolError;
 use wirebench_protocol_fuzz::{FuzzRng, Input, TEST_PUBLIC_KEY};
 

@@ -16,7 +16,6 @@ pub mod auth;
 pub mod buf;
 pub mod command;
 pub mod compress;
-pub mod conn;
 pub mod constants;
 pub mod error;
 pub mod framing;

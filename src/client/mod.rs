@@ -14,8 +14,8 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::command::{self, ExecuteTemplate, Param};
-use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, Session, TlsMode};
 use wirebench_protocol::framing;
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, Session, TlsMode};
 use wirebench_protocol::response::{
     Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder, RowFormat,
 };

@@ -169,9 +169,11 @@ pub fn version_id(version: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
     use wirebench_protocol::framing::decode_packet;
-    use wirebench_protocol::handshake::{Greeting as ClientGreeting, HandshakeResponse41, InitialHandshake};
+    use wirebench_protocol::handshake::{
+        ClientHandshake, Greeting as ClientGreeting, HandshakeConfig, HandshakeResponse41, HandshakeStep,
+        InitialHandshake, TlsMode,
+    };
 
     const NONCE: [u8; NONCE_LEN] = *b"abcdefghijklmnopqrst";
 

@@ -2,7 +2,7 @@
 //!
 //! Each plugin file holds the pure computation (scrambles, signatures,
 //! encryption); the order in which they are used over the wire lives in
-//! [`crate::conn`]. Randomness (only RSA-OAEP needs it) comes from the caller.
+//! [`crate::handshake::ClientHandshake`]. Randomness (only RSA-OAEP needs it) comes from the caller.
 
 pub mod caching_sha2;
 pub mod clear_password;

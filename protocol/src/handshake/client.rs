@@ -11,15 +11,15 @@
 
 use std::fmt;
 
+use super::packets::{
+    negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting, HandshakeResponse41,
+    SslRequest, AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER,
+};
 use crate::auth::{caching_sha2, rsa_key, sha256_password, AuthPlugin, CryptoRngCore};
 use crate::buf::WriteExt;
 use crate::constants::{Capabilities, StatusFlags, CHARSET_UTF8MB4_GENERAL_CI, DEFAULT_MAX_PACKET_SIZE};
 use crate::error::{ProtocolError, Result};
 use crate::framing::{decode_packet, finish_packet, start_packet};
-use crate::handshake::{
-    negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting, HandshakeResponse41,
-    SslRequest, AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER,
-};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
 use crate::response::ok::{OkPacket, OK_HEADER};
 
@@ -496,11 +496,13 @@ impl ClientHandshake {
 
 #[cfg(test)]
 mod tests {
+    use super::super::packets::test_support::{
+        from_hex, parse_response, ParsedResponse, MARIADB_GREETING, MYSQL8_GREETING,
+    };
     use super::*;
     use crate::auth::rsa_key::tests::{server_decrypt, test_key, TestRng};
     use crate::auth::{caching_sha2, ed25519, native_password};
     use crate::framing::encode_packet;
-    use crate::handshake::test_support::{from_hex, parse_response, ParsedResponse, MARIADB_GREETING, MYSQL8_GREETING};
     use proptest::prelude::*;
 
     const PASSWORD: &[u8] = b"sbtest";

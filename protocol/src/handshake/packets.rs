@@ -2,7 +2,7 @@
 //! client's HandshakeResponse41 and SSLRequest, the AuthSwitchRequest and
 //! AuthMoreData packets, and capability negotiation.
 //!
-//! The order in which they are exchanged lives in [`crate::conn`].
+//! The order in which they are exchanged lives in [`ClientHandshake`](super::ClientHandshake).
 
 use crate::buf::{Reader, WriteExt};
 use crate::constants::{Capabilities, StatusFlags};

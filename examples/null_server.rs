@@ -165,7 +165,7 @@ async fn pipelined<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, depth: usize, du
         output.clear();
         match step {
             HandshakeStep::NeedMore => assert!(s.read_buf(&mut input).await.unwrap() > 0),
-            HandshakeStep::Done(session) => break session.capabilities,
+            HandshakeStep::Done(login) => break login.capabilities,
             other => panic!("{other:?}"),
         }
     };

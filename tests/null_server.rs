@@ -133,9 +133,9 @@ impl Client {
             output.clear();
             match step {
                 HandshakeStep::NeedMore => fill(&mut *socket, &mut input),
-                HandshakeStep::Done(session) => {
+                HandshakeStep::Done(login) => {
                     assert!(input.is_empty());
-                    return Client { socket, input, caps: session.capabilities };
+                    return Client { socket, input, caps: login.capabilities };
                 }
                 other => panic!("login failed: {other:?}"),
             }
@@ -225,10 +225,10 @@ fn wirebench_client_logs_in_over_tcp_and_unix_socket() {
             let mut options = ConnectOptions::new(endpoint.clone(), "user", "whatever").database("sbtest");
             options.deprecate_eof = deprecate_eof;
             let conn = runtime.block_on(Connection::connect(&options)).unwrap();
-            let session = conn.session();
-            assert_eq!(session.server_version, "10.11.99-wirebench-null");
-            assert!(session.is_mariadb);
-            assert_eq!(session.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
+            let login = conn.login();
+            assert_eq!(login.server_version, "10.11.99-wirebench-null");
+            assert!(login.is_mariadb);
+            assert_eq!(login.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
         }
     }
     let stats = server.stats();

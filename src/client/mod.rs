@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::command::{self, ExecuteTemplate, Param};
 use wirebench_protocol::framing;
-use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, Session, TlsMode};
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, LoginInfo, TlsMode};
 use wirebench_protocol::response::{
     Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder, RowFormat,
 };
@@ -105,7 +105,7 @@ impl ConnectOptions {
 #[derive(Debug)]
 pub struct Connection<S = Stream> {
     io: Io<S>,
-    session: Session,
+    login: LoginInfo,
 }
 
 /// The socket and its buffers.
@@ -174,14 +174,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             io.flush().await?;
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
-                HandshakeStep::Done(session) => {
+                HandshakeStep::Done(login) => {
                     // Everything after the login's OK goes through the
                     // transport: TLS, started mid-login, stays; the
                     // compressed protocol starts now.
-                    if session.capabilities.contains(Capabilities::COMPRESS) {
+                    if login.capabilities.contains(Capabilities::COMPRESS) {
                         io.start_compression();
                     }
-                    return Ok(Connection { io, session });
+                    return Ok(Connection { io, login });
                 }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
                 HandshakeStep::StartTls => {
@@ -193,8 +193,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// What the login negotiated: capabilities, server version, connection id.
-    pub fn session(&self) -> &Session {
-        &self.session
+    pub fn login(&self) -> &LoginInfo {
+        &self.login
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -203,7 +203,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Whether the connection speaks the compressed protocol.
     pub fn is_compressed(&self) -> bool {
-        self.session.capabilities.contains(Capabilities::COMPRESS)
+        self.login.capabilities.contains(Capabilities::COMPRESS)
     }
 
     /// The TLS cipher suite in use (IANA name), or `None` without TLS.
@@ -220,14 +220,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Takes the connection apart for an event loop that drives the socket
     /// itself: the stream, any bytes already read from it (wire bytes, still
-    /// to go through the transport), the session, and the transport.
-    pub fn into_parts(self) -> (S, BytesMut, Session, Transport) {
+    /// to go through the transport), what the login established, and the
+    /// transport.
+    pub fn into_parts(self) -> (S, BytesMut, LoginInfo, Transport) {
         let Io { stream, rbuf, mut transport, wire, .. } = self.io;
         if transport.is_plain() {
-            return (stream, rbuf, self.session, transport);
+            return (stream, rbuf, self.login, transport);
         }
         transport.carry(&rbuf);
-        (stream, wire, self.session, transport)
+        (stream, wire, self.login, transport)
     }
 
     /// COM_QUERY, decoded in full (text protocol). A server error, even one
@@ -236,7 +237,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub async fn query(&mut self, sql: &str) -> Result<Response> {
         let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
-        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
         self.read_response(decoder, self.io.answer_seq(seq)).await
     }
 
@@ -252,7 +253,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let seq = command::encode_prepare(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
         let mut seq = self.io.answer_seq(seq);
-        let mut response = PrepareResponse::new(self.session.capabilities);
+        let mut response = PrepareResponse::new(self.login.capabilities);
         loop {
             let packet = self.io.read_packet(&mut seq).await?;
             match response.feed(&packet).map_err(|e| self.io.protocol_error(e))? {
@@ -279,7 +280,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.io.flush().await?;
         let seq = self.io.answer_seq(seq);
         let decoder = ResultSetDecoder::with_cached_columns(
-            self.session.capabilities,
+            self.login.capabilities,
             RowFormat::Binary,
             statement.columns.clone(),
         );
@@ -324,7 +325,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub async fn init_db(&mut self, database: &str) -> Result<()> {
         let seq = command::encode_init_db(&mut self.io.wbuf, database.as_bytes());
         self.io.flush().await?;
-        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
         self.read_response(decoder, self.io.answer_seq(seq)).await.map(drop)
     }
 
@@ -336,7 +337,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     async fn expect_ok(&mut self) -> Result<()> {
-        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
         self.read_response(decoder, self.io.answer_seq(1)).await.map(drop)
     }
 
@@ -360,7 +361,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Walks a response with the allocation-free reader.
     async fn walk_response(&mut self, format: RowFormat, first_seq: u8) -> Result<Outcome> {
-        let mut reader = ResponseReader::new(self.session.capabilities, format);
+        let mut reader = ResponseReader::new(self.login.capabilities, format);
         if first_seq != 1 {
             // The reader expects replies at sequence 1; a command of 16 MiB
             // or more shifts them. Such commands are never on the hot path.

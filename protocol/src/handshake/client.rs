@@ -101,9 +101,10 @@ impl fmt::Debug for HandshakeConfig {
     }
 }
 
-/// What the connection phase established.
+/// What the login established: the capabilities every later decoder
+/// needs, and what is known of the server and of the authentication.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Session {
+pub struct LoginInfo {
     /// The negotiated capabilities: pass them to every decoder.
     pub capabilities: Capabilities,
     /// What the server offered.
@@ -130,7 +131,7 @@ pub enum HandshakeStep {
     /// [`ClientHandshake::tls_established`]; all later bytes go through TLS.
     StartTls,
     /// Logged in: the connection is ready for commands.
-    Done(Session),
+    Done(LoginInfo),
     /// The server refused the connection or the login. The handshake is over.
     ServerError(ServerError),
 }
@@ -170,7 +171,7 @@ impl LoginPhase {
     }
 }
 
-/// What the greeting said about the server, kept for the [`Session`].
+/// What the greeting said about the server, kept for the [`LoginInfo`].
 #[derive(Debug, Clone, Default)]
 struct GreetedServer {
     version: String,
@@ -375,7 +376,7 @@ impl ClientHandshake {
             OK_HEADER => {
                 let ok = OkPacket::parse(payload, self.caps)?;
                 self.phase = LoginPhase::Finished;
-                Ok(Some(HandshakeStep::Done(self.session(ok.status))))
+                Ok(Some(HandshakeStep::Done(self.login_info(ok.status))))
             }
             ERR_HEADER => Ok(Some(self.server_error(ErrPacket::parse(payload)?))),
             AUTH_SWITCH_HEADER => {
@@ -480,8 +481,8 @@ impl ClientHandshake {
         self.config.server_public_key.as_deref().or(self.fetched_key.as_deref())
     }
 
-    fn session(&self, status: StatusFlags) -> Session {
-        Session {
+    fn login_info(&self, status: StatusFlags) -> LoginInfo {
+        LoginInfo {
             capabilities: self.caps,
             server_capabilities: self.server.capabilities,
             server_version: self.server.version.clone(),
@@ -585,11 +586,11 @@ mod tests {
             out
         }
 
-        fn expect_done(&mut self, input: &[u8]) -> Session {
+        fn expect_done(&mut self, input: &[u8]) -> LoginInfo {
             match self.exchange(input).unwrap() {
-                (HandshakeStep::Done(session), out) => {
+                (HandshakeStep::Done(login), out) => {
                     assert!(out.is_empty(), "nothing to send after OK");
-                    session
+                    login
                 }
                 other => panic!("expected Done, got {other:?}"),
             }
@@ -622,15 +623,15 @@ mod tests {
         assert_eq!(resp.charset, 45);
         assert_eq!(resp.max_packet_size, DEFAULT_MAX_PACKET_SIZE);
         assert!(!resp.capabilities.contains(Capabilities::LONG_PASSWORD), "bit 0 cleared for MariaDB");
-        let session = c.expect_done(&ok(2));
-        assert_eq!(session.capabilities, resp.capabilities);
-        assert!(session.capabilities.contains(Capabilities::DEPRECATE_EOF | Capabilities::CONNECT_WITH_DB));
-        assert_eq!(session.server_version, "10.11.19-MariaDB-0+deb12u1");
-        assert!(session.is_mariadb);
-        assert_eq!(session.connection_id, 4);
-        assert_eq!(session.status, StatusFlags::AUTOCOMMIT);
-        assert_eq!(session.auth_plugin, AuthPlugin::MysqlNativePassword);
-        assert_eq!(session.server_public_key, None);
+        let login = c.expect_done(&ok(2));
+        assert_eq!(login.capabilities, resp.capabilities);
+        assert!(login.capabilities.contains(Capabilities::DEPRECATE_EOF | Capabilities::CONNECT_WITH_DB));
+        assert_eq!(login.server_version, "10.11.19-MariaDB-0+deb12u1");
+        assert!(login.is_mariadb);
+        assert_eq!(login.connection_id, 4);
+        assert_eq!(login.status, StatusFlags::AUTOCOMMIT);
+        assert_eq!(login.auth_plugin, AuthPlugin::MysqlNativePassword);
+        assert_eq!(login.server_public_key, None);
         // The handshake is over: more bytes are a misuse.
         let err = c.hs.advance(&ok(3), &mut Vec::new(), &mut TestRng(0)).unwrap_err();
         assert!(matches!(err, ProtocolError::UnexpectedMessage { .. }));
@@ -656,8 +657,8 @@ mod tests {
         let signature = client_packet(&out, 3);
         assert_eq!(signature, ed25519::sign(PASSWORD, &nonce));
         assert_ne!(signature, ed25519::sign(PASSWORD, MARIADB_NONCE));
-        let session = c.expect_done(&ok(4));
-        assert_eq!(session.auth_plugin, AuthPlugin::ClientEd25519);
+        let login = c.expect_done(&ok(4));
+        assert_eq!(login.auth_plugin, AuthPlugin::ClientEd25519);
     }
 
     #[test]
@@ -683,11 +684,11 @@ mod tests {
         // fast_auth_success and the OK, in one read.
         let mut input = pkt(2, &[0x01, 0x03]);
         input.extend_from_slice(&ok(3));
-        let session = c.expect_done(&input);
-        assert_eq!(session.auth_plugin, AuthPlugin::CachingSha2Password);
-        assert_eq!(session.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
-        assert_eq!(session.server_version, "8.0.32");
-        assert!(!session.is_mariadb);
+        let login = c.expect_done(&input);
+        assert_eq!(login.auth_plugin, AuthPlugin::CachingSha2Password);
+        assert_eq!(login.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
+        assert_eq!(login.server_version, "8.0.32");
+        assert!(!login.is_mariadb);
     }
 
     #[test]
@@ -719,8 +720,8 @@ mod tests {
         c.expect_more(&from_hex(MYSQL8_GREETING));
         let out = c.expect_more(&pkt(2, &[0x01, 0x04]));
         assert_eq!(server_decrypt(&client_packet(&out, 3), &mysql8_nonce()), b"sbtest\0");
-        let session = c.expect_done(&ok(4));
-        assert_eq!(session.server_public_key, None, "only a fetched key is reported");
+        let login = c.expect_done(&ok(4));
+        assert_eq!(login.server_public_key, None, "only a fetched key is reported");
     }
 
     #[test]
@@ -734,8 +735,8 @@ mod tests {
         key_packet.extend_from_slice(pem);
         let out = c.expect_more(&pkt(4, &key_packet));
         assert_eq!(server_decrypt(&client_packet(&out, 5), &mysql8_nonce()), b"sbtest\0");
-        let session = c.expect_done(&ok(6));
-        assert_eq!(session.server_public_key.as_deref(), Some(pem));
+        let login = c.expect_done(&ok(6));
+        assert_eq!(login.server_public_key.as_deref(), Some(pem));
     }
 
     #[test]
@@ -778,8 +779,8 @@ mod tests {
         // Over TLS, full authentication sends the password in clear.
         let out = c.expect_more(&pkt(3, &[0x01, 0x04]));
         assert_eq!(client_packet(&out, 4), b"sbtest\0");
-        let session = c.expect_done(&ok(5));
-        assert!(session.capabilities.contains(Capabilities::SSL));
+        let login = c.expect_done(&ok(5));
+        assert!(login.capabilities.contains(Capabilities::SSL));
         // A second tls_established is a misuse.
         assert!(c.hs.tls_established(&mut Vec::new(), &mut TestRng(0)).is_err());
     }

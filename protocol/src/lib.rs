@@ -23,4 +23,4 @@ pub mod handshake;
 pub mod response;
 
 pub use constants::{Capabilities, ColumnFlags, ColumnType, StatusFlags};
-pub use error::ProtocolError;
+pub use error::{CodecError, ProtocolError, UsageError};

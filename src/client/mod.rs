@@ -19,7 +19,7 @@ use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeS
 use wirebench_protocol::response::{
     Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder, RowFormat,
 };
-use wirebench_protocol::{Capabilities, ProtocolError};
+use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 
 use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
@@ -168,7 +168,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         loop {
             let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| match &options.tls {
                 Some(tls) => tls::not_offered(tls, &io.endpoint, e),
-                None => io.protocol_error(e),
+                None => io.codec_error(e),
             })?;
             io.rbuf.advance(used);
             io.flush().await?;
@@ -186,7 +186,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
                 HandshakeStep::StartTls => {
                     io.start_tls(options).await?;
-                    machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.protocol_error(e))?;
+                    machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.codec_error(e))?;
                 }
             }
         }
@@ -256,7 +256,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let mut response = PrepareResponse::new(self.login.capabilities);
         loop {
             let packet = self.io.read_packet(&mut seq).await?;
-            match response.feed(&packet).map_err(|e| self.io.protocol_error(e))? {
+            match response.feed(&packet).map_err(|e| self.io.codec_error(e))? {
                 None => continue,
                 Some(PrepareOutcome::Prepared(statement)) => return Ok(statement),
                 Some(PrepareOutcome::Error(error)) => {
@@ -353,8 +353,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         None => Ok(response),
                     }
                 }
-                Err(ProtocolError::LocalInfileRefused(file)) => return Err(self.refuse_local_infile(file, seq).await),
-                Err(e) => return Err(self.io.protocol_error(e)),
+                Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => {
+                    return Err(self.refuse_local_infile(file, seq).await)
+                }
+                Err(e) => return Err(self.io.codec_error(e)),
             }
         }
     }
@@ -381,13 +383,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     self.io.rbuf.advance(progress.consumed);
                     self.io.fill().await?;
                 }
-                Err(ProtocolError::LocalInfileRefused(file)) => {
+                Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => {
                     let header = framing::Header::parse(&self.io.rbuf);
                     let (len, seq) = header.map_or((0, 1), |h| (h.len, h.seq));
                     self.io.rbuf.advance((framing::HEADER_LEN + len).min(self.io.rbuf.len()));
                     return Err(self.refuse_local_infile(file, seq.wrapping_add(1)).await);
                 }
-                Err(e) => return Err(self.io.protocol_error(e)),
+                Err(e) => return Err(self.io.codec_error(e)),
             }
         }
     }
@@ -543,6 +545,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
 
     fn protocol_error(&self, source: ProtocolError) -> ClientError {
         ClientError::Protocol { endpoint: self.endpoint.clone(), source }
+    }
+
+    fn codec_error(&self, error: CodecError) -> ClientError {
+        ClientError::from_codec(self.endpoint.clone(), error)
     }
 
     fn usage_error(&self, message: impl Into<String>) -> ClientError {

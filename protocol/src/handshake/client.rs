@@ -18,7 +18,7 @@ use super::packets::{
 use crate::auth::{caching_sha2, rsa_key, sha256_password, AuthPlugin, CryptoRngCore};
 use crate::buf::WriteExt;
 use crate::constants::{Capabilities, StatusFlags, CHARSET_UTF8MB4_GENERAL_CI, DEFAULT_MAX_PACKET_SIZE};
-use crate::error::{ProtocolError, Result};
+use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{decode_packet, finish_packet, start_packet};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
 use crate::response::ok::{OkPacket, OK_HEADER};
@@ -219,13 +219,15 @@ impl ClientHandshake {
     /// what to do next. Appends anything to send to `out`.
     ///
     /// After an error, `Done` or `ServerError`, the handshake is over and
-    /// every further call fails.
+    /// every further call fails with [`UsageError::OutOfOrder`], as does a
+    /// call between [`HandshakeStep::StartTls`] and
+    /// [`tls_established`](Self::tls_established).
     pub fn advance<R: CryptoRngCore>(
         &mut self,
         input: &[u8],
         out: &mut Vec<u8>,
         rng: &mut R,
-    ) -> Result<(usize, HandshakeStep)> {
+    ) -> Result<(usize, HandshakeStep), CodecError> {
         let result = self.advance_packets(input, out, rng);
         if result.is_err() {
             self.phase = LoginPhase::Finished;
@@ -235,9 +237,11 @@ impl ClientHandshake {
 
     /// Call after the TLS handshake that [`HandshakeStep::StartTls`] asked
     /// for; appends the handshake response to `out`, to be sent over TLS.
-    pub fn tls_established<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<()> {
+    pub fn tls_established<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<(), CodecError> {
         if self.phase != LoginPhase::Tls {
-            return Err(ProtocolError::UnexpectedMessage { state: self.phase.describe(), got: "TLS established" });
+            return Err(self
+                .out_of_order("ClientHandshake::tls_established", "call it once, after HandshakeStep::StartTls")
+                .into());
         }
         self.tls_active = true;
         let result = self.send_handshake_response(out, rng);
@@ -252,9 +256,14 @@ impl ClientHandshake {
         input: &[u8],
         out: &mut Vec<u8>,
         rng: &mut R,
-    ) -> Result<(usize, HandshakeStep)> {
-        if matches!(self.phase, LoginPhase::Tls | LoginPhase::Finished) {
-            return Err(ProtocolError::UnexpectedMessage { state: self.phase.describe(), got: "server bytes" });
+    ) -> Result<(usize, HandshakeStep), CodecError> {
+        let remedy = match self.phase {
+            LoginPhase::Greeting | LoginPhase::Auth(_) => None,
+            LoginPhase::Tls => Some("do the TLS handshake, then call tls_established"),
+            LoginPhase::Finished => Some("a handshake takes no bytes after Done, ServerError or an error"),
+        };
+        if let Some(remedy) = remedy {
+            return Err(self.out_of_order("ClientHandshake::advance", remedy).into());
         }
         let max = usize::try_from(self.config.max_packet_size).unwrap_or(usize::MAX);
         let mut consumed = 0usize;
@@ -270,10 +279,7 @@ impl ClientHandshake {
                 LoginPhase::Auth(phase) => self.on_auth_packet(phase, &frame.payload, out, rng)?,
                 LoginPhase::Tls | LoginPhase::Finished => {
                     // A packet after StartTls/Done/ServerError in the same input.
-                    return Err(ProtocolError::UnexpectedMessage {
-                        state: self.phase.describe(),
-                        got: "another packet",
-                    });
+                    return Err(self.unexpected("another packet").into());
                 }
             };
             if let Some(step) = step {
@@ -287,7 +293,7 @@ impl ClientHandshake {
         payload: &[u8],
         out: &mut Vec<u8>,
         rng: &mut R,
-    ) -> Result<Option<HandshakeStep>> {
+    ) -> Result<Option<HandshakeStep>, CodecError> {
         let hs = match Greeting::parse(payload)? {
             Greeting::Error(err) => return Ok(Some(self.server_error(err))),
             Greeting::Handshake(hs) => hs,
@@ -329,7 +335,7 @@ impl ClientHandshake {
         Ok(None)
     }
 
-    fn send_handshake_response<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<()> {
+    fn send_handshake_response<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<(), CodecError> {
         // The greeting's plugin is the server's default, not necessarily this
         // account's: rather than refuse a clear-text default on an insecure
         // transport, answer as native and let the server switch (and refuse then).
@@ -469,8 +475,14 @@ impl ClientHandshake {
         HandshakeStep::ServerError(err.to_owned())
     }
 
+    /// The peer's error: a packet the current phase does not expect.
     fn unexpected(&self, got: &'static str) -> ProtocolError {
         ProtocolError::UnexpectedMessage { state: self.phase.describe(), got }
+    }
+
+    /// The caller's error: a call the current phase does not take.
+    fn out_of_order(&self, call: &'static str, remedy: &'static str) -> UsageError {
+        UsageError::OutOfOrder { call, state: self.phase.describe(), remedy }
     }
 
     fn is_secure(&self) -> bool {
@@ -530,7 +542,7 @@ mod tests {
         c
     }
 
-    type Outcome = Result<(HandshakeStep, Vec<u8>)>;
+    type Outcome = Result<(HandshakeStep, Vec<u8>), CodecError>;
 
     /// Feeds `input` whole; it must all be used unless an error stops it.
     fn feed_whole(hs: &mut ClientHandshake, input: &[u8], rng: &mut TestRng) -> Outcome {
@@ -634,7 +646,14 @@ mod tests {
         assert_eq!(login.server_public_key, None);
         // The handshake is over: more bytes are a misuse.
         let err = c.hs.advance(&ok(3), &mut Vec::new(), &mut TestRng(0)).unwrap_err();
-        assert!(matches!(err, ProtocolError::UnexpectedMessage { .. }));
+        assert_eq!(
+            err,
+            CodecError::Usage(UsageError::OutOfOrder {
+                call: "ClientHandshake::advance",
+                state: "the handshake was over",
+                remedy: "a handshake takes no bytes after Done, ServerError or an error",
+            })
+        );
     }
 
     #[test]
@@ -769,7 +788,7 @@ mod tests {
         let mut early = c.hs.clone();
         assert!(matches!(
             early.advance(&[0x16, 0x03], &mut Vec::new(), &mut TestRng(0)),
-            Err(ProtocolError::UnexpectedMessage { .. })
+            Err(CodecError::Usage(UsageError::OutOfOrder { state: "waiting for the TLS handshake", .. }))
         ));
         let mut out = Vec::new();
         c.hs.tls_established(&mut out, &mut c.rng).unwrap();
@@ -782,7 +801,10 @@ mod tests {
         let login = c.expect_done(&ok(5));
         assert!(login.capabilities.contains(Capabilities::SSL));
         // A second tls_established is a misuse.
-        assert!(c.hs.tls_established(&mut Vec::new(), &mut TestRng(0)).is_err());
+        assert!(matches!(
+            c.hs.tls_established(&mut Vec::new(), &mut TestRng(0)),
+            Err(CodecError::Usage(UsageError::OutOfOrder { call: "ClientHandshake::tls_established", .. }))
+        ));
     }
 
     #[test]
@@ -790,7 +812,10 @@ mod tests {
         let mut cfg = config();
         cfg.tls = TlsMode::Required;
         let mut c = Client::new(cfg.clone());
-        assert_eq!(c.exchange(&from_hex(MARIADB_GREETING)), Err(ProtocolError::MissingCapability("SSL")));
+        assert_eq!(
+            c.exchange(&from_hex(MARIADB_GREETING)),
+            Err(CodecError::Protocol(ProtocolError::MissingCapability("SSL")))
+        );
         cfg.tls = TlsMode::Preferred;
         let mut c = Client::new(cfg);
         let resp = client_response(&c.expect_more(&from_hex(MARIADB_GREETING)), 1);
@@ -807,7 +832,10 @@ mod tests {
         let switch = pkt(2, b"\xfemysql_clear_password\0");
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&switch), Err(ProtocolError::InsecureTransport("mysql_clear_password")));
+        assert_eq!(
+            c.exchange(&switch),
+            Err(CodecError::Protocol(ProtocolError::InsecureTransport("mysql_clear_password")))
+        );
         let mut cfg = config();
         cfg.secure_transport = true;
         let mut c = Client::new(cfg);
@@ -837,13 +865,13 @@ mod tests {
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, b"\xfeauth_gssapi_client\0nonce")),
-            Err(ProtocolError::UnsupportedAuthPlugin("auth_gssapi_client".into()))
+            Err(CodecError::Protocol(ProtocolError::UnsupportedAuthPlugin("auth_gssapi_client".into())))
         );
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, b"\xfe")),
-            Err(ProtocolError::UnsupportedAuthPlugin("mysql_old_password".into()))
+            Err(CodecError::Protocol(ProtocolError::UnsupportedAuthPlugin("mysql_old_password".into())))
         );
     }
 
@@ -884,33 +912,45 @@ mod tests {
         let mut c = Client::new(config());
         let mut greeting = from_hex(MARIADB_GREETING);
         greeting[3] = 1;
-        assert_eq!(c.exchange(&greeting), Err(ProtocolError::OutOfSync { expected: 0, got: 1 }));
+        assert_eq!(c.exchange(&greeting), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 0, got: 1 })));
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&ok(1)), Err(ProtocolError::OutOfSync { expected: 2, got: 1 }));
+        assert_eq!(c.exchange(&ok(1)), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 2, got: 1 })));
         // The error is final.
-        assert!(c.hs.advance(&ok(2), &mut Vec::new(), &mut TestRng(0)).is_err());
+        assert!(matches!(
+            c.hs.advance(&ok(2), &mut Vec::new(), &mut TestRng(0)),
+            Err(CodecError::Usage(UsageError::OutOfOrder { state: "the handshake was over", .. }))
+        ));
     }
 
     #[test]
     fn garbage_and_unexpected_packets() {
         let mut c = Client::new(config());
-        assert_eq!(c.exchange(&pkt(0, b"\x09garbage")), Err(ProtocolError::UnsupportedProtocolVersion(9)));
+        assert_eq!(
+            c.exchange(&pkt(0, b"\x09garbage")),
+            Err(CodecError::Protocol(ProtocolError::UnsupportedProtocolVersion(9)))
+        );
         let mut c = Client::new(config());
-        assert_eq!(c.exchange(&pkt(0, b"")), Err(ProtocolError::UnexpectedEof("protocol version")));
+        assert_eq!(
+            c.exchange(&pkt(0, b"")),
+            Err(CodecError::Protocol(ProtocolError::UnexpectedEof("protocol version")))
+        );
         // Unknown header during authentication.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, b"\x07abc")),
-            Err(ProtocolError::BadHeader { context: "authentication reply", byte: 0x07 })
+            Err(CodecError::Protocol(ProtocolError::BadHeader { context: "authentication reply", byte: 0x07 }))
         );
         // AuthMoreData means nothing to mysql_native_password.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, &[0x01, 0x03])),
-            Err(ProtocolError::UnexpectedMessage { state: "authenticating", got: "AuthMoreData" })
+            Err(CodecError::Protocol(ProtocolError::UnexpectedMessage {
+                state: "authenticating",
+                got: "AuthMoreData"
+            }))
         );
         // After fast_auth_success only OK or ERR may come.
         let mut c = Client::new(config());
@@ -918,24 +958,27 @@ mod tests {
         c.expect_more(&pkt(2, &[0x01, 0x03]));
         assert_eq!(
             c.exchange(&pkt(3, b"\xfemysql_native_password\0ABCDEFGHIJKLMNOPQRST")),
-            Err(ProtocolError::UnexpectedMessage {
+            Err(CodecError::Protocol(ProtocolError::UnexpectedMessage {
                 state: "waiting for OK after fast_auth_success",
                 got: "AuthSwitchRequest"
-            })
+            }))
         );
         // An unknown caching_sha2 status byte.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MYSQL8_GREETING));
-        assert!(matches!(c.exchange(&pkt(2, &[0x01, 0x09])), Err(ProtocolError::Malformed(_))));
+        assert!(matches!(c.exchange(&pkt(2, &[0x01, 0x09])), Err(CodecError::Protocol(ProtocolError::Malformed(_)))));
         // A key that is not a key.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MYSQL8_GREETING));
         c.expect_more(&pkt(2, &[0x01, 0x04]));
-        assert!(matches!(c.exchange(&pkt(4, b"\x01not a pem key")), Err(ProtocolError::Auth(_))));
+        assert!(matches!(c.exchange(&pkt(4, b"\x01not a pem key")), Err(CodecError::Protocol(ProtocolError::Auth(_)))));
         // An empty packet.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&pkt(2, b"")), Err(ProtocolError::UnexpectedEof("authentication reply header")));
+        assert_eq!(
+            c.exchange(&pkt(2, b"")),
+            Err(CodecError::Protocol(ProtocolError::UnexpectedEof("authentication reply header")))
+        );
     }
 
     #[test]
@@ -950,7 +993,7 @@ mod tests {
         }
         assert!(matches!(
             c.exchange(&pkt(seq, b"\xfemysql_native_password\0ABCDEFGHIJKLMNOPQRST")),
-            Err(ProtocolError::UnexpectedMessage { .. })
+            Err(CodecError::Protocol(ProtocolError::UnexpectedMessage { .. }))
         ));
     }
 
@@ -959,7 +1002,10 @@ mod tests {
         let mut cfg = config();
         cfg.max_packet_size = 64;
         let mut c = Client::new(cfg);
-        assert!(matches!(c.exchange(&from_hex(MARIADB_GREETING)), Err(ProtocolError::PacketTooLarge { .. })));
+        assert!(matches!(
+            c.exchange(&from_hex(MARIADB_GREETING)),
+            Err(CodecError::Protocol(ProtocolError::PacketTooLarge { .. }))
+        ));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::buf::{Reader, WriteExt};
 use crate::constants::{Capabilities, StatusFlags};
-use crate::error::{ProtocolError, Result};
+use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet};
 use crate::response::column::{Column, ColumnDefinition};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
@@ -119,7 +119,8 @@ impl PrepareResponse {
     }
 
     /// Takes the next packet payload; returns the outcome once complete.
-    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<PrepareOutcome>> {
+    /// A reader reads one response: use a new one for the next.
+    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<PrepareOutcome>, CodecError> {
         match self.state {
             PrepareState::Start => {
                 if payload.first() == Some(&ERR_HEADER) {
@@ -164,10 +165,12 @@ impl PrepareResponse {
                 expect_eof(payload, self.caps, "EOF after column definitions")?;
                 Ok(self.finish())
             }
-            PrepareState::Done => Err(ProtocolError::UnexpectedMessage {
-                state: "reading a prepare response that is already complete",
-                got: "another packet",
-            }),
+            PrepareState::Done => Err(UsageError::OutOfOrder {
+                call: "PrepareResponse::feed",
+                state: "the prepare response was complete",
+                remedy: "read the next one with a new PrepareResponse",
+            }
+            .into()),
         }
     }
 

@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use crate::buf::{Reader, WriteExt};
 use crate::constants::{Capabilities, StatusFlags};
-use crate::error::{ProtocolError, Result};
+use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet, Header, HEADER_LEN, MAX_FRAGMENT};
 use crate::response::binary_row::{BinaryRow, Value};
 use crate::response::column::{Column, ColumnDefinition};
@@ -161,12 +161,16 @@ impl ResponseReader {
     }
 
     /// Walks as much of `input` as forms complete packets of this response.
-    pub fn advance(&mut self, input: &[u8]) -> Result<Progress> {
+    /// Once the response is complete, call [`reset`](Self::reset) before
+    /// the next one.
+    pub fn advance(&mut self, input: &[u8]) -> Result<Progress, CodecError> {
         if self.state == ResponseState::Done {
-            return Err(ProtocolError::UnexpectedMessage {
-                state: "reading a response that is already complete",
-                got: "more input (call reset first)",
-            });
+            return Err(UsageError::OutOfOrder {
+                call: "ResponseReader::advance",
+                state: "the response was complete",
+                remedy: "call reset or reset_with before reading the next response",
+            }
+            .into());
         }
         let mut pos = 0usize;
         loop {
@@ -184,7 +188,7 @@ impl ResponseReader {
                 return Ok(Progress { consumed: pos, done: None });
             };
             if header.seq != self.seq {
-                return Err(ProtocolError::OutOfSync { expected: self.seq, got: header.seq });
+                return Err(ProtocolError::OutOfSync { expected: self.seq, got: header.seq }.into());
             }
             if self.skip_continues {
                 // The next fragment of a packet being skipped: raw payload, whatever its first byte.
@@ -206,7 +210,7 @@ impl ResponseReader {
                 ResponseState::Rows => {
                     let Some(&first) = rest.get(HEADER_LEN).filter(|_| header.len > 0) else {
                         if header.len == 0 {
-                            return Err(ProtocolError::Malformed("empty row packet"));
+                            return Err(ProtocolError::Malformed("empty row packet").into());
                         }
                         return Ok(Progress { consumed: pos, done: None });
                     };
@@ -215,7 +219,7 @@ impl ResponseReader {
                         // A binary row always starts with 0x00 (a text row with a
                         // length prefix or 0xFB), so anything else is out of step.
                         if self.format == RowFormat::Binary && first != 0x00 {
-                            return Err(ProtocolError::BadHeader { context: "binary row", byte: first });
+                            return Err(ProtocolError::BadHeader { context: "binary row", byte: first }.into());
                         }
                         self.outcome.rows += 1;
                         pos += self.start_skip(header);
@@ -226,7 +230,7 @@ impl ResponseReader {
             }
             // A packet that must be read whole.
             if header.len >= MAX_FRAGMENT {
-                return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 });
+                return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 }.into());
             }
             let end = HEADER_LEN + header.len;
             let Some(payload) = rest.get(HEADER_LEN..end) else {
@@ -539,15 +543,18 @@ impl ResultSetDecoder {
     }
 
     /// Takes the next packet payload; returns the response once complete.
-    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+    /// A decoder reads one response: use a new one for the next.
+    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<Response>, CodecError> {
         let first = payload.first().copied();
         match self.state {
-            ResponseState::Done => Err(ProtocolError::UnexpectedMessage {
-                state: "decoding a response that is already complete",
-                got: "another packet",
-            }),
+            ResponseState::Done => Err(UsageError::OutOfOrder {
+                call: "ResultSetDecoder::feed",
+                state: "the response was complete",
+                remedy: "decode the next response with a new ResultSetDecoder",
+            }
+            .into()),
             ResponseState::Start => match first {
-                Some(ERR_HEADER) => self.finish_with_error(payload),
+                Some(ERR_HEADER) => Ok(self.finish_with_error(payload)?),
                 Some(OK_HEADER) => {
                     let ok = OkPacket::parse(payload, self.caps)?;
                     self.response.results.push(QueryResult::Ok(OkSummary::from(&ok)));
@@ -555,7 +562,7 @@ impl ResultSetDecoder {
                 }
                 Some(LOCAL_INFILE_HEADER) => {
                     let name = payload.get(1..).unwrap_or_default();
-                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()))
+                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()).into())
                 }
                 _ => {
                     let (count, metadata_follows) = read_column_count(payload, self.caps)?;
@@ -570,7 +577,9 @@ impl ResultSetDecoder {
                             got: "a column count saying the metadata was skipped",
                         })?;
                         if cached.len() as u64 != count {
-                            return Err(ProtocolError::Malformed("column count differs from the cached definitions"));
+                            return Err(
+                                ProtocolError::Malformed("column count differs from the cached definitions").into()
+                            );
                         }
                         self.current.columns = cached.clone();
                         self.current.metadata_skipped = true;
@@ -589,7 +598,8 @@ impl ResultSetDecoder {
                     return Err(ProtocolError::BadHeader {
                         context: "EOF after column definitions",
                         byte: first.unwrap_or(0),
-                    });
+                    }
+                    .into());
                 }
                 EofPacket::parse(payload, self.caps)?;
                 self.state = ResponseState::Rows;
@@ -597,7 +607,7 @@ impl ResultSetDecoder {
             }
             ResponseState::Rows => {
                 if first == Some(ERR_HEADER) {
-                    return self.finish_with_error(payload);
+                    return Ok(self.finish_with_error(payload)?);
                 }
                 if is_result_terminator(payload) {
                     self.current.end = if self.caps.contains(Capabilities::DEPRECATE_EOF) {

@@ -185,6 +185,7 @@ impl Client {
                             return (stmt.statement_id(), stmt.params.len(), stmt.columns.len())
                         }
                         Some(PrepareOutcome::Error(e)) => panic!("prepare failed: {e}"),
+                        Some(other) => panic!("prepare ended unexpectedly: {other:?}"),
                         None => {}
                     }
                 }

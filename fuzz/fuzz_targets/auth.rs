@@ -90,6 +90,7 @@ fn run(config: &HandshakeConfig, bytes: &[u8], ends: &[usize]) -> Run {
                     ));
                     return r;
                 }
+                other => panic!("a handshake step this target does not know how to take: {other:?}"),
             }
         }
     }

@@ -78,6 +78,7 @@ fn expected_outcome(response: &Response) -> (u32, u64, u64, u64, u16, StatusFlag
                 rows += rs.rows.len() as u64;
                 &rs.end
             }
+            other => panic!("a result this target does not know how to check: {other:?}"),
         };
         affected = affected.saturating_add(ok.affected_rows);
         if ok.last_insert_id != 0 {

@@ -188,6 +188,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     io.start_tls(options).await?;
                     machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.codec_error(e))?;
                 }
+                // A step the protocol crate added after this loop was written.
+                other => {
+                    let message = format!("the login asked for a step this client cannot take: {other:?}");
+                    return Err(io.usage_error(message));
+                }
             }
         }
     }
@@ -261,6 +266,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 Some(PrepareOutcome::Prepared(statement)) => return Ok(statement),
                 Some(PrepareOutcome::Error(error)) => {
                     return Err(ClientError::Server { endpoint: self.io.endpoint.clone(), error })
+                }
+                // An outcome the protocol crate added after this loop was written.
+                Some(other) => {
+                    let message = format!("a prepare ended in a way this client cannot handle: {other:?}");
+                    return Err(self.io.usage_error(message));
                 }
             }
         }

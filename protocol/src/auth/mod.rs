@@ -21,6 +21,7 @@ use crate::error::Result;
 
 /// The authentication plugins wirebench implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum AuthPlugin {
     /// `mysql_native_password`: SHA-1 challenge-response.
     MysqlNativePassword,

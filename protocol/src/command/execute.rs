@@ -78,6 +78,7 @@ pub struct Time {
 
 /// One parameter value for [`encode_execute`], with the type it is sent as.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum Param<'a> {
     /// SQL NULL, sent as MYSQL_TYPE_NULL.
     Null,
@@ -243,6 +244,7 @@ pub fn encode_execute(out: &mut Vec<u8>, stmt_id: u32, params: &[Param<'_>]) -> 
 /// The type and size of one parameter in an [`ExecuteTemplate`]. Every slot
 /// has a fixed wire size, so values can be patched without moving bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ParamSlot {
     Int8,
     Int16,

@@ -29,6 +29,7 @@ const MAX_AUTH_SWITCHES: u8 = 8;
 
 /// Whether to use TLS. The TLS handshake itself is done by the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum TlsMode {
     #[default]
     Disabled,
@@ -124,6 +125,7 @@ pub struct LoginInfo {
 
 /// What the caller does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HandshakeStep {
     /// Write `out` if it is not empty, then read more and call `advance` again.
     NeedMore,

@@ -29,6 +29,7 @@ const GREETING_RESERVED_LEN: usize = 10;
 /// refuses the connection outright ("Too many connections", "Host ... is
 /// blocked"). That ERR carries no SQLSTATE.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Greeting<'a> {
     Handshake(InitialHandshake<'a>),
     Error(ErrPacket<'a>),

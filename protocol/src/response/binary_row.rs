@@ -23,6 +23,7 @@ pub const fn null_bitmap_len(columns: usize) -> usize {
 
 /// One value of a binary row, borrowed from the packet.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum Value<'a> {
     Null,
     /// TINY, SHORT, YEAR, INT24, LONG, LONGLONG without the UNSIGNED flag.

@@ -85,6 +85,7 @@ impl PreparedStatement {
 
 /// How a prepare ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PrepareOutcome {
     Prepared(PreparedStatement),
     Error(ServerError),

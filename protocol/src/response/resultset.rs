@@ -27,6 +27,7 @@ use crate::response::text_row::TextRow;
 
 /// Which protocol the rows use: text for COM_QUERY, binary for COM_STMT_EXECUTE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RowFormat {
     Text,
     Binary,
@@ -485,6 +486,7 @@ impl ResultSet {
 
 /// One result of a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum QueryResult {
     Ok(OkSummary),
     ResultSet(ResultSet),

@@ -8,7 +8,7 @@ use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet};
 use crate::response::column::{Column, ColumnDefinition};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
-use crate::response::ok::{is_result_terminator, EofPacket, OK_HEADER};
+use crate::response::ok::{expect_eof, EofPacket, OK_HEADER};
 
 /// The first packet of a successful prepare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -199,11 +199,4 @@ impl PrepareResponse {
         self.state = PrepareState::Done;
         Some(PrepareOutcome::Prepared(std::mem::take(&mut self.stmt)))
     }
-}
-
-fn expect_eof(payload: &[u8], caps: Capabilities, context: &'static str) -> Result<()> {
-    if !is_result_terminator(payload) {
-        return Err(ProtocolError::BadHeader { context, byte: payload.first().copied().unwrap_or(0) });
-    }
-    EofPacket::parse(payload, caps).map(|_| ())
 }

@@ -22,7 +22,7 @@ use crate::framing::{finish_packet, start_packet, Header, HEADER_LEN, MAX_FRAGME
 use crate::response::binary_row::{BinaryRow, Value};
 use crate::response::column::{Column, ColumnDefinition};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
-use crate::response::ok::{is_result_terminator, EofPacket, OkPacket, EOF_HEADER, OK_HEADER};
+use crate::response::ok::{expect_eof, is_result_terminator, EofPacket, OkPacket, EOF_HEADER, OK_HEADER};
 use crate::response::text_row::TextRow;
 
 /// Which protocol the rows use: text for COM_QUERY, binary for COM_STMT_EXECUTE.
@@ -107,6 +107,28 @@ enum ResponseState {
     Done,
 }
 
+impl ResponseState {
+    /// Where the last column definition (or the column count, when the
+    /// server skipped them) leads: the rows, or first their EOF.
+    fn after_columns(caps: Capabilities) -> Self {
+        if caps.contains(Capabilities::DEPRECATE_EOF) {
+            ResponseState::Rows
+        } else {
+            ResponseState::ColumnsEof
+        }
+    }
+}
+
+/// What [`ResponseReader`] does with a packet whose header is at hand.
+enum PacketAction {
+    /// Skip it without reading it (a row or a column definition).
+    Skip,
+    /// Wait for more input: its first byte, which decides, is not in yet.
+    Wait,
+    /// Read it once it is whole.
+    Read,
+}
+
 /// The hot-path response walker. See the module documentation.
 ///
 /// Feed it the bytes read from the socket, starting at the first byte of the
@@ -173,6 +195,11 @@ impl ResponseReader {
             }
             .into());
         }
+        Ok(self.walk(input)?)
+    }
+
+    /// [`advance`](Self::advance) on a response that is not complete yet.
+    fn walk(&mut self, input: &[u8]) -> Result<Progress> {
         let mut pos = 0usize;
         loop {
             let rest = input.get(pos..).unwrap_or_default();
@@ -189,61 +216,66 @@ impl ResponseReader {
                 return Ok(Progress { consumed: pos, done: None });
             };
             if header.seq != self.seq {
-                return Err(ProtocolError::OutOfSync { expected: self.seq, got: header.seq }.into());
+                return Err(ProtocolError::OutOfSync { expected: self.seq, got: header.seq });
             }
-            if self.skip_continues {
-                // The next fragment of a packet being skipped: raw payload, whatever its first byte.
-                pos += self.start_skip(header);
-                continue;
-            }
-            match self.state {
-                ResponseState::Columns { left } => {
+            match self.action(header, rest)? {
+                PacketAction::Skip => {
                     pos += self.start_skip(header);
-                    self.state = if left > 1 {
-                        ResponseState::Columns { left: left - 1 }
-                    } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        ResponseState::Rows
-                    } else {
-                        ResponseState::ColumnsEof
-                    };
                     continue;
                 }
-                ResponseState::Rows => {
-                    let Some(&first) = rest.get(HEADER_LEN).filter(|_| header.len > 0) else {
-                        if header.len == 0 {
-                            return Err(ProtocolError::Malformed("empty row packet").into());
-                        }
-                        return Ok(Progress { consumed: pos, done: None });
-                    };
-                    let terminator = first == ERR_HEADER || (first == EOF_HEADER && header.len < MAX_FRAGMENT);
-                    if !terminator {
-                        // A binary row always starts with 0x00 (a text row with a
-                        // length prefix or 0xFB), so anything else is out of step.
-                        if self.format == RowFormat::Binary && first != 0x00 {
-                            return Err(ProtocolError::BadHeader { context: "binary row", byte: first }.into());
-                        }
-                        self.outcome.rows += 1;
-                        pos += self.start_skip(header);
-                        continue;
-                    }
-                }
-                ResponseState::Start | ResponseState::ColumnsEof | ResponseState::Done => {}
+                PacketAction::Wait => return Ok(Progress { consumed: pos, done: None }),
+                PacketAction::Read => {}
             }
-            // A packet that must be read whole.
-            if header.len >= MAX_FRAGMENT {
-                return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 }.into());
-            }
-            let end = HEADER_LEN + header.len;
-            let Some(payload) = rest.get(HEADER_LEN..end) else {
+            let Some(payload) = whole_payload(header, rest)? else {
                 return Ok(Progress { consumed: pos, done: None });
             };
             let payload_at = pos + HEADER_LEN;
-            pos += end;
+            pos = payload_at + payload.len();
             self.seq = self.seq.wrapping_add(1);
             if self.on_packet(payload, payload_at)? {
                 self.state = ResponseState::Done;
                 return Ok(Progress { consumed: pos, done: Some(std::mem::take(&mut self.outcome)) });
             }
+        }
+    }
+
+    /// Decides what to do with the packet whose header starts `rest`:
+    /// counts a row or a column definition it skips, and checks the first
+    /// byte of a row.
+    fn action(&mut self, header: Header, rest: &[u8]) -> Result<PacketAction> {
+        if self.skip_continues {
+            // The next fragment of a packet being skipped: raw payload, whatever its first byte.
+            return Ok(PacketAction::Skip);
+        }
+        match self.state {
+            ResponseState::Columns { left } => {
+                self.state = if left > 1 {
+                    ResponseState::Columns { left: left - 1 }
+                } else {
+                    ResponseState::after_columns(self.caps)
+                };
+                Ok(PacketAction::Skip)
+            }
+            ResponseState::Rows => {
+                let Some(&first) = rest.get(HEADER_LEN).filter(|_| header.len > 0) else {
+                    if header.len == 0 {
+                        return Err(ProtocolError::Malformed("empty row packet"));
+                    }
+                    return Ok(PacketAction::Wait);
+                };
+                let terminator = first == ERR_HEADER || (first == EOF_HEADER && header.len < MAX_FRAGMENT);
+                if terminator {
+                    return Ok(PacketAction::Read);
+                }
+                // A binary row always starts with 0x00 (a text row with a
+                // length prefix or 0xFB), so anything else is out of step.
+                if self.format == RowFormat::Binary && first != 0x00 {
+                    return Err(ProtocolError::BadHeader { context: "binary row", byte: first });
+                }
+                self.outcome.rows += 1;
+                Ok(PacketAction::Skip)
+            }
+            ResponseState::Start | ResponseState::ColumnsEof | ResponseState::Done => Ok(PacketAction::Read),
         }
     }
 
@@ -275,31 +307,20 @@ impl ResponseReader {
                     let ok = OkPacket::parse(payload, self.caps)?;
                     Ok(self.on_ok(&ok))
                 }
-                Some(LOCAL_INFILE_HEADER) => {
-                    let name = payload.get(1..).unwrap_or_default();
-                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()))
-                }
+                Some(LOCAL_INFILE_HEADER) => Err(local_infile_refused(payload)),
                 _ => {
                     let (count, metadata_follows) = read_column_count(payload, self.caps)?;
                     self.outcome.result_sets = self.outcome.result_sets.saturating_add(1);
                     self.state = if metadata_follows {
                         ResponseState::Columns { left: count }
-                    } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        ResponseState::Rows
                     } else {
-                        ResponseState::ColumnsEof
+                        ResponseState::after_columns(self.caps)
                     };
                     Ok(false)
                 }
             },
             ResponseState::ColumnsEof => {
-                if !is_result_terminator(payload) {
-                    return Err(ProtocolError::BadHeader {
-                        context: "EOF after column definitions",
-                        byte: first.unwrap_or(0),
-                    });
-                }
-                EofPacket::parse(payload, self.caps)?;
+                expect_eof(payload, self.caps, "EOF after column definitions")?;
                 self.state = ResponseState::Rows;
                 Ok(false)
             }
@@ -339,6 +360,22 @@ impl ResponseReader {
             true
         }
     }
+}
+
+/// A packet whose payload is to be read whole, once it is all in `rest`
+/// (`None` until then). Only small packets are read whole: one that needs
+/// another fragment cannot be one of them.
+fn whole_payload(header: Header, rest: &[u8]) -> Result<Option<&[u8]>> {
+    if header.len >= MAX_FRAGMENT {
+        return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 });
+    }
+    Ok(rest.get(HEADER_LEN..HEADER_LEN + header.len))
+}
+
+/// The refusal of a LOCAL INFILE request, naming the file the server asked for.
+fn local_infile_refused(payload: &[u8]) -> ProtocolError {
+    let name = payload.get(1..).unwrap_or_default();
+    ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned())
 }
 
 /// Reads a column-count packet: the count, and whether column definitions
@@ -547,101 +584,107 @@ impl ResultSetDecoder {
     /// Takes the next packet payload; returns the response once complete.
     /// A decoder reads one response: use a new one for the next.
     pub fn feed(&mut self, payload: &[u8]) -> Result<Option<Response>, CodecError> {
-        let first = payload.first().copied();
-        match self.state {
-            ResponseState::Done => Err(UsageError::OutOfOrder {
-                call: "ResultSetDecoder::feed",
-                state: "the response was complete",
-                remedy: "decode the next response with a new ResultSetDecoder",
+        let response = match self.state {
+            ResponseState::Done => {
+                return Err(UsageError::OutOfOrder {
+                    call: "ResultSetDecoder::feed",
+                    state: "the response was complete",
+                    remedy: "decode the next response with a new ResultSetDecoder",
+                }
+                .into())
             }
-            .into()),
-            ResponseState::Start => match first {
-                Some(ERR_HEADER) => Ok(self.finish_with_error(payload)?),
-                Some(OK_HEADER) => {
-                    let ok = OkPacket::parse(payload, self.caps)?;
-                    self.response.results.push(QueryResult::Ok(OkSummary::from(&ok)));
-                    Ok(self.next_result(ok.status))
-                }
-                Some(LOCAL_INFILE_HEADER) => {
-                    let name = payload.get(1..).unwrap_or_default();
-                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()).into())
-                }
-                _ => {
-                    let (count, metadata_follows) = read_column_count(payload, self.caps)?;
-                    self.current = ResultSet::default();
-                    if metadata_follows {
-                        let capacity = usize::try_from(count).unwrap_or(usize::MAX).min(PREALLOCATE_COLUMNS);
-                        self.current.columns = Vec::with_capacity(capacity);
-                        self.state = ResponseState::Columns { left: count };
-                    } else {
-                        let cached = self.cached.as_ref().ok_or(ProtocolError::UnexpectedMessage {
-                            state: "decoding a result set without cached column definitions",
-                            got: "a column count saying the metadata was skipped",
-                        })?;
-                        if cached.len() as u64 != count {
-                            return Err(
-                                ProtocolError::Malformed("column count differs from the cached definitions").into()
-                            );
-                        }
-                        self.current.columns = cached.clone();
-                        self.current.metadata_skipped = true;
-                        self.state = self.after_columns();
-                    }
-                    Ok(None)
-                }
-            },
-            ResponseState::Columns { left } => {
-                self.current.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
-                self.state = if left > 1 { ResponseState::Columns { left: left - 1 } } else { self.after_columns() };
-                Ok(None)
-            }
+            ResponseState::Start => self.on_result_start(payload)?,
+            ResponseState::Columns { left } => self.on_column(payload, left)?,
             ResponseState::ColumnsEof => {
-                if !is_result_terminator(payload) {
-                    return Err(ProtocolError::BadHeader {
-                        context: "EOF after column definitions",
-                        byte: first.unwrap_or(0),
-                    }
-                    .into());
-                }
-                EofPacket::parse(payload, self.caps)?;
+                expect_eof(payload, self.caps, "EOF after column definitions")?;
                 self.state = ResponseState::Rows;
-                Ok(None)
+                None
             }
-            ResponseState::Rows => {
-                if first == Some(ERR_HEADER) {
-                    return Ok(self.finish_with_error(payload)?);
-                }
-                if is_result_terminator(payload) {
-                    self.current.end = if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        OkSummary::from(&OkPacket::parse(payload, self.caps)?)
-                    } else {
-                        let eof = EofPacket::parse(payload, self.caps)?;
-                        OkSummary { status: eof.status, warnings: eof.warnings, ..OkSummary::default() }
-                    };
-                    let status = self.current.end.status;
-                    self.response.results.push(QueryResult::ResultSet(std::mem::take(&mut self.current)));
-                    return Ok(self.next_result(status));
-                }
-                match self.format {
-                    RowFormat::Text => {
-                        TextRow::parse(payload, self.current.columns.len())?;
-                    }
-                    RowFormat::Binary => {
-                        BinaryRow::decode(payload, &self.current.columns)?;
-                    }
-                }
-                self.current.rows.push(Row { format: self.format, payload: payload.to_vec() });
+            ResponseState::Rows => self.on_row_or_end(payload)?,
+        };
+        Ok(response)
+    }
+
+    /// The first packet of a result: OK, ERR, a LOCAL INFILE request or a column count.
+    fn on_result_start(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        match payload.first().copied() {
+            Some(ERR_HEADER) => self.finish_with_error(payload),
+            Some(OK_HEADER) => {
+                let ok = OkPacket::parse(payload, self.caps)?;
+                self.response.results.push(QueryResult::Ok(OkSummary::from(&ok)));
+                Ok(self.next_result(ok.status))
+            }
+            Some(LOCAL_INFILE_HEADER) => Err(local_infile_refused(payload)),
+            _ => {
+                self.start_result_set(payload)?;
                 Ok(None)
             }
         }
     }
 
-    fn after_columns(&self) -> ResponseState {
-        if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-            ResponseState::Rows
-        } else {
-            ResponseState::ColumnsEof
+    /// A column count: that many definitions follow, or the server skipped
+    /// them and the cached ones stand in.
+    fn start_result_set(&mut self, payload: &[u8]) -> Result<()> {
+        let (count, metadata_follows) = read_column_count(payload, self.caps)?;
+        self.current = ResultSet::default();
+        if metadata_follows {
+            let capacity = usize::try_from(count).unwrap_or(usize::MAX).min(PREALLOCATE_COLUMNS);
+            self.current.columns = Vec::with_capacity(capacity);
+            self.state = ResponseState::Columns { left: count };
+            return Ok(());
         }
+        let cached = self.cached.as_ref().ok_or(ProtocolError::UnexpectedMessage {
+            state: "decoding a result set without cached column definitions",
+            got: "a column count saying the metadata was skipped",
+        })?;
+        if cached.len() as u64 != count {
+            return Err(ProtocolError::Malformed("column count differs from the cached definitions"));
+        }
+        self.current.columns = cached.clone();
+        self.current.metadata_skipped = true;
+        self.state = ResponseState::after_columns(self.caps);
+        Ok(())
+    }
+
+    fn on_column(&mut self, payload: &[u8], left: u64) -> Result<Option<Response>> {
+        self.current.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
+        self.state =
+            if left > 1 { ResponseState::Columns { left: left - 1 } } else { ResponseState::after_columns(self.caps) };
+        Ok(None)
+    }
+
+    /// A row, checked against the columns and kept, or the packet that ends
+    /// the rows: ERR, or the EOF (OK under DEPRECATE_EOF).
+    fn on_row_or_end(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        if payload.first() == Some(&ERR_HEADER) {
+            return self.finish_with_error(payload);
+        }
+        if is_result_terminator(payload) {
+            return self.end_result_set(payload);
+        }
+        match self.format {
+            RowFormat::Text => {
+                TextRow::parse(payload, self.current.columns.len())?;
+            }
+            RowFormat::Binary => {
+                BinaryRow::decode(payload, &self.current.columns)?;
+            }
+        }
+        self.current.rows.push(Row { format: self.format, payload: payload.to_vec() });
+        Ok(None)
+    }
+
+    /// Files the result set its terminator ends; another result may follow.
+    fn end_result_set(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        self.current.end = if self.caps.contains(Capabilities::DEPRECATE_EOF) {
+            OkSummary::from(&OkPacket::parse(payload, self.caps)?)
+        } else {
+            let eof = EofPacket::parse(payload, self.caps)?;
+            OkSummary { status: eof.status, warnings: eof.warnings, ..OkSummary::default() }
+        };
+        let status = self.current.end.status;
+        self.response.results.push(QueryResult::ResultSet(std::mem::take(&mut self.current)));
+        Ok(self.next_result(status))
     }
 
     fn finish_with_error(&mut self, payload: &[u8]) -> Result<Option<Response>> {

@@ -23,7 +23,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::command::{encode_execute, encode_prepare, Param};
-use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
 use wirebench_protocol::response::{ResponseReader, RowFormat};
 use wirebench_protocol::Capabilities;
 
@@ -165,7 +165,7 @@ async fn pipelined<S: AsyncRead + AsyncWrite + Unpin>(mut s: S, depth: usize, du
         output.clear();
         match step {
             HandshakeStep::NeedMore => assert!(s.read_buf(&mut input).await.unwrap() > 0),
-            HandshakeStep::Done(session) => break session.capabilities,
+            HandshakeStep::Done(login) => break login.capabilities,
             other => panic!("{other:?}"),
         }
     };

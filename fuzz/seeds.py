@@ -20,7 +20,7 @@ def hexbytes(s):
     return bytes.fromhex(''.join(s.split()))
 
 
-# protocol/src/handshake.rs test_support: greetings, headers included (seq 0).
+# protocol/src/handshake/packets.rs test_support: greetings, headers included (seq 0).
 MARIADB_GREETING = hexbytes("""
     64000000 0a 352e352e352d31302e31312e31392d4d6172696144422d302b64656231327531 00
     04000000 297431334d674253 00 fef7 08 0200 ff81 15 000000000000 1d000000

@@ -166,6 +166,7 @@ async fn multi_statement_results() {
         .map(|q| match q {
             QueryResult::Ok(_) => "ok".to_string(),
             QueryResult::ResultSet(rs) => format!("{} rows", rs.rows.len()),
+            other => format!("{other:?}"),
         })
         .collect();
     assert_eq!(shapes, ["1 rows", "ok", "1 rows", "0 rows"]);

@@ -12,15 +12,11 @@ async fn native_password_over_tcp_and_socket() {
     let Some(server) = TestServer::find() else { return };
     for endpoint in [server.tcp(), server.socket()] {
         let conn = Connection::connect(&server.options(endpoint.clone())).await.unwrap_or_else(|e| panic!("{e}"));
-        let session = conn.session();
-        assert!(session.is_mariadb, "{endpoint}: {}", session.server_version);
-        assert!(
-            session.server_version.starts_with("10."),
-            "version {:?} keeps no 5.5.5- prefix",
-            session.server_version
-        );
-        assert_eq!(session.auth_plugin, AuthPlugin::MysqlNativePassword);
-        assert!(session.capabilities.contains(Capabilities::DEPRECATE_EOF));
+        let login = conn.login();
+        assert!(login.is_mariadb, "{endpoint}: {}", login.server_version);
+        assert!(login.server_version.starts_with("10."), "version {:?} keeps no 5.5.5- prefix", login.server_version);
+        assert_eq!(login.auth_plugin, AuthPlugin::MysqlNativePassword);
+        assert!(login.capabilities.contains(Capabilities::DEPRECATE_EOF));
     }
 }
 
@@ -31,7 +27,7 @@ async fn ed25519_over_tcp_and_socket() {
         let mut options = server.options(endpoint.clone());
         options.user = "sbtest_ed".into();
         let conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(conn.session().auth_plugin, AuthPlugin::ClientEd25519, "{endpoint}");
+        assert_eq!(conn.login().auth_plugin, AuthPlugin::ClientEd25519, "{endpoint}");
     }
 }
 
@@ -41,7 +37,7 @@ async fn without_deprecate_eof() {
     let mut options = server.options(server.tcp());
     options.deprecate_eof = false;
     let conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
-    assert!(!conn.session().capabilities.contains(Capabilities::DEPRECATE_EOF));
+    assert!(!conn.login().capabilities.contains(Capabilities::DEPRECATE_EOF));
 }
 
 #[tokio::test]

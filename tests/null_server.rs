@@ -17,8 +17,8 @@ use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::command::{encode_execute, encode_ping, encode_prepare, encode_query, Param};
-use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
 use wirebench_protocol::framing::decode_packet;
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
 use wirebench_protocol::response::{Outcome, PrepareOutcome, PrepareResponse, ResponseReader, RowFormat};
 use wirebench_protocol::Capabilities;
 
@@ -133,9 +133,9 @@ impl Client {
             output.clear();
             match step {
                 HandshakeStep::NeedMore => fill(&mut *socket, &mut input),
-                HandshakeStep::Done(session) => {
+                HandshakeStep::Done(login) => {
                     assert!(input.is_empty());
-                    return Client { socket, input, caps: session.capabilities };
+                    return Client { socket, input, caps: login.capabilities };
                 }
                 other => panic!("login failed: {other:?}"),
             }
@@ -185,6 +185,7 @@ impl Client {
                             return (stmt.statement_id(), stmt.params.len(), stmt.columns.len())
                         }
                         Some(PrepareOutcome::Error(e)) => panic!("prepare failed: {e}"),
+                        Some(other) => panic!("prepare ended unexpectedly: {other:?}"),
                         None => {}
                     }
                 }
@@ -225,10 +226,10 @@ fn wirebench_client_logs_in_over_tcp_and_unix_socket() {
             let mut options = ConnectOptions::new(endpoint.clone(), "user", "whatever").database("sbtest");
             options.deprecate_eof = deprecate_eof;
             let conn = runtime.block_on(Connection::connect(&options)).unwrap();
-            let session = conn.session();
-            assert_eq!(session.server_version, "10.11.99-wirebench-null");
-            assert!(session.is_mariadb);
-            assert_eq!(session.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
+            let login = conn.login();
+            assert_eq!(login.server_version, "10.11.99-wirebench-null");
+            assert!(login.is_mariadb);
+            assert_eq!(login.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
         }
     }
     let stats = server.stats();

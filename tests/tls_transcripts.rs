@@ -250,7 +250,7 @@ async fn caching_sha2_full_auth_over_tls_sends_the_password_in_clear_inside_tls(
     conn.query_drop("DO 1").await.unwrap();
     // Give the extra packet time to arrive, then read it into the client.
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    let (mut stream, wire, _session, mut transport) = conn.into_parts();
+    let (mut stream, wire, _login, mut transport) = conn.into_parts();
     assert!(!transport.is_plain());
     let mut plain = Vec::new();
     transport.decode(&wire, &mut plain).unwrap();

@@ -162,8 +162,8 @@ async fn native_password_login_bytes() {
     })
     .await
     .unwrap();
-    assert_eq!(conn.session().connection_id, 42);
-    assert_eq!(conn.session().server_version, MYSQL8);
+    assert_eq!(conn.login().connection_id, 42);
+    assert_eq!(conn.login().server_version, MYSQL8);
 }
 
 #[tokio::test]
@@ -185,9 +185,9 @@ async fn mariadb_auth_switch_to_ed25519_uses_the_new_nonce() {
     })
     .await
     .unwrap();
-    assert!(conn.session().is_mariadb);
-    assert_eq!(conn.session().server_version, "10.11.6-MariaDB");
-    assert_eq!(conn.session().auth_plugin, AuthPlugin::ClientEd25519);
+    assert!(conn.login().is_mariadb);
+    assert_eq!(conn.login().server_version, "10.11.6-MariaDB");
+    assert_eq!(conn.login().auth_plugin, AuthPlugin::ClientEd25519);
 }
 
 /// MySQL 8's default: caching_sha2_password with the fast path, then a query
@@ -223,7 +223,7 @@ async fn mysql8_caching_sha2_fast_auth_then_query_with_and_without_deprecate_eof
         })
         .await
         .unwrap();
-        assert_eq!(conn.session().auth_plugin, AuthPlugin::CachingSha2Password);
+        assert_eq!(conn.login().auth_plugin, AuthPlugin::CachingSha2Password);
         let response = conn.query("SELECT 1").await.unwrap();
         let set = response.result_sets().next().unwrap();
         assert_eq!(set.text_rows().unwrap(), vec![vec![Some(b"1".to_vec())]]);
@@ -264,7 +264,7 @@ async fn caching_sha2_full_authentication_over_tcp_fetches_the_key_and_encrypts(
     })
     .await
     .unwrap();
-    assert!(conn.session().server_public_key.is_some(), "the fetched key is kept for the next connections");
+    assert!(conn.login().server_public_key.is_some(), "the fetched key is kept for the next connections");
 }
 
 #[tokio::test]

@@ -13,8 +13,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use wirebench_protocol::auth::rsa_key;
-use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
-use wirebench_protocol::ProtocolError;
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
+use wirebench_protocol::{CodecError, UsageError};
 use wirebench_protocol_fuzz::{FuzzRng, Input, TEST_PUBLIC_KEY};
 
 fn config(bits: u8) -> HandshakeConfig {
@@ -48,11 +48,11 @@ struct Run {
     /// Server bytes used; not compared after an error, which ends the
     /// handshake without saying how much of that call's input it had used.
     consumed: usize,
-    error: Option<ProtocolError>,
+    error: Option<CodecError>,
 }
 
 impl Run {
-    fn fail(mut self, e: ProtocolError) -> Run {
+    fn fail(mut self, e: CodecError) -> Run {
         self.consumed = 0;
         self.error = Some(e);
         self
@@ -84,9 +84,13 @@ fn run(config: &HandshakeConfig, bytes: &[u8], ends: &[usize]) -> Run {
                 HandshakeStep::Done(_) | HandshakeStep::ServerError(_) => {
                     r.steps.push(step);
                     // Finished: more bytes are a misuse, never a panic.
-                    assert!(hs.advance(&bytes[r.consumed..], &mut Vec::new(), &mut rng).is_err());
+                    assert!(matches!(
+                        hs.advance(&bytes[r.consumed..], &mut Vec::new(), &mut rng),
+                        Err(CodecError::Usage(UsageError::OutOfOrder { .. }))
+                    ));
                     return r;
                 }
+                other => panic!("a handshake step this target does not know how to take: {other:?}"),
             }
         }
     }

@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wirebench_protocol::response::{PrepareOk, PrepareOutcome, PrepareResponse};
-use wirebench_protocol::Capabilities;
+use wirebench_protocol::{Capabilities, CodecError, UsageError};
 use wirebench_protocol_fuzz::{caps_from_bits, split_packets, Input};
 
 /// Feeds the packets until the machine finishes or fails.
@@ -19,7 +19,10 @@ fn run(caps: Capabilities, packets: &[Vec<u8>]) -> Option<(usize, PrepareOutcome
             Ok(None) => {}
             Ok(Some(outcome)) => {
                 // Complete: anything more is refused.
-                assert!(response.feed(payload).is_err(), "a finished prepare response took another packet");
+                assert!(
+                    matches!(response.feed(payload), Err(CodecError::Usage(UsageError::OutOfOrder { .. }))),
+                    "a finished prepare response took another packet"
+                );
                 return Some((i + 1, outcome));
             }
             Err(_) => return None,

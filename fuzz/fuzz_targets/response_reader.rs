@@ -17,11 +17,11 @@ use libfuzzer_sys::fuzz_target;
 use wirebench_protocol::response::{
     ErrorInfo, Outcome, QueryResult, Response, ResponseReader, ResultSetDecoder, RowFormat,
 };
-use wirebench_protocol::{Capabilities, ProtocolError, StatusFlags};
+use wirebench_protocol::{Capabilities, CodecError, StatusFlags, UsageError};
 use wirebench_protocol_fuzz::{split_packets, Input, CAPABILITY_SETS};
 
 /// The reader's result, with the ERR message as a range of the whole input.
-type ReaderResult = Result<(Option<Outcome>, usize), ProtocolError>;
+type ReaderResult = Result<(Option<Outcome>, usize), CodecError>;
 
 fn read(caps: Capabilities, format: RowFormat, bytes: &[u8], ends: &[usize]) -> ReaderResult {
     let mut reader = ResponseReader::new(caps, format);
@@ -34,7 +34,10 @@ fn read(caps: Capabilities, format: RowFormat, bytes: &[u8], ends: &[usize]) -> 
         consumed += progress.consumed;
         if let Some(mut outcome) = progress.done {
             assert!(reader.is_done());
-            assert!(reader.advance(&bytes[consumed..]).is_err(), "a finished reader took more input");
+            assert!(
+                matches!(reader.advance(&bytes[consumed..]), Err(CodecError::Usage(UsageError::OutOfOrder { .. }))),
+                "a finished reader took more input"
+            );
             if let Some(ErrorInfo { message, .. }) = outcome.error.as_mut() {
                 assert!(message.end <= progress.consumed, "ERR message outside the consumed bytes");
                 *message = message.start + base..message.end + base;
@@ -75,6 +78,7 @@ fn expected_outcome(response: &Response) -> (u32, u64, u64, u64, u16, StatusFlag
                 rows += rs.rows.len() as u64;
                 &rs.end
             }
+            other => panic!("a result this target does not know how to check: {other:?}"),
         };
         affected = affected.saturating_add(ok.affected_rows);
         if ok.last_insert_id != 0 {

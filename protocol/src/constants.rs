@@ -149,6 +149,7 @@ pub mod command {
 /// Column (and parameter) types, `enum_field_types`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
+#[non_exhaustive]
 pub enum ColumnType {
     Decimal = 0x00,
     Tiny = 0x01,

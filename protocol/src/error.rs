@@ -1,12 +1,30 @@
-//! The protocol error: what went wrong while decoding bytes from the peer or
-//! while following the protocol. A server's ERR packet is *not* an error of
-//! this kind: it is data ([`crate::response::ErrPacket`]).
+//! The crate's errors, by whose fault they are:
+//!
+//! - [`ProtocolError`]: the peer's bytes are wrong, or the peer asks for
+//!   something wirebench refuses. Decoders return it.
+//! - [`UsageError`]: the caller asked for something the API cannot do: a
+//!   parameter that does not exist, a value an encoder cannot encode, a
+//!   state machine driven out of order. Encoders and setters return it.
+//! - [`CodecError`]: either, from the state machines ([`ClientHandshake`],
+//!   [`ResponseReader`], [`ResultSetDecoder`], [`PrepareResponse`]), which
+//!   the peer can derail and the caller can drive out of order.
+//!
+//! A server's ERR packet is none of these: it is data
+//! ([`crate::response::ErrPacket`]).
+//!
+//! [`ClientHandshake`]: crate::handshake::ClientHandshake
+//! [`ResponseReader`]: crate::response::ResponseReader
+//! [`ResultSetDecoder`]: crate::response::ResultSetDecoder
+//! [`PrepareResponse`]: crate::response::PrepareResponse
 
 use thiserror::Error;
 
-/// A decoding or protocol-state failure. Small and flat, so callers can match
-/// on it and tests can compare it.
+use crate::constants::ColumnType;
+
+/// The peer broke the protocol: a decoding or protocol-state failure. Small
+/// and flat, so callers can match on it and tests can compare it.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ProtocolError {
     /// A field ran past the end of its packet.
     #[error("packet ended early while reading {0}")]
@@ -47,12 +65,55 @@ pub enum ProtocolError {
     /// A message arrived that the current protocol state does not expect.
     #[error("unexpected {got} while {state}")]
     UnexpectedMessage { state: &'static str, got: &'static str },
+}
+
+/// The caller misused the API. The peer has nothing to do with it: the same
+/// call fails the same way against any server.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum UsageError {
     /// A prepared-statement parameter index past the statement's parameter count.
     #[error("parameter index {index} is out of range: the statement has {count} parameters")]
     ParamIndex { index: usize, count: usize },
     /// A value that does not fit the pre-encoded parameter slot it was given to.
     #[error("parameter {index} is a {slot} slot and cannot take {value}")]
     ParamMismatch { index: usize, slot: &'static str, value: &'static str },
+    /// An `ExecuteTemplate` whose packet would need more than one frame.
+    #[error(
+        "an execute template of {size} bytes exceeds the limit of {max} bytes (one packet); \
+         encode a statement this large with encode_execute"
+    )]
+    TemplateTooLarge { size: usize, max: usize },
+    /// A field sent NUL-terminated that contains a NUL byte.
+    #[error("the {0} contains a NUL byte, which the protocol cannot send in it; remove the NUL")]
+    NulInField(&'static str),
+    /// An auth response longer than its 1-byte length prefix can say, and
+    /// no PLUGIN_AUTH_LENENC_CLIENT_DATA to send it length-encoded.
+    #[error(
+        "an auth response of {len} bytes needs the PLUGIN_AUTH_LENENC_CLIENT_DATA capability \
+         (without it, 255 bytes at most)"
+    )]
+    AuthResponseTooLong { len: usize },
+    /// A row to encode with a value count other than its column count.
+    #[error("a row of {values} values cannot go under {columns} columns: give one value per column")]
+    RowLength { values: usize, columns: usize },
+    /// A row value to encode that its column's type cannot carry.
+    #[error("row value {index} does not fit its {column_type:?} column: give a value of the column's type and width")]
+    RowValue { index: usize, column_type: ColumnType },
+    /// A state machine called in a state that does not take the call.
+    #[error("{call} called while {state}: {remedy}")]
+    OutOfOrder { call: &'static str, state: &'static str, remedy: &'static str },
+}
+
+/// The error of a call that can fail both ways: the peer broke the
+/// protocol, or the caller drove the state machine out of order.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    #[error(transparent)]
+    Usage(#[from] UsageError),
 }
 
 pub type Result<T, E = ProtocolError> = core::result::Result<T, E>;

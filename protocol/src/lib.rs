@@ -8,15 +8,25 @@
 //! when more are needed, an error when the bytes can never form a valid
 //! message, and it never panics, whatever the input. Encoders append to a
 //! buffer the caller owns.
+//!
+//! Errors say whose fault they are ([`error`]): [`ProtocolError`] when the
+//! peer broke the protocol, [`UsageError`] when the caller asked for
+//! something the API cannot do, [`CodecError`] from the state machines,
+//! which can fail both ways.
+//!
+//! Where things are: [`framing`], [`buf`] and [`constants`] under everything;
+//! [`handshake`] for the login (its packets and the client's state
+//! machine) with [`auth`] for the plugins; [`command`] for what the client
+//! sends afterwards and [`response`] for what comes back; [`compress`] for
+//! the compressed protocol.
 
 #![forbid(unsafe_code)]
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
 
 pub mod auth;
 pub mod buf;
 pub mod command;
 pub mod compress;
-pub mod conn;
 pub mod constants;
 pub mod error;
 pub mod framing;
@@ -24,4 +34,4 @@ pub mod handshake;
 pub mod response;
 
 pub use constants::{Capabilities, ColumnFlags, ColumnType, StatusFlags};
-pub use error::ProtocolError;
+pub use error::{CodecError, ProtocolError, UsageError};

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 use wirebench_protocol::response::ServerError;
-use wirebench_protocol::ProtocolError;
+use wirebench_protocol::{CodecError, ProtocolError};
 
 use super::Endpoint;
 use crate::transport::tls::TlsStartError;
@@ -46,6 +46,18 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// The codec's error: the server broke the protocol
+    /// ([`ClientError::Protocol`]), or this client misused the codec
+    /// ([`ClientError::Usage`]).
+    pub(crate) fn from_codec(endpoint: Endpoint, error: CodecError) -> Self {
+        match error {
+            CodecError::Protocol(source) => ClientError::Protocol { endpoint, source },
+            // Misuse, or a kind of failure this client does not know yet:
+            // either way not the server's doing.
+            other => ClientError::Usage { endpoint, message: other.to_string() },
+        }
+    }
+
     /// The server's error, when this is one.
     pub fn server_error(&self) -> Option<&ServerError> {
         match self {

@@ -18,12 +18,12 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::command::{self, ExecuteTemplate, Param};
-use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, Session, TlsMode};
 use wirebench_protocol::framing;
+use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, LoginInfo, TlsMode};
 use wirebench_protocol::response::{
     Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder, RowFormat,
 };
-use wirebench_protocol::{Capabilities, ProtocolError};
+use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 
 use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
@@ -109,7 +109,7 @@ impl ConnectOptions {
 #[derive(Debug)]
 pub struct Connection<S = Stream> {
     io: Io<S>,
-    session: Session,
+    login: LoginInfo,
 }
 
 /// The socket and its buffers.
@@ -172,33 +172,38 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         loop {
             let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| match &options.tls {
                 Some(tls) => tls::not_offered(tls, &io.endpoint, e),
-                None => io.protocol_error(e),
+                None => io.codec_error(e),
             })?;
             io.rbuf.advance(used);
             io.flush().await?;
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
-                HandshakeStep::Done(session) => {
+                HandshakeStep::Done(login) => {
                     // Everything after the login's OK goes through the
                     // transport: TLS, started mid-login, stays; the
                     // compressed protocol starts now.
-                    if session.capabilities.contains(Capabilities::COMPRESS) {
+                    if login.capabilities.contains(Capabilities::COMPRESS) {
                         io.start_compression();
                     }
-                    return Ok(Connection { io, session });
+                    return Ok(Connection { io, login });
                 }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
                 HandshakeStep::StartTls => {
                     io.start_tls(options).await?;
-                    machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.protocol_error(e))?;
+                    machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.codec_error(e))?;
+                }
+                // A step the protocol crate added after this loop was written.
+                other => {
+                    let message = format!("the login asked for a step this client cannot take: {other:?}");
+                    return Err(io.usage_error(message));
                 }
             }
         }
     }
 
     /// What the login negotiated: capabilities, server version, connection id.
-    pub fn session(&self) -> &Session {
-        &self.session
+    pub fn login(&self) -> &LoginInfo {
+        &self.login
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -207,7 +212,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Whether the connection speaks the compressed protocol.
     pub fn is_compressed(&self) -> bool {
-        self.session.capabilities.contains(Capabilities::COMPRESS)
+        self.login.capabilities.contains(Capabilities::COMPRESS)
     }
 
     /// The TLS cipher suite in use (IANA name), or `None` without TLS.
@@ -224,14 +229,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
 
     /// Takes the connection apart for an event loop that drives the socket
     /// itself: the stream, any bytes already read from it (wire bytes, still
-    /// to go through the transport), the session, and the transport.
-    pub fn into_parts(self) -> (S, BytesMut, Session, Transport) {
+    /// to go through the transport), what the login established, and the
+    /// transport.
+    pub fn into_parts(self) -> (S, BytesMut, LoginInfo, Transport) {
         let Io { stream, rbuf, mut transport, wire, .. } = self.io;
         if transport.is_plain() {
-            return (stream, rbuf, self.session, transport);
+            return (stream, rbuf, self.login, transport);
         }
         transport.carry(&rbuf);
-        (stream, wire, self.session, transport)
+        (stream, wire, self.login, transport)
     }
 
     /// COM_QUERY, decoded in full (text protocol). A server error, even one
@@ -240,7 +246,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub async fn query(&mut self, sql: &str) -> Result<Response> {
         let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
-        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
         self.read_response(decoder, self.io.answer_seq(seq)).await
     }
 
@@ -256,14 +262,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let seq = command::encode_prepare(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
         let mut seq = self.io.answer_seq(seq);
-        let mut response = PrepareResponse::new(self.session.capabilities);
+        let mut response = PrepareResponse::new(self.login.capabilities);
         loop {
             let packet = self.io.read_packet(&mut seq).await?;
-            match response.feed(&packet).map_err(|e| self.io.protocol_error(e))? {
+            match response.feed(&packet).map_err(|e| self.io.codec_error(e))? {
                 None => continue,
                 Some(PrepareOutcome::Prepared(statement)) => return Ok(statement),
                 Some(PrepareOutcome::Error(error)) => {
                     return Err(ClientError::Server { endpoint: self.io.endpoint.clone(), error })
+                }
+                // An outcome the protocol crate added after this loop was written.
+                Some(other) => {
+                    let message = format!("a prepare ended in a way this client cannot handle: {other:?}");
+                    return Err(self.io.usage_error(message));
                 }
             }
         }
@@ -283,7 +294,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.io.flush().await?;
         let seq = self.io.answer_seq(seq);
         let decoder = ResultSetDecoder::with_cached_columns(
-            self.session.capabilities,
+            self.login.capabilities,
             RowFormat::Binary,
             statement.columns.clone(),
         );
@@ -328,7 +339,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub async fn init_db(&mut self, database: &str) -> Result<()> {
         let seq = command::encode_init_db(&mut self.io.wbuf, database.as_bytes());
         self.io.flush().await?;
-        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
         self.read_response(decoder, self.io.answer_seq(seq)).await.map(drop)
     }
 
@@ -340,7 +351,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     async fn expect_ok(&mut self) -> Result<()> {
-        let decoder = ResultSetDecoder::new(self.session.capabilities, RowFormat::Text);
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
         self.read_response(decoder, self.io.answer_seq(1)).await.map(drop)
     }
 
@@ -356,15 +367,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         None => Ok(response),
                     }
                 }
-                Err(ProtocolError::LocalInfileRefused(file)) => return Err(self.refuse_local_infile(file, seq).await),
-                Err(e) => return Err(self.io.protocol_error(e)),
+                Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => {
+                    return Err(self.refuse_local_infile(file, seq).await)
+                }
+                Err(e) => return Err(self.io.codec_error(e)),
             }
         }
     }
 
     /// Walks a response with the allocation-free reader.
     async fn walk_response(&mut self, format: RowFormat, first_seq: u8) -> Result<Outcome> {
-        let mut reader = ResponseReader::new(self.session.capabilities, format);
+        let mut reader = ResponseReader::new(self.login.capabilities, format);
         if first_seq != 1 {
             // The reader expects replies at sequence 1; a command of 16 MiB
             // or more shifts them. Such commands are never on the hot path.
@@ -384,13 +397,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     self.io.rbuf.advance(progress.consumed);
                     self.io.fill().await?;
                 }
-                Err(ProtocolError::LocalInfileRefused(file)) => {
+                Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => {
                     let header = framing::Header::parse(&self.io.rbuf);
                     let (len, seq) = header.map_or((0, 1), |h| (h.len, h.seq));
                     self.io.rbuf.advance((framing::HEADER_LEN + len).min(self.io.rbuf.len()));
                     return Err(self.refuse_local_infile(file, seq.wrapping_add(1)).await);
                 }
-                Err(e) => return Err(self.io.protocol_error(e)),
+                Err(e) => return Err(self.io.codec_error(e)),
             }
         }
     }
@@ -546,6 +559,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
 
     fn protocol_error(&self, source: ProtocolError) -> ClientError {
         ClientError::Protocol { endpoint: self.endpoint.clone(), source }
+    }
+
+    fn codec_error(&self, error: CodecError) -> ClientError {
+        ClientError::from_codec(self.endpoint.clone(), error)
     }
 
     fn usage_error(&self, message: impl Into<String>) -> ClientError {

@@ -5,7 +5,7 @@
 
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use wirebench_protocol::ProtocolError;
+use wirebench_protocol::{CodecError, ProtocolError};
 
 use super::{ClientError, Endpoint};
 use crate::transport::tls::{ClientTls, TlsError, TlsLayer};
@@ -57,9 +57,9 @@ fn failed(tls: &ClientTls, endpoint: &Endpoint, error: &TlsError) -> ClientError
 
 /// The login's error when TLS is required and the server's greeting does
 /// not offer it, in place of the protocol crate's MissingCapability("SSL").
-pub(super) fn not_offered(tls: &ClientTls, endpoint: &Endpoint, error: ProtocolError) -> ClientError {
-    if error != ProtocolError::MissingCapability("SSL") {
-        return ClientError::Protocol { endpoint: endpoint.clone(), source: error };
+pub(super) fn not_offered(tls: &ClientTls, endpoint: &Endpoint, error: CodecError) -> ClientError {
+    if error != CodecError::Protocol(ProtocolError::MissingCapability("SSL")) {
+        return ClientError::from_codec(endpoint.clone(), error);
     }
     ClientError::Tls {
         endpoint: endpoint.clone(),

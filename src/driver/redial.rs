@@ -152,11 +152,11 @@ impl Redial {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         runtime.block_on(async {
             let Some((conn, statement_ids)) = self.reopen(give_up).await else { return Ok(None) };
-            let (stream, leftover, session, transport) = conn.into_parts();
+            let (stream, leftover, login, transport) = conn.into_parts();
             Ok(Some(Reopened {
                 socket: StdSocket::from_stream(stream)?,
                 leftover,
-                capabilities: session.capabilities,
+                capabilities: login.capabilities,
                 transport,
                 statement_ids,
             }))

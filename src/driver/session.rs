@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::{ResponseReader, RowFormat, ServerError};
-use wirebench_protocol::{Capabilities, ProtocolError};
+use wirebench_protocol::{Capabilities, CodecError};
 
 use super::budget::{Admission, Budget};
 use super::IgnoreErrors;
@@ -32,8 +32,10 @@ pub enum SessionError {
     /// A server error not covered by `--mysql-ignore-errors`.
     #[error("{error}{}", stmt_note(*stmt))]
     Server { error: ServerError, stmt: Option<StmtId> },
+    /// The response could not be walked: the server broke the protocol
+    /// (or, a bug, the reader was driven out of order).
     #[error("protocol error: {0}")]
-    Protocol(#[from] ProtocolError),
+    Protocol(#[from] CodecError),
     #[error(transparent)]
     Workload(#[from] WorkloadError),
     /// The peer sent a response nobody asked for.

@@ -14,7 +14,7 @@ use wirebench_protocol::response::column::NOT_FIXED_DECIMALS;
 use wirebench_protocol::response::resultset::{encode_column_count, encode_result_end};
 use wirebench_protocol::response::text_row::encode_text_row;
 use wirebench_protocol::response::{Column, ColumnDefinition, EofPacket, ErrPacket, OkPacket, Value};
-use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError, StatusFlags};
+use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, StatusFlags, UsageError};
 
 use super::sql::{ColumnKind, ColumnSpec, Select};
 
@@ -156,7 +156,7 @@ impl CannedAnswers {
         select: &Select<'_>,
         columns: &[Column],
         caps: Capabilities,
-    ) -> Result<ExecuteAnswer, ProtocolError> {
+    ) -> Result<ExecuteAnswer, UsageError> {
         let mut head = Vec::new();
         let mut seq = encode_column_count(columns.len() as u64, true, caps, 1, &mut head);
         for col in columns {

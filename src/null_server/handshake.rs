@@ -154,9 +154,10 @@ pub fn version_id(version: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
     use wirebench_protocol::framing::decode_packet;
-    use wirebench_protocol::handshake::{Greeting, HandshakeResponse41, InitialHandshake};
+    use wirebench_protocol::handshake::{
+        ClientHandshake, Greeting, HandshakeConfig, HandshakeResponse41, HandshakeStep, InitialHandshake, TlsMode,
+    };
 
     const NONCE: [u8; NONCE_LEN] = *b"abcdefghijklmnopqrst";
 

@@ -286,7 +286,7 @@ mod tests {
     use super::*;
     use wirebench_protocol::auth::rand_core::OsRng;
     use wirebench_protocol::command::{encode_execute, encode_prepare, encode_query, encode_stmt_close, Param};
-    use wirebench_protocol::conn::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
+    use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, TlsMode};
     use wirebench_protocol::response::{PrepareOutcome, PrepareResponse, ResponseReader, RowFormat};
 
     fn profile() -> Arc<ServerProfile> {

@@ -38,7 +38,7 @@ pub enum RunError {
     #[error(transparent)]
     Emulated(#[from] MarkerMismatch),
     #[error("cannot encode the execute of {sql:?}: {source}")]
-    Encode { sql: String, source: wirebench_protocol::ProtocolError },
+    Encode { sql: String, source: wirebench_protocol::UsageError },
     #[error("a set-up task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
     #[error("cannot hand a connection's socket to its event loop: {0}")]

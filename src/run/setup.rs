@@ -66,7 +66,7 @@ pub(super) fn warn_if_uncompressed(options: &ConnectOptions, conn: &Connection) 
             "wirebench: warning: the server at {} ({}) does not offer the compressed protocol; \
              --mysql-compression=on has no effect and this run is uncompressed",
             conn.endpoint(),
-            conn.session().server_version
+            conn.login().server_version
         );
     }
 }

@@ -94,6 +94,10 @@ fn print_value(slot: ParamSlot, value: Option<&[u8]>, out: &mut Vec<u8>) {
             out.extend_from_slice(v.get(..end).unwrap_or_default());
             out.push(b'\'');
         }
+        // A kind the protocol crate added after this was written: the marker
+        // stays, so the server refuses the statement (a syntax error) rather
+        // than run it with a made-up value.
+        _ => out.push(b'?'),
     }
 }
 

@@ -43,7 +43,7 @@ pub use test::Test;
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use wirebench_protocol::framing;
 use wirebench_protocol::response::RowFormat;
-use wirebench_protocol::ProtocolError;
+use wirebench_protocol::UsageError;
 
 use crate::rand::Rng;
 
@@ -81,7 +81,7 @@ pub enum Step {
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     #[error("statement {stmt}: {source}")]
-    Param { stmt: StmtId, source: ProtocolError },
+    Param { stmt: StmtId, source: UsageError },
     #[error("statement {0} is not prepared on this connection")]
     UnknownStatement(StmtId),
 }
@@ -116,7 +116,7 @@ impl<'a> CommandSink<'a> {
     pub fn execute(
         &mut self,
         stmt: StmtId,
-        fill: impl FnOnce(&mut ExecuteTemplate) -> Result<(), ProtocolError>,
+        fill: impl FnOnce(&mut ExecuteTemplate) -> Result<(), UsageError>,
     ) -> Result<(), WorkloadError> {
         let template = self.templates.get_mut(stmt).ok_or(WorkloadError::UnknownStatement(stmt))?;
         fill(template).map_err(|source| WorkloadError::Param { stmt, source })?;

@@ -39,6 +39,7 @@ pub fn scramble(password: &[u8], nonce: &[u8]) -> [u8; 32] {
 
 /// What the client sends after `01 04`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FullAuthentication {
     /// Send these bytes (the password in clear, or RSA-encrypted).
     Send(Vec<u8>),

@@ -2,7 +2,7 @@
 //!
 //! Each plugin file holds the pure computation (scrambles, signatures,
 //! encryption); the order in which they are used over the wire lives in
-//! [`crate::conn`]. Randomness (only RSA-OAEP needs it) comes from the caller.
+//! [`crate::handshake::ClientHandshake`]. Randomness (only RSA-OAEP needs it) comes from the caller.
 
 pub mod caching_sha2;
 pub mod clear_password;
@@ -21,6 +21,7 @@ use crate::error::Result;
 
 /// The authentication plugins wirebench implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum AuthPlugin {
     /// `mysql_native_password`: SHA-1 challenge-response.
     MysqlNativePassword,

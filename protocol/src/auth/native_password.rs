@@ -36,7 +36,7 @@ mod tests {
     #[test]
     fn known_answer() {
         // Computed independently with Python's hashlib for password "sbtest" and
-        // the nonce of the MariaDB 10.11 greeting captured in handshake.rs.
+        // the nonce of the MariaDB 10.11 greeting captured in handshake/packets.rs.
         assert_eq!(scramble(b"sbtest", NONCE).to_vec(), from_hex("d98f690c3fff028b3366943b30cb23a24a7ca629"));
     }
 

@@ -33,7 +33,7 @@ use std::ops::Range;
 use crate::buf::{lenenc_int_len, WriteExt};
 use crate::constants::command::COM_STMT_EXECUTE;
 use crate::constants::ColumnType;
-use crate::error::{ProtocolError, Result};
+use crate::error::UsageError;
 use crate::framing::{finish_packet, start_packet, HEADER_LEN, MAX_FRAGMENT};
 
 /// The flags byte for a plain execute (`CURSOR_TYPE_NO_CURSOR`).
@@ -78,6 +78,7 @@ pub struct Time {
 
 /// One parameter value for [`encode_execute`], with the type it is sent as.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum Param<'a> {
     /// SQL NULL, sent as MYSQL_TYPE_NULL.
     Null,
@@ -243,6 +244,7 @@ pub fn encode_execute(out: &mut Vec<u8>, stmt_id: u32, params: &[Param<'_>]) -> 
 /// The type and size of one parameter in an [`ExecuteTemplate`]. Every slot
 /// has a fixed wire size, so values can be patched without moving bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ParamSlot {
     Int8,
     Int16,
@@ -384,9 +386,9 @@ impl Clone for ExecuteTemplate {
 
 impl ExecuteTemplate {
     /// Lays out the packet for statement `stmt_id` with one slot per
-    /// parameter. Fails with [`ProtocolError::PacketTooLarge`] if the payload
+    /// parameter. Fails with [`UsageError::TemplateTooLarge`] if the payload
     /// would need more than one frame.
-    pub fn new(stmt_id: u32, slots: &[ParamSlot]) -> Result<Self> {
+    pub fn new(stmt_id: u32, slots: &[ParamSlot]) -> Result<Self, UsageError> {
         let bitmap_len = slots.len().div_ceil(8);
         let params_len = if slots.is_empty() {
             0
@@ -395,7 +397,7 @@ impl ExecuteTemplate {
         };
         let payload_len = (NULL_BITMAP_AT - HEADER_LEN).saturating_add(params_len);
         if payload_len >= MAX_FRAGMENT {
-            return Err(ProtocolError::PacketTooLarge { size: payload_len, max: MAX_FRAGMENT - 1 });
+            return Err(UsageError::TemplateTooLarge { size: payload_len, max: MAX_FRAGMENT - 1 });
         }
         let full_len = HEADER_LEN + payload_len;
         let mut packet = Vec::with_capacity(full_len);
@@ -455,51 +457,51 @@ impl ExecuteTemplate {
         }
     }
 
-    pub fn set_i8(&mut self, index: usize, v: i8) -> Result<()> {
+    pub fn set_i8(&mut self, index: usize, v: i8) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::Int8, &v.to_le_bytes())
     }
-    pub fn set_i16(&mut self, index: usize, v: i16) -> Result<()> {
+    pub fn set_i16(&mut self, index: usize, v: i16) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::Int16, &v.to_le_bytes())
     }
-    pub fn set_i32(&mut self, index: usize, v: i32) -> Result<()> {
+    pub fn set_i32(&mut self, index: usize, v: i32) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::Int32, &v.to_le_bytes())
     }
-    pub fn set_i64(&mut self, index: usize, v: i64) -> Result<()> {
+    pub fn set_i64(&mut self, index: usize, v: i64) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::Int64, &v.to_le_bytes())
     }
-    pub fn set_u8(&mut self, index: usize, v: u8) -> Result<()> {
+    pub fn set_u8(&mut self, index: usize, v: u8) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::UInt8, &v.to_le_bytes())
     }
-    pub fn set_u16(&mut self, index: usize, v: u16) -> Result<()> {
+    pub fn set_u16(&mut self, index: usize, v: u16) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::UInt16, &v.to_le_bytes())
     }
-    pub fn set_u32(&mut self, index: usize, v: u32) -> Result<()> {
+    pub fn set_u32(&mut self, index: usize, v: u32) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::UInt32, &v.to_le_bytes())
     }
-    pub fn set_u64(&mut self, index: usize, v: u64) -> Result<()> {
+    pub fn set_u64(&mut self, index: usize, v: u64) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::UInt64, &v.to_le_bytes())
     }
-    pub fn set_f32(&mut self, index: usize, v: f32) -> Result<()> {
+    pub fn set_f32(&mut self, index: usize, v: f32) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::Float, &v.to_le_bytes())
     }
-    pub fn set_f64(&mut self, index: usize, v: f64) -> Result<()> {
+    pub fn set_f64(&mut self, index: usize, v: f64) -> Result<(), UsageError> {
         self.patch(index, ParamSlot::Double, &v.to_le_bytes())
     }
 
     /// Sets a `Bytes { len }` slot; `v` must be exactly `len` bytes long.
-    pub fn set_bytes(&mut self, index: usize, v: &[u8]) -> Result<()> {
+    pub fn set_bytes(&mut self, index: usize, v: &[u8]) -> Result<(), UsageError> {
         let slot = self.slot(index)?;
         match slot.kind {
             ParamSlot::Bytes { len } if len == v.len() => self.patch(index, slot.kind, v),
             ParamSlot::Bytes { .. } => {
-                Err(ProtocolError::ParamMismatch { index, slot: slot.kind.name(), value: "a string of another length" })
+                Err(UsageError::ParamMismatch { index, slot: slot.kind.name(), value: "a string of another length" })
             }
-            kind => Err(ProtocolError::ParamMismatch { index, slot: kind.name(), value: "a string" }),
+            kind => Err(UsageError::ParamMismatch { index, slot: kind.name(), value: "a string" }),
         }
     }
 
     /// Makes parameter `index` NULL, or not NULL again with a zero value.
-    pub fn set_null(&mut self, index: usize, null: bool) -> Result<()> {
+    pub fn set_null(&mut self, index: usize, null: bool) -> Result<(), UsageError> {
         let slot = self.slot(index)?;
         if slot.null == null {
             return Ok(());
@@ -537,7 +539,7 @@ impl ExecuteTemplate {
 
     /// Sets parameter `index` from a [`Param`] of the slot's type
     /// (`Param::Bytes` for a `Bytes` slot), or NULL.
-    pub fn set(&mut self, index: usize, value: Param<'_>) -> Result<()> {
+    pub fn set(&mut self, index: usize, value: Param<'_>) -> Result<(), UsageError> {
         match value {
             Param::Null => self.set_null(index, true),
             Param::I8(v) => self.set_i8(index, v),
@@ -560,21 +562,21 @@ impl ExecuteTemplate {
         }
     }
 
-    fn slot(&self, index: usize) -> Result<SlotState> {
-        self.slots.get(index).copied().ok_or(ProtocolError::ParamIndex { index, count: self.slots.len() })
+    fn slot(&self, index: usize) -> Result<SlotState, UsageError> {
+        self.slots.get(index).copied().ok_or(UsageError::ParamIndex { index, count: self.slots.len() })
     }
 
-    fn mismatch(&self, index: usize, value: &'static str) -> Result<()> {
+    fn mismatch(&self, index: usize, value: &'static str) -> Result<(), UsageError> {
         let slot = self.slot(index)?;
-        Err(ProtocolError::ParamMismatch { index, slot: slot.kind.name(), value })
+        Err(UsageError::ParamMismatch { index, slot: slot.kind.name(), value })
     }
 
     /// Writes `value` (the bytes after any length prefix) into slot `index`
     /// if the slot is of kind `expected`, first making it non-NULL.
-    fn patch(&mut self, index: usize, expected: ParamSlot, value: &[u8]) -> Result<()> {
+    fn patch(&mut self, index: usize, expected: ParamSlot, value: &[u8]) -> Result<(), UsageError> {
         let slot = self.slot(index)?;
         if slot.kind != expected {
-            return Err(ProtocolError::ParamMismatch { index, slot: slot.kind.name(), value: expected.name() });
+            return Err(UsageError::ParamMismatch { index, slot: slot.kind.name(), value: expected.name() });
         }
         if slot.null {
             self.set_null(index, false)?;
@@ -798,30 +800,30 @@ mod tests {
         let mut t = ExecuteTemplate::new(1, &[ParamSlot::Int32, ParamSlot::Bytes { len: 3 }]).unwrap();
         t.set_i32(0, 1).unwrap();
         let before = t.packet().to_vec();
-        assert_eq!(t.set_i32(2, 1), Err(ProtocolError::ParamIndex { index: 2, count: 2 }));
-        assert_eq!(t.set_null(usize::MAX, true), Err(ProtocolError::ParamIndex { index: usize::MAX, count: 2 }));
+        assert_eq!(t.set_i32(2, 1), Err(UsageError::ParamIndex { index: 2, count: 2 }));
+        assert_eq!(t.set_null(usize::MAX, true), Err(UsageError::ParamIndex { index: usize::MAX, count: 2 }));
         assert_eq!(
             t.set_i64(0, 1),
-            Err(ProtocolError::ParamMismatch { index: 0, slot: "INT (i32)", value: "BIGINT (i64)" })
+            Err(UsageError::ParamMismatch { index: 0, slot: "INT (i32)", value: "BIGINT (i64)" })
         );
         assert_eq!(
             t.set_u32(0, 1),
-            Err(ProtocolError::ParamMismatch { index: 0, slot: "INT (i32)", value: "INT UNSIGNED (u32)" })
+            Err(UsageError::ParamMismatch { index: 0, slot: "INT (i32)", value: "INT UNSIGNED (u32)" })
         );
         assert_eq!(
             t.set_bytes(0, b"abc"),
-            Err(ProtocolError::ParamMismatch { index: 0, slot: "INT (i32)", value: "a string" })
+            Err(UsageError::ParamMismatch { index: 0, slot: "INT (i32)", value: "a string" })
         );
         assert_eq!(
             t.set_bytes(1, b"abcd"),
-            Err(ProtocolError::ParamMismatch {
+            Err(UsageError::ParamMismatch {
                 index: 1,
                 slot: "fixed-length string",
                 value: "a string of another length"
             })
         );
-        assert!(matches!(t.set(1, Param::Blob(b"abc")), Err(ProtocolError::ParamMismatch { index: 1, .. })));
-        assert!(matches!(t.set(0, Param::Date(Date::default())), Err(ProtocolError::ParamMismatch { index: 0, .. })));
+        assert!(matches!(t.set(1, Param::Blob(b"abc")), Err(UsageError::ParamMismatch { index: 1, .. })));
+        assert!(matches!(t.set(0, Param::Date(Date::default())), Err(UsageError::ParamMismatch { index: 0, .. })));
         assert_eq!(t.packet(), before);
     }
 
@@ -839,11 +841,11 @@ mod tests {
     fn too_large_template_is_refused() {
         assert!(matches!(
             ExecuteTemplate::new(1, &[ParamSlot::Bytes { len: MAX_FRAGMENT }]),
-            Err(ProtocolError::PacketTooLarge { .. })
+            Err(UsageError::TemplateTooLarge { .. })
         ));
         assert!(matches!(
             ExecuteTemplate::new(1, &[ParamSlot::Bytes { len: usize::MAX }]),
-            Err(ProtocolError::PacketTooLarge { .. })
+            Err(UsageError::TemplateTooLarge { .. })
         ));
     }
 

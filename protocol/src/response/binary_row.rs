@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::buf::{Reader, WriteExt};
 use crate::constants::{ColumnFlags, ColumnType};
-use crate::error::{ProtocolError, Result};
+use crate::error::{ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet};
 use crate::response::column::{ColumnDefinition, NOT_FIXED_DECIMALS};
 
@@ -23,6 +23,7 @@ pub const fn null_bitmap_len(columns: usize) -> usize {
 
 /// One value of a binary row, borrowed from the packet.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum Value<'a> {
     Null,
     /// TINY, SHORT, YEAR, INT24, LONG, LONGLONG without the UNSIGNED flag.
@@ -265,8 +266,6 @@ fn read_time<'a>(r: &mut Reader<'a>) -> Result<Value<'a>> {
     Ok(Value::Time { negative, days, hours, minutes, seconds, micros })
 }
 
-const MISMATCH: ProtocolError = ProtocolError::Malformed("binary row value does not fit its column type");
-
 /// Appends a binary row payload (no header) for `values` under `columns`.
 ///
 /// Integers are written in the width of their column's type and must fit it;
@@ -277,7 +276,7 @@ pub fn encode_binary_row_payload(
     values: &[Value<'_>],
     columns: &[ColumnDefinition<'_>],
     out: &mut Vec<u8>,
-) -> Result<()> {
+) -> Result<(), UsageError> {
     let start = out.len();
     let result = write_row(values, columns, out);
     if result.is_err() {
@@ -292,7 +291,7 @@ pub fn encode_binary_row(
     columns: &[ColumnDefinition<'_>],
     seq: u8,
     out: &mut Vec<u8>,
-) -> Result<u8> {
+) -> Result<u8, UsageError> {
     let start = start_packet(out);
     match write_row(values, columns, out) {
         Ok(()) => Ok(finish_packet(out, start, seq)),
@@ -303,9 +302,9 @@ pub fn encode_binary_row(
     }
 }
 
-fn write_row(values: &[Value<'_>], columns: &[ColumnDefinition<'_>], out: &mut Vec<u8>) -> Result<()> {
+fn write_row(values: &[Value<'_>], columns: &[ColumnDefinition<'_>], out: &mut Vec<u8>) -> Result<(), UsageError> {
     if values.len() != columns.len() {
-        return Err(ProtocolError::Malformed("binary row value count differs from its column count"));
+        return Err(UsageError::RowLength { values: values.len(), columns: columns.len() });
     }
     out.put_u8(BINARY_ROW_HEADER);
     let bitmap_at = out.len();
@@ -318,12 +317,16 @@ fn write_row(values: &[Value<'_>], columns: &[ColumnDefinition<'_>], out: &mut V
             }
             continue;
         }
-        write_value(value, col.column_type, out)?;
+        if !write_value(value, col.column_type, out) {
+            return Err(UsageError::RowValue { index: i, column_type: col.column_type });
+        }
     }
     Ok(())
 }
 
-fn write_value(value: &Value<'_>, ty: ColumnType, out: &mut Vec<u8>) -> Result<()> {
+/// Appends `value` in the encoding of column type `ty`; false if that type
+/// cannot carry it.
+fn write_value(value: &Value<'_>, ty: ColumnType, out: &mut Vec<u8>) -> bool {
     match (encoding(ty), *value) {
         (Encoding::Int(width), Value::Int(v)) => {
             let fits = match width {
@@ -333,13 +336,13 @@ fn write_value(value: &Value<'_>, ty: ColumnType, out: &mut Vec<u8>) -> Result<(
                 _ => true,
             };
             if !fits {
-                return Err(MISMATCH);
+                return false;
             }
             out.put_bytes(v.to_le_bytes().get(..width).unwrap_or_default());
         }
         (Encoding::Int(width), Value::UInt(v)) => {
             if width < 8 && v >> (8 * width) != 0 {
-                return Err(MISMATCH);
+                return false;
             }
             out.put_bytes(v.to_le_bytes().get(..width).unwrap_or_default());
         }
@@ -370,9 +373,9 @@ fn write_value(value: &Value<'_>, ty: ColumnType, out: &mut Vec<u8>) -> Result<(
             }
         }
         (Encoding::Bytes, Value::Bytes(b)) => out.put_lenenc_bytes(b),
-        _ => return Err(MISMATCH),
+        _ => return false,
     }
-    Ok(())
+    true
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -647,10 +650,13 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(
             encode_binary_row_payload(&[Value::Int(300)], &[col(ColumnType::Tiny, 0, 0)], &mut out),
-            Err(MISMATCH)
+            Err(UsageError::RowValue { index: 0, column_type: ColumnType::Tiny })
         );
         assert!(out.is_empty(), "a failed encode leaves the buffer alone");
-        assert_eq!(encode_binary_row_payload(&[Value::Bytes(b"1")], &signed, &mut out), Err(MISMATCH));
+        assert_eq!(
+            encode_binary_row_payload(&[Value::Bytes(b"1")], &signed, &mut out),
+            Err(UsageError::RowValue { index: 0, column_type: ColumnType::Int24 })
+        );
     }
 
     #[test]

@@ -134,6 +134,15 @@ pub fn is_result_terminator(payload: &[u8]) -> bool {
     payload.first() == Some(&EOF_HEADER) && payload.len() < crate::framing::MAX_FRAGMENT
 }
 
+/// Reads the EOF that ends a block of definitions when DEPRECATE_EOF is
+/// off; any other packet there is a [`ProtocolError::BadHeader`] in `context`.
+pub(crate) fn expect_eof(payload: &[u8], caps: Capabilities, context: &'static str) -> Result<()> {
+    if !is_result_terminator(payload) {
+        return Err(ProtocolError::BadHeader { context, byte: payload.first().copied().unwrap_or(0) });
+    }
+    EofPacket::parse(payload, caps).map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,11 +4,11 @@
 
 use crate::buf::{Reader, WriteExt};
 use crate::constants::{Capabilities, StatusFlags};
-use crate::error::{ProtocolError, Result};
+use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet};
 use crate::response::column::{Column, ColumnDefinition};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
-use crate::response::ok::{is_result_terminator, EofPacket, OK_HEADER};
+use crate::response::ok::{expect_eof, EofPacket, OK_HEADER};
 
 /// The first packet of a successful prepare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,13 +85,15 @@ impl PreparedStatement {
 
 /// How a prepare ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PrepareOutcome {
     Prepared(PreparedStatement),
     Error(ServerError),
 }
 
+/// Where the walk through a prepare response stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum PrepareState {
     Start,
     Params { left: u16 },
     ParamsEof,
@@ -108,21 +110,22 @@ const PREALLOCATE: usize = 64;
 #[derive(Debug, Clone)]
 pub struct PrepareResponse {
     caps: Capabilities,
-    state: State,
+    state: PrepareState,
     stmt: PreparedStatement,
 }
 
 impl PrepareResponse {
     pub fn new(caps: Capabilities) -> Self {
-        PrepareResponse { caps, state: State::Start, stmt: PreparedStatement::default() }
+        PrepareResponse { caps, state: PrepareState::Start, stmt: PreparedStatement::default() }
     }
 
     /// Takes the next packet payload; returns the outcome once complete.
-    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<PrepareOutcome>> {
+    /// A reader reads one response: use a new one for the next.
+    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<PrepareOutcome>, CodecError> {
         match self.state {
-            State::Start => {
+            PrepareState::Start => {
                 if payload.first() == Some(&ERR_HEADER) {
-                    self.state = State::Done;
+                    self.state = PrepareState::Done;
                     return Ok(Some(PrepareOutcome::Error(ErrPacket::parse(payload)?.to_owned())));
                 }
                 let ok = PrepareOk::parse(payload)?;
@@ -131,42 +134,44 @@ impl PrepareResponse {
                 self.stmt.columns = Vec::with_capacity(usize::from(ok.num_columns).min(PREALLOCATE));
                 Ok(self.enter_params())
             }
-            State::Params { left } => {
+            PrepareState::Params { left } => {
                 self.stmt.params.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
                 if left > 1 {
-                    self.state = State::Params { left: left - 1 };
+                    self.state = PrepareState::Params { left: left - 1 };
                     Ok(None)
                 } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
                     Ok(self.enter_columns())
                 } else {
-                    self.state = State::ParamsEof;
+                    self.state = PrepareState::ParamsEof;
                     Ok(None)
                 }
             }
-            State::ParamsEof => {
+            PrepareState::ParamsEof => {
                 expect_eof(payload, self.caps, "EOF after parameter definitions")?;
                 Ok(self.enter_columns())
             }
-            State::Columns { left } => {
+            PrepareState::Columns { left } => {
                 self.stmt.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
                 if left > 1 {
-                    self.state = State::Columns { left: left - 1 };
+                    self.state = PrepareState::Columns { left: left - 1 };
                     Ok(None)
                 } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
                     Ok(self.finish())
                 } else {
-                    self.state = State::ColumnsEof;
+                    self.state = PrepareState::ColumnsEof;
                     Ok(None)
                 }
             }
-            State::ColumnsEof => {
+            PrepareState::ColumnsEof => {
                 expect_eof(payload, self.caps, "EOF after column definitions")?;
                 Ok(self.finish())
             }
-            State::Done => Err(ProtocolError::UnexpectedMessage {
-                state: "reading a prepare response that is already complete",
-                got: "another packet",
-            }),
+            PrepareState::Done => Err(UsageError::OutOfOrder {
+                call: "PrepareResponse::feed",
+                state: "the prepare response was complete",
+                remedy: "read the next one with a new PrepareResponse",
+            }
+            .into()),
         }
     }
 
@@ -174,7 +179,7 @@ impl PrepareResponse {
         match self.stmt.ok.num_params {
             0 => self.enter_columns(),
             left => {
-                self.state = State::Params { left };
+                self.state = PrepareState::Params { left };
                 None
             }
         }
@@ -184,21 +189,14 @@ impl PrepareResponse {
         match self.stmt.ok.num_columns {
             0 => self.finish(),
             left => {
-                self.state = State::Columns { left };
+                self.state = PrepareState::Columns { left };
                 None
             }
         }
     }
 
     fn finish(&mut self) -> Option<PrepareOutcome> {
-        self.state = State::Done;
+        self.state = PrepareState::Done;
         Some(PrepareOutcome::Prepared(std::mem::take(&mut self.stmt)))
     }
-}
-
-fn expect_eof(payload: &[u8], caps: Capabilities, context: &'static str) -> Result<()> {
-    if !is_result_terminator(payload) {
-        return Err(ProtocolError::BadHeader { context, byte: payload.first().copied().unwrap_or(0) });
-    }
-    EofPacket::parse(payload, caps).map(|_| ())
 }

@@ -17,16 +17,17 @@ use std::ops::Range;
 
 use crate::buf::{Reader, WriteExt};
 use crate::constants::{Capabilities, StatusFlags};
-use crate::error::{ProtocolError, Result};
+use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet, Header, HEADER_LEN, MAX_FRAGMENT};
 use crate::response::binary_row::{BinaryRow, Value};
 use crate::response::column::{Column, ColumnDefinition};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
-use crate::response::ok::{is_result_terminator, EofPacket, OkPacket, EOF_HEADER, OK_HEADER};
+use crate::response::ok::{expect_eof, is_result_terminator, EofPacket, OkPacket, EOF_HEADER, OK_HEADER};
 use crate::response::text_row::TextRow;
 
 /// Which protocol the rows use: text for COM_QUERY, binary for COM_STMT_EXECUTE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RowFormat {
     Text,
     Binary,
@@ -91,8 +92,10 @@ pub struct Progress {
     pub done: Option<Outcome>,
 }
 
+/// Where the walk through a response stands; [`ResponseReader`] and
+/// [`ResultSetDecoder`] share it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum ResponseState {
     /// Expecting OK, ERR, LOCAL INFILE or a column count.
     Start,
     Columns {
@@ -102,6 +105,28 @@ enum State {
     ColumnsEof,
     Rows,
     Done,
+}
+
+impl ResponseState {
+    /// Where the last column definition (or the column count, when the
+    /// server skipped them) leads: the rows, or first their EOF.
+    fn after_columns(caps: Capabilities) -> Self {
+        if caps.contains(Capabilities::DEPRECATE_EOF) {
+            ResponseState::Rows
+        } else {
+            ResponseState::ColumnsEof
+        }
+    }
+}
+
+/// What [`ResponseReader`] does with a packet whose header is at hand.
+enum PacketAction {
+    /// Skip it without reading it (a row or a column definition).
+    Skip,
+    /// Wait for more input: its first byte, which decides, is not in yet.
+    Wait,
+    /// Read it once it is whole.
+    Read,
 }
 
 /// The hot-path response walker. See the module documentation.
@@ -117,7 +142,7 @@ enum State {
 pub struct ResponseReader {
     caps: Capabilities,
     format: RowFormat,
-    state: State,
+    state: ResponseState,
     /// Sequence id the next header must carry.
     seq: u8,
     /// Payload bytes of the packet being skipped that are still to come.
@@ -132,7 +157,7 @@ impl ResponseReader {
         ResponseReader {
             caps,
             format,
-            state: State::Start,
+            state: ResponseState::Start,
             seq: FIRST_RESPONSE_SEQ,
             skip_left: 0,
             skip_continues: false,
@@ -155,17 +180,26 @@ impl ResponseReader {
     }
 
     pub fn is_done(&self) -> bool {
-        self.state == State::Done
+        self.state == ResponseState::Done
     }
 
     /// Walks as much of `input` as forms complete packets of this response.
-    pub fn advance(&mut self, input: &[u8]) -> Result<Progress> {
-        if self.state == State::Done {
-            return Err(ProtocolError::UnexpectedMessage {
-                state: "reading a response that is already complete",
-                got: "more input (call reset first)",
-            });
+    /// Once the response is complete, call [`reset`](Self::reset) before
+    /// the next one.
+    pub fn advance(&mut self, input: &[u8]) -> Result<Progress, CodecError> {
+        if self.state == ResponseState::Done {
+            return Err(UsageError::OutOfOrder {
+                call: "ResponseReader::advance",
+                state: "the response was complete",
+                remedy: "call reset or reset_with before reading the next response",
+            }
+            .into());
         }
+        Ok(self.walk(input)?)
+    }
+
+    /// [`advance`](Self::advance) on a response that is not complete yet.
+    fn walk(&mut self, input: &[u8]) -> Result<Progress> {
         let mut pos = 0usize;
         loop {
             let rest = input.get(pos..).unwrap_or_default();
@@ -184,59 +218,64 @@ impl ResponseReader {
             if header.seq != self.seq {
                 return Err(ProtocolError::OutOfSync { expected: self.seq, got: header.seq });
             }
-            if self.skip_continues {
-                // The next fragment of a packet being skipped: raw payload, whatever its first byte.
-                pos += self.start_skip(header);
-                continue;
-            }
-            match self.state {
-                State::Columns { left } => {
+            match self.action(header, rest)? {
+                PacketAction::Skip => {
                     pos += self.start_skip(header);
-                    self.state = if left > 1 {
-                        State::Columns { left: left - 1 }
-                    } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        State::Rows
-                    } else {
-                        State::ColumnsEof
-                    };
                     continue;
                 }
-                State::Rows => {
-                    let Some(&first) = rest.get(HEADER_LEN).filter(|_| header.len > 0) else {
-                        if header.len == 0 {
-                            return Err(ProtocolError::Malformed("empty row packet"));
-                        }
-                        return Ok(Progress { consumed: pos, done: None });
-                    };
-                    let terminator = first == ERR_HEADER || (first == EOF_HEADER && header.len < MAX_FRAGMENT);
-                    if !terminator {
-                        // A binary row always starts with 0x00 (a text row with a
-                        // length prefix or 0xFB), so anything else is out of step.
-                        if self.format == RowFormat::Binary && first != 0x00 {
-                            return Err(ProtocolError::BadHeader { context: "binary row", byte: first });
-                        }
-                        self.outcome.rows += 1;
-                        pos += self.start_skip(header);
-                        continue;
-                    }
-                }
-                State::Start | State::ColumnsEof | State::Done => {}
+                PacketAction::Wait => return Ok(Progress { consumed: pos, done: None }),
+                PacketAction::Read => {}
             }
-            // A packet that must be read whole.
-            if header.len >= MAX_FRAGMENT {
-                return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 });
-            }
-            let end = HEADER_LEN + header.len;
-            let Some(payload) = rest.get(HEADER_LEN..end) else {
+            let Some(payload) = whole_payload(header, rest)? else {
                 return Ok(Progress { consumed: pos, done: None });
             };
             let payload_at = pos + HEADER_LEN;
-            pos += end;
+            pos = payload_at + payload.len();
             self.seq = self.seq.wrapping_add(1);
             if self.on_packet(payload, payload_at)? {
-                self.state = State::Done;
+                self.state = ResponseState::Done;
                 return Ok(Progress { consumed: pos, done: Some(std::mem::take(&mut self.outcome)) });
             }
+        }
+    }
+
+    /// Decides what to do with the packet whose header starts `rest`:
+    /// counts a row or a column definition it skips, and checks the first
+    /// byte of a row.
+    fn action(&mut self, header: Header, rest: &[u8]) -> Result<PacketAction> {
+        if self.skip_continues {
+            // The next fragment of a packet being skipped: raw payload, whatever its first byte.
+            return Ok(PacketAction::Skip);
+        }
+        match self.state {
+            ResponseState::Columns { left } => {
+                self.state = if left > 1 {
+                    ResponseState::Columns { left: left - 1 }
+                } else {
+                    ResponseState::after_columns(self.caps)
+                };
+                Ok(PacketAction::Skip)
+            }
+            ResponseState::Rows => {
+                let Some(&first) = rest.get(HEADER_LEN).filter(|_| header.len > 0) else {
+                    if header.len == 0 {
+                        return Err(ProtocolError::Malformed("empty row packet"));
+                    }
+                    return Ok(PacketAction::Wait);
+                };
+                let terminator = first == ERR_HEADER || (first == EOF_HEADER && header.len < MAX_FRAGMENT);
+                if terminator {
+                    return Ok(PacketAction::Read);
+                }
+                // A binary row always starts with 0x00 (a text row with a
+                // length prefix or 0xFB), so anything else is out of step.
+                if self.format == RowFormat::Binary && first != 0x00 {
+                    return Err(ProtocolError::BadHeader { context: "binary row", byte: first });
+                }
+                self.outcome.rows += 1;
+                Ok(PacketAction::Skip)
+            }
+            ResponseState::Start | ResponseState::ColumnsEof | ResponseState::Done => Ok(PacketAction::Read),
         }
     }
 
@@ -252,7 +291,7 @@ impl ResponseReader {
     /// Handles one whole packet; returns whether the response is complete.
     fn on_packet(&mut self, payload: &[u8], payload_at: usize) -> Result<bool> {
         let first = payload.first().copied();
-        if first == Some(ERR_HEADER) && self.state != State::ColumnsEof {
+        if first == Some(ERR_HEADER) && self.state != ResponseState::ColumnsEof {
             let err = ErrPacket::parse(payload)?;
             let message_at = payload_at + (payload.len() - err.message.len());
             self.outcome.error = Some(ErrorInfo {
@@ -263,40 +302,29 @@ impl ResponseReader {
             return Ok(true);
         }
         match self.state {
-            State::Start => match first {
+            ResponseState::Start => match first {
                 Some(OK_HEADER) => {
                     let ok = OkPacket::parse(payload, self.caps)?;
                     Ok(self.on_ok(&ok))
                 }
-                Some(LOCAL_INFILE_HEADER) => {
-                    let name = payload.get(1..).unwrap_or_default();
-                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()))
-                }
+                Some(LOCAL_INFILE_HEADER) => Err(local_infile_refused(payload)),
                 _ => {
                     let (count, metadata_follows) = read_column_count(payload, self.caps)?;
                     self.outcome.result_sets = self.outcome.result_sets.saturating_add(1);
                     self.state = if metadata_follows {
-                        State::Columns { left: count }
-                    } else if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        State::Rows
+                        ResponseState::Columns { left: count }
                     } else {
-                        State::ColumnsEof
+                        ResponseState::after_columns(self.caps)
                     };
                     Ok(false)
                 }
             },
-            State::ColumnsEof => {
-                if !is_result_terminator(payload) {
-                    return Err(ProtocolError::BadHeader {
-                        context: "EOF after column definitions",
-                        byte: first.unwrap_or(0),
-                    });
-                }
-                EofPacket::parse(payload, self.caps)?;
-                self.state = State::Rows;
+            ResponseState::ColumnsEof => {
+                expect_eof(payload, self.caps, "EOF after column definitions")?;
+                self.state = ResponseState::Rows;
                 Ok(false)
             }
-            State::Rows => {
+            ResponseState::Rows => {
                 if self.caps.contains(Capabilities::DEPRECATE_EOF) {
                     let ok = OkPacket::parse(payload, self.caps)?;
                     Ok(self.on_ok(&ok))
@@ -307,7 +335,7 @@ impl ResponseReader {
                     Ok(self.next_result(eof.status))
                 }
             }
-            State::Columns { .. } | State::Done => {
+            ResponseState::Columns { .. } | ResponseState::Done => {
                 Err(ProtocolError::UnexpectedMessage { state: "walking a response", got: "a packet out of place" })
             }
         }
@@ -326,12 +354,28 @@ impl ResponseReader {
     /// After an OK or a result set's terminator: another result follows, or the response is complete.
     fn next_result(&mut self, status: StatusFlags) -> bool {
         if status.contains(StatusFlags::MORE_RESULTS_EXISTS) {
-            self.state = State::Start;
+            self.state = ResponseState::Start;
             false
         } else {
             true
         }
     }
+}
+
+/// A packet whose payload is to be read whole, once it is all in `rest`
+/// (`None` until then). Only small packets are read whole: one that needs
+/// another fragment cannot be one of them.
+fn whole_payload(header: Header, rest: &[u8]) -> Result<Option<&[u8]>> {
+    if header.len >= MAX_FRAGMENT {
+        return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 });
+    }
+    Ok(rest.get(HEADER_LEN..HEADER_LEN + header.len))
+}
+
+/// The refusal of a LOCAL INFILE request, naming the file the server asked for.
+fn local_infile_refused(payload: &[u8]) -> ProtocolError {
+    let name = payload.get(1..).unwrap_or_default();
+    ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned())
 }
 
 /// Reads a column-count packet: the count, and whether column definitions
@@ -479,6 +523,7 @@ impl ResultSet {
 
 /// One result of a response.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum QueryResult {
     Ok(OkSummary),
     ResultSet(ResultSet),
@@ -513,7 +558,7 @@ pub struct ResultSetDecoder {
     caps: Capabilities,
     format: RowFormat,
     cached: Option<Vec<Column>>,
-    state: State,
+    state: ResponseState,
     current: ResultSet,
     response: Response,
 }
@@ -524,7 +569,7 @@ impl ResultSetDecoder {
             caps,
             format,
             cached: None,
-            state: State::Start,
+            state: ResponseState::Start,
             current: ResultSet::default(),
             response: Response::default(),
         }
@@ -537,111 +582,123 @@ impl ResultSetDecoder {
     }
 
     /// Takes the next packet payload; returns the response once complete.
-    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<Response>> {
-        let first = payload.first().copied();
-        match self.state {
-            State::Done => Err(ProtocolError::UnexpectedMessage {
-                state: "decoding a response that is already complete",
-                got: "another packet",
-            }),
-            State::Start => match first {
-                Some(ERR_HEADER) => self.finish_with_error(payload),
-                Some(OK_HEADER) => {
-                    let ok = OkPacket::parse(payload, self.caps)?;
-                    self.response.results.push(QueryResult::Ok(OkSummary::from(&ok)));
-                    Ok(self.next_result(ok.status))
+    /// A decoder reads one response: use a new one for the next.
+    pub fn feed(&mut self, payload: &[u8]) -> Result<Option<Response>, CodecError> {
+        let response = match self.state {
+            ResponseState::Done => {
+                return Err(UsageError::OutOfOrder {
+                    call: "ResultSetDecoder::feed",
+                    state: "the response was complete",
+                    remedy: "decode the next response with a new ResultSetDecoder",
                 }
-                Some(LOCAL_INFILE_HEADER) => {
-                    let name = payload.get(1..).unwrap_or_default();
-                    Err(ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned()))
-                }
-                _ => {
-                    let (count, metadata_follows) = read_column_count(payload, self.caps)?;
-                    self.current = ResultSet::default();
-                    if metadata_follows {
-                        let capacity = usize::try_from(count).unwrap_or(usize::MAX).min(PREALLOCATE_COLUMNS);
-                        self.current.columns = Vec::with_capacity(capacity);
-                        self.state = State::Columns { left: count };
-                    } else {
-                        let cached = self.cached.as_ref().ok_or(ProtocolError::UnexpectedMessage {
-                            state: "decoding a result set without cached column definitions",
-                            got: "a column count saying the metadata was skipped",
-                        })?;
-                        if cached.len() as u64 != count {
-                            return Err(ProtocolError::Malformed("column count differs from the cached definitions"));
-                        }
-                        self.current.columns = cached.clone();
-                        self.current.metadata_skipped = true;
-                        self.state = self.after_columns();
-                    }
-                    Ok(None)
-                }
-            },
-            State::Columns { left } => {
-                self.current.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
-                self.state = if left > 1 { State::Columns { left: left - 1 } } else { self.after_columns() };
-                Ok(None)
+                .into())
             }
-            State::ColumnsEof => {
-                if !is_result_terminator(payload) {
-                    return Err(ProtocolError::BadHeader {
-                        context: "EOF after column definitions",
-                        byte: first.unwrap_or(0),
-                    });
-                }
-                EofPacket::parse(payload, self.caps)?;
-                self.state = State::Rows;
-                Ok(None)
+            ResponseState::Start => self.on_result_start(payload)?,
+            ResponseState::Columns { left } => self.on_column(payload, left)?,
+            ResponseState::ColumnsEof => {
+                expect_eof(payload, self.caps, "EOF after column definitions")?;
+                self.state = ResponseState::Rows;
+                None
             }
-            State::Rows => {
-                if first == Some(ERR_HEADER) {
-                    return self.finish_with_error(payload);
-                }
-                if is_result_terminator(payload) {
-                    self.current.end = if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-                        OkSummary::from(&OkPacket::parse(payload, self.caps)?)
-                    } else {
-                        let eof = EofPacket::parse(payload, self.caps)?;
-                        OkSummary { status: eof.status, warnings: eof.warnings, ..OkSummary::default() }
-                    };
-                    let status = self.current.end.status;
-                    self.response.results.push(QueryResult::ResultSet(std::mem::take(&mut self.current)));
-                    return Ok(self.next_result(status));
-                }
-                match self.format {
-                    RowFormat::Text => {
-                        TextRow::parse(payload, self.current.columns.len())?;
-                    }
-                    RowFormat::Binary => {
-                        BinaryRow::decode(payload, &self.current.columns)?;
-                    }
-                }
-                self.current.rows.push(Row { format: self.format, payload: payload.to_vec() });
+            ResponseState::Rows => self.on_row_or_end(payload)?,
+        };
+        Ok(response)
+    }
+
+    /// The first packet of a result: OK, ERR, a LOCAL INFILE request or a column count.
+    fn on_result_start(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        match payload.first().copied() {
+            Some(ERR_HEADER) => self.finish_with_error(payload),
+            Some(OK_HEADER) => {
+                let ok = OkPacket::parse(payload, self.caps)?;
+                self.response.results.push(QueryResult::Ok(OkSummary::from(&ok)));
+                Ok(self.next_result(ok.status))
+            }
+            Some(LOCAL_INFILE_HEADER) => Err(local_infile_refused(payload)),
+            _ => {
+                self.start_result_set(payload)?;
                 Ok(None)
             }
         }
     }
 
-    fn after_columns(&self) -> State {
-        if self.caps.contains(Capabilities::DEPRECATE_EOF) {
-            State::Rows
-        } else {
-            State::ColumnsEof
+    /// A column count: that many definitions follow, or the server skipped
+    /// them and the cached ones stand in.
+    fn start_result_set(&mut self, payload: &[u8]) -> Result<()> {
+        let (count, metadata_follows) = read_column_count(payload, self.caps)?;
+        self.current = ResultSet::default();
+        if metadata_follows {
+            let capacity = usize::try_from(count).unwrap_or(usize::MAX).min(PREALLOCATE_COLUMNS);
+            self.current.columns = Vec::with_capacity(capacity);
+            self.state = ResponseState::Columns { left: count };
+            return Ok(());
         }
+        let cached = self.cached.as_ref().ok_or(ProtocolError::UnexpectedMessage {
+            state: "decoding a result set without cached column definitions",
+            got: "a column count saying the metadata was skipped",
+        })?;
+        if cached.len() as u64 != count {
+            return Err(ProtocolError::Malformed("column count differs from the cached definitions"));
+        }
+        self.current.columns = cached.clone();
+        self.current.metadata_skipped = true;
+        self.state = ResponseState::after_columns(self.caps);
+        Ok(())
+    }
+
+    fn on_column(&mut self, payload: &[u8], left: u64) -> Result<Option<Response>> {
+        self.current.columns.push(ColumnDefinition::parse(payload, self.caps)?.into_owned());
+        self.state =
+            if left > 1 { ResponseState::Columns { left: left - 1 } } else { ResponseState::after_columns(self.caps) };
+        Ok(None)
+    }
+
+    /// A row, checked against the columns and kept, or the packet that ends
+    /// the rows: ERR, or the EOF (OK under DEPRECATE_EOF).
+    fn on_row_or_end(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        if payload.first() == Some(&ERR_HEADER) {
+            return self.finish_with_error(payload);
+        }
+        if is_result_terminator(payload) {
+            return self.end_result_set(payload);
+        }
+        match self.format {
+            RowFormat::Text => {
+                TextRow::parse(payload, self.current.columns.len())?;
+            }
+            RowFormat::Binary => {
+                BinaryRow::decode(payload, &self.current.columns)?;
+            }
+        }
+        self.current.rows.push(Row { format: self.format, payload: payload.to_vec() });
+        Ok(None)
+    }
+
+    /// Files the result set its terminator ends; another result may follow.
+    fn end_result_set(&mut self, payload: &[u8]) -> Result<Option<Response>> {
+        self.current.end = if self.caps.contains(Capabilities::DEPRECATE_EOF) {
+            OkSummary::from(&OkPacket::parse(payload, self.caps)?)
+        } else {
+            let eof = EofPacket::parse(payload, self.caps)?;
+            OkSummary { status: eof.status, warnings: eof.warnings, ..OkSummary::default() }
+        };
+        let status = self.current.end.status;
+        self.response.results.push(QueryResult::ResultSet(std::mem::take(&mut self.current)));
+        Ok(self.next_result(status))
     }
 
     fn finish_with_error(&mut self, payload: &[u8]) -> Result<Option<Response>> {
         self.response.error = Some(ErrPacket::parse(payload)?.to_owned());
-        self.state = State::Done;
+        self.state = ResponseState::Done;
         Ok(Some(std::mem::take(&mut self.response)))
     }
 
     fn next_result(&mut self, status: StatusFlags) -> Option<Response> {
         if status.contains(StatusFlags::MORE_RESULTS_EXISTS) {
-            self.state = State::Start;
+            self.state = ResponseState::Start;
             None
         } else {
-            self.state = State::Done;
+            self.state = ResponseState::Done;
             Some(std::mem::take(&mut self.response))
         }
     }

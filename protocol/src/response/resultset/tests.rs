@@ -103,7 +103,11 @@ fn format_of(name: &str) -> RowFormat {
 }
 
 /// The whole response in one call; checks everything was consumed.
-fn read_whole(bytes: &[u8], caps: Capabilities, format: RowFormat) -> Result<(Outcome, Option<ServerError>)> {
+fn read_whole(
+    bytes: &[u8],
+    caps: Capabilities,
+    format: RowFormat,
+) -> Result<(Outcome, Option<ServerError>), CodecError> {
     let mut reader = ResponseReader::new(caps, format);
     let p = reader.advance(bytes)?;
     assert_eq!(p.consumed, bytes.len(), "consumed everything");
@@ -119,7 +123,7 @@ fn read_streamed(
     chunks: impl IntoIterator<Item = usize>,
     caps: Capabilities,
     format: RowFormat,
-) -> Result<(Outcome, Option<ServerError>, usize)> {
+) -> Result<(Outcome, Option<ServerError>, usize), CodecError> {
     let mut reader = ResponseReader::new(caps, format);
     let mut buffer = Vec::new();
     let mut at = 0usize;
@@ -152,7 +156,7 @@ fn without_message_range(mut outcome: Outcome) -> Outcome {
 }
 
 /// Splits raw bytes into payloads with the framing decoder and feeds them.
-fn decode_whole(bytes: &[u8], mut decoder: ResultSetDecoder) -> Result<Response> {
+fn decode_whole(bytes: &[u8], mut decoder: ResultSetDecoder) -> Result<Response, CodecError> {
     let mut at = 0;
     let mut seq = 1;
     loop {
@@ -166,7 +170,7 @@ fn decode_whole(bytes: &[u8], mut decoder: ResultSetDecoder) -> Result<Response>
     }
 }
 
-fn prepare_whole(bytes: &[u8], caps: Capabilities) -> Result<PrepareOutcome> {
+fn prepare_whole(bytes: &[u8], caps: Capabilities) -> Result<PrepareOutcome, CodecError> {
     let mut reader = PrepareResponse::new(caps);
     let mut at = 0;
     let mut seq = 1;
@@ -320,7 +324,7 @@ fn point_select_execute() {
     }
     // Skipped metadata without cached definitions cannot be decoded.
     let err = decode_whole(capture("exec_point_select_ext"), ResultSetDecoder::new(EXT, RowFormat::Binary));
-    assert!(matches!(err, Err(ProtocolError::UnexpectedMessage { .. })));
+    assert!(matches!(err, Err(CodecError::Protocol(ProtocolError::UnexpectedMessage { .. }))));
 }
 
 /// The expected binary values of wb.alltypes row 1 (see capture.sql).
@@ -401,7 +405,7 @@ fn readers_agree_on_every_capture() {
         let caps = caps_of(name);
         let format = format_of(name);
         if name.starts_with("text_local_infile") {
-            let want = ProtocolError::LocalInfileRefused("/tmp/wb-none.csv".into());
+            let want = CodecError::Protocol(ProtocolError::LocalInfileRefused("/tmp/wb-none.csv".into()));
             assert_eq!(read_whole(bytes, caps, format), Err(want.clone()));
             assert_eq!(decode_whole(bytes, ResultSetDecoder::new(caps, format)), Err(want));
             continue;
@@ -506,11 +510,35 @@ fn pipelined_responses_are_not_overrun() {
     assert_eq!(p.consumed, first.len());
     assert_eq!(p.done.unwrap().rows, 1);
     assert!(reader.is_done());
-    assert!(matches!(reader.advance(&both[p.consumed..]), Err(ProtocolError::UnexpectedMessage { .. })));
+    assert!(matches!(
+        reader.advance(&both[p.consumed..]),
+        Err(CodecError::Usage(UsageError::OutOfOrder { call: "ResponseReader::advance", .. }))
+    ));
     reader.reset();
     let p2 = reader.advance(&both[p.consumed..]).unwrap();
     assert_eq!(p2.consumed, second.len());
     assert_eq!(p2.done.unwrap().rows, 0);
+}
+
+#[test]
+fn finished_decoders_refuse_more_packets() {
+    // OK with status AUTOCOMMIT: a whole response.
+    let ok = [0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00];
+    let mut decoder = ResultSetDecoder::new(DEOF, RowFormat::Text);
+    assert!(decoder.feed(&ok).unwrap().is_some());
+    assert!(matches!(
+        decoder.feed(&ok),
+        Err(CodecError::Usage(UsageError::OutOfOrder { call: "ResultSetDecoder::feed", .. }))
+    ));
+    // PREPARE_OK without parameters or columns: a whole prepare response.
+    let mut packet = Vec::new();
+    crate::response::prepare::PrepareOk { statement_id: 1, ..Default::default() }.encode(1, &mut packet);
+    let mut prepare = PrepareResponse::new(DEOF);
+    assert!(prepare.feed(&packet[4..]).unwrap().is_some());
+    assert!(matches!(
+        prepare.feed(&packet[4..]),
+        Err(CodecError::Usage(UsageError::OutOfOrder { call: "PrepareResponse::feed", .. }))
+    ));
 }
 
 #[test]
@@ -520,12 +548,12 @@ fn sequence_ids_are_checked() {
     assert_eq!(bytes[53 + 3], 3);
     bytes[53 + 3] = 7;
     let mut reader = ResponseReader::new(DEOF, RowFormat::Binary);
-    assert_eq!(reader.advance(&bytes), Err(ProtocolError::OutOfSync { expected: 3, got: 7 }));
+    assert_eq!(reader.advance(&bytes), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 3, got: 7 })));
     // A response must start at sequence id 1.
     let mut bytes = capture("text_update_deof").to_vec();
     bytes[3] = 0;
     let mut reader = ResponseReader::new(DEOF, RowFormat::Text);
-    assert_eq!(reader.advance(&bytes), Err(ProtocolError::OutOfSync { expected: 1, got: 0 }));
+    assert_eq!(reader.advance(&bytes), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 1, got: 0 })));
 }
 
 #[test]
@@ -533,7 +561,10 @@ fn binary_rows_must_start_with_zero() {
     let mut bytes = capture("exec_point_select_deof").to_vec();
     bytes[53 + 4] = 0x01;
     let mut reader = ResponseReader::new(DEOF, RowFormat::Binary);
-    assert_eq!(reader.advance(&bytes), Err(ProtocolError::BadHeader { context: "binary row", byte: 0x01 }));
+    assert_eq!(
+        reader.advance(&bytes),
+        Err(CodecError::Protocol(ProtocolError::BadHeader { context: "binary row", byte: 0x01 }))
+    );
 }
 
 /// A text result set with one column whose single row holds `value`, then an OK terminator.
@@ -591,7 +622,7 @@ fn empty_row_packet_is_malformed_however_it_arrives() {
     seq = encode_packet(&mut bytes, seq, &[]);
     seq = encode_text_row([Some(&b"A"[..])], seq, &mut bytes);
     encode_result_end(StatusFlags::AUTOCOMMIT, 0, DEOF, seq, &mut bytes);
-    let malformed = ProtocolError::Malformed("empty row packet");
+    let malformed = CodecError::Protocol(ProtocolError::Malformed("empty row packet"));
     for format in [RowFormat::Text, RowFormat::Binary] {
         assert_eq!(ResponseReader::new(DEOF, format).advance(&bytes), Err(malformed.clone()), "{format:?}");
         let streamed = read_streamed(&bytes, [empty_row_end], DEOF, format);
@@ -622,27 +653,42 @@ fn error_after_rows() {
 fn malformed_responses() {
     // A first byte of 0x00 is an OK, never a column count of 0 ...
     let mut reader = ResponseReader::new(DEOF, RowFormat::Text);
-    assert_eq!(reader.advance(&[1, 0, 0, 1, 0x00]), Err(ProtocolError::UnexpectedEof("OK affected rows")));
+    assert_eq!(
+        reader.advance(&[1, 0, 0, 1, 0x00]),
+        Err(CodecError::Protocol(ProtocolError::UnexpectedEof("OK affected rows")))
+    );
     // ... and a count of 0 written long is no result set.
     let mut reader = ResponseReader::new(DEOF, RowFormat::Text);
-    assert_eq!(reader.advance(&[3, 0, 0, 1, 0xFC, 0, 0]), Err(ProtocolError::Malformed("column count")));
+    assert_eq!(
+        reader.advance(&[3, 0, 0, 1, 0xFC, 0, 0]),
+        Err(CodecError::Protocol(ProtocolError::Malformed("column count")))
+    );
     let mut reader = ResponseReader::new(DEOF | Capabilities::MARIADB_CLIENT_CACHE_METADATA, RowFormat::Text);
-    assert_eq!(reader.advance(&[2, 0, 0, 1, 0x01, 0x02]), Err(ProtocolError::Malformed("metadata follows flag")));
+    assert_eq!(
+        reader.advance(&[2, 0, 0, 1, 0x01, 0x02]),
+        Err(CodecError::Protocol(ProtocolError::Malformed("metadata follows flag")))
+    );
     let mut reader = ResponseReader::new(DEOF, RowFormat::Text);
-    assert_eq!(reader.advance(&[2, 0, 0, 1, 0x01, 0x02]), Err(ProtocolError::TrailingBytes("column count packet", 1)));
+    assert_eq!(
+        reader.advance(&[2, 0, 0, 1, 0x01, 0x02]),
+        Err(CodecError::Protocol(ProtocolError::TrailingBytes("column count packet", 1)))
+    );
     // An OK too large to be read whole.
     let mut reader = ResponseReader::new(DEOF, RowFormat::Text);
-    assert!(matches!(reader.advance(&[0xFF, 0xFF, 0xFF, 1, 0x00]), Err(ProtocolError::PacketTooLarge { .. })));
+    assert!(matches!(
+        reader.advance(&[0xFF, 0xFF, 0xFF, 1, 0x00]),
+        Err(CodecError::Protocol(ProtocolError::PacketTooLarge { .. }))
+    ));
     // No EOF after the column definitions where one is due.
     let mut bytes = Vec::new();
     let columns = [ColumnDefinition::new(b"a", ColumnType::Long)];
     let seq = encode_metadata(&columns, true, StatusFlags::AUTOCOMMIT, DEOF, 1, &mut bytes);
     encode_text_row([Some(&b"1"[..])], seq, &mut bytes);
     let mut reader = ResponseReader::new(BASE, RowFormat::Text);
-    assert!(matches!(reader.advance(&bytes), Err(ProtocolError::BadHeader { .. })));
+    assert!(matches!(reader.advance(&bytes), Err(CodecError::Protocol(ProtocolError::BadHeader { .. }))));
     assert!(matches!(
         decode_whole(&bytes, ResultSetDecoder::new(BASE, RowFormat::Text)),
-        Err(ProtocolError::BadHeader { .. })
+        Err(CodecError::Protocol(ProtocolError::BadHeader { .. }))
     ));
 }
 
@@ -902,6 +948,6 @@ fn skipped_metadata_still_has_its_eof_without_deprecate_eof() {
     let decoder = ResultSetDecoder::with_cached_columns(caps, RowFormat::Binary, two);
     assert_eq!(
         decode_whole(&out, decoder),
-        Err(ProtocolError::Malformed("column count differs from the cached definitions"))
+        Err(CodecError::Protocol(ProtocolError::Malformed("column count differs from the cached definitions")))
     );
 }

@@ -11,15 +11,15 @@
 
 use std::fmt;
 
-use crate::auth::{caching_sha2, rsa_key, sha256_password, AuthPlugin, CryptoRngCore};
-use crate::buf::WriteExt;
-use crate::constants::{Capabilities, StatusFlags, CHARSET_UTF8MB4_GENERAL_CI, DEFAULT_MAX_PACKET_SIZE};
-use crate::error::{ProtocolError, Result};
-use crate::framing::{decode_packet, finish_packet, start_packet};
-use crate::handshake::{
+use super::packets::{
     negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting, HandshakeResponse41,
     SslRequest, AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER,
 };
+use crate::auth::{caching_sha2, rsa_key, sha256_password, AuthPlugin, CryptoRngCore};
+use crate::buf::WriteExt;
+use crate::constants::{Capabilities, StatusFlags, CHARSET_UTF8MB4_GENERAL_CI, DEFAULT_MAX_PACKET_SIZE};
+use crate::error::{CodecError, ProtocolError, Result, UsageError};
+use crate::framing::{decode_packet, finish_packet, start_packet};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
 use crate::response::ok::{OkPacket, OK_HEADER};
 
@@ -29,6 +29,7 @@ const MAX_AUTH_SWITCHES: u8 = 8;
 
 /// Whether to use TLS. The TLS handshake itself is done by the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum TlsMode {
     #[default]
     Disabled,
@@ -101,9 +102,10 @@ impl fmt::Debug for HandshakeConfig {
     }
 }
 
-/// What the connection phase established.
+/// What the login established: the capabilities every later decoder
+/// needs, and what is known of the server and of the authentication.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Session {
+pub struct LoginInfo {
     /// The negotiated capabilities: pass them to every decoder.
     pub capabilities: Capabilities,
     /// What the server offered.
@@ -123,6 +125,7 @@ pub struct Session {
 
 /// What the caller does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HandshakeStep {
     /// Write `out` if it is not empty, then read more and call `advance` again.
     NeedMore,
@@ -130,13 +133,14 @@ pub enum HandshakeStep {
     /// [`ClientHandshake::tls_established`]; all later bytes go through TLS.
     StartTls,
     /// Logged in: the connection is ready for commands.
-    Done(Session),
+    Done(LoginInfo),
     /// The server refused the connection or the login. The handshake is over.
     ServerError(ServerError),
 }
 
+/// Where the login stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum LoginPhase {
     Greeting,
     Tls,
     Auth(AuthPhase),
@@ -155,22 +159,23 @@ enum AuthPhase {
     PasswordSent,
 }
 
-impl Phase {
+impl LoginPhase {
     fn describe(self) -> &'static str {
         match self {
-            Phase::Greeting => "waiting for the server greeting",
-            Phase::Tls => "waiting for the TLS handshake",
-            Phase::Auth(AuthPhase::Started) => "authenticating",
-            Phase::Auth(AuthPhase::FastAuthSucceeded) => "waiting for OK after fast_auth_success",
-            Phase::Auth(AuthPhase::AwaitingPublicKey) => "waiting for the server's RSA public key",
-            Phase::Auth(AuthPhase::PasswordSent) => "waiting for the result of full authentication",
-            Phase::Finished => "the handshake was over",
+            LoginPhase::Greeting => "waiting for the server greeting",
+            LoginPhase::Tls => "waiting for the TLS handshake",
+            LoginPhase::Auth(AuthPhase::Started) => "authenticating",
+            LoginPhase::Auth(AuthPhase::FastAuthSucceeded) => "waiting for OK after fast_auth_success",
+            LoginPhase::Auth(AuthPhase::AwaitingPublicKey) => "waiting for the server's RSA public key",
+            LoginPhase::Auth(AuthPhase::PasswordSent) => "waiting for the result of full authentication",
+            LoginPhase::Finished => "the handshake was over",
         }
     }
 }
 
+/// What the greeting said about the server, kept for the [`LoginInfo`].
 #[derive(Debug, Clone, Default)]
-struct ServerInfo {
+struct GreetedServer {
     version: String,
     is_mariadb: bool,
     connection_id: u32,
@@ -182,11 +187,11 @@ struct ServerInfo {
 #[derive(Debug, Clone)]
 pub struct ClientHandshake {
     config: HandshakeConfig,
-    phase: Phase,
+    phase: LoginPhase,
     /// The sequence id the next packet, in either direction, carries.
     seq: u8,
     caps: Capabilities,
-    server: ServerInfo,
+    server: GreetedServer,
     plugin: AuthPlugin,
     /// Always the latest: from the greeting, then from each AuthSwitchRequest.
     nonce: Vec<u8>,
@@ -199,10 +204,10 @@ impl ClientHandshake {
     pub fn new(config: HandshakeConfig) -> Self {
         ClientHandshake {
             config,
-            phase: Phase::Greeting,
+            phase: LoginPhase::Greeting,
             seq: 0,
             caps: Capabilities::empty(),
-            server: ServerInfo::default(),
+            server: GreetedServer::default(),
             plugin: AuthPlugin::MysqlNativePassword,
             nonce: Vec::new(),
             fetched_key: None,
@@ -216,30 +221,34 @@ impl ClientHandshake {
     /// what to do next. Appends anything to send to `out`.
     ///
     /// After an error, `Done` or `ServerError`, the handshake is over and
-    /// every further call fails.
+    /// every further call fails with [`UsageError::OutOfOrder`], as does a
+    /// call between [`HandshakeStep::StartTls`] and
+    /// [`tls_established`](Self::tls_established).
     pub fn advance<R: CryptoRngCore>(
         &mut self,
         input: &[u8],
         out: &mut Vec<u8>,
         rng: &mut R,
-    ) -> Result<(usize, HandshakeStep)> {
+    ) -> Result<(usize, HandshakeStep), CodecError> {
         let result = self.advance_packets(input, out, rng);
         if result.is_err() {
-            self.phase = Phase::Finished;
+            self.phase = LoginPhase::Finished;
         }
         result
     }
 
     /// Call after the TLS handshake that [`HandshakeStep::StartTls`] asked
     /// for; appends the handshake response to `out`, to be sent over TLS.
-    pub fn tls_established<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<()> {
-        if self.phase != Phase::Tls {
-            return Err(ProtocolError::UnexpectedMessage { state: self.phase.describe(), got: "TLS established" });
+    pub fn tls_established<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<(), CodecError> {
+        if self.phase != LoginPhase::Tls {
+            return Err(self
+                .out_of_order("ClientHandshake::tls_established", "call it once, after HandshakeStep::StartTls")
+                .into());
         }
         self.tls_active = true;
         let result = self.send_handshake_response(out, rng);
         if result.is_err() {
-            self.phase = Phase::Finished;
+            self.phase = LoginPhase::Finished;
         }
         result
     }
@@ -249,9 +258,14 @@ impl ClientHandshake {
         input: &[u8],
         out: &mut Vec<u8>,
         rng: &mut R,
-    ) -> Result<(usize, HandshakeStep)> {
-        if matches!(self.phase, Phase::Tls | Phase::Finished) {
-            return Err(ProtocolError::UnexpectedMessage { state: self.phase.describe(), got: "server bytes" });
+    ) -> Result<(usize, HandshakeStep), CodecError> {
+        let remedy = match self.phase {
+            LoginPhase::Greeting | LoginPhase::Auth(_) => None,
+            LoginPhase::Tls => Some("do the TLS handshake, then call tls_established"),
+            LoginPhase::Finished => Some("a handshake takes no bytes after Done, ServerError or an error"),
+        };
+        if let Some(remedy) = remedy {
+            return Err(self.out_of_order("ClientHandshake::advance", remedy).into());
         }
         let max = usize::try_from(self.config.max_packet_size).unwrap_or(usize::MAX);
         let mut consumed = 0usize;
@@ -263,14 +277,11 @@ impl ClientHandshake {
             consumed += frame.consumed;
             self.seq = frame.next_seq;
             let step = match self.phase {
-                Phase::Greeting => self.on_greeting(&frame.payload, out, rng)?,
-                Phase::Auth(phase) => self.on_auth_packet(phase, &frame.payload, out, rng)?,
-                Phase::Tls | Phase::Finished => {
+                LoginPhase::Greeting => self.on_greeting(&frame.payload, out, rng)?,
+                LoginPhase::Auth(phase) => self.on_auth_packet(phase, &frame.payload, out, rng)?,
+                LoginPhase::Tls | LoginPhase::Finished => {
                     // A packet after StartTls/Done/ServerError in the same input.
-                    return Err(ProtocolError::UnexpectedMessage {
-                        state: self.phase.describe(),
-                        got: "another packet",
-                    });
+                    return Err(self.unexpected("another packet").into());
                 }
             };
             if let Some(step) = step {
@@ -284,7 +295,7 @@ impl ClientHandshake {
         payload: &[u8],
         out: &mut Vec<u8>,
         rng: &mut R,
-    ) -> Result<Option<HandshakeStep>> {
+    ) -> Result<Option<HandshakeStep>, CodecError> {
         let hs = match Greeting::parse(payload)? {
             Greeting::Error(err) => return Ok(Some(self.server_error(err))),
             Greeting::Handshake(hs) => hs,
@@ -302,7 +313,7 @@ impl ClientHandshake {
             extra: self.config.extra_capabilities,
         };
         self.caps = negotiate_capabilities(hs.capabilities, &options)?;
-        self.server = ServerInfo {
+        self.server = GreetedServer {
             version: String::from_utf8_lossy(hs.display_version()).into_owned(),
             is_mariadb: hs.is_mariadb(),
             connection_id: hs.connection_id,
@@ -319,14 +330,14 @@ impl ClientHandshake {
                 charset: self.config.charset,
             };
             self.seq = request.encode(out, self.seq);
-            self.phase = Phase::Tls;
+            self.phase = LoginPhase::Tls;
             return Ok(Some(HandshakeStep::StartTls));
         }
         self.send_handshake_response(out, rng)?;
         Ok(None)
     }
 
-    fn send_handshake_response<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<()> {
+    fn send_handshake_response<R: CryptoRngCore>(&mut self, out: &mut Vec<u8>, rng: &mut R) -> Result<(), CodecError> {
         // The greeting's plugin is the server's default, not necessarily this
         // account's: rather than refuse a clear-text default on an insecure
         // transport, answer as native and let the server switch (and refuse then).
@@ -347,7 +358,7 @@ impl ClientHandshake {
             connect_attrs: &config.connect_attrs,
         };
         self.seq = response.encode(out, self.seq)?;
-        self.phase = Phase::Auth(next_phase);
+        self.phase = LoginPhase::Auth(next_phase);
         Ok(())
     }
 
@@ -372,8 +383,8 @@ impl ClientHandshake {
         match header {
             OK_HEADER => {
                 let ok = OkPacket::parse(payload, self.caps)?;
-                self.phase = Phase::Finished;
-                Ok(Some(HandshakeStep::Done(self.session(ok.status))))
+                self.phase = LoginPhase::Finished;
+                Ok(Some(HandshakeStep::Done(self.login_info(ok.status))))
             }
             ERR_HEADER => Ok(Some(self.server_error(ErrPacket::parse(payload)?))),
             AUTH_SWITCH_HEADER => {
@@ -404,7 +415,7 @@ impl ClientHandshake {
         let mut auth = Vec::new();
         let next_phase = self.first_response(rng, &mut auth)?;
         self.send_raw(out, &auth);
-        self.phase = Phase::Auth(next_phase);
+        self.phase = LoginPhase::Auth(next_phase);
         Ok(())
     }
 
@@ -418,7 +429,7 @@ impl ClientHandshake {
         match (self.plugin, phase) {
             (AuthPlugin::CachingSha2Password, AuthPhase::Started) => match data {
                 [caching_sha2::FAST_AUTH_SUCCESS] => {
-                    self.phase = Phase::Auth(AuthPhase::FastAuthSucceeded);
+                    self.phase = LoginPhase::Auth(AuthPhase::FastAuthSucceeded);
                     Ok(())
                 }
                 [caching_sha2::PERFORM_FULL_AUTHENTICATION] => {
@@ -432,11 +443,11 @@ impl ClientHandshake {
                     match decision {
                         caching_sha2::FullAuthentication::Send(bytes) => {
                             self.send_raw(out, &bytes);
-                            self.phase = Phase::Auth(AuthPhase::PasswordSent);
+                            self.phase = LoginPhase::Auth(AuthPhase::PasswordSent);
                         }
                         caching_sha2::FullAuthentication::RequestPublicKey => {
                             self.send_raw(out, &[caching_sha2::REQUEST_PUBLIC_KEY]);
-                            self.phase = Phase::Auth(AuthPhase::AwaitingPublicKey);
+                            self.phase = LoginPhase::Auth(AuthPhase::AwaitingPublicKey);
                         }
                     }
                     Ok(())
@@ -447,7 +458,7 @@ impl ClientHandshake {
                 let encrypted = rsa_key::encrypt_password(&self.config.password, &self.nonce, data, rng)?;
                 self.fetched_key = Some(data.to_vec());
                 self.send_raw(out, &encrypted);
-                self.phase = Phase::Auth(AuthPhase::PasswordSent);
+                self.phase = LoginPhase::Auth(AuthPhase::PasswordSent);
                 Ok(())
             }
             _ => Err(self.unexpected("AuthMoreData")),
@@ -462,12 +473,18 @@ impl ClientHandshake {
     }
 
     fn server_error(&mut self, err: ErrPacket<'_>) -> HandshakeStep {
-        self.phase = Phase::Finished;
+        self.phase = LoginPhase::Finished;
         HandshakeStep::ServerError(err.to_owned())
     }
 
+    /// The peer's error: a packet the current phase does not expect.
     fn unexpected(&self, got: &'static str) -> ProtocolError {
         ProtocolError::UnexpectedMessage { state: self.phase.describe(), got }
+    }
+
+    /// The caller's error: a call the current phase does not take.
+    fn out_of_order(&self, call: &'static str, remedy: &'static str) -> UsageError {
+        UsageError::OutOfOrder { call, state: self.phase.describe(), remedy }
     }
 
     fn is_secure(&self) -> bool {
@@ -478,8 +495,8 @@ impl ClientHandshake {
         self.config.server_public_key.as_deref().or(self.fetched_key.as_deref())
     }
 
-    fn session(&self, status: StatusFlags) -> Session {
-        Session {
+    fn login_info(&self, status: StatusFlags) -> LoginInfo {
+        LoginInfo {
             capabilities: self.caps,
             server_capabilities: self.server.capabilities,
             server_version: self.server.version.clone(),
@@ -494,11 +511,13 @@ impl ClientHandshake {
 
 #[cfg(test)]
 mod tests {
+    use super::super::packets::test_support::{
+        from_hex, parse_response, ParsedResponse, MARIADB_GREETING, MYSQL8_GREETING,
+    };
     use super::*;
     use crate::auth::rsa_key::tests::{server_decrypt, test_key, TestRng};
     use crate::auth::{caching_sha2, ed25519, native_password};
     use crate::framing::encode_packet;
-    use crate::handshake::test_support::{from_hex, parse_response, ParsedResponse, MARIADB_GREETING, MYSQL8_GREETING};
     use proptest::prelude::*;
 
     const PASSWORD: &[u8] = b"sbtest";
@@ -525,7 +544,7 @@ mod tests {
         c
     }
 
-    type Outcome = Result<(HandshakeStep, Vec<u8>)>;
+    type Outcome = Result<(HandshakeStep, Vec<u8>), CodecError>;
 
     /// Feeds `input` whole; it must all be used unless an error stops it.
     fn feed_whole(hs: &mut ClientHandshake, input: &[u8], rng: &mut TestRng) -> Outcome {
@@ -581,11 +600,11 @@ mod tests {
             out
         }
 
-        fn expect_done(&mut self, input: &[u8]) -> Session {
+        fn expect_done(&mut self, input: &[u8]) -> LoginInfo {
             match self.exchange(input).unwrap() {
-                (HandshakeStep::Done(session), out) => {
+                (HandshakeStep::Done(login), out) => {
                     assert!(out.is_empty(), "nothing to send after OK");
-                    session
+                    login
                 }
                 other => panic!("expected Done, got {other:?}"),
             }
@@ -618,18 +637,25 @@ mod tests {
         assert_eq!(resp.charset, 45);
         assert_eq!(resp.max_packet_size, DEFAULT_MAX_PACKET_SIZE);
         assert!(!resp.capabilities.contains(Capabilities::LONG_PASSWORD), "bit 0 cleared for MariaDB");
-        let session = c.expect_done(&ok(2));
-        assert_eq!(session.capabilities, resp.capabilities);
-        assert!(session.capabilities.contains(Capabilities::DEPRECATE_EOF | Capabilities::CONNECT_WITH_DB));
-        assert_eq!(session.server_version, "10.11.19-MariaDB-0+deb12u1");
-        assert!(session.is_mariadb);
-        assert_eq!(session.connection_id, 4);
-        assert_eq!(session.status, StatusFlags::AUTOCOMMIT);
-        assert_eq!(session.auth_plugin, AuthPlugin::MysqlNativePassword);
-        assert_eq!(session.server_public_key, None);
+        let login = c.expect_done(&ok(2));
+        assert_eq!(login.capabilities, resp.capabilities);
+        assert!(login.capabilities.contains(Capabilities::DEPRECATE_EOF | Capabilities::CONNECT_WITH_DB));
+        assert_eq!(login.server_version, "10.11.19-MariaDB-0+deb12u1");
+        assert!(login.is_mariadb);
+        assert_eq!(login.connection_id, 4);
+        assert_eq!(login.status, StatusFlags::AUTOCOMMIT);
+        assert_eq!(login.auth_plugin, AuthPlugin::MysqlNativePassword);
+        assert_eq!(login.server_public_key, None);
         // The handshake is over: more bytes are a misuse.
         let err = c.hs.advance(&ok(3), &mut Vec::new(), &mut TestRng(0)).unwrap_err();
-        assert!(matches!(err, ProtocolError::UnexpectedMessage { .. }));
+        assert_eq!(
+            err,
+            CodecError::Usage(UsageError::OutOfOrder {
+                call: "ClientHandshake::advance",
+                state: "the handshake was over",
+                remedy: "a handshake takes no bytes after Done, ServerError or an error",
+            })
+        );
     }
 
     #[test]
@@ -652,8 +678,8 @@ mod tests {
         let signature = client_packet(&out, 3);
         assert_eq!(signature, ed25519::sign(PASSWORD, &nonce));
         assert_ne!(signature, ed25519::sign(PASSWORD, MARIADB_NONCE));
-        let session = c.expect_done(&ok(4));
-        assert_eq!(session.auth_plugin, AuthPlugin::ClientEd25519);
+        let login = c.expect_done(&ok(4));
+        assert_eq!(login.auth_plugin, AuthPlugin::ClientEd25519);
     }
 
     #[test]
@@ -679,11 +705,11 @@ mod tests {
         // fast_auth_success and the OK, in one read.
         let mut input = pkt(2, &[0x01, 0x03]);
         input.extend_from_slice(&ok(3));
-        let session = c.expect_done(&input);
-        assert_eq!(session.auth_plugin, AuthPlugin::CachingSha2Password);
-        assert_eq!(session.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
-        assert_eq!(session.server_version, "8.0.32");
-        assert!(!session.is_mariadb);
+        let login = c.expect_done(&input);
+        assert_eq!(login.auth_plugin, AuthPlugin::CachingSha2Password);
+        assert_eq!(login.capabilities.contains(Capabilities::DEPRECATE_EOF), deprecate_eof);
+        assert_eq!(login.server_version, "8.0.32");
+        assert!(!login.is_mariadb);
     }
 
     #[test]
@@ -715,8 +741,8 @@ mod tests {
         c.expect_more(&from_hex(MYSQL8_GREETING));
         let out = c.expect_more(&pkt(2, &[0x01, 0x04]));
         assert_eq!(server_decrypt(&client_packet(&out, 3), &mysql8_nonce()), b"sbtest\0");
-        let session = c.expect_done(&ok(4));
-        assert_eq!(session.server_public_key, None, "only a fetched key is reported");
+        let login = c.expect_done(&ok(4));
+        assert_eq!(login.server_public_key, None, "only a fetched key is reported");
     }
 
     #[test]
@@ -730,8 +756,8 @@ mod tests {
         key_packet.extend_from_slice(pem);
         let out = c.expect_more(&pkt(4, &key_packet));
         assert_eq!(server_decrypt(&client_packet(&out, 5), &mysql8_nonce()), b"sbtest\0");
-        let session = c.expect_done(&ok(6));
-        assert_eq!(session.server_public_key.as_deref(), Some(pem));
+        let login = c.expect_done(&ok(6));
+        assert_eq!(login.server_public_key.as_deref(), Some(pem));
     }
 
     #[test]
@@ -764,7 +790,7 @@ mod tests {
         let mut early = c.hs.clone();
         assert!(matches!(
             early.advance(&[0x16, 0x03], &mut Vec::new(), &mut TestRng(0)),
-            Err(ProtocolError::UnexpectedMessage { .. })
+            Err(CodecError::Usage(UsageError::OutOfOrder { state: "waiting for the TLS handshake", .. }))
         ));
         let mut out = Vec::new();
         c.hs.tls_established(&mut out, &mut c.rng).unwrap();
@@ -774,10 +800,13 @@ mod tests {
         // Over TLS, full authentication sends the password in clear.
         let out = c.expect_more(&pkt(3, &[0x01, 0x04]));
         assert_eq!(client_packet(&out, 4), b"sbtest\0");
-        let session = c.expect_done(&ok(5));
-        assert!(session.capabilities.contains(Capabilities::SSL));
+        let login = c.expect_done(&ok(5));
+        assert!(login.capabilities.contains(Capabilities::SSL));
         // A second tls_established is a misuse.
-        assert!(c.hs.tls_established(&mut Vec::new(), &mut TestRng(0)).is_err());
+        assert!(matches!(
+            c.hs.tls_established(&mut Vec::new(), &mut TestRng(0)),
+            Err(CodecError::Usage(UsageError::OutOfOrder { call: "ClientHandshake::tls_established", .. }))
+        ));
     }
 
     #[test]
@@ -785,7 +814,10 @@ mod tests {
         let mut cfg = config();
         cfg.tls = TlsMode::Required;
         let mut c = Client::new(cfg.clone());
-        assert_eq!(c.exchange(&from_hex(MARIADB_GREETING)), Err(ProtocolError::MissingCapability("SSL")));
+        assert_eq!(
+            c.exchange(&from_hex(MARIADB_GREETING)),
+            Err(CodecError::Protocol(ProtocolError::MissingCapability("SSL")))
+        );
         cfg.tls = TlsMode::Preferred;
         let mut c = Client::new(cfg);
         let resp = client_response(&c.expect_more(&from_hex(MARIADB_GREETING)), 1);
@@ -802,7 +834,10 @@ mod tests {
         let switch = pkt(2, b"\xfemysql_clear_password\0");
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&switch), Err(ProtocolError::InsecureTransport("mysql_clear_password")));
+        assert_eq!(
+            c.exchange(&switch),
+            Err(CodecError::Protocol(ProtocolError::InsecureTransport("mysql_clear_password")))
+        );
         let mut cfg = config();
         cfg.secure_transport = true;
         let mut c = Client::new(cfg);
@@ -832,13 +867,13 @@ mod tests {
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, b"\xfeauth_gssapi_client\0nonce")),
-            Err(ProtocolError::UnsupportedAuthPlugin("auth_gssapi_client".into()))
+            Err(CodecError::Protocol(ProtocolError::UnsupportedAuthPlugin("auth_gssapi_client".into())))
         );
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, b"\xfe")),
-            Err(ProtocolError::UnsupportedAuthPlugin("mysql_old_password".into()))
+            Err(CodecError::Protocol(ProtocolError::UnsupportedAuthPlugin("mysql_old_password".into())))
         );
     }
 
@@ -879,33 +914,45 @@ mod tests {
         let mut c = Client::new(config());
         let mut greeting = from_hex(MARIADB_GREETING);
         greeting[3] = 1;
-        assert_eq!(c.exchange(&greeting), Err(ProtocolError::OutOfSync { expected: 0, got: 1 }));
+        assert_eq!(c.exchange(&greeting), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 0, got: 1 })));
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&ok(1)), Err(ProtocolError::OutOfSync { expected: 2, got: 1 }));
+        assert_eq!(c.exchange(&ok(1)), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 2, got: 1 })));
         // The error is final.
-        assert!(c.hs.advance(&ok(2), &mut Vec::new(), &mut TestRng(0)).is_err());
+        assert!(matches!(
+            c.hs.advance(&ok(2), &mut Vec::new(), &mut TestRng(0)),
+            Err(CodecError::Usage(UsageError::OutOfOrder { state: "the handshake was over", .. }))
+        ));
     }
 
     #[test]
     fn garbage_and_unexpected_packets() {
         let mut c = Client::new(config());
-        assert_eq!(c.exchange(&pkt(0, b"\x09garbage")), Err(ProtocolError::UnsupportedProtocolVersion(9)));
+        assert_eq!(
+            c.exchange(&pkt(0, b"\x09garbage")),
+            Err(CodecError::Protocol(ProtocolError::UnsupportedProtocolVersion(9)))
+        );
         let mut c = Client::new(config());
-        assert_eq!(c.exchange(&pkt(0, b"")), Err(ProtocolError::UnexpectedEof("protocol version")));
+        assert_eq!(
+            c.exchange(&pkt(0, b"")),
+            Err(CodecError::Protocol(ProtocolError::UnexpectedEof("protocol version")))
+        );
         // Unknown header during authentication.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, b"\x07abc")),
-            Err(ProtocolError::BadHeader { context: "authentication reply", byte: 0x07 })
+            Err(CodecError::Protocol(ProtocolError::BadHeader { context: "authentication reply", byte: 0x07 }))
         );
         // AuthMoreData means nothing to mysql_native_password.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
         assert_eq!(
             c.exchange(&pkt(2, &[0x01, 0x03])),
-            Err(ProtocolError::UnexpectedMessage { state: "authenticating", got: "AuthMoreData" })
+            Err(CodecError::Protocol(ProtocolError::UnexpectedMessage {
+                state: "authenticating",
+                got: "AuthMoreData"
+            }))
         );
         // After fast_auth_success only OK or ERR may come.
         let mut c = Client::new(config());
@@ -913,24 +960,27 @@ mod tests {
         c.expect_more(&pkt(2, &[0x01, 0x03]));
         assert_eq!(
             c.exchange(&pkt(3, b"\xfemysql_native_password\0ABCDEFGHIJKLMNOPQRST")),
-            Err(ProtocolError::UnexpectedMessage {
+            Err(CodecError::Protocol(ProtocolError::UnexpectedMessage {
                 state: "waiting for OK after fast_auth_success",
                 got: "AuthSwitchRequest"
-            })
+            }))
         );
         // An unknown caching_sha2 status byte.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MYSQL8_GREETING));
-        assert!(matches!(c.exchange(&pkt(2, &[0x01, 0x09])), Err(ProtocolError::Malformed(_))));
+        assert!(matches!(c.exchange(&pkt(2, &[0x01, 0x09])), Err(CodecError::Protocol(ProtocolError::Malformed(_)))));
         // A key that is not a key.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MYSQL8_GREETING));
         c.expect_more(&pkt(2, &[0x01, 0x04]));
-        assert!(matches!(c.exchange(&pkt(4, b"\x01not a pem key")), Err(ProtocolError::Auth(_))));
+        assert!(matches!(c.exchange(&pkt(4, b"\x01not a pem key")), Err(CodecError::Protocol(ProtocolError::Auth(_)))));
         // An empty packet.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&pkt(2, b"")), Err(ProtocolError::UnexpectedEof("authentication reply header")));
+        assert_eq!(
+            c.exchange(&pkt(2, b"")),
+            Err(CodecError::Protocol(ProtocolError::UnexpectedEof("authentication reply header")))
+        );
     }
 
     #[test]
@@ -945,7 +995,7 @@ mod tests {
         }
         assert!(matches!(
             c.exchange(&pkt(seq, b"\xfemysql_native_password\0ABCDEFGHIJKLMNOPQRST")),
-            Err(ProtocolError::UnexpectedMessage { .. })
+            Err(CodecError::Protocol(ProtocolError::UnexpectedMessage { .. }))
         ));
     }
 
@@ -954,7 +1004,10 @@ mod tests {
         let mut cfg = config();
         cfg.max_packet_size = 64;
         let mut c = Client::new(cfg);
-        assert!(matches!(c.exchange(&from_hex(MARIADB_GREETING)), Err(ProtocolError::PacketTooLarge { .. })));
+        assert!(matches!(
+            c.exchange(&from_hex(MARIADB_GREETING)),
+            Err(CodecError::Protocol(ProtocolError::PacketTooLarge { .. }))
+        ));
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! client's HandshakeResponse41 and SSLRequest, the AuthSwitchRequest and
 //! AuthMoreData packets, and capability negotiation.
 //!
-//! The order in which they are exchanged lives in [`crate::conn`].
+//! The order in which they are exchanged lives in [`ClientHandshake`](super::ClientHandshake).
 
 use crate::buf::{Reader, WriteExt};
 use crate::constants::{Capabilities, StatusFlags};
-use crate::error::{ProtocolError, Result};
+use crate::error::{ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet};
 use crate::response::err::{ErrPacket, ERR_HEADER};
 
@@ -29,6 +29,7 @@ const GREETING_RESERVED_LEN: usize = 10;
 /// refuses the connection outright ("Too many connections", "Host ... is
 /// blocked"). That ERR carries no SQLSTATE.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Greeting<'a> {
     Handshake(InitialHandshake<'a>),
     Error(ErrPacket<'a>),
@@ -244,17 +245,16 @@ pub struct HandshakeResponse41<'a> {
 impl HandshakeResponse41<'_> {
     /// Appends the packet with sequence id `seq` (1, or 2 after SSLRequest);
     /// returns the next id. Fails when a NUL-terminated field contains a NUL,
-    /// or when the auth response does not fit its length prefix.
-    pub fn encode(&self, out: &mut Vec<u8>, seq: u8) -> Result<u8> {
+    /// or when the auth response does not fit its length prefix; then
+    /// nothing is written.
+    pub fn encode(&self, out: &mut Vec<u8>, seq: u8) -> Result<u8, UsageError> {
         let caps = self.capabilities;
         let database = self.database.unwrap_or_default();
-        for (field, what) in [
-            (self.user, "user name (contains a NUL byte)"),
-            (database, "database name (contains a NUL byte)"),
-            (self.auth_plugin_name, "auth plugin name (contains a NUL byte)"),
-        ] {
+        for (field, what) in
+            [(self.user, "user name"), (database, "database name"), (self.auth_plugin_name, "auth plugin name")]
+        {
             if field.contains(&0) {
-                return Err(ProtocolError::Malformed(what));
+                return Err(UsageError::NulInField(what));
             }
         }
         let rollback = out.len();
@@ -266,9 +266,7 @@ impl HandshakeResponse41<'_> {
         } else {
             let Ok(len) = u8::try_from(self.auth_response.len()) else {
                 out.truncate(rollback);
-                return Err(ProtocolError::Malformed(
-                    "auth response (over 255 bytes without PLUGIN_AUTH_LENENC_CLIENT_DATA)",
-                ));
+                return Err(UsageError::AuthResponseTooLong { len: self.auth_response.len() });
             };
             out.put_u8(len);
             out.put_bytes(self.auth_response);
@@ -646,10 +644,11 @@ mod tests {
             connect_attrs: &[],
         };
         let mut out = b"keep".to_vec();
-        assert!(matches!(base.encode(&mut out, 1), Err(ProtocolError::Malformed(_))));
+        assert_eq!(base.encode(&mut out, 1), Err(UsageError::AuthResponseTooLong { len: 256 }));
         assert_eq!(out, b"keep", "a refused packet leaves no partial bytes");
         let nul_user = HandshakeResponse41 { user: b"a\0b", auth_response: b"", ..base };
-        assert!(matches!(nul_user.encode(&mut out, 1), Err(ProtocolError::Malformed(_))));
+        assert_eq!(nul_user.encode(&mut out, 1), Err(UsageError::NulInField("user name")));
+        assert_eq!(out, b"keep");
         let lenenc = HandshakeResponse41 {
             capabilities: base.capabilities | Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA,
             ..base

@@ -195,8 +195,14 @@ async fn exchange(io: &mut ConnIo, wire: &mut Wire, shared: &EpollLoop) -> Resul
     let context = &shared.context;
     loop {
         io.fill(&mut wire.wbuf, context.clock.now_ns(), &mut shared.budget.borrow_mut())?;
-        if let Err(lost) = wire.write().await {
-            return Ok(Some(lost));
+        // Written out here rather than in awaited helpers: each nested
+        // future is one more state machine to poll on every query.
+        if !wire.wbuf.is_empty() {
+            let written = wire.stream.write_all(&wire.wbuf).await;
+            wire.wbuf.clear();
+            if let Err(e) = written {
+                return Ok(Some(Lost::Write(e)));
+            }
         }
         if io.session().is_done() {
             return Ok(None);
@@ -206,8 +212,11 @@ async fn exchange(io: &mut ConnIo, wire: &mut Wire, shared: &EpollLoop) -> Resul
             continue;
         }
         // Not done, so at least one command is in flight: wait for its answer.
-        if let Err(lost) = wire.read().await {
-            return Ok(Some(lost));
+        wire.make_room();
+        match wire.stream.read_buf(&mut wire.rbuf).await {
+            Ok(0) => return Ok(Some(Lost::Closed)),
+            Ok(_) => {}
+            Err(e) => return Ok(Some(Lost::Read(e))),
         }
         let mut stats = shared.stats.borrow_mut();
         let used = io.on_input(&wire.rbuf, context.clock.now_ns(), &mut stats, &context.ignore)?;
@@ -242,25 +251,10 @@ impl Wire {
         self.wbuf.clear();
     }
 
-    /// Sends what the session wrote, if anything.
-    async fn write(&mut self) -> Result<(), Lost> {
-        if self.wbuf.is_empty() {
-            return Ok(());
-        }
-        let written = self.stream.write_all(&self.wbuf).await;
-        self.wbuf.clear();
-        written.map_err(Lost::Write)
-    }
-
-    /// Reads what the server sent next.
-    async fn read(&mut self) -> Result<(), Lost> {
+    /// Makes sure a read has room to fill.
+    fn make_room(&mut self) {
         if self.rbuf.capacity() - self.rbuf.len() < READ_CHUNK / 2 {
             self.rbuf.reserve(READ_CHUNK.max(self.rbuf.len()));
-        }
-        match self.stream.read_buf(&mut self.rbuf).await {
-            Ok(0) => Err(Lost::Closed),
-            Ok(_) => Ok(()),
-            Err(e) => Err(Lost::Read(e)),
         }
     }
 }

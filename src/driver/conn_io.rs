@@ -148,22 +148,12 @@ mod tests {
 
     use super::*;
     use crate::client::ConnectOptions;
+    use crate::driver::testing::SelectOne;
     use crate::driver::RunControl;
     use crate::rand::{RandConfig, RandParams, Rng};
-    use crate::workload::{CommandSink, Script, Step, WorkloadError};
 
     const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
     const SELECT_1: &[u8] = b"\x09\x00\x00\x00\x03SELECT 1";
-
-    struct SelectOne;
-
-    impl Script for SelectOne {
-        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-            sink.query(b"SELECT 1");
-            Ok(Step::Last)
-        }
-        fn restart_event(&mut self) {}
-    }
 
     fn conn_io(transport: Transport) -> ConnIo {
         let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());

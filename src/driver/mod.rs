@@ -294,3 +294,21 @@ fn spawn_pinned<C: Send + 'static>(
     }
     Ok(handles)
 }
+
+/// What the driver's unit tests share.
+#[cfg(test)]
+mod testing {
+    use crate::rand::Rng;
+    use crate::workload::{CommandSink, Script, Step, WorkloadError};
+
+    /// A script whose every event is one `SELECT 1`.
+    pub(super) struct SelectOne;
+
+    impl Script for SelectOne {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.query(b"SELECT 1");
+            Ok(Step::Last)
+        }
+        fn restart_event(&mut self) {}
+    }
+}

@@ -805,11 +805,11 @@ mod tests {
 
     use super::*;
     use crate::client::Endpoint;
+    use crate::driver::testing::SelectOne;
     use crate::driver::{Clock, RunControl, Session};
     use crate::rand::{RandConfig, RandParams, Rng};
     use crate::stats::{Collector, Counters, StatsBoard};
     use crate::transport::Transport;
-    use crate::workload::{CommandSink, Script, Step, WorkloadError};
 
     #[test]
     fn user_data_round_trips() {
@@ -914,16 +914,6 @@ mod tests {
             }
             answered += 1;
         }
-    }
-
-    struct SelectOne;
-
-    impl Script for SelectOne {
-        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-            sink.query(b"SELECT 1");
-            Ok(Step::Last)
-        }
-        fn restart_event(&mut self) {}
     }
 
     /// Runs `events` events over `connections` socket pairs, each answered

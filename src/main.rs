@@ -78,6 +78,9 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
     stopper.stop();
     let stats = server.stats();
     drop(server);
-    eprintln!("null server stopped after {} commands on {} connections", stats.commands, stats.connections);
+    eprintln!(
+        "null server stopped after {} commands on {} connections ({} closed with COM_QUIT)",
+        stats.commands, stats.connections, stats.quits
+    );
     Ok(())
 }

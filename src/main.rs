@@ -44,6 +44,7 @@ fn main() -> ExitCode {
                 Ok(Outcome::Completed) => ExitCode::SUCCESS,
                 // sysbench's status when --forced-shutdown cut the run.
                 Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
+                Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
                 Err(e) => {
                     eprintln!("FATAL: {e}");
                     ExitCode::FAILURE

@@ -17,18 +17,22 @@
 
 mod benchmark;
 mod error;
+mod interrupt;
 mod plan;
 mod reports;
 mod setup;
 mod supervise;
+mod table_progress;
 mod tables;
 
 use std::sync::Arc;
 
 pub use error::RunError;
+pub use interrupt::Signal;
 
 use crate::cli::{test_help, Bench, Command};
 use crate::stats::report;
+use interrupt::Interrupts;
 
 /// How a command that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +44,10 @@ pub enum Outcome {
     /// events still in flight; the report is printed, and sysbench exits
     /// with status 2.
     ForcedShutdown,
+    /// SIGINT or SIGTERM stopped it: `run` printed the report of what ran,
+    /// `prepare` and `cleanup` said what they had done. The process exits
+    /// with [`Signal::exit_status`].
+    Interrupted(Signal),
 }
 
 /// Carries out `bench.command`.
@@ -54,14 +62,15 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         .enable_all()
         .build()
         .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
     print!("{}", report::Banner);
     match bench.command {
-        Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Run => benchmark::run(bench, tls, workload, &runtime),
+        Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload, &interrupts)),
+        Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload, &interrupts)),
+        Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
+        Command::Run => benchmark::run(bench, tls, workload, &runtime, &interrupts),
         Command::Help => Ok(Outcome::Completed),
     }
 }

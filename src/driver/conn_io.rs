@@ -67,7 +67,7 @@ impl ConnIo {
     /// Appends COM_QUIT, in wire form, to `wire_out`: a connection whose
     /// work is done says goodbye before it closes, as libmysqlclient's
     /// `mysql_close` does, so the server does not count it as aborted.
-    pub(super) fn quit(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
+    pub(super) fn write_quit(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
         if self.transport.is_plain() {
             command::encode_quit(wire_out);
             return Ok(());
@@ -268,13 +268,13 @@ mod tests {
 
     /// COM_QUIT goes out as its five bytes, or through the transport.
     #[test]
-    fn quit_is_com_quit_through_the_transport() {
+    fn write_quit_is_com_quit_through_the_transport() {
         let mut wire = Vec::new();
-        conn_io(Transport::plain()).quit(&mut wire).unwrap();
+        conn_io(Transport::plain()).write_quit(&mut wire).unwrap();
         assert_eq!(wire, [0x01, 0x00, 0x00, 0x00, 0x01]);
         let mut io = conn_io(Transport::compressed());
         wire.clear();
-        io.quit(&mut wire).unwrap();
+        io.write_quit(&mut wire).unwrap();
         let mut commands = Vec::new();
         CompressedStream::new().decode(&wire, &mut commands, &mut Inflater::new()).unwrap();
         assert_eq!(commands, [0x01, 0x00, 0x00, 0x00, 0x01]);

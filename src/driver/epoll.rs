@@ -183,7 +183,7 @@ async fn drive_connection(conn: ConnPlan, shared: &EpollLoop) -> Result<(), Driv
     let mut wire = Wire::new(stream, leftover);
     loop {
         let Some(lost) = exchange(&mut io, &mut wire, shared).await? else {
-            wire.quit(&mut io).await;
+            wire.send_quit(&mut io).await;
             return Ok(());
         };
         io.lost(lost, &shared.context.ignore, &mut shared.stats.borrow_mut())?;
@@ -257,8 +257,8 @@ impl Wire {
 
     /// Sends COM_QUIT on a connection whose work is done; it closes when
     /// dropped. A server already gone makes no difference now.
-    async fn quit(&mut self, io: &mut ConnIo) {
-        if io.quit(&mut self.wbuf).is_ok() {
+    async fn send_quit(&mut self, io: &mut ConnIo) {
+        if io.write_quit(&mut self.wbuf).is_ok() {
             let _ = self.write().await;
         }
     }

@@ -413,7 +413,7 @@ impl<'c> Driver<'c> {
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         if conn.io.session().is_done() {
-            return self.quit(i);
+            return self.start_quit(i);
         } else if conn.io.session().is_waiting() {
             self.waiting.push(i);
         } else if !conn.recv_pending {
@@ -482,10 +482,14 @@ impl<'c> Driver<'c> {
             if is_transient(&error) {
                 return self.push_send(i);
             }
-            return if quitting { self.finish(i) } else { self.lose(i, Lost::Write(error)) };
+            return if quitting { self.end_after_quit(i) } else { self.lose(i, Lost::Write(error)) };
         }
         if result == 0 {
-            return if quitting { self.finish(i) } else { self.lose(i, Lost::Write(io::ErrorKind::WriteZero.into())) };
+            return if quitting {
+                self.end_after_quit(i)
+            } else {
+                self.lose(i, Lost::Write(io::ErrorKind::WriteZero.into()))
+            };
         }
         conn.sent += result as usize;
         if conn.sent < conn.sending.len() {
@@ -498,7 +502,7 @@ impl<'c> Driver<'c> {
             return self.push_send(i);
         }
         if quitting {
-            return self.finish(i);
+            return self.end_after_quit(i);
         }
         Ok(())
     }
@@ -506,13 +510,13 @@ impl<'c> Driver<'c> {
     /// A connection whose work is done sends COM_QUIT, behind a send still
     /// in flight if there is one (every answer is in, so the server has
     /// every byte of it), and finishes once it is sent.
-    fn quit(&mut self, i: usize) -> Result<(), DriverError> {
+    fn start_quit(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.state = ConnState::Quitting;
-        if conn.io.quit(&mut conn.filling).is_err() {
+        if conn.io.write_quit(&mut conn.filling).is_err() {
             // The transport cannot encode it: leave without a goodbye.
             conn.filling.clear();
-            return self.finish(i);
+            return self.end_after_quit(i);
         }
         if conn.send_pending {
             return Ok(());
@@ -522,7 +526,7 @@ impl<'c> Driver<'c> {
         self.push_send(i)
     }
 
-    fn finish(&mut self, i: usize) -> Result<(), DriverError> {
+    fn end_after_quit(&mut self, i: usize) -> Result<(), DriverError> {
         if let Some(conn) = self.conns.get_mut(i) {
             conn.state = ConnState::Finishing;
         }

@@ -165,7 +165,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         }
         ServerLoopStats::add(&stats.commands, handled.commands);
         if handled.close {
-            if session.quit() {
+            if session.said_goodbye() {
                 ServerLoopStats::add(&stats.quits, 1);
             }
             let _ = stream.write_all(&output).await;

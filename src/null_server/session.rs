@@ -112,7 +112,7 @@ impl NullSession {
     }
 
     /// Whether the client ended the connection with COM_QUIT.
-    pub fn quit(&self) -> bool {
+    pub fn said_goodbye(&self) -> bool {
         self.quit
     }
 
@@ -443,10 +443,10 @@ mod tests {
         assert_eq!(o.error, None);
         let o = outcome(&ask(&mut session, &[1, 0, 0, 0, 0x42]), caps, RowFormat::Text);
         assert_eq!(o.error.map(|e| e.code), Some(1047));
-        assert!(!session.quit());
+        assert!(!session.said_goodbye());
         let mut out = Vec::new();
         let handled = session.handle(&[1, 0, 0, 0, COM_QUIT], &mut out);
-        assert!(handled.close && out.is_empty() && session.quit());
+        assert!(handled.close && out.is_empty() && session.said_goodbye());
     }
 
     #[test]

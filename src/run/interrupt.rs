@@ -86,7 +86,7 @@ impl Interrupts {
     }
 
     /// The first signal, if one came.
-    pub(super) fn received(&self) -> Option<Signal> {
+    pub(super) fn first_signal(&self) -> Option<Signal> {
         *self.shared.received.borrow()
     }
 
@@ -109,7 +109,7 @@ impl Interrupts {
     pub(super) fn attach(&self, control: &Arc<RunControl>, finished: &Finished) {
         let mut run = self.shared.run.lock().unwrap_or_else(PoisonError::into_inner);
         *run = Some((control.clone(), finished.clone()));
-        if self.received().is_some() {
+        if self.first_signal().is_some() {
             control.stop();
             finished.alert();
         }

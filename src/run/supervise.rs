@@ -70,7 +70,7 @@ pub(super) fn supervise(
             ended = finished.count().max(ended + 1);
             continue;
         }
-        if let Some(signal) = interrupts.received() {
+        if let Some(signal) = interrupts.first_signal() {
             let at = *given_up_at.get_or_insert_with(|| Instant::now() + IN_FLIGHT_AFTER_SIGNAL);
             if Instant::now() >= at {
                 return Outcome::Interrupted(signal);
@@ -87,7 +87,7 @@ pub(super) fn supervise(
             return Outcome::ForcedShutdown;
         }
     }
-    interrupts.received().map_or(Outcome::Completed, Outcome::Interrupted)
+    interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted)
 }
 
 fn interim_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {

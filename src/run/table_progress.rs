@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 /// What a statement of `prepare` or `cleanup` does to which table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step<'a> {
+enum TableStep<'a> {
     Create(&'a str),
     /// An INSERT of this many rows.
     Insert(&'a str, u64),
@@ -16,43 +16,43 @@ enum Step<'a> {
     Drop(&'a str),
 }
 
-impl<'a> Step<'a> {
+impl<'a> TableStep<'a> {
     /// The step `sql` is, for the statements sysbench's scripts send.
-    fn of(sql: &'a str) -> Option<Step<'a>> {
+    fn parse(sql: &'a str) -> Option<TableStep<'a>> {
         let table_after = |prefix: &str| {
             let rest = sql.strip_prefix(prefix)?;
             let rest = rest.strip_prefix("IF NOT EXISTS ").or_else(|| rest.strip_prefix("IF EXISTS ")).unwrap_or(rest);
             rest.split(['(', ' ', '\n']).next().filter(|t| !t.is_empty())
         };
         if let Some(table) = table_after("CREATE TABLE ") {
-            return Some(Step::Create(table));
+            return Some(TableStep::Create(table));
         }
         if let Some(table) = table_after("INSERT INTO ") {
             // Rows are `(...)` groups joined by commas; their values are
             // numbers and digits-and-dashes strings, never "),(".
-            return Some(Step::Insert(table, sql.matches("),(").count() as u64 + 1));
+            return Some(TableStep::Insert(table, sql.matches("),(").count() as u64 + 1));
         }
         if let Some(table) = table_after("DROP TABLE ") {
-            return Some(Step::Drop(table));
+            return Some(TableStep::Drop(table));
         }
         if sql.starts_with("CREATE INDEX") {
-            return sql.split(" ON ").nth(1)?.split('(').next().map(Step::Index);
+            return sql.split(" ON ").nth(1)?.split('(').next().map(TableStep::Index);
         }
         None
     }
 
     fn table(self) -> &'a str {
         match self {
-            Step::Create(t) | Step::Insert(t, _) | Step::Index(t) | Step::Drop(t) => t,
+            TableStep::Create(t) | TableStep::Insert(t, _) | TableStep::Index(t) | TableStep::Drop(t) => t,
         }
     }
 
     fn describe(self) -> &'static str {
         match self {
-            Step::Create(_) => "a CREATE TABLE",
-            Step::Insert(..) => "an INSERT",
-            Step::Index(_) => "a CREATE INDEX",
-            Step::Drop(_) => "a DROP TABLE",
+            TableStep::Create(_) => "a CREATE TABLE",
+            TableStep::Insert(..) => "an INSERT",
+            TableStep::Index(_) => "a CREATE INDEX",
+            TableStep::Drop(_) => "a DROP TABLE",
         }
     }
 }
@@ -93,7 +93,7 @@ impl TableProgress {
         if inner.closed {
             return false;
         }
-        if let Some(step) = Step::of(sql) {
+        if let Some(step) = TableStep::parse(sql) {
             inner.tables.entry(table_key(step.table())).or_default().in_flight = Some(step.describe());
         }
         true
@@ -101,14 +101,14 @@ impl TableProgress {
 
     /// The server answered `sql` with success; the table it touched, if any.
     pub(super) fn done(&self, sql: &str) -> Option<String> {
-        let step = Step::of(sql)?;
+        let step = TableStep::parse(sql)?;
         self.update(step.table(), |t| {
             t.in_flight = None;
             match step {
-                Step::Create(_) => t.created = true,
-                Step::Insert(_, rows) => t.rows += rows,
-                Step::Index(_) => t.indexed = true,
-                Step::Drop(_) => t.dropped = true,
+                TableStep::Create(_) => t.created = true,
+                TableStep::Insert(_, rows) => t.rows += rows,
+                TableStep::Index(_) => t.indexed = true,
+                TableStep::Drop(_) => t.dropped = true,
             }
         });
         Some(step.table().to_owned())
@@ -209,19 +209,19 @@ mod tests {
 
     #[test]
     fn steps_of_sysbench_statements() {
-        assert_eq!(Step::of("CREATE TABLE sbtest3(\n  id INTEGER"), Some(Step::Create("sbtest3")));
-        assert_eq!(Step::of("CREATE TABLE IF NOT EXISTS sbtest1 (id INT)"), Some(Step::Create("sbtest1")));
+        assert_eq!(TableStep::parse("CREATE TABLE sbtest3(\n  id INTEGER"), Some(TableStep::Create("sbtest3")));
+        assert_eq!(TableStep::parse("CREATE TABLE IF NOT EXISTS sbtest1 (id INT)"), Some(TableStep::Create("sbtest1")));
         assert_eq!(
-            Step::of("INSERT INTO sbtest2(k, c, pad) VALUES(5, '1-2', '3-4'),(6, '5-6', '7-8'),(7, '9', '0')"),
-            Some(Step::Insert("sbtest2", 3))
+            TableStep::parse("INSERT INTO sbtest2(k, c, pad) VALUES(5, '1-2', '3-4'),(6, '5-6', '7-8'),(7, '9', '0')"),
+            Some(TableStep::Insert("sbtest2", 3))
         );
         assert_eq!(
-            Step::of("INSERT INTO sbtest2(k, c, pad) VALUES(5, '1-2', '3-4')"),
-            Some(Step::Insert("sbtest2", 1))
+            TableStep::parse("INSERT INTO sbtest2(k, c, pad) VALUES(5, '1-2', '3-4')"),
+            Some(TableStep::Insert("sbtest2", 1))
         );
-        assert_eq!(Step::of("CREATE INDEX k_4 ON sbtest4(k)"), Some(Step::Index("sbtest4")));
-        assert_eq!(Step::of("DROP TABLE IF EXISTS sbtest12"), Some(Step::Drop("sbtest12")));
-        assert_eq!(Step::of("ANALYZE TABLE sbtest1"), None);
+        assert_eq!(TableStep::parse("CREATE INDEX k_4 ON sbtest4(k)"), Some(TableStep::Index("sbtest4")));
+        assert_eq!(TableStep::parse("DROP TABLE IF EXISTS sbtest12"), Some(TableStep::Drop("sbtest12")));
+        assert_eq!(TableStep::parse("ANALYZE TABLE sbtest1"), None);
     }
 
     /// Complete, half-made and untouched tables, with the statement in

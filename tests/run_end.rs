@@ -302,6 +302,35 @@ fn a_second_ctrl_c_exits_at_once_without_a_report() {
     assert!(stderr.contains("SIGINT again: exiting at once"), "{stderr}");
 }
 
+/// A signal before any event runs (the run still preparing its
+/// statements) or during prewarm stops the command with the signal's
+/// status, saying where it stood.
+#[test]
+fn a_signal_while_connecting_or_prewarming_stops_and_says_so() {
+    let _serial = serial();
+    let dir = ScratchDir::new("signal-early");
+    let server = SilentServer::start();
+    for (command, ps_mode, said) in [
+        ("run", "auto", "wirebench: run interrupted by SIGINT while connecting: no event ran"),
+        ("prewarm", "auto", "wirebench: prewarm interrupted by SIGINT: it only reads, so there is nothing to undo"),
+    ] {
+        let mut args = server.args(2);
+        args.retain(|a| !a.starts_with("--db-ps-mode") && a != "run");
+        args.extend([format!("--db-ps-mode={ps_mode}"), command.to_owned()]);
+        let before = server.commands.load(Ordering::Relaxed);
+        let mut wirebench = Wirebench::start(&dir.0, &args);
+        // The PREPAREs (run) or the first SET (prewarm): never answered.
+        server.wait_for_commands(before + 2);
+        wirebench.signal(libc::SIGINT);
+        let (exit, took) = wirebench.wait(Duration::from_secs(10));
+        let stderr = wirebench.stderr();
+        assert_eq!(exit.code(), Some(130), "{command}: {stderr}");
+        assert!(took < Duration::from_secs(1), "{command}: {took:?}");
+        assert!(stderr.contains(said), "{command}: {stderr}");
+        assert!(!wirebench.stdout().contains("SQL statistics"), "{command}: nothing ran to report");
+    }
+}
+
 fn mariadb_args(server: &TestServer, test: &str, extra: &[&str]) -> Vec<String> {
     let mut args = vec![
         test.to_owned(),

@@ -8,12 +8,15 @@
 //!
 //! - `setup.rs`: what every command needs: connection options, TLS, the
 //!   random generator's settings, connection errors with advice.
-//! - `tables.rs`: `prepare`, `prewarm` and `cleanup`, over the async client.
+//! - `interrupt.rs`: Ctrl-C and SIGTERM, which stop any command.
+//! - `tables.rs`: `prepare`, `prewarm` and `cleanup`, over the async client
+//!   (`table_progress.rs`: what they had done when a signal stops them).
 //! - `plan.rs`: the `run` command's connections, opened and spread over
 //!   the event loops.
 //! - `benchmark.rs`: the `run` command: start the loops, supervise them
-//!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown),
-//!   print the final report (`reports.rs`).
+//!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown, a
+//!   signal), print the final report (`reports.rs`), also when a signal or
+//!   a fatal error ends the run early.
 
 mod benchmark;
 mod error;

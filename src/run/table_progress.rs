@@ -124,6 +124,11 @@ impl TableProgress {
         change(inner.tables.entry(table_key(table)).or_default());
     }
 
+    /// No statement is sent from now on.
+    pub(super) fn stop_sending(&self) {
+        drop(self.close());
+    }
+
     /// The tables as they stand, and no statement sent from now on.
     fn close(&self) -> std::sync::MutexGuard<'_, Inner> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);

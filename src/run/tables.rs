@@ -50,7 +50,11 @@ pub(super) async fn prewarm(
     let progress = Arc::new(TableProgress::default());
     let statements = move |thread| workload.prewarm(ScriptContext { thread, threads }).into_iter();
     let work = per_thread(bench, tls, statements, &progress);
-    stop_on_signal(interrupts, Command::Prewarm, work, || "it only reads, so there is nothing to undo".to_owned()).await
+    let summary = || {
+        progress.stop_sending();
+        "it only reads, so there is nothing to undo".to_owned()
+    };
+    stop_on_signal(interrupts, Command::Prewarm, work, summary).await
 }
 
 pub(super) async fn cleanup(

@@ -290,15 +290,18 @@ async fn sha256_password_over_tcp_is_refused_by_default() {
     assert!(matches!(err, ClientError::InsecureAuth { plugin: "sha256_password", .. }), "{err:?}");
 }
 
-/// `--mysql-server-public-key-path`: the password goes encrypted to the
-/// given key at once; the server is never asked for its own.
+/// `--mysql-server-public-key-path`: the key file is read, the password goes
+/// encrypted to that key at once, and the server is never asked for its own.
 #[tokio::test]
 async fn caching_sha2_full_authentication_over_tcp_uses_the_given_key() {
     let mut rng = rand_core_rng();
     let key = RsaPrivateKey::new(&mut rng, 1024).unwrap();
     let pem = key.to_public_key().to_public_key_pem(rsa::pkcs8::LineEnding::LF).unwrap();
+    let file = std::env::temp_dir().join(format!("wirebench-transcript-key-{}.pem", std::process::id()));
+    std::fs::write(&file, &pem).unwrap();
     let mut opts = options(tcp());
-    opts.server_key = ServerKey { pem: Some(pem.as_bytes().into()), fetch: false };
+    opts.server_key = ServerKey { pem: Some(ServerKey::read_pem(&file).unwrap()), fetch: false };
+    std::fs::remove_file(&file).unwrap();
     let conn = login(opts, move |mut s| async move {
         s.send(&greeting(MYSQL8, server_caps(true), "caching_sha2_password")).await;
         s.recv().await;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use wirebench_protocol::auth::rsa_key;
+use wirebench_protocol::ProtocolError;
 
 /// A PEM RSA public key is under 3 KiB even at 16384 bits; more is not a key.
 const MAX_KEY_FILE: u64 = 64 * 1024;
@@ -60,7 +61,11 @@ impl ServerKey {
         if pem.len() as u64 > MAX_KEY_FILE {
             return Err(problem(format!("it is larger than {} KiB, which no public key is", MAX_KEY_FILE / 1024)));
         }
-        rsa_key::parse_public_key(&pem).map_err(|e| problem(e.to_string()))?;
+        rsa_key::parse_public_key(&pem).map_err(|e| match e {
+            // Not the client's authentication failing: only the file's text.
+            ProtocolError::Auth(message) => problem(message),
+            other => problem(other.to_string()),
+        })?;
         Ok(pem.into())
     }
 }
@@ -98,6 +103,7 @@ gh3CMz3QLfKnRkNnhQIDAQAB
         let not_a_key = file("passwd", b"root:x:0:0:root:/root:/bin/bash\n");
         let error = ServerKey::read_pem(&not_a_key).unwrap_err().to_string();
         assert!(error.contains("RSA public key") && error.contains("PEM"), "{error}");
+        assert!(!error.contains("authentication failed"), "only the file is wrong: {error}");
         std::fs::remove_file(not_a_key).unwrap();
         let error = ServerKey::read_pem(Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(error.contains("larger than 64 KiB"), "{error}");

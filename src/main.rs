@@ -44,6 +44,7 @@ fn main() -> ExitCode {
                 Ok(Outcome::Completed) => ExitCode::SUCCESS,
                 // sysbench's status when --forced-shutdown cut the run.
                 Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
+                Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
                 Err(e) => {
                     eprintln!("FATAL: {e}");
                     ExitCode::FAILURE
@@ -78,6 +79,9 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
     stopper.stop();
     let stats = server.stats();
     drop(server);
-    eprintln!("null server stopped after {} commands on {} connections", stats.commands, stats.connections);
+    eprintln!(
+        "null server stopped after {} commands on {} connections ({} closed with COM_QUIT)",
+        stats.commands, stats.connections, stats.quits
+    );
     Ok(())
 }

@@ -678,6 +678,34 @@ fn non_utf8_argument_is_refused() {
     assert!(matches!(parse(args), Err(CliError::NotUnicode(_))));
 }
 
+/// `--mysql-server-public-key-path` is read and checked once, at parse
+/// time; `--mysql-get-server-public-key` is a flag, off by default.
+#[test]
+fn server_public_key_options() {
+    use rsa::pkcs8::EncodePublicKey;
+    let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
+    let pem = key.to_public_key().to_public_key_pem(rsa::pkcs8::LineEnding::LF).unwrap();
+    let path = std::env::temp_dir().join(format!("wirebench-cli-key-{}.pem", std::process::id()));
+    std::fs::write(&path, &pem).unwrap();
+    let given = bench(&format!("oltp_read_write run --mysql-server-public-key-path={}", path.display()));
+    assert_eq!(given.mysql.server_key.pem.as_deref(), Some(pem.as_bytes()));
+    assert!(!given.mysql.server_key.fetch);
+    assert!(bench("oltp_read_write run --mysql-get-server-public-key").mysql.server_key.fetch);
+    let default = bench("oltp_read_write run").mysql.server_key;
+    assert!(default.pem.is_none() && !default.fetch, "refuse by default, as libmysqlclient");
+    std::fs::write(&path, "not a key\n").unwrap();
+    for line in [
+        format!("oltp_read_write run --mysql-server-public-key-path={}", path.display()),
+        "oltp_read_write run --mysql-server-public-key-path=/nonexistent/key.pem".to_owned(),
+    ] {
+        let message = refused(&line).to_string();
+        assert!(!message.contains('\n'), "{line}: one line, got {message:?}");
+        assert!(message.starts_with("--mysql-server-public-key-path: cannot use "), "{message}");
+        assert!(message.contains("RSA public key in PEM form"), "{message}");
+    }
+    std::fs::remove_file(path).unwrap();
+}
+
 /// Argument soup from pieces of real options never panics.
 #[test]
 fn random_argument_lists_never_panic() {

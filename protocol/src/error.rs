@@ -56,6 +56,18 @@ pub enum ProtocolError {
     /// An authentication step that would expose the password over an insecure transport.
     #[error("{0}: refusing to send the password over an unencrypted TCP connection; use TLS or a unix socket")]
     InsecureTransport(&'static str),
+    /// Full authentication (caching_sha2_password, sha256_password) over
+    /// unencrypted TCP with no known server key, and asking the server for
+    /// it is not allowed ([`HandshakeConfig::get_server_public_key`]): the
+    /// answer could come from anyone. libmysqlclient's error 2061.
+    ///
+    /// [`HandshakeConfig::get_server_public_key`]: crate::handshake::HandshakeConfig::get_server_public_key
+    #[error(
+        "authentication plugin '{0}' reported error: Authentication requires secure connection (error 2061): over \
+         unencrypted TCP its password goes RSA-encrypted, and the server's public key is neither given nor allowed \
+         to be fetched from whoever answers; give the key, allow fetching it, or use TLS or a unix socket"
+    )]
+    PublicKeyRequired(&'static str),
     /// An authentication step failed on the client side (bad key, bad nonce, ...).
     #[error("authentication failed on the client side: {0}")]
     Auth(String),

@@ -144,6 +144,20 @@ pub(crate) const MYSQL: &[OptDef] = &[
         "use specific cipher for SSL connections: OpenSSL names separated by ':', e.g. ECDHE-RSA-AES128-GCM-SHA256 or \
          TLS_AES_256_GCM_SHA384; only the named ones are offered",
     ),
+    opt(
+        "mysql-server-public-key-path",
+        STRING,
+        None,
+        "the server's RSA public key (PEM) for caching_sha2_password and sha256_password over unencrypted TCP (as \
+         libmysqlclient's --server-public-key-path)",
+    ),
+    opt(
+        "mysql-get-server-public-key",
+        Bool,
+        Some("off"),
+        "over unencrypted TCP, ask the server for its RSA public key and trust it (as libmysqlclient's \
+         --get-server-public-key); off: such a login fails unless the key is given",
+    ),
     opt("mysql-compression", Bool, Some("off"), "use compression"),
     opt("mysql-debug", Bool, Some("off"), "trace all client library calls"),
     opt("mysql-ignore-errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\""),

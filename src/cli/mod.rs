@@ -50,7 +50,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::client::ServerAddresses;
+use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
 use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
@@ -237,6 +237,8 @@ pub struct MysqlOptions {
     pub db: String,
     /// `--mysql-ssl*`.
     pub tls: TlsOptions,
+    /// `--mysql-server-public-key-path`, `--mysql-get-server-public-key`.
+    pub server_key: ServerKey,
     pub compression: bool,
     pub debug: bool,
     pub ignore_errors: IgnoreErrors,
@@ -252,6 +254,7 @@ impl Default for MysqlOptions {
             password: String::new(),
             db: "sbtest".to_owned(),
             tls: TlsOptions::default(),
+            server_key: ServerKey::default(),
             compression: false,
             debug: false,
             ignore_errors: IgnoreErrors::default(),

@@ -182,7 +182,10 @@ async fn drive_connection(conn: ConnPlan, shared: &EpollLoop) -> Result<(), Driv
     let stream = socket.into_stream().map_err(|e| io.io_error(e))?;
     let mut wire = Wire::new(stream, leftover);
     loop {
-        let Some(lost) = exchange(&mut io, &mut wire, shared).await? else { return Ok(()) };
+        let Some(lost) = exchange(&mut io, &mut wire, shared).await? else {
+            wire.send_quit(&mut io).await;
+            return Ok(());
+        };
         io.lost(lost, &shared.context.ignore, &mut shared.stats.borrow_mut())?;
         let Some((stream, leftover)) = io.reopen(&shared.context).await else { return Ok(()) };
         wire.replace(stream, leftover);
@@ -249,6 +252,15 @@ impl Wire {
         self.rbuf = leftover;
         self.rbuf.reserve(READ_CHUNK);
         self.wbuf.clear();
+    }
+
+    /// Sends COM_QUIT on a connection whose work is done; it closes when
+    /// dropped. A server already gone makes no difference now.
+    async fn send_quit(&mut self, io: &mut ConnIo) {
+        if io.write_quit(&mut self.wbuf).is_ok() {
+            let _ = self.stream.write_all(&self.wbuf).await;
+            self.wbuf.clear();
+        }
     }
 
     /// Makes sure a read has room to fill.

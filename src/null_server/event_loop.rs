@@ -39,6 +39,8 @@ pub enum Accepted {
 pub struct ServerLoopStats {
     pub connections: AtomicU64,
     pub commands: AtomicU64,
+    /// Connections the client ended with COM_QUIT.
+    pub quits: AtomicU64,
     /// The loop thread's Linux thread id, for its CPU time; 0 until known.
     pub tid: AtomicU32,
 }
@@ -163,6 +165,9 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         }
         ServerLoopStats::add(&stats.commands, handled.commands);
         if handled.close {
+            if session.said_goodbye() {
+                ServerLoopStats::add(&stats.quits, 1);
+            }
             let _ = stream.write_all(&output).await;
             let _ = stream.shutdown().await;
             return;

@@ -5,12 +5,13 @@ use std::io::Write;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use super::interrupt::{Interrupts, Signal};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::Reports;
 use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
-use crate::cli::Bench;
+use crate::cli::{Bench, GeneralOptions};
 use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
 use crate::stats::report::{self, HistogramReport, RunHeader};
 use crate::stats::{Collector, StatsBoard};
@@ -22,28 +23,21 @@ pub(super) fn run(
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
+    interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let backend = backend(bench)?;
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let forced_shutdown_s = forced_shutdown_s(bench);
     print_header(bench, forced_shutdown_s);
     let sessions = Sessions::new(bench, workload, params, seed)?;
-    let plans = plan_loops(bench, tls, &sessions, runtime)?;
-    let per_loop = plans.connections_per_loop();
-    let general = &bench.general;
-    let control = match general.rate {
-        Some(rate) => RunControl::with_rate(general.events, &per_loop, rate, seed),
-        None => RunControl::new(general.events, per_loop.len()),
+    let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts)? {
+        Ok(plans) => plans,
+        Err(signal) => {
+            eprintln!("wirebench: run interrupted by {signal} while connecting: no event ran");
+            return Ok(Outcome::Interrupted(signal));
+        }
     };
-    let context = LoopContext {
-        board: StatsBoard::new(&per_loop),
-        control,
-        clock: Clock::start(),
-        deadline_ns: general.time.map(secs_to_ns),
-        ignore: bench.mysql.ignore_errors.clone(),
-        poll: bench.engine.poll,
-        finished: Default::default(),
-    };
+    let context = loop_context(bench, &plans.connections_per_loop(), seed);
     print!("{}", report::THREADS_STARTED);
     let _ = std::io::stdout().flush();
     let handles = match plans {
@@ -51,24 +45,81 @@ pub(super) fn run(
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
+    interrupts.attach(&context.control, &context.finished);
+    let general = &bench.general;
     let mut reports = Reports::new(Collector::new(context.board.clone()), general);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s);
-    let outcome =
-        supervise(&mut reports, &mut schedule, handles.len(), &context.finished, &context.control, context.clock);
-    if outcome == Outcome::ForcedShutdown {
-        return Ok(outcome);
-    }
+    let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
+    let outcome = supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts);
     let end_ns = context.clock.now_ns();
-    join_loops(handles)?;
+    match outcome {
+        Outcome::ForcedShutdown => return Ok(outcome),
+        Outcome::Interrupted(signal) if finished.count() < loops => {
+            report_stalled(&mut reports, general, &context, signal, end_ns);
+            return Ok(outcome);
+        }
+        _ => {}
+    }
+    // The report of what ran comes first, even when a loop failed: main
+    // then prints the error.
+    let joined = join_loops(handles);
     if context.control.queue_full() {
         return Err(RunError::QueueFull);
     }
     reports.collector.drain();
+    final_report(&reports, general, end_ns);
+    if let Outcome::Interrupted(signal) = outcome {
+        say_interrupted(signal, end_ns);
+    }
+    joined.map(|()| outcome)
+}
+
+/// What every loop shares: the statistics board, the limits, the clock.
+fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+    let general = &bench.general;
+    let control = match general.rate {
+        Some(rate) => RunControl::with_rate(general.events, per_loop, rate, seed),
+        None => RunControl::new(general.events, per_loop.len()),
+    };
+    LoopContext {
+        board: StatsBoard::new(per_loop),
+        control,
+        clock: Clock::start(),
+        deadline_ns: general.time.map(secs_to_ns),
+        ignore: bench.mysql.ignore_errors.clone(),
+        poll: bench.engine.poll,
+        finished: Default::default(),
+    }
+}
+
+/// sysbench's final report (with `--histogram`, the histogram first).
+fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) {
     if general.histogram {
         print!("{}", HistogramReport(&reports.collector.totals().latency));
     }
     print!("{}", reports.cumulative(end_ns, 0));
-    Ok(Outcome::Completed)
+    let _ = std::io::stdout().flush();
+}
+
+fn say_interrupted(signal: Signal, end_ns: u64) {
+    eprintln!(
+        "wirebench: run interrupted by {signal} after {:.2}s: the report is of what ran until then",
+        end_ns as f64 / 1e9
+    );
+}
+
+/// A signal stopped the run and some answers in flight did not come back
+/// in time: the report is of what had answered, without waiting for the
+/// loops, whose connections close with the process.
+fn report_stalled(reports: &mut Reports, general: &GeneralOptions, context: &LoopContext, signal: Signal, end_ns: u64) {
+    reports.collect();
+    final_report(reports, general, end_ns);
+    say_interrupted(signal, end_ns);
+    let waiting = context.control.queue_stats().concurrency;
+    eprintln!(
+        "wirebench: {waiting} events still waited for the server's answers: they are not counted, and their \
+         connections close with wirebench, without COM_QUIT"
+    );
 }
 
 /// `--io`, resolved; `--poll` asked of the epoll backend is named as not

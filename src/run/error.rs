@@ -26,6 +26,8 @@ pub enum RunError {
     CurrentDir(io::Error),
     #[error("cannot start the set-up runtime: {0}")]
     Runtime(io::Error),
+    #[error("cannot watch for SIGINT and SIGTERM: {0}")]
+    Signals(io::Error),
     /// A connection could not be opened; the hint says what to check.
     #[error("unable to connect: {error}{}", connect_hint(.error))]
     Connect { error: ClientError },

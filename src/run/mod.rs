@@ -8,27 +8,34 @@
 //!
 //! - `setup.rs`: what every command needs: connection options, TLS, the
 //!   random generator's settings, connection errors with advice.
-//! - `tables.rs`: `prepare`, `prewarm` and `cleanup`, over the async client.
+//! - `interrupt.rs`: Ctrl-C and SIGTERM, which stop any command.
+//! - `tables.rs`: `prepare`, `prewarm` and `cleanup`, over the async client
+//!   (`table_progress.rs`: what they had done when a signal stops them).
 //! - `plan.rs`: the `run` command's connections, opened and spread over
 //!   the event loops.
 //! - `benchmark.rs`: the `run` command: start the loops, supervise them
-//!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown),
-//!   print the final report (`reports.rs`).
+//!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown, a
+//!   signal), print the final report (`reports.rs`), also when a signal or
+//!   a fatal error ends the run early.
 
 mod benchmark;
 mod error;
+mod interrupt;
 mod plan;
 mod reports;
 mod setup;
 mod supervise;
+mod table_progress;
 mod tables;
 
 use std::sync::Arc;
 
 pub use error::RunError;
+pub use interrupt::Signal;
 
 use crate::cli::{test_help, Bench, Command};
 use crate::stats::report;
+use interrupt::Interrupts;
 
 /// How a command that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +47,10 @@ pub enum Outcome {
     /// events still in flight; the report is printed, and sysbench exits
     /// with status 2.
     ForcedShutdown,
+    /// SIGINT or SIGTERM stopped it: `run` printed the report of what ran,
+    /// `prepare` and `cleanup` said what they had done. The process exits
+    /// with [`Signal::exit_status`].
+    Interrupted(Signal),
 }
 
 /// Carries out `bench.command`.
@@ -54,14 +65,15 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         .enable_all()
         .build()
         .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
     print!("{}", report::Banner);
     match bench.command {
-        Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Run => benchmark::run(bench, tls, workload, &runtime),
+        Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload, &interrupts)),
+        Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload, &interrupts)),
+        Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
+        Command::Run => benchmark::run(bench, tls, workload, &runtime, &interrupts),
         Command::Help => Ok(Outcome::Completed),
     }
 }

@@ -19,6 +19,7 @@ pub(super) fn connect_options(bench: &Bench, tls: Option<&ClientTls>, n: usize) 
     let mysql = &bench.mysql;
     let mut options = ConnectOptions::new(mysql.servers.connect_to(n), mysql.user.clone(), mysql.password.clone());
     options.tls = tls.cloned();
+    options.server_key = mysql.server_key.clone();
     if !mysql.db.is_empty() {
         options.database = Some(mysql.db.clone());
     }

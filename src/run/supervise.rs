@@ -1,9 +1,11 @@
 //! The report thread's work while the loops run: it sleeps until a loop
-//! ends or the next interim report, checkpoint or forced shutdown is due.
+//! ends, the next interim report, checkpoint or forced shutdown is due, or
+//! a signal comes.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use super::interrupt::Interrupts;
 use super::reports::Reports;
 use super::Outcome;
 use crate::cli::GeneralOptions;
@@ -44,8 +46,13 @@ pub(super) fn secs_to_ns(secs: u32) -> u64 {
     u64::from(secs) * 1_000_000_000
 }
 
+/// How long, after a signal, the answers in flight may take to come back
+/// before the report is printed without them.
+const IN_FLIGHT_AFTER_SIGNAL: Duration = Duration::from_secs(2);
+
 /// Prints the interim reports and checkpoints until all `loops` have
-/// ended, or the forced shutdown comes first.
+/// ended, or the forced shutdown comes first. After a signal (which has
+/// stopped the loops) it waits for them [`IN_FLIGHT_AFTER_SIGNAL`] at most.
 pub(super) fn supervise(
     reports: &mut Reports,
     schedule: &mut Schedule,
@@ -53,11 +60,21 @@ pub(super) fn supervise(
     finished: &Finished,
     control: &RunControl,
     clock: Clock,
+    interrupts: &Interrupts,
 ) -> Outcome {
     let mut ended = 0;
+    let mut given_up_at = None;
     while ended < loops {
-        if finished.wait(ended + 1, schedule.next_wake(clock)) {
+        let wake = [schedule.next_wake(clock), given_up_at].into_iter().flatten().min();
+        if finished.wait(ended + 1, wake) {
             ended = finished.count().max(ended + 1);
+            continue;
+        }
+        if let Some(signal) = interrupts.first_signal() {
+            let at = *given_up_at.get_or_insert_with(|| Instant::now() + IN_FLIGHT_AFTER_SIGNAL);
+            if Instant::now() >= at {
+                return Outcome::Interrupted(signal);
+            }
             continue;
         }
         // Loops that have finished no longer answer: the run is over.
@@ -70,7 +87,7 @@ pub(super) fn supervise(
             return Outcome::ForcedShutdown;
         }
     }
-    Outcome::Completed
+    interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted)
 }
 
 fn interim_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {

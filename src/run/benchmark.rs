@@ -1,10 +1,10 @@
 //! The `run` command: the header, the connections, the loops started and
 //! supervised, the final report.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use super::output::{stderr_line, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::Reports;
 use super::setup::{rand_params, seed};
@@ -26,7 +26,7 @@ pub(super) fn run(
     let backend = backend(bench)?;
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let forced_shutdown_s = forced_shutdown_s(bench);
-    print_header(bench, forced_shutdown_s);
+    print_header(bench, forced_shutdown_s)?;
     let sessions = Sessions::new(bench, workload, params, seed)?;
     let plans = plan_loops(bench, tls, &sessions, runtime)?;
     let per_loop = plans.connections_per_loop();
@@ -44,8 +44,7 @@ pub(super) fn run(
         poll: bench.engine.poll,
         finished: Default::default(),
     };
-    print!("{}", report::THREADS_STARTED);
-    let _ = std::io::stdout().flush();
+    Output::Stdout.print(report::THREADS_STARTED)?;
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
@@ -53,8 +52,17 @@ pub(super) fn run(
     .map_err(RunError::SpawnLoops)?;
     let mut reports = Reports::new(Collector::new(context.board.clone()), general);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s);
-    let outcome =
+    let supervised =
         supervise(&mut reports, &mut schedule, handles.len(), &context.finished, &context.control, context.clock);
+    let outcome = match supervised {
+        Ok(outcome) => outcome,
+        Err(output) => {
+            // Nothing measured from here on could be reported.
+            context.control.stop();
+            let _ = join_loops(handles);
+            return Err(output.into());
+        }
+    };
     if outcome == Outcome::ForcedShutdown {
         return Ok(outcome);
     }
@@ -65,9 +73,9 @@ pub(super) fn run(
     }
     reports.collector.drain();
     if general.histogram {
-        print!("{}", HistogramReport(&reports.collector.totals().latency));
+        Output::Stdout.print(HistogramReport(&reports.collector.totals().latency))?;
     }
-    print!("{}", reports.cumulative(end_ns, 0));
+    Output::Stdout.print(reports.cumulative(end_ns, 0))?;
     Ok(Outcome::Completed)
 }
 
@@ -76,10 +84,10 @@ pub(super) fn run(
 fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
     if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
-        eprintln!(
+        stderr_line(format_args!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
             if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }
-        );
+        ));
     }
     Ok(backend)
 }
@@ -91,9 +99,8 @@ fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
 }
 
 /// sysbench's run header, before the connections open.
-fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) {
+fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
     let general = &bench.general;
-    let mut out = std::io::stdout().lock();
     let header = RunHeader {
         threads: general.threads,
         rate: general.rate.unwrap_or(0),
@@ -102,9 +109,7 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) {
         rand_seed: bench.rand.seed,
         forced_shutdown_s,
     };
-    let _ = write!(out, "{header}");
-    let _ = write!(out, "{}", report::INITIALIZING_WORKERS);
-    let _ = out.flush();
+    Output::Stdout.print(format_args!("{header}{}", report::INITIALIZING_WORKERS))
 }
 
 /// Waits for every loop; the first failure is the run's.

@@ -3,6 +3,7 @@
 
 use std::io;
 
+use super::output::OutputError;
 use crate::client::ClientError;
 use crate::driver::{DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
@@ -53,6 +54,10 @@ pub enum RunError {
     LoopPanicked,
     #[error("{QUEUE_FULL}")]
     QueueFull,
+    /// The report could not be written; `main` exits with
+    /// [`OutputError::exit_status`].
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<OpenError> for RunError {

@@ -14,9 +14,12 @@
 //! - `benchmark.rs`: the `run` command: start the loops, supervise them
 //!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown),
 //!   print the final report (`reports.rs`).
+//! - `output.rs`: every write to standard output, whose failure ends the
+//!   command ([`OutputError`]) instead of panicking.
 
 mod benchmark;
 mod error;
+mod output;
 mod plan;
 mod reports;
 mod setup;
@@ -26,6 +29,7 @@ mod tables;
 use std::sync::Arc;
 
 pub use error::RunError;
+pub use output::{stderr_line, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED};
 
 use crate::cli::{test_help, Bench, Command};
 use crate::stats::report;
@@ -45,7 +49,7 @@ pub enum Outcome {
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     if bench.command == Command::Help {
-        print!("{}", test_help(bench.test));
+        Output::Stdout.print(test_help(bench.test))?;
         return Ok(Outcome::Completed);
     }
     let workload = Arc::from(bench.test.workload(&bench.test_options)?);
@@ -56,7 +60,7 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         .map_err(RunError::Runtime)?;
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
-    print!("{}", report::Banner);
+    Output::Stdout.print(report::Banner)?;
     match bench.command {
         Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload)).map(|()| Outcome::Completed),
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload)).map(|()| Outcome::Completed),

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::output::Output;
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::RunError;
 use crate::cli::Bench;
@@ -24,10 +25,11 @@ pub(super) async fn prepare(
         let rng = Rng::for_thread(seed, thread, params);
         let mut loading = String::new();
         let statements = workload.prepare(ScriptContext { thread, threads }, rng);
-        statements.inspect(move |sql| {
-            if let Some(message) = progress_message(sql, &mut loading, table_size) {
-                println!("{message}");
+        statements.map(move |sql| {
+            if let Some(message) = progress_message(&sql, &mut loading, table_size) {
+                Output::Stdout.line(message)?;
             }
+            Ok(sql)
         })
     })
     .await
@@ -39,7 +41,7 @@ pub(super) async fn prewarm(
     workload: Arc<dyn Workload>,
 ) -> Result<(), RunError> {
     let threads = bench.general.threads;
-    per_thread(bench, tls, move |thread| workload.prewarm(ScriptContext { thread, threads }).into_iter()).await
+    per_thread(bench, tls, move |thread| workload.prewarm(ScriptContext { thread, threads }).into_iter().map(Ok)).await
 }
 
 pub(super) async fn cleanup(
@@ -50,7 +52,7 @@ pub(super) async fn cleanup(
     let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
     for sql in workload.cleanup() {
         if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
-            println!("Dropping table '{table}'...");
+            Output::Stdout.line(format_args!("Dropping table '{table}'..."))?;
         }
         if let Some(conn) = conn.as_mut() {
             conn.query_drop(&sql).await?;
@@ -61,12 +63,13 @@ pub(super) async fn cleanup(
 
 /// One connection per `--threads` ("worker threads" to sysbench), all at
 /// once, each running the statements `statements(thread)` yields (none
-/// sent with `--mysql-dry-run`).
+/// sent with `--mysql-dry-run`) until the first failure, its own or (the
+/// progress messages) the output's.
 async fn per_thread<I>(bench: &Bench, tls: Option<&ClientTls>, statements: impl Fn(u32) -> I) -> Result<(), RunError>
 where
-    I: Iterator<Item = String> + Send + 'static,
+    I: Iterator<Item = Result<String, RunError>> + Send + 'static,
 {
-    print!("{}", report::INITIALIZING_WORKERS);
+    Output::Stdout.print(report::INITIALIZING_WORKERS)?;
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
     for_each_connection(threads, threads, |n| {
@@ -75,6 +78,7 @@ where
         async move {
             let mut conn = connect_unless_dry(&options, dry_run).await?;
             for sql in sql {
+                let sql = sql?;
                 if let Some(conn) = conn.as_mut() {
                     conn.query_drop(&sql).await?;
                 }

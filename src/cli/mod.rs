@@ -39,6 +39,7 @@ mod legacy;
 mod null_server;
 mod opts;
 mod raw;
+mod small_file;
 #[cfg(test)]
 mod sysbench_traces;
 mod test_name;

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::defs::{self, Kind};
 use super::error::CliError;
+use super::small_file::read_small_text;
 
 /// One option as written, before interpretation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,11 +99,12 @@ pub(crate) fn split(args: Vec<String>) -> CommandLine {
 /// says so in `notes`: blanks around the name (sysbench then ignores the
 /// line), `#` before the name, and booleans set to off (sysbench turns every
 /// boolean listed in a file on). Unknown names are left for the caller to
-/// refuse; sysbench only warns about them.
+/// refuse; sysbench only warns about them. Unlike sysbench, at most 1 MiB
+/// is read ([`read_small_text`]).
 pub(crate) fn read_config_file(path: &Path, notes: &mut Vec<String>) -> Result<Vec<RawOpt>, CliError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::ConfigFile { path: shown.clone(), message: format!("cannot read it: {e}") })?;
+    let text =
+        read_small_text(path).map_err(|e| CliError::ConfigFile { path: shown.clone(), message: e.to_string() })?;
     parse_config(&shown, &text, notes)
 }
 

@@ -24,6 +24,9 @@ pub(super) fn run(
     runtime: &tokio::runtime::Runtime,
 ) -> Result<Outcome, RunError> {
     let backend = backend(bench)?;
+    if let Some(cpus) = &bench.engine.cpus {
+        driver::check_loop_cpus(cpus)?;
+    }
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let forced_shutdown_s = forced_shutdown_s(bench);
     print_header(bench, forced_shutdown_s)?;

@@ -5,7 +5,7 @@ use std::io;
 
 use super::output::OutputError;
 use crate::client::ClientError;
-use crate::driver::{DriverError, OpenError, UringUnavailable};
+use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
@@ -46,6 +46,8 @@ pub enum RunError {
     Socket(io::Error),
     #[error(transparent)]
     Backend(#[from] UringUnavailable),
+    #[error(transparent)]
+    Cpus(#[from] CpuUnavailable),
     #[error("cannot start the event loops: {0}")]
     SpawnLoops(io::Error),
     #[error(transparent)]

@@ -4,12 +4,12 @@
 
 use std::process::ExitCode;
 
-use wirebench::cli::{self, Bench, Invocation, NullServerOptions};
+use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions};
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
 use wirebench::run::{stderr_line, Outcome, Output, OutputError, RunError};
 
 fn main() -> ExitCode {
-    let invocation = match cli::parse(std::env::args_os().skip(1)) {
+    let invocation = match cli::parse_with(std::env::args_os().skip(1), &CredentialSources::of_this_process()) {
         Ok(invocation) => invocation,
         Err(e) => {
             stderr_line(format_args!("wirebench: {e}"));

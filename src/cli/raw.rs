@@ -39,13 +39,15 @@ impl RawOpt {
         }
     }
 
-    /// The option as the user wrote it, for notes: `--oltp-table-size=100`.
+    /// The option as the user wrote it, for notes: `--oltp-table-size=100`;
+    /// a password as `(hidden)`.
     pub(crate) fn shown(&self) -> String {
         let prefix = match self.origin {
             Origin::Arg => "--",
             Origin::Config { .. } => "",
         };
         match &self.value {
+            Some(_) if defs::is_secret(&self.key) => format!("{prefix}{}=(hidden)", self.name),
             Some(value) => format!("{prefix}{}={value}", self.name),
             None => format!("{prefix}{}", self.name),
         }

@@ -2,6 +2,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions};
@@ -9,7 +10,9 @@ use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
 use wirebench::run::{stderr_line, Outcome, Output, OutputError, RunError};
 
 fn main() -> ExitCode {
-    let invocation = match cli::parse_with(std::env::args_os().skip(1), &CredentialSources::of_this_process()) {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    cli::hide_passwords_from_ps();
+    let invocation = match cli::parse_with(args, &CredentialSources::of_this_process()) {
         Ok(invocation) => invocation,
         Err(e) => {
             stderr_line(format_args!("wirebench: {e}"));

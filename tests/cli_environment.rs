@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Output, Stdio};
 
 use common::ScratchDir;
@@ -50,6 +50,36 @@ fn cpus_outside_the_affinity_are_refused_for_runs_and_the_null_server() {
     let message = stderr(&server);
     assert_eq!(server.status.code(), Some(1), "{message}");
     assert!(message.contains(&format!("cannot run on cpu {outside}: this process may run on cpus")), "{message}");
+}
+
+/// `ps` and /proc/PID/cmdline show `--mysql-password=xxxxxx` while the run
+/// goes on, as the mysql client hides its `--password`.
+#[test]
+fn the_password_is_hidden_from_ps() {
+    let secret = "s3cr3t-in-argv";
+    let mut child = Command::new(WIREBENCH)
+        .args(["oltp_point_select", "--mysql-dry-run", "--time=30", "--report-interval=1", "run"])
+        .arg(format!("--mysql-password={secret}"))
+        .arg(format!("--pgsql_password={secret}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("Threads started!") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "stdout ended before the run started");
+    }
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let args: Vec<String> = cmdline.split(|&b| b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+    let masked = "x".repeat(secret.len());
+    assert!(args.contains(&format!("--mysql-password={masked}")), "{args:?}");
+    assert!(args.contains(&format!("--pgsql_password={masked}")), "{args:?}");
+    assert!(!String::from_utf8_lossy(&cmdline).contains(secret), "{args:?}");
+    assert!(args.contains(&"--time=30".to_owned()), "other arguments stay: {args:?}");
 }
 
 /// `--mysql-password` without a value and no controlling terminal (a

@@ -29,6 +29,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
+mod argv;
 mod build;
 mod credentials;
 mod defs;
@@ -60,6 +61,7 @@ use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
 use crate::workload::{OltpOptions, Test};
 
+pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
 pub use error::CliError;
 pub use help::{general_help, null_server_help, test_help};

@@ -99,7 +99,7 @@ fn environment_fills_what_the_command_line_leaves() {
     assert_eq!(b.mysql.password, SECRET);
 
     let err = refused_with("oltp_read_write run", &sources(&[("MYSQL_TCP_PORT", "33o6")], None));
-    assert_eq!(err, "environment variable MYSQL_TCP_PORT: port not a port; unset it or fix it");
+    assert_eq!(err, "environment variable MYSQL_TCP_PORT: not a port from 1 to 65535; unset it or fix it");
 }
 
 #[test]
@@ -182,9 +182,9 @@ fn option_file_refusals_name_the_file_and_line_never_the_password() {
             "[wirebench]\nthreads=4\n".to_owned(),
             "line 2: [wirebench] takes user, password, host, port, socket and database",
         ),
-        ("[client]\nport=abc\n".to_owned(), "line 2: port not a port"),
+        ("[client]\nport=abc\n".to_owned(), "line 2: port: not a port from 1 to 65535"),
         (format!("[client]\npassword=\"{SECRET}\n"), "line 2: no closing \" quote"),
-        ("[client]\nuser\n".to_owned(), "line 2: user needs a value"),
+        ("[client]\nuser\n".to_owned(), "line 2: user: needs a value"),
         ("[client\n".to_owned(), "line 1: no ']'"),
     ] {
         let path = dir.write("bad.cnf", &text);
@@ -193,6 +193,22 @@ fn option_file_refusals_name_the_file_and_line_never_the_password() {
         assert!(err.contains(needle), "{text:?}: {err}");
         assert!(!err.contains(SECRET) && !err.contains('\n'), "{err}");
     }
+}
+
+/// An error in an included file names that file and its line, once.
+#[test]
+fn an_error_in_an_included_file_names_that_file() {
+    let dir = ScratchDir::new("cred-include-bad");
+    let inner = dir.write("inner.cnf", "[client]\nport=none\n");
+    let outer = dir.write("outer.cnf", &format!("[client]\n!include {}\n", inner.display()));
+    let err = refused_with(&format!("oltp_read_write run --defaults-file={}", outer.display()), &sources(&[], None));
+    assert_eq!(err, format!("option file {}: line 2: port: not a port from 1 to 65535", inner.display()));
+    let missing = dir.write("dir.cnf", "!includedir /nonexistent/conf.d\n");
+    let err = refused_with(&format!("oltp_read_write run --defaults-file={}", missing.display()), &sources(&[], None));
+    assert!(
+        err.starts_with(&format!("option file {}: line 1: !includedir /nonexistent/conf.d: ", missing.display())),
+        "{err}"
+    );
 }
 
 #[test]

@@ -104,10 +104,10 @@ pub(crate) fn complete_login(
     needs_login: bool,
     notes: &mut Vec<String>,
 ) -> Result<(), CliError> {
-    let mut supplied = from_environment(sources);
+    let mut supplied = supplied_from_environment(sources);
     for (path, required) in option_files(opts, sources)? {
         if required || path.exists() {
-            supplied.extend(read_option_file(&path, notes)?.into_iter().map(from_file));
+            supplied.extend(read_option_file(&path, notes)?.into_iter().map(supplied_from_file));
         }
     }
     let mut used: Vec<(Source, String)> = Vec::new();
@@ -116,7 +116,7 @@ pub(crate) fn complete_login(
             continue;
         }
         if let Some(winner) = supplied.iter().rev().find(|s| s.key == key && s.value.as_deref() != Some("")) {
-            used.push((winner.source.clone(), apply(mysql, winner)?));
+            used.push((winner.source.clone(), apply_supplied(mysql, winner)?));
         }
     }
     if let Some(shown) = complete_password(mysql, opts, &supplied, sources, needs_login)? {
@@ -126,7 +126,7 @@ pub(crate) fn complete_login(
     Ok(())
 }
 
-fn from_environment(sources: &CredentialSources) -> Vec<Supplied> {
+fn supplied_from_environment(sources: &CredentialSources) -> Vec<Supplied> {
     let key_of = |name: &str| LOGIN_VARIABLES.iter().find(|(n, _)| *n == name).map(|(_, key)| *key);
     let supplied = sources.env.iter().filter_map(|(name, value)| {
         let key = key_of(name)?;
@@ -135,7 +135,7 @@ fn from_environment(sources: &CredentialSources) -> Vec<Supplied> {
     supplied.collect()
 }
 
-fn from_file(setting: FileSetting) -> Supplied {
+fn supplied_from_file(setting: FileSetting) -> Supplied {
     Supplied { key: setting.key, value: setting.value, source: Source::File { path: setting.path, line: setting.line } }
 }
 
@@ -185,9 +185,9 @@ fn has_localhost(mysql: &MysqlOptions) -> bool {
 }
 
 /// Sets `supplied` in `mysql`; how the note shows it.
-fn apply(mysql: &mut MysqlOptions, supplied: &Supplied) -> Result<String, CliError> {
+fn apply_supplied(mysql: &mut MysqlOptions, supplied: &Supplied) -> Result<String, CliError> {
     let Some(value) = supplied.value.clone() else {
-        return Err(refuse(supplied, "needs a value (only password may be given bare, to be asked for)"));
+        return Err(refuse_supplied(supplied, "needs a value: only password may stand alone, to be asked for"));
     };
     let shown = match supplied.key {
         LoginKey::User => format!("--mysql-user={value}"),
@@ -200,7 +200,10 @@ fn apply(mysql: &mut MysqlOptions, supplied: &Supplied) -> Result<String, CliErr
     match supplied.key {
         LoginKey::User => mysql.user = value,
         LoginKey::Host => mysql.servers.hosts = vec![value],
-        LoginKey::Port => mysql.servers.ports = vec![port(&value).ok_or_else(|| refuse(supplied, "not a port"))?],
+        LoginKey::Port => {
+            let port = parse_port(&value).ok_or_else(|| refuse_supplied(supplied, "not a port from 1 to 65535"))?;
+            mysql.servers.ports = vec![port];
+        }
         LoginKey::Socket => mysql.servers.localhost_socket = Some(PathBuf::from(value)),
         LoginKey::Database => mysql.db = value,
         LoginKey::Password => mysql.password = value,
@@ -208,7 +211,7 @@ fn apply(mysql: &mut MysqlOptions, supplied: &Supplied) -> Result<String, CliErr
     Ok(shown + &origin_suffix(&supplied.source))
 }
 
-fn port(text: &str) -> Option<u16> {
+fn parse_port(text: &str) -> Option<u16> {
     text.trim().parse::<u16>().ok().filter(|&port| port > 0)
 }
 
@@ -222,14 +225,15 @@ fn origin_suffix(source: &Source) -> String {
 
 /// A bad setting, named by where it is, its value not repeated (it may
 /// be a password).
-fn refuse(supplied: &Supplied, problem: &str) -> CliError {
+fn refuse_supplied(supplied: &Supplied, problem: &str) -> CliError {
     let what = supplied.key.name();
     match &supplied.source {
-        Source::File { path, line } => {
-            CliError::OptionFile { path: path.display().to_string(), message: format!("line {line}: {what} {problem}") }
-        }
+        Source::File { path, line } => CliError::OptionFile {
+            path: path.display().to_string(),
+            message: format!("line {line}: {what}: {problem}"),
+        },
         Source::Variable(name) => {
-            CliError::Environment { variable: name, message: format!("{what} {problem}; unset it or fix it") }
+            CliError::Environment { variable: name, message: format!("{problem}; unset it or fix it") }
         }
     }
 }
@@ -258,7 +262,7 @@ fn complete_password(
         ask_for_password(mysql, sources, needs_login, format!("password alone in {place}"))?;
         return Ok(None);
     }
-    Ok(Some((winner.source.clone(), apply(mysql, winner)?)))
+    Ok(Some((winner.source.clone(), apply_supplied(mysql, winner)?)))
 }
 
 fn ask_for_password(

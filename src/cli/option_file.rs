@@ -65,8 +65,30 @@ pub(crate) struct FileSetting {
 /// read (a later one wins). Notes say which files were skipped and why.
 pub(crate) fn read_option_file(path: &Path, notes: &mut Vec<String>) -> Result<Vec<FileSetting>, CliError> {
     let mut reader = OptionFileReader { settings: Vec::new(), notes };
-    reader.file(path, 0)?;
+    reader.read_at_depth(path, 0)?;
     Ok(reader.settings)
+}
+
+/// What is wrong with one line of an option file.
+#[derive(Debug, thiserror::Error)]
+enum OptionLineError {
+    #[error("no ']' after [{0}")]
+    UnclosedGroup(String),
+    #[error("unknown directive: the directives are !include FILE and !includedir DIR")]
+    UnknownDirective,
+    #[error("no option name before '='")]
+    NoName,
+    #[error("no closing {0} quote")]
+    UnclosedQuote(char),
+    #[error("an option before any [group]: put it under [client]")]
+    NoGroup,
+    #[error(
+        "[wirebench] takes user, password, host, port, socket and database, not '{0}' (write loose-{0} to have it \
+         ignored)"
+    )]
+    NotALoginKey(String),
+    #[error("!includedir {dir}: {source}")]
+    IncludeDir { dir: String, source: std::io::Error },
 }
 
 struct OptionFileReader<'a> {
@@ -75,7 +97,7 @@ struct OptionFileReader<'a> {
 }
 
 impl OptionFileReader<'_> {
-    fn file(&mut self, path: &Path, depth: usize) -> Result<(), CliError> {
+    fn read_at_depth(&mut self, path: &Path, depth: usize) -> Result<(), CliError> {
         let fail = |message: String| CliError::OptionFile { path: path.display().to_string(), message };
         if depth > MAX_INCLUDE_DEPTH {
             return Err(fail(format!("!include nested more than {MAX_INCLUDE_DEPTH} deep: does it include itself?")));
@@ -92,45 +114,34 @@ impl OptionFileReader<'_> {
         let mut group: Option<String> = None;
         for (index, raw_line) in text.lines().enumerate() {
             let line = index + 1;
-            let at_line = |message: String| fail(format!("line {line}: {message}"));
-            match classify(raw_line.trim()).map_err(at_line)? {
+            let at_line = |problem: OptionLineError| fail(format!("line {line}: {problem}"));
+            match classify_option_line(raw_line.trim()).map_err(at_line)? {
                 Line::Blank => {}
                 Line::Group(name) => group = Some(name),
-                Line::Include(target) => self.file(Path::new(&target), depth + 1)?,
-                Line::IncludeDir(dir) => self.dir(Path::new(&dir), depth + 1).map_err(at_line)?,
+                Line::Include(target) => self.read_at_depth(Path::new(&target), depth + 1)?,
+                Line::IncludeDir(dir) => {
+                    for file in include_dir_files(Path::new(&dir)).map_err(at_line)? {
+                        self.read_at_depth(&file, depth + 1)?;
+                    }
+                }
                 Line::Setting { name, value } => {
-                    let Some(group) = group.as_deref() else {
-                        return Err(at_line("an option before any [group]: put it under [client]".to_owned()));
-                    };
-                    self.setting(group, &name, value, path, line).map_err(at_line)?;
+                    let group = group.as_deref().ok_or(OptionLineError::NoGroup).map_err(at_line)?;
+                    self.keep_login_setting(group, &name, value, (path, line)).map_err(at_line)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// `!includedir`: the directory's `*.cnf` files, sorted by name.
-    fn dir(&mut self, dir: &Path, depth: usize) -> Result<(), String> {
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("!includedir {}: {e}", dir.display()))?;
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|path| path.extension().is_some_and(|ext| ext == "cnf") && path.is_file())
-            .collect();
-        files.sort();
-        for file in files {
-            self.file(&file, depth).map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    }
-
-    fn setting(
+    /// Keeps a login setting of `[client]` or `[wirebench]`, found at
+    /// `(path, line)`.
+    fn keep_login_setting(
         &mut self,
         group: &str,
         name: &str,
         value: Option<String>,
-        path: &Path,
-        line: usize,
-    ) -> Result<(), String> {
+        (path, line): (&Path, usize),
+    ) -> Result<(), OptionLineError> {
         if !GROUPS.contains(&group) {
             return Ok(());
         }
@@ -141,16 +152,23 @@ impl OptionFileReader<'_> {
         };
         match LoginKey::from_name(bare_name) {
             Some(key) => self.settings.push(FileSetting { key, value, path: path.to_owned(), line }),
-            None if group == "wirebench" && !loose => {
-                return Err(format!(
-                    "[wirebench] takes user, password, host, port, socket and database, not '{name}' (write \
-                     loose-{name} to have it ignored)"
-                ))
-            }
+            None if group == "wirebench" && !loose => return Err(OptionLineError::NotALoginKey(name.to_owned())),
             None => {}
         }
         Ok(())
     }
+}
+
+/// `!includedir`: the directory's `*.cnf` files, sorted by name.
+fn include_dir_files(dir: &Path) -> Result<Vec<PathBuf>, OptionLineError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|source| OptionLineError::IncludeDir { dir: dir.display().to_string(), source })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cnf") && path.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 fn is_world_writable(path: &Path) -> bool {
@@ -167,51 +185,51 @@ enum Line {
     Setting { name: String, value: Option<String> },
 }
 
-fn classify(line: &str) -> Result<Line, String> {
+fn classify_option_line(line: &str) -> Result<Line, OptionLineError> {
     if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
         return Ok(Line::Blank);
     }
     if let Some(rest) = line.strip_prefix('[') {
-        let (name, _) = rest.split_once(']').ok_or_else(|| format!("no ']' after [{rest}"))?;
+        let (name, _) = rest.split_once(']').ok_or_else(|| OptionLineError::UnclosedGroup(rest.to_owned()))?;
         return Ok(Line::Group(name.trim().to_owned()));
     }
-    if let Some(dir) = directive(line, "!includedir") {
+    if let Some(dir) = include_directive(line, "!includedir") {
         return Ok(Line::IncludeDir(dir));
     }
-    if let Some(file) = directive(line, "!include") {
+    if let Some(file) = include_directive(line, "!include") {
         return Ok(Line::Include(file));
     }
     if line.starts_with('!') {
-        return Err("unknown directive: the directives are !include FILE and !includedir DIR".to_owned());
+        return Err(OptionLineError::UnknownDirective);
     }
     let (name, value) = match line.split_once('=') {
         Some((name, value)) => (name.trim(), Some(option_value(value)?)),
         None => (strip_end_comment(line).trim(), None),
     };
     if name.is_empty() {
-        return Err("no option name before '='".to_owned());
+        return Err(OptionLineError::NoName);
     }
     Ok(Line::Setting { name: name.to_owned(), value })
 }
 
 /// `!include FILE`: the word, then blanks, then the path.
-fn directive(line: &str, word: &str) -> Option<String> {
+fn include_directive(line: &str, word: &str) -> Option<String> {
     let rest = line.strip_prefix(word)?;
     rest.starts_with(char::is_whitespace).then(|| rest.trim().to_owned()).filter(|path| !path.is_empty())
 }
 
 /// A value as the mysql client reads it: the end comment removed, blanks
 /// trimmed, one pair of surrounding quotes removed, escapes resolved.
-fn option_value(raw: &str) -> Result<String, String> {
+fn option_value(raw: &str) -> Result<String, OptionLineError> {
     let text = strip_end_comment(raw).trim();
     let unquoted = match text.chars().next() {
         Some(quote @ ('\'' | '"')) => text
             .strip_prefix(quote)
             .and_then(|inner| inner.strip_suffix(quote))
-            .ok_or_else(|| format!("no closing {quote} quote"))?,
+            .ok_or(OptionLineError::UnclosedQuote(quote))?,
         _ => text,
     };
-    Ok(unescape(unquoted))
+    Ok(unescape_option_value(unquoted))
 }
 
 /// The text before a `#` that is outside quotes.
@@ -233,7 +251,7 @@ fn strip_end_comment(text: &str) -> &str {
 
 /// `\n \t \r \b \s \\ \' \"`; any other backslash is kept, as the mysql
 /// client keeps it.
-fn unescape(text: &str) -> String {
+fn unescape_option_value(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -268,21 +286,21 @@ mod tests {
 
     #[test]
     fn lines_as_the_mysql_client_reads_them() {
-        assert_eq!(classify("").unwrap(), Line::Blank);
-        assert_eq!(classify("# user=x").unwrap(), Line::Blank);
-        assert_eq!(classify("; user=x").unwrap(), Line::Blank);
-        assert_eq!(classify("[ client ]").unwrap(), Line::Group("client".to_owned()));
-        assert_eq!(classify("user = alice").unwrap(), setting("user", Some("alice")));
-        assert_eq!(classify("password").unwrap(), setting("password", None));
-        assert_eq!(classify("password=").unwrap(), setting("password", Some("")));
-        assert_eq!(classify("password = s3cr3t # comment").unwrap(), setting("password", Some("s3cr3t")));
-        assert_eq!(classify("password = \"a#b c\"").unwrap(), setting("password", Some("a#b c")));
-        assert_eq!(classify("password='it\\'s'").unwrap(), setting("password", Some("it's")));
-        assert_eq!(classify("password=a\\sb\\\\c\\d").unwrap(), setting("password", Some("a b\\c\\d")));
-        assert_eq!(classify("!include /etc/x.cnf").unwrap(), Line::Include("/etc/x.cnf".to_owned()));
-        assert_eq!(classify("!includedir  /etc/my.d ").unwrap(), Line::IncludeDir("/etc/my.d".to_owned()));
+        assert_eq!(classify_option_line("").unwrap(), Line::Blank);
+        assert_eq!(classify_option_line("# user=x").unwrap(), Line::Blank);
+        assert_eq!(classify_option_line("; user=x").unwrap(), Line::Blank);
+        assert_eq!(classify_option_line("[ client ]").unwrap(), Line::Group("client".to_owned()));
+        assert_eq!(classify_option_line("user = alice").unwrap(), setting("user", Some("alice")));
+        assert_eq!(classify_option_line("password").unwrap(), setting("password", None));
+        assert_eq!(classify_option_line("password=").unwrap(), setting("password", Some("")));
+        assert_eq!(classify_option_line("password = s3cr3t # comment").unwrap(), setting("password", Some("s3cr3t")));
+        assert_eq!(classify_option_line("password = \"a#b c\"").unwrap(), setting("password", Some("a#b c")));
+        assert_eq!(classify_option_line("password='it\\'s'").unwrap(), setting("password", Some("it's")));
+        assert_eq!(classify_option_line("password=a\\sb\\\\c\\d").unwrap(), setting("password", Some("a b\\c\\d")));
+        assert_eq!(classify_option_line("!include /etc/x.cnf").unwrap(), Line::Include("/etc/x.cnf".to_owned()));
+        assert_eq!(classify_option_line("!includedir  /etc/my.d ").unwrap(), Line::IncludeDir("/etc/my.d".to_owned()));
         for bad in ["[client", "=x", "password=\"open", "!inclde x", "!include"] {
-            assert!(classify(bad).is_err(), "{bad}");
+            assert!(classify_option_line(bad).is_err(), "{bad}");
         }
     }
 

@@ -45,7 +45,7 @@ impl Output {
         self.print(format_args!("{text}\n"))
     }
 
-    fn name(self) -> &'static str {
+    fn stream_name(self) -> &'static str {
         match self {
             Output::Stdout => "standard output",
             Output::Stderr => "standard error",
@@ -67,7 +67,7 @@ pub fn stderr_line(text: impl fmt::Display) {
 
 /// A write to standard output or standard error failed.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write to {}: {source}; check where the output goes (a full disk, a closed pipe)", .stream.name())]
+#[error("cannot write to {}: {source}; check where the output goes (a full disk, a closed pipe)", .stream.stream_name())]
 pub struct OutputError {
     stream: Output,
     source: io::Error,

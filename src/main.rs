@@ -2,60 +2,86 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
-use wirebench::cli::{self, Invocation, NullServerOptions};
+use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions};
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
-use wirebench::run::Outcome;
+use wirebench::run::{stderr_line, Outcome, Output, OutputError, RunError};
 
 fn main() -> ExitCode {
-    let invocation = match cli::parse(std::env::args_os().skip(1)) {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    cli::hide_passwords_from_ps();
+    let invocation = match cli::parse_with(args, &CredentialSources::of_this_process()) {
         Ok(invocation) => invocation,
         Err(e) => {
-            eprintln!("wirebench: {e}");
+            stderr_line(format_args!("wirebench: {e}"));
             return ExitCode::FAILURE;
         }
     };
     match invocation {
-        Invocation::Version => {
-            println!("{}", wirebench::stats::report::VERSION_LINE);
-            ExitCode::SUCCESS
-        }
-        Invocation::Help { null_server: false } => {
-            print!("{}", cli::general_help());
-            ExitCode::SUCCESS
-        }
-        Invocation::Help { null_server: true } => {
-            print!("{}", cli::null_server_help());
-            ExitCode::SUCCESS
-        }
+        Invocation::Version => printed(Output::Stdout.line(wirebench::stats::report::VERSION_LINE)),
+        Invocation::Help { null_server: false } => printed(Output::Stdout.print(cli::general_help())),
+        Invocation::Help { null_server: true } => printed(Output::Stdout.print(cli::null_server_help())),
         Invocation::NullServer(options) => match null_server(options) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("FATAL: {e}");
+            Err(NullServerExit::Output(e)) => output_failed(&e),
+            Err(NullServerExit::Server(e)) => {
+                stderr_line(format_args!("FATAL: {e}"));
                 ExitCode::FAILURE
             }
         },
-        Invocation::Bench(bench) => {
-            for note in &bench.notes {
-                eprintln!("wirebench: {note}");
-            }
-            match wirebench::run::execute(&bench) {
-                Ok(Outcome::Completed) => ExitCode::SUCCESS,
-                // sysbench's status when --forced-shutdown cut the run.
-                Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
-                Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
-                Err(e) => {
-                    eprintln!("FATAL: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+        Invocation::Bench(bench) => bench_status(&bench),
+    }
+}
+
+/// Runs a test command; its exit status.
+fn bench_status(bench: &Bench) -> ExitCode {
+    for note in &bench.notes {
+        stderr_line(format_args!("wirebench: {note}"));
+    }
+    match wirebench::run::execute(bench) {
+        Ok(Outcome::Completed) => ExitCode::SUCCESS,
+        // sysbench's status when --forced-shutdown cut the run.
+        Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
+        Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
+        Err(RunError::Output(e)) => output_failed(&e),
+        Err(e) => {
+            stderr_line(format_args!("FATAL: {e}"));
+            ExitCode::FAILURE
         }
     }
 }
 
+/// The status of a command whose only work is printing.
+fn printed(result: Result<(), OutputError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output_failed(&e),
+    }
+}
+
+/// A closed pipe ends the command quietly; any other output failure is
+/// named on stderr.
+fn output_failed(e: &OutputError) -> ExitCode {
+    if !e.is_closed_pipe() {
+        stderr_line(format_args!("wirebench: {e}"));
+    }
+    ExitCode::from(e.exit_status())
+}
+
+/// Why `wirebench null-server` stopped.
+#[derive(Debug, thiserror::Error)]
+enum NullServerExit {
+    #[error(transparent)]
+    Server(#[from] NullServerError),
+    /// Its lines could not be written: nobody is watching it any more.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
 /// `wirebench null-server`: serves until Ctrl-C.
-fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
+fn null_server(options: NullServerOptions) -> Result<(), NullServerExit> {
     let config = NullServerConfig {
         tcp: options.listen,
         unix: options.socket,
@@ -64,12 +90,12 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
     };
     let server = NullServer::start(config)?;
     if let Some(addr) = server.local_addr() {
-        eprintln!("null server listening on {addr}");
+        Output::Stderr.line(format_args!("null server listening on {addr}"))?;
     }
     if let Some(path) = server.unix_path() {
-        eprintln!("null server listening on unix:{}", path.display());
+        Output::Stderr.line(format_args!("null server listening on unix:{}", path.display()))?;
     }
-    eprintln!("null server loops on cpus {:?}; Ctrl-C stops it", server.cpus());
+    Output::Stderr.line(format_args!("null server loops on cpus {:?}; Ctrl-C stops it", server.cpus()))?;
     let stopper = server.stopper();
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(NullServerError::Signals)?;
@@ -79,9 +105,9 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
     stopper.stop();
     let stats = server.stats();
     drop(server);
-    eprintln!(
+    Output::Stderr.line(format_args!(
         "null server stopped after {} commands on {} connections ({} closed with COM_QUIT)",
         stats.commands, stats.connections, stats.quits
-    );
+    ))?;
     Ok(())
 }

@@ -476,6 +476,28 @@ fn config_file_then_command_line() {
     assert!(matches!(err, CliError::ConfigFile { .. }), "{err}");
 }
 
+/// An option file is small: an endless device, a huge file and a FIFO
+/// nobody writes are refused in one line, quickly, without reading them
+/// whole.
+#[test]
+fn config_file_is_read_within_a_bound() {
+    let err = refused("oltp_read_write run --config-file=/dev/zero").to_string();
+    assert!(err.starts_with("config file /dev/zero: it holds more than 1048576 bytes (1 MiB)"), "{err}");
+
+    let dir = ScratchDir::new("config-bound");
+    let huge = dir.write("huge.cfg", &"# padding\n".repeat(200_000));
+    let err = refused(&format!("oltp_read_write run --config-file={}", huge.display())).to_string();
+    assert!(err.contains("huge.cfg: it holds more than 1048576 bytes"), "{err}");
+
+    let fifo = dir.0.join("never.fifo");
+    assert!(Process::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let started = Instant::now();
+    let err = refused(&format!("oltp_read_write run --config-file={}", fifo.display())).to_string();
+    assert!(err.contains("never.fifo: still reading after 5 s"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    assert!(!err.contains('\n'));
+}
+
 // ---------------------------------------------------------------------------
 // sysbench 0.4/0.5 syntax
 

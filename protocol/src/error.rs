@@ -20,6 +20,7 @@
 use thiserror::Error;
 
 use crate::constants::ColumnType;
+use crate::server_text::ServerText;
 
 /// The peer broke the protocol: a decoding or protocol-state failure. Small
 /// and flat, so callers can match on it and tests can compare it.
@@ -51,7 +52,7 @@ pub enum ProtocolError {
     #[error("the server does not offer the {0} capability, which wirebench requires")]
     MissingCapability(&'static str),
     /// The server asked for an authentication plugin this client does not implement.
-    #[error("the server asked for authentication plugin {0:?}, which wirebench does not implement")]
+    #[error("the server asked for authentication plugin \"{}\", which wirebench does not implement", ServerText(.0))]
     UnsupportedAuthPlugin(String),
     /// An authentication step that would expose the password over an insecure transport.
     #[error("{0}: refusing to send the password over an unencrypted TCP connection; use TLS or a unix socket")]
@@ -72,7 +73,7 @@ pub enum ProtocolError {
     #[error("authentication failed on the client side: {0}")]
     Auth(String),
     /// The server asked to read a local file (LOAD DATA LOCAL INFILE); wirebench never sends files.
-    #[error("the server requested a LOCAL INFILE transfer of {0:?}; wirebench refuses to send local files")]
+    #[error("the server requested a LOCAL INFILE transfer of \"{}\"; wirebench refuses to send local files", ServerText(.0))]
     LocalInfileRefused(String),
     /// A message arrived that the current protocol state does not expect.
     #[error("unexpected {got} while {state}")]

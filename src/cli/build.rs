@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::credentials::{complete_login, CredentialSources};
 use super::defs::{self, OptDef};
 use super::error::CliError;
 use super::general::general;
@@ -15,7 +16,7 @@ use super::test_options::test_options;
 use super::{legacy, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::Test;
 
-pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
+pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, CliError> {
     let CommandLine { opts, positionals } = line;
     refuse_separated_values(&positionals)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
@@ -45,14 +46,32 @@ pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
         TestRef::Oltp04 => Dialect::V0_4,
         TestRef::Script05(_) => Dialect::V0_5,
     };
-    let bench = bench(test, command, dialect, Opts::new(list), notes)?;
+    let bench = bench(Named { test, command, dialect }, Opts::new(list), sources, notes)?;
     Ok(Invocation::Bench(Box::new(bench)))
 }
 
-/// `--threads 4`: sysbench options take their value after `=`.
+/// `--threads 4`: sysbench options take their value after `=`. The word
+/// after a password option is not repeated: it is likely the password;
+/// unless it is the test or the command, since a bare `--mysql-password`
+/// asks for the password.
 fn refuse_separated_values(positionals: &[Positional]) -> Result<(), CliError> {
     for positional in positionals {
         let Some(bare) = &positional.after_bare else { continue };
+        let word = positional.word.as_str();
+        if defs::is_secret(&bare.key) {
+            if Command::from_name(word).is_some() || test_name::resolve(word).is_ok() || word == "null-server" {
+                continue;
+            }
+            return Err(CliError::NotHere {
+                option: bare.label(),
+                reason: format!(
+                    "write {}=PASSWORD, the password after '=' (not as the next word), or a bare {} to be asked for \
+                     it on the terminal",
+                    bare.label(),
+                    bare.label()
+                ),
+            });
+        }
         if defs::find(&bare.key).is_some_and(|d| d.kind != defs::Kind::Bool) {
             return Err(CliError::NotHere {
                 option: bare.label(),
@@ -135,18 +154,22 @@ fn refuse_unsupported_command(test: Test, command: Command) -> Result<(), CliErr
     })
 }
 
-/// Every option read into the run's configuration.
-fn bench(
+/// What the words of the command line name.
+struct Named {
     test: Test,
     command: Command,
     dialect: Dialect,
-    opts: Opts,
-    mut notes: Vec<String>,
-) -> Result<Bench, CliError> {
+}
+
+/// Every option read into the run's configuration; the login completed
+/// from `sources` last, so that a password is asked for only once the
+/// rest of the command line is known to be good.
+fn bench(named: Named, opts: Opts, sources: &CredentialSources, mut notes: Vec<String>) -> Result<Bench, CliError> {
+    let Named { test, command, dialect } = named;
     let mut general = general(&opts, dialect != Dialect::V1_0, command, &mut notes)?;
     let rand = rand_config(&opts, &mut notes)?;
     let db = db_options(&opts)?;
-    let mysql = mysql_options(&opts, &mut notes)?;
+    let mut mysql = mysql_options(&opts, &mut notes)?;
     let mut test_options = test_options(&opts, test, command, &mut notes)?;
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;
@@ -159,6 +182,8 @@ fn bench(
     if mysql.debug {
         general.verbosity = 5;
     }
+    let needs_login = command != Command::Help && !mysql.dry_run;
+    complete_login(&mut mysql, &opts, sources, needs_login, &mut notes)?;
     if let Some(opt) = opts.unused() {
         // Every option that passed check_scope is read above; this is a
         // safety net against a table entry without a reader.
@@ -242,7 +267,7 @@ mod tests {
                     "select_random_points"
                 };
                 let args = [test, "run", option.as_str()].map(str::to_owned).to_vec();
-                if let Err(err) = invocation(split(args)) {
+                if let Err(err) = invocation(split(args), &CredentialSources::none()) {
                     assert!(!err.to_string().contains("not supported by wirebench yet"), "{option}: {err}");
                 }
             }
@@ -253,7 +278,7 @@ mod tests {
     /// its documented default changes nothing.
     #[test]
     fn documented_defaults_are_the_defaults() {
-        let groups: [(&[OptDef], &str); 12] = [
+        let groups: [(&[OptDef], &str); 13] = [
             (defs::GENERAL, "oltp_read_write"),
             (defs::RAND, "oltp_read_write"),
             (defs::LOG, "oltp_read_write"),
@@ -262,12 +287,16 @@ mod tests {
             (defs::PGSQL, "oltp_read_write"),
             (defs::MASTER, "oltp_read_write"),
             (defs::ENGINE, "oltp_read_write"),
+            (defs::OPTION_FILES, "oltp_read_write"),
             (defs::OLTP, "oltp_read_write"),
             (defs::RANDOM_POINTS, "select_random_points"),
             (defs::RANDOM_RANGES, "select_random_ranges"),
             (defs::LEGACY, "--test=oltp"),
         ];
-        let parse = |words: &[&str]| match invocation(split(words.iter().map(|w| (*w).to_owned()).collect())) {
+        let parse = |words: &[&str]| match invocation(
+            split(words.iter().map(|w| (*w).to_owned()).collect()),
+            &CredentialSources::none(),
+        ) {
             Ok(Invocation::Bench(bench)) => Bench { notes: Vec::new(), ..*bench },
             other => panic!("{words:?}: {other:?}"),
         };

@@ -59,6 +59,18 @@ pub enum CliError {
     #[error("config file {path}: {message}")]
     ConfigFile { path: String, message: String },
 
+    /// A mysql client option file (`~/.my.cnf`, `--defaults-file`).
+    #[error("option file {path}: {message}")]
+    OptionFile { path: String, message: String },
+
+    /// A login setting from the environment (`MYSQL_TCP_PORT=abc`).
+    #[error("environment variable {variable}: {message}")]
+    Environment { variable: &'static str, message: String },
+
+    /// `--mysql-password` without a value, and no terminal to ask on.
+    #[error("{option} has no value, so the password is asked for on the terminal, and there is none ({reason}): write {option}=PASSWORD, or set MYSQL_PWD, or put password=... in ~/.my.cnf [client]")]
+    NoTerminal { option: String, reason: String },
+
     #[error("argument {0} is not valid UTF-8")]
     NotUnicode(String),
 }

@@ -39,6 +39,7 @@ pub fn general_help() -> String {
     section(&mut out, "mysql options:", defs::MYSQL);
     section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER);
     section(&mut out, "wirebench options:", defs::ENGINE);
+    section(&mut out, "mysql client option files (for the login; sysbench reads none):", defs::OPTION_FILES);
     out.push_str("Tests:\n");
     for test in Test::ALL {
         let _ = writeln!(out, "  {test}");

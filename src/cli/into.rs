@@ -106,7 +106,8 @@ pub(crate) fn mysql_options(opts: &Opts, notes: &mut Vec<String>) -> Result<Mysq
     if let Some(user) = opts.text("mysql_user")? {
         mysql.user = user;
     }
-    if let Some(password) = opts.text("mysql_password")? {
+    // A bare --mysql-password asks on the terminal (credentials.rs).
+    if let Some(password) = opts.get("mysql_password").and_then(|opt| opt.value.clone()) {
         mysql.password = password;
     }
     if let Some(db) = opts.text("mysql_db")? {

@@ -29,7 +29,9 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
+mod argv;
 mod build;
+mod credentials;
 mod defs;
 mod error;
 mod general;
@@ -37,10 +39,13 @@ mod help;
 mod into;
 mod legacy;
 mod null_server;
+mod option_file;
 mod opts;
 mod raw;
+mod small_file;
 #[cfg(test)]
 mod sysbench_traces;
+mod terminal;
 mod test_name;
 mod test_options;
 mod value;
@@ -56,8 +61,11 @@ use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
 use crate::workload::{OltpOptions, Test};
 
+pub use argv::hide_passwords_from_ps;
+pub use credentials::CredentialSources;
 pub use error::CliError;
 pub use help::{general_help, null_server_help, test_help};
+pub use terminal::TerminalError;
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,11 +283,31 @@ pub struct NullServerOptions {
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()
-/// .skip(1)`).
+/// .skip(1)`), by themselves: no environment, no `~/.my.cnf`, no terminal.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, CliError> {
-    let args = args
-        .into_iter()
-        .map(|arg| arg.into_string().map_err(|bad| CliError::NotUnicode(bad.to_string_lossy().into_owned())))
-        .collect::<Result<Vec<String>, CliError>>()?;
-    build::invocation(raw::split(args))
+    parse_with(args, &CredentialSources::none())
+}
+
+/// Parses the arguments, completing the login from `sources` (the mysql
+/// client's option files and environment, the terminal) as `credentials.rs`
+/// describes.
+pub fn parse_with(
+    args: impl IntoIterator<Item = OsString>,
+    sources: &CredentialSources,
+) -> Result<Invocation, CliError> {
+    let args = args.into_iter().map(unicode_arg).collect::<Result<Vec<String>, CliError>>()?;
+    build::invocation(raw::split(args), sources)
+}
+
+/// An argument as text, or the refusal naming it (a password's value not
+/// shown).
+fn unicode_arg(arg: OsString) -> Result<String, CliError> {
+    arg.into_string().map_err(|bad| {
+        let shown = bad.to_string_lossy();
+        let secret = shown.strip_prefix("--").and_then(|option| option.split_once('=')).map(|(name, _)| name);
+        match secret.filter(|name| defs::is_secret(&defs::key(name))) {
+            Some(name) => CliError::NotUnicode(format!("--{name}=(hidden)")),
+            None => CliError::NotUnicode(shown.into_owned()),
+        }
+    })
 }

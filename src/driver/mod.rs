@@ -17,6 +17,7 @@
 
 mod budget;
 mod conn_io;
+mod cpus;
 pub mod dry;
 mod epoll;
 mod options;
@@ -34,6 +35,7 @@ use std::time::Instant;
 use bytes::BytesMut;
 
 pub use budget::{Budget, RunControl};
+pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};

@@ -3,7 +3,7 @@
 //! acceptor, which hands connections to the loops round-robin; after that
 //! a connection never leaves its loop, and nothing is shared per query.
 
-use std::io;
+use std::io::{self, Write as _};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -86,7 +86,11 @@ impl ServerLoop {
                     Ok(acceptor) => {
                         tokio::spawn(acceptor.run());
                     }
-                    Err(e) => eprintln!("null server: cannot register the listeners: {e}"),
+                    // eprintln! would panic on a closed stderr; the
+                    // message is all that is lost then.
+                    Err(e) => {
+                        let _ = writeln!(io::stderr(), "null server: cannot register the listeners: {e}");
+                    }
                 }
             }
             while !*stop.borrow_and_update() {

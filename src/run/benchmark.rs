@@ -1,11 +1,11 @@
 //! The `run` command: the header, the connections, the loops started and
 //! supervised, the final report.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::interrupt::{Interrupts, Signal};
+use super::output::{stderr_line, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::Reports;
 use super::setup::{rand_params, seed};
@@ -26,20 +26,22 @@ pub(super) fn run(
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let backend = backend(bench)?;
+    if let Some(cpus) = &bench.engine.cpus {
+        driver::check_loop_cpus(cpus)?;
+    }
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let forced_shutdown_s = forced_shutdown_s(bench);
-    print_header(bench, forced_shutdown_s);
+    print_header(bench, forced_shutdown_s)?;
     let sessions = Sessions::new(bench, workload, params, seed)?;
     let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts)? {
         Ok(plans) => plans,
         Err(signal) => {
-            eprintln!("wirebench: run interrupted by {signal} while connecting: no event ran");
+            stderr_line(format_args!("wirebench: run interrupted by {signal} while connecting: no event ran"));
             return Ok(Outcome::Interrupted(signal));
         }
     };
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
-    print!("{}", report::THREADS_STARTED);
-    let _ = std::io::stdout().flush();
+    Output::Stdout.print(report::THREADS_STARTED)?;
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
@@ -50,12 +52,20 @@ pub(super) fn run(
     let mut reports = Reports::new(Collector::new(context.board.clone()), general);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s);
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
-    let outcome = supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts);
+    let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
+        Ok(outcome) => outcome,
+        Err(output) => {
+            // Nothing measured from here on could be reported.
+            context.control.stop();
+            let _ = join_loops(handles);
+            return Err(output.into());
+        }
+    };
     let end_ns = context.clock.now_ns();
     match outcome {
         Outcome::ForcedShutdown => return Ok(outcome),
         Outcome::Interrupted(signal) if finished.count() < loops => {
-            report_stalled(&mut reports, general, &context, signal, end_ns);
+            report_stalled(&mut reports, general, &context, signal, end_ns)?;
             return Ok(outcome);
         }
         _ => {}
@@ -67,7 +77,7 @@ pub(super) fn run(
         return Err(RunError::QueueFull);
     }
     reports.collector.drain();
-    final_report(&reports, general, end_ns);
+    final_report(&reports, general, end_ns)?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -93,33 +103,39 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
 }
 
 /// sysbench's final report (with `--histogram`, the histogram first).
-fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) {
+fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Result<(), OutputError> {
     if general.histogram {
-        print!("{}", HistogramReport(&reports.collector.totals().latency));
+        Output::Stdout.print(HistogramReport(&reports.collector.totals().latency))?;
     }
-    print!("{}", reports.cumulative(end_ns, 0));
-    let _ = std::io::stdout().flush();
+    Output::Stdout.print(reports.cumulative(end_ns, 0))
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {
-    eprintln!(
+    stderr_line(format_args!(
         "wirebench: run interrupted by {signal} after {:.2}s: the report is of what ran until then",
         end_ns as f64 / 1e9
-    );
+    ));
 }
 
 /// A signal stopped the run and some answers in flight did not come back
 /// in time: the report is of what had answered, without waiting for the
 /// loops, whose connections close with the process.
-fn report_stalled(reports: &mut Reports, general: &GeneralOptions, context: &LoopContext, signal: Signal, end_ns: u64) {
+fn report_stalled(
+    reports: &mut Reports,
+    general: &GeneralOptions,
+    context: &LoopContext,
+    signal: Signal,
+    end_ns: u64,
+) -> Result<(), OutputError> {
     reports.collect();
-    final_report(reports, general, end_ns);
+    final_report(reports, general, end_ns)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
-    eprintln!(
+    stderr_line(format_args!(
         "wirebench: {waiting} events still waited for the server's answers: they are not counted, and their \
          connections close with wirebench, without COM_QUIT"
-    );
+    ));
+    Ok(())
 }
 
 /// `--io`, resolved; `--poll` asked of the epoll backend is named as not
@@ -127,10 +143,10 @@ fn report_stalled(reports: &mut Reports, general: &GeneralOptions, context: &Loo
 fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
     if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
-        eprintln!(
+        stderr_line(format_args!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
             if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }
-        );
+        ));
     }
     Ok(backend)
 }
@@ -142,9 +158,8 @@ fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
 }
 
 /// sysbench's run header, before the connections open.
-fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) {
+fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
     let general = &bench.general;
-    let mut out = std::io::stdout().lock();
     let header = RunHeader {
         threads: general.threads,
         rate: general.rate.unwrap_or(0),
@@ -153,9 +168,7 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) {
         rand_seed: bench.rand.seed,
         forced_shutdown_s,
     };
-    let _ = write!(out, "{header}");
-    let _ = write!(out, "{}", report::INITIALIZING_WORKERS);
-    let _ = out.flush();
+    Output::Stdout.print(format_args!("{header}{}", report::INITIALIZING_WORKERS))
 }
 
 /// Waits for every loop; the first failure is the run's.

@@ -3,8 +3,9 @@
 
 use std::io;
 
+use super::output::OutputError;
 use crate::client::ClientError;
-use crate::driver::{DriverError, OpenError, UringUnavailable};
+use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
@@ -47,6 +48,8 @@ pub enum RunError {
     Socket(io::Error),
     #[error(transparent)]
     Backend(#[from] UringUnavailable),
+    #[error(transparent)]
+    Cpus(#[from] CpuUnavailable),
     #[error("cannot start the event loops: {0}")]
     SpawnLoops(io::Error),
     #[error(transparent)]
@@ -55,6 +58,10 @@ pub enum RunError {
     LoopPanicked,
     #[error("{QUEUE_FULL}")]
     QueueFull,
+    /// The report could not be written; `main` exits with
+    /// [`OutputError::exit_status`].
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<OpenError> for RunError {

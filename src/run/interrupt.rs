@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 
+use super::output::stderr_line;
 use crate::driver::{Finished, RunControl};
 
 /// The signal that stopped a command.
@@ -119,10 +120,12 @@ impl Interrupts {
 impl Shared {
     fn on_signal(&self, signal: Signal) {
         if self.received.borrow().is_some() {
-            eprintln!("wirebench: {signal} again: exiting at once, without a report");
+            stderr_line(format_args!("wirebench: {signal} again: exiting at once, without a report"));
+            // The one exit outside main: the user asked for no report, and
+            // the threads that would return one may be stuck on a server.
             std::process::exit(i32::from(signal.exit_status()));
         }
-        eprintln!("wirebench: {signal}: stopping (a second Ctrl-C or SIGTERM exits at once)");
+        stderr_line(format_args!("wirebench: {signal}: stopping (a second Ctrl-C or SIGTERM exits at once)"));
         self.received.send_replace(Some(signal));
         if let Some((control, finished)) = &*self.run.lock().unwrap_or_else(PoisonError::into_inner) {
             control.stop();

@@ -17,10 +17,13 @@
 //!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown, a
 //!   signal), print the final report (`reports.rs`), also when a signal or
 //!   a fatal error ends the run early.
+//! - `output.rs`: every write to standard output, whose failure ends the
+//!   command ([`OutputError`]) instead of panicking.
 
 mod benchmark;
 mod error;
 mod interrupt;
+mod output;
 mod plan;
 mod reports;
 mod setup;
@@ -32,6 +35,7 @@ use std::sync::Arc;
 
 pub use error::RunError;
 pub use interrupt::Signal;
+pub use output::{stderr_line, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED};
 
 use crate::cli::{test_help, Bench, Command};
 use crate::stats::report;
@@ -56,7 +60,7 @@ pub enum Outcome {
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     if bench.command == Command::Help {
-        print!("{}", test_help(bench.test));
+        Output::Stdout.print(test_help(bench.test))?;
         return Ok(Outcome::Completed);
     }
     let workload = Arc::from(bench.test.workload(&bench.test_options)?);
@@ -68,7 +72,7 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
-    print!("{}", report::Banner);
+    Output::Stdout.print(report::Banner)?;
     match bench.command {
         Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload, &interrupts)),
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload, &interrupts)),

@@ -13,7 +13,7 @@ use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;
 use crate::driver::dry::{DryConn, DryLoopPlan};
-use crate::driver::{ConnPlan, LoopPlan, PsMode, Redial, Session, StdSocket};
+use crate::driver::{allowed_cpus, ConnPlan, LoopPlan, PsMode, Redial, Session, StdSocket};
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
 use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
@@ -132,7 +132,7 @@ enum ServerPlace {
 fn loop_cpus(bench: &Bench) -> Vec<usize> {
     match &bench.engine.cpus {
         Some(cpus) => cpus.clone(),
-        None => core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect()).unwrap_or_default(),
+        None => allowed_cpus().unwrap_or_default(),
     }
 }
 

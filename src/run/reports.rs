@@ -1,9 +1,9 @@
 //! What the report thread prints while the loops run and at the end:
 //! sysbench's interim lines, checkpoint reports and final report.
 
-use std::io::Write;
 use std::time::Duration;
 
+use super::output::{Output, OutputError};
 use crate::cli::GeneralOptions;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, Interval};
@@ -42,7 +42,7 @@ impl Reports {
     }
 
     /// One `--report-interval` line (two with `--rate`).
-    pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) {
+    pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
         self.collect();
         let line = InterimReport {
             time_total_s: now_ns as f64 / 1e9,
@@ -53,23 +53,24 @@ impl Reports {
             percentile: self.percentile,
             queue,
         };
-        print!("{line}");
-        let _ = std::io::stdout().flush();
+        Output::Stdout.print(line)?;
         self.owed.counters = Default::default();
         self.owed.latency.reset();
         self.last_interim_ns = now_ns;
+        Ok(())
     }
 
     /// A `--report-checkpoints` report: everything since the start or the
     /// last checkpoint, which then starts afresh (sysbench's
     /// `report_cumulative()` resets its cumulative counters, histogram and
     /// per-thread timers); interim lines are not affected.
-    pub(super) fn checkpoint(&mut self, now_ns: u64) {
+    pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
         self.collect();
-        print!("{}{}", CheckpointLine { time_total_s: now_ns as f64 / 1e9 }, self.cumulative(now_ns, 0));
-        let _ = std::io::stdout().flush();
+        let line = CheckpointLine { time_total_s: now_ns as f64 / 1e9 };
+        Output::Stdout.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
+        Ok(())
     }
 
     /// The cumulative report at `now_ns`: its rates are over the time since

@@ -2,10 +2,10 @@
 //! ends, the next interim report, checkpoint or forced shutdown is due, or
 //! a signal comes.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use super::interrupt::Interrupts;
+use super::output::{stderr_line, Output, OutputError};
 use super::reports::Reports;
 use super::Outcome;
 use crate::cli::GeneralOptions;
@@ -51,8 +51,9 @@ pub(super) fn secs_to_ns(secs: u32) -> u64 {
 const IN_FLIGHT_AFTER_SIGNAL: Duration = Duration::from_secs(2);
 
 /// Prints the interim reports and checkpoints until all `loops` have
-/// ended, or the forced shutdown comes first. After a signal (which has
-/// stopped the loops) it waits for them [`IN_FLIGHT_AFTER_SIGNAL`] at most.
+/// ended, or the forced shutdown comes first, or a report cannot be
+/// written. After a signal (which has stopped the loops) it waits for them
+/// [`IN_FLIGHT_AFTER_SIGNAL`] at most.
 pub(super) fn supervise(
     reports: &mut Reports,
     schedule: &mut Schedule,
@@ -61,7 +62,7 @@ pub(super) fn supervise(
     control: &RunControl,
     clock: Clock,
     interrupts: &Interrupts,
-) -> Outcome {
+) -> Result<Outcome, OutputError> {
     let mut ended = 0;
     let mut given_up_at = None;
     while ended < loops {
@@ -73,51 +74,57 @@ pub(super) fn supervise(
         if let Some(signal) = interrupts.first_signal() {
             let at = *given_up_at.get_or_insert_with(|| Instant::now() + IN_FLIGHT_AFTER_SIGNAL);
             if Instant::now() >= at {
-                return Outcome::Interrupted(signal);
+                return Ok(Outcome::Interrupted(signal));
             }
             continue;
         }
         // Loops that have finished no longer answer: the run is over.
         if ended == 0 {
-            interim_if_due(reports, schedule, control, clock);
+            interim_if_due(reports, schedule, control, clock)?;
         }
-        checkpoint_if_due(reports, schedule, clock);
+        checkpoint_if_due(reports, schedule, clock)?;
         if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
-            forced_shutdown(reports, control, clock);
-            return Outcome::ForcedShutdown;
+            forced_shutdown(reports, control, clock)?;
+            return Ok(Outcome::ForcedShutdown);
         }
     }
-    interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted)
+    Ok(interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted))
 }
 
-fn interim_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {
-    let (Some(at), Some(every)) = (schedule.next_report, schedule.interval) else { return };
+fn interim_if_due(
+    reports: &mut Reports,
+    schedule: &mut Schedule,
+    control: &RunControl,
+    clock: Clock,
+) -> Result<(), OutputError> {
+    let (Some(at), Some(every)) = (schedule.next_report, schedule.interval) else { return Ok(()) };
     if Instant::now() >= at {
         let queue = control.has_rate().then(|| control.queue_stats());
-        reports.interim(clock.now_ns(), queue);
+        reports.interim(clock.now_ns(), queue)?;
         schedule.next_report = Some(at + every);
     }
+    Ok(())
 }
 
-fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) {
+fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) -> Result<(), OutputError> {
     if schedule.checkpoints.peek().is_some_and(|&at| clock.now_ns() >= at) {
         let now_ns = clock.now_ns();
-        reports.checkpoint(now_ns);
+        reports.checkpoint(now_ns)?;
         // Like sysbench, skip checkpoints already past (0, duplicates).
         while schedule.checkpoints.next_if(|&at| at <= now_ns).is_some() {}
     }
+    Ok(())
 }
 
 /// `--forced-shutdown`: `--time` plus the grace period has passed and
 /// events are still in flight. As sysbench's alarm handler does: stop, say
 /// so, and print the cumulative report with the number of unfinished
 /// events, without waiting for the loops (their events may never finish).
-fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) {
+fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) -> Result<(), OutputError> {
     let now_ns = clock.now_ns();
     control.stop();
     reports.collect();
     let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
-    eprintln!("FATAL: The --max-time limit has expired, forcing shutdown...");
-    print!("{}", reports.cumulative(now_ns, unfinished));
-    let _ = std::io::stdout().flush();
+    stderr_line("FATAL: The --max-time limit has expired, forcing shutdown...");
+    Output::Stdout.print(reports.cumulative(now_ns, unfinished))
 }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::interrupt::Interrupts;
+use super::output::{stderr_line, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
@@ -29,10 +30,11 @@ pub(super) async fn prepare(
         let rng = Rng::for_thread(seed, thread, params);
         let mut loading = String::new();
         let statements = workload.prepare(ScriptContext { thread, threads }, rng);
-        statements.inspect(move |sql| {
-            if let Some(message) = progress_message(sql, &mut loading, table_size) {
-                println!("{message}");
+        statements.map(move |sql| {
+            if let Some(message) = progress_message(&sql, &mut loading, table_size) {
+                Output::Stdout.line(message)?;
             }
+            Ok(sql)
         })
     };
     let work = per_thread(bench, tls, statements, &progress);
@@ -48,7 +50,7 @@ pub(super) async fn prewarm(
 ) -> Result<Outcome, RunError> {
     let threads = bench.general.threads;
     let progress = Arc::new(TableProgress::default());
-    let statements = move |thread| workload.prewarm(ScriptContext { thread, threads }).into_iter();
+    let statements = move |thread| workload.prewarm(ScriptContext { thread, threads }).into_iter().map(Ok);
     let work = per_thread(bench, tls, statements, &progress);
     let summary = || {
         progress.stop_sending();
@@ -70,7 +72,7 @@ pub(super) async fn cleanup(
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
         for sql in statements {
             if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
-                println!("Dropping table '{table}'...");
+                Output::Stdout.line(format_args!("Dropping table '{table}'..."))?;
             }
             if let Some(conn) = conn.as_mut() {
                 if !progress.sending(&sql) {
@@ -96,7 +98,7 @@ async fn stop_on_signal(
     match interrupts.or_signal(work).await {
         Ok(done) => done.map(|()| Outcome::Completed),
         Err(signal) => {
-            eprintln!("wirebench: {command} interrupted by {signal}: {}", summary());
+            stderr_line(format_args!("wirebench: {command} interrupted by {signal}: {}", summary()));
             Ok(Outcome::Interrupted(signal))
         }
     }
@@ -114,7 +116,8 @@ fn prepared_tables(bench: &Bench) -> u32 {
 
 /// One connection per `--threads` ("worker threads" to sysbench), all at
 /// once, each running the statements `statements(thread)` yields (none
-/// sent with `--mysql-dry-run`); `progress` hears of each.
+/// sent with `--mysql-dry-run`) until the first failure, its own or (the
+/// progress messages) the output's; `progress` hears of each.
 async fn per_thread<I>(
     bench: &Bench,
     tls: Option<&ClientTls>,
@@ -122,9 +125,9 @@ async fn per_thread<I>(
     progress: &Arc<TableProgress>,
 ) -> Result<(), RunError>
 where
-    I: Iterator<Item = String> + Send + 'static,
+    I: Iterator<Item = Result<String, RunError>> + Send + 'static,
 {
-    print!("{}", report::INITIALIZING_WORKERS);
+    Output::Stdout.print(report::INITIALIZING_WORKERS)?;
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
     for_each_connection(threads, threads, |n| {
@@ -137,6 +140,7 @@ where
             // works on is complete when it moves to the next.
             let mut table: Option<String> = None;
             for sql in sql {
+                let sql = sql?;
                 let Some(conn) = conn.as_mut() else { continue };
                 if !progress.sending(&sql) {
                     // Interrupted: the summary is written, and says nothing of this.

@@ -22,6 +22,7 @@ use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{decode_packet, finish_packet, start_packet};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
 use crate::response::ok::{OkPacket, OK_HEADER};
+use crate::server_text::ServerText;
 
 /// MariaDB may chain plugins (`IDENTIFIED VIA a OR b`), so more than one
 /// switch is legitimate; a bound keeps a confused server from looping.
@@ -120,7 +121,8 @@ pub struct LoginInfo {
     pub capabilities: Capabilities,
     /// What the server offered.
     pub server_capabilities: Capabilities,
-    /// For display: MariaDB's `5.5.5-` prefix removed.
+    /// For display: MariaDB's `5.5.5-` prefix removed, made safe to
+    /// print ([`ServerText`](crate::ServerText)).
     pub server_version: String,
     pub is_mariadb: bool,
     pub connection_id: u32,
@@ -324,7 +326,7 @@ impl ClientHandshake {
         };
         self.caps = negotiate_capabilities(hs.capabilities, &options)?;
         self.server = GreetedServer {
-            version: String::from_utf8_lossy(hs.display_version()).into_owned(),
+            version: ServerText(&String::from_utf8_lossy(hs.display_version())).to_string(),
             is_mariadb: hs.is_mariadb(),
             connection_id: hs.connection_id,
             capabilities: hs.capabilities,

@@ -5,29 +5,33 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions};
+use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions, Personality, Refusal};
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
-use wirebench::run::{stderr_line, Outcome, Output, OutputError, RunError};
+use wirebench::run::{self, fatal_line, stderr_line, Console, Outcome, Output, OutputError, RunError};
 
 fn main() -> ExitCode {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut args = std::env::args_os();
+    let personality = Personality::of_program(args.next().as_deref());
+    let args: Vec<OsString> = args.collect();
     cli::hide_passwords_from_ps();
-    let invocation = match cli::parse_with(args, &CredentialSources::of_this_process()) {
+    let invocation = match cli::read(args, &CredentialSources::of_this_process()) {
         Ok(invocation) => invocation,
-        Err(e) => {
-            stderr_line(format_args!("wirebench: {e}"));
-            return ExitCode::FAILURE;
-        }
+        Err(refusal) => return refused(&refusal, personality),
     };
+    let verbosity = match &invocation {
+        Invocation::Bench(bench) => bench.general.verbosity,
+        _ => Console::current().verbosity,
+    };
+    Console { verbosity, personality }.install();
     match invocation {
-        Invocation::Version => printed(Output::Stdout.line(wirebench::stats::report::VERSION_LINE)),
-        Invocation::Help { null_server: false } => printed(Output::Stdout.print(cli::general_help())),
+        Invocation::Version => printed(Output::Stdout.line(run::version_line(personality))),
+        Invocation::Help { null_server: false } => printed(Output::Stdout.print(cli::general_help(personality))),
         Invocation::Help { null_server: true } => printed(Output::Stdout.print(cli::null_server_help())),
         Invocation::NullServer(options) => match null_server(options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(NullServerExit::Output(e)) => output_failed(&e),
             Err(NullServerExit::Server(e)) => {
-                stderr_line(format_args!("FATAL: {e}"));
+                fatal_line(e);
                 ExitCode::FAILURE
             }
         },
@@ -35,19 +39,44 @@ fn main() -> ExitCode {
     }
 }
 
+/// A refused command line, at every verbosity: as `sysbench`, in
+/// sysbench's words and streams where it has words for it (after its
+/// banner where it prints one first), otherwise in wirebench's.
+fn refused(refusal: &Refusal, personality: Personality) -> ExitCode {
+    Console { verbosity: refusal.verbosity, personality }.install();
+    let as_sysbench = match personality {
+        Personality::Sysbench => refusal.error.as_sysbench(),
+        Personality::Wirebench => None,
+    };
+    let Some(sysbench) = as_sysbench else {
+        error_line(format_args!("wirebench: {}", refusal.error));
+        return ExitCode::FAILURE;
+    };
+    if sysbench.after_banner {
+        if let Err(e) = run::print_banner() {
+            return output_failed(&e);
+        }
+    }
+    if let Some(text) = &sysbench.text {
+        let stream = if sysbench.on_stdout { Output::Stdout } else { Output::Stderr };
+        let _ = stream.line(text);
+    }
+    ExitCode::from(sysbench.status)
+}
+
 /// Runs a test command; its exit status.
 fn bench_status(bench: &Bench) -> ExitCode {
     for note in &bench.notes {
         stderr_line(format_args!("wirebench: {note}"));
     }
-    match wirebench::run::execute(bench) {
+    match run::execute(bench) {
         Ok(Outcome::Completed) => ExitCode::SUCCESS,
         // sysbench's status when --forced-shutdown cut the run.
         Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
         Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
         Err(RunError::Output(e)) => output_failed(&e),
         Err(e) => {
-            stderr_line(format_args!("FATAL: {e}"));
+            fatal_line(e);
             ExitCode::FAILURE
         }
     }
@@ -65,9 +94,14 @@ fn printed(result: Result<(), OutputError>) -> ExitCode {
 /// named on stderr.
 fn output_failed(e: &OutputError) -> ExitCode {
     if !e.is_closed_pipe() {
-        stderr_line(format_args!("wirebench: {e}"));
+        error_line(format_args!("wirebench: {e}"));
     }
     ExitCode::from(e.exit_status())
+}
+
+/// A line on stderr at every verbosity, best effort: why the command ends.
+fn error_line(text: std::fmt::Arguments<'_>) {
+    let _ = Output::Stderr.line(text);
 }
 
 /// Why `wirebench null-server` stopped.

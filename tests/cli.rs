@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation};
+use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Personality};
 use wirebench::client::Endpoint;
 use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::rand::Distribution;
@@ -984,6 +984,6 @@ fn test_help_matches_sysbench() {
             .filter(|l| !l.starts_with("  --pgsql_variant"))
             .map(|l| format!("{l}\n"))
             .collect();
-        assert_eq!(test_help(test), expected, "{test}");
+        assert_eq!(test_help(test, Personality::Wirebench), expected, "{test}");
     }
 }

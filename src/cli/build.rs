@@ -7,6 +7,7 @@ use std::path::Path;
 use super::credentials::{complete_login, CredentialSources};
 use super::defs::{self, OptDef};
 use super::error::CliError;
+use super::error::Refusal;
 use super::general::general;
 use super::into::{db_options, engine_options, mysql_options, rand_config};
 use super::opts::Opts;
@@ -16,24 +17,38 @@ use super::test_options::test_options;
 use super::{legacy, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::Test;
 
-pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, CliError> {
+pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
     let CommandLine { opts, positionals } = line;
-    refuse_separated_values(&positionals)?;
+    let refused_early = refusal_at(stated_verbosity(&opts));
+    refuse_separated_values(&positionals).map_err(&refused_early)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
     if let Some((&"null-server", rest)) = words.split_first() {
-        return null_server::parse(&opts, rest);
+        return null_server::parse(&opts, rest).map_err(refused_early);
     }
     // sysbench answers --help and --version before looking at anything else.
-    if is_set(&opts, "help")? {
+    if is_set(&opts, "help").map_err(&refused_early)? {
         return Ok(Invocation::Help { null_server: false });
     }
-    if is_set(&opts, "version")? {
+    if is_set(&opts, "version").map_err(&refused_early)? {
         return Ok(Invocation::Version);
     }
     let mut notes = Vec::new();
-    let (mut list, test_opt) = with_config_files(opts, &mut notes)?;
-    let named = NamedTest::from_words(test_opt.as_ref(), &words)?;
-    if let (Some(opt), TestRef::Modern(_)) = (&test_opt, named.test_ref) {
+    let (list, test_opt) = with_config_files(opts, &mut notes).map_err(refused_early)?;
+    let refused = refusal_at(stated_verbosity(&list));
+    bench_invocation(list, test_opt.as_ref(), &words, sources, notes).map_err(refused)
+}
+
+/// A test command's invocation, from the options (config files included)
+/// and the words.
+fn bench_invocation(
+    mut list: Vec<RawOpt>,
+    test_opt: Option<&RawOpt>,
+    words: &[&str],
+    sources: &CredentialSources,
+    mut notes: Vec<String>,
+) -> Result<Invocation, CliError> {
+    let named = NamedTest::from_words(test_opt, words)?;
+    if let (Some(opt), TestRef::Modern(_)) = (test_opt, named.test_ref) {
         notes.push(format!("{} is deprecated (sysbench 1.0.20 warns too): name the test without --test", opt.shown()));
     }
     for opt in &list {
@@ -48,6 +63,23 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     };
     let bench = bench(Named { test, command, dialect }, Opts::new(list), sources, notes)?;
     Ok(Invocation::Bench(Box::new(bench)))
+}
+
+/// Turns an error into a [`Refusal`] at `verbosity`.
+fn refusal_at(verbosity: u8) -> impl Fn(CliError) -> Refusal {
+    move |error| Refusal { error, verbosity }
+}
+
+/// `--verbosity` as the options give it, before anything is checked: the
+/// last valid value, 5 with `--debug` or `--mysql-debug`, 3 otherwise. An
+/// invalid value is refused later; until then it is 3.
+fn stated_verbosity(opts: &[RawOpt]) -> u8 {
+    let debug = ["debug", "mysql_debug"].iter().any(|key| is_set(opts, key).unwrap_or(false));
+    if debug {
+        return 5;
+    }
+    let stated = opts.iter().rev().find(|o| o.key == "verbosity").and_then(|o| o.value.as_deref());
+    stated.and_then(|v| v.trim().parse::<u8>().ok()).filter(|&v| v <= 5).unwrap_or(3)
 }
 
 /// `--threads 4`: sysbench options take their value after `=`. The word
@@ -205,6 +237,7 @@ fn check_scope(opt: &RawOpt, test_ref: TestRef) -> Result<(), CliError> {
         return Err(CliError::UnknownOption {
             option: opt.label(),
             suggestion: defs::closest(&opt.name, names).map(|name| format!("--{name}")),
+            written: opt.shown(),
         });
     }
     let TestRef::Modern(test) = test_ref else { return Ok(()) };
@@ -267,7 +300,8 @@ mod tests {
                     "select_random_points"
                 };
                 let args = [test, "run", option.as_str()].map(str::to_owned).to_vec();
-                if let Err(err) = invocation(split(args), &CredentialSources::none()) {
+                if let Err(refusal) = invocation(split(args), &CredentialSources::none()) {
+                    let err = refusal.error;
                     assert!(!err.to_string().contains("not supported by wirebench yet"), "{option}: {err}");
                 }
             }

@@ -41,6 +41,7 @@ mod legacy;
 mod null_server;
 mod option_file;
 mod opts;
+mod personality;
 mod raw;
 mod small_file;
 #[cfg(test)]
@@ -63,8 +64,9 @@ use crate::workload::{OltpOptions, Test};
 
 pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
-pub use error::CliError;
+pub use error::{CliError, Refusal, SysbenchRefusal};
 pub use help::{general_help, null_server_help, test_help};
+pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 pub use terminal::TerminalError;
 
 /// What the command line asks for.
@@ -295,7 +297,17 @@ pub fn parse_with(
     args: impl IntoIterator<Item = OsString>,
     sources: &CredentialSources,
 ) -> Result<Invocation, CliError> {
-    let args = args.into_iter().map(unicode_arg).collect::<Result<Vec<String>, CliError>>()?;
+    read(args, sources).map_err(|refusal| refusal.error)
+}
+
+/// [`parse_with`], a refusal coming with the `--verbosity` the command line
+/// gave, for `main` to show it as sysbench would.
+pub fn read(args: impl IntoIterator<Item = OsString>, sources: &CredentialSources) -> Result<Invocation, Refusal> {
+    let args = args
+        .into_iter()
+        .map(unicode_arg)
+        .collect::<Result<Vec<String>, CliError>>()
+        .map_err(|error| Refusal { error, verbosity: 3 })?;
     build::invocation(raw::split(args), sources)
 }
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::interrupt::{Interrupts, Signal};
-use super::output::{stderr_line, Output, OutputError};
+use super::output::{alert_line, stderr_line, Level, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
-use super::reports::Reports;
+use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
@@ -36,12 +36,13 @@ pub(super) fn run(
     let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts)? {
         Ok(plans) => plans,
         Err(signal) => {
-            stderr_line(format_args!("wirebench: run interrupted by {signal} while connecting: no event ran"));
+            alert_line(format_args!("wirebench: run interrupted by {signal} while connecting: no event ran"));
             return Ok(Outcome::Interrupted(signal));
         }
     };
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
-    Output::Stdout.print(report::THREADS_STARTED)?;
+    print_threads_starting(&bench.general)?;
+    Level::Notice.print(report::THREADS_STARTED)?;
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
@@ -77,6 +78,9 @@ pub(super) fn run(
         return Err(RunError::QueueFull);
     }
     reports.collector.drain();
+    if joined.is_ok() && outcome == Outcome::Completed {
+        print_limit_reached(general, reports.collector.totals().counters.events)?;
+    }
     final_report(&reports, general, end_ns)?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
@@ -105,13 +109,13 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
 /// sysbench's final report (with `--histogram`, the histogram first).
 fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Result<(), OutputError> {
     if general.histogram {
-        Output::Stdout.print(HistogramReport(&reports.collector.totals().latency))?;
+        Level::Notice.print(HistogramReport(&reports.collector.totals().latency))?;
     }
-    Output::Stdout.print(reports.cumulative(end_ns, 0))
+    Level::Notice.print(reports.cumulative(end_ns, 0))
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {
-    stderr_line(format_args!(
+    alert_line(format_args!(
         "wirebench: run interrupted by {signal} after {:.2}s: the report is of what ran until then",
         end_ns as f64 / 1e9
     ));
@@ -131,7 +135,7 @@ fn report_stalled(
     final_report(reports, general, end_ns)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
-    stderr_line(format_args!(
+    alert_line(format_args!(
         "wirebench: {waiting} events still waited for the server's answers: they are not counted, and their \
          connections close with wirebench, without COM_QUIT"
     ));
@@ -165,10 +169,12 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), Out
         rate: general.rate.unwrap_or(0),
         report_interval: general.report_interval.unwrap_or(0),
         checkpoints: &general.report_checkpoints,
+        debug: general.debug,
+        validate: general.validate,
         rand_seed: bench.rand.seed,
         forced_shutdown_s,
     };
-    Output::Stdout.print(format_args!("{header}{}", report::INITIALIZING_WORKERS))
+    Level::Notice.print(format_args!("{header}{}", report::INITIALIZING_WORKERS))
 }
 
 /// Waits for every loop; the first failure is the run's.

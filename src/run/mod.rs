@@ -35,9 +35,11 @@ use std::sync::Arc;
 
 pub use error::RunError;
 pub use interrupt::Signal;
-pub use output::{stderr_line, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED};
+pub use output::{
+    alert_line, fatal_line, stderr_line, Console, Level, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED,
+};
 
-use crate::cli::{test_help, Bench, Command};
+use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;
 use interrupt::Interrupts;
 
@@ -57,10 +59,29 @@ pub enum Outcome {
     Interrupted(Signal),
 }
 
+/// What `--version` prints, under the name the program was invoked as.
+pub fn version_line(personality: Personality) -> &'static str {
+    match personality {
+        Personality::Wirebench => report::VERSION_LINE,
+        Personality::Sysbench => SYSBENCH_VERSION_LINE,
+    }
+}
+
+/// The first line of a test command, and the blank line after it, at
+/// `--verbosity` 3 and above (sysbench's `print_header()`).
+pub fn print_banner() -> Result<(), OutputError> {
+    let line = match Console::current().personality {
+        Personality::Wirebench => report::VERSION_LINE,
+        Personality::Sysbench => SYSBENCH_BANNER_LINE,
+    };
+    Level::Notice.print(report::Banner(line))
+}
+
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     if bench.command == Command::Help {
-        Output::Stdout.print(test_help(bench.test))?;
+        print_banner()?;
+        Output::Stdout.print(test_help(bench.test, Console::current().personality))?;
         return Ok(Outcome::Completed);
     }
     let workload = Arc::from(bench.test.workload(&bench.test_options)?);
@@ -72,7 +93,7 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
-    Output::Stdout.print(report::Banner)?;
+    print_banner()?;
     match bench.command {
         Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload, &interrupts)),
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload, &interrupts)),

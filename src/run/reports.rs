@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::output::{Output, OutputError};
+use super::output::{Console, Level, OutputError};
 use crate::cli::GeneralOptions;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, Interval};
@@ -53,7 +53,7 @@ impl Reports {
             percentile: self.percentile,
             queue,
         };
-        Output::Stdout.print(line)?;
+        Level::Notice.print(line)?;
         self.owed.counters = Default::default();
         self.owed.latency.reset();
         self.last_interim_ns = now_ns;
@@ -67,7 +67,7 @@ impl Reports {
     pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
         self.collect();
         let line = CheckpointLine { time_total_s: now_ns as f64 / 1e9 };
-        Output::Stdout.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
+        Level::Notice.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
         Ok(())
@@ -87,4 +87,43 @@ impl Reports {
             unfinished_on_forced_shutdown,
         }
     }
+}
+
+/// sysbench's DEBUG lines as its threads start (`--verbosity=5`): the
+/// report, event generator and checkpoint threads', then each worker's
+/// (a connection, to wirebench), once every connection is open.
+pub(super) fn print_threads_starting(general: &GeneralOptions) -> Result<(), OutputError> {
+    if !Console::current().shows(Level::Debug) {
+        return Ok(());
+    }
+    if general.report_interval.is_some() {
+        Level::Debug.line("Reporting thread started")?;
+    }
+    if general.rate.is_some() {
+        Level::Debug.line("Event generating thread started")?;
+    }
+    if !general.report_checkpoints.is_empty() {
+        Level::Debug.line("Checkpoints report thread started")?;
+    }
+    for thread in 0..general.threads {
+        Level::Debug.line(format_args!("Worker thread (#{thread}) started"))?;
+        Level::Debug.line(format_args!("Worker thread (#{thread}) initialized"))?;
+    }
+    Ok(())
+}
+
+/// sysbench's INFO lines at the end of a run that reached its limit
+/// (`--verbosity=4`): each worker thread says which limit stopped it, the
+/// logger folds the repeats into one line, then "Done.".
+pub(super) fn print_limit_reached(general: &GeneralOptions, events: u64) -> Result<(), OutputError> {
+    let limit = match general.events {
+        Some(max) if events >= max => "Event",
+        _ if general.time.is_some() => "Time",
+        _ => return Ok(()),
+    };
+    Level::Info.print(format_args!("{limit} limit exceeded, exiting...\n"))?;
+    if general.threads > 1 {
+        Level::Info.print(format_args!("(last message repeated {} times)\n", general.threads - 1))?;
+    }
+    Level::Info.print("Done.\n\n")
 }

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::interrupt::Interrupts;
-use super::output::{stderr_line, Output, OutputError};
+use super::output::{fatal_line, Level, OutputError};
 use super::reports::Reports;
 use super::Outcome;
 use crate::cli::GeneralOptions;
@@ -125,6 +125,6 @@ fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) ->
     control.stop();
     reports.collect();
     let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
-    stderr_line("FATAL: The --max-time limit has expired, forcing shutdown...");
-    Output::Stdout.print(reports.cumulative(now_ns, unfinished))
+    fatal_line("The --max-time limit has expired, forcing shutdown...");
+    Level::Notice.print(reports.cumulative(now_ns, unfinished))
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::interrupt::Interrupts;
-use super::output::{stderr_line, Output};
+use super::output::{alert_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
@@ -98,7 +98,7 @@ async fn stop_on_signal(
     match interrupts.or_signal(work).await {
         Ok(done) => done.map(|()| Outcome::Completed),
         Err(signal) => {
-            stderr_line(format_args!("wirebench: {command} interrupted by {signal}: {}", summary()));
+            alert_line(format_args!("wirebench: {command} interrupted by {signal}: {}", summary()));
             Ok(Outcome::Interrupted(signal))
         }
     }
@@ -127,7 +127,7 @@ async fn per_thread<I>(
 where
     I: Iterator<Item = Result<String, RunError>> + Send + 'static,
 {
-    Output::Stdout.print(report::INITIALIZING_WORKERS)?;
+    Level::Notice.print(report::INITIALIZING_WORKERS)?;
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
     for_each_connection(threads, threads, |n| {

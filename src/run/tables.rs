@@ -10,7 +10,7 @@ use super::output::{alert_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
-use crate::cli::{Bench, Command};
+use crate::cli::{Bench, Command, Dialect};
 use crate::rand::Rng;
 use crate::stats::report;
 use crate::transport::tls::ClientTls;
@@ -50,7 +50,15 @@ pub(super) async fn prewarm(
 ) -> Result<Outcome, RunError> {
     let threads = bench.general.threads;
     let progress = Arc::new(TableProgress::default());
-    let statements = move |thread| workload.prewarm(ScriptContext { thread, threads }).into_iter().map(Ok);
+    let statements = move |thread| {
+        workload.prewarm(ScriptContext { thread, threads }).into_iter().map(|sql| {
+            // oltp_common.lua's cmd_prewarm() prints this before each table's ANALYZE.
+            if let Some(table) = sql.strip_prefix("ANALYZE TABLE ") {
+                Output::Stdout.line(format_args!("Prewarming table {table}"))?;
+            }
+            Ok(sql)
+        })
+    };
     let work = per_thread(bench, tls, statements, &progress);
     let summary = || {
         progress.stop_sending();
@@ -127,7 +135,9 @@ async fn per_thread<I>(
 where
     I: Iterator<Item = Result<String, RunError>> + Send + 'static,
 {
-    Level::Notice.print(report::INITIALIZING_WORKERS)?;
+    if sysbench_starts_workers(bench) {
+        Level::Notice.print(report::INITIALIZING_WORKERS)?;
+    }
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
     for_each_connection(threads, threads, |n| {
@@ -161,6 +171,15 @@ where
     })
     .await?;
     Ok(())
+}
+
+/// Whether sysbench runs this `prepare` or `prewarm` in worker threads,
+/// and so says "Initializing worker threads...": oltp_common.lua's are
+/// parallel commands, which `sb_lua_call_custom_command()` runs in threads
+/// only when there is more than one; bulk_insert.lua's prepare and the
+/// 0.4/0.5 scripts' run in the main thread.
+fn sysbench_starts_workers(bench: &Bench) -> bool {
+    bench.general.threads > 1 && bench.test.uses_oltp_common() && bench.dialect == Dialect::V1_0
 }
 
 /// sysbench's prepare messages, derived from the statement being run;

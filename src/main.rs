@@ -35,7 +35,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Invocation::Bench(bench) => bench_status(&bench),
+        Invocation::Bench(bench) => bench_status(&bench, personality),
     }
 }
 
@@ -65,7 +65,19 @@ fn refused(refusal: &Refusal, personality: Personality) -> ExitCode {
 }
 
 /// Runs a test command; its exit status.
-fn bench_status(bench: &Bench) -> ExitCode {
+fn bench_status(bench: &Bench, personality: Personality) -> ExitCode {
+    for warning in &bench.warnings {
+        match personality {
+            // Before sysbench's logger is set up: at every verbosity.
+            Personality::Sysbench => {
+                let stream = if warning.sysbench_on_stdout() { Output::Stdout } else { Output::Stderr };
+                if let Err(e) = stream.line(warning.sysbench_text()) {
+                    return output_failed(&e);
+                }
+            }
+            Personality::Wirebench => stderr_line(format_args!("wirebench: {}", warning.note())),
+        }
+    }
     for note in &bench.notes {
         stderr_line(format_args!("wirebench: {note}"));
     }

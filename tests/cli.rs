@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Personality};
+use wirebench::cli::{
+    parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Personality, StartupWarning,
+};
 use wirebench::client::Endpoint;
 use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::rand::Distribution;
@@ -372,15 +374,33 @@ fn deprecated_1_0_aliases_win_only_above_their_defaults() {
     let b =
         bench("oltp_read_write run --num-threads=4 --threads=8 --max-requests=100 --events=5 --max-time=3 --tx-rate=9");
     assert_eq!((b.general.threads, b.general.events, b.general.time, b.general.rate), (4, Some(100), Some(3), Some(9)));
-    assert_eq!(b.notes.len(), 4, "{:#?}", b.notes);
-    assert!(has_note(&b, "--num-threads=4 is deprecated"));
+    // As sysbench 1.0.20 warns, in its order.
+    let warned: Vec<String> = b.warnings.iter().map(StartupWarning::sysbench_text).collect();
+    assert_eq!(
+        warned,
+        [
+            "WARNING: --num-threads is deprecated, use --threads instead",
+            "WARNING: --max-requests is deprecated, use --events instead",
+            "WARNING: --max-time is deprecated, use --time instead",
+            "WARNING: --tx-rate is deprecated, use --rate instead",
+        ]
+    );
+    assert!(b.warnings[0].note().starts_with("--num-threads=4 is deprecated"), "{:?}", b.warnings);
+    assert!(b.notes.is_empty(), "{:#?}", b.notes);
 
     let b = bench("oltp_read_write run --num-threads=1 --threads=8 --max-requests=0 --events=5 --max-time=0");
     assert_eq!((b.general.threads, b.general.events, b.general.time), (8, Some(5), Some(10)));
+    assert!(b.warnings.is_empty(), "{:?}", b.warnings);
 
     let b = bench("--test=oltp_read_write run");
     assert_eq!(b.test, Test::OltpReadWrite);
-    assert!(has_note(&b, "--test=oltp_read_write is deprecated"));
+    assert_eq!(b.warnings.len(), 1);
+    assert!(b.warnings[0].note().starts_with("--test=oltp_read_write is deprecated"));
+    assert!(!b.warnings[0].sysbench_on_stdout());
+
+    let b = bench("oltp_read_write prepare --time=0");
+    assert_eq!(b.warnings, [StartupWarning::NoLimit]);
+    assert!(bench("oltp_read_write prepare --time=0 --events=1").warnings.is_empty());
 }
 
 #[test]

@@ -8,12 +8,13 @@ use super::credentials::{complete_login, CredentialSources};
 use super::defs::{self, OptDef};
 use super::error::CliError;
 use super::error::Refusal;
-use super::general::general;
+use super::general::{general, Said};
 use super::into::{db_options, engine_options, mysql_options, rand_config};
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
+use super::warnings::StartupWarning;
 use super::{legacy, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::Test;
 
@@ -48,8 +49,9 @@ fn bench_invocation(
     mut notes: Vec<String>,
 ) -> Result<Invocation, CliError> {
     let named = NamedTest::from_words(test_opt, words)?;
+    let mut warnings = Vec::new();
     if let (Some(opt), TestRef::Modern(_)) = (test_opt, named.test_ref) {
-        notes.push(format!("{} is deprecated (sysbench 1.0.20 warns too): name the test without --test", opt.shown()));
+        warnings.push(StartupWarning::DeprecatedTestOption { shown: opt.shown() });
     }
     for opt in &list {
         check_scope(opt, named.test_ref)?;
@@ -61,7 +63,7 @@ fn bench_invocation(
         TestRef::Oltp04 => Dialect::V0_4,
         TestRef::Script05(_) => Dialect::V0_5,
     };
-    let bench = bench(Named { test, command, dialect }, Opts::new(list), sources, notes)?;
+    let bench = bench(Named { test, command, dialect }, Opts::new(list), sources, notes, warnings)?;
     Ok(Invocation::Bench(Box::new(bench)))
 }
 
@@ -196,9 +198,16 @@ struct Named {
 /// Every option read into the run's configuration; the login completed
 /// from `sources` last, so that a password is asked for only once the
 /// rest of the command line is known to be good.
-fn bench(named: Named, opts: Opts, sources: &CredentialSources, mut notes: Vec<String>) -> Result<Bench, CliError> {
+fn bench(
+    named: Named,
+    opts: Opts,
+    sources: &CredentialSources,
+    mut notes: Vec<String>,
+    mut warnings: Vec<StartupWarning>,
+) -> Result<Bench, CliError> {
     let Named { test, command, dialect } = named;
-    let mut general = general(&opts, dialect != Dialect::V1_0, command, &mut notes)?;
+    let said = Said { notes: &mut notes, warnings: &mut warnings };
+    let mut general = general(&opts, dialect != Dialect::V1_0, command, said)?;
     let rand = rand_config(&opts, &mut notes)?;
     let db = db_options(&opts)?;
     let mut mysql = mysql_options(&opts, &mut notes)?;
@@ -221,7 +230,7 @@ fn bench(named: Named, opts: Opts, sources: &CredentialSources, mut notes: Vec<S
         // safety net against a table entry without a reader.
         return Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench yet".to_owned() });
     }
-    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, notes })
+    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, warnings, notes })
 }
 
 fn is_set(opts: &[RawOpt], key: &str) -> Result<bool, CliError> {
@@ -331,7 +340,7 @@ mod tests {
             split(words.iter().map(|w| (*w).to_owned()).collect()),
             &CredentialSources::none(),
         ) {
-            Ok(Invocation::Bench(bench)) => Bench { notes: Vec::new(), ..*bench },
+            Ok(Invocation::Bench(bench)) => Bench { notes: Vec::new(), warnings: Vec::new(), ..*bench },
             other => panic!("{words:?}: {other:?}"),
         };
         let mut checked = 0;

@@ -50,6 +50,7 @@ mod terminal;
 mod test_name;
 mod test_options;
 mod value;
+mod warnings;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -68,6 +69,7 @@ pub use error::{CliError, Refusal, SysbenchRefusal};
 pub use help::{general_help, null_server_help, test_help};
 pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 pub use terminal::TerminalError;
+pub use warnings::StartupWarning;
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +104,9 @@ pub struct Bench {
     /// `select_random_*` scripts).
     pub test_options: OltpOptions,
     pub engine: EngineOptions,
+    /// What sysbench 1.0.20 warns about this command line (deprecated
+    /// options, no limit), in the order it warns.
+    pub warnings: Vec<StartupWarning>,
     /// One line per option that was translated (0.4/0.5 and deprecated
     /// options), ignored, or read differently from sysbench 1.0.20, for the
     /// dispatcher to print before the run.

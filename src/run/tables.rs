@@ -185,7 +185,13 @@ fn sysbench_starts_workers(bench: &Bench) -> bool {
 /// sysbench's prepare messages, derived from the statement being run;
 /// `loading` remembers which table's rows are being inserted.
 fn progress_message(sql: &str, loading: &mut String, table_size: u32) -> Option<String> {
-    let table_after = |prefix: &str| sql.strip_prefix(prefix).and_then(|rest| rest.split(['(', ' ', '\n']).next());
+    // bulk_insert.lua's CREATE TABLE starts with the indentation of its
+    // Lua long string, and says IF NOT EXISTS.
+    let sql = sql.trim_start();
+    let table_after = |prefix: &str| {
+        let rest = sql.strip_prefix(prefix)?;
+        rest.strip_prefix("IF NOT EXISTS ").unwrap_or(rest).split(['(', ' ', '\n']).next()
+    };
     if let Some(table) = table_after("CREATE TABLE ") {
         return Some(format!("Creating table '{table}'..."));
     }
@@ -201,4 +207,29 @@ fn progress_message(sql: &str, loading: &mut String, table_size: u32) -> Option<
         return Some(format!("Creating a secondary index on '{table}'..."));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prepare_messages_name_the_table_of_each_script() {
+        let mut loading = String::new();
+        let mut say = |sql: &str| progress_message(sql, &mut loading, 20);
+        let oltp = "CREATE TABLE sbtest1(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  PRIMARY KEY (id)\n)";
+        assert_eq!(say(oltp).as_deref(), Some("Creating table 'sbtest1'..."));
+        let bulk =
+            "        CREATE TABLE IF NOT EXISTS sbtest2 (\n          id INTEGER NOT NULL,\n          PRIMARY KEY (id))";
+        assert_eq!(say(bulk).as_deref(), Some("Creating table 'sbtest2'..."));
+        assert_eq!(
+            say("INSERT INTO sbtest1(k, c, pad) VALUES(1,'a','b')").as_deref(),
+            Some("Inserting 20 records into 'sbtest1'")
+        );
+        assert_eq!(say("INSERT INTO sbtest1(k, c, pad) VALUES(2,'a','b')"), None);
+        assert_eq!(
+            say("CREATE INDEX k_1 ON sbtest1(k)").as_deref(),
+            Some("Creating a secondary index on 'sbtest1'...")
+        );
+    }
 }

@@ -254,15 +254,22 @@ fn every_test_says_what_sysbench_says() {
         for command in [&["prepare"][..], &["prewarm"]] {
             command_both(&pair, &two, test, command, Order::AnyOrder);
         }
-        if matches!(test, Test::OltpReadOnly | Test::OltpPointSelect | Test::SelectRandomPoints | Test::BulkInsert) {
-            // Tests whose counts do not depend on which thread ran first.
+        if counts_are_the_same_on_two_threads(test) {
             command_both(&pair, &two, test, &run, Order::Fixed);
         }
         drop_tables(&pair, &base, test);
     }
 }
 
-/// oltp_read_write and bulk_insert at every verbosity from 0 (only FATAL)
+/// Whether a run's counts are the same whichever of two threads runs an
+/// event first: not when rows are written (a deadlock is an ignored error
+/// and a retry; oltp_delete's hits depend on the order), nor for
+/// bulk_insert, whose statements are one per thread that got a row.
+fn counts_are_the_same_on_two_threads(test: Test) -> bool {
+    matches!(test, Test::OltpReadOnly | Test::OltpPointSelect | Test::SelectRandomPoints | Test::SelectRandomRanges)
+}
+
+/// oltp_read_only and bulk_insert at every verbosity from 0 (only FATAL)
 /// to 5 (debug), one thread and two: banner, header, "Initializing worker
 /// threads...", the INFO and DEBUG lines, the report, the table lines that
 /// sysbench's scripts print at every level.
@@ -271,7 +278,7 @@ fn every_verbosity_prints_what_sysbench_prints() {
     let Some(server) = TestServer::find() else { return };
     let Some(pair) = Pair::new("verbosity") else { return };
     let _serial = serial();
-    for test in [Test::OltpReadWrite, Test::BulkInsert] {
+    for test in [Test::OltpReadOnly, Test::BulkInsert] {
         let base = args(&server_args(&server), table_args(test));
         for verbosity in 0..=5 {
             let level = format!("--verbosity={verbosity}");
@@ -286,7 +293,12 @@ fn every_verbosity_prints_what_sysbench_prints() {
                 // sysbench's threads print their DEBUG and table lines in any order.
                 let order = if threads == "--threads=1" { Order::Fixed } else { Order::AnyOrder };
                 for command in [&["prepare"][..], &["prewarm"], &["run", "--events=6", "--rand-seed=3"], &["cleanup"]] {
-                    if test == Test::BulkInsert && command == ["prewarm"] {
+                    let skip = match command[0] {
+                        "prewarm" => test == Test::BulkInsert,
+                        "run" => threads == "--threads=2" && !counts_are_the_same_on_two_threads(test),
+                        _ => false,
+                    };
+                    if skip {
                         continue;
                     }
                     command_both(&pair, &line, test, command, order);

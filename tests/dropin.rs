@@ -357,9 +357,9 @@ fn refusals_are_sysbench_s() {
     assert!(ours.stdout.starts_with(&format!("{SYSBENCH_BANNER_LINE}\n\nFATAL: no test named")), "{ours:#?}");
 }
 
-/// The warnings sysbench prints before its banner, at any verbosity, and
-/// the run header's debug and validation lines (with `--mysql-dry-run`,
-/// which needs no server).
+/// The warnings sysbench prints before its banner, at any verbosity, the
+/// run header's debug and validation lines, and a dry run's counts (with
+/// `--mysql-dry-run`, which needs no server).
 #[test]
 fn warnings_and_header_lines_are_sysbench_s() {
     let Some(pair) = Pair::new("warnings") else { return };
@@ -371,6 +371,8 @@ fn warnings_and_header_lines_are_sysbench_s() {
         &["--test=oltp_point_select", "run", "--events=2"],
         &["oltp_point_select", "prepare", "--time=0"],
         &["oltp_point_select", "run", "--validate", "--events=4", "--threads=2", "--verbosity=4"],
+        // Its rows are its events, in a dry run too.
+        &["bulk_insert", "run", "--events=5", "--verbosity=4"],
     ];
     for line in lines {
         let words: Vec<String> = line.iter().chain(&dry).map(|w| (*w).to_owned()).collect();

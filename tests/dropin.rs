@@ -141,6 +141,8 @@ fn first_difference(ours: &[String], theirs: &[String]) -> String {
 /// checked (ours exactly, sysbench's by its shape) and made one token.
 fn masked_lines(text: &str, ours: bool) -> Vec<String> {
     let mut lines: Vec<String> = text.lines().map(mask).collect();
+    // How many rows a histogram has depends on the latencies.
+    lines.dedup_by(|a, b| a == HISTOGRAM_ROW && b == HISTOGRAM_ROW);
     if !text.is_empty() && !text.ends_with('\n') {
         lines.push("(no newline at the end)".to_owned());
     }
@@ -157,6 +159,9 @@ fn masked_lines(text: &str, ours: bool) -> Vec<String> {
 /// per-second rates, total time, latencies, the execution time per thread
 /// and the spread of events over threads. Counts stay.
 fn mask(line: &str) -> String {
+    if is_histogram_row(line) {
+        return HISTOGRAM_ROW.to_owned();
+    }
     let trimmed = line.trim_start();
     let label_end = |label: &str| line.len() - trimmed.len() + label.len();
     for label in ["total time:", "min:", "avg:", "max:", "sum:", "execution time (avg/stddev):"] {
@@ -178,6 +183,20 @@ fn mask(line: &str) -> String {
         }
     }
     line.to_owned()
+}
+
+const HISTOGRAM_ROW: &str = "<histogram row>";
+
+/// `%12.3f |%-40.*s %lu`: `       0.052 |*****                                    12`.
+fn is_histogram_row(line: &str) -> bool {
+    let Some((value, rest)) = line.split_once(" |") else { return false };
+    let bar = rest.trim_end_matches(|c: char| c.is_ascii_digit());
+    value.len() == 12
+        && value.trim_start().parse::<f64>().is_ok()
+        && bar.len() == 41
+        && bar.ends_with(' ')
+        && bar.trim_end().chars().all(|c| c == '*')
+        && bar.len() < rest.len()
 }
 
 /// The login to the test server, and small tables.
@@ -373,6 +392,9 @@ fn warnings_and_header_lines_are_sysbench_s() {
         &["oltp_point_select", "run", "--validate", "--events=4", "--threads=2", "--verbosity=4"],
         // Its rows are its events, in a dry run too.
         &["bulk_insert", "run", "--events=5", "--verbosity=4"],
+        // The histogram's rows print at every level, its title at 3.
+        &["oltp_point_select", "run", "--events=50", "--histogram", "--verbosity=2"],
+        &["oltp_point_select", "run", "--events=50", "--histogram"],
     ];
     for line in lines {
         let words: Vec<String> = line.iter().chain(&dry).map(|w| (*w).to_owned()).collect();
@@ -455,6 +477,12 @@ fn the_mask_hides_timing_and_keeps_counts() {
     assert_eq!(mask("    events (avg/stddev):           6.0000/4.00"), "    events (avg/stddev):           6.0000/#");
     assert_eq!(mask("        read:                            70"), "        read:                            70");
     assert_eq!(mask("Creating table 'sbtest1'..."), "Creating table 'sbtest1'...");
+    assert_eq!(mask("       0.052 |*****                                    12"), HISTOGRAM_ROW);
+    assert_eq!(mask("     101.259 |                                         1"), HISTOGRAM_ROW);
+    assert_eq!(
+        mask("       value  ------------- distribution ------------- count"),
+        "       value  ------------- distribution ------------- count"
+    );
 }
 
 #[test]

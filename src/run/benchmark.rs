@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::interrupt::{Interrupts, Signal};
-use super::output::{alert_line, stderr_line, Level, OutputError};
+use super::output::{alert_line, stderr_line, Level, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::setup::{rand_params, seed};
@@ -13,7 +13,7 @@ use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
 use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
-use crate::stats::report::{self, HistogramReport, RunHeader};
+use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::Workload;
@@ -109,7 +109,11 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
 /// sysbench's final report (with `--histogram`, the histogram first).
 fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Result<(), OutputError> {
     if general.histogram {
-        Level::Notice.print(HistogramReport(&reports.collector.totals().latency))?;
+        // sysbench logs the title and the end, but sb_histogram_print()
+        // writes the rows with printf, at every verbosity.
+        Level::Notice.print(report::HISTOGRAM_TITLE)?;
+        Output::Stdout.print(reports.collector.totals().latency.rows())?;
+        Level::Notice.print(report::HISTOGRAM_END)?;
     }
     Level::Notice.print(reports.cumulative(end_ns, 0))
 }

@@ -212,15 +212,21 @@ impl fmt::Display for CheckpointLine {
     }
 }
 
-/// `--histogram`'s block: title, `sb_histogram_print()`'s rows, and the
-/// line holding a single space that sysbench logs after them.
+/// The line before `--histogram`'s rows.
+pub const HISTOGRAM_TITLE: &str = "Latency histogram (values are in milliseconds)\n";
+
+/// The line holding a single space that sysbench logs after the rows.
+pub const HISTOGRAM_END: &str = " \n";
+
+/// `--histogram`'s block: [`HISTOGRAM_TITLE`], `sb_histogram_print()`'s
+/// rows, and [`HISTOGRAM_END`].
 pub struct HistogramReport<'a>(pub &'a LatencyHistogram);
 
 impl fmt::Display for HistogramReport<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Latency histogram (values are in milliseconds)\n")?;
+        f.write_str(HISTOGRAM_TITLE)?;
         write!(f, "{}", self.0.rows())?;
-        f.write_str(" \n")
+        f.write_str(HISTOGRAM_END)
     }
 }
 

@@ -454,3 +454,79 @@ async fn connect_timeout_names_the_step() {
 fn rand_core_rng() -> impl rsa::rand_core::CryptoRngCore {
     wirebench_protocol::auth::rand_core::OsRng
 }
+
+/// A server that answers the login with an endless flood of well-framed
+/// 16 MiB fragments (the most a packet header can announce, with the
+/// sequence ids the client expects), counting what the client read.
+#[derive(Debug)]
+struct Flood {
+    served: usize,
+}
+
+impl Flood {
+    const FRAGMENT: usize = 0xFF_FFFF;
+
+    fn byte_at(pos: usize) -> u8 {
+        let (fragment, offset) = (pos / (Self::FRAGMENT + 4), pos % (Self::FRAGMENT + 4));
+        match offset {
+            0..=2 => 0xFF,
+            3 => fragment as u8,
+            _ => b'x',
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for Flood {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let n = buf.remaining();
+        let start = self.served;
+        let bytes: Vec<u8> = (start..start + n).map(Flood::byte_at).collect();
+        buf.put_slice(&bytes);
+        self.served += n;
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for Flood {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A flood of bytes during the login is refused at its first header, not
+/// buffered up to the 64 MiB packet cap (72 MB per connection before):
+/// the client reads at most one read buffer's worth.
+#[tokio::test]
+async fn a_login_flood_is_refused_before_it_is_buffered() {
+    use wirebench_protocol::handshake::MAX_LOGIN_PACKET;
+    let mut flood = Flood { served: 0 };
+    let err = Connection::handshake(&mut flood, &options(tcp())).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ClientError::Protocol { source: ProtocolError::PacketTooLarge { max: MAX_LOGIN_PACKET, .. }, .. }
+        ),
+        "{err:?}"
+    );
+    assert!(flood.served <= 64 * 1024, "the client read {} bytes of the flood", flood.served);
+}

@@ -14,12 +14,16 @@ use std::io;
 
 use bytes::BytesMut;
 use wirebench_protocol::command;
+use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
-use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, Reopened, Session, StdSocket};
+use super::{
+    Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket,
+};
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
 use crate::transport::{Transport, TransportError};
+use crate::workload::CommandSql;
 
 /// A connection's session, what sits between it and the socket, and how
 /// to open it again.
@@ -145,8 +149,18 @@ impl ConnIo {
         DriverError::Io { endpoint: self.endpoint.clone(), source }
     }
 
-    fn session_error(&self, source: super::SessionError) -> DriverError {
-        DriverError::Session { endpoint: self.endpoint.clone(), source }
+    /// A server error names the statement's SQL; the rest is the session's.
+    fn session_error(&self, source: SessionError) -> DriverError {
+        let endpoint = self.endpoint.clone();
+        let SessionError::Server { error, sql, format } = source else {
+            return DriverError::Session { endpoint, source };
+        };
+        let sql = match sql {
+            CommandSql::Statement(stmt) => self.redial.statements.get(stmt).map_or_else(String::new, |s| s.sql.clone()),
+            CommandSql::Text(text) => String::from_utf8_lossy(text).into_owned(),
+        };
+        let prepared = format == RowFormat::Binary;
+        DriverError::Statement { endpoint, test: self.session.test(), prepared, sql, error }
     }
 
     fn transport_error(&self, source: TransportError) -> DriverError {
@@ -158,14 +172,16 @@ impl ConnIo {
 mod tests {
     use std::sync::Arc;
 
+    use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
     use wirebench_protocol::compress::{encode_chunk, CompressedStream, Deflater, Inflater};
-    use wirebench_protocol::response::OkPacket;
+    use wirebench_protocol::response::{ErrPacket, OkPacket};
 
     use super::*;
     use crate::client::ConnectOptions;
     use crate::driver::testing::SelectOne;
     use crate::driver::RunControl;
     use crate::rand::{RandConfig, RandParams, Rng};
+    use crate::workload::{CommandSink, Script, StatementSpec, Step, WorkloadError};
 
     const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
     const SELECT_1: &[u8] = b"\x09\x00\x00\x00\x03SELECT 1";
@@ -269,6 +285,54 @@ mod tests {
         CompressedStream::new().decode(&wire, &mut commands, &mut Inflater::new()).unwrap();
         assert_eq!(commands, [0x01, 0x00, 0x00, 0x00, 0x01]);
         assert!(io.plain_out.is_empty());
+    }
+
+    /// Executes statement 0 (an ERR answers it below).
+    struct ExecuteFirst;
+
+    impl Script for ExecuteFirst {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.execute(0, |_| Ok(()))?;
+            Ok(Step::Last)
+        }
+        fn restart_event(&mut self) {}
+    }
+
+    fn missing_table() -> Vec<u8> {
+        let mut err = Vec::new();
+        let message = b"Table 'sbtest.sbtest1' doesn't exist";
+        ErrPacket { code: 1146, sql_state: Some(*b"42S02"), message }.encode(1, &mut err);
+        err
+    }
+
+    /// A fatal server error names the statement's SQL as sysbench does
+    /// (`check_error` in drv_mysql.c), then the test, the server and what
+    /// to do; prepared or sent as text.
+    #[test]
+    fn a_fatal_server_error_names_the_statements_sql() {
+        let sql = "SELECT c FROM sbtest1 WHERE id=?";
+        let mut io = conn_io(Transport::plain());
+        let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
+        let template = ExecuteTemplate::new(7, &[ParamSlot::Int32]).unwrap();
+        io.session = Session::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select");
+        io.redial.statements = Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
+        let mut budget = Budget::new(RunControl::new(None, 1), None);
+        let mut stats = LoopStats::new(1);
+        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        let error = io.on_input(&missing_table(), 1, &mut stats, &IgnoreErrors::default()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "mysql_stmt_execute() returned error 1146 (Table 'sbtest.sbtest1' doesn't exist) for query \
+             'SELECT c FROM sbtest1 WHERE id=?', in an event of oltp_point_select on unix:fake (SQLSTATE 42S02); \
+             create the tables with the prepare command (same --tables and --mysql-db) first"
+        );
+        let mut io = conn_io(Transport::plain());
+        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        let mut err = Vec::new();
+        ErrPacket { code: 1064, sql_state: Some(*b"42000"), message: b"syntax" }.encode(1, &mut err);
+        let error = io.on_input(&err, 1, &mut stats, &IgnoreErrors::default()).unwrap_err().to_string();
+        assert!(error.starts_with("mysql_drv_query() returned error 1064 (syntax) for query 'SELECT 1', "), "{error}");
+        assert!(error.ends_with("list 1064 in --mysql-ignore-errors to count it as an ignored error and go on"));
     }
 
     /// A lost connection is fatal unless its code is ignored; then it

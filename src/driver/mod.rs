@@ -33,6 +33,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use bytes::BytesMut;
+use wirebench_protocol::response::ServerError;
 
 pub use budget::{Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
@@ -218,6 +219,10 @@ impl LoopContext {
 /// Why a loop stopped before the run was over.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
+    /// The server refused a statement with an error `--mysql-ignore-errors`
+    /// does not list.
+    #[error("{}", failed_statement(endpoint, test, *prepared, sql, error))]
+    Statement { endpoint: Endpoint, test: &'static str, prepared: bool, sql: String, error: ServerError },
     #[error("{endpoint}: {source}")]
     Session { endpoint: Endpoint, source: SessionError },
     #[error("{endpoint}: {source}")]
@@ -233,6 +238,25 @@ pub enum DriverError {
     /// A connection task of the epoll loop panicked.
     #[error("event loop {index}: a connection task failed: {source}")]
     Task { index: usize, source: tokio::task::JoinError },
+}
+
+/// sysbench's line for a failed statement (`check_error` in drv_mysql.c:
+/// `mysql_stmt_execute() returned error 1146 (Table 'sbtest.sbtest1'
+/// doesn't exist) for query 'SELECT c FROM sbtest1 WHERE id=?'`; a text
+/// query is `mysql_drv_query()`'s), then which test's event failed where,
+/// and what to do. Values are not kept once sent: the SQL shows `?` (or
+/// the Lua script's `%d`) in their place.
+fn failed_statement(endpoint: &Endpoint, test: &str, prepared: bool, sql: &str, error: &ServerError) -> String {
+    let call = if prepared { "mysql_stmt_execute()" } else { "mysql_drv_query()" };
+    let state = error.sql_state_str().map(|s| format!(" (SQLSTATE {s})")).unwrap_or_default();
+    let advice = match error.code {
+        1146 => "create the tables with the prepare command (same --tables and --mysql-db) first".to_owned(),
+        code => format!("list {code} in --mysql-ignore-errors to count it as an ignored error and go on"),
+    };
+    format!(
+        "{call} returned error {} ({}) for query '{sql}', in an event of {test} on {endpoint}{state}; {advice}",
+        error.code, error.message
+    )
 }
 
 /// What a loop could not do ([`DriverError::Loop`]).

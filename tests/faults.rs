@@ -135,3 +135,54 @@ fn a_fatal_sql_error_names_the_statement() {
         assert!(ran.stderr.lines().any(|l| l.starts_with(expected)), "{backend}: {ran}");
     }
 }
+
+/// Waits for `child` with wait4, for its peak memory (ru_maxrss, KiB).
+fn wait_measured(child: std::process::Child, started: Instant) -> (Ran, u64) {
+    use std::io::Read;
+    let mut child = child;
+    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let readers = std::thread::spawn(move || {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        stderr.read_to_end(&mut err).unwrap();
+        stdout.read_to_end(&mut out).unwrap();
+        (out, err)
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: status and usage outlive the call; the pid is our child's.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4: {}", std::io::Error::last_os_error());
+    let took = started.elapsed();
+    let (stdout, stderr) = readers.join().unwrap();
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let ran = Ran {
+        code,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        took,
+    };
+    (ran, usage.ru_maxrss as u64)
+}
+
+/// A million connections against a closed port: one line says what the
+/// machine lacks (open files, or memory), or the first refused connection
+/// ends the set-up; within a second, in a few MiB, where it used to
+/// allocate every connection's state first (2.6 GB, no output after 15 s).
+#[test]
+fn a_thread_count_beyond_the_machine_fails_fast() {
+    for (threads, command) in [(1_000_000, "run"), (1_000_000, "prepare"), (10_000, "prepare"), (10_000, "run")] {
+        let line = format!("oltp_read_write --mysql-host=127.0.0.1 --mysql-port=1 --threads={threads} {command}");
+        let (child, started) = spawn(&line);
+        let (ran, max_rss_kib) = wait_measured(child, started);
+        assert_eq!(ran.code, Some(1), "{line}: {ran}");
+        let fatal: Vec<&str> = ran.stderr.lines().filter(|l| l.starts_with("FATAL: ")).collect();
+        assert_eq!(fatal.len(), 1, "{line}: {ran}");
+        let fatal = fatal[0];
+        let expected =
+            [format!("--threads={threads} needs"), "unable to connect: 127.0.0.1:1: Connection refused".to_owned()];
+        assert!(expected.iter().any(|e| fatal.contains(e)), "{line}: {ran}");
+        assert!(ran.took < Duration::from_secs(3), "{line}: {ran}");
+        assert!(max_rss_kib < 64 * 1024, "{line}: peak RSS {max_rss_kib} KiB\n{ran}");
+    }
+}

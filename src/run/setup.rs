@@ -86,7 +86,8 @@ pub(super) fn seed(bench: &Bench) -> u32 {
 
 /// Runs `task(n)` for each connection `n` in `0..count`, at most
 /// `parallel` at a time; their results in connection order, or the first
-/// failure (the tasks still running are then aborted).
+/// failure, as soon as it happens: no further task is created, and the
+/// tasks still running are aborted.
 pub(super) async fn for_each_connection<T, F, Fut>(
     count: usize,
     parallel: usize,
@@ -98,8 +99,11 @@ where
     Fut: Future<Output = Result<T, RunError>> + Send + 'static,
 {
     let mut tasks = JoinSet::new();
-    let mut done = Vec::with_capacity(count);
+    let mut done = Vec::new();
     for n in 0..count {
+        while let Some(joined) = tasks.try_join_next() {
+            done.push(joined??);
+        }
         if tasks.len() >= parallel.max(1) {
             collect_one(&mut tasks, &mut done).await?;
         }

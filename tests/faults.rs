@@ -186,3 +186,30 @@ fn a_thread_count_beyond_the_machine_fails_fast() {
         assert!(max_rss_kib < 64 * 1024, "{line}: peak RSS {max_rss_kib} KiB\n{ran}");
     }
 }
+
+/// `--mysql-connect-timeout`, `--mysql-read-timeout` and
+/// `--mysql-write-timeout` in seconds, 0 for none; by default 30 s (or
+/// `--thread-init-timeout`) to log in, and 600 s per wait for `run` only.
+#[test]
+fn timeout_options_and_their_defaults() {
+    use wirebench::cli::{parse, Invocation};
+    let mysql = |line: &str| match parse(words(line).into_iter().map(Into::into)) {
+        Ok(Invocation::Bench(bench)) => bench.mysql,
+        other => panic!("{line}: {other:?}"),
+    };
+    let secs = |n| Some(Duration::from_secs(n));
+    let run = mysql("oltp_read_write run");
+    assert_eq!((run.connect_timeout, run.read_timeout, run.write_timeout), (secs(30), secs(600), secs(600)));
+    let prepare = mysql("oltp_read_write prepare");
+    assert_eq!((prepare.connect_timeout, prepare.read_timeout, prepare.write_timeout), (secs(30), None, None));
+    let given =
+        mysql("oltp_read_write prepare --mysql-connect-timeout=0 --mysql-read-timeout=5 --mysql-write-timeout=7");
+    assert_eq!((given.connect_timeout, given.read_timeout, given.write_timeout), (None, secs(5), secs(7)));
+    let zero = mysql("oltp_read_write run --mysql-read-timeout=0 --mysql-write-timeout=0 --thread-init-timeout=9");
+    assert_eq!((zero.connect_timeout, zero.read_timeout, zero.write_timeout), (secs(9), None, None));
+    for bad in ["--mysql-read-timeout=-1", "--mysql-write-timeout=soon", "--mysql-connect-timeout=1.5"] {
+        let error = parse(words(&format!("oltp_read_write run {bad}")).into_iter().map(Into::into)).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains(bad.split('=').next().unwrap()) && text.contains("seconds >= 0"), "{bad}: {text}");
+    }
+}

@@ -409,6 +409,43 @@ async fn server_closes_after_login_during_a_query() {
     assert!(matches!(err, ClientError::Closed { mid_packet: true, .. }), "{err:?}");
 }
 
+/// Once logged in, a server that stops answering, or stops reading, ends
+/// the command after `read_timeout` / `write_timeout` (libmysqlclient's
+/// MYSQL_OPT_READ_TIMEOUT, _WRITE_TIMEOUT); the login itself is the
+/// connect timeout's.
+#[tokio::test]
+async fn read_and_write_timeouts_end_a_stalled_command() {
+    let mut opts = options(tcp());
+    opts.read_timeout = Some(Duration::from_millis(200));
+    opts.write_timeout = Some(Duration::from_millis(200));
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    let mut s = Server { pipe: server, buf: Vec::new(), seq: 0 };
+    let script = async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "mysql_native_password")).await;
+        s.recv().await;
+        // Slower than the read timeout: the login is not under it.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        s.send(OK).await;
+        s.recv_command().await;
+        // Neither answers nor reads any more.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    };
+    let server = tokio::spawn(script);
+    let mut conn = Connection::handshake(client, &opts).await.unwrap();
+    let started = std::time::Instant::now();
+    let err = conn.query("SELECT 1").await.unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(
+        err.to_string(),
+        "db.example:3306: waiting for the server's answer (--mysql-read-timeout) timed out after 200ms"
+    );
+    assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(2), "{waited:?}");
+    let big = format!("SELECT '{}'", "x".repeat(1 << 20));
+    let err = conn.query(&big).await.unwrap_err();
+    assert_eq!(err.to_string(), "db.example:3306: sending to the server (--mysql-write-timeout) timed out after 200ms");
+    server.abort();
+}
+
 #[tokio::test]
 async fn garbage_is_a_protocol_error() {
     // Not a greeting at all: an HTTP server on the MySQL port.

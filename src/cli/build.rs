@@ -169,7 +169,7 @@ fn bench(named: Named, opts: Opts, sources: &CredentialSources, mut notes: Vec<S
     let mut general = general(&opts, dialect != Dialect::V1_0, command, &mut notes)?;
     let rand = rand_config(&opts, &mut notes)?;
     let db = db_options(&opts)?;
-    let mut mysql = mysql_options(&opts, &mut notes)?;
+    let mut mysql = mysql_options(&opts, command, general.thread_init_timeout, &mut notes)?;
     let mut test_options = test_options(&opts, test, command, &mut notes)?;
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;

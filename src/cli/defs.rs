@@ -162,6 +162,29 @@ pub(crate) const MYSQL: &[OptDef] = &[
     opt("mysql-debug", Bool, Some("off"), "trace all client library calls"),
     opt("mysql-ignore-errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\""),
     opt(
+        "mysql-connect-timeout",
+        Int,
+        Some("30"),
+        "seconds a connection may take to connect and log in, 0 for no limit (libmysqlclient's \
+         MYSQL_OPT_CONNECT_TIMEOUT; wirebench's option, by default --thread-init-timeout)",
+    ),
+    opt(
+        "mysql-read-timeout",
+        Int,
+        Some("600"),
+        "seconds each wait for the server's answer may last before the connection is lost (client error 2013), \
+         0 for no limit (libmysqlclient's MYSQL_OPT_READ_TIMEOUT; wirebench's option; the default is run's: \
+         prepare, prewarm and cleanup wait without limit)",
+    ),
+    opt(
+        "mysql-write-timeout",
+        Int,
+        Some("600"),
+        "seconds each wait to send to the server may last before the connection is lost (client error 2006), \
+         0 for no limit (libmysqlclient's MYSQL_OPT_WRITE_TIMEOUT; wirebench's option; the default is run's: \
+         prepare, prewarm and cleanup wait without limit)",
+    ),
+    opt(
         "mysql-dry-run",
         Bool,
         Some("off"),

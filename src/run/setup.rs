@@ -24,7 +24,9 @@ pub(super) fn connect_options(bench: &Bench, tls: Option<&ClientTls>, n: usize) 
     if !mysql.db.is_empty() {
         options.database = Some(mysql.db.clone());
     }
-    options.connect_timeout = Duration::from_secs(u64::from(bench.general.thread_init_timeout.max(1)));
+    options.connect_timeout = mysql.connect_timeout.unwrap_or(Duration::MAX);
+    options.read_timeout = mysql.read_timeout;
+    options.write_timeout = mysql.write_timeout;
     options.compression = mysql.compression;
     options
 }

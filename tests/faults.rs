@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::TestServer;
+use wirebench::client::Connection;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -34,6 +35,16 @@ impl Ran {
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             took,
         }
+    }
+
+    /// A number from the report: `transactions:`, `reconnects:` ...
+    fn counter(&self, name: &str) -> u64 {
+        self.stdout
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in:\n{self}"))
     }
 }
 
@@ -87,6 +98,42 @@ fn prepare_table(server: &TestServer, rows: u32) {
 fn drop_table(server: &TestServer) {
     let ran = wirebench(&format!("oltp_read_write {} --tables=1 cleanup", connect_args(server)));
     assert_eq!(ran.code, Some(0), "cleanup: {ran}");
+}
+
+/// `LOCK TABLES sbtest1 WRITE` held by a connection of its own until
+/// dropped: every statement of a run on sbtest1 waits meanwhile.
+struct Freeze {
+    release: Option<std::sync::mpsc::Sender<()>>,
+    holder: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Freeze {
+    fn start(server: &TestServer) -> Freeze {
+        let options = server.options(server.tcp());
+        let (locked_tx, locked) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let mut conn = Connection::connect(&options).await.expect("the freezing connection");
+                conn.query_drop("LOCK TABLES sbtest1 WRITE").await.expect("LOCK TABLES");
+                locked_tx.send(()).unwrap();
+                let _ = released.recv();
+                conn.query_drop("UNLOCK TABLES").await.expect("UNLOCK TABLES");
+            });
+        });
+        locked.recv_timeout(Duration::from_secs(10)).expect("the table locked");
+        Freeze { release: Some(release), holder: Some(holder) }
+    }
+}
+
+impl Drop for Freeze {
+    fn drop(&mut self) {
+        drop(self.release.take());
+        if let Some(holder) = self.holder.take() {
+            let _ = holder.join();
+        }
+    }
 }
 
 fn uring_available() -> bool {
@@ -211,5 +258,250 @@ fn timeout_options_and_their_defaults() {
         let error = parse(words(&format!("oltp_read_write run {bad}")).into_iter().map(Into::into)).unwrap_err();
         let text = error.to_string();
         assert!(text.contains(bad.split('=').next().unwrap()) && text.contains("seconds >= 0"), "{bad}: {text}");
+    }
+}
+
+/// `--time` is a promise: a server that stops answering mid-run (sysbench
+/// hangs until killed) ends the run a second after its time, with the
+/// report of what completed, the stalled connections named on stderr, and
+/// status 2.
+#[test]
+fn a_frozen_server_cuts_the_run_at_its_time() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    prepare_table(&server, 1000);
+    for backend in backends() {
+        let line = format!("oltp_point_select {} --tables=1 --threads=4 --time=2 {backend} run", connect_args(&server));
+        let (child, started) = spawn(&line);
+        std::thread::sleep(Duration::from_millis(700));
+        let freeze = Freeze::start(&server);
+        let ran = wait(child, started);
+        drop(freeze);
+        assert_eq!(ran.code, Some(2), "{backend}: {ran}");
+        assert!(ran.took < Duration::from_millis(4_500), "{backend}: 2 s + 1 s to answer + set-up: {ran}");
+        assert!(ran.counter("transactions:") > 0, "{backend}: {ran}");
+        let cut =
+            "wirebench: the run was cut 1.0 s after --time=2: 4 connection(s) still waited for the server's answer";
+        assert!(ran.stderr.lines().any(|l| l.starts_with(cut)), "{backend}: {ran}");
+    }
+    drop_table(&server);
+}
+
+/// `--mysql-read-timeout`: a connection whose answer does not come in time
+/// is lost with libmysqlclient's client error 2013 (fatal unless ignored),
+/// on both backends, without `--time`.
+#[test]
+fn a_read_timeout_loses_the_connection() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    prepare_table(&server, 1000);
+    for backend in backends() {
+        let line = format!(
+            "oltp_point_select {} --tables=1 --threads=2 --time=0 --events=1000000000 --mysql-read-timeout=1 \
+             {backend} run",
+            connect_args(&server)
+        );
+        let (child, started) = spawn(&line);
+        std::thread::sleep(Duration::from_millis(500));
+        let freeze = Freeze::start(&server);
+        let ran = wait(child, started);
+        drop(freeze);
+        assert_eq!(ran.code, Some(1), "{backend}: {ran}");
+        assert!(ran.took < Duration::from_secs(4), "{backend}: {ran}");
+        let fatal = ran.stderr.lines().find(|l| l.starts_with("FATAL: ")).unwrap_or_else(|| panic!("{ran}"));
+        assert!(fatal.contains("client error 2013: no answer for 1s, --mysql-read-timeout"), "{backend}: {fatal}");
+        assert!(fatal.contains("list 2013 in --mysql-ignore-errors"), "{backend}: {fatal}");
+    }
+    drop_table(&server);
+}
+
+/// With 2013 ignored, connections that timed out reconnect (the attempts
+/// made while the table is still locked fail within the read timeout too)
+/// and the run goes on once the server answers again.
+#[test]
+fn timed_out_connections_reconnect_when_2013_is_ignored() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    prepare_table(&server, 1000);
+    for backend in backends() {
+        let line = format!(
+            "oltp_point_select {} --tables=1 --threads=2 --time=5 --mysql-read-timeout=1 \
+             --mysql-ignore-errors=2013 {backend} run",
+            connect_args(&server)
+        );
+        let (child, started) = spawn(&line);
+        std::thread::sleep(Duration::from_millis(500));
+        let freeze = Freeze::start(&server);
+        std::thread::sleep(Duration::from_millis(2_500));
+        drop(freeze);
+        let ran = wait(child, started);
+        assert_eq!(ran.code, Some(0), "{backend}: {ran}");
+        assert!(ran.counter("reconnects:") >= 2, "{backend}: {ran}");
+        assert!(ran.counter("transactions:") > 0, "{backend}: {ran}");
+        assert!(ran.took < Duration::from_secs(7), "{backend}: {ran}");
+    }
+    drop_table(&server);
+}
+
+// ---------------------------------------------------------------------------
+// The event loops in memory: a fake server on the other end of a socket
+// pair that stops reading, or stops answering.
+
+mod in_memory {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use wirebench::client::{ConnectOptions, Endpoint};
+    use wirebench::driver::{
+        spawn_loops, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, IoBackend, LoopContext, LoopPlan, Lost,
+        PollMode, Redial, RunControl, Session, StdSocket,
+    };
+    use wirebench::rand::{RandConfig, RandParams, Rng};
+    use wirebench::stats::StatsBoard;
+    use wirebench::transport::Transport;
+    use wirebench::workload::{CommandSink, Script, Step, WorkloadError};
+    use wirebench_protocol::Capabilities;
+
+    const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
+
+    /// One COM_QUERY of `sql` per event.
+    struct Query(&'static [u8]);
+
+    impl Script for Query {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.query(self.0);
+            Ok(Step::Last)
+        }
+        fn restart_event(&mut self) {}
+    }
+
+    /// What the fake server does with the connection.
+    #[derive(Clone, Copy)]
+    enum Fake {
+        /// Reads nothing, answers nothing.
+        Deaf,
+        /// Reads everything, answers nothing.
+        Mute,
+    }
+
+    fn serve(mut stream: UnixStream, fake: Fake, until: Instant) {
+        stream.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let mut sink = [0u8; 64 * 1024];
+        while Instant::now() < until {
+            match fake {
+                Fake::Deaf => std::thread::sleep(Duration::from_millis(50)),
+                Fake::Mute => match stream.read(&mut sink) {
+                    Ok(0) => return,
+                    _ => continue,
+                },
+            }
+        }
+        let _ = stream.flush();
+    }
+
+    fn backends() -> Vec<Backend> {
+        let mut backends = vec![Backend::Epoll];
+        if Backend::resolve(IoBackend::Uring).is_ok() {
+            backends.push(Backend::Uring);
+        }
+        backends
+    }
+
+    /// Runs `connections` connections sending `sql`, each to a fake
+    /// server, with `limits` as read and write timeouts, `--time` as
+    /// `deadline_ms` and a cut at `cut_ms`; the loops' result, the run's
+    /// control and how long the loops took.
+    fn run(
+        backend: Backend,
+        fake: Fake,
+        sql: &'static [u8],
+        limits: (Option<Duration>, Option<Duration>),
+        deadline_cut_ms: Option<(u64, u64)>,
+    ) -> (Result<(), DriverError>, Arc<RunControl>, Duration) {
+        let connections = 2;
+        let context = LoopContext {
+            board: StatsBoard::new(&[connections]),
+            control: RunControl::new(None, 1),
+            clock: Clock::start(),
+            deadline_ns: deadline_cut_ms.map(|(deadline, _)| deadline * 1_000_000),
+            ignore: IgnoreErrors::List(vec![]),
+            poll: PollMode::Sleep,
+            finished: Default::default(),
+        };
+        if let Some((_, cut)) = deadline_cut_ms {
+            context.control.cut_at(cut * 1_000_000);
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut plan = LoopPlan { cpu: None, connections: Vec::new() };
+        let mut servers = Vec::new();
+        for i in 0..connections {
+            let (client, server) = UnixStream::pair().unwrap();
+            servers.push(std::thread::spawn(move || serve(server, fake, until)));
+            let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
+            let mut options = ConnectOptions::new(Endpoint::unix("fake"), "u", "p");
+            (options.read_timeout, options.write_timeout) = limits;
+            plan.connections.push(ConnPlan {
+                endpoint: Endpoint::unix("fake"),
+                socket: StdSocket::Unix(client),
+                leftover: bytes::BytesMut::new(),
+                session: Session::new(i, Box::new(Query(sql)), rng, Vec::new(), CAPS, 1),
+                transport: Transport::plain(),
+                redial: Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &[] },
+            });
+        }
+        let started = Instant::now();
+        let handles = spawn_loops(vec![plan], backend, &context).unwrap();
+        let mut result = Ok(());
+        for handle in handles {
+            if let Err(e) = handle.join().unwrap() {
+                result = Err(e);
+            }
+        }
+        let took = started.elapsed();
+        drop(servers);
+        (result, context.control.clone(), took)
+    }
+
+    /// `--mysql-write-timeout`: a server that takes no more bytes loses
+    /// the connection as libmysqlclient reports it (client error 2006).
+    #[test]
+    fn a_server_that_stops_reading_is_a_write_timeout() {
+        let big: &'static [u8] = Box::leak(vec![b'x'; 4 << 20].into_boxed_slice());
+        for backend in backends() {
+            let limits = (None, Some(Duration::from_millis(300)));
+            let (result, _, took) = run(backend, Fake::Deaf, big, limits, None);
+            let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
+            assert!(matches!(lost, Lost::WriteTimeout(_)) && lost.code() == 2006, "{backend:?}: {lost}");
+            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+        }
+    }
+
+    /// `--mysql-read-timeout`: a server that reads and never answers loses
+    /// the connection with client error 2013.
+    #[test]
+    fn a_server_that_stops_answering_is_a_read_timeout() {
+        for backend in backends() {
+            let limits = (Some(Duration::from_millis(300)), Some(Duration::from_millis(300)));
+            let (result, _, took) = run(backend, Fake::Mute, b"SELECT 1", limits, None);
+            let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
+            assert!(matches!(lost, Lost::ReadTimeout(_)) && lost.code() == 2013, "{backend:?}: {lost}");
+            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+        }
+    }
+
+    /// Once the run is cut, the loops stop waiting: every connection still
+    /// waiting for an answer is counted as stalled, and the loops end.
+    #[test]
+    fn the_cut_ends_the_loops_and_counts_the_stalled() {
+        for backend in backends() {
+            let (result, control, took) = run(backend, Fake::Mute, b"SELECT 1", (None, None), Some((200, 500)));
+            result.unwrap_or_else(|e| panic!("{backend:?}: {e}"));
+            let stalls = control.stalls();
+            assert_eq!(stalls.connections, 2, "{backend:?}");
+            assert!(stalls.longest_wait_ns >= 400_000_000, "{backend:?}: {stalls:?}");
+            assert!(took < Duration::from_millis(1_500), "{backend:?}: {took:?}");
+        }
     }
 }

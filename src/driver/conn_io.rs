@@ -17,6 +17,7 @@ use wirebench_protocol::command;
 use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
+use super::waits::WaitLimits;
 use super::{
     Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket,
 };
@@ -134,6 +135,12 @@ impl ConnIo {
         let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;
         self.restart(capabilities, transport, &statement_ids);
         Ok(Some((socket, leftover)))
+    }
+
+    /// The read and write timeouts the connection was opened with.
+    pub(super) fn wait_limits(&self) -> WaitLimits {
+        let options = &self.redial.options;
+        WaitLimits { read: options.read_timeout, write: options.write_timeout }
     }
 
     /// On a connection opened again: its new transport; the commands in
@@ -336,7 +343,8 @@ mod tests {
     }
 
     /// A lost connection is fatal unless its code is ignored; then it
-    /// counts as a reconnect.
+    /// counts as a reconnect. A timeout is lost as libmysqlclient reports
+    /// it (2013 reading, 2006 writing).
     #[test]
     fn a_lost_connection_is_fatal_unless_ignored() {
         let io = conn_io(Transport::plain());
@@ -347,5 +355,13 @@ mod tests {
         io.lost(Lost::Closed, &IgnoreErrors::List(vec![2013]), &mut stats).unwrap();
         io.lost(Lost::Write(io::ErrorKind::BrokenPipe.into()), &IgnoreErrors::All, &mut stats).unwrap();
         assert_eq!(stats.pending().counters.reconnects, 2);
+        let read = std::time::Duration::from_secs(3);
+        io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2013]), &mut stats).unwrap();
+        let error = io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2006]), &mut stats).unwrap_err();
+        let error = error.to_string();
+        assert!(error.contains("client error 2013: no answer for 3s, --mysql-read-timeout"), "{error}");
+        let error = io.lost(Lost::WriteTimeout(read), &IgnoreErrors::List(vec![2013]), &mut stats).unwrap_err();
+        let error = error.to_string();
+        assert!(error.contains("client error 2006") && error.contains("list 2006 in"), "{error}");
     }
 }

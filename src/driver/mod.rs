@@ -24,6 +24,7 @@ mod options;
 mod redial;
 mod session;
 mod uring;
+mod waits;
 
 use std::fmt;
 use std::io;
@@ -41,6 +42,7 @@ pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};
 pub use uring::UringUnavailable;
+pub use waits::Stalls;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
@@ -95,8 +97,10 @@ impl StdSocket {
         })
     }
 
-    /// Back to a tokio stream, registered with the current runtime.
+    /// Back to a tokio stream, registered with the current runtime (which
+    /// wants it non-blocking: tokio refuses a blocking one).
     fn into_stream(self) -> io::Result<Stream> {
+        self.set_nonblocking(true)?;
         Ok(match self {
             StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s)?),
             StdSocket::Unix(s) => Stream::Unix(tokio::net::UnixStream::from_std(s)?),

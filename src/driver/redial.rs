@@ -9,7 +9,8 @@
 //! wirebench sees a lost connection as a socket failure and names it as
 //! libmysqlclient would: a failed write is 2006 ("server has gone away"),
 //! a read that fails or finds the socket closed is 2013 ("lost connection
-//! during query").
+//! during query"); so is a wait past `--mysql-write-timeout` (2006) or
+//! `--mysql-read-timeout` (2013), as libmysqlclient's own timeouts are.
 
 use std::fmt;
 use std::io;
@@ -38,14 +39,18 @@ pub enum Lost {
     Read(io::Error),
     /// The server closed the connection.
     Closed,
+    /// No answer within `--mysql-read-timeout`.
+    ReadTimeout(Duration),
+    /// The socket took nothing within `--mysql-write-timeout`.
+    WriteTimeout(Duration),
 }
 
 impl Lost {
     /// The client error code libmysqlclient reports for it.
     pub fn code(&self) -> u16 {
         match self {
-            Lost::Write(_) => CR_SERVER_GONE_ERROR,
-            Lost::Read(_) | Lost::Closed => CR_SERVER_LOST,
+            Lost::Write(_) | Lost::WriteTimeout(_) => CR_SERVER_GONE_ERROR,
+            Lost::Read(_) | Lost::Closed | Lost::ReadTimeout(_) => CR_SERVER_LOST,
         }
     }
 }
@@ -58,6 +63,17 @@ impl fmt::Display for Lost {
             Lost::Closed => write!(
                 f,
                 "lost connection to the server during a query (client error 2013: the server closed the connection)"
+            ),
+            Lost::ReadTimeout(after) => write!(
+                f,
+                "lost connection to the server during a query (client error 2013: no answer for {}s, \
+                 --mysql-read-timeout)",
+                after.as_secs_f64()
+            ),
+            Lost::WriteTimeout(after) => write!(
+                f,
+                "the server has gone away (client error 2006: it took no command for {}s, --mysql-write-timeout)",
+                after.as_secs_f64()
             ),
         }
     }

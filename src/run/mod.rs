@@ -57,6 +57,11 @@ pub enum Outcome {
     /// `prepare` and `cleanup` said what they had done. The process exits
     /// with [`Signal::exit_status`].
     Interrupted(Signal),
+    /// `--time` was up and `stalled` connections still waited for the
+    /// server's answer a second later: the run stopped waiting for them,
+    /// printed its report of what completed, and ends as a forced shutdown
+    /// does (status 2).
+    Cut { stalled: usize },
 }
 
 /// Carries out `bench.command`.

@@ -69,7 +69,42 @@ fn spawn(line: &str) -> (std::process::Child, Instant) {
     (child, Instant::now())
 }
 
+/// Returns once the run has printed "Threads started!" (its connections
+/// are open), its stdout then read on aside for [`wait`].
+fn wait_for_threads_started(mut child: std::process::Child) -> std::process::Child {
+    use std::io::{BufRead, Read};
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut stdout = std::io::BufReader::new(stdout);
+        let mut seen = Vec::new();
+        let mut line = String::new();
+        while stdout.read_line(&mut line).unwrap_or(0) > 0 {
+            if line.starts_with("Threads started!") {
+                let _ = tx.send(());
+            }
+            seen.extend_from_slice(line.as_bytes());
+            line.clear();
+        }
+        let _ = stdout.read_to_end(&mut seen);
+        seen
+    });
+    let _ = rx.recv_timeout(Duration::from_secs(10));
+    READ_ASIDE.lock().unwrap().insert(child.id(), reader);
+    child
+}
+
+/// The stdout readers of [`wait_for_threads_started`], by process id.
+static READ_ASIDE: Mutex<std::collections::BTreeMap<u32, std::thread::JoinHandle<Vec<u8>>>> =
+    Mutex::new(std::collections::BTreeMap::new());
+
 fn wait(child: std::process::Child, started: Instant) -> Ran {
+    let reader = READ_ASIDE.lock().unwrap().remove(&child.id());
+    if let Some(reader) = reader {
+        let mut output = child.wait_with_output().expect("wirebench ends");
+        output.stdout = reader.join().unwrap();
+        return Ran::from(output, started.elapsed());
+    }
     let output = child.wait_with_output().expect("wirebench ends");
     Ran::from(output, started.elapsed())
 }
@@ -341,6 +376,98 @@ fn timed_out_connections_reconnect_when_2013_is_ignored() {
         assert!(ran.took < Duration::from_secs(7), "{backend}: {ran}");
     }
     drop_table(&server);
+}
+
+/// A TCP proxy to `upstream` that, once muted, closes every connection it
+/// carries and accepts new ones without ever sending a byte: a server that
+/// accepts connections and never greets.
+struct MuteProxy {
+    addr: std::net::SocketAddr,
+    muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    carried: std::sync::Arc<Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl MuteProxy {
+    fn start(upstream: std::net::SocketAddr) -> MuteProxy {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let muted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let carried = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let (muted_in, carried_in) = (muted.clone(), carried.clone());
+        std::thread::spawn(move || {
+            let mut silent = Vec::new();
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                if muted_in.load(Ordering::SeqCst) {
+                    silent.push(client);
+                    continue;
+                }
+                let server = std::net::TcpStream::connect(upstream).unwrap();
+                carried_in.lock().unwrap().extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
+                pipe(server, client);
+            }
+        });
+        MuteProxy { addr, muted, carried }
+    }
+
+    fn mute(&self) {
+        self.muted.store(true, std::sync::atomic::Ordering::SeqCst);
+        for socket in self.carried.lock().unwrap().drain(..) {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream) {
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    });
+}
+
+/// A server that drops its connections and then accepts new ones without
+/// ever greeting, with 2013 and 2006 ignored: the reconnects give up at the
+/// end of `--time` (it lasted 30 s, the connect timeout, before), none is
+/// counted in `reconnects` (it said 1), and the failed attempts are said
+/// on a line of wirebench's own after the report.
+#[test]
+fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
+    use wirebench::null_server::{NullServer, NullServerConfig};
+    let config = NullServerConfig { tcp: Some("127.0.0.1:0".parse().unwrap()), cpus: vec![0], ..Default::default() };
+    let null = NullServer::start(config).expect("the null server starts");
+    let proxy = MuteProxy::start(null.local_addr().unwrap());
+    for backend in backends() {
+        let line = format!(
+            "oltp_point_select --mysql-host=127.0.0.1 --mysql-port={} --tables=1 --threads=2 --time=2 \
+             --mysql-ignore-errors=2013,2006 {backend} run",
+            proxy.addr.port()
+        );
+        proxy.muted.store(false, std::sync::atomic::Ordering::SeqCst);
+        let (child, started) = spawn(&line);
+        let child = wait_for_threads_started(child);
+        std::thread::sleep(Duration::from_millis(500));
+        proxy.mute();
+        let ran = wait(child, started);
+        assert_eq!(ran.code, Some(0), "{backend}: {ran}");
+        assert!(ran.took < Duration::from_millis(3_500), "{backend}: {ran}");
+        assert_eq!(ran.counter("reconnects:"), 0, "{backend}: {ran}");
+        assert!(ran.counter("transactions:") > 0, "{backend}: {ran}");
+        let failed = ran
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("wirebench: failed reconnect attempts: "))
+            .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("{backend}: no failed attempts line: {ran}"));
+        // io_uring reconnects blocking: its other connection's turn comes
+        // only after the run is over.
+        assert!(failed >= 1, "{backend}: the attempt cut off at the end at least: {ran}");
+        let report_end = ran.stdout.find("Threads fairness:").unwrap_or_else(|| panic!("{ran}"));
+        let line_at = ran.stdout.find("wirebench: failed reconnect attempts").unwrap();
+        assert!(line_at > report_end, "after sysbench's report: {ran}");
+    }
+    drop(null);
 }
 
 // ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 //! into the backend's send buffer and walks its receive buffer in place:
 //! no second buffer, no copy.
 
+use std::cell::RefCell;
 use std::io;
 
 use bytes::BytesMut;
@@ -17,6 +18,7 @@ use wirebench_protocol::command;
 use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
+use super::redial::Redialled;
 use super::waits::WaitLimits;
 use super::{
     Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket,
@@ -104,24 +106,28 @@ impl ConnIo {
     }
 
     /// The connection was lost: fatal unless `--mysql-ignore-errors` lists
-    /// its code, else counted as a reconnect; the backend then opens it
-    /// again with [`reopen`](Self::reopen) or
-    /// [`reopen_blocking`](Self::reopen_blocking), once it no longer uses
-    /// the old socket.
-    pub(super) fn lost(&self, lost: Lost, ignore: &IgnoreErrors, stats: &mut LoopStats) -> Result<(), DriverError> {
+    /// its code; the backend then opens it again with
+    /// [`reopen`](Self::reopen) or [`reopen_blocking`](Self::reopen_blocking),
+    /// once it no longer uses the old socket.
+    pub(super) fn lost(&self, lost: Lost, ignore: &IgnoreErrors) -> Result<(), DriverError> {
         if !ignore.ignores(lost.code()) {
             return Err(DriverError::Lost { endpoint: self.endpoint.clone(), lost });
         }
-        stats.record_reconnect();
         Ok(())
     }
 
     /// Opens the lost connection again, from within the loop's runtime,
-    /// retrying until it works; the session starts its event over on it.
-    /// The new stream and the bytes already read from it, or `None` when
-    /// the run ended first.
-    pub(super) async fn reopen(&mut self, context: &LoopContext) -> Option<(Stream, BytesMut)> {
-        let (conn, statement_ids) = self.redial.reopen(|| context.run_over()).await?;
+    /// retrying until it works or the run is over; the session starts its
+    /// event over on it. The new stream and the bytes already read from it,
+    /// or none when the run ended first; the attempts are counted in `stats`.
+    pub(super) async fn reopen(
+        &mut self,
+        context: &LoopContext,
+        stats: &RefCell<LoopStats>,
+    ) -> Option<(Stream, BytesMut)> {
+        let Redialled { opened, failed_attempts } = self.redial.reopen(|| context.run_over()).await;
+        count_attempts(opened.is_some(), failed_attempts, &mut stats.borrow_mut());
+        let (conn, statement_ids) = opened?;
         let (stream, leftover, login, transport) = conn.into_parts();
         self.restart(login.capabilities, transport, &statement_ids);
         Some((stream, leftover))
@@ -129,9 +135,15 @@ impl ConnIo {
 
     /// [`reopen`](Self::reopen) for a loop without a runtime: blocks the
     /// loop's thread, and so its other connections, until the connection
-    /// is back (see [`Redial::reopen_blocking`]).
-    pub(super) fn reopen_blocking(&mut self, context: &LoopContext) -> io::Result<Option<(StdSocket, BytesMut)>> {
-        let Some(reopened) = self.redial.reopen_blocking(|| context.run_over())? else { return Ok(None) };
+    /// is back or the run is over (see [`Redial::reopen_blocking`]).
+    pub(super) fn reopen_blocking(
+        &mut self,
+        context: &LoopContext,
+        stats: &mut LoopStats,
+    ) -> io::Result<Option<(StdSocket, BytesMut)>> {
+        let Redialled { opened, failed_attempts } = self.redial.reopen_blocking(|| context.run_over())?;
+        count_attempts(opened.is_some(), failed_attempts, stats);
+        let Some(reopened) = opened else { return Ok(None) };
         let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;
         self.restart(capabilities, transport, &statement_ids);
         Ok(Some((socket, leftover)))
@@ -173,6 +185,15 @@ impl ConnIo {
     fn transport_error(&self, source: TransportError) -> DriverError {
         DriverError::Transport { endpoint: self.endpoint.clone(), source }
     }
+}
+
+/// sysbench's `reconnects` counts a lost connection once it is open again;
+/// the attempts that failed on the way are wirebench's own count.
+fn count_attempts(reconnected: bool, failed_attempts: u64, stats: &mut LoopStats) {
+    if reconnected {
+        stats.record_reconnect();
+    }
+    stats.record_failed_reconnects(failed_attempts);
 }
 
 #[cfg(test)]
@@ -342,26 +363,31 @@ mod tests {
         assert!(error.ends_with("list 1064 in --mysql-ignore-errors to count it as an ignored error and go on"));
     }
 
-    /// A lost connection is fatal unless its code is ignored; then it
-    /// counts as a reconnect. A timeout is lost as libmysqlclient reports
-    /// it (2013 reading, 2006 writing).
+    /// A lost connection is fatal unless its code is ignored; a timeout is
+    /// lost as libmysqlclient reports it (2013 reading, 2006 writing).
     #[test]
     fn a_lost_connection_is_fatal_unless_ignored() {
         let io = conn_io(Transport::plain());
-        let mut stats = LoopStats::new(1);
-        let error = io.lost(Lost::Closed, &IgnoreErrors::List(vec![2006]), &mut stats).unwrap_err();
+        let error = io.lost(Lost::Closed, &IgnoreErrors::List(vec![2006])).unwrap_err();
         assert!(matches!(error, DriverError::Lost { lost: Lost::Closed, .. }), "{error}");
         assert!(error.to_string().contains("list 2013 in --mysql-ignore-errors"), "{error}");
-        io.lost(Lost::Closed, &IgnoreErrors::List(vec![2013]), &mut stats).unwrap();
-        io.lost(Lost::Write(io::ErrorKind::BrokenPipe.into()), &IgnoreErrors::All, &mut stats).unwrap();
-        assert_eq!(stats.pending().counters.reconnects, 2);
+        io.lost(Lost::Closed, &IgnoreErrors::List(vec![2013])).unwrap();
+        io.lost(Lost::Write(io::ErrorKind::BrokenPipe.into()), &IgnoreErrors::All).unwrap();
         let read = std::time::Duration::from_secs(3);
-        io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2013]), &mut stats).unwrap();
-        let error = io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2006]), &mut stats).unwrap_err();
-        let error = error.to_string();
+        io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2013])).unwrap();
+        let error = io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2006])).unwrap_err().to_string();
         assert!(error.contains("client error 2013: no answer for 3s, --mysql-read-timeout"), "{error}");
-        let error = io.lost(Lost::WriteTimeout(read), &IgnoreErrors::List(vec![2013]), &mut stats).unwrap_err();
-        let error = error.to_string();
+        let error = io.lost(Lost::WriteTimeout(read), &IgnoreErrors::List(vec![2013])).unwrap_err().to_string();
         assert!(error.contains("client error 2006") && error.contains("list 2006 in"), "{error}");
+    }
+
+    /// Only a reconnect that worked counts as one; failed attempts apart.
+    #[test]
+    fn reconnects_count_only_when_they_work() {
+        let mut stats = LoopStats::new(1);
+        count_attempts(false, 3, &mut stats);
+        count_attempts(true, 2, &mut stats);
+        let counters = stats.pending().counters;
+        assert_eq!((counters.reconnects, counters.failed_reconnects), (1, 5));
     }
 }

@@ -274,8 +274,8 @@ async fn drive_connection(conn: ConnPlan, shared: &EpollLoop, watch: &Watch) -> 
             (Some(lost), None) => lost,
         };
         watch.fd.set(None);
-        io.lost(lost, &shared.context.ignore, &mut shared.stats.borrow_mut())?;
-        let Some((stream, leftover)) = io.reopen(&shared.context).await else { return Ok(()) };
+        io.lost(lost, &shared.context.ignore)?;
+        let Some((stream, leftover)) = io.reopen(&shared.context, &shared.stats).await else { return Ok(()) };
         watch.fd.set(Some(stream.as_raw_fd()));
         wire.replace(stream, leftover);
     }

@@ -39,7 +39,7 @@ use wirebench_protocol::response::ServerError;
 pub use budget::{Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
-pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
+pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};
 pub use uring::UringUnavailable;
 pub use waits::Stalls;

@@ -594,7 +594,7 @@ impl<'c> Driver<'c> {
     /// cancelled, and it is opened again once they have completed.
     fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if let Err(error) = conn.io.lost(lost, &self.context.ignore, &mut self.stats) {
+        if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
             return self.fail(i, error);
         }
         conn.state = ConnState::Reconnecting;
@@ -620,7 +620,7 @@ impl<'c> Driver<'c> {
         if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
-        let replaced = match conn.io.reopen_blocking(self.context) {
+        let replaced = match conn.io.reopen_blocking(self.context, &mut self.stats) {
             Ok(Some((socket, leftover))) => conn.replace(socket, leftover),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted.

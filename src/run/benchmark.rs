@@ -108,12 +108,14 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     }
 }
 
-/// sysbench's final report (with `--histogram`, the histogram first).
+/// sysbench's final report (with `--histogram`, the histogram first), and
+/// wirebench's line on failed reconnects after it.
 fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Result<(), OutputError> {
     if general.histogram {
         Output::Stdout.print(HistogramReport(&reports.collector.totals().latency))?;
     }
-    Output::Stdout.print(reports.cumulative(end_ns, 0))
+    Output::Stdout.print(reports.cumulative(end_ns, 0))?;
+    say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {
@@ -159,6 +161,19 @@ fn last_resort_s(bench: &Bench) -> Option<u32> {
 }
 
 const LAST_RESORT_AFTER_S: u32 = 10;
+
+/// After sysbench's report lines, so that its parsers read them unchanged:
+/// attempts to reconnect that failed, which sysbench's `reconnects` does
+/// not count (it retries until one works).
+fn say_failed_reconnects(failed: u64) -> Result<(), OutputError> {
+    if failed == 0 {
+        return Ok(());
+    }
+    Output::Stdout.line(format_args!(
+        "wirebench: failed reconnect attempts: {failed} (refused, timed out, or cut off at the end of the run; \
+         reconnects counts the connections opened again)"
+    ))
+}
 
 /// A run whose time was up while connections still waited for answers was
 /// cut: says so, with how many and for how long, on stderr.

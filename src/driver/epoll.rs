@@ -166,7 +166,9 @@ fn check_waits(shared: &EpollLoop, now: u64) {
             watch.shut(Cut::Stalled);
         }
     }
-    control.record_stalls(stalls);
+    if stalls.connections > 0 {
+        control.record_stalls(stalls);
+    }
 }
 
 /// `--rate`: the loop's connections waiting for an arrival.

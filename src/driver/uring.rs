@@ -342,8 +342,6 @@ struct Driver<'c> {
     /// waits are stamped with, so that stamping reads no clock.
     now_ns: u64,
     wait_check: WaitCheck,
-    /// The run was cut and this loop's stalled connections counted.
-    cut_done: bool,
 }
 
 pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
@@ -386,7 +384,6 @@ impl<'c> Driver<'c> {
             first_error: None,
             now_ns: context.clock.now_ns(),
             wait_check: WaitCheck::default(),
-            cut_done: false,
         })
     }
 
@@ -658,11 +655,9 @@ impl<'c> Driver<'c> {
     }
 
     /// The run is cut: stops it, and ends the connections that still wait
-    /// for an answer; their events are not counted, the connections are.
+    /// for an answer; their events are not counted, the connections are
+    /// (each once: it is no longer running).
     fn cut_stalled(&mut self, now: u64) -> Result<(), DriverError> {
-        if std::mem::replace(&mut self.cut_done, true) {
-            return Ok(());
-        }
         self.context.control.stop();
         let mut stalls = Stalls::default();
         for i in 0..self.conns.len() {
@@ -675,7 +670,9 @@ impl<'c> Driver<'c> {
             self.cancel_ops(i)?;
             self.retire_if_idle(i);
         }
-        self.context.control.record_stalls(stalls);
+        if stalls.connections > 0 {
+            self.context.control.record_stalls(stalls);
+        }
         Ok(())
     }
 

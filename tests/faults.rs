@@ -511,14 +511,22 @@ mod in_memory {
         Deaf,
         /// Reads everything, answers nothing.
         Mute,
+        /// Answers one command at once, before reading it, then reads
+        /// nothing.
+        AnswersOnceDeaf,
     }
 
     fn serve(mut stream: UnixStream, fake: Fake, until: Instant) {
         stream.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        if let Fake::AnswersOnceDeaf = fake {
+            let mut ok = Vec::new();
+            wirebench_protocol::response::OkPacket::default().encode(0, CAPS, 1, &mut ok);
+            stream.write_all(&ok).unwrap();
+        }
         let mut sink = [0u8; 64 * 1024];
         while Instant::now() < until {
             match fake {
-                Fake::Deaf => std::thread::sleep(Duration::from_millis(50)),
+                Fake::Deaf | Fake::AnswersOnceDeaf => std::thread::sleep(Duration::from_millis(50)),
                 Fake::Mute => match stream.read(&mut sink) {
                     Ok(0) => return,
                     _ => continue,
@@ -546,11 +554,12 @@ mod in_memory {
         sql: &'static [u8],
         limits: (Option<Duration>, Option<Duration>),
         deadline_cut_ms: Option<(u64, u64)>,
+        events: Option<u64>,
     ) -> (Result<(), DriverError>, Arc<RunControl>, Duration) {
         let connections = 2;
         let context = LoopContext {
             board: StatsBoard::new(&[connections]),
-            control: RunControl::new(None, 1),
+            control: RunControl::new(events, 1),
             clock: Clock::start(),
             deadline_ns: deadline_cut_ms.map(|(deadline, _)| deadline * 1_000_000),
             ignore: IgnoreErrors::List(vec![]),
@@ -598,7 +607,7 @@ mod in_memory {
         let big: &'static [u8] = Box::leak(vec![b'x'; 4 << 20].into_boxed_slice());
         for backend in backends() {
             let limits = (None, Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::Deaf, big, limits, None);
+            let (result, _, took) = run(backend, Fake::Deaf, big, limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::WriteTimeout(_)) && lost.code() == 2006, "{backend:?}: {lost}");
             assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
@@ -611,7 +620,7 @@ mod in_memory {
     fn a_server_that_stops_answering_is_a_read_timeout() {
         for backend in backends() {
             let limits = (Some(Duration::from_millis(300)), Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::Mute, b"SELECT 1", limits, None);
+            let (result, _, took) = run(backend, Fake::Mute, b"SELECT 1", limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::ReadTimeout(_)) && lost.code() == 2013, "{backend:?}: {lost}");
             assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
@@ -623,12 +632,31 @@ mod in_memory {
     #[test]
     fn the_cut_ends_the_loops_and_counts_the_stalled() {
         for backend in backends() {
-            let (result, control, took) = run(backend, Fake::Mute, b"SELECT 1", (None, None), Some((200, 500)));
+            let (result, control, took) = run(backend, Fake::Mute, b"SELECT 1", (None, None), Some((200, 500)), None);
             result.unwrap_or_else(|e| panic!("{backend:?}: {e}"));
             let stalls = control.stalls();
             assert_eq!(stalls.connections, 2, "{backend:?}");
             assert!(stalls.longest_wait_ns >= 400_000_000, "{backend:?}: {stalls:?}");
             assert!(took < Duration::from_millis(1_500), "{backend:?}: {took:?}");
+        }
+    }
+
+    /// A connection done with its work whose COM_QUIT the server never
+    /// takes (it answered a command it had not read) ends at the write
+    /// timeout instead of holding its loop: io_uring gives the goodbye up;
+    /// epoll, still sending the command, loses the connection (2006).
+    #[test]
+    fn a_goodbye_the_server_never_takes_does_not_hold_the_loop() {
+        let big: &'static [u8] = Box::leak(vec![b'x'; 4 << 20].into_boxed_slice());
+        for backend in backends() {
+            let limits = (None, Some(Duration::from_millis(300)));
+            let (result, _, took) = run(backend, Fake::AnswersOnceDeaf, big, limits, None, Some(2));
+            match result {
+                Ok(()) => {}
+                Err(DriverError::Lost { lost: Lost::WriteTimeout(_), .. }) => {}
+                Err(other) => panic!("{backend:?}: {other}"),
+            }
+            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
         }
     }
 }

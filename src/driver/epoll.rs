@@ -25,6 +25,9 @@ use crate::stats::LoopStats;
 /// Bytes a read may fill at least.
 const READ_CHUNK: usize = 4096;
 
+/// How long COM_QUIT may wait for the socket to take it.
+const QUIT_WAIT: Duration = Duration::from_secs(1);
+
 /// How often an idle loop still answers the collector.
 const PUBLISH_TICK: Duration = Duration::from_millis(5);
 
@@ -365,7 +368,9 @@ impl Wire {
     /// dropped. A server already gone makes no difference now.
     async fn send_quit(&mut self, io: &mut ConnIo) {
         if io.write_quit(&mut self.wbuf).is_ok() {
-            let _ = self.stream.write_all(&self.wbuf).await;
+            // A goodbye is not worth a hang: a server that takes nothing
+            // more in a second gets none.
+            let _ = tokio::time::timeout(QUIT_WAIT, self.stream.write_all(&self.wbuf)).await;
             self.wbuf.clear();
         }
     }

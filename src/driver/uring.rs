@@ -636,19 +636,19 @@ impl<'c> Driver<'c> {
     }
 
     /// Treats a connection that waited past its read or write timeout as
-    /// lost; once the run is cut, ends every connection still waiting for
-    /// an answer, counted as stalled.
+    /// lost (one sending its COM_QUIT just ends); once the run is cut, ends
+    /// every connection still waiting for an answer, counted as stalled.
     fn check_waits(&mut self, now: u64) -> Result<(), DriverError> {
         if self.context.control.cut_due(now) {
             return self.cut_stalled(now);
         }
         for i in 0..self.conns.len() {
             let Some(conn) = self.conns.get(i) else { continue };
-            if conn.state != ConnState::Running {
-                continue;
-            }
-            if let Some(overdue) = conn.waits.overdue(now, conn.limits) {
-                self.lose(i, overdue.lost())?;
+            let Some(overdue) = conn.waits.overdue(now, conn.limits) else { continue };
+            match conn.state {
+                ConnState::Running => self.lose(i, overdue.lost())?,
+                ConnState::Quitting => self.abandon(i)?,
+                _ => {}
             }
         }
         Ok(())
@@ -656,23 +656,35 @@ impl<'c> Driver<'c> {
 
     /// The run is cut: stops it, and ends the connections that still wait
     /// for an answer; their events are not counted, the connections are
-    /// (each once: it is no longer running).
+    /// (each once: it is no longer running). A COM_QUIT still being sent
+    /// is given up.
     fn cut_stalled(&mut self, now: u64) -> Result<(), DriverError> {
         self.context.control.stop();
         let mut stalls = Stalls::default();
         for i in 0..self.conns.len() {
-            let Some(conn) = self.conns.get_mut(i) else { continue };
-            if conn.state != ConnState::Running || conn.io.session().in_flight() == 0 {
-                continue;
+            let Some(conn) = self.conns.get(i) else { continue };
+            match conn.state {
+                ConnState::Running if conn.io.session().in_flight() > 0 => {
+                    stalls.add(conn.waits.waited(now).unwrap_or(0));
+                    self.abandon(i)?;
+                }
+                ConnState::Quitting => self.abandon(i)?,
+                _ => {}
             }
-            stalls.add(conn.waits.waited(now).unwrap_or(0));
-            conn.state = ConnState::Finishing;
-            self.cancel_ops(i)?;
-            self.retire_if_idle(i);
         }
         if stalls.connections > 0 {
             self.context.control.record_stalls(stalls);
         }
+        Ok(())
+    }
+
+    /// Ends a connection without waiting for what it has in flight: its
+    /// operations are cancelled, and it retires once they complete.
+    fn abandon(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        conn.state = ConnState::Finishing;
+        self.cancel_ops(i)?;
+        self.retire_if_idle(i);
         Ok(())
     }
 

@@ -361,6 +361,17 @@ mod tests {
         let error = io.on_input(&err, 1, &mut stats, &IgnoreErrors::default()).unwrap_err().to_string();
         assert!(error.starts_with("mysql_drv_query() returned error 1064 (syntax) for query 'SELECT 1', "), "{error}");
         assert!(error.ends_with("list 1064 in --mysql-ignore-errors to count it as an ignored error and go on"));
+        // The server's text, made safe to print: no escape sequence reaches
+        // the terminal, and a long message is cut.
+        let mut io = conn_io(Transport::plain());
+        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        let hostile = [&b"\x1b[2J\x1b]0;owned\x07line\nbreak"[..], &[b'x'; 4096][..]].concat();
+        let mut err = Vec::new();
+        ErrPacket { code: 1064, sql_state: Some(*b"4\x1b[0m"), message: &hostile }.encode(1, &mut err);
+        let error = io.on_input(&err, 1, &mut stats, &IgnoreErrors::default()).unwrap_err().to_string();
+        assert!(!error.contains('\x1b') && !error.contains('\n') && !error.contains('\x07'), "{error}");
+        assert!(error.contains("(\\u{1b}[2J\\u{1b}]0;owned\\u{7}line\\nbreak"), "{error}");
+        assert!(error.contains("[... cut: ") && error.len() < 1024, "{error}");
     }
 
     /// A lost connection is fatal unless its code is ignored; a timeout is

@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
+use wirebench_protocol::ServerText;
 
 pub use budget::{Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
@@ -249,17 +250,19 @@ pub enum DriverError {
 /// doesn't exist) for query 'SELECT c FROM sbtest1 WHERE id=?'`; a text
 /// query is `mysql_drv_query()`'s), then which test's event failed where,
 /// and what to do. Values are not kept once sent: the SQL shows `?` (or
-/// the Lua script's `%d`) in their place.
+/// the Lua script's `%d`) in their place. The server's text is shown safe
+/// to print ([`ServerText`]).
 fn failed_statement(endpoint: &Endpoint, test: &str, prepared: bool, sql: &str, error: &ServerError) -> String {
     let call = if prepared { "mysql_stmt_execute()" } else { "mysql_drv_query()" };
-    let state = error.sql_state_str().map(|s| format!(" (SQLSTATE {s})")).unwrap_or_default();
+    let state = error.sql_state_str().map(|s| format!(" (SQLSTATE {})", ServerText(s))).unwrap_or_default();
     let advice = match error.code {
         1146 => "create the tables with the prepare command (same --tables and --mysql-db) first".to_owned(),
         code => format!("list {code} in --mysql-ignore-errors to count it as an ignored error and go on"),
     };
     format!(
         "{call} returned error {} ({}) for query '{sql}', in an event of {test} on {endpoint}{state}; {advice}",
-        error.code, error.message
+        error.code,
+        ServerText(&error.message)
     )
 }
 

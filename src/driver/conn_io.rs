@@ -21,7 +21,8 @@ use wirebench_protocol::Capabilities;
 use super::redial::Redialled;
 use super::waits::WaitLimits;
 use super::{
-    Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, Reopened, Session, SessionError, StdSocket,
+    Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, LoopContext, Lost, Redial, RefusedCommand, Reopened,
+    Session, SessionError, StdSocket,
 };
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
@@ -171,15 +172,16 @@ impl ConnIo {
     /// A server error names the statement's SQL; the rest is the session's.
     fn session_error(&self, source: SessionError) -> DriverError {
         let endpoint = self.endpoint.clone();
-        let SessionError::Server { error, sql, format } = source else {
+        let SessionError::Server(refused) = source else {
             return DriverError::Session { endpoint, source };
         };
+        let RefusedCommand { error, sql, format } = *refused;
         let sql = match sql {
             CommandSql::Statement(stmt) => self.redial.statements.get(stmt).map_or_else(String::new, |s| s.sql.clone()),
             CommandSql::Text(text) => String::from_utf8_lossy(text).into_owned(),
         };
         let prepared = format == RowFormat::Binary;
-        DriverError::Statement { endpoint, test: self.session.test(), prepared, sql, error }
+        DriverError::Statement(Box::new(FailedStatement { endpoint, test: self.session.test(), prepared, sql, error }))
     }
 
     fn transport_error(&self, source: TransportError) -> DriverError {

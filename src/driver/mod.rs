@@ -41,7 +41,7 @@ pub use budget::{Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
-pub use session::{Session, SessionError};
+pub use session::{RefusedCommand, Session, SessionError};
 pub use uring::UringUnavailable;
 pub use waits::Stalls;
 
@@ -225,9 +225,10 @@ impl LoopContext {
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
     /// The server refused a statement with an error `--mysql-ignore-errors`
-    /// does not list.
-    #[error("{}", failed_statement(endpoint, test, *prepared, sql, error))]
-    Statement { endpoint: Endpoint, test: &'static str, prepared: bool, sql: String, error: ServerError },
+    /// does not list (boxed: a rare error keeps the hot path's `Result`
+    /// small).
+    #[error("{0}")]
+    Statement(Box<FailedStatement>),
     #[error("{endpoint}: {source}")]
     Session { endpoint: Endpoint, source: SessionError },
     #[error("{endpoint}: {source}")]
@@ -245,25 +246,43 @@ pub enum DriverError {
     Task { index: usize, source: tokio::task::JoinError },
 }
 
-/// sysbench's line for a failed statement (`check_error` in drv_mysql.c:
-/// `mysql_stmt_execute() returned error 1146 (Table 'sbtest.sbtest1'
-/// doesn't exist) for query 'SELECT c FROM sbtest1 WHERE id=?'`; a text
-/// query is `mysql_drv_query()`'s), then which test's event failed where,
-/// and what to do. Values are not kept once sent: the SQL shows `?` (or
-/// the Lua script's `%d`) in their place. The server's text is shown safe
-/// to print ([`ServerText`]).
-fn failed_statement(endpoint: &Endpoint, test: &str, prepared: bool, sql: &str, error: &ServerError) -> String {
-    let call = if prepared { "mysql_stmt_execute()" } else { "mysql_drv_query()" };
-    let state = error.sql_state_str().map(|s| format!(" (SQLSTATE {})", ServerText(s))).unwrap_or_default();
-    let advice = match error.code {
-        1146 => "create the tables with the prepare command (same --tables and --mysql-db) first".to_owned(),
-        code => format!("list {code} in --mysql-ignore-errors to count it as an ignored error and go on"),
-    };
-    format!(
-        "{call} returned error {} ({}) for query '{sql}', in an event of {test} on {endpoint}{state}; {advice}",
-        error.code,
-        ServerText(&error.message)
-    )
+/// A statement the server refused, and where: [`DriverError::Statement`].
+#[derive(Debug)]
+pub struct FailedStatement {
+    pub endpoint: Endpoint,
+    /// The sysbench test whose event sent it.
+    pub test: &'static str,
+    /// Executed as a prepared statement, or sent as text.
+    pub prepared: bool,
+    pub sql: String,
+    pub error: ServerError,
+}
+
+impl fmt::Display for FailedStatement {
+    /// sysbench's line for a failed statement (`check_error` in
+    /// drv_mysql.c: `mysql_stmt_execute() returned error 1146 (Table
+    /// 'sbtest.sbtest1' doesn't exist) for query 'SELECT c FROM sbtest1
+    /// WHERE id=?'`; a text query is `mysql_drv_query()`'s), then which
+    /// test's event failed where, and what to do. Values are not kept once
+    /// sent: the SQL shows `?` (or the Lua script's `%d`) in their place.
+    /// The server's text is shown safe to print ([`ServerText`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let FailedStatement { endpoint, test, prepared, sql, error } = self;
+        let call = if *prepared { "mysql_stmt_execute()" } else { "mysql_drv_query()" };
+        let message = ServerText(&error.message);
+        write!(
+            f,
+            "{call} returned error {} ({message}) for query '{sql}', in an event of {test} on {endpoint}",
+            error.code
+        )?;
+        if let Some(state) = error.sql_state_str() {
+            write!(f, " (SQLSTATE {})", ServerText(state))?;
+        }
+        match error.code {
+            1146 => f.write_str("; create the tables with the prepare command (same --tables and --mysql-db) first"),
+            code => write!(f, "; list {code} in --mysql-ignore-errors to count it as an ignored error and go on"),
+        }
+    }
 }
 
 /// What a loop could not do ([`DriverError::Loop`]).

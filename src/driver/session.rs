@@ -30,11 +30,10 @@ struct InFlight {
 /// Why a connection stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    /// A server error not covered by `--mysql-ignore-errors`, for the
-    /// command that carried `sql` (as a prepared statement when `format`
-    /// is binary).
-    #[error("{error}")]
-    Server { error: ServerError, sql: CommandSql, format: RowFormat },
+    /// A server error not covered by `--mysql-ignore-errors` (boxed: a
+    /// rare error keeps the hot path's `Result` small).
+    #[error("{}", .0.error)]
+    Server(Box<RefusedCommand>),
     /// The response could not be walked: the server broke the protocol
     /// (or, a bug, the reader was driven out of order).
     #[error("protocol error: {0}")]
@@ -44,6 +43,15 @@ pub enum SessionError {
     /// The peer sent a response nobody asked for.
     #[error("the server sent a response with no command outstanding")]
     Unsolicited,
+}
+
+/// A command the server answered with an error: the error, and the SQL
+/// the command carried, as a prepared statement when `format` is binary.
+#[derive(Debug)]
+pub struct RefusedCommand {
+    pub error: ServerError,
+    pub sql: CommandSql,
+    pub format: RowFormat,
 }
 
 /// A fixed-capacity FIFO: the pipeline depth never changes during a run,
@@ -253,7 +261,7 @@ impl Session {
             let mut sink = CommandSink::new(&mut self.templates, out).emulating(self.emulated.as_deref());
             let step = self.script.next(&mut self.rng, &mut sink)?;
             let format = sink.take_format().unwrap_or(RowFormat::Text);
-            let sql = sink.take_sql().unwrap_or(CommandSql::Text(b""));
+            let sql = sink.sql();
             let (ends_event_started, weight) = match step {
                 Step::More => (None, 0),
                 Step::Last => {
@@ -312,7 +320,8 @@ impl Session {
                 // counted, never fatal.
                 if !in_tail && !ignore.ignores(error.code) {
                     let error = error.to_server_error(rest);
-                    return Err(SessionError::Server { error, sql: current.sql, format: current.format });
+                    let refused = RefusedCommand { error, sql: current.sql, format: current.format };
+                    return Err(SessionError::Server(Box::new(refused)));
                 }
                 stats.record_error();
             } else {
@@ -589,8 +598,8 @@ mod tests {
             6 => Some(DUPLICATE),
             _ => None,
         });
-        let Err(SessionError::Server { error, .. }) = run.result else { panic!("not fatal: {:?}", run.sent) };
-        assert_eq!(error.code, DUPLICATE);
+        let Err(SessionError::Server(refused)) = run.result else { panic!("not fatal: {:?}", run.sent) };
+        assert_eq!(refused.error.code, DUPLICATE);
         assert_eq!(run.counters.errors, 1);
     }
 
@@ -616,6 +625,6 @@ mod tests {
         assert_eq!(session.fill(&mut out, 2, &mut budget).unwrap(), 4);
         reply.clear();
         ErrPacket { code: DUPLICATE, sql_state: Some(*b"23000"), message: b"dup" }.encode(1, &mut reply);
-        assert!(matches!(session.on_input(&reply, 3, &mut stats, &ignore), Err(SessionError::Server { .. })));
+        assert!(matches!(session.on_input(&reply, 3, &mut stats, &ignore), Err(SessionError::Server(_))));
     }
 }

@@ -22,35 +22,44 @@ use super::Lost;
 pub(super) const CHECK_EVERY_NS: u64 = 100_000_000;
 
 /// A connection's waits in progress, each since when (ns since the run's
-/// start). Cells: the epoll backend's ticker reads what its connection
-/// tasks write, on the same thread.
-#[derive(Debug, Default)]
+/// start; [`NOT_WAITING`] when there is none). Cells: the epoll backend's
+/// ticker reads what its connection tasks write, on the same thread.
+#[derive(Debug)]
 pub(super) struct Waits {
-    reading: Cell<Option<u64>>,
-    writing: Cell<Option<u64>>,
+    reading: Cell<u64>,
+    writing: Cell<u64>,
+}
+
+/// A stamp that is no wait: one word, so that stamping is one store.
+const NOT_WAITING: u64 = u64::MAX;
+
+impl Default for Waits {
+    fn default() -> Self {
+        Waits { reading: Cell::new(NOT_WAITING), writing: Cell::new(NOT_WAITING) }
+    }
 }
 
 impl Waits {
     /// A wait for the server's bytes starts (a receive is outstanding).
     #[inline]
     pub(super) fn start_read(&self, now_ns: u64) {
-        self.reading.set(Some(now_ns));
+        self.reading.set(now_ns);
     }
 
     #[inline]
     pub(super) fn end_read(&self) {
-        self.reading.set(None);
+        self.reading.set(NOT_WAITING);
     }
 
     /// A wait for the socket to take commands starts (a send is outstanding).
     #[inline]
     pub(super) fn start_write(&self, now_ns: u64) {
-        self.writing.set(Some(now_ns));
+        self.writing.set(now_ns);
     }
 
     #[inline]
     pub(super) fn end_write(&self) {
-        self.writing.set(None);
+        self.writing.set(NOT_WAITING);
     }
 
     /// The wait that has lasted its limit, if one has.
@@ -59,10 +68,10 @@ impl Waits {
             (Some(since), Some(limit)) => now_ns.saturating_sub(since) >= duration_ns(limit),
             _ => false,
         };
-        if past(self.writing.get(), limits.write) {
+        if past(since(&self.writing), limits.write) {
             return limits.write.map(Overdue::Write);
         }
-        if past(self.reading.get(), limits.read) {
+        if past(since(&self.reading), limits.read) {
             return limits.read.map(Overdue::Read);
         }
         None
@@ -70,12 +79,16 @@ impl Waits {
 
     /// How long the oldest wait in progress has lasted, if one is.
     pub(super) fn waited(&self, now_ns: u64) -> Option<u64> {
-        let oldest = match (self.reading.get(), self.writing.get()) {
+        let oldest = match (since(&self.reading), since(&self.writing)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         oldest.map(|since| now_ns.saturating_sub(since))
     }
+}
+
+fn since(stamp: &Cell<u64>) -> Option<u64> {
+    Some(stamp.get()).filter(|&at| at != NOT_WAITING)
 }
 
 fn duration_ns(d: Duration) -> u64 {

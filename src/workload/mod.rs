@@ -105,12 +105,12 @@ pub struct CommandSink<'a> {
     emulated: Option<&'a [EmulatedStatement]>,
     out: &'a mut Vec<u8>,
     format: Option<RowFormat>,
-    sql: Option<CommandSql>,
+    sql: CommandSql,
 }
 
 impl<'a> CommandSink<'a> {
     pub fn new(templates: &'a mut [ExecuteTemplate], out: &'a mut Vec<u8>) -> Self {
-        CommandSink { templates, emulated: None, out, format: None, sql: None }
+        CommandSink { templates, emulated: None, out, format: None, sql: CommandSql::Text(b"") }
     }
 
     /// Sends executes as COM_QUERY text rendered from the patched templates
@@ -145,7 +145,7 @@ impl<'a> CommandSink<'a> {
                 self.format = Some(RowFormat::Text);
             }
         }
-        self.sql = Some(CommandSql::Statement(stmt));
+        self.sql = CommandSql::Statement(stmt);
         Ok(())
     }
 
@@ -158,7 +158,7 @@ impl<'a> CommandSink<'a> {
         write(self.out);
         framing::finish_packet(self.out, start, 0);
         self.format = Some(RowFormat::Text);
-        self.sql = Some(CommandSql::Text(form));
+        self.sql = CommandSql::Text(form);
     }
 
     /// Appends a COM_QUERY with fixed SQL text.
@@ -172,8 +172,8 @@ impl<'a> CommandSink<'a> {
     }
 
     /// The SQL of the last command written.
-    pub fn take_sql(&mut self) -> Option<CommandSql> {
-        self.sql.take()
+    pub fn sql(&self) -> CommandSql {
+        self.sql
     }
 }
 

@@ -4,7 +4,8 @@
 //! (2006), CR_TCP_CONNECTION (2011) and CR_SERVER_LOST_EXTENDED (2055),
 //! which retries the connect every millisecond until it works; then the
 //! event restarts and `oltp_common.lua`'s `before_restart_event` prepares
-//! the statements again. The failed query counts as a reconnect.
+//! the statements again. The failed query counts as a reconnect, once the
+//! connection is back.
 //!
 //! wirebench sees a lost connection as a socket failure and names it as
 //! libmysqlclient would: a failed write is 2006 ("server has gone away"),
@@ -180,8 +181,8 @@ impl Redial {
 
     /// [`reopen`](Self::reopen) for a loop thread without a tokio runtime:
     /// blocks the calling thread (and so the loop's other connections)
-    /// until the connection is back. Must not be called from within a
-    /// tokio runtime.
+    /// until the connection is back or `give_up` says the run is over.
+    /// Must not be called from within a tokio runtime.
     pub fn reopen_blocking(&self, give_up: impl Fn() -> bool) -> io::Result<Redialled<Reopened>> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         runtime.block_on(async {

@@ -587,8 +587,8 @@ impl<'c> Driver<'c> {
     }
 
     /// A lost connection: fatal unless `--mysql-ignore-errors` lists its
-    /// code; then it is counted as a reconnect, its operations are
-    /// cancelled, and it is opened again once they have completed.
+    /// code; then its operations are cancelled, and it is opened again
+    /// once they have completed (and counted as a reconnect if that works).
     fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {

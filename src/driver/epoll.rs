@@ -142,7 +142,7 @@ async fn tick(shared: Rc<EpollLoop>) {
         let now = shared.context.clock.now_ns();
         shared.budget.borrow_mut().publish(now);
         if check.due(now) {
-            check_waits(&shared, now);
+            shut_late_connections(&shared, now);
         }
         shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
     }
@@ -150,7 +150,7 @@ async fn tick(shared: Rc<EpollLoop>) {
 
 /// Cuts off the connections that waited past their timeout; once the run
 /// is cut, every connection still waiting, counted as stalled.
-fn check_waits(shared: &EpollLoop, now: u64) {
+fn shut_late_connections(shared: &EpollLoop, now: u64) {
     let control = &shared.context.control;
     let waiting = shared.watches.iter().filter(|w| w.cut.get().is_none());
     if !control.cut_due(now) {

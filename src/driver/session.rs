@@ -261,7 +261,7 @@ impl Session {
             let mut sink = CommandSink::new(&mut self.templates, out).emulating(self.emulated.as_deref());
             let step = self.script.next(&mut self.rng, &mut sink)?;
             let format = sink.take_format().unwrap_or(RowFormat::Text);
-            let sql = sink.sql();
+            let sql = sink.command_sql();
             let (ends_event_started, weight) = match step {
                 Step::More => (None, 0),
                 Step::Last => {

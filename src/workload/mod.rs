@@ -172,7 +172,7 @@ impl<'a> CommandSink<'a> {
     }
 
     /// The SQL of the last command written.
-    pub fn sql(&self) -> CommandSql {
+    pub fn command_sql(&self) -> CommandSql {
         self.sql
     }
 }

@@ -23,15 +23,15 @@ pub(super) async fn prepare(
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let (params, seed) = (rand_params(bench)?, seed(bench));
-    let table_size = bench.test_options.table_size;
     let threads = bench.general.threads;
     let progress = Arc::new(TableProgress::default());
     let statements = move |thread| {
         let rng = Rng::for_thread(seed, thread, params);
         let mut loading = String::new();
         let statements = workload.prepare(ScriptContext { thread, threads }, rng);
+        let workload = workload.clone();
         statements.map(move |sql| {
-            if let Some(message) = progress_message(&sql, &mut loading, table_size) {
+            if let Some(message) = workload.progress_line(&sql, &mut loading) {
                 Output::Stdout.line(message)?;
             }
             Ok(sql)
@@ -71,8 +71,8 @@ pub(super) async fn cleanup(
     let work = async {
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
         for sql in statements {
-            if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
-                Output::Stdout.line(format_args!("Dropping table '{table}'..."))?;
+            if let Some(message) = workload.progress_line(&sql, &mut String::new()) {
+                Output::Stdout.line(message)?;
             }
             if let Some(conn) = conn.as_mut() {
                 if !progress.sending(&sql) {
@@ -161,25 +161,4 @@ where
     })
     .await?;
     Ok(())
-}
-
-/// sysbench's prepare messages, derived from the statement being run;
-/// `loading` remembers which table's rows are being inserted.
-fn progress_message(sql: &str, loading: &mut String, table_size: u32) -> Option<String> {
-    let table_after = |prefix: &str| sql.strip_prefix(prefix).and_then(|rest| rest.split(['(', ' ', '\n']).next());
-    if let Some(table) = table_after("CREATE TABLE ") {
-        return Some(format!("Creating table '{table}'..."));
-    }
-    if let Some(table) = table_after("INSERT INTO ") {
-        if loading != table {
-            table.clone_into(loading);
-            return Some(format!("Inserting {table_size} records into '{table}'"));
-        }
-        return None;
-    }
-    if sql.starts_with("CREATE INDEX") {
-        let table = sql.split(" ON ").nth(1)?.split('(').next()?;
-        return Some(format!("Creating a secondary index on '{table}'..."));
-    }
-    None
 }

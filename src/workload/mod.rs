@@ -17,6 +17,7 @@
 
 mod common;
 mod emulated;
+pub mod legacy;
 mod options;
 mod test;
 
@@ -227,6 +228,18 @@ pub trait Workload: Send + Sync {
 
     /// SQL for `cleanup` (run by one connection).
     fn cleanup(&self) -> Vec<String>;
+
+    /// The line the script prints as `prepare` or `cleanup` is about to
+    /// send `sql` (sysbench's "Creating table 'sbtest1'..."), if any.
+    /// `loading` is the table whose rows are being inserted: a script
+    /// announces a table's rows once, before the first INSERT.
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String>;
+
+    /// SQL run once before `run` starts its events, on a connection of its
+    /// own (0.4 emptied its table before a nontrx insert run).
+    fn before_run(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Whether every event is one transaction, BEGIN to COMMIT
     /// (oltp_read_only, oltp_read_write and oltp_write_only unless

@@ -9,11 +9,13 @@ use super::defs::{self, OptDef};
 use super::error::CliError;
 use super::general::general;
 use super::into::{db_options, engine_options, mysql_options, rand_config};
+use super::legacy::{self, Chosen};
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
-use super::{legacy, null_server, value, Bench, Command, Dialect, Invocation};
+use super::{null_server, value, Bench, Command, Dialect, Invocation};
+use crate::workload::legacy::LegacyTest;
 use crate::workload::Test;
 
 pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, CliError> {
@@ -39,14 +41,9 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     for opt in &list {
         check_scope(opt, named.test_ref)?;
     }
-    let (test, command) = legacy::apply(named.test_ref, &named.shown, named.command, &mut list, &mut notes)?;
-    refuse_unsupported_command(test, command)?;
-    let dialect = match named.test_ref {
-        TestRef::Modern(_) => Dialect::V1_0,
-        TestRef::Oltp04 => Dialect::V0_4,
-        TestRef::Script05(_) => Dialect::V0_5,
-    };
-    let bench = bench(Named { test, command, dialect }, Opts::new(list), sources, notes)?;
+    let chosen = legacy::apply(named.test_ref, &named.shown, named.command, &mut list, &mut notes)?;
+    refuse_unsupported_command(&chosen)?;
+    let bench = bench(chosen, Opts::new(list), sources, notes)?;
     Ok(Invocation::Bench(Box::new(bench)))
 }
 
@@ -138,15 +135,24 @@ impl NamedTest {
     }
 }
 
-/// bulk_insert has neither `help` nor `prewarm`, as in sysbench.
-fn refuse_unsupported_command(test: Test, command: Command) -> Result<(), CliError> {
-    if test != Test::BulkInsert || !matches!(command, Command::Help | Command::Prewarm) {
+/// bulk_insert has neither `help` nor `prewarm`, and the 0.4/0.5 tests no
+/// `prewarm`, as in sysbench.
+fn refuse_unsupported_command(chosen: &Chosen) -> Result<(), CliError> {
+    if let Some(legacy) = chosen.legacy.filter(|_| chosen.command == Command::Prewarm) {
+        return Err(CliError::UnsupportedCommand {
+            test: legacy.name().to_owned(),
+            command: "prewarm".to_owned(),
+            advice: "sysbench 0.4 and 0.5 had no prewarm (1.0.20 refuses it for a 0.5 script too); warm the tables \
+                     with a short run",
+        });
+    }
+    if chosen.test != Test::BulkInsert || !matches!(chosen.command, Command::Help | Command::Prewarm) {
         return Ok(());
     }
     Err(CliError::UnsupportedCommand {
-        test: test.name().to_owned(),
-        command: command.name().to_owned(),
-        advice: if command == Command::Help {
+        test: chosen.test.name().to_owned(),
+        command: chosen.command.name().to_owned(),
+        advice: if chosen.command == Command::Help {
             "it has no options of its own; it inserts into tables sbtest1..sbtestN, N = --threads"
         } else {
             "use prepare, run or cleanup"
@@ -154,18 +160,16 @@ fn refuse_unsupported_command(test: Test, command: Command) -> Result<(), CliErr
     })
 }
 
-/// What the words of the command line name.
-struct Named {
-    test: Test,
-    command: Command,
-    dialect: Dialect,
-}
-
 /// Every option read into the run's configuration; the login completed
 /// from `sources` last, so that a password is asked for only once the
 /// rest of the command line is known to be good.
-fn bench(named: Named, opts: Opts, sources: &CredentialSources, mut notes: Vec<String>) -> Result<Bench, CliError> {
-    let Named { test, command, dialect } = named;
+fn bench(chosen: Chosen, opts: Opts, sources: &CredentialSources, mut notes: Vec<String>) -> Result<Bench, CliError> {
+    let Chosen { test, legacy, legacy_options, command } = chosen;
+    let dialect = match legacy {
+        None => Dialect::V1_0,
+        Some(LegacyTest::Oltp04) => Dialect::V0_4,
+        Some(_) => Dialect::V0_5,
+    };
     let mut general = general(&opts, dialect != Dialect::V1_0, command, &mut notes)?;
     let rand = rand_config(&opts, &mut notes)?;
     let db = db_options(&opts)?;
@@ -189,7 +193,7 @@ fn bench(named: Named, opts: Opts, sources: &CredentialSources, mut notes: Vec<S
         // safety net against a table entry without a reader.
         return Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench yet".to_owned() });
     }
-    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, notes })
+    Ok(Bench { test, legacy, legacy_options, command, dialect, general, rand, db, mysql, test_options, engine, notes })
 }
 
 fn is_set(opts: &[RawOpt], key: &str) -> Result<bool, CliError> {
@@ -302,11 +306,12 @@ mod tests {
         };
         let mut checked = 0;
         for (group, test) in groups {
-            let plain = parse(&[test, "run"]);
             for def in group {
                 let Some(default) = def.default else { continue };
+                // A 0.5 option makes --test=oltp 0.5's oltp.lua.
+                let test = if legacy::only_in_05(&defs::key(def.name)) { "--test=tests/db/oltp.lua" } else { test };
                 let option = format!("--{}={default}", def.name);
-                assert_eq!(parse(&[test, "run", &option]), plain, "{option} is not the default");
+                assert_eq!(parse(&[test, "run", &option]), parse(&[test, "run"]), "{option} is not the default");
                 checked += 1;
             }
         }

@@ -39,6 +39,7 @@ pub use output::{stderr_line, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT
 
 use crate::cli::{test_help, Bench, Command};
 use crate::stats::report;
+use crate::workload::Workload;
 use interrupt::Interrupts;
 
 /// How a command that did not fail ended.
@@ -63,7 +64,10 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         Output::Stdout.print(test_help(bench.test))?;
         return Ok(Outcome::Completed);
     }
-    let workload = Arc::from(bench.test.workload(&bench.test_options)?);
+    let workload: Arc<dyn Workload> = Arc::from(match bench.legacy {
+        Some(legacy) => legacy.workload(&bench.test_options, &bench.legacy_options)?,
+        None => bench.test.workload(&bench.test_options)?,
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -2,7 +2,7 @@
 """Decode an `strace -f -xx -s 1000000 -e trace=sendto,recvfrom` log of sysbench
 into one line per command sent after login:
   Q\t<sql>                      COM_QUERY
-  E\t<sql>\t<param>\t...          COM_STMT_EXECUTE (i:<int> or s:<str>)
+  E\t<sql>\t<param>\t...          COM_STMT_EXECUTE (i:<int> or s:<str>; BIGINT and INT alike)
 SQL newlines are written as \\n."""
 import re, sys, struct, hashlib
 
@@ -70,6 +70,8 @@ for kind, pid, data in events:
                 for t in types[sid]:
                     if t == 0x08:
                         params.append('i:%d' % struct.unpack('<q', payload[p:p+8])[0]); p += 8
+                    elif t == 0x03:
+                        params.append('i:%d' % struct.unpack('<i', payload[p:p+4])[0]); p += 4
                     elif t in (0xfd, 0xfe, 0x0f):
                         l = payload[p]; assert l < 251; p += 1
                         params.append('s:' + payload[p:p+l].decode()); p += l

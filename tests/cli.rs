@@ -24,7 +24,7 @@ use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, Forced
 use wirebench::client::Endpoint;
 use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::rand::Distribution;
-use wirebench::workload::legacy::{EngineTrx, LegacyTest, NontrxMode, Oltp04Mode};
+use wirebench::workload::legacy::{Dist04, EngineTrx, LegacyTest, NontrxMode, Oltp04Mode, Rand04, Seed04};
 use wirebench::workload::Test;
 
 // ---------------------------------------------------------------------------
@@ -653,6 +653,12 @@ fn legacy_options_map_to_1_0_options() {
 
     let l = &b.legacy_options;
     assert_eq!((l.table_name.as_str(), l.myisam_max_rows, l.engine_trx), ("sbtest", 100, EngineTrx::Auto));
+    let rand04 = Rand04 { distribution: Dist04::Uniform, iter: 3, pct: 4, res: 50, seed: Seed04::Srand48(42) };
+    assert_eq!(l.rand04, rand04, "0.4's generator and distribution");
+    assert_eq!(bench("--test=oltp run").legacy_options.rand04, Rand04::default());
+    assert_eq!(Rand04::default().seed, Seed04::Unseeded, "0.4 seeds nothing unless told");
+    assert!(matches!(bench("--test=oltp --init-rng=on run").legacy_options.rand04.seed, Seed04::Srand48(t) if t > 0));
+    assert_eq!(bench("--test=oltp --seed-rng=0 run").legacy_options.rand04.seed, Seed04::Unseeded);
     let b = bench(
         "--test=oltp --oltp-table-name=orders --mysql-engine-trx=NO --oltp-point-select-all-cols --myisam-max-rows=0 \
          run",
@@ -699,6 +705,7 @@ fn legacy_options_without_equivalent_are_refused() {
         ("--test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=upsert run", "update_key"),
         ("--test=oltp --oltp-table-name=a-b run", "letters, digits"),
         ("--test=oltp --mysql-engine-trx=maybe run", "yes, no or auto"),
+        ("--test=oltp --oltp-dist-type=pareto run", "uniform, gaussian or special (sysbench 0.4's)"),
     ] {
         let err = refused(line);
         assert!(err.to_string().contains(needle), "{line}: {err}");

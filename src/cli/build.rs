@@ -10,12 +10,13 @@ use super::error::CliError;
 use super::general::general;
 use super::into::{db_options, engine_options, mysql_options, rand_config};
 use super::legacy::{self, Chosen};
+use super::legacy_options;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::{null_server, value, Bench, Command, Dialect, Invocation};
-use crate::workload::legacy::LegacyTest;
+use crate::workload::legacy::{LegacyTest, Rand04};
 use crate::workload::Test;
 
 pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, CliError> {
@@ -164,7 +165,7 @@ fn refuse_unsupported_command(chosen: &Chosen) -> Result<(), CliError> {
 /// from `sources` last, so that a password is asked for only once the
 /// rest of the command line is known to be good.
 fn bench(chosen: Chosen, opts: Opts, sources: &CredentialSources, mut notes: Vec<String>) -> Result<Bench, CliError> {
-    let Chosen { test, legacy, legacy_options, command } = chosen;
+    let Chosen { test, legacy, mut legacy_options, command } = chosen;
     let dialect = match legacy {
         None => Dialect::V1_0,
         Some(LegacyTest::Oltp04) => Dialect::V0_4,
@@ -172,6 +173,9 @@ fn bench(chosen: Chosen, opts: Opts, sources: &CredentialSources, mut notes: Vec
     };
     let mut general = general(&opts, dialect != Dialect::V1_0, command, &mut notes)?;
     let rand = rand_config(&opts, &mut notes)?;
+    if legacy == Some(LegacyTest::Oltp04) {
+        legacy_options.rand04 = Rand04 { seed: legacy_options.rand04.seed, ..legacy_options::dist04(&rand)? };
+    }
     let db = db_options(&opts)?;
     let mut mysql = mysql_options(&opts, &mut notes)?;
     let mut test_options = test_options(&opts, test, command, &mut notes)?;

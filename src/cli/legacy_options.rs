@@ -7,7 +7,10 @@
 use super::error::CliError;
 use super::raw::RawOpt;
 use super::value;
-use crate::workload::legacy::{EngineTrx, LegacyOptions, LegacyTest, NontrxMode, Oltp04Mode};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::rand::{Distribution, RandConfig};
+use crate::workload::legacy::{Dist04, EngineTrx, LegacyOptions, LegacyTest, NontrxMode, Oltp04Mode, Rand04, Seed04};
 
 /// Reads the options only 0.4's oltp test reads (`--oltp-table-name`,
 /// `--mysql-engine-trx`, `--oltp-point-select-all-cols`) and
@@ -57,7 +60,51 @@ pub(crate) fn read(
         notes.push(format!("legacy {}: {note}", opt.shown()));
     }
     opts.retain(|o| !READ.contains(&o.key.as_str()));
+    if test == LegacyTest::Oltp04 {
+        legacy.rand04.seed = seed04(opts)?;
+    }
     Ok(())
+}
+
+/// How 0.4 seeded `lrand48()`: `--init-rng=on` from the time, `--seed-rng=N`
+/// with N (0: not at all, as 0.4), 1.0's `--rand-seed=N` with N (0: the
+/// time, as 1.0); without them not at all, so that every run draws the same.
+fn seed04(opts: &[RawOpt]) -> Result<Seed04, CliError> {
+    let last = |key: &str| opts.iter().rev().find(|o| o.key == key);
+    let now = || SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    if last("init_rng").map(value::boolean).transpose()? == Some(true) {
+        return Ok(Seed04::Srand48(now()));
+    }
+    let seed = |opt: &RawOpt| value::int(opt, i64::from(i32::MIN), i64::from(i32::MAX), "a seed");
+    Ok(match (last("seed_rng"), last("rand_seed")) {
+        (Some(opt), _) => match seed(opt)? {
+            0 => Seed04::Unseeded,
+            n => Seed04::Srand48(n),
+        },
+        (None, Some(opt)) => match seed(opt)? {
+            0 => Seed04::Srand48(now()),
+            n => Seed04::Srand48(n),
+        },
+        (None, None) => Seed04::Unseeded,
+    })
+}
+
+/// 0.4's distribution, from the `--rand-*` settings its `--oltp-dist-*`
+/// became.
+pub(crate) fn dist04(rand: &RandConfig) -> Result<Rand04, CliError> {
+    let distribution = match rand.distribution {
+        Distribution::Uniform => Dist04::Uniform,
+        Distribution::Gaussian => Dist04::Gaussian,
+        Distribution::Special => Dist04::Special,
+        other => {
+            return Err(CliError::InvalidValue {
+                option: "--oltp-dist-type".to_owned(),
+                value: other.to_string(),
+                expected: "uniform, gaussian or special (sysbench 0.4's)".to_owned(),
+            })
+        }
+    };
+    Ok(Rand04 { distribution, iter: rand.spec_iter, pct: rand.spec_pct, res: rand.spec_res, ..Rand04::default() })
 }
 
 /// 0.4's `--oltp-table-name`: a plain identifier, since it goes into the

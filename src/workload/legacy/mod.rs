@@ -31,12 +31,14 @@ mod common05;
 mod oltp04;
 mod oltp05;
 mod options;
+mod rand04;
 mod single05;
 mod table04;
 
 use std::fmt;
 
 pub use options::{EngineTrx, LegacyOptions, NontrxMode, Oltp04Mode};
+pub use rand04::{Dist04, Rand04, Seed04};
 
 use super::{
     bulk_insert, select_random_points, select_random_ranges, OltpOptions, OptionsError, Script, ScriptContext,

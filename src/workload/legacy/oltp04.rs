@@ -15,19 +15,27 @@
 //!   an update of `k` or of `c`, an INSERT (into the table emptied by
 //!   `TRUNCATE TABLE` before the run), or a DELETE.
 //!
-//! 0.4's own details kept: a range starts at a drawn id moved back so the
-//! range ends within the table (`table_size - range_size`, in unsigned
-//! arithmetic, at least 1), and the DISTINCT range is one row longer
-//! (`BETWEEN x AND x+range_size`); the INSERT of a pair writes a fixed row;
-//! `c` and `pad` values are `-`-joined random numbers (10 and 5 of them, up
-//! to 119 and 59 characters); a nontrx DELETE (and an INSERT without
-//! auto_inc) takes ids from 0.4's sequence `(2147483647 * n) % size + 1`,
-//! which visits every id once before repeating.
+//! 0.4's own details kept: the ids come from 0.4's generator and
+//! distributions ([`Gen04`]: `lrand48()`, unseeded unless `--seed-rng` or
+//! `--init-rng` says, with 0.4's integer special, gaussian and uniform),
+//! all of an event's ids drawn before it runs, as 0.4 built the whole
+//! request first, and `c` and `pad` drawn as each statement runs, as
+//! `-`-joined numbers (10 and 5 of them, the first drawn printed last, up
+//! to 119 and 59 characters); a range starts at a drawn id moved back so
+//! the range ends within the table (`table_size - range_size`, in
+//! unsigned arithmetic, at least 1), and the DISTINCT range is one row
+//! longer (`BETWEEN x AND x+range_size`); the INSERT of a pair writes a
+//! fixed row; a nontrx DELETE (and an INSERT without auto_inc) takes ids
+//! from 0.4's sequence `(2147483647 * n) % size + 1`, which visits every id
+//! once before repeating. So one connection sends what a one-thread 0.4
+//! run sends, value for value (`testdata/sysbench_04`).
 //!
 //! What differs, and why:
-//! - the ids follow sysbench 1.0's `--rand-type` distributions (0.4's
-//!   `--oltp-dist-*` map onto them: the same special, gaussian and uniform
-//!   shapes), drawn from 1.0's generator, not 0.4's `lrand48()`;
+//! - 0.4 shared one generator and one nontrx id sequence between its
+//!   threads, under no lock and a mutex; each connection has its own
+//!   generator ([`Gen04`]) and takes every n-th term of the sequence:
+//!   nothing is shared, and with several connections the order of values
+//!   differs from a 0.4 run's (which varies from run to run anyway);
 //! - `c` and `pad` go out padded with spaces to a fixed 119 and 59 bytes,
 //!   which a `CHAR` column stores and compares exactly as 0.4's shorter
 //!   strings (trailing spaces are not part of a `CHAR` value): the prepared
@@ -35,9 +43,6 @@
 //! - `BEGIN`, `LOCK TABLES` and `UNLOCK TABLES` go out as COM_QUERY text
 //!   (MySQL refuses to prepare the last two, and 0.4 then fell back to text
 //!   as well); `COMMIT` is prepared, as in 0.4;
-//! - 0.4 shared the nontrx id sequence between threads under a mutex;
-//!   connection t of n takes its terms t, t+n, t+2n, ...: the same ids,
-//!   in another order, with nothing shared;
 //! - the engine for the transaction style comes from `--mysql-table-engine`
 //!   where 0.4's `run` asked the server (`SHOW TABLE STATUS`): give `run`
 //!   the engine `prepare` had.
@@ -49,6 +54,7 @@ use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use super::super::{
     CommandSink, OltpOptions, OptionsError, Script, ScriptContext, StatementSpec, Step, StmtId, Workload, WorkloadError,
 };
+use super::rand04::Gen04;
 use super::table04::{cleanup04, prepare04, progress_line04, trx_style, TrxStyle};
 use super::{LegacyOptions, NontrxMode, Oltp04Mode};
 use crate::rand::Rng;
@@ -226,17 +232,21 @@ impl Workload for Oltp04 {
     }
 
     fn script(&self, context: ScriptContext) -> Box<dyn Script> {
-        let mut ids = [usize::MAX / 4; Query04::COUNT];
+        let mut stmt_ids = [usize::MAX / 4; Query04::COUNT];
         for (id, &query) in self.queries.iter().enumerate() {
-            ids[query as usize] = id;
+            stmt_ids[query as usize] = id;
         }
         let threads = context.threads.max(1);
+        let draws: u32 = self.plan.iter().map(Step04::draws).sum();
         Box::new(Oltp04Script {
             plan: Arc::clone(&self.plan),
-            ids,
+            stmt_ids,
             table_size: self.options.table_size,
             range_size: self.options.range_size,
             auto_inc: self.options.auto_inc,
+            gen: Gen04::for_connection(self.legacy.rand04, context.thread % threads),
+            drawn: Vec::with_capacity(draws as usize),
+            next_drawn: 0,
             step: 0,
             done: 0,
             deleted: None,
@@ -281,10 +291,16 @@ impl Workload for Oltp04 {
 struct Oltp04Script {
     plan: Arc<[Step04]>,
     /// The [`StmtId`] of each [`Query04`] this workload prepares.
-    ids: [StmtId; Query04::COUNT],
+    stmt_ids: [StmtId; Query04::COUNT],
     table_size: u32,
     range_size: u32,
     auto_inc: bool,
+    gen: Gen04,
+    /// The event's ids, drawn before it runs, as `get_request_*()` builds
+    /// the whole request first; the strings are drawn as it runs, as
+    /// `get_sql_statement_*()` binds them.
+    drawn: Vec<u32>,
+    next_drawn: usize,
     /// Index in `plan` of the current step.
     step: usize,
     /// Commands of that step sent in this event.
@@ -298,14 +314,33 @@ struct Oltp04Script {
     pad: [u8; PAD_LEN],
 }
 
-impl Oltp04Script {
-    /// `GET_RANDOM_ID()`: 1..=table_size, 0 for an empty table as 0.4's
-    /// special distribution gives.
-    fn id(&self, rng: &mut Rng) -> u32 {
-        if self.table_size == 0 {
-            return 0;
+impl Step04 {
+    /// How many `GET_RANDOM_ID()` the step takes when the request is built.
+    fn draws(&self) -> u32 {
+        match *self {
+            Step04::Text(_) | Step04::Run(Query04::Commit | Query04::Delete | Query04::InsertRow, _) => 0,
+            Step04::Run(_, count) | Step04::DeleteInsert(count) => count,
         }
-        rng.default(1, self.table_size)
+    }
+}
+
+impl Oltp04Script {
+    /// Draws the event's ids, in the order of its statements.
+    fn draw_event(&mut self) {
+        self.drawn.clear();
+        self.next_drawn = 0;
+        for step in self.plan.iter() {
+            for _ in 0..step.draws() {
+                self.drawn.push(self.gen.random_id(self.table_size));
+            }
+        }
+    }
+
+    /// The next of the event's drawn ids.
+    fn id(&mut self) -> u32 {
+        let id = self.drawn.get(self.next_drawn).copied().unwrap_or(0);
+        self.next_drawn += 1;
+        id
     }
 
     /// `get_unique_random_id()`: term `n` of the sequence is
@@ -319,8 +354,8 @@ impl Oltp04Script {
 
     /// A range of `query`: the start moved back into the table as 0.4 does
     /// in unsigned arithmetic, DISTINCT one row longer.
-    fn range(&self, query: Query04, rng: &mut Rng) -> (u32, u32) {
-        let mut from = self.id(rng);
+    fn range(&mut self, query: Query04) -> (u32, u32) {
+        let mut from = self.id();
         if from.wrapping_add(self.range_size) > self.table_size {
             from = self.table_size.wrapping_sub(self.range_size);
         }
@@ -330,28 +365,28 @@ impl Oltp04Script {
     }
 
     /// Writes one execute of `query`.
-    fn execute(&mut self, query: Query04, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<(), WorkloadError> {
-        let stmt = self.ids[query as usize];
+    fn execute(&mut self, query: Query04, sink: &mut CommandSink<'_>) -> Result<(), WorkloadError> {
+        let stmt = self.stmt_ids[query as usize];
         // 0.4 binds its unsigned ids as signed 32-bit LONGs.
         let long = |v: u32| v as i32;
         match query {
             Query04::Range | Query04::Sum | Query04::Order | Query04::Distinct => {
-                let (from, to) = self.range(query, rng);
+                let (from, to) = self.range(query);
                 sink.execute(stmt, |t| {
                     t.set_i32(0, long(from))?;
                     t.set_i32(1, long(to))
                 })
             }
             Query04::UpdateNokey => {
-                let id = self.id(rng);
-                random_numbers(rng, &mut self.c);
+                let id = self.id();
+                random_numbers(&mut self.gen, &mut self.c);
                 let c = &self.c;
                 sink.execute(stmt, |t| {
                     t.set_bytes(0, c)?;
                     t.set_i32(1, long(id))
                 })
             }
-            Query04::InsertValues => self.insert_values(stmt, rng, sink),
+            Query04::InsertValues => self.insert_values(stmt, sink),
             Query04::Commit => sink.execute(stmt, |_| Ok(())),
             // A nontrx DELETE: the pairs' go through `pair`.
             Query04::Delete => {
@@ -363,7 +398,7 @@ impl Oltp04Script {
                 sink.execute(stmt, |t| t.set_i32(0, long(id)))
             }
             Query04::Point | Query04::UpdateKey | Query04::SelectPad => {
-                let id = self.id(rng);
+                let id = self.id();
                 sink.execute(stmt, |t| t.set_i32(0, long(id)))
             }
         }
@@ -371,23 +406,23 @@ impl Oltp04Script {
 
     /// The DELETE of a pair, or the INSERT of the same id that follows it
     /// (true).
-    fn pair(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<bool, WorkloadError> {
+    fn pair(&mut self, sink: &mut CommandSink<'_>) -> Result<bool, WorkloadError> {
         if self.deleted.is_some() {
-            self.execute(Query04::InsertRow, rng, sink)?;
+            self.execute(Query04::InsertRow, sink)?;
             return Ok(true);
         }
-        let id = self.id(rng);
+        let id = self.id();
         self.deleted = Some(id);
-        sink.execute(self.ids[Query04::Delete as usize], |t| t.set_i32(0, id as i32))?;
+        sink.execute(self.stmt_ids[Query04::Delete as usize], |t| t.set_i32(0, id as i32))?;
         Ok(false)
     }
 
-    /// The nontrx INSERT: NULL (auto_inc) or the next sequence id, a drawn
-    /// k, c and pad.
-    fn insert_values(&mut self, stmt: StmtId, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<(), WorkloadError> {
-        let k = self.id(rng);
-        random_numbers(rng, &mut self.c);
-        random_numbers(rng, &mut self.pad);
+    /// The nontrx INSERT: NULL (auto_inc) or the next sequence id, the
+    /// drawn k, then c and pad.
+    fn insert_values(&mut self, stmt: StmtId, sink: &mut CommandSink<'_>) -> Result<(), WorkloadError> {
+        let k = self.id();
+        random_numbers(&mut self.gen, &mut self.c);
+        random_numbers(&mut self.gen, &mut self.pad);
         let id = (!self.auto_inc).then(|| self.unique_id());
         let (c, pad) = (&self.c, &self.pad);
         sink.execute(stmt, |t: &mut ExecuteTemplate| {
@@ -408,17 +443,21 @@ impl Oltp04Script {
     }
 }
 
-/// `%lu-%lu-...` of `sb_rnd()` values (0.4: `lrand48() % 0x3fffffff`), as
-/// many as 0.4 wrote into a buffer of this size (10 into `c`, 5 into
-/// `pad`), cut at its end and padded with spaces.
-fn random_numbers(rng: &mut Rng, out: &mut [u8]) {
+/// `%lu-%lu-...` of `sb_rnd()` values, as many as 0.4 wrote into a buffer
+/// of this size (10 into `c`, 5 into `pad`), cut at its end and padded with
+/// spaces. gcc evaluates `snprintf`'s arguments right to left: the first
+/// value drawn is printed last.
+fn random_numbers(gen: &mut Gen04, out: &mut [u8]) {
     let count = if out.len() == C_LEN { 10 } else { 5 };
+    let mut values = [0u32; 10];
+    for value in values.iter_mut().take(count).rev() {
+        *value = gen.sb_rnd();
+    }
     out.fill(b' ');
     let mut at = 0;
-    for i in 0..count {
+    for (i, &value) in values.iter().take(count).enumerate() {
         let mut digits = [0u8; 10];
-        let mut n = rng.next_u64() % 0x3fff_ffff;
-        let mut len = 0;
+        let (mut n, mut len) = (value, 0);
         loop {
             digits[len] = b'0' + (n % 10) as u8;
             len += 1;
@@ -437,7 +476,10 @@ fn random_numbers(rng: &mut Rng, out: &mut [u8]) {
 }
 
 impl Script for Oltp04Script {
-    fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+    fn next(&mut self, _rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+        if self.step == 0 && self.done == 0 && self.deleted.is_none() {
+            self.draw_event();
+        }
         // Ends: the workload refuses a plan whose counts are all 0.
         loop {
             let Some(step) = self.plan.get(self.step) else {
@@ -456,10 +498,10 @@ impl Script for Oltp04Script {
                     true
                 }
                 Step04::Run(query, _) => {
-                    self.execute(query, rng, sink)?;
+                    self.execute(query, sink)?;
                     true
                 }
-                Step04::DeleteInsert(_) => self.pair(rng, sink)?,
+                Step04::DeleteInsert(_) => self.pair(sink)?,
             };
             self.done += u32::from(finished);
             if self.more_after() {

@@ -2,6 +2,8 @@
 //! another name (`--oltp-table-size`, `--oltp-point-selects`, ...) arrive
 //! in [`OltpOptions`](crate::workload::OltpOptions) like the 1.0 tests'.
 
+use super::Rand04;
+
 /// What a 0.4/0.5 test reads beyond [`OltpOptions`](crate::workload::OltpOptions).
 /// [`Default`] gives 0.4/0.5's defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +24,8 @@ pub struct LegacyOptions {
     /// 0.4's `--oltp-point-select-all-cols`: point selects read every
     /// column instead of `c`.
     pub point_select_all_cols: bool,
+    /// 0.4's distribution of ids and the seed of its generator.
+    pub rand04: Rand04,
 }
 
 impl Default for LegacyOptions {
@@ -34,6 +38,7 @@ impl Default for LegacyOptions {
             table_name: "sbtest".to_owned(),
             engine_trx: EngineTrx::Auto,
             point_select_all_cols: false,
+            rand04: Rand04::default(),
         }
     }
 }

@@ -7,8 +7,8 @@
 # (./autogen.sh; ./configure --with-mysql-includes=/usr/include/mariadb
 # --with-mysql-libs=/usr/lib/x86_64-linux-gnu; make, then link sysbench/
 # against -lmariadb instead of -lmysqlclient_r).
-# 0.4 draws its values from an unseeded lrand48(): the test compares the
-# statements with their numbers masked. Left out of the trace: the
+# Without --seed-rng or --init-rng, 0.4 draws from an unseeded lrand48():
+# one thread sends the same values on every run. Left out of the trace: the
 # `SHOW TABLE STATUS LIKE 'sbtest'` with which 0.4 asks for the engine
 # before a run (wirebench takes it from --mysql-table-engine). 0.4 prepares
 # BEGIN, LOCK TABLES and UNLOCK TABLES, which MariaDB accepts; they are
@@ -24,7 +24,7 @@ trace=$(mktemp)
 strace -f -xx -s 1000000 -e trace=sendto,recvfrom -o "$trace" $SB --test=oltp "$@" --num-threads=1 $cmd >/dev/null
 { echo "# sysbench 0.4.12 against MariaDB 10.11, traced with strace:"
   echo "# sysbench --test=oltp $* --num-threads=1 $cmd"
-  echo "# (Q: COM_QUERY text, E: an execute of a prepared statement; values vary, compared masked)"
+  echo "# (Q: COM_QUERY text, E: an execute of a prepared statement; 0.4 seeds nothing: one thread draws the same values every run)"
   ../sysbench/decode.py "$trace" ${MODE:-full} | grep -v "^Q	SHOW TABLE STATUS LIKE" \
     | sed -E 's/^E\t(BEGIN|LOCK TABLES [^\t]*|UNLOCK TABLES)$/Q\t\1/'; } > "$name.txt"
 rm -f "$trace"

@@ -1,6 +1,6 @@
-//! Workloads: what to send. Each sysbench test is one file here; the driver
-//! (how to send it) and the stats collector (what happened) know nothing of
-//! SQL.
+//! Workloads: what to send. Each sysbench 1.0.20 test is one file here, the
+//! sysbench 0.4 and 0.5 tests are in [`legacy`]; the driver (how to send
+//! it) and the stats collector (what happened) know nothing of SQL.
 //!
 //! A workload names the statements every connection prepares, makes one
 //! [`Script`] per connection, and produces the SQL of the `prepare`,

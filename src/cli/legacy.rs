@@ -93,7 +93,7 @@ pub(crate) fn apply(
         script => script05_test(script, named, command, opts, &mut legacy_options, notes)?,
     };
     opts.retain(|o| !MODE_KEYS.contains(&o.key.as_str()));
-    legacy_options::read(legacy, opts, &mut legacy_options, notes)?;
+    legacy_options::read_legacy_only(legacy, opts, &mut legacy_options, notes)?;
     legacy_options::rewrite(opts, notes)?;
     legacy_options::transaction_note(legacy, &legacy_options, opts, notes);
     Ok(Chosen { test, legacy: Some(legacy), legacy_options, command })

@@ -16,7 +16,7 @@ use crate::workload::legacy::{Dist04, EngineTrx, LegacyOptions, LegacyTest, Nont
 /// `--mysql-engine-trx`, `--oltp-point-select-all-cols`) and
 /// `--myisam-max-rows`, and takes them out of `opts`. A 0.5 script ignores
 /// the first three, as 0.5 did.
-pub(crate) fn read(
+pub(crate) fn read_legacy_only(
     test: LegacyTest,
     opts: &mut Vec<RawOpt>,
     legacy: &mut LegacyOptions,

@@ -21,7 +21,7 @@
 //! `tests/include/oltp_legacy/`) is the same but for its tables: thread t
 //! inserts into `sbtest{t}`, from `sbtest0`, created with `INTEGER
 //! UNSIGNED` columns and `ENGINE = InnoDB`, without a message
-//! ([`legacy05`]).
+//! ([`bulk_insert05`]).
 
 use super::common::{push_decimal, BULK_PACKET_SIZE};
 use super::options::{OltpOptions, OptionsError};
@@ -54,7 +54,7 @@ pub fn workload(options: &OltpOptions) -> Result<BulkInsert, OptionsError> {
 }
 
 /// 0.5's `bulk_insert.lua`.
-pub(crate) fn legacy05(options: &OltpOptions) -> Result<BulkInsert, OptionsError> {
+pub(crate) fn bulk_insert05(options: &OltpOptions) -> Result<BulkInsert, OptionsError> {
     Ok(BulkInsert { tables: BulkTables::V0_5, ..workload(options)? })
 }
 

@@ -33,7 +33,7 @@ pub fn workload(options: &OltpOptions) -> Result<SelectRandomPoints, OptionsErro
 
 /// 0.5's `select_random_points.lua` (1.0.20's copy): the same statement,
 /// its values bound as INT.
-pub(crate) fn legacy05(options: &OltpOptions) -> Result<SelectRandomPoints, OptionsError> {
+pub(crate) fn select_random_points05(options: &OltpOptions) -> Result<SelectRandomPoints, OptionsError> {
     Ok(SelectRandomPoints { int32: true, ..workload(options)? })
 }
 

@@ -31,7 +31,7 @@ pub fn workload(options: &OltpOptions) -> Result<SelectRandomRanges, OptionsErro
 /// 0.5's `select_random_ranges.lua` (1.0.20's copy): its values bound as
 /// INT, its SQL ending in the space `string.sub` leaves after the last
 /// range and the spaces of the long string that closes it.
-pub(crate) fn legacy05(options: &OltpOptions) -> Result<SelectRandomRanges, OptionsError> {
+pub(crate) fn select_random_ranges05(options: &OltpOptions) -> Result<SelectRandomRanges, OptionsError> {
     Ok(SelectRandomRanges { legacy05: true, ..workload(options)? })
 }
 

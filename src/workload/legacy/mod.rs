@@ -123,7 +123,7 @@ impl LegacyTest {
             LegacyTest::UpdateIndex05 => single(Single05::UpdateIndex)?,
             LegacyTest::UpdateNonIndex05 => single(Single05::UpdateNonIndex)?,
             LegacyTest::SelectRandomPoints05 => {
-                let events = select_random_points::legacy05(&one_table)?;
+                let events = select_random_points::select_random_points05(&one_table)?;
                 Box::new(On05Tables {
                     name: self.name(),
                     events: Box::new(events),
@@ -132,7 +132,7 @@ impl LegacyTest {
                 })
             }
             LegacyTest::SelectRandomRanges05 => {
-                let events = select_random_ranges::legacy05(&one_table)?;
+                let events = select_random_ranges::select_random_ranges05(&one_table)?;
                 Box::new(On05Tables {
                     name: self.name(),
                     events: Box::new(events),
@@ -140,7 +140,7 @@ impl LegacyTest {
                     legacy: legacy.clone(),
                 })
             }
-            LegacyTest::BulkInsert05 => Box::new(bulk_insert::legacy05(options)?),
+            LegacyTest::BulkInsert05 => Box::new(bulk_insert::bulk_insert05(options)?),
         })
     }
 }

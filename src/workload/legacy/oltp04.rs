@@ -138,7 +138,7 @@ enum Step04 {
 }
 
 impl Step04 {
-    fn count(&self) -> u32 {
+    fn commands(&self) -> u32 {
         match *self {
             Step04::Text(_) => 1,
             Step04::Run(_, count) | Step04::DeleteInsert(count) => count,
@@ -164,7 +164,7 @@ pub(crate) fn workload(options: &OltpOptions, legacy: &LegacyOptions) -> Result<
         Oltp04Mode::Complex => complex_plan(options, legacy)?,
         Oltp04Mode::Nontrx(mode) => vec![Step04::Run(nontrx_query(mode), 1)],
     };
-    if plan.iter().all(|step| step.count() == 0) {
+    if plan.iter().all(|step| step.commands() == 0) {
         return Err(OptionsError::EmptyEvent { test: NAME });
     }
     let mut queries = Vec::new();
@@ -343,7 +343,7 @@ impl Oltp04Script {
     }
 
     /// The next of the event's drawn ids.
-    fn id(&mut self) -> u32 {
+    fn next_drawn_id(&mut self) -> u32 {
         let id = self.drawn.get(self.next_drawn).copied().unwrap_or(0);
         self.next_drawn += 1;
         id
@@ -360,8 +360,8 @@ impl Oltp04Script {
 
     /// A range of `query`: the start moved back into the table as 0.4 does
     /// in unsigned arithmetic, DISTINCT one row longer.
-    fn range(&mut self, query: Query04) -> (u32, u32) {
-        let mut from = self.id();
+    fn clamped_range(&mut self, query: Query04) -> (u32, u32) {
+        let mut from = self.next_drawn_id();
         if from.wrapping_add(self.range_size) > self.table_size {
             from = self.table_size.wrapping_sub(self.range_size);
         }
@@ -371,20 +371,20 @@ impl Oltp04Script {
     }
 
     /// Writes one execute of `query`.
-    fn execute(&mut self, query: Query04, sink: &mut CommandSink<'_>) -> Result<(), WorkloadError> {
+    fn execute_query04(&mut self, query: Query04, sink: &mut CommandSink<'_>) -> Result<(), WorkloadError> {
         let stmt = self.stmt_ids[query as usize];
         // 0.4 binds its unsigned ids as signed 32-bit LONGs.
         let long = |v: u32| v as i32;
         match query {
             Query04::Range | Query04::Sum | Query04::Order | Query04::Distinct => {
-                let (from, to) = self.range(query);
+                let (from, to) = self.clamped_range(query);
                 sink.execute(stmt, |t| {
                     t.set_i32(0, long(from))?;
                     t.set_i32(1, long(to))
                 })
             }
             Query04::UpdateNokey => {
-                let id = self.id();
+                let id = self.next_drawn_id();
                 random_numbers(&mut self.gen, &mut self.c);
                 let c = &self.c;
                 sink.execute(stmt, |t| {
@@ -404,7 +404,7 @@ impl Oltp04Script {
                 sink.execute(stmt, |t| t.set_i32(0, long(id)))
             }
             Query04::Point | Query04::UpdateKey | Query04::SelectPad => {
-                let id = self.id();
+                let id = self.next_drawn_id();
                 sink.execute(stmt, |t| t.set_i32(0, long(id)))
             }
         }
@@ -414,10 +414,10 @@ impl Oltp04Script {
     /// (true).
     fn pair(&mut self, sink: &mut CommandSink<'_>) -> Result<bool, WorkloadError> {
         if self.deleted.is_some() {
-            self.execute(Query04::InsertRow, sink)?;
+            self.execute_query04(Query04::InsertRow, sink)?;
             return Ok(true);
         }
-        let id = self.id();
+        let id = self.next_drawn_id();
         self.deleted = Some(id);
         sink.execute(self.stmt_ids[Query04::Delete as usize], |t| t.set_i32(0, id as i32))?;
         Ok(false)
@@ -426,7 +426,7 @@ impl Oltp04Script {
     /// The nontrx INSERT: NULL (auto_inc) or the next sequence id, the
     /// drawn k, then c and pad.
     fn insert_values(&mut self, stmt: StmtId, sink: &mut CommandSink<'_>) -> Result<(), WorkloadError> {
-        let k = self.id();
+        let k = self.next_drawn_id();
         random_numbers(&mut self.gen, &mut self.c);
         random_numbers(&mut self.gen, &mut self.pad);
         let id = (!self.auto_inc).then(|| self.unique_id());
@@ -443,9 +443,9 @@ impl Oltp04Script {
     }
 
     /// Whether a command follows the current one in this event.
-    fn more_after(&self) -> bool {
+    fn more_to_send(&self) -> bool {
         let rest = self.plan.get(self.step + 1..).unwrap_or_default();
-        self.plan.get(self.step).is_some_and(|s| self.done < s.count()) || rest.iter().any(|s| s.count() > 0)
+        self.plan.get(self.step).is_some_and(|s| self.done < s.commands()) || rest.iter().any(|s| s.commands() > 0)
     }
 }
 
@@ -497,7 +497,7 @@ impl Script for Oltp04Script {
                 self.done = 0;
                 continue;
             };
-            if self.done >= step.count() {
+            if self.done >= step.commands() {
                 self.step += 1;
                 self.done = 0;
                 continue;
@@ -508,13 +508,13 @@ impl Script for Oltp04Script {
                     true
                 }
                 Step04::Run(query, _) => {
-                    self.execute(query, sink)?;
+                    self.execute_query04(query, sink)?;
                     true
                 }
                 Step04::DeleteInsert(_) => self.pair(sink)?,
             };
             self.done += u32::from(finished);
-            if self.more_after() {
+            if self.more_to_send() {
                 return Ok(Step::More);
             }
             self.step = 0;

@@ -188,19 +188,19 @@ struct Oltp05Script {
 
 impl Oltp05Script {
     /// `sb_rand(1, oltp_table_size)`.
-    fn id(&self, rng: &mut Rng) -> u32 {
+    fn draw_id(&self, rng: &mut Rng) -> u32 {
         rng.default(1, self.table_size)
     }
 
     /// Writes the next command of `kind`; true when it was the kind's last
     /// of the event.
-    fn emit(&mut self, kind: Statement05, rng: &mut Rng, sink: &mut CommandSink<'_>) -> bool {
+    fn write_statement(&mut self, kind: Statement05, rng: &mut Rng, sink: &mut CommandSink<'_>) -> bool {
         let table = self.table;
         match kind {
             Statement05::Begin => sink.query(&self.begin),
             Statement05::Commit => sink.query(self.commit),
             Statement05::PointSelect | Statement05::IndexUpdate => {
-                let id = self.id(rng);
+                let id = self.draw_id(rng);
                 let (head, tail): (&[u8], &[u8]) = match kind {
                     Statement05::PointSelect => (b"SELECT c FROM sbtest", b" WHERE id="),
                     _ => (b"UPDATE sbtest", b" SET k=k+1 WHERE id="),
@@ -213,11 +213,11 @@ impl Oltp05Script {
                 });
             }
             Statement05::SimpleRange | Statement05::SumRange | Statement05::OrderRange | Statement05::DistinctRange => {
-                self.range(kind, rng, sink)
+                self.range_select(kind, rng, sink)
             }
             Statement05::NonIndexUpdate => {
                 rng.rand_str(C_TEMPLATE, &mut self.c);
-                let (id, c) = (self.id(rng), &self.c);
+                let (id, c) = (self.draw_id(rng), &self.c);
                 sink.query_with(|out| {
                     out.extend_from_slice(b"UPDATE sbtest");
                     push_decimal(out, table);
@@ -234,14 +234,14 @@ impl Oltp05Script {
 
     /// `get_range_str()`: ` WHERE id BETWEEN %u AND %u`, start and
     /// start + range_size - 1, in the query of `kind`.
-    fn range(&mut self, kind: Statement05, rng: &mut Rng, sink: &mut CommandSink<'_>) {
+    fn range_select(&mut self, kind: Statement05, rng: &mut Rng, sink: &mut CommandSink<'_>) {
         let (head, tail): (&[u8], &[u8]) = match kind {
             Statement05::SimpleRange => (b"SELECT c FROM sbtest", b""),
             Statement05::SumRange => (b"SELECT SUM(K) FROM sbtest", b""),
             Statement05::OrderRange => (b"SELECT c FROM sbtest", b" ORDER BY c"),
             _ => (b"SELECT DISTINCT c FROM sbtest", b" ORDER BY c"),
         };
-        let start = u64::from(self.id(rng));
+        let start = u64::from(self.draw_id(rng));
         let end = start + u64::from(self.range_size);
         let table = self.table;
         sink.query_with(|out| {
@@ -260,7 +260,7 @@ impl Oltp05Script {
     fn delete_insert(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> bool {
         let table = self.table;
         let Some(id) = self.deleted.take() else {
-            let id = self.id(rng);
+            let id = self.draw_id(rng);
             sink.query_with(|out| {
                 out.extend_from_slice(b"DELETE FROM sbtest");
                 push_decimal(out, table);
@@ -272,7 +272,7 @@ impl Oltp05Script {
         };
         rng.rand_str(C_TEMPLATE, &mut self.c);
         rng.rand_str(PAD_TEMPLATE, &mut self.pad);
-        let k = self.id(rng);
+        let k = self.draw_id(rng);
         let (c, pad) = (&self.c, &self.pad);
         sink.query_with(|out| {
             out.extend_from_slice(b"INSERT INTO sbtest");
@@ -291,7 +291,7 @@ impl Oltp05Script {
     }
 
     /// Whether a command follows in this event after the current one.
-    fn more_after(&self, step: usize, done: u32) -> bool {
+    fn more_in_event(&self, step: usize, done: u32) -> bool {
         let rest = self.plan.get(step + 1..).unwrap_or_default();
         self.plan.get(step).is_some_and(|&(_, count)| done < count) || rest.iter().any(|&(_, count)| count > 0)
     }
@@ -314,10 +314,10 @@ impl Script for Oltp05Script {
                 self.done = 0;
                 continue;
             }
-            if self.emit(kind, rng, sink) {
+            if self.write_statement(kind, rng, sink) {
                 self.done += 1;
             }
-            if self.more_after(self.step, self.done) {
+            if self.more_in_event(self.step, self.done) {
                 return Ok(Step::More);
             }
             self.step = 0;

@@ -79,13 +79,13 @@ impl Gen04 {
         }
         match self.rand.distribution {
             Dist04::Uniform => 1 + self.sb_rnd() % table_size,
-            Dist04::Gaussian => self.gaussian(table_size),
-            Dist04::Special => self.special(table_size),
+            Dist04::Gaussian => self.rnd_func_gaussian(table_size),
+            Dist04::Special => self.rnd_func_special(table_size),
         }
     }
 
     /// `int sum` of `iter` uniform draws, divided by `iter`.
-    fn gaussian(&mut self, table_size: u32) -> u32 {
+    fn rnd_func_gaussian(&mut self, table_size: u32) -> u32 {
         let mut sum = 0i32;
         for _ in 0..self.rand.iter {
             sum = sum.wrapping_add((1 + self.sb_rnd() % table_size) as i32);
@@ -97,7 +97,7 @@ impl Gen04 {
     /// first `table_size` go to the gaussian part, the rest to `pct`% of
     /// the ids around the middle. With `res` 100 (a division by zero in
     /// 0.4) every draw is of the second kind, as in sysbench 1.0.
-    fn special(&mut self, table_size: u32) -> u32 {
+    fn rnd_func_special(&mut self, table_size: u32) -> u32 {
         let rand = self.rand;
         let range_size = match 100u32.checked_sub(rand.res).filter(|&d| d > 0) {
             Some(d) => table_size.wrapping_mul(100 / d),
@@ -108,7 +108,7 @@ impl Gen04 {
             _ => 1 + self.sb_rnd() % range_size,
         };
         if range_size != 0 && res <= table_size {
-            return self.gaussian(table_size);
+            return self.rnd_func_gaussian(table_size);
         }
         let d = (table_size.wrapping_mul(rand.pct) / 100).max(1);
         res %= d;

@@ -146,7 +146,7 @@ struct Single05Script {
 impl Single05Script {
     /// The next value of this connection's slice of `sysbench.rand.unique()`,
     /// starting the slice over once it is used up, as sysbench's counter wraps.
-    fn unique(&mut self) -> u32 {
+    fn next_unique_id(&mut self) -> u32 {
         if let Some(v) = self.ids.next() {
             return v;
         }
@@ -154,11 +154,11 @@ impl Single05Script {
         self.ids.next().unwrap_or(0)
     }
 
-    fn insert(&mut self, table: u32, rng: &mut Rng, sink: &mut CommandSink<'_>) {
+    fn write_insert(&mut self, table: u32, rng: &mut Rng, sink: &mut CommandSink<'_>) {
         let k = rng.default(1, self.table_size);
         rng.rand_str(C_TEMPLATE, &mut self.c);
         rng.rand_str(PAD_TEMPLATE, &mut self.pad);
-        let id = if self.auto_inc { 0 } else { self.unique() };
+        let id = if self.auto_inc { 0 } else { self.next_unique_id() };
         let (c, pad) = (&self.c, &self.pad);
         sink.query_with(|out| {
             out.extend_from_slice(b"INSERT INTO sbtest");
@@ -180,7 +180,7 @@ impl Script for Single05Script {
     fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
         let table = rng.uniform(1, self.tables);
         match self.script {
-            Single05::Insert => self.insert(table, rng, sink),
+            Single05::Insert => self.write_insert(table, rng, sink),
             Single05::UpdateNonIndex => {
                 rng.rand_str(C_TEMPLATE, &mut self.c);
                 let (id, c) = (rng.default(1, self.table_size), &self.c);

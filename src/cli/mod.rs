@@ -11,10 +11,11 @@
 //! - TESTNAME is one of the 11 database scripts of sysbench 1.0.20 ([`Test`]),
 //!   bare or as a path to its `.lua` file.
 //! - The 0.4/0.5 forms (`--test=oltp`, `--test=tests/db/oltp.lua`,
-//!   `--oltp-*`, `--num-threads`, `--max-requests`, ...) are mapped onto the
-//!   1.0 test and options; [`Bench::notes`] says, one line per legacy option,
-//!   how each was understood. Legacy options with no 1.0 equivalent are
-//!   refused with a [`CliError`] saying so.
+//!   `--oltp-*`, `--num-threads`, `--max-requests`, ...) run the 0.4/0.5
+//!   test ([`Bench::legacy`]), its options renamed to the 1.0 names where
+//!   only the name changed; [`Bench::notes`] says, one line per legacy
+//!   option, how each was understood. Legacy options wirebench cannot
+//!   honour are refused with a [`CliError`] saying so.
 //! - What sysbench 1.0.20 refuses, wirebench refuses too (`tests/cli.rs`
 //!   compares the two); wirebench is stricter where sysbench silently runs
 //!   something else (`--threads=+`, `--table-size=abc`, ...).
@@ -38,6 +39,7 @@ mod general;
 mod help;
 mod into;
 mod legacy;
+mod legacy_options;
 mod null_server;
 mod option_file;
 mod opts;
@@ -62,6 +64,7 @@ use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
 use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
+use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
 
 pub use argv::hide_passwords_from_ps;
@@ -90,11 +93,15 @@ pub enum Invocation {
 /// option resolved to its value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bench {
+    /// The sysbench 1.0.20 test; for a 0.4/0.5 line, the one closest to it
+    /// (its help, and the rules the notes on its options follow).
     pub test: Test,
+    /// For a 0.4/0.5 line, the 0.4/0.5 test that runs instead of `test`.
+    pub legacy: Option<LegacyTest>,
+    /// The options only the 0.4/0.5 tests have.
+    pub legacy_options: LegacyOptions,
     pub command: Command,
-    /// Which sysbench's syntax the line was written in, for a workload that
-    /// wants to emulate 0.4/0.5 details the 1.0 test does not have (one
-    /// table named sbtest, `SELECT pad`, ...).
+    /// Which sysbench's syntax the line was written in.
     pub dialect: Dialect,
     pub general: GeneralOptions,
     /// The `--rand-*` options.
@@ -121,7 +128,8 @@ pub enum Dialect {
     V1_0,
     /// `--test=oltp`: sysbench 0.4's built-in OLTP test.
     V0_4,
-    /// `--test=.../tests/db/*.lua`: sysbench 0.5's Lua scripts.
+    /// `--test=.../tests/db/*.lua` (or `--test=oltp` with 0.5's options):
+    /// sysbench 0.5's Lua scripts.
     V0_5,
 }
 

@@ -216,8 +216,18 @@ struct Opened {
     redial: Redial,
 }
 
-/// Logs in and prepares every connection, a bounded number at a time.
+/// Logs in and prepares every connection, a bounded number at a time,
+/// after the workload's SQL for before the run, on a connection of its own.
 async fn open_all(bench: &Bench, tls: Option<&ClientTls>, sessions: &Sessions<'_>) -> Result<Vec<Opened>, RunError> {
+    let before_run = sessions.workload.before_run();
+    if !before_run.is_empty() {
+        let mut conn =
+            Connection::connect(&connect_options(bench, tls, 0)).await.map_err(|error| RunError::Connect { error })?;
+        for sql in &before_run {
+            conn.query_drop(sql).await?;
+        }
+        conn.quit().await?;
+    }
     let threads = bench.general.threads as usize;
     for_each_connection(threads, CONNECT_PARALLELISM, |n| {
         let redial = sessions.redial(tls, n);

@@ -1,6 +1,6 @@
-//! Workloads: what to send. Each sysbench test is one file here; the driver
-//! (how to send it) and the stats collector (what happened) know nothing of
-//! SQL.
+//! Workloads: what to send. Each sysbench 1.0.20 test is one file here, the
+//! sysbench 0.4 and 0.5 tests are in [`legacy`]; the driver (how to send
+//! it) and the stats collector (what happened) know nothing of SQL.
 //!
 //! A workload names the statements every connection prepares, makes one
 //! [`Script`] per connection, and produces the SQL of the `prepare`,
@@ -17,6 +17,7 @@
 
 mod common;
 mod emulated;
+pub mod legacy;
 mod options;
 mod test;
 
@@ -239,6 +240,18 @@ pub trait Workload: Send + Sync {
 
     /// SQL for `cleanup` (run by one connection).
     fn cleanup(&self) -> Vec<String>;
+
+    /// The line the script prints as `prepare` or `cleanup` is about to
+    /// send `sql` (sysbench's "Creating table 'sbtest1'..."), if any.
+    /// `loading` is the table whose rows are being inserted: a script
+    /// announces a table's rows once, before the first INSERT.
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String>;
+
+    /// SQL run once before `run` starts its events, on a connection of its
+    /// own (0.4 emptied its table before a nontrx insert run).
+    fn before_run(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Whether every event is one transaction, BEGIN to COMMIT
     /// (oltp_read_only, oltp_read_write and oltp_write_only unless

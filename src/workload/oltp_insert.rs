@@ -11,7 +11,9 @@
 //! so values stay unique without shared state, and one connection gets
 //! sysbench's order.
 
-use super::common::{cleanup_sql, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE};
+use super::common::{
+    cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
+};
 use super::options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
@@ -76,6 +78,10 @@ impl Workload for OltpInsert {
 
     fn cleanup(&self) -> Vec<String> {
         cleanup_sql(self.options.tables)
+    }
+
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
+        oltp_common_progress_line(sql, loading, self.options.table_size)
     }
 }
 

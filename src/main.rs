@@ -5,8 +5,12 @@
 use std::process::ExitCode;
 
 use wirebench::cli::{self, Invocation, NullServerOptions};
+use wirebench::fuzz::ReplayVerdict;
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
 use wirebench::run::Outcome;
+
+/// `wirebench fuzz` found failures (or `fuzz-replay` saw one again).
+const FAILURES_FOUND: u8 = 3;
 
 fn main() -> ExitCode {
     let invocation = match cli::parse(std::env::args_os().skip(1)) {
@@ -29,6 +33,26 @@ fn main() -> ExitCode {
             print!("{}", cli::null_server_help());
             ExitCode::SUCCESS
         }
+        Invocation::FuzzHelp { replay } => {
+            print!("{}", if replay { cli::fuzz_replay_help() } else { cli::fuzz_help() });
+            ExitCode::SUCCESS
+        }
+        Invocation::Fuzz(options) => match wirebench::fuzz::fuzz(&options) {
+            Ok(summary) if summary.failures > 0 => ExitCode::from(FAILURES_FOUND),
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("FATAL: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Invocation::FuzzReplay(options) => match wirebench::fuzz::replay(&options) {
+            Ok(ReplayVerdict::Failed(_)) => ExitCode::from(FAILURES_FOUND),
+            Ok(ReplayVerdict::Survived) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("FATAL: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Invocation::NullServer(options) => match null_server(options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -12,15 +12,18 @@ use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
-use super::{legacy, null_server, value, Bench, Command, Dialect, Invocation};
+use super::{fuzz, legacy, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::Test;
 
 pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
     let CommandLine { opts, positionals } = line;
     refuse_separated_values(&positionals)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
-    if let Some((&"null-server", rest)) = words.split_first() {
-        return null_server::parse(&opts, rest);
+    match words.split_first() {
+        Some((&"null-server", rest)) => return null_server::parse(&opts, rest),
+        Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest),
+        Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest),
+        _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.
     if is_set(&opts, "help")? {

@@ -1,0 +1,162 @@
+//! `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`,
+//! read into the fuzzer's own [`FuzzOptions`] and [`ReplayOptions`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::defs::{self, OptDef};
+use super::error::CliError;
+use super::into::mysql_options;
+use super::opts::{Opts, INT_MAX};
+use super::raw::RawOpt;
+use super::{value, Invocation};
+use crate::fuzz::{FuzzOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE, DEFAULT_RSS_GROWTH};
+
+/// Whether `key` is one of the connection options fuzzing takes.
+fn is_connection_option(key: &str) -> bool {
+    defs::FUZZ_CONNECTION.iter().any(|name| defs::key(name) == key)
+}
+
+/// Refuses options the command does not take, naming the closest it does.
+fn check_options(opts: &[RawOpt], groups: &[&[OptDef]], command: &str) -> Result<(), CliError> {
+    for opt in opts {
+        if is_connection_option(&opt.key) || groups.iter().any(|g| defs::is_in(g, &opt.key)) {
+            continue;
+        }
+        if defs::find(&opt.key).is_some() {
+            return Err(CliError::NotHere {
+                option: opt.label(),
+                reason: format!("not an option of {command}: `wirebench {command} --help` lists its options"),
+            });
+        }
+        let names = groups.iter().flat_map(|g| g.iter().map(|d| d.name)).chain(defs::FUZZ_CONNECTION.iter().copied());
+        return Err(CliError::UnknownOption {
+            option: opt.label(),
+            suggestion: defs::closest(&opt.name, names).map(|n| format!("--{n}")),
+        });
+    }
+    Ok(())
+}
+
+fn wants_help(opts: &[RawOpt]) -> Result<bool, CliError> {
+    opts.iter().rev().find(|o| o.key == "help").map_or(Ok(false), value::boolean)
+}
+
+/// `wirebench fuzz ...`.
+pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
+    check_options(opts, &[defs::FUZZ, defs::FUZZ_WATCH], "fuzz")?;
+    if wants_help(opts)? {
+        return Ok(Invocation::FuzzHelp { replay: false });
+    }
+    if let Some(extra) = words.first() {
+        return Err(CliError::UnexpectedArgument((*extra).to_owned()));
+    }
+    let opts = Opts::new(opts.to_vec());
+    let (watch, deadline, allow_remote) = watch_options(&opts)?;
+    let seed = match opts.get("rand_seed") {
+        Some(opt) => value::int(opt, 0, i64::from(i32::MAX), "a seed >= 0 (0: from the clock)")? as u64,
+        None => 0,
+    };
+    let secs = |n: u32| Duration::from_secs(u64::from(n));
+    let options = FuzzOptions {
+        target: target(&opts)?,
+        threads: opts.int("threads", 1, 10_000, "a number of connections from 1 to 10000")?.unwrap_or(8),
+        time: opts
+            .int("time", 0, INT_MAX, "seconds >= 0 (0: no limit)")?
+            .map_or(Some(secs(60)), |t| (t > 0).then(|| secs(t))),
+        seed,
+        report_interval: opts.int("report_interval", 0, INT_MAX, "seconds >= 0")?.filter(|&n| n > 0).map(secs),
+        fuzz_dir: PathBuf::from(opts.text("fuzz_dir")?.unwrap_or_else(|| "wirebench-fuzz".to_owned())),
+        watch,
+        restart_cmd: opts.text("restart_cmd")?.filter(|c| !c.trim().is_empty()),
+        keep_going: opts.flag("keep_going", false)?,
+        allow_remote,
+        deadline,
+    };
+    finish(&opts)?;
+    Ok(Invocation::Fuzz(Box::new(options)))
+}
+
+/// `wirebench fuzz-replay FILE ...`.
+pub(crate) fn parse_replay(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
+    check_options(opts, &[defs::FUZZ_WATCH], "fuzz-replay")?;
+    if wants_help(opts)? {
+        return Ok(Invocation::FuzzHelp { replay: true });
+    }
+    let file = match words {
+        [file] => PathBuf::from(file),
+        [] => {
+            return Err(CliError::Conflict(
+                "fuzz-replay needs the reproducer: wirebench fuzz-replay FILE [connection options]".to_owned(),
+            ))
+        }
+        [_, extra, ..] => return Err(CliError::UnexpectedArgument((*extra).to_owned())),
+    };
+    let opts = Opts::new(opts.to_vec());
+    let (watch, deadline, allow_remote) = watch_options(&opts)?;
+    let options = ReplayOptions { file, target: target(&opts)?, watch, allow_remote, deadline };
+    finish(&opts)?;
+    Ok(Invocation::FuzzReplay(Box::new(options)))
+}
+
+fn finish(opts: &Opts) -> Result<(), CliError> {
+    match opts.unused() {
+        // Every option check_options let through is read above.
+        Some(opt) if opt.key != "help" => {
+            Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench fuzz yet".to_owned() })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The server, the login, the database: one server only.
+fn target(opts: &Opts) -> Result<Target, CliError> {
+    let mysql = mysql_options(opts, &mut Vec::new())?;
+    let servers = &mysql.servers;
+    let several = servers.hosts.len() > 1 || servers.ports.len() > 1 || servers.sockets.len() > 1;
+    if several {
+        return Err(CliError::Conflict(
+            "wirebench fuzz takes one server: give one --mysql-host and --mysql-port, or one --mysql-socket".to_owned(),
+        ));
+    }
+    if mysql.db.is_empty() {
+        return Err(CliError::Conflict("--mysql-db must name the database the fuzzer may use".to_owned()));
+    }
+    Ok(Target {
+        endpoint: servers.connect_to(0),
+        user: mysql.user,
+        password: mysql.password,
+        database: mysql.db,
+        compression: mysql.compression,
+    })
+}
+
+/// `--server-pid`, `--server-rss-growth`, `--server-log`, `--fuzz-deadline`, `--fuzz-allow-remote`.
+fn watch_options(opts: &Opts) -> Result<(WatchOptions, Duration, bool), CliError> {
+    let pid = opts.text("server_pid")?.map(|text| match text.trim().parse::<u32>() {
+        Ok(pid) => PidSource::Pid(pid),
+        Err(_) => PidSource::File(PathBuf::from(text)),
+    });
+    let rss_growth = match opts.get("server_rss_growth") {
+        Some(opt) => value::size(opt)?,
+        None => DEFAULT_RSS_GROWTH,
+    };
+    let log = opts.text("server_log")?.map(PathBuf::from);
+    let deadline = match opts.get("fuzz_deadline") {
+        Some(opt) => {
+            let expected = "seconds, more than 0 and at most 3600, such as 5 or 0.5";
+            let secs = value::double(opt, expected)?;
+            if !(secs > 0.0 && secs <= 3600.0) {
+                return Err(CliError::InvalidValue {
+                    option: opt.label(),
+                    value: opt.value.clone().unwrap_or_default(),
+                    expected: expected.to_owned(),
+                });
+            }
+            Duration::from_secs_f64(secs)
+        }
+        None => DEFAULT_DEADLINE,
+    };
+    let allow_remote = opts.flag("fuzz_allow_remote", false)?;
+    Ok((WatchOptions { pid, rss_growth, log }, deadline, allow_remote))
+}

@@ -1,0 +1,126 @@
+//! Running sessions again against the server under test, bringing it back
+//! first when it is down: what confirming, minimising and replaying a
+//! failure need.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::control::{Checker, Failure, FailureKind};
+use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
+use super::options::Target;
+
+/// How long a restarted (or self-restarting) server may take to answer again.
+pub const COME_BACK_WAIT: Duration = Duration::from_secs(60);
+/// How long `--restart-cmd` itself may run.
+const RESTART_CMD_LIMIT: Duration = Duration::from_secs(120);
+
+/// The server under test, its control connection, and how to restart it.
+#[derive(Debug)]
+pub struct Rig {
+    pub target: Target,
+    pub limits: Limits,
+    pub checker: Checker,
+    pub restart_cmd: Option<String>,
+    /// Restarts so far.
+    pub restarts: u32,
+    /// The last check failed: no need to check again before restarting.
+    pub known_down: bool,
+}
+
+impl Rig {
+    /// Makes sure the server answers: if not, runs `--restart-cmd` (or,
+    /// without one, waits for the server to come back by itself, as under
+    /// mysqld_safe or systemd) and waits until it answers.
+    pub async fn ensure_up(&mut self) -> Result<(), String> {
+        self.checker.rebase();
+        if !std::mem::take(&mut self.known_down) && self.checker.check().await.is_none() {
+            return Ok(());
+        }
+        match &self.restart_cmd {
+            Some(cmd) => run_restart_cmd(cmd).await?,
+            None => eprintln!(
+                "wirebench fuzz: waiting up to {} s for the server to come back by itself (no --restart-cmd)",
+                COME_BACK_WAIT.as_secs()
+            ),
+        }
+        self.restarts += 1;
+        let until = Instant::now() + COME_BACK_WAIT;
+        let mut pause = Duration::from_millis(20);
+        while Instant::now() < until {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(500));
+            self.checker.rebase();
+            if self.checker.check().await.is_none() {
+                return Ok(());
+            }
+        }
+        Err(format!("the server did not answer again within {} s", COME_BACK_WAIT.as_secs()))
+    }
+
+    /// Runs `sessions` at the same time, each on its own connection, then
+    /// asks the control connection (twice, a moment apart, for a failure
+    /// that takes a moment to show).
+    pub async fn run_and_check<T>(&mut self, sessions: Vec<Vec<T>>) -> (Option<Failure>, Vec<SessionOutcome>)
+    where
+        T: Outgoing + Send + Sync + 'static,
+    {
+        let tasks: Vec<_> = sessions
+            .into_iter()
+            .map(|items| {
+                let target = self.target.clone();
+                let limits = self.limits;
+                tokio::spawn(async move { run_session(&target, &items, &limits).await })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for task in tasks {
+            if let Ok(outcome) = task.await {
+                outcomes.push(outcome);
+            }
+        }
+        if let Some(failure) = self.checker.check().await {
+            self.known_down = true;
+            return (Some(failure), outcomes);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let failure = self.checker.check().await;
+        self.known_down = failure.is_some();
+        (failure, outcomes)
+    }
+}
+
+/// Whether two failures are the same bug as far as the outside can tell:
+/// the same kind, or both a dead server however it showed.
+pub fn same_bug(a: &Failure, b: &Failure) -> bool {
+    let dead = |f: &Failure| matches!(f.kind, FailureKind::Down | FailureKind::ProcessGone | FailureKind::Log);
+    a.kind == b.kind || dead(a) && dead(b)
+}
+
+/// Runs `--restart-cmd` through `sh -c` (its output goes to stderr) and
+/// waits for it, up to [`RESTART_CMD_LIMIT`].
+async fn run_restart_cmd(cmd: &str) -> Result<(), String> {
+    eprintln!("wirebench fuzz: restarting the server: {cmd}");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run --restart-cmd {cmd:?}: {e}"))?;
+    let until = Instant::now() + RESTART_CMD_LIMIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("--restart-cmd {cmd:?} exited with {status}")),
+            Ok(None) if Instant::now() < until => tokio::time::sleep(Duration::from_millis(50)).await,
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("--restart-cmd {cmd:?} did not finish within {} s", RESTART_CMD_LIMIT.as_secs()));
+            }
+            Err(e) => return Err(format!("--restart-cmd {cmd:?} failed: {e}")),
+        }
+    }
+}

@@ -11,7 +11,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("run", &["cli", "client", "driver", "rand", "stats", "transport", "workload"]),
     ("cli", &["client", "driver", "fuzz", "rand", "transport", "workload"]),
     ("driver", &["client", "rand", "stats", "transport", "workload"]),
-    ("fuzz", &["client", "rand", "transport", "workload"]),
+    ("fuzz", &["client", "rand", "workload"]),
     ("workload", &["rand"]),
     ("client", &["transport"]),
     ("null_server", &["transport"]),

@@ -15,7 +15,7 @@ use super::control::{Checker, Failure};
 use super::corpus::{Corpus, Coverage};
 use super::error::FuzzError;
 use super::exec::Limits;
-use super::failure::handle_failure;
+use super::failure::{handle_failure, FailureReport};
 use super::options::FuzzOptions;
 use super::report::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
@@ -27,7 +27,7 @@ use super::worker::{fuzz_worker, lock_shared, Shared};
 /// How long a fuzzed packet's answer may take. Servers answer malformed
 /// packets at once or wait for bytes that never come; waiting longer only
 /// slows the run (the control connection, not this, decides about hangs).
-pub const ANSWER_TIMEOUT: Duration = Duration::from_millis(300);
+pub const ANSWER_TIMEOUT: Duration = Duration::from_millis(200);
 /// The control connection checks the server at least this often.
 const BATCH: Duration = Duration::from_secs(1);
 
@@ -137,9 +137,15 @@ async fn fuzz_until_done(
         if history.is_empty() {
             unsaved.push(format!("{}: no session had run yet", failure.summary));
         } else {
-            let found_after = shared.started.elapsed();
-            let checked_through = shared.checked_through.load(Ordering::Relaxed);
-            match handle_failure(rig, options, seed, (history, checked_through), &failure, found_after).await {
+            let report = FailureReport {
+                options,
+                seed,
+                history: &history,
+                checked_through: shared.checked_through.load(Ordering::Relaxed),
+                failure: &failure,
+                found_after: shared.started.elapsed(),
+            };
+            match handle_failure(rig, &report).await {
                 Ok(path) => reproducers.push(path),
                 Err(e) => unsaved.push(e.to_string()),
             }
@@ -172,11 +178,19 @@ async fn fuzz_epoch(
         _ = tokio::signal::ctrl_c() => EpochEnd::Interrupted,
     };
     shared.stop.store(true, Ordering::Relaxed);
-    for worker in workers {
-        let _ = worker.await;
-    }
     if let EpochEnd::Failure(_) = end {
+        // The sessions in flight may be the culprits: let them end (each
+        // step has its deadline), but never wait on them for long.
+        let grace = Instant::now() + rig.limits.connect + Duration::from_secs(1);
+        for mut worker in workers {
+            if tokio::time::timeout_at(grace, &mut worker).await.is_err() {
+                worker.abort();
+            }
+        }
         return end;
+    }
+    for worker in &workers {
+        worker.abort();
     }
     // The last sessions ran after the last check: one more look.
     shared.checks.fetch_add(1, Ordering::Relaxed);

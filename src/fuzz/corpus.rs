@@ -52,6 +52,8 @@ impl Coverage {
 struct Entry {
     plan: SessionPlan,
     seed: bool,
+    /// How long its run took: faster sessions are picked more often.
+    took: Duration,
 }
 
 /// The sessions worth mutating.
@@ -62,29 +64,42 @@ pub struct Corpus {
 
 impl Corpus {
     pub fn with_seeds(seeds: &[SessionPlan]) -> Corpus {
-        Corpus { entries: seeds.iter().map(|plan| Entry { plan: plan.clone(), seed: true }).collect() }
+        let entry = |plan: &SessionPlan| Entry { plan: plan.clone(), seed: true, took: Duration::ZERO };
+        Corpus { entries: seeds.iter().map(entry).collect() }
     }
 
-    /// Keeps a session that reached new states.
-    pub fn add(&mut self, plan: SessionPlan) {
+    /// Keeps a session that reached new states in `took`.
+    pub fn add(&mut self, plan: SessionPlan, took: Duration) {
         if self.entries.len() >= MAX_ENTRIES {
             if let Some(oldest) = self.entries.iter().position(|e| !e.seed) {
                 self.entries.remove(oldest);
             }
         }
-        self.entries.push(Entry { plan, seed: false });
+        self.entries.push(Entry { plan, seed: false, took });
     }
 
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
-    /// A session to mutate: half the time one of the newest, which found
-    /// states most recently, else any.
+    /// A session to mutate: half the time among the newest, which found
+    /// states most recently, else among all; the faster of two drawn, so
+    /// that sessions that stall (waiting for answers that never come) do
+    /// not take over the run.
     pub fn pick(&self, rng: &mut FuzzRng) -> Option<&SessionPlan> {
         let len = self.entries.len();
-        let at = if rng.one_in(2) { len.saturating_sub(1 + rng.below(len.min(32))) } else { rng.below(len) };
-        self.entries.get(at).map(|e| &e.plan)
+        let recent = rng.one_in(2);
+        let draw = |rng: &mut FuzzRng| {
+            let at = if recent { len.saturating_sub(1 + rng.below(len.min(32))) } else { rng.below(len) };
+            self.entries.get(at)
+        };
+        let (a, b) = (draw(rng), draw(rng));
+        let faster = match (a, b) {
+            (Some(a), Some(b)) if b.took < a.took => b,
+            (Some(a), _) => a,
+            _ => return None,
+        };
+        Some(&faster.plan)
     }
 }
 
@@ -109,11 +124,22 @@ mod tests {
     fn seeds_stay_when_the_corpus_is_full() {
         let mut corpus = Corpus::with_seeds(&[SessionPlan::default()]);
         for _ in 0..MAX_ENTRIES + 10 {
-            corpus.add(SessionPlan::default());
+            corpus.add(SessionPlan::default(), Duration::from_millis(1));
         }
         assert_eq!(corpus.len(), MAX_ENTRIES);
         assert!(corpus.entries[0].seed);
         let mut rng = FuzzRng::new(1, 1);
         assert!(corpus.pick(&mut rng).is_some());
+    }
+
+    #[test]
+    fn faster_sessions_are_picked_more_often() {
+        let slow = SessionPlan { packets: vec![crate::fuzz::spec::PlannedPacket::new(crate::fuzz::spec::Spec::Ping)] };
+        let mut corpus = Corpus::default();
+        corpus.add(slow.clone(), Duration::from_millis(300));
+        corpus.add(SessionPlan::default(), Duration::from_millis(1));
+        let mut rng = FuzzRng::new(2, 2);
+        let slow_picks = (0..1000).filter(|_| corpus.pick(&mut rng) == Some(&slow)).count();
+        assert!((150..350).contains(&slow_picks), "{slow_picks}");
     }
 }

@@ -100,6 +100,8 @@ pub struct SessionOutcome {
     pub ending: Ending,
     /// Packets the safety check kept back.
     pub withheld: usize,
+    /// From connecting to closing.
+    pub took: Duration,
 }
 
 /// What the connection has established so far.
@@ -115,16 +117,25 @@ struct Live {
 
 /// Runs `items` on a new connection to `target`.
 pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Limits) -> SessionOutcome {
-    let mut outcome = SessionOutcome { sent: Vec::new(), states: Vec::new(), ending: Ending::Completed, withheld: 0 };
+    let started = Instant::now();
+    let mut outcome = SessionOutcome {
+        sent: Vec::new(),
+        states: Vec::new(),
+        ending: Ending::Completed,
+        withheld: 0,
+        took: Duration::ZERO,
+    };
     let mut conn = match FuzzConn::open(&target.endpoint, limits.connect).await {
         Ok(conn) => conn,
         Err(e) => {
             outcome.ending = Ending::ConnectFailed(e.to_string());
+            outcome.took = started.elapsed();
             return outcome;
         }
     };
     let Some(mut live) = greet(&mut conn, limits, &mut outcome).await else {
         conn.close().await;
+        outcome.took = started.elapsed();
         return outcome;
     };
     for (index, item) in items.iter().enumerate() {
@@ -146,6 +157,7 @@ pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Lim
         }
     }
     conn.close().await;
+    outcome.took = started.elapsed();
     outcome
 }
 

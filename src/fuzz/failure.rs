@@ -2,10 +2,10 @@
 //! again, alone, then all together), minimise it, and save the reproducer.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::control::{Failure, FailureKind};
 use super::error::FuzzError;
-use super::exec::SentPacket;
 use super::minimize::{minimise, Minimised};
 use super::options::FuzzOptions;
 use super::reproducer::{Reproducer, Reproduces};
@@ -91,23 +91,44 @@ fn kind_name(kind: FailureKind) -> &'static str {
     }
 }
 
-/// Confirms, minimises and saves one failure; returns the reproducer's path.
-pub async fn handle_failure(
-    rig: &mut Rig,
-    options: &FuzzOptions,
-    seed: u64,
-    (history, checked_through): (Vec<Finished>, u64),
-    failure: &Failure,
-    found_after: std::time::Duration,
-) -> Result<PathBuf, FuzzError> {
+/// What is known of a failure when the fuzzing stops.
+pub struct FailureReport<'a> {
+    pub options: &'a FuzzOptions,
+    pub seed: u64,
+    /// The sessions that ran last, in the order they finished.
+    pub history: &'a [Finished],
+    pub checked_through: u64,
+    pub failure: &'a Failure,
+    pub found_after: Duration,
+}
+
+/// Confirms, minimises and saves one failure; returns the reproducer's
+/// path. Ctrl-C cuts the confirming short: what was found is saved as it is.
+pub async fn handle_failure(rig: &mut Rig, report: &FailureReport<'_>) -> Result<PathBuf, FuzzError> {
+    let failure = report.failure;
     eprintln!("wirebench fuzz: FAILURE: {}", failure.summary);
     for detail in &failure.details {
         eprintln!("  {detail}");
     }
-    eprintln!("wirebench fuzz: re-running the last {} sessions to find the one that causes it", history.len());
-    let confirmed = confirm(rig, &history, checked_through, failure).await;
-    let culprit = history.get(confirmed.culprit);
-    let (failing, minimised_text): (Vec<SentPacket>, String) = match &confirmed.minimised {
+    eprintln!("wirebench fuzz: re-running the last {} sessions to find the one that causes it", report.history.len());
+    let first = suspects(report.history, report.checked_through).first().copied().unwrap_or(0);
+    let confirmed = tokio::select! {
+        confirmed = confirm(rig, report.history, report.checked_through, failure) => confirmed,
+        _ = tokio::signal::ctrl_c() => Confirmed {
+            reproduces: Reproduces::NotConfirmed("interrupted (Ctrl-C) while confirming".to_owned()),
+            culprit: first,
+            minimised: None,
+        },
+    };
+    let path = save_reproducer(report, confirmed)?;
+    println!("wirebench fuzz: FAILURE: {}", failure.summary);
+    println!("wirebench fuzz: reproducer written to {}", path.display());
+    Ok(path)
+}
+
+fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<PathBuf, FuzzError> {
+    let culprit = report.history.get(confirmed.culprit);
+    let (failing, minimised) = match &confirmed.minimised {
         Some(m) => {
             let before = culprit.map_or(0, |c| c.plan.packets.len());
             let mut text = format!("{before} packets -> {} in {} re-runs", m.plan.packets.len(), m.runs);
@@ -119,40 +140,38 @@ pub async fn handle_failure(
         None => (culprit.map(|c| c.outcome.sent.clone()).unwrap_or_default(), "no (not confirmed alone)".to_owned()),
     };
     if failing.is_empty() {
-        return Err(FuzzError::NoCulprit(failure.summary.clone()));
+        return Err(FuzzError::NoCulprit(report.failure.summary.clone()));
     }
-    let history_sent = history
+    let history = report
+        .history
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != confirmed.culprit)
         .map(|(_, h)| h.outcome.sent.clone())
         .collect();
-    let t = &options.target;
+    let t = &report.options.target;
     let reproducer = Reproducer {
-        observed: failure.summary.clone(),
-        details: failure.details.clone(),
-        seed,
+        observed: report.failure.summary.clone(),
+        details: report.failure.details.clone(),
+        seed: report.seed,
         session: culprit.map_or(0, |c| c.number),
-        found_after,
+        found_after: report.found_after,
         target: t.endpoint.to_string(),
         user: t.user.clone(),
         database: t.database.clone(),
         compression: t.compression,
-        minimised: minimised_text,
+        minimised,
         reproduces: confirmed.reproduces,
         failing,
-        history: history_sent,
+        history,
     };
-    let path = reproducer.save(&options.fuzz_dir, kind_name(failure.kind))?;
-    println!("wirebench fuzz: FAILURE: {}", failure.summary);
-    println!("wirebench fuzz: reproducer written to {}", path.display());
-    Ok(path)
+    reproducer.save(&report.options.fuzz_dir, kind_name(report.failure.kind))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::exec::{Ending, SessionOutcome};
+    use crate::fuzz::exec::{Ending, SentPacket, SessionOutcome};
     use crate::fuzz::spec::SessionPlan;
 
     fn finished(index: u64, ending: Ending, sent: usize) -> Finished {
@@ -165,7 +184,13 @@ mod tests {
             },
             answered: None,
         };
-        let outcome = SessionOutcome { sent: vec![packet; sent], states: Vec::new(), ending, withheld: 0 };
+        let outcome = SessionOutcome {
+            sent: vec![packet; sent],
+            states: Vec::new(),
+            ending,
+            withheld: 0,
+            took: std::time::Duration::ZERO,
+        };
         Finished { number: 100 - index, index, plan: SessionPlan::default(), outcome }
     }
 

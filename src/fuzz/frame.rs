@@ -13,14 +13,15 @@ use super::spec::{FrameEdit, WrapEdit};
 /// Where the payload starts in the framed bytes.
 pub const PAYLOAD_AT: usize = HEADER_LEN;
 
-/// Appends `payload` framed as sequence id 0 with `edits` applied. Returns
-/// how many payload bytes went out.
-pub fn frame_payload(payload: &[u8], edits: &[FrameEdit], out: &mut Vec<u8>) -> usize {
+/// Appends `payload` framed with sequence id `seq` (1 for the answer to
+/// the greeting, 0 for a command) and `edits` applied. Returns how many
+/// payload bytes went out.
+pub fn frame_payload(payload: &[u8], seq: u8, edits: &[FrameEdit], out: &mut Vec<u8>) -> usize {
     let mut body = payload.to_vec();
     if edits.contains(&FrameEdit::Huge) {
         body.resize(body.len().max(MAX_FRAGMENT + 64), b' ');
     }
-    let mut seq = 0u8;
+    let mut seq = seq;
     let mut declared: Option<u32> = None;
     let mut sent = body.len();
     for edit in edits {
@@ -108,7 +109,7 @@ mod tests {
     #[test]
     fn no_edit_is_a_plain_packet() {
         let mut out = Vec::new();
-        assert_eq!(frame_payload(&[0x0e], &[], &mut out), 1);
+        assert_eq!(frame_payload(&[0x0e], 0, &[], &mut out), 1);
         assert_eq!(out, [1, 0, 0, 0, 0x0e]);
     }
 
@@ -116,20 +117,20 @@ mod tests {
     fn header_lies_truncation_and_garbage() {
         let mut out = Vec::new();
         let edits = [FrameEdit::Seq(7), FrameEdit::Length(300), FrameEdit::Garbage(vec![0xAA])];
-        frame_payload(b"abc", &edits, &mut out);
+        frame_payload(b"abc", 0, &edits, &mut out);
         assert_eq!(out, [0x2c, 0x01, 0, 7, b'a', b'b', b'c', 0xAA]);
         let mut out = Vec::new();
-        frame_payload(b"abcdef", &[FrameEdit::Truncate { keep: 2, fix_length: false }], &mut out);
-        assert_eq!(out, [6, 0, 0, 0, b'a', b'b'], "announces 6, sends 2");
+        frame_payload(b"abcdef", 1, &[FrameEdit::Truncate { keep: 2, fix_length: false }], &mut out);
+        assert_eq!(out, [6, 0, 0, 1, b'a', b'b'], "announces 6, sends 2");
         let mut out = Vec::new();
-        frame_payload(b"abcdef", &[FrameEdit::Truncate { keep: 2, fix_length: true }, FrameEdit::Twice], &mut out);
+        frame_payload(b"abcdef", 0, &[FrameEdit::Truncate { keep: 2, fix_length: true }, FrameEdit::Twice], &mut out);
         assert_eq!(out, [2, 0, 0, 0, b'a', b'b', 2, 0, 0, 0, b'a', b'b']);
     }
 
     #[test]
     fn huge_goes_in_fragments_the_server_can_join() {
         let mut out = Vec::new();
-        frame_payload(b"\x03SELECT 1", &[FrameEdit::Huge], &mut out);
+        frame_payload(b"\x03SELECT 1", 0, &[FrameEdit::Huge], &mut out);
         let frame = wirebench_protocol::framing::decode_packet(&out, 0, usize::MAX).unwrap().unwrap();
         assert_eq!(frame.consumed, out.len());
         assert!(frame.payload.len() > MAX_FRAGMENT);
@@ -139,7 +140,7 @@ mod tests {
     #[test]
     fn wrap_edits_break_the_compressed_header() {
         let mut plain = Vec::new();
-        frame_payload(&[0x0e], &[], &mut plain);
+        frame_payload(&[0x0e], 0, &[], &mut plain);
         let mut good = Vec::new();
         Wrapper::default().wrap(&plain, &[], &mut good);
         assert_eq!(good, [5, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x0e]);

@@ -21,7 +21,10 @@ impl Outgoing for PlannedPacket {
         let mut payload = Vec::new();
         let spots = fields.finish(&mut payload);
         let mut bytes = Vec::new();
-        let sent = frame_payload(&payload, &self.frame, &mut bytes);
+        // The greeting took sequence id 0: its answer carries 1; every
+        // command starts again from 0.
+        let seq = u8::from(phase != Phase::Command);
+        let sent = frame_payload(&payload, seq, &self.frame, &mut bytes);
         let spots = spots
             .into_iter()
             .filter(|spot| spot.range.end <= sent)
@@ -94,6 +97,7 @@ mod tests {
         let packet = PlannedPacket::new(Spec::Login(login));
         let first = packet.render(0, &ctx(&[], b"01234567890123456789"));
         assert_eq!(first.phase, Phase::Login);
+        assert_eq!(first.bytes[3], 1, "the answer to the greeting is packet 1");
         let again = packet.render(0, &ctx(&[], b"abcdefghijabcdefghij"));
         assert_ne!(first.bytes, again.bytes);
         assert_eq!(first.render(0, &ctx(&[], b"abcdefghijabcdefghij")).bytes, again.bytes);

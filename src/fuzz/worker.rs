@@ -114,7 +114,7 @@ fn record(shared: &Shared, finished: Finished) {
     shared.packets.fetch_add(finished.outcome.sent.len() as u64, Ordering::Relaxed);
     let new = lock_shared(&shared.coverage).merge(&finished.outcome.states, shared.started.elapsed());
     if new > 0 {
-        lock_shared(&shared.corpus).add(finished.plan.clone());
+        lock_shared(&shared.corpus).add(finished.plan.clone(), finished.outcome.took);
     }
     if finished.outcome.ending.is_suspicious() {
         shared.suspicious.notify_one();

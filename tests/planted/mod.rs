@@ -244,6 +244,10 @@ impl Conn {
     }
 
     async fn login(&mut self, seq: u8, payload: &[u8]) -> Verdict {
+        if seq != 1 {
+            self.err(seq.wrapping_add(1), 1156, "Got packets out of order").await;
+            return Verdict::Close;
+        }
         match parse_login(payload) {
             Login::Ok { deprecate_eof } => {
                 self.deprecate_eof = deprecate_eof;

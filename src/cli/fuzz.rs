@@ -23,17 +23,17 @@ fn check_options(opts: &[RawOpt], groups: &[&[OptDef]], command: &str) -> Result
         if is_connection_option(&opt.key) || groups.iter().any(|g| defs::is_in(g, &opt.key)) {
             continue;
         }
-        if defs::find(&opt.key).is_some() {
-            return Err(CliError::NotHere {
-                option: opt.label(),
-                reason: format!("not an option of {command}: `wirebench {command} --help` lists its options"),
-            });
-        }
-        let names = groups.iter().flat_map(|g| g.iter().map(|d| d.name)).chain(defs::FUZZ_CONNECTION.iter().copied());
-        return Err(CliError::UnknownOption {
-            option: opt.label(),
-            suggestion: defs::closest(&opt.name, names).map(|n| format!("--{n}")),
-        });
+        let known = defs::find(&opt.key).is_some() || defs::is_in(defs::FUZZ, &opt.key);
+        let reason = if known {
+            format!("not an option of {command}: `wirebench {command} --help` lists its options")
+        } else {
+            let names =
+                groups.iter().flat_map(|g| g.iter().map(|d| d.name)).chain(defs::FUZZ_CONNECTION.iter().copied());
+            let suggestion =
+                defs::closest(&opt.name, names).map_or_else(String::new, |n| format!(" (did you mean --{n}?)"));
+            format!("unknown option{suggestion}; `wirebench {command} --help` lists the options")
+        };
+        return Err(CliError::NotHere { option: opt.label(), reason });
     }
     Ok(())
 }
@@ -159,4 +159,103 @@ fn watch_options(opts: &Opts) -> Result<(WatchOptions, Duration, bool), CliError
     };
     let allow_remote = opts.flag("fuzz_allow_remote", false)?;
     Ok((WatchOptions { pid, rss_growth, log }, deadline, allow_remote))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::raw::split;
+    use crate::client::Endpoint;
+
+    fn parse(line: &str) -> Result<Invocation, CliError> {
+        crate::cli::build::invocation(split(line.split_whitespace().map(str::to_owned).collect()))
+    }
+
+    fn fuzz(line: &str) -> FuzzOptions {
+        match parse(line) {
+            Ok(Invocation::Fuzz(options)) => *options,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_and_every_option() {
+        let d = fuzz("fuzz --mysql-host=127.0.0.1");
+        assert_eq!((d.threads, d.time, d.seed, d.report_interval), (8, Some(Duration::from_secs(60)), 0, None));
+        assert_eq!(d.target.endpoint, Endpoint::tcp("127.0.0.1", 3306));
+        assert_eq!((d.target.user.as_str(), d.target.database.as_str()), ("sbtest", "sbtest"));
+        assert_eq!((d.deadline, d.watch.rss_growth, d.keep_going), (DEFAULT_DEADLINE, DEFAULT_RSS_GROWTH, false));
+        let o = fuzz(
+            "fuzz --mysql-socket=/tmp/s.sock --mysql-user=u --mysql-password=p --mysql-db=d --mysql-compression=on \
+             --threads=3 --time=0 --rand-seed=9 --report-interval=2 --fuzz-dir=/tmp/f --restart-cmd=true \
+             --keep-going --fuzz-deadline=0.5 --server-pid=42 --server-rss-growth=64M --server-log=/tmp/e.log \
+             --fuzz-allow-remote",
+        );
+        assert_eq!(o.target.endpoint, Endpoint::unix("/tmp/s.sock"));
+        assert!(o.target.compression && o.keep_going && o.allow_remote);
+        assert_eq!((o.threads, o.time, o.seed), (3, None, 9));
+        assert_eq!(o.report_interval, Some(Duration::from_secs(2)));
+        assert_eq!(o.restart_cmd.as_deref(), Some("true"));
+        assert_eq!(o.deadline, Duration::from_millis(500));
+        assert_eq!(o.watch.pid, Some(PidSource::Pid(42)));
+        assert_eq!(o.watch.rss_growth, 64 << 20);
+        assert_eq!(o.watch.log, Some(PathBuf::from("/tmp/e.log")));
+        assert_eq!(fuzz("fuzz --server-pid=/run/m.pid").watch.pid, Some(PidSource::File("/run/m.pid".into())));
+    }
+
+    #[test]
+    fn replay_takes_a_file_and_the_watch_options() {
+        match parse("fuzz-replay /tmp/x.repro --mysql-port=3411 --fuzz-deadline=2") {
+            Ok(Invocation::FuzzReplay(r)) => {
+                assert_eq!(r.file, PathBuf::from("/tmp/x.repro"));
+                assert_eq!(r.deadline, Duration::from_secs(2));
+                assert_eq!(r.target.endpoint, Endpoint::tcp("localhost", 3411));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(parse("fuzz --help"), Ok(Invocation::FuzzHelp { replay: false }));
+        assert_eq!(parse("fuzz-replay --help"), Ok(Invocation::FuzzHelp { replay: true }));
+    }
+
+    #[test]
+    fn bad_values_and_misplaced_options_are_refused_in_one_line() {
+        for (line, needle) in [
+            ("fuzz --threads=0", "--threads"),
+            ("fuzz --fuzz-deadline=0", "--fuzz-deadline"),
+            ("fuzz --fuzz-deadline=soon", "--fuzz-deadline"),
+            ("fuzz --server-rss-growth=lots", "--server-rss-growth"),
+            ("fuzz --time=-1", "--time"),
+            ("fuzz --keep-goin", "--keep-going"),
+            ("fuzz --mysql-ssl=on", "not an option of fuzz"),
+            ("fuzz --tables=4", "not an option of fuzz"),
+            ("fuzz --mysql-host=a,b", "one server"),
+            ("fuzz --mysql-db=", "--mysql-db"),
+            ("fuzz extra", "extra"),
+            ("fuzz-replay", "needs the reproducer"),
+            ("fuzz-replay a b", "'b'"),
+            ("fuzz-replay a --keep-going", "not an option of fuzz-replay"),
+        ] {
+            let err = parse(line).expect_err(line).to_string();
+            assert!(err.contains(needle), "{line}: {err}");
+            assert!(!err.contains('\n'), "{line}: {err}");
+        }
+    }
+
+    #[test]
+    fn every_fuzz_option_is_read() {
+        for def in defs::FUZZ.iter().chain(defs::FUZZ_WATCH) {
+            let value = match def.kind {
+                defs::Kind::Bool => None,
+                defs::Kind::Int | defs::Kind::Double => Some("1"),
+                defs::Kind::Size => Some("1M"),
+                _ => Some("x"),
+            };
+            let option = value.map_or_else(|| format!("--{}", def.name), |v| format!("--{}={v}", def.name));
+            for command in ["fuzz", "fuzz-replay f"] {
+                if let Err(err) = parse(&format!("{command} {option}")) {
+                    assert!(!err.to_string().contains("yet"), "{command} {option}: {err}");
+                }
+            }
+        }
+    }
 }

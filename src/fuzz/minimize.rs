@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::control::Failure;
 use super::exec::SentPacket;
 use super::rig::{same_bug, Rig};
-use super::spec::{SessionPlan, Spec};
+use super::spec::{OwnedParam, SessionPlan, Spec};
 
 /// Re-runs one minimisation may take at most.
 const MAX_RUNS: u32 = 60;
@@ -112,39 +112,69 @@ async fn drop_edits(search: &mut Search<'_>) {
     }
 }
 
-/// Halves text and data, drops parameters and attributes, one at a time.
+/// Halves text, data and string parameters, drops parameters and
+/// attributes: each kind of shrinking as long as the failure stays.
 async fn shrink_contents(search: &mut Search<'_>) {
     for packet in 0..search.best.plan.packets.len() {
-        while let Some(candidate) = shrunk(&search.best.plan, packet) {
-            if !search.keep_if_failing(candidate).await {
-                break;
+        for shrink in shrinks(&search.best.plan, packet) {
+            while let Some(candidate) = shrunk(&search.best.plan, packet, shrink) {
+                if !search.keep_if_failing(candidate).await {
+                    break;
+                }
             }
         }
     }
 }
 
-/// `plan` with packet `at`'s content made smaller, if it can be.
-fn shrunk(plan: &SessionPlan, at: usize) -> Option<SessionPlan> {
+/// One way to make a packet's content smaller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shrink {
+    /// Statement text, long data or a command's body: its first half.
+    HalveBytes,
+    /// String parameter `n`: its first half.
+    HalveParam(usize),
+    /// The last parameter dropped.
+    DropParam,
+    /// The last connection attribute dropped.
+    DropAttribute,
+}
+
+/// The ways packet `at` of `plan` can shrink.
+fn shrinks(plan: &SessionPlan, at: usize) -> Vec<Shrink> {
+    match plan.packets.get(at).map(|p| &p.spec) {
+        Some(Spec::Query(_) | Spec::Prepare(_) | Spec::SendLongData { .. } | Spec::Other { .. }) => {
+            vec![Shrink::HalveBytes]
+        }
+        Some(Spec::Execute { params, .. }) => {
+            let mut shrinks: Vec<Shrink> = (0..params.len()).map(Shrink::HalveParam).collect();
+            shrinks.push(Shrink::DropParam);
+            shrinks
+        }
+        Some(Spec::Login(_) | Spec::ChangeUser { .. }) => vec![Shrink::DropAttribute],
+        _ => Vec::new(),
+    }
+}
+
+/// `plan` with packet `at` shrunk by `shrink`, if it can be.
+fn shrunk(plan: &SessionPlan, at: usize, shrink: Shrink) -> Option<SessionPlan> {
     let mut plan = plan.clone();
     let spec = &mut plan.packets.get_mut(at)?.spec;
-    match spec {
-        Spec::Query(bytes)
-        | Spec::Prepare(bytes)
-        | Spec::SendLongData { data: bytes, .. }
-        | Spec::Other { body: bytes, .. }
-            if bytes.len() > 8 =>
-        {
-            bytes.truncate(bytes.len() / 2);
-        }
-        Spec::Execute { params, .. } if params.len() > 1 => {
-            params.pop();
-        }
-        Spec::Login(login) if !login.connect_attrs.is_empty() => {
-            login.connect_attrs.pop();
-        }
-        Spec::ChangeUser { connect_attrs } if !connect_attrs.is_empty() => {
-            connect_attrs.pop();
-        }
+    let halve = |bytes: &mut Vec<u8>| (bytes.len() > 8).then(|| bytes.truncate(bytes.len() / 2));
+    match (spec, shrink) {
+        (
+            Spec::Query(bytes)
+            | Spec::Prepare(bytes)
+            | Spec::SendLongData { data: bytes, .. }
+            | Spec::Other { body: bytes, .. },
+            Shrink::HalveBytes,
+        ) => halve(bytes)?,
+        (Spec::Execute { params, .. }, Shrink::HalveParam(n)) => match params.get_mut(n)? {
+            OwnedParam::Bytes(bytes) | OwnedParam::VarString(bytes) | OwnedParam::Blob(bytes) => halve(bytes)?,
+            _ => return None,
+        },
+        (Spec::Execute { params, .. }, Shrink::DropParam) if params.len() > 1 => drop(params.pop()),
+        (Spec::Login(login), Shrink::DropAttribute) => drop(login.connect_attrs.pop()?),
+        (Spec::ChangeUser { connect_attrs }, Shrink::DropAttribute) => drop(connect_attrs.pop()?),
         _ => return None,
     }
     Some(plan)
@@ -163,17 +193,25 @@ mod tests {
                 PlannedPacket::new(Spec::Execute {
                     stmt: crate::fuzz::spec::StmtRef::Prepared(0),
                     flags: 0,
-                    params: vec![OwnedParam::I8(1), OwnedParam::I8(2)],
+                    params: vec![OwnedParam::I8(1), OwnedParam::I8(2), OwnedParam::Blob(vec![7; 100])],
                 }),
                 PlannedPacket::new(Spec::Ping),
             ],
         };
-        let text = shrunk(&plan, 0).unwrap();
+        let text = shrunk(&plan, 0, Shrink::HalveBytes).unwrap();
         assert_eq!(text.packets[0].spec, Spec::Query(b"SELECT 1".to_vec()));
-        assert!(shrunk(&text, 0).is_none(), "8 bytes or fewer stay");
-        let params = shrunk(&plan, 1).unwrap();
-        assert!(matches!(&params.packets[1].spec, Spec::Execute { params, .. } if params.len() == 1));
-        assert!(shrunk(&params, 1).is_none());
-        assert!(shrunk(&plan, 2).is_none());
+        assert!(shrunk(&text, 0, Shrink::HalveBytes).is_none(), "8 bytes or fewer stay");
+        assert_eq!(
+            shrinks(&plan, 1),
+            [Shrink::HalveParam(0), Shrink::HalveParam(1), Shrink::HalveParam(2), Shrink::DropParam]
+        );
+        let string = shrunk(&plan, 1, Shrink::HalveParam(2)).unwrap();
+        assert!(
+            matches!(&string.packets[1].spec, Spec::Execute { params, .. } if params[2] == OwnedParam::Blob(vec![7; 50]))
+        );
+        assert!(shrunk(&plan, 1, Shrink::HalveParam(0)).is_none(), "an integer does not halve");
+        let params = shrunk(&plan, 1, Shrink::DropParam).unwrap();
+        assert!(matches!(&params.packets[1].spec, Spec::Execute { params, .. } if params.len() == 2));
+        assert!(shrinks(&plan, 2).is_empty());
     }
 }

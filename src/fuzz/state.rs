@@ -135,9 +135,11 @@ impl fmt::Display for AnswerClass {
 
 impl fmt::Display for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.class {
-            AnswerClass::Err => write!(f, "{} -> ERR {}", self.step, self.code),
-            class => write!(f, "{} -> {class}", self.step),
+        match (self.class, self.code) {
+            (AnswerClass::Err, code) => write!(f, "{} -> ERR {code}", self.step),
+            (class, 0) => write!(f, "{} -> {class}", self.step),
+            // An ERR that ended a result set or a prepare's definitions.
+            (class, code) => write!(f, "{} -> {class}, then ERR {code}", self.step),
         }
     }
 }
@@ -153,5 +155,7 @@ mod tests {
         let s = State { step: Step::Command(0x99), class: AnswerClass::Closed, code: 0 };
         assert_eq!(s.to_string(), "command 0x99 -> connection closed");
         assert_eq!(State { step: Step::Login, class: AnswerClass::Ok, code: 0 }.to_string(), "login -> OK");
+        let s = State { step: Step::Command(COM_QUERY), class: AnswerClass::ResultSet, code: 1317 };
+        assert_eq!(s.to_string(), "COM_QUERY -> result set, then ERR 1317");
     }
 }

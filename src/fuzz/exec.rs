@@ -256,7 +256,19 @@ async fn exchange(
         live.prepared.push(answers.first().and_then(|a| a.statement_id));
     }
     live.last_command = (rendered.phase == Phase::Command).then_some(command.unwrap_or(0));
-    if let Some(last) = answers.last() {
+    // The last real answer: an ERR followed by the close it announced
+    // makes that close normal.
+    let real = |a: &&Answer| {
+        !matches!(
+            a.class,
+            AnswerClass::Closed
+                | AnswerClass::Reset
+                | AnswerClass::NoReply
+                | AnswerClass::Silent
+                | AnswerClass::Garbled
+        )
+    };
+    if let Some(last) = answers.iter().rev().find(real) {
         live.last_class = last.class;
     }
     (step, answers)
@@ -414,5 +426,46 @@ fn more_auth_data(data: &[u8], password: &[u8], nonce: &[u8], secure: bool) -> V
         [caching_sha2::PERFORM_FULL_AUTHENTICATION] if secure => [password, &[0]].concat(),
         [caching_sha2::PERFORM_FULL_AUTHENTICATION] => vec![caching_sha2::REQUEST_PUBLIC_KEY],
         pem => rsa_key::encrypt_password(password, nonce, pem, &mut OsRng).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(last_class: AnswerClass, last_command: Option<u8>) -> Live {
+        Live {
+            server_caps: Capabilities::empty(),
+            nonce: Vec::new(),
+            session_caps: Capabilities::empty(),
+            prepared: Vec::new(),
+            last_class,
+            last_command,
+        }
+    }
+
+    #[test]
+    fn a_close_is_normal_after_an_err_or_quit_only() {
+        assert_eq!(ending(Gone::Closed, &live(AnswerClass::Err, Some(0x03))), Ending::ClosedAsExpected);
+        assert_eq!(ending(Gone::Reset, &live(AnswerClass::Ok, Some(COM_QUIT))), Ending::ClosedAsExpected);
+        assert_eq!(ending(Gone::Closed, &live(AnswerClass::Ok, Some(0x03))), Ending::Closed);
+        assert_eq!(ending(Gone::Timeout, &live(AnswerClass::Err, None)), Ending::NoReply);
+        assert!(Ending::Closed.is_suspicious() && Ending::NoReply.is_suspicious());
+        assert!(!Ending::ClosedAsExpected.is_suspicious() && !Ending::Completed.is_suspicious());
+    }
+
+    #[test]
+    fn clean_packets_and_sent_capabilities() {
+        assert!(is_one_clean_packet(&[1, 0, 0, 0, 0x0e]));
+        assert!(!is_one_clean_packet(&[1, 0, 0, 1, 0x0e]), "another sequence id");
+        assert!(!is_one_clean_packet(&[2, 0, 0, 0, 0x0e]), "a length that lies");
+        assert!(!is_one_clean_packet(&[1, 0, 0, 0, 0x0e, 1, 0, 0, 0, 0x0e]), "two packets");
+        let mut login = vec![0x0c, 0x02, 0, 0];
+        login.resize(32, 0);
+        login[28] = 0x04;
+        assert_eq!(sent_capabilities(&login), Capabilities::from_parts(0x20c, 4), "MariaDB's, with bit 0 clear");
+        login[0] = 0x0d;
+        assert_eq!(sent_capabilities(&login), Capabilities::from_parts(0x20d, 0));
+        assert_eq!(sent_capabilities(&[1]), Capabilities::empty());
     }
 }

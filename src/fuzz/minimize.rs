@@ -76,8 +76,7 @@ async fn drop_packets(search: &mut Search<'_>) {
     let mut at = search.best.plan.packets.len();
     while at > 0 && search.best.plan.packets.len() > 1 {
         at -= 1;
-        let mut candidate = search.best.plan.clone();
-        candidate.packets.remove(at);
+        let candidate = search.best.plan.without_packet(at);
         search.keep_if_failing(candidate).await;
     }
 }
@@ -184,6 +183,27 @@ fn shrunk(plan: &SessionPlan, at: usize, shrink: Shrink) -> Option<SessionPlan> 
 mod tests {
     use super::*;
     use crate::fuzz::spec::{OwnedParam, PlannedPacket};
+
+    #[test]
+    fn dropping_a_prepare_keeps_later_commands_on_their_statements() {
+        let plan = SessionPlan {
+            packets: vec![
+                PlannedPacket::new(Spec::Prepare(b"SELECT ?".to_vec())),
+                PlannedPacket::new(Spec::Prepare(b"SELECT 1".to_vec())),
+                PlannedPacket::new(Spec::Close(crate::fuzz::spec::StmtRef::Prepared(1))),
+                PlannedPacket::new(Spec::Reset(crate::fuzz::spec::StmtRef::Prepared(0))),
+            ],
+        };
+        let without_first = plan.without_packet(0);
+        assert_eq!(without_first.packets[1].spec, Spec::Close(crate::fuzz::spec::StmtRef::Prepared(0)));
+        assert_eq!(
+            without_first.packets[2].spec,
+            Spec::Reset(crate::fuzz::spec::StmtRef::Prepared(0)),
+            "its own prepare is gone"
+        );
+        assert_eq!(plan.without_packet(2).packets.len(), 3);
+        assert_eq!(plan.without_packet(9), plan);
+    }
 
     #[test]
     fn shrinking_halves_text_and_drops_parameters() {

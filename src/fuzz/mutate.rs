@@ -175,9 +175,7 @@ fn packet_mutation(plan: &mut SessionPlan, rng: &mut FuzzRng, pool: &Pool<'_>) {
                 plan.packets.insert(at.min(len), packet);
             }
         }
-        2 if len > 1 => {
-            plan.packets.remove(at.min(len - 1));
-        }
+        2 if len > 1 => *plan = plan.without_packet(at.min(len - 1)),
         3 => {
             if let Some(packet) = plan.packets.get(at.min(len - 1)).cloned() {
                 plan.packets.insert(at.min(len), packet);

@@ -14,6 +14,8 @@ pub struct Progress {
     /// Sessions run to their end ("execs").
     pub sessions: u64,
     pub packets: u64,
+    /// Packets the safety check kept back.
+    pub withheld: u64,
     pub states: usize,
     pub corpus: usize,
     pub checks: u64,
@@ -92,6 +94,7 @@ pub fn summary(end: &Progress, timeline: &[(u64, usize)], reproducers: &[PathBuf
         end.packets,
         per_second(end.packets, end.elapsed)
     );
+    let _ = writeln!(out, "    withheld (safety):   {} packets", end.withheld);
     let _ = writeln!(out, "    distinct states:     {}", end.states);
     let _ = writeln!(out, "    corpus:              {} sessions", end.corpus);
     let _ = writeln!(out, "    control checks:      {}", end.checks);
@@ -120,6 +123,7 @@ mod tests {
             elapsed: Duration::from_secs(20),
             sessions: 300,
             packets: 3000,
+            withheld: 0,
             states: 42,
             corpus: 17,
             checks: 9,

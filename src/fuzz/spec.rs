@@ -167,3 +167,41 @@ impl PlannedPacket {
 pub struct SessionPlan {
     pub packets: Vec<PlannedPacket>,
 }
+
+impl Spec {
+    /// The statement the command names, if it names one.
+    fn statement_mut(&mut self) -> Option<&mut StmtRef> {
+        match self {
+            Spec::Execute { stmt, .. }
+            | Spec::SendLongData { stmt, .. }
+            | Spec::Close(stmt)
+            | Spec::Reset(stmt)
+            | Spec::Fetch { stmt, .. } => Some(stmt),
+            _ => None,
+        }
+    }
+}
+
+impl SessionPlan {
+    /// The session without packet `at`. When that packet was a prepare,
+    /// later commands naming later prepares name them still (their
+    /// numbers move down one).
+    pub fn without_packet(&self, at: usize) -> SessionPlan {
+        let mut plan = self.clone();
+        if at >= plan.packets.len() {
+            return plan;
+        }
+        let removed = plan.packets.remove(at);
+        if matches!(removed.spec, Spec::Prepare(_)) {
+            let ordinal = self.packets.iter().take(at).filter(|p| matches!(p.spec, Spec::Prepare(_))).count();
+            for packet in plan.packets.iter_mut().skip(at) {
+                if let Some(StmtRef::Prepared(n)) = packet.spec.statement_mut() {
+                    if usize::from(*n) > ordinal {
+                        *n -= 1;
+                    }
+                }
+            }
+        }
+        plan
+    }
+}

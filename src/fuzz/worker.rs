@@ -51,6 +51,8 @@ pub struct Shared {
     /// server was well after them.
     pub checked_through: AtomicU64,
     pub packets: AtomicU64,
+    /// Packets the safety check kept back.
+    pub withheld: AtomicU64,
     pub checks: AtomicU64,
     pub failures: AtomicU64,
     pub coverage: Mutex<Coverage>,
@@ -112,6 +114,7 @@ fn next_plan(shared: &Shared, rng: &mut FuzzRng) -> SessionPlan {
 
 fn record(shared: &Shared, finished: Finished) {
     shared.packets.fetch_add(finished.outcome.sent.len() as u64, Ordering::Relaxed);
+    shared.withheld.fetch_add(finished.outcome.withheld as u64, Ordering::Relaxed);
     let new = lock_shared(&shared.coverage).merge(&finished.outcome.states, shared.started.elapsed());
     if new > 0 {
         lock_shared(&shared.corpus).add(finished.plan.clone(), finished.outcome.took);

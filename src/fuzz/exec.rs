@@ -220,7 +220,7 @@ async fn exchange(
     let step = match rendered.phase {
         Phase::Login => Step::Login,
         Phase::SslRequest => Step::SslRequest,
-        Phase::Command => Step::Command(command.unwrap_or(0)),
+        Phase::Command => Step::of_command(command.unwrap_or(0)),
     };
     let deadline = Instant::now() + limits.answer;
     if let Err(gone) = conn.send(&rendered.bytes, &rendered.wrap, deadline).await {

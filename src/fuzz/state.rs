@@ -18,6 +18,19 @@ pub enum Step {
     SslRequest,
     /// A command: its first payload byte as sent.
     Command(u8),
+    /// A command byte no server knows: they all take the same path (ERR
+    /// 1047), so they make one state, not 200.
+    UnknownCommand,
+}
+
+impl Step {
+    /// The step of a command packet whose first payload byte is `byte`.
+    pub fn of_command(byte: u8) -> Step {
+        match command_name(byte) {
+            Some(_) => Step::Command(byte),
+            None => Step::UnknownCommand,
+        }
+    }
 }
 
 /// What kind of answer came back.
@@ -106,6 +119,7 @@ impl fmt::Display for Step {
                 Some(name) => f.write_str(name),
                 None => write!(f, "command 0x{byte:02x}"),
             },
+            Step::UnknownCommand => f.write_str("unknown command"),
         }
     }
 }
@@ -152,8 +166,10 @@ mod tests {
     fn states_read_as_the_protocol_names_them() {
         let s = State { step: Step::Command(COM_STMT_EXECUTE), class: AnswerClass::Err, code: 1243 };
         assert_eq!(s.to_string(), "COM_STMT_EXECUTE -> ERR 1243");
-        let s = State { step: Step::Command(0x99), class: AnswerClass::Closed, code: 0 };
-        assert_eq!(s.to_string(), "command 0x99 -> connection closed");
+        let s = State { step: Step::of_command(0x99), class: AnswerClass::Closed, code: 0 };
+        assert_eq!(s.to_string(), "unknown command -> connection closed");
+        assert_eq!(Step::of_command(0x20), Step::of_command(0x7f));
+        assert_eq!(Step::of_command(0x17), Step::Command(COM_STMT_EXECUTE));
         assert_eq!(State { step: Step::Login, class: AnswerClass::Ok, code: 0 }.to_string(), "login -> OK");
         let s = State { step: Step::Command(COM_QUERY), class: AnswerClass::ResultSet, code: 1317 };
         assert_eq!(s.to_string(), "COM_QUERY -> result set, then ERR 1317");

@@ -160,3 +160,23 @@ fn usage_and_connection_errors_exit_1() {
     assert_eq!(bad_file.code, Some(1));
     assert!(bad_file.stderr.contains("line 1"), "{}", bad_file.stderr);
 }
+
+/// How long finding each planted bug takes from other seeds: the
+/// two-minute bound checked by hand (`cargo test --release --test
+/// fuzz_planted -- --ignored --nocapture`), too slow for every CI run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn time_to_find_from_other_seeds() {
+    for bug in [Bug::UnknownStatement, Bug::TruncatedValue, Bug::ConnectAttrs, Bug::LongDataHang] {
+        for seed in 2..=6 {
+            let server = PlantedServer::start(bug).await;
+            let dir = ScratchDir::new(&format!("fuzz-seeds-{bug:?}-{seed}"));
+            server.restart_on(dir.0.join("restart"));
+            let run = wirebench_async(fuzz_args(server.port, &dir.0, seed, 120)).await;
+            assert_eq!(run.code, Some(3), "{bug:?} seed {seed} not found within 120 s:\n{}", run.stdout);
+            let text = std::fs::read_to_string(reproducer_path(&run.stdout)).unwrap();
+            let found = text.lines().find(|l| l.starts_with("found-after: ")).unwrap_or_default().to_owned();
+            println!("{bug:?} seed {seed}: {found}, whole run {:.1} s", run.took.as_secs_f64());
+        }
+    }
+}

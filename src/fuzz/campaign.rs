@@ -176,7 +176,7 @@ async fn fuzz_epoch(
     let end = tokio::select! {
         failure = control_loop(shared, &mut rig.checker) => EpochEnd::Failure(failure),
         () = until(end_at) => EpochEnd::Time,
-        _ = tokio::signal::ctrl_c() => EpochEnd::Interrupted,
+        () = interrupted() => EpochEnd::Interrupted,
     };
     shared.stop.store(true, Ordering::Relaxed);
     if let EpochEnd::Failure(_) = end {
@@ -198,6 +198,22 @@ async fn fuzz_epoch(
     match rig.checker.check().await {
         Some(failure) => EpochEnd::Failure(failure),
         None => end,
+    }
+}
+
+/// Ctrl-C, or a SIGTERM (as `timeout` sends): the run ends with its summary.
+async fn interrupted() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use super::reproducer::ReproducerError;
 use crate::client::{ClientError, Endpoint};
 
 #[derive(Debug, Error)]
@@ -30,14 +31,18 @@ pub enum FuzzError {
     WriteReproducer { path: PathBuf, source: io::Error },
     #[error("cannot read reproducer {path}: {source}")]
     ReadReproducer { path: PathBuf, source: io::Error },
-    #[error("{path}, line {line}: {reason}; is it a file `wirebench fuzz` wrote?")]
-    BadReproducer { path: PathBuf, line: usize, reason: String },
+    #[error("{path}, line {line}: {source}; is it a file `wirebench fuzz` wrote?")]
+    BadReproducer { path: PathBuf, line: usize, source: ReproducerError },
     #[error(
         "the server failed ({0}) before any session sent a packet: there is nothing to save; is it failing by itself?"
     )]
     NoCulprit(String),
-    #[error("--server-pid: {0}")]
-    ServerPid(String),
+    #[error("--server-pid: cannot read pid file {path}: {source}")]
+    PidFile { path: PathBuf, source: io::Error },
+    #[error("--server-pid: pid file {path} holds {text:?}, not a process id")]
+    BadPidFile { path: PathBuf, text: String },
+    #[error("--server-pid: process {pid} is not running; give the server's pid or its pid file")]
+    NotRunning { pid: u32 },
     #[error("--server-log {path}: {source}; give a log file the server writes and this user can read")]
     ServerLog { path: PathBuf, source: io::Error },
     #[error("cannot start the async runtime: {0}")]

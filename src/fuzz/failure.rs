@@ -48,7 +48,7 @@ async fn confirm(rig: &mut Rig, history: &[Finished], checked_through: u64, fail
     let unconfirmed =
         |why: String| Confirmed { reproduces: Reproduces::NotConfirmed(why), culprit: first, minimised: None };
     if let Err(why) = rig.ensure_up().await {
-        return unconfirmed(format!("{why}; give --restart-cmd to confirm and minimise failures"));
+        return unconfirmed(why.to_string());
     }
     for &i in order.iter().take(SUSPECTS) {
         let Some(suspect) = history.get(i) else { continue };
@@ -61,7 +61,7 @@ async fn confirm(rig: &mut Rig, history: &[Finished], checked_through: u64, fail
             }
             Some(_) => {
                 if let Err(why) = rig.ensure_up().await {
-                    return unconfirmed(why);
+                    return unconfirmed(why.to_string());
                 }
             }
             None => {}

@@ -46,7 +46,7 @@ impl Search<'_> {
             return false;
         }
         if let Err(why) = self.rig.ensure_up().await {
-            self.best.cut_short = Some(why);
+            self.best.cut_short = Some(why.to_string());
             return false;
         }
         self.best.runs += 1;

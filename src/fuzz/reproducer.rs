@@ -26,12 +26,43 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use thiserror::Error;
+
 use super::error::FuzzError;
 use super::exec::{Phase, Rendered, SentPacket};
 use super::fields::{Live, LiveSpot};
 use super::spec::WrapEdit;
 
 const MAGIC: &str = "wirebench fuzz reproducer 1";
+
+/// What is wrong with a line of a reproducer file.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ReproducerError {
+    #[error("the first line is not {MAGIC:?}")]
+    NoMagic,
+    #[error("`end` outside a session")]
+    StrayEnd,
+    #[error("the last session has no `end`")]
+    Unterminated,
+    #[error("no `session failing` with packets")]
+    NoFailingSession,
+    #[error("expected `key: value`, got {0:?}")]
+    NotKeyValue(String),
+    #[error("{key}: {value:?} is not a number")]
+    NotANumber { key: String, value: String },
+    #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
+    UnknownPhase(String),
+    #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
+    UnknownAttribute(String),
+    #[error("bytes before the first `packet` line")]
+    BytesOutsidePacket,
+    #[error("{0:?} is not whole bytes of hex")]
+    NotHex(String),
+    #[error("live={0}: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN")]
+    BadLive(String),
+    #[error("wrap edit {0:?}: expected seq:N, payload-length:N, plain-length:N or corrupt:N")]
+    BadWrap(String),
+}
 
 /// Whether the failure came back when its session was run again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,18 +201,15 @@ fn wrap_text(edit: &WrapEdit) -> String {
 pub fn read_reproducer(path: &Path) -> Result<Reproducer, FuzzError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| FuzzError::ReadReproducer { path: path.to_owned(), source })?;
-    parse_reproducer(&text).map_err(|(line, reason)| FuzzError::BadReproducer { path: path.to_owned(), line, reason })
+    parse_reproducer(&text).map_err(|(line, source)| FuzzError::BadReproducer { path: path.to_owned(), line, source })
 }
 
-/// Where a parse failed: the line (from 1) and why.
-type ParseError = (usize, String);
-
-/// Parses a reproducer's text.
-pub fn parse_reproducer(text: &str) -> Result<Reproducer, ParseError> {
+/// Parses a reproducer's text; an error names its line (from 1).
+pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerError)> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     match lines.next() {
         Some((_, first)) if first.trim() == MAGIC => {}
-        _ => return Err((1, format!("the first line is not {MAGIC:?}"))),
+        _ => return Err((1, ReproducerError::NoMagic)),
     }
     let mut r = Reproducer {
         observed: String::new(),
@@ -207,7 +235,7 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, ParseError> {
         if let Some(name) = trimmed.strip_prefix("session ") {
             session = Some((name.trim().to_owned(), Vec::new()));
         } else if trimmed == "end" {
-            let Some((name, packets)) = session.take() else { return Err((number, "`end` outside a session".into())) };
+            let Some((name, packets)) = session.take() else { return Err((number, ReproducerError::StrayEnd)) };
             if name == "failing" {
                 r.failing = packets;
             } else {
@@ -220,18 +248,20 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, ParseError> {
         }
     }
     if session.is_some() {
-        return Err((text.lines().count(), "the last session has no `end`".into()));
+        return Err((text.lines().count(), ReproducerError::Unterminated));
     }
     if r.failing.is_empty() {
-        return Err((text.lines().count(), "no `session failing` with packets".into()));
+        return Err((text.lines().count(), ReproducerError::NoFailingSession));
     }
     Ok(r)
 }
 
-fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), String> {
-    let Some((key, value)) = line.split_once(':') else { return Err(format!("expected `key: value`, got {line:?}")) };
+fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), ReproducerError> {
+    let Some((key, value)) = line.split_once(':') else { return Err(ReproducerError::NotKeyValue(line.to_owned())) };
     let value = value.trim();
-    let number = |v: &str| v.parse::<u64>().map_err(|_| format!("{key}: {v:?} is not a number"));
+    let number = |v: &str| {
+        v.parse::<u64>().map_err(|_| ReproducerError::NotANumber { key: key.trim().to_owned(), value: v.to_owned() })
+    };
     match key.trim() {
         "observed" => r.observed = value.to_owned(),
         "detail" => r.details.push(value.to_owned()),
@@ -260,7 +290,7 @@ fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), String> {
 }
 
 /// A `packet ...` line, or a line of its bytes.
-fn parse_packet_line(line: &str, packets: &mut Vec<SentPacket>) -> Result<(), String> {
+fn parse_packet_line(line: &str, packets: &mut Vec<SentPacket>) -> Result<(), ReproducerError> {
     let trimmed = line.trim();
     if let Some(rest) = trimmed.strip_prefix("packet") {
         let mut words = rest.split_whitespace();
@@ -268,7 +298,7 @@ fn parse_packet_line(line: &str, packets: &mut Vec<SentPacket>) -> Result<(), St
             Some("login") => Phase::Login,
             Some("ssl-request") => Phase::SslRequest,
             Some("command") => Phase::Command,
-            other => return Err(format!("unknown packet phase {other:?} (login, ssl-request or command)")),
+            other => return Err(ReproducerError::UnknownPhase(other.unwrap_or_default().to_owned())),
         };
         let mut rendered = Rendered { phase, bytes: Vec::new(), spots: Vec::new(), wrap: Vec::new() };
         for word in words {
@@ -277,21 +307,22 @@ fn parse_packet_line(line: &str, packets: &mut Vec<SentPacket>) -> Result<(), St
             } else if let Some(wrap) = word.strip_prefix("wrap=") {
                 rendered.wrap = wrap.split(',').map(parse_wrap).collect::<Result<_, _>>()?;
             } else {
-                return Err(format!("unknown packet attribute {word:?}"));
+                return Err(ReproducerError::UnknownAttribute(word.to_owned()));
             }
         }
         packets.push(SentPacket { rendered, answered: None });
         return Ok(());
     }
-    let Some(packet) = packets.last_mut() else { return Err("bytes before the first `packet` line".into()) };
+    let Some(packet) = packets.last_mut() else { return Err(ReproducerError::BytesOutsidePacket) };
     let hex = trimmed.split('|').next().unwrap_or_default();
     for group in hex.split_whitespace() {
+        let not_hex = || ReproducerError::NotHex(group.to_owned());
         if group.len() % 2 != 0 {
-            return Err(format!("{group:?} is not whole bytes of hex"));
+            return Err(not_hex());
         }
         for pair in group.as_bytes().chunks(2) {
             let pair = std::str::from_utf8(pair).unwrap_or("zz");
-            let byte = u8::from_str_radix(pair, 16).map_err(|_| format!("{group:?} is not hex"))?;
+            let byte = u8::from_str_radix(pair, 16).map_err(|_| not_hex())?;
             packet.rendered.bytes.push(byte);
         }
     }
@@ -299,8 +330,8 @@ fn parse_packet_line(line: &str, packets: &mut Vec<SentPacket>) -> Result<(), St
 }
 
 /// `scramble:PLUGIN@START+LEN` or `statement:N@START+LEN`.
-fn parse_live(text: &str) -> Result<LiveSpot, String> {
-    let bad = || format!("live={text}: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN");
+fn parse_live(text: &str) -> Result<LiveSpot, ReproducerError> {
+    let bad = || ReproducerError::BadLive(text.to_owned());
     let (what, place) = text.split_once('@').ok_or_else(bad)?;
     let (start, len) = place.split_once('+').ok_or_else(bad)?;
     let start: usize = start.parse().map_err(|_| bad())?;
@@ -313,8 +344,8 @@ fn parse_live(text: &str) -> Result<LiveSpot, String> {
     Ok(LiveSpot { live, range: start..start.saturating_add(len) })
 }
 
-fn parse_wrap(text: &str) -> Result<WrapEdit, String> {
-    let bad = || format!("wrap edit {text:?}: expected seq:N, payload-length:N, plain-length:N or corrupt:N");
+fn parse_wrap(text: &str) -> Result<WrapEdit, ReproducerError> {
+    let bad = || ReproducerError::BadWrap(text.to_owned());
     let (what, n) = text.split_once(':').ok_or_else(bad)?;
     let n: u32 = n.parse().map_err(|_| bad())?;
     Ok(match what {
@@ -382,12 +413,18 @@ mod tests {
 
     #[test]
     fn broken_files_say_where() {
-        assert_eq!(parse_reproducer("hello").unwrap_err().0, 1);
+        assert_eq!(parse_reproducer("hello").unwrap_err(), (1, ReproducerError::NoMagic));
         let text = format!("{MAGIC}\nseed: x\n");
-        assert_eq!(parse_reproducer(&text).unwrap_err(), (2, "seed: \"x\" is not a number".to_owned()));
+        let number = ReproducerError::NotANumber { key: "seed".into(), value: "x".into() };
+        assert_eq!(parse_reproducer(&text).unwrap_err(), (2, number));
         let text = format!("{MAGIC}\nsession failing\npacket command\n  0g\nend\n");
-        assert_eq!(parse_reproducer(&text).unwrap_err().0, 4);
+        assert_eq!(parse_reproducer(&text).unwrap_err(), (4, ReproducerError::NotHex("0g".into())));
         let text = format!("{MAGIC}\nsession failing\n  00\nend\n");
-        assert!(parse_reproducer(&text).unwrap_err().1.contains("before the first"));
+        assert_eq!(parse_reproducer(&text).unwrap_err(), (3, ReproducerError::BytesOutsidePacket));
+        let text = format!("{MAGIC}\nsession failing\npacket command live=scramble\nend\n");
+        assert_eq!(
+            parse_reproducer(&text).unwrap_err().1.to_string(),
+            "live=scramble: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN"
+        );
     }
 }

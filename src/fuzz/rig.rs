@@ -2,9 +2,10 @@
 //! first when it is down: what confirming, minimising and replaying a
 //! failure need.
 
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use thiserror::Error;
 use tokio::time::Instant;
 
 use super::control::{Checker, Failure, FailureKind};
@@ -15,6 +16,19 @@ use super::options::Target;
 pub const COME_BACK_WAIT: Duration = Duration::from_secs(60);
 /// How long `--restart-cmd` itself may run.
 const RESTART_CMD_LIMIT: Duration = Duration::from_secs(120);
+
+/// Why the server could not be brought back.
+#[derive(Debug, Error)]
+pub enum RestartError {
+    #[error("cannot run --restart-cmd {cmd:?}: {source}")]
+    Spawn { cmd: String, source: std::io::Error },
+    #[error("--restart-cmd {cmd:?} exited with {status}: check that it restarts the server (it runs with sh -c)")]
+    Failed { cmd: String, status: ExitStatus },
+    #[error("--restart-cmd {cmd:?} did not finish within {} s", .limit.as_secs())]
+    TooSlow { cmd: String, limit: Duration },
+    #[error("the server did not answer again within {} s{}", .waited.as_secs(), if *.restart_cmd { "" } else { "; give --restart-cmd to bring it back" })]
+    NotBack { waited: Duration, restart_cmd: bool },
+}
 
 /// The server under test, its control connection, and how to restart it.
 #[derive(Debug)]
@@ -33,7 +47,7 @@ impl Rig {
     /// Makes sure the server answers: if not, runs `--restart-cmd` (or,
     /// without one, waits for the server to come back by itself, as under
     /// mysqld_safe or systemd) and waits until it answers.
-    pub async fn ensure_up(&mut self) -> Result<(), String> {
+    pub async fn ensure_up(&mut self) -> Result<(), RestartError> {
         self.checker.rebase();
         if !std::mem::take(&mut self.known_down) && self.checker.check().await.is_none() {
             return Ok(());
@@ -56,7 +70,7 @@ impl Rig {
                 return Ok(());
             }
         }
-        Err(format!("the server did not answer again within {} s", COME_BACK_WAIT.as_secs()))
+        Err(RestartError::NotBack { waited: COME_BACK_WAIT, restart_cmd: self.restart_cmd.is_some() })
     }
 
     /// Runs `sessions` at the same time, each on its own connection, then
@@ -100,7 +114,7 @@ pub fn same_bug(a: &Failure, b: &Failure) -> bool {
 
 /// Runs `--restart-cmd` through `sh -c` (its output goes to stderr) and
 /// waits for it, up to [`RESTART_CMD_LIMIT`].
-async fn run_restart_cmd(cmd: &str) -> Result<(), String> {
+async fn run_restart_cmd(cmd: &str) -> Result<(), RestartError> {
     eprintln!("wirebench fuzz: restarting the server: {cmd}");
     let mut child = std::process::Command::new("sh")
         .arg("-c")
@@ -108,19 +122,19 @@ async fn run_restart_cmd(cmd: &str) -> Result<(), String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot run --restart-cmd {cmd:?}: {e}"))?;
+        .map_err(|source| RestartError::Spawn { cmd: cmd.to_owned(), source })?;
     let until = Instant::now() + RESTART_CMD_LIMIT;
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(status)) => return Err(format!("--restart-cmd {cmd:?} exited with {status}")),
+            Ok(Some(status)) => return Err(RestartError::Failed { cmd: cmd.to_owned(), status }),
             Ok(None) if Instant::now() < until => tokio::time::sleep(Duration::from_millis(50)).await,
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("--restart-cmd {cmd:?} did not finish within {} s", RESTART_CMD_LIMIT.as_secs()));
+                return Err(RestartError::TooSlow { cmd: cmd.to_owned(), limit: RESTART_CMD_LIMIT });
             }
-            Err(e) => return Err(format!("--restart-cmd {cmd:?} failed: {e}")),
+            Err(source) => return Err(RestartError::Spawn { cmd: cmd.to_owned(), source }),
         }
     }
 }

@@ -52,10 +52,10 @@ impl Watch {
             rss_growth_kib: options.rss_growth / 1024,
             log,
         };
-        if watch.pid.is_some() {
-            let pid = watch.resolve_pid().map_err(FuzzError::ServerPid)?;
+        if let Some(source) = &watch.pid {
+            let pid = resolve_pid(source)?;
             if !alive(pid) {
-                return Err(FuzzError::ServerPid(format!("process {pid} is not running; give the server's pid")));
+                return Err(FuzzError::NotRunning { pid });
             }
             watch.current = Some(pid);
             watch.rss_base_kib = rss_kib(pid).unwrap_or(0);
@@ -63,17 +63,9 @@ impl Watch {
         Ok(watch)
     }
 
-    fn resolve_pid(&self) -> Result<u32, String> {
-        match &self.pid {
-            Some(PidSource::Pid(pid)) => Ok(*pid),
-            Some(PidSource::File(path)) => read_pid_file(path),
-            None => Err("no pid".to_owned()),
-        }
-    }
-
     /// After a restart: the new process (from the pid file) and its RSS.
     pub fn rebase(&mut self) {
-        if let Ok(pid) = self.resolve_pid() {
+        if let Some(Ok(pid)) = self.pid.as_ref().map(resolve_pid) {
             self.current = Some(pid);
             self.rss_base_kib = rss_kib(pid).unwrap_or(0);
         }
@@ -104,9 +96,13 @@ impl Watch {
     }
 }
 
-fn read_pid_file(path: &Path) -> Result<u32, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read pid file {}: {e}", path.display()))?;
-    text.trim().parse().map_err(|_| format!("pid file {} holds {:?}, not a pid", path.display(), text.trim()))
+fn resolve_pid(source: &PidSource) -> Result<u32, FuzzError> {
+    let path = match source {
+        PidSource::Pid(pid) => return Ok(*pid),
+        PidSource::File(path) => path,
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| FuzzError::PidFile { path: path.clone(), source })?;
+    text.trim().parse().map_err(|_| FuzzError::BadPidFile { path: path.clone(), text: text.trim().to_owned() })
 }
 
 /// Running, and not a zombie.
@@ -176,7 +172,7 @@ mod tests {
         assert!(watch.look().is_empty());
         assert!(matches!(
             Watch::start(&WatchOptions { pid: Some(PidSource::Pid(u32::MAX - 1)), ..Default::default() }),
-            Err(FuzzError::ServerPid(_))
+            Err(FuzzError::NotRunning { .. })
         ));
     }
 }

@@ -98,8 +98,8 @@ pub struct SessionOutcome {
     pub sent: Vec<SentPacket>,
     pub states: Vec<State>,
     pub ending: Ending,
-    /// Packets the safety check kept back.
-    pub withheld: usize,
+    /// The positions of the packets the safety check kept back.
+    pub withheld: Vec<usize>,
     /// From connecting to closing.
     pub took: Duration,
 }
@@ -122,7 +122,7 @@ pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Lim
         sent: Vec::new(),
         states: Vec::new(),
         ending: Ending::Completed,
-        withheld: 0,
+        withheld: Vec::new(),
         took: Duration::ZERO,
     };
     let mut conn = match FuzzConn::open(&target.endpoint, limits.connect).await {
@@ -143,7 +143,7 @@ pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Lim
         let rendered = item.render(index, &ctx);
         let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
         if safety::forbidden(payload, rendered.phase == Phase::Login, &target.database).is_some() {
-            outcome.withheld += 1;
+            outcome.withheld.push(index);
             continue;
         }
         let (step, answers) = exchange(&mut conn, &rendered, &mut live, target, limits).await;

@@ -188,7 +188,7 @@ mod tests {
             sent: vec![packet; sent],
             states: Vec::new(),
             ending,
-            withheld: 0,
+            withheld: Vec::new(),
             took: std::time::Duration::ZERO,
         };
         Finished { number: 100 - index, index, plan: SessionPlan::default(), outcome }

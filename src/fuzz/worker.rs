@@ -114,10 +114,14 @@ fn next_plan(shared: &Shared, rng: &mut FuzzRng) -> SessionPlan {
 
 fn record(shared: &Shared, finished: Finished) {
     shared.packets.fetch_add(finished.outcome.sent.len() as u64, Ordering::Relaxed);
-    shared.withheld.fetch_add(finished.outcome.withheld as u64, Ordering::Relaxed);
+    shared.withheld.fetch_add(finished.outcome.withheld.len() as u64, Ordering::Relaxed);
     let new = lock_shared(&shared.coverage).merge(&finished.outcome.states, shared.started.elapsed());
     if new > 0 {
-        lock_shared(&shared.corpus).add(finished.plan.clone(), finished.outcome.took);
+        // What was never sent did not reach these states: its mutants
+        // need not carry it.
+        let kept =
+            finished.outcome.withheld.iter().rev().fold(finished.plan.clone(), |plan, &at| plan.without_packet(at));
+        lock_shared(&shared.corpus).add(kept, finished.outcome.took);
     }
     if finished.outcome.ending.is_suspicious() {
         shared.suspicious.notify_one();

@@ -46,12 +46,12 @@ fn sysbench_string(seed: u64, groups: usize) -> Vec<u8> {
     parts.join("-").into_bytes()
 }
 
-fn execute(c: &mut Criterion) {
+/// Point select: `WHERE id = ?` with one integer, i32 and i64, by the
+/// general encoder and by a patched template.
+fn execute_point_select(c: &mut Criterion) {
     let mut g = c.benchmark_group("execute");
     g.throughput(Throughput::Elements(1));
     let mut out = Vec::with_capacity(256);
-
-    // Point select: WHERE id = ? with one integer.
     let mut id = 0i32;
     g.bench_function("point_select_i32/encode_execute", |b| {
         b.iter(|| {
@@ -86,8 +86,14 @@ fn execute(c: &mut Criterion) {
             black_box(t64.packet());
         })
     });
+    g.finish();
+}
 
-    // read_write's INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?).
+/// oltp_read_write's `INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)`.
+fn execute_insert(c: &mut Criterion) {
+    let mut g = c.benchmark_group("execute");
+    g.throughput(Throughput::Elements(1));
+    let mut out = Vec::with_capacity(256);
     let c_values: Vec<Vec<u8>> = (0..64).map(|i| sysbench_string(i, 10)).collect();
     let pad_values: Vec<Vec<u8>> = (0..64).map(|i| sysbench_string(i + 1000, 5)).collect();
     assert_eq!((c_values[0].len(), pad_values[0].len()), (119, 59));
@@ -190,5 +196,5 @@ fn response(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, execute, response);
+criterion_group!(benches, execute_point_select, execute_insert, response);
 criterion_main!(benches);

@@ -2,46 +2,42 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
-use wirebench::cli::{self, Invocation, NullServerOptions};
+use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions, Personality, Refusal};
 use wirebench::fuzz::ReplayVerdict;
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
-use wirebench::run::Outcome;
+use wirebench::run::{self, fatal_line, stderr_line, Console, Outcome, Output, OutputError, RunError};
 
 /// `wirebench fuzz` found failures (or `fuzz-replay` saw one again).
 const FAILURES_FOUND: u8 = 3;
 
 fn main() -> ExitCode {
-    let invocation = match cli::parse(std::env::args_os().skip(1)) {
+    let mut args = std::env::args_os();
+    let personality = Personality::of_program(args.next().as_deref());
+    let args: Vec<OsString> = args.collect();
+    cli::hide_passwords_from_ps();
+    let invocation = match cli::read(args, &CredentialSources::of_this_process()) {
         Ok(invocation) => invocation,
-        Err(e) => {
-            eprintln!("wirebench: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(refusal) => return refused(&refusal, personality),
     };
+    let verbosity = match &invocation {
+        Invocation::Bench(bench) => bench.general.verbosity,
+        _ => Console::current().verbosity,
+    };
+    Console { verbosity, personality }.install();
     match invocation {
-        Invocation::Version => {
-            println!("{}", wirebench::stats::report::VERSION_LINE);
-            ExitCode::SUCCESS
-        }
-        Invocation::Help { null_server: false } => {
-            print!("{}", cli::general_help());
-            ExitCode::SUCCESS
-        }
-        Invocation::Help { null_server: true } => {
-            print!("{}", cli::null_server_help());
-            ExitCode::SUCCESS
-        }
-        Invocation::FuzzHelp { replay } => {
-            print!("{}", if replay { cli::fuzz_replay_help() } else { cli::fuzz_help() });
-            ExitCode::SUCCESS
-        }
+        Invocation::Version => printed(Output::Stdout.line(run::version_line(personality))),
+        Invocation::Help { null_server: false } => printed(Output::Stdout.print(cli::general_help(personality))),
+        Invocation::Help { null_server: true } => printed(Output::Stdout.print(cli::null_server_help())),
+        Invocation::FuzzHelp { replay: false } => printed(Output::Stdout.print(cli::fuzz_help())),
+        Invocation::FuzzHelp { replay: true } => printed(Output::Stdout.print(cli::fuzz_replay_help())),
         Invocation::Fuzz(options) => match wirebench::fuzz::fuzz(&options) {
             Ok(summary) if summary.failures > 0 => ExitCode::from(FAILURES_FOUND),
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("FATAL: {e}");
+                fatal_line(e);
                 ExitCode::FAILURE
             }
         },
@@ -49,36 +45,111 @@ fn main() -> ExitCode {
             Ok(ReplayVerdict::Failed(_)) => ExitCode::from(FAILURES_FOUND),
             Ok(ReplayVerdict::Survived) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("FATAL: {e}");
+                fatal_line(e);
                 ExitCode::FAILURE
             }
         },
         Invocation::NullServer(options) => match null_server(options) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("FATAL: {e}");
+            Err(NullServerExit::Output(e)) => output_failed(&e),
+            Err(NullServerExit::Server(e)) => {
+                fatal_line(e);
                 ExitCode::FAILURE
             }
         },
-        Invocation::Bench(bench) => {
-            for note in &bench.notes {
-                eprintln!("wirebench: {note}");
-            }
-            match wirebench::run::execute(&bench) {
-                Ok(Outcome::Completed) => ExitCode::SUCCESS,
-                // sysbench's status when --forced-shutdown cut the run.
-                Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
-                Err(e) => {
-                    eprintln!("FATAL: {e}");
-                    ExitCode::FAILURE
+        Invocation::Bench(bench) => bench_status(&bench, personality),
+    }
+}
+
+/// A refused command line, at every verbosity: as `sysbench`, in
+/// sysbench's words and streams where it has words for it (after its
+/// banner where it prints one first), otherwise in wirebench's.
+fn refused(refusal: &Refusal, personality: Personality) -> ExitCode {
+    Console { verbosity: refusal.verbosity, personality }.install();
+    let as_sysbench = match personality {
+        Personality::Sysbench => refusal.error.as_sysbench(),
+        Personality::Wirebench => None,
+    };
+    let Some(sysbench) = as_sysbench else {
+        error_line(format_args!("wirebench: {}", refusal.error));
+        return ExitCode::FAILURE;
+    };
+    if sysbench.after_banner {
+        if let Err(e) = run::print_banner() {
+            return output_failed(&e);
+        }
+    }
+    if let Some(text) = &sysbench.text {
+        let stream = if sysbench.on_stdout { Output::Stdout } else { Output::Stderr };
+        let _ = stream.line(text);
+    }
+    ExitCode::from(sysbench.status)
+}
+
+/// Runs a test command; its exit status.
+fn bench_status(bench: &Bench, personality: Personality) -> ExitCode {
+    for warning in &bench.warnings {
+        match personality {
+            // Before sysbench's logger is set up: at every verbosity.
+            Personality::Sysbench => {
+                let stream = if warning.sysbench_on_stdout() { Output::Stdout } else { Output::Stderr };
+                if let Err(e) = stream.line(warning.sysbench_text()) {
+                    return output_failed(&e);
                 }
             }
+            Personality::Wirebench => stderr_line(format_args!("wirebench: {}", warning.note())),
+        }
+    }
+    for note in &bench.notes {
+        stderr_line(format_args!("wirebench: {note}"));
+    }
+    match run::execute(bench) {
+        Ok(Outcome::Completed) => ExitCode::SUCCESS,
+        // sysbench's status when --forced-shutdown cut the run.
+        Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
+        Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
+        Err(RunError::Output(e)) => output_failed(&e),
+        Err(e) => {
+            fatal_line(e);
+            ExitCode::FAILURE
         }
     }
 }
 
+/// The status of a command whose only work is printing.
+fn printed(result: Result<(), OutputError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output_failed(&e),
+    }
+}
+
+/// A closed pipe ends the command quietly; any other output failure is
+/// named on stderr.
+fn output_failed(e: &OutputError) -> ExitCode {
+    if !e.is_closed_pipe() {
+        error_line(format_args!("wirebench: {e}"));
+    }
+    ExitCode::from(e.exit_status())
+}
+
+/// A line on stderr at every verbosity, best effort: why the command ends.
+fn error_line(text: std::fmt::Arguments<'_>) {
+    let _ = Output::Stderr.line(text);
+}
+
+/// Why `wirebench null-server` stopped.
+#[derive(Debug, thiserror::Error)]
+enum NullServerExit {
+    #[error(transparent)]
+    Server(#[from] NullServerError),
+    /// Its lines could not be written: nobody is watching it any more.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
 /// `wirebench null-server`: serves until Ctrl-C.
-fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
+fn null_server(options: NullServerOptions) -> Result<(), NullServerExit> {
     let config = NullServerConfig {
         tcp: options.listen,
         unix: options.socket,
@@ -87,12 +158,12 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
     };
     let server = NullServer::start(config)?;
     if let Some(addr) = server.local_addr() {
-        eprintln!("null server listening on {addr}");
+        Output::Stderr.line(format_args!("null server listening on {addr}"))?;
     }
     if let Some(path) = server.unix_path() {
-        eprintln!("null server listening on unix:{}", path.display());
+        Output::Stderr.line(format_args!("null server listening on unix:{}", path.display()))?;
     }
-    eprintln!("null server loops on cpus {:?}; Ctrl-C stops it", server.cpus());
+    Output::Stderr.line(format_args!("null server loops on cpus {:?}; Ctrl-C stops it", server.cpus()))?;
     let stopper = server.stopper();
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(NullServerError::Signals)?;
@@ -102,6 +173,9 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerError> {
     stopper.stop();
     let stats = server.stats();
     drop(server);
-    eprintln!("null server stopped after {} commands on {} connections", stats.commands, stats.connections);
+    Output::Stderr.line(format_args!(
+        "null server stopped after {} commands on {} connections ({} closed with COM_QUIT)",
+        stats.commands, stats.connections, stats.quits
+    ))?;
     Ok(())
 }

@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use wirebench::cli::{parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation};
+use wirebench::cli::{
+    parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Personality, StartupWarning,
+};
 use wirebench::client::Endpoint;
 use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::rand::Distribution;
@@ -372,15 +374,33 @@ fn deprecated_1_0_aliases_win_only_above_their_defaults() {
     let b =
         bench("oltp_read_write run --num-threads=4 --threads=8 --max-requests=100 --events=5 --max-time=3 --tx-rate=9");
     assert_eq!((b.general.threads, b.general.events, b.general.time, b.general.rate), (4, Some(100), Some(3), Some(9)));
-    assert_eq!(b.notes.len(), 4, "{:#?}", b.notes);
-    assert!(has_note(&b, "--num-threads=4 is deprecated"));
+    // As sysbench 1.0.20 warns, in its order.
+    let warned: Vec<String> = b.warnings.iter().map(StartupWarning::sysbench_text).collect();
+    assert_eq!(
+        warned,
+        [
+            "WARNING: --num-threads is deprecated, use --threads instead",
+            "WARNING: --max-requests is deprecated, use --events instead",
+            "WARNING: --max-time is deprecated, use --time instead",
+            "WARNING: --tx-rate is deprecated, use --rate instead",
+        ]
+    );
+    assert!(b.warnings[0].note().starts_with("--num-threads=4 is deprecated"), "{:?}", b.warnings);
+    assert!(b.notes.is_empty(), "{:#?}", b.notes);
 
     let b = bench("oltp_read_write run --num-threads=1 --threads=8 --max-requests=0 --events=5 --max-time=0");
     assert_eq!((b.general.threads, b.general.events, b.general.time), (8, Some(5), Some(10)));
+    assert!(b.warnings.is_empty(), "{:?}", b.warnings);
 
     let b = bench("--test=oltp_read_write run");
     assert_eq!(b.test, Test::OltpReadWrite);
-    assert!(has_note(&b, "--test=oltp_read_write is deprecated"));
+    assert_eq!(b.warnings.len(), 1);
+    assert!(b.warnings[0].note().starts_with("--test=oltp_read_write is deprecated"));
+    assert!(!b.warnings[0].sysbench_on_stdout());
+
+    let b = bench("oltp_read_write prepare --time=0");
+    assert_eq!(b.warnings, [StartupWarning::NoLimit]);
+    assert!(bench("oltp_read_write prepare --time=0 --events=1").warnings.is_empty());
 }
 
 #[test]
@@ -474,6 +494,28 @@ fn config_file_then_command_line() {
     assert!(err.to_string().contains("line 1"), "{err}");
     let err = refused("oltp_read_write run --config-file=/nonexistent/wirebench.cfg");
     assert!(matches!(err, CliError::ConfigFile { .. }), "{err}");
+}
+
+/// An option file is small: an endless device, a huge file and a FIFO
+/// nobody writes are refused in one line, quickly, without reading them
+/// whole.
+#[test]
+fn config_file_is_read_within_a_bound() {
+    let err = refused("oltp_read_write run --config-file=/dev/zero").to_string();
+    assert!(err.starts_with("config file /dev/zero: it holds more than 1048576 bytes (1 MiB)"), "{err}");
+
+    let dir = ScratchDir::new("config-bound");
+    let huge = dir.write("huge.cfg", &"# padding\n".repeat(200_000));
+    let err = refused(&format!("oltp_read_write run --config-file={}", huge.display())).to_string();
+    assert!(err.contains("huge.cfg: it holds more than 1048576 bytes"), "{err}");
+
+    let fifo = dir.0.join("never.fifo");
+    assert!(Process::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let started = Instant::now();
+    let err = refused(&format!("oltp_read_write run --config-file={}", fifo.display())).to_string();
+    assert!(err.contains("never.fifo: still reading after 5 s"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    assert!(!err.contains('\n'));
 }
 
 // ---------------------------------------------------------------------------
@@ -676,6 +718,34 @@ fn non_utf8_argument_is_refused() {
     use std::os::unix::ffi::OsStringExt;
     let args = vec![OsString::from("oltp_read_write"), OsString::from_vec(b"--mysql-db=\xff".to_vec())];
     assert!(matches!(parse(args), Err(CliError::NotUnicode(_))));
+}
+
+/// `--mysql-server-public-key-path` is read and checked once, at parse
+/// time; `--mysql-get-server-public-key` is a flag, off by default.
+#[test]
+fn server_public_key_options() {
+    use rsa::pkcs8::EncodePublicKey;
+    let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
+    let pem = key.to_public_key().to_public_key_pem(rsa::pkcs8::LineEnding::LF).unwrap();
+    let path = std::env::temp_dir().join(format!("wirebench-cli-key-{}.pem", std::process::id()));
+    std::fs::write(&path, &pem).unwrap();
+    let given = bench(&format!("oltp_read_write run --mysql-server-public-key-path={}", path.display()));
+    assert_eq!(given.mysql.server_key.pem.as_deref(), Some(pem.as_bytes()));
+    assert!(!given.mysql.server_key.fetch);
+    assert!(bench("oltp_read_write run --mysql-get-server-public-key").mysql.server_key.fetch);
+    let default = bench("oltp_read_write run").mysql.server_key;
+    assert!(default.pem.is_none() && !default.fetch, "refuse by default, as libmysqlclient");
+    std::fs::write(&path, "not a key\n").unwrap();
+    for line in [
+        format!("oltp_read_write run --mysql-server-public-key-path={}", path.display()),
+        "oltp_read_write run --mysql-server-public-key-path=/nonexistent/key.pem".to_owned(),
+    ] {
+        let message = refused(&line).to_string();
+        assert!(!message.contains('\n'), "{line}: one line, got {message:?}");
+        assert!(message.starts_with("--mysql-server-public-key-path: cannot use "), "{message}");
+        assert!(message.contains("RSA public key in PEM form"), "{message}");
+    }
+    std::fs::remove_file(path).unwrap();
 }
 
 /// Argument soup from pieces of real options never panics.
@@ -934,6 +1004,6 @@ fn test_help_matches_sysbench() {
             .filter(|l| !l.starts_with("  --pgsql_variant"))
             .map(|l| format!("{l}\n"))
             .collect();
-        assert_eq!(test_help(test), expected, "{test}");
+        assert_eq!(test_help(test, Personality::Wirebench), expected, "{test}");
     }
 }

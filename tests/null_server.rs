@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
@@ -535,6 +535,44 @@ fn run_serves_until_its_shutdown_future_completes() {
     stop.send(()).unwrap();
     server.join().unwrap().unwrap();
     assert!(!path.exists(), "the socket file is removed on shutdown");
+}
+
+/// A run's connections end with COM_QUIT, on both backends, as
+/// libmysqlclient's `mysql_close` ends sysbench's: the server does not
+/// count them as aborted.
+#[test]
+fn a_finished_run_closes_every_connection_with_com_quit() {
+    let _serial = serial();
+    let dir = TempDir::new("quit");
+    let server = start(&dir, 1);
+    let mut backends = vec!["epoll"];
+    if wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_ok() {
+        backends.push("uring");
+    }
+    for io in backends {
+        for pipeline in ["1", "4"] {
+            let before = server.stats();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirebench"))
+                .args(["oltp_read_only", "--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest"])
+                .arg(format!("--mysql-port={}", server.local_addr().unwrap().port()))
+                .args(["--threads=5", "--events=300", "--time=0", "--table-size=100"])
+                .args([format!("--io={io}"), format!("--pipeline={pipeline}"), "run".to_string()])
+                .output()
+                .expect("wirebench runs");
+            assert!(out.status.success(), "--io={io}: {}", String::from_utf8_lossy(&out.stderr));
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let (connections, quits) = loop {
+                let now = server.stats();
+                let delta = (now.connections - before.connections, now.quits - before.quits);
+                if delta.0 == delta.1 || Instant::now() > deadline {
+                    break delta;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            assert_eq!(connections, 5, "--io={io} --pipeline={pipeline}");
+            assert_eq!(quits, connections, "--io={io} --pipeline={pipeline}: every connection says goodbye");
+        }
+    }
 }
 
 /// `--poll` shapes only the io_uring loop's waits: asked of the epoll

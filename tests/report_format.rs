@@ -79,7 +79,7 @@ fn ns_in_bucket(index: usize) -> u64 {
 fn seed_header() {
     let text = format!(
         "{}{}{INITIALIZING_WORKERS}{THREADS_STARTED}",
-        Banner,
+        Banner(VERSION_LINE),
         RunHeader { threads: 20, report_interval: 10, ..RunHeader::default() }
     );
     let (version, rest) = text.split_once('\n').unwrap_or_default();
@@ -452,7 +452,7 @@ fn wirebench_output(o: &Options) -> String {
     let mut loops: Vec<_> = (0..o.threads).map(|i| board.loop_stats(i)).collect();
     let mut out = format!(
         "{}{}{INITIALIZING_WORKERS}{THREADS_STARTED}",
-        Banner,
+        Banner(VERSION_LINE),
         RunHeader {
             threads: o.threads as u32,
             rate: o.rate,
@@ -679,7 +679,7 @@ fn identical_to_sysbench_without_events() {
     let connections = [ConnStats::default(); 3];
     let mut ours = format!(
         "{}{}{INITIALIZING_WORKERS}{THREADS_STARTED}",
-        Banner,
+        Banner(VERSION_LINE),
         RunHeader { threads: 3, report_interval: 1, ..RunHeader::default() }
     );
     for k in 1..=interim_reports {

@@ -251,6 +251,33 @@ fn the_engine_runs_over_tls_on_both_backends() {
     stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
 }
 
+/// TLS without a CA verifies nothing: the run says so once on stderr,
+/// however many connections it opens, before the first one logs in.
+#[test]
+fn tls_without_a_ca_says_once_that_the_server_is_not_authenticated() {
+    let Some((server, _dir)) = rig() else { return };
+    let cwd = ScratchDir::new("tls-unverified");
+    let args: Vec<String> = vec![
+        "oltp_read_write".into(),
+        format!("--mysql-host={}", server.host),
+        format!("--mysql-port={}", server.port),
+        "--mysql-user=sbtest_tls".into(),
+        // Refused at login: the note must come before any password is sent.
+        "--mysql-password=wrong".into(),
+        format!("--mysql-db={DB}"),
+        "--mysql-ssl=REQUIRED".into(),
+        "--threads=4".into(),
+    ];
+    let output = wirebench(&cwd.0, &args, "prewarm");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "a wrong password must fail: {stderr}");
+    let note = "--mysql-ssl=REQUIRED without --mysql-ssl-ca: the server certificate is not verified: the server is \
+                not authenticated";
+    assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
+    let (said, failed) = (stderr.find(note).unwrap(), stderr.find("Access denied").unwrap());
+    assert!(said < failed, "the note comes first: {stderr}");
+}
+
 #[test]
 fn same_counts_as_sysbench_with_mysql_ssl_on() {
     let Some((server, dir)) = rig() else { return };

@@ -11,7 +11,7 @@ use common::{greeting, NONCE};
 use rsa::pkcs8::EncodePublicKey;
 use rsa::{Oaep, RsaPrivateKey};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
+use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint, ServerKey};
 use wirebench_protocol::auth::{caching_sha2, ed25519, native_password, AuthPlugin};
 use wirebench_protocol::buf::{Reader, WriteExt};
 use wirebench_protocol::framing::{decode_packet, encode_packet};
@@ -243,12 +243,90 @@ async fn caching_sha2_full_authentication_over_a_unix_socket_sends_the_password(
     .unwrap();
 }
 
+/// Over plain TCP, with no key given and no leave to fetch one, the login
+/// stops at perform_full_authentication: a fake server would send its own
+/// key and read the password. Nothing is sent after it.
+#[tokio::test]
+async fn caching_sha2_full_authentication_over_tcp_is_refused_by_default() {
+    let err = login(options(tcp()), |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "caching_sha2_password")).await;
+        s.recv().await;
+        s.send(&[0x01, 0x04]).await;
+        let mut rest = Vec::new();
+        s.pipe.read_to_end(&mut rest).await.unwrap();
+        assert_eq!(rest, [] as [u8; 0], "no key request, no password: the client only hangs up");
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ClientError::InsecureAuth { plugin: "caching_sha2_password", .. }), "{err:?}");
+    let message = err.to_string();
+    for part in [
+        "db.example:3306: error 2061",
+        "Authentication requires secure connection",
+        "--mysql-server-public-key-path=FILE",
+        "--mysql-get-server-public-key",
+        "--mysql-ssl",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+}
+
+/// A switch to sha256_password over plain TCP is refused the same way.
+#[tokio::test]
+async fn sha256_password_over_tcp_is_refused_by_default() {
+    let err = login(options(tcp()), |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "mysql_native_password")).await;
+        s.recv().await;
+        let mut switch = b"\xfesha256_password\0".to_vec();
+        switch.extend_from_slice(&NONCE);
+        switch.push(0);
+        s.send(&switch).await;
+        let mut rest = Vec::new();
+        s.pipe.read_to_end(&mut rest).await.unwrap();
+        assert_eq!(rest, [] as [u8; 0], "no key request sent");
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ClientError::InsecureAuth { plugin: "sha256_password", .. }), "{err:?}");
+}
+
+/// `--mysql-server-public-key-path`: the key file is read, the password goes
+/// encrypted to that key at once, and the server is never asked for its own.
+#[tokio::test]
+async fn caching_sha2_full_authentication_over_tcp_uses_the_given_key() {
+    let mut rng = rand_core_rng();
+    let key = RsaPrivateKey::new(&mut rng, 1024).unwrap();
+    let pem = key.to_public_key().to_public_key_pem(rsa::pkcs8::LineEnding::LF).unwrap();
+    let file = std::env::temp_dir().join(format!("wirebench-transcript-key-{}.pem", std::process::id()));
+    std::fs::write(&file, &pem).unwrap();
+    let mut opts = options(tcp());
+    opts.server_key = ServerKey { pem: Some(ServerKey::read_pem(&file).unwrap()), fetch: false };
+    std::fs::remove_file(&file).unwrap();
+    let conn = login(opts, move |mut s| async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "caching_sha2_password")).await;
+        s.recv().await;
+        s.send(&[0x01, 0x04]).await;
+        let encrypted = s.recv().await;
+        assert_ne!(encrypted, [0x02], "the key is not asked for");
+        let plain = key.decrypt(Oaep::new::<sha1::Sha1>(), &encrypted).unwrap();
+        let expected: Vec<u8> = b"s3cret\0".iter().zip(NONCE.iter().cycle()).map(|(p, n)| p ^ n).collect();
+        assert_eq!(plain, expected, "(password NUL) XOR nonce, RSA-OAEP, to the given key");
+        s.send(OK).await;
+    })
+    .await
+    .unwrap();
+    assert_eq!(conn.login().server_public_key, None, "no key was fetched");
+}
+
+/// `--mysql-get-server-public-key`: the server's key is fetched and trusted.
 #[tokio::test]
 async fn caching_sha2_full_authentication_over_tcp_fetches_the_key_and_encrypts() {
     let mut rng = rand_core_rng();
     let key = RsaPrivateKey::new(&mut rng, 1024).unwrap();
     let pem = key.to_public_key().to_public_key_pem(rsa::pkcs8::LineEnding::LF).unwrap();
-    let conn = login(options(tcp()), move |mut s| async move {
+    let mut opts = options(tcp());
+    opts.server_key.fetch = true;
+    let conn = login(opts, move |mut s| async move {
         s.send(&greeting(MYSQL8, server_caps(true), "caching_sha2_password")).await;
         s.recv().await;
         s.send(&[0x01, 0x04]).await;

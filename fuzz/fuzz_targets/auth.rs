@@ -1,11 +1,11 @@
 //! The client handshake fed arbitrary server bytes, and the RSA key parser.
 //!
 //! Input: a config byte (password, secure transport, TLS mode, known server
-//! key, DEPRECATE_EOF, database, connect attributes), two split points, then
-//! the server's bytes. The handshake runs twice from the same state and rng
-//! seed: all bytes at once, and delivered in three chunks through a buffer
-//! the way a driver reads a socket. Both runs must send the same bytes and
-//! end the same way.
+//! key or leave to fetch it, DEPRECATE_EOF, database, connect attributes),
+//! two split points, then the server's bytes. The handshake runs twice from
+//! the same state and rng seed: all bytes at once, and delivered in three
+//! chunks through a buffer the way a driver reads a socket. Both runs must
+//! send the same bytes and end the same way.
 //!
 //! The same server bytes (after the parameters) also go to
 //! rsa_key::parse_public_key and, when they parse, encrypt_password.
@@ -26,8 +26,12 @@ fn config(bits: u8) -> HandshakeConfig {
         2 => TlsMode::Required,
         _ => TlsMode::Disabled,
     };
+    // A known key, or leave to fetch one: either way the RSA path is
+    // reached (refusing to fetch is a one-line check).
     if bits & 16 != 0 {
         c.server_public_key = Some(TEST_PUBLIC_KEY.as_bytes().to_vec());
+    } else {
+        c.get_server_public_key = true;
     }
     c.deprecate_eof = bits & 32 != 0;
     if bits & 64 != 0 {

@@ -94,6 +94,7 @@ impl<'a> Reader<'a> {
 
     /// A length-encoded integer. 0xFB (NULL) and 0xFF (ERR) are not integers
     /// here; callers that allow NULL use [`Reader::lenenc_int_or_null`].
+    #[inline]
     pub fn lenenc_int(&mut self, what: &'static str) -> Result<u64> {
         match self.lenenc_int_or_null(what)? {
             Some(v) => Ok(v),
@@ -102,6 +103,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A length-encoded integer where 0xFB means NULL (text rows).
+    #[inline]
     pub fn lenenc_int_or_null(&mut self, what: &'static str) -> Result<Option<u64>> {
         let first = self.u8(what)?;
         let v = match first {

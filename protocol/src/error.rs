@@ -20,6 +20,7 @@
 use thiserror::Error;
 
 use crate::constants::ColumnType;
+use crate::server_text::ServerText;
 
 /// The peer broke the protocol: a decoding or protocol-state failure. Small
 /// and flat, so callers can match on it and tests can compare it.
@@ -51,16 +52,28 @@ pub enum ProtocolError {
     #[error("the server does not offer the {0} capability, which wirebench requires")]
     MissingCapability(&'static str),
     /// The server asked for an authentication plugin this client does not implement.
-    #[error("the server asked for authentication plugin {0:?}, which wirebench does not implement")]
+    #[error("the server asked for authentication plugin \"{}\", which wirebench does not implement", ServerText(.0))]
     UnsupportedAuthPlugin(String),
     /// An authentication step that would expose the password over an insecure transport.
     #[error("{0}: refusing to send the password over an unencrypted TCP connection; use TLS or a unix socket")]
     InsecureTransport(&'static str),
+    /// Full authentication (caching_sha2_password, sha256_password) over
+    /// unencrypted TCP with no known server key, and asking the server for
+    /// it is not allowed ([`HandshakeConfig::get_server_public_key`]): the
+    /// answer could come from anyone. libmysqlclient's error 2061.
+    ///
+    /// [`HandshakeConfig::get_server_public_key`]: crate::handshake::HandshakeConfig::get_server_public_key
+    #[error(
+        "authentication plugin '{0}' reported error: Authentication requires secure connection (error 2061): over \
+         unencrypted TCP its password goes RSA-encrypted, and the server's public key is neither given nor allowed \
+         to be fetched from whoever answers; give the key, allow fetching it, or use TLS or a unix socket"
+    )]
+    PublicKeyRequired(&'static str),
     /// An authentication step failed on the client side (bad key, bad nonce, ...).
     #[error("authentication failed on the client side: {0}")]
     Auth(String),
     /// The server asked to read a local file (LOAD DATA LOCAL INFILE); wirebench never sends files.
-    #[error("the server requested a LOCAL INFILE transfer of {0:?}; wirebench refuses to send local files")]
+    #[error("the server requested a LOCAL INFILE transfer of \"{}\"; wirebench refuses to send local files", ServerText(.0))]
     LocalInfileRefused(String),
     /// A message arrived that the current protocol state does not expect.
     #[error("unexpected {got} while {state}")]

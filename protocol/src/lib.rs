@@ -18,7 +18,8 @@
 //! [`handshake`] for the login (its packets and the client's state
 //! machine) with [`auth`] for the plugins; [`command`] for what the client
 //! sends afterwards and [`response`] for what comes back; [`compress`] for
-//! the compressed protocol.
+//! the compressed protocol; [`server_text`] for showing what a server
+//! wrote without letting it drive the user's terminal.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
@@ -32,6 +33,8 @@ pub mod error;
 pub mod framing;
 pub mod handshake;
 pub mod response;
+pub mod server_text;
 
 pub use constants::{Capabilities, ColumnFlags, ColumnType, StatusFlags};
 pub use error::{CodecError, ProtocolError, UsageError};
+pub use server_text::{ServerText, SERVER_TEXT_LIMIT};

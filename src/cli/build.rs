@@ -4,39 +4,57 @@
 
 use std::path::Path;
 
+use super::credentials::{complete_login, CredentialSources};
 use super::defs::{self, OptDef};
 use super::error::CliError;
-use super::general::general;
+use super::error::Refusal;
+use super::general::{general, Said};
 use super::into::{db_options, engine_options, mysql_options, rand_config};
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
+use super::warnings::StartupWarning;
 use super::{fuzz, legacy, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::Test;
 
-pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
+pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
     let CommandLine { opts, positionals } = line;
-    refuse_separated_values(&positionals)?;
+    let refused_early = refusal_at(stated_verbosity(&opts));
+    refuse_separated_values(&positionals).map_err(&refused_early)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
     match words.split_first() {
-        Some((&"null-server", rest)) => return null_server::parse(&opts, rest),
-        Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest),
-        Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest),
+        Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
+        Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
+        Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.
-    if is_set(&opts, "help")? {
+    if is_set(&opts, "help").map_err(&refused_early)? {
         return Ok(Invocation::Help { null_server: false });
     }
-    if is_set(&opts, "version")? {
+    if is_set(&opts, "version").map_err(&refused_early)? {
         return Ok(Invocation::Version);
     }
     let mut notes = Vec::new();
-    let (mut list, test_opt) = with_config_files(opts, &mut notes)?;
-    let named = NamedTest::from_words(test_opt.as_ref(), &words)?;
-    if let (Some(opt), TestRef::Modern(_)) = (&test_opt, named.test_ref) {
-        notes.push(format!("{} is deprecated (sysbench 1.0.20 warns too): name the test without --test", opt.shown()));
+    let (list, test_opt) = with_config_files(opts, &mut notes).map_err(refused_early)?;
+    let refused = refusal_at(stated_verbosity(&list));
+    bench_invocation(list, test_opt.as_ref(), &words, sources, notes).map_err(refused)
+}
+
+/// A test command's invocation, from the options (config files included)
+/// and the words.
+fn bench_invocation(
+    mut list: Vec<RawOpt>,
+    test_opt: Option<&RawOpt>,
+    words: &[&str],
+    sources: &CredentialSources,
+    mut notes: Vec<String>,
+) -> Result<Invocation, CliError> {
+    let named = NamedTest::from_words(test_opt, words)?;
+    let mut warnings = Vec::new();
+    if let (Some(opt), TestRef::Modern(_)) = (test_opt, named.test_ref) {
+        warnings.push(StartupWarning::DeprecatedTestOption { shown: opt.shown() });
     }
     for opt in &list {
         check_scope(opt, named.test_ref)?;
@@ -48,14 +66,49 @@ pub(crate) fn invocation(line: CommandLine) -> Result<Invocation, CliError> {
         TestRef::Oltp04 => Dialect::V0_4,
         TestRef::Script05(_) => Dialect::V0_5,
     };
-    let bench = bench(test, command, dialect, Opts::new(list), notes)?;
+    let bench = bench(Named { test, command, dialect }, Opts::new(list), sources, notes, warnings)?;
     Ok(Invocation::Bench(Box::new(bench)))
 }
 
-/// `--threads 4`: sysbench options take their value after `=`.
+/// Turns an error into a [`Refusal`] at `verbosity`.
+fn refusal_at(verbosity: u8) -> impl Fn(CliError) -> Refusal {
+    move |error| Refusal { error, verbosity }
+}
+
+/// `--verbosity` as the options give it, before anything is checked: the
+/// last valid value, 5 with `--debug` or `--mysql-debug`, 3 otherwise. An
+/// invalid value is refused later; until then it is 3.
+fn stated_verbosity(opts: &[RawOpt]) -> u8 {
+    let debug = ["debug", "mysql_debug"].iter().any(|key| is_set(opts, key).unwrap_or(false));
+    if debug {
+        return 5;
+    }
+    let stated = opts.iter().rev().find(|o| o.key == "verbosity").and_then(|o| o.value.as_deref());
+    stated.and_then(|v| v.trim().parse::<u8>().ok()).filter(|&v| v <= 5).unwrap_or(3)
+}
+
+/// `--threads 4`: sysbench options take their value after `=`. The word
+/// after a password option is not repeated: it is likely the password;
+/// unless it is the test or the command, since a bare `--mysql-password`
+/// asks for the password.
 fn refuse_separated_values(positionals: &[Positional]) -> Result<(), CliError> {
     for positional in positionals {
         let Some(bare) = &positional.after_bare else { continue };
+        let word = positional.word.as_str();
+        if defs::is_secret(&bare.key) {
+            if Command::from_name(word).is_some() || test_name::resolve(word).is_ok() || word == "null-server" {
+                continue;
+            }
+            return Err(CliError::NotHere {
+                option: bare.label(),
+                reason: format!(
+                    "write {}=PASSWORD, the password after '=' (not as the next word), or a bare {} to be asked for \
+                     it on the terminal",
+                    bare.label(),
+                    bare.label()
+                ),
+            });
+        }
         if defs::find(&bare.key).is_some_and(|d| d.kind != defs::Kind::Bool) {
             return Err(CliError::NotHere {
                 option: bare.label(),
@@ -138,18 +191,29 @@ fn refuse_unsupported_command(test: Test, command: Command) -> Result<(), CliErr
     })
 }
 
-/// Every option read into the run's configuration.
-fn bench(
+/// What the words of the command line name.
+struct Named {
     test: Test,
     command: Command,
     dialect: Dialect,
+}
+
+/// Every option read into the run's configuration; the login completed
+/// from `sources` last, so that a password is asked for only once the
+/// rest of the command line is known to be good.
+fn bench(
+    named: Named,
     opts: Opts,
+    sources: &CredentialSources,
     mut notes: Vec<String>,
+    mut warnings: Vec<StartupWarning>,
 ) -> Result<Bench, CliError> {
-    let mut general = general(&opts, dialect != Dialect::V1_0, command, &mut notes)?;
+    let Named { test, command, dialect } = named;
+    let said = Said { notes: &mut notes, warnings: &mut warnings };
+    let mut general = general(&opts, dialect != Dialect::V1_0, command, said)?;
     let rand = rand_config(&opts, &mut notes)?;
     let db = db_options(&opts)?;
-    let mysql = mysql_options(&opts, &mut notes)?;
+    let mut mysql = mysql_options(&opts, &mut notes)?;
     let mut test_options = test_options(&opts, test, command, &mut notes)?;
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;
@@ -162,12 +226,14 @@ fn bench(
     if mysql.debug {
         general.verbosity = 5;
     }
+    let needs_login = command != Command::Help && !mysql.dry_run;
+    complete_login(&mut mysql, &opts, sources, needs_login, &mut notes)?;
     if let Some(opt) = opts.unused() {
         // Every option that passed check_scope is read above; this is a
         // safety net against a table entry without a reader.
         return Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench yet".to_owned() });
     }
-    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, notes })
+    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, warnings, notes })
 }
 
 fn is_set(opts: &[RawOpt], key: &str) -> Result<bool, CliError> {
@@ -183,6 +249,7 @@ fn check_scope(opt: &RawOpt, test_ref: TestRef) -> Result<(), CliError> {
         return Err(CliError::UnknownOption {
             option: opt.label(),
             suggestion: defs::closest(&opt.name, names).map(|name| format!("--{name}")),
+            written: opt.shown(),
         });
     }
     let TestRef::Modern(test) = test_ref else { return Ok(()) };
@@ -245,7 +312,8 @@ mod tests {
                     "select_random_points"
                 };
                 let args = [test, "run", option.as_str()].map(str::to_owned).to_vec();
-                if let Err(err) = invocation(split(args)) {
+                if let Err(refusal) = invocation(split(args), &CredentialSources::none()) {
+                    let err = refusal.error;
                     assert!(!err.to_string().contains("not supported by wirebench yet"), "{option}: {err}");
                 }
             }
@@ -256,7 +324,7 @@ mod tests {
     /// its documented default changes nothing.
     #[test]
     fn documented_defaults_are_the_defaults() {
-        let groups: [(&[OptDef], &str); 12] = [
+        let groups: [(&[OptDef], &str); 13] = [
             (defs::GENERAL, "oltp_read_write"),
             (defs::RAND, "oltp_read_write"),
             (defs::LOG, "oltp_read_write"),
@@ -265,13 +333,17 @@ mod tests {
             (defs::PGSQL, "oltp_read_write"),
             (defs::MASTER, "oltp_read_write"),
             (defs::ENGINE, "oltp_read_write"),
+            (defs::OPTION_FILES, "oltp_read_write"),
             (defs::OLTP, "oltp_read_write"),
             (defs::RANDOM_POINTS, "select_random_points"),
             (defs::RANDOM_RANGES, "select_random_ranges"),
             (defs::LEGACY, "--test=oltp"),
         ];
-        let parse = |words: &[&str]| match invocation(split(words.iter().map(|w| (*w).to_owned()).collect())) {
-            Ok(Invocation::Bench(bench)) => Bench { notes: Vec::new(), ..*bench },
+        let parse = |words: &[&str]| match invocation(
+            split(words.iter().map(|w| (*w).to_owned()).collect()),
+            &CredentialSources::none(),
+        ) {
+            Ok(Invocation::Bench(bench)) => Bench { notes: Vec::new(), warnings: Vec::new(), ..*bench },
             other => panic!("{words:?}: {other:?}"),
         };
         let mut checked = 0;

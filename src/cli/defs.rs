@@ -144,6 +144,20 @@ pub(crate) const MYSQL: &[OptDef] = &[
         "use specific cipher for SSL connections: OpenSSL names separated by ':', e.g. ECDHE-RSA-AES128-GCM-SHA256 or \
          TLS_AES_256_GCM_SHA384; only the named ones are offered",
     ),
+    opt(
+        "mysql-server-public-key-path",
+        STRING,
+        None,
+        "the server's RSA public key (PEM) for caching_sha2_password and sha256_password over unencrypted TCP (as \
+         libmysqlclient's --server-public-key-path)",
+    ),
+    opt(
+        "mysql-get-server-public-key",
+        Bool,
+        Some("off"),
+        "over unencrypted TCP, ask the server for its RSA public key and trust it (as libmysqlclient's \
+         --get-server-public-key); off: such a login fails unless the key is given",
+    ),
     opt("mysql-compression", Bool, Some("off"), "use compression"),
     opt("mysql-debug", Bool, Some("off"), "trace all client library calls"),
     opt("mysql-ignore-errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\""),
@@ -193,6 +207,20 @@ pub(crate) const ENGINE: &[OptDef] = &[
     opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
     opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
+];
+
+/// The mysql client's option files, which wirebench reads for the login
+/// (`credentials.rs`); sysbench reads none.
+pub(crate) const OPTION_FILES: &[OptDef] = &[
+    opt(
+        "defaults-file",
+        File,
+        None,
+        "read the login (user, password, host, port, socket, database of groups [client] and [wirebench]) from \
+         this option file only, instead of ~/.my.cnf",
+    ),
+    opt("defaults-extra-file", File, None, "read this option file too, after ~/.my.cnf"),
+    opt("no-defaults", Bool, Some("off"), "read no option file (~/.my.cnf), as sysbench"),
 ];
 
 /// `oltp_common.lua`'s options, shared by every OLTP script and the two
@@ -316,7 +344,16 @@ pub(crate) fn key(name: &str) -> String {
 
 /// Every option group wirebench knows, for lookups and suggestions.
 pub(crate) const ALL_GROUPS: &[&[OptDef]] =
-    &[GENERAL, RAND, LOG, DB, MYSQL, PGSQL, MASTER, ENGINE, OLTP, RANDOM_POINTS, RANDOM_RANGES, LEGACY];
+    &[GENERAL, RAND, LOG, DB, MYSQL, PGSQL, MASTER, ENGINE, OPTION_FILES, OLTP, RANDOM_POINTS, RANDOM_RANGES, LEGACY];
+
+/// Options whose value is a password: never shown in a message or a note,
+/// and hidden from the process's argument list.
+const SECRETS: &[&str] = &["mysql_password", "pgsql_password"];
+
+/// Whether the option `name_key` (a [`key`]) holds a password.
+pub(crate) fn is_secret(name_key: &str) -> bool {
+    SECRETS.contains(&name_key)
+}
 
 pub(crate) fn find_in<'a>(groups: &[&'a [OptDef]], name_key: &str) -> Option<&'a OptDef> {
     groups.iter().flat_map(|g| g.iter()).find(|d| key(d.name) == name_key)

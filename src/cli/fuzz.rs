@@ -168,7 +168,9 @@ mod tests {
     use crate::client::Endpoint;
 
     fn parse(line: &str) -> Result<Invocation, CliError> {
-        crate::cli::build::invocation(split(line.split_whitespace().map(str::to_owned).collect()))
+        let sources = crate::cli::credentials::CredentialSources::none();
+        crate::cli::build::invocation(split(line.split_whitespace().map(str::to_owned).collect()), &sources)
+            .map_err(|refusal| refusal.error)
     }
 
     fn fuzz(line: &str) -> FuzzOptions {

@@ -4,12 +4,14 @@
 use super::error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
+use super::warnings::StartupWarning;
 use super::{value, Command, ForcedShutdown, GeneralOptions};
 
 /// A general option and the deprecated alias sysbench 1.0.20 still takes
 /// for it (`--num-threads` for `--threads`, ...).
 struct Aliased {
     modern: &'static str,
+    /// As sysbench names it in its warning.
     alias: &'static str,
     min: u32,
     expected: &'static str,
@@ -23,7 +25,7 @@ struct Aliased {
 
 const THREADS: Aliased = Aliased {
     modern: "threads",
-    alias: "num_threads",
+    alias: "num-threads",
     min: 1,
     expected: "a number of threads >= 1",
     above: 1,
@@ -31,7 +33,7 @@ const THREADS: Aliased = Aliased {
 };
 const EVENTS: Aliased = Aliased {
     modern: "events",
-    alias: "max_requests",
+    alias: "max-requests",
     min: 0,
     expected: "a whole number >= 0",
     above: 0,
@@ -39,7 +41,7 @@ const EVENTS: Aliased = Aliased {
 };
 const TIME: Aliased = Aliased {
     modern: "time",
-    alias: "max_time",
+    alias: "max-time",
     min: 0,
     expected: "a number of seconds >= 0",
     above: 0,
@@ -47,7 +49,7 @@ const TIME: Aliased = Aliased {
 };
 const RATE: Aliased = Aliased {
     modern: "rate",
-    alias: "tx_rate",
+    alias: "tx-rate",
     min: 0,
     expected: "a rate in events per second >= 0 (0 = unlimited)",
     above: 0,
@@ -55,27 +57,35 @@ const RATE: Aliased = Aliased {
 };
 
 impl Aliased {
-    /// The value the command line gives, through the alias or the option.
-    fn read(&self, opts: &Opts, legacy_line: bool, notes: &mut Vec<String>) -> Result<Option<u32>, CliError> {
+    /// The value the command line gives, through the alias or the option;
+    /// an alias that wins is a note on a 0.4/0.5 line, a warning on a 1.0
+    /// line.
+    fn read(&self, opts: &Opts, legacy_line: bool, said: &mut Said<'_>) -> Result<Option<u32>, CliError> {
         let modern = opts.int(self.modern, self.min, INT_MAX, self.expected)?;
-        let Some(alias) = opts.get(self.alias) else { return Ok(modern) };
+        let Some(alias) = opts.get(&super::defs::key(self.alias)) else { return Ok(modern) };
         let n = value::u32_in(alias, self.min, INT_MAX, self.expected)?;
         if n > self.above || (legacy_line && self.always_on_legacy_lines) {
-            notes.push(self.note(legacy_line, alias, n));
+            if legacy_line {
+                let unlimited = if n == 0 { " (no limit)" } else { "" };
+                said.notes.push(format!("legacy {}: --{}={n}{unlimited}", alias.shown(), self.modern));
+            } else {
+                said.warnings.push(StartupWarning::DeprecatedAlias {
+                    alias: self.alias,
+                    modern: self.modern,
+                    shown: alias.shown(),
+                    value: n,
+                });
+            }
             return Ok(Some(n));
         }
         Ok(modern)
     }
+}
 
-    fn note(&self, legacy_line: bool, alias: &RawOpt, n: u32) -> String {
-        let modern = self.modern;
-        let unlimited = if n == 0 { " (no limit)" } else { "" };
-        if legacy_line {
-            format!("legacy {}: --{modern}={n}{unlimited}", alias.shown())
-        } else {
-            format!("{} is deprecated (sysbench 1.0.20 warns too): --{modern}={n}{unlimited}", alias.shown())
-        }
-    }
+/// Where the readers put what they have to say about the command line.
+pub(crate) struct Said<'a> {
+    pub notes: &'a mut Vec<String>,
+    pub warnings: &'a mut Vec<StartupWarning>,
 }
 
 /// The general options. A 0.4/0.5 command line keeps 0.4/0.5's limits:
@@ -85,12 +95,12 @@ pub(crate) fn general(
     opts: &Opts,
     legacy_line: bool,
     command: Command,
-    notes: &mut Vec<String>,
+    mut said: Said<'_>,
 ) -> Result<GeneralOptions, CliError> {
     let mut general = GeneralOptions::default();
-    read_limits(&mut general, opts, legacy_line, command, notes)?;
+    read_limits(&mut general, opts, legacy_line, command, &mut said)?;
     read_reports(&mut general, opts)?;
-    read_the_rest(&mut general, opts, notes)?;
+    read_the_rest(&mut general, opts, said.notes)?;
     Ok(general)
 }
 
@@ -100,17 +110,17 @@ fn read_limits(
     opts: &Opts,
     legacy_line: bool,
     command: Command,
-    notes: &mut Vec<String>,
+    said: &mut Said<'_>,
 ) -> Result<(), CliError> {
     let run = command == Command::Run;
-    if let Some(threads) = THREADS.read(opts, legacy_line, notes)? {
+    if let Some(threads) = THREADS.read(opts, legacy_line, said)? {
         general.threads = threads;
     }
-    match EVENTS.read(opts, legacy_line, notes)? {
+    match EVENTS.read(opts, legacy_line, said)? {
         Some(n) => general.events = (n > 0).then_some(u64::from(n)),
         None if legacy_line => {
             if run {
-                notes.push(
+                said.notes.push(
                     "no --max-requests: sysbench 0.4/0.5 stopped after its default of 10000 requests, so \
                      --events=10000"
                         .to_owned(),
@@ -120,17 +130,20 @@ fn read_limits(
         }
         None => {}
     }
-    match TIME.read(opts, legacy_line, notes)? {
+    match TIME.read(opts, legacy_line, said)? {
         Some(n) => general.time = (n > 0).then_some(n),
         None if legacy_line => {
             if run {
-                notes.push("no --max-time: sysbench 0.4/0.5 had no time limit by default, so --time=0".to_owned());
+                said.notes.push("no --max-time: sysbench 0.4/0.5 had no time limit by default, so --time=0".to_owned());
             }
             general.time = None;
         }
         None => {}
     }
-    if let Some(rate) = RATE.read(opts, legacy_line, notes)? {
+    if general.events.is_none() && general.time.is_none() {
+        said.warnings.push(StartupWarning::NoLimit);
+    }
+    if let Some(rate) = RATE.read(opts, legacy_line, said)? {
         general.rate = (rate > 0).then_some(rate);
     }
     Ok(())

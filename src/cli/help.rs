@@ -1,15 +1,36 @@
 //! Help texts, laid out as sysbench 1.0.20's `sb_print_options` lays them
-//! out (`sysbench oltp_read_write help`, `sysbench --help`).
+//! out (`sysbench oltp_read_write help`, `sysbench --help`): as `sysbench`,
+//! sysbench's sections and words wherever they are true of wirebench; as
+//! wirebench, the same options and what wirebench adds.
 
 use std::fmt::Write as _;
 
 use super::defs::{self, OptDef};
-use super::Test;
+use super::{Personality, Test};
 
-/// `wirebench TEST help`: the test's options with their defaults, sorted by
-/// name, as `sysbench TEST help` prints them (without the PostgreSQL-only
-/// `--pgsql_variant`).
-pub fn test_help(test: Test) -> String {
+/// sysbench 1.0.20's help line for options whose wirebench line says more
+/// (the extensions, what is ignored), where sysbench's words are true of
+/// wirebench too; `sysbench --help` and `sysbench TEST help` use these.
+const SYSBENCH_WORDING: &[(&str, &str)] = &[
+    ("rand-type", "random numbers distribution {uniform,gaussian,special,pareto}"),
+    ("mysql-ssl", "use SSL connections, if available in the client library"),
+    ("mysql-ssl-cipher", "use specific cipher for SSL connections"),
+    ("mysql-compression", "use compression, if available in the client library"),
+    (
+        "pgsql_variant",
+        "Use this PostgreSQL variant when running with the PostgreSQL driver. The only currently supported variant is \
+         'redshift'. When enabled, create_secondary is automatically disabled, and delete_inserts is set to 0",
+    ),
+];
+
+/// `--mysql-*` options of wirebench's own (libmysqlclient's, not
+/// sysbench's): listed by `wirebench --help` only.
+const NOT_IN_SYSBENCH_MYSQL: &[&str] = &["mysql-server-public-key-path", "mysql-get-server-public-key"];
+
+/// `TEST help`: the test's options with their defaults, sorted by name, as
+/// `sysbench TEST help` prints them; as wirebench, without the
+/// PostgreSQL-only `--pgsql_variant`, which it ignores.
+pub fn test_help(test: Test, personality: Personality) -> String {
     if !test.uses_oltp_common() {
         return format!("{test} has no options of its own: it inserts into tables sbtest1..sbtestN, N = --threads\n");
     }
@@ -18,29 +39,39 @@ pub fn test_help(test: Test) -> String {
         Test::SelectRandomRanges => defs::RANDOM_RANGES,
         _ => &[],
     };
-    let mut options: Vec<OptDef> =
-        defs::OLTP.iter().chain(extra).filter(|d| d.name != "pgsql_variant").copied().collect();
+    let shown = |d: &OptDef| personality == Personality::Sysbench || d.name != "pgsql_variant";
+    let mut options: Vec<OptDef> = defs::OLTP.iter().chain(extra).filter(|d| shown(d)).copied().collect();
     options.sort_by_key(|d| d.name);
     let mut out = format!("{test} options:\n");
-    print_options(&mut out, &options);
+    print_options(&mut out, &options, personality);
     out
 }
 
-/// `wirebench --help`.
-pub fn general_help() -> String {
+/// `--help`.
+pub fn general_help(personality: Personality) -> String {
+    match personality {
+        Personality::Wirebench => wirebench_help(),
+        Personality::Sysbench => sysbench_help(),
+    }
+}
+
+/// `wirebench --help`: sysbench's options, then what wirebench adds.
+fn wirebench_help() -> String {
+    let wirebench = Personality::Wirebench;
     let mut out = String::new();
     out.push_str("Usage:\n  wirebench [options]... testname command\n");
     out.push_str("  wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST\n");
     out.push_str("  wirebench fuzz [options]                (see wirebench fuzz --help)\n");
     out.push_str("  wirebench fuzz-replay FILE [options]\n\n");
-    out.push_str("Commands implemented by most tests: prepare prewarm run cleanup help\n\n");
-    section(&mut out, "General options:", defs::GENERAL);
-    section(&mut out, "Pseudo-Random Numbers Generator options:", defs::RAND);
-    section(&mut out, "Log options:", defs::LOG);
-    section(&mut out, "General database options:", defs::DB);
-    section(&mut out, "mysql options:", defs::MYSQL);
-    section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER);
-    section(&mut out, "wirebench options:", defs::ENGINE);
+    out.push_str("Commands implemented by most tests: prepare run cleanup help\n\n");
+    section(&mut out, "General options:", defs::GENERAL, wirebench);
+    section(&mut out, "Pseudo-Random Numbers Generator options:", defs::RAND, wirebench);
+    section(&mut out, "Log options:", defs::LOG, wirebench);
+    section(&mut out, "General database options:", defs::DB, wirebench);
+    section(&mut out, "mysql options:", defs::MYSQL, wirebench);
+    section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER, wirebench);
+    section(&mut out, "wirebench options:", defs::ENGINE, wirebench);
+    section(&mut out, "mysql client option files (for the login; sysbench reads none):", defs::OPTION_FILES, wirebench);
     out.push_str("Tests:\n");
     for test in Test::ALL {
         let _ = writeln!(out, "  {test}");
@@ -50,14 +81,46 @@ pub fn general_help() -> String {
          --test=tests/db/oltp.lua, --oltp-*, --num-threads, --max-requests, ...) are read too, and a note says how \
          each legacy option was understood.\n\n",
     );
+    out.push_str(
+        "Installed under the name sysbench (a symlink), wirebench prints what sysbench 1.0.20 prints: its version, \
+         banner, help and messages.\n\n",
+    );
     out.push_str("See 'wirebench <testname> help' for a list of options for each test.\n\n");
+    out
+}
+
+/// `sysbench --help` as sysbench 1.0.20's `print_help()` lays it out, its
+/// quirks included (the verbosity apart from the other log options, the
+/// blank lines around the database options); the drivers and tests listed
+/// are those wirebench has.
+fn sysbench_help() -> String {
+    let sysbench = Personality::Sysbench;
+    let mut out = String::new();
+    out.push_str("Usage:\n  sysbench [options]... [testname] [command]\n\n");
+    out.push_str("Commands implemented by most tests: prepare run cleanup help\n\n");
+    section(&mut out, "General options:", defs::GENERAL, sysbench);
+    section(&mut out, "Pseudo-Random Numbers Generator options:", defs::RAND, sysbench);
+    // The text and operation log handlers register their options apart.
+    let (verbosity, report_options) = defs::LOG.split_at_checked(1).unwrap_or((defs::LOG, &[]));
+    section(&mut out, "Log options:", verbosity, sysbench);
+    print_options(&mut out, report_options, sysbench);
+    out.push_str("General database options:\n\n");
+    print_options(&mut out, defs::DB, sysbench);
+    out.push_str("\nCompiled-in database drivers:\n  mysql - MySQL driver\n\n");
+    let mysql: Vec<OptDef> = defs::MYSQL.iter().filter(|d| !NOT_IN_SYSBENCH_MYSQL.contains(&d.name)).copied().collect();
+    section(&mut out, "mysql options:", &mysql, sysbench);
+    out.push_str("Compiled-in tests:\n");
+    for test in Test::ALL {
+        let _ = writeln!(out, "  {test} - sysbench 1.0.20's {test}.lua, built in");
+    }
+    out.push_str("\nSee 'sysbench <testname> help' for a list of options for each test.\n\n");
     out
 }
 
 /// `wirebench null-server --help`.
 pub fn null_server_help() -> String {
     let mut out = String::from("Usage:\n  wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST\n\n");
-    section(&mut out, "null-server options:", defs::NULL_SERVER);
+    section(&mut out, "null-server options:", defs::NULL_SERVER, Personality::Wirebench);
     out
 }
 
@@ -76,9 +139,10 @@ pub fn fuzz_help() -> String {
          data. Exit status: 0 no failure within --time, 3 failures found (reproducers written), 1 usage or \
          connection error.\n\n",
     );
-    section(&mut out, "fuzz options:", defs::FUZZ);
-    section(&mut out, "server watch options:", defs::FUZZ_WATCH);
-    section(&mut out, "connection options:", &fuzz_connection_options());
+    let wirebench = Personality::Wirebench;
+    section(&mut out, "fuzz options:", defs::FUZZ, wirebench);
+    section(&mut out, "server watch options:", defs::FUZZ_WATCH, wirebench);
+    section(&mut out, "connection options:", &fuzz_connection_options(), wirebench);
     out
 }
 
@@ -89,30 +153,39 @@ pub fn fuzz_replay_help() -> String {
         "Sends a reproducer's sessions again, then checks the server with the control connection. Exit status: 3 \
          the failure happened again, 0 the server survived, 1 usage or connection error.\n\n",
     );
-    section(&mut out, "server watch options:", defs::FUZZ_WATCH);
-    section(&mut out, "connection options:", &fuzz_connection_options());
+    let wirebench = Personality::Wirebench;
+    section(&mut out, "server watch options:", defs::FUZZ_WATCH, wirebench);
+    section(&mut out, "connection options:", &fuzz_connection_options(), wirebench);
     out
 }
 
-fn section(out: &mut String, title: &str, options: &[OptDef]) {
+fn section(out: &mut String, title: &str, options: &[OptDef], personality: Personality) {
     out.push_str(title);
     out.push('\n');
-    print_options(out, options);
+    print_options(out, options, personality);
 }
 
 /// `  --name=FMT   description [default]`, the description column aligned
 /// one space after the longest name and format.
-fn print_options(out: &mut String, options: &[OptDef]) {
+fn print_options(out: &mut String, options: &[OptDef], personality: Personality) {
     let width = options.iter().map(|d| d.name.len() + d.kind.format().len()).max().unwrap_or(0);
     for def in options {
         let pad = width - def.name.len() + 1;
-        let _ = write!(out, "  --{}{:<pad$}{}", def.name, def.kind.format(), def.help);
+        let _ = write!(out, "  --{}{:<pad$}{}", def.name, def.kind.format(), help_line(def, personality));
         if let Some(default) = def.default {
             let _ = write!(out, " [{default}]");
         }
         out.push('\n');
     }
     out.push('\n');
+}
+
+fn help_line(def: &OptDef, personality: Personality) -> &'static str {
+    let sysbench_words = SYSBENCH_WORDING.iter().find(|(name, _)| *name == def.name).map(|&(_, words)| words);
+    match (personality, sysbench_words) {
+        (Personality::Sysbench, Some(words)) => words,
+        _ => def.help,
+    }
 }
 
 #[cfg(test)]
@@ -122,7 +195,7 @@ mod tests {
     /// The first lines of `sysbench oltp_read_write help` (1.0.20).
     #[test]
     fn test_help_matches_sysbench_layout() {
-        let help = test_help(Test::OltpReadWrite);
+        let help = test_help(Test::OltpReadWrite, Personality::Wirebench);
         let lines: Vec<&str> = help.lines().collect();
         assert_eq!(lines[0], "oltp_read_write options:");
         assert_eq!(
@@ -139,13 +212,13 @@ mod tests {
         assert_eq!(lines.last(), Some(&""));
         assert!(help.ends_with("[1]\n\n"));
         assert!(!help.contains("random_points"));
-        assert!(test_help(Test::SelectRandomPoints).contains("  --random_points=N "));
-        assert!(test_help(Test::SelectRandomRanges).contains("  --number_of_ranges=N "));
+        assert!(test_help(Test::SelectRandomPoints, Personality::Wirebench).contains("  --random_points=N "));
+        assert!(test_help(Test::SelectRandomRanges, Personality::Wirebench).contains("  --number_of_ranges=N "));
     }
 
     #[test]
     fn general_help_lists_every_group() {
-        let help = general_help();
+        let help = general_help(Personality::Wirebench);
         for needle in
             ["  --threads=N ", "--rand-type=STRING", "--mysql-ignore-errors=[LIST,...]", "--cpus=", "--pipeline=N"]
         {

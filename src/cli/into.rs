@@ -4,13 +4,13 @@
 //! statements). With `test_options.rs` (the workload's options), this is
 //! where option text becomes the layers' types.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::{value, DbOptions, MysqlOptions};
-use crate::client::ServerAddresses;
+use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 use crate::rand::{Distribution, RandConfig};
 use crate::transport::tls::TlsOptions;
@@ -106,13 +106,15 @@ pub(crate) fn mysql_options(opts: &Opts, notes: &mut Vec<String>) -> Result<Mysq
     if let Some(user) = opts.text("mysql_user")? {
         mysql.user = user;
     }
-    if let Some(password) = opts.text("mysql_password")? {
+    // A bare --mysql-password asks on the terminal (credentials.rs).
+    if let Some(password) = opts.get("mysql_password").and_then(|opt| opt.value.clone()) {
         mysql.password = password;
     }
     if let Some(db) = opts.text("mysql_db")? {
         mysql.db = db;
     }
     mysql.tls = tls_options(opts, notes)?;
+    mysql.server_key = server_key(opts)?;
     mysql.compression = opts.flag("mysql_compression", mysql.compression)?;
     mysql.debug = opts.flag("mysql_debug", mysql.debug)?;
     if let Some(opt) = opts.get("mysql_ignore_errors") {
@@ -175,6 +177,19 @@ fn tls_options(opts: &Opts, notes: &mut Vec<String>) -> Result<TlsOptions, CliEr
         }
     }
     Ok(tls)
+}
+
+/// `--mysql-server-public-key-path` (read and checked here, once for all
+/// connections) and `--mysql-get-server-public-key`.
+fn server_key(opts: &Opts) -> Result<ServerKey, CliError> {
+    let mut key = ServerKey { fetch: opts.flag("mysql_get_server_public_key", false)?, pem: None };
+    if let Some(opt) = opts.get("mysql_server_public_key_path") {
+        let path = value::text(opt, "FILE")?;
+        let pem = ServerKey::read_pem(Path::new(path))
+            .map_err(|e| CliError::NotHere { option: opt.label(), reason: e.to_string() })?;
+        key.pem = Some(pem);
+    }
+    Ok(key)
 }
 
 /// `--mysql-ignore-errors=1213,1205` or `all`.

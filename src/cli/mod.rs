@@ -31,7 +31,9 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
+mod argv;
 mod build;
+mod credentials;
 mod defs;
 mod error;
 mod fuzz;
@@ -40,28 +42,38 @@ mod help;
 mod into;
 mod legacy;
 mod null_server;
+mod option_file;
 mod opts;
+mod personality;
 mod raw;
+mod small_file;
 #[cfg(test)]
 mod sysbench_traces;
+mod terminal;
 mod test_name;
 mod test_options;
 mod value;
+mod warnings;
 
 use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::client::ServerAddresses;
+use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
 use crate::workload::{OltpOptions, Test};
 
-pub use error::CliError;
+pub use argv::hide_passwords_from_ps;
+pub use credentials::CredentialSources;
+pub use error::{CliError, Refusal, SysbenchRefusal};
 pub use help::{fuzz_help, fuzz_replay_help, general_help, null_server_help, test_help};
+pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
+pub use terminal::TerminalError;
+pub use warnings::StartupWarning;
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +114,9 @@ pub struct Bench {
     /// `select_random_*` scripts).
     pub test_options: OltpOptions,
     pub engine: EngineOptions,
+    /// What sysbench 1.0.20 warns about this command line (deprecated
+    /// options, no limit), in the order it warns.
+    pub warnings: Vec<StartupWarning>,
     /// One line per option that was translated (0.4/0.5 and deprecated
     /// options), ignored, or read differently from sysbench 1.0.20, for the
     /// dispatcher to print before the run.
@@ -247,6 +262,8 @@ pub struct MysqlOptions {
     pub db: String,
     /// `--mysql-ssl*`.
     pub tls: TlsOptions,
+    /// `--mysql-server-public-key-path`, `--mysql-get-server-public-key`.
+    pub server_key: ServerKey,
     pub compression: bool,
     pub debug: bool,
     pub ignore_errors: IgnoreErrors,
@@ -262,6 +279,7 @@ impl Default for MysqlOptions {
             password: String::new(),
             db: "sbtest".to_owned(),
             tls: TlsOptions::default(),
+            server_key: ServerKey::default(),
             compression: false,
             debug: false,
             ignore_errors: IgnoreErrors::default(),
@@ -282,11 +300,41 @@ pub struct NullServerOptions {
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()
-/// .skip(1)`).
+/// .skip(1)`), by themselves: no environment, no `~/.my.cnf`, no terminal.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, CliError> {
+    parse_with(args, &CredentialSources::none())
+}
+
+/// Parses the arguments, completing the login from `sources` (the mysql
+/// client's option files and environment, the terminal) as `credentials.rs`
+/// describes.
+pub fn parse_with(
+    args: impl IntoIterator<Item = OsString>,
+    sources: &CredentialSources,
+) -> Result<Invocation, CliError> {
+    read(args, sources).map_err(|refusal| refusal.error)
+}
+
+/// [`parse_with`], a refusal coming with the `--verbosity` the command line
+/// gave, for `main` to show it as sysbench would.
+pub fn read(args: impl IntoIterator<Item = OsString>, sources: &CredentialSources) -> Result<Invocation, Refusal> {
     let args = args
         .into_iter()
-        .map(|arg| arg.into_string().map_err(|bad| CliError::NotUnicode(bad.to_string_lossy().into_owned())))
-        .collect::<Result<Vec<String>, CliError>>()?;
-    build::invocation(raw::split(args))
+        .map(unicode_arg)
+        .collect::<Result<Vec<String>, CliError>>()
+        .map_err(|error| Refusal { error, verbosity: 3 })?;
+    build::invocation(raw::split(args), sources)
+}
+
+/// An argument as text, or the refusal naming it (a password's value not
+/// shown).
+fn unicode_arg(arg: OsString) -> Result<String, CliError> {
+    arg.into_string().map_err(|bad| {
+        let shown = bad.to_string_lossy();
+        let secret = shown.strip_prefix("--").and_then(|option| option.split_once('=')).map(|(name, _)| name);
+        match secret.filter(|name| defs::is_secret(&defs::key(name))) {
+            Some(name) => CliError::NotUnicode(format!("--{name}=(hidden)")),
+            None => CliError::NotUnicode(shown.into_owned()),
+        }
+    })
 }

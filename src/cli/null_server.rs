@@ -28,6 +28,7 @@ pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliEr
         return Err(CliError::UnknownOption {
             option: opt.label(),
             suggestion: defs::closest(&opt.name, defs::NULL_SERVER.iter().map(|d| d.name)).map(|n| format!("--{n}")),
+            written: opt.shown(),
         });
     }
     let last = |key: &str| opts.iter().rev().find(|o| o.key == key);

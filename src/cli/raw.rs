@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::defs::{self, Kind};
 use super::error::CliError;
+use super::small_file::read_small_text;
 
 /// One option as written, before interpretation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,13 +39,15 @@ impl RawOpt {
         }
     }
 
-    /// The option as the user wrote it, for notes: `--oltp-table-size=100`.
+    /// The option as the user wrote it, for notes: `--oltp-table-size=100`;
+    /// a password as `(hidden)`.
     pub(crate) fn shown(&self) -> String {
         let prefix = match self.origin {
             Origin::Arg => "--",
             Origin::Config { .. } => "",
         };
         match &self.value {
+            Some(_) if defs::is_secret(&self.key) => format!("{prefix}{}=(hidden)", self.name),
             Some(value) => format!("{prefix}{}={value}", self.name),
             None => format!("{prefix}{}", self.name),
         }
@@ -98,11 +101,12 @@ pub(crate) fn split(args: Vec<String>) -> CommandLine {
 /// says so in `notes`: blanks around the name (sysbench then ignores the
 /// line), `#` before the name, and booleans set to off (sysbench turns every
 /// boolean listed in a file on). Unknown names are left for the caller to
-/// refuse; sysbench only warns about them.
+/// refuse; sysbench only warns about them. Unlike sysbench, at most 1 MiB
+/// is read ([`read_small_text`]).
 pub(crate) fn read_config_file(path: &Path, notes: &mut Vec<String>) -> Result<Vec<RawOpt>, CliError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::ConfigFile { path: shown.clone(), message: format!("cannot read it: {e}") })?;
+    let text =
+        read_small_text(path).map_err(|e| CliError::ConfigFile { path: shown.clone(), message: e.to_string() })?;
     parse_config(&shown, &text, notes)
 }
 

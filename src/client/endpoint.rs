@@ -58,12 +58,25 @@ pub struct ServerAddresses {
     /// When not empty, every connection uses these and `hosts`/`ports` are
     /// not used.
     pub sockets: Vec<PathBuf>,
+    /// The unix socket host `localhost` means (`MYSQL_UNIX_PORT`, or an
+    /// option file's `socket`); `None` for libmysqlclient's default,
+    /// [`DEFAULT_LOCALHOST_SOCKET`].
+    pub localhost_socket: Option<PathBuf>,
 }
+
+/// The unix socket libmysqlclient (Debian's libmariadb) uses for host
+/// `localhost` when nothing names another.
+pub const DEFAULT_LOCALHOST_SOCKET: &str = "/run/mysqld/mysqld.sock";
 
 impl Default for ServerAddresses {
     /// sysbench's: `localhost`, port 3306.
     fn default() -> Self {
-        ServerAddresses { hosts: vec!["localhost".to_owned()], ports: vec![3306], sockets: Vec::new() }
+        ServerAddresses {
+            hosts: vec!["localhost".to_owned()],
+            ports: vec![3306],
+            sockets: Vec::new(),
+            localhost_socket: None,
+        }
     }
 }
 
@@ -87,20 +100,15 @@ impl ServerAddresses {
     }
 
     /// Where the `n`th connection connects: its [`endpoint`](Self::endpoint),
-    /// except that host `localhost` means the default unix socket when it
-    /// exists, as libmysqlclient reads it (and sysbench's default
-    /// `--mysql-host` relies on).
+    /// except that host `localhost` means its unix socket
+    /// ([`localhost_socket`](Self::localhost_socket)) when that exists, as
+    /// libmysqlclient reads it (and sysbench's default `--mysql-host`
+    /// relies on).
     pub fn connect_to(&self, n: usize) -> Endpoint {
+        let socket = self.localhost_socket.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_LOCALHOST_SOCKET));
         match self.endpoint(n) {
-            Endpoint::Tcp { host, .. } if host == "localhost" && default_socket().exists() => {
-                Endpoint::unix(default_socket())
-            }
+            Endpoint::Tcp { host, .. } if host == "localhost" && socket.exists() => Endpoint::unix(socket),
             other => other,
         }
     }
-}
-
-/// The default unix socket libmysqlclient uses for host `localhost`.
-fn default_socket() -> PathBuf {
-    std::env::var_os("MYSQL_UNIX_PORT").map_or_else(|| PathBuf::from("/run/mysqld/mysqld.sock"), PathBuf::from)
 }

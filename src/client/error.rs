@@ -40,6 +40,15 @@ pub enum ClientError {
     /// VERIFY_IDENTITY cannot check, ...).
     #[error("{endpoint}: {source}")]
     TlsStart { endpoint: Endpoint, source: TlsStartError },
+    /// Full authentication over plain TCP with no server key to encrypt the
+    /// password to, and none to be fetched (libmysqlclient's error 2061).
+    #[error(
+        "{endpoint}: error 2061: authentication plugin '{plugin}' reported error: Authentication requires secure \
+         connection. Over unencrypted TCP it would encrypt the password to the RSA key of whoever answers; give \
+         --mysql-server-public-key-path=FILE (the server's public key, PEM), or --mysql-get-server-public-key to \
+         trust the key the server sends, or connect with --mysql-ssl or over --mysql-socket"
+    )]
+    InsecureAuth { endpoint: Endpoint, plugin: &'static str },
     /// The caller misused the API (wrong parameter count, ...).
     #[error("{endpoint}: {message}")]
     Usage { endpoint: Endpoint, message: String },
@@ -51,6 +60,9 @@ impl ClientError {
     /// ([`ClientError::Usage`]).
     pub(crate) fn from_codec(endpoint: Endpoint, error: CodecError) -> Self {
         match error {
+            CodecError::Protocol(ProtocolError::PublicKeyRequired(plugin)) => {
+                ClientError::InsecureAuth { endpoint, plugin }
+            }
             CodecError::Protocol(source) => ClientError::Protocol { endpoint, source },
             // Misuse, or a kind of failure this client does not know yet:
             // either way not the server's doing.
@@ -76,6 +88,7 @@ impl ClientError {
             | ClientError::Transport { endpoint, .. }
             | ClientError::Tls { endpoint, .. }
             | ClientError::TlsStart { endpoint, .. }
+            | ClientError::InsecureAuth { endpoint, .. }
             | ClientError::Usage { endpoint, .. } => endpoint,
         }
     }

@@ -9,6 +9,7 @@
 
 mod endpoint;
 mod error;
+mod server_key;
 mod stream;
 mod tls;
 
@@ -30,6 +31,7 @@ use crate::transport::{Transport, TransportError};
 
 pub use endpoint::{Endpoint, ServerAddresses};
 pub use error::ClientError;
+pub use server_key::{ServerKey, ServerKeyError};
 pub use stream::Stream;
 
 pub type Result<T, E = ClientError> = std::result::Result<T, E>;
@@ -45,9 +47,10 @@ pub struct ConnectOptions {
     pub connect_timeout: Duration,
     /// Ask for CLIENT_DEPRECATE_EOF when the server offers it.
     pub deprecate_eof: bool,
-    /// The server's RSA public key (PEM) for caching_sha2_password full
-    /// authentication over plain TCP; fetched from the server when absent.
-    pub server_public_key: Option<Vec<u8>>,
+    /// What caching_sha2_password's full authentication and sha256_password
+    /// may encrypt the password to over plain TCP: a known key, the one the
+    /// server sends, or neither (the login then fails, as libmysqlclient's).
+    pub server_key: ServerKey,
     /// The largest packet accepted from the server.
     pub max_packet_size: u32,
     /// Ask for the compressed protocol (CLIENT_COMPRESS); without the
@@ -67,7 +70,7 @@ impl ConnectOptions {
             database: None,
             connect_timeout: Duration::from_secs(10),
             deprecate_eof: true,
-            server_public_key: None,
+            server_key: ServerKey::default(),
             max_packet_size: wirebench_protocol::constants::DEFAULT_MAX_PACKET_SIZE,
             compression: false,
             tls: None,
@@ -88,7 +91,8 @@ impl ConnectOptions {
             Some(tls) if !tls.required() => TlsMode::Preferred,
             Some(_) => TlsMode::Required,
         };
-        config.server_public_key = self.server_public_key.clone();
+        config.server_public_key = self.server_key.pem.as_deref().map(<[u8]>::to_vec);
+        config.get_server_public_key = self.server_key.fetch;
         config.deprecate_eof = self.deprecate_eof;
         config.max_packet_size = self.max_packet_size;
         if self.compression {

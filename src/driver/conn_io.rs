@@ -13,6 +13,7 @@
 use std::io;
 
 use bytes::BytesMut;
+use wirebench_protocol::command;
 use wirebench_protocol::Capabilities;
 
 use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, Reopened, Session, StdSocket};
@@ -58,6 +59,20 @@ impl ConnIo {
             return Ok(());
         }
         self.session.fill(&mut self.plain_out, now_ns, budget).map_err(|e| self.session_error(e))?;
+        let encoded = self.transport.encode(&self.plain_out, wire_out);
+        self.plain_out.clear();
+        encoded.map_err(|e| self.transport_error(e))
+    }
+
+    /// Appends COM_QUIT, in wire form, to `wire_out`: a connection whose
+    /// work is done says goodbye before it closes, as libmysqlclient's
+    /// `mysql_close` does, so the server does not count it as aborted.
+    pub(super) fn write_quit(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
+        if self.transport.is_plain() {
+            command::encode_quit(wire_out);
+            return Ok(());
+        }
+        command::encode_quit(&mut self.plain_out);
         let encoded = self.transport.encode(&self.plain_out, wire_out);
         self.plain_out.clear();
         encoded.map_err(|e| self.transport_error(e))
@@ -148,22 +163,12 @@ mod tests {
 
     use super::*;
     use crate::client::ConnectOptions;
+    use crate::driver::testing::SelectOne;
     use crate::driver::RunControl;
     use crate::rand::{RandConfig, RandParams, Rng};
-    use crate::workload::{CommandSink, Script, Step, WorkloadError};
 
     const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
     const SELECT_1: &[u8] = b"\x09\x00\x00\x00\x03SELECT 1";
-
-    struct SelectOne;
-
-    impl Script for SelectOne {
-        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-            sink.query(b"SELECT 1");
-            Ok(Step::Last)
-        }
-        fn restart_event(&mut self) {}
-    }
 
     fn conn_io(transport: Transport) -> ConnIo {
         let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
@@ -249,6 +254,21 @@ mod tests {
         wire.clear();
         io.fill(&mut wire, 2, &mut budget).unwrap();
         assert_eq!(wire, SELECT_1, "the event starts over, on a plain transport");
+    }
+
+    /// COM_QUIT goes out as its five bytes, or through the transport.
+    #[test]
+    fn write_quit_is_com_quit_through_the_transport() {
+        let mut wire = Vec::new();
+        conn_io(Transport::plain()).write_quit(&mut wire).unwrap();
+        assert_eq!(wire, [0x01, 0x00, 0x00, 0x00, 0x01]);
+        let mut io = conn_io(Transport::compressed());
+        wire.clear();
+        io.write_quit(&mut wire).unwrap();
+        let mut commands = Vec::new();
+        CompressedStream::new().decode(&wire, &mut commands, &mut Inflater::new()).unwrap();
+        assert_eq!(commands, [0x01, 0x00, 0x00, 0x00, 0x01]);
+        assert!(io.plain_out.is_empty());
     }
 
     /// A lost connection is fatal unless its code is ignored; then it

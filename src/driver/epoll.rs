@@ -182,7 +182,10 @@ async fn drive_connection(conn: ConnPlan, shared: &EpollLoop) -> Result<(), Driv
     let stream = socket.into_stream().map_err(|e| io.io_error(e))?;
     let mut wire = Wire::new(stream, leftover);
     loop {
-        let Some(lost) = exchange(&mut io, &mut wire, shared).await? else { return Ok(()) };
+        let Some(lost) = exchange(&mut io, &mut wire, shared).await? else {
+            wire.send_quit(&mut io).await;
+            return Ok(());
+        };
         io.lost(lost, &shared.context.ignore, &mut shared.stats.borrow_mut())?;
         let Some((stream, leftover)) = io.reopen(&shared.context).await else { return Ok(()) };
         wire.replace(stream, leftover);
@@ -195,8 +198,14 @@ async fn exchange(io: &mut ConnIo, wire: &mut Wire, shared: &EpollLoop) -> Resul
     let context = &shared.context;
     loop {
         io.fill(&mut wire.wbuf, context.clock.now_ns(), &mut shared.budget.borrow_mut())?;
-        if let Err(lost) = wire.write().await {
-            return Ok(Some(lost));
+        // Written out here rather than in awaited helpers: each nested
+        // future is one more state machine to poll on every query.
+        if !wire.wbuf.is_empty() {
+            let written = wire.stream.write_all(&wire.wbuf).await;
+            wire.wbuf.clear();
+            if let Err(e) = written {
+                return Ok(Some(Lost::Write(e)));
+            }
         }
         if io.session().is_done() {
             return Ok(None);
@@ -206,8 +215,11 @@ async fn exchange(io: &mut ConnIo, wire: &mut Wire, shared: &EpollLoop) -> Resul
             continue;
         }
         // Not done, so at least one command is in flight: wait for its answer.
-        if let Err(lost) = wire.read().await {
-            return Ok(Some(lost));
+        wire.make_room();
+        match wire.stream.read_buf(&mut wire.rbuf).await {
+            Ok(0) => return Ok(Some(Lost::Closed)),
+            Ok(_) => {}
+            Err(e) => return Ok(Some(Lost::Read(e))),
         }
         let mut stats = shared.stats.borrow_mut();
         let used = io.on_input(&wire.rbuf, context.clock.now_ns(), &mut stats, &context.ignore)?;
@@ -242,25 +254,19 @@ impl Wire {
         self.wbuf.clear();
     }
 
-    /// Sends what the session wrote, if anything.
-    async fn write(&mut self) -> Result<(), Lost> {
-        if self.wbuf.is_empty() {
-            return Ok(());
+    /// Sends COM_QUIT on a connection whose work is done; it closes when
+    /// dropped. A server already gone makes no difference now.
+    async fn send_quit(&mut self, io: &mut ConnIo) {
+        if io.write_quit(&mut self.wbuf).is_ok() {
+            let _ = self.stream.write_all(&self.wbuf).await;
+            self.wbuf.clear();
         }
-        let written = self.stream.write_all(&self.wbuf).await;
-        self.wbuf.clear();
-        written.map_err(Lost::Write)
     }
 
-    /// Reads what the server sent next.
-    async fn read(&mut self) -> Result<(), Lost> {
+    /// Makes sure a read has room to fill.
+    fn make_room(&mut self) {
         if self.rbuf.capacity() - self.rbuf.len() < READ_CHUNK / 2 {
             self.rbuf.reserve(READ_CHUNK.max(self.rbuf.len()));
-        }
-        match self.stream.read_buf(&mut self.rbuf).await {
-            Ok(0) => Err(Lost::Closed),
-            Ok(_) => Ok(()),
-            Err(e) => Err(Lost::Read(e)),
         }
     }
 }

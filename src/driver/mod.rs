@@ -17,6 +17,7 @@
 
 mod budget;
 mod conn_io;
+mod cpus;
 pub mod dry;
 mod epoll;
 mod options;
@@ -34,6 +35,7 @@ use std::time::Instant;
 use bytes::BytesMut;
 
 pub use budget::{Budget, RunControl};
+pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{Session, SessionError};
@@ -125,9 +127,18 @@ pub struct LoopPlan {
 
 /// Counts loop threads that have ended, and wakes whoever waits for them:
 /// the report thread sleeps until a loop ends or its next report is due,
-/// instead of polling (a wake-up costs more than it looks on a VM).
+/// instead of polling (a wake-up costs more than it looks on a VM). An
+/// [`alert`](Finished::alert) wakes it too, for a stop from outside (a
+/// signal).
 #[derive(Clone, Default)]
-pub struct Finished(Arc<(Mutex<usize>, Condvar)>);
+pub struct Finished(Arc<(Mutex<Ended>, Condvar)>);
+
+#[derive(Default)]
+struct Ended {
+    loops: usize,
+    /// An alert not yet seen by a [`Finished::wait`].
+    alerted: bool,
+}
 
 impl Finished {
     /// Held by a loop thread; counts it as ended when dropped, which also
@@ -138,15 +149,19 @@ impl Finished {
 
     /// How many loops have ended.
     pub fn count(&self) -> usize {
-        *self.0 .0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.0 .0.lock().unwrap_or_else(PoisonError::into_inner).loops
     }
 
-    /// Waits until `count` loops have ended or `deadline` passes (`None`:
-    /// no deadline); whether they have.
+    /// Waits until `count` loops have ended, `deadline` passes (`None`: no
+    /// deadline) or an alert comes (one that came before the call counts,
+    /// once); whether the loops have ended.
     pub fn wait(&self, count: usize, deadline: Option<Instant>) -> bool {
         let (ended, wake) = &*self.0;
         let mut ended = ended.lock().unwrap_or_else(PoisonError::into_inner);
-        while *ended < count {
+        while ended.loops < count {
+            if std::mem::take(&mut ended.alerted) {
+                return false;
+            }
             let Some(deadline) = deadline else {
                 ended = wake.wait(ended).unwrap_or_else(PoisonError::into_inner);
                 continue;
@@ -159,6 +174,14 @@ impl Finished {
         }
         true
     }
+
+    /// Wakes the thread in [`wait`](Self::wait), or makes its next wait
+    /// return at once.
+    pub fn alert(&self) {
+        let (ended, wake) = &*self.0;
+        ended.lock().unwrap_or_else(PoisonError::into_inner).alerted = true;
+        wake.notify_all();
+    }
 }
 
 pub struct FinishedGuard(Finished);
@@ -166,7 +189,7 @@ pub struct FinishedGuard(Finished);
 impl Drop for FinishedGuard {
     fn drop(&mut self) {
         let (ended, wake) = &*(self.0).0;
-        *ended.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        ended.lock().unwrap_or_else(PoisonError::into_inner).loops += 1;
         wake.notify_all();
     }
 }
@@ -293,4 +316,51 @@ fn spawn_pinned<C: Send + 'static>(
         handles.push(handle);
     }
     Ok(handles)
+}
+
+/// What the driver's unit tests share.
+#[cfg(test)]
+mod testing {
+    use crate::rand::Rng;
+    use crate::workload::{CommandSink, Script, Step, WorkloadError};
+
+    /// A script whose every event is one `SELECT 1`.
+    pub(super) struct SelectOne;
+
+    impl Script for SelectOne {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.query(b"SELECT 1");
+            Ok(Step::Last)
+        }
+        fn restart_event(&mut self) {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// An alert wakes a wait without a deadline, counts once when it came
+    /// before the wait, and a loop that ends still ends the wait.
+    #[test]
+    fn an_alert_wakes_the_waiting_report_thread() {
+        let finished = Finished::default();
+        let alerter = finished.clone();
+        let waker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            alerter.alert();
+        });
+        assert!(!finished.wait(1, None), "woken by the alert, no loop ended");
+        waker.join().unwrap();
+        finished.alert();
+        assert!(!finished.wait(1, None), "an alert before the wait counts");
+        let soon = Instant::now() + Duration::from_millis(20);
+        assert!(!finished.wait(1, Some(soon)), "and only once: this one times out");
+        assert!(Instant::now() >= soon);
+        drop(finished.guard());
+        assert!(finished.wait(1, None));
+        assert_eq!(finished.count(), 1);
+    }
 }

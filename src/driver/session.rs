@@ -323,12 +323,13 @@ impl Session {
     /// `--mysql-dry-run`: every command sent "succeeds" at once with nothing
     /// to say. Each counts as `other`, as in sysbench's dry run, whose
     /// driver returns before setting the result's counter (which stays
-    /// SB_CNT_OTHER); an event ends with its last command.
+    /// SB_CNT_OTHER); an event ends with its last command, and counts as
+    /// many sysbench events as it weighs (bulk_insert: its rows).
     pub fn answer_dry(&mut self, now_ns: u64, stats: &mut LoopStats) {
         while let Some(done) = self.in_flight.pop() {
             stats.record_query(QueryKind::Other);
             if let Some(started) = done.ends_event_started {
-                stats.record_event(self.index, now_ns.saturating_sub(started));
+                stats.record_events(self.index, done.weight, now_ns.saturating_sub(started));
             }
         }
     }

@@ -221,6 +221,8 @@ enum ConnState {
     /// Lost, and `--mysql-ignore-errors` lists the error: waiting for its
     /// operations to complete, then opened again.
     Reconnecting,
+    /// Done: its COM_QUIT is queued or being sent; then it finishes.
+    Quitting,
     /// Done or failed; waiting for its operations to complete.
     Finishing,
     /// No operation in flight and nothing more to do.
@@ -411,8 +413,7 @@ impl<'c> Driver<'c> {
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         if conn.io.session().is_done() {
-            conn.state = ConnState::Finishing;
-            self.retire_if_idle(i);
+            return self.start_quit(i);
         } else if conn.io.session().is_waiting() {
             self.waiting.push(i);
         } else if !conn.recv_pending {
@@ -472,7 +473,8 @@ impl<'c> Driver<'c> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.send_pending = false;
         self.ops -= 1;
-        if conn.state != ConnState::Running {
+        let quitting = conn.state == ConnState::Quitting;
+        if conn.state != ConnState::Running && !quitting {
             return self.settle(i);
         }
         if result < 0 {
@@ -480,10 +482,14 @@ impl<'c> Driver<'c> {
             if is_transient(&error) {
                 return self.push_send(i);
             }
-            return self.lose(i, Lost::Write(error));
+            return if quitting { self.end_after_quit(i) } else { self.lose(i, Lost::Write(error)) };
         }
         if result == 0 {
-            return self.lose(i, Lost::Write(io::ErrorKind::WriteZero.into()));
+            return if quitting {
+                self.end_after_quit(i)
+            } else {
+                self.lose(i, Lost::Write(io::ErrorKind::WriteZero.into()))
+            };
         }
         conn.sent += result as usize;
         if conn.sent < conn.sending.len() {
@@ -494,6 +500,35 @@ impl<'c> Driver<'c> {
         if !conn.filling.is_empty() {
             std::mem::swap(&mut conn.filling, &mut conn.sending);
             return self.push_send(i);
+        }
+        if quitting {
+            return self.end_after_quit(i);
+        }
+        Ok(())
+    }
+
+    /// A connection whose work is done sends COM_QUIT, behind a send still
+    /// in flight if there is one (every answer is in, so the server has
+    /// every byte of it), and finishes once it is sent.
+    fn start_quit(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        conn.state = ConnState::Quitting;
+        if conn.io.write_quit(&mut conn.filling).is_err() {
+            // The transport cannot encode it: leave without a goodbye.
+            conn.filling.clear();
+            return self.end_after_quit(i);
+        }
+        if conn.send_pending {
+            return Ok(());
+        }
+        std::mem::swap(&mut conn.filling, &mut conn.sending);
+        conn.sent = 0;
+        self.push_send(i)
+    }
+
+    fn end_after_quit(&mut self, i: usize) -> Result<(), DriverError> {
+        if let Some(conn) = self.conns.get_mut(i) {
+            conn.state = ConnState::Finishing;
         }
         self.retire_if_idle(i);
         Ok(())
@@ -805,11 +840,11 @@ mod tests {
 
     use super::*;
     use crate::client::Endpoint;
+    use crate::driver::testing::SelectOne;
     use crate::driver::{Clock, RunControl, Session};
     use crate::rand::{RandConfig, RandParams, Rng};
     use crate::stats::{Collector, Counters, StatsBoard};
     use crate::transport::Transport;
-    use crate::workload::{CommandSink, Script, Step, WorkloadError};
 
     #[test]
     fn user_data_round_trips() {
@@ -914,16 +949,6 @@ mod tests {
             }
             answered += 1;
         }
-    }
-
-    struct SelectOne;
-
-    impl Script for SelectOne {
-        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-            sink.query(b"SELECT 1");
-            Ok(Step::Last)
-        }
-        fn restart_event(&mut self) {}
     }
 
     /// Runs `events` events over `connections` socket pairs, each answered

@@ -3,7 +3,7 @@
 //! acceptor, which hands connections to the loops round-robin; after that
 //! a connection never leaves its loop, and nothing is shared per query.
 
-use std::io;
+use std::io::{self, Write as _};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -39,6 +39,8 @@ pub enum Accepted {
 pub struct ServerLoopStats {
     pub connections: AtomicU64,
     pub commands: AtomicU64,
+    /// Connections the client ended with COM_QUIT.
+    pub quits: AtomicU64,
     /// The loop thread's Linux thread id, for its CPU time; 0 until known.
     pub tid: AtomicU32,
 }
@@ -84,7 +86,11 @@ impl ServerLoop {
                     Ok(acceptor) => {
                         tokio::spawn(acceptor.run());
                     }
-                    Err(e) => eprintln!("null server: cannot register the listeners: {e}"),
+                    // eprintln! would panic on a closed stderr; the
+                    // message is all that is lost then.
+                    Err(e) => {
+                        let _ = writeln!(io::stderr(), "null server: cannot register the listeners: {e}");
+                    }
                 }
             }
             while !*stop.borrow_and_update() {
@@ -163,6 +169,9 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
         }
         ServerLoopStats::add(&stats.commands, handled.commands);
         if handled.close {
+            if session.said_goodbye() {
+                ServerLoopStats::add(&stats.quits, 1);
+            }
             let _ = stream.write_all(&output).await;
             let _ = stream.shutdown().await;
             return;

@@ -101,6 +101,8 @@ pub struct NullServerStats {
     pub connections: u64,
     /// Packets answered: commands, logins included.
     pub commands: u64,
+    /// Connections the client ended with COM_QUIT.
+    pub quits: u64,
     /// CPU time of the event loop threads (user + system), when the platform tells.
     pub cpu_time: Option<Duration>,
 }
@@ -227,6 +229,7 @@ impl NullServer {
         for (_, _, loop_stats) in &self.loops {
             stats.connections += loop_stats.connections.load(Ordering::Relaxed);
             stats.commands += loop_stats.commands.load(Ordering::Relaxed);
+            stats.quits += loop_stats.quits.load(Ordering::Relaxed);
             let spent = event_loop::thread_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
             stats.cpu_time = stats.cpu_time.zip(spent).map(|(a, b)| a + b);
         }

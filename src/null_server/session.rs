@@ -74,6 +74,8 @@ pub struct NullSession {
     schema: Vec<u8>,
     statements: HashMap<u32, ExecuteAnswer>,
     last_statement_id: u32,
+    /// The client said goodbye with COM_QUIT (rather than just hanging up).
+    quit: bool,
 }
 
 impl NullSession {
@@ -99,6 +101,7 @@ impl NullSession {
             schema: Vec::new(),
             statements: HashMap::new(),
             last_statement_id: 0,
+            quit: false,
         }
     }
 
@@ -106,6 +109,11 @@ impl NullSession {
     #[cfg(test)]
     pub fn capabilities(&self) -> Capabilities {
         self.caps
+    }
+
+    /// Whether the client ended the connection with COM_QUIT.
+    pub fn said_goodbye(&self) -> bool {
+        self.quit
     }
 
     /// Logged in with the compressed protocol: from now on the connection's
@@ -211,7 +219,10 @@ impl NullSession {
                 self.statements.clear();
                 answer::ok(0, caps, seq, out);
             }
-            COM_QUIT => self.phase = ConnPhase::Closed,
+            COM_QUIT => {
+                self.quit = true;
+                self.phase = ConnPhase::Closed;
+            }
             _ => {
                 answer::err(errors::UNKNOWN_COMMAND, seq, out);
             }
@@ -432,9 +443,10 @@ mod tests {
         assert_eq!(o.error, None);
         let o = outcome(&ask(&mut session, &[1, 0, 0, 0, 0x42]), caps, RowFormat::Text);
         assert_eq!(o.error.map(|e| e.code), Some(1047));
+        assert!(!session.said_goodbye());
         let mut out = Vec::new();
         let handled = session.handle(&[1, 0, 0, 0, COM_QUIT], &mut out);
-        assert!(handled.close && out.is_empty());
+        assert!(handled.close && out.is_empty() && session.said_goodbye());
     }
 
     #[test]

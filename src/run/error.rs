@@ -3,8 +3,9 @@
 
 use std::io;
 
+use super::output::OutputError;
 use crate::client::ClientError;
-use crate::driver::{DriverError, OpenError, UringUnavailable};
+use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
@@ -26,6 +27,8 @@ pub enum RunError {
     CurrentDir(io::Error),
     #[error("cannot start the set-up runtime: {0}")]
     Runtime(io::Error),
+    #[error("cannot watch for SIGINT and SIGTERM: {0}")]
+    Signals(io::Error),
     /// A connection could not be opened; the hint says what to check.
     #[error("unable to connect: {error}{}", connect_hint(.error))]
     Connect { error: ClientError },
@@ -45,6 +48,8 @@ pub enum RunError {
     Socket(io::Error),
     #[error(transparent)]
     Backend(#[from] UringUnavailable),
+    #[error(transparent)]
+    Cpus(#[from] CpuUnavailable),
     #[error("cannot start the event loops: {0}")]
     SpawnLoops(io::Error),
     #[error(transparent)]
@@ -53,6 +58,10 @@ pub enum RunError {
     LoopPanicked,
     #[error("{QUEUE_FULL}")]
     QueueFull,
+    /// The report could not be written; `main` exits with
+    /// [`OutputError::exit_status`].
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<OpenError> for RunError {

@@ -8,27 +8,40 @@
 //!
 //! - `setup.rs`: what every command needs: connection options, TLS, the
 //!   random generator's settings, connection errors with advice.
-//! - `tables.rs`: `prepare`, `prewarm` and `cleanup`, over the async client.
+//! - `interrupt.rs`: Ctrl-C and SIGTERM, which stop any command.
+//! - `tables.rs`: `prepare`, `prewarm` and `cleanup`, over the async client
+//!   (`table_progress.rs`: what they had done when a signal stops them).
 //! - `plan.rs`: the `run` command's connections, opened and spread over
 //!   the event loops.
 //! - `benchmark.rs`: the `run` command: start the loops, supervise them
-//!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown),
-//!   print the final report (`reports.rs`).
+//!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown, a
+//!   signal), print the final report (`reports.rs`), also when a signal or
+//!   a fatal error ends the run early.
+//! - `output.rs`: every write to standard output, whose failure ends the
+//!   command ([`OutputError`]) instead of panicking.
 
 mod benchmark;
 mod error;
+mod interrupt;
+mod output;
 mod plan;
 mod reports;
 mod setup;
 mod supervise;
+mod table_progress;
 mod tables;
 
 use std::sync::Arc;
 
 pub use error::RunError;
+pub use interrupt::Signal;
+pub use output::{
+    alert_line, fatal_line, stderr_line, Console, Level, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED,
+};
 
-use crate::cli::{test_help, Bench, Command};
+use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;
+use interrupt::Interrupts;
 
 /// How a command that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,12 +53,35 @@ pub enum Outcome {
     /// events still in flight; the report is printed, and sysbench exits
     /// with status 2.
     ForcedShutdown,
+    /// SIGINT or SIGTERM stopped it: `run` printed the report of what ran,
+    /// `prepare` and `cleanup` said what they had done. The process exits
+    /// with [`Signal::exit_status`].
+    Interrupted(Signal),
+}
+
+/// What `--version` prints, under the name the program was invoked as.
+pub fn version_line(personality: Personality) -> &'static str {
+    match personality {
+        Personality::Wirebench => report::VERSION_LINE,
+        Personality::Sysbench => SYSBENCH_VERSION_LINE,
+    }
+}
+
+/// The first line of a test command, and the blank line after it, at
+/// `--verbosity` 3 and above (sysbench's `print_header()`).
+pub fn print_banner() -> Result<(), OutputError> {
+    let line = match Console::current().personality {
+        Personality::Wirebench => report::VERSION_LINE,
+        Personality::Sysbench => SYSBENCH_BANNER_LINE,
+    };
+    Level::Notice.print(report::Banner(line))
 }
 
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     if bench.command == Command::Help {
-        print!("{}", test_help(bench.test));
+        print_banner()?;
+        Output::Stdout.print(test_help(bench.test, Console::current().personality))?;
         return Ok(Outcome::Completed);
     }
     let workload = Arc::from(bench.test.workload(&bench.test_options)?);
@@ -54,14 +90,15 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         .enable_all()
         .build()
         .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
-    print!("{}", report::Banner);
+    print_banner()?;
     match bench.command {
-        Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload)).map(|()| Outcome::Completed),
-        Command::Run => benchmark::run(bench, tls, workload, &runtime),
+        Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload, &interrupts)),
+        Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload, &interrupts)),
+        Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
+        Command::Run => benchmark::run(bench, tls, workload, &runtime, &interrupts),
         Command::Help => Ok(Outcome::Completed),
     }
 }

@@ -7,12 +7,13 @@ use bytes::BytesMut;
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::Capabilities;
 
+use super::interrupt::{Interrupts, Signal};
 use super::setup::{connect_options, for_each_connection, say_tls, warn_if_uncompressed};
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;
 use crate::driver::dry::{DryConn, DryLoopPlan};
-use crate::driver::{ConnPlan, LoopPlan, PsMode, Redial, Session, StdSocket};
+use crate::driver::{allowed_cpus, ConnPlan, LoopPlan, PsMode, Redial, Session, StdSocket};
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
 use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
@@ -131,7 +132,7 @@ enum ServerPlace {
 fn loop_cpus(bench: &Bench) -> Vec<usize> {
     match &bench.engine.cpus {
         Some(cpus) => cpus.clone(),
-        None => core_affinity::get_core_ids().map(|ids| ids.into_iter().map(|c| c.id).collect()).unwrap_or_default(),
+        None => allowed_cpus().unwrap_or_default(),
     }
 }
 
@@ -159,27 +160,32 @@ fn default_loops(cores: usize, threads: usize, server: ServerPlace) -> usize {
 }
 
 /// The run's loops: its connections opened and spread over them, or, with
-/// `--mysql-dry-run`, its sessions without connections.
+/// `--mysql-dry-run`, its sessions without connections; or the signal that
+/// came while they were being opened.
 pub(super) fn plan_loops(
     bench: &Bench,
     tls: Option<&ClientTls>,
     sessions: &Sessions<'_>,
     runtime: &tokio::runtime::Runtime,
-) -> Result<Loops, RunError> {
+    interrupts: &Interrupts,
+) -> Result<Result<Loops, Signal>, RunError> {
     let cpus = loop_cpus(bench);
     if bench.mysql.dry_run {
         // No server to leave cores to.
         let loops = loop_count(bench, &cpus, ServerPlace::Elsewhere);
-        return Ok(Loops::Dry(dry_loops(bench, sessions, &cpus, loops)?));
+        return Ok(Ok(Loops::Dry(dry_loops(bench, sessions, &cpus, loops)?)));
     }
-    let opened = runtime.block_on(open_all(bench, tls, sessions))?;
+    let opened = match runtime.block_on(interrupts.or_signal(open_all(bench, tls, sessions))) {
+        Ok(opened) => opened?,
+        Err(signal) => return Ok(Err(signal)),
+    };
     let server = if opened.iter().all(|c| c.conn.server_is_on_this_host()) {
         ServerPlace::ThisHost
     } else {
         ServerPlace::Elsewhere
     };
     let loops = loop_count(bench, &cpus, server);
-    Ok(Loops::Net(net_loops(opened, sessions, &cpus, loops, runtime)?))
+    Ok(Ok(Loops::Net(net_loops(opened, sessions, &cpus, loops, runtime)?)))
 }
 
 /// Connection n goes to loop n % loops.

@@ -1,9 +1,9 @@
 //! What the report thread prints while the loops run and at the end:
 //! sysbench's interim lines, checkpoint reports and final report.
 
-use std::io::Write;
 use std::time::Duration;
 
+use super::output::{Console, Level, OutputError};
 use crate::cli::GeneralOptions;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, Interval};
@@ -42,7 +42,7 @@ impl Reports {
     }
 
     /// One `--report-interval` line (two with `--rate`).
-    pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) {
+    pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
         self.collect();
         let line = InterimReport {
             time_total_s: now_ns as f64 / 1e9,
@@ -53,23 +53,24 @@ impl Reports {
             percentile: self.percentile,
             queue,
         };
-        print!("{line}");
-        let _ = std::io::stdout().flush();
+        Level::Notice.print(line)?;
         self.owed.counters = Default::default();
         self.owed.latency.reset();
         self.last_interim_ns = now_ns;
+        Ok(())
     }
 
     /// A `--report-checkpoints` report: everything since the start or the
     /// last checkpoint, which then starts afresh (sysbench's
     /// `report_cumulative()` resets its cumulative counters, histogram and
     /// per-thread timers); interim lines are not affected.
-    pub(super) fn checkpoint(&mut self, now_ns: u64) {
+    pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
         self.collect();
-        print!("{}{}", CheckpointLine { time_total_s: now_ns as f64 / 1e9 }, self.cumulative(now_ns, 0));
-        let _ = std::io::stdout().flush();
+        let line = CheckpointLine { time_total_s: now_ns as f64 / 1e9 };
+        Level::Notice.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
+        Ok(())
     }
 
     /// The cumulative report at `now_ns`: its rates are over the time since
@@ -86,4 +87,43 @@ impl Reports {
             unfinished_on_forced_shutdown,
         }
     }
+}
+
+/// sysbench's DEBUG lines as its threads start (`--verbosity=5`): the
+/// report, event generator and checkpoint threads', then each worker's
+/// (a connection, to wirebench), once every connection is open.
+pub(super) fn print_threads_starting(general: &GeneralOptions) -> Result<(), OutputError> {
+    if !Console::current().shows(Level::Debug) {
+        return Ok(());
+    }
+    if general.report_interval.is_some() {
+        Level::Debug.line("Reporting thread started")?;
+    }
+    if general.rate.is_some() {
+        Level::Debug.line("Event generating thread started")?;
+    }
+    if !general.report_checkpoints.is_empty() {
+        Level::Debug.line("Checkpoints report thread started")?;
+    }
+    for thread in 0..general.threads {
+        Level::Debug.line(format_args!("Worker thread (#{thread}) started"))?;
+        Level::Debug.line(format_args!("Worker thread (#{thread}) initialized"))?;
+    }
+    Ok(())
+}
+
+/// sysbench's INFO lines at the end of a run that reached its limit
+/// (`--verbosity=4`): each worker thread says which limit stopped it, the
+/// logger folds the repeats into one line, then "Done.".
+pub(super) fn print_limit_reached(general: &GeneralOptions, events: u64) -> Result<(), OutputError> {
+    let limit = match general.events {
+        Some(max) if events >= max => "Event",
+        _ if general.time.is_some() => "Time",
+        _ => return Ok(()),
+    };
+    Level::Info.print(format_args!("{limit} limit exceeded, exiting...\n"))?;
+    if general.threads > 1 {
+        Level::Info.print(format_args!("(last message repeated {} times)\n", general.threads - 1))?;
+    }
+    Level::Info.print("Done.\n\n")
 }

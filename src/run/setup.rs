@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::task::JoinSet;
 
+use super::output::stderr_line;
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::{ConnectOptions, Connection};
@@ -19,6 +20,7 @@ pub(super) fn connect_options(bench: &Bench, tls: Option<&ClientTls>, n: usize) 
     let mysql = &bench.mysql;
     let mut options = ConnectOptions::new(mysql.servers.connect_to(n), mysql.user.clone(), mysql.password.clone());
     options.tls = tls.cloned();
+    options.server_key = mysql.server_key.clone();
     if !mysql.db.is_empty() {
         options.database = Some(mysql.db.clone());
     }
@@ -37,7 +39,7 @@ pub(super) fn tls_config(bench: &Bench) -> Result<Option<ClientTls>, RunError> {
     let cwd = std::env::current_dir().map_err(RunError::CurrentDir)?;
     let setup = tls::client_tls(&bench.mysql.tls, &cwd)?;
     for note in &setup.notes {
-        eprintln!("wirebench: {note}");
+        stderr_line(format_args!("wirebench: {note}"));
     }
     Ok(setup.tls)
 }
@@ -47,12 +49,12 @@ pub(super) fn tls_config(bench: &Bench) -> Result<Option<ClientTls>, RunError> {
 pub(super) fn say_tls(conn: &Connection, tls: Option<&ClientTls>) {
     let Some(tls) = tls else { return };
     match conn.tls_description() {
-        Some(description) => eprintln!("wirebench: TLS to {}: {description}", conn.endpoint()),
-        None => eprintln!(
+        Some(description) => stderr_line(format_args!("wirebench: TLS to {}: {description}", conn.endpoint())),
+        None => stderr_line(format_args!(
             "wirebench: --mysql-ssl={}: {} offers no TLS; the connections are plain text",
             tls.mode,
             conn.endpoint()
-        ),
+        )),
     }
 }
 
@@ -62,12 +64,12 @@ pub(super) fn say_tls(conn: &Connection, tls: Option<&ClientTls>) {
 pub(super) fn warn_if_uncompressed(options: &ConnectOptions, conn: &Connection) {
     static WARNED: AtomicBool = AtomicBool::new(false);
     if options.compression && !conn.is_compressed() && !WARNED.swap(true, Ordering::Relaxed) {
-        eprintln!(
+        stderr_line(format_args!(
             "wirebench: warning: the server at {} ({}) does not offer the compressed protocol; \
              --mysql-compression=on has no effect and this run is uncompressed",
             conn.endpoint(),
             conn.login().server_version
-        );
+        ));
     }
 }
 

@@ -1,9 +1,11 @@
 //! The report thread's work while the loops run: it sleeps until a loop
-//! ends or the next interim report, checkpoint or forced shutdown is due.
+//! ends, the next interim report, checkpoint or forced shutdown is due, or
+//! a signal comes.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
+use super::interrupt::Interrupts;
+use super::output::{fatal_line, Level, OutputError};
 use super::reports::Reports;
 use super::Outcome;
 use crate::cli::GeneralOptions;
@@ -44,8 +46,14 @@ pub(super) fn secs_to_ns(secs: u32) -> u64 {
     u64::from(secs) * 1_000_000_000
 }
 
+/// How long, after a signal, the answers in flight may take to come back
+/// before the report is printed without them.
+const IN_FLIGHT_AFTER_SIGNAL: Duration = Duration::from_secs(2);
+
 /// Prints the interim reports and checkpoints until all `loops` have
-/// ended, or the forced shutdown comes first.
+/// ended, or the forced shutdown comes first, or a report cannot be
+/// written. After a signal (which has stopped the loops) it waits for them
+/// [`IN_FLIGHT_AFTER_SIGNAL`] at most.
 pub(super) fn supervise(
     reports: &mut Reports,
     schedule: &mut Schedule,
@@ -53,54 +61,70 @@ pub(super) fn supervise(
     finished: &Finished,
     control: &RunControl,
     clock: Clock,
-) -> Outcome {
+    interrupts: &Interrupts,
+) -> Result<Outcome, OutputError> {
     let mut ended = 0;
+    let mut given_up_at = None;
     while ended < loops {
-        if finished.wait(ended + 1, schedule.next_wake(clock)) {
+        let wake = [schedule.next_wake(clock), given_up_at].into_iter().flatten().min();
+        if finished.wait(ended + 1, wake) {
             ended = finished.count().max(ended + 1);
+            continue;
+        }
+        if let Some(signal) = interrupts.first_signal() {
+            let at = *given_up_at.get_or_insert_with(|| Instant::now() + IN_FLIGHT_AFTER_SIGNAL);
+            if Instant::now() >= at {
+                return Ok(Outcome::Interrupted(signal));
+            }
             continue;
         }
         // Loops that have finished no longer answer: the run is over.
         if ended == 0 {
-            interim_if_due(reports, schedule, control, clock);
+            interim_if_due(reports, schedule, control, clock)?;
         }
-        checkpoint_if_due(reports, schedule, clock);
+        checkpoint_if_due(reports, schedule, clock)?;
         if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
-            forced_shutdown(reports, control, clock);
-            return Outcome::ForcedShutdown;
+            forced_shutdown(reports, control, clock)?;
+            return Ok(Outcome::ForcedShutdown);
         }
     }
-    Outcome::Completed
+    Ok(interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted))
 }
 
-fn interim_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {
-    let (Some(at), Some(every)) = (schedule.next_report, schedule.interval) else { return };
+fn interim_if_due(
+    reports: &mut Reports,
+    schedule: &mut Schedule,
+    control: &RunControl,
+    clock: Clock,
+) -> Result<(), OutputError> {
+    let (Some(at), Some(every)) = (schedule.next_report, schedule.interval) else { return Ok(()) };
     if Instant::now() >= at {
         let queue = control.has_rate().then(|| control.queue_stats());
-        reports.interim(clock.now_ns(), queue);
+        reports.interim(clock.now_ns(), queue)?;
         schedule.next_report = Some(at + every);
     }
+    Ok(())
 }
 
-fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) {
+fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) -> Result<(), OutputError> {
     if schedule.checkpoints.peek().is_some_and(|&at| clock.now_ns() >= at) {
         let now_ns = clock.now_ns();
-        reports.checkpoint(now_ns);
+        reports.checkpoint(now_ns)?;
         // Like sysbench, skip checkpoints already past (0, duplicates).
         while schedule.checkpoints.next_if(|&at| at <= now_ns).is_some() {}
     }
+    Ok(())
 }
 
 /// `--forced-shutdown`: `--time` plus the grace period has passed and
 /// events are still in flight. As sysbench's alarm handler does: stop, say
 /// so, and print the cumulative report with the number of unfinished
 /// events, without waiting for the loops (their events may never finish).
-fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) {
+fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) -> Result<(), OutputError> {
     let now_ns = clock.now_ns();
     control.stop();
     reports.collect();
     let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
-    eprintln!("FATAL: The --max-time limit has expired, forcing shutdown...");
-    print!("{}", reports.cumulative(now_ns, unfinished));
-    let _ = std::io::stdout().flush();
+    fatal_line("The --max-time limit has expired, forcing shutdown...");
+    Level::Notice.print(reports.cumulative(now_ns, unfinished))
 }

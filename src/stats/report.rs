@@ -79,12 +79,13 @@ fn ms_round_trip(ms: f64) -> f64 {
     ms / 1000.0 * 1000.0
 }
 
-/// [`VERSION_LINE`] and the blank line after it.
-pub struct Banner;
+/// The first line of a command ([`VERSION_LINE`], or sysbench's when
+/// wirebench runs as `sysbench`) and the blank line after it.
+pub struct Banner<'a>(pub &'a str);
 
-impl fmt::Display for Banner {
+impl fmt::Display for Banner<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{VERSION_LINE}\n\n")
+        write!(f, "{}\n\n", self.0)
     }
 }
 
@@ -98,6 +99,10 @@ pub struct RunHeader<'a> {
     pub report_interval: u32,
     /// `--report-checkpoints`; empty = off (line omitted).
     pub checkpoints: &'a [u32],
+    /// `--debug`: "Debug mode enabled.".
+    pub debug: bool,
+    /// `--validate`: "Validation checks: on.".
+    pub validate: bool,
     /// `--rand-seed`; 0 = seeded from the current time.
     pub rand_seed: i32,
     /// `--time` + `--forced-shutdown` seconds, when forced shutdown is on.
@@ -121,7 +126,13 @@ impl fmt::Display for RunHeader<'_> {
             }
             writeln!(f, "{last} seconds")?;
         }
-        // These two messages end in "\n" and the logger adds another.
+        // These messages end in "\n" and the logger adds another.
+        if self.debug {
+            f.write_str("Debug mode enabled.\n\n")?;
+        }
+        if self.validate {
+            f.write_str("Validation checks: on.\n\n")?;
+        }
         if self.rand_seed != 0 {
             write!(f, "Initializing random number generator from seed ({}).\n\n", self.rand_seed)?;
         } else {
@@ -201,15 +212,21 @@ impl fmt::Display for CheckpointLine {
     }
 }
 
-/// `--histogram`'s block: title, `sb_histogram_print()`'s rows, and the
-/// line holding a single space that sysbench logs after them.
+/// The line before `--histogram`'s rows.
+pub const HISTOGRAM_TITLE: &str = "Latency histogram (values are in milliseconds)\n";
+
+/// The line holding a single space that sysbench logs after the rows.
+pub const HISTOGRAM_END: &str = " \n";
+
+/// `--histogram`'s block: [`HISTOGRAM_TITLE`], `sb_histogram_print()`'s
+/// rows, and [`HISTOGRAM_END`].
 pub struct HistogramReport<'a>(pub &'a LatencyHistogram);
 
 impl fmt::Display for HistogramReport<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Latency histogram (values are in milliseconds)\n")?;
+        f.write_str(HISTOGRAM_TITLE)?;
         write!(f, "{}", self.0.rows())?;
-        f.write_str(" \n")
+        f.write_str(HISTOGRAM_END)
     }
 }
 
@@ -352,6 +369,8 @@ mod tests {
             rate: 100,
             report_interval: 1,
             checkpoints: &[10, 20],
+            debug: true,
+            validate: true,
             rand_seed: 42,
             forced_shutdown_s: Some(15),
         };
@@ -362,6 +381,8 @@ mod tests {
              Target transaction rate: 100/sec\n\
              Report intermediate results every 1 second(s)\n\
              Report checkpoint(s) at 10, 20 seconds\n\
+             Debug mode enabled.\n\n\
+             Validation checks: on.\n\n\
              Initializing random number generator from seed (42).\n\n\
              Forcing shutdown in 15 seconds\n\n"
         );

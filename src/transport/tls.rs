@@ -36,6 +36,14 @@ pub const SYSBENCH_CA: &str = "cacert.pem";
 pub const SYSBENCH_CERT: &str = "client-cert.pem";
 pub const SYSBENCH_KEY: &str = "client-key.pem";
 
+/// What TLS without a CA means, said once per run (README, "TLS"): the
+/// connection is encrypted, but to whoever answers, and a login that sends
+/// the password itself sends it to them.
+const UNAUTHENTICATED: &str = "the server is not authenticated, and a password sent in full (caching_sha2_password's \
+                               full authentication, sha256_password, mysql_clear_password) goes in clear, inside TLS, \
+                               to whoever answers; give the CA that signed the server's certificate \
+                               (--mysql-ssl-ca=FILE, or cacert.pem with --mysql-ssl=on) to authenticate it";
+
 /// `--mysql-ssl`: sysbench 1.0.20's on/off, or one of sysbench master's
 /// modes (the MySQL client's `--ssl-mode` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -412,7 +420,7 @@ impl Files {
             if files.ca.is_none() {
                 notes.push(format!(
                     "--mysql-ssl=on: {SYSBENCH_CA} not found in {dir}: the server certificate is not verified \
-                     (sysbench 1.0.20 stops with \"TLS/SSL error: No such file or directory\")"
+                     (sysbench 1.0.20 stops with \"TLS/SSL error: No such file or directory\"): {UNAUTHENTICATED}"
                 ));
             }
             if files.cert.is_none() && files.key.is_none() {
@@ -421,6 +429,12 @@ impl Files {
                      is sent (sysbench 1.0.20 stops with \"TLS/SSL error: No such file or directory\")"
                 ));
             }
+        }
+        if files.ca.is_none() && matches!(options.mode, SslMode::Preferred | SslMode::Required) {
+            notes.push(format!(
+                "--mysql-ssl={} without --mysql-ssl-ca: the server certificate is not verified: {UNAUTHENTICATED}",
+                options.mode
+            ));
         }
         match (&files.cert, &files.key) {
             (Some(cert), None) => Err(TlsConfigError::Options(format!(
@@ -764,8 +778,32 @@ mod tests {
         let shown = dir.0.display().to_string();
         assert!(setup.notes[0]
             .contains(&format!("cacert.pem not found in {shown}: the server certificate is not verified")));
+        assert!(setup.notes[0].contains("the server is not authenticated"), "{}", setup.notes[0]);
         assert!(setup.notes[1].contains("no client certificate is sent"));
         assert!(client_tls(&options(SslMode::Disabled), &dir.0).unwrap().tls.is_none());
+    }
+
+    /// TLS without a CA verifies nothing: a password sent in full goes to
+    /// whoever answers, and the run says so once; with a CA it does not.
+    #[test]
+    fn tls_without_a_ca_says_the_server_is_not_authenticated() {
+        let pki = pki(&["localhost"]);
+        let dir = Dir::new("unauthenticated");
+        for mode in [SslMode::Required, SslMode::Preferred] {
+            let notes = client_tls(&options(mode), &dir.0).unwrap().notes;
+            assert_eq!(notes.len(), 1, "{mode}: {notes:?}");
+            let note = &notes[0];
+            assert!(note.starts_with(&format!("--mysql-ssl={mode} without --mysql-ssl-ca: ")), "{note}");
+            for part in ["the server is not authenticated", "password", "whoever answers", "--mysql-ssl-ca=FILE"] {
+                assert!(note.contains(part), "{part:?} not in {note}");
+            }
+            let mut with_ca = options(mode);
+            with_ca.ca = Some(dir.write("ca.pem", &pki.ca));
+            assert!(client_tls(&with_ca, &dir.0).unwrap().notes.is_empty(), "{mode} with a CA");
+        }
+        let mut verify = options(SslMode::VerifyCa);
+        verify.ca = Some(dir.write("ca.pem", &pki.ca));
+        assert!(client_tls(&verify, &dir.0).unwrap().notes.is_empty());
     }
 
     #[test]

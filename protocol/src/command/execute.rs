@@ -664,7 +664,7 @@ mod tests {
 
     #[test]
     fn documented_binary_values() {
-        // Examples from the protocol documentation's "Binary Protocol Value".
+        // Examples from the protocol documentation's "Binary Protocol OwnedParam".
         assert_eq!(value_of(Param::I64(1)), [0x01, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(value_of(Param::I32(1)), [0x01, 0, 0, 0]);
         assert_eq!(value_of(Param::I16(1)), [0x01, 0]);
@@ -905,7 +905,7 @@ mod tests {
 
     /// An owned parameter value for property tests.
     #[derive(Debug, Clone)]
-    enum Value {
+    enum OwnedParam {
         I8(i8),
         I16(i16),
         I32(i32),
@@ -919,53 +919,53 @@ mod tests {
         Bytes(Vec<u8>),
     }
 
-    impl Value {
+    impl OwnedParam {
         fn slot(&self) -> ParamSlot {
             match self {
-                Value::I8(_) => ParamSlot::Int8,
-                Value::I16(_) => ParamSlot::Int16,
-                Value::I32(_) => ParamSlot::Int32,
-                Value::I64(_) => ParamSlot::Int64,
-                Value::U8(_) => ParamSlot::UInt8,
-                Value::U16(_) => ParamSlot::UInt16,
-                Value::U32(_) => ParamSlot::UInt32,
-                Value::U64(_) => ParamSlot::UInt64,
-                Value::F32(_) => ParamSlot::Float,
-                Value::F64(_) => ParamSlot::Double,
-                Value::Bytes(b) => ParamSlot::Bytes { len: b.len() },
+                OwnedParam::I8(_) => ParamSlot::Int8,
+                OwnedParam::I16(_) => ParamSlot::Int16,
+                OwnedParam::I32(_) => ParamSlot::Int32,
+                OwnedParam::I64(_) => ParamSlot::Int64,
+                OwnedParam::U8(_) => ParamSlot::UInt8,
+                OwnedParam::U16(_) => ParamSlot::UInt16,
+                OwnedParam::U32(_) => ParamSlot::UInt32,
+                OwnedParam::U64(_) => ParamSlot::UInt64,
+                OwnedParam::F32(_) => ParamSlot::Float,
+                OwnedParam::F64(_) => ParamSlot::Double,
+                OwnedParam::Bytes(b) => ParamSlot::Bytes { len: b.len() },
             }
         }
 
         fn param(&self) -> Param<'_> {
             match self {
-                Value::I8(v) => Param::I8(*v),
-                Value::I16(v) => Param::I16(*v),
-                Value::I32(v) => Param::I32(*v),
-                Value::I64(v) => Param::I64(*v),
-                Value::U8(v) => Param::U8(*v),
-                Value::U16(v) => Param::U16(*v),
-                Value::U32(v) => Param::U32(*v),
-                Value::U64(v) => Param::U64(*v),
-                Value::F32(v) => Param::F32(*v),
-                Value::F64(v) => Param::F64(*v),
-                Value::Bytes(b) => Param::Bytes(b),
+                OwnedParam::I8(v) => Param::I8(*v),
+                OwnedParam::I16(v) => Param::I16(*v),
+                OwnedParam::I32(v) => Param::I32(*v),
+                OwnedParam::I64(v) => Param::I64(*v),
+                OwnedParam::U8(v) => Param::U8(*v),
+                OwnedParam::U16(v) => Param::U16(*v),
+                OwnedParam::U32(v) => Param::U32(*v),
+                OwnedParam::U64(v) => Param::U64(*v),
+                OwnedParam::F32(v) => Param::F32(*v),
+                OwnedParam::F64(v) => Param::F64(*v),
+                OwnedParam::Bytes(b) => Param::Bytes(b),
             }
         }
     }
 
-    fn value() -> impl Strategy<Value = Value> {
+    fn value() -> impl Strategy<Value = OwnedParam> {
         prop_oneof![
-            any::<i8>().prop_map(Value::I8),
-            any::<i16>().prop_map(Value::I16),
-            any::<i32>().prop_map(Value::I32),
-            any::<i64>().prop_map(Value::I64),
-            any::<u8>().prop_map(Value::U8),
-            any::<u16>().prop_map(Value::U16),
-            any::<u32>().prop_map(Value::U32),
-            any::<u64>().prop_map(Value::U64),
-            any::<f32>().prop_map(Value::F32),
-            any::<f64>().prop_map(Value::F64),
-            proptest::collection::vec(any::<u8>(), 0..300).prop_map(Value::Bytes),
+            any::<i8>().prop_map(OwnedParam::I8),
+            any::<i16>().prop_map(OwnedParam::I16),
+            any::<i32>().prop_map(OwnedParam::I32),
+            any::<i64>().prop_map(OwnedParam::I64),
+            any::<u8>().prop_map(OwnedParam::U8),
+            any::<u16>().prop_map(OwnedParam::U16),
+            any::<u32>().prop_map(OwnedParam::U32),
+            any::<u64>().prop_map(OwnedParam::U64),
+            any::<f32>().prop_map(OwnedParam::F32),
+            any::<f64>().prop_map(OwnedParam::F64),
+            proptest::collection::vec(any::<u8>(), 0..300).prop_map(OwnedParam::Bytes),
         ]
     }
 
@@ -977,28 +977,28 @@ mod tests {
             second_seed in proptest::collection::vec(any::<u64>(), 20),
             nulls in proptest::collection::vec(any::<bool>(), 20),
         ) {
-            let slots: Vec<ParamSlot> = first.iter().map(Value::slot).collect();
+            let slots: Vec<ParamSlot> = first.iter().map(OwnedParam::slot).collect();
             let mut t = ExecuteTemplate::new(stmt_id, &slots).unwrap();
             for (i, v) in first.iter().enumerate() {
                 t.set(i, v.param()).unwrap();
             }
-            let params: Vec<Param<'_>> = first.iter().map(Value::param).collect();
+            let params: Vec<Param<'_>> = first.iter().map(OwnedParam::param).collect();
             prop_assert_eq!(t.packet(), &encode(stmt_id, &params)[..]);
 
             // A second round: some NULL, the others re-patched with new
             // values of the same type and length.
-            let second: Vec<Value> = first.iter().zip(&second_seed).map(|(v, &s)| match v {
-                Value::I8(_) => Value::I8(s as i8),
-                Value::I16(_) => Value::I16(s as i16),
-                Value::I32(_) => Value::I32(s as i32),
-                Value::I64(_) => Value::I64(s as i64),
-                Value::U8(_) => Value::U8(s as u8),
-                Value::U16(_) => Value::U16(s as u16),
-                Value::U32(_) => Value::U32(s as u32),
-                Value::U64(_) => Value::U64(s),
-                Value::F32(_) => Value::F32(f32::from_bits(s as u32)),
-                Value::F64(_) => Value::F64(f64::from_bits(s)),
-                Value::Bytes(b) => Value::Bytes(b.iter().map(|x| x ^ s as u8).collect()),
+            let second: Vec<OwnedParam> = first.iter().zip(&second_seed).map(|(v, &s)| match v {
+                OwnedParam::I8(_) => OwnedParam::I8(s as i8),
+                OwnedParam::I16(_) => OwnedParam::I16(s as i16),
+                OwnedParam::I32(_) => OwnedParam::I32(s as i32),
+                OwnedParam::I64(_) => OwnedParam::I64(s as i64),
+                OwnedParam::U8(_) => OwnedParam::U8(s as u8),
+                OwnedParam::U16(_) => OwnedParam::U16(s as u16),
+                OwnedParam::U32(_) => OwnedParam::U32(s as u32),
+                OwnedParam::U64(_) => OwnedParam::U64(s),
+                OwnedParam::F32(_) => OwnedParam::F32(f32::from_bits(s as u32)),
+                OwnedParam::F64(_) => OwnedParam::F64(f64::from_bits(s)),
+                OwnedParam::Bytes(b) => OwnedParam::Bytes(b.iter().map(|x| x ^ s as u8).collect()),
             }).collect();
             for (i, v) in second.iter().enumerate() {
                 if nulls[i] {
@@ -1018,7 +1018,7 @@ mod tests {
             for (i, v) in second.iter().enumerate() {
                 t.set(i, v.param()).unwrap();
             }
-            let params: Vec<Param<'_>> = second.iter().map(Value::param).collect();
+            let params: Vec<Param<'_>> = second.iter().map(OwnedParam::param).collect();
             prop_assert_eq!(t.packet(), &encode(stmt_id, &params)[..]);
         }
     }

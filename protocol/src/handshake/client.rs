@@ -22,6 +22,7 @@ use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{decode_packet, finish_packet, start_packet};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
 use crate::response::ok::{OkPacket, OK_HEADER};
+use crate::server_text::ServerText;
 
 /// MariaDB may chain plugins (`IDENTIFIED VIA a OR b`), so more than one
 /// switch is legitimate; a bound keeps a confused server from looping.
@@ -50,8 +51,16 @@ pub struct HandshakeConfig {
     pub secure_transport: bool,
     pub tls: TlsMode,
     /// The server's RSA public key (PEM), for caching_sha2_password and
-    /// sha256_password over unencrypted TCP; saves the round trip that fetches it.
+    /// sha256_password over unencrypted TCP: the password goes encrypted to
+    /// it, and the server's own key is not asked for.
     pub server_public_key: Option<Vec<u8>>,
+    /// Over unencrypted TCP without [`server_public_key`](Self::server_public_key),
+    /// ask the server for its RSA key and encrypt the password to whatever
+    /// key comes back (libmysqlclient's `MYSQL_OPT_GET_SERVER_PUBLIC_KEY`).
+    /// Off by default, as there: whoever answers in the server's place
+    /// sends its own key and reads the password, so full authentication
+    /// then fails with [`ProtocolError::PublicKeyRequired`] instead.
+    pub get_server_public_key: bool,
     /// Ask for CLIENT_DEPRECATE_EOF (granted when the server offers it).
     pub deprecate_eof: bool,
     /// Connection attributes (`_client_name`, ...); CONNECT_ATTRS is asked for when non-empty.
@@ -75,6 +84,7 @@ impl HandshakeConfig {
             secure_transport: false,
             tls: TlsMode::Disabled,
             server_public_key: None,
+            get_server_public_key: false,
             deprecate_eof: true,
             connect_attrs: Vec::new(),
             max_packet_size: DEFAULT_MAX_PACKET_SIZE,
@@ -93,6 +103,7 @@ impl fmt::Debug for HandshakeConfig {
             .field("secure_transport", &self.secure_transport)
             .field("tls", &self.tls)
             .field("server_public_key", &self.server_public_key.as_ref().map(|k| k.len()))
+            .field("get_server_public_key", &self.get_server_public_key)
             .field("deprecate_eof", &self.deprecate_eof)
             .field("connect_attrs", &self.connect_attrs)
             .field("max_packet_size", &self.max_packet_size)
@@ -110,7 +121,8 @@ pub struct LoginInfo {
     pub capabilities: Capabilities,
     /// What the server offered.
     pub server_capabilities: Capabilities,
-    /// For display: MariaDB's `5.5.5-` prefix removed.
+    /// For display: MariaDB's `5.5.5-` prefix removed, made safe to
+    /// print ([`ServerText`](crate::ServerText)).
     pub server_version: String,
     pub is_mariadb: bool,
     pub connection_id: u32,
@@ -314,7 +326,7 @@ impl ClientHandshake {
         };
         self.caps = negotiate_capabilities(hs.capabilities, &options)?;
         self.server = GreetedServer {
-            version: String::from_utf8_lossy(hs.display_version()).into_owned(),
+            version: ServerText(&String::from_utf8_lossy(hs.display_version())).to_string(),
             is_mariadb: hs.is_mariadb(),
             connection_id: hs.connection_id,
             capabilities: hs.capabilities,
@@ -341,7 +353,7 @@ impl ClientHandshake {
         // The greeting's plugin is the server's default, not necessarily this
         // account's: rather than refuse a clear-text default on an insecure
         // transport, answer as native and let the server switch (and refuse then).
-        if self.plugin == AuthPlugin::MysqlClearPassword && !self.is_secure() {
+        if (self.plugin == AuthPlugin::MysqlClearPassword && !self.is_secure()) || self.refuses_key_request() {
             self.plugin = AuthPlugin::MysqlNativePassword;
         }
         let mut auth = Vec::new();
@@ -364,6 +376,9 @@ impl ClientHandshake {
 
     /// The current plugin's first answer to the current nonce, and the phase it leads to.
     fn first_response<R: CryptoRngCore>(&self, rng: &mut R, auth: &mut Vec<u8>) -> Result<AuthPhase> {
+        if self.refuses_key_request() {
+            return Err(ProtocolError::PublicKeyRequired(self.plugin.name()));
+        }
         let secure = self.is_secure();
         let key = self.server_key();
         self.plugin.first_response(&self.config.password, &self.nonce, secure, key, rng, auth)?;
@@ -445,6 +460,9 @@ impl ClientHandshake {
                             self.send_raw(out, &bytes);
                             self.phase = LoginPhase::Auth(AuthPhase::PasswordSent);
                         }
+                        caching_sha2::FullAuthentication::RequestPublicKey if !self.config.get_server_public_key => {
+                            return Err(ProtocolError::PublicKeyRequired(self.plugin.name()));
+                        }
                         caching_sha2::FullAuthentication::RequestPublicKey => {
                             self.send_raw(out, &[caching_sha2::REQUEST_PUBLIC_KEY]);
                             self.phase = LoginPhase::Auth(AuthPhase::AwaitingPublicKey);
@@ -489,6 +507,14 @@ impl ClientHandshake {
 
     fn is_secure(&self) -> bool {
         self.config.secure_transport || self.tls_active
+    }
+
+    /// sha256_password's first answer would ask for the server's key, which
+    /// the configuration does not allow.
+    fn refuses_key_request(&self) -> bool {
+        self.plugin == AuthPlugin::Sha256Password
+            && !self.config.get_server_public_key
+            && sha256_password::requests_public_key(&self.config.password, self.is_secure(), self.server_key())
     }
 
     fn server_key(&self) -> Option<&[u8]> {
@@ -745,9 +771,17 @@ mod tests {
         assert_eq!(login.server_public_key, None, "only a fetched key is reported");
     }
 
+    /// Asking the server for its key, and trusting what comes back, only
+    /// when allowed.
+    fn fetching_config() -> HandshakeConfig {
+        let mut cfg = config();
+        cfg.get_server_public_key = true;
+        cfg
+    }
+
     #[test]
     fn caching_sha2_full_auth_over_tcp_fetching_the_key() {
-        let mut c = Client::new(config());
+        let mut c = Client::new(fetching_config());
         c.expect_more(&from_hex(MYSQL8_GREETING));
         let out = c.expect_more(&pkt(2, &[0x01, 0x04]));
         assert_eq!(client_packet(&out, 3), [caching_sha2::REQUEST_PUBLIC_KEY]);
@@ -760,9 +794,49 @@ mod tests {
         assert_eq!(login.server_public_key.as_deref(), Some(pem));
     }
 
+    /// Without a key and without leave to fetch one, full authentication
+    /// over TCP stops before anything is sent: a fake server would read the
+    /// password from whatever key it sent.
+    #[test]
+    fn caching_sha2_full_auth_over_tcp_without_a_key_is_refused() {
+        let mut c = Client::new(config());
+        c.expect_more(&from_hex(MYSQL8_GREETING));
+        let mut out = Vec::new();
+        let err = c.hs.advance(&pkt(2, &[0x01, 0x04]), &mut out, &mut TestRng(0)).unwrap_err();
+        assert_eq!(err, CodecError::Protocol(ProtocolError::PublicKeyRequired("caching_sha2_password")));
+        assert!(out.is_empty(), "no key request sent: {out:?}");
+        assert!(err.to_string().contains("Authentication requires secure connection (error 2061)"), "{err}");
+    }
+
+    #[test]
+    fn sha256_password_without_a_key_is_refused() {
+        let mut switch = b"\xfesha256_password\0".to_vec();
+        switch.extend_from_slice(b"01234567890123456789\0");
+        let mut c = Client::new(config());
+        c.expect_more(&from_hex(MYSQL8_GREETING));
+        assert_eq!(
+            c.exchange(&pkt(2, &switch)),
+            Err(CodecError::Protocol(ProtocolError::PublicKeyRequired("sha256_password")))
+        );
+        // A greeting that names it as the default is answered as native:
+        // the account may use another plugin, and the server switches if not.
+        let mut g = from_hex(MYSQL8_GREETING);
+        let name = b"caching_sha2_password";
+        let at = g.len() - name.len() - 1;
+        g.truncate(at);
+        g.extend_from_slice(b"sha256_password\0");
+        g[0] = (g.len() - 4) as u8;
+        let resp = client_response(&Client::new(config()).expect_more(&g), 1);
+        assert_eq!(resp.auth_plugin_name.as_deref(), Some(&b"mysql_native_password"[..]));
+        // With leave to fetch the key, it asks for it.
+        let resp = client_response(&Client::new(fetching_config()).expect_more(&g), 1);
+        assert_eq!(resp.auth_plugin_name.as_deref(), Some(&b"sha256_password"[..]));
+        assert_eq!(resp.auth_response, [sha256_password::REQUEST_PUBLIC_KEY]);
+    }
+
     #[test]
     fn sha256_password_switch_fetches_the_key() {
-        let mut c = Client::new(config());
+        let mut c = Client::new(fetching_config());
         c.expect_more(&from_hex(MYSQL8_GREETING));
         let mut switch = b"\xfesha256_password\0".to_vec();
         switch.extend_from_slice(b"01234567890123456789\0");
@@ -970,7 +1044,7 @@ mod tests {
         c.expect_more(&from_hex(MYSQL8_GREETING));
         assert!(matches!(c.exchange(&pkt(2, &[0x01, 0x09])), Err(CodecError::Protocol(ProtocolError::Malformed(_)))));
         // A key that is not a key.
-        let mut c = Client::new(config());
+        let mut c = Client::new(fetching_config());
         c.expect_more(&from_hex(MYSQL8_GREETING));
         c.expect_more(&pkt(2, &[0x01, 0x04]));
         assert!(matches!(c.exchange(&pkt(4, b"\x01not a pem key")), Err(CodecError::Protocol(ProtocolError::Auth(_)))));
@@ -1034,7 +1108,7 @@ mod tests {
             first in prop::sample::select(vec![0x00u8, 0x01, 0xFE, 0xFF]),
         ) {
             // Well-framed packets with likely headers reach deeper states.
-            let mut hs = ClientHandshake::new(config());
+            let mut hs = ClientHandshake::new(fetching_config());
             let mut out = Vec::new();
             hs.advance(&from_hex(MYSQL8_GREETING), &mut out, &mut TestRng(1)).unwrap();
             let mut seq = 2u8;

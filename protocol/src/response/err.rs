@@ -8,6 +8,7 @@ use std::fmt;
 use crate::buf::{Reader, WriteExt};
 use crate::error::{ProtocolError, Result};
 use crate::framing::{finish_packet, start_packet};
+use crate::server_text::ServerText;
 
 pub const ERR_HEADER: u8 = 0xFF;
 
@@ -77,11 +78,13 @@ impl ServerError {
 }
 
 impl fmt::Display for ServerError {
-    /// The mysql client's form: `ERROR 1045 (28000): Access denied ...`.
+    /// The mysql client's form: `ERROR 1045 (28000): Access denied ...`,
+    /// the message made safe to print ([`ServerText`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.sql_state_str() {
-            Some(state) => write!(f, "ERROR {} ({}): {}", self.code, state, self.message),
-            None => write!(f, "ERROR {}: {}", self.code, self.message),
+        let message = ServerText(&self.message);
+        match self.sql_state_str().map(ServerText) {
+            Some(state) => write!(f, "ERROR {} ({state}): {message}", self.code),
+            None => write!(f, "ERROR {}: {message}", self.code),
         }
     }
 }

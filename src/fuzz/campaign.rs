@@ -16,6 +16,7 @@ use super::corpus::{Corpus, Coverage};
 use super::error::FuzzError;
 use super::exec::Limits;
 use super::failure::{handle_failure, FailureReport};
+use super::lines::{err_line, out_line};
 use super::options::FuzzOptions;
 use super::report::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
@@ -83,7 +84,7 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
 async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
     let mut rig = prepare_rig(options).await?;
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
-    print!("{}", banner(options, seed));
+    out_line(format_args!("{}", banner(options, seed).trim_end()));
     let seeds = recorded_seeds();
     let shared = Arc::new(Shared {
         target: options.target.clone(),
@@ -113,7 +114,7 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
     let end = progress(&shared);
     write_states(&shared, options);
     let timeline = timeline(&shared, end.elapsed, options.report_interval);
-    print!("{}", summary(&end, &timeline, &reproducers, &unsaved));
+    out_line(format_args!("{}", summary(&end, &timeline, &reproducers, &unsaved).trim_end()));
     Ok(FuzzSummary { progress: end, reproducers, failures: end.failures })
 }
 
@@ -261,7 +262,7 @@ async fn report_loop(shared: Arc<Shared>, every: Duration) {
         tokio::time::sleep_until(next).await;
         next += every;
         let now = progress(&shared);
-        println!("{}", interim_line(&now, &previous));
+        out_line(interim_line(&now, &previous));
         previous = now;
     }
 }
@@ -284,6 +285,6 @@ fn write_states(shared: &Shared, options: &FuzzOptions) {
     let text: String = lock_shared(&shared.coverage).states().iter().map(|s| format!("{s}\n")).collect();
     let path = options.fuzz_dir.join("states.txt");
     if let Err(e) = std::fs::write(&path, text) {
-        eprintln!("wirebench fuzz: cannot write {}: {e}", path.display());
+        err_line(format_args!("wirebench fuzz: cannot write {}: {e}", path.display()));
     }
 }

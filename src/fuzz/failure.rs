@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::control::{Failure, FailureKind};
 use super::error::FuzzError;
+use super::lines::{err_line, out_line};
 use super::minimize::{minimise, Minimised};
 use super::options::FuzzOptions;
 use super::reproducer::{Reproducer, Reproduces};
@@ -106,11 +107,14 @@ pub struct FailureReport<'a> {
 /// path. Ctrl-C cuts the confirming short: what was found is saved as it is.
 pub async fn handle_failure(rig: &mut Rig, report: &FailureReport<'_>) -> Result<PathBuf, FuzzError> {
     let failure = report.failure;
-    eprintln!("wirebench fuzz: FAILURE: {}", failure.summary);
+    err_line(format_args!("wirebench fuzz: FAILURE: {}", failure.summary));
     for detail in &failure.details {
-        eprintln!("  {detail}");
+        err_line(format_args!("  {detail}"));
     }
-    eprintln!("wirebench fuzz: re-running the last {} sessions to find the one that causes it", report.history.len());
+    err_line(format_args!(
+        "wirebench fuzz: re-running the last {} sessions to find the one that causes it",
+        report.history.len()
+    ));
     let first = suspects(report.history, report.checked_through).first().copied().unwrap_or(0);
     let confirmed = tokio::select! {
         confirmed = confirm(rig, report.history, report.checked_through, failure) => confirmed,
@@ -121,8 +125,8 @@ pub async fn handle_failure(rig: &mut Rig, report: &FailureReport<'_>) -> Result
         },
     };
     let path = save_reproducer(report, confirmed)?;
-    println!("wirebench fuzz: FAILURE: {}", failure.summary);
-    println!("wirebench fuzz: reproducer written to {}", path.display());
+    out_line(format_args!("wirebench fuzz: FAILURE: {}", failure.summary));
+    out_line(format_args!("wirebench fuzz: reproducer written to {}", path.display()));
     Ok(path)
 }
 

@@ -49,6 +49,7 @@ mod failure;
 mod fields;
 mod frame;
 mod generate;
+mod lines;
 mod minimize;
 mod mutate;
 mod options;

@@ -8,6 +8,7 @@ use super::campaign::ANSWER_TIMEOUT;
 use super::control::{Checker, Failure};
 use super::error::FuzzError;
 use super::exec::{Limits, Rendered};
+use super::lines::out_line;
 use super::options::ReplayOptions;
 use super::reproducer::{read_reproducer, Reproduces};
 use super::rig::Rig;
@@ -51,7 +52,7 @@ async fn replay_file(options: &ReplayOptions) -> Result<ReplayVerdict, FuzzError
         let _ = write!(line, ", with the {} sessions before it at the same time", sessions.len() - 1);
     }
     let _ = write!(line, ") against {}; it first saw: {}", options.target.endpoint, reproducer.observed);
-    println!("{line}");
+    out_line(&line);
     let mut rig = Rig {
         target: options.target.clone(),
         limits: Limits { connect: options.deadline, answer: ANSWER_TIMEOUT },
@@ -63,19 +64,19 @@ async fn replay_file(options: &ReplayOptions) -> Result<ReplayVerdict, FuzzError
     let (failure, outcomes) = rig.run_and_check(sessions).await;
     if let Some(failing) = outcomes.last() {
         for state in &failing.states {
-            println!("  {state}");
+            out_line(format_args!("  {state}"));
         }
     }
     Ok(match failure {
         Some(failure) => {
-            println!("wirebench fuzz-replay: FAILURE again: {}", failure.summary);
+            out_line(format_args!("wirebench fuzz-replay: FAILURE again: {}", failure.summary));
             for detail in &failure.details {
-                println!("  {detail}");
+                out_line(format_args!("  {detail}"));
             }
             ReplayVerdict::Failed(failure)
         }
         None => {
-            println!("wirebench fuzz-replay: the server survived (it answers the control connection)");
+            out_line("wirebench fuzz-replay: the server survived (it answers the control connection)");
             ReplayVerdict::Survived
         }
     })

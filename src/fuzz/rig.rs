@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use super::control::{Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
+use super::lines::err_line;
 use super::options::Target;
 
 /// How long a restarted (or self-restarting) server may take to answer again.
@@ -54,10 +55,10 @@ impl Rig {
         }
         match &self.restart_cmd {
             Some(cmd) => run_restart_cmd(cmd).await?,
-            None => eprintln!(
+            None => err_line(format_args!(
                 "wirebench fuzz: waiting up to {} s for the server to come back by itself (no --restart-cmd)",
                 COME_BACK_WAIT.as_secs()
-            ),
+            )),
         }
         self.restarts += 1;
         let until = Instant::now() + COME_BACK_WAIT;
@@ -115,7 +116,7 @@ pub fn same_bug(a: &Failure, b: &Failure) -> bool {
 /// Runs `--restart-cmd` through `sh -c` (its output goes to stderr) and
 /// waits for it, up to [`RESTART_CMD_LIMIT`].
 async fn run_restart_cmd(cmd: &str) -> Result<(), RestartError> {
-    eprintln!("wirebench fuzz: restarting the server: {cmd}");
+    err_line(format_args!("wirebench fuzz: restarting the server: {cmd}"));
     let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)

@@ -109,8 +109,17 @@ fn finish(opts: &Opts) -> Result<(), CliError> {
     }
 }
 
-/// The server, the login, the database: one server only.
+/// The server, the login, the database: one server only, all from the
+/// command line. Unlike a benchmark, fuzzing reads no option file and no
+/// MYSQL_* variable: it must never find its target, or a database to
+/// wreck, anywhere the user did not just write.
 fn target(opts: &Opts) -> Result<Target, CliError> {
+    if let Some(opt) = opts.peek("mysql_password").filter(|opt| opt.value.is_none()) {
+        return Err(CliError::MissingValue {
+            option: opt.label(),
+            expected: "PASSWORD (fuzzing asks nothing on the terminal)".to_owned(),
+        });
+    }
     let mysql = mysql_options(opts, &mut Vec::new())?;
     let servers = &mysql.servers;
     let several = servers.hosts.len() > 1 || servers.ports.len() > 1 || servers.sockets.len() > 1;
@@ -236,6 +245,7 @@ mod tests {
             ("fuzz-replay", "needs the reproducer"),
             ("fuzz-replay a b", "'b'"),
             ("fuzz-replay a --keep-going", "not an option of fuzz-replay"),
+            ("fuzz --mysql-password", "--mysql-password=PASSWORD"),
         ] {
             let err = parse(line).expect_err(line).to_string();
             assert!(err.contains(needle), "{line}: {err}");

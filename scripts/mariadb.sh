@@ -32,7 +32,8 @@
 # Databases sbtest_wl and sbtest_pipeline (all privileges for sbtest) are
 # for tests that need sysbench tables of their own, apart from the ones in
 # sbtest (sbtest_pipeline: tests/pipeline_transactions.rs); sbtest_fuzz is
-# the one `wirebench fuzz` may wreck (tests/fuzz_mariadb.rs).
+# for fuzzing the test server by hand (`wirebench fuzz --mysql-db=sbtest_fuzz`,
+# README "Protocol fuzzing"; tests/fuzz_servers.rs only replays into it).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -1,6 +1,6 @@
-//! `wirebench fuzz` against real servers: wirebench's own null server
-//! (plain and compressed) and the test MariaDB, which must survive a short
-//! run; and `fuzz-replay` of a hand-written reproducer against MariaDB.
+//! `wirebench fuzz` against wirebench's own null server (plain and
+//! compressed), which must survive a short run; `fuzz-replay` of a
+//! reproducer written by hand against the test MariaDB.
 
 mod common;
 
@@ -9,6 +9,9 @@ use std::process::Command;
 
 use common::{ScratchDir, TestServer};
 use wirebench::null_server::{NullServer, NullServerConfig};
+use wirebench_protocol::command::{encode_ping, encode_query};
+use wirebench_protocol::handshake::HandshakeResponse41;
+use wirebench_protocol::Capabilities;
 
 fn wirebench(args: &[String]) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("run wirebench");
@@ -57,8 +60,14 @@ fn the_null_server_survives_plain_and_compressed() {
     }
 }
 
+/// The test MariaDB is not fuzzed here: MariaDB 10.11.19 crashes on a
+/// sequence the fuzzer finds within seconds to minutes (a string parameter
+/// given empty COM_STMT_SEND_LONG_DATA, compared in BETWEEN or GROUP BY),
+/// and a crash would take the server away from the other tests. A replay
+/// of a well-formed session shows the replay logs in with the scramble
+/// recomputed for the new nonce, and that a surviving server exits 0.
 #[test]
-fn mariadb_survives_a_short_run_and_a_replay() {
+fn a_replayed_session_logs_in_to_mariadb_and_the_server_survives() {
     let Some(server) = TestServer::find() else { return };
     let dir = ScratchDir::new("fuzz-mariadb");
     let mut connection = strings(&[
@@ -76,22 +85,51 @@ fn mariadb_survives_a_short_run_and_a_replay() {
             }
         }
     }
-    let mut args = strings(&["fuzz"]);
-    args.extend(connection.iter().cloned());
-    let states = survives(args, &dir.0);
-    assert!(
-        states.contains("COM_STMT_EXECUTE -> result set\n") || states.contains("COM_STMT_EXECUTE -> OK\n"),
-        "{states}"
-    );
-    assert!(states.contains("COM_QUERY -> ERR 1064\n"), "mutated SQL reaches the parser:\n{states}");
-
-    // A reproducer written by hand: an empty login, which the server
-    // refuses (ERR 1043, then it closes), and COM_PING after it.
-    let login = "wirebench fuzz reproducer 1\nobserved: nothing\n\nsession failing\npacket login\n";
-    let file = dir.write("ping.repro", &format!("{login}  00000001\npacket command\n  01000000 0e\nend\n"));
+    let file = dir.write("select.repro", &well_formed_reproducer());
     let mut replay = vec!["fuzz-replay".to_owned(), file.display().to_string()];
     replay.extend(connection);
     let (code, stdout, stderr) = wirebench(&replay);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("the server survived"), "{stdout}");
+    for line in ["  login -> OK", "  COM_PING -> OK", "  COM_QUERY -> result set", "the server survived"] {
+        assert!(stdout.contains(line), "{line:?} missing:\n{stdout}");
+    }
+}
+
+/// A reproducer written with the protocol crate: a login whose scramble
+/// (20 zero bytes here) the replay recomputes, COM_PING, SELECT 1.
+fn well_formed_reproducer() -> String {
+    let caps = Capabilities::PROTOCOL_41
+        | Capabilities::SECURE_CONNECTION
+        | Capabilities::PLUGIN_AUTH
+        | Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | Capabilities::CONNECT_WITH_DB
+        | Capabilities::TRANSACTIONS;
+    let login = HandshakeResponse41 {
+        capabilities: caps,
+        max_packet_size: 1 << 24,
+        charset: 45,
+        user: b"sbtest",
+        auth_response: &[0; 20],
+        database: Some(b"sbtest_fuzz"),
+        auth_plugin_name: b"mysql_native_password",
+        connect_attrs: &[],
+    };
+    let mut packet = Vec::new();
+    login.encode(&mut packet, 1).unwrap();
+    // Header, 32 bytes of capabilities to filler, "sbtest\0", the length.
+    let scramble_at = 4 + 32 + 7 + 1;
+    assert_eq!(packet[scramble_at - 1], 20);
+    let mut ping = Vec::new();
+    encode_ping(&mut ping);
+    let mut select = Vec::new();
+    encode_query(&mut select, b"SELECT 1");
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    format!(
+        "wirebench fuzz reproducer 1\nobserved: nothing\n\nsession failing\n\
+         packet login live=scramble:mysql_native_password@{scramble_at}+20\n  {}\n\
+         packet command\n  {}\npacket command\n  {}\nend\n",
+        hex(&packet),
+        hex(&ping),
+        hex(&select)
+    )
 }

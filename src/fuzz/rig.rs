@@ -75,8 +75,7 @@ impl Rig {
     }
 
     /// Runs `sessions` at the same time, each on its own connection, then
-    /// asks the control connection (twice, a moment apart, for a failure
-    /// that takes a moment to show).
+    /// asks the control connection (see [`Rig::check_for_a_while`]).
     pub async fn run_and_check<T>(&mut self, sessions: Vec<Vec<T>>) -> (Option<Failure>, Vec<SessionOutcome>)
     where
         T: Outgoing + Send + Sync + 'static,
@@ -95,14 +94,25 @@ impl Rig {
                 outcomes.push(outcome);
             }
         }
-        if let Some(failure) = self.checker.check().await {
-            self.known_down = true;
-            return (Some(failure), outcomes);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let failure = self.checker.check().await;
+        let suspicious = outcomes.iter().any(|o| o.ending.is_suspicious());
+        let failure = self.check_for_a_while(suspicious).await;
         self.known_down = failure.is_some();
         (failure, outcomes)
+    }
+
+    /// Checks the server now and a moment later; after a session that
+    /// ended as a dying server ends it, for 1.5 s: a crashing server keeps
+    /// answering other connections while its signal handler writes the
+    /// backtrace (MariaDB's takes a second or more).
+    async fn check_for_a_while(&mut self, suspicious: bool) -> Option<Failure> {
+        let pauses: &[u64] = if suspicious { &[0, 100, 200, 400, 800] } else { &[0, 100] };
+        for &pause in pauses {
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+            if let Some(failure) = self.checker.check().await {
+                return Some(failure);
+            }
+        }
+        None
     }
 }
 

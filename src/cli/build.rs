@@ -17,7 +17,7 @@ use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{null_server, value, Bench, Command, Dialect, Invocation};
+use super::{fuzz, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::legacy::{LegacyTest, Rand04};
 use crate::workload::Test;
 
@@ -26,8 +26,11 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     let refused_early = refusal_at(stated_verbosity(&opts));
     refuse_separated_values(&positionals).map_err(&refused_early)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
-    if let Some((&"null-server", rest)) = words.split_first() {
-        return null_server::parse(&opts, rest).map_err(refused_early);
+    match words.split_first() {
+        Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
+        Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
+        Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
+        _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.
     if is_set(&opts, "help").map_err(&refused_early)? {

@@ -21,11 +21,13 @@
 //!   something else (`--threads=+`, `--table-size=abc`, ...).
 //! - `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST` starts
 //!   the protocol-level null server instead.
+//! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
+//!   fuzz a server's protocol handling (`fuzz.rs`).
 //!
 //! Layer: the top, with `run` and `main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
-//! `test_options.rs`) and may import client, driver, rand, transport and
-//! workload for them; nothing but `run` and `main.rs` imports it
+//! `test_options.rs`, `fuzz.rs`) and may import client, driver, fuzz, rand,
+//! transport and workload for them; nothing but `run` and `main.rs` imports it
 //! (`tests/layers.rs`).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
@@ -35,6 +37,7 @@ mod build;
 mod credentials;
 mod defs;
 mod error;
+mod fuzz;
 mod general;
 mod help;
 mod into;
@@ -62,6 +65,7 @@ use std::time::Duration;
 
 use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
+use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
 use crate::workload::legacy::{LegacyOptions, LegacyTest};
@@ -70,7 +74,7 @@ use crate::workload::{OltpOptions, Test};
 pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
 pub use error::{CliError, Refusal, SysbenchRefusal};
-pub use help::{general_help, null_server_help, test_help};
+pub use help::{fuzz_help, fuzz_replay_help, general_help, null_server_help, test_help};
 pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 pub use terminal::TerminalError;
 pub use warnings::StartupWarning;
@@ -85,6 +89,12 @@ pub enum Invocation {
     /// `--help`: print [`general_help`] (or [`null_server_help`] after
     /// `null-server`) and exit 0.
     Help { null_server: bool },
+    /// `wirebench fuzz ...`: protocol fuzzing of a server.
+    Fuzz(Box<FuzzOptions>),
+    /// `wirebench fuzz-replay FILE ...`.
+    FuzzReplay(Box<ReplayOptions>),
+    /// `--help` after `fuzz` ([`fuzz_help`]) or `fuzz-replay` ([`fuzz_replay_help`]).
+    FuzzHelp { replay: bool },
     /// `--version`.
     Version,
 }

@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 
-pub use budget::{Budget, RunControl};
+pub use budget::{Arrival, Backlog, Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};

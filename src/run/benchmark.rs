@@ -16,7 +16,7 @@ use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, Ru
 use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, StatsBoard};
 use crate::transport::tls::ClientTls;
-use crate::workload::Workload;
+use crate::workload::{StatementKind, Workload};
 
 pub(super) fn run(
     bench: &Bench,
@@ -74,9 +74,6 @@ pub(super) fn run(
     // The report of what ran comes first, even when a loop failed: main
     // then prints the error.
     let joined = join_loops(handles);
-    if context.control.queue_full() {
-        return Err(RunError::QueueFull);
-    }
     reports.collector.drain();
     if joined.is_ok() && outcome == Outcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
@@ -96,7 +93,7 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
         None => RunControl::new(general.events, per_loop.len()),
     };
     LoopContext {
-        board: StatsBoard::new(per_loop),
+        board: StatsBoard::with_kinds(per_loop, StatementKind::NAMES),
         control,
         clock: Clock::start(),
         deadline_ns: general.time.map(secs_to_ns),
@@ -112,7 +109,7 @@ fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Res
         // sysbench logs the title and the end, but sb_histogram_print()
         // writes the rows with printf, at every verbosity.
         Level::Notice.print(report::HISTOGRAM_TITLE)?;
-        Output::Stdout.print(reports.collector.totals().latency.rows())?;
+        Output::Stdout.print(reports.collector.totals().sysbench_latency().rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
     Level::Notice.print(reports.cumulative(end_ns, 0))

@@ -10,10 +10,6 @@ use crate::rand::RandConfigError;
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
 
-/// sysbench's message when the `--rate` queue overflows.
-pub(super) const QUEUE_FULL: &str = "The event queue is full. This means the worker threads are unable to keep up \
-                                     with the specified event generation rate";
-
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The test's options make no workload.
@@ -56,8 +52,6 @@ pub enum RunError {
     Driver(#[from] DriverError),
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
-    #[error("{QUEUE_FULL}")]
-    QueueFull,
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

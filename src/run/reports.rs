@@ -25,8 +25,8 @@ pub(super) struct Reports {
 impl Reports {
     pub(super) fn new(collector: Collector, general: &GeneralOptions) -> Self {
         Reports {
+            owed: Interval::new(collector.board().kind_names()),
             collector,
-            owed: Interval::default(),
             percentile: u32::from(general.percentile.unwrap_or(0)),
             threads: general.threads,
             last_interim_ns: 0,
@@ -37,8 +37,7 @@ impl Reports {
     /// Collects what the loops did since the last collection.
     pub(super) fn collect(&mut self) {
         let interval = self.collector.collect(COLLECT_TIMEOUT);
-        self.owed.counters.merge(&interval.counters);
-        self.owed.latency.merge(&interval.latency);
+        self.owed.merge(interval);
     }
 
     /// One `--report-interval` line (two with `--rate`).
@@ -49,13 +48,12 @@ impl Reports {
             time_interval_s: (now_ns - self.last_interim_ns) as f64 / 1e9,
             threads_running: self.threads,
             counters: &self.owed.counters,
-            latency: &self.owed.latency,
+            latency: &self.owed.latencies.sysbench,
             percentile: self.percentile,
             queue,
         };
         Level::Notice.print(line)?;
-        self.owed.counters = Default::default();
-        self.owed.latency.reset();
+        self.owed.reset();
         self.last_interim_ns = now_ns;
         Ok(())
     }
@@ -81,7 +79,7 @@ impl Reports {
             time_total_s: now_ns as f64 / 1e9,
             time_interval_s: now_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9,
             counters: &totals.counters,
-            latency: &totals.latency,
+            latency: &totals.latencies.sysbench,
             percentile: self.percentile,
             connections: &totals.connections,
             unfinished_on_forced_shutdown,

@@ -19,7 +19,7 @@
 
 use super::common::{cleanup_sql, push_decimal, BULK_PACKET_SIZE};
 use super::options::{OltpOptions, OptionsError};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
 
 pub const NAME: &str = "bulk_insert";
@@ -117,6 +117,7 @@ impl Script for BulkInsertScript {
                 rows += 1;
             }
         });
+        sink.set_query_kind(StatementKind::Insert);
         self.rows_sent = n;
         self.last_rows = rows;
         Ok(Step::Last)

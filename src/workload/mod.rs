@@ -17,6 +17,7 @@
 
 mod common;
 mod emulated;
+mod kind;
 mod options;
 mod test;
 
@@ -37,6 +38,7 @@ pub(crate) mod testkit;
 
 pub use common::OltpWorkload;
 pub use emulated::{EmulatedStatement, MarkerMismatch};
+pub use kind::StatementKind;
 pub use options::{OltpOptions, OptionsError};
 pub use test::Test;
 
@@ -95,11 +97,14 @@ pub struct CommandSink<'a> {
     out: &'a mut Vec<u8>,
     format: Option<RowFormat>,
     stmt: Option<StmtId>,
+    /// The kind of the last COM_QUERY written (an execute's kind is its
+    /// statement's, [`Workload::statement_kinds`]).
+    query_kind: StatementKind,
 }
 
 impl<'a> CommandSink<'a> {
     pub fn new(templates: &'a mut [ExecuteTemplate], out: &'a mut Vec<u8>) -> Self {
-        CommandSink { templates, emulated: None, out, format: None, stmt: None }
+        CommandSink { templates, emulated: None, out, format: None, stmt: None, query_kind: StatementKind::Other }
     }
 
     /// Sends executes as COM_QUERY text rendered from the patched templates
@@ -152,6 +157,23 @@ impl<'a> CommandSink<'a> {
     /// Appends a COM_QUERY with fixed SQL text.
     pub fn query(&mut self, sql: &[u8]) {
         self.query_with(|out| out.extend_from_slice(sql));
+    }
+
+    /// Appends a COM_QUERY with fixed SQL text, of kind `kind` (BEGIN).
+    pub fn query_as(&mut self, kind: StatementKind, sql: &[u8]) {
+        self.query(sql);
+        self.set_query_kind(kind);
+    }
+
+    /// Says what the COM_QUERY just written is (other unless said).
+    pub fn set_query_kind(&mut self, kind: StatementKind) {
+        self.query_kind = kind;
+    }
+
+    /// The kind of the last COM_QUERY written: what
+    /// [`query_as`](Self::query_as) said, or other.
+    pub fn take_query_kind(&mut self) -> StatementKind {
+        std::mem::replace(&mut self.query_kind, StatementKind::Other)
     }
 
     /// The row format of the last command written, for the response reader.
@@ -227,6 +249,12 @@ pub trait Workload: Send + Sync {
 
     /// SQL for `cleanup` (run by one connection).
     fn cleanup(&self) -> Vec<String>;
+
+    /// The kind of each statement of [`statements`](Self::statements), in
+    /// the same order, for the per-statement report; other by default.
+    fn statement_kinds(&self) -> Vec<StatementKind> {
+        vec![StatementKind::Other; self.statements().len()]
+    }
 
     /// Whether every event is one transaction, BEGIN to COMMIT
     /// (oltp_read_only, oltp_read_write and oltp_write_only unless

@@ -13,7 +13,7 @@
 
 use super::common::{cleanup_sql, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE};
 use super::options::{OltpOptions, OptionsError};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
 pub const NAME: &str = "oltp_insert";
@@ -125,6 +125,7 @@ impl Script for InsertScript {
             out.extend_from_slice(pad);
             out.extend_from_slice(b"')");
         });
+        sink.set_query_kind(StatementKind::Insert);
         Ok(Step::Last)
     }
 

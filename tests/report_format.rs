@@ -169,6 +169,7 @@ fn seed_final_report() {
         percentile: 95,
         connections: &connections,
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     };
     assert_eq!(report.to_string(), SEED_FINAL);
 }
@@ -510,6 +511,7 @@ fn wirebench_output(o: &Options) -> String {
         percentile: o.percentile,
         connections: &totals.connections,
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     };
     out + &report.to_string()
 }
@@ -615,6 +617,7 @@ fn same_shape_as_sysbench_with_histogram() {
         percentile: 99,
         connections: &[ConnStats::default(); 2],
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     }
     .to_string();
     assert_eq!(
@@ -703,6 +706,7 @@ fn identical_to_sysbench_without_events() {
         percentile: 95,
         connections: &connections,
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     }
     .to_string();
 

@@ -12,9 +12,9 @@ use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
-use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
-use crate::stats::report::{self, RunHeader};
-use crate::stats::{Collector, StatsBoard};
+use crate::driver::{self, Arrival, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
+use crate::stats::report::{self, FinalReport, RunHeader};
+use crate::stats::{Collector, RateSummary, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -78,7 +78,8 @@ pub(super) fn run(
     if joined.is_ok() && outcome == Outcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    final_report(&reports, general, end_ns)?;
+    let rate = rate_summary(general, &context.control, &reports, end_ns);
+    final_report(&reports, general, end_ns, rate)?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -89,7 +90,7 @@ pub(super) fn run(
 fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
     let control = match general.rate {
-        Some(rate) => RunControl::with_rate(general.events, per_loop, rate, seed),
+        Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
         None => RunControl::new(general.events, per_loop.len()),
     };
     LoopContext {
@@ -103,8 +104,14 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     }
 }
 
-/// sysbench's final report (with `--histogram`, the histogram first).
-fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Result<(), OutputError> {
+/// sysbench's final report (with `--histogram`, the histogram first),
+/// with wirebench's additions after its latency block.
+fn final_report(
+    reports: &Reports,
+    general: &GeneralOptions,
+    end_ns: u64,
+    rate: Option<RateSummary>,
+) -> Result<(), OutputError> {
     if general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
         // writes the rows with printf, at every verbosity.
@@ -112,7 +119,30 @@ fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Res
         Output::Stdout.print(reports.collector.totals().sysbench_latency().rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
-    Level::Notice.print(reports.cumulative(end_ns, 0))
+    let additions = reports.additions(rate);
+    Level::Notice.print(FinalReport { additions: &additions, ..reports.cumulative(end_ns, 0) })
+}
+
+/// Under `--rate`, what was asked and what ran. The target counts as not
+/// met when more arrivals were waiting at the end than the connections
+/// could have been about to start, and more than 1 % of all arrivals: a
+/// backlog that grew, not one caught at a busy moment.
+fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Reports, end_ns: u64) -> Option<RateSummary> {
+    let target = general.rate?;
+    let backlog = control.backlog();
+    let measured_s = reports.measured_s(end_ns);
+    let missed = backlog.waiting > u64::from(general.threads).max(backlog.arrived / 100);
+    Some(RateSummary {
+        target,
+        arrival: match general.rate_arrival {
+            Arrival::Poisson => "poisson",
+            Arrival::Fixed => "fixed",
+        },
+        achieved: reports.collector.totals().events_per_second(measured_s),
+        waiting: backlog.waiting,
+        oldest_wait_s: backlog.oldest_ns.map_or(0.0, |t| end_ns.saturating_sub(t) as f64 / 1e9),
+        missed,
+    })
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {
@@ -133,7 +163,8 @@ fn report_stalled(
     end_ns: u64,
 ) -> Result<(), OutputError> {
     reports.collect();
-    final_report(reports, general, end_ns)?;
+    let rate = rate_summary(general, &context.control, reports, end_ns);
+    final_report(reports, general, end_ns, rate)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(

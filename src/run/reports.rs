@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::output::{Console, Level, OutputError};
-use crate::cli::GeneralOptions;
+use crate::cli::{GeneralOptions, Personality};
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
-use crate::stats::{Collector, Interval};
+use crate::stats::{Collector, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
 /// How long the report thread waits for the loops to hand over their data.
 const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
@@ -17,6 +17,9 @@ pub(super) struct Reports {
     /// Data a checkpoint collected that the next interim line must still show.
     owed: Interval,
     percentile: u32,
+    /// `--percentile`'s whole list.
+    percentiles: Vec<f64>,
+    per_statement: bool,
     threads: u32,
     last_interim_ns: u64,
     last_checkpoint_ns: u64,
@@ -28,6 +31,8 @@ impl Reports {
             owed: Interval::new(collector.board().kind_names()),
             collector,
             percentile: u32::from(general.percentile.unwrap_or(0)),
+            percentiles: general.percentiles.clone(),
+            per_statement: general.per_statement,
             threads: general.threads,
             last_interim_ns: 0,
             last_checkpoint_ns: 0,
@@ -71,6 +76,12 @@ impl Reports {
         Ok(())
     }
 
+    /// Seconds the totals cover at `now_ns`: since the start, the end of
+    /// the warm-up or the last checkpoint.
+    pub(super) fn measured_s(&self, now_ns: u64) -> f64 {
+        now_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9
+    }
+
     /// The cumulative report at `now_ns`: its rates are over the time since
     /// the last checkpoint.
     pub(super) fn cumulative(&self, now_ns: u64, unfinished_on_forced_shutdown: u32) -> FinalReport<'_> {
@@ -83,7 +94,32 @@ impl Reports {
             percentile: self.percentile,
             connections: &totals.connections,
             unfinished_on_forced_shutdown,
+            additions: "",
         }
+    }
+
+    /// wirebench's additions to the final report: the `--percentile` list
+    /// when it is more than sysbench's one whole percentile, the `--rate`
+    /// latency and rate lines (invoked as `sysbench`, only when the target
+    /// was not met, where sysbench would have aborted), `--per-statement`.
+    pub(super) fn additions(&self, rate: Option<RateSummary>) -> String {
+        let totals = self.collector.totals();
+        let listed = self.percentiles.len() > 1 || self.percentiles.iter().any(|p| p.fract() != 0.0);
+        let wirebench = Console::current().personality == Personality::Wirebench;
+        let rate = rate.filter(|r| wirebench || r.missed);
+        let mut out = String::new();
+        if listed || rate.is_some() {
+            let service = rate.map(|_| totals.service());
+            let block = PercentileBlock { percentiles: &self.percentiles, latency: totals.latency(), service };
+            out += &block.to_string();
+        }
+        if let Some(rate) = rate {
+            out += &rate.to_string();
+        }
+        if self.per_statement {
+            out += &PerStatementBlock { kinds: &totals.latencies.kinds, percentiles: &self.percentiles }.to_string();
+        }
+        out
     }
 }
 

@@ -18,6 +18,7 @@
 
 pub mod collector;
 pub mod counters;
+pub mod extra_report;
 pub mod histogram;
 pub mod kinds;
 pub mod latency;
@@ -25,6 +26,7 @@ pub mod report;
 
 pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, StatsBoard, Totals};
 pub use counters::{ConnStats, Counters, QueryKind};
+pub use extra_report::{PerStatementBlock, PercentileBlock, RateSummary};
 pub use histogram::LatencyHistogram;
 pub use kinds::{KindStats, KindTable};
 pub use latency::HdrLatency;

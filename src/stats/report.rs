@@ -250,6 +250,9 @@ pub struct FinalReport<'a> {
     pub connections: &'a [ConnStats],
     /// Events still running when `--forced-shutdown` fired; 0 = line omitted.
     pub unfinished_on_forced_shutdown: u32,
+    /// wirebench's additions ([`super::extra_report`]), printed after the
+    /// latency block; empty for none, which leaves sysbench's report.
+    pub additions: &'a str,
 }
 
 impl fmt::Display for FinalReport<'_> {
@@ -294,6 +297,7 @@ impl fmt::Display for FinalReport<'_> {
             f.write_str("         percentile stats:               disabled\n")?;
         }
         writeln!(f, "         sum: {}", cf(ns_to_report_ms(l.sum_ns()), 39, 2))?;
+        f.write_str(self.additions)?;
 
         let fair = Fairness::of(self.connections, l.sum_ns());
         f.write_str("\nThreads fairness:\n")?;
@@ -423,6 +427,7 @@ mod tests {
                 percentile: p,
                 connections: &[ConnStats::default()],
                 unfinished_on_forced_shutdown: 0,
+                additions: "",
             }
             .to_string();
             let line = format!("{label}{:>27}", "0.00");

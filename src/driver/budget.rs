@@ -58,6 +58,8 @@ pub struct RunControl {
     events_left: Option<AtomicU64>,
     /// Set by the main thread to end the run early (time is up, Ctrl-C, a fatal error).
     stop: AtomicBool,
+    /// `--warmup-time` is running: `--events` does not count yet.
+    warming: AtomicBool,
     loops: u64,
     rate: Option<RateShares>,
     /// What each loop last published about its queue and its events in
@@ -128,10 +130,21 @@ impl RunControl {
         RunControl {
             events_left: events.map(AtomicU64::new),
             stop: AtomicBool::new(false),
+            warming: AtomicBool::new(false),
             loops: loops.max(1) as u64,
             rate,
             gauges: (0..loops.max(1)).map(|_| LoopGauges::default()).collect(),
         }
+    }
+
+    /// A run with `--warmup-time`: events do not count against `--events`
+    /// until [`end_warmup`](Self::end_warmup), as in sysbench master.
+    pub fn start_warmup(&self) {
+        self.warming.store(true, Ordering::Relaxed);
+    }
+
+    pub fn end_warmup(&self) {
+        self.warming.store(false, Ordering::Relaxed);
     }
 
     pub fn stop(&self) {
@@ -221,11 +234,14 @@ impl Budget {
         if self.deadline_ns.is_some_and(|d| now_ns >= d) || self.control.is_stopped() {
             return false;
         }
+        let Some(left) = &self.control.events_left else { return true };
+        if self.control.warming.load(Ordering::Relaxed) {
+            return true;
+        }
         if self.permits > 0 {
             self.permits -= 1;
             return true;
         }
-        let Some(left) = &self.control.events_left else { return true };
         // Batches shrink as the pool drains, so every loop keeps working
         // until the end and the total is exact.
         let mut current = left.load(Ordering::Relaxed);

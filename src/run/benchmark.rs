@@ -43,6 +43,10 @@ pub(super) fn run(
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
+    if general_warmup(bench) > 0 {
+        context.control.start_warmup();
+        Level::Notice.print(report::WarmingUp(general_warmup(bench)))?;
+    }
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
@@ -97,7 +101,8 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
         board: StatsBoard::with_kinds(per_loop, StatementKind::NAMES),
         control,
         clock: Clock::start(),
-        deadline_ns: general.time.map(secs_to_ns),
+        // --warmup-time runs before the measured --time, as in sysbench master.
+        deadline_ns: general.time.map(|t| secs_to_ns(t) + secs_to_ns(general.warmup_time)),
         ignore: bench.mysql.ignore_errors.clone(),
         poll: bench.engine.poll,
         finished: Default::default(),
@@ -187,10 +192,16 @@ fn backend(bench: &Bench) -> Result<Backend, RunError> {
     Ok(backend)
 }
 
-/// When `--forced-shutdown` stops the run, in seconds from its start.
+/// When `--forced-shutdown` stops the run, in seconds from its start
+/// (after `--warmup-time` and `--time`).
 fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
     let time = bench.general.time?;
-    bench.general.forced_shutdown.grace_secs(Some(time)).map(|grace| time + grace)
+    let grace = bench.general.forced_shutdown.grace_secs(Some(time))?;
+    Some(general_warmup(bench).saturating_add(time).saturating_add(grace))
+}
+
+fn general_warmup(bench: &Bench) -> u32 {
+    bench.general.warmup_time
 }
 
 /// sysbench's run header, before the connections open.
@@ -198,6 +209,7 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), Out
     let general = &bench.general;
     let header = RunHeader {
         threads: general.threads,
+        warmup_s: general.warmup_time,
         rate: general.rate.unwrap_or(0),
         report_interval: general.report_interval.unwrap_or(0),
         checkpoints: &general.report_checkpoints,

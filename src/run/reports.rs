@@ -23,6 +23,8 @@ pub(super) struct Reports {
     threads: u32,
     last_interim_ns: u64,
     last_checkpoint_ns: u64,
+    /// When the measured run began: the start, or the end of `--warmup-time`.
+    measured_from_ns: u64,
 }
 
 impl Reports {
@@ -36,6 +38,7 @@ impl Reports {
             threads: general.threads,
             last_interim_ns: 0,
             last_checkpoint_ns: 0,
+            measured_from_ns: 0,
         }
     }
 
@@ -49,8 +52,8 @@ impl Reports {
     pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
         self.collect();
         let line = InterimReport {
-            time_total_s: now_ns as f64 / 1e9,
-            time_interval_s: (now_ns - self.last_interim_ns) as f64 / 1e9,
+            time_total_s: self.measured(now_ns),
+            time_interval_s: now_ns.saturating_sub(self.last_interim_ns) as f64 / 1e9,
             threads_running: self.threads,
             counters: &self.owed.counters,
             latency: &self.owed.latencies.sysbench,
@@ -69,11 +72,27 @@ impl Reports {
     /// per-thread timers); interim lines are not affected.
     pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
         self.collect();
-        let line = CheckpointLine { time_total_s: now_ns as f64 / 1e9 };
+        let line = CheckpointLine { time_total_s: self.measured(now_ns) };
         Level::Notice.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
         Ok(())
+    }
+
+    /// `--warmup-time` ended at `now_ns`: everything collected until now
+    /// is dropped, and report times count from here.
+    pub(super) fn end_warmup(&mut self, now_ns: u64) {
+        self.collect();
+        self.collector.reset_totals();
+        self.owed.reset();
+        self.last_interim_ns = now_ns;
+        self.last_checkpoint_ns = now_ns;
+        self.measured_from_ns = now_ns;
+    }
+
+    /// Seconds of the measured run at `now_ns` (after the warm-up).
+    fn measured(&self, now_ns: u64) -> f64 {
+        now_ns.saturating_sub(self.measured_from_ns) as f64 / 1e9
     }
 
     /// Seconds the totals cover at `now_ns`: since the start, the end of
@@ -87,7 +106,7 @@ impl Reports {
     pub(super) fn cumulative(&self, now_ns: u64, unfinished_on_forced_shutdown: u32) -> FinalReport<'_> {
         let totals = self.collector.totals();
         FinalReport {
-            time_total_s: now_ns as f64 / 1e9,
+            time_total_s: self.measured(now_ns),
             time_interval_s: now_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9,
             counters: &totals.counters,
             latency: &totals.latencies.sysbench,

@@ -13,6 +13,8 @@ use crate::driver::{Clock, Finished, RunControl};
 
 /// When the report thread has something to do, in ns since the start.
 pub(super) struct Schedule {
+    /// When `--warmup-time` ends, until it has.
+    warmup_end: Option<Instant>,
     /// `--report-interval`.
     interval: Option<Duration>,
     next_report: Option<Instant>,
@@ -23,12 +25,16 @@ pub(super) struct Schedule {
 }
 
 impl Schedule {
+    /// Report times count from the end of `--warmup-time`.
     pub(super) fn new(general: &GeneralOptions, clock: Clock, forced_shutdown_s: Option<u32>) -> Self {
         let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
-        let checkpoints: Vec<u64> = general.report_checkpoints.iter().map(|&c| secs_to_ns(c)).collect();
+        let warmup_ns = secs_to_ns(general.warmup_time);
+        let checkpoints: Vec<u64> = general.report_checkpoints.iter().map(|&c| warmup_ns + secs_to_ns(c)).collect();
+        let measured_from = clock.started() + Duration::from_nanos(warmup_ns);
         Schedule {
+            warmup_end: (warmup_ns > 0).then_some(measured_from),
             interval,
-            next_report: interval.map(|i| clock.started() + i),
+            next_report: interval.map(|i| measured_from + i),
             checkpoints: checkpoints.into_iter().peekable(),
             forced_at_ns: forced_shutdown_s.map(secs_to_ns),
         }
@@ -38,7 +44,7 @@ impl Schedule {
     fn next_wake(&mut self, clock: Clock) -> Option<Instant> {
         let at_ns = |ns: u64| clock.started() + Duration::from_nanos(ns);
         let checkpoint = self.checkpoints.peek().map(|&c| at_ns(c));
-        [self.next_report, checkpoint, self.forced_at_ns.map(at_ns)].into_iter().flatten().min()
+        [self.warmup_end, self.next_report, checkpoint, self.forced_at_ns.map(at_ns)].into_iter().flatten().min()
     }
 }
 
@@ -78,6 +84,7 @@ pub(super) fn supervise(
             }
             continue;
         }
+        end_warmup_if_due(reports, schedule, control, clock);
         // Loops that have finished no longer answer: the run is over.
         if ended == 0 {
             interim_if_due(reports, schedule, control, clock)?;
@@ -89,6 +96,16 @@ pub(super) fn supervise(
         }
     }
     Ok(interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted))
+}
+
+/// `--warmup-time` is over: what ran until now is dropped, and from now on
+/// `--events` counts, as sysbench master checkpoints away its warm-up.
+fn end_warmup_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {
+    if schedule.warmup_end.is_some_and(|at| Instant::now() >= at) {
+        schedule.warmup_end = None;
+        control.end_warmup();
+        reports.end_warmup(clock.now_ns());
+    }
 }
 
 fn interim_if_due(

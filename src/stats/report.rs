@@ -93,6 +93,8 @@ impl fmt::Display for Banner<'_> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunHeader<'a> {
     pub threads: u32,
+    /// `--warmup-time` (sysbench master's line); 0 = line omitted.
+    pub warmup_s: u32,
     /// `--rate`; 0 = unlimited (line omitted).
     pub rate: u32,
     /// `--report-interval` in seconds; 0 = off (line omitted).
@@ -113,6 +115,9 @@ impl fmt::Display for RunHeader<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Running the test with following options:\n")?;
         writeln!(f, "Number of threads: {}", self.threads)?;
+        if self.warmup_s > 0 {
+            writeln!(f, "Warmup time: {}s", self.warmup_s)?;
+        }
         if self.rate > 0 {
             writeln!(f, "Target transaction rate: {}/sec", self.rate)?;
         }
@@ -197,6 +202,16 @@ impl fmt::Display for InterimReport<'_> {
             writeln!(f, "[ {:.0}s ] queue length: {}, concurrency: {}", self.time_total_s, q.length, q.concurrency)?;
         }
         Ok(())
+    }
+}
+
+/// sysbench master's notice when `--warmup-time` begins, after
+/// [`THREADS_STARTED`].
+pub struct WarmingUp(pub u32);
+
+impl fmt::Display for WarmingUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Warming up for {} seconds...\n\n", self.0)
     }
 }
 
@@ -370,6 +385,7 @@ mod tests {
         );
         let all = RunHeader {
             threads: 2,
+            warmup_s: 5,
             rate: 100,
             report_interval: 1,
             checkpoints: &[10, 20],
@@ -382,6 +398,7 @@ mod tests {
             all.to_string(),
             "Running the test with following options:\n\
              Number of threads: 2\n\
+             Warmup time: 5s\n\
              Target transaction rate: 100/sec\n\
              Report intermediate results every 1 second(s)\n\
              Report checkpoint(s) at 10, 20 seconds\n\

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
 
 use super::interrupt::{Interrupts, Signal};
 use super::output::{alert_line, stderr_line, Level, Output, OutputError};
@@ -14,7 +15,7 @@ use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
 use crate::driver::{self, Arrival, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
 use crate::stats::report::{self, FinalReport, RunHeader};
-use crate::stats::{Collector, RateSummary, StatsBoard};
+use crate::stats::{Collector, HdrLog, RateSummary, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -41,6 +42,7 @@ pub(super) fn run(
         }
     };
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
+    let hdr_log = open_hdr_log(&bench.general, context.clock)?;
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
     if general_warmup(bench) > 0 {
@@ -54,7 +56,7 @@ pub(super) fn run(
     .map_err(RunError::SpawnLoops)?;
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let mut reports = Reports::new(Collector::new(context.board.clone()), general);
+    let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s);
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
@@ -78,7 +80,7 @@ pub(super) fn run(
     // The report of what ran comes first, even when a loop failed: main
     // then prints the error.
     let joined = join_loops(handles);
-    reports.collector.drain();
+    reports.drain(end_ns);
     if joined.is_ok() && outcome == Outcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
@@ -88,6 +90,17 @@ pub(super) fn run(
         say_interrupted(signal, end_ns);
     }
     joined.map(|()| outcome)
+}
+
+/// `--hdr-log`: created before the run starts, so that a path that cannot
+/// be written ends the command before any load.
+fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>, RunError> {
+    let Some(path) = &general.hdr_log else { return Ok(None) };
+    let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
+    let now = Instant::now();
+    let start =
+        SystemTime::now() + measured_from.saturating_duration_since(now) - now.saturating_duration_since(measured_from);
+    Ok(Some(HdrLog::create(path, start, general.rate.is_some())?))
 }
 
 /// What every loop shares: the statistics board, the limits, the clock.
@@ -167,7 +180,7 @@ fn report_stalled(
     signal: Signal,
     end_ns: u64,
 ) -> Result<(), OutputError> {
-    reports.collect();
+    reports.collect(end_ns);
     let rate = rate_summary(general, &context.control, reports, end_ns);
     final_report(reports, general, end_ns, rate)?;
     say_interrupted(signal, end_ns);

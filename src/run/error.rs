@@ -50,6 +50,8 @@ pub enum RunError {
     SpawnLoops(io::Error),
     #[error(transparent)]
     Driver(#[from] DriverError),
+    #[error(transparent)]
+    HdrLog(#[from] crate::stats::HdrLogError),
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
     /// The report could not be written; `main` exits with

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use super::output::{Console, Level, OutputError};
+use super::output::{stderr_line, Console, Level, OutputError};
 use crate::cli::{GeneralOptions, Personality};
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
-use crate::stats::{Collector, Interval, PerStatementBlock, PercentileBlock, RateSummary};
+use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
 /// How long the report thread waits for the loops to hand over their data.
 const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
@@ -25,10 +25,17 @@ pub(super) struct Reports {
     last_checkpoint_ns: u64,
     /// When the measured run began: the start, or the end of `--warmup-time`.
     measured_from_ns: u64,
+    /// `--warmup-time` is running: nothing is logged.
+    warming: bool,
+    /// `--hdr-log`, until a write fails.
+    hdr_log: Option<HdrLog>,
+    /// When the last collection was (ns since the start): where the next
+    /// logged interval begins.
+    last_collect_ns: u64,
 }
 
 impl Reports {
-    pub(super) fn new(collector: Collector, general: &GeneralOptions) -> Self {
+    pub(super) fn new(collector: Collector, general: &GeneralOptions, hdr_log: Option<HdrLog>) -> Self {
         Reports {
             owed: Interval::new(collector.board().kind_names()),
             collector,
@@ -39,18 +46,43 @@ impl Reports {
             last_interim_ns: 0,
             last_checkpoint_ns: 0,
             measured_from_ns: 0,
+            warming: general.warmup_time > 0,
+            hdr_log,
+            last_collect_ns: 0,
         }
     }
 
-    /// Collects what the loops did since the last collection.
-    pub(super) fn collect(&mut self) {
-        let interval = self.collector.collect(COLLECT_TIMEOUT);
+    /// Collects what the loops did since the last collection, at `now_ns`.
+    pub(super) fn collect(&mut self, now_ns: u64) {
+        self.collector.collect(COLLECT_TIMEOUT);
+        self.took_interval(now_ns);
+    }
+
+    /// The last collection, once the loops have ended: whatever they
+    /// handed over last.
+    pub(super) fn drain(&mut self, now_ns: u64) {
+        self.collector.drain();
+        self.took_interval(now_ns);
+    }
+
+    /// The collector has just taken an interval, which ended at `now_ns`:
+    /// the interim lines owe it, and `--hdr-log` logs it.
+    fn took_interval(&mut self, now_ns: u64) {
+        let interval = self.collector.interval();
         self.owed.merge(interval);
+        let from = self.last_collect_ns.max(self.measured_from_ns);
+        self.last_collect_ns = now_ns;
+        let (Some(log), false) = (&mut self.hdr_log, self.warming) else { return };
+        let at = |ns: u64| Duration::from_nanos(ns.saturating_sub(self.measured_from_ns));
+        if let Err(e) = log.write_interval(at(from), at(now_ns).saturating_sub(at(from)), &interval.latencies) {
+            stderr_line(format_args!("wirebench: {e}"));
+            self.hdr_log = None;
+        }
     }
 
     /// One `--report-interval` line (two with `--rate`).
     pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
-        self.collect();
+        self.collect(now_ns);
         let line = InterimReport {
             time_total_s: self.measured(now_ns),
             time_interval_s: now_ns.saturating_sub(self.last_interim_ns) as f64 / 1e9,
@@ -71,7 +103,7 @@ impl Reports {
     /// `report_cumulative()` resets its cumulative counters, histogram and
     /// per-thread timers); interim lines are not affected.
     pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
-        self.collect();
+        self.collect(now_ns);
         let line = CheckpointLine { time_total_s: self.measured(now_ns) };
         Level::Notice.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
         self.collector.reset_totals();
@@ -82,7 +114,8 @@ impl Reports {
     /// `--warmup-time` ended at `now_ns`: everything collected until now
     /// is dropped, and report times count from here.
     pub(super) fn end_warmup(&mut self, now_ns: u64) {
-        self.collect();
+        self.collect(now_ns);
+        self.warming = false;
         self.collector.reset_totals();
         self.owed.reset();
         self.last_interim_ns = now_ns;

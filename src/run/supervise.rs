@@ -18,6 +18,8 @@ pub(super) struct Schedule {
     /// `--report-interval`.
     interval: Option<Duration>,
     next_report: Option<Instant>,
+    /// `--hdr-log` without `--report-interval`: a collection each second.
+    next_log: Option<Instant>,
     /// `--report-checkpoints`, sorted.
     checkpoints: std::iter::Peekable<std::vec::IntoIter<u64>>,
     /// `--time` plus `--forced-shutdown`'s grace period.
@@ -35,6 +37,7 @@ impl Schedule {
             warmup_end: (warmup_ns > 0).then_some(measured_from),
             interval,
             next_report: interval.map(|i| measured_from + i),
+            next_log: (general.hdr_log.is_some() && interval.is_none()).then(|| measured_from + LOG_EVERY),
             checkpoints: checkpoints.into_iter().peekable(),
             forced_at_ns: forced_shutdown_s.map(secs_to_ns),
         }
@@ -44,9 +47,13 @@ impl Schedule {
     fn next_wake(&mut self, clock: Clock) -> Option<Instant> {
         let at_ns = |ns: u64| clock.started() + Duration::from_nanos(ns);
         let checkpoint = self.checkpoints.peek().map(|&c| at_ns(c));
-        [self.warmup_end, self.next_report, checkpoint, self.forced_at_ns.map(at_ns)].into_iter().flatten().min()
+        let due = [self.warmup_end, self.next_report, self.next_log, checkpoint, self.forced_at_ns.map(at_ns)];
+        due.into_iter().flatten().min()
     }
 }
+
+/// `--hdr-log`'s interval when there is no `--report-interval`.
+const LOG_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) fn secs_to_ns(secs: u32) -> u64 {
     u64::from(secs) * 1_000_000_000
@@ -88,6 +95,7 @@ pub(super) fn supervise(
         // Loops that have finished no longer answer: the run is over.
         if ended == 0 {
             interim_if_due(reports, schedule, control, clock)?;
+            log_if_due(reports, schedule, clock);
         }
         checkpoint_if_due(reports, schedule, clock)?;
         if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
@@ -105,6 +113,14 @@ fn end_warmup_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &R
         schedule.warmup_end = None;
         control.end_warmup();
         reports.end_warmup(clock.now_ns());
+    }
+}
+
+fn log_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) {
+    let Some(at) = schedule.next_log else { return };
+    if Instant::now() >= at {
+        reports.collect(clock.now_ns());
+        schedule.next_log = Some(at + LOG_EVERY);
     }
 }
 
@@ -140,7 +156,7 @@ fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Cloc
 fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) -> Result<(), OutputError> {
     let now_ns = clock.now_ns();
     control.stop();
-    reports.collect();
+    reports.collect(now_ns);
     let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
     fatal_line("The --max-time limit has expired, forcing shutdown...");
     Level::Notice.print(reports.cumulative(now_ns, unfinished))

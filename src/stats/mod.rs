@@ -19,6 +19,7 @@
 pub mod collector;
 pub mod counters;
 pub mod extra_report;
+pub mod hdr_log;
 pub mod histogram;
 pub mod kinds;
 pub mod latency;
@@ -27,6 +28,7 @@ pub mod report;
 pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, StatsBoard, Totals};
 pub use counters::{ConnStats, Counters, QueryKind};
 pub use extra_report::{PerStatementBlock, PercentileBlock, RateSummary};
+pub use hdr_log::{HdrLog, HdrLogError};
 pub use histogram::LatencyHistogram;
 pub use kinds::{KindStats, KindTable};
 pub use latency::HdrLatency;

@@ -461,6 +461,17 @@ impl Schedule {
         gap as u64
     }
 
+    /// Moves `n` arrivals on without drawing them: Poisson by their mean gap.
+    fn skip(&mut self, n: u64) {
+        match self.arrival {
+            Arrival::Poisson => self.next_ns = self.next_ns.saturating_add((n as f64 * self.mean_gap_ns) as u64),
+            Arrival::Fixed => {
+                self.drawn += n;
+                self.next_ns = (self.first_ns + self.drawn as f64 * self.mean_gap_ns) as u64;
+            }
+        }
+    }
+
     /// Moves to the next arrival.
     #[inline]
     fn advance(&mut self) {
@@ -473,6 +484,10 @@ impl Schedule {
         };
     }
 }
+
+/// Arrivals counted one by one per look at the clock (every few ms); past
+/// that, 200 million a second, the count is estimated from the rate.
+const EXACT_COUNT: u32 = 1_000_000;
 
 /// One loop's `--rate` arrivals: the next to serve and the count of those
 /// due, two cursors on the same schedule; no queue to fill.
@@ -520,11 +535,22 @@ impl Arrivals {
         self.refunded.front().copied().unwrap_or(self.serve.next_ns)
     }
 
-    /// Counts the arrivals due by `until`.
+    /// Counts the arrivals due by `until`: one by one up to
+    /// [`EXACT_COUNT`] per look, then by the rate, so that a target far
+    /// beyond what anything can serve never stalls the loop that counts.
     fn count_due(&mut self, until: u64) {
-        while self.count.next_ns <= until {
+        for _ in 0..EXACT_COUNT {
+            if self.count.next_ns > until {
+                return;
+            }
             self.count.advance();
             self.due += 1;
+        }
+        if self.count.next_ns <= until {
+            let behind = (until - self.count.next_ns) as f64 / self.count.mean_gap_ns;
+            let skipped = behind as u64 + 1;
+            self.count.skip(skipped);
+            self.due += skipped;
         }
     }
 
@@ -686,6 +712,25 @@ mod tests {
         assert_eq!(*times.last().unwrap(), 999_500_000);
         let other = arrival_times(Arrival::Fixed, 2_000, &[1, 1], 1, 1_000_000_000);
         assert_eq!(other[0], 1_000_000);
+    }
+
+    /// A target no server could meet (10^10 a second) is counted by the
+    /// rate past a million arrivals per look, without stalling the loop.
+    #[test]
+    fn an_absurd_rate_is_counted_without_drawing_every_arrival() {
+        for arrival in [Arrival::Poisson, Arrival::Fixed] {
+            let control = RunControl::with_arrival(None, &[1], u32::MAX, 3, arrival);
+            let mut budget = Budget::new(control.clone(), None);
+            let started = std::time::Instant::now();
+            budget.publish(10_000_000_000);
+            assert!(started.elapsed() < std::time::Duration::from_secs(5), "{arrival:?}");
+            let waiting = control.backlog().waiting as f64;
+            let expected = f64::from(u32::MAX) * 10.0;
+            assert!((waiting / expected - 1.0).abs() < 0.01, "{arrival:?}: {waiting} vs {expected}");
+            budget.publish(20_000_000_000);
+            let waiting = control.backlog().waiting as f64;
+            assert!((waiting / (2.0 * expected) - 1.0).abs() < 0.01, "{arrival:?}: {waiting}");
+        }
     }
 
     /// Deadline: arrivals at or after it are never served; the waiting

@@ -106,6 +106,11 @@ impl IntervalBlock {
         self.latencies.reset();
         self.connections.fill(ConnStats::default());
     }
+
+    /// Nothing recorded: every record counts in the counters or a kind.
+    fn is_empty(&self) -> bool {
+        self.counters == Counters::default() && self.latencies.kinds.total() == 0
+    }
 }
 
 fn merge_connections(into: &mut [ConnStats], from: &[ConnStats]) {
@@ -263,8 +268,17 @@ impl StatsBoard {
     pub fn publish(&self, index: usize, stats: &mut LoopStats) {
         let epoch = self.requested.load(Ordering::Relaxed);
         let Some(slot) = self.slots.get(index) else { return };
-        slot.lock().merge(&stats.pending);
-        stats.pending.reset();
+        let mut block = slot.lock();
+        // The collector drained the slot (and cleared it, on its own
+        // thread): swapping hands the data over without the loop clearing
+        // its histograms, hundreds of KB each.
+        if block.is_empty() {
+            std::mem::swap(&mut *block, &mut stats.pending);
+        } else {
+            block.merge(&stats.pending);
+            stats.pending.reset();
+        }
+        drop(block);
         stats.answered = epoch;
         slot.answered.store(epoch, Ordering::Release);
     }

@@ -132,11 +132,39 @@ impl HdrLatency {
         self.percentile_ns(p) as f64 / 1e6
     }
 
+    /// The percentile spectrum wrk2 prints ("Detailed Percentile
+    /// spectrum"): `ticks` steps per halving of the distance to 100 %
+    /// (wrk2 uses 5), each with its value, percentile and running count.
+    pub fn spectrum(&self, ticks: u32) -> Vec<SpectrumPoint> {
+        let mut points = Vec::new();
+        let mut total = 0;
+        for step in self.histogram.iter_quantiles(ticks) {
+            total += step.count_since_last_iteration();
+            points.push(SpectrumPoint {
+                value_ns: step.value_iterated_to().min(self.max_ns),
+                percentile: step.quantile_iterated_to() * 100.0,
+                total_count: total,
+            });
+        }
+        points
+    }
+
     /// The HdrHistogram itself: for a percentile spectrum
     /// (`iter_quantiles`) or an interval log.
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.histogram
     }
+}
+
+/// One line of [`HdrLatency::spectrum`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpectrumPoint {
+    /// The latency at this point, in ns (never above the max).
+    pub value_ns: u64,
+    /// The share of values at or below it, 0 to 100.
+    pub percentile: f64,
+    /// How many values are at or below it.
+    pub total_count: u64,
 }
 
 fn empty_histogram() -> Histogram<u64> {
@@ -191,6 +219,21 @@ mod tests {
         h.record_ns(u64::MAX);
         assert_eq!(h.count(), 2);
         assert_eq!(h.max_ns(), u64::MAX);
+    }
+
+    #[test]
+    fn spectrum_as_wrk2() {
+        let mut h = HdrLatency::new();
+        for us in 1..=1_000u64 {
+            h.record_ns(us * 1_000);
+        }
+        let points = h.spectrum(5);
+        assert!(points.len() > 20, "{}", points.len());
+        assert!(points.windows(2).all(|w| w[0].percentile <= w[1].percentile && w[0].value_ns <= w[1].value_ns));
+        let last = points.last().unwrap();
+        assert_eq!((last.percentile, last.total_count, last.value_ns), (100.0, 1_000, 1_000_000));
+        let median = points.iter().find(|p| p.percentile >= 50.0).unwrap();
+        assert!(median.value_ns.abs_diff(500_000) <= 500, "{median:?}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub use extra_report::{PerStatementBlock, PercentileBlock, RateSummary};
 pub use hdr_log::{HdrLog, HdrLogError};
 pub use histogram::LatencyHistogram;
 pub use kinds::{KindStats, KindTable};
-pub use latency::HdrLatency;
+pub use latency::{HdrLatency, SpectrumPoint};
 pub use report::{
     Banner, CheckpointLine, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader, INITIALIZING_WORKERS,
     THREADS_STARTED, VERSION_LINE,

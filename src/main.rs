@@ -155,6 +155,7 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerExit> {
         tcp: options.listen,
         unix: options.socket,
         cpus: options.cpus.unwrap_or_default(),
+        answer_delay: std::time::Duration::from_micros(options.delay_us),
         ..Default::default()
     };
     let server = NullServer::start(config)?;

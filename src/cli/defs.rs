@@ -235,6 +235,20 @@ pub(crate) const ENGINE: &[OptDef] = &[
     opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
     opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
+    opt(
+        "per-statement",
+        Bool,
+        Some("off"),
+        "print each statement kind's count and latency percentiles in the final report",
+    ),
+    opt("rate-arrival", STRING, Some("poisson"), "how --rate spaces the events {poisson (as sysbench),fixed}"),
+    opt(
+        "hdr-log",
+        File,
+        None,
+        "write the latencies as an HdrHistogram interval log, one interval per --report-interval (or second), \
+         tagged per statement kind",
+    ),
 ];
 
 /// The mysql client's option files, which wirebench reads for the login
@@ -336,6 +350,7 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
     opt("listen", STRING, None, "TCP address to listen on, e.g. 127.0.0.1:3307"),
     opt("socket", STRING, None, "unix socket path to listen on"),
     opt("cpus", List, None, "CPUs to run the server threads on, e.g. 0-3 (default: all)"),
+    opt("delay-us", Int, Some("0"), "answer every command N microseconds after it arrives (a slow server)"),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 

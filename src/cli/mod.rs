@@ -64,7 +64,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::client::{ServerAddresses, ServerKey};
-use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
+use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode};
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
@@ -192,8 +192,20 @@ pub struct GeneralOptions {
     pub report_interval: Option<u32>,
     /// `--report-checkpoints`, in seconds from the start, sorted.
     pub report_checkpoints: Vec<u32>,
-    /// `--percentile` (1-100); `None` for 0, which disables it.
+    /// The percentile of sysbench's own lines (1-100): `--percentile`'s
+    /// first value when it is whole, else 95; `None` for 0, which disables
+    /// percentiles.
     pub percentile: Option<u8>,
+    /// Every value of `--percentile` (`50,95,99,99.9`), in order; empty
+    /// for 0.
+    pub percentiles: Vec<f64>,
+    /// `--per-statement`: counts and percentiles per statement kind in the
+    /// final report.
+    pub per_statement: bool,
+    /// `--hdr-log=FILE`: the HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
+    /// `--rate-arrival`: how `--rate` spaces the events.
+    pub rate_arrival: Arrival,
     pub histogram: bool,
     pub forced_shutdown: ForcedShutdown,
     /// 0 (critical only) to 5 (debug); `--debug` makes it 5.
@@ -219,6 +231,10 @@ impl Default for GeneralOptions {
             report_interval: None,
             report_checkpoints: Vec::new(),
             percentile: Some(95),
+            percentiles: vec![95.0],
+            per_statement: false,
+            hdr_log: None,
+            rate_arrival: Arrival::Poisson,
             histogram: false,
             forced_shutdown: ForcedShutdown::Off,
             verbosity: 3,
@@ -325,6 +341,8 @@ pub struct NullServerOptions {
     /// `--socket=PATH`.
     pub socket: Option<PathBuf>,
     pub cpus: Option<Vec<usize>>,
+    /// `--delay-us`: every answer waits this many microseconds.
+    pub delay_us: u64,
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()

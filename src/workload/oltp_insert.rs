@@ -15,7 +15,7 @@ use super::common::{
     cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
 };
 use super::options::{OltpOptions, OptionsError};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
 pub const NAME: &str = "oltp_insert";
@@ -131,6 +131,7 @@ impl Script for InsertScript {
             out.extend_from_slice(pad);
             out.extend_from_slice(b"')");
         });
+        sink.set_query_kind(StatementKind::Insert);
         Ok(Step::Last)
     }
 

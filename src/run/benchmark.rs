@@ -15,7 +15,7 @@ use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
 use crate::driver::{self, Arrival, Backend, Clock, DriverError, LoopContext, PollMode, RunControl, Stalls};
 use crate::stats::report::{self, FinalReport, RunHeader};
-use crate::stats::{Collector, HdrLog, RateSummary, StatsBoard};
+use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -117,7 +117,7 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
         control.cut_at(secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     }
     LoopContext {
-        board: StatsBoard::with_kinds(per_loop, StatementKind::NAMES),
+        board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(general)),
         control,
         clock: Clock::start(),
         // --warmup-time runs before the measured --time, as in sysbench master.
@@ -125,6 +125,15 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
         ignore: bench.mysql.ignore_errors.clone(),
         poll: bench.engine.poll,
         finished: Default::default(),
+    }
+}
+
+/// The latencies an output of this run will show (each costs the loops an
+/// update per query).
+fn recording(general: &GeneralOptions) -> Recording {
+    Recording {
+        service_time: general.rate.is_some(),
+        statement_latency: general.per_statement || general.hdr_log.is_some(),
     }
 }
 

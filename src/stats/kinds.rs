@@ -60,6 +60,14 @@ impl KindTable {
         }
     }
 
+    /// A statement of kind `kind` answered, its latency not kept.
+    #[inline]
+    pub fn count(&mut self, kind: usize) {
+        if let Some(k) = self.slot(kind) {
+            k.count += 1;
+        }
+    }
+
     /// A statement of kind `kind` answered with an error that was ignored.
     #[inline]
     pub fn record_error(&mut self, kind: usize) {

@@ -235,6 +235,7 @@ pub(crate) const ENGINE: &[OptDef] = &[
     opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
     opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
+    opt("lua", Bool, Some("off"), "run a sysbench script given by path through the Lua engine, even one built in"),
 ];
 
 /// The mysql client's option files, which wirebench reads for the login

@@ -18,6 +18,8 @@ pub(crate) enum TestRef {
     /// A 0.5 `tests/db/*.lua` script (also shipped with 1.0 as
     /// `tests/include/oltp_legacy/*.lua`).
     Script05(LegacyTest),
+    /// Any other `.lua` path: a custom script, run by the Lua engine.
+    Lua,
 }
 
 /// The three script names 1.0 kept; in a 0.5 directory they are 0.5's.
@@ -49,7 +51,7 @@ pub(crate) fn resolve(name: &str) -> Result<TestRef, CliError> {
     match (script, Test::from_name(stem)) {
         (Some(script), _) if in_05_tree || !SHARED_WITH_1_0.contains(&script) => Ok(TestRef::Script05(script)),
         (_, Some(test)) => Ok(TestRef::Modern(test)),
-        _ => Err(unknown(name, stem)),
+        _ => Ok(TestRef::Lua),
     }
 }
 
@@ -97,6 +99,7 @@ mod tests {
             Err(CliError::UnknownTest { suggestion: Some(s), .. }) if s == "oltp_read_write"
         ));
         assert!(matches!(resolve("select"), Err(CliError::UnknownTest { .. })));
-        assert!(matches!(resolve("/tmp/my_script.lua"), Err(CliError::UnknownTest { .. })));
+        assert_eq!(resolve("/tmp/my_script.lua").unwrap(), TestRef::Lua);
+        assert_eq!(resolve("./my_script.lua").unwrap(), TestRef::Lua);
     }
 }

@@ -12,7 +12,7 @@ use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
-use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl, Stalls};
+use crate::driver::{self, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
 use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, StatsBoard};
 use crate::transport::tls::ClientTls;
@@ -48,6 +48,22 @@ pub(super) fn run(
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
+    supervise_to_report(bench, &context, handles, forced_shutdown_s, interrupts)
+}
+
+/// From the threads' start to the final report: interim reports, the end
+/// of the run (limits, a signal, a fatal error), and the report of what
+/// ran. Loop threads and the Lua engine's threads alike.
+pub(super) fn supervise_to_report<E>(
+    bench: &Bench,
+    context: &LoopContext,
+    handles: Vec<JoinHandle<Result<(), E>>>,
+    forced_shutdown_s: Option<u32>,
+    interrupts: &Interrupts,
+) -> Result<Outcome, RunError>
+where
+    RunError: From<E>,
+{
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
     let mut reports = Reports::new(Collector::new(context.board.clone()), general);
@@ -66,7 +82,7 @@ pub(super) fn run(
     match outcome {
         Outcome::ForcedShutdown => return Ok(outcome),
         Outcome::Interrupted(signal) if finished.count() < loops => {
-            report_stalled(&mut reports, general, &context, signal, end_ns)?;
+            report_stalled(&mut reports, general, context, signal, end_ns)?;
             return Ok(outcome);
         }
         _ => {}
@@ -92,7 +108,7 @@ pub(super) fn run(
 }
 
 /// What every loop shares: the statistics board, the limits, the clock.
-fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
     let control = match general.rate {
         Some(rate) => RunControl::with_rate(general.events, per_loop, rate, seed),
@@ -159,7 +175,7 @@ fn report_stalled(
 /// which sets its own grace). A healthy server answers them within
 /// milliseconds; sysbench waits for them without limit, so a server that
 /// stopped answering hangs it.
-const ANSWER_GRACE_NS: u64 = 1_000_000_000;
+pub(super) const ANSWER_GRACE_NS: u64 = 1_000_000_000;
 
 /// When the report thread stops waiting for loops that did not end after
 /// the cut (they always do; this keeps `--time`'s promise if one did not),
@@ -214,13 +230,13 @@ fn backend(bench: &Bench) -> Result<Backend, RunError> {
 }
 
 /// When `--forced-shutdown` stops the run, in seconds from its start.
-fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
+pub(super) fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
     let time = bench.general.time?;
     bench.general.forced_shutdown.grace_secs(Some(time)).map(|grace| time + grace)
 }
 
 /// sysbench's run header, before the connections open.
-fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
+pub(super) fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
     let general = &bench.general;
     let header = RunHeader {
         threads: general.threads,
@@ -236,12 +252,15 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), Out
 }
 
 /// Waits for every loop; the first failure is the run's.
-fn join_loops(handles: Vec<JoinHandle<Result<(), DriverError>>>) -> Result<(), RunError> {
+fn join_loops<E>(handles: Vec<JoinHandle<Result<(), E>>>) -> Result<(), RunError>
+where
+    RunError: From<E>,
+{
     let mut first_error = None;
     for handle in handles {
         let error = match handle.join() {
             Ok(Ok(())) => continue,
-            Ok(Err(e)) => RunError::Driver(e),
+            Ok(Err(e)) => RunError::from(e),
             Err(_) => RunError::LoopPanicked,
         };
         first_error.get_or_insert(error);

@@ -68,6 +68,9 @@ pub enum RunError {
     SpawnLoops(io::Error),
     #[error(transparent)]
     Driver(#[from] DriverError),
+    /// A Lua script could not be loaded, or one of its functions failed.
+    #[error(transparent)]
+    Script(#[from] crate::lua::ScriptError),
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
     #[error("{QUEUE_FULL}")]

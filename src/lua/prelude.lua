@@ -175,7 +175,7 @@ function connection_methods.query(self, query)
    end
    local rs, err = self.raw:query(query)
    if rs == nil then
-      return check_error(self, err, query, 2)
+      return check_error(self, err, query, 1)
    end
    self.error = sql.error.NONE
    rs.row_at = 0
@@ -185,7 +185,7 @@ end
 function connection_methods.query_row(self, query)
    local rs, err = self.raw:query(query)
    if rs == nil then
-      return check_error(self, err, query, 2)
+      return check_error(self, err, query, 1)
    end
    if rs.nrows == 0 or rs.rows[1] == nil then
       return nil
@@ -201,7 +201,7 @@ end
 function connection_methods.bulk_insert_next(self, val)
    local err = self.raw:bulk_insert_next(val)
    if err ~= nil then
-      return check_error(self, err, "<bulk insert>", 2)
+      return check_error(self, err, "<bulk insert>", 1)
    end
    return true
 end
@@ -209,7 +209,7 @@ end
 function connection_methods.bulk_insert_done(self)
    local err = self.raw:bulk_insert_done()
    if err ~= nil then
-      return check_error(self, err, "<bulk insert>", 2)
+      return check_error(self, err, "<bulk insert>", 1)
    end
    return true
 end
@@ -217,7 +217,7 @@ end
 function connection_methods.prepare(self, query)
    local raw, err = self.raw:prepare(query)
    if raw == nil then
-      return check_error(self, err, query, 2)
+      return check_error(self, err, query, 1)
    end
    return setmetatable({ raw = raw, connection = self, params = {} }, statement_mt)
 end
@@ -276,7 +276,7 @@ end
 function statement_methods.execute(self)
    local rs, err = self.raw:execute(self.params)
    if rs == nil then
-      return check_error(self.connection, err, '<prepared statement>', 2)
+      return check_error(self.connection, err, '<prepared statement>', 1)
    end
    rs.row_at = 0
    return setmetatable(rs, result_mt)

@@ -18,6 +18,7 @@ use crate::stats::report;
 
 /// Carries out `call` for `bench`'s command line.
 pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunError> {
+    refuse_engine_options(bench)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -39,6 +40,20 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
             Ok(Outcome::Completed)
         }
     }
+}
+
+/// Options of the event loops that would silently do nothing here.
+fn refuse_engine_options(bench: &Bench) -> Result<(), RunError> {
+    if bench.mysql.dry_run {
+        return Err(RunError::NotForScripts("--mysql-dry-run"));
+    }
+    if bench.engine.pipeline > 1 {
+        return Err(RunError::NotForScripts("--pipeline"));
+    }
+    if bench.engine.cpus.is_some() {
+        return Err(RunError::NotForScripts("--cpus"));
+    }
+    Ok(())
 }
 
 fn script_env(bench: &Bench, call: &ScriptCall) -> Result<ScriptEnv, RunError> {

@@ -51,7 +51,9 @@ pub(crate) fn resolve(name: &str) -> Result<TestRef, CliError> {
     match (script, Test::from_name(stem)) {
         (Some(script), _) if in_05_tree || !SHARED_WITH_1_0.contains(&script) => Ok(TestRef::Script05(script)),
         (_, Some(test)) => Ok(TestRef::Modern(test)),
-        _ => Ok(TestRef::Lua),
+        // A script of the user's; a missing file is refused as sysbench refuses it.
+        _ if Path::new(name).is_file() => Ok(TestRef::Lua),
+        _ => Err(unknown(name, stem)),
     }
 }
 
@@ -99,7 +101,8 @@ mod tests {
             Err(CliError::UnknownTest { suggestion: Some(s), .. }) if s == "oltp_read_write"
         ));
         assert!(matches!(resolve("select"), Err(CliError::UnknownTest { .. })));
-        assert_eq!(resolve("/tmp/my_script.lua").unwrap(), TestRef::Lua);
-        assert_eq!(resolve("./my_script.lua").unwrap(), TestRef::Lua);
+        assert!(matches!(resolve("/tmp/no/such/my_script.lua"), Err(CliError::UnknownTest { .. })));
+        let custom = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lua/api.lua");
+        assert_eq!(resolve(custom).unwrap(), TestRef::Lua);
     }
 }

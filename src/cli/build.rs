@@ -12,6 +12,7 @@ use super::general::{general, Said};
 use super::into::{db_options, engine_options, mysql_options, rand_config};
 use super::legacy::{self, Chosen};
 use super::legacy_options;
+use super::lua_script;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
@@ -54,6 +55,9 @@ fn bench_invocation(
     sources: &CredentialSources,
     mut notes: Vec<String>,
 ) -> Result<Invocation, CliError> {
+    if let Some(script) = lua_script::named(test_opt, words, &list)? {
+        return lua_script::invocation(list, script, sources, notes);
+    }
     let named = NamedTest::from_words(test_opt, words)?;
     let mut warnings = Vec::new();
     if let (Some(opt), TestRef::Modern(_)) = (test_opt, named.test_ref) {
@@ -201,7 +205,7 @@ fn refuse_unsupported_command(chosen: &Chosen) -> Result<(), CliError> {
 /// Every option read into the run's configuration; the login completed
 /// from `sources` last, so that a password is asked for only once the
 /// rest of the command line is known to be good.
-fn bench(
+pub(crate) fn bench(
     chosen: Chosen,
     opts: Opts,
     sources: &CredentialSources,
@@ -226,6 +230,8 @@ fn bench(
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;
     let engine = engine_options(&opts)?;
+    // Read where the test is named (`lua_script.rs`).
+    opts.get("lua");
     for def in defs::PGSQL {
         if let Some(opt) = opts.get(&defs::key(def.name)) {
             notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));
@@ -253,6 +259,7 @@ fn bench(
         mysql,
         test_options,
         engine,
+        script: None,
         warnings,
         notes,
     })

@@ -249,6 +249,7 @@ pub(crate) const ENGINE: &[OptDef] = &[
         "write the latencies as an HdrHistogram interval log, one interval per --report-interval (or second), \
          tagged per statement kind",
     ),
+    opt("lua", Bool, Some("off"), "run a sysbench script given by path through the Lua engine, even one built in"),
 ];
 
 /// The mysql client's option files, which wirebench reads for the login

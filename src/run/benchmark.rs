@@ -13,7 +13,7 @@ use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
-use crate::driver::{self, Arrival, Backend, Clock, DriverError, LoopContext, PollMode, RunControl, Stalls};
+use crate::driver::{self, Arrival, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
 use crate::stats::report::{self, FinalReport, RunHeader};
 use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
@@ -42,6 +42,19 @@ pub(super) fn run(
         }
     };
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
+    let hdr_log = start_threads(bench, &context)?;
+    let handles = match plans {
+        Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
+        Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
+    }
+    .map_err(RunError::SpawnLoops)?;
+    supervise_to_report(bench, &context, handles, hdr_log, forced_shutdown_s, interrupts)
+}
+
+/// Just before the threads start: `--hdr-log` opened (a path that cannot
+/// be written ends the command before any load), sysbench's lines, and
+/// the warm-up begun.
+pub(super) fn start_threads(bench: &Bench, context: &LoopContext) -> Result<Option<HdrLog>, RunError> {
     let hdr_log = open_hdr_log(&bench.general, context.clock)?;
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
@@ -49,11 +62,23 @@ pub(super) fn run(
         context.control.start_warmup();
         Level::Notice.print(report::WarmingUp(general_warmup(bench)))?;
     }
-    let handles = match plans {
-        Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
-        Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
-    }
-    .map_err(RunError::SpawnLoops)?;
+    Ok(hdr_log)
+}
+
+/// From the threads' start to the final report: interim reports, the end
+/// of the run (limits, a signal, a fatal error), and the report of what
+/// ran. Loop threads and the Lua engine's threads alike.
+pub(super) fn supervise_to_report<E>(
+    bench: &Bench,
+    context: &LoopContext,
+    handles: Vec<JoinHandle<Result<(), E>>>,
+    hdr_log: Option<HdrLog>,
+    forced_shutdown_s: Option<u32>,
+    interrupts: &Interrupts,
+) -> Result<Outcome, RunError>
+where
+    RunError: From<E>,
+{
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
     let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log);
@@ -72,7 +97,7 @@ pub(super) fn run(
     match outcome {
         Outcome::ForcedShutdown => return Ok(outcome),
         Outcome::Interrupted(signal) if finished.count() < loops => {
-            report_stalled(&mut reports, general, &context, signal, end_ns)?;
+            report_stalled(&mut reports, general, context, signal, end_ns)?;
             return Ok(outcome);
         }
         _ => {}
@@ -95,8 +120,7 @@ pub(super) fn run(
     })
 }
 
-/// `--hdr-log`: created before the run starts, so that a path that cannot
-/// be written ends the command before any load.
+/// `--hdr-log`, its start time that of the measured run.
 fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>, RunError> {
     let Some(path) = &general.hdr_log else { return Ok(None) };
     let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
@@ -107,7 +131,7 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>
 }
 
 /// What every loop shares: the statistics board, the limits, the clock.
-fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
@@ -213,7 +237,7 @@ fn report_stalled(
 /// which sets its own grace). A healthy server answers them within
 /// milliseconds; sysbench waits for them without limit, so a server that
 /// stopped answering hangs it.
-const ANSWER_GRACE_NS: u64 = 1_000_000_000;
+pub(super) const ANSWER_GRACE_NS: u64 = 1_000_000_000;
 
 /// When the report thread stops waiting for loops that did not end after
 /// the cut (they always do; this keeps `--time`'s promise if one did not),
@@ -270,7 +294,7 @@ fn backend(bench: &Bench) -> Result<Backend, RunError> {
 
 /// When `--forced-shutdown` stops the run, in seconds from its start
 /// (after `--warmup-time` and `--time`).
-fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
+pub(super) fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
     let time = bench.general.time?;
     let grace = bench.general.forced_shutdown.grace_secs(Some(time))?;
     Some(general_warmup(bench).saturating_add(time).saturating_add(grace))
@@ -281,7 +305,7 @@ fn general_warmup(bench: &Bench) -> u32 {
 }
 
 /// sysbench's run header, before the connections open.
-fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
+pub(super) fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
     let general = &bench.general;
     let header = RunHeader {
         threads: general.threads,
@@ -298,12 +322,15 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), Out
 }
 
 /// Waits for every loop; the first failure is the run's.
-fn join_loops(handles: Vec<JoinHandle<Result<(), DriverError>>>) -> Result<(), RunError> {
+fn join_loops<E>(handles: Vec<JoinHandle<Result<(), E>>>) -> Result<(), RunError>
+where
+    RunError: From<E>,
+{
     let mut first_error = None;
     for handle in handles {
         let error = match handle.join() {
             Ok(Ok(())) => continue,
-            Ok(Err(e)) => RunError::Driver(e),
+            Ok(Err(e)) => RunError::from(e),
             Err(_) => RunError::LoopPanicked,
         };
         first_error.get_or_insert(error);

@@ -66,6 +66,14 @@ pub enum RunError {
     Driver(#[from] DriverError),
     #[error(transparent)]
     HdrLog(#[from] crate::stats::HdrLogError),
+    /// A Lua script could not be loaded, or one of its functions failed.
+    #[error(transparent)]
+    Script(#[from] crate::lua::ScriptError),
+    /// An engine option the Lua engine does not honour yet.
+    #[error(
+        "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
+    )]
+    NotForScripts(&'static str),
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
     /// The report could not be written; `main` exits with

@@ -25,6 +25,7 @@ mod benchmark;
 mod error;
 mod interrupt;
 mod limits;
+mod lua_script;
 mod output;
 mod plan;
 mod reports;
@@ -87,6 +88,9 @@ pub fn print_banner() -> Result<(), OutputError> {
 
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
+    if let Some(call) = &bench.script {
+        return lua_script::execute(bench, call);
+    }
     if bench.command == Command::Help {
         print_banner()?;
         Output::Stdout.print(test_help(bench.test, Console::current().personality))?;

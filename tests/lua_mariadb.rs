@@ -127,8 +127,10 @@ fn stock_scripts_count_as_the_built_in_tests() {
                     counts[2] = 0;
                 }
             }
-            if built_in[5] + lua[5] > 0 {
-                // A deadlock between the two threads re-ran an event's
+            // bulk_insert's INSERTs: one per thread that drew any of the
+            // events, and which threads do depends on timing.
+            if built_in[5] + lua[5] > 0 || (test == "bulk_insert" && threads > 1) {
+                // Or a deadlock between the two threads re-ran an event's
                 // statements: only the events still must agree.
                 assert_eq!(lua[4], built_in[4], "{test} --threads={threads}: transactions");
                 continue;

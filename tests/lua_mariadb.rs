@@ -176,8 +176,12 @@ fn the_api_works_against_mariadb() {
         ),
         "run",
     );
-    // Each event: a point select, an update (one row), and every 10th an ignored duplicate key.
-    assert_eq!(counts(&report), vec![40, 40, 0, 80, 40, 4], "{report}");
+    // Each event: a point select, an update (one row), and every 10th call
+    // of a thread an ignored duplicate key: 4 with 20 events per thread, 3
+    // when one thread ran 35 of the 40 (its 38 calls, the other's 5).
+    let counts = counts(&report);
+    assert_eq!(counts[..5], [40, 40, 0, 80, 40], "{report}");
+    assert!((3..=4).contains(&counts[5]), "{report}");
     assert!(report.contains("       value  ------------- distribution ------------- count\n"), "{report}");
     ok(run_script(&server, "api.lua", &["cleanup"]), "cleanup");
 }

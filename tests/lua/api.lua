@@ -128,7 +128,9 @@ end
 
 function thread_done(tid)
    select_k:close()
-   assert(restarts == 2, "restarts: " .. restarts)
+   -- Every 10th call inserts a duplicate and runs again; how the events
+   -- split between the threads depends on timing.
+   assert(restarts == math.floor(calls / 10), "restarts: " .. restarts .. " calls: " .. calls)
    if tid == 0 then
       latencies:print()
    end

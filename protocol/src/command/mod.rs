@@ -10,6 +10,7 @@
 pub mod close;
 pub mod execute;
 pub mod init_db;
+pub mod local_infile;
 pub mod ping;
 pub mod placeholders;
 pub mod prepare;
@@ -20,6 +21,7 @@ pub mod reset;
 pub use close::encode_stmt_close;
 pub use execute::{encode_execute, Date, DateTime, ExecuteTemplate, Param, ParamSlot, Time, NO_CURSOR};
 pub use init_db::encode_init_db;
+pub use local_infile::{accept_local_infile, encode_local_infile_data, local_infile_request};
 pub use ping::encode_ping;
 pub use placeholders::count_placeholders;
 pub use prepare::encode_prepare;

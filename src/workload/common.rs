@@ -550,7 +550,8 @@ pub(crate) fn oltp_common_progress_line(sql: &str, loading: &mut String, table_s
     if let Some(table) = table_after("CREATE TABLE ") {
         return Some(format!("Creating table '{table}'..."));
     }
-    if let Some(table) = table_after("INSERT INTO ") {
+    let loaded = sql.strip_prefix("LOAD DATA LOCAL INFILE ").and_then(|rest| rest.split(" INTO TABLE ").nth(1));
+    if let Some(table) = table_after("INSERT INTO ").or_else(|| loaded?.split(' ').next()) {
         if loading != table {
             table.clone_into(loading);
             return Some(format!("Inserting {table_size} records into '{table}'"));

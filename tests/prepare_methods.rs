@@ -14,6 +14,9 @@ use wirebench::client::Connection;
 
 const TABLES: u32 = 3;
 
+/// The tests share the tables sbtest1..3: one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn wirebench(server: &TestServer, args: &[&str]) -> Output {
     let socket = server.socket.as_ref().expect("WIREBENCH_TEST_SOCKET");
     Command::new(env!("CARGO_BIN_EXE_wirebench"))
@@ -54,6 +57,7 @@ async fn connect(server: &TestServer) -> Connection {
 #[tokio::test]
 async fn load_data_makes_the_tables_inserts_make() {
     let Some(server) = TestServer::find() else { return };
+    let _serial = SERIAL.lock().await;
     let mut conn = connect(&server).await;
     for auto_inc in ["--auto_inc=on", "--auto_inc=off"] {
         let said_by_inserts = prepare(&server, &[auto_inc, "--prepare-method=insert"]);
@@ -61,7 +65,13 @@ async fn load_data_makes_the_tables_inserts_make() {
         let said_by_data = prepare(&server, &[auto_inc, "--prepare-method=load-data"]);
         let by_data = tables(&mut conn).await;
         assert_eq!(by_data, by_inserts, "{auto_inc}");
-        assert_eq!(said_by_data, said_by_inserts, "{auto_inc}: the same lines");
+        // The two connections' lines interleave as they happen to.
+        let sorted = |text: &str| {
+            let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            lines.sort();
+            lines
+        };
+        assert_eq!(sorted(&said_by_data), sorted(&said_by_inserts), "{auto_inc}: the same lines");
         assert!(said_by_data.contains("Inserting 20000 records into 'sbtest3'"), "{said_by_data}");
         let index = &by_data[1];
         assert!(index.iter().any(|row| row[0].as_deref() == Some("k_1")), "{index:?}");
@@ -98,6 +108,7 @@ impl Drop for LocalInfileOff<'_> {
 #[tokio::test]
 async fn local_infile_off_falls_back_to_inserts_or_refuses() {
     let Some(server) = TestServer::find() else { return };
+    let _serial = SERIAL.lock().await;
     if let Err(e) = set_local_infile(&server, false) {
         assert!(std::env::var("WIREBENCH_REQUIRE_SERVER").is_err(), "cannot turn local_infile off: {e}");
         eprintln!("skipped: cannot turn local_infile off: {e}");
@@ -132,5 +143,27 @@ async fn local_infile_off_falls_back_to_inserts_or_refuses() {
         "{text}"
     );
     assert!(!text.contains("Creating table"), "nothing created: {text}");
+    assert!(wirebench(&server, &["cleanup"]).status.success());
+}
+
+/// `--report-interval` during a long prepare: rows and rows/s per table on
+/// stderr, stdout the same as without it.
+#[tokio::test]
+async fn report_interval_shows_rows_per_second_per_table() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = SERIAL.lock().await;
+    let _ = wirebench(&server, &["cleanup"]);
+    // INSERTs of 300,000 rows take seconds here: at least one report.
+    let args = ["--prepare-method=insert", "--tables=1", "--table-size=300000", "--threads=1", "--report-interval=1"];
+    let out = wirebench(&server, &[&args[..], &["prepare"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report = stderr
+        .lines()
+        .find(|l| l.starts_with("wirebench: [ 1s ] prepare: sbtest1 "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(report.ends_with(" rows/s)"), "{report}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("rows/s"), "{stdout}");
     assert!(wirebench(&server, &["cleanup"]).status.success());
 }

@@ -52,22 +52,31 @@ async fn server_takes_local_infile(conn: &mut Connection) -> Result<Result<usize
     if !conn.login().capabilities.contains(wirebench_protocol::Capabilities::LOCAL_FILES) {
         return Ok(Err("the server does not offer LOAD DATA LOCAL INFILE (no CLIENT_LOCAL_FILES)".to_owned()));
     }
-    let response = match conn.query("SELECT @@local_infile, @@max_allowed_packet").await {
+    let sql = "SELECT @@local_infile, @@max_allowed_packet, @@auto_increment_increment, @@auto_increment_offset";
+    let response = match conn.query(sql).await {
         Ok(response) => response,
         Err(e) if e.server_error().is_some() => return Ok(Err(format!("cannot read @@local_infile: {e}"))),
         Err(e) => return Err(RunError::Client(e)),
     };
-    let values: Vec<Option<String>> = response
+    let values: Vec<String> = response
         .result_sets()
         .flat_map(|rs| rs.text_rows().unwrap_or_default())
         .flatten()
-        .map(|v| v.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+        .map(|v| v.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default())
         .collect();
-    match values.as_slice() {
-        [Some(on), Some(max)] if on == "1" || on.eq_ignore_ascii_case("ON") => {
-            Ok(max.parse().map_err(|_| format!("@@max_allowed_packet is {max:?}, not a number")))
+    Ok(match values.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [on, max, "1", "1"] if *on == "1" || on.eq_ignore_ascii_case("ON") => {
+            max.parse().map_err(|_| format!("@@max_allowed_packet is {max:?}, not a number"))
         }
-        [Some(off), _] => Ok(Err(format!("the server has local_infile={off} (SET GLOBAL local_infile=1 allows it)"))),
-        _ => Ok(Err(format!("@@local_infile and @@max_allowed_packet read as {values:?}"))),
-    }
+        [on @ ("0" | "OFF"), ..] => {
+            Err(format!("the server has local_infile={on} (SET GLOBAL local_infile=1 allows it)"))
+        }
+        // The data carries ids 1, 2, 3...: those of sysbench's INSERTs only
+        // when the server numbers rows one by one from 1.
+        [_, _, increment, offset] => Err(format!(
+            "auto_increment_increment={increment} and auto_increment_offset={offset} number rows otherwise than \
+             the ids the data carries"
+        )),
+        _ => Err(format!("the server's settings read as {values:?}")),
+    })
 }

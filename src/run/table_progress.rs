@@ -177,6 +177,17 @@ impl TableProgress {
         format!("{}{advice}", parts.join("; "))
     }
 
+    /// Rows loaded so far, per table not yet complete, in table order.
+    pub(super) fn loading(&self) -> Vec<(String, u64)> {
+        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner
+            .tables
+            .iter()
+            .filter(|(_, t)| t.created && !t.complete)
+            .map(|((_, name), t)| (name.clone(), t.rows))
+            .collect()
+    }
+
     /// What `cleanup` had done: the tables dropped, and the one in flight.
     pub(super) fn cleanup_summary(&self, total: u32) -> String {
         let tables = &self.close().tables;

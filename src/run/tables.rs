@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::interrupt::Interrupts;
 use super::load_method::{rows_by, RowsBy};
-use super::output::{alert_line, Level, Output};
+use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
@@ -49,8 +49,42 @@ pub(super) async fn prepare(
         })
     };
     let work = per_thread(bench, tls, statements, &progress, rows_by);
+    let work = with_load_reports(bench.general.report_interval, &progress, work);
     let total = prepared_tables(bench);
     stop_on_signal(interrupts, Command::Prepare, work, || progress.prepare_summary(total)).await
+}
+
+/// Runs `work`; every `--report-interval` seconds meanwhile, one line on
+/// stderr with the rows each table being loaded has and its rows/s over
+/// the interval (sysbench's prepare reports nothing, so stdout stays its).
+async fn with_load_reports(
+    interval: Option<u32>,
+    progress: &TableProgress,
+    work: impl std::future::Future<Output = Result<(), RunError>>,
+) -> Result<(), RunError> {
+    let Some(secs) = interval else { return work.await };
+    let period = std::time::Duration::from_secs(u64::from(secs));
+    let start = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(start + period, period);
+    let mut before: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = ticks.tick() => {
+                let now = progress.loading();
+                let tables: Vec<String> = now.iter().map(|(table, rows)| {
+                    let per_sec = rows.saturating_sub(before.get(table).copied().unwrap_or(0)) / u64::from(secs);
+                    format!("{table} {rows} rows ({per_sec} rows/s)")
+                }).collect();
+                if !tables.is_empty() {
+                    let elapsed = start.elapsed().as_secs();
+                    stderr_line(format_args!("wirebench: [ {elapsed}s ] prepare: {}", tables.join(", ")));
+                }
+                before = now.into_iter().collect();
+            }
+        }
+    }
 }
 
 /// The SQL a step sends.

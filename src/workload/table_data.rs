@@ -4,8 +4,12 @@
 //! The tables come out the same: the same CREATE TABLE, the same rows (the
 //! same draws from the same generator, in the same order, so a fixed
 //! `--rand-seed` gives the same values), the index on `k` created after the
-//! rows. With `auto_inc` the ids are left to the server, as sysbench's
-//! INSERTs leave them.
+//! rows. The ids are always sent, 1..=table_size: with `auto_inc` they are
+//! what the server numbers sysbench's INSERTs with (when
+//! auto_increment_increment and _offset are 1, which the caller checks),
+//! and they leave its counter at table_size+1 as those INSERTs do, where a
+//! LOAD DATA left to number its rows reserves ids in growing blocks and
+//! leaves the counter past them (AUTO_INCREMENT=32768 after 20,000 rows).
 
 use std::iter::StepBy;
 use std::ops::RangeInclusive;
@@ -41,15 +45,13 @@ pub enum PrepareStep {
 }
 
 /// Consecutive rows of table `sbtest{table}`, one line each, fields
-/// separated by tabs (LOAD DATA's defaults): `k`, `c`, `pad`, with `id`
-/// first when the script numbers the rows itself. The values are digits
-/// and dashes: nothing to escape.
+/// separated by tabs (LOAD DATA's defaults): `id`, `k`, `c`, `pad`. The
+/// values are digits and dashes: nothing to escape.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowBatch {
     pub table: u32,
     pub rows: u32,
     pub data: Vec<u8>,
-    with_id: bool,
 }
 
 impl RowBatch {
@@ -63,9 +65,8 @@ impl RowBatch {
     /// the same in every character set a client may use; naming one keeps
     /// the database's default (which may be UCS-2) out of it.
     pub fn sql(&self) -> String {
-        let columns = if self.with_id { "(id, k, c, pad)" } else { "(k, c, pad)" };
         format!(
-            "LOAD DATA LOCAL INFILE '{}' INTO TABLE sbtest{} CHARACTER SET utf8mb4 {columns}",
+            "LOAD DATA LOCAL INFILE '{}' INTO TABLE sbtest{} CHARACTER SET utf8mb4 (id, k, c, pad)",
             self.file_name(),
             self.table
         )
@@ -117,12 +118,11 @@ impl TableData {
     /// the table's rows are all out. Row ids run 1..=table_size; the last
     /// one wraps `next_row` to 0 when table_size is u32::MAX.
     fn batch(&mut self, table: u32, next_row: &mut u32) -> Option<RowBatch> {
-        let with_id = !self.options.auto_inc;
-        let mut batch = RowBatch { table, rows: 0, data: Vec::with_capacity(self.batch_bytes), with_id };
+        let mut batch = RowBatch { table, rows: 0, data: Vec::with_capacity(self.batch_bytes) };
         let longest_row = 2 * 11 + 3 + C_TEMPLATE.len() + PAD_TEMPLATE.len() + 1;
         while *next_row != 0 && *next_row <= self.table_size && batch.data.len() + longest_row <= self.batch_bytes {
             let k = draw_row(&mut self.rng, self.table_size, &mut self.c, &mut self.pad);
-            push_line(&mut batch.data, with_id.then_some(*next_row), k, &self.c, &self.pad);
+            push_line(&mut batch.data, *next_row, k, &self.c, &self.pad);
             batch.rows += 1;
             *next_row = next_row.wrapping_add(1);
         }
@@ -130,12 +130,10 @@ impl TableData {
     }
 }
 
-/// `id\tk\tc\tpad\n`, or without the id.
-fn push_line(out: &mut Vec<u8>, id: Option<u32>, k: u32, c: &[u8], pad: &[u8]) {
-    if let Some(id) = id {
-        super::common::push_decimal(out, id);
-        out.push(b'\t');
-    }
+/// `id\tk\tc\tpad\n`.
+fn push_line(out: &mut Vec<u8>, id: u32, k: u32, c: &[u8], pad: &[u8]) {
+    super::common::push_decimal(out, id);
+    out.push(b'\t');
     super::common::push_decimal(out, k);
     out.push(b'\t');
     out.extend_from_slice(c);
@@ -211,12 +209,32 @@ mod tests {
     }
 
     fn insert_load(w: &dyn Workload, thread: u32, threads: u32, seed: u32) -> (Vec<String>, Vec<String>) {
+        let mut id = 0;
         split_steps(w.prepare(context(thread, threads), rng(seed)).map(|sql| {
+            if sql.starts_with("CREATE TABLE") {
+                id = 0;
+            }
+            let mut next_id = || {
+                id += 1;
+                id
+            };
             if let Some(rest) = sql.strip_prefix("INSERT INTO sbtest") {
                 let table: u32 = rest[..rest.find('(').unwrap()].parse().unwrap();
-                let data = insert_rows_as_lines(&sql).iter().map(|l| format!("{l}\n")).collect::<String>();
+                let lines = insert_rows_as_lines(&sql);
+                // Without auto_inc the rows carry their ids; with it they are
+                // the server's, numbered from 1 in the order sent.
+                let data = lines
+                    .iter()
+                    .map(|l| {
+                        if sql.contains("(id, k, c, pad)") {
+                            format!("{l}\n")
+                        } else {
+                            format!("{}\t{l}\n", next_id())
+                        }
+                    })
+                    .collect::<String>();
                 let rows = data.lines().count() as u32;
-                PrepareStep::Rows(RowBatch { table, rows, data: data.into_bytes(), with_id: false })
+                PrepareStep::Rows(RowBatch { table, rows, data: data.into_bytes() })
             } else {
                 PrepareStep::Sql(sql)
             }
@@ -268,7 +286,7 @@ mod tests {
             PrepareStep::Rows(b) => Some(b.sql()),
             PrepareStep::Sql(_) => None,
         });
-        assert!(first.unwrap().ends_with(" (k, c, pad)"));
+        assert!(first.unwrap().ends_with(" (id, k, c, pad)"), "ids are sent with auto_inc too");
     }
 
     /// oltp_insert without auto_inc creates empty tables, as its INSERT load does.

@@ -35,7 +35,6 @@ pub enum RowFormat {
     Binary,
 }
 
-
 /// Sequence id of the first packet of every response (the command took 0).
 const FIRST_RESPONSE_SEQ: u8 = 1;
 

@@ -24,7 +24,7 @@ use wirebench::cli::{
     parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Personality, StartupWarning,
 };
 use wirebench::client::Endpoint;
-use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
+use wirebench::driver::{Arrival, IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::rand::Distribution;
 use wirebench::workload::legacy::{Dist04, EngineTrx, LegacyTest, NontrxMode, Oltp04Mode, Rand04, Seed04};
 use wirebench::workload::Test;
@@ -1076,5 +1076,37 @@ fn test_help_matches_sysbench() {
             .map(|l| format!("{l}\n"))
             .collect();
         assert_eq!(test_help(test, Personality::Wirebench), expected, "{test}");
+    }
+}
+
+/// wirebench's latency options: the `--percentile` list (sysbench's line
+/// keeps its first whole value, else 95), `--per-statement`,
+/// `--rate-arrival`, `--hdr-log`, and what each refuses.
+#[test]
+fn latency_options() {
+    let g = bench("oltp_read_write run").general;
+    assert_eq!(
+        (g.percentiles, g.per_statement, g.hdr_log, g.rate_arrival),
+        (vec![95.0], false, None, Arrival::Poisson)
+    );
+    let g = bench("oltp_read_write run --percentile=50,95,99,99.9").general;
+    assert_eq!((g.percentile, g.percentiles), (Some(50), vec![50.0, 95.0, 99.0, 99.9]));
+    let g = bench("oltp_read_write run --percentile=99.9,50").general;
+    assert_eq!((g.percentile, g.percentiles), (Some(95), vec![99.9, 50.0]));
+    let g = bench("oltp_read_write run --percentile=0").general;
+    assert_eq!((g.percentile, g.percentiles), (None, vec![]));
+    let g = bench("oltp_read_write run --per-statement --rate-arrival=fixed --hdr-log=/tmp/x.hlog").general;
+    assert!(g.per_statement);
+    assert_eq!(g.rate_arrival, Arrival::Fixed);
+    assert_eq!(g.hdr_log, Some(std::path::PathBuf::from("/tmp/x.hlog")));
+    for (line, expected) in [
+        ("oltp_read_write run --percentile=50,0", "a list such as 50,95,99,99.9"),
+        ("oltp_read_write run --percentile=50,abc", "a list such as 50,95,99,99.9"),
+        ("oltp_read_write run --percentile=100.5", "at most 100"),
+        ("oltp_read_write run --rate-arrival=uniform", "poisson or fixed"),
+        ("oltp_read_write run --hdr-log=", "--hdr-log"),
+    ] {
+        let message = refused(line).to_string();
+        assert!(message.contains(expected), "{line}: {message}");
     }
 }

@@ -12,12 +12,13 @@ use super::general::{general, Said};
 use super::into::{db_options, engine_options, mysql_options, prepare_method, rand_config};
 use super::legacy::{self, Chosen};
 use super::legacy_options;
+use super::lua_script;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{null_server, value, Bench, Command, Dialect, Invocation};
+use super::{fuzz, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::legacy::{LegacyTest, Rand04};
 use crate::workload::Test;
 
@@ -26,8 +27,11 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     let refused_early = refusal_at(stated_verbosity(&opts));
     refuse_separated_values(&positionals).map_err(&refused_early)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
-    if let Some((&"null-server", rest)) = words.split_first() {
-        return null_server::parse(&opts, rest).map_err(refused_early);
+    match words.split_first() {
+        Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
+        Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
+        Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
+        _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.
     if is_set(&opts, "help").map_err(&refused_early)? {
@@ -51,6 +55,9 @@ fn bench_invocation(
     sources: &CredentialSources,
     mut notes: Vec<String>,
 ) -> Result<Invocation, CliError> {
+    if let Some(script) = lua_script::named(test_opt, words, &list)? {
+        return lua_script::invocation(list, script, sources, notes);
+    }
     let named = NamedTest::from_words(test_opt, words)?;
     let mut warnings = Vec::new();
     if let (Some(opt), TestRef::Modern(_)) = (test_opt, named.test_ref) {
@@ -198,7 +205,7 @@ fn refuse_unsupported_command(chosen: &Chosen) -> Result<(), CliError> {
 /// Every option read into the run's configuration; the login completed
 /// from `sources` last, so that a password is asked for only once the
 /// rest of the command line is known to be good.
-fn bench(
+pub(crate) fn bench(
     chosen: Chosen,
     opts: Opts,
     sources: &CredentialSources,
@@ -224,6 +231,8 @@ fn bench(
     test_options.threads = general.threads;
     test_options.prepare_method = prepare_method(&opts)?;
     let engine = engine_options(&opts)?;
+    // Read where the test is named (`lua_script.rs`).
+    opts.get("lua");
     for def in defs::PGSQL {
         if let Some(opt) = opts.get(&defs::key(def.name)) {
             notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));
@@ -251,6 +260,7 @@ fn bench(
         mysql,
         test_options,
         engine,
+        script: None,
         warnings,
         notes,
     })

@@ -21,11 +21,13 @@
 //!   something else (`--threads=+`, `--table-size=abc`, ...).
 //! - `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST` starts
 //!   the protocol-level null server instead.
+//! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
+//!   fuzz a server's protocol handling (`fuzz.rs`).
 //!
 //! Layer: the top, with `run` and `main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
-//! `test_options.rs`) and may import client, driver, rand, transport and
-//! workload for them; nothing but `run` and `main.rs` imports it
+//! `test_options.rs`, `fuzz.rs`) and may import client, driver, fuzz, rand,
+//! transport and workload for them; nothing but `run` and `main.rs` imports it
 //! (`tests/layers.rs`).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
@@ -35,11 +37,13 @@ mod build;
 mod credentials;
 mod defs;
 mod error;
+mod fuzz;
 mod general;
 mod help;
 mod into;
 mod legacy;
 mod legacy_options;
+mod lua_script;
 mod null_server;
 mod option_file;
 mod opts;
@@ -61,7 +65,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::client::{ServerAddresses, ServerKey};
-use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
+use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode};
+use crate::fuzz::{FuzzOptions, ReplayOptions};
+use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
 use crate::transport::tls::TlsOptions;
 use crate::workload::legacy::{LegacyOptions, LegacyTest};
@@ -70,7 +76,7 @@ use crate::workload::{OltpOptions, Test};
 pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
 pub use error::{CliError, Refusal, SysbenchRefusal};
-pub use help::{general_help, null_server_help, test_help};
+pub use help::{fuzz_help, fuzz_replay_help, general_help, null_server_help, test_help};
 pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 pub use terminal::TerminalError;
 pub use warnings::StartupWarning;
@@ -85,6 +91,12 @@ pub enum Invocation {
     /// `--help`: print [`general_help`] (or [`null_server_help`] after
     /// `null-server`) and exit 0.
     Help { null_server: bool },
+    /// `wirebench fuzz ...`: protocol fuzzing of a server.
+    Fuzz(Box<FuzzOptions>),
+    /// `wirebench fuzz-replay FILE ...`.
+    FuzzReplay(Box<ReplayOptions>),
+    /// `--help` after `fuzz` ([`fuzz_help`]) or `fuzz-replay` ([`fuzz_replay_help`]).
+    FuzzHelp { replay: bool },
     /// `--version`.
     Version,
 }
@@ -112,6 +124,9 @@ pub struct Bench {
     /// `select_random_*` scripts).
     pub test_options: OltpOptions,
     pub engine: EngineOptions,
+    /// A Lua script run by the Lua engine (a `.lua` path that is no
+    /// built-in test, or any with `--lua`): its path, command and options.
+    pub script: Option<ScriptCall>,
     /// What sysbench 1.0.20 warns about this command line (deprecated
     /// options, no limit), in the order it warns.
     pub warnings: Vec<StartupWarning>,
@@ -182,8 +197,20 @@ pub struct GeneralOptions {
     pub report_interval: Option<u32>,
     /// `--report-checkpoints`, in seconds from the start, sorted.
     pub report_checkpoints: Vec<u32>,
-    /// `--percentile` (1-100); `None` for 0, which disables it.
+    /// The percentile of sysbench's own lines (1-100): `--percentile`'s
+    /// first value when it is whole, else 95; `None` for 0, which disables
+    /// percentiles.
     pub percentile: Option<u8>,
+    /// Every value of `--percentile` (`50,95,99,99.9`), in order; empty
+    /// for 0.
+    pub percentiles: Vec<f64>,
+    /// `--per-statement`: counts and percentiles per statement kind in the
+    /// final report.
+    pub per_statement: bool,
+    /// `--hdr-log=FILE`: the HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
+    /// `--rate-arrival`: how `--rate` spaces the events.
+    pub rate_arrival: Arrival,
     pub histogram: bool,
     pub forced_shutdown: ForcedShutdown,
     /// 0 (critical only) to 5 (debug); `--debug` makes it 5.
@@ -209,6 +236,10 @@ impl Default for GeneralOptions {
             report_interval: None,
             report_checkpoints: Vec::new(),
             percentile: Some(95),
+            percentiles: vec![95.0],
+            per_statement: false,
+            hdr_log: None,
+            rate_arrival: Arrival::Poisson,
             histogram: false,
             forced_shutdown: ForcedShutdown::Off,
             verbosity: 3,
@@ -315,6 +346,8 @@ pub struct NullServerOptions {
     /// `--socket=PATH`.
     pub socket: Option<PathBuf>,
     pub cpus: Option<Vec<usize>>,
+    /// `--delay-us`: every answer waits this many microseconds.
+    pub delay_us: u64,
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()

@@ -10,10 +10,6 @@ use crate::rand::RandConfigError;
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
 
-/// sysbench's message when the `--rate` queue overflows.
-pub(super) const QUEUE_FULL: &str = "The event queue is full. This means the worker threads are unable to keep up \
-                                     with the specified event generation rate";
-
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The test's options make no workload.
@@ -74,10 +70,18 @@ pub enum RunError {
     SpawnLoops(io::Error),
     #[error(transparent)]
     Driver(#[from] DriverError),
+    #[error(transparent)]
+    HdrLog(#[from] crate::stats::HdrLogError),
+    /// A Lua script could not be loaded, or one of its functions failed.
+    #[error(transparent)]
+    Script(#[from] crate::lua::ScriptError),
+    /// An engine option the Lua engine does not honour yet.
+    #[error(
+        "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
+    )]
+    NotForScripts(&'static str),
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
-    #[error("{QUEUE_FULL}")]
-    QueueFull,
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

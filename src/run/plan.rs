@@ -16,7 +16,7 @@ use crate::driver::dry::{DryConn, DryLoopPlan};
 use crate::driver::{allowed_cpus, ConnPlan, LoopPlan, PsMode, Redial, Session, StdSocket};
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
-use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
+use crate::workload::{EmulatedStatement, ScriptContext, StatementKind, StatementSpec, Workload};
 
 /// How many connections log in at once: enough to hide round trips, few
 /// enough not to overflow the server's accept backlog.
@@ -37,6 +37,8 @@ pub(super) struct Sessions<'a> {
     bench: &'a Bench,
     workload: Arc<dyn Workload>,
     statements: Arc<Vec<StatementSpec>>,
+    /// Each statement's kind, for the per-statement counts.
+    kinds: Arc<[StatementKind]>,
     /// `--db-ps-mode=disable`: the statements as COM_QUERY text.
     emulated: Option<Arc<[EmulatedStatement]>>,
     params: RandParams,
@@ -57,13 +59,14 @@ impl<'a> Sessions<'a> {
         seed: u32,
     ) -> Result<Self, RunError> {
         let statements = Arc::new(workload.statements());
+        let kinds = workload.statement_kinds().into();
         let emulated = match bench.db.ps_mode {
             PsMode::Disable => Some(EmulatedStatement::all(&statements)?.into()),
             PsMode::Auto => None,
         };
         let pipeline = bench.engine.pipeline.max(1) as usize;
         let autocommit_off = pipeline > 1 && workload.events_are_transactions();
-        Ok(Sessions { bench, workload, statements, emulated, params, seed, pipeline, autocommit_off })
+        Ok(Sessions { bench, workload, statements, kinds, emulated, params, seed, pipeline, autocommit_off })
     }
 
     /// How connection `n` is opened, and opened again after a loss.
@@ -85,6 +88,7 @@ impl<'a> Sessions<'a> {
         let session = Session::new(index, script, rng, templates(&self.statements, ids)?, caps, self.pipeline)
             .draw_after_event(self.bench.general.percentile.unwrap_or(0) > 0)
             .emulating(self.emulated.clone())
+            .statement_kinds(self.kinds.clone())
             .autocommit_off(self.autocommit_off)
             .running(self.workload.name());
         Ok(session)

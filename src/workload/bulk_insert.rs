@@ -25,7 +25,7 @@
 
 use super::common::{push_decimal, BULK_PACKET_SIZE};
 use super::options::{OltpOptions, OptionsError};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
 
 pub const NAME: &str = "bulk_insert";
@@ -171,6 +171,7 @@ impl Script for BulkInsertScript {
                 rows += 1;
             }
         });
+        sink.set_query_kind(StatementKind::Insert);
         self.rows_sent = n;
         self.last_rows = rows;
         Ok(Step::Last)

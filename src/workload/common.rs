@@ -28,7 +28,7 @@ use wirebench_protocol::UsageError;
 
 use super::options::{OltpOptions, OptionsError};
 use super::table_data::{PrepareStep, TableData};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, StmtId, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, StmtId, Workload, WorkloadError};
 use crate::rand::Rng;
 
 /// `c_value_template`: 10 groups of 11 digits, 119 characters.
@@ -70,6 +70,21 @@ impl OltpStatement {
             OltpStatement::NonIndexUpdate => "UPDATE sbtest%u SET c=? WHERE id=?",
             OltpStatement::Delete => "DELETE FROM sbtest%u WHERE id=?",
             OltpStatement::Insert => "INSERT INTO sbtest%u (id, k, c, pad) VALUES (?, ?, ?, ?)",
+        }
+    }
+
+    /// The per-statement report's kind.
+    pub(crate) fn kind(self) -> StatementKind {
+        match self {
+            OltpStatement::PointSelect => StatementKind::PointSelect,
+            OltpStatement::SimpleRange => StatementKind::SimpleRange,
+            OltpStatement::SumRange => StatementKind::SumRange,
+            OltpStatement::OrderRange => StatementKind::OrderRange,
+            OltpStatement::DistinctRange => StatementKind::DistinctRange,
+            OltpStatement::IndexUpdate => StatementKind::UpdateIndex,
+            OltpStatement::NonIndexUpdate => StatementKind::UpdateNonIndex,
+            OltpStatement::Delete => StatementKind::Delete,
+            OltpStatement::Insert => StatementKind::Insert,
         }
     }
 
@@ -287,6 +302,18 @@ impl Workload for OltpWorkload {
         oltp_common_progress_line(sql, loading, self.options.table_size)
     }
 
+    fn statement_kinds(&self) -> Vec<StatementKind> {
+        let mut kinds =
+            Vec::with_capacity(self.layout.base + self.table_statements.len() * self.options.tables as usize);
+        if self.layout.base == 1 {
+            kinds.push(StatementKind::Commit);
+        }
+        for _ in 1..=self.options.tables {
+            kinds.extend(self.table_statements.iter().map(|s| s.kind()));
+        }
+        kinds
+    }
+
     fn events_are_transactions(&self) -> bool {
         self.plan.first() == Some(&EventStep::Begin) && self.plan.last() == Some(&EventStep::Commit)
     }
@@ -420,7 +447,7 @@ impl Script for OltpScript {
             };
             match step {
                 EventStep::Begin => {
-                    sink.query(b"BEGIN");
+                    sink.query_as(StatementKind::Begin, b"BEGIN");
                     return Ok(self.finish_step());
                 }
                 EventStep::Commit => {

@@ -16,7 +16,7 @@ use super::common::{
 };
 use super::options::{OltpOptions, OptionsError};
 use super::table_data::{PrepareStep, TableData};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
 pub const NAME: &str = "oltp_insert";
@@ -137,6 +137,7 @@ impl Script for InsertScript {
             out.extend_from_slice(pad);
             out.extend_from_slice(b"')");
         });
+        sink.set_query_kind(StatementKind::Insert);
         Ok(Step::Last)
     }
 

@@ -9,7 +9,7 @@ use super::defs::{self, OptDef};
 use super::error::CliError;
 use super::error::Refusal;
 use super::general::{general, Said};
-use super::into::{db_options, engine_options, mysql_options, rand_config};
+use super::into::{db_options, engine_options, mysql_options, prepare_method, rand_config};
 use super::legacy::{self, Chosen};
 use super::legacy_options;
 use super::lua_script;
@@ -229,6 +229,7 @@ pub(crate) fn bench(
     let mut test_options = test_options(&opts, test, command, &mut notes)?;
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;
+    test_options.prepare_method = prepare_method(&opts)?;
     let engine = engine_options(&opts)?;
     // Read where the test is named (`lua_script.rs`).
     opts.get("lua");

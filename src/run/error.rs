@@ -42,6 +42,12 @@ pub enum RunError {
     /// A connection could not be opened; the hint says what to check.
     #[error("unable to connect: {error}{}", connect_hint(.error))]
     Connect { error: ClientError },
+    /// `--prepare-method=load-data` against a server that refuses it.
+    #[error(
+        "--prepare-method=load-data: {reason}; run prepare with --prepare-method=insert (or auto, which falls back \
+         to INSERTs), or allow it on the server"
+    )]
+    LoadDataRefused { reason: String },
     /// A statement of `prepare`, `prewarm` or `cleanup` failed.
     #[error(transparent)]
     Client(#[from] ClientError),

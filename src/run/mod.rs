@@ -25,6 +25,7 @@ mod benchmark;
 mod error;
 mod interrupt;
 mod limits;
+mod load_method;
 mod lua_script;
 mod output;
 mod plan;

@@ -68,8 +68,17 @@ sysbench.rand = {
    unique = wb.rand_unique,
    string = wb.rand_string,
    uniform_double = wb.rand_uniform_double,
-   uniform_uint64 = wb.rand_uniform_uint64,
 }
+
+do
+   -- A uint64_t cdata, as sysbench's FFI declaration returns it.
+   local two32 = ffi.cast("uint64_t", 4294967296)
+   local halves = wb.rand_uniform_uint64
+   function sysbench.rand.uniform_uint64()
+      local hi, lo = halves()
+      return hi * two32 + lo
+   end
+end
 
 -- ----------------------------------------------------------------------
 -- sysbench.histogram
@@ -420,7 +429,7 @@ thread_id = sysbench.tid
 test = sysbench.cmdline.script_path
 
 function sb_rnd()
-   return sysbench.rand.uniform_uint64() % 4294967296
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
 end
 
 sb_rand = sysbench.rand.default

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::{api, options, sql, ScriptEnv, ScriptError};
 use crate::rand::Rng;
@@ -48,7 +48,12 @@ const PRELUDE: &str = include_str!("prelude.lua");
 /// `sysbench.opt` is not set yet (as in sysbench, whose scripts' top
 /// levels see no options).
 pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptError> {
-    let lua = Lua::new();
+    // SAFETY: `ffi` (and `debug`) let a script reach memory Lua does not
+    // check, which is why mlua keeps them behind `unsafe`. sysbench opens
+    // every library (luaL_openlibs) and its scripts use `ffi` (`ffi.cdef`,
+    // `ffi.C.usleep`, 64-bit integers); the script is code its user chose
+    // to run, with that user's rights, as under sysbench.
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ScriptError::Thread)?;
     let rng = Rng::for_thread(env.seed, tid, env.rand);
     lua.set_app_data(ThreadCtx {

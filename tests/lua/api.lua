@@ -99,6 +99,7 @@ sysbench.cmdline.commands = {
 
 local calls = 0
 local restarts = 0
+local duplicates = 0
 local latencies
 
 function thread_init(tid)
@@ -117,6 +118,7 @@ end
 function event(tid)
    calls = calls + 1
    if calls % 10 == 0 then
+      duplicates = duplicates + 1
       con:query("INSERT INTO t_api (id, k) VALUES (1, 0)") -- a duplicate, ignored
    end
    local row = sysbench.rand.uniform(1, sysbench.opt.rows)
@@ -128,7 +130,9 @@ end
 
 function thread_done(tid)
    select_k:close()
-   assert(restarts == 2, "restarts: " .. restarts)
+   -- How the events divide between the threads varies from run to run.
+   assert(restarts == duplicates, "restarts: " .. restarts .. ", duplicates: " .. duplicates)
+   print("restarts " .. restarts)
    if tid == 0 then
       latencies:print()
    end

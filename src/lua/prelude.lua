@@ -328,15 +328,19 @@ function param_methods.set_rand_str(self, fmt)
 end
 
 function result_methods.fetch_row(self)
-   if self.rows == nil then
+   if self.rows == nil and self.binary_rows == nil then
       return nil
    end
    self.row_at = self.row_at + 1
+   if self.binary_rows ~= nil then
+      return self.binary_rows:row(self.row_at)
+   end
    return self.rows[self.row_at]
 end
 
 function result_methods.free(self)
    self.rows = nil
+   self.binary_rows = nil
    return true
 end
 

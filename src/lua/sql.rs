@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, UserData, UserDataMethods, Value};
 use wirebench_protocol::command::{encode_execute, Param};
-use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, RowFormat};
+use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, ResultSet, RowFormat};
 
 use super::state::ThreadCtx;
 use crate::client::{ClientError, ConnectOptions, Connection};
@@ -376,6 +376,23 @@ fn execute(lua: &Lua, this: &mut SqlStatement, params: &Table) -> mlua::Result<(
             values.len()
         )));
     }
+    if !statement.columns.is_empty() {
+        let mut taken = this.conn.borrow_mut().conn.take();
+        let answer = block(lua, async {
+            match taken.as_mut() {
+                Some(c) => c.execute(statement, &values).await,
+                None => Err(closed()),
+            }
+        })?;
+        this.conn.borrow_mut().conn = taken;
+        return match answer {
+            Ok(response) => Ok((Some(rows_table(lua, response)?), None)),
+            Err(error) => {
+                let failure = failure(lua, &error);
+                Ok((None, Some(after_error(lua, &this.conn, failure)?)))
+            }
+        };
+    }
     this.packet.clear();
     encode_execute(&mut this.packet, statement.statement_id(), &values);
     let nfields = statement.columns.len();
@@ -401,5 +418,50 @@ fn execute(lua: &Lua, this: &mut SqlStatement, params: &Table) -> mlua::Result<(
             let failure = failure(lua, &error);
             Ok((None, Some(after_error(lua, &this.conn, failure)?)))
         }
+    }
+}
+
+/// A prepared statement's result set: `nrows`, `nfields`, and the rows
+/// kept as the server sent them, each made a Lua table only when
+/// `fetch_row` asks for it.
+fn rows_table(lua: &Lua, response: Response) -> mlua::Result<Table> {
+    let affected: u64 =
+        response.results.iter().map(|r| if let QueryResult::Ok(ok) = r { ok.affected_rows } else { 0 }).sum();
+    count(lua, response.result_sets().next().is_some(), affected)?;
+    let table = lua.create_table()?;
+    let rows = response.results.into_iter().find_map(|r| match r {
+        QueryResult::ResultSet(rs) => Some(rs),
+        _ => None,
+    });
+    match rows {
+        Some(rows) => {
+            table.set("nrows", rows.rows.len())?;
+            table.set("nfields", rows.columns.len())?;
+            table.set("binary_rows", BinaryRows(rows))?;
+        }
+        None => {
+            table.set("nrows", affected)?;
+            table.set("nfields", 0)?;
+        }
+    }
+    Ok(table)
+}
+
+/// The rows of a prepared statement's result.
+struct BinaryRows(ResultSet);
+
+impl UserData for BinaryRows {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        // Row `n` (from 1) as `fetch_row` gives it: values as text, NULL as nil.
+        methods.add_method("row", |lua, this, n: usize| {
+            let Some(row) = n.checked_sub(1).and_then(|i| this.0.rows.get(i)) else { return Ok(None) };
+            let values = lua.create_table()?;
+            for (i, value) in row.text_values(&this.0.columns).map_err(mlua::Error::external)?.into_iter().enumerate() {
+                if let Some(value) = value {
+                    values.raw_set(i + 1, lua.create_string(&value)?)?;
+                }
+            }
+            Ok(Some(values))
+        });
     }
 }

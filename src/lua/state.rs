@@ -9,6 +9,7 @@ use std::sync::Arc;
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::{api, options, sql, ScriptEnv, ScriptError};
+use crate::driver::RunControl;
 use crate::rand::Rng;
 use crate::stats::LoopStats;
 
@@ -28,6 +29,9 @@ pub(crate) struct ThreadCtx {
     pub stats: Option<LoopStats>,
     /// Blocking calls give up at this instant (`--time` plus a grace).
     pub cut_at: Option<tokio::time::Instant>,
+    /// The run's limits while `run` is under way: a reconnect loop ends
+    /// when the run is stopped.
+    pub control: Option<Arc<RunControl>>,
     /// Written to stdout when the state closes (`report_json`'s closing bracket).
     pub on_close: Option<String>,
 }
@@ -63,6 +67,7 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
         runtime: Rc::new(runtime),
         stats: None,
         cut_at: None,
+        control: None,
         on_close: None,
     });
     set_paths(&lua, &env.call.path)?;

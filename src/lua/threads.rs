@@ -89,10 +89,11 @@ pub fn spawn_threads(
 fn run_thread(env: &Arc<ScriptEnv>, tid: u32, context: &LoopContext, cut_ns: Option<u64>) -> Result<(), ScriptError> {
     let lua = new_state(env, tid)?;
     export_options(&lua, env)?;
-    if let Some(at) = cut_ns {
-        let cut = tokio::time::Instant::from_std(context.clock.started() + Duration::from_nanos(at));
-        with_ctx(&lua, |ctx| ctx.cut_at = Some(cut))?;
-    }
+    let cut = cut_ns.map(|at| tokio::time::Instant::from_std(context.clock.started() + Duration::from_nanos(at)));
+    with_ctx(&lua, |ctx| {
+        ctx.cut_at = cut;
+        ctx.control = Some(context.control.clone());
+    })?;
     if let Some(thread_init) = global_function(&lua, "thread_init")? {
         thread_init.call::<()>(tid).map_err(|e| ScriptError::function("thread_init", &e))?;
     }

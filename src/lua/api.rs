@@ -64,7 +64,16 @@ fn install_rand(lua: &Lua, raw: &Table) -> mlua::Result<()> {
         })?;
         raw.set(name, f)?;
     }
-    raw.set("rand_uniform_uint64", lua.create_function(|lua, ()| with_rng(lua, |rng| rng.next_u64() as f64))?)?;
+    // Two halves, which the prelude joins into a uint64_t cdata: a Lua
+    // number would round draws above 2^53, sysbench's function returns
+    // uint64_t through the FFI.
+    raw.set(
+        "rand_uniform_uint64",
+        lua.create_function(|lua, ()| {
+            let n = with_rng(lua, |rng| rng.next_u64())?;
+            Ok(((n >> 32) as u32, n as u32))
+        })?,
+    )?;
     raw.set("rand_uniform_double", lua.create_function(|lua, ()| with_rng(lua, |rng| rng.next_f64()))?)?;
     raw.set(
         "rand_unique",

@@ -23,6 +23,7 @@ mod api;
 mod commands;
 mod error;
 mod options;
+mod reports;
 mod sql;
 mod state;
 mod threads;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 pub use commands::{run_command, script_help, Help};
 pub use error::ScriptError;
 pub use options::OptValue;
+pub use reports::ReportHooks;
 pub use threads::{spawn_threads, ThreadsPlan};
 
 use crate::client::ConnectOptions;

@@ -68,8 +68,17 @@ sysbench.rand = {
    unique = wb.rand_unique,
    string = wb.rand_string,
    uniform_double = wb.rand_uniform_double,
-   uniform_uint64 = wb.rand_uniform_uint64,
 }
+
+do
+   -- A uint64_t cdata, as sysbench's FFI declaration returns it.
+   local two32 = ffi.cast("uint64_t", 4294967296)
+   local halves = wb.rand_uniform_uint64
+   function sysbench.rand.uniform_uint64()
+      local hi, lo = halves()
+      return hi * two32 + lo
+   end
+end
 
 -- ----------------------------------------------------------------------
 -- sysbench.histogram
@@ -121,8 +130,8 @@ local param_mt = {
 
 function sql.driver(name)
    if name ~= nil and name ~= "mysql" then
-      error("failed to initialize the DB driver: wirebench speaks MySQL only, not " ..
-               tostring(name), 2)
+      wb.write_err(string.format("FATAL: invalid database driver name: '%s'\n", tostring(name)))
+      error("failed to initialize the DB driver", 2)
    end
    return setmetatable({}, driver_mt)
 end
@@ -140,12 +149,21 @@ function driver_methods.connect(self)
    return setmetatable({ raw = raw, error = sql.error.NONE }, connection_mt)
 end
 
--- sysbench's check_error: an ignorable error (or one the
--- sql_error_ignorable hook accepts) restarts the event, any other ends
--- the script with the server's message.
-local function check_error(con, err, query, level)
+-- sysbench's check_error (sysbench.sql.lua), after its driver's
+-- (drv_mysql.c): an error --mysql-ignore-errors does not list is logged
+-- FATAL; then an ignorable error, or one the sql_error_ignorable hook
+-- accepts, restarts the event, and any other ends the script with the
+-- server's message at the script's line.
+local function check_error(con, err, query, level, func)
    con.sql_errno, con.sql_state, con.sql_errmsg =
       err.sql_errno, err.sql_state, err.sql_errmsg
+   if err.ignorable then
+      con.error = sql.error.IGNORABLE
+   else
+      con.error = sql.error.FATAL
+      wb.write_err(string.format("FATAL: %s returned error %d (%s) for query '%s'\n",
+                                 func or "mysql_drv_query()", err.sql_errno, err.sql_errmsg, query))
+   end
    local errdesc = {
       connection = con,
       query = query,
@@ -153,36 +171,46 @@ local function check_error(con, err, query, level)
       sql_state = err.sql_state,
       sql_errmsg = err.sql_errmsg,
    }
-   if err.ignorable then
-      con.error = sql.error.IGNORABLE
-   else
-      con.error = sql.error.FATAL
-   end
    if err.ignorable or (type(sysbench.hooks.sql_error_ignorable) == "function"
                            and sysbench.hooks.sql_error_ignorable(errdesc)) then
       errdesc.errcode = sysbench.error.RESTART_EVENT
       error(errdesc, level + 1)
    end
-   wb.write_err(string.format("FATAL: mysql_drv_query() returned error %d (%s) for query '%s'\n",
-                              err.sql_errno, err.sql_errmsg, query))
    error(string.format("SQL error, errno = %d, state = '%s': %s",
                        err.sql_errno, err.sql_state, err.sql_errmsg), level + 1)
+end
+
+-- As in sysbench's driver, only the connection's latest result set can be
+-- freed: a query or execution after it, or free(), ends it.
+local function current_result(con, rs)
+   rs.row_at = 0
+   rs.connection = con
+   con.current_rs = rs.nfields > 0 and rs or nil
+   return setmetatable(rs, result_mt)
+end
+
+-- A call on a connection disconnect() closed: sysbench's "SQL API error",
+-- raised (as there) from a tail call, so at the same level.
+local function closed_error()
+   wb.write_err("ALERT: attempt to use an already closed connection\n")
+   error("SQL API error", 3)
 end
 
 function connection_methods.query(self, query)
    if type(query) ~= "string" then
       error("bad argument #1 to 'query' (string expected, got " .. type(query) .. ")", 2)
    end
+   if self.closed then return closed_error() end
    local rs, err = self.raw:query(query)
    if rs == nil then
       return check_error(self, err, query, 1)
    end
    self.error = sql.error.NONE
-   rs.row_at = 0
-   return setmetatable(rs, result_mt)
+   return current_result(self, rs)
 end
 
 function connection_methods.query_row(self, query)
+   if self.closed then return closed_error() end
    local rs, err = self.raw:query(query)
    if rs == nil then
       return check_error(self, err, query, 1)
@@ -194,11 +222,18 @@ function connection_methods.query_row(self, query)
 end
 
 function connection_methods.bulk_insert_init(self, query)
+   if self.closed then return closed_error() end
    self.raw:bulk_insert_init(query)
+   self.bulk_on = true
    return true
 end
 
 function connection_methods.bulk_insert_next(self, val)
+   if self.closed then return closed_error() end
+   if not self.bulk_on then
+      wb.write_err("ALERT: attempt to call bulk_insert_next() before bulk_insert_init()\n")
+      error("db_bulk_insert_next() failed", 2)
+   end
    local err = self.raw:bulk_insert_next(val)
    if err ~= nil then
       return check_error(self, err, "<bulk insert>", 1)
@@ -207,6 +242,11 @@ function connection_methods.bulk_insert_next(self, val)
 end
 
 function connection_methods.bulk_insert_done(self)
+   if self.closed then return closed_error() end
+   if not self.bulk_on then
+      return true
+   end
+   self.bulk_on = false
    local err = self.raw:bulk_insert_done()
    if err ~= nil then
       return check_error(self, err, "<bulk insert>", 1)
@@ -214,23 +254,37 @@ function connection_methods.bulk_insert_done(self)
    return true
 end
 
+-- A statement the server refuses: sysbench's driver logs it and its
+-- check_error raises an API error (the error is not counted).
 function connection_methods.prepare(self, query)
+   if self.closed then return closed_error() end
    local raw, err = self.raw:prepare(query)
    if raw == nil then
-      return check_error(self, err, query, 1)
+      self.error = sql.error.FATAL
+      wb.write_err(string.format("FATAL: mysql_stmt_prepare() failed\nFATAL: MySQL error: %d \"%s\"\n",
+                                 err.sql_errno, err.sql_errmsg))
+      error("SQL API error", 2)
    end
-   return setmetatable({ raw = raw, connection = self, params = {} }, statement_mt)
+   return setmetatable({ raw = raw, connection = self, params = {}, query = query }, statement_mt)
 end
 
 function connection_methods.disconnect(self)
+   if self.closed then
+      wb.write_err("ALERT: attempt to close an already closed connection\n")
+      return true
+   end
    self.raw:disconnect()
+   self.closed = true
    return true
 end
 
 function connection_methods.reconnect(self)
-   local err = self.raw:reconnect()
-   if err ~= nil then
-      error(string.format("reconnect failed: errno = %d: %s", err.sql_errno, err.sql_errmsg), 2)
+   if self.closed then
+      wb.write_err("ALERT: attempt to close an already closed connection\n")
+      return true
+   end
+   if not self.raw:reconnect() then
+      error("reconnect failed: the run was stopped before the server answered", 2)
    end
    return true
 end
@@ -274,12 +328,12 @@ function statement_methods.bind_param(self, ...)
 end
 
 function statement_methods.execute(self)
+   if self.connection.closed then return closed_error() end
    local rs, err = self.raw:execute(self.params)
    if rs == nil then
-      return check_error(self.connection, err, '<prepared statement>', 1)
+      return check_error(self.connection, err, self.query, 1, "mysql_stmt_execute()")
    end
-   rs.row_at = 0
-   return setmetatable(rs, result_mt)
+   return current_result(self.connection, rs)
 end
 
 function statement_methods.close(self)
@@ -319,15 +373,24 @@ function param_methods.set_rand_str(self, fmt)
 end
 
 function result_methods.fetch_row(self)
-   if self.rows == nil then
+   if self.rows == nil and self.binary_rows == nil then
       return nil
    end
    self.row_at = self.row_at + 1
+   if self.binary_rows ~= nil then
+      return self.binary_rows:row(self.row_at)
+   end
    return self.rows[self.row_at]
 end
 
 function result_methods.free(self)
+   if self.connection == nil or self.connection.current_rs ~= self then
+      wb.write_err("ALERT: attempt to free an invalid result set\n")
+      error("db_free_results() failed", 2)
+   end
+   self.connection.current_rs = nil
    self.rows = nil
+   self.binary_rows = nil
    return true
 end
 
@@ -420,7 +483,7 @@ thread_id = sysbench.tid
 test = sysbench.cmdline.script_path
 
 function sb_rnd()
-   return sysbench.rand.uniform_uint64() % 4294967296
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
 end
 
 sb_rand = sysbench.rand.default

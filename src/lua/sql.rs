@@ -14,11 +14,14 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, UserData, UserDataMethods, Value};
 use wirebench_protocol::command::{encode_execute, Param};
-use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, RowFormat};
+use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, ResultSet, RowFormat};
 
 use super::state::ThreadCtx;
 use crate::client::{ClientError, ConnectOptions, Connection};
-use crate::driver::CR_SERVER_LOST;
+use crate::driver::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
+
+/// libmysqlclient's CR_SERVER_LOST_EXTENDED, which sysbench also reconnects on.
+const CR_SERVER_LOST_EXTENDED: u16 = 2055;
 use crate::stats::QueryKind;
 
 /// sysbench's `BULK_PACKET_SIZE`: a bulk INSERT is sent before it grows past this.
@@ -132,20 +135,44 @@ fn count(lua: &Lua, result_sets: bool, affected_rows: u64) -> mlua::Result<()> {
     Ok(())
 }
 
-/// Counts an error; a lost connection that is ignored is opened again.
-fn after_error(lua: &Lua, conn: &Rc<RefCell<SqlConn>>, failure: Failure) -> mlua::Result<Table> {
-    let lost = failure.errno == CR_SERVER_LOST;
-    if failure.ignorable {
+/// Counts a failed call as sysbench's driver does: an error, except a
+/// lost connection that `--mysql-ignore-errors` lists, which is opened
+/// again (sysbench's retry loop) and counted as a reconnect.
+fn after_error(lua: &Lua, conn: &Rc<RefCell<SqlConn>>, mut failure: Failure) -> mlua::Result<Table> {
+    let lost = matches!(failure.errno, CR_SERVER_LOST | CR_SERVER_GONE_ERROR | CR_SERVER_LOST_EXTENDED);
+    if failure.ignorable && lost && reopen(lua, conn)? {
         if let Some(stats) = context(lua)?.stats.as_mut() {
-            stats.record_error();
+            stats.record_reconnect();
         }
-        if lost && open(lua, conn).is_ok() {
-            if let Some(stats) = context(lua)?.stats.as_mut() {
-                stats.record_reconnect();
-            }
-        }
+        return failure.into_lua(lua);
+    }
+    // A lost connection that could not be opened again ends the script.
+    failure.ignorable &= !lost;
+    if let Some(stats) = context(lua)?.stats.as_mut() {
+        stats.record_error();
     }
     failure.into_lua(lua)
+}
+
+/// How long sysbench's reconnect loop waits between two attempts.
+const RECONNECT_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// sysbench's `mysql_drv_reconnect`: tries again until the connection
+/// opens; false when the run was stopped meanwhile (a fatal error
+/// elsewhere, a signal). `--time` ends the wait as it ends any call.
+fn reopen(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<bool> {
+    conn.borrow_mut().conn = None;
+    loop {
+        match open(lua, conn) {
+            Ok(()) => return Ok(true),
+            Err(failure) if failure.message.contains(CUT_MARK) => return Err(mlua::Error::runtime(CUT_MARK)),
+            Err(_) => {}
+        }
+        if context(lua)?.control.as_ref().is_some_and(|c| c.is_stopped()) {
+            return Ok(false);
+        }
+        std::thread::sleep(RECONNECT_PAUSE);
+    }
 }
 
 /// The error for a call on a connection that is not open.
@@ -238,9 +265,17 @@ impl UserData for SqlHandle {
             }
             Ok(())
         });
+        // sysbench's db_connection_reconnect: the retry loop, counted as a reconnect.
         methods.add_method("reconnect", |lua, this, ()| {
-            this.0.borrow_mut().conn = None;
-            open(lua, &this.0).err().map(|f| f.into_lua(lua)).transpose()
+            let reopened = reopen(lua, &this.0)?;
+            if let Some(stats) = context(lua)?.stats.as_mut() {
+                if reopened {
+                    stats.record_reconnect();
+                } else {
+                    stats.record_error();
+                }
+            }
+            Ok(reopened)
         });
         methods.add_meta_method("__tostring", |_, _, ()| Ok("<sql_connection>"));
     }
@@ -287,7 +322,8 @@ fn bulk_flush(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<Option<Tab
     Ok(error)
 }
 
-/// `con:prepare(sql)`: a statement, or the error.
+/// `con:prepare(sql)`: a statement, or the error (not counted: sysbench's
+/// driver counts the errors of queries and executions only).
 fn prepare(lua: &Lua, conn: &Rc<RefCell<SqlConn>>, sql: &str) -> mlua::Result<(Option<SqlStatement>, Option<Table>)> {
     let mut taken = conn.borrow_mut().conn.take();
     let answer = block(lua, async {
@@ -301,10 +337,7 @@ fn prepare(lua: &Lua, conn: &Rc<RefCell<SqlConn>>, sql: &str) -> mlua::Result<(O
         Ok(statement) => {
             Ok((Some(SqlStatement { conn: conn.clone(), statement: Some(statement), packet: Vec::new() }), None))
         }
-        Err(error) => {
-            let failure = failure(lua, &error);
-            Ok((None, Some(after_error(lua, conn, failure)?)))
-        }
+        Err(error) => Ok((None, Some(failure(lua, &error).into_lua(lua)?))),
     }
 }
 
@@ -376,6 +409,23 @@ fn execute(lua: &Lua, this: &mut SqlStatement, params: &Table) -> mlua::Result<(
             values.len()
         )));
     }
+    if !statement.columns.is_empty() {
+        let mut taken = this.conn.borrow_mut().conn.take();
+        let answer = block(lua, async {
+            match taken.as_mut() {
+                Some(c) => c.execute(statement, &values).await,
+                None => Err(closed()),
+            }
+        })?;
+        this.conn.borrow_mut().conn = taken;
+        return match answer {
+            Ok(response) => Ok((Some(rows_table(lua, response)?), None)),
+            Err(error) => {
+                let failure = failure(lua, &error);
+                Ok((None, Some(after_error(lua, &this.conn, failure)?)))
+            }
+        };
+    }
     this.packet.clear();
     encode_execute(&mut this.packet, statement.statement_id(), &values);
     let nfields = statement.columns.len();
@@ -401,5 +451,50 @@ fn execute(lua: &Lua, this: &mut SqlStatement, params: &Table) -> mlua::Result<(
             let failure = failure(lua, &error);
             Ok((None, Some(after_error(lua, &this.conn, failure)?)))
         }
+    }
+}
+
+/// A prepared statement's result set: `nrows`, `nfields`, and the rows
+/// kept as the server sent them, each made a Lua table only when
+/// `fetch_row` asks for it.
+fn rows_table(lua: &Lua, response: Response) -> mlua::Result<Table> {
+    let affected: u64 =
+        response.results.iter().map(|r| if let QueryResult::Ok(ok) = r { ok.affected_rows } else { 0 }).sum();
+    count(lua, response.result_sets().next().is_some(), affected)?;
+    let table = lua.create_table()?;
+    let rows = response.results.into_iter().find_map(|r| match r {
+        QueryResult::ResultSet(rs) => Some(rs),
+        _ => None,
+    });
+    match rows {
+        Some(rows) => {
+            table.set("nrows", rows.rows.len())?;
+            table.set("nfields", rows.columns.len())?;
+            table.set("binary_rows", BinaryRows(rows))?;
+        }
+        None => {
+            table.set("nrows", affected)?;
+            table.set("nfields", 0)?;
+        }
+    }
+    Ok(table)
+}
+
+/// The rows of a prepared statement's result.
+struct BinaryRows(ResultSet);
+
+impl UserData for BinaryRows {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        // Row `n` (from 1) as `fetch_row` gives it: values as text, NULL as nil.
+        methods.add_method("row", |lua, this, n: usize| {
+            let Some(row) = n.checked_sub(1).and_then(|i| this.0.rows.get(i)) else { return Ok(None) };
+            let values = lua.create_table()?;
+            for (i, value) in row.text_values(&this.0.columns).map_err(mlua::Error::external)?.into_iter().enumerate() {
+                if let Some(value) = value {
+                    values.raw_set(i + 1, lua.create_string(&value)?)?;
+                }
+            }
+            Ok(Some(values))
+        });
     }
 }

@@ -6,9 +6,10 @@ use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{Function, Lua, Table, Value};
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::{api, options, sql, ScriptEnv, ScriptError};
+use crate::driver::RunControl;
 use crate::rand::Rng;
 use crate::stats::LoopStats;
 
@@ -28,6 +29,9 @@ pub(crate) struct ThreadCtx {
     pub stats: Option<LoopStats>,
     /// Blocking calls give up at this instant (`--time` plus a grace).
     pub cut_at: Option<tokio::time::Instant>,
+    /// The run's limits while `run` is under way: a reconnect loop ends
+    /// when the run is stopped.
+    pub control: Option<Arc<RunControl>>,
     /// Written to stdout when the state closes (`report_json`'s closing bracket).
     pub on_close: Option<String>,
 }
@@ -48,7 +52,12 @@ const PRELUDE: &str = include_str!("prelude.lua");
 /// `sysbench.opt` is not set yet (as in sysbench, whose scripts' top
 /// levels see no options).
 pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptError> {
-    let lua = Lua::new();
+    // SAFETY: `ffi` (and `debug`) let a script reach memory Lua does not
+    // check, which is why mlua keeps them behind `unsafe`. sysbench opens
+    // every library (luaL_openlibs) and its scripts use `ffi` (`ffi.cdef`,
+    // `ffi.C.usleep`, 64-bit integers); the script is code its user chose
+    // to run, with that user's rights, as under sysbench.
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ScriptError::Thread)?;
     let rng = Rng::for_thread(env.seed, tid, env.rand);
     lua.set_app_data(ThreadCtx {
@@ -58,6 +67,7 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
         runtime: Rc::new(runtime),
         stats: None,
         cut_at: None,
+        control: None,
         on_close: None,
     });
     set_paths(&lua, &env.call.path)?;

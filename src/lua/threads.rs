@@ -10,6 +10,7 @@ use std::time::Duration;
 use mlua::{Function, Lua, Table};
 
 use super::error::lua_message;
+use super::reports::{HooksSet, ReportHooks};
 use super::sql::CUT_MARK;
 use super::state::{export_options, global_function, new_state, script_name, ThreadCtx};
 use super::{ScriptEnv, ScriptError};
@@ -20,6 +21,7 @@ use crate::driver::{Admission, Budget, LoopContext};
 pub struct ThreadsPlan {
     lua: Lua,
     env: Arc<ScriptEnv>,
+    hooks: HooksSet,
 }
 
 impl ThreadsPlan {
@@ -27,6 +29,7 @@ impl ThreadsPlan {
     /// refuses a script without `event()`.
     pub fn init(env: Arc<ScriptEnv>) -> Result<ThreadsPlan, ScriptError> {
         let lua = new_state(&env, 0)?;
+        let hooks = HooksSet::of(&lua)?;
         export_options(&lua, &env)?;
         if let Some(init) = global_function(&lua, "init")? {
             init.call::<()>(()).map_err(|e| ScriptError::function("init", &e))?;
@@ -34,7 +37,13 @@ impl ThreadsPlan {
         if global_function(&lua, "event")?.is_none() {
             return Err(ScriptError::NoEvent { script: script_name(&env.call.path) });
         }
-        Ok(ThreadsPlan { lua, env })
+        Ok(ThreadsPlan { lua, env, hooks })
+    }
+
+    /// The script's report hooks, if it set any: `interval` is
+    /// `--report-interval` given, `checkpoints` `--report-checkpoints`.
+    pub fn report_hooks(&self, interval: bool, checkpoints: bool) -> Result<Option<ReportHooks>, ScriptError> {
+        ReportHooks::new(&self.env, &self.lua, self.hooks, interval, checkpoints)
     }
 
     pub fn env(&self) -> &Arc<ScriptEnv> {
@@ -80,10 +89,11 @@ pub fn spawn_threads(
 fn run_thread(env: &Arc<ScriptEnv>, tid: u32, context: &LoopContext, cut_ns: Option<u64>) -> Result<(), ScriptError> {
     let lua = new_state(env, tid)?;
     export_options(&lua, env)?;
-    if let Some(at) = cut_ns {
-        let cut = tokio::time::Instant::from_std(context.clock.started() + Duration::from_nanos(at));
-        with_ctx(&lua, |ctx| ctx.cut_at = Some(cut))?;
-    }
+    let cut = cut_ns.map(|at| tokio::time::Instant::from_std(context.clock.started() + Duration::from_nanos(at)));
+    with_ctx(&lua, |ctx| {
+        ctx.cut_at = cut;
+        ctx.control = Some(context.control.clone());
+    })?;
     if let Some(thread_init) = global_function(&lua, "thread_init")? {
         thread_init.call::<()>(tid).map_err(|e| ScriptError::function("thread_init", &e))?;
     }

@@ -14,7 +14,8 @@ use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
 use crate::driver::{self, Arrival, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
-use crate::stats::report::{self, FinalReport, RunHeader};
+use crate::lua::ReportHooks;
+use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
@@ -48,7 +49,7 @@ pub(super) fn run(
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
-    supervise_to_report(bench, &context, handles, hdr_log, forced_shutdown_s, interrupts)
+    supervise_to_report(bench, &context, handles, hdr_log, None, forced_shutdown_s, interrupts)
 }
 
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
@@ -67,12 +68,14 @@ pub(super) fn start_threads(bench: &Bench, context: &LoopContext) -> Result<Opti
 
 /// From the threads' start to the final report: interim reports, the end
 /// of the run (limits, a signal, a fatal error), and the report of what
-/// ran. Loop threads and the Lua engine's threads alike.
+/// ran. Loop threads and the Lua engine's threads alike; `hooks`: a
+/// script's report hooks, which replace the reports.
 pub(super) fn supervise_to_report<E>(
     bench: &Bench,
     context: &LoopContext,
     handles: Vec<JoinHandle<Result<(), E>>>,
     hdr_log: Option<HdrLog>,
+    hooks: Option<ReportHooks>,
     forced_shutdown_s: Option<u32>,
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError>
@@ -81,7 +84,7 @@ where
 {
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log);
+    let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
@@ -110,7 +113,7 @@ where
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
     let rate = rate_summary(general, &context.control, &reports, end_ns);
-    final_report(&reports, general, end_ns, rate)?;
+    final_report(&mut reports, general, end_ns, rate)?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -164,7 +167,7 @@ fn recording(general: &GeneralOptions) -> Recording {
 /// sysbench's final report (with `--histogram`, the histogram first),
 /// with wirebench's additions after its latency block.
 fn final_report(
-    reports: &Reports,
+    reports: &mut Reports,
     general: &GeneralOptions,
     end_ns: u64,
     rate: Option<RateSummary>,
@@ -177,7 +180,7 @@ fn final_report(
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
     let additions = reports.additions(rate);
-    Level::Notice.print(FinalReport { additions: &additions, ..reports.cumulative(end_ns, 0) })?;
+    reports.print_final(end_ns, 0, &additions)?;
     say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)
 }
 

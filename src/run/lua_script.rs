@@ -105,9 +105,11 @@ fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Ou
     let context = loop_context(bench, &threads, seed(bench));
     let general = &bench.general;
     let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
+    let hooks =
+        plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     let hdr_log = start_threads(bench, &context)?;
     let handles = lua::spawn_threads(&plan, &context, cut_ns)?;
-    let outcome = supervise_to_report(bench, &context, handles, hdr_log, forced_shutdown_s, interrupts)?;
+    let outcome = supervise_to_report(bench, &context, handles, hdr_log, hooks, forced_shutdown_s, interrupts)?;
     plan.done()?;
     Ok(outcome)
 }

@@ -7,6 +7,7 @@ pub mod client;
 pub mod driver;
 pub mod null_server;
 pub mod rand;
+pub mod results;
 pub mod run;
 pub mod stats;
 pub mod transport;

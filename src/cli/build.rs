@@ -12,10 +12,11 @@ use super::general::{general, Said};
 use super::into::{db_options, engine_options, mysql_options, rand_config};
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
+use super::result_options::result_options;
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{legacy, null_server, value, Bench, Command, Dialect, Invocation};
+use super::{compare, legacy, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::Test;
 
 pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
@@ -23,8 +24,10 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     let refused_early = refusal_at(stated_verbosity(&opts));
     refuse_separated_values(&positionals).map_err(&refused_early)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
-    if let Some((&"null-server", rest)) = words.split_first() {
-        return null_server::parse(&opts, rest).map_err(refused_early);
+    match words.split_first() {
+        Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
+        Some((&"compare", files)) => return compare::parse(&opts, files).map_err(refused_early),
+        _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.
     if is_set(&opts, "help").map_err(&refused_early)? {
@@ -215,6 +218,7 @@ fn bench(
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;
     let engine = engine_options(&opts)?;
+    let results = result_options(&opts, &general)?;
     for def in defs::PGSQL {
         if let Some(opt) = opts.get(&defs::key(def.name)) {
             notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));
@@ -230,7 +234,7 @@ fn bench(
         // safety net against a table entry without a reader.
         return Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench yet".to_owned() });
     }
-    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, warnings, notes })
+    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, results, warnings, notes })
 }
 
 fn is_set(opts: &[RawOpt], key: &str) -> Result<bool, CliError> {
@@ -284,6 +288,7 @@ fn check_scope(opt: &RawOpt, test_ref: TestRef) -> Result<(), CliError> {
 mod tests {
     use super::*;
     use crate::cli::raw::split;
+    use crate::results::ResultOptions;
 
     /// Every option in the tables has a reader: none falls through to the
     /// "not supported" safety net.
@@ -321,7 +326,7 @@ mod tests {
     /// its documented default changes nothing.
     #[test]
     fn documented_defaults_are_the_defaults() {
-        let groups: [(&[OptDef], &str); 13] = [
+        let groups: [(&[OptDef], &str); 14] = [
             (defs::GENERAL, "oltp_read_write"),
             (defs::RAND, "oltp_read_write"),
             (defs::LOG, "oltp_read_write"),
@@ -330,6 +335,7 @@ mod tests {
             (defs::PGSQL, "oltp_read_write"),
             (defs::MASTER, "oltp_read_write"),
             (defs::ENGINE, "oltp_read_write"),
+            (defs::RESULTS, "oltp_read_write"),
             (defs::OPTION_FILES, "oltp_read_write"),
             (defs::OLTP, "oltp_read_write"),
             (defs::RANDOM_POINTS, "select_random_points"),
@@ -340,7 +346,11 @@ mod tests {
             split(words.iter().map(|w| (*w).to_owned()).collect()),
             &CredentialSources::none(),
         ) {
-            Ok(Invocation::Bench(bench)) => Bench { notes: Vec::new(), warnings: Vec::new(), ..*bench },
+            Ok(Invocation::Bench(bench)) => {
+                // The options given are recorded as given, defaults or not.
+                let results = ResultOptions { options_given: Default::default(), ..bench.results.clone() };
+                Bench { notes: Vec::new(), warnings: Vec::new(), results, ..*bench }
+            }
             other => panic!("{words:?}: {other:?}"),
         };
         let mut checked = 0;

@@ -42,6 +42,9 @@ struct Panel<'a> {
     title: &'a str,
     y_label: &'a str,
     curves: Vec<Curve>,
+    /// Where the lines are not: throughput rises to the top, latency
+    /// starts at the bottom.
+    legend: SeriesLabelPosition,
 }
 
 const WIDTH: u32 = 960;
@@ -75,8 +78,8 @@ pub fn by_connections(title: &str, results: &[(String, Vec<StepFigures>)]) -> Re
         })
         .collect();
     let panels = [
-        Panel { title: "Queries per second", y_label: "qps", curves: qps },
-        Panel { title: "95th percentile latency", y_label: "ms", curves: p95 },
+        Panel { title: "Queries per second", y_label: "qps", curves: qps, legend: SeriesLabelPosition::LowerRight },
+        Panel { title: "95th percentile latency", y_label: "ms", curves: p95, legend: SeriesLabelPosition::UpperLeft },
     ];
     let all_x = results.iter().flat_map(|(_, steps)| steps.iter().map(|s| f64::from(s.threads)));
     let scale = if spread(all_x) >= 4.0 { XScale::Log2 } else { XScale::Linear };
@@ -93,11 +96,13 @@ pub fn over_time(title: &str, intervals: &[IntervalResult], percentile: f64) -> 
             title: "Queries per second",
             y_label: "qps",
             curves: vec![Curve { label: "qps".to_owned(), points: qps }],
+            legend: SeriesLabelPosition::LowerRight,
         },
         Panel {
             title: &latency_title,
             y_label: "ms",
             curves: vec![Curve { label: format!("p{percentile}"), points: latency }],
+            legend: SeriesLabelPosition::UpperRight,
         },
     ];
     draw(title, "seconds", XScale::Linear, &panels)
@@ -161,7 +166,7 @@ fn draw_panel<DB: DrawingBackend>(
         XScale::Log2 => format!("{}", v.exp2().round()),
         XScale::Linear => format!("{v}"),
     };
-    let y_ticks = |v: &f64| if *v >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") };
+    let y_ticks = |v: &f64| if y_hi >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") };
     let ticks = if scale == XScale::Log2 { (x_hi - x_lo).round() as usize + 1 } else { 10 };
     drawn(
         chart
@@ -186,7 +191,7 @@ fn draw_panel<DB: DrawingBackend>(
     drawn(
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(panel.legend.clone())
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FONT, 14))

@@ -8,11 +8,13 @@ use super::interrupt::{Interrupts, Signal};
 use super::output::{alert_line, stderr_line, Level, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
+use super::result_sink::ResultSink;
 use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
-use crate::cli::{Bench, GeneralOptions};
+use crate::cli::Bench;
 use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
+use crate::results::RunEnd;
 use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, StatsBoard};
 use crate::transport::tls::ClientTls;
@@ -24,6 +26,7 @@ pub(super) fn run(
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
+    sink: &mut ResultSink,
 ) -> Result<Outcome, RunError> {
     let backend = backend(bench)?;
     if let Some(cpus) = &bench.engine.cpus {
@@ -41,6 +44,7 @@ pub(super) fn run(
         }
     };
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
+    sink.clock_started(sessions.server_version());
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
     let handles = match plans {
@@ -50,7 +54,7 @@ pub(super) fn run(
     .map_err(RunError::SpawnLoops)?;
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let mut reports = Reports::new(Collector::new(context.board.clone()), general);
+    let mut reports = Reports::new(Collector::new(context.board.clone()), general, sink);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s);
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
@@ -64,9 +68,12 @@ pub(super) fn run(
     };
     let end_ns = context.clock.now_ns();
     match outcome {
-        Outcome::ForcedShutdown => return Ok(outcome),
+        Outcome::ForcedShutdown => {
+            reports.final_result(bench, end_ns, RunEnd::ForcedShutdown)?;
+            return Ok(outcome);
+        }
         Outcome::Interrupted(signal) if finished.count() < loops => {
-            report_stalled(&mut reports, general, &context, signal, end_ns)?;
+            report_stalled(&mut reports, bench, &context, signal, end_ns)?;
             return Ok(outcome);
         }
         _ => {}
@@ -81,7 +88,8 @@ pub(super) fn run(
     if joined.is_ok() && outcome == Outcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    final_report(&reports, general, end_ns)?;
+    let end = if outcome == Outcome::Completed { RunEnd::Completed } else { RunEnd::Interrupted };
+    final_report(&mut reports, bench, end_ns, end)?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -106,16 +114,18 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     }
 }
 
-/// sysbench's final report (with `--histogram`, the histogram first).
-fn final_report(reports: &Reports, general: &GeneralOptions, end_ns: u64) -> Result<(), OutputError> {
-    if general.histogram {
+/// sysbench's final report (with `--histogram`, the histogram first), and
+/// the final result of `--format`.
+fn final_report(reports: &mut Reports<'_>, bench: &Bench, end_ns: u64, end: RunEnd) -> Result<(), OutputError> {
+    if bench.general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
         // writes the rows with printf, at every verbosity.
         Level::Notice.print(report::HISTOGRAM_TITLE)?;
-        Output::Stdout.print(reports.collector.totals().latency.rows())?;
+        Output::report().print(reports.collector.totals().latency.rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
-    Level::Notice.print(reports.cumulative(end_ns, 0))
+    Level::Notice.print(reports.cumulative(end_ns, 0))?;
+    reports.final_result(bench, end_ns, end)
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {
@@ -129,14 +139,14 @@ fn say_interrupted(signal: Signal, end_ns: u64) {
 /// in time: the report is of what had answered, without waiting for the
 /// loops, whose connections close with the process.
 fn report_stalled(
-    reports: &mut Reports,
-    general: &GeneralOptions,
+    reports: &mut Reports<'_>,
+    bench: &Bench,
     context: &LoopContext,
     signal: Signal,
     end_ns: u64,
 ) -> Result<(), OutputError> {
     reports.collect();
-    final_report(reports, general, end_ns)?;
+    final_report(reports, bench, end_ns, RunEnd::Interrupted)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(

@@ -7,6 +7,7 @@ use super::output::OutputError;
 use crate::client::ClientError;
 use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
+use crate::results::{ChartError, CompareError};
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
 
@@ -58,6 +59,10 @@ pub enum RunError {
     LoopPanicked,
     #[error("{QUEUE_FULL}")]
     QueueFull,
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error(transparent)]
+    Compare(#[from] CompareError),
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

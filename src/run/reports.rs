@@ -4,7 +4,10 @@
 use std::time::Duration;
 
 use super::output::{Console, Level, OutputError};
-use crate::cli::GeneralOptions;
+use super::result_sink::ResultSink;
+use crate::cli::{Bench, GeneralOptions};
+use crate::results::record::Measured;
+use crate::results::RunEnd;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, Interval};
 
@@ -12,8 +15,10 @@ use crate::stats::{Collector, Interval};
 const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
 
 /// What the report thread keeps between reports.
-pub(super) struct Reports {
+pub(super) struct Reports<'a> {
     pub(super) collector: Collector,
+    /// Where `--format`'s lines go.
+    sink: &'a mut ResultSink,
     /// Data a checkpoint collected that the next interim line must still show.
     owed: Interval,
     percentile: u32,
@@ -22,10 +27,11 @@ pub(super) struct Reports {
     last_checkpoint_ns: u64,
 }
 
-impl Reports {
-    pub(super) fn new(collector: Collector, general: &GeneralOptions) -> Self {
+impl<'a> Reports<'a> {
+    pub(super) fn new(collector: Collector, general: &GeneralOptions, sink: &'a mut ResultSink) -> Self {
         Reports {
             collector,
+            sink,
             owed: Interval::default(),
             percentile: u32::from(general.percentile.unwrap_or(0)),
             threads: general.threads,
@@ -54,6 +60,8 @@ impl Reports {
             queue,
         };
         Level::Notice.print(line)?;
+        let window = (line.time_total_s, line.time_interval_s);
+        self.sink.interval(window, &self.owed.counters, &self.owed.latency, queue)?;
         self.owed.counters = Default::default();
         self.owed.latency.reset();
         self.last_interim_ns = now_ns;
@@ -71,6 +79,20 @@ impl Reports {
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
         Ok(())
+    }
+
+    /// The final numbers at `end_ns`, to `--format`'s output (the text
+    /// report is [`cumulative`](Self::cumulative)'s).
+    pub(super) fn final_result(&mut self, bench: &Bench, end_ns: u64, end: RunEnd) -> Result<(), OutputError> {
+        let totals = self.collector.totals();
+        let measured = Measured {
+            counters: &totals.counters,
+            latency: &totals.latency,
+            connections: &totals.connections,
+            time_s: end_ns as f64 / 1e9,
+            rate_window_s: end_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9,
+        };
+        self.sink.final_result(bench, measured, end)
     }
 
     /// The cumulative report at `now_ns`: its rates are over the time since

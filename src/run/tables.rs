@@ -32,7 +32,7 @@ pub(super) async fn prepare(
         let statements = workload.prepare(ScriptContext { thread, threads }, rng);
         statements.map(move |sql| {
             if let Some(message) = progress_message(&sql, &mut loading, table_size) {
-                Output::Stdout.line(message)?;
+                Output::report().line(message)?;
             }
             Ok(sql)
         })
@@ -54,7 +54,7 @@ pub(super) async fn prewarm(
         workload.prewarm(ScriptContext { thread, threads }).into_iter().map(|sql| {
             // oltp_common.lua's cmd_prewarm() prints this before each table's ANALYZE.
             if let Some(table) = sql.strip_prefix("ANALYZE TABLE ") {
-                Output::Stdout.line(format_args!("Prewarming table {table}"))?;
+                Output::report().line(format_args!("Prewarming table {table}"))?;
             }
             Ok(sql)
         })
@@ -80,7 +80,7 @@ pub(super) async fn cleanup(
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
         for sql in statements {
             if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
-                Output::Stdout.line(format_args!("Dropping table '{table}'..."))?;
+                Output::report().line(format_args!("Dropping table '{table}'..."))?;
             }
             if let Some(conn) = conn.as_mut() {
                 if !progress.sending(&sql) {

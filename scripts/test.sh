@@ -40,6 +40,9 @@ need_build_tools
 need_mariadb
 # The parity tests run sysbench itself and read its Lua scripts.
 need sysbench sysbench
+# tests/results_output.rs renders a --chart SVG in headless Chromium (about
+# 125 packages; a minute to install on the 2-core VM, apt-get update included).
+need chromium chromium
 install_needed
 ensure_rust
 

@@ -60,7 +60,7 @@ fn json_lines_match_the_schema_and_the_report() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     let lines = schema_checked_lines(&stdout);
-    assert!(of_type(&lines, "interval").len() >= 1, "{stdout}");
+    assert!(!of_type(&lines, "interval").is_empty(), "{stdout}");
     let finals = of_type(&lines, "final");
     assert_eq!(finals.len(), 1, "{stdout}");
     assert_eq!(lines.last(), Some(finals[0]), "the final object comes last");

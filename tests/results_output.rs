@@ -360,3 +360,21 @@ fn a_sweep_against_mariadb_gives_its_table_and_a_chart_a_browser_renders() {
     assert!(white < pixels.len() * 98 / 100, "the page is blank: {white} of {} pixels white", pixels.len());
     assert!(line_colour > 500, "the result's line is not drawn: {line_colour} pixels of its colour");
 }
+
+/// A single run's chart: qps and latency over time, from its intervals.
+#[test]
+fn a_single_runs_chart_follows_its_intervals() {
+    let dir = ScratchDir::new("run-chart");
+    let chart = dir.0.join("run.svg");
+    let out = wirebench(&[DRY, &[&format!("--chart={}", chart.display()), "--label=dry", "run"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("SQL statistics:"), "the text report stays on standard output");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    for label in ["oltp_read_write: dry", "Queries per second", "seconds", "Latency, 95th percentile of each interval"]
+    {
+        assert!(svg.contains(&format!("\n{label}\n</text>")), "{label}");
+    }
+    // One point per interval on each panel.
+    let intervals = text(&out.stdout).lines().filter(|l| l.starts_with("[ ")).count();
+    assert_eq!(svg.matches("<circle").count(), 2 * intervals, "{intervals} intervals");
+}

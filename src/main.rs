@@ -95,8 +95,9 @@ fn bench_status(bench: &Bench, personality: Personality) -> ExitCode {
     }
     match run::execute(bench) {
         Ok(Outcome::Completed) => ExitCode::SUCCESS,
-        // sysbench's status when --forced-shutdown cut the run.
-        Ok(Outcome::ForcedShutdown) => ExitCode::from(2),
+        // sysbench's status when --forced-shutdown cut the run; a run cut
+        // with stalled connections is that case too.
+        Ok(Outcome::ForcedShutdown | Outcome::Cut { .. }) => ExitCode::from(2),
         Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
         Err(RunError::Output(e)) => output_failed(&e),
         Err(e) => {

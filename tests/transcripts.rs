@@ -409,6 +409,43 @@ async fn server_closes_after_login_during_a_query() {
     assert!(matches!(err, ClientError::Closed { mid_packet: true, .. }), "{err:?}");
 }
 
+/// Once logged in, a server that stops answering, or stops reading, ends
+/// the command after `read_timeout` / `write_timeout` (libmysqlclient's
+/// MYSQL_OPT_READ_TIMEOUT, _WRITE_TIMEOUT); the login itself is the
+/// connect timeout's.
+#[tokio::test]
+async fn read_and_write_timeouts_end_a_stalled_command() {
+    let mut opts = options(tcp());
+    opts.read_timeout = Some(Duration::from_millis(200));
+    opts.write_timeout = Some(Duration::from_millis(200));
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    let mut s = Server { pipe: server, buf: Vec::new(), seq: 0 };
+    let script = async move {
+        s.send(&greeting(MYSQL8, server_caps(true), "mysql_native_password")).await;
+        s.recv().await;
+        // Slower than the read timeout: the login is not under it.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        s.send(OK).await;
+        s.recv_command().await;
+        // Neither answers nor reads any more.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    };
+    let server = tokio::spawn(script);
+    let mut conn = Connection::handshake(client, &opts).await.unwrap();
+    let started = std::time::Instant::now();
+    let err = conn.query("SELECT 1").await.unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(
+        err.to_string(),
+        "db.example:3306: waiting for the server's answer (--mysql-read-timeout) timed out after 200ms"
+    );
+    assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(2), "{waited:?}");
+    let big = format!("SELECT '{}'", "x".repeat(1 << 20));
+    let err = conn.query(&big).await.unwrap_err();
+    assert_eq!(err.to_string(), "db.example:3306: sending to the server (--mysql-write-timeout) timed out after 200ms");
+    server.abort();
+}
+
 #[tokio::test]
 async fn garbage_is_a_protocol_error() {
     // Not a greeting at all: an HTTP server on the MySQL port.
@@ -453,4 +490,80 @@ async fn connect_timeout_names_the_step() {
 
 fn rand_core_rng() -> impl rsa::rand_core::CryptoRngCore {
     wirebench_protocol::auth::rand_core::OsRng
+}
+
+/// A server that answers the login with an endless flood of well-framed
+/// 16 MiB fragments (the most a packet header can announce, with the
+/// sequence ids the client expects), counting what the client read.
+#[derive(Debug)]
+struct Flood {
+    served: usize,
+}
+
+impl Flood {
+    const FRAGMENT: usize = 0xFF_FFFF;
+
+    fn byte_at(pos: usize) -> u8 {
+        let (fragment, offset) = (pos / (Self::FRAGMENT + 4), pos % (Self::FRAGMENT + 4));
+        match offset {
+            0..=2 => 0xFF,
+            3 => fragment as u8,
+            _ => b'x',
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for Flood {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let n = buf.remaining();
+        let start = self.served;
+        let bytes: Vec<u8> = (start..start + n).map(Flood::byte_at).collect();
+        buf.put_slice(&bytes);
+        self.served += n;
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for Flood {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A flood of bytes during the login is refused at its first header, not
+/// buffered up to the 64 MiB packet cap (72 MB per connection before):
+/// the client reads at most one read buffer's worth.
+#[tokio::test]
+async fn a_login_flood_is_refused_before_it_is_buffered() {
+    use wirebench_protocol::handshake::MAX_LOGIN_PACKET;
+    let mut flood = Flood { served: 0 };
+    let err = Connection::handshake(&mut flood, &options(tcp())).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ClientError::Protocol { source: ProtocolError::PacketTooLarge { max: MAX_LOGIN_PACKET, .. }, .. }
+        ),
+        "{err:?}"
+    );
+    assert!(flood.served <= 64 * 1024, "the client read {} bytes of the flood", flood.served);
 }

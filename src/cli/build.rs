@@ -213,7 +213,7 @@ fn bench(
     let mut general = general(&opts, dialect != Dialect::V1_0, command, said)?;
     let rand = rand_config(&opts, &mut notes)?;
     let db = db_options(&opts)?;
-    let mut mysql = mysql_options(&opts, &mut notes)?;
+    let mut mysql = mysql_options(&opts, command, general.thread_init_timeout, &mut notes)?;
     let mut test_options = test_options(&opts, test, command, &mut notes)?;
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;
@@ -326,12 +326,13 @@ mod tests {
     /// its documented default changes nothing.
     #[test]
     fn documented_defaults_are_the_defaults() {
-        let groups: [(&[OptDef], &str); 14] = [
+        let groups: [(&[OptDef], &str); 15] = [
             (defs::GENERAL, "oltp_read_write"),
             (defs::RAND, "oltp_read_write"),
             (defs::LOG, "oltp_read_write"),
             (defs::DB, "oltp_read_write"),
             (defs::MYSQL, "oltp_read_write"),
+            (defs::MYSQL_WIREBENCH, "oltp_read_write"),
             (defs::PGSQL, "oltp_read_write"),
             (defs::MASTER, "oltp_read_write"),
             (defs::ENGINE, "oltp_read_write"),

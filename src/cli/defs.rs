@@ -149,6 +149,20 @@ pub(crate) const MYSQL: &[OptDef] = &[
         "use specific cipher for SSL connections: OpenSSL names separated by ':', e.g. ECDHE-RSA-AES128-GCM-SHA256 or \
          TLS_AES_256_GCM_SHA384; only the named ones are offered",
     ),
+    opt("mysql-compression", Bool, Some("off"), "use compression"),
+    opt("mysql-debug", Bool, Some("off"), "trace all client library calls"),
+    opt("mysql-ignore-errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\""),
+    opt(
+        "mysql-dry-run",
+        Bool,
+        Some("off"),
+        "Dry run, pretend that all MySQL client API calls are successful without executing them",
+    ),
+];
+
+/// wirebench's own `--mysql-*` options: what libmysqlclient offers and
+/// sysbench 1.0.20 does not (timeouts, the server's RSA key).
+pub(crate) const MYSQL_WIREBENCH: &[OptDef] = &[
     opt(
         "mysql-server-public-key-path",
         STRING,
@@ -163,14 +177,28 @@ pub(crate) const MYSQL: &[OptDef] = &[
         "over unencrypted TCP, ask the server for its RSA public key and trust it (as libmysqlclient's \
          --get-server-public-key); off: such a login fails unless the key is given",
     ),
-    opt("mysql-compression", Bool, Some("off"), "use compression"),
-    opt("mysql-debug", Bool, Some("off"), "trace all client library calls"),
-    opt("mysql-ignore-errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\""),
     opt(
-        "mysql-dry-run",
-        Bool,
-        Some("off"),
-        "Dry run, pretend that all MySQL client API calls are successful without executing them",
+        "mysql-connect-timeout",
+        Int,
+        Some("30"),
+        "seconds a connection may take to connect and log in, 0 for no limit (libmysqlclient's \
+         MYSQL_OPT_CONNECT_TIMEOUT; wirebench's option, by default --thread-init-timeout)",
+    ),
+    opt(
+        "mysql-read-timeout",
+        Int,
+        Some("600"),
+        "seconds each wait for the server's answer may last before the connection is lost (client error 2013), \
+         0 for no limit (libmysqlclient's MYSQL_OPT_READ_TIMEOUT; wirebench's option; the default is run's: \
+         the commands that create and drop tables wait without limit)",
+    ),
+    opt(
+        "mysql-write-timeout",
+        Int,
+        Some("600"),
+        "seconds each wait to send to the server may last before the connection is lost (client error 2006), \
+         0 for no limit (libmysqlclient's MYSQL_OPT_WRITE_TIMEOUT; wirebench's option; the default is run's: \
+         the commands that create and drop tables wait without limit)",
     ),
 ];
 
@@ -357,6 +385,7 @@ pub(crate) const ALL_GROUPS: &[&[OptDef]] = &[
     LOG,
     DB,
     MYSQL,
+    MYSQL_WIREBENCH,
     PGSQL,
     MASTER,
     ENGINE,

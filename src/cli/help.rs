@@ -26,8 +26,6 @@ const SYSBENCH_WORDING: &[(&str, &str)] = &[
 
 /// `--mysql-*` options of wirebench's own (libmysqlclient's, not
 /// sysbench's): listed by `wirebench --help` only.
-const NOT_IN_SYSBENCH_MYSQL: &[&str] = &["mysql-server-public-key-path", "mysql-get-server-public-key"];
-
 /// `TEST help`: the test's options with their defaults, sorted by name, as
 /// `sysbench TEST help` prints them; as wirebench, without the
 /// PostgreSQL-only `--pgsql_variant`, which it ignores.
@@ -71,6 +69,12 @@ fn wirebench_help() -> String {
     section(&mut out, "Log options:", defs::LOG, wirebench);
     section(&mut out, "General database options:", defs::DB, wirebench);
     section(&mut out, "mysql options:", defs::MYSQL, wirebench);
+    section(
+        &mut out,
+        "mysql options of wirebench (libmysqlclient's, not sysbench's):",
+        defs::MYSQL_WIREBENCH,
+        wirebench,
+    );
     section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER, wirebench);
     section(&mut out, "wirebench options:", defs::ENGINE, wirebench);
     section(&mut out, "wirebench result options:", defs::RESULTS, wirebench);
@@ -110,8 +114,7 @@ fn sysbench_help() -> String {
     out.push_str("General database options:\n\n");
     print_options(&mut out, defs::DB, sysbench);
     out.push_str("\nCompiled-in database drivers:\n  mysql - MySQL driver\n\n");
-    let mysql: Vec<OptDef> = defs::MYSQL.iter().filter(|d| !NOT_IN_SYSBENCH_MYSQL.contains(&d.name)).copied().collect();
-    section(&mut out, "mysql options:", &mysql, sysbench);
+    section(&mut out, "mysql options:", defs::MYSQL, sysbench);
     out.push_str("Compiled-in tests:\n");
     for test in Test::ALL {
         let _ = writeln!(out, "  {test} - sysbench 1.0.20's {test}.lua, built in");

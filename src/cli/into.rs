@@ -5,11 +5,12 @@
 //! where option text becomes the layers' types.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
-use super::{value, DbOptions, MysqlOptions};
+use super::{value, Command, DbOptions, MysqlOptions, RUN_WAIT_TIMEOUT};
 use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 use crate::rand::{Distribution, RandConfig};
@@ -100,8 +101,14 @@ pub(crate) fn db_options(opts: &Opts) -> Result<DbOptions, CliError> {
     Ok(db)
 }
 
-/// The `--mysql-*` options.
-pub(crate) fn mysql_options(opts: &Opts, notes: &mut Vec<String>) -> Result<MysqlOptions, CliError> {
+/// The `--mysql-*` options; the timeouts' defaults depend on the command
+/// and on `--thread-init-timeout`.
+pub(crate) fn mysql_options(
+    opts: &Opts,
+    command: Command,
+    thread_init_timeout: u32,
+    notes: &mut Vec<String>,
+) -> Result<MysqlOptions, CliError> {
     let mut mysql = MysqlOptions { servers: server_addresses(opts)?, ..MysqlOptions::default() };
     if let Some(user) = opts.text("mysql_user")? {
         mysql.user = user;
@@ -121,7 +128,24 @@ pub(crate) fn mysql_options(opts: &Opts, notes: &mut Vec<String>) -> Result<Mysq
         mysql.ignore_errors = ignore_errors(opt)?;
     }
     mysql.dry_run = opts.flag("mysql_dry_run", mysql.dry_run)?;
+    read_timeouts(&mut mysql, opts, command, thread_init_timeout)?;
     Ok(mysql)
+}
+
+/// `--mysql-connect-timeout`, `--mysql-read-timeout`,
+/// `--mysql-write-timeout`, in seconds; 0 is no limit, as in
+/// libmysqlclient.
+fn read_timeouts(mysql: &mut MysqlOptions, opts: &Opts, command: Command, thread_init: u32) -> Result<(), CliError> {
+    let expected = "a number of seconds >= 0 (0 = no limit)";
+    let seconds = |n: u32| (n > 0).then(|| Duration::from_secs(u64::from(n)));
+    let connect = opts.int("mysql_connect_timeout", 0, INT_MAX, expected)?;
+    mysql.connect_timeout = seconds(connect.unwrap_or(thread_init));
+    let wait_default = (command == Command::Run).then_some(RUN_WAIT_TIMEOUT);
+    let read = opts.int("mysql_read_timeout", 0, INT_MAX, expected)?;
+    mysql.read_timeout = read.map_or(wait_default, seconds);
+    let write = opts.int("mysql_write_timeout", 0, INT_MAX, expected)?;
+    mysql.write_timeout = write.map_or(wait_default, seconds);
+    Ok(())
 }
 
 /// `--mysql-host`, `--mysql-port`, `--mysql-socket`.

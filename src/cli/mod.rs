@@ -58,6 +58,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
@@ -260,6 +261,16 @@ pub struct DbOptions {
     pub debug: bool,
 }
 
+/// `run`'s default `--mysql-read-timeout` and `--mysql-write-timeout`:
+/// far longer than any statement a benchmark runs takes (milliseconds;
+/// a lock wait ends in error 1205 after innodb_lock_wait_timeout, 50 s),
+/// short enough that a server that stopped answering ends a run without
+/// `--time` within minutes instead of never (libmysqlclient waits without
+/// limit, and so does sysbench). `prepare`, `prewarm` and `cleanup` wait
+/// without limit unless told otherwise: a CREATE INDEX or a full scan of a
+/// large table takes longer.
+pub const RUN_WAIT_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// The `--mysql-*` options, each in the type of the layer that uses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MysqlOptions {
@@ -276,6 +287,12 @@ pub struct MysqlOptions {
     pub debug: bool,
     pub ignore_errors: IgnoreErrors,
     pub dry_run: bool,
+    /// `--mysql-connect-timeout`: `None` for no limit.
+    pub connect_timeout: Option<Duration>,
+    /// `--mysql-read-timeout`: `None` for no limit.
+    pub read_timeout: Option<Duration>,
+    /// `--mysql-write-timeout`: `None` for no limit.
+    pub write_timeout: Option<Duration>,
 }
 
 impl Default for MysqlOptions {
@@ -292,6 +309,9 @@ impl Default for MysqlOptions {
             debug: false,
             ignore_errors: IgnoreErrors::default(),
             dry_run: false,
+            connect_timeout: Some(Duration::from_secs(30)),
+            read_timeout: Some(RUN_WAIT_TIMEOUT),
+            write_timeout: Some(RUN_WAIT_TIMEOUT),
         }
     }
 }

@@ -43,8 +43,15 @@ pub struct ConnectOptions {
     pub user: String,
     pub password: String,
     pub database: Option<String>,
-    /// Covers the socket connect and the whole login.
+    /// Covers the socket connect and the whole login (libmysqlclient's
+    /// MYSQL_OPT_CONNECT_TIMEOUT); `Duration::MAX` for no limit.
     pub connect_timeout: Duration,
+    /// Once logged in, how long each wait for the server's bytes may last
+    /// (MYSQL_OPT_READ_TIMEOUT); `None` for no limit.
+    pub read_timeout: Option<Duration>,
+    /// Once logged in, how long each wait for room to send may last
+    /// (MYSQL_OPT_WRITE_TIMEOUT); `None` for no limit.
+    pub write_timeout: Option<Duration>,
     /// Ask for CLIENT_DEPRECATE_EOF when the server offers it.
     pub deprecate_eof: bool,
     /// What caching_sha2_password's full authentication and sha256_password
@@ -69,6 +76,8 @@ impl ConnectOptions {
             password: password.into(),
             database: None,
             connect_timeout: Duration::from_secs(10),
+            read_timeout: None,
+            write_timeout: None,
             deprecate_eof: true,
             server_key: ServerKey::default(),
             max_packet_size: wirebench_protocol::constants::DEFAULT_MAX_PACKET_SIZE,
@@ -126,6 +135,10 @@ struct Io<S> {
     /// The packet stream to send.
     wbuf: Vec<u8>,
     max_packet: usize,
+    /// [`ConnectOptions::read_timeout`] and `write_timeout`, applied once
+    /// logged in (the connect timeout covers the login).
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
     /// Applied once logged in; plain until then.
     transport: Transport,
     /// With a transport that is not plain: bytes read from the socket and
@@ -168,6 +181,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             rbuf: BytesMut::with_capacity(4096),
             wbuf: Vec::with_capacity(1024),
             max_packet: options.max_packet_size as usize,
+            read_timeout: None,
+            write_timeout: None,
             transport: Transport::plain(),
             wire: BytesMut::new(),
             scratch: Vec::new(),
@@ -189,6 +204,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                     if login.capabilities.contains(Capabilities::COMPRESS) {
                         io.start_compression();
                     }
+                    (io.read_timeout, io.write_timeout) = (options.read_timeout, options.write_timeout);
                     return Ok(Connection { io, login });
                 }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
@@ -442,8 +458,15 @@ async fn read_more<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut BytesMut) -> 
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
-    /// Writes out everything queued in the write buffer.
+    /// Writes out everything queued in the write buffer, within the write
+    /// timeout.
     async fn flush(&mut self) -> Result<()> {
+        let Some(limit) = self.write_timeout else { return self.flush_now().await };
+        let flushed = tokio::time::timeout(limit, self.flush_now()).await;
+        flushed.unwrap_or_else(|_| Err(self.timeout("sending to the server (--mysql-write-timeout)", limit)))
+    }
+
+    async fn flush_now(&mut self) -> Result<()> {
         if self.wbuf.is_empty() {
             return Ok(());
         }
@@ -462,8 +485,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
         result.map_err(|source| self.io_error(source))
     }
 
-    /// Reads at least one more byte into the read buffer.
+    /// Reads at least one more byte into the read buffer, within the read
+    /// timeout.
     async fn fill(&mut self) -> Result<()> {
+        let Some(limit) = self.read_timeout else { return self.fill_now().await };
+        let filled = tokio::time::timeout(limit, self.fill_now()).await;
+        filled.unwrap_or_else(|_| Err(self.timeout("waiting for the server's answer (--mysql-read-timeout)", limit)))
+    }
+
+    async fn fill_now(&mut self) -> Result<()> {
         if self.transport.is_plain() {
             return read_more(&mut self.stream, &mut self.rbuf).await.map_err(|e| self.read_error(e));
         }
@@ -525,6 +555,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
                 mid_packet: !self.rbuf.is_empty() || !self.wire.is_empty(),
             },
         }
+    }
+
+    fn timeout(&self, what: &'static str, after: Duration) -> ClientError {
+        ClientError::Timeout { endpoint: self.endpoint.clone(), what, after }
     }
 
     fn transport_error(&self, source: TransportError) -> ClientError {

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::Stalls;
 use crate::rand::{GlibcRandom, Xoroshiro128Plus};
 use crate::stats::QueueStats;
 
@@ -40,6 +41,12 @@ pub struct RunControl {
     /// progress, for the interim report and `--forced-shutdown`.
     gauges: Box<[LoopGauges]>,
     queue_full: AtomicBool,
+    /// From when on (ns since the run's start) a connection still waiting
+    /// for an answer is stalled and cut off; `u64::MAX` for never.
+    cut_at_ns: AtomicU64,
+    /// The connections cut off, and the longest any of them had waited.
+    stalled: AtomicU64,
+    longest_stall_ns: AtomicU64,
 }
 
 /// `--rate` split over the loops.
@@ -83,6 +90,35 @@ impl RunControl {
             rate,
             gauges: (0..loops.max(1)).map(|_| LoopGauges::default()).collect(),
             queue_full: AtomicBool::new(false),
+            cut_at_ns: AtomicU64::new(u64::MAX),
+            stalled: AtomicU64::new(0),
+            longest_stall_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// From `at_ns` (ns since the run's start) on, the loops stop waiting
+    /// for answers: a connection still waiting is stalled, cut off and
+    /// counted, and the loop ends. The earliest time asked for wins.
+    pub fn cut_at(&self, at_ns: u64) {
+        self.cut_at_ns.fetch_min(at_ns, Ordering::Relaxed);
+    }
+
+    /// Whether the loops must stop waiting for answers now.
+    pub fn cut_due(&self, now_ns: u64) -> bool {
+        now_ns >= self.cut_at_ns.load(Ordering::Relaxed)
+    }
+
+    /// A loop's connections cut off by [`cut_at`](Self::cut_at).
+    pub fn record_stalls(&self, stalls: Stalls) {
+        self.stalled.fetch_add(stalls.connections as u64, Ordering::Relaxed);
+        self.longest_stall_ns.fetch_max(stalls.longest_wait_ns, Ordering::Relaxed);
+    }
+
+    /// Every loop's connections cut off, once the loops have ended.
+    pub fn stalls(&self) -> Stalls {
+        Stalls {
+            connections: usize::try_from(self.stalled.load(Ordering::Relaxed)).unwrap_or(usize::MAX),
+            longest_wait_ns: self.longest_stall_ns.load(Ordering::Relaxed),
         }
     }
 

@@ -10,16 +10,24 @@
 //! into the backend's send buffer and walks its receive buffer in place:
 //! no second buffer, no copy.
 
+use std::cell::RefCell;
 use std::io;
 
 use bytes::BytesMut;
 use wirebench_protocol::command;
+use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
-use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, Reopened, Session, StdSocket};
+use super::redial::Redialled;
+use super::waits::WaitLimits;
+use super::{
+    Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, LoopContext, Lost, Redial, RefusedCommand, Reopened,
+    Session, SessionError, StdSocket,
+};
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
 use crate::transport::{Transport, TransportError};
+use crate::workload::CommandSql;
 
 /// A connection's session, what sits between it and the socket, and how
 /// to open it again.
@@ -99,24 +107,28 @@ impl ConnIo {
     }
 
     /// The connection was lost: fatal unless `--mysql-ignore-errors` lists
-    /// its code, else counted as a reconnect; the backend then opens it
-    /// again with [`reopen`](Self::reopen) or
-    /// [`reopen_blocking`](Self::reopen_blocking), once it no longer uses
-    /// the old socket.
-    pub(super) fn lost(&self, lost: Lost, ignore: &IgnoreErrors, stats: &mut LoopStats) -> Result<(), DriverError> {
+    /// its code; the backend then opens it again with
+    /// [`reopen`](Self::reopen) or [`reopen_blocking`](Self::reopen_blocking),
+    /// once it no longer uses the old socket.
+    pub(super) fn lost(&self, lost: Lost, ignore: &IgnoreErrors) -> Result<(), DriverError> {
         if !ignore.ignores(lost.code()) {
             return Err(DriverError::Lost { endpoint: self.endpoint.clone(), lost });
         }
-        stats.record_reconnect();
         Ok(())
     }
 
     /// Opens the lost connection again, from within the loop's runtime,
-    /// retrying until it works; the session starts its event over on it.
-    /// The new stream and the bytes already read from it, or `None` when
-    /// the run ended first.
-    pub(super) async fn reopen(&mut self, context: &LoopContext) -> Option<(Stream, BytesMut)> {
-        let (conn, statement_ids) = self.redial.reopen(|| context.run_over()).await?;
+    /// retrying until it works or the run is over; the session starts its
+    /// event over on it. The new stream and the bytes already read from it,
+    /// or none when the run ended first; the attempts are counted in `stats`.
+    pub(super) async fn reopen(
+        &mut self,
+        context: &LoopContext,
+        stats: &RefCell<LoopStats>,
+    ) -> Option<(Stream, BytesMut)> {
+        let Redialled { opened, failed_attempts } = self.redial.reopen(|| context.run_over()).await;
+        count_attempts(opened.is_some(), failed_attempts, &mut stats.borrow_mut());
+        let (conn, statement_ids) = opened?;
         let (stream, leftover, login, transport) = conn.into_parts();
         self.restart(login.capabilities, transport, &statement_ids);
         Some((stream, leftover))
@@ -124,12 +136,24 @@ impl ConnIo {
 
     /// [`reopen`](Self::reopen) for a loop without a runtime: blocks the
     /// loop's thread, and so its other connections, until the connection
-    /// is back (see [`Redial::reopen_blocking`]).
-    pub(super) fn reopen_blocking(&mut self, context: &LoopContext) -> io::Result<Option<(StdSocket, BytesMut)>> {
-        let Some(reopened) = self.redial.reopen_blocking(|| context.run_over())? else { return Ok(None) };
+    /// is back or the run is over (see [`Redial::reopen_blocking`]).
+    pub(super) fn reopen_blocking(
+        &mut self,
+        context: &LoopContext,
+        stats: &mut LoopStats,
+    ) -> io::Result<Option<(StdSocket, BytesMut)>> {
+        let Redialled { opened, failed_attempts } = self.redial.reopen_blocking(|| context.run_over())?;
+        count_attempts(opened.is_some(), failed_attempts, stats);
+        let Some(reopened) = opened else { return Ok(None) };
         let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;
         self.restart(capabilities, transport, &statement_ids);
         Ok(Some((socket, leftover)))
+    }
+
+    /// The read and write timeouts the connection was opened with.
+    pub(super) fn wait_limits(&self) -> WaitLimits {
+        let options = &self.redial.options;
+        WaitLimits { read: options.read_timeout, write: options.write_timeout }
     }
 
     /// On a connection opened again: its new transport; the commands in
@@ -145,8 +169,19 @@ impl ConnIo {
         DriverError::Io { endpoint: self.endpoint.clone(), source }
     }
 
-    fn session_error(&self, source: super::SessionError) -> DriverError {
-        DriverError::Session { endpoint: self.endpoint.clone(), source }
+    /// A server error names the statement's SQL; the rest is the session's.
+    fn session_error(&self, source: SessionError) -> DriverError {
+        let endpoint = self.endpoint.clone();
+        let SessionError::Server(refused) = source else {
+            return DriverError::Session { endpoint, source };
+        };
+        let RefusedCommand { error, sql, format } = *refused;
+        let sql = match sql {
+            CommandSql::Statement(stmt) => self.redial.statements.get(stmt).map_or_else(String::new, |s| s.sql.clone()),
+            CommandSql::Text(text) => String::from_utf8_lossy(text).into_owned(),
+        };
+        let prepared = format == RowFormat::Binary;
+        DriverError::Statement(Box::new(FailedStatement { endpoint, test: self.session.test(), prepared, sql, error }))
     }
 
     fn transport_error(&self, source: TransportError) -> DriverError {
@@ -154,18 +189,29 @@ impl ConnIo {
     }
 }
 
+/// sysbench's `reconnects` counts a lost connection once it is open again;
+/// the attempts that failed on the way are wirebench's own count.
+fn count_attempts(reconnected: bool, failed_attempts: u64, stats: &mut LoopStats) {
+    if reconnected {
+        stats.record_reconnect();
+    }
+    stats.record_failed_reconnects(failed_attempts);
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
+    use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
     use wirebench_protocol::compress::{encode_chunk, CompressedStream, Deflater, Inflater};
-    use wirebench_protocol::response::OkPacket;
+    use wirebench_protocol::response::{ErrPacket, OkPacket};
 
     use super::*;
     use crate::client::ConnectOptions;
     use crate::driver::testing::SelectOne;
     use crate::driver::RunControl;
     use crate::rand::{RandConfig, RandParams, Rng};
+    use crate::workload::{CommandSink, Script, StatementSpec, Step, WorkloadError};
 
     const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
     const SELECT_1: &[u8] = b"\x09\x00\x00\x00\x03SELECT 1";
@@ -271,17 +317,90 @@ mod tests {
         assert!(io.plain_out.is_empty());
     }
 
-    /// A lost connection is fatal unless its code is ignored; then it
-    /// counts as a reconnect.
+    /// Executes statement 0 (an ERR answers it below).
+    struct ExecuteFirst;
+
+    impl Script for ExecuteFirst {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.execute(0, |_| Ok(()))?;
+            Ok(Step::Last)
+        }
+        fn restart_event(&mut self) {}
+    }
+
+    fn missing_table() -> Vec<u8> {
+        let mut err = Vec::new();
+        let message = b"Table 'sbtest.sbtest1' doesn't exist";
+        ErrPacket { code: 1146, sql_state: Some(*b"42S02"), message }.encode(1, &mut err);
+        err
+    }
+
+    /// A fatal server error names the statement's SQL as sysbench does
+    /// (`check_error` in drv_mysql.c), then the test, the server and what
+    /// to do; prepared or sent as text.
+    #[test]
+    fn a_fatal_server_error_names_the_statements_sql() {
+        let sql = "SELECT c FROM sbtest1 WHERE id=?";
+        let mut io = conn_io(Transport::plain());
+        let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
+        let template = ExecuteTemplate::new(7, &[ParamSlot::Int32]).unwrap();
+        io.session = Session::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select");
+        io.redial.statements = Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
+        let mut budget = Budget::new(RunControl::new(None, 1), None);
+        let mut stats = LoopStats::new(1);
+        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        let error = io.on_input(&missing_table(), 1, &mut stats, &IgnoreErrors::default()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "mysql_stmt_execute() returned error 1146 (Table 'sbtest.sbtest1' doesn't exist) for query \
+             'SELECT c FROM sbtest1 WHERE id=?', in an event of oltp_point_select on unix:fake (SQLSTATE 42S02); \
+             create the tables with the prepare command (same --tables and --mysql-db) first"
+        );
+        let mut io = conn_io(Transport::plain());
+        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        let mut err = Vec::new();
+        ErrPacket { code: 1064, sql_state: Some(*b"42000"), message: b"syntax" }.encode(1, &mut err);
+        let error = io.on_input(&err, 1, &mut stats, &IgnoreErrors::default()).unwrap_err().to_string();
+        assert!(error.starts_with("mysql_drv_query() returned error 1064 (syntax) for query 'SELECT 1', "), "{error}");
+        assert!(error.ends_with("list 1064 in --mysql-ignore-errors to count it as an ignored error and go on"));
+        // The server's text, made safe to print: no escape sequence reaches
+        // the terminal, and a long message is cut.
+        let mut io = conn_io(Transport::plain());
+        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        let hostile = [&b"\x1b[2J\x1b]0;owned\x07line\nbreak"[..], &[b'x'; 4096][..]].concat();
+        let mut err = Vec::new();
+        ErrPacket { code: 1064, sql_state: Some(*b"4\x1b[0m"), message: &hostile }.encode(1, &mut err);
+        let error = io.on_input(&err, 1, &mut stats, &IgnoreErrors::default()).unwrap_err().to_string();
+        assert!(!error.contains('\x1b') && !error.contains('\n') && !error.contains('\x07'), "{error}");
+        assert!(error.contains("(\\u{1b}[2J\\u{1b}]0;owned\\u{7}line\\nbreak"), "{error}");
+        assert!(error.contains("[... cut: ") && error.len() < 1024, "{error}");
+    }
+
+    /// A lost connection is fatal unless its code is ignored; a timeout is
+    /// lost as libmysqlclient reports it (2013 reading, 2006 writing).
     #[test]
     fn a_lost_connection_is_fatal_unless_ignored() {
         let io = conn_io(Transport::plain());
-        let mut stats = LoopStats::new(1);
-        let error = io.lost(Lost::Closed, &IgnoreErrors::List(vec![2006]), &mut stats).unwrap_err();
+        let error = io.lost(Lost::Closed, &IgnoreErrors::List(vec![2006])).unwrap_err();
         assert!(matches!(error, DriverError::Lost { lost: Lost::Closed, .. }), "{error}");
         assert!(error.to_string().contains("list 2013 in --mysql-ignore-errors"), "{error}");
-        io.lost(Lost::Closed, &IgnoreErrors::List(vec![2013]), &mut stats).unwrap();
-        io.lost(Lost::Write(io::ErrorKind::BrokenPipe.into()), &IgnoreErrors::All, &mut stats).unwrap();
-        assert_eq!(stats.pending().counters.reconnects, 2);
+        io.lost(Lost::Closed, &IgnoreErrors::List(vec![2013])).unwrap();
+        io.lost(Lost::Write(io::ErrorKind::BrokenPipe.into()), &IgnoreErrors::All).unwrap();
+        let read = std::time::Duration::from_secs(3);
+        io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2013])).unwrap();
+        let error = io.lost(Lost::ReadTimeout(read), &IgnoreErrors::List(vec![2006])).unwrap_err().to_string();
+        assert!(error.contains("client error 2013: no answer for 3s, --mysql-read-timeout"), "{error}");
+        let error = io.lost(Lost::WriteTimeout(read), &IgnoreErrors::List(vec![2013])).unwrap_err().to_string();
+        assert!(error.contains("client error 2006") && error.contains("list 2006 in"), "{error}");
+    }
+
+    /// Only a reconnect that worked counts as one; failed attempts apart.
+    #[test]
+    fn reconnects_count_only_when_they_work() {
+        let mut stats = LoopStats::new(1);
+        count_attempts(false, 3, &mut stats);
+        count_attempts(true, 2, &mut stats);
+        let counters = stats.pending().counters;
+        assert_eq!((counters.reconnects, counters.failed_reconnects), (1, 5));
     }
 }

@@ -1,7 +1,14 @@
 //! The epoll backend: a tokio current-thread runtime per loop, one task per
 //! connection. Portable and simple; io_uring amortises wake-ups better.
+//!
+//! A connection task stamps its waits for the server ([`Waits`]); the
+//! loop's ticker, which runs every few milliseconds anyway, looks at them
+//! and shuts down the socket of a connection that waited past its read or
+//! write timeout, or that still waits when the run is cut: its read or
+//! write then returns, and the task learns from its [`Watch`] why.
 
 use std::cell::{Cell, RefCell};
+use std::os::fd::{AsRawFd, RawFd};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -10,12 +17,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
 use super::conn_io::ConnIo;
-use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost};
+use super::waits::{Overdue, WaitCheck, WaitLimits, Waits};
+use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Stalls};
 use crate::client::Stream;
 use crate::stats::LoopStats;
 
 /// Bytes a read may fill at least.
 const READ_CHUNK: usize = 4096;
+
+/// How long COM_QUIT may wait for the socket to take it.
+const QUIT_WAIT: Duration = Duration::from_secs(1);
 
 /// How often an idle loop still answers the collector.
 const PUBLISH_TICK: Duration = Duration::from_millis(5);
@@ -36,6 +47,46 @@ struct EpollLoop {
     stats: RefCell<LoopStats>,
     budget: RefCell<Budget>,
     waiters: Waiters,
+    /// What the ticker sees of each connection, by its index in the loop.
+    watches: Box<[Watch]>,
+}
+
+/// A connection as the ticker sees it: its waits, its socket, and why the
+/// ticker cut it off, if it did.
+struct Watch {
+    waits: Waits,
+    limits: WaitLimits,
+    /// The socket, while the connection has one.
+    fd: Cell<Option<RawFd>>,
+    cut: Cell<Option<Cut>>,
+}
+
+/// Why the ticker shut a connection's socket down.
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    /// It waited past its read or write timeout: it is lost.
+    Overdue(Overdue),
+    /// It still waited for an answer when the run was cut: it ends.
+    Stalled,
+}
+
+impl Watch {
+    fn new(plan: &ConnPlan) -> Self {
+        let limits = WaitLimits { read: plan.redial.options.read_timeout, write: plan.redial.options.write_timeout };
+        Watch { waits: Waits::default(), limits, fd: Cell::new(None), cut: Cell::new(None) }
+    }
+
+    /// Ends the connection's wait: its pending read or write returns at
+    /// once (end of file, or a broken pipe).
+    fn shut(&self, cut: Cut) {
+        self.cut.set(Some(cut));
+        if let Some(fd) = self.fd.get() {
+            // SAFETY: `fd` is the socket of a stream its connection task
+            // still owns (the task clears `fd` before it drops the stream),
+            // and shutdown(2) neither closes nor frees it.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
+    }
 }
 
 pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
@@ -49,6 +100,7 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
         stats: RefCell::new(context.board.loop_stats(index)),
         budget: RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)),
         waiters: Waiters::new(connections.len()),
+        watches: connections.iter().map(Watch::new).collect(),
     });
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_tasks(connections, &shared));
@@ -60,8 +112,8 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
 /// dispatcher and the publishing ticker beside them.
 async fn run_tasks(connections: Vec<ConnPlan>, shared: &Rc<EpollLoop>) -> Result<(), DriverError> {
     let mut tasks = Vec::with_capacity(connections.len());
-    for conn in connections {
-        tasks.push(tokio::task::spawn_local(drive(conn, shared.clone())));
+    for (i, conn) in connections.into_iter().enumerate() {
+        tasks.push(tokio::task::spawn_local(drive(conn, shared.clone(), i)));
     }
     let dispatcher = shared.budget.borrow().has_rate().then(|| tokio::task::spawn_local(dispatch(shared.clone())));
     let ticker = tokio::task::spawn_local(tick(shared.clone()));
@@ -81,13 +133,44 @@ async fn run_tasks(connections: Vec<ConnPlan>, shared: &Rc<EpollLoop>) -> Result
 }
 
 /// Answers the collector, and brings the `--rate` queue up to date, even
-/// when no connection is busy.
+/// when no connection is busy; looks at the connections' waits.
 async fn tick(shared: Rc<EpollLoop>) {
     let mut tick = tokio::time::interval(PUBLISH_TICK);
+    let mut check = WaitCheck::default();
     loop {
         tick.tick().await;
-        shared.budget.borrow_mut().publish(shared.context.clock.now_ns());
+        let now = shared.context.clock.now_ns();
+        shared.budget.borrow_mut().publish(now);
+        if check.due(now) {
+            shut_late_connections(&shared, now);
+        }
         shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
+    }
+}
+
+/// Cuts off the connections that waited past their timeout; once the run
+/// is cut, every connection still waiting, counted as stalled.
+fn shut_late_connections(shared: &EpollLoop, now: u64) {
+    let control = &shared.context.control;
+    let waiting = shared.watches.iter().filter(|w| w.cut.get().is_none());
+    if !control.cut_due(now) {
+        for watch in waiting {
+            if let Some(overdue) = watch.waits.overdue(now, watch.limits) {
+                watch.shut(Cut::Overdue(overdue));
+            }
+        }
+        return;
+    }
+    control.stop();
+    let mut stalls = Stalls::default();
+    for watch in waiting {
+        if let Some(waited) = watch.waits.waited(now) {
+            stalls.add(waited);
+            watch.shut(Cut::Stalled);
+        }
+    }
+    if stalls.connections > 0 {
+        control.record_stalls(stalls);
     }
 }
 
@@ -165,48 +248,72 @@ async fn dispatch(shared: Rc<EpollLoop>) {
     }
 }
 
-/// Drives one connection; a fatal error stops the whole run at once, so
+/// Drives connection `i`; a fatal error stops the whole run at once, so
 /// the other connections finish their events instead of running on.
-async fn drive(conn: ConnPlan, shared: Rc<EpollLoop>) -> Result<(), DriverError> {
-    let result = drive_connection(conn, &shared).await;
+async fn drive(conn: ConnPlan, shared: Rc<EpollLoop>, i: usize) -> Result<(), DriverError> {
+    let Some(watch) = shared.watches.get(i) else { return Ok(()) };
+    let result = drive_connection(conn, &shared, watch).await;
     if result.is_err() {
         shared.context.control.stop();
     }
     result
 }
 
-/// Exchanges commands and answers until the connection is done; opens it
-/// again each time it is lost, if that is not fatal.
-async fn drive_connection(conn: ConnPlan, shared: &EpollLoop) -> Result<(), DriverError> {
+/// Exchanges commands and answers until the connection is done (or cut
+/// off, stalled); opens it again each time it is lost, if that is not
+/// fatal.
+async fn drive_connection(conn: ConnPlan, shared: &EpollLoop, watch: &Watch) -> Result<(), DriverError> {
     let (mut io, socket, leftover) = ConnIo::from_plan(conn);
     let stream = socket.into_stream().map_err(|e| io.io_error(e))?;
+    watch.fd.set(Some(stream.as_raw_fd()));
     let mut wire = Wire::new(stream, leftover);
     loop {
-        let Some(lost) = exchange(&mut io, &mut wire, shared).await? else {
-            wire.send_quit(&mut io).await;
-            return Ok(());
+        let lost = exchange(&mut io, &mut wire, shared, &watch.waits).await?;
+        let lost = match (lost, watch.cut.take()) {
+            (None, None) => {
+                wire.send_quit(&mut io).await;
+                return Ok(());
+            }
+            (None, Some(_)) | (Some(_), Some(Cut::Stalled)) => return Ok(()),
+            (Some(_), Some(Cut::Overdue(overdue))) => overdue.lost(),
+            (Some(lost), None) => lost,
         };
-        io.lost(lost, &shared.context.ignore, &mut shared.stats.borrow_mut())?;
-        let Some((stream, leftover)) = io.reopen(&shared.context).await else { return Ok(()) };
+        watch.fd.set(None);
+        io.lost(lost, &shared.context.ignore)?;
+        let Some((stream, leftover)) = io.reopen(&shared.context, &shared.stats).await else { return Ok(()) };
+        watch.fd.set(Some(stream.as_raw_fd()));
         wire.replace(stream, leftover);
     }
 }
 
 /// Sends the session's commands and hands it the answers, until it is
-/// done (`None`) or the connection is lost.
-async fn exchange(io: &mut ConnIo, wire: &mut Wire, shared: &EpollLoop) -> Result<Option<Lost>, DriverError> {
+/// done (`None`) or the connection is lost; stamps its waits in `waits`.
+async fn exchange(
+    io: &mut ConnIo,
+    wire: &mut Wire,
+    shared: &EpollLoop,
+    waits: &Waits,
+) -> Result<Option<Lost>, DriverError> {
     let context = &shared.context;
     loop {
-        io.fill(&mut wire.wbuf, context.clock.now_ns(), &mut shared.budget.borrow_mut())?;
+        let now = context.clock.now_ns();
+        io.fill(&mut wire.wbuf, now, &mut shared.budget.borrow_mut())?;
         // Written out here rather than in awaited helpers: each nested
-        // future is one more state machine to poll on every query.
-        if !wire.wbuf.is_empty() {
-            let written = wire.stream.write_all(&wire.wbuf).await;
-            wire.wbuf.clear();
-            if let Err(e) = written {
-                return Ok(Some(Lost::Write(e)));
+        // future is one more state machine to poll on every query. Each
+        // wait for the socket to take more is stamped, the next one from
+        // when the last took some.
+        let mut sent = 0;
+        while sent < wire.wbuf.len() {
+            waits.start_write(if sent == 0 { now } else { context.clock.now_ns() });
+            let written = wire.stream.write(wire.wbuf.get(sent..).unwrap_or_default()).await;
+            waits.end_write();
+            match written {
+                Ok(0) => return Ok(Some(Lost::Write(std::io::ErrorKind::WriteZero.into()))),
+                Ok(n) => sent += n,
+                Err(e) => return Ok(Some(Lost::Write(e))),
             }
         }
+        wire.wbuf.clear();
         if io.session().is_done() {
             return Ok(None);
         }
@@ -216,7 +323,10 @@ async fn exchange(io: &mut ConnIo, wire: &mut Wire, shared: &EpollLoop) -> Resul
         }
         // Not done, so at least one command is in flight: wait for its answer.
         wire.make_room();
-        match wire.stream.read_buf(&mut wire.rbuf).await {
+        waits.start_read(now);
+        let read = wire.stream.read_buf(&mut wire.rbuf).await;
+        waits.end_read();
+        match read {
             Ok(0) => return Ok(Some(Lost::Closed)),
             Ok(_) => {}
             Err(e) => return Ok(Some(Lost::Read(e))),
@@ -258,7 +368,9 @@ impl Wire {
     /// dropped. A server already gone makes no difference now.
     async fn send_quit(&mut self, io: &mut ConnIo) {
         if io.write_quit(&mut self.wbuf).is_ok() {
-            let _ = self.stream.write_all(&self.wbuf).await;
+            // A goodbye is not worth a hang: a server that takes nothing
+            // more in a second gets none.
+            let _ = tokio::time::timeout(QUIT_WAIT, self.stream.write_all(&self.wbuf)).await;
             self.wbuf.clear();
         }
     }

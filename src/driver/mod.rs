@@ -24,6 +24,7 @@ mod options;
 mod redial;
 mod session;
 mod uring;
+mod waits;
 
 use std::fmt;
 use std::io;
@@ -33,13 +34,16 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use bytes::BytesMut;
+use wirebench_protocol::response::ServerError;
+use wirebench_protocol::ServerText;
 
 pub use budget::{Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
-pub use redial::{Lost, OpenError, Redial, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
-pub use session::{Session, SessionError};
+pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
+pub use session::{RefusedCommand, Session, SessionError};
 pub use uring::UringUnavailable;
+pub use waits::Stalls;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
@@ -94,8 +98,10 @@ impl StdSocket {
         })
     }
 
-    /// Back to a tokio stream, registered with the current runtime.
+    /// Back to a tokio stream, registered with the current runtime (which
+    /// wants it non-blocking: tokio refuses a blocking one).
     fn into_stream(self) -> io::Result<Stream> {
+        self.set_nonblocking(true)?;
         Ok(match self {
             StdSocket::Tcp(s) => Stream::Tcp(tokio::net::TcpStream::from_std(s)?),
             StdSocket::Unix(s) => Stream::Unix(tokio::net::UnixStream::from_std(s)?),
@@ -218,6 +224,11 @@ impl LoopContext {
 /// Why a loop stopped before the run was over.
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
+    /// The server refused a statement with an error `--mysql-ignore-errors`
+    /// does not list (boxed: a rare error keeps the hot path's `Result`
+    /// small).
+    #[error("{0}")]
+    Statement(Box<FailedStatement>),
     #[error("{endpoint}: {source}")]
     Session { endpoint: Endpoint, source: SessionError },
     #[error("{endpoint}: {source}")]
@@ -233,6 +244,45 @@ pub enum DriverError {
     /// A connection task of the epoll loop panicked.
     #[error("event loop {index}: a connection task failed: {source}")]
     Task { index: usize, source: tokio::task::JoinError },
+}
+
+/// A statement the server refused, and where: [`DriverError::Statement`].
+#[derive(Debug)]
+pub struct FailedStatement {
+    pub endpoint: Endpoint,
+    /// The sysbench test whose event sent it.
+    pub test: &'static str,
+    /// Executed as a prepared statement, or sent as text.
+    pub prepared: bool,
+    pub sql: String,
+    pub error: ServerError,
+}
+
+impl fmt::Display for FailedStatement {
+    /// sysbench's line for a failed statement (`check_error` in
+    /// drv_mysql.c: `mysql_stmt_execute() returned error 1146 (Table
+    /// 'sbtest.sbtest1' doesn't exist) for query 'SELECT c FROM sbtest1
+    /// WHERE id=?'`; a text query is `mysql_drv_query()`'s), then which
+    /// test's event failed where, and what to do. Values are not kept once
+    /// sent: the SQL shows `?` (or the Lua script's `%d`) in their place.
+    /// The server's text is shown safe to print ([`ServerText`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let FailedStatement { endpoint, test, prepared, sql, error } = self;
+        let call = if *prepared { "mysql_stmt_execute()" } else { "mysql_drv_query()" };
+        let message = ServerText(&error.message);
+        write!(
+            f,
+            "{call} returned error {} ({message}) for query '{sql}', in an event of {test} on {endpoint}",
+            error.code
+        )?;
+        if let Some(state) = error.sql_state_str() {
+            write!(f, " (SQLSTATE {})", ServerText(state))?;
+        }
+        match error.code {
+            1146 => f.write_str("; create the tables with the prepare command (same --tables and --mysql-db) first"),
+            code => write!(f, "; list {code} in --mysql-ignore-errors to count it as an ignored error and go on"),
+        }
+    }
 }
 
 /// What a loop could not do ([`DriverError::Loop`]).

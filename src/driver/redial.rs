@@ -4,12 +4,19 @@
 //! (2006), CR_TCP_CONNECTION (2011) and CR_SERVER_LOST_EXTENDED (2055),
 //! which retries the connect every millisecond until it works; then the
 //! event restarts and `oltp_common.lua`'s `before_restart_event` prepares
-//! the statements again. The failed query counts as a reconnect.
+//! the statements again. The failed query counts as a reconnect, once the
+//! connection is back.
 //!
 //! wirebench sees a lost connection as a socket failure and names it as
 //! libmysqlclient would: a failed write is 2006 ("server has gone away"),
 //! a read that fails or finds the socket closed is 2013 ("lost connection
-//! during query").
+//! during query"); so is a wait past `--mysql-write-timeout` (2006) or
+//! `--mysql-read-timeout` (2013), as libmysqlclient's own timeouts are.
+//!
+//! Unlike `mysql_drv_reconnect`, which retries until it works, a reconnect
+//! gives up when the run is over (its `--time`, a stop), even in the middle
+//! of an attempt; only a reconnect that succeeded counts as one, and the
+//! failed attempts are counted apart.
 
 use std::fmt;
 use std::io;
@@ -38,14 +45,18 @@ pub enum Lost {
     Read(io::Error),
     /// The server closed the connection.
     Closed,
+    /// No answer within `--mysql-read-timeout`.
+    ReadTimeout(Duration),
+    /// The socket took nothing within `--mysql-write-timeout`.
+    WriteTimeout(Duration),
 }
 
 impl Lost {
     /// The client error code libmysqlclient reports for it.
     pub fn code(&self) -> u16 {
         match self {
-            Lost::Write(_) => CR_SERVER_GONE_ERROR,
-            Lost::Read(_) | Lost::Closed => CR_SERVER_LOST,
+            Lost::Write(_) | Lost::WriteTimeout(_) => CR_SERVER_GONE_ERROR,
+            Lost::Read(_) | Lost::Closed | Lost::ReadTimeout(_) => CR_SERVER_LOST,
         }
     }
 }
@@ -58,6 +69,17 @@ impl fmt::Display for Lost {
             Lost::Closed => write!(
                 f,
                 "lost connection to the server during a query (client error 2013: the server closed the connection)"
+            ),
+            Lost::ReadTimeout(after) => write!(
+                f,
+                "lost connection to the server during a query (client error 2013: no answer for {}s, \
+                 --mysql-read-timeout)",
+                after.as_secs_f64()
+            ),
+            Lost::WriteTimeout(after) => write!(
+                f,
+                "the server has gone away (client error 2006: it took no command for {}s, --mysql-write-timeout)",
+                after.as_secs_f64()
             ),
         }
     }
@@ -107,6 +129,9 @@ pub struct Reopened {
 /// How long to wait between attempts, as `mysql_drv_reconnect`'s `usleep(1000)`.
 const RETRY_PAUSE: Duration = Duration::from_millis(1);
 
+/// How soon an attempt in progress notices that the run is over.
+const GIVE_UP_POLL: Duration = Duration::from_millis(10);
+
 impl Redial {
     /// Logs in, runs the [`init`](Self::init) SQL and prepares the
     /// statements; their ids come back in statement order (none when
@@ -130,15 +155,25 @@ impl Redial {
         Ok((conn, ids))
     }
 
-    /// [`open`](Self::open), retried every millisecond until it works, or
-    /// `None` once `give_up` says the run is over.
-    pub async fn reopen(&self, give_up: impl Fn() -> bool) -> Option<(Connection, Vec<u32>)> {
+    /// [`open`](Self::open), retried every millisecond until it works or
+    /// `give_up` says the run is over, which is looked at during an attempt
+    /// too: a server that accepts connections and never answers holds an
+    /// attempt up to the connect timeout otherwise.
+    pub async fn reopen(&self, give_up: impl Fn() -> bool) -> Redialled<(Connection, Vec<u32>)> {
+        let mut failed_attempts = 0;
         loop {
             if give_up() {
-                return None;
+                return Redialled { opened: None, failed_attempts };
             }
-            if let Ok(opened) = self.open().await {
-                return Some(opened);
+            tokio::select! {
+                opened = self.open() => match opened {
+                    Ok(opened) => return Redialled { opened: Some(opened), failed_attempts },
+                    Err(_) => failed_attempts += 1,
+                },
+                () = given_up(&give_up) => {
+                    failed_attempts += 1;
+                    continue;
+                }
             }
             tokio::time::sleep(RETRY_PAUSE).await;
         }
@@ -146,20 +181,37 @@ impl Redial {
 
     /// [`reopen`](Self::reopen) for a loop thread without a tokio runtime:
     /// blocks the calling thread (and so the loop's other connections)
-    /// until the connection is back. Must not be called from within a
-    /// tokio runtime.
-    pub fn reopen_blocking(&self, give_up: impl Fn() -> bool) -> io::Result<Option<Reopened>> {
+    /// until the connection is back or `give_up` says the run is over.
+    /// Must not be called from within a tokio runtime.
+    pub fn reopen_blocking(&self, give_up: impl Fn() -> bool) -> io::Result<Redialled<Reopened>> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         runtime.block_on(async {
-            let Some((conn, statement_ids)) = self.reopen(give_up).await else { return Ok(None) };
+            let Redialled { opened, failed_attempts } = self.reopen(give_up).await;
+            let Some((conn, statement_ids)) = opened else { return Ok(Redialled { opened: None, failed_attempts }) };
             let (stream, leftover, login, transport) = conn.into_parts();
-            Ok(Some(Reopened {
+            let reopened = Reopened {
                 socket: StdSocket::from_stream(stream)?,
                 leftover,
                 capabilities: login.capabilities,
                 transport,
                 statement_ids,
-            }))
+            };
+            Ok(Redialled { opened: Some(reopened), failed_attempts })
         })
+    }
+}
+
+/// What reopening a lost connection came to: the connection, or none when
+/// the run ended first, and the attempts that failed on the way.
+#[derive(Debug)]
+pub struct Redialled<T> {
+    pub opened: Option<T>,
+    pub failed_attempts: u64,
+}
+
+/// Resolves once `give_up` says so; looked at every [`GIVE_UP_POLL`].
+async fn given_up(give_up: &impl Fn() -> bool) {
+    while !give_up() {
+        tokio::time::sleep(GIVE_UP_POLL).await;
     }
 }

@@ -13,13 +13,14 @@ use super::budget::{Admission, Budget};
 use super::IgnoreErrors;
 use crate::rand::Rng;
 use crate::stats::{LoopStats, QueryKind};
-use crate::workload::{CommandSink, EmulatedStatement, Script, Step, StmtId, WorkloadError};
+use crate::workload::{CommandSink, CommandSql, EmulatedStatement, Script, Step, WorkloadError};
 
 /// A command sent and not yet answered.
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     format: RowFormat,
-    stmt: Option<StmtId>,
+    /// What it was, for the error that names it.
+    sql: CommandSql,
     /// Set on an event's last command: when that event started (ns).
     ends_event_started: Option<u64>,
     /// Set with `ends_event_started`: how many sysbench events it stands for.
@@ -29,9 +30,10 @@ struct InFlight {
 /// Why a connection stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    /// A server error not covered by `--mysql-ignore-errors`.
-    #[error("{error}{}", stmt_note(*stmt))]
-    Server { error: ServerError, stmt: Option<StmtId> },
+    /// A server error not covered by `--mysql-ignore-errors` (boxed: a
+    /// rare error keeps the hot path's `Result` small).
+    #[error("{}", .0.error)]
+    Server(Box<RefusedCommand>),
     /// The response could not be walked: the server broke the protocol
     /// (or, a bug, the reader was driven out of order).
     #[error("protocol error: {0}")]
@@ -43,8 +45,13 @@ pub enum SessionError {
     Unsolicited,
 }
 
-fn stmt_note(stmt: Option<StmtId>) -> String {
-    stmt.map(|s| format!(" (statement #{s})")).unwrap_or_default()
+/// A command the server answered with an error: the error, and the SQL
+/// the command carried, as a prepared statement when `format` is binary.
+#[derive(Debug)]
+pub struct RefusedCommand {
+    pub error: ServerError,
+    pub sql: CommandSql,
+    pub format: RowFormat,
 }
 
 /// A fixed-capacity FIFO: the pipeline depth never changes during a run,
@@ -123,6 +130,8 @@ pub struct Session {
     /// event when `--percentile` is on (to pick a histogram slot); doing the
     /// same keeps a seeded run's values equal to sysbench's.
     draw_after_event: bool,
+    /// The sysbench test whose events this runs, for error messages.
+    test: &'static str,
 }
 
 impl Session {
@@ -151,7 +160,20 @@ impl Session {
             weight_limit: None,
             refunds: Vec::with_capacity(pipeline + 1),
             draw_after_event: true,
+            test: "the test",
         }
+    }
+
+    /// Names the sysbench test whose events the script runs (`oltp_read_write`),
+    /// for error messages.
+    pub fn running(mut self, test: &'static str) -> Self {
+        self.test = test;
+        self
+    }
+
+    /// The test [`running`](Self::running) named.
+    pub fn test(&self) -> &'static str {
+        self.test
     }
 
     /// Whether to mirror sysbench's extra draw after each event (it makes
@@ -210,7 +232,8 @@ impl Session {
                 // Only the tail is in flight now, so the ROLLBACK joins it.
                 self.rollback_owed = false;
                 CommandSink::new(&mut self.templates, out).query(b"ROLLBACK");
-                let rollback = InFlight { format: RowFormat::Text, stmt: None, ends_event_started: None, weight: 0 };
+                let sql = CommandSql::Text(b"ROLLBACK");
+                let rollback = InFlight { format: RowFormat::Text, sql, ends_event_started: None, weight: 0 };
                 self.in_flight.push(rollback);
                 self.tail += 1;
                 sent += 1;
@@ -238,7 +261,7 @@ impl Session {
             let mut sink = CommandSink::new(&mut self.templates, out).emulating(self.emulated.as_deref());
             let step = self.script.next(&mut self.rng, &mut sink)?;
             let format = sink.take_format().unwrap_or(RowFormat::Text);
-            let stmt = sink.take_stmt();
+            let sql = sink.command_sql();
             let (ends_event_started, weight) = match step {
                 Step::More => (None, 0),
                 Step::Last => {
@@ -257,7 +280,7 @@ impl Session {
                     (self.event_started.take(), weight)
                 }
             };
-            self.in_flight.push(InFlight { format, stmt, ends_event_started, weight });
+            self.in_flight.push(InFlight { format, sql, ends_event_started, weight });
             sent += 1;
         }
         Ok(sent)
@@ -297,7 +320,8 @@ impl Session {
                 // counted, never fatal.
                 if !in_tail && !ignore.ignores(error.code) {
                     let error = error.to_server_error(rest);
-                    return Err(SessionError::Server { error, stmt: current.stmt });
+                    let refused = RefusedCommand { error, sql: current.sql, format: current.format };
+                    return Err(SessionError::Server(Box::new(refused)));
                 }
                 stats.record_error();
             } else {
@@ -575,8 +599,8 @@ mod tests {
             6 => Some(DUPLICATE),
             _ => None,
         });
-        let Err(SessionError::Server { error, .. }) = run.result else { panic!("not fatal: {:?}", run.sent) };
-        assert_eq!(error.code, DUPLICATE);
+        let Err(SessionError::Server(refused)) = run.result else { panic!("not fatal: {:?}", run.sent) };
+        assert_eq!(refused.error.code, DUPLICATE);
         assert_eq!(run.counters.errors, 1);
     }
 
@@ -602,6 +626,6 @@ mod tests {
         assert_eq!(session.fill(&mut out, 2, &mut budget).unwrap(), 4);
         reply.clear();
         ErrPacket { code: DUPLICATE, sql_state: Some(*b"23000"), message: b"dup" }.encode(1, &mut reply);
-        assert!(matches!(session.on_input(&reply, 3, &mut stats, &ignore), Err(SessionError::Server { .. })));
+        assert!(matches!(session.on_input(&reply, 3, &mut stats, &ignore), Err(SessionError::Server(_))));
     }
 }

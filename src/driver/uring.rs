@@ -9,6 +9,12 @@
 //! several connections are busy (`min_wait_usec` bounds the delay), and the
 //! ring defers its task work to that wait (`DEFER_TASKRUN`): completions
 //! arriving meanwhile do not wake the thread one by one.
+//!
+//! A connection's receive and send stamp their waits ([`Waits`]) with the
+//! time the loop last read; the loop looks at them on its wake-ups (at
+//! least every [`PUBLISH_TICK`]) and treats a wait past its timeout as a
+//! lost connection, and every connection still waiting once the run is cut
+//! as stalled: its operations are cancelled, as for any other ending.
 
 use std::fmt;
 use std::io;
@@ -18,7 +24,8 @@ use bytes::BytesMut;
 use io_uring::{opcode, types, IoUring};
 
 use super::conn_io::ConnIo;
-use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, StdSocket};
+use super::waits::{WaitCheck, WaitLimits, Waits};
+use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, Stalls, StdSocket};
 use crate::stats::LoopStats;
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
@@ -247,6 +254,9 @@ struct Conn {
     recv_pending: bool,
     send_pending: bool,
     state: ConnState,
+    /// Since when the receive and the send in flight have waited.
+    waits: Waits,
+    limits: WaitLimits,
 }
 
 impl Conn {
@@ -257,6 +267,7 @@ impl Conn {
         if let Err(e) = socket.set_nonblocking(false) {
             return Err(io.io_error(e));
         }
+        let limits = io.wait_limits();
         Ok(Conn {
             io,
             fd: types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket)),
@@ -268,6 +279,8 @@ impl Conn {
             recv_pending: false,
             send_pending: false,
             state: ConnState::Running,
+            waits: Waits::default(),
+            limits,
         })
     }
 
@@ -325,6 +338,10 @@ struct Driver<'c> {
     waiting: Vec<usize>,
     spare: Vec<usize>,
     first_error: Option<DriverError>,
+    /// The latest time the loop read (ns since the run's start): what
+    /// waits are stamped with, so that stamping reads no clock.
+    now_ns: u64,
+    wait_check: WaitCheck,
 }
 
 pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
@@ -365,6 +382,8 @@ impl<'c> Driver<'c> {
             waiting: Vec::with_capacity(conns_len),
             spare: Vec::with_capacity(conns_len),
             first_error: None,
+            now_ns: context.clock.now_ns(),
+            wait_check: WaitCheck::default(),
         })
     }
 
@@ -388,9 +407,13 @@ impl<'c> Driver<'c> {
             self.completions = completions;
             self.serve_arrivals()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
+            self.now_ns = self.context.clock.now_ns();
+            if self.wait_check.due(self.now_ns) {
+                self.check_waits(self.now_ns)?;
+            }
             // Events in progress, for --forced-shutdown's report: two relaxed
             // stores per wake-up.
-            self.budget.publish(self.context.clock.now_ns());
+            self.budget.publish(self.now_ns);
         }
         self.first_error.take().map_or(Ok(()), Err)
     }
@@ -403,6 +426,7 @@ impl<'c> Driver<'c> {
             return Ok(());
         }
         let now = self.context.clock.now_ns();
+        self.now_ns = now;
         if let Err(error) = conn.fill(now, &mut self.budget) {
             return self.fail(i, error);
         }
@@ -446,6 +470,7 @@ impl<'c> Driver<'c> {
     fn on_recv(&mut self, i: usize, result: i32) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.recv_pending = false;
+        conn.waits.end_read();
         self.ops -= 1;
         self.recvs -= 1;
         if conn.state != ConnState::Running {
@@ -463,6 +488,7 @@ impl<'c> Driver<'c> {
         }
         conn.recv.received(result as usize);
         let now = self.context.clock.now_ns();
+        self.now_ns = now;
         if let Err(error) = conn.on_input(now, &mut self.stats, &self.context.ignore) {
             return self.fail(i, error);
         }
@@ -472,6 +498,7 @@ impl<'c> Driver<'c> {
     fn on_send(&mut self, i: usize, result: i32) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.send_pending = false;
+        conn.waits.end_write();
         self.ops -= 1;
         let quitting = conn.state == ConnState::Quitting;
         if conn.state != ConnState::Running && !quitting {
@@ -560,11 +587,11 @@ impl<'c> Driver<'c> {
     }
 
     /// A lost connection: fatal unless `--mysql-ignore-errors` lists its
-    /// code; then it is counted as a reconnect, its operations are
-    /// cancelled, and it is opened again once they have completed.
+    /// code; then its operations are cancelled, and it is opened again
+    /// once they have completed (and counted as a reconnect if that works).
     fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if let Err(error) = conn.io.lost(lost, &self.context.ignore, &mut self.stats) {
+        if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
             return self.fail(i, error);
         }
         conn.state = ConnState::Reconnecting;
@@ -590,7 +617,7 @@ impl<'c> Driver<'c> {
         if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
-        let replaced = match conn.io.reopen_blocking(self.context) {
+        let replaced = match conn.io.reopen_blocking(self.context, &mut self.stats) {
             Ok(Some((socket, leftover))) => conn.replace(socket, leftover),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted.
@@ -608,6 +635,59 @@ impl<'c> Driver<'c> {
         self.advance(i)
     }
 
+    /// Treats a connection that waited past its read or write timeout as
+    /// lost (one sending its COM_QUIT just ends); once the run is cut, ends
+    /// every connection still waiting for an answer, counted as stalled.
+    fn check_waits(&mut self, now: u64) -> Result<(), DriverError> {
+        if self.context.control.cut_due(now) {
+            return self.cut_stalled(now);
+        }
+        for i in 0..self.conns.len() {
+            let Some(conn) = self.conns.get(i) else { continue };
+            let Some(overdue) = conn.waits.overdue(now, conn.limits) else { continue };
+            match conn.state {
+                ConnState::Running => self.lose(i, overdue.lost())?,
+                ConnState::Quitting => self.abandon(i)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The run is cut: stops it, and ends the connections that still wait
+    /// for an answer; their events are not counted, the connections are
+    /// (each once: it is no longer running). A COM_QUIT still being sent
+    /// is given up.
+    fn cut_stalled(&mut self, now: u64) -> Result<(), DriverError> {
+        self.context.control.stop();
+        let mut stalls = Stalls::default();
+        for i in 0..self.conns.len() {
+            let Some(conn) = self.conns.get(i) else { continue };
+            match conn.state {
+                ConnState::Running if conn.io.session().in_flight() > 0 => {
+                    stalls.add(conn.waits.waited(now).unwrap_or(0));
+                    self.abandon(i)?;
+                }
+                ConnState::Quitting => self.abandon(i)?,
+                _ => {}
+            }
+        }
+        if stalls.connections > 0 {
+            self.context.control.record_stalls(stalls);
+        }
+        Ok(())
+    }
+
+    /// Ends a connection without waiting for what it has in flight: its
+    /// operations are cancelled, and it retires once they complete.
+    fn abandon(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        conn.state = ConnState::Finishing;
+        self.cancel_ops(i)?;
+        self.retire_if_idle(i);
+        Ok(())
+    }
+
     fn retire_if_idle(&mut self, i: usize) {
         if let Some(conn) = self.conns.get_mut(i) {
             if conn.state == ConnState::Finishing && !conn.recv_pending && !conn.send_pending {
@@ -623,6 +703,7 @@ impl<'c> Driver<'c> {
         let (buf, len) = conn.recv.room();
         let entry = opcode::Recv::new(conn.fd, buf, len).build().user_data(user_data(i, Op::Recv));
         conn.recv_pending = true;
+        conn.waits.start_read(self.now_ns);
         self.ops += 1;
         self.recvs += 1;
         // SAFETY: the receive writes into `conn.recv.data[end..]`, a boxed
@@ -639,6 +720,7 @@ impl<'c> Driver<'c> {
         let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
         let entry = opcode::Send::new(conn.fd, rest.as_ptr(), len).build().user_data(user_data(i, Op::Send));
         conn.send_pending = true;
+        conn.waits.start_write(self.now_ns);
         self.ops += 1;
         self.quick_queued += 1;
         // SAFETY: the send reads `conn.sending[sent..]`, whose heap buffer is

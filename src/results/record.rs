@@ -68,6 +68,9 @@ pub enum RunEnd {
     Interrupted,
     /// `--forced-shutdown` stopped it with events in flight.
     ForcedShutdown,
+    /// `--time` was up while connections still waited for the server's
+    /// answers: the run stopped waiting; their events are not counted.
+    Cut,
 }
 
 /// sysbench's counters, summed over the connections.

@@ -19,6 +19,7 @@ pub fn sweep_table(test: &str, steps: &[StepFigures]) -> Table {
                 RunEnd::Completed => s.threads.to_string(),
                 RunEnd::Interrupted => format!("{} (interrupted)", s.threads),
                 RunEnd::ForcedShutdown => format!("{} (forced shutdown)", s.threads),
+                RunEnd::Cut => format!("{} (cut)", s.threads),
             };
             vec![
                 threads,

@@ -13,7 +13,7 @@ use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::Bench;
-use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl};
+use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl, Stalls};
 use crate::results::RunEnd;
 use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, StatsBoard};
@@ -55,7 +55,7 @@ pub(super) fn run(
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
     let mut reports = Reports::new(Collector::new(context.board.clone()), general, sink);
-    let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s);
+    let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
         Ok(outcome) => outcome,
@@ -88,12 +88,24 @@ pub(super) fn run(
     if joined.is_ok() && outcome == Outcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    let end = if outcome == Outcome::Completed { RunEnd::Completed } else { RunEnd::Interrupted };
-    final_report(&mut reports, bench, end_ns, end)?;
+    final_report(&mut reports, bench, end_ns, run_end(outcome, context.control.stalls()))?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
-    joined.map(|()| outcome)
+    joined.map(|()| match outcome {
+        Outcome::Completed => say_if_cut(context.control.stalls(), general.time),
+        other => other,
+    })
+}
+
+/// How a run that reached its final report ended, for the results.
+fn run_end(outcome: Outcome, stalls: Stalls) -> RunEnd {
+    match outcome {
+        Outcome::Completed if stalls.connections > 0 => RunEnd::Cut,
+        Outcome::Completed => RunEnd::Completed,
+        Outcome::ForcedShutdown | Outcome::Cut { .. } => RunEnd::ForcedShutdown,
+        Outcome::Interrupted(_) => RunEnd::Interrupted,
+    }
 }
 
 /// What every loop shares: the statistics board, the limits, the clock.
@@ -103,6 +115,9 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
         Some(rate) => RunControl::with_rate(general.events, per_loop, rate, seed),
         None => RunControl::new(general.events, per_loop.len()),
     };
+    if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
+        control.cut_at(secs_to_ns(time) + ANSWER_GRACE_NS);
+    }
     LoopContext {
         board: StatsBoard::new(per_loop),
         control,
@@ -115,7 +130,8 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
 }
 
 /// sysbench's final report (with `--histogram`, the histogram first), and
-/// the final result of `--format`.
+/// wirebench's line on failed reconnects after it, and the final result of
+/// `--format`.
 fn final_report(reports: &mut Reports<'_>, bench: &Bench, end_ns: u64, end: RunEnd) -> Result<(), OutputError> {
     if bench.general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
@@ -125,6 +141,7 @@ fn final_report(reports: &mut Reports<'_>, bench: &Bench, end_ns: u64, end: RunE
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
     Level::Notice.print(reports.cumulative(end_ns, 0))?;
+    say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)?;
     reports.final_result(bench, end_ns, end)
 }
 
@@ -154,6 +171,52 @@ fn report_stalled(
          connections close with wirebench, without COM_QUIT"
     ));
     Ok(())
+}
+
+/// How long after `--time` the loops still wait for the answers to the
+/// events in flight before the run is cut (without `--forced-shutdown`,
+/// which sets its own grace). A healthy server answers them within
+/// milliseconds; sysbench waits for them without limit, so a server that
+/// stopped answering hangs it.
+const ANSWER_GRACE_NS: u64 = 1_000_000_000;
+
+/// When the report thread stops waiting for loops that did not end after
+/// the cut (they always do; this keeps `--time`'s promise if one did not),
+/// as `--forced-shutdown` would, in seconds from the start.
+fn last_resort_s(bench: &Bench) -> Option<u32> {
+    bench.general.time.map(|time| time.saturating_add(LAST_RESORT_AFTER_S))
+}
+
+const LAST_RESORT_AFTER_S: u32 = 10;
+
+/// After sysbench's report lines, so that its parsers read them unchanged:
+/// attempts to reconnect that failed, which sysbench's `reconnects` does
+/// not count (it retries until one works).
+fn say_failed_reconnects(failed: u64) -> Result<(), OutputError> {
+    if failed == 0 {
+        return Ok(());
+    }
+    Level::Notice.line(format_args!(
+        "wirebench: failed reconnect attempts: {failed} (refused, timed out, or cut off at the end of the run; \
+         reconnects counts the connections opened again)"
+    ))
+}
+
+/// A run whose time was up while connections still waited for answers was
+/// cut: says so, with how many and for how long, on stderr.
+fn say_if_cut(stalls: Stalls, time: Option<u32>) -> Outcome {
+    if stalls.connections == 0 {
+        return Outcome::Completed;
+    }
+    stderr_line(format_args!(
+        "wirebench: the run was cut {:.1} s after --time={}: {} connection(s) still waited for the server's answer, \
+         the longest for {:.1} s; their events in flight are not counted",
+        ANSWER_GRACE_NS as f64 / 1e9,
+        time.unwrap_or(0),
+        stalls.connections,
+        stalls.longest_wait_ns as f64 / 1e9,
+    ));
+    Outcome::Cut { stalled: stalls.connections }
 }
 
 /// `--io`, resolved; `--poll` asked of the epoll backend is named as not

@@ -30,6 +30,20 @@ pub enum RunError {
     Runtime(io::Error),
     #[error("cannot watch for SIGINT and SIGTERM: {0}")]
     Signals(io::Error),
+    #[error(
+        "--threads={threads} needs {needed} open files (a socket per connection, and some for wirebench itself), \
+         and this process may open at most {limit}: raise the hard limit (ulimit -Hn, LimitNOFILE= of a systemd \
+         unit, /etc/security/limits.conf) or use fewer --threads"
+    )]
+    OpenFiles { threads: u32, needed: u64, limit: u64 },
+    #[error("cannot read or raise the open-files limit (RLIMIT_NOFILE): {0}")]
+    FileLimit(io::Error),
+    #[error(
+        "--threads={threads} needs about {} of memory (at least 18 KiB per connection), and this machine has {} \
+         available: use fewer --threads, or spread them over several client hosts",
+        gib(*needed), gib(*available)
+    )]
+    Memory { threads: u32, needed: u64, available: u64 },
     /// A connection could not be opened; the hint says what to check.
     #[error("unable to connect: {error}{}", connect_hint(.error))]
     Connect { error: ClientError },
@@ -76,6 +90,10 @@ impl From<OpenError> for RunError {
             other => RunError::Open(Box::new(other)),
         }
     }
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
 }
 
 /// sysbench's advice for a connection error, where one applies.

@@ -6,6 +6,7 @@
 //! the driver its engine options, the workload its test options) and
 //! imports them all; nothing below imports it.
 //!
+//! - `limits.rs`: whether this machine can hold `--threads` connections.
 //! - `setup.rs`: what every command needs: connection options, TLS, the
 //!   random generator's settings, connection errors with advice.
 //! - `interrupt.rs`: Ctrl-C and SIGTERM, which stop any command.
@@ -28,6 +29,7 @@ mod benchmark;
 mod compare;
 mod error;
 mod interrupt;
+mod limits;
 mod output;
 mod plan;
 mod reports;
@@ -65,6 +67,11 @@ pub enum Outcome {
     /// `prepare` and `cleanup` said what they had done. The process exits
     /// with [`Signal::exit_status`].
     Interrupted(Signal),
+    /// `--time` was up and `stalled` connections still waited for the
+    /// server's answer a second later: the run stopped waiting for them,
+    /// printed its report of what completed, and ends as a forced shutdown
+    /// does (status 2).
+    Cut { stalled: usize },
 }
 
 /// What `--version` prints, under the name the program was invoked as.
@@ -93,6 +100,9 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         return Ok(Outcome::Completed);
     }
     let workload = Arc::from(bench.test.workload(&bench.test_options)?);
+    if bench.command != Command::Cleanup && !bench.mysql.dry_run {
+        limits::check_room_for(bench.general.threads)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

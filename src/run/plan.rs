@@ -94,7 +94,8 @@ impl<'a> Sessions<'a> {
         let session = Session::new(index, script, rng, templates(&self.statements, ids)?, caps, self.pipeline)
             .draw_after_event(self.bench.general.percentile.unwrap_or(0) > 0)
             .emulating(self.emulated.clone())
-            .autocommit_off(self.autocommit_off);
+            .autocommit_off(self.autocommit_off)
+            .running(self.workload.name());
         Ok(session)
     }
 }

@@ -24,7 +24,9 @@ pub(super) fn connect_options(bench: &Bench, tls: Option<&ClientTls>, n: usize) 
     if !mysql.db.is_empty() {
         options.database = Some(mysql.db.clone());
     }
-    options.connect_timeout = Duration::from_secs(u64::from(bench.general.thread_init_timeout.max(1)));
+    options.connect_timeout = mysql.connect_timeout.unwrap_or(Duration::MAX);
+    options.read_timeout = mysql.read_timeout;
+    options.write_timeout = mysql.write_timeout;
     options.compression = mysql.compression;
     options
 }
@@ -86,7 +88,8 @@ pub(super) fn seed(bench: &Bench) -> u32 {
 
 /// Runs `task(n)` for each connection `n` in `0..count`, at most
 /// `parallel` at a time; their results in connection order, or the first
-/// failure (the tasks still running are then aborted).
+/// failure, as soon as it happens: no further task is created, and the
+/// tasks still running are aborted.
 pub(super) async fn for_each_connection<T, F, Fut>(
     count: usize,
     parallel: usize,
@@ -98,8 +101,11 @@ where
     Fut: Future<Output = Result<T, RunError>> + Send + 'static,
 {
     let mut tasks = JoinSet::new();
-    let mut done = Vec::with_capacity(count);
+    let mut done = Vec::new();
     for n in 0..count {
+        while let Some(joined) = tasks.try_join_next() {
+            done.push(joined??);
+        }
         if tasks.len() >= parallel.max(1) {
             collect_one(&mut tasks, &mut done).await?;
         }

@@ -110,9 +110,16 @@ impl LoopStats {
         self.pending.counters.errors += 1;
     }
 
+    /// A lost connection opened again.
     #[inline]
     pub fn record_reconnect(&mut self) {
         self.pending.counters.reconnects += 1;
+    }
+
+    /// Attempts to open a lost connection again that failed.
+    #[inline]
+    pub fn record_failed_reconnects(&mut self, attempts: u64) {
+        self.pending.counters.failed_reconnects += attempts;
     }
 
     /// What was recorded since the last hand-over.
@@ -311,7 +318,10 @@ mod tests {
         s.record_event(1, 7_000_000);
         s.record_event(0, 1_000_000);
         let p = s.pending();
-        assert_eq!(p.counters, Counters { reads: 1, writes: 1, others: 1, events: 3, errors: 1, reconnects: 1 });
+        assert_eq!(
+            p.counters,
+            Counters { reads: 1, writes: 1, others: 1, events: 3, errors: 1, reconnects: 1, failed_reconnects: 0 }
+        );
         assert_eq!(
             p.connections,
             vec![ConnStats { events: 1, busy_ns: 1_000_000 }, ConnStats { events: 2, busy_ns: 12_000_000 }]

@@ -39,7 +39,12 @@ pub struct Counters {
     /// and with `--pipeline` > 1 any error in the already-sent rest of a
     /// failed event, which sysbench would never have sent.
     pub errors: u64,
+    /// Lost connections opened again (sysbench's counter: it retries
+    /// until the reconnect works).
     pub reconnects: u64,
+    /// Attempts to open a lost connection again that failed, or were
+    /// abandoned when the run ended; wirebench's own, reported apart.
+    pub failed_reconnects: u64,
 }
 
 impl Counters {
@@ -64,6 +69,7 @@ impl Counters {
         self.events += other.events;
         self.errors += other.errors;
         self.reconnects += other.reconnects;
+        self.failed_reconnects += other.failed_reconnects;
     }
 
     /// What happened between snapshot `earlier` and `self` (both totals of
@@ -76,6 +82,7 @@ impl Counters {
             events: self.events.wrapping_sub(earlier.events),
             errors: self.errors.wrapping_sub(earlier.errors),
             reconnects: self.reconnects.wrapping_sub(earlier.reconnects),
+            failed_reconnects: self.failed_reconnects.wrapping_sub(earlier.failed_reconnects),
         }
     }
 }
@@ -103,7 +110,7 @@ mod tests {
     use super::*;
 
     fn c(reads: u64, writes: u64, others: u64, events: u64, errors: u64, reconnects: u64) -> Counters {
-        Counters { reads, writes, others, events, errors, reconnects }
+        Counters { reads, writes, others, events, errors, reconnects, failed_reconnects: errors + reconnects }
     }
 
     #[test]

@@ -90,7 +90,7 @@ fn row_len(n: u64) -> usize {
 impl Script for BulkInsertScript {
     fn next(&mut self, _rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
         let (table, mut n, mut rows, row_limit) = (self.table, self.rows_sent, 0u64, self.row_limit);
-        sink.query_with(|out| {
+        sink.query_with(b"INSERT INTO sbtest%d VALUES(%d,%d),(%d,%d),...", |out| {
             let start = out.len();
             out.extend_from_slice(b"INSERT INTO sbtest");
             push_decimal(out, table);

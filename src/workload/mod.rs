@@ -58,6 +58,17 @@ pub struct StatementSpec {
     pub slots: Vec<ParamSlot>,
 }
 
+/// Which SQL a command carried, to name it when the server refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandSql {
+    /// Statement `StmtId` of [`Workload::statements`], executed, or sent as
+    /// text with its values (`--db-ps-mode=disable`).
+    Statement(StmtId),
+    /// Fixed SQL, or for SQL built with values, its form (values as
+    /// sysbench's Lua script formats them: `%d`, `'%s'`).
+    Text(&'static [u8]),
+}
+
 /// Who a script runs for: sysbench's thread number decides some tests'
 /// id ranges (select_random_points) and tables (bulk_insert).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,12 +105,12 @@ pub struct CommandSink<'a> {
     emulated: Option<&'a [EmulatedStatement]>,
     out: &'a mut Vec<u8>,
     format: Option<RowFormat>,
-    stmt: Option<StmtId>,
+    sql: CommandSql,
 }
 
 impl<'a> CommandSink<'a> {
     pub fn new(templates: &'a mut [ExecuteTemplate], out: &'a mut Vec<u8>) -> Self {
-        CommandSink { templates, emulated: None, out, format: None, stmt: None }
+        CommandSink { templates, emulated: None, out, format: None, sql: CommandSql::Text(b"") }
     }
 
     /// Sends executes as COM_QUERY text rendered from the patched templates
@@ -134,24 +145,25 @@ impl<'a> CommandSink<'a> {
                 self.format = Some(RowFormat::Text);
             }
         }
-        self.stmt = Some(stmt);
+        self.sql = CommandSql::Statement(stmt);
         Ok(())
     }
 
     /// Appends a COM_QUERY whose SQL `write` appends to the buffer it is
-    /// given (format with `std::io::Write` on it: no allocation).
-    pub fn query_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+    /// given (format with `std::io::Write` on it: no allocation); `form` is
+    /// what an error names it by, the SQL with its values left out.
+    pub fn query_with(&mut self, form: &'static [u8], write: impl FnOnce(&mut Vec<u8>)) {
         let start = framing::start_packet(self.out);
         self.out.push(wirebench_protocol::constants::command::COM_QUERY);
         write(self.out);
         framing::finish_packet(self.out, start, 0);
         self.format = Some(RowFormat::Text);
-        self.stmt = None;
+        self.sql = CommandSql::Text(form);
     }
 
     /// Appends a COM_QUERY with fixed SQL text.
-    pub fn query(&mut self, sql: &[u8]) {
-        self.query_with(|out| out.extend_from_slice(sql));
+    pub fn query(&mut self, sql: &'static [u8]) {
+        self.query_with(sql, |out| out.extend_from_slice(sql));
     }
 
     /// The row format of the last command written, for the response reader.
@@ -159,9 +171,9 @@ impl<'a> CommandSink<'a> {
         self.format.take()
     }
 
-    /// The statement of the last command written, if it was an execute.
-    pub fn take_stmt(&mut self) -> Option<StmtId> {
-        self.stmt.take()
+    /// The SQL of the last command written.
+    pub fn command_sql(&self) -> CommandSql {
+        self.sql
     }
 }
 

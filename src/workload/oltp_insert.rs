@@ -112,7 +112,7 @@ impl Script for InsertScript {
         // "Convert a uint32_t value to SQL INT".
         let id = if self.auto_inc { 0 } else { i64::from(self.unique()) - (1 << 31) };
         let (c, pad) = (&self.c, &self.pad);
-        sink.query_with(|out| {
+        sink.query_with(b"INSERT INTO sbtest%d (id, k, c, pad) VALUES (%d, %d, '%s', '%s')", |out| {
             out.extend_from_slice(b"INSERT INTO sbtest");
             push_decimal(out, table);
             out.extend_from_slice(b" (id, k, c, pad) VALUES (");

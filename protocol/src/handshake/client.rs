@@ -28,6 +28,14 @@ use crate::server_text::ServerText;
 /// switch is legitimate; a bound keeps a confused server from looping.
 const MAX_AUTH_SWITCHES: u8 = 8;
 
+/// The largest packet the login accepts, whatever `max_packet_size` says:
+/// a login exchange is a few KiB (its largest legitimate piece, an RSA
+/// public key or an auth switch with its data, is about 1 KiB), so a
+/// server that sends more is refused before it can make the caller buffer
+/// megabytes of it. `max_packet_size` still bounds it when smaller, and
+/// governs the packets after the login.
+pub const MAX_LOGIN_PACKET: usize = 64 * 1024;
+
 /// Whether to use TLS. The TLS handshake itself is done by the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -65,7 +73,8 @@ pub struct HandshakeConfig {
     pub deprecate_eof: bool,
     /// Connection attributes (`_client_name`, ...); CONNECT_ATTRS is asked for when non-empty.
     pub connect_attrs: Vec<(String, String)>,
-    /// Announced to the server, and the largest packet accepted during the handshake.
+    /// Announced to the server; the largest packet accepted during the
+    /// handshake is this or [`MAX_LOGIN_PACKET`], whichever is smaller.
     pub max_packet_size: u32,
     /// The connection's collation id.
     pub charset: u8,
@@ -279,7 +288,7 @@ impl ClientHandshake {
         if let Some(remedy) = remedy {
             return Err(self.out_of_order("ClientHandshake::advance", remedy).into());
         }
-        let max = usize::try_from(self.config.max_packet_size).unwrap_or(usize::MAX);
+        let max = usize::try_from(self.config.max_packet_size).unwrap_or(usize::MAX).min(MAX_LOGIN_PACKET);
         let mut consumed = 0usize;
         loop {
             let rest = input.get(consumed..).unwrap_or_default();
@@ -1081,6 +1090,33 @@ mod tests {
         assert!(matches!(
             c.exchange(&from_hex(MARIADB_GREETING)),
             Err(CodecError::Protocol(ProtocolError::PacketTooLarge { .. }))
+        ));
+    }
+
+    /// A login packet larger than [`MAX_LOGIN_PACKET`] is refused as soon as
+    /// its header is in, with the default 64 MiB `max_packet_size`: the
+    /// caller never buffers more than one such packet's worth.
+    #[test]
+    fn login_packets_are_capped_below_max_packet_size() {
+        assert_eq!(config().max_packet_size, DEFAULT_MAX_PACKET_SIZE);
+        let header = |len: usize, seq: u8| {
+            let len = (len as u32).to_le_bytes();
+            [len[0], len[1], len[2], seq]
+        };
+        let advance = |hs: &mut ClientHandshake, input: &[u8]| hs.advance(input, &mut Vec::new(), &mut TestRng(1));
+        let mut hs = ClientHandshake::new(config());
+        assert_eq!(advance(&mut hs, &header(MAX_LOGIN_PACKET, 0)).unwrap(), (0, HandshakeStep::NeedMore));
+        let mut hs = ClientHandshake::new(config());
+        assert_eq!(
+            advance(&mut hs, &header(MAX_LOGIN_PACKET + 1, 0)).unwrap_err(),
+            CodecError::Protocol(ProtocolError::PacketTooLarge { size: MAX_LOGIN_PACKET + 1, max: MAX_LOGIN_PACKET })
+        );
+        // After the greeting too: a flood in place of the server's reply.
+        let mut hs = ClientHandshake::new(config());
+        advance(&mut hs, &from_hex(MYSQL8_GREETING)).unwrap();
+        assert!(matches!(
+            advance(&mut hs, &header(0xFF_FFFF, 2)),
+            Err(CodecError::Protocol(ProtocolError::PacketTooLarge { max: MAX_LOGIN_PACKET, .. }))
         ));
     }
 

@@ -31,7 +31,9 @@
 # on sbtest_tls.*. `env` exports the directory as WIREBENCH_TEST_TLS_DIR.
 # Databases sbtest_wl and sbtest_pipeline (all privileges for sbtest) are
 # for tests that need sysbench tables of their own, apart from the ones in
-# sbtest (sbtest_pipeline: tests/pipeline_transactions.rs).
+# sbtest (sbtest_pipeline: tests/pipeline_transactions.rs); sbtest_fuzz is
+# for fuzzing the test server by hand (`wirebench fuzz --mysql-db=sbtest_fuzz`,
+# README "Protocol fuzzing"; tests/fuzz_servers.rs only replays into it).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -252,7 +254,7 @@ wait_until_ready() {
 # Idempotent: run after every start, so a data directory made by an older
 # version of this script gets every account, and altered passwords are reset.
 provision() {
-    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
+    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline, sbtest_fuzz; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
     local plugin
     plugin=$(admin_sql "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
     if [ -z "$plugin" ]; then
@@ -260,7 +262,8 @@ provision() {
         admin_sql "INSTALL SONAME 'auth_ed25519'"
     fi
     local sql="CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS sbtest_tls;
-CREATE DATABASE IF NOT EXISTS sbtest_wl; CREATE DATABASE IF NOT EXISTS sbtest_pipeline;" host user
+CREATE DATABASE IF NOT EXISTS sbtest_wl; CREATE DATABASE IF NOT EXISTS sbtest_pipeline;
+CREATE DATABASE IF NOT EXISTS sbtest_fuzz;" host user
     for host in localhost %; do
         sql+="
 CREATE USER IF NOT EXISTS 'sbtest'@'$host';
@@ -271,7 +274,8 @@ ALTER USER 'sbtest_ed'@'$host' IDENTIFIED VIA ed25519 USING PASSWORD('sbtest');
 GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest_ed'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_tls\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_wl\`.* TO 'sbtest'@'$host';
-GRANT ALL PRIVILEGES ON \`sbtest\\_pipeline\`.* TO 'sbtest'@'$host';"
+GRANT ALL PRIVILEGES ON \`sbtest\\_pipeline\`.* TO 'sbtest'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_fuzz\`.* TO 'sbtest'@'$host';"
         for user in sbtest_tls:SSL sbtest_x509:X509; do
             sql+="
 CREATE USER IF NOT EXISTS '${user%%:*}'@'$host';

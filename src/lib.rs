@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod client;
 pub mod driver;
+pub mod fuzz;
 pub mod null_server;
 pub mod rand;
 pub mod results;

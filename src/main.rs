@@ -6,8 +6,12 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions, Personality, Refusal};
+use wirebench::fuzz::ReplayVerdict;
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
 use wirebench::run::{self, fatal_line, stderr_line, Console, Outcome, Output, OutputError, RunError};
+
+/// `wirebench fuzz` found failures (or `fuzz-replay` saw one again).
+const FAILURES_FOUND: u8 = 3;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
@@ -36,6 +40,24 @@ fn main() -> ExitCode {
             Err(RunError::Output(e)) => output_failed(&e),
             Err(e) => {
                 error_line(format_args!("wirebench: {e}"));
+                ExitCode::FAILURE
+            }
+        },
+        Invocation::FuzzHelp { replay: false } => printed(Output::Stdout.print(cli::fuzz_help())),
+        Invocation::FuzzHelp { replay: true } => printed(Output::Stdout.print(cli::fuzz_replay_help())),
+        Invocation::Fuzz(options) => match wirebench::fuzz::fuzz(&options) {
+            Ok(summary) if summary.failures > 0 => ExitCode::from(FAILURES_FOUND),
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                fatal_line(e);
+                ExitCode::FAILURE
+            }
+        },
+        Invocation::FuzzReplay(options) => match wirebench::fuzz::replay(&options) {
+            Ok(ReplayVerdict::Failed(_)) => ExitCode::from(FAILURES_FOUND),
+            Ok(ReplayVerdict::Survived) => ExitCode::SUCCESS,
+            Err(e) => {
+                fatal_line(e);
                 ExitCode::FAILURE
             }
         },
@@ -145,6 +167,7 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerExit> {
         tcp: options.listen,
         unix: options.socket,
         cpus: options.cpus.unwrap_or_default(),
+        answer_delay: std::time::Duration::from_micros(options.delay_us),
         ..Default::default()
     };
     let server = NullServer::start(config)?;

@@ -23,11 +23,15 @@
 //! ([`Rng::for_connections`]). The unique sequence does not depend on the
 //! seed at all (see [`RandUnique::sysbench_upstream`]).
 //!
+//! sysbench 0.4 drew from glibc's `lrand48()` instead ([`Lrand48`]), for
+//! its one legacy test.
+//!
 //! Layer: at the bottom; it imports nothing of the crate and owns the
 //! `--rand-*` settings ([`RandConfig`]).
 
 mod config;
 mod glibc;
+mod lrand48;
 mod rng;
 mod unique;
 mod xoroshiro;
@@ -37,6 +41,7 @@ mod distribution_tests;
 
 pub use config::{Distribution, RandConfig, RandConfigError, RandParams};
 pub use glibc::GlibcRandom;
+pub use lrand48::Lrand48;
 pub use rng::{srandom_seed, Rng};
 pub use unique::{RandUnique, SharedUnique, UniqueCursor};
 pub use xoroshiro::Xoroshiro128Plus;

@@ -2,7 +2,8 @@
 //!
 //! - Every sysbench command line of `/work/shared/seeds/*.txt` (copied here)
 //!   parses to what that sysbench version ran.
-//! - The 0.4/0.5 forms map to the 1.0 tests, with a note per legacy option.
+//! - The 0.4/0.5 forms run the 0.4/0.5 tests (`Bench::legacy`), with a note
+//!   per legacy option.
 //! - Refusals are one line that names the option and what to do; random
 //!   argument soup never panics.
 //! - `parity_with_sysbench` runs the installed sysbench 1.0.20 on a list of
@@ -23,8 +24,9 @@ use wirebench::cli::{
     parse, test_help, Bench, CliError, Command, Dialect, ForcedShutdown, Invocation, Personality, StartupWarning,
 };
 use wirebench::client::Endpoint;
-use wirebench::driver::{IgnoreErrors, IoBackend, PollMode, PsMode};
+use wirebench::driver::{Arrival, IgnoreErrors, IoBackend, PollMode, PsMode};
 use wirebench::rand::Distribution;
+use wirebench::workload::legacy::{Dist04, EngineTrx, LegacyTest, NontrxMode, Oltp04Mode, Rand04, Seed04};
 use wirebench::workload::Test;
 
 // ---------------------------------------------------------------------------
@@ -167,6 +169,7 @@ const SEED_004: &str = "sysbench --test=oltp --mysql-table-engine=innodb --oltp-
 fn seed_000_oltp_complex_512_threads_900_seconds() {
     let b = bench(SEED_000);
     assert_eq!((b.test, b.command, b.dialect), (Test::OltpReadWrite, Command::Run, Dialect::V0_4));
+    assert_eq!((b.legacy, b.legacy_options.oltp04_mode), (Some(LegacyTest::Oltp04), Oltp04Mode::Complex));
     assert_eq!(b.general.threads, 512);
     assert_eq!(b.general.time, Some(900));
     assert_eq!(b.general.events, None, "--max-requests=0 is no limit");
@@ -177,7 +180,11 @@ fn seed_000_oltp_complex_512_threads_900_seconds() {
     assert_eq!(b.mysql.servers.ports, [3308]);
     assert_eq!((b.mysql.user.as_str(), b.mysql.password.as_str(), b.mysql.db.as_str()), ("admin", "123456", "test"));
     assert_eq!(b.test_options.point_selects, 10);
-    assert!(has_note(&b, "legacy --test=oltp: running oltp_read_write"), "{:#?}", b.notes);
+    assert!(
+        has_note(&b, "legacy --test=oltp: sysbench 0.4's oltp test, a transaction of reads and writes"),
+        "{:#?}",
+        b.notes
+    );
     // One note per legacy option, naming it as written.
     for option in [
         "--mysql-table-engine=innodb",
@@ -210,21 +217,25 @@ fn seed_001_scenes() {
         "no reads left"
     );
     assert_eq!((t.index_updates, t.non_index_updates, t.delete_inserts, t.range_size), (1, 1, 1, 100));
-    assert!(has_note(&writes, "legacy --test=oltp --oltp-test-mode=complex: running oltp_read_write"));
+    assert!(has_note(&writes, "legacy --test=oltp --oltp-test-mode=complex: sysbench 0.4's oltp test"));
+    assert_eq!(writes.legacy, Some(LegacyTest::Oltp04));
 
     let reads = bench(SEED_001_READS);
     assert_eq!(reads.test, Test::OltpReadOnly);
+    assert!(reads.legacy_options.read_only);
     assert_eq!(reads.test_options.point_selects, 10);
     assert!(has_note(&reads, "--oltp-read-only=on"));
 
     let update = bench(SEED_001_UPDATE_KEY);
     assert_eq!(update.test, Test::OltpUpdateIndex);
+    assert_eq!(update.legacy_options.oltp04_mode, Oltp04Mode::Nontrx(NontrxMode::UpdateKey));
     assert_eq!(update.general.threads, 30);
     assert_eq!(update.test_options.index_updates, 1);
     assert!(
         has_note(
             &update,
-            "legacy --test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=update_key: running oltp_update_index"
+            "legacy --test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=update_key: sysbench 0.4's oltp test, \
+             nontrx mode update_key: one UPDATE of k per event"
         ),
         "{:#?}",
         update.notes
@@ -241,6 +252,8 @@ fn seed_002_read_only_with_1000_point_selects() {
     for clients in SEED_002_CLIENTS {
         let b = bench(&SEED_002.replace("--num-threads=...", &format!("--num-threads={clients}")));
         assert_eq!((b.test, b.command, b.dialect), (Test::OltpReadOnly, Command::Run, Dialect::V0_5));
+        assert_eq!(b.legacy, Some(LegacyTest::Oltp05));
+        assert!(b.legacy_options.read_only);
         assert_eq!(b.general.threads, clients);
         assert_eq!(b.general.time, Some(100));
         assert_eq!(b.general.events, None);
@@ -250,7 +263,10 @@ fn seed_002_read_only_with_1000_point_selects() {
         assert_eq!((t.simple_ranges, t.sum_ranges, t.order_ranges, t.distinct_ranges), (0, 0, 0, 0));
         assert!(t.range_selects);
         assert!(
-            has_note(&b, "legacy --test=lua/oltp.lua --oltp-read-only=on: running oltp_read_only"),
+            has_note(
+                &b,
+                "legacy --test=lua/oltp.lua --oltp-read-only=on: sysbench 0.5's oltp.lua, a transaction of reads only"
+            ),
             "{:#?}",
             b.notes
         );
@@ -523,55 +539,90 @@ fn config_file_is_read_within_a_bound() {
 
 #[test]
 fn legacy_0_4_modes() {
-    for (options, test) in [
-        ("", Test::OltpReadWrite),
-        ("--oltp-test-mode=complex --oltp-read-only=on", Test::OltpReadOnly),
-        ("--oltp-write-only", Test::OltpWriteOnly),
-        ("--oltp-test-mode=simple", Test::OltpPointSelect),
-        ("--oltp-test-mode=nontrx", Test::OltpPointSelect),
-        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=select", Test::OltpPointSelect),
-        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=update_key", Test::OltpUpdateIndex),
-        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=update_nokey", Test::OltpUpdateNonIndex),
-        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=insert", Test::OltpInsert),
-        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=delete", Test::OltpDelete),
+    use Oltp04Mode::{Complex, Nontrx, Simple};
+    for (options, test, mode) in [
+        ("", Test::OltpReadWrite, Complex),
+        ("--oltp-test-mode=complex --oltp-read-only=on", Test::OltpReadOnly, Complex),
+        ("--oltp-write-only", Test::OltpWriteOnly, Complex),
+        ("--oltp-test-mode=simple", Test::OltpPointSelect, Simple),
+        ("--oltp-test-mode=nontrx", Test::OltpPointSelect, Nontrx(NontrxMode::Select)),
+        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=select", Test::OltpPointSelect, Nontrx(NontrxMode::Select)),
+        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=update_key", Test::OltpUpdateIndex, Nontrx(NontrxMode::UpdateKey)),
+        (
+            "--oltp-test-mode=nontrx --oltp-nontrx-mode=update_nokey",
+            Test::OltpUpdateNonIndex,
+            Nontrx(NontrxMode::UpdateNokey),
+        ),
+        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=insert", Test::OltpInsert, Nontrx(NontrxMode::Insert)),
+        ("--oltp-test-mode=nontrx --oltp-nontrx-mode=delete", Test::OltpDelete, Nontrx(NontrxMode::Delete)),
     ] {
         let b = bench(&format!("sysbench --test=oltp {options} run"));
-        assert_eq!(b.test, test, "{options}");
+        assert_eq!(
+            (b.test, b.legacy, b.legacy_options.oltp04_mode),
+            (test, Some(LegacyTest::Oltp04), mode),
+            "{options}"
+        );
     }
+    let b = bench("--test=oltp --oltp-write-only run");
+    assert!(b.legacy_options.write_only && !b.legacy_options.read_only);
     let b = bench("--test=oltp --oltp-test-mode=nontrx --oltp-read-only=on run");
     assert!(has_note(&b, "--oltp-read-only=on: ignored in --oltp-test-mode=nontrx"), "{:#?}", b.notes);
     let b = bench("--test=oltp --oltp-test-mode=nontrx run");
-    assert!(has_note(&b, "read the pad column"), "{:#?}", b.notes);
+    assert!(has_note(&b, "nontrx mode select: one SELECT pad per event"), "{:#?}", b.notes);
+    let b = bench("--test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=insert run");
+    assert!(has_note(&b, "TRUNCATE TABLE sbtest before the run"), "{:#?}", b.notes);
+}
+
+/// `--test=oltp` is 0.5's oltp.lua (found in 0.5's data directory) on a
+/// line with 0.5's options, and both kinds together are refused.
+#[test]
+fn bare_oltp_on_a_0_5_line() {
+    for option in ["--oltp-tables-count=8", "--oltp-create-secondary=off", "--rand-init=on", "--mysql-table-options=X"]
+    {
+        let b = bench(&format!("--test=oltp {option} run"));
+        assert_eq!((b.legacy, b.dialect), (Some(LegacyTest::Oltp05), Dialect::V0_5), "{option}");
+        assert!(has_note(&b, &format!("legacy --test=oltp with {option} (a 0.5 option): 0.5's oltp.lua")));
+    }
+    let b = bench("--test=oltp --oltp-tables-count=8 --oltp-read-only=on run");
+    assert_eq!((b.test, b.test_options.tables), (Test::OltpReadOnly, 8));
+    assert!(b.legacy_options.read_only);
+    let err = refused("--test=oltp --oltp-tables-count=8 --oltp-test-mode=complex run").to_string();
+    assert!(err.contains("--oltp-test-mode=complex (a sysbench 0.4 option) and --oltp-tables-count=8"), "{err}");
+    assert_eq!(bench("--test=oltp --oltp-test-mode=complex run").legacy, Some(LegacyTest::Oltp04));
 }
 
 #[test]
 fn legacy_0_5_scripts() {
-    for (script, test) in [
-        ("oltp.lua", Test::OltpReadWrite),
-        ("oltp_simple.lua", Test::OltpPointSelect),
-        ("select.lua", Test::OltpPointSelect),
-        ("insert.lua", Test::OltpInsert),
-        ("delete.lua", Test::OltpDelete),
-        ("update_index.lua", Test::OltpUpdateIndex),
-        ("update_non_index.lua", Test::OltpUpdateNonIndex),
-        ("select_random_points.lua", Test::SelectRandomPoints),
-        ("select_random_ranges.lua", Test::SelectRandomRanges),
-        ("bulk_insert.lua", Test::BulkInsert),
+    for (script, test, legacy) in [
+        ("oltp.lua", Test::OltpReadWrite, LegacyTest::Oltp05),
+        ("oltp_simple.lua", Test::OltpPointSelect, LegacyTest::OltpSimple05),
+        ("select.lua", Test::OltpPointSelect, LegacyTest::Select05),
+        ("insert.lua", Test::OltpInsert, LegacyTest::Insert05),
+        ("delete.lua", Test::OltpDelete, LegacyTest::Delete05),
+        ("update_index.lua", Test::OltpUpdateIndex, LegacyTest::UpdateIndex05),
+        ("update_non_index.lua", Test::OltpUpdateNonIndex, LegacyTest::UpdateNonIndex05),
+        ("select_random_points.lua", Test::SelectRandomPoints, LegacyTest::SelectRandomPoints05),
+        ("select_random_ranges.lua", Test::SelectRandomRanges, LegacyTest::SelectRandomRanges05),
+        ("bulk_insert.lua", Test::BulkInsert, LegacyTest::BulkInsert05),
     ] {
-        for dir in ["tests/db/", "/usr/local/src/sysbench-0.5/sysbench/tests/db/"] {
+        for dir in ["tests/db/", "/usr/local/src/sysbench-0.5/sysbench/tests/db/", "tests/include/oltp_legacy/"] {
             let b = bench(&format!("--test={dir}{script} --oltp-tables-count=8 --num-threads=2 run"));
-            assert_eq!(b.test, test, "{dir}{script}");
+            assert_eq!((b.test, b.legacy), (test, Some(legacy)), "{dir}{script}");
             assert_eq!(b.test_options.tables, 8);
-            assert!(has_note(&b, &format!("legacy --test={dir}{script}")), "{:#?}", b.notes);
+            assert!(has_note(&b, &format!("legacy --test={dir}{script}: sysbench 0.5's {script}")), "{:#?}", b.notes);
         }
     }
     let b = bench("--test=tests/db/oltp.lua --oltp-write-only=on --oltp-test-mode=nontrx run");
     assert_eq!(b.test, Test::OltpWriteOnly);
-    assert!(has_note(&b, "--oltp-test-mode=nontrx: ignored, as 0.5 oltp.lua ignored it"), "{:#?}", b.notes);
+    assert!(b.legacy_options.write_only);
+    assert!(has_note(&b, "--oltp-test-mode=nontrx: ignored, as 0.5's oltp.lua ignored it"), "{:#?}", b.notes);
     let b = bench("--test=tests/db/parallel_prepare.lua --oltp-tables-count=16 --num-threads=4 run");
     assert_eq!((b.test, b.command, b.test_options.tables), (Test::OltpReadWrite, Command::Prepare, 16));
+    assert_eq!(b.legacy, Some(LegacyTest::ParallelPrepare05));
     let b = bench("--test=tests/db/select_random_ranges.lua --random-ranges-delta=9 --number-of-ranges=4 run");
     assert_eq!((b.test_options.delta, b.test_options.number_of_ranges), (9, 4));
+    let err = refused("--test=tests/db/oltp.lua prewarm").to_string();
+    assert!(err.contains("no prewarm"), "{err}");
 }
 
 #[test]
@@ -620,6 +671,26 @@ fn legacy_options_map_to_1_0_options() {
     let legacy_options = 28;
     assert_eq!(b.notes.iter().filter(|n| n.starts_with("legacy --")).count(), legacy_options + 1, "{:#?}", b.notes);
 
+    let l = &b.legacy_options;
+    assert_eq!((l.table_name.as_str(), l.myisam_max_rows, l.engine_trx), ("sbtest", 100, EngineTrx::Auto));
+    let rand04 = Rand04 { distribution: Dist04::Uniform, iter: 3, pct: 4, res: 50, seed: Seed04::Srand48(42) };
+    assert_eq!(l.rand04, rand04, "0.4's generator and distribution");
+    assert_eq!(bench("--test=oltp run").legacy_options.rand04, Rand04::default());
+    assert_eq!(Rand04::default().seed, Seed04::Unseeded, "0.4 seeds nothing unless told");
+    assert!(matches!(bench("--test=oltp --init-rng=on run").legacy_options.rand04.seed, Seed04::Srand48(t) if t > 0));
+    assert_eq!(bench("--test=oltp --seed-rng=0 run").legacy_options.rand04.seed, Seed04::Unseeded);
+    let b = bench(
+        "--test=oltp --oltp-table-name=orders --mysql-engine-trx=NO --oltp-point-select-all-cols --myisam-max-rows=0 \
+         run",
+    );
+    let l = &b.legacy_options;
+    assert_eq!((l.table_name.as_str(), l.engine_trx, l.point_select_all_cols), ("orders", EngineTrx::No, true));
+    assert_eq!(l.myisam_max_rows, 0);
+    assert!(has_note(&b, "LOCK TABLES"), "{:#?}", b.notes);
+    let b = bench("--test=tests/db/oltp.lua --oltp-table-name=orders --mysql-engine-trx=no run");
+    assert_eq!((b.legacy_options.table_name.as_str(), b.legacy_options.engine_trx), ("sbtest", EngineTrx::Auto));
+    assert!(has_note(&b, "--oltp-table-name=orders: ignored, as 0.5's oltp.lua ignored it"), "{:#?}", b.notes);
+
     let b = bench("--test=oltp --init-rng=on run");
     assert_eq!(b.rand.seed, 0);
     assert!(has_note(&b, "--init-rng=on: --rand-seed=0"));
@@ -638,10 +709,7 @@ fn legacy_options_without_equivalent_are_refused() {
         ("--test=oltp --oltp-user-delay-max=10 run", "--rate"),
         ("--test=oltp --oltp-test-mode=sp --oltp-sp-name=p run", "stored procedure"),
         ("--test=oltp --oltp-sp-name=p run", "stored procedure"),
-        ("--test=oltp --oltp-table-name=orders run", "RENAME TABLE"),
         ("--test=oltp --oltp-point-select-mysql-handler=on run", "drop the option"),
-        ("--test=oltp --oltp-point-select-all-cols run", "drop the option"),
-        ("--test=oltp --mysql-engine-trx=no run", "--skip-trx"),
         ("--test=oltp --tx-jitter=100 run", "Poisson"),
         ("--test=tests/db/oltp.lua --oltp-reconnect=on run", "keeps each connection"),
     ] {
@@ -655,6 +723,9 @@ fn legacy_options_without_equivalent_are_refused() {
         ("--test=oltp --init-rng=on --seed-rng=3 run", "exclusive"),
         ("--test=oltp --oltp-test-mode=fast run", "simple, complex or nontrx"),
         ("--test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=upsert run", "update_key"),
+        ("--test=oltp --oltp-table-name=a-b run", "letters, digits"),
+        ("--test=oltp --mysql-engine-trx=maybe run", "yes, no or auto"),
+        ("--test=oltp --oltp-dist-type=pareto run", "uniform, gaussian or special (sysbench 0.4's)"),
     ] {
         let err = refused(line);
         assert!(err.to_string().contains(needle), "{line}: {err}");
@@ -1078,5 +1149,37 @@ fn compare_takes_files_and_its_own_options() {
     ] {
         let message = refused(line).to_string();
         assert!(message.contains(needle), "{line}: {message}");
+    }
+}
+
+/// wirebench's latency options: the `--percentile` list (sysbench's line
+/// keeps its first whole value, else 95), `--per-statement`,
+/// `--rate-arrival`, `--hdr-log`, and what each refuses.
+#[test]
+fn latency_options() {
+    let g = bench("oltp_read_write run").general;
+    assert_eq!(
+        (g.percentiles, g.per_statement, g.hdr_log, g.rate_arrival),
+        (vec![95.0], false, None, Arrival::Poisson)
+    );
+    let g = bench("oltp_read_write run --percentile=50,95,99,99.9").general;
+    assert_eq!((g.percentile, g.percentiles), (Some(50), vec![50.0, 95.0, 99.0, 99.9]));
+    let g = bench("oltp_read_write run --percentile=99.9,50").general;
+    assert_eq!((g.percentile, g.percentiles), (Some(95), vec![99.9, 50.0]));
+    let g = bench("oltp_read_write run --percentile=0").general;
+    assert_eq!((g.percentile, g.percentiles), (None, vec![]));
+    let g = bench("oltp_read_write run --per-statement --rate-arrival=fixed --hdr-log=/tmp/x.hlog").general;
+    assert!(g.per_statement);
+    assert_eq!(g.rate_arrival, Arrival::Fixed);
+    assert_eq!(g.hdr_log, Some(std::path::PathBuf::from("/tmp/x.hlog")));
+    for (line, expected) in [
+        ("oltp_read_write run --percentile=50,0", "a list such as 50,95,99,99.9"),
+        ("oltp_read_write run --percentile=50,abc", "a list such as 50,95,99,99.9"),
+        ("oltp_read_write run --percentile=100.5", "at most 100"),
+        ("oltp_read_write run --rate-arrival=uniform", "poisson or fixed"),
+        ("oltp_read_write run --hdr-log=", "--hdr-log"),
+    ] {
+        let message = refused(line).to_string();
+        assert!(message.contains(expected), "{line}: {message}");
     }
 }

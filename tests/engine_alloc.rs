@@ -4,7 +4,8 @@
 //! (response reader, counters, latency histogram) under a counting
 //! allocator; with `--db-ps-mode=disable` too (statements rendered as
 //! COM_QUERY text, text-protocol rows); and with `--mysql-compression=on`
-//! (commands deflated or not through the transport, answers inflated).
+//! (commands deflated or not through the transport, answers inflated); and
+//! for the 0.4/0.5 tests' scripts.
 //!
 //! Implementing `GlobalAlloc` needs `unsafe`; it lives in this test crate.
 
@@ -16,7 +17,8 @@ use wirebench::driver::{Budget, RunControl, Session};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::LoopStats;
 use wirebench::transport::Transport;
-use wirebench::workload::{self, EmulatedStatement, OltpOptions, ScriptContext};
+use wirebench::workload::legacy::{LegacyOptions, LegacyTest, NontrxMode, Oltp04Mode};
+use wirebench::workload::{self, EmulatedStatement, OltpOptions, ScriptContext, Workload};
 use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::compress::{encode_chunk, CompressedStream, Deflater, Inflater};
 use wirebench_protocol::constants::command::{COM_QUERY, COM_STMT_EXECUTE};
@@ -163,9 +165,12 @@ impl Answers {
     }
 }
 
-fn session(pipeline: usize, text: bool) -> (Session, Answers) {
+fn oltp_read_write() -> Box<dyn Workload> {
     let options = OltpOptions { tables: 4, table_size: 10_000, ..OltpOptions::default() };
-    let workload = workload::Test::OltpReadWrite.workload(&options).unwrap();
+    workload::Test::OltpReadWrite.workload(&options).unwrap()
+}
+
+fn session(workload: &dyn Workload, pipeline: usize, text: bool) -> (Session, Answers) {
     let statements = workload.statements();
     let templates: Vec<_> =
         statements.iter().enumerate().map(|(i, s)| ExecuteTemplate::new(i as u32 + 1, &s.slots).unwrap()).collect();
@@ -188,8 +193,8 @@ struct CompressedPeer {
     commands: Vec<u8>,
 }
 
-fn drive(pipeline: usize, text: bool, compressed: bool, events: u64) -> (usize, LoopStats) {
-    let (mut session, answers) = session(pipeline, text);
+fn drive(workload: &dyn Workload, pipeline: usize, text: bool, compressed: bool, events: u64) -> (usize, LoopStats) {
+    let (mut session, answers) = session(workload, pipeline, text);
     let mut budget = Budget::new(RunControl::new(None, 1), None);
     let mut stats = LoopStats::new(1);
     let ignore = IgnoreErrors::List(vec![1213, 1020, 1205]);
@@ -250,7 +255,7 @@ fn steady_state_allocates_nothing() {
         (8, false, true),
         (8, true, true),
     ] {
-        let (allocations, stats) = drive(pipeline, text, compressed, 10_000);
+        let (allocations, stats) = drive(&*oltp_read_write(), pipeline, text, compressed, 10_000);
         let counters = &stats.pending().counters;
         // oltp_read_write: 14 reads, 4 writes, 2 others per transaction.
         assert_eq!(
@@ -261,6 +266,34 @@ fn steady_state_allocates_nothing() {
             allocations, 0,
             "pipeline {pipeline}, text {text}, compressed {compressed}: {allocations} allocations in 10,000 transactions"
         );
+    }
+}
+
+/// The 0.4/0.5 tests' scripts too: 0.5's statements written as text into
+/// the send buffer, 0.4's prepared packets patched (INT ids, NULL, padded
+/// strings), LOCK TABLES.
+#[test]
+fn legacy_workloads_allocate_nothing() {
+    let options = OltpOptions { tables: 4, table_size: 10_000, ..OltpOptions::default() };
+    let myisam = OltpOptions { mysql_storage_engine: "myisam".into(), ..options.clone() };
+    let mode = |oltp04_mode| LegacyOptions { oltp04_mode, ..LegacyOptions::default() };
+    let cases = [
+        (LegacyTest::Oltp05, options.clone(), LegacyOptions::default()),
+        (LegacyTest::Oltp05, myisam.clone(), LegacyOptions::default()),
+        (LegacyTest::UpdateNonIndex05, options.clone(), LegacyOptions::default()),
+        (LegacyTest::Insert05, OltpOptions { auto_inc: false, ..options.clone() }, LegacyOptions::default()),
+        (LegacyTest::Oltp04, options.clone(), mode(Oltp04Mode::Complex)),
+        (LegacyTest::Oltp04, myisam, mode(Oltp04Mode::Complex)),
+        (LegacyTest::Oltp04, options.clone(), mode(Oltp04Mode::Nontrx(NontrxMode::Insert))),
+        (LegacyTest::Oltp04, options, mode(Oltp04Mode::Nontrx(NontrxMode::Delete))),
+    ];
+    for (test, options, legacy) in cases {
+        let workload = test.workload(&options, &legacy).unwrap();
+        for (pipeline, text) in [(1, false), (8, false), (1, true)] {
+            let (allocations, stats) = drive(&*workload, pipeline, text, false, 5_000);
+            assert!(stats.pending().counters.events >= 5_000);
+            assert_eq!(allocations, 0, "{test} {:?}, pipeline {pipeline}, text {text}", legacy.oltp04_mode);
+        }
     }
 }
 
@@ -279,8 +312,7 @@ fn rate_schedule_allocates_nothing() {
     let mut now = 0u64;
     let mut started = 0u64;
     // 150,000 arrivals a second for loop 0 against 100,000 starts: its
-    // queue grows, to about 50,000 of the 65,536 its half of sysbench's
-    // 131,072 allows.
+    // backlog grows, to about 50,000, counted and never stored.
     let allocations = allocations_during(|| {
         for _ in 0..100_000 {
             now += 10_000;
@@ -296,6 +328,7 @@ fn rate_schedule_allocates_nothing() {
     });
     assert_eq!(allocations, 0);
     assert!(started > 90_000, "{started}");
-    assert!(!control.queue_full());
+    assert!(!control.is_stopped());
     assert!(control.queue_stats().length > 40_000, "{:?}", control.queue_stats());
+    assert!(control.backlog().oldest_ns.is_some_and(|t| t < now - 300_000_000), "{:?}", control.backlog());
 }

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 /// Each top-level module of `src/` and the modules it may import.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("run", &["cli", "client", "driver", "rand", "results", "stats", "transport", "workload"]),
-    ("cli", &["client", "driver", "rand", "results", "transport", "workload"]),
+    ("cli", &["client", "driver", "fuzz", "rand", "results", "transport", "workload"]),
     ("driver", &["client", "rand", "stats", "transport", "workload"]),
+    ("fuzz", &["client", "rand", "workload"]),
     ("workload", &["rand"]),
     ("client", &["transport"]),
     ("null_server", &["transport"]),

@@ -169,6 +169,7 @@ fn seed_final_report() {
         percentile: 95,
         connections: &connections,
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     };
     assert_eq!(report.to_string(), SEED_FINAL);
 }
@@ -469,7 +470,7 @@ fn wirebench_output(o: &Options) -> String {
                 x ^= x >> 7;
                 x ^= x << 17;
                 stats.record_query(QueryKind::Other);
-                stats.record_event(0, 100_000 + x % 2_900_000);
+                stats.record_event(0, 100_000 + x % 2_900_000, 100_000 + x % 2_900_000);
                 board.publish_if_requested(i, stats);
             }
         }
@@ -487,7 +488,7 @@ fn wirebench_output(o: &Options) -> String {
             time_interval_s: 1.0002,
             threads_running: o.threads as u32,
             counters: &interval.counters,
-            latency: &interval.latency,
+            latency: &interval.latencies.sysbench,
             percentile: o.percentile,
             queue: (o.rate > 0).then_some(QueueStats { length: 0, concurrency: 1 }),
         };
@@ -500,16 +501,17 @@ fn wirebench_output(o: &Options) -> String {
     collector.drain();
     let totals = collector.totals();
     if o.histogram {
-        out += &HistogramReport(&totals.latency).to_string();
+        out += &HistogramReport(totals.sysbench_latency()).to_string();
     }
     let report = FinalReport {
         time_total_s: o.interim_reports as f64 + 0.0021,
         time_interval_s: o.interim_reports as f64 + 0.0023,
         counters: &totals.counters,
-        latency: &totals.latency,
+        latency: totals.sysbench_latency(),
         percentile: o.percentile,
         connections: &totals.connections,
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     };
     out + &report.to_string()
 }
@@ -615,6 +617,7 @@ fn same_shape_as_sysbench_with_histogram() {
         percentile: 99,
         connections: &[ConnStats::default(); 2],
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     }
     .to_string();
     assert_eq!(
@@ -703,6 +706,7 @@ fn identical_to_sysbench_without_events() {
         percentile: 95,
         connections: &connections,
         unfinished_on_forced_shutdown: 0,
+        additions: "",
     }
     .to_string();
 

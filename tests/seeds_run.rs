@@ -1,13 +1,17 @@
 //! Every sysbench command line from the benchmark reports in
 //! ../shared/seeds runs with wirebench in sysbench's place: prepare, run and
 //! cleanup against the test server, with host, port, user, password and
-//! database pointed at it and sizes, threads and times scaled down.
+//! database pointed at it and sizes, threads and times scaled down. The
+//! tables prepare creates are the ones of the sysbench the line was
+//! written for: 0.4's one table `sbtest`, 0.5's `sbtest1` with unsigned
+//! columns and MAX_ROWS, 1.0's `sbtest1`.
 
 mod common;
 
 use std::process::Command;
 
-use common::TestServer;
+use common::{rows, TestServer};
+use wirebench::client::Connection;
 
 /// The reports' command lines, after the program name (seed 002's thread
 /// count is a placeholder in the report; seed 004 has no command: `run`).
@@ -58,33 +62,56 @@ fn wirebench(args: &[String]) -> (bool, String, String) {
     )
 }
 
-#[test]
-fn every_seed_command_line_runs() {
+/// The table a seed's prepare creates, and what its `SHOW CREATE TABLE`
+/// holds.
+fn expected_table(seed: &str) -> (&'static str, &'static [&'static str]) {
+    match &seed[..3] {
+        "000" | "001" | "004" => ("sbtest", &["`id` int(10) unsigned NOT NULL AUTO_INCREMENT", "KEY `k` (`k`)"]),
+        "002" => ("sbtest1", &["`k` int(10) unsigned NOT NULL", "KEY `k_1` (`k`)", "MAX_ROWS=1000000"]),
+        _ => ("sbtest1", &["`id` int(11) NOT NULL AUTO_INCREMENT", "KEY `k_1` (`k`)"]),
+    }
+}
+
+async fn check_prepared_table(conn: &mut Connection, seed: &str) {
+    let (table, pieces) = expected_table(seed);
+    let sql = format!("SHOW CREATE TABLE {table}");
+    let ddl = rows(&conn.query(&sql).await.unwrap_or_else(|e| panic!("seed {seed}: {sql}: {e}")))[0][1].clone();
+    let ddl = ddl.unwrap();
+    for piece in pieces {
+        assert!(ddl.contains(piece), "seed {seed}: no {piece:?} in\n{ddl}");
+    }
+    assert_eq!(ddl.contains("MAX_ROWS"), pieces.iter().any(|p| p.contains("MAX_ROWS")), "seed {seed}:\n{ddl}");
+}
+
+#[tokio::test]
+async fn every_seed_command_line_runs() {
     let Some(server) = TestServer::find() else { return };
-    // One after another: they all use the tables sbtest1, sbtest2.
+    let mut conn = Connection::connect(&server.options(server.tcp())).await.unwrap();
+    // One after another: they share the tables sbtest, sbtest1, sbtest2.
     for (seed, line) in SEEDS {
         for command in ["cleanup", "prepare", "run", "cleanup"] {
             let args = scaled(line, &server, command);
             let (ok, stdout, stderr) = wirebench(&args);
             assert!(ok, "seed {seed} {command} failed\nargs: {args:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+            if command == "prepare" {
+                check_prepared_table(&mut conn, seed).await;
+            }
             if command == "run" {
-                for line in [
-                    "SQL statistics:",
-                    "    transactions:",
-                    "General statistics:",
-                    "Latency (ms):",
-                    "Threads fairness:",
-                ] {
-                    assert!(stdout.contains(line), "seed {seed}: no {line:?} in\n{stdout}");
-                }
-                let transactions: u64 = stdout
-                    .lines()
-                    .find_map(|l| l.strip_prefix("    transactions:"))
-                    .and_then(|rest| rest.split_whitespace().next())
-                    .and_then(|n| n.parse().ok())
-                    .unwrap();
-                assert!(transactions > 0, "seed {seed}: no transaction ran\n{stdout}");
+                check_report(seed, &stdout);
             }
         }
     }
+}
+
+fn check_report(seed: &str, stdout: &str) {
+    for line in ["SQL statistics:", "    transactions:", "General statistics:", "Latency (ms):", "Threads fairness:"] {
+        assert!(stdout.contains(line), "seed {seed}: no {line:?} in\n{stdout}");
+    }
+    let transactions: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("    transactions:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(transactions > 0, "seed {seed}: no transaction ran\n{stdout}");
 }

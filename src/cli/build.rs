@@ -10,13 +10,16 @@ use super::error::CliError;
 use super::error::Refusal;
 use super::general::{general, Said};
 use super::into::{db_options, engine_options, mysql_options, rand_config};
+use super::legacy::{self, Chosen};
+use super::legacy_options;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::result_options::result_options;
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{compare, legacy, null_server, value, Bench, Command, Dialect, Invocation};
+use super::{compare, fuzz, null_server, value, Bench, Command, Dialect, Invocation};
+use crate::workload::legacy::{LegacyTest, Rand04};
 use crate::workload::Test;
 
 pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
@@ -27,6 +30,8 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     match words.split_first() {
         Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
         Some((&"compare", files)) => return compare::parse(&opts, files).map_err(refused_early),
+        Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
+        Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.
@@ -59,14 +64,9 @@ fn bench_invocation(
     for opt in &list {
         check_scope(opt, named.test_ref)?;
     }
-    let (test, command) = legacy::apply(named.test_ref, &named.shown, named.command, &mut list, &mut notes)?;
-    refuse_unsupported_command(test, command)?;
-    let dialect = match named.test_ref {
-        TestRef::Modern(_) => Dialect::V1_0,
-        TestRef::Oltp04 => Dialect::V0_4,
-        TestRef::Script05(_) => Dialect::V0_5,
-    };
-    let bench = bench(Named { test, command, dialect }, Opts::new(list), sources, notes, warnings)?;
+    let chosen = legacy::apply(named.test_ref, &named.shown, named.command, &mut list, &mut notes)?;
+    refuse_unsupported_command(&chosen)?;
+    let bench = bench(chosen, Opts::new(list), sources, notes, warnings)?;
     Ok(Invocation::Bench(Box::new(bench)))
 }
 
@@ -175,15 +175,24 @@ impl NamedTest {
     }
 }
 
-/// bulk_insert has neither `help` nor `prewarm`, as in sysbench.
-fn refuse_unsupported_command(test: Test, command: Command) -> Result<(), CliError> {
-    if test != Test::BulkInsert || !matches!(command, Command::Help | Command::Prewarm) {
+/// bulk_insert has neither `help` nor `prewarm`, and the 0.4/0.5 tests no
+/// `prewarm`, as in sysbench.
+fn refuse_unsupported_command(chosen: &Chosen) -> Result<(), CliError> {
+    if let Some(legacy) = chosen.legacy.filter(|_| chosen.command == Command::Prewarm) {
+        return Err(CliError::UnsupportedCommand {
+            test: legacy.name().to_owned(),
+            command: "prewarm".to_owned(),
+            advice: "sysbench 0.4 and 0.5 had no prewarm (1.0.20 refuses it for a 0.5 script too); warm the tables \
+                     with a short run",
+        });
+    }
+    if chosen.test != Test::BulkInsert || !matches!(chosen.command, Command::Help | Command::Prewarm) {
         return Ok(());
     }
     Err(CliError::UnsupportedCommand {
-        test: test.name().to_owned(),
-        command: command.name().to_owned(),
-        advice: if command == Command::Help {
+        test: chosen.test.name().to_owned(),
+        command: chosen.command.name().to_owned(),
+        advice: if chosen.command == Command::Help {
             "it has no options of its own; it inserts into tables sbtest1..sbtestN, N = --threads"
         } else {
             "use prepare, run or cleanup"
@@ -191,27 +200,28 @@ fn refuse_unsupported_command(test: Test, command: Command) -> Result<(), CliErr
     })
 }
 
-/// What the words of the command line name.
-struct Named {
-    test: Test,
-    command: Command,
-    dialect: Dialect,
-}
-
 /// Every option read into the run's configuration; the login completed
 /// from `sources` last, so that a password is asked for only once the
 /// rest of the command line is known to be good.
 fn bench(
-    named: Named,
+    chosen: Chosen,
     opts: Opts,
     sources: &CredentialSources,
     mut notes: Vec<String>,
     mut warnings: Vec<StartupWarning>,
 ) -> Result<Bench, CliError> {
-    let Named { test, command, dialect } = named;
+    let Chosen { test, legacy, mut legacy_options, command } = chosen;
+    let dialect = match legacy {
+        None => Dialect::V1_0,
+        Some(LegacyTest::Oltp04) => Dialect::V0_4,
+        Some(_) => Dialect::V0_5,
+    };
     let said = Said { notes: &mut notes, warnings: &mut warnings };
     let mut general = general(&opts, dialect != Dialect::V1_0, command, said)?;
     let rand = rand_config(&opts, &mut notes)?;
+    if legacy == Some(LegacyTest::Oltp04) {
+        legacy_options.rand04 = Rand04 { seed: legacy_options.rand04.seed, ..legacy_options::dist04(&rand)? };
+    }
     let db = db_options(&opts)?;
     let mut mysql = mysql_options(&opts, command, general.thread_init_timeout, &mut notes)?;
     let mut test_options = test_options(&opts, test, command, &mut notes)?;
@@ -234,7 +244,22 @@ fn bench(
         // safety net against a table entry without a reader.
         return Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench yet".to_owned() });
     }
-    Ok(Bench { test, command, dialect, general, rand, db, mysql, test_options, engine, results, warnings, notes })
+    Ok(Bench {
+        test,
+        legacy,
+        legacy_options,
+        command,
+        dialect,
+        general,
+        rand,
+        db,
+        mysql,
+        test_options,
+        engine,
+        results,
+        warnings,
+        notes,
+    })
 }
 
 fn is_set(opts: &[RawOpt], key: &str) -> Result<bool, CliError> {
@@ -356,11 +381,12 @@ mod tests {
         };
         let mut checked = 0;
         for (group, test) in groups {
-            let plain = parse(&[test, "run"]);
             for def in group {
                 let Some(default) = def.default else { continue };
+                // A 0.5 option makes --test=oltp 0.5's oltp.lua.
+                let test = if legacy::only_in_05(&defs::key(def.name)) { "--test=tests/db/oltp.lua" } else { test };
                 let option = format!("--{}={default}", def.name);
-                assert_eq!(parse(&[test, "run", &option]), plain, "{option} is not the default");
+                assert_eq!(parse(&[test, "run", &option]), parse(&[test, "run"]), "{option} is not the default");
                 checked += 1;
             }
         }

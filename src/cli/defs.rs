@@ -240,6 +240,20 @@ pub(crate) const ENGINE: &[OptDef] = &[
     opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
     opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
+    opt(
+        "per-statement",
+        Bool,
+        Some("off"),
+        "print each statement kind's count and latency percentiles in the final report",
+    ),
+    opt("rate-arrival", STRING, Some("poisson"), "how --rate spaces the events {poisson (as sysbench),fixed}"),
+    opt(
+        "hdr-log",
+        File,
+        None,
+        "write the latencies as an HdrHistogram interval log, one interval per --report-interval (or second), \
+         tagged per statement kind",
+    ),
 ];
 
 /// wirebench's result outputs: machine-readable lines, sweeps, charts.
@@ -369,8 +383,34 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
     opt("listen", STRING, None, "TCP address to listen on, e.g. 127.0.0.1:3307"),
     opt("socket", STRING, None, "unix socket path to listen on"),
     opt("cpus", List, None, "CPUs to run the server threads on, e.g. 0-3 (default: all)"),
+    opt("delay-us", Int, Some("0"), "answer every command N microseconds after it arrives (a slow server)"),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
+
+/// `wirebench fuzz`'s own options; it also takes [`FUZZ_CONNECTION`].
+pub(crate) const FUZZ: &[OptDef] = &[
+    opt("threads", Int, Some("8"), "fuzzed connections at once"),
+    opt("time", Int, Some("60"), "seconds to fuzz; 0 for no limit (Ctrl-C stops)"),
+    opt("rand-seed", Int, Some("0"), "seed of the sessions and mutations; 0 picks one from the clock and prints it"),
+    opt("report-interval", Int, Some("0"), "print execs/s, sessions, distinct states and failures every N seconds; 0 for none"),
+    opt("fuzz-dir", STRING, Some("wirebench-fuzz"), "directory for the reproducers and states.txt"),
+    opt("restart-cmd", STRING, None, "shell command that brings the server back after a failure (to confirm and minimise it, and with --keep-going to go on)"),
+    opt("keep-going", Bool, Some("off"), "go on after a failure until --time is up, restarting the server"),
+];
+
+/// What watches the server, for `wirebench fuzz` and `fuzz-replay`.
+pub(crate) const FUZZ_WATCH: &[OptDef] = &[
+    opt("fuzz-deadline", Double, Some("5"), "seconds the control connection waits for COM_PING and SELECT 1 before the server counts as hung"),
+    opt("server-pid", STRING, None, "the server's PID, or its pid file: the process exiting, or its RSS growing by --server-rss-growth, is a failure"),
+    opt("server-rss-growth", Size, Some("1G"), "RSS growth of --server-pid that counts as a failure"),
+    opt("server-log", STRING, None, "the server's error log: new lines with 'got signal', 'Assertion' or 'AddressSanitizer' are a failure"),
+    opt("fuzz-allow-remote", Bool, Some("off"), "allow a server that is not on this host (fuzzing crashes servers and destroys data)"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
+/// The connection options `wirebench fuzz` and `fuzz-replay` take, defined in [`MYSQL`].
+pub(crate) const FUZZ_CONNECTION: &[&str] =
+    &["mysql-host", "mysql-port", "mysql-socket", "mysql-user", "mysql-password", "mysql-db", "mysql-compression"];
 
 /// The comparison key of an option name: sysbench treats `-` and `_` alike
 /// and is case-sensitive otherwise.

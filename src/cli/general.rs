@@ -6,6 +6,7 @@ use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::warnings::StartupWarning;
 use super::{value, Command, ForcedShutdown, GeneralOptions};
+use crate::driver::Arrival;
 
 /// A general option and the deprecated alias sysbench 1.0.20 still takes
 /// for it (`--num-threads` for `--threads`, ...).
@@ -158,6 +159,10 @@ fn read_limits(
     if let Some(rate) = RATE.read(opts, legacy_line, said)? {
         general.rate = (rate > 0).then_some(rate);
     }
+    if let Some(opt) = opts.get("rate_arrival") {
+        let choices = [("poisson", Arrival::Poisson), ("fixed", Arrival::Fixed)];
+        general.rate_arrival = value::choice(opt, &choices, "poisson or fixed")?;
+    }
     Ok(())
 }
 
@@ -205,8 +210,17 @@ fn read_reports(general: &mut GeneralOptions, opts: &Opts) -> Result<(), CliErro
     if let Some(opt) = opts.get("report_checkpoints") {
         general.report_checkpoints = checkpoints(opt)?;
     }
-    if let Some(p) = opts.int("percentile", 0, 100, "a percentile from 1 to 100, or 0 to disable it")? {
-        general.percentile = u8::try_from(p).ok().filter(|&p| p > 0);
+    if let Some(opt) = opts.get("percentile") {
+        general.percentiles = percentiles(opt)?;
+        general.percentile = sysbench_percentile(&general.percentiles);
+    }
+    general.per_statement = opts.flag("per_statement", general.per_statement)?;
+    if let Some(opt) = opts.get("hdr_log") {
+        let path = value::text(opt, "FILENAME")?;
+        if path.is_empty() {
+            return Err(CliError::MissingValue { option: opt.label(), expected: "FILENAME".to_owned() });
+        }
+        general.hdr_log = Some(path.into());
     }
     general.histogram = opts.flag("histogram", general.histogram)?;
     if general.histogram && general.percentile.is_none() {
@@ -215,6 +229,41 @@ fn read_reports(general: &mut GeneralOptions, opts: &Opts) -> Result<(), CliErro
         ));
     }
     Ok(())
+}
+
+/// `--percentile=95` or a list, `50,95,99,99.9`: each above 0 and at most
+/// 100, at most 32 of them; `0` alone disables percentiles.
+fn percentiles(opt: &RawOpt) -> Result<Vec<f64>, CliError> {
+    let expected = "a percentile from 1 to 100 or a list such as 50,95,99,99.9 (each above 0 and at most 100), \
+                    or 0 to disable percentiles";
+    let invalid = || CliError::InvalidValue {
+        option: opt.label(),
+        value: opt.value.clone().unwrap_or_default(),
+        expected: expected.to_owned(),
+    };
+    let items = value::list(opt)?;
+    if items.len() == 1 && items.first().is_some_and(|v| v.trim().parse::<f64>() == Ok(0.0)) {
+        return Ok(Vec::new());
+    }
+    let mut list = Vec::with_capacity(items.len());
+    for item in &items {
+        let p: f64 = item.trim().parse().map_err(|_| invalid())?;
+        if !(p > 0.0 && p <= 100.0) {
+            return Err(invalid());
+        }
+        list.push(p);
+    }
+    if list.is_empty() || list.len() > 32 {
+        return Err(invalid());
+    }
+    Ok(list)
+}
+
+/// The percentile of sysbench's own report lines, which print it as a
+/// whole number: the list's first value when whole, else 95.
+fn sysbench_percentile(list: &[f64]) -> Option<u8> {
+    let first = *list.first()?;
+    Some(if first.fract() == 0.0 { first as u8 } else { 95 })
 }
 
 /// `--report-checkpoints=10,60`: at most 256, sorted.

@@ -60,6 +60,8 @@ fn wirebench_help() -> String {
     let mut out = String::new();
     out.push_str("Usage:\n  wirebench [options]... testname command\n");
     out.push_str("  wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST\n");
+    out.push_str("  wirebench fuzz [options]                (see wirebench fuzz --help)\n");
+    out.push_str("  wirebench fuzz-replay FILE [options]\n");
     out.push_str(
         "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n\n",
     );
@@ -142,6 +144,41 @@ pub fn compare_help() -> String {
     out
 }
 
+/// The connection options fuzzing takes, as `--help` lists them.
+fn fuzz_connection_options() -> Vec<OptDef> {
+    defs::MYSQL.iter().filter(|d| defs::FUZZ_CONNECTION.contains(&d.name)).copied().collect()
+}
+
+/// `wirebench fuzz --help`.
+pub fn fuzz_help() -> String {
+    let mut out = String::from("Usage:\n  wirebench fuzz [options]\n\n");
+    out.push_str(
+        "Sends malformed client traffic at a MySQL/MariaDB server (or anything speaking its protocol) and catches \
+         what crashes it, hangs it or blows up its memory; each failure is saved as a reproducer that \
+         `wirebench fuzz-replay` sends again. Only servers on this host, unless --fuzz-allow-remote: it destroys \
+         data. Exit status: 0 no failure within --time, 3 failures found (reproducers written), 1 usage or \
+         connection error.\n\n",
+    );
+    let wirebench = Personality::Wirebench;
+    section(&mut out, "fuzz options:", defs::FUZZ, wirebench);
+    section(&mut out, "server watch options:", defs::FUZZ_WATCH, wirebench);
+    section(&mut out, "connection options:", &fuzz_connection_options(), wirebench);
+    out
+}
+
+/// `wirebench fuzz-replay --help`.
+pub fn fuzz_replay_help() -> String {
+    let mut out = String::from("Usage:\n  wirebench fuzz-replay FILE [options]\n\n");
+    out.push_str(
+        "Sends a reproducer's sessions again, then checks the server with the control connection. Exit status: 3 \
+         the failure happened again, 0 the server survived, 1 usage or connection error.\n\n",
+    );
+    let wirebench = Personality::Wirebench;
+    section(&mut out, "server watch options:", defs::FUZZ_WATCH, wirebench);
+    section(&mut out, "connection options:", &fuzz_connection_options(), wirebench);
+    out
+}
+
 fn section(out: &mut String, title: &str, options: &[OptDef], personality: Personality) {
     out.push_str(title);
     out.push('\n');
@@ -208,5 +245,12 @@ mod tests {
             assert!(help.contains(needle), "{needle}");
         }
         assert!(null_server_help().contains("--listen="));
+        let fuzz = fuzz_help();
+        for needle in ["--restart-cmd=STRING", "--keep-going[=on|off]", "--server-log=STRING", "--mysql-socket="] {
+            assert!(fuzz.contains(needle), "{needle}");
+        }
+        assert!(!fuzz.contains("--mysql-ssl"), "fuzzing speaks plain text only");
+        assert!(fuzz_replay_help().contains("--fuzz-deadline=N"));
+        assert!(!fuzz_replay_help().contains("--keep-going"));
     }
 }

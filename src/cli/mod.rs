@@ -11,20 +11,23 @@
 //! - TESTNAME is one of the 11 database scripts of sysbench 1.0.20 ([`Test`]),
 //!   bare or as a path to its `.lua` file.
 //! - The 0.4/0.5 forms (`--test=oltp`, `--test=tests/db/oltp.lua`,
-//!   `--oltp-*`, `--num-threads`, `--max-requests`, ...) are mapped onto the
-//!   1.0 test and options; [`Bench::notes`] says, one line per legacy option,
-//!   how each was understood. Legacy options with no 1.0 equivalent are
-//!   refused with a [`CliError`] saying so.
+//!   `--oltp-*`, `--num-threads`, `--max-requests`, ...) run the 0.4/0.5
+//!   test ([`Bench::legacy`]), its options renamed to the 1.0 names where
+//!   only the name changed; [`Bench::notes`] says, one line per legacy
+//!   option, how each was understood. Legacy options wirebench cannot
+//!   honour are refused with a [`CliError`] saying so.
 //! - What sysbench 1.0.20 refuses, wirebench refuses too (`tests/cli.rs`
 //!   compares the two); wirebench is stricter where sysbench silently runs
 //!   something else (`--threads=+`, `--table-size=abc`, ...).
 //! - `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST` starts
 //!   the protocol-level null server instead.
+//! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
+//!   fuzz a server's protocol handling (`fuzz.rs`).
 //!
 //! Layer: the top, with `run` and `main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
-//! `test_options.rs`) and may import client, driver, rand, transport and
-//! workload for them; nothing but `run` and `main.rs` imports it
+//! `test_options.rs`, `fuzz.rs`) and may import client, driver, fuzz, rand,
+//! transport and workload for them; nothing but `run` and `main.rs` imports it
 //! (`tests/layers.rs`).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
@@ -35,10 +38,12 @@ mod compare;
 mod credentials;
 mod defs;
 mod error;
+mod fuzz;
 mod general;
 mod help;
 mod into;
 mod legacy;
+mod legacy_options;
 mod null_server;
 mod option_file;
 mod opts;
@@ -61,16 +66,18 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::client::{ServerAddresses, ServerKey};
-use crate::driver::{EngineOptions, IgnoreErrors, PsMode};
+use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode};
+use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::rand::RandConfig;
 use crate::results::{CompareOptions, ResultOptions};
 use crate::transport::tls::TlsOptions;
+use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
 
 pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
 pub use error::{CliError, Refusal, SysbenchRefusal};
-pub use help::{compare_help, general_help, null_server_help, test_help};
+pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, null_server_help, test_help};
 pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 pub use terminal::TerminalError;
 pub use warnings::StartupWarning;
@@ -89,6 +96,12 @@ pub enum Invocation {
     /// `--help`: print [`general_help`] (or [`null_server_help`] after
     /// `null-server`) and exit 0.
     Help { null_server: bool },
+    /// `wirebench fuzz ...`: protocol fuzzing of a server.
+    Fuzz(Box<FuzzOptions>),
+    /// `wirebench fuzz-replay FILE ...`.
+    FuzzReplay(Box<ReplayOptions>),
+    /// `--help` after `fuzz` ([`fuzz_help`]) or `fuzz-replay` ([`fuzz_replay_help`]).
+    FuzzHelp { replay: bool },
     /// `--version`.
     Version,
 }
@@ -97,11 +110,15 @@ pub enum Invocation {
 /// option resolved to its value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bench {
+    /// The sysbench 1.0.20 test; for a 0.4/0.5 line, the one closest to it
+    /// (its help, and the rules the notes on its options follow).
     pub test: Test,
+    /// For a 0.4/0.5 line, the 0.4/0.5 test that runs instead of `test`.
+    pub legacy: Option<LegacyTest>,
+    /// The options only the 0.4/0.5 tests have.
+    pub legacy_options: LegacyOptions,
     pub command: Command,
-    /// Which sysbench's syntax the line was written in, for a workload that
-    /// wants to emulate 0.4/0.5 details the 1.0 test does not have (one
-    /// table named sbtest, `SELECT pad`, ...).
+    /// Which sysbench's syntax the line was written in.
     pub dialect: Dialect,
     pub general: GeneralOptions,
     /// The `--rand-*` options.
@@ -130,7 +147,8 @@ pub enum Dialect {
     V1_0,
     /// `--test=oltp`: sysbench 0.4's built-in OLTP test.
     V0_4,
-    /// `--test=.../tests/db/*.lua`: sysbench 0.5's Lua scripts.
+    /// `--test=.../tests/db/*.lua` (or `--test=oltp` with 0.5's options):
+    /// sysbench 0.5's Lua scripts.
     V0_5,
 }
 
@@ -190,8 +208,20 @@ pub struct GeneralOptions {
     pub report_interval: Option<u32>,
     /// `--report-checkpoints`, in seconds from the start, sorted.
     pub report_checkpoints: Vec<u32>,
-    /// `--percentile` (1-100); `None` for 0, which disables it.
+    /// The percentile of sysbench's own lines (1-100): `--percentile`'s
+    /// first value when it is whole, else 95; `None` for 0, which disables
+    /// percentiles.
     pub percentile: Option<u8>,
+    /// Every value of `--percentile` (`50,95,99,99.9`), in order; empty
+    /// for 0.
+    pub percentiles: Vec<f64>,
+    /// `--per-statement`: counts and percentiles per statement kind in the
+    /// final report.
+    pub per_statement: bool,
+    /// `--hdr-log=FILE`: the HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
+    /// `--rate-arrival`: how `--rate` spaces the events.
+    pub rate_arrival: Arrival,
     pub histogram: bool,
     pub forced_shutdown: ForcedShutdown,
     /// 0 (critical only) to 5 (debug); `--debug` makes it 5.
@@ -219,6 +249,10 @@ impl Default for GeneralOptions {
             report_interval: None,
             report_checkpoints: Vec::new(),
             percentile: Some(95),
+            percentiles: vec![95.0],
+            per_statement: false,
+            hdr_log: None,
+            rate_arrival: Arrival::Poisson,
             histogram: false,
             forced_shutdown: ForcedShutdown::Off,
             verbosity: 3,
@@ -325,6 +359,8 @@ pub struct NullServerOptions {
     /// `--socket=PATH`.
     pub socket: Option<PathBuf>,
     pub cpus: Option<Vec<usize>>,
+    /// `--delay-us`: every answer waits this many microseconds.
+    pub delay_us: u64,
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()

@@ -22,7 +22,8 @@ pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliEr
         if defs::find(&opt.key).is_some() {
             return Err(CliError::NotHere {
                 option: opt.label(),
-                reason: "not a null-server option: null-server takes --listen, --socket and --cpus".to_owned(),
+                reason: "not a null-server option: null-server takes --listen, --socket, --cpus and --delay-us"
+                    .to_owned(),
             });
         }
         return Err(CliError::UnknownOption {
@@ -35,7 +36,7 @@ pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliEr
     if last("help").map_or(Ok(false), value::boolean)? {
         return Ok(Invocation::Help { null_server: true });
     }
-    let mut options = NullServerOptions { listen: None, socket: None, cpus: None };
+    let mut options = NullServerOptions { listen: None, socket: None, cpus: None, delay_us: 0 };
     if let Some(opt) = last("listen") {
         let text = value::text(opt, "ADDR")?;
         let addr = listen_addr(text).ok_or_else(|| CliError::InvalidValue {
@@ -54,6 +55,9 @@ pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliEr
     }
     if let Some(opt) = last("cpus") {
         options.cpus = Some(value::cpu_list(opt)?);
+    }
+    if let Some(opt) = last("delay_us") {
+        options.delay_us = value::u32_in(opt, 0, 60_000_000, "microseconds from 0 to 60000000")?.into();
     }
     if options.listen.is_none() && options.socket.is_none() {
         return Err(CliError::Conflict(

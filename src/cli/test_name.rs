@@ -7,65 +7,22 @@ use std::path::Path;
 use super::defs;
 use super::error::CliError;
 use super::Test;
+use crate::workload::legacy::LegacyTest;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TestRef {
     Modern(Test),
-    /// sysbench 0.4's built-in `--test=oltp`.
-    Oltp04,
-    Script05(Script05),
-}
-
-/// The 0.5 `tests/db/*.lua` scripts (also shipped with 1.0 as
-/// `tests/include/oltp_legacy/*.lua`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Script05 {
+    /// `--test=oltp`: sysbench 0.4's built-in test, or, for a 0.5 line,
+    /// the `oltp.lua` that 0.5 found in its data directory.
     Oltp,
-    OltpSimple,
-    Select,
-    Insert,
-    Delete,
-    UpdateIndex,
-    UpdateNonIndex,
-    SelectRandomPoints,
-    SelectRandomRanges,
-    BulkInsert,
-    ParallelPrepare,
+    /// A 0.5 `tests/db/*.lua` script (also shipped with 1.0 as
+    /// `tests/include/oltp_legacy/*.lua`).
+    Script05(LegacyTest),
 }
 
-impl Script05 {
-    pub(crate) fn file_name(self) -> &'static str {
-        match self {
-            Script05::Oltp => "oltp.lua",
-            Script05::OltpSimple => "oltp_simple.lua",
-            Script05::Select => "select.lua",
-            Script05::Insert => "insert.lua",
-            Script05::Delete => "delete.lua",
-            Script05::UpdateIndex => "update_index.lua",
-            Script05::UpdateNonIndex => "update_non_index.lua",
-            Script05::SelectRandomPoints => "select_random_points.lua",
-            Script05::SelectRandomRanges => "select_random_ranges.lua",
-            Script05::BulkInsert => "bulk_insert.lua",
-            Script05::ParallelPrepare => "parallel_prepare.lua",
-        }
-    }
-
-    /// The 0.5-only script names; the three shared with 1.0 count as 0.5
-    /// only inside a 0.5 directory.
-    fn from_stem(stem: &str) -> Option<Script05> {
-        Some(match stem {
-            "oltp" => Script05::Oltp,
-            "oltp_simple" => Script05::OltpSimple,
-            "select" => Script05::Select,
-            "insert" => Script05::Insert,
-            "delete" => Script05::Delete,
-            "update_index" => Script05::UpdateIndex,
-            "update_non_index" => Script05::UpdateNonIndex,
-            "parallel_prepare" => Script05::ParallelPrepare,
-            _ => return None,
-        })
-    }
-}
+/// The three script names 1.0 kept; in a 0.5 directory they are 0.5's.
+const SHARED_WITH_1_0: [LegacyTest; 3] =
+    [LegacyTest::SelectRandomPoints05, LegacyTest::SelectRandomRanges05, LegacyTest::BulkInsert05];
 
 /// sysbench's built-in non-database tests.
 const BUILTIN_TESTS: [&str; 5] = ["fileio", "cpu", "memory", "threads", "mutex"];
@@ -77,7 +34,7 @@ pub(crate) fn resolve(name: &str) -> Result<TestRef, CliError> {
             return Ok(TestRef::Modern(test));
         }
         if name == "oltp" {
-            return Ok(TestRef::Oltp04);
+            return Ok(TestRef::Oltp);
         }
         if BUILTIN_TESTS.contains(&name) {
             return Err(CliError::NotADatabaseTest(name.to_owned()));
@@ -88,15 +45,11 @@ pub(crate) fn resolve(name: &str) -> Result<TestRef, CliError> {
     let file = Path::new(name).file_name().and_then(|f| f.to_str()).unwrap_or("");
     let stem = file.strip_suffix(".lua").unwrap_or(file);
     let in_05_tree = name.contains("tests/db/") || name.starts_with("db/") || name.contains("oltp_legacy/");
-    if let Some(script) = Script05::from_stem(stem) {
-        return Ok(TestRef::Script05(script));
-    }
-    match Test::from_name(stem) {
-        Some(Test::SelectRandomPoints) if in_05_tree => Ok(TestRef::Script05(Script05::SelectRandomPoints)),
-        Some(Test::SelectRandomRanges) if in_05_tree => Ok(TestRef::Script05(Script05::SelectRandomRanges)),
-        Some(Test::BulkInsert) if in_05_tree => Ok(TestRef::Script05(Script05::BulkInsert)),
-        Some(test) => Ok(TestRef::Modern(test)),
-        None => Err(unknown(name, stem)),
+    let script = LegacyTest::from_script_file(&format!("{stem}.lua"));
+    match (script, Test::from_name(stem)) {
+        (Some(script), _) if in_05_tree || !SHARED_WITH_1_0.contains(&script) => Ok(TestRef::Script05(script)),
+        (_, Some(test)) => Ok(TestRef::Modern(test)),
+        _ => Err(unknown(name, stem)),
     }
 }
 
@@ -122,17 +75,17 @@ mod tests {
 
     #[test]
     fn legacy_names_and_paths() {
-        assert_eq!(resolve("oltp").unwrap(), TestRef::Oltp04);
-        assert_eq!(resolve("lua/oltp.lua").unwrap(), TestRef::Script05(Script05::Oltp));
-        assert_eq!(resolve("tests/db/oltp.lua").unwrap(), TestRef::Script05(Script05::Oltp));
-        assert_eq!(resolve("/x/tests/db/update_index.lua").unwrap(), TestRef::Script05(Script05::UpdateIndex));
+        assert_eq!(resolve("oltp").unwrap(), TestRef::Oltp);
+        assert_eq!(resolve("lua/oltp.lua").unwrap(), TestRef::Script05(LegacyTest::Oltp05));
+        assert_eq!(resolve("tests/db/oltp.lua").unwrap(), TestRef::Script05(LegacyTest::Oltp05));
+        assert_eq!(resolve("/x/tests/db/update_index.lua").unwrap(), TestRef::Script05(LegacyTest::UpdateIndex05));
         assert_eq!(
             resolve("sysbench/tests/db/select_random_points.lua").unwrap(),
-            TestRef::Script05(Script05::SelectRandomPoints)
+            TestRef::Script05(LegacyTest::SelectRandomPoints05)
         );
         assert_eq!(
             resolve("/usr/share/sysbench/tests/include/oltp_legacy/bulk_insert.lua").unwrap(),
-            TestRef::Script05(Script05::BulkInsert)
+            TestRef::Script05(LegacyTest::BulkInsert05)
         );
     }
 

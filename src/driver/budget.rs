@@ -12,10 +12,16 @@
 //! so the server sees sysbench's arrival process. A loop's connection
 //! starts an event only once the loop's oldest unserved arrival is due, and
 //! the event's start is that arrival's intended time, not the send time.
-//! Arrivals due and not yet served form the loop's queue; the queues
-//! together hold at most sysbench's 131072 arrivals, and a full queue ends
-//! the run as sysbench's does. Unlike sysbench, an arrival waits for a
-//! connection of its own loop, not for any free connection.
+//! Arrivals due and not yet served form the loop's backlog. sysbench
+//! keeps them in a 131072-slot ring and aborts the run when it is full
+//! ("The event queue is full", #483); here the backlog is not stored but
+//! counted: the schedule is a random stream, so the loop keeps two cursors
+//! on it, the next arrival to serve and the last one due, and the backlog
+//! is the distance between them, however long. An overloaded run goes on
+//! to its end, and the report says by how much the target was missed.
+//! Unlike sysbench, an arrival waits for a connection of its own loop, not
+//! for any free connection. `--rate-arrival=fixed` spaces the arrivals
+//! evenly instead ([`Arrival::Fixed`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,8 +31,26 @@ use super::Stalls;
 use crate::rand::{GlibcRandom, Xoroshiro128Plus};
 use crate::stats::QueueStats;
 
-/// sysbench's `MAX_QUEUE_LEN`: `--rate` arrivals waiting for a worker.
-pub const MAX_QUEUE_LEN: usize = 131_072;
+/// How `--rate` arrivals are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrival {
+    /// Exponential gaps, a Poisson process, as sysbench.
+    #[default]
+    Poisson,
+    /// Every gap `1 / rate` (per loop, the loops' phases spread evenly).
+    Fixed,
+}
+
+/// What the `--rate` backlog was at some moment, over all loops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Backlog {
+    /// Arrivals due and not yet started.
+    pub waiting: u64,
+    /// When the oldest of them was due (ns since the run's start).
+    pub oldest_ns: Option<u64>,
+    /// Arrivals due since the start, served or not.
+    pub arrived: u64,
+}
 
 /// The run's limits, shared by all loops.
 #[derive(Debug)]
@@ -35,12 +59,13 @@ pub struct RunControl {
     events_left: Option<AtomicU64>,
     /// Set by the main thread to end the run early (time is up, Ctrl-C, a fatal error).
     stop: AtomicBool,
+    /// `--warmup-time` is running: `--events` does not count yet.
+    warming: AtomicBool,
     loops: u64,
     rate: Option<RateShares>,
     /// What each loop last published about its queue and its events in
     /// progress, for the interim report and `--forced-shutdown`.
     gauges: Box<[LoopGauges]>,
-    queue_full: AtomicBool,
     /// From when on (ns since the run's start) a connection still waiting
     /// for an answer is stalled and cut off; `u64::MAX` for never.
     cut_at_ns: AtomicU64,
@@ -58,12 +83,27 @@ struct RateShares {
     /// thread `first_stream + i` would get, past every connection's.
     seed: u32,
     first_stream: u32,
+    arrival: Arrival,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LoopGauges {
     queued: AtomicU64,
     in_progress: AtomicU64,
+    /// When the oldest waiting arrival was due; `u64::MAX` for none.
+    oldest: AtomicU64,
+    arrived: AtomicU64,
+}
+
+impl Default for LoopGauges {
+    fn default() -> Self {
+        LoopGauges {
+            queued: AtomicU64::new(0),
+            in_progress: AtomicU64::new(0),
+            oldest: AtomicU64::new(u64::MAX),
+            arrived: AtomicU64::new(0),
+        }
+    }
 }
 
 impl RunControl {
@@ -72,13 +112,24 @@ impl RunControl {
         Arc::new(Self::build(events, loops, None))
     }
 
-    /// A run at `rate` events per second (sysbench's `--rate`); loop `i`
-    /// drives `connections_per_loop[i]` connections and gets that share of
-    /// the rate. `seed` is the run's `srandom` seed.
+    /// A run at `rate` events per second (sysbench's `--rate`), Poisson
+    /// arrivals; loop `i` drives `connections_per_loop[i]` connections and
+    /// gets that share of the rate. `seed` is the run's `srandom` seed.
     pub fn with_rate(events: Option<u64>, connections_per_loop: &[usize], rate: u32, seed: u32) -> Arc<Self> {
+        Self::with_arrival(events, connections_per_loop, rate, seed, Arrival::Poisson)
+    }
+
+    /// [`with_rate`](Self::with_rate) with arrivals spaced as `arrival` says.
+    pub fn with_arrival(
+        events: Option<u64>,
+        connections_per_loop: &[usize],
+        rate: u32,
+        seed: u32,
+        arrival: Arrival,
+    ) -> Arc<Self> {
         let total: usize = connections_per_loop.iter().sum();
         let per_loop = connections_per_loop.iter().map(|&n| f64::from(rate) * n as f64 / total.max(1) as f64).collect();
-        let shares = RateShares { per_loop, seed, first_stream: total as u32 };
+        let shares = RateShares { per_loop, seed, first_stream: total as u32, arrival };
         Arc::new(Self::build(events, connections_per_loop.len(), Some(shares)))
     }
 
@@ -86,10 +137,10 @@ impl RunControl {
         RunControl {
             events_left: events.map(AtomicU64::new),
             stop: AtomicBool::new(false),
+            warming: AtomicBool::new(false),
             loops: loops.max(1) as u64,
             rate,
             gauges: (0..loops.max(1)).map(|_| LoopGauges::default()).collect(),
-            queue_full: AtomicBool::new(false),
             cut_at_ns: AtomicU64::new(u64::MAX),
             stalled: AtomicU64::new(0),
             longest_stall_ns: AtomicU64::new(0),
@@ -122,6 +173,16 @@ impl RunControl {
         }
     }
 
+    /// A run with `--warmup-time`: events do not count against `--events`
+    /// until [`end_warmup`](Self::end_warmup), as in sysbench master.
+    pub fn start_warmup(&self) {
+        self.warming.store(true, Ordering::Relaxed);
+    }
+
+    pub fn end_warmup(&self) {
+        self.warming.store(false, Ordering::Relaxed);
+    }
+
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
     }
@@ -135,9 +196,15 @@ impl RunControl {
         self.rate.is_some()
     }
 
-    /// True once a loop's `--rate` queue overflowed (which also stops the run).
-    pub fn queue_full(&self) -> bool {
-        self.queue_full.load(Ordering::Relaxed)
+    /// The `--rate` backlog as the loops last published it (every few ms).
+    pub fn backlog(&self) -> Backlog {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let oldest = self.gauges.iter().map(|g| load(&g.oldest)).min().filter(|&t| t != u64::MAX);
+        Backlog {
+            waiting: self.gauges.iter().map(|g| load(&g.queued)).sum(),
+            oldest_ns: oldest,
+            arrived: self.gauges.iter().map(|g| load(&g.arrived)).sum(),
+        }
     }
 
     /// The interim report's `--rate` line: arrivals waiting, events in
@@ -190,7 +257,8 @@ impl Budget {
         let arrivals = control.rate.as_ref().map(|shares| {
             let rate = shares.per_loop.get(index).copied().unwrap_or(0.0);
             let stream = shares.first_stream.saturating_add(index as u32);
-            Arrivals::new(rate, arrival_rng(shares.seed, stream), MAX_QUEUE_LEN.div_ceil(loops))
+            let phase = (index as f64 + 1.0) / loops as f64;
+            Arrivals::new(rate, Schedule::new(shares.arrival, arrival_rng(shares.seed, stream), phase))
         });
         Budget { control, index, permits: 0, deadline_ns, arrivals, in_progress: 0 }
     }
@@ -202,11 +270,14 @@ impl Budget {
         if self.deadline_ns.is_some_and(|d| now_ns >= d) || self.control.is_stopped() {
             return false;
         }
+        let Some(left) = &self.control.events_left else { return true };
+        if self.control.warming.load(Ordering::Relaxed) {
+            return true;
+        }
         if self.permits > 0 {
             self.permits -= 1;
             return true;
         }
-        let Some(left) = &self.control.events_left else { return true };
         // Batches shrink as the pool drains, so every loop keeps working
         // until the end and the total is exact.
         let mut current = left.load(Ordering::Relaxed);
@@ -236,18 +307,14 @@ impl Budget {
             self.in_progress += 1;
             return Admission::Start(now_ns);
         };
-        if !arrivals.advance(until) {
-            self.overflow();
-            return Admission::Over;
-        }
-        let Some(&arrival) = arrivals.queue.front() else {
+        let Some(arrival) = arrivals.oldest_due(until) else {
             return if self.is_over(now_ns) { Admission::Over } else { Admission::Wait };
         };
         if !self.take_event(now_ns) {
             return Admission::Over;
         }
         if let Some(arrivals) = &mut self.arrivals {
-            arrivals.queue.pop_front();
+            arrivals.serve();
         }
         self.in_progress += 1;
         Admission::Start(arrival)
@@ -309,13 +376,8 @@ impl Budget {
             self.permits += n;
         }
         if let Some(arrivals) = &mut self.arrivals {
-            // The oldest ends up in front again; a full queue has no room
-            // for them, and overflows as it would have anyway.
-            for &at in started.iter().rev() {
-                if arrivals.queue.len() < arrivals.capacity {
-                    arrivals.queue.push_front(at);
-                }
-            }
+            // Only after a failure, never per query: the queue may grow.
+            arrivals.refunded.extend(started);
         }
     }
 
@@ -330,9 +392,9 @@ impl Budget {
     }
 
     /// `--rate` arrivals due and not yet served, as of the last
-    /// [`admit`](Self::admit) or [`publish`](Self::publish).
-    pub fn queued(&self) -> usize {
-        self.arrivals.as_ref().map_or(0, |a| a.queue.len())
+    /// [`publish`](Self::publish).
+    pub fn queued(&self) -> u64 {
+        self.arrivals.as_ref().map_or(0, Arrivals::waiting)
     }
 
     /// When a connection waiting for an arrival should look again: the
@@ -342,27 +404,28 @@ impl Budget {
         if self.is_over(now_ns) {
             return None;
         }
-        let next = self.arrivals.as_ref().map_or(now_ns, |a| a.next_ns);
+        let next = self.arrivals.as_ref().map_or(now_ns, Arrivals::next_to_serve);
         Some(self.deadline_ns.map_or(next, |d| next.min(d)))
     }
 
-    /// Brings the `--rate` queue up to `now_ns` and publishes the queue
-    /// length and the events in progress for the report thread. Called
-    /// every few milliseconds, so an overloaded loop notices its queue
-    /// overflowing even when no connection is free to look.
+    /// Counts the `--rate` arrivals due by `now_ns` and publishes the
+    /// backlog and the events in progress for the report thread. Called
+    /// every few milliseconds, so the backlog of an overloaded loop shows
+    /// even when no connection is free to look.
     pub fn publish(&mut self, now_ns: u64) {
         // Nothing is served once the run stopped or `--events` are spent,
         // so nothing queues then; after the deadline nothing new arrives.
         let accepting = !(self.control.is_stopped() || self.events_spent());
         let until = self.arrival_horizon(now_ns);
         if let (Some(arrivals), true) = (&mut self.arrivals, accepting) {
-            if !arrivals.advance(until) {
-                self.overflow();
-            }
+            arrivals.count_due(until);
         }
-        if let Some(gauges) = self.control.gauges.get(self.index) {
-            gauges.queued.store(self.queued() as u64, Ordering::Relaxed);
-            gauges.in_progress.store(self.in_progress, Ordering::Relaxed);
+        let Some(gauges) = self.control.gauges.get(self.index) else { return };
+        gauges.in_progress.store(self.in_progress, Ordering::Relaxed);
+        if let Some(arrivals) = &self.arrivals {
+            gauges.queued.store(arrivals.waiting(), Ordering::Relaxed);
+            gauges.oldest.store(arrivals.oldest_waiting().unwrap_or(u64::MAX), Ordering::Relaxed);
+            gauges.arrived.store(arrivals.due, Ordering::Relaxed);
         }
     }
 
@@ -380,11 +443,6 @@ impl Budget {
     fn events_spent(&self) -> bool {
         self.permits == 0 && self.control.events_exhausted()
     }
-
-    fn overflow(&mut self) {
-        self.control.queue_full.store(true, Ordering::Relaxed);
-        self.control.stop();
-    }
 }
 
 /// The stream sysbench's thread `stream` would draw from after
@@ -397,46 +455,149 @@ fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
     Xoroshiro128Plus::from_sysbench_thread_init(&mut glibc)
 }
 
-/// One loop's Poisson arrivals and the ones waiting to be served.
-#[derive(Debug)]
-struct Arrivals {
+/// One loop's arrival times: a stream drawn in order, Poisson gaps or
+/// fixed ones.
+#[derive(Debug, Clone)]
+struct Schedule {
+    arrival: Arrival,
     rng: Xoroshiro128Plus,
     /// `1e9 / rate`: the mean gap in ns (sysbench's `lambda`).
     mean_gap_ns: f64,
-    /// The next arrival, not yet due when last looked.
+    /// The next arrival's time.
     next_ns: u64,
-    /// Due and not yet served, oldest first; allocated once, never grown.
-    queue: VecDeque<u64>,
-    capacity: usize,
+    /// Fixed arrivals: how many came before `next_ns`, and when the first
+    /// was, so that `next_ns` does not drift by rounding.
+    drawn: u64,
+    first_ns: f64,
 }
 
-impl Arrivals {
-    fn new(rate: f64, rng: Xoroshiro128Plus, capacity: usize) -> Self {
-        let mean_gap_ns = if rate > 0.0 { 1e9 / rate } else { f64::INFINITY };
-        let mut arrivals =
-            Arrivals { rng, mean_gap_ns, next_ns: 0, queue: VecDeque::with_capacity(capacity), capacity };
-        arrivals.next_ns = arrivals.gap();
-        arrivals
+impl Schedule {
+    /// `phase` (0 to 1] places a fixed schedule's first arrival within its
+    /// first gap, so that the loops' fixed arrivals interleave.
+    fn new(arrival: Arrival, rng: Xoroshiro128Plus, phase: f64) -> Self {
+        Schedule { arrival, rng, mean_gap_ns: f64::INFINITY, next_ns: 0, drawn: 0, first_ns: phase }
+    }
+
+    /// Starts the stream at `rate` arrivals per second.
+    fn start(mut self, rate: f64) -> Self {
+        self.mean_gap_ns = if rate > 0.0 { 1e9 / rate } else { f64::INFINITY };
+        self.first_ns *= self.mean_gap_ns;
+        self.next_ns = match self.arrival {
+            Arrival::Poisson => self.poisson_gap(),
+            // `as` saturates: an infinite gap (rate 0) never comes.
+            Arrival::Fixed => self.first_ns as u64,
+        };
+        self
     }
 
     /// `sb_rand_exp()`: `-lambda * ln(1 - u)`, truncated to whole ns as
     /// sysbench adds it to its `uint64_t` schedule.
-    fn gap(&mut self) -> u64 {
+    fn poisson_gap(&mut self) -> u64 {
         let gap = -self.mean_gap_ns * (1.0 - self.rng.next_f64()).ln();
-        // `as` saturates: an infinite gap (rate 0) never comes.
         gap as u64
     }
 
-    /// Queues every arrival due by `until`; false when the queue is full.
-    fn advance(&mut self, until: u64) -> bool {
-        while self.next_ns <= until {
-            if self.queue.len() >= self.capacity {
-                return false;
+    /// Moves `n` arrivals on without drawing them: Poisson by their mean gap.
+    fn skip(&mut self, n: u64) {
+        match self.arrival {
+            Arrival::Poisson => self.next_ns = self.next_ns.saturating_add((n as f64 * self.mean_gap_ns) as u64),
+            Arrival::Fixed => {
+                self.drawn += n;
+                self.next_ns = (self.first_ns + self.drawn as f64 * self.mean_gap_ns) as u64;
             }
-            self.queue.push_back(self.next_ns);
-            self.next_ns = self.next_ns.saturating_add(self.gap());
         }
-        true
+    }
+
+    /// Moves to the next arrival.
+    #[inline]
+    fn advance(&mut self) {
+        self.next_ns = match self.arrival {
+            Arrival::Poisson => self.next_ns.saturating_add(self.poisson_gap()),
+            Arrival::Fixed => {
+                self.drawn += 1;
+                (self.first_ns + self.drawn as f64 * self.mean_gap_ns) as u64
+            }
+        };
+    }
+}
+
+/// Arrivals counted one by one per look at the clock (every few ms); past
+/// that, 200 million a second, the count is estimated from the rate.
+const EXACT_COUNT: u32 = 1_000_000;
+
+/// One loop's `--rate` arrivals: the next to serve and the count of those
+/// due, two cursors on the same schedule; no queue to fill.
+#[derive(Debug)]
+struct Arrivals {
+    /// Its `next_ns` is the oldest arrival not yet served.
+    serve: Schedule,
+    /// Runs ahead of `serve`, up to the last look at the clock: its
+    /// `next_ns` is the first arrival not yet due.
+    count: Schedule,
+    /// Arrivals served (events started) from `serve`.
+    served: u64,
+    /// Arrivals due, counted by `count`.
+    due: u64,
+    /// Arrivals of abandoned events, to be served again first, oldest first.
+    refunded: VecDeque<u64>,
+}
+
+impl Arrivals {
+    fn new(rate: f64, schedule: Schedule) -> Self {
+        let serve = schedule.start(rate);
+        Arrivals { count: serve.clone(), serve, served: 0, due: 0, refunded: VecDeque::with_capacity(64) }
+    }
+
+    /// The oldest arrival due by `until` and not yet served.
+    #[inline]
+    fn oldest_due(&self, until: u64) -> Option<u64> {
+        if let Some(&at) = self.refunded.front() {
+            return Some(at);
+        }
+        (self.serve.next_ns <= until).then_some(self.serve.next_ns)
+    }
+
+    /// The arrival [`oldest_due`](Self::oldest_due) gave is served.
+    #[inline]
+    fn serve(&mut self) {
+        if self.refunded.pop_front().is_none() {
+            self.serve.advance();
+            self.served += 1;
+        }
+    }
+
+    /// When a connection should look again for an arrival.
+    fn next_to_serve(&self) -> u64 {
+        self.refunded.front().copied().unwrap_or(self.serve.next_ns)
+    }
+
+    /// Counts the arrivals due by `until`: one by one up to
+    /// [`EXACT_COUNT`] per look, then by the rate, so that a target far
+    /// beyond what anything can serve never stalls the loop that counts.
+    fn count_due(&mut self, until: u64) {
+        for _ in 0..EXACT_COUNT {
+            if self.count.next_ns > until {
+                return;
+            }
+            self.count.advance();
+            self.due += 1;
+        }
+        if self.count.next_ns <= until {
+            let behind = (until - self.count.next_ns) as f64 / self.count.mean_gap_ns;
+            let skipped = behind as u64 + 1;
+            self.count.skip(skipped);
+            self.due += skipped;
+        }
+    }
+
+    /// Arrivals due (at the last count) and not yet served.
+    fn waiting(&self) -> u64 {
+        self.due.saturating_sub(self.served) + self.refunded.len() as u64
+    }
+
+    /// When the oldest waiting arrival was due.
+    fn oldest_waiting(&self) -> Option<u64> {
+        self.refunded.front().copied().or((self.due > self.served).then_some(self.serve.next_ns))
     }
 }
 
@@ -519,12 +680,14 @@ mod tests {
 
         let control = RunControl::with_rate(None, &[1], 1_000, 42);
         let mut budget = Budget::new(control, None);
-        let late = budget.arrivals.as_ref().unwrap().next_ns + 5_000_000;
+        let late = budget.arrivals.as_ref().unwrap().serve.next_ns + 5_000_000;
         let Admission::Start(a) = budget.admit(late) else { panic!("nothing due") };
         let Admission::Start(b) = budget.admit(late) else { panic!("one due only") };
         budget.refund(&[a, b]);
         assert_eq!(budget.admit(late), Admission::Start(a));
         assert_eq!(budget.admit(late), Admission::Start(b));
+        let Admission::Start(c) = budget.admit(late) else { panic!("more are due") };
+        assert!(c > b, "then the schedule goes on where it was");
     }
 
     /// Arrivals are served oldest first, each starting at its own time; a
@@ -533,7 +696,7 @@ mod tests {
     fn rate_admits_arrivals_at_their_time() {
         let control = RunControl::with_rate(None, &[1], 1_000, 42);
         let mut budget = Budget::new(control, None);
-        let first = budget.arrivals.as_ref().unwrap().next_ns;
+        let first = budget.arrivals.as_ref().unwrap().serve.next_ns;
         assert_eq!(budget.admit(first - 1), Admission::Wait);
         assert_eq!(budget.wake_at(first - 1), Some(first));
         // Looking 5 mean gaps late: everything due by then, oldest first.
@@ -549,42 +712,89 @@ mod tests {
         assert!(budget.wake_at(late).unwrap() > late);
     }
 
+    /// The arrival times a schedule gives over `until` ns.
+    fn arrival_times(arrival: Arrival, rate: u32, loops: &[usize], index: usize, until: u64) -> Vec<u64> {
+        let control = RunControl::with_arrival(None, loops, rate, 7, arrival);
+        let mut budget = Budget::for_loop(control, None, index);
+        let arrivals = budget.arrivals.as_mut().unwrap();
+        let mut times = Vec::new();
+        while let Some(at) = arrivals.oldest_due(until) {
+            times.push(at);
+            arrivals.serve();
+        }
+        times
+    }
+
     /// The gaps are exponential with mean 1e9/rate: over 1 s at 10,000/s
     /// about 10,000 arrivals (Poisson: sd 100), and the share of gaps
     /// longer than the mean is about e^-1.
     #[test]
     fn arrivals_are_poisson() {
-        let control = RunControl::with_rate(None, &[1, 3], 40_000, 7);
-        let mut budget = Budget::for_loop(control, None, 0);
-        let arrivals = budget.arrivals.as_mut().unwrap();
-        arrivals.capacity = usize::MAX;
-        assert!(arrivals.advance(1_000_000_000));
-        let times: Vec<u64> = arrivals.queue.iter().copied().collect();
+        let times = arrival_times(Arrival::Poisson, 40_000, &[1, 3], 0, 1_000_000_000);
         assert!((9_500..=10_500).contains(&times.len()), "{} arrivals", times.len());
         let long = times.windows(2).filter(|w| w[1] - w[0] > 100_000).count() as f64;
         let share = long / (times.len() - 1) as f64;
         assert!((share - (-1f64).exp()).abs() < 0.03, "{share}");
     }
 
-    /// Deadline: arrivals at or after it are never queued; the waiting
-    /// connections learn that the run is over.
+    /// `--rate-arrival=fixed`: every gap is 1/rate, no drift over a
+    /// second, and the loops' first arrivals are spread over one gap.
     #[test]
-    fn rate_deadline_and_overflow() {
+    fn fixed_arrivals_are_evenly_spaced() {
+        let times = arrival_times(Arrival::Fixed, 2_000, &[1, 1], 0, 1_000_000_000);
+        assert_eq!(times.len(), 1_000, "1,000/s for this loop");
+        assert_eq!(times[0], 500_000, "loop 0 of 2: half a gap in");
+        assert!(times.windows(2).all(|w| (999_999..=1_000_001).contains(&(w[1] - w[0]))));
+        assert_eq!(*times.last().unwrap(), 999_500_000);
+        let other = arrival_times(Arrival::Fixed, 2_000, &[1, 1], 1, 1_000_000_000);
+        assert_eq!(other[0], 1_000_000);
+    }
+
+    /// A target no server could meet (10^10 a second) is counted by the
+    /// rate past a million arrivals per look, without stalling the loop.
+    #[test]
+    fn an_absurd_rate_is_counted_without_drawing_every_arrival() {
+        for arrival in [Arrival::Poisson, Arrival::Fixed] {
+            let control = RunControl::with_arrival(None, &[1], u32::MAX, 3, arrival);
+            let mut budget = Budget::new(control.clone(), None);
+            let started = std::time::Instant::now();
+            budget.publish(10_000_000_000);
+            assert!(started.elapsed() < std::time::Duration::from_secs(5), "{arrival:?}");
+            let waiting = control.backlog().waiting as f64;
+            let expected = f64::from(u32::MAX) * 10.0;
+            assert!((waiting / expected - 1.0).abs() < 0.01, "{arrival:?}: {waiting} vs {expected}");
+            budget.publish(20_000_000_000);
+            let waiting = control.backlog().waiting as f64;
+            assert!((waiting / (2.0 * expected) - 1.0).abs() < 0.01, "{arrival:?}: {waiting}");
+        }
+    }
+
+    /// Deadline: arrivals at or after it are never served; the waiting
+    /// connections learn that the run is over. Past capacity, nothing
+    /// overflows: the backlog is counted, however long, and the run goes on.
+    #[test]
+    fn rate_deadline_and_backlog() {
         let control = RunControl::with_rate(None, &[1], 1_000_000, 1);
         let mut budget = Budget::new(control.clone(), Some(1_000_000));
         budget.publish(u64::MAX);
         assert!(budget.queued() > 900 && budget.queued() < 1_100, "{}", budget.queued());
-        assert!(budget.arrivals.as_ref().unwrap().queue.iter().all(|&t| t < 1_000_000));
         assert_eq!(budget.wake_at(1_000_000), None);
         assert_eq!(budget.admit(1_000_000), Admission::Over);
-        assert!(!control.queue_full());
 
-        // 1e6/s for 0.2 s is 200,000 arrivals: more than the queue holds.
+        // 1e6/s for 0.2 s is 200,000 arrivals: more than sysbench's queue holds.
         let control = RunControl::with_rate(None, &[1], 1_000_000, 1);
         let mut budget = Budget::new(control.clone(), None);
         budget.publish(200_000_000);
-        assert!(control.queue_full() && control.is_stopped());
-        assert_eq!(budget.queued(), MAX_QUEUE_LEN);
-        assert_eq!(budget.admit(200_000_001), Admission::Over);
+        let backlog = control.backlog();
+        assert!(!control.is_stopped());
+        assert!((195_000..205_000).contains(&backlog.waiting), "{backlog:?}");
+        assert_eq!(backlog.arrived, backlog.waiting);
+        let first = budget.arrivals.as_ref().unwrap().serve.next_ns;
+        assert_eq!(backlog.oldest_ns, Some(first));
+        let Admission::Start(at) = budget.admit(200_000_001) else { panic!("the oldest is due") };
+        assert_eq!(at, first);
+        budget.publish(200_000_001);
+        assert_eq!(control.backlog().waiting, backlog.waiting - 1);
+        assert!(control.backlog().oldest_ns > Some(first));
     }
 }

@@ -225,7 +225,7 @@ async fn dispatch(shared: Rc<EpollLoop>) {
             waiters.arrival.notify_waiters();
             return;
         };
-        let woken = queued.min(waiters.count.get());
+        let woken = usize::try_from(queued).unwrap_or(usize::MAX).min(waiters.count.get());
         if woken > 0 {
             for _ in 0..woken {
                 waiters.arrival.notify_one();

@@ -13,7 +13,16 @@ use super::budget::{Admission, Budget};
 use super::IgnoreErrors;
 use crate::rand::Rng;
 use crate::stats::{LoopStats, QueryKind};
-use crate::workload::{CommandSink, CommandSql, EmulatedStatement, Script, Step, WorkloadError};
+use crate::workload::{CommandSink, CommandSql, EmulatedStatement, Script, StatementKind, Step, WorkloadError};
+
+/// When an event started (ns since the run's start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EventStart {
+    /// Its start as admitted: now, or under `--rate` its intended start.
+    at: u64,
+    /// When its first command was sent: where its service time starts.
+    sent: u64,
+}
 
 /// A command sent and not yet answered.
 #[derive(Debug, Clone, Copy)]
@@ -21,8 +30,11 @@ struct InFlight {
     format: RowFormat,
     /// What it was, for the error that names it.
     sql: CommandSql,
-    /// Set on an event's last command: when that event started (ns).
-    ends_event_started: Option<u64>,
+    kind: StatementKind,
+    /// When it was written to the send buffer (ns).
+    sent: u64,
+    /// Set on an event's last command: when that event started.
+    ends_event_started: Option<EventStart>,
     /// Set with `ends_event_started`: how many sysbench events it stands for.
     weight: u64,
 }
@@ -100,6 +112,8 @@ pub struct Session {
     script: Box<dyn Script>,
     rng: Rng,
     templates: Vec<ExecuteTemplate>,
+    /// The kind of each statement (indexed like `templates`).
+    kinds: Arc<[StatementKind]>,
     /// `--db-ps-mode=disable`: the statements, sent as text.
     emulated: Option<Arc<[EmulatedStatement]>>,
     reader: ResponseReader,
@@ -114,7 +128,7 @@ pub struct Session {
     /// A ROLLBACK is owed before the failed event is sent again.
     rollback_owed: bool,
     /// The event being emitted: when it started, if it has begun.
-    event_started: Option<u64>,
+    event_started: Option<EventStart>,
     /// No more events will start on this connection.
     finished: bool,
     /// Events completed since the budget last heard of it.
@@ -148,6 +162,7 @@ impl Session {
             script,
             rng,
             templates,
+            kinds: Arc::new([]),
             emulated: None,
             reader: ResponseReader::new(caps, RowFormat::Binary),
             in_flight: Ring::new(pipeline),
@@ -174,6 +189,13 @@ impl Session {
     /// The test [`running`](Self::running) named.
     pub fn test(&self) -> &'static str {
         self.test
+    }
+
+    /// The kind of each prepared statement, in template order, for the
+    /// per-statement counts (other when not given).
+    pub fn statement_kinds(mut self, kinds: Arc<[StatementKind]>) -> Self {
+        self.kinds = kinds;
+        self
     }
 
     /// Whether to mirror sysbench's extra draw after each event (it makes
@@ -232,8 +254,14 @@ impl Session {
                 // Only the tail is in flight now, so the ROLLBACK joins it.
                 self.rollback_owed = false;
                 CommandSink::new(&mut self.templates, out).query(b"ROLLBACK");
-                let sql = CommandSql::Text(b"ROLLBACK");
-                let rollback = InFlight { format: RowFormat::Text, sql, ends_event_started: None, weight: 0 };
+                let rollback = InFlight {
+                    format: RowFormat::Text,
+                    sql: CommandSql::Text(b"ROLLBACK"),
+                    kind: StatementKind::Other,
+                    sent: now_ns,
+                    ends_event_started: None,
+                    weight: 0,
+                };
                 self.in_flight.push(rollback);
                 self.tail += 1;
                 sent += 1;
@@ -244,7 +272,7 @@ impl Session {
                     break;
                 }
                 match budget.admit(now_ns) {
-                    Admission::Start(at) => self.event_started = Some(at),
+                    Admission::Start(at) => self.event_started = Some(EventStart { at, sent: now_ns }),
                     Admission::Wait => break,
                     Admission::Over => {
                         self.finished = true;
@@ -262,6 +290,11 @@ impl Session {
             let step = self.script.next(&mut self.rng, &mut sink)?;
             let format = sink.take_format().unwrap_or(RowFormat::Text);
             let sql = sink.command_sql();
+            let query_kind = sink.take_query_kind();
+            let kind = match sql {
+                CommandSql::Statement(id) => self.kinds.get(id).copied().unwrap_or(StatementKind::Other),
+                CommandSql::Text(_) => query_kind,
+            };
             let (ends_event_started, weight) = match step {
                 Step::More => (None, 0),
                 Step::Last => {
@@ -280,7 +313,7 @@ impl Session {
                     (self.event_started.take(), weight)
                 }
             };
-            self.in_flight.push(InFlight { format, sql, ends_event_started, weight });
+            self.in_flight.push(InFlight { format, sql, kind, sent: now_ns, ends_event_started, weight });
             sent += 1;
         }
         Ok(sent)
@@ -324,21 +357,23 @@ impl Session {
                     return Err(SessionError::Server(Box::new(refused)));
                 }
                 stats.record_error();
+                stats.record_statement_error(current.kind.index());
             } else {
                 stats.record_query(QueryKind::classify(outcome.result_sets > 0, outcome.affected_rows));
+                stats.record_statement(current.kind.index(), now_ns.saturating_sub(current.sent));
             }
             if in_tail {
                 self.tail -= 1;
                 // The failed event ends here and runs again as a new one.
                 if let Some(started) = current.ends_event_started {
-                    self.refunds.push(started);
+                    self.refunds.push(started.at);
                 }
             } else if outcome.error.is_some() {
                 self.ignored_error(current);
             } else if let Some(started) = current.ends_event_started {
                 // One latency sample however many sysbench events it was
                 // (bulk_insert: one statement, its rows as events).
-                stats.record_events(self.index, current.weight, now_ns.saturating_sub(started));
+                record_event_end(stats, self.index, current.weight, started, now_ns);
                 self.completed += 1;
             }
         }
@@ -352,8 +387,9 @@ impl Session {
     pub fn answer_dry(&mut self, now_ns: u64, stats: &mut LoopStats) {
         while let Some(done) = self.in_flight.pop() {
             stats.record_query(QueryKind::Other);
+            stats.record_statement(done.kind.index(), now_ns.saturating_sub(done.sent));
             if let Some(started) = done.ends_event_started {
-                stats.record_events(self.index, done.weight, now_ns.saturating_sub(started));
+                record_event_end(stats, self.index, done.weight, started, now_ns);
             }
         }
     }
@@ -377,7 +413,7 @@ impl Session {
             if oldest.is_none() {
                 oldest = Some(started);
             } else {
-                self.refunds.push(started);
+                self.refunds.push(started.at);
             }
         }
         self.event_started = oldest;
@@ -410,7 +446,7 @@ impl Session {
         let behind = self.in_flight.len;
         if let Some(started) = failed.ends_event_started {
             if behind > 0 {
-                self.refunds.push(started);
+                self.refunds.push(started.at);
             } else {
                 self.event_started = Some(started);
                 self.script.restart_event();
@@ -426,6 +462,15 @@ impl Session {
             }
         }
     }
+}
+
+/// An event's end: its latency from its start as admitted (under
+/// `--rate`, its intended start) and its service time from its first send.
+#[inline]
+fn record_event_end(stats: &mut LoopStats, connection: usize, weight: u64, started: EventStart, now_ns: u64) {
+    let latency = now_ns.saturating_sub(started.at);
+    let service = now_ns.saturating_sub(started.sent);
+    stats.record_events(connection, weight, latency, service);
 }
 
 #[cfg(test)]
@@ -523,7 +568,7 @@ mod tests {
             }
         };
         let block = stats.pending();
-        Run { sent, counters: block.counters, max_latency_ns: block.latency.max_ns(), result }
+        Run { sent, counters: block.counters, max_latency_ns: block.latencies.sysbench.max_ns(), result }
     }
 
     fn answered(c: &Counters) -> u64 {

@@ -135,6 +135,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
 ) {
     let mut input: Vec<u8> = Vec::with_capacity(READ_BUFFER);
     let mut output: Vec<u8> = Vec::with_capacity(READ_BUFFER);
+    let delay = profile.answer_delay;
     let mut session = NullSession::new(profile, id, &nonce(id), &mut output);
     // Once the login negotiated it, every byte is in compressed packets.
     let mut compression: Option<ServerCompression> = None;
@@ -168,6 +169,9 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             input.shrink_to(READ_BUFFER);
         }
         ServerLoopStats::add(&stats.commands, handled.commands);
+        if handled.commands > 0 && !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
         if handled.close {
             if session.said_goodbye() {
                 ServerLoopStats::add(&stats.quits, 1);

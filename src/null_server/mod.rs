@@ -59,6 +59,9 @@ pub struct NullServerConfig {
     pub rows_per_select: usize,
     /// The server version the greeting announces.
     pub version: String,
+    /// How long each batch of commands waits before its answers go out
+    /// (`--delay-us`): a slow server, for `--rate` past capacity.
+    pub answer_delay: Duration,
 }
 
 impl Default for NullServerConfig {
@@ -69,6 +72,7 @@ impl Default for NullServerConfig {
             cpus: Vec::new(),
             rows_per_select: 1,
             version: DEFAULT_VERSION.to_string(),
+            answer_delay: Duration::ZERO,
         }
     }
 }
@@ -291,6 +295,7 @@ fn server_profile(config: &NullServerConfig) -> ServerProfile {
             version_comment: VERSION_COMMENT.as_bytes().to_vec(),
             rows_per_select: config.rows_per_select,
         },
+        answer_delay: config.answer_delay,
     }
 }
 

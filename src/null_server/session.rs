@@ -39,6 +39,8 @@ pub struct ServerProfile {
     /// MYSQL_VERSION_ID form of the version, for counting placeholders.
     pub version_id: u32,
     pub canned: CannedAnswers,
+    /// Answers to commands wait this long before they are written.
+    pub answer_delay: std::time::Duration,
 }
 
 /// Where a connection is in the protocol.
@@ -309,6 +311,7 @@ mod tests {
                 version_comment: b"null".to_vec(),
                 rows_per_select: 1,
             },
+            answer_delay: std::time::Duration::ZERO,
         })
     }
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
 
 use super::interrupt::{Interrupts, Signal};
 use super::output::{alert_line, stderr_line, Level, Output, OutputError};
@@ -12,13 +13,13 @@ use super::result_sink::ResultSink;
 use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
-use crate::cli::Bench;
-use crate::driver::{self, Backend, Clock, DriverError, LoopContext, PollMode, RunControl, Stalls};
+use crate::cli::{Bench, GeneralOptions};
+use crate::driver::{self, Arrival, Backend, Clock, DriverError, LoopContext, PollMode, RunControl, Stalls};
 use crate::results::RunEnd;
-use crate::stats::report::{self, RunHeader};
-use crate::stats::{Collector, StatsBoard};
+use crate::stats::report::{self, FinalReport, RunHeader};
+use crate::stats::{Collector, HdrLog, RateSummary, StatsBoard};
 use crate::transport::tls::ClientTls;
-use crate::workload::Workload;
+use crate::workload::{StatementKind, Workload};
 
 pub(super) fn run(
     bench: &Bench,
@@ -45,8 +46,13 @@ pub(super) fn run(
     };
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
     sink.clock_started(sessions.server_version());
+    let hdr_log = open_hdr_log(&bench.general, context.clock)?;
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
+    if general_warmup(bench) > 0 {
+        context.control.start_warmup();
+        Level::Notice.print(report::WarmingUp(general_warmup(bench)))?;
+    }
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
@@ -54,7 +60,7 @@ pub(super) fn run(
     .map_err(RunError::SpawnLoops)?;
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let mut reports = Reports::new(Collector::new(context.board.clone()), general, sink);
+    let mut reports = Reports::new(Collector::new(context.board.clone()), general, sink, hdr_log);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
@@ -81,14 +87,12 @@ pub(super) fn run(
     // The report of what ran comes first, even when a loop failed: main
     // then prints the error.
     let joined = join_loops(handles);
-    if context.control.queue_full() {
-        return Err(RunError::QueueFull);
-    }
-    reports.collector.drain();
+    reports.drain(end_ns);
     if joined.is_ok() && outcome == Outcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    final_report(&mut reports, bench, end_ns, run_end(outcome, context.control.stalls()))?;
+    let rate = rate_summary(general, &context.control, &reports, end_ns);
+    final_report(&mut reports, bench, end_ns, rate, run_end(outcome, context.control.stalls()))?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -108,41 +112,82 @@ fn run_end(outcome: Outcome, stalls: Stalls) -> RunEnd {
     }
 }
 
+/// `--hdr-log`: created before the run starts, so that a path that cannot
+/// be written ends the command before any load.
+fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>, RunError> {
+    let Some(path) = &general.hdr_log else { return Ok(None) };
+    let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
+    let now = Instant::now();
+    let start =
+        SystemTime::now() + measured_from.saturating_duration_since(now) - now.saturating_duration_since(measured_from);
+    Ok(Some(HdrLog::create(path, start, general.rate.is_some())?))
+}
+
 /// What every loop shares: the statistics board, the limits, the clock.
 fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
     let control = match general.rate {
-        Some(rate) => RunControl::with_rate(general.events, per_loop, rate, seed),
+        Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
         None => RunControl::new(general.events, per_loop.len()),
     };
     if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
-        control.cut_at(secs_to_ns(time) + ANSWER_GRACE_NS);
+        control.cut_at(secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     }
     LoopContext {
-        board: StatsBoard::new(per_loop),
+        board: StatsBoard::with_kinds(per_loop, StatementKind::NAMES),
         control,
         clock: Clock::start(),
-        deadline_ns: general.time.map(secs_to_ns),
+        // --warmup-time runs before the measured --time, as in sysbench master.
+        deadline_ns: general.time.map(|t| secs_to_ns(t) + secs_to_ns(general.warmup_time)),
         ignore: bench.mysql.ignore_errors.clone(),
         poll: bench.engine.poll,
         finished: Default::default(),
     }
 }
 
-/// sysbench's final report (with `--histogram`, the histogram first), and
-/// wirebench's line on failed reconnects after it, and the final result of
-/// `--format`.
-fn final_report(reports: &mut Reports<'_>, bench: &Bench, end_ns: u64, end: RunEnd) -> Result<(), OutputError> {
+/// sysbench's final report (with `--histogram`, the histogram first),
+/// with wirebench's additions after its latency block, the line on failed
+/// reconnects after it, and the final result of `--format`.
+fn final_report(
+    reports: &mut Reports<'_>,
+    bench: &Bench,
+    end_ns: u64,
+    rate: Option<RateSummary>,
+    end: RunEnd,
+) -> Result<(), OutputError> {
     if bench.general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
         // writes the rows with printf, at every verbosity.
         Level::Notice.print(report::HISTOGRAM_TITLE)?;
-        Output::report().print(reports.collector.totals().latency.rows())?;
+        Output::report().print(reports.collector.totals().sysbench_latency().rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
-    Level::Notice.print(reports.cumulative(end_ns, 0))?;
+    let additions = reports.additions(rate);
+    Level::Notice.print(FinalReport { additions: &additions, ..reports.cumulative(end_ns, 0) })?;
     say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)?;
     reports.final_result(bench, end_ns, end)
+}
+
+/// Under `--rate`, what was asked and what ran. The target counts as not
+/// met when more arrivals were waiting at the end than the connections
+/// could have been about to start, and more than 1 % of all arrivals: a
+/// backlog that grew, not one caught at a busy moment.
+fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Reports, end_ns: u64) -> Option<RateSummary> {
+    let target = general.rate?;
+    let backlog = control.backlog();
+    let measured_s = reports.measured_s(end_ns);
+    let missed = backlog.waiting > u64::from(general.threads).max(backlog.arrived / 100);
+    Some(RateSummary {
+        target,
+        arrival: match general.rate_arrival {
+            Arrival::Poisson => "poisson",
+            Arrival::Fixed => "fixed",
+        },
+        achieved: reports.collector.totals().events_per_second(measured_s),
+        waiting: backlog.waiting,
+        oldest_wait_s: backlog.oldest_ns.map_or(0.0, |t| end_ns.saturating_sub(t) as f64 / 1e9),
+        missed,
+    })
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {
@@ -162,8 +207,9 @@ fn report_stalled(
     signal: Signal,
     end_ns: u64,
 ) -> Result<(), OutputError> {
-    reports.collect();
-    final_report(reports, bench, end_ns, RunEnd::Interrupted)?;
+    reports.collect(end_ns);
+    let rate = rate_summary(&bench.general, &context.control, reports, end_ns);
+    final_report(reports, bench, end_ns, rate, RunEnd::Interrupted)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(
@@ -184,7 +230,8 @@ const ANSWER_GRACE_NS: u64 = 1_000_000_000;
 /// the cut (they always do; this keeps `--time`'s promise if one did not),
 /// as `--forced-shutdown` would, in seconds from the start.
 fn last_resort_s(bench: &Bench) -> Option<u32> {
-    bench.general.time.map(|time| time.saturating_add(LAST_RESORT_AFTER_S))
+    let general = &bench.general;
+    general.time.map(|time| time.saturating_add(general.warmup_time).saturating_add(LAST_RESORT_AFTER_S))
 }
 
 const LAST_RESORT_AFTER_S: u32 = 10;
@@ -232,10 +279,16 @@ fn backend(bench: &Bench) -> Result<Backend, RunError> {
     Ok(backend)
 }
 
-/// When `--forced-shutdown` stops the run, in seconds from its start.
+/// When `--forced-shutdown` stops the run, in seconds from its start
+/// (after `--warmup-time` and `--time`).
 fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
     let time = bench.general.time?;
-    bench.general.forced_shutdown.grace_secs(Some(time)).map(|grace| time + grace)
+    let grace = bench.general.forced_shutdown.grace_secs(Some(time))?;
+    Some(general_warmup(bench).saturating_add(time).saturating_add(grace))
+}
+
+fn general_warmup(bench: &Bench) -> u32 {
+    bench.general.warmup_time
 }
 
 /// sysbench's run header, before the connections open.
@@ -243,6 +296,7 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), Out
     let general = &bench.general;
     let header = RunHeader {
         threads: general.threads,
+        warmup_s: general.warmup_time,
         rate: general.rate.unwrap_or(0),
         report_interval: general.report_interval.unwrap_or(0),
         checkpoints: &general.report_checkpoints,

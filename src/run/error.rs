@@ -11,10 +11,6 @@ use crate::results::{ChartError, CompareError};
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
 
-/// sysbench's message when the `--rate` queue overflows.
-pub(super) const QUEUE_FULL: &str = "The event queue is full. This means the worker threads are unable to keep up \
-                                     with the specified event generation rate";
-
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The test's options make no workload.
@@ -69,10 +65,10 @@ pub enum RunError {
     SpawnLoops(io::Error),
     #[error(transparent)]
     Driver(#[from] DriverError),
+    #[error(transparent)]
+    HdrLog(#[from] crate::stats::HdrLogError),
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
-    #[error("{QUEUE_FULL}")]
-    QueueFull,
     #[error(transparent)]
     Chart(#[from] ChartError),
     #[error(transparent)]

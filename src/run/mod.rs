@@ -51,6 +51,7 @@ pub use output::{
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;
+use crate::workload::Workload;
 use interrupt::Interrupts;
 
 /// How a command that did not fail ended.
@@ -99,7 +100,10 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         Output::Stdout.print(test_help(bench.test, Console::current().personality))?;
         return Ok(Outcome::Completed);
     }
-    let workload = Arc::from(bench.test.workload(&bench.test_options)?);
+    let workload: Arc<dyn Workload> = Arc::from(match bench.legacy {
+        Some(legacy) => legacy.workload(&bench.test_options, &bench.legacy_options)?,
+        None => bench.test.workload(&bench.test_options)?,
+    });
     if bench.command != Command::Cleanup && !bench.mysql.dry_run {
         limits::check_room_for(bench.general.threads)?;
     }

@@ -16,7 +16,7 @@ use crate::driver::dry::{DryConn, DryLoopPlan};
 use crate::driver::{allowed_cpus, ConnPlan, LoopPlan, PsMode, Redial, Session, StdSocket};
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
-use crate::workload::{EmulatedStatement, ScriptContext, StatementSpec, Workload};
+use crate::workload::{EmulatedStatement, ScriptContext, StatementKind, StatementSpec, Workload};
 
 /// How many connections log in at once: enough to hide round trips, few
 /// enough not to overflow the server's accept backlog.
@@ -37,6 +37,8 @@ pub(super) struct Sessions<'a> {
     bench: &'a Bench,
     workload: Arc<dyn Workload>,
     statements: Arc<Vec<StatementSpec>>,
+    /// Each statement's kind, for the per-statement counts.
+    kinds: Arc<[StatementKind]>,
     /// `--db-ps-mode=disable`: the statements as COM_QUERY text.
     emulated: Option<Arc<[EmulatedStatement]>>,
     params: RandParams,
@@ -59,6 +61,7 @@ impl<'a> Sessions<'a> {
         seed: u32,
     ) -> Result<Self, RunError> {
         let statements = Arc::new(workload.statements());
+        let kinds = workload.statement_kinds().into();
         let emulated = match bench.db.ps_mode {
             PsMode::Disable => Some(EmulatedStatement::all(&statements)?.into()),
             PsMode::Auto => None,
@@ -66,7 +69,18 @@ impl<'a> Sessions<'a> {
         let pipeline = bench.engine.pipeline.max(1) as usize;
         let autocommit_off = pipeline > 1 && workload.events_are_transactions();
         let server_version = OnceLock::new();
-        Ok(Sessions { bench, workload, statements, emulated, params, seed, pipeline, autocommit_off, server_version })
+        Ok(Sessions {
+            bench,
+            workload,
+            statements,
+            kinds,
+            emulated,
+            params,
+            seed,
+            pipeline,
+            autocommit_off,
+            server_version,
+        })
     }
 
     /// The server's version as its handshake gave it; none until a
@@ -94,6 +108,7 @@ impl<'a> Sessions<'a> {
         let session = Session::new(index, script, rng, templates(&self.statements, ids)?, caps, self.pipeline)
             .draw_after_event(self.bench.general.percentile.unwrap_or(0) > 0)
             .emulating(self.emulated.clone())
+            .statement_kinds(self.kinds.clone())
             .autocommit_off(self.autocommit_off)
             .running(self.workload.name());
         Ok(session)
@@ -225,8 +240,18 @@ struct Opened {
     redial: Redial,
 }
 
-/// Logs in and prepares every connection, a bounded number at a time.
+/// Logs in and prepares every connection, a bounded number at a time,
+/// after the workload's SQL for before the run, on a connection of its own.
 async fn open_all(bench: &Bench, tls: Option<&ClientTls>, sessions: &Sessions<'_>) -> Result<Vec<Opened>, RunError> {
+    let before_run = sessions.workload.before_run();
+    if !before_run.is_empty() {
+        let mut conn =
+            Connection::connect(&connect_options(bench, tls, 0)).await.map_err(|error| RunError::Connect { error })?;
+        for sql in &before_run {
+            conn.query_drop(sql).await?;
+        }
+        conn.quit().await?;
+    }
     let threads = bench.general.threads as usize;
     for_each_connection(threads, CONNECT_PARALLELISM, |n| {
         let redial = sessions.redial(tls, n);

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use super::output::{Console, Level, OutputError};
+use super::output::{stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
-use crate::cli::{Bench, GeneralOptions};
+use crate::cli::{Bench, GeneralOptions, Personality};
 use crate::results::record::Measured;
 use crate::results::RunEnd;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
-use crate::stats::{Collector, Interval};
+use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
 /// How long the report thread waits for the loops to hand over their data.
 const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
@@ -22,48 +22,91 @@ pub(super) struct Reports<'a> {
     /// Data a checkpoint collected that the next interim line must still show.
     owed: Interval,
     percentile: u32,
+    /// `--percentile`'s whole list.
+    percentiles: Vec<f64>,
+    per_statement: bool,
     threads: u32,
     last_interim_ns: u64,
     last_checkpoint_ns: u64,
+    /// When the measured run began: the start, or the end of `--warmup-time`.
+    measured_from_ns: u64,
+    /// `--warmup-time` is running: nothing is logged.
+    warming: bool,
+    /// `--hdr-log`, until a write fails.
+    hdr_log: Option<HdrLog>,
+    /// When the last collection was (ns since the start): where the next
+    /// logged interval begins.
+    last_collect_ns: u64,
 }
 
 impl<'a> Reports<'a> {
-    pub(super) fn new(collector: Collector, general: &GeneralOptions, sink: &'a mut ResultSink) -> Self {
+    pub(super) fn new(
+        collector: Collector,
+        general: &GeneralOptions,
+        sink: &'a mut ResultSink,
+        hdr_log: Option<HdrLog>,
+    ) -> Self {
         Reports {
+            owed: Interval::new(collector.board().kind_names()),
             collector,
             sink,
-            owed: Interval::default(),
             percentile: u32::from(general.percentile.unwrap_or(0)),
+            percentiles: general.percentiles.clone(),
+            per_statement: general.per_statement,
             threads: general.threads,
             last_interim_ns: 0,
             last_checkpoint_ns: 0,
+            measured_from_ns: 0,
+            warming: general.warmup_time > 0,
+            hdr_log,
+            last_collect_ns: 0,
         }
     }
 
-    /// Collects what the loops did since the last collection.
-    pub(super) fn collect(&mut self) {
-        let interval = self.collector.collect(COLLECT_TIMEOUT);
-        self.owed.counters.merge(&interval.counters);
-        self.owed.latency.merge(&interval.latency);
+    /// Collects what the loops did since the last collection, at `now_ns`.
+    pub(super) fn collect(&mut self, now_ns: u64) {
+        self.collector.collect(COLLECT_TIMEOUT);
+        self.took_interval(now_ns);
+    }
+
+    /// The last collection, once the loops have ended: whatever they
+    /// handed over last.
+    pub(super) fn drain(&mut self, now_ns: u64) {
+        self.collector.drain();
+        self.took_interval(now_ns);
+    }
+
+    /// The collector has just taken an interval, which ended at `now_ns`:
+    /// the interim lines owe it, and `--hdr-log` logs it.
+    fn took_interval(&mut self, now_ns: u64) {
+        let interval = self.collector.interval();
+        self.owed.merge(interval);
+        let from = self.last_collect_ns.max(self.measured_from_ns);
+        self.last_collect_ns = now_ns;
+        let (Some(log), false) = (&mut self.hdr_log, self.warming) else { return };
+        let at = |ns: u64| Duration::from_nanos(ns.saturating_sub(self.measured_from_ns));
+        if let Err(e) = log.write_interval(at(from), at(now_ns).saturating_sub(at(from)), &interval.latencies) {
+            stderr_line(format_args!("wirebench: {e}"));
+            self.hdr_log = None;
+        }
     }
 
     /// One `--report-interval` line (two with `--rate`).
     pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
-        self.collect();
+        self.collect(now_ns);
         let line = InterimReport {
-            time_total_s: now_ns as f64 / 1e9,
-            time_interval_s: (now_ns - self.last_interim_ns) as f64 / 1e9,
+            time_total_s: self.measured(now_ns),
+            time_interval_s: now_ns.saturating_sub(self.last_interim_ns) as f64 / 1e9,
             threads_running: self.threads,
             counters: &self.owed.counters,
-            latency: &self.owed.latency,
+            latency: &self.owed.latencies.sysbench,
             percentile: self.percentile,
             queue,
         };
         Level::Notice.print(line)?;
         let window = (line.time_total_s, line.time_interval_s);
-        self.sink.interval(window, &self.owed.counters, &self.owed.latency, queue)?;
-        self.owed.counters = Default::default();
-        self.owed.latency.reset();
+        self.sink.interval(window, &self.owed.counters, &self.owed.latencies.sysbench, queue)?;
+        self.owed.reset();
         self.last_interim_ns = now_ns;
         Ok(())
     }
@@ -73,8 +116,8 @@ impl<'a> Reports<'a> {
     /// `report_cumulative()` resets its cumulative counters, histogram and
     /// per-thread timers); interim lines are not affected.
     pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
-        self.collect();
-        let line = CheckpointLine { time_total_s: now_ns as f64 / 1e9 };
+        self.collect(now_ns);
+        let line = CheckpointLine { time_total_s: self.measured(now_ns) };
         Level::Notice.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
@@ -87,12 +130,35 @@ impl<'a> Reports<'a> {
         let totals = self.collector.totals();
         let measured = Measured {
             counters: &totals.counters,
-            latency: &totals.latency,
+            latency: &totals.latencies.sysbench,
             connections: &totals.connections,
-            time_s: end_ns as f64 / 1e9,
-            rate_window_s: end_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9,
+            time_s: self.measured(end_ns),
+            rate_window_s: self.measured_s(end_ns),
         };
         self.sink.final_result(bench, measured, end)
+    }
+
+    /// `--warmup-time` ended at `now_ns`: everything collected until now
+    /// is dropped, and report times count from here.
+    pub(super) fn end_warmup(&mut self, now_ns: u64) {
+        self.collect(now_ns);
+        self.warming = false;
+        self.collector.reset_totals();
+        self.owed.reset();
+        self.last_interim_ns = now_ns;
+        self.last_checkpoint_ns = now_ns;
+        self.measured_from_ns = now_ns;
+    }
+
+    /// Seconds of the measured run at `now_ns` (after the warm-up).
+    fn measured(&self, now_ns: u64) -> f64 {
+        now_ns.saturating_sub(self.measured_from_ns) as f64 / 1e9
+    }
+
+    /// Seconds the totals cover at `now_ns`: since the start, the end of
+    /// the warm-up or the last checkpoint.
+    pub(super) fn measured_s(&self, now_ns: u64) -> f64 {
+        now_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9
     }
 
     /// The cumulative report at `now_ns`: its rates are over the time since
@@ -100,14 +166,39 @@ impl<'a> Reports<'a> {
     pub(super) fn cumulative(&self, now_ns: u64, unfinished_on_forced_shutdown: u32) -> FinalReport<'_> {
         let totals = self.collector.totals();
         FinalReport {
-            time_total_s: now_ns as f64 / 1e9,
+            time_total_s: self.measured(now_ns),
             time_interval_s: now_ns.saturating_sub(self.last_checkpoint_ns) as f64 / 1e9,
             counters: &totals.counters,
-            latency: &totals.latency,
+            latency: &totals.latencies.sysbench,
             percentile: self.percentile,
             connections: &totals.connections,
             unfinished_on_forced_shutdown,
+            additions: "",
         }
+    }
+
+    /// wirebench's additions to the final report: the `--percentile` list
+    /// when it is more than sysbench's one whole percentile, the `--rate`
+    /// latency and rate lines (invoked as `sysbench`, only when the target
+    /// was not met, where sysbench would have aborted), `--per-statement`.
+    pub(super) fn additions(&self, rate: Option<RateSummary>) -> String {
+        let totals = self.collector.totals();
+        let listed = self.percentiles.len() > 1 || self.percentiles.iter().any(|p| p.fract() != 0.0);
+        let wirebench = Console::current().personality == Personality::Wirebench;
+        let rate = rate.filter(|r| wirebench || r.missed);
+        let mut out = String::new();
+        if listed || rate.is_some() {
+            let service = rate.map(|_| totals.service());
+            let block = PercentileBlock { percentiles: &self.percentiles, latency: totals.latency(), service };
+            out += &block.to_string();
+        }
+        if let Some(rate) = rate {
+            out += &rate.to_string();
+        }
+        if self.per_statement {
+            out += &PerStatementBlock { kinds: &totals.latencies.kinds, percentiles: &self.percentiles }.to_string();
+        }
+        out
     }
 }
 

@@ -13,9 +13,13 @@ use crate::driver::{Clock, Finished, RunControl};
 
 /// When the report thread has something to do, in ns since the start.
 pub(super) struct Schedule {
+    /// When `--warmup-time` ends, until it has.
+    warmup_end: Option<Instant>,
     /// `--report-interval`.
     interval: Option<Duration>,
     next_report: Option<Instant>,
+    /// `--hdr-log` without `--report-interval`: a collection each second.
+    next_log: Option<Instant>,
     /// `--report-checkpoints`, sorted.
     checkpoints: std::iter::Peekable<std::vec::IntoIter<u64>>,
     /// `--time` plus `--forced-shutdown`'s grace period.
@@ -23,12 +27,17 @@ pub(super) struct Schedule {
 }
 
 impl Schedule {
+    /// Report times count from the end of `--warmup-time`.
     pub(super) fn new(general: &GeneralOptions, clock: Clock, forced_shutdown_s: Option<u32>) -> Self {
         let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
-        let checkpoints: Vec<u64> = general.report_checkpoints.iter().map(|&c| secs_to_ns(c)).collect();
+        let warmup_ns = secs_to_ns(general.warmup_time);
+        let checkpoints: Vec<u64> = general.report_checkpoints.iter().map(|&c| warmup_ns + secs_to_ns(c)).collect();
+        let measured_from = clock.started() + Duration::from_nanos(warmup_ns);
         Schedule {
+            warmup_end: (warmup_ns > 0).then_some(measured_from),
             interval,
-            next_report: interval.map(|i| clock.started() + i),
+            next_report: interval.map(|i| measured_from + i),
+            next_log: (general.hdr_log.is_some() && interval.is_none()).then(|| measured_from + LOG_EVERY),
             checkpoints: checkpoints.into_iter().peekable(),
             forced_at_ns: forced_shutdown_s.map(secs_to_ns),
         }
@@ -38,9 +47,13 @@ impl Schedule {
     fn next_wake(&mut self, clock: Clock) -> Option<Instant> {
         let at_ns = |ns: u64| clock.started() + Duration::from_nanos(ns);
         let checkpoint = self.checkpoints.peek().map(|&c| at_ns(c));
-        [self.next_report, checkpoint, self.forced_at_ns.map(at_ns)].into_iter().flatten().min()
+        let due = [self.warmup_end, self.next_report, self.next_log, checkpoint, self.forced_at_ns.map(at_ns)];
+        due.into_iter().flatten().min()
     }
 }
+
+/// `--hdr-log`'s interval when there is no `--report-interval`.
+const LOG_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) fn secs_to_ns(secs: u32) -> u64 {
     u64::from(secs) * 1_000_000_000
@@ -78,9 +91,11 @@ pub(super) fn supervise(
             }
             continue;
         }
+        end_warmup_if_due(reports, schedule, control, clock);
         // Loops that have finished no longer answer: the run is over.
         if ended == 0 {
             interim_if_due(reports, schedule, control, clock)?;
+            log_if_due(reports, schedule, clock);
         }
         checkpoint_if_due(reports, schedule, clock)?;
         if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
@@ -89,6 +104,24 @@ pub(super) fn supervise(
         }
     }
     Ok(interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted))
+}
+
+/// `--warmup-time` is over: what ran until now is dropped, and from now on
+/// `--events` counts, as sysbench master checkpoints away its warm-up.
+fn end_warmup_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {
+    if schedule.warmup_end.is_some_and(|at| Instant::now() >= at) {
+        schedule.warmup_end = None;
+        control.end_warmup();
+        reports.end_warmup(clock.now_ns());
+    }
+}
+
+fn log_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) {
+    let Some(at) = schedule.next_log else { return };
+    if Instant::now() >= at {
+        reports.collect(clock.now_ns());
+        schedule.next_log = Some(at + LOG_EVERY);
+    }
 }
 
 fn interim_if_due(
@@ -123,7 +156,7 @@ fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Cloc
 fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) -> Result<(), OutputError> {
     let now_ns = clock.now_ns();
     control.stop();
-    reports.collect();
+    reports.collect(now_ns);
     let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
     fatal_line("The --max-time limit has expired, forcing shutdown...");
     Level::Notice.print(reports.cumulative(now_ns, unfinished))

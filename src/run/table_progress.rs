@@ -36,7 +36,9 @@ impl<'a> TableStep<'a> {
             return Some(TableStep::Drop(table));
         }
         if sql.starts_with("CREATE INDEX") {
-            return sql.split(" ON ").nth(1)?.split('(').next().map(TableStep::Index);
+            // 0.4 and 0.5 wrote `on`.
+            let on = sql.split(" ON ").nth(1).or_else(|| sql.split(" on ").nth(1));
+            return on?.split('(').next().map(TableStep::Index);
         }
         None
     }
@@ -225,6 +227,8 @@ mod tests {
             Some(TableStep::Insert("sbtest2", 1))
         );
         assert_eq!(TableStep::parse("CREATE INDEX k_4 ON sbtest4(k)"), Some(TableStep::Index("sbtest4")));
+        assert_eq!(TableStep::parse("CREATE INDEX k_4 on sbtest4(k)"), Some(TableStep::Index("sbtest4")));
+        assert_eq!(TableStep::parse("CREATE INDEX k on sbtest(k)"), Some(TableStep::Index("sbtest")));
         assert_eq!(TableStep::parse("DROP TABLE IF EXISTS sbtest12"), Some(TableStep::Drop("sbtest12")));
         assert_eq!(TableStep::parse("ANALYZE TABLE sbtest1"), None);
     }

@@ -23,15 +23,15 @@ pub(super) async fn prepare(
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let (params, seed) = (rand_params(bench)?, seed(bench));
-    let table_size = bench.test_options.table_size;
     let threads = bench.general.threads;
     let progress = Arc::new(TableProgress::default());
     let statements = move |thread| {
         let rng = Rng::for_thread(seed, thread, params);
         let mut loading = String::new();
         let statements = workload.prepare(ScriptContext { thread, threads }, rng);
+        let workload = workload.clone();
         statements.map(move |sql| {
-            if let Some(message) = progress_message(&sql, &mut loading, table_size) {
+            if let Some(message) = workload.progress_line(&sql, &mut loading) {
                 Output::report().line(message)?;
             }
             Ok(sql)
@@ -79,8 +79,8 @@ pub(super) async fn cleanup(
     let work = async {
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
         for sql in statements {
-            if let Some(table) = sql.strip_prefix("DROP TABLE IF EXISTS ") {
-                Output::report().line(format_args!("Dropping table '{table}'..."))?;
+            if let Some(message) = workload.progress_line(&sql, &mut String::new()) {
+                Output::report().line(message)?;
             }
             if let Some(conn) = conn.as_mut() {
                 if !progress.sending(&sql) {
@@ -180,56 +180,4 @@ where
 /// 0.4/0.5 scripts' run in the main thread.
 fn sysbench_starts_workers(bench: &Bench) -> bool {
     bench.general.threads > 1 && bench.test.uses_oltp_common() && bench.dialect == Dialect::V1_0
-}
-
-/// sysbench's prepare messages, derived from the statement being run;
-/// `loading` remembers which table's rows are being inserted.
-fn progress_message(sql: &str, loading: &mut String, table_size: u32) -> Option<String> {
-    // bulk_insert.lua's CREATE TABLE starts with the indentation of its
-    // Lua long string, and says IF NOT EXISTS.
-    let sql = sql.trim_start();
-    let table_after = |prefix: &str| {
-        let rest = sql.strip_prefix(prefix)?;
-        rest.strip_prefix("IF NOT EXISTS ").unwrap_or(rest).split(['(', ' ', '\n']).next()
-    };
-    if let Some(table) = table_after("CREATE TABLE ") {
-        return Some(format!("Creating table '{table}'..."));
-    }
-    if let Some(table) = table_after("INSERT INTO ") {
-        if loading != table {
-            table.clone_into(loading);
-            return Some(format!("Inserting {table_size} records into '{table}'"));
-        }
-        return None;
-    }
-    if sql.starts_with("CREATE INDEX") {
-        let table = sql.split(" ON ").nth(1)?.split('(').next()?;
-        return Some(format!("Creating a secondary index on '{table}'..."));
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prepare_messages_name_the_table_of_each_script() {
-        let mut loading = String::new();
-        let mut say = |sql: &str| progress_message(sql, &mut loading, 20);
-        let oltp = "CREATE TABLE sbtest1(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  PRIMARY KEY (id)\n)";
-        assert_eq!(say(oltp).as_deref(), Some("Creating table 'sbtest1'..."));
-        let bulk =
-            "        CREATE TABLE IF NOT EXISTS sbtest2 (\n          id INTEGER NOT NULL,\n          PRIMARY KEY (id))";
-        assert_eq!(say(bulk).as_deref(), Some("Creating table 'sbtest2'..."));
-        assert_eq!(
-            say("INSERT INTO sbtest1(k, c, pad) VALUES(1,'a','b')").as_deref(),
-            Some("Inserting 20 records into 'sbtest1'")
-        );
-        assert_eq!(say("INSERT INTO sbtest1(k, c, pad) VALUES(2,'a','b')"), None);
-        assert_eq!(
-            say("CREATE INDEX k_1 ON sbtest1(k)").as_deref(),
-            Some("Creating a secondary index on 'sbtest1'...")
-        );
-    }
 }

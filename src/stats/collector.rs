@@ -23,21 +23,72 @@ use std::time::{Duration, Instant};
 
 use super::counters::{ConnStats, Counters, QueryKind};
 use super::histogram::LatencyHistogram;
+use super::kinds::{KindStats, KindTable};
+use super::latency::HdrLatency;
+
+/// Latencies of one stretch of the run, each kept two ways: sysbench's
+/// histogram for its report, byte for byte, and HdrHistograms for every
+/// other figure.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Latencies {
+    /// Each event's latency in sysbench's histogram: from the event's
+    /// start, which under `--rate` is its intended start (its arrival), so
+    /// queue time is included, as in sysbench.
+    pub sysbench: LatencyHistogram,
+    /// The same latencies in an HdrHistogram: under `--rate`, corrected
+    /// for coordinated omission (as wrk2).
+    pub events: HdrLatency,
+    /// Each event's service time: from when its first command was sent to
+    /// its last answer, queue time excluded. Equal to `events` without
+    /// `--rate`.
+    pub service: HdrLatency,
+    /// Each statement, by kind.
+    pub kinds: KindTable,
+}
+
+impl Latencies {
+    pub fn new(kind_names: &'static [&'static str]) -> Self {
+        Latencies {
+            sysbench: LatencyHistogram::new(),
+            events: HdrLatency::new(),
+            service: HdrLatency::new(),
+            kinds: KindTable::new(kind_names),
+        }
+    }
+
+    pub fn merge(&mut self, other: &Latencies) {
+        self.sysbench.merge(&other.sysbench);
+        if other.events.count() > 0 {
+            self.events.merge(&other.events);
+            self.service.merge(&other.service);
+        }
+        self.kinds.merge(&other.kinds);
+    }
+
+    pub fn reset(&mut self) {
+        self.sysbench.reset();
+        if self.events.count() > 0 {
+            self.events.reset();
+            self.service.reset();
+        }
+        self.kinds.reset();
+    }
+}
 
 /// What happened on one loop between two hand-overs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IntervalBlock {
     pub counters: Counters,
-    pub latency: LatencyHistogram,
+    pub latencies: Latencies,
     /// Indexed by the loop's own connection index.
     pub connections: Vec<ConnStats>,
 }
 
 impl IntervalBlock {
-    pub fn new(connections: usize) -> Self {
+    pub fn new(connections: usize, kind_names: &'static [&'static str]) -> Self {
         IntervalBlock {
             counters: Counters::default(),
-            latency: LatencyHistogram::new(),
+            latencies: Latencies::new(kind_names),
             connections: vec![ConnStats::default(); connections],
         }
     }
@@ -46,14 +97,19 @@ impl IntervalBlock {
     /// of `self`; both blocks must come from the same loop.
     pub fn merge(&mut self, other: &IntervalBlock) {
         self.counters.merge(&other.counters);
-        self.latency.merge(&other.latency);
+        self.latencies.merge(&other.latencies);
         merge_connections(&mut self.connections, &other.connections);
     }
 
     pub fn reset(&mut self) {
         self.counters = Counters::default();
-        self.latency.reset();
+        self.latencies.reset();
         self.connections.fill(ConnStats::default());
+    }
+
+    /// Nothing recorded: every record counts in the counters or a kind.
+    fn is_empty(&self) -> bool {
+        self.counters == Counters::default() && self.latencies.kinds.total() == 0
     }
 }
 
@@ -73,9 +129,15 @@ pub struct LoopStats {
 }
 
 impl LoopStats {
-    /// A recorder for a loop driving `connections` connections.
+    /// A recorder for a loop driving `connections` connections, with no
+    /// statement kinds (every statement is counted in no kind).
     pub fn new(connections: usize) -> Self {
-        LoopStats { pending: IntervalBlock::new(connections), answered: 0 }
+        Self::with_kinds(connections, &[])
+    }
+
+    /// A recorder that also keeps the statement kinds `kind_names`.
+    pub fn with_kinds(connections: usize, kind_names: &'static [&'static str]) -> Self {
+        LoopStats { pending: IntervalBlock::new(connections, kind_names), answered: 0 }
     }
 
     #[inline]
@@ -85,23 +147,40 @@ impl LoopStats {
 
     /// One completed event (transaction) on the loop's connection
     /// `connection`, which took `latency_ns` (under `--rate`, measured from
-    /// the intended start, queue time included, as sysbench does).
+    /// the intended start, queue time included, as sysbench does) and
+    /// `service_ns` from its first command's send.
     #[inline]
-    pub fn record_event(&mut self, connection: usize, latency_ns: u64) {
-        self.record_events(connection, 1, latency_ns);
+    pub fn record_event(&mut self, connection: usize, latency_ns: u64, service_ns: u64) {
+        self.record_events(connection, 1, latency_ns, service_ns);
     }
 
     /// `events` sysbench events done as one wirebench event in `latency_ns`
     /// (bulk_insert: the rows of one statement): counted as `events`
     /// events, with one latency sample.
     #[inline]
-    pub fn record_events(&mut self, connection: usize, events: u64, latency_ns: u64) {
+    pub fn record_events(&mut self, connection: usize, events: u64, latency_ns: u64, service_ns: u64) {
         self.pending.counters.events += events;
-        self.pending.latency.record_ns(latency_ns);
+        let latencies = &mut self.pending.latencies;
+        latencies.sysbench.record_ns(latency_ns);
+        latencies.events.record_ns(latency_ns);
+        latencies.service.record_ns(service_ns);
         if let Some(c) = self.pending.connections.get_mut(connection) {
             c.events += events;
             c.busy_ns += latency_ns;
         }
+    }
+
+    /// A statement of kind `kind` (an index into the kind names) answered
+    /// `latency_ns` after it was sent.
+    #[inline]
+    pub fn record_statement(&mut self, kind: usize, latency_ns: u64) {
+        self.pending.latencies.kinds.record(kind, latency_ns);
+    }
+
+    /// A statement of kind `kind` answered with an ignored error.
+    #[inline]
+    pub fn record_statement_error(&mut self, kind: usize) {
+        self.pending.latencies.kinds.record_error(kind);
     }
 
     /// An error ignored by `--mysql-ignore-errors`.
@@ -145,16 +224,27 @@ impl Slot {
 pub struct StatsBoard {
     requested: AtomicU64,
     slots: Box<[Slot]>,
+    kind_names: &'static [&'static str],
 }
 
 impl StatsBoard {
     /// A board for loops driving `connections_per_loop[i]` connections each.
     pub fn new(connections_per_loop: &[usize]) -> Arc<StatsBoard> {
+        Self::with_kinds(connections_per_loop, &[])
+    }
+
+    /// A board whose loops also keep the statement kinds `kind_names`.
+    pub fn with_kinds(connections_per_loop: &[usize], kind_names: &'static [&'static str]) -> Arc<StatsBoard> {
         let slots = connections_per_loop
             .iter()
-            .map(|&n| Slot { block: Mutex::new(IntervalBlock::new(n)), answered: AtomicU64::new(0) })
+            .map(|&n| Slot { block: Mutex::new(IntervalBlock::new(n, kind_names)), answered: AtomicU64::new(0) })
             .collect();
-        Arc::new(StatsBoard { requested: AtomicU64::new(0), slots })
+        Arc::new(StatsBoard { requested: AtomicU64::new(0), slots, kind_names })
+    }
+
+    /// The statement kinds the loops keep.
+    pub fn kind_names(&self) -> &'static [&'static str] {
+        self.kind_names
     }
 
     pub fn loops(&self) -> usize {
@@ -164,7 +254,7 @@ impl StatsBoard {
     /// The recorder for loop `index`, sized to match its slot.
     pub fn loop_stats(&self, index: usize) -> LoopStats {
         let connections = self.slots.get(index).map_or(0, |s| s.lock().connections.len());
-        LoopStats::new(connections)
+        LoopStats::with_kinds(connections, self.kind_names)
     }
 
     /// Called by loop `index` after each event and from a periodic timer
@@ -185,8 +275,17 @@ impl StatsBoard {
     pub fn publish(&self, index: usize, stats: &mut LoopStats) {
         let epoch = self.requested.load(Ordering::Relaxed);
         let Some(slot) = self.slots.get(index) else { return };
-        slot.lock().merge(&stats.pending);
-        stats.pending.reset();
+        let mut block = slot.lock();
+        // The collector drained the slot (and cleared it, on its own
+        // thread): swapping hands the data over without the loop clearing
+        // its histograms, hundreds of KB each.
+        if block.is_empty() {
+            std::mem::swap(&mut *block, &mut stats.pending);
+        } else {
+            block.merge(&stats.pending);
+            stats.pending.reset();
+        }
+        drop(block);
         stats.answered = epoch;
         slot.answered.store(epoch, Ordering::Release);
     }
@@ -221,17 +320,80 @@ impl StatsBoard {
 #[derive(Clone, Debug, Default)]
 pub struct Interval {
     pub counters: Counters,
-    pub latency: LatencyHistogram,
+    pub latencies: Latencies,
 }
 
-/// Everything since the start of the run (or the last
-/// [`Collector::reset_totals`]), merged over all loops.
+impl Interval {
+    pub fn new(kind_names: &'static [&'static str]) -> Self {
+        Interval { counters: Counters::default(), latencies: Latencies::new(kind_names) }
+    }
+
+    /// Adds `other` in (an interval a checkpoint collected that the next
+    /// interim line must still show).
+    pub fn merge(&mut self, other: &Interval) {
+        self.counters.merge(&other.counters);
+        self.latencies.merge(&other.latencies);
+    }
+
+    pub fn reset(&mut self) {
+        self.counters = Counters::default();
+        self.latencies.reset();
+    }
+}
+
+/// Everything since the start of the run (or the end of the warm-up, or
+/// the last [`Collector::reset_totals`]), merged over all loops.
+///
+/// The read API for reports and machine-readable output: every figure is
+/// here, as a field or a method.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
     pub counters: Counters,
-    pub latency: LatencyHistogram,
+    pub latencies: Latencies,
     /// Every connection of every loop, loop by loop.
     pub connections: Vec<ConnStats>,
+}
+
+impl Totals {
+    /// sysbench's histogram of the events' latencies: what its report
+    /// prints (min/avg/max/sum exact, its percentile bucketed).
+    pub fn sysbench_latency(&self) -> &LatencyHistogram {
+        &self.latencies.sysbench
+    }
+
+    /// Each event's latency in an HdrHistogram; under `--rate` from its
+    /// intended start (corrected for coordinated omission).
+    pub fn latency(&self) -> &HdrLatency {
+        &self.latencies.events
+    }
+
+    /// Percentile `p` (0-100) of the events' latency in ms, from the
+    /// HdrHistogram: exact to 3 digits, never above the max, no cap.
+    pub fn latency_percentile(&self, p: f64) -> f64 {
+        self.latencies.events.percentile_ms(p)
+    }
+
+    /// Each event's service time (from its first send, queue time
+    /// excluded); the same as [`latency`](Self::latency) without `--rate`.
+    pub fn service(&self) -> &HdrLatency {
+        &self.latencies.service
+    }
+
+    /// Percentile `p` of the events' service time in ms.
+    pub fn service_percentile(&self, p: f64) -> f64 {
+        self.latencies.service.percentile_ms(p)
+    }
+
+    /// Counts, errors and latencies per statement kind, every kind the
+    /// workload names (kinds never sent have a count of 0).
+    pub fn per_kind(&self) -> impl Iterator<Item = (&'static str, &KindStats)> + '_ {
+        self.latencies.kinds.iter()
+    }
+
+    /// Events per second over `elapsed_s` seconds (the run's measured time).
+    pub fn events_per_second(&self, elapsed_s: f64) -> f64 {
+        self.counters.events as f64 / elapsed_s
+    }
 }
 
 /// Merges the loops' hand-overs into interval and run totals. Lives on the
@@ -245,8 +407,13 @@ pub struct Collector {
 impl Collector {
     pub fn new(board: Arc<StatsBoard>) -> Self {
         let connections = board.slots.iter().map(|s| s.lock().connections.len()).sum();
-        let totals = Totals { connections: vec![ConnStats::default(); connections], ..Totals::default() };
-        Collector { board, interval: Interval::default(), totals }
+        let kind_names = board.kind_names;
+        let totals = Totals {
+            counters: Counters::default(),
+            latencies: Latencies::new(kind_names),
+            connections: vec![ConnStats::default(); connections],
+        };
+        Collector { board, interval: Interval::new(kind_names), totals }
     }
 
     pub fn board(&self) -> &Arc<StatsBoard> {
@@ -265,13 +432,12 @@ impl Collector {
     /// Takes whatever the slots hold now as the next interval and adds it to
     /// the totals.
     pub fn drain(&mut self) -> &Interval {
-        self.interval.counters = Counters::default();
-        self.interval.latency.reset();
+        self.interval.reset();
         let mut offset = 0;
         for slot in self.board.slots.iter() {
             let mut block = slot.lock();
             self.interval.counters.merge(&block.counters);
-            self.interval.latency.merge(&block.latency);
+            self.interval.latencies.merge(&block.latencies);
             let n = block.connections.len();
             if let Some(mine) = self.totals.connections.get_mut(offset..offset + n) {
                 merge_connections(mine, &block.connections);
@@ -280,7 +446,7 @@ impl Collector {
             block.reset();
         }
         self.totals.counters.merge(&self.interval.counters);
-        self.totals.latency.merge(&self.interval.latency);
+        self.totals.latencies.merge(&self.interval.latencies);
         &self.interval
     }
 
@@ -294,10 +460,10 @@ impl Collector {
     }
 
     /// Starts the totals afresh, as sysbench does after each
-    /// `--report-checkpoints` report.
+    /// `--report-checkpoints` report and at the end of `--warmup-time`.
     pub fn reset_totals(&mut self) {
         self.totals.counters = Counters::default();
-        self.totals.latency.reset();
+        self.totals.latencies.reset();
         self.totals.connections.fill(ConnStats::default());
     }
 }
@@ -314,9 +480,9 @@ mod tests {
         s.record_query(QueryKind::Other);
         s.record_error();
         s.record_reconnect();
-        s.record_event(1, 5_000_000);
-        s.record_event(1, 7_000_000);
-        s.record_event(0, 1_000_000);
+        s.record_event(1, 5_000_000, 5_000_000);
+        s.record_event(1, 7_000_000, 7_000_000);
+        s.record_event(0, 1_000_000, 1_000_000);
         let p = s.pending();
         assert_eq!(
             p.counters,
@@ -326,15 +492,15 @@ mod tests {
             p.connections,
             vec![ConnStats { events: 1, busy_ns: 1_000_000 }, ConnStats { events: 2, busy_ns: 12_000_000 }]
         );
-        assert_eq!(p.latency.events(), 3);
-        assert_eq!(p.latency.sum_ns(), 13_000_000);
+        assert_eq!(p.latencies.sysbench.events(), 3);
+        assert_eq!(p.latencies.sysbench.sum_ns(), 13_000_000);
     }
 
     #[test]
     fn publish_only_when_requested() {
         let board = StatsBoard::new(&[1]);
         let mut s = board.loop_stats(0);
-        s.record_event(0, 10);
+        s.record_event(0, 10, 10);
         assert!(!board.publish_if_requested(0, &mut s));
         let epoch = board.request();
         assert!(!board.all_answered(epoch));
@@ -351,30 +517,30 @@ mod tests {
         let mut a = board.loop_stats(0);
         let mut b = board.loop_stats(1);
 
-        a.record_event(0, 1_000_000);
-        a.record_event(1, 2_000_000);
-        b.record_event(0, 3_000_000);
+        a.record_event(0, 1_000_000, 1_000_000);
+        a.record_event(1, 2_000_000, 2_000_000);
+        b.record_event(0, 3_000_000, 3_000_000);
         board.request();
         board.publish_if_requested(0, &mut a);
         board.publish_if_requested(1, &mut b);
         let i1 = collector.drain().clone();
         assert_eq!(i1.counters.events, 3);
-        assert_eq!(i1.latency.max_ns(), 3_000_000);
+        assert_eq!(i1.latencies.sysbench.max_ns(), 3_000_000);
 
         // Loop b hands over twice before the next drain: both count.
-        b.record_event(0, 4_000_000);
+        b.record_event(0, 4_000_000, 4_000_000);
         board.request();
         board.publish_if_requested(1, &mut b);
-        b.record_event(0, 5_000_000);
+        b.record_event(0, 5_000_000, 5_000_000);
         board.request();
         board.publish_if_requested(1, &mut b);
         let i2 = collector.drain().clone();
         assert_eq!(i2.counters.events, 2);
-        assert_eq!(i2.latency.min_ns(), 4_000_000);
+        assert_eq!(i2.latencies.sysbench.min_ns(), 4_000_000);
 
         let t = collector.totals();
         assert_eq!(t.counters.events, 5);
-        assert_eq!(t.latency.sum_ns(), 15_000_000);
+        assert_eq!(t.latencies.sysbench.sum_ns(), 15_000_000);
         assert_eq!(
             t.connections,
             vec![
@@ -387,6 +553,41 @@ mod tests {
         collector.reset_totals();
         assert_eq!(collector.totals().counters, Counters::default());
         assert_eq!(collector.totals().connections.len(), 3);
+    }
+
+    /// The HdrHistograms and the statement kinds merge over loops and
+    /// intervals as the counters do; the totals' read API sees them.
+    #[test]
+    fn hdr_and_kinds_reach_the_totals() {
+        const KINDS: &[&str] = &["point_select", "commit", "other"];
+        let board = StatsBoard::with_kinds(&[1, 1], KINDS);
+        let mut collector = Collector::new(Arc::clone(&board));
+        let (mut a, mut b) = (board.loop_stats(0), board.loop_stats(1));
+        for ms in 1..=100u64 {
+            a.record_event(0, ms * 1_000_000, ms * 500_000);
+            a.record_statement(0, ms * 1_000);
+        }
+        b.record_event(0, 5_000_000_000, 1_000_000);
+        b.record_statement(1, 7_000);
+        b.record_statement_error(1);
+        board.publish(0, &mut a);
+        collector.drain();
+        board.publish(1, &mut b);
+        let interval = collector.drain();
+        assert_eq!(interval.latencies.events.count(), 1);
+        let t = collector.totals();
+        assert_eq!(t.latency().count(), 101);
+        let p50 = t.latency_percentile(50.0);
+        assert!((51.0..51.0 * 1.001).contains(&p50), "to 3 digits, at the top of its bucket: {p50}");
+        assert_eq!(t.latency_percentile(100.0), 5_000.0, "above sysbench's buckets, exact");
+        assert_eq!(t.service_percentile(100.0), 50.0);
+        let kinds: Vec<(&str, u64, u64)> = t.per_kind().map(|(n, k)| (n, k.count, k.errors)).collect();
+        assert_eq!(kinds, [("point_select", 100, 0), ("commit", 1, 1), ("other", 0, 0)]);
+        assert_eq!(t.per_kind().next().unwrap().1.latency.max_ns(), 100_000);
+        assert!((t.events_per_second(2.0) - 50.5).abs() < 1e-9);
+        collector.reset_totals();
+        assert_eq!(collector.totals().latency().count(), 0);
+        assert_eq!(collector.totals().per_kind().map(|(_, k)| k.count).sum::<u64>(), 0);
     }
 
     #[test]
@@ -402,7 +603,7 @@ mod tests {
                     let mut stats = board.loop_stats(index);
                     for n in 0..EVENTS {
                         stats.record_query(QueryKind::Read);
-                        stats.record_event((n % 3) as usize, 1_000 + n);
+                        stats.record_event((n % 3) as usize, 1_000 + n, 1_000 + n);
                         board.publish_if_requested(index, &mut stats);
                     }
                     board.publish(index, &mut stats);
@@ -421,9 +622,9 @@ mod tests {
         assert_eq!(seen, LOOPS as u64 * EVENTS);
         assert_eq!(t.counters.events, LOOPS as u64 * EVENTS);
         assert_eq!(t.counters.reads, LOOPS as u64 * EVENTS);
-        assert_eq!(t.latency.events(), LOOPS as u64 * EVENTS);
+        assert_eq!(t.latencies.sysbench.events(), LOOPS as u64 * EVENTS);
         assert_eq!(t.connections.iter().map(|c| c.events).sum::<u64>(), LOOPS as u64 * EVENTS);
         let per_loop_sum: u64 = (0..EVENTS).map(|n| 1_000 + n).sum();
-        assert_eq!(t.latency.sum_ns(), LOOPS as u64 * per_loop_sum);
+        assert_eq!(t.latencies.sysbench.sum_ns(), LOOPS as u64 * per_loop_sum);
     }
 }

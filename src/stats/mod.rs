@@ -8,6 +8,9 @@
 //! - [`collector`] is how per-core event loops record without sharing
 //!   ([`LoopStats`]) and hand their data to the report thread once per
 //!   interval ([`StatsBoard`], [`Collector`]).
+//! - [`latency`] keeps the same latencies in an HdrHistogram
+//!   ([`HdrLatency`]: every percentile to 3 digits, no cap), and [`kinds`]
+//!   per statement kind ([`KindTable`]).
 //! - [`report`] writes the text sysbench prints, byte for byte.
 //!
 //! Layer: at the bottom; it imports nothing of the crate, so the driver, the
@@ -15,12 +18,20 @@
 
 pub mod collector;
 pub mod counters;
+pub mod extra_report;
+pub mod hdr_log;
 pub mod histogram;
+pub mod kinds;
+pub mod latency;
 pub mod report;
 
-pub use collector::{Collector, Interval, IntervalBlock, LoopStats, StatsBoard, Totals};
+pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, StatsBoard, Totals};
 pub use counters::{ConnStats, Counters, QueryKind};
+pub use extra_report::{PerStatementBlock, PercentileBlock, RateSummary};
+pub use hdr_log::{HdrLog, HdrLogError};
 pub use histogram::LatencyHistogram;
+pub use kinds::{KindStats, KindTable};
+pub use latency::{HdrLatency, SpectrumPoint};
 pub use report::{
     Banner, CheckpointLine, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader, INITIALIZING_WORKERS,
     THREADS_STARTED, VERSION_LINE,

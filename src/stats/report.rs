@@ -93,6 +93,8 @@ impl fmt::Display for Banner<'_> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunHeader<'a> {
     pub threads: u32,
+    /// `--warmup-time` (sysbench master's line); 0 = line omitted.
+    pub warmup_s: u32,
     /// `--rate`; 0 = unlimited (line omitted).
     pub rate: u32,
     /// `--report-interval` in seconds; 0 = off (line omitted).
@@ -113,6 +115,9 @@ impl fmt::Display for RunHeader<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Running the test with following options:\n")?;
         writeln!(f, "Number of threads: {}", self.threads)?;
+        if self.warmup_s > 0 {
+            writeln!(f, "Warmup time: {}s", self.warmup_s)?;
+        }
         if self.rate > 0 {
             writeln!(f, "Target transaction rate: {}/sec", self.rate)?;
         }
@@ -200,6 +205,16 @@ impl fmt::Display for InterimReport<'_> {
     }
 }
 
+/// sysbench master's notice when `--warmup-time` begins, after
+/// [`THREADS_STARTED`].
+pub struct WarmingUp(pub u32);
+
+impl fmt::Display for WarmingUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Warming up for {} seconds...\n\n", self.0)
+    }
+}
+
 /// The line before each `--report-checkpoints` report.
 #[derive(Clone, Copy, Debug)]
 pub struct CheckpointLine {
@@ -250,6 +265,9 @@ pub struct FinalReport<'a> {
     pub connections: &'a [ConnStats],
     /// Events still running when `--forced-shutdown` fired; 0 = line omitted.
     pub unfinished_on_forced_shutdown: u32,
+    /// wirebench's additions ([`super::extra_report`]), printed after the
+    /// latency block; empty for none, which leaves sysbench's report.
+    pub additions: &'a str,
 }
 
 impl fmt::Display for FinalReport<'_> {
@@ -294,6 +312,7 @@ impl fmt::Display for FinalReport<'_> {
             f.write_str("         percentile stats:               disabled\n")?;
         }
         writeln!(f, "         sum: {}", cf(ns_to_report_ms(l.sum_ns()), 39, 2))?;
+        f.write_str(self.additions)?;
 
         let fair = Fairness::of(self.connections, l.sum_ns());
         f.write_str("\nThreads fairness:\n")?;
@@ -366,6 +385,7 @@ mod tests {
         );
         let all = RunHeader {
             threads: 2,
+            warmup_s: 5,
             rate: 100,
             report_interval: 1,
             checkpoints: &[10, 20],
@@ -378,6 +398,7 @@ mod tests {
             all.to_string(),
             "Running the test with following options:\n\
              Number of threads: 2\n\
+             Warmup time: 5s\n\
              Target transaction rate: 100/sec\n\
              Report intermediate results every 1 second(s)\n\
              Report checkpoint(s) at 10, 20 seconds\n\
@@ -423,6 +444,7 @@ mod tests {
                 percentile: p,
                 connections: &[ConnStats::default()],
                 unfinished_on_forced_shutdown: 0,
+                additions: "",
             }
             .to_string();
             let line = format!("{label}{:>27}", "0.00");

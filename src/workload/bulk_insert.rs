@@ -16,10 +16,16 @@
 //!
 //! `prepare` creates `sbtest1..threads` (`CREATE TABLE IF NOT EXISTS`, run
 //! once, not per thread); `cleanup` drops them; there is no `prewarm`.
+//!
+//! 0.5's `bulk_insert.lua` (also in 1.0.20's tree as
+//! `tests/include/oltp_legacy/`) is the same but for its tables: thread t
+//! inserts into `sbtest{t}`, from `sbtest0`, created with `INTEGER
+//! UNSIGNED` columns and `ENGINE = InnoDB`, without a message
+//! ([`bulk_insert05`]).
 
-use super::common::{cleanup_sql, push_decimal, BULK_PACKET_SIZE};
+use super::common::{push_decimal, BULK_PACKET_SIZE};
 use super::options::{OltpOptions, OptionsError};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
 
 pub const NAME: &str = "bulk_insert";
@@ -28,13 +34,28 @@ pub const NAME: &str = "bulk_insert";
 pub struct BulkInsert {
     /// `--threads` as given to `cleanup`.
     threads: u32,
+    /// Which script's tables: 1.0's or 0.5's.
+    tables: BulkTables,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BulkTables {
+    /// `sbtest1..threads`, 1.0's CREATE TABLE.
+    V1_0,
+    /// `sbtest0..threads-1`, 0.5's.
+    V0_5,
 }
 
 pub fn workload(options: &OltpOptions) -> Result<BulkInsert, OptionsError> {
     if options.threads == 0 {
         return Err(OptionsError::NoThreads { test: NAME });
     }
-    Ok(BulkInsert { threads: options.threads })
+    Ok(BulkInsert { threads: options.threads, tables: BulkTables::V1_0 })
+}
+
+/// 0.5's `bulk_insert.lua`.
+pub(crate) fn bulk_insert05(options: &OltpOptions) -> Result<BulkInsert, OptionsError> {
+    Ok(BulkInsert { tables: BulkTables::V0_5, ..workload(options)? })
 }
 
 /// The script's CREATE TABLE, indentation of its Lua long string included.
@@ -43,6 +64,24 @@ fn create_table_sql(table: u32) -> String {
         "        CREATE TABLE IF NOT EXISTS sbtest{table} (\n          id INTEGER NOT NULL,\n          \
          k INTEGER DEFAULT '0' NOT NULL,\n          PRIMARY KEY (id))"
     )
+}
+
+/// 0.5's CREATE TABLE for the MySQL driver.
+fn create_table_sql05(table: u32) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS sbtest{table} (\nid INTEGER UNSIGNED NOT NULL,\nk INTEGER UNSIGNED DEFAULT '0' \
+         NOT NULL,\nPRIMARY KEY (id)\n) ENGINE = InnoDB\n"
+    )
+}
+
+impl BulkInsert {
+    /// The tables, in order: thread t's is the t-th.
+    fn table_numbers(&self, threads: u32) -> std::ops::Range<u32> {
+        match self.tables {
+            BulkTables::V1_0 => 1..threads + 1,
+            BulkTables::V0_5 => 0..threads,
+        }
+    }
 }
 
 impl Workload for BulkInsert {
@@ -55,12 +94,17 @@ impl Workload for BulkInsert {
     }
 
     fn script(&self, context: ScriptContext) -> Box<dyn Script> {
-        Box::new(BulkInsertScript { table: context.thread + 1, rows_sent: 0, last_rows: 0, row_limit: u64::MAX })
+        let table = self.table_numbers(context.thread + 1).end - 1;
+        Box::new(BulkInsertScript { table, rows_sent: 0, last_rows: 0, row_limit: u64::MAX })
     }
 
     fn prepare(&self, context: ScriptContext, _rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
-        let tables = if context.thread == 0 { context.threads.max(1) } else { 0 };
-        Box::new((1..=tables).map(create_table_sql))
+        let threads = if context.thread == 0 { context.threads.max(1) } else { 0 };
+        let create = match self.tables {
+            BulkTables::V1_0 => create_table_sql,
+            BulkTables::V0_5 => create_table_sql05,
+        };
+        Box::new(self.table_numbers(threads).map(create))
     }
 
     fn prewarm(&self, _context: ScriptContext) -> Vec<String> {
@@ -68,7 +112,17 @@ impl Workload for BulkInsert {
     }
 
     fn cleanup(&self) -> Vec<String> {
-        cleanup_sql(self.threads)
+        self.table_numbers(self.threads).map(|table| format!("DROP TABLE IF EXISTS sbtest{table}")).collect()
+    }
+
+    /// 1.0 announces each table it creates; 0.5 only the ones it drops.
+    fn progress_line(&self, sql: &str, _loading: &mut String) -> Option<String> {
+        let table = |prefix: &str| sql.trim_start().strip_prefix(prefix)?.split([' ', '(']).next();
+        if let Some(table) = table("DROP TABLE IF EXISTS ") {
+            return Some(format!("Dropping table '{table}'..."));
+        }
+        let created = table("CREATE TABLE IF NOT EXISTS ").filter(|_| self.tables == BulkTables::V1_0)?;
+        Some(format!("Creating table '{created}'..."))
     }
 }
 
@@ -117,6 +171,7 @@ impl Script for BulkInsertScript {
                 rows += 1;
             }
         });
+        sink.set_query_kind(StatementKind::Insert);
         self.rows_sent = n;
         self.last_rows = rows;
         Ok(Step::Last)

@@ -23,10 +23,11 @@ use std::iter::StepBy;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use wirebench_protocol::command::ParamSlot;
+use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
+use wirebench_protocol::UsageError;
 
 use super::options::{OltpOptions, OptionsError};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, StmtId, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, StmtId, Workload, WorkloadError};
 use crate::rand::Rng;
 
 /// `c_value_template`: 10 groups of 11 digits, 119 characters.
@@ -68,6 +69,21 @@ impl OltpStatement {
             OltpStatement::NonIndexUpdate => "UPDATE sbtest%u SET c=? WHERE id=?",
             OltpStatement::Delete => "DELETE FROM sbtest%u WHERE id=?",
             OltpStatement::Insert => "INSERT INTO sbtest%u (id, k, c, pad) VALUES (?, ?, ?, ?)",
+        }
+    }
+
+    /// The per-statement report's kind.
+    pub(crate) fn kind(self) -> StatementKind {
+        match self {
+            OltpStatement::PointSelect => StatementKind::PointSelect,
+            OltpStatement::SimpleRange => StatementKind::SimpleRange,
+            OltpStatement::SumRange => StatementKind::SumRange,
+            OltpStatement::OrderRange => StatementKind::OrderRange,
+            OltpStatement::DistinctRange => StatementKind::DistinctRange,
+            OltpStatement::IndexUpdate => StatementKind::UpdateIndex,
+            OltpStatement::NonIndexUpdate => StatementKind::UpdateNonIndex,
+            OltpStatement::Delete => StatementKind::Delete,
+            OltpStatement::Insert => StatementKind::Insert,
         }
     }
 
@@ -277,6 +293,22 @@ impl Workload for OltpWorkload {
         cleanup_sql(self.options.tables)
     }
 
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
+        oltp_common_progress_line(sql, loading, self.options.table_size)
+    }
+
+    fn statement_kinds(&self) -> Vec<StatementKind> {
+        let mut kinds =
+            Vec::with_capacity(self.layout.base + self.table_statements.len() * self.options.tables as usize);
+        if self.layout.base == 1 {
+            kinds.push(StatementKind::Commit);
+        }
+        for _ in 1..=self.options.tables {
+            kinds.extend(self.table_statements.iter().map(|s| s.kind()));
+        }
+        kinds
+    }
+
     fn events_are_transactions(&self) -> bool {
         self.plan.first() == Some(&EventStep::Begin) && self.plan.last() == Some(&EventStep::Commit)
     }
@@ -410,7 +442,7 @@ impl Script for OltpScript {
             };
             match step {
                 EventStep::Begin => {
-                    sink.query(b"BEGIN");
+                    sink.query_as(StatementKind::Begin, b"BEGIN");
                     return Ok(self.finish_step());
                 }
                 EventStep::Commit => {
@@ -483,11 +515,77 @@ pub(crate) fn cleanup_sql(tables: u32) -> Vec<String> {
     (1..=tables).map(|table| format!("DROP TABLE IF EXISTS sbtest{table}")).collect()
 }
 
+/// How a script writes its tables, for [`TableLoad`]: the CREATE TABLE,
+/// one row of the data load, the index on `k`.
+pub(crate) trait TableSql: Send {
+    fn create_table(&self, table: u32) -> String;
+
+    /// Appends one row to `row`; `id` is given when the script numbers the
+    /// rows itself (no auto_inc).
+    fn push_row(&self, row: &mut String, id: Option<u32>, k: u32, c: &[u8], pad: &[u8]);
+
+    /// The index on `k` created after the rows, if the script creates one.
+    fn create_index(&self, table: u32) -> Option<String>;
+}
+
+/// `oltp_common.lua`'s `create_table()`.
+struct OltpCommonSql {
+    options: OltpOptions,
+}
+
+impl TableSql for OltpCommonSql {
+    fn create_table(&self, table: u32) -> String {
+        create_table_sql(&self.options, table)
+    }
+
+    /// `(%d, '%s', '%s')`, or `(%d, %d, '%s', '%s')` with the id.
+    fn push_row(&self, row: &mut String, id: Option<u32>, k: u32, c: &[u8], pad: &[u8]) {
+        row.push('(');
+        if let Some(id) = id {
+            row.push_str(&id.to_string());
+            row.push_str(", ");
+        }
+        row.push_str(&k.to_string());
+        row.push_str(", '");
+        row.extend(c.iter().map(|&b| char::from(b)));
+        row.push_str("', '");
+        row.extend(pad.iter().map(|&b| char::from(b)));
+        row.push_str("')");
+    }
+
+    fn create_index(&self, table: u32) -> Option<String> {
+        self.options.create_secondary.then(|| format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))
+    }
+}
+
+/// The lines `oltp_common.lua` prints as `prepare` and `cleanup` send
+/// `sql`; `loading` is the table whose rows are being inserted, announced
+/// once, `table_size` the rows it announces.
+pub(crate) fn oltp_common_progress_line(sql: &str, loading: &mut String, table_size: u32) -> Option<String> {
+    let table_after = |prefix: &str| sql.strip_prefix(prefix).and_then(|rest| rest.split(['(', ' ', '\n']).next());
+    if let Some(table) = table_after("CREATE TABLE ") {
+        return Some(format!("Creating table '{table}'..."));
+    }
+    if let Some(table) = table_after("INSERT INTO ") {
+        if loading != table {
+            table.clone_into(loading);
+            return Some(format!("Inserting {table_size} records into '{table}'"));
+        }
+        return None;
+    }
+    if sql.starts_with("CREATE INDEX") {
+        let table = sql.split(" ON ").nth(1)?.split('(').next()?;
+        return Some(format!("Creating a secondary index on '{table}'..."));
+    }
+    table_after("DROP TABLE IF EXISTS ").map(|table| format!("Dropping table '{table}'..."))
+}
+
 /// `cmd_prepare()` for one thread, produced lazily: for each of its tables
 /// the CREATE TABLE, the rows as multi-row INSERTs cut where sysbench's
 /// bulk-insert buffer cuts them, then the index on `k`.
 pub(crate) struct TableLoad {
-    options: OltpOptions,
+    sql: Box<dyn TableSql>,
+    auto_inc: bool,
     /// Rows per table (0 for oltp_insert without auto_inc).
     table_size: u32,
     tables: StepBy<RangeInclusive<u32>>,
@@ -510,8 +608,20 @@ enum LoadStage {
 
 impl TableLoad {
     pub(crate) fn new(options: &OltpOptions, table_size: u32, context: ScriptContext, rng: Rng) -> Self {
+        TableLoad::with_sql(Box::new(OltpCommonSql { options: options.clone() }), options, table_size, context, rng)
+    }
+
+    /// The load of another script's tables (0.5's `common.lua`).
+    pub(crate) fn with_sql(
+        sql: Box<dyn TableSql>,
+        options: &OltpOptions,
+        table_size: u32,
+        context: ScriptContext,
+        rng: Rng,
+    ) -> Self {
         TableLoad {
-            options: options.clone(),
+            sql,
+            auto_inc: options.auto_inc,
             table_size,
             tables: tables_of(context, options.tables),
             rng,
@@ -529,17 +639,8 @@ impl TableLoad {
         self.rng.rand_str(PAD_TEMPLATE, &mut self.pad);
         let k = self.rng.default(1, self.table_size);
         self.row.clear();
-        self.row.push('(');
-        if !self.options.auto_inc {
-            self.row.push_str(&i.to_string());
-            self.row.push_str(", ");
-        }
-        self.row.push_str(&k.to_string());
-        self.row.push_str(", '");
-        self.row.extend(self.c.iter().map(|&b| char::from(b)));
-        self.row.push_str("', '");
-        self.row.extend(self.pad.iter().map(|&b| char::from(b)));
-        self.row.push_str("')");
+        let id = (!self.auto_inc).then_some(i);
+        self.sql.push_row(&mut self.row, id, k, &self.c, &self.pad);
     }
 
     /// The next INSERT of `table`, or `None` when its rows are all sent.
@@ -548,7 +649,7 @@ impl TableLoad {
     /// [`BULK_PACKET_SIZE`].
     fn insert_statement(&mut self, table: u32, next_row: &mut u32) -> Option<String> {
         let mut sql = String::with_capacity(BULK_PACKET_SIZE);
-        let columns = if self.options.auto_inc { "(k, c, pad)" } else { "(id, k, c, pad)" };
+        let columns = if self.auto_inc { "(k, c, pad)" } else { "(id, k, c, pad)" };
         sql.push_str("INSERT INTO sbtest");
         sql.push_str(&table.to_string());
         sql.push_str(columns);
@@ -588,7 +689,7 @@ impl Iterator for TableLoad {
                 LoadStage::NextTable => {
                     let table = self.tables.next()?;
                     self.stage = LoadStage::Rows { table, next_row: 1 };
-                    return Some(create_table_sql(&self.options, table));
+                    return Some(self.sql.create_table(table));
                 }
                 LoadStage::Rows { table, mut next_row } => {
                     let statement = self.insert_statement(table, &mut next_row);
@@ -602,12 +703,23 @@ impl Iterator for TableLoad {
                 }
                 LoadStage::Index { table } => {
                     self.stage = LoadStage::NextTable;
-                    if self.options.create_secondary {
-                        return Some(format!("CREATE INDEX k_{table} ON sbtest{table}(k)"));
+                    if let Some(index) = self.sql.create_index(table) {
+                        return Some(index);
                     }
                 }
             }
         }
+    }
+}
+
+/// Sets integer parameter `index` as sysbench binds it: BIGINT for the 1.0
+/// scripts, INT (`int32`) for the 0.5 scripts' `db_bind_param`, which
+/// truncates as C converts.
+pub(crate) fn set_int(t: &mut ExecuteTemplate, index: usize, v: i64, int32: bool) -> Result<(), UsageError> {
+    if int32 {
+        t.set_i32(index, v as i32)
+    } else {
+        t.set_i64(index, v)
     }
 }
 

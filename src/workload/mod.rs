@@ -1,6 +1,6 @@
-//! Workloads: what to send. Each sysbench test is one file here; the driver
-//! (how to send it) and the stats collector (what happened) know nothing of
-//! SQL.
+//! Workloads: what to send. Each sysbench 1.0.20 test is one file here, the
+//! sysbench 0.4 and 0.5 tests are in [`legacy`]; the driver (how to send
+//! it) and the stats collector (what happened) know nothing of SQL.
 //!
 //! A workload names the statements every connection prepares, makes one
 //! [`Script`] per connection, and produces the SQL of the `prepare`,
@@ -17,6 +17,8 @@
 
 mod common;
 mod emulated;
+mod kind;
+pub mod legacy;
 mod options;
 mod test;
 
@@ -37,6 +39,7 @@ pub(crate) mod testkit;
 
 pub use common::OltpWorkload;
 pub use emulated::{EmulatedStatement, MarkerMismatch};
+pub use kind::StatementKind;
 pub use options::{OltpOptions, OptionsError};
 pub use test::Test;
 
@@ -106,11 +109,21 @@ pub struct CommandSink<'a> {
     out: &'a mut Vec<u8>,
     format: Option<RowFormat>,
     sql: CommandSql,
+    /// The kind of the last COM_QUERY written (an execute's kind is its
+    /// statement's, [`Workload::statement_kinds`]).
+    query_kind: StatementKind,
 }
 
 impl<'a> CommandSink<'a> {
     pub fn new(templates: &'a mut [ExecuteTemplate], out: &'a mut Vec<u8>) -> Self {
-        CommandSink { templates, emulated: None, out, format: None, sql: CommandSql::Text(b"") }
+        CommandSink {
+            templates,
+            emulated: None,
+            out,
+            format: None,
+            sql: CommandSql::Text(b""),
+            query_kind: StatementKind::Other,
+        }
     }
 
     /// Sends executes as COM_QUERY text rendered from the patched templates
@@ -164,6 +177,23 @@ impl<'a> CommandSink<'a> {
     /// Appends a COM_QUERY with fixed SQL text.
     pub fn query(&mut self, sql: &'static [u8]) {
         self.query_with(sql, |out| out.extend_from_slice(sql));
+    }
+
+    /// Appends a COM_QUERY with fixed SQL text, of kind `kind` (BEGIN).
+    pub fn query_as(&mut self, kind: StatementKind, sql: &'static [u8]) {
+        self.query(sql);
+        self.set_query_kind(kind);
+    }
+
+    /// Says what the COM_QUERY just written is (other unless said).
+    pub fn set_query_kind(&mut self, kind: StatementKind) {
+        self.query_kind = kind;
+    }
+
+    /// The kind of the last COM_QUERY written: what
+    /// [`query_as`](Self::query_as) said, or other.
+    pub fn take_query_kind(&mut self) -> StatementKind {
+        std::mem::replace(&mut self.query_kind, StatementKind::Other)
     }
 
     /// The row format of the last command written, for the response reader.
@@ -239,6 +269,24 @@ pub trait Workload: Send + Sync {
 
     /// SQL for `cleanup` (run by one connection).
     fn cleanup(&self) -> Vec<String>;
+
+    /// The line the script prints as `prepare` or `cleanup` is about to
+    /// send `sql` (sysbench's "Creating table 'sbtest1'..."), if any.
+    /// `loading` is the table whose rows are being inserted: a script
+    /// announces a table's rows once, before the first INSERT.
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String>;
+
+    /// SQL run once before `run` starts its events, on a connection of its
+    /// own (0.4 emptied its table before a nontrx insert run).
+    fn before_run(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The kind of each statement of [`statements`](Self::statements), in
+    /// the same order, for the per-statement report; other by default.
+    fn statement_kinds(&self) -> Vec<StatementKind> {
+        vec![StatementKind::Other; self.statements().len()]
+    }
 
     /// Whether every event is one transaction, BEGIN to COMMIT
     /// (oltp_read_only, oltp_read_write and oltp_write_only unless

@@ -11,9 +11,11 @@
 //! so values stay unique without shared state, and one connection gets
 //! sysbench's order.
 
-use super::common::{cleanup_sql, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE};
+use super::common::{
+    cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
+};
 use super::options::{OltpOptions, OptionsError};
-use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
+use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
 pub const NAME: &str = "oltp_insert";
@@ -77,6 +79,10 @@ impl Workload for OltpInsert {
     fn cleanup(&self) -> Vec<String> {
         cleanup_sql(self.options.tables)
     }
+
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
+        oltp_common_progress_line(sql, loading, self.options.table_size)
+    }
 }
 
 struct InsertScript {
@@ -125,6 +131,7 @@ impl Script for InsertScript {
             out.extend_from_slice(pad);
             out.extend_from_slice(b"')");
         });
+        sink.set_query_kind(StatementKind::Insert);
         Ok(Step::Last)
     }
 

@@ -102,6 +102,17 @@ pub enum OptionsError {
     EmptyEvent { test: &'static str },
     #[error("{test}: --threads must be at least 1")]
     NoThreads { test: &'static str },
+    /// 0.4 decided BEGIN/COMMIT or LOCK TABLES from the engine's name.
+    #[error(
+        "--mysql-table-engine={engine}: sysbench 0.4 cannot tell whether this engine has transactions; give \
+         --mysql-engine-trx=yes (BEGIN/COMMIT) or --mysql-engine-trx=no (LOCK TABLES)"
+    )]
+    UnknownEngineTrx { engine: String },
+    #[error(
+        "--oltp-secondary needs --oltp-auto-inc=off: sysbench 0.4 refuses an AUTO_INCREMENT id without its \
+         primary key (\"Cannot set both --oltp-auto-inc and --oltp-secondary\")"
+    )]
+    AutoIncWithSecondary,
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! the common `prepare` command takes precedence. Its `cleanup()` refuses
 //! `--tables > 1`; wirebench drops every table instead.
 
-use super::common::{cleanup_sql, prewarm_sql, TableLoad};
+use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
 use super::options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
@@ -20,13 +20,21 @@ pub const NAME: &str = "select_random_points";
 #[derive(Debug, Clone)]
 pub struct SelectRandomPoints {
     options: OltpOptions,
+    /// 0.5's copy binds INT where 1.0 binds BIGINT.
+    int32: bool,
 }
 
 pub fn workload(options: &OltpOptions) -> Result<SelectRandomPoints, OptionsError> {
     if options.random_points == 0 {
         return Err(OptionsError::ZeroCount { test: NAME, option: "random_points" });
     }
-    Ok(SelectRandomPoints { options: options.clone() })
+    Ok(SelectRandomPoints { options: options.clone(), int32: false })
+}
+
+/// 0.5's `select_random_points.lua` (1.0.20's copy): the same statement,
+/// its values bound as INT.
+pub(crate) fn select_random_points05(options: &OltpOptions) -> Result<SelectRandomPoints, OptionsError> {
+    Ok(SelectRandomPoints { int32: true, ..workload(options)? })
 }
 
 impl Workload for SelectRandomPoints {
@@ -40,13 +48,16 @@ impl Workload for SelectRandomPoints {
             sql: format!(
                 "        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ({points})\n        "
             ),
-            slots: vec![ParamSlot::Int64; self.options.random_points as usize],
+            slots: vec![
+                if self.int32 { ParamSlot::Int32 } else { ParamSlot::Int64 };
+                self.options.random_points as usize
+            ],
         }]
     }
 
     fn script(&self, context: ScriptContext) -> Box<dyn Script> {
         let (low, high) = thread_slice(self.options.table_size, context);
-        Box::new(PointsScript { points: self.options.random_points as usize, low, high })
+        Box::new(PointsScript { points: self.options.random_points as usize, low, high, int32: self.int32 })
     }
 
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
@@ -59,6 +70,10 @@ impl Workload for SelectRandomPoints {
 
     fn cleanup(&self) -> Vec<String> {
         cleanup_sql(self.options.tables)
+    }
+
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
+        oltp_common_progress_line(sql, loading, self.options.table_size)
     }
 }
 
@@ -76,14 +91,15 @@ struct PointsScript {
     points: usize,
     low: u32,
     high: u32,
+    int32: bool,
 }
 
 impl Script for PointsScript {
     fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-        let (points, low, high) = (self.points, self.low, self.high);
+        let (points, low, high, int32) = (self.points, self.low, self.high, self.int32);
         sink.execute(0, |t| {
             for i in 0..points {
-                t.set_i64(i, i64::from(rng.default(low, high)))?;
+                set_int(t, i, i64::from(rng.default(low, high)), int32)?;
             }
             Ok(())
         })?;

@@ -5,7 +5,7 @@
 //! `prepare`, `prewarm` and `cleanup` are `oltp_common.lua`'s (see
 //! [`super::select_random_points`]).
 
-use super::common::{cleanup_sql, prewarm_sql, TableLoad};
+use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
 use super::options::{OltpOptions, OptionsError};
 use super::select_random_points::thread_slice;
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
@@ -17,13 +17,22 @@ pub const NAME: &str = "select_random_ranges";
 #[derive(Debug, Clone)]
 pub struct SelectRandomRanges {
     options: OltpOptions,
+    /// 0.5's copy: INT values, and its own spacing of the SQL.
+    legacy05: bool,
 }
 
 pub fn workload(options: &OltpOptions) -> Result<SelectRandomRanges, OptionsError> {
     if options.number_of_ranges == 0 {
         return Err(OptionsError::ZeroCount { test: NAME, option: "number_of_ranges" });
     }
-    Ok(SelectRandomRanges { options: options.clone() })
+    Ok(SelectRandomRanges { options: options.clone(), legacy05: false })
+}
+
+/// 0.5's `select_random_ranges.lua` (1.0.20's copy): its values bound as
+/// INT, its SQL ending in the space `string.sub` leaves after the last
+/// range and the spaces of the long string that closes it.
+pub(crate) fn select_random_ranges05(options: &OltpOptions) -> Result<SelectRandomRanges, OptionsError> {
+    Ok(SelectRandomRanges { legacy05: true, ..workload(options)? })
 }
 
 impl Workload for SelectRandomRanges {
@@ -34,15 +43,23 @@ impl Workload for SelectRandomRanges {
     fn statements(&self) -> Vec<StatementSpec> {
         let n = self.options.number_of_ranges as usize;
         let ranges = "k BETWEEN ? AND ? OR ".repeat(n - 1) + "k BETWEEN ? AND ?";
+        let (end, slot) =
+            if self.legacy05 { (" ".repeat(9), ParamSlot::Int32) } else { (String::new(), ParamSlot::Int64) };
         vec![StatementSpec {
-            sql: format!("        SELECT count(k)\n          FROM sbtest1\n          WHERE {ranges}"),
-            slots: vec![ParamSlot::Int64; 2 * n],
+            sql: format!("        SELECT count(k)\n          FROM sbtest1\n          WHERE {ranges}{end}"),
+            slots: vec![slot; 2 * n],
         }]
     }
 
     fn script(&self, context: ScriptContext) -> Box<dyn Script> {
         let (low, high) = thread_slice(self.options.table_size, context);
-        Box::new(RangesScript { ranges: self.options.number_of_ranges as usize, delta: self.options.delta, low, high })
+        Box::new(RangesScript {
+            ranges: self.options.number_of_ranges as usize,
+            delta: self.options.delta,
+            low,
+            high,
+            int32: self.legacy05,
+        })
     }
 
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
@@ -56,6 +73,10 @@ impl Workload for SelectRandomRanges {
     fn cleanup(&self) -> Vec<String> {
         cleanup_sql(self.options.tables)
     }
+
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
+        oltp_common_progress_line(sql, loading, self.options.table_size)
+    }
 }
 
 struct RangesScript {
@@ -63,16 +84,17 @@ struct RangesScript {
     delta: i64,
     low: u32,
     high: u32,
+    int32: bool,
 }
 
 impl Script for RangesScript {
     fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
-        let (ranges, delta, low, high) = (self.ranges, self.delta, self.low, self.high);
+        let (ranges, delta, low, high, int32) = (self.ranges, self.delta, self.low, self.high, self.int32);
         sink.execute(0, |t| {
             for i in 0..ranges {
                 let from = i64::from(rng.default(low, high));
-                t.set_i64(2 * i, from)?;
-                t.set_i64(2 * i + 1, from + delta)?;
+                set_int(t, 2 * i, from, int32)?;
+                set_int(t, 2 * i + 1, from + delta, int32)?;
             }
             Ok(())
         })?;

@@ -14,6 +14,7 @@ use crate::rand::{RandParams, Rng};
 pub(crate) enum DecodedParam {
     Int(i64),
     Bytes(Vec<u8>),
+    Null,
 }
 
 impl DecodedParam {
@@ -69,6 +70,7 @@ impl DecodedCommand {
                     match p {
                         DecodedParam::Int(v) => line.push_str(&format!("\ti:{v}")),
                         DecodedParam::Bytes(b) => line.push_str(&format!("\ts:{}", String::from_utf8_lossy(b))),
+                        DecodedParam::Null => line.push_str("\tNULL"),
                     }
                 }
                 line
@@ -160,15 +162,23 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], statements: &[StatementSpec]) -> (Deco
             let n = spec.slots.len();
             let mut params = Vec::new();
             if n > 0 {
-                assert!(p.take(n.div_ceil(8), "null bitmap").unwrap().iter().all(|&b| b == 0), "no NULLs");
+                let nulls = p.take(n.div_ceil(8), "null bitmap").unwrap().to_vec();
                 assert_eq!(p.u8("new params bound").unwrap(), 1);
                 let types = p.take(2 * n, "types").unwrap().to_vec();
                 for (i, slot) in spec.slots.iter().enumerate() {
                     let ty = types[2 * i];
+                    if nulls[i / 8] & (1 << (i % 8)) != 0 {
+                        params.push(DecodedParam::Null);
+                        continue;
+                    }
                     match slot {
                         ParamSlot::Int64 => {
                             assert_eq!((ty, types[2 * i + 1]), (ColumnType::LongLong as u8, 0));
                             params.push(DecodedParam::Int(p.u64("int").unwrap() as i64));
+                        }
+                        ParamSlot::Int32 => {
+                            assert_eq!((ty, types[2 * i + 1]), (ColumnType::Long as u8, 0));
+                            params.push(DecodedParam::Int(i64::from(p.u32("int").unwrap() as i32)));
                         }
                         ParamSlot::Bytes { len } => {
                             assert_eq!(ty, ColumnType::String as u8);
@@ -176,7 +186,7 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], statements: &[StatementSpec]) -> (Deco
                             assert_eq!(v.len(), *len);
                             params.push(DecodedParam::Bytes(v.to_vec()));
                         }
-                        other => panic!("workloads bind only BIGINT and strings, not {other:?}"),
+                        other => panic!("workloads bind only BIGINT, INT and strings, not {other:?}"),
                     }
                 }
             }

@@ -7,8 +7,11 @@
 //! [`crate::framing::finish_packet`] and return the sequence id the server's
 //! response will start with; fixed-size commands always answer from 1.
 
+pub mod change_user;
 pub mod close;
 pub mod execute;
+pub mod fetch;
+pub mod field_list;
 pub mod init_db;
 pub mod ping;
 pub mod placeholders;
@@ -16,9 +19,16 @@ pub mod prepare;
 pub mod query;
 pub mod quit;
 pub mod reset;
+pub mod reset_connection;
+pub mod send_long_data;
+pub mod set_option;
+pub mod statistics;
 
+pub use change_user::ChangeUser;
 pub use close::encode_stmt_close;
 pub use execute::{encode_execute, Date, DateTime, ExecuteTemplate, Param, ParamSlot, Time, NO_CURSOR};
+pub use fetch::{encode_stmt_fetch, CURSOR_TYPE_READ_ONLY};
+pub use field_list::encode_field_list;
 pub use init_db::encode_init_db;
 pub use ping::encode_ping;
 pub use placeholders::count_placeholders;
@@ -26,6 +36,10 @@ pub use prepare::encode_prepare;
 pub use query::encode_query;
 pub use quit::encode_quit;
 pub use reset::encode_stmt_reset;
+pub use reset_connection::encode_reset_connection;
+pub use send_long_data::encode_send_long_data;
+pub use set_option::{encode_set_option, MULTI_STATEMENTS_OFF, MULTI_STATEMENTS_ON};
+pub use statistics::encode_statistics;
 
 use crate::buf::WriteExt;
 use crate::framing::{finish_packet, start_packet};

@@ -2,7 +2,7 @@
 """Decode an `strace -f -xx -s 1000000 -e trace=sendto,recvfrom` log of sysbench
 into one line per command sent after login:
   Q\t<sql>                      COM_QUERY
-  E\t<sql>\t<param>\t...          COM_STMT_EXECUTE (i:<int> or s:<str>)
+  E\t<sql>\t<param>\t...          COM_STMT_EXECUTE (i:<int>, s:<str> or NULL; BIGINT and INT alike)
 SQL newlines are written as \\n."""
 import re, sys, struct, hashlib
 
@@ -62,14 +62,19 @@ for kind, pid, data in events:
             p = 10
             params = []
             if n:
+                nulls = payload[p:p + (n + 7) // 8]
                 p += (n + 7) // 8
                 bound = payload[p]; p += 1
                 if bound:
                     types[sid] = [payload[p + 2*i] for i in range(n)]
                     p += 2 * n
-                for t in types[sid]:
-                    if t == 0x08:
+                for i, t in enumerate(types[sid]):
+                    if nulls[i // 8] & (1 << (i % 8)):
+                        params.append('NULL')
+                    elif t == 0x08:
                         params.append('i:%d' % struct.unpack('<q', payload[p:p+8])[0]); p += 8
+                    elif t == 0x03:
+                        params.append('i:%d' % struct.unpack('<i', payload[p:p+4])[0]); p += 4
                     elif t in (0xfd, 0xfe, 0x0f):
                         l = payload[p]; assert l < 251; p += 1
                         params.append('s:' + payload[p:p+l].decode()); p += l

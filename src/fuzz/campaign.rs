@@ -1,0 +1,290 @@
+//! A fuzz run from start to summary: check the target, start the
+//! workers, let the control connection watch the server, and on a failure
+//! stop, confirm, minimise, save, and (with `--keep-going`) restart and go
+//! on until `--time` is up.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::control::{Checker, Failure};
+use super::corpus::{Corpus, Coverage};
+use super::error::FuzzError;
+use super::exec::Limits;
+use super::failure::{handle_failure, FailureReport};
+use super::lines::{err_line, out_line};
+use super::options::FuzzOptions;
+use super::report::{banner, interim_line, summary, Progress};
+use super::rig::Rig;
+use super::safety;
+use super::seeds::recorded_seeds;
+use super::watch::Watch;
+use super::worker::{fuzz_worker, lock_shared, Shared};
+
+/// How long a fuzzed packet's answer may take. Servers answer malformed
+/// packets at once or wait for bytes that never come; waiting longer only
+/// slows the run (the control connection, not this, decides about hangs).
+pub const ANSWER_TIMEOUT: Duration = Duration::from_millis(200);
+/// The control connection checks the server at least this often.
+const BATCH: Duration = Duration::from_secs(1);
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuzzSummary {
+    pub progress: Progress,
+    pub reproducers: Vec<PathBuf>,
+    pub failures: usize,
+}
+
+enum EpochEnd {
+    Time,
+    Interrupted,
+    Failure(Failure),
+}
+
+/// Runs `wirebench fuzz`.
+pub fn fuzz(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores.min(options.threads as usize).max(1))
+        .enable_all()
+        .build()
+        .map_err(FuzzError::Runtime)?;
+    runtime.block_on(campaign(options))
+}
+
+fn clock_seed() -> u64 {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    (nanos % 1_000_000_000).max(1)
+}
+
+/// Checks the target and logs in the control connection: what must work
+/// before anything is sent (exit status 1 otherwise).
+async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
+    safety::check_target(&options.target.endpoint, options.allow_remote)?;
+    let watch = Watch::start(&options.watch)?;
+    let mut checker = Checker::new(&options.target, options.deadline, watch);
+    checker.connect().await.map_err(|source| FuzzError::Connect { source })?;
+    std::fs::create_dir_all(&options.fuzz_dir)
+        .map_err(|source| FuzzError::FuzzDir { path: options.fuzz_dir.clone(), source })?;
+    Ok(Rig {
+        target: options.target.clone(),
+        limits: Limits { connect: options.deadline, answer: ANSWER_TIMEOUT },
+        checker,
+        restart_cmd: options.restart_cmd.clone(),
+        restarts: 0,
+        known_down: false,
+    })
+}
+
+async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
+    let mut rig = prepare_rig(options).await?;
+    let seed = if options.seed == 0 { clock_seed() } else { options.seed };
+    out_line(format_args!("{}", banner(options, seed).trim_end()));
+    let seeds = recorded_seeds();
+    let shared = Arc::new(Shared {
+        target: options.target.clone(),
+        limits: rig.limits,
+        seed,
+        corpus: Mutex::new(Corpus::with_seeds(&seeds.plans)),
+        seeds,
+        started: Instant::now(),
+        stop: AtomicBool::new(false),
+        sessions: AtomicU64::new(0),
+        finished: AtomicU64::new(0),
+        checked_through: AtomicU64::new(0),
+        packets: AtomicU64::new(0),
+        withheld: AtomicU64::new(0),
+        checks: AtomicU64::new(0),
+        failures: AtomicU64::new(0),
+        coverage: Mutex::new(Coverage::default()),
+        history: Mutex::new(Default::default()),
+        suspicious: Notify::new(),
+    });
+    let end_at = options.time.map(|t| shared.started + t);
+    let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
+    let (reproducers, unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at).await;
+    if let Some(reporter) = reporter {
+        reporter.abort();
+    }
+    let end = progress(&shared);
+    write_states(&shared, options);
+    let timeline = timeline(&shared, end.elapsed, options.report_interval);
+    out_line(format_args!("{}", summary(&end, &timeline, &reproducers, &unsaved).trim_end()));
+    Ok(FuzzSummary { progress: end, reproducers, failures: end.failures })
+}
+
+/// Epochs of fuzzing, each ended by the time limit, Ctrl-C or a failure.
+async fn fuzz_until_done(
+    shared: &Arc<Shared>,
+    rig: &mut Rig,
+    options: &FuzzOptions,
+    seed: u64,
+    end_at: Option<Instant>,
+) -> (Vec<PathBuf>, Vec<String>) {
+    let mut reproducers = Vec::new();
+    let mut unsaved = Vec::new();
+    for epoch in 0u64.. {
+        let failure = match fuzz_epoch(shared, rig, options.threads, epoch, end_at).await {
+            EpochEnd::Time | EpochEnd::Interrupted => break,
+            EpochEnd::Failure(failure) => failure,
+        };
+        rig.known_down = true;
+        shared.failures.fetch_add(1, Ordering::Relaxed);
+        let history: Vec<_> = lock_shared(&shared.history).drain(..).collect();
+        if history.is_empty() {
+            unsaved.push(format!("{}: no session had run yet", failure.summary));
+        } else {
+            let report = FailureReport {
+                options,
+                seed,
+                history: &history,
+                checked_through: shared.checked_through.load(Ordering::Relaxed),
+                failure: &failure,
+                found_after: shared.started.elapsed(),
+            };
+            match handle_failure(rig, &report).await {
+                Ok(path) => reproducers.push(path),
+                Err(e) => unsaved.push(e.to_string()),
+            }
+        }
+        let time_left = end_at.map_or(true, |at| Instant::now() < at);
+        if !options.keep_going || !time_left {
+            break;
+        }
+        if let Err(why) = rig.ensure_up().await {
+            unsaved.push(format!("stopped early: {why}"));
+            break;
+        }
+    }
+    (reproducers, unsaved)
+}
+
+async fn fuzz_epoch(
+    shared: &Arc<Shared>,
+    rig: &mut Rig,
+    threads: u32,
+    epoch: u64,
+    end_at: Option<Instant>,
+) -> EpochEnd {
+    shared.stop.store(false, Ordering::Relaxed);
+    let workers: Vec<_> =
+        (0..threads).map(|i| tokio::spawn(fuzz_worker(shared.clone(), epoch << 32 | u64::from(i)))).collect();
+    let end = tokio::select! {
+        failure = control_loop(shared, &mut rig.checker) => EpochEnd::Failure(failure),
+        () = until(end_at) => EpochEnd::Time,
+        () = interrupted() => EpochEnd::Interrupted,
+    };
+    shared.stop.store(true, Ordering::Relaxed);
+    if let EpochEnd::Failure(_) = end {
+        // The sessions in flight may be the culprits: let them end (each
+        // step has its deadline), but never wait on them for long.
+        let grace = Instant::now() + rig.limits.connect + Duration::from_secs(1);
+        for mut worker in workers {
+            if tokio::time::timeout_at(grace, &mut worker).await.is_err() {
+                worker.abort();
+            }
+        }
+        return end;
+    }
+    for worker in &workers {
+        worker.abort();
+    }
+    // The last sessions ran after the last check: one more look.
+    shared.checks.fetch_add(1, Ordering::Relaxed);
+    match rig.checker.check().await {
+        Some(failure) => EpochEnd::Failure(failure),
+        None => end,
+    }
+}
+
+/// Ctrl-C, or a SIGTERM (as `timeout` sends): the run ends with its summary.
+async fn interrupted() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
+
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Checks the server after each batch (every second) and whenever a
+/// session ended as a dead server would end it; returns the first failure.
+async fn control_loop(shared: &Shared, checker: &mut Checker) -> Failure {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(BATCH) => {}
+            () = shared.suspicious.notified() => {}
+        }
+        shared.checks.fetch_add(1, Ordering::Relaxed);
+        let mark = shared.finished.load(Ordering::Relaxed);
+        match checker.check().await {
+            Some(failure) => return failure,
+            None => shared.checked_through.store(mark, Ordering::Relaxed),
+        }
+    }
+}
+
+fn progress(shared: &Shared) -> Progress {
+    Progress {
+        elapsed: shared.started.elapsed(),
+        sessions: shared.finished.load(Ordering::Relaxed),
+        packets: shared.packets.load(Ordering::Relaxed),
+        withheld: shared.withheld.load(Ordering::Relaxed),
+        states: lock_shared(&shared.coverage).len(),
+        corpus: lock_shared(&shared.corpus).len(),
+        checks: shared.checks.load(Ordering::Relaxed),
+        failures: shared.failures.load(Ordering::Relaxed) as usize,
+    }
+}
+
+async fn report_loop(shared: Arc<Shared>, every: Duration) {
+    let mut previous = progress(&shared);
+    let mut next = Instant::now() + every;
+    loop {
+        tokio::time::sleep_until(next).await;
+        next += every;
+        let now = progress(&shared);
+        out_line(interim_line(&now, &previous));
+        previous = now;
+    }
+}
+
+/// Distinct states at each report interval (or at ten points of the run).
+fn timeline(shared: &Shared, elapsed: Duration, interval: Option<Duration>) -> Vec<(u64, usize)> {
+    let step = interval.unwrap_or(elapsed / 10).max(Duration::from_secs(1));
+    let coverage = lock_shared(&shared.coverage);
+    let mut points = Vec::new();
+    let mut at = step;
+    while at <= elapsed {
+        points.push((at.as_secs(), coverage.count_at(at)));
+        at += step;
+    }
+    points
+}
+
+/// The distinct states, one per line, in `--fuzz-dir`/states.txt.
+fn write_states(shared: &Shared, options: &FuzzOptions) {
+    let text: String = lock_shared(&shared.coverage).states().iter().map(|s| format!("{s}\n")).collect();
+    let path = options.fuzz_dir.join("states.txt");
+    if let Err(e) = std::fs::write(&path, text) {
+        err_line(format_args!("wirebench fuzz: cannot write {}: {e}", path.display()));
+    }
+}

@@ -1,0 +1,471 @@
+//! Running one session on a fresh connection: read the greeting, send each
+//! packet and read its answer, answer the login's own questions (auth
+//! switches, caching_sha2_password's steps) as a client must, and record
+//! what was sent and what came back. The same code runs the fuzzer's
+//! plans and a reproducer's recorded packets.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+use wirebench_protocol::auth::{caching_sha2, rand_core::OsRng, rsa_key, AuthPlugin};
+use wirebench_protocol::constants::command::{COM_CHANGE_USER, COM_QUIT, COM_STMT_PREPARE};
+use wirebench_protocol::constants::Capabilities;
+use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN, MAX_FRAGMENT};
+use wirebench_protocol::handshake::{AuthSwitchRequest, InitialHandshake};
+
+use super::answer::{err_code, read_answer, Answer, Expect};
+use super::build::BuildCtx;
+use super::conn::{FuzzConn, Gone};
+use super::fields::LiveSpot;
+use super::options::Target;
+use super::safety;
+use super::spec::WrapEdit;
+use super::state::{AnswerClass, State, Step};
+
+/// How the server reads a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The answer to the greeting: a login.
+    Login,
+    /// An SSLRequest answering the greeting (no answer comes: the server
+    /// waits for TLS).
+    SslRequest,
+    Command,
+}
+
+/// One packet ready to send on this connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub phase: Phase,
+    /// The packet-stream bytes, headers included.
+    pub bytes: Vec<u8>,
+    /// Values recomputed per connection, as ranges of `bytes`.
+    pub spots: Vec<LiveSpot>,
+    pub wrap: Vec<WrapEdit>,
+}
+
+/// A packet as it was sent, and the first state its answer gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentPacket {
+    pub rendered: Rendered,
+    pub answered: Option<State>,
+}
+
+/// Something a session sends: a planned packet, or a recorded one.
+pub trait Outgoing {
+    /// The packet for position `index` of the session on this connection.
+    fn render(&self, index: usize, ctx: &BuildCtx<'_>) -> Rendered;
+}
+
+/// How long the steps of a session may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub connect: Duration,
+    /// From sending a packet to its complete answer.
+    pub answer: Duration,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// Every packet was sent and answered; the client closed.
+    Completed,
+    /// The server closed after COM_QUIT, or after an ERR: what servers do
+    /// with a bad connection.
+    ClosedAsExpected,
+    /// Closed by the server without an ERR.
+    Closed,
+    Reset,
+    /// A packet got no answer in time.
+    NoReply,
+    /// The server sent bytes that are no packet stream.
+    Garbled,
+    /// No connection, or no greeting.
+    ConnectFailed(String),
+}
+
+impl Ending {
+    /// Whether the control connection should look at the server now:
+    /// the session ended in a way a dead or hung server would cause.
+    pub fn is_suspicious(&self) -> bool {
+        !matches!(self, Ending::Completed | Ending::ClosedAsExpected)
+    }
+}
+
+/// What a session did.
+#[derive(Debug, Clone)]
+pub struct SessionOutcome {
+    pub sent: Vec<SentPacket>,
+    pub states: Vec<State>,
+    pub ending: Ending,
+    /// The positions of the packets the safety check kept back.
+    pub withheld: Vec<usize>,
+    /// From connecting to closing.
+    pub took: Duration,
+}
+
+/// What the connection has established so far.
+struct Live {
+    server_caps: Capabilities,
+    nonce: Vec<u8>,
+    session_caps: Capabilities,
+    prepared: Vec<Option<u32>>,
+    /// The class of the last answer: an ERR before a close makes it normal.
+    last_class: AnswerClass,
+    last_command: Option<u8>,
+}
+
+/// Runs `items` on a new connection to `target`.
+pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Limits) -> SessionOutcome {
+    let started = Instant::now();
+    let mut outcome = SessionOutcome {
+        sent: Vec::new(),
+        states: Vec::new(),
+        ending: Ending::Completed,
+        withheld: Vec::new(),
+        took: Duration::ZERO,
+    };
+    let mut conn = match FuzzConn::open(&target.endpoint, limits.connect).await {
+        Ok(conn) => conn,
+        Err(e) => {
+            outcome.ending = Ending::ConnectFailed(e.to_string());
+            outcome.took = started.elapsed();
+            return outcome;
+        }
+    };
+    let Some(mut live) = greet(&mut conn, limits, &mut outcome).await else {
+        conn.close().await;
+        outcome.took = started.elapsed();
+        return outcome;
+    };
+    for (index, item) in items.iter().enumerate() {
+        let ctx = build_ctx(target, &live);
+        let rendered = item.render(index, &ctx);
+        let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
+        if safety::forbidden(payload, rendered.phase == Phase::Login, &target.database).is_some() {
+            outcome.withheld.push(index);
+            continue;
+        }
+        let (step, answers) = exchange(&mut conn, &rendered, &mut live, target, limits).await;
+        let gone = answers.last().and_then(|a| a.gone);
+        let answered = answers.first().map(|a| State { step, class: a.class, code: a.code });
+        outcome.states.extend(answers.iter().map(|a| State { step, class: a.class, code: a.code }));
+        outcome.sent.push(SentPacket { rendered, answered });
+        if let Some(gone) = gone {
+            outcome.ending = ending(gone, &live);
+            break;
+        }
+    }
+    conn.close().await;
+    outcome.took = started.elapsed();
+    outcome
+}
+
+/// Reads and parses the greeting; records its state.
+async fn greet(conn: &mut FuzzConn, limits: &Limits, outcome: &mut SessionOutcome) -> Option<Live> {
+    let deadline = Instant::now() + limits.connect;
+    let payload = match read_packet(conn, deadline).await {
+        Ok((_, payload)) => payload,
+        Err(gone) => {
+            outcome.ending = Ending::ConnectFailed(format!("no greeting: {}", Answer::gone(gone).class));
+            return None;
+        }
+    };
+    let class = match payload.first() {
+        Some(0xFF) => AnswerClass::Err,
+        Some(10) => AnswerClass::Handshake,
+        _ => AnswerClass::Garbled,
+    };
+    let code = if class == AnswerClass::Err { err_code(&payload) } else { 0 };
+    outcome.states.push(State { step: Step::Greeting, class, code });
+    let Ok(hs) = InitialHandshake::parse(&payload) else {
+        outcome.ending = Ending::ConnectFailed(format!("the greeting was {class}"));
+        return None;
+    };
+    Some(Live {
+        server_caps: hs.capabilities,
+        nonce: hs.auth_plugin_data,
+        session_caps: hs.capabilities,
+        prepared: Vec::new(),
+        last_class: class,
+        last_command: None,
+    })
+}
+
+fn build_ctx<'a>(target: &'a Target, live: &'a Live) -> BuildCtx<'a> {
+    BuildCtx {
+        user: &target.user,
+        password: &target.password,
+        database: &target.database,
+        server_caps: live.server_caps,
+        nonce: &live.nonce,
+        secure: target.endpoint.is_secure_transport(),
+        session_caps: live.session_caps,
+        prepared: &live.prepared,
+        compress: target.compression,
+    }
+}
+
+/// Sends one packet and reads what it causes; returns the step it was and
+/// the answers (several for a login that switched plugins).
+async fn exchange(
+    conn: &mut FuzzConn,
+    rendered: &Rendered,
+    live: &mut Live,
+    target: &Target,
+    limits: &Limits,
+) -> (Step, Vec<Answer>) {
+    let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
+    let command = payload.first().copied();
+    let step = match rendered.phase {
+        Phase::Login => Step::Login,
+        Phase::SslRequest => Step::SslRequest,
+        Phase::Command => Step::of_command(command.unwrap_or(0)),
+    };
+    let deadline = Instant::now() + limits.answer;
+    if let Err(gone) = conn.send(&rendered.bytes, &rendered.wrap, deadline).await {
+        return (step, vec![Answer::gone(gone)]);
+    }
+    let answers = match (rendered.phase, command) {
+        (Phase::Login, _) => {
+            live.session_caps = sent_capabilities(payload) & live.server_caps;
+            let answers = authenticate(conn, live, target, deadline).await;
+            let logged_in = answers.last().is_some_and(|a| a.class == AnswerClass::Ok && a.gone.is_none());
+            if logged_in && live.session_caps.contains(Capabilities::COMPRESS) {
+                conn.start_compression();
+            }
+            answers
+        }
+        (Phase::SslRequest, _) => vec![Answer::of(AnswerClass::Silent)],
+        (Phase::Command, Some(COM_CHANGE_USER)) => authenticate(conn, live, target, deadline).await,
+        (Phase::Command, _) => {
+            let expect = expect_for(command.unwrap_or(0));
+            let mut answers = vec![read_answer(conn, expect, live.session_caps, limits.answer).await];
+            // A packet sent with lies in its framing, or one that expects
+            // no answer, may still get one (or several): read what comes at
+            // once, so that the next packet is not blamed for it.
+            if expect == Expect::Nothing || !is_one_clean_packet(&rendered.bytes) {
+                if let Some(extra) = drain_extra(conn, EXTRA_ANSWER_WINDOW).await {
+                    answers.push(extra);
+                }
+            }
+            answers
+        }
+    };
+    if command == Some(COM_STMT_PREPARE) && rendered.phase == Phase::Command {
+        live.prepared.push(answers.first().and_then(|a| a.statement_id));
+    }
+    live.last_command = (rendered.phase == Phase::Command).then_some(command.unwrap_or(0));
+    // The last real answer: an ERR followed by the close it announced
+    // makes that close normal.
+    let real = |a: &&Answer| {
+        !matches!(
+            a.class,
+            AnswerClass::Closed
+                | AnswerClass::Reset
+                | AnswerClass::NoReply
+                | AnswerClass::Silent
+                | AnswerClass::Garbled
+        )
+    };
+    if let Some(last) = answers.iter().rev().find(real) {
+        live.last_class = last.class;
+    }
+    (step, answers)
+}
+
+/// How long to wait for answers nobody asked for.
+const EXTRA_ANSWER_WINDOW: Duration = Duration::from_millis(10);
+
+/// Whether `bytes` are exactly one packet of sequence id 0 whose header
+/// tells its length.
+fn is_one_clean_packet(bytes: &[u8]) -> bool {
+    Header::parse(bytes).is_some_and(|h| h.seq == 0 && h.len + HEADER_LEN == bytes.len() && h.len < MAX_FRAGMENT)
+}
+
+/// Reads whatever arrives within `window`: the first packet's class, or
+/// the end of the connection; `None` when nothing came.
+async fn drain_extra(conn: &mut FuzzConn, window: Duration) -> Option<Answer> {
+    let deadline = Instant::now() + window;
+    let mut first: Option<Answer> = None;
+    loop {
+        loop {
+            match conn.front() {
+                Ok(Some(front)) => {
+                    let payload = conn.front_payload(front);
+                    first.get_or_insert_with(|| extra_answer(payload));
+                    conn.consume(front);
+                }
+                Ok(None) => break,
+                Err(gone) => return Some(Answer { gone: Some(gone), ..first.unwrap_or(Answer::gone(gone)) }),
+            }
+        }
+        match conn.fill(deadline).await {
+            Ok(()) => {}
+            Err(Gone::Timeout) => return first,
+            Err(gone) => return Some(Answer { gone: Some(gone), ..first.unwrap_or(Answer::gone(gone)) }),
+        }
+    }
+}
+
+/// The class of a packet that came unasked.
+fn extra_answer(payload: &[u8]) -> Answer {
+    match payload.first() {
+        Some(0x00) => Answer::of(AnswerClass::Ok),
+        Some(0xFF) => Answer { code: err_code(payload), ..Answer::of(AnswerClass::Err) },
+        Some(0xFE) => Answer::of(AnswerClass::Eof),
+        _ => Answer::of(AnswerClass::ResultSet),
+    }
+}
+
+/// The answer a command byte calls for.
+pub fn expect_for(command: u8) -> Expect {
+    use wirebench_protocol::constants::command::*;
+    match command {
+        COM_QUERY | COM_STMT_EXECUTE => Expect::Results,
+        COM_STMT_PREPARE => Expect::Prepare,
+        COM_STMT_FETCH => Expect::Rows,
+        COM_FIELD_LIST => Expect::Definitions,
+        COM_STMT_CLOSE | COM_STMT_SEND_LONG_DATA => Expect::Nothing,
+        COM_QUIT => Expect::Closing,
+        _ => Expect::One,
+    }
+}
+
+/// The capabilities a login packet announces (MariaDB's extended ones
+/// when bit 0 is clear).
+fn sent_capabilities(payload: &[u8]) -> Capabilities {
+    let word = |at: usize| payload.get(at..at + 4).and_then(|b| b.try_into().ok()).map_or(0, u32::from_le_bytes);
+    let low = word(0);
+    let ext = if low & 1 == 0 { word(28) } else { 0 };
+    Capabilities::from_parts(low, ext)
+}
+
+fn ending(gone: Gone, live: &Live) -> Ending {
+    let after_err = live.last_class == AnswerClass::Err;
+    let after_quit = live.last_command == Some(COM_QUIT);
+    match gone {
+        Gone::Closed | Gone::Reset if after_err || after_quit => Ending::ClosedAsExpected,
+        Gone::Closed => Ending::Closed,
+        Gone::Reset => Ending::Reset,
+        Gone::Timeout => Ending::NoReply,
+        Gone::Garbled => Ending::Garbled,
+    }
+}
+
+/// Reads one whole packet before `deadline`.
+async fn read_packet(conn: &mut FuzzConn, deadline: Instant) -> Result<(u8, Vec<u8>), Gone> {
+    loop {
+        if let Some(front) = conn.front()? {
+            let payload = conn.front_payload(front).to_vec();
+            conn.consume(front);
+            return Ok((front.seq, payload));
+        }
+        conn.fill(deadline).await?;
+    }
+}
+
+/// The login's (or COM_CHANGE_USER's) exchange after the client's packet,
+/// to OK or ERR: answers auth switches and caching_sha2_password's
+/// requests as a client does, each server packet one answer.
+async fn authenticate(conn: &mut FuzzConn, live: &mut Live, target: &Target, deadline: Instant) -> Vec<Answer> {
+    let mut answers = Vec::new();
+    let mut plugin = AuthPlugin::MysqlNativePassword;
+    let mut nonce = live.nonce.clone();
+    let secure = target.endpoint.is_secure_transport();
+    let password = target.password.as_bytes();
+    for _ in 0..6 {
+        let (seq, payload) = match read_packet(conn, deadline).await {
+            Ok(packet) => packet,
+            Err(gone) => {
+                answers.push(Answer::gone(gone));
+                return answers;
+            }
+        };
+        let mut reply = Vec::new();
+        let class = match payload.first() {
+            Some(0x00) => AnswerClass::Ok,
+            Some(0xFF) => AnswerClass::Err,
+            Some(0xFE) => {
+                if let Ok(switch) = AuthSwitchRequest::parse(&payload) {
+                    plugin = AuthPlugin::from_name(switch.plugin_name).unwrap_or(plugin);
+                    nonce = switch.plugin_data.to_vec();
+                    let _ = plugin.first_response(password, &nonce, secure, None, &mut OsRng, &mut reply);
+                }
+                AnswerClass::AuthSwitch
+            }
+            Some(0x01) => {
+                reply = more_auth_data(payload.get(1..).unwrap_or_default(), password, &nonce, secure);
+                AnswerClass::AuthMoreData
+            }
+            _ => AnswerClass::Garbled,
+        };
+        let code = if class == AnswerClass::Err { err_code(&payload) } else { 0 };
+        answers.push(Answer { code, ..Answer::of(class) });
+        if !matches!(class, AnswerClass::AuthSwitch | AnswerClass::AuthMoreData) {
+            return answers;
+        }
+        if matches!(payload.as_slice(), [0x01, caching_sha2::FAST_AUTH_SUCCESS]) {
+            continue;
+        }
+        let mut packet = Vec::new();
+        encode_packet(&mut packet, seq.wrapping_add(1), &reply);
+        if let Err(gone) = conn.send(&packet, &[], deadline).await {
+            answers.push(Answer::gone(gone));
+            return answers;
+        }
+    }
+    answers
+}
+
+/// caching_sha2_password's AuthMoreData: full authentication sends the
+/// password in clear over a unix socket, else asks for the server's key;
+/// a key that came is used to encrypt it.
+fn more_auth_data(data: &[u8], password: &[u8], nonce: &[u8], secure: bool) -> Vec<u8> {
+    match data {
+        [caching_sha2::PERFORM_FULL_AUTHENTICATION] if secure => [password, &[0]].concat(),
+        [caching_sha2::PERFORM_FULL_AUTHENTICATION] => vec![caching_sha2::REQUEST_PUBLIC_KEY],
+        pem => rsa_key::encrypt_password(password, nonce, pem, &mut OsRng).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(last_class: AnswerClass, last_command: Option<u8>) -> Live {
+        Live {
+            server_caps: Capabilities::empty(),
+            nonce: Vec::new(),
+            session_caps: Capabilities::empty(),
+            prepared: Vec::new(),
+            last_class,
+            last_command,
+        }
+    }
+
+    #[test]
+    fn a_close_is_normal_after_an_err_or_quit_only() {
+        assert_eq!(ending(Gone::Closed, &live(AnswerClass::Err, Some(0x03))), Ending::ClosedAsExpected);
+        assert_eq!(ending(Gone::Reset, &live(AnswerClass::Ok, Some(COM_QUIT))), Ending::ClosedAsExpected);
+        assert_eq!(ending(Gone::Closed, &live(AnswerClass::Ok, Some(0x03))), Ending::Closed);
+        assert_eq!(ending(Gone::Timeout, &live(AnswerClass::Err, None)), Ending::NoReply);
+        assert!(Ending::Closed.is_suspicious() && Ending::NoReply.is_suspicious());
+        assert!(!Ending::ClosedAsExpected.is_suspicious() && !Ending::Completed.is_suspicious());
+    }
+
+    #[test]
+    fn clean_packets_and_sent_capabilities() {
+        assert!(is_one_clean_packet(&[1, 0, 0, 0, 0x0e]));
+        assert!(!is_one_clean_packet(&[1, 0, 0, 1, 0x0e]), "another sequence id");
+        assert!(!is_one_clean_packet(&[2, 0, 0, 0, 0x0e]), "a length that lies");
+        assert!(!is_one_clean_packet(&[1, 0, 0, 0, 0x0e, 1, 0, 0, 0, 0x0e]), "two packets");
+        let mut login = vec![0x0c, 0x02, 0, 0];
+        login.resize(32, 0);
+        login[28] = 0x04;
+        assert_eq!(sent_capabilities(&login), Capabilities::from_parts(0x20c, 4), "MariaDB's, with bit 0 clear");
+        login[0] = 0x0d;
+        assert_eq!(sent_capabilities(&login), Capabilities::from_parts(0x20d, 0));
+        assert_eq!(sent_capabilities(&[1]), Capabilities::empty());
+    }
+}

@@ -1,0 +1,214 @@
+//! After a failure: find the session that causes it (run the suspects
+//! again, alone, then all together), minimise it, and save the reproducer.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::control::{Failure, FailureKind};
+use super::error::FuzzError;
+use super::lines::{err_line, out_line};
+use super::minimize::{minimise, Minimised};
+use super::options::FuzzOptions;
+use super::reproducer::{Reproducer, Reproduces};
+use super::rig::{same_bug, Rig};
+use super::worker::Finished;
+
+/// Suspects re-run alone at most.
+const SUSPECTS: usize = 8;
+
+/// The sessions to re-run alone, most likely culprit first: those that
+/// finished after the last good check and ended as a dead server ends them
+/// (closed without ERR, reset, unanswered), in the order they finished (the
+/// first to see the server die is the likeliest to have killed it); then
+/// the others after that check; then older ones, newest first. Sessions
+/// that sent nothing cannot have caused anything.
+fn suspects(history: &[Finished], checked_through: u64) -> Vec<usize> {
+    let mut order: Vec<usize> =
+        (0..history.len()).filter(|&i| history.get(i).is_some_and(|h| !h.outcome.sent.is_empty())).collect();
+    order.sort_by_key(|&i| {
+        let Some(h) = history.get(i) else { return (4, 0) };
+        let after = h.index >= checked_through;
+        let calm = !h.outcome.ending.is_suspicious();
+        let rank = u8::from(!after) * 2 + u8::from(calm);
+        (rank, if after { h.index } else { u64::MAX - h.index })
+    });
+    order
+}
+
+/// What confirming found.
+struct Confirmed {
+    reproduces: Reproduces,
+    /// Index of the failing session in the history.
+    culprit: usize,
+    minimised: Option<Minimised>,
+}
+
+async fn confirm(rig: &mut Rig, history: &[Finished], checked_through: u64, failure: &Failure) -> Confirmed {
+    let order = suspects(history, checked_through);
+    let first = order.first().copied().unwrap_or(0);
+    let unconfirmed =
+        |why: String| Confirmed { reproduces: Reproduces::NotConfirmed(why), culprit: first, minimised: None };
+    if let Err(why) = rig.ensure_up().await {
+        return unconfirmed(why.to_string());
+    }
+    for &i in order.iter().take(SUSPECTS) {
+        let Some(suspect) = history.get(i) else { continue };
+        let (again, outcomes) = rig.run_and_check(vec![suspect.plan.packets.clone()]).await;
+        match again {
+            Some(f) if same_bug(&f, failure) => {
+                let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
+                let minimised = minimise(rig, suspect.plan.clone(), sent, failure).await;
+                return Confirmed { reproduces: Reproduces::Alone, culprit: i, minimised: Some(minimised) };
+            }
+            Some(_) => {
+                if let Err(why) = rig.ensure_up().await {
+                    return unconfirmed(why.to_string());
+                }
+            }
+            None => {}
+        }
+    }
+    let together: Vec<_> = history.iter().map(|h| h.plan.packets.clone()).collect();
+    match rig.run_and_check(together).await {
+        (Some(f), _) if same_bug(&f, failure) => {
+            Confirmed { reproduces: Reproduces::WithHistory, culprit: first, minimised: None }
+        }
+        _ => unconfirmed(format!(
+            "it did not happen again when the last {} sessions were run again, alone and together",
+            history.len()
+        )),
+    }
+}
+
+/// A short name for file names.
+fn kind_name(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::Down => "down",
+        FailureKind::Hang => "hang",
+        FailureKind::Refusing => "refusing",
+        FailureKind::ProcessGone => "process-gone",
+        FailureKind::Memory => "memory",
+        FailureKind::Log => "log",
+    }
+}
+
+/// What is known of a failure when the fuzzing stops.
+pub struct FailureReport<'a> {
+    pub options: &'a FuzzOptions,
+    pub seed: u64,
+    /// The sessions that ran last, in the order they finished.
+    pub history: &'a [Finished],
+    pub checked_through: u64,
+    pub failure: &'a Failure,
+    pub found_after: Duration,
+}
+
+/// Confirms, minimises and saves one failure; returns the reproducer's
+/// path. Ctrl-C cuts the confirming short: what was found is saved as it is.
+pub async fn handle_failure(rig: &mut Rig, report: &FailureReport<'_>) -> Result<PathBuf, FuzzError> {
+    let failure = report.failure;
+    err_line(format_args!("wirebench fuzz: FAILURE: {}", failure.summary));
+    for detail in &failure.details {
+        err_line(format_args!("  {detail}"));
+    }
+    err_line(format_args!(
+        "wirebench fuzz: re-running the last {} sessions to find the one that causes it",
+        report.history.len()
+    ));
+    let first = suspects(report.history, report.checked_through).first().copied().unwrap_or(0);
+    let confirmed = tokio::select! {
+        confirmed = confirm(rig, report.history, report.checked_through, failure) => confirmed,
+        _ = tokio::signal::ctrl_c() => Confirmed {
+            reproduces: Reproduces::NotConfirmed("interrupted (Ctrl-C) while confirming".to_owned()),
+            culprit: first,
+            minimised: None,
+        },
+    };
+    let path = save_reproducer(report, confirmed)?;
+    out_line(format_args!("wirebench fuzz: FAILURE: {}", failure.summary));
+    out_line(format_args!("wirebench fuzz: reproducer written to {}", path.display()));
+    Ok(path)
+}
+
+fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<PathBuf, FuzzError> {
+    let culprit = report.history.get(confirmed.culprit);
+    let (failing, minimised) = match &confirmed.minimised {
+        Some(m) => {
+            let before = culprit.map_or(0, |c| c.plan.packets.len());
+            let mut text = format!("{before} packets -> {} in {} re-runs", m.plan.packets.len(), m.runs);
+            if let Some(why) = &m.cut_short {
+                text.push_str(&format!(" ({why})"));
+            }
+            (m.sent.clone(), text)
+        }
+        None => (culprit.map(|c| c.outcome.sent.clone()).unwrap_or_default(), "no (not confirmed alone)".to_owned()),
+    };
+    if failing.is_empty() {
+        return Err(FuzzError::NoCulprit(report.failure.summary.clone()));
+    }
+    let history = report
+        .history
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != confirmed.culprit)
+        .map(|(_, h)| h.outcome.sent.clone())
+        .collect();
+    let t = &report.options.target;
+    let reproducer = Reproducer {
+        observed: report.failure.summary.clone(),
+        details: report.failure.details.clone(),
+        seed: report.seed,
+        session: culprit.map_or(0, |c| c.number),
+        found_after: report.found_after,
+        target: t.endpoint.to_string(),
+        user: t.user.clone(),
+        database: t.database.clone(),
+        compression: t.compression,
+        minimised,
+        reproduces: confirmed.reproduces,
+        failing,
+        history,
+    };
+    reproducer.save(&report.options.fuzz_dir, kind_name(report.failure.kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::exec::{Ending, SentPacket, SessionOutcome};
+    use crate::fuzz::spec::SessionPlan;
+
+    fn finished(index: u64, ending: Ending, sent: usize) -> Finished {
+        let packet = SentPacket {
+            rendered: crate::fuzz::exec::Rendered {
+                phase: crate::fuzz::exec::Phase::Command,
+                bytes: vec![1, 0, 0, 0, 0x0e],
+                spots: Vec::new(),
+                wrap: Vec::new(),
+            },
+            answered: None,
+        };
+        let outcome = SessionOutcome {
+            sent: vec![packet; sent],
+            states: Vec::new(),
+            ending,
+            withheld: Vec::new(),
+            took: std::time::Duration::ZERO,
+        };
+        Finished { number: 100 - index, index, plan: SessionPlan::default(), outcome }
+    }
+
+    #[test]
+    fn the_first_to_end_badly_after_the_last_good_check_comes_first() {
+        let history = vec![
+            finished(1, Ending::Reset, 2),
+            finished(2, Ending::Completed, 2),
+            finished(3, Ending::NoReply, 2),
+            finished(4, Ending::ClosedAsExpected, 2),
+            finished(5, Ending::Reset, 3),
+            finished(6, Ending::ConnectFailed("no greeting".into()), 0),
+        ];
+        // The check after session 2 was good: 3 and 5 ended badly after it.
+        assert_eq!(suspects(&history, 3), vec![2, 4, 3, 0, 1]);
+    }
+}

@@ -1,0 +1,237 @@
+//! Minimising a failing session before it is saved: drop packets, then
+//! drop edits, then shrink what is left (statement text, parameter lists,
+//! connection attributes, long data), keeping each change only when a
+//! re-run (the server restarted first when needed) fails the same way.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::control::Failure;
+use super::exec::SentPacket;
+use super::rig::{same_bug, Rig};
+use super::spec::{OwnedParam, SessionPlan, Spec};
+
+/// Re-runs one minimisation may take at most.
+const MAX_RUNS: u32 = 60;
+/// And how long.
+const MAX_TIME: Duration = Duration::from_secs(90);
+
+/// A smaller session that still fails.
+#[derive(Debug, Clone)]
+pub struct Minimised {
+    pub plan: SessionPlan,
+    /// The packets of its last failing run.
+    pub sent: Vec<SentPacket>,
+    pub runs: u32,
+    /// Why it stopped early, if it did.
+    pub cut_short: Option<String>,
+}
+
+struct Search<'r> {
+    rig: &'r mut Rig,
+    failure: Failure,
+    best: Minimised,
+    until: Instant,
+}
+
+impl Search<'_> {
+    /// Whether `candidate` fails the same way; if so it becomes the best.
+    async fn keep_if_failing(&mut self, candidate: SessionPlan) -> bool {
+        if self.best.cut_short.is_some() {
+            return false;
+        }
+        if self.best.runs >= MAX_RUNS || Instant::now() >= self.until {
+            self.best.cut_short = Some(format!("stopped after {} re-runs", self.best.runs));
+            return false;
+        }
+        if let Err(why) = self.rig.ensure_up().await {
+            self.best.cut_short = Some(why.to_string());
+            return false;
+        }
+        self.best.runs += 1;
+        let (failure, outcomes) = self.rig.run_and_check(vec![candidate.packets.clone()]).await;
+        match (failure, outcomes.into_iter().next()) {
+            (Some(f), Some(outcome)) if same_bug(&f, &self.failure) => {
+                self.best.plan = candidate;
+                self.best.sent = outcome.sent;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Minimises `plan`, which failed with `failure` (its run sent `sent`).
+pub async fn minimise(rig: &mut Rig, plan: SessionPlan, sent: Vec<SentPacket>, failure: &Failure) -> Minimised {
+    let best = Minimised { plan, sent, runs: 0, cut_short: None };
+    let mut search = Search { rig, failure: failure.clone(), best, until: Instant::now() + MAX_TIME };
+    drop_packets(&mut search).await;
+    drop_edits(&mut search).await;
+    shrink_contents(&mut search).await;
+    search.best
+}
+
+async fn drop_packets(search: &mut Search<'_>) {
+    let mut at = search.best.plan.packets.len();
+    while at > 0 && search.best.plan.packets.len() > 1 {
+        at -= 1;
+        let candidate = search.best.plan.without_packet(at);
+        search.keep_if_failing(candidate).await;
+    }
+}
+
+async fn drop_edits(search: &mut Search<'_>) {
+    for packet in 0..search.best.plan.packets.len() {
+        for list in 0..3 {
+            let len = |plan: &SessionPlan| {
+                plan.packets.get(packet).map_or(0, |p| [p.edits.len(), p.frame.len(), p.wrap.len()][list])
+            };
+            let mut at = len(&search.best.plan);
+            while at > 0 {
+                at -= 1;
+                let mut candidate = search.best.plan.clone();
+                if let Some(p) = candidate.packets.get_mut(packet) {
+                    match list {
+                        0 => {
+                            p.edits.remove(at);
+                        }
+                        1 => {
+                            p.frame.remove(at);
+                        }
+                        _ => {
+                            p.wrap.remove(at);
+                        }
+                    }
+                }
+                search.keep_if_failing(candidate).await;
+                at = at.min(len(&search.best.plan));
+            }
+        }
+    }
+}
+
+/// Halves text, data and string parameters, drops parameters and
+/// attributes: each kind of shrinking as long as the failure stays.
+async fn shrink_contents(search: &mut Search<'_>) {
+    for packet in 0..search.best.plan.packets.len() {
+        for shrink in shrinks(&search.best.plan, packet) {
+            while let Some(candidate) = shrunk(&search.best.plan, packet, shrink) {
+                if !search.keep_if_failing(candidate).await {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// One way to make a packet's content smaller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shrink {
+    /// Statement text, long data or a command's body: its first half.
+    HalveBytes,
+    /// String parameter `n`: its first half.
+    HalveParam(usize),
+    /// The last parameter dropped.
+    DropParam,
+    /// The last connection attribute dropped.
+    DropAttribute,
+}
+
+/// The ways packet `at` of `plan` can shrink.
+fn shrinks(plan: &SessionPlan, at: usize) -> Vec<Shrink> {
+    match plan.packets.get(at).map(|p| &p.spec) {
+        Some(Spec::Query(_) | Spec::Prepare(_) | Spec::SendLongData { .. } | Spec::Other { .. }) => {
+            vec![Shrink::HalveBytes]
+        }
+        Some(Spec::Execute { params, .. }) => {
+            let mut shrinks: Vec<Shrink> = (0..params.len()).map(Shrink::HalveParam).collect();
+            shrinks.push(Shrink::DropParam);
+            shrinks
+        }
+        Some(Spec::Login(_) | Spec::ChangeUser { .. }) => vec![Shrink::DropAttribute],
+        _ => Vec::new(),
+    }
+}
+
+/// `plan` with packet `at` shrunk by `shrink`, if it can be.
+fn shrunk(plan: &SessionPlan, at: usize, shrink: Shrink) -> Option<SessionPlan> {
+    let mut plan = plan.clone();
+    let spec = &mut plan.packets.get_mut(at)?.spec;
+    let halve = |bytes: &mut Vec<u8>| (bytes.len() > 8).then(|| bytes.truncate(bytes.len() / 2));
+    match (spec, shrink) {
+        (
+            Spec::Query(bytes)
+            | Spec::Prepare(bytes)
+            | Spec::SendLongData { data: bytes, .. }
+            | Spec::Other { body: bytes, .. },
+            Shrink::HalveBytes,
+        ) => halve(bytes)?,
+        (Spec::Execute { params, .. }, Shrink::HalveParam(n)) => match params.get_mut(n)? {
+            OwnedParam::Bytes(bytes) | OwnedParam::VarString(bytes) | OwnedParam::Blob(bytes) => halve(bytes)?,
+            _ => return None,
+        },
+        (Spec::Execute { params, .. }, Shrink::DropParam) if params.len() > 1 => drop(params.pop()),
+        (Spec::Login(login), Shrink::DropAttribute) => drop(login.connect_attrs.pop()?),
+        (Spec::ChangeUser { connect_attrs }, Shrink::DropAttribute) => drop(connect_attrs.pop()?),
+        _ => return None,
+    }
+    Some(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::spec::{OwnedParam, PlannedPacket};
+
+    #[test]
+    fn dropping_a_prepare_keeps_later_commands_on_their_statements() {
+        let plan = SessionPlan {
+            packets: vec![
+                PlannedPacket::new(Spec::Prepare(b"SELECT ?".to_vec())),
+                PlannedPacket::new(Spec::Prepare(b"SELECT 1".to_vec())),
+                PlannedPacket::new(Spec::Close(crate::fuzz::spec::StmtRef::Prepared(1))),
+                PlannedPacket::new(Spec::Reset(crate::fuzz::spec::StmtRef::Prepared(0))),
+            ],
+        };
+        let without_first = plan.without_packet(0);
+        assert_eq!(without_first.packets[1].spec, Spec::Close(crate::fuzz::spec::StmtRef::Prepared(0)));
+        assert_eq!(
+            without_first.packets[2].spec,
+            Spec::Reset(crate::fuzz::spec::StmtRef::Prepared(0)),
+            "its own prepare is gone"
+        );
+        assert_eq!(plan.without_packet(2).packets.len(), 3);
+        assert_eq!(plan.without_packet(9), plan);
+    }
+
+    #[test]
+    fn shrinking_halves_text_and_drops_parameters() {
+        let plan = SessionPlan {
+            packets: vec![
+                PlannedPacket::new(Spec::Query(b"SELECT 1234567890".to_vec())),
+                PlannedPacket::new(Spec::Execute {
+                    stmt: crate::fuzz::spec::StmtRef::Prepared(0),
+                    flags: 0,
+                    params: vec![OwnedParam::I8(1), OwnedParam::I8(2), OwnedParam::Blob(vec![7; 100])],
+                }),
+                PlannedPacket::new(Spec::Ping),
+            ],
+        };
+        let text = shrunk(&plan, 0, Shrink::HalveBytes).unwrap();
+        assert_eq!(text.packets[0].spec, Spec::Query(b"SELECT 1".to_vec()));
+        assert!(shrunk(&text, 0, Shrink::HalveBytes).is_none(), "8 bytes or fewer stay");
+        assert_eq!(
+            shrinks(&plan, 1),
+            [Shrink::HalveParam(0), Shrink::HalveParam(1), Shrink::HalveParam(2), Shrink::DropParam]
+        );
+        let string = shrunk(&plan, 1, Shrink::HalveParam(2)).unwrap();
+        assert!(
+            matches!(&string.packets[1].spec, Spec::Execute { params, .. } if params[2] == OwnedParam::Blob(vec![7; 50]))
+        );
+        assert!(shrunk(&plan, 1, Shrink::HalveParam(0)).is_none(), "an integer does not halve");
+        let params = shrunk(&plan, 1, Shrink::DropParam).unwrap();
+        assert!(matches!(&params.packets[1].spec, Spec::Execute { params, .. } if params.len() == 2));
+        assert!(shrinks(&plan, 2).is_empty());
+    }
+}

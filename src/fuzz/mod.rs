@@ -1,0 +1,76 @@
+//! `wirebench fuzz`: protocol fuzzing of servers. It sends malformed client
+//! traffic at a MySQL/MariaDB server (or a proxy, or anything speaking the
+//! protocol) and catches what crashes it, hangs it or blows up its memory.
+//!
+//! - The session model: a session is the packets of one connection, from
+//!   the answer to the greeting (a login, an SSLRequest, or anything) to
+//!   COM_QUIT ([`spec`]); valid messages are built by the protocol crate's
+//!   encoders on the live connection and split into typed fields
+//!   ([`build`], [`fields`]); the exchange itself, the login's auth
+//!   switches and caching_sha2 steps included, is `exec.rs` over `conn.rs`
+//!   (the compressed protocol when the login asks for it) and `answer.rs`.
+//! - Structure-aware mutation: field edits fitting each field's kind
+//!   ([`edits`], [`values`], [`text`] for statement text), framing and
+//!   compressed-packet edits ([`frame`]), whole-session mutations
+//!   ([`mutate`]); seeds recorded from wirebench's own sysbench workloads
+//!   ([`seeds`]), fresh sessions from the grammar ([`generate`]), a
+//!   dictionary of SQL and edge values ([`dictionary`]).
+//! - Black-box feedback, as AFLNet: (message, answer class, error code)
+//!   states ([`state`]); sessions that reach new ones join the corpus
+//!   ([`corpus`]).
+//! - Failure detection by a separate control connection and, optionally,
+//!   the server's process and log ([`control`], [`watch`]); a failure's
+//!   session is confirmed, minimised and saved as a readable reproducer
+//!   ([`failure`], [`minimize`], [`reproducer`], [`rig`]), which
+//!   `wirebench fuzz-replay` sends again ([`replay`]).
+//! - Safety: targets on this host only unless allowed, no database but the
+//!   one given, no command that stops or reconfigures the server ([`safety`]).
+//! - The run: workers over tokio tasks, one connection each
+//!   ([`worker`]), the control loop and the reports ([`campaign`], [`report`]).
+//!
+//! Layer: beside `run`, below the command line, which converts its options
+//! into [`FuzzOptions`] and [`ReplayOptions`]. It may import client (the
+//! control connection and sockets), rand (its generator), workload (the
+//! seeds) and the protocol crate; not cli, run or driver: fuzzed sessions
+//! need no pinned event loops, and tokio tasks give thousands of sessions
+//! a second.
+
+mod answer;
+mod build;
+mod campaign;
+mod conn;
+mod control;
+mod corpus;
+mod dictionary;
+mod edits;
+mod error;
+mod exec;
+mod failure;
+mod fields;
+mod frame;
+mod generate;
+mod lines;
+mod minimize;
+mod mutate;
+mod options;
+mod render;
+mod replay;
+mod report;
+mod reproducer;
+mod rig;
+mod rng;
+mod safety;
+mod seeds;
+mod spec;
+mod state;
+mod text;
+mod values;
+mod watch;
+mod worker;
+
+pub use campaign::{fuzz, FuzzSummary};
+pub use control::{Failure, FailureKind};
+pub use error::FuzzError;
+pub use options::{FuzzOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE, DEFAULT_RSS_GROWTH};
+pub use replay::{replay, ReplayVerdict};
+pub use report::Progress;

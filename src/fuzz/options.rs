@@ -1,0 +1,81 @@
+//! The fuzzer's configuration, which it owns: `cli` reads the command line
+//! into it (`cli/fuzz.rs`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::client::Endpoint;
+
+/// The server under test and how to log in to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub endpoint: Endpoint,
+    pub user: String,
+    pub password: String,
+    /// The only database any packet names.
+    pub database: String,
+    /// `--mysql-compression=on`: logins ask for the compressed protocol.
+    pub compression: bool,
+}
+
+/// Where the server's process is, for `--server-pid`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PidSource {
+    Pid(u32),
+    /// A pid file, read again after each restart.
+    File(PathBuf),
+}
+
+/// What besides the control connection watches the server.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WatchOptions {
+    /// `--server-pid`: the process must stay alive and its RSS must not
+    /// grow by more than `rss_growth`.
+    pub pid: Option<PidSource>,
+    /// `--server-rss-growth`, in bytes.
+    pub rss_growth: u64,
+    /// `--server-log`: new lines with "got signal", "Assertion" or
+    /// "AddressSanitizer" are a failure.
+    pub log: Option<PathBuf>,
+}
+
+/// `wirebench fuzz`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuzzOptions {
+    pub target: Target,
+    /// `--threads`: fuzzed connections at once.
+    pub threads: u32,
+    /// `--time`; `None` for no limit.
+    pub time: Option<Duration>,
+    /// `--rand-seed`; 0 picks one from the clock (and prints it).
+    pub seed: u64,
+    /// `--report-interval`; `None` for no interim lines.
+    pub report_interval: Option<Duration>,
+    /// `--fuzz-dir`: where reproducers go.
+    pub fuzz_dir: PathBuf,
+    pub watch: WatchOptions,
+    /// `--restart-cmd`: run through `sh -c` to bring a failed server back.
+    pub restart_cmd: Option<String>,
+    /// `--keep-going`: go on after a failure.
+    pub keep_going: bool,
+    /// `--fuzz-allow-remote`.
+    pub allow_remote: bool,
+    /// `--fuzz-deadline`: how long the control connection waits for an
+    /// answer before the server counts as hung.
+    pub deadline: Duration,
+}
+
+/// `wirebench fuzz-replay FILE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayOptions {
+    pub file: PathBuf,
+    pub target: Target,
+    pub watch: WatchOptions,
+    pub allow_remote: bool,
+    pub deadline: Duration,
+}
+
+/// The default `--fuzz-deadline`.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(5);
+/// The default `--server-rss-growth`: 1 GiB.
+pub const DEFAULT_RSS_GROWTH: u64 = 1 << 30;

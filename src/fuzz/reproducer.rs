@@ -1,0 +1,430 @@
+//! The reproducer file: what failed, how to replay it, and the exact bytes
+//! of the failing session (and of the sessions just before it), as text an
+//! engineer can read:
+//!
+//! ```text
+//! wirebench fuzz reproducer 1
+//! observed: the server is down: connection refused (...)
+//! seed: 42
+//! ...
+//! session failing
+//! packet login live=scramble:mysql_native_password@36+20
+//!   # answer: login -> OK
+//!   5b000001 8da20a00 ffffff00 2d000000  00000000 00000000 00000000 00000000  |[.......-.......|
+//! packet command live=statement:0@5+4
+//! ...
+//! end
+//! ```
+//!
+//! Each packet is its packet-stream bytes, header included, in hex. `live=`
+//! names the bytes recomputed on each connection (the login's answer to
+//! the server's nonce; the id the server gives a prepared statement), so a
+//! replay logs in and names the same statements; everything else is sent
+//! as it is. `wrap=` breaks the compressed packet carrying it.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use thiserror::Error;
+
+use super::error::FuzzError;
+use super::exec::{Phase, Rendered, SentPacket};
+use super::fields::{Live, LiveSpot};
+use super::spec::WrapEdit;
+
+const MAGIC: &str = "wirebench fuzz reproducer 1";
+
+/// What is wrong with a line of a reproducer file.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ReproducerError {
+    #[error("the first line is not {MAGIC:?}")]
+    NoMagic,
+    #[error("`end` outside a session")]
+    StrayEnd,
+    #[error("the last session has no `end`")]
+    Unterminated,
+    #[error("no `session failing` with packets")]
+    NoFailingSession,
+    #[error("expected `key: value`, got {0:?}")]
+    NotKeyValue(String),
+    #[error("{key}: {value:?} is not a number")]
+    NotANumber { key: String, value: String },
+    #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
+    UnknownPhase(String),
+    #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
+    UnknownAttribute(String),
+    #[error("bytes before the first `packet` line")]
+    BytesOutsidePacket,
+    #[error("{0:?} is not whole bytes of hex")]
+    NotHex(String),
+    #[error("live={0}: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN")]
+    BadLive(String),
+    #[error("wrap edit {0:?}: expected seq:N, payload-length:N, plain-length:N or corrupt:N")]
+    BadWrap(String),
+}
+
+/// Whether the failure came back when its session was run again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reproduces {
+    /// The failing session alone brings it back.
+    Alone,
+    /// Only with the sessions before it, run at the same time.
+    WithHistory,
+    /// Not confirmed: why.
+    NotConfirmed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reproducer {
+    pub observed: String,
+    pub details: Vec<String>,
+    pub seed: u64,
+    /// The failing session's number in the run.
+    pub session: u64,
+    pub found_after: Duration,
+    pub target: String,
+    pub user: String,
+    pub database: String,
+    pub compression: bool,
+    /// How minimisation went, in words.
+    pub minimised: String,
+    pub reproduces: Reproduces,
+    pub failing: Vec<SentPacket>,
+    /// The sessions before it, oldest first.
+    pub history: Vec<Vec<SentPacket>>,
+}
+
+impl Reproducer {
+    /// The file's text.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{MAGIC}");
+        out.push_str(
+            "# Replay: wirebench fuzz-replay THIS_FILE [--mysql-host=... --mysql-port=... | --mysql-socket=...]\n",
+        );
+        out.push_str("# (exit status 3: the failure happened again; 0: the server survived)\n");
+        let _ = writeln!(out, "observed: {}", self.observed);
+        for detail in &self.details {
+            let _ = writeln!(out, "detail: {detail}");
+        }
+        let reproduces = match &self.reproduces {
+            Reproduces::Alone => "alone".to_owned(),
+            Reproduces::WithHistory => "with-history".to_owned(),
+            Reproduces::NotConfirmed(why) => format!("not confirmed: {why}"),
+        };
+        for (key, value) in [
+            ("seed", self.seed.to_string()),
+            ("session", self.session.to_string()),
+            ("found-after", format!("{:.1} s", self.found_after.as_secs_f64())),
+            ("target", self.target.clone()),
+            ("user", self.user.clone()),
+            ("database", self.database.clone()),
+            ("compression", if self.compression { "on" } else { "off" }.to_owned()),
+            ("minimised", self.minimised.clone()),
+            ("reproduces", reproduces),
+        ] {
+            let _ = writeln!(out, "{key}: {value}");
+        }
+        write_session(&mut out, "failing", &self.failing);
+        for session in &self.history {
+            write_session(&mut out, "history", session);
+        }
+        out
+    }
+
+    /// Writes the file in `dir`, under a name that is not taken yet.
+    pub fn save(&self, dir: &Path, kind: &str) -> Result<PathBuf, FuzzError> {
+        std::fs::create_dir_all(dir).map_err(|source| FuzzError::FuzzDir { path: dir.to_owned(), source })?;
+        let mut n = 0;
+        let path = loop {
+            let suffix = if n == 0 { String::new() } else { format!("-{n}") };
+            let path = dir.join(format!("failure-{kind}-session{}{suffix}.repro", self.session));
+            if !path.exists() {
+                break path;
+            }
+            n += 1;
+        };
+        std::fs::write(&path, self.to_text())
+            .map_err(|source| FuzzError::WriteReproducer { path: path.clone(), source })?;
+        Ok(path)
+    }
+}
+
+fn write_session(out: &mut String, name: &str, packets: &[SentPacket]) {
+    let _ = writeln!(out, "\nsession {name}");
+    for packet in packets {
+        let r = &packet.rendered;
+        let phase = match r.phase {
+            Phase::Login => "login",
+            Phase::SslRequest => "ssl-request",
+            Phase::Command => "command",
+        };
+        let _ = write!(out, "packet {phase}");
+        for spot in &r.spots {
+            let what = match &spot.live {
+                Live::Scramble { plugin } => format!("scramble:{plugin}"),
+                Live::Statement { prepare } => format!("statement:{prepare}"),
+            };
+            let _ = write!(out, " live={what}@{}+{}", spot.range.start, spot.range.len());
+        }
+        if !r.wrap.is_empty() {
+            let edits: Vec<String> = r.wrap.iter().map(wrap_text).collect();
+            let _ = write!(out, " wrap={}", edits.join(","));
+        }
+        out.push('\n');
+        if let Some(state) = packet.answered {
+            let _ = writeln!(out, "  # answer: {state}");
+        }
+        for chunk in r.bytes.chunks(16) {
+            let hex: Vec<String> = chunk.chunks(4).map(|g| g.iter().map(|b| format!("{b:02x}")).collect()).collect();
+            let ascii: String = chunk
+                .iter()
+                .map(|&b| if b.is_ascii_graphic() && b != b'|' || b == b' ' { b as char } else { '.' })
+                .collect();
+            let _ = writeln!(out, "  {:<35}  |{ascii}|", hex.join(" "));
+        }
+    }
+    out.push_str("end\n");
+}
+
+fn wrap_text(edit: &WrapEdit) -> String {
+    match edit {
+        WrapEdit::Seq(s) => format!("seq:{s}"),
+        WrapEdit::PayloadLength(n) => format!("payload-length:{n}"),
+        WrapEdit::PlainLength(n) => format!("plain-length:{n}"),
+        WrapEdit::Corrupt(bit) => format!("corrupt:{bit}"),
+    }
+}
+
+/// Reads a reproducer file.
+pub fn read_reproducer(path: &Path) -> Result<Reproducer, FuzzError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|source| FuzzError::ReadReproducer { path: path.to_owned(), source })?;
+    parse_reproducer(&text).map_err(|(line, source)| FuzzError::BadReproducer { path: path.to_owned(), line, source })
+}
+
+/// Parses a reproducer's text; an error names its line (from 1).
+pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerError)> {
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    match lines.next() {
+        Some((_, first)) if first.trim() == MAGIC => {}
+        _ => return Err((1, ReproducerError::NoMagic)),
+    }
+    let mut r = Reproducer {
+        observed: String::new(),
+        details: Vec::new(),
+        seed: 0,
+        session: 0,
+        found_after: Duration::ZERO,
+        target: String::new(),
+        user: String::new(),
+        database: String::new(),
+        compression: false,
+        minimised: String::new(),
+        reproduces: Reproduces::Alone,
+        failing: Vec::new(),
+        history: Vec::new(),
+    };
+    let mut session: Option<(String, Vec<SentPacket>)> = None;
+    for (number, line) in lines {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix("session ") {
+            session = Some((name.trim().to_owned(), Vec::new()));
+        } else if trimmed == "end" {
+            let Some((name, packets)) = session.take() else { return Err((number, ReproducerError::StrayEnd)) };
+            if name == "failing" {
+                r.failing = packets;
+            } else {
+                r.history.push(packets);
+            }
+        } else if let Some((_, packets)) = &mut session {
+            parse_packet_line(line, packets).map_err(|reason| (number, reason))?;
+        } else {
+            parse_header_line(trimmed, &mut r).map_err(|reason| (number, reason))?;
+        }
+    }
+    if session.is_some() {
+        return Err((text.lines().count(), ReproducerError::Unterminated));
+    }
+    if r.failing.is_empty() {
+        return Err((text.lines().count(), ReproducerError::NoFailingSession));
+    }
+    Ok(r)
+}
+
+fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), ReproducerError> {
+    let Some((key, value)) = line.split_once(':') else { return Err(ReproducerError::NotKeyValue(line.to_owned())) };
+    let value = value.trim();
+    let number = |v: &str| {
+        v.parse::<u64>().map_err(|_| ReproducerError::NotANumber { key: key.trim().to_owned(), value: v.to_owned() })
+    };
+    match key.trim() {
+        "observed" => r.observed = value.to_owned(),
+        "detail" => r.details.push(value.to_owned()),
+        "seed" => r.seed = number(value)?,
+        "session" => r.session = number(value)?,
+        "found-after" => {
+            let secs = value.trim_end_matches(" s").parse::<f64>().unwrap_or(0.0);
+            r.found_after = Duration::try_from_secs_f64(secs).unwrap_or_default();
+        }
+        "target" => r.target = value.to_owned(),
+        "user" => r.user = value.to_owned(),
+        "database" => r.database = value.to_owned(),
+        "compression" => r.compression = value == "on",
+        "minimised" => r.minimised = value.to_owned(),
+        "reproduces" => {
+            r.reproduces = match value {
+                "alone" => Reproduces::Alone,
+                "with-history" => Reproduces::WithHistory,
+                other => Reproduces::NotConfirmed(other.trim_start_matches("not confirmed:").trim().to_owned()),
+            }
+        }
+        // Keys a later version adds are for reading, not replaying.
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A `packet ...` line, or a line of its bytes.
+fn parse_packet_line(line: &str, packets: &mut Vec<SentPacket>) -> Result<(), ReproducerError> {
+    let trimmed = line.trim();
+    if let Some(rest) = trimmed.strip_prefix("packet") {
+        let mut words = rest.split_whitespace();
+        let phase = match words.next() {
+            Some("login") => Phase::Login,
+            Some("ssl-request") => Phase::SslRequest,
+            Some("command") => Phase::Command,
+            other => return Err(ReproducerError::UnknownPhase(other.unwrap_or_default().to_owned())),
+        };
+        let mut rendered = Rendered { phase, bytes: Vec::new(), spots: Vec::new(), wrap: Vec::new() };
+        for word in words {
+            if let Some(live) = word.strip_prefix("live=") {
+                rendered.spots.push(parse_live(live)?);
+            } else if let Some(wrap) = word.strip_prefix("wrap=") {
+                rendered.wrap = wrap.split(',').map(parse_wrap).collect::<Result<_, _>>()?;
+            } else {
+                return Err(ReproducerError::UnknownAttribute(word.to_owned()));
+            }
+        }
+        packets.push(SentPacket { rendered, answered: None });
+        return Ok(());
+    }
+    let Some(packet) = packets.last_mut() else { return Err(ReproducerError::BytesOutsidePacket) };
+    let hex = trimmed.split('|').next().unwrap_or_default();
+    for group in hex.split_whitespace() {
+        let not_hex = || ReproducerError::NotHex(group.to_owned());
+        if group.len() % 2 != 0 {
+            return Err(not_hex());
+        }
+        for pair in group.as_bytes().chunks(2) {
+            let pair = std::str::from_utf8(pair).unwrap_or("zz");
+            let byte = u8::from_str_radix(pair, 16).map_err(|_| not_hex())?;
+            packet.rendered.bytes.push(byte);
+        }
+    }
+    Ok(())
+}
+
+/// `scramble:PLUGIN@START+LEN` or `statement:N@START+LEN`.
+fn parse_live(text: &str) -> Result<LiveSpot, ReproducerError> {
+    let bad = || ReproducerError::BadLive(text.to_owned());
+    let (what, place) = text.split_once('@').ok_or_else(bad)?;
+    let (start, len) = place.split_once('+').ok_or_else(bad)?;
+    let start: usize = start.parse().map_err(|_| bad())?;
+    let len: usize = len.parse().map_err(|_| bad())?;
+    let live = match what.split_once(':') {
+        Some(("scramble", plugin)) => Live::Scramble { plugin: plugin.to_owned() },
+        Some(("statement", n)) => Live::Statement { prepare: n.parse().map_err(|_| bad())? },
+        _ => return Err(bad()),
+    };
+    Ok(LiveSpot { live, range: start..start.saturating_add(len) })
+}
+
+fn parse_wrap(text: &str) -> Result<WrapEdit, ReproducerError> {
+    let bad = || ReproducerError::BadWrap(text.to_owned());
+    let (what, n) = text.split_once(':').ok_or_else(bad)?;
+    let n: u32 = n.parse().map_err(|_| bad())?;
+    Ok(match what {
+        "seq" => WrapEdit::Seq(u8::try_from(n).map_err(|_| bad())?),
+        "payload-length" => WrapEdit::PayloadLength(n),
+        "plain-length" => WrapEdit::PlainLength(n),
+        "corrupt" => WrapEdit::Corrupt(n),
+        _ => return Err(bad()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::state::{AnswerClass, State, Step};
+
+    fn sample() -> Reproducer {
+        let login = Rendered {
+            phase: Phase::Login,
+            bytes: (0..40u8).collect(),
+            spots: vec![LiveSpot { live: Live::Scramble { plugin: "mysql_native_password".into() }, range: 8..28 }],
+            wrap: Vec::new(),
+        };
+        let execute = Rendered {
+            phase: Phase::Command,
+            bytes: b"\x0b\x00\x00\x00\x17\x01\x00\x00\x00\x00\x01\x00\x00\x00|#".to_vec(),
+            spots: vec![LiveSpot { live: Live::Statement { prepare: 0 }, range: 5..9 }],
+            wrap: vec![WrapEdit::Seq(9), WrapEdit::Corrupt(77)],
+        };
+        let answered = Some(State { step: Step::Command(0x17), class: AnswerClass::Closed, code: 0 });
+        Reproducer {
+            observed: "the server is down".into(),
+            details: vec!["server log: got signal 11".into()],
+            seed: 42,
+            session: 7,
+            found_after: Duration::from_millis(1500),
+            target: "127.0.0.1:3411".into(),
+            user: "sbtest".into(),
+            database: "sbtest".into(),
+            compression: true,
+            minimised: "5 packets -> 2 in 6 re-runs".into(),
+            reproduces: Reproduces::NotConfirmed("the server did not come back".into()),
+            failing: vec![
+                SentPacket { rendered: login.clone(), answered: None },
+                SentPacket { rendered: execute, answered },
+            ],
+            history: vec![vec![SentPacket { rendered: login, answered: None }]],
+        }
+    }
+
+    #[test]
+    fn the_text_reads_back_to_the_same_reproducer() {
+        let r = sample();
+        let text = r.to_text();
+        assert!(text.contains("packet command live=statement:0@5+4 wrap=seq:9,corrupt:77\n  # answer: COM_STMT_EXECUTE -> connection closed\n"), "{text}");
+        assert!(text.contains("  0b000000 17010000 00000100 00007c23  |...............#|\n"), "{text}");
+        let mut back = parse_reproducer(&text).unwrap();
+        for p in back.failing.iter_mut().chain(back.history.iter_mut().flatten()) {
+            p.answered = None;
+        }
+        let mut expected = r;
+        expected.failing[1].answered = None;
+        assert_eq!(back, expected);
+    }
+
+    #[test]
+    fn broken_files_say_where() {
+        assert_eq!(parse_reproducer("hello").unwrap_err(), (1, ReproducerError::NoMagic));
+        let text = format!("{MAGIC}\nseed: x\n");
+        let number = ReproducerError::NotANumber { key: "seed".into(), value: "x".into() };
+        assert_eq!(parse_reproducer(&text).unwrap_err(), (2, number));
+        let text = format!("{MAGIC}\nsession failing\npacket command\n  0g\nend\n");
+        assert_eq!(parse_reproducer(&text).unwrap_err(), (4, ReproducerError::NotHex("0g".into())));
+        let text = format!("{MAGIC}\nsession failing\n  00\nend\n");
+        assert_eq!(parse_reproducer(&text).unwrap_err(), (3, ReproducerError::BytesOutsidePacket));
+        let text = format!("{MAGIC}\nsession failing\npacket command live=scramble\nend\n");
+        assert_eq!(
+            parse_reproducer(&text).unwrap_err().1.to_string(),
+            "live=scramble: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN"
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! Running sessions again against the server under test, bringing it back
+//! first when it is down: what confirming, minimising and replaying a
+//! failure need.
+
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use thiserror::Error;
+use tokio::time::Instant;
+
+use super::control::{Checker, Failure, FailureKind};
+use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
+use super::lines::err_line;
+use super::options::Target;
+
+/// How long a restarted (or self-restarting) server may take to answer again.
+pub const COME_BACK_WAIT: Duration = Duration::from_secs(60);
+/// How long `--restart-cmd` itself may run.
+const RESTART_CMD_LIMIT: Duration = Duration::from_secs(120);
+
+/// Why the server could not be brought back.
+#[derive(Debug, Error)]
+pub enum RestartError {
+    #[error("cannot run --restart-cmd {cmd:?}: {source}")]
+    Spawn { cmd: String, source: std::io::Error },
+    #[error("--restart-cmd {cmd:?} exited with {status}: check that it restarts the server (it runs with sh -c)")]
+    Failed { cmd: String, status: ExitStatus },
+    #[error("--restart-cmd {cmd:?} did not finish within {} s", .limit.as_secs())]
+    TooSlow { cmd: String, limit: Duration },
+    #[error("the server did not answer again within {} s{}", .waited.as_secs(), if *.restart_cmd { "" } else { "; give --restart-cmd to bring it back" })]
+    NotBack { waited: Duration, restart_cmd: bool },
+}
+
+/// The server under test, its control connection, and how to restart it.
+#[derive(Debug)]
+pub struct Rig {
+    pub target: Target,
+    pub limits: Limits,
+    pub checker: Checker,
+    pub restart_cmd: Option<String>,
+    /// Restarts so far.
+    pub restarts: u32,
+    /// The last check failed: no need to check again before restarting.
+    pub known_down: bool,
+}
+
+impl Rig {
+    /// Makes sure the server answers: if not, runs `--restart-cmd` (or,
+    /// without one, waits for the server to come back by itself, as under
+    /// mysqld_safe or systemd) and waits until it answers.
+    pub async fn ensure_up(&mut self) -> Result<(), RestartError> {
+        self.checker.rebase();
+        if !std::mem::take(&mut self.known_down) && self.checker.check().await.is_none() {
+            return Ok(());
+        }
+        match &self.restart_cmd {
+            Some(cmd) => run_restart_cmd(cmd).await?,
+            None => err_line(format_args!(
+                "wirebench fuzz: waiting up to {} s for the server to come back by itself (no --restart-cmd)",
+                COME_BACK_WAIT.as_secs()
+            )),
+        }
+        self.restarts += 1;
+        let until = Instant::now() + COME_BACK_WAIT;
+        let mut pause = Duration::from_millis(20);
+        while Instant::now() < until {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(500));
+            self.checker.rebase();
+            if self.checker.check().await.is_none() {
+                return Ok(());
+            }
+        }
+        Err(RestartError::NotBack { waited: COME_BACK_WAIT, restart_cmd: self.restart_cmd.is_some() })
+    }
+
+    /// Runs `sessions` at the same time, each on its own connection, then
+    /// asks the control connection (see [`Rig::check_for_a_while`]).
+    pub async fn run_and_check<T>(&mut self, sessions: Vec<Vec<T>>) -> (Option<Failure>, Vec<SessionOutcome>)
+    where
+        T: Outgoing + Send + Sync + 'static,
+    {
+        let tasks: Vec<_> = sessions
+            .into_iter()
+            .map(|items| {
+                let target = self.target.clone();
+                let limits = self.limits;
+                tokio::spawn(async move { run_session(&target, &items, &limits).await })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for task in tasks {
+            if let Ok(outcome) = task.await {
+                outcomes.push(outcome);
+            }
+        }
+        let suspicious = outcomes.iter().any(|o| o.ending.is_suspicious());
+        let failure = self.check_for_a_while(suspicious).await;
+        self.known_down = failure.is_some();
+        (failure, outcomes)
+    }
+
+    /// Checks the server now and a moment later; after a session that
+    /// ended as a dying server ends it, for 1.5 s: a crashing server keeps
+    /// answering other connections while its signal handler writes the
+    /// backtrace (MariaDB's takes a second or more).
+    async fn check_for_a_while(&mut self, suspicious: bool) -> Option<Failure> {
+        let pauses: &[u64] = if suspicious { &[0, 100, 200, 400, 800] } else { &[0, 100] };
+        for &pause in pauses {
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+            if let Some(failure) = self.checker.check().await {
+                return Some(failure);
+            }
+        }
+        None
+    }
+}
+
+/// Whether two failures are the same bug as far as the outside can tell:
+/// the same kind, or both a dead server however it showed.
+pub fn same_bug(a: &Failure, b: &Failure) -> bool {
+    let dead = |f: &Failure| matches!(f.kind, FailureKind::Down | FailureKind::ProcessGone | FailureKind::Log);
+    a.kind == b.kind || dead(a) && dead(b)
+}
+
+/// Runs `--restart-cmd` through `sh -c` (its output goes to stderr) and
+/// waits for it, up to [`RESTART_CMD_LIMIT`].
+async fn run_restart_cmd(cmd: &str) -> Result<(), RestartError> {
+    err_line(format_args!("wirebench fuzz: restarting the server: {cmd}"));
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|source| RestartError::Spawn { cmd: cmd.to_owned(), source })?;
+    let until = Instant::now() + RESTART_CMD_LIMIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(RestartError::Failed { cmd: cmd.to_owned(), status }),
+            Ok(None) if Instant::now() < until => tokio::time::sleep(Duration::from_millis(50)).await,
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(RestartError::TooSlow { cmd: cmd.to_owned(), limit: RESTART_CMD_LIMIT });
+            }
+            Err(source) => return Err(RestartError::Spawn { cmd: cmd.to_owned(), source }),
+        }
+    }
+}

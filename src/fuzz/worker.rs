@@ -1,0 +1,139 @@
+//! The fuzzing workers: each runs sessions back to back on fresh
+//! connections, a new session chosen from the corpus and mutated (or fresh
+//! from the grammar, or a seed as it is), and records what it reached.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::corpus::{Corpus, Coverage};
+use super::exec::{run_session, Ending, Limits, SessionOutcome};
+use super::generate::fresh_session;
+use super::mutate::{mutate_plan, Pool};
+use super::options::Target;
+use super::rng::FuzzRng;
+use super::seeds::Seeds;
+use super::spec::SessionPlan;
+
+/// Sessions kept for a reproducer: the failing one may need those before it.
+pub const HISTORY: usize = 16;
+/// A worker whose connection was refused waits this long before the next.
+const REFUSED_PAUSE: Duration = Duration::from_millis(100);
+
+/// A session that ran.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// In the order sessions started.
+    pub number: u64,
+    /// In the order they finished.
+    pub index: u64,
+    pub plan: SessionPlan,
+    pub outcome: SessionOutcome,
+}
+
+/// What the workers, the control loop and the reporter share.
+#[derive(Debug)]
+pub struct Shared {
+    pub target: Target,
+    pub limits: Limits,
+    pub seed: u64,
+    pub seeds: Seeds,
+    pub started: Instant,
+    pub stop: AtomicBool,
+    /// Sessions started (their numbers).
+    pub sessions: AtomicU64,
+    pub finished: AtomicU64,
+    /// Sessions that had finished when the last good check started: the
+    /// server was well after them.
+    pub checked_through: AtomicU64,
+    pub packets: AtomicU64,
+    /// Packets the safety check kept back.
+    pub withheld: AtomicU64,
+    pub checks: AtomicU64,
+    pub failures: AtomicU64,
+    pub coverage: Mutex<Coverage>,
+    pub corpus: Mutex<Corpus>,
+    pub history: Mutex<VecDeque<Finished>>,
+    /// A session ended as a dead server would end it: check now.
+    pub suspicious: Notify,
+}
+
+/// A lock that outlives a worker that panicked while holding it: the data
+/// (counters, a corpus) stays usable.
+pub fn lock_shared<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One worker's loop, until `shared.stop`; `stream` picks its random stream.
+pub async fn fuzz_worker(shared: Arc<Shared>, stream: u64) {
+    let mut rng = FuzzRng::new(shared.seed, stream.wrapping_add(1));
+    while !shared.stop.load(Ordering::Relaxed) {
+        let number = shared.sessions.fetch_add(1, Ordering::Relaxed);
+        let plan = next_plan(&shared, &mut rng);
+        let outcome = run_session(&shared.target, &plan.packets, &shared.limits).await;
+        let index = shared.finished.fetch_add(1, Ordering::Relaxed);
+        let refused = matches!(outcome.ending, Ending::ConnectFailed(_));
+        record(&shared, Finished { number, index, plan, outcome });
+        if refused {
+            // The server is probably down: give the control connection
+            // time to say so rather than hammer a closed port.
+            tokio::time::sleep(REFUSED_PAUSE).await;
+        }
+    }
+}
+
+/// The next session: mostly a mutant of the corpus, sometimes a fresh one
+/// from the grammar or a seed as recorded.
+fn next_plan(shared: &Shared, rng: &mut FuzzRng) -> SessionPlan {
+    match rng.below(20) {
+        0..=2 => return fresh_session(rng, &shared.seeds),
+        3 => {
+            if let Some(seed) = rng.pick(&shared.seeds.plans) {
+                return seed.clone();
+            }
+        }
+        _ => {}
+    }
+    let (base, donor) = {
+        let corpus = lock_shared(&shared.corpus);
+        (corpus.pick(rng).cloned(), corpus.pick(rng).cloned())
+    };
+    let Some(base) = base else { return fresh_session(rng, &shared.seeds) };
+    let pool = Pool {
+        seeds: &shared.seeds,
+        donor: donor.as_ref(),
+        database: &shared.target.database,
+        compression: shared.target.compression,
+    };
+    mutate_plan(&base, rng, &pool)
+}
+
+fn record(shared: &Shared, finished: Finished) {
+    shared.packets.fetch_add(finished.outcome.sent.len() as u64, Ordering::Relaxed);
+    shared.withheld.fetch_add(finished.outcome.withheld.len() as u64, Ordering::Relaxed);
+    let new = lock_shared(&shared.coverage).merge(&finished.outcome.states, shared.started.elapsed());
+    if new > 0 {
+        // What was never sent did not reach these states: its mutants
+        // need not carry it.
+        let kept =
+            finished.outcome.withheld.iter().rev().fold(finished.plan.clone(), |plan, &at| plan.without_packet(at));
+        lock_shared(&shared.corpus).add(kept, finished.outcome.took);
+    }
+    if finished.outcome.ending.is_suspicious() {
+        shared.suspicious.notify_one();
+    }
+    if finished.outcome.sent.is_empty() {
+        // It sent nothing: no part in any failure, and no room to take
+        // from the sessions that did.
+        return;
+    }
+    let mut history = lock_shared(&shared.history);
+    history.push_back(finished);
+    while history.len() > HISTORY {
+        history.pop_front();
+    }
+}

@@ -1,0 +1,204 @@
+//! What wirebench adds to sysbench's final report: blocks of their own,
+//! after sysbench's latency block and a blank line, never inside it, and
+//! with labels sysbench never prints (`p99.9:`, not `99th percentile:`), so
+//! that a parser of sysbench's report finds its lines where they were and
+//! no second match. Each block prints only when asked for (or, for the
+//! `--rate` lines, when the run needs them said); the run decides.
+//!
+//! Every figure here comes from the HdrHistograms: exact to 3 significant
+//! digits, never above the max, with no cap. sysbench's own
+//! `95th percentile:` line keeps sysbench's bucket arithmetic, so it can
+//! differ from `p95:` here by up to a bucket (about 1.8 %).
+
+use std::fmt;
+
+use super::kinds::KindTable;
+use super::latency::HdrLatency;
+
+fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+/// `p50`, `p99.9`: a percentile's label, in its shortest form.
+struct Label(f64);
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = format!("p{}", self.0);
+        f.pad(&text)
+    }
+}
+
+/// The `--percentile` list, from the HdrHistogram of the events'
+/// latencies; under `--rate` with the service time beside it.
+pub struct PercentileBlock<'a> {
+    pub percentiles: &'a [f64],
+    /// Each event from its start (under `--rate`, its intended start).
+    pub latency: &'a HdrLatency,
+    /// `Some` under `--rate`: each event from its first send.
+    pub service: Option<&'a HdrLatency>,
+}
+
+impl fmt::Display for PercentileBlock<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(service) = self.service else {
+            f.write_str("\nLatency percentiles (ms):\n")?;
+            for &p in self.percentiles {
+                writeln!(f, "{:>12}: {:>39.2}", Label(p), self.latency.percentile_ms(p))?;
+            }
+            return Ok(());
+        };
+        f.write_str("\nLatency under --rate (ms):\n")?;
+        writeln!(f, "{:14}{:>25} {:>16}", "", "from arrival", "service time")?;
+        let (l, s) = (self.latency, service);
+        let rows = [
+            ("min", ms(l.min_ns() as f64), ms(s.min_ns() as f64)),
+            ("avg", ms(l.mean_ns()), ms(s.mean_ns())),
+            ("max", ms(l.max_ns() as f64), ms(s.max_ns() as f64)),
+        ];
+        for (label, a, b) in rows {
+            writeln!(f, "{label:>12}: {a:>25.2} {b:>16.2}")?;
+        }
+        for &p in self.percentiles {
+            writeln!(f, "{:>12}: {:>25.2} {:>16.2}", Label(p), l.percentile_ms(p), s.percentile_ms(p))?;
+        }
+        Ok(())
+    }
+}
+
+/// What `--rate` asked for and what ran.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSummary {
+    /// `--rate`, events per second.
+    pub target: u32,
+    /// "poisson" or "fixed".
+    pub arrival: &'static str,
+    /// Events completed per second of the measured time.
+    pub achieved: f64,
+    /// Arrivals due by the end and never started.
+    pub waiting: u64,
+    /// How long the oldest of them had waited at the end, in seconds.
+    pub oldest_wait_s: f64,
+    /// Whether the target counts as not met (the run decides how).
+    pub missed: bool,
+}
+
+impl fmt::Display for RateSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "\nRate: target {}/s ({} arrivals), achieved {:.2}/s", self.target, self.arrival, self.achieved)?;
+        if self.missed {
+            writeln!(
+                f,
+                "Target rate not met: {} arrivals were still waiting at the end, the oldest for {:.3}s; latency \
+                 counts from each arrival, so it includes that wait",
+                self.waiting, self.oldest_wait_s
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `--per-statement`: each statement kind that ran, with its count, its
+/// errors and its latency (from the statement's send to its answer).
+pub struct PerStatementBlock<'a> {
+    pub kinds: &'a KindTable,
+    pub percentiles: &'a [f64],
+}
+
+impl fmt::Display for PerStatementBlock<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\nStatements (latency in ms, from each statement's send to its answer):\n")?;
+        write!(f, "    {:<18}{:>12}{:>9}{:>10}", "kind", "count", "errors", "avg")?;
+        for &p in self.percentiles {
+            write!(f, "{:>10}", Label(p))?;
+        }
+        writeln!(f, "{:>10}", "max")?;
+        for (name, kind) in self.kinds.iter().filter(|(_, k)| k.count + k.errors > 0) {
+            let l = &kind.latency;
+            write!(f, "    {name:<18}{:>12}{:>9}{:>10.3}", kind.count, kind.errors, ms(l.mean_ns()))?;
+            for &p in self.percentiles {
+                write!(f, "{:>10.3}", l.percentile_ms(p))?;
+            }
+            writeln!(f, "{:>10.3}", ms(l.max_ns() as f64))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn latencies(values_us: &[u64]) -> HdrLatency {
+        let mut h = HdrLatency::new();
+        for &us in values_us {
+            h.record_ns(us * 1_000);
+        }
+        h
+    }
+
+    #[test]
+    fn percentile_lines() {
+        let l = latencies(&[100, 200, 300, 400, 1_000]);
+        let block = PercentileBlock { percentiles: &[50.0, 99.9], latency: &l, service: None }.to_string();
+        assert_eq!(
+            block,
+            "\nLatency percentiles (ms):\n\
+             \x20        p50:                                    0.30\n\
+             \x20      p99.9:                                    1.00\n"
+        );
+        // Right-aligned where sysbench's "         min:" values end.
+        assert!(block.lines().skip(2).all(|line| line.len() == "         min: ".len() + 39));
+    }
+
+    #[test]
+    fn rate_columns() {
+        let (l, s) = (latencies(&[10_000, 30_000]), latencies(&[100, 300]));
+        let block = PercentileBlock { percentiles: &[95.0], latency: &l, service: Some(&s) }.to_string();
+        let lines: Vec<&str> = block.lines().collect();
+        assert_eq!(lines[1], "Latency under --rate (ms):");
+        assert_eq!(lines[2], format!("{:14}{:>25} {:>16}", "", "from arrival", "service time"));
+        assert_eq!(lines[3], format!("{:>12}: {:>25} {:>16}", "min", "10.00", "0.10"));
+        assert_eq!(lines[5], format!("{:>12}: {:>25} {:>16}", "max", "30.00", "0.30"));
+        assert_eq!(lines[6], format!("{:>12}: {:>25} {:>16}", "p95", "30.00", "0.30"));
+    }
+
+    #[test]
+    fn rate_summary() {
+        let mut r = RateSummary {
+            target: 1000,
+            arrival: "poisson",
+            achieved: 812.345,
+            waiting: 0,
+            oldest_wait_s: 0.0,
+            missed: false,
+        };
+        assert_eq!(r.to_string(), "\nRate: target 1000/s (poisson arrivals), achieved 812.35/s\n");
+        r.missed = true;
+        r.waiting = 4123;
+        r.oldest_wait_s = 3.2144;
+        assert!(r
+            .to_string()
+            .contains("Target rate not met: 4123 arrivals were still waiting at the end, the oldest for 3.214s"));
+    }
+
+    #[test]
+    fn statements_that_ran() {
+        let mut kinds = KindTable::new(&["point_select", "begin", "other"]);
+        kinds.record(0, 100_000);
+        kinds.record(0, 300_000);
+        kinds.record_error(1);
+        let block = PerStatementBlock { kinds: &kinds, percentiles: &[95.0] }.to_string();
+        let lines: Vec<&str> = block.lines().collect();
+        assert_eq!(lines.len(), 5, "{block}");
+        assert_eq!(
+            lines[2],
+            format!("    {:<18}{:>12}{:>9}{:>10}{:>10}{:>10}", "kind", "count", "errors", "avg", "p95", "max")
+        );
+        assert_eq!(
+            lines[3],
+            format!("    {:<18}{:>12}{:>9}{:>10}{:>10}{:>10}", "point_select", 2, 0, "0.200", "0.300", "0.300")
+        );
+        assert!(lines[4].starts_with("    begin "), "{block}");
+    }
+}

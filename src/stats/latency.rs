@@ -1,0 +1,251 @@
+//! Latencies in an HdrHistogram (the `hdrhistogram` crate), beside
+//! sysbench's own histogram: every percentile to 3 significant digits, with
+//! no upper cap (sysbench's stops at 100 s, #242) and never above the
+//! largest latency recorded (sysbench's can be, #486).
+//!
+//! The histogram covers 1 ns to 2^63 ns (292 years) from the start, so
+//! recording never resizes it: no allocation on the per-query path. That
+//! costs about 450 KB per histogram, most of it zero pages never touched.
+
+use std::fmt;
+
+use hdrhistogram::Histogram;
+
+/// Significant digits kept: a value is exact to 0.1 %.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// The largest value the histograms track, in ns; anything above it (a
+/// latency of centuries) is counted at it.
+pub const HIGHEST_TRACKABLE_NS: u64 = u64::MAX / 2;
+
+/// One set of latencies, in ns: the HdrHistogram plus the exact smallest,
+/// largest and summed values, which the histogram only keeps to 3 digits.
+#[derive(Clone)]
+pub struct HdrLatency {
+    histogram: Histogram<u64>,
+    min_ns: u64,
+    max_ns: u64,
+    sum_ns: u128,
+}
+
+impl Default for HdrLatency {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for HdrLatency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HdrLatency")
+            .field("count", &self.count())
+            .field("min_ns", &self.min_ns())
+            .field("max_ns", &self.max_ns)
+            .finish()
+    }
+}
+
+impl PartialEq for HdrLatency {
+    fn eq(&self, other: &Self) -> bool {
+        self.histogram == other.histogram
+            && self.min_ns() == other.min_ns()
+            && self.max_ns == other.max_ns
+            && self.sum_ns == other.sum_ns
+    }
+}
+
+impl HdrLatency {
+    pub fn new() -> Self {
+        HdrLatency { histogram: empty_histogram(), min_ns: u64::MAX, max_ns: 0, sum_ns: 0 }
+    }
+
+    #[inline]
+    pub fn record_ns(&mut self, ns: u64) {
+        // Sized for every u64 up to HIGHEST_TRACKABLE_NS: saturating only
+        // matters above it, and never resizes.
+        self.histogram.saturating_record(ns.max(1));
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        self.sum_ns += u128::from(ns);
+    }
+
+    /// Adds `other` in.
+    pub fn merge(&mut self, other: &HdrLatency) {
+        // Both cover the same range, so adding never fails or resizes.
+        let _ = self.histogram.add(&other.histogram);
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.sum_ns += other.sum_ns;
+    }
+
+    pub fn reset(&mut self) {
+        self.histogram.reset();
+        self.min_ns = u64::MAX;
+        self.max_ns = 0;
+        self.sum_ns = 0;
+    }
+
+    /// Values recorded.
+    pub fn count(&self) -> u64 {
+        self.histogram.len()
+    }
+
+    /// The smallest value recorded, exactly; 0 when empty.
+    pub fn min_ns(&self) -> u64 {
+        if self.count() == 0 {
+            0
+        } else {
+            self.min_ns
+        }
+    }
+
+    /// The largest value recorded, exactly; 0 when empty.
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
+    }
+
+    /// The exact sum of the values recorded.
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
+    /// The exact mean; 0 when empty.
+    pub fn mean_ns(&self) -> f64 {
+        match self.count() {
+            0 => 0.0,
+            n => self.sum_ns as f64 / n as f64,
+        }
+    }
+
+    /// Percentile `p` (0 to 100): the value that `p` % of the recorded
+    /// values are at or below, to 3 significant digits, and never more
+    /// than [`max_ns`](Self::max_ns). 0 when empty.
+    pub fn percentile_ns(&self, p: f64) -> u64 {
+        if self.count() == 0 {
+            return 0;
+        }
+        let quantile = (p / 100.0).clamp(0.0, 1.0);
+        self.histogram.value_at_quantile(quantile).min(self.max_ns)
+    }
+
+    /// [`percentile_ns`](Self::percentile_ns) in milliseconds.
+    pub fn percentile_ms(&self, p: f64) -> f64 {
+        self.percentile_ns(p) as f64 / 1e6
+    }
+
+    /// The percentile spectrum wrk2 prints ("Detailed Percentile
+    /// spectrum"): `ticks` steps per halving of the distance to 100 %
+    /// (wrk2 uses 5), each with its value, percentile and running count.
+    pub fn spectrum(&self, ticks: u32) -> Vec<SpectrumPoint> {
+        let mut points = Vec::new();
+        let mut total = 0;
+        for step in self.histogram.iter_quantiles(ticks) {
+            total += step.count_since_last_iteration();
+            points.push(SpectrumPoint {
+                value_ns: step.value_iterated_to().min(self.max_ns),
+                percentile: step.quantile_iterated_to() * 100.0,
+                total_count: total,
+            });
+        }
+        points
+    }
+
+    /// The HdrHistogram itself: for a percentile spectrum
+    /// (`iter_quantiles`) or an interval log.
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.histogram
+    }
+}
+
+/// One line of [`HdrLatency::spectrum`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpectrumPoint {
+    /// The latency at this point, in ns (never above the max).
+    pub value_ns: u64,
+    /// The share of values at or below it, 0 to 100.
+    pub percentile: f64,
+    /// How many values are at or below it.
+    pub total_count: u64,
+}
+
+fn empty_histogram() -> Histogram<u64> {
+    // The crate refuses only bounds or digits outside its limits; these
+    // constants are within them (`bounds_are_accepted`), so this returns
+    // on the first pass, with no resizing ever after.
+    loop {
+        if let Ok(mut h) = Histogram::new_with_bounds(1, HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS) {
+            h.auto(false);
+            return h;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_are_accepted() {
+        assert!(Histogram::<u64>::new_with_bounds(1, HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS).is_ok());
+    }
+
+    #[test]
+    fn percentiles_are_exact_to_three_digits() {
+        let mut h = HdrLatency::new();
+        for us in 1..=10_000u64 {
+            h.record_ns(us * 1_000);
+        }
+        assert_eq!(h.count(), 10_000);
+        for (p, exact) in [(50.0, 5_000_000u64), (95.0, 9_500_000), (99.0, 9_900_000), (99.9, 9_990_000)] {
+            let got = h.percentile_ns(p);
+            assert!(got.abs_diff(exact) * 1_000 <= exact, "p{p}: {got} vs {exact}");
+        }
+        assert_eq!(h.percentile_ns(100.0), 10_000_000);
+        assert_eq!((h.min_ns(), h.max_ns()), (1_000, 10_000_000));
+        assert_eq!(h.mean_ns(), 5_000_500.0);
+    }
+
+    /// sysbench caps at 100 s (#242) and can print a percentile above its
+    /// max (#486): here neither.
+    #[test]
+    fn no_cap_and_never_above_the_max() {
+        let mut h = HdrLatency::new();
+        h.record_ns(3_600_000_000_000);
+        assert_eq!(h.percentile_ns(99.0), 3_600_000_000_000);
+        let mut h = HdrLatency::new();
+        h.record_ns(1_000_001);
+        // The bucket's highest equivalent is above 1_000_001.
+        assert!(h.histogram().highest_equivalent(1_000_001) > 1_000_001);
+        assert_eq!(h.percentile_ns(95.0), 1_000_001);
+        h.record_ns(u64::MAX);
+        assert_eq!(h.count(), 2);
+        assert_eq!(h.max_ns(), u64::MAX);
+    }
+
+    #[test]
+    fn spectrum_as_wrk2() {
+        let mut h = HdrLatency::new();
+        for us in 1..=1_000u64 {
+            h.record_ns(us * 1_000);
+        }
+        let points = h.spectrum(5);
+        assert!(points.len() > 20, "{}", points.len());
+        assert!(points.windows(2).all(|w| w[0].percentile <= w[1].percentile && w[0].value_ns <= w[1].value_ns));
+        let last = points.last().unwrap();
+        assert_eq!((last.percentile, last.total_count, last.value_ns), (100.0, 1_000, 1_000_000));
+        let median = points.iter().find(|p| p.percentile >= 50.0).unwrap();
+        assert!(median.value_ns.abs_diff(500_000) <= 500, "{median:?}");
+    }
+
+    #[test]
+    fn merge_and_reset() {
+        let (mut a, mut b) = (HdrLatency::new(), HdrLatency::new());
+        a.record_ns(10);
+        b.record_ns(1_000_000);
+        b.record_ns(0);
+        a.merge(&b);
+        assert_eq!((a.count(), a.min_ns(), a.max_ns(), a.sum_ns()), (3, 0, 1_000_000, 1_000_010));
+        a.reset();
+        assert_eq!(a, HdrLatency::new());
+        assert_eq!((a.count(), a.min_ns(), a.percentile_ns(99.0)), (0, 0, 0));
+    }
+}

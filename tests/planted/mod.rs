@@ -1,0 +1,434 @@
+//! Servers with a planted bug, for the fuzzer's tests: small tokio servers
+//! that speak enough of the protocol (a greeting, any login, OK for
+//! queries, prepare and execute, send-long-data) to be fuzzed, and fail on
+//! one specific malformed packet each:
+//!
+//! - `Bug::UnknownStatement`: COM_STMT_EXECUTE of a statement id it never
+//!   gave out crashes it;
+//! - `Bug::TruncatedValue`: COM_STMT_EXECUTE whose parameter values end
+//!   before the last one does crashes it;
+//! - `Bug::ConnectAttrs`: a login whose connection-attribute block is
+//!   malformed (a length past its end) crashes it;
+//! - `Bug::LongDataHang`: COM_STMT_SEND_LONG_DATA for an unknown statement
+//!   or parameter makes it hang (it stops answering everyone);
+//! - `Bug::None`: a healthy server.
+//!
+//! A crash stops serving: the listener and every connection are dropped.
+//! Everything else malformed gets ERR (and, for framing errors, a closed
+//! connection), as a real server does. A restart (the test's
+//! `--restart-cmd` touches a file a watcher polls) serves again on the same port.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use wirebench_protocol::buf::Reader;
+use wirebench_protocol::command::count_placeholders;
+use wirebench_protocol::constants::command::*;
+use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN};
+use wirebench_protocol::response::{Column, ColumnDefinition, ErrPacket, OkPacket, PrepareOk, PreparedStatement};
+use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
+
+use super::common::greeting;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bug {
+    None,
+    UnknownStatement,
+    TruncatedValue,
+    ConnectAttrs,
+    LongDataHang,
+}
+
+/// What the server does after a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Serve,
+    Close,
+    Crash,
+    Hang,
+}
+
+fn caps() -> Capabilities {
+    Capabilities::PROTOCOL_41
+        | Capabilities::SECURE_CONNECTION
+        | Capabilities::PLUGIN_AUTH
+        | Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA
+        | Capabilities::CONNECT_WITH_DB
+        | Capabilities::CONNECT_ATTRS
+        | Capabilities::TRANSACTIONS
+        | Capabilities::MULTI_RESULTS
+        | Capabilities::MULTI_STATEMENTS
+        | Capabilities::PS_MULTI_RESULTS
+        | Capabilities::DEPRECATE_EOF
+}
+
+/// One running instance; a restart replaces it.
+struct Instance {
+    /// true: crashed (stop everything); the receivers end their tasks.
+    stop: watch::Sender<bool>,
+}
+
+/// A planted-bug server on a fixed port, restartable.
+pub struct PlantedServer {
+    pub port: u16,
+    pub bug: Bug,
+    instance: Mutex<Option<Instance>>,
+    /// Set when the bug fired: what fired it.
+    pub fired: Arc<Mutex<Vec<&'static str>>>,
+}
+
+impl PlantedServer {
+    /// Starts on a free port.
+    pub async fn start(bug: Bug) -> Arc<PlantedServer> {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = Arc::new(PlantedServer { port, bug, instance: Mutex::new(None), fired: Arc::default() });
+        server.serve(listener);
+        server
+    }
+
+    fn serve(&self, listener: TcpListener) {
+        let (stop, stopped) = watch::channel(false);
+        let bug = self.bug;
+        let fired = self.fired.clone();
+        let hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        tokio::spawn(accept_loop(listener, bug, stop.clone(), stopped, fired, hung));
+        *self.instance.lock().unwrap() = Some(Instance { stop });
+    }
+
+    /// Stops the current instance (if any) and serves afresh on the same port.
+    pub async fn restart(&self) {
+        if let Some(instance) = self.instance.lock().unwrap().take() {
+            let _ = instance.stop.send(true);
+        }
+        for _ in 0..100 {
+            match TcpListener::bind(("127.0.0.1", self.port)).await {
+                Ok(listener) => return self.serve(listener),
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+        panic!("cannot listen on port {} again", self.port);
+    }
+
+    /// Restarts whenever `file` appears (the fuzzer's `--restart-cmd` touches it).
+    pub fn restart_on(self: &Arc<Self>, file: PathBuf) {
+        let server = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                if std::fs::remove_file(&file).is_ok() {
+                    server.restart().await;
+                }
+            }
+        });
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    bug: Bug,
+    stop: watch::Sender<bool>,
+    mut stopped: watch::Receiver<bool>,
+    fired: Arc<Mutex<Vec<&'static str>>>,
+    hung: Arc<std::sync::atomic::AtomicBool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stopped.changed() => return,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let conn = Conn { stream, buf: Vec::new(), bug, statements: HashMap::new(), next_id: 1, deprecate_eof: false };
+        let ctl = Control { stop: stop.clone(), stopped: stopped.clone(), fired: fired.clone(), hung: hung.clone() };
+        tokio::spawn(conn.serve(ctl));
+    }
+}
+
+/// What every connection of an instance shares.
+struct Control {
+    stop: watch::Sender<bool>,
+    stopped: watch::Receiver<bool>,
+    fired: Arc<Mutex<Vec<&'static str>>>,
+    hung: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct Conn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    bug: Bug,
+    /// Statement id -> parameter count.
+    statements: HashMap<u32, usize>,
+    next_id: u32,
+    deprecate_eof: bool,
+}
+
+impl Conn {
+    async fn serve(mut self, ctl: Control) {
+        let mut stopped = ctl.stopped.clone();
+        let work = async {
+            if ctl.hung.load(std::sync::atomic::Ordering::SeqCst) {
+                return std::future::pending::<()>().await;
+            }
+            self.send(0, &greeting("5.5.5-10.11.99-planted", caps(), "mysql_native_password")).await;
+            let mut login = true;
+            loop {
+                let Some((seq, payload)) = self.read_packet().await else { return };
+                let verdict = if login { self.login(seq, &payload).await } else { self.command(seq, &payload).await };
+                login = false;
+                match verdict {
+                    Verdict::Serve => {}
+                    Verdict::Close => return,
+                    Verdict::Crash => {
+                        ctl.fired.lock().unwrap().push("crash");
+                        let _ = ctl.stop.send(true);
+                        return;
+                    }
+                    Verdict::Hang => {
+                        ctl.fired.lock().unwrap().push("hang");
+                        ctl.hung.store(true, std::sync::atomic::Ordering::SeqCst);
+                        return std::future::pending::<()>().await;
+                    }
+                }
+                if ctl.hung.load(std::sync::atomic::Ordering::SeqCst) {
+                    return std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            () = work => {}
+            _ = stopped.changed() => {}
+        }
+    }
+
+    async fn send(&mut self, seq: u8, payload: &[u8]) {
+        let mut out = Vec::new();
+        encode_packet(&mut out, seq, payload);
+        let _ = self.stream.write_all(&out).await;
+    }
+
+    async fn ok(&mut self, seq: u8) {
+        let mut out = Vec::new();
+        let ok = OkPacket { status: StatusFlags::AUTOCOMMIT, ..OkPacket::default() };
+        ok.encode(0, Capabilities::PROTOCOL_41, seq, &mut out);
+        let _ = self.stream.write_all(&out).await;
+    }
+
+    async fn err(&mut self, seq: u8, code: u16, message: &str) {
+        let mut out = Vec::new();
+        ErrPacket { code, sql_state: Some(*b"HY000"), message: message.as_bytes() }.encode(seq, &mut out);
+        let _ = self.stream.write_all(&out).await;
+    }
+
+    /// The next packet (one fragment is enough here), any sequence id.
+    async fn read_packet(&mut self) -> Option<(u8, Vec<u8>)> {
+        loop {
+            if let Some(h) = Header::parse(&self.buf) {
+                if self.buf.len() >= HEADER_LEN + h.len {
+                    let payload = self.buf[HEADER_LEN..HEADER_LEN + h.len].to_vec();
+                    self.buf.drain(..HEADER_LEN + h.len);
+                    return Some((h.seq, payload));
+                }
+            }
+            let mut chunk = [0u8; 65536];
+            match self.stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
+    async fn login(&mut self, seq: u8, payload: &[u8]) -> Verdict {
+        if seq != 1 {
+            self.err(seq.wrapping_add(1), 1156, "Got packets out of order").await;
+            return Verdict::Close;
+        }
+        match parse_login(payload) {
+            Login::Ok { deprecate_eof } => {
+                self.deprecate_eof = deprecate_eof;
+                self.ok(seq.wrapping_add(1)).await;
+                Verdict::Serve
+            }
+            Login::BadAttrs if self.bug == Bug::ConnectAttrs => Verdict::Crash,
+            Login::BadAttrs | Login::Bad => {
+                self.err(seq.wrapping_add(1), 1043, "Bad handshake").await;
+                Verdict::Close
+            }
+        }
+    }
+
+    async fn command(&mut self, seq: u8, payload: &[u8]) -> Verdict {
+        if seq != 0 {
+            self.err(seq.wrapping_add(1), 1156, "Got packets out of order").await;
+            return Verdict::Close;
+        }
+        let Some((&command, body)) = payload.split_first() else {
+            self.err(1, 1047, "Unknown command").await;
+            return Verdict::Close;
+        };
+        match command {
+            COM_QUIT => return Verdict::Close,
+            COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
+            COM_STMT_PREPARE => self.prepare(body).await,
+            COM_STMT_EXECUTE => return self.execute(body).await,
+            COM_STMT_SEND_LONG_DATA => return self.long_data(body),
+            COM_STMT_CLOSE => {
+                if let Some(id) = body.get(..4) {
+                    self.statements.remove(&u32::from_le_bytes(id.try_into().unwrap()));
+                }
+            }
+            _ => self.err(1, 1047, "Unknown command").await,
+        }
+        Verdict::Serve
+    }
+
+    async fn prepare(&mut self, sql: &[u8]) {
+        let params = count_placeholders(sql, 101_100).min(64);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.statements.insert(id, params);
+        let param = {
+            let mut p = ColumnDefinition::new(b"?", ColumnType::Null);
+            p.org_name = (&b""[..]).into();
+            p.into_owned()
+        };
+        let stmt = PreparedStatement {
+            ok: PrepareOk { statement_id: id, num_columns: 0, num_params: params as u16, warnings: 0 },
+            params: vec![param; params],
+            columns: Vec::<Column>::new(),
+        };
+        let caps = if self.deprecate_eof { Capabilities::DEPRECATE_EOF } else { Capabilities::PROTOCOL_41 };
+        let mut out = Vec::new();
+        stmt.encode_response(caps | Capabilities::PROTOCOL_41, &mut out);
+        let _ = self.stream.write_all(&out).await;
+    }
+
+    async fn execute(&mut self, body: &[u8]) -> Verdict {
+        let Some(id) = body.get(..4).map(|b| u32::from_le_bytes(b.try_into().unwrap())) else {
+            self.err(1, 1210, "Incorrect arguments to mysqld_stmt_execute").await;
+            return Verdict::Serve;
+        };
+        let Some(&params) = self.statements.get(&id) else {
+            if self.bug == Bug::UnknownStatement {
+                return Verdict::Crash;
+            }
+            self.err(1, 1243, "Unknown prepared statement handler").await;
+            return Verdict::Serve;
+        };
+        match check_values(body.get(4..).unwrap_or_default(), params) {
+            Values::Fine => self.ok(1).await,
+            Values::Truncated if self.bug == Bug::TruncatedValue => return Verdict::Crash,
+            Values::Truncated | Values::Malformed => {
+                self.err(1, 1210, "Incorrect arguments to mysqld_stmt_execute").await
+            }
+        }
+        Verdict::Serve
+    }
+
+    fn long_data(&mut self, body: &[u8]) -> Verdict {
+        let (Some(id), Some(param)) = (body.get(..4), body.get(4..6)) else { return Verdict::Serve };
+        let id = u32::from_le_bytes(id.try_into().unwrap());
+        let param = usize::from(u16::from_le_bytes(param.try_into().unwrap()));
+        let known = self.statements.get(&id).is_some_and(|&count| param < count);
+        if !known && self.bug == Bug::LongDataHang {
+            return Verdict::Hang;
+        }
+        Verdict::Serve
+    }
+}
+
+enum Login {
+    Ok { deprecate_eof: bool },
+    BadAttrs,
+    Bad,
+}
+
+/// A HandshakeResponse41, as a server reads it; the attribute block is
+/// checked field by field.
+fn parse_login(payload: &[u8]) -> Login {
+    let mut r = Reader::new(payload);
+    let Ok(low) = r.u32("caps") else { return Login::Bad };
+    let caps = Capabilities(u64::from(low));
+    if r.skip(4 + 1 + 23, "prefix").is_err() || r.null_terminated("user").is_err() {
+        return Login::Bad;
+    }
+    let auth = if caps.contains(Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA) {
+        r.lenenc_bytes("auth").map(drop)
+    } else {
+        r.u8("auth len").and_then(|n| r.skip(usize::from(n), "auth"))
+    };
+    if auth.is_err() {
+        return Login::Bad;
+    }
+    if caps.contains(Capabilities::CONNECT_WITH_DB) && r.null_terminated("db").is_err() {
+        return Login::Bad;
+    }
+    if caps.contains(Capabilities::PLUGIN_AUTH) && r.null_terminated("plugin").is_err() {
+        return Login::Bad;
+    }
+    if caps.contains(Capabilities::CONNECT_ATTRS) && !attrs_are_well_formed(&mut r) {
+        return Login::BadAttrs;
+    }
+    Login::Ok { deprecate_eof: caps.contains(Capabilities::DEPRECATE_EOF) }
+}
+
+fn attrs_are_well_formed(r: &mut Reader<'_>) -> bool {
+    let Ok(block) = r.lenenc_bytes("attrs") else { return false };
+    let mut b = Reader::new(block);
+    while !b.is_empty() {
+        if b.lenenc_bytes("key").is_err() || b.lenenc_bytes("value").is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+enum Values {
+    Fine,
+    /// The values ended before the last parameter's did.
+    Truncated,
+    /// The head (flags, bitmap, types) is short or makes no sense.
+    Malformed,
+}
+
+/// COM_STMT_EXECUTE after the statement id, for `params` parameters.
+fn check_values(rest: &[u8], params: usize) -> Values {
+    let mut r = Reader::new(rest);
+    if r.skip(5, "flags, iterations").is_err() {
+        return Values::Malformed;
+    }
+    if params == 0 {
+        return Values::Fine;
+    }
+    let (Ok(bitmap), Ok(bound)) = (r.take(params.div_ceil(8), "bitmap"), r.u8("bound")) else {
+        return Values::Malformed;
+    };
+    if bound != 1 {
+        return Values::Malformed;
+    }
+    let Ok(types) = r.take(2 * params, "types") else { return Values::Malformed };
+    for i in 0..params {
+        if bitmap[i / 8] & (1 << (i % 8)) != 0 {
+            continue;
+        }
+        let read = match types[2 * i] {
+            0x01 => r.skip(1, "v"),
+            0x02 | 0x0D => r.skip(2, "v"),
+            0x03 | 0x04 | 0x09 => r.skip(4, "v"),
+            0x05 | 0x08 => r.skip(8, "v"),
+            0x06 => Ok(()),
+            0x07 | 0x0A | 0x0B | 0x0C => r.u8("len").and_then(|n| r.skip(usize::from(n), "v")),
+            0x0F | 0x10 | 0xF5..=0xFE => r.lenenc_bytes("v").map(drop),
+            _ => return Values::Malformed,
+        };
+        if read.is_err() {
+            return Values::Truncated;
+        }
+    }
+    Values::Fine
+}

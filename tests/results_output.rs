@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::{ScratchDir, TestServer};
 use serde_json::{json, Value};
+use wirebench::null_server::{NullServer, NullServerConfig};
 
 fn wirebench<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("wirebench runs")
@@ -79,6 +80,153 @@ fn json_lines_match_the_schema_and_the_report() {
     assert!(intervals <= result["counters"]["transactions"].as_u64().unwrap());
 }
 
+/// The numbers after `label` on the first line of `text` that starts with
+/// it (after the indentation).
+fn report_floats(text: &str, label: &str) -> Vec<f64> {
+    let line = text.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("no {label}"));
+    line.trim_start()[label.len()..].split_whitespace().filter_map(|w| w.parse().ok()).collect()
+}
+
+/// The JSON's value at `percentile` in a latency object.
+fn percentile_ms(latency: &Value, percentile: f64) -> f64 {
+    let listed = latency["percentiles"].as_array().unwrap();
+    let found = listed.iter().find(|p| p["percentile"].as_f64() == Some(percentile));
+    found.unwrap_or_else(|| panic!("p{percentile} not in {latency}"))["ms"].as_f64().unwrap()
+}
+
+fn f64_of(value: &Value) -> f64 {
+    value.as_f64().unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+/// The JSON's latencies are the text report's: the `--percentile` list's
+/// `pNN:` lines, sysbench's own percentile line, min/avg/max/sum, and the
+/// `--per-statement` block, kind by kind; every interval lists the same
+/// percentiles and its statements; the spectrum ends at the max; the
+/// warm-up is said and its time is not in the intervals.
+#[test]
+fn json_latencies_are_the_text_reports() {
+    let launched = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let asked = ["--percentile=50,95,99,99.9", "--per-statement", "--warmup-time=1", "--format=json", "run"];
+    let out = wirebench(&[DRY, &asked].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stdout, report) = (text(&out.stdout), text(&out.stderr));
+    let lines = schema_checked_lines(&stdout);
+    let result = of_type(&lines, "final")[0];
+    let latency = &result["latency_ms"];
+    let block = report.split("Latency percentiles (ms):\n").nth(1).unwrap_or_else(|| panic!("{report}"));
+    for p in [50.0, 95.0, 99.0, 99.9] {
+        let line = report_floats(block, &format!("p{p}:"));
+        assert_eq!(format!("{:.2}", percentile_ms(latency, p)), format!("{:.2}", line[0]), "p{p}");
+    }
+    let sysbench_line = report_floats(&report, "50th percentile:")[0];
+    assert_eq!(result["sysbench_percentile"]["percentile"], 50.0);
+    assert_eq!(format!("{:.2}", f64_of(&result["sysbench_percentile"]["ms"])), format!("{sysbench_line:.2}"));
+    for label in ["min", "avg", "max", "sum"] {
+        let text_value = report_floats(&report, &format!("{label}:"))[0];
+        assert!((f64_of(&latency[label]) - text_value).abs() <= 0.0051, "{label}: {latency} vs {text_value}");
+    }
+    assert_eq!(latency["count"], result["counters"]["transactions"]);
+    assert_eq!(result["service_latency_ms"], Value::Null, "no --rate, no service time");
+
+    let kinds = report.split("Statements (latency in ms").nth(1).unwrap_or_else(|| panic!("{report}"));
+    let statements = result["statements"].as_array().unwrap();
+    assert_eq!(statements.len(), kinds.lines().skip(2).take_while(|l| !l.trim().is_empty()).count(), "{kinds}");
+    for kind in statements {
+        let name = kind["kind"].as_str().unwrap();
+        let row: Vec<&str> =
+            kinds.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap().split_whitespace().collect();
+        assert_eq!(
+            (row[1], row[2]),
+            (kind["count"].to_string().as_str(), kind["errors"].to_string().as_str()),
+            "{name}"
+        );
+        let p99 = format!("{:.3}", percentile_ms(&kind["latency_ms"], 99.0));
+        assert_eq!(row[6], p99, "{name}: the 3rd of --percentile's 4 values");
+    }
+    assert_eq!(statements[0]["kind"], "point_select");
+    // Ten point selects an event; an event cut by the start or the end of
+    // an interval sent some in the one before or the one after.
+    let point_selects = |o: &Value| o["statements"][0]["count"].as_u64().unwrap();
+    let events = |o: &Value| o["counters"]["transactions"].as_u64().unwrap();
+    assert!(point_selects(result).abs_diff(10 * events(result)) <= 10, "{result}");
+
+    let spectrum = result["latency_spectrum"].as_array().unwrap();
+    let last = spectrum.last().unwrap();
+    assert_eq!((&last["percentile"], &last["count"], &last["ms"]), (&json!(100.0), &latency["count"], &latency["max"]));
+    assert!(spectrum.windows(2).all(|w| f64_of(&w[0]["ms"]) <= f64_of(&w[1]["ms"])));
+
+    assert_eq!(result["warmup_s"], 1);
+    assert!((1.9..2.5).contains(&f64_of(&result["time_s"])), "the measured time, not the warm-up: {result}");
+    let intervals = of_type(&lines, "interval");
+    assert_eq!(intervals.len(), 2, "none during the warm-up: {stdout}");
+    assert!(f64_of(&intervals[0]["start_unix_s"]) >= launched + 1.0, "intervals start after the warm-up");
+    for interval in &intervals {
+        let listed: Vec<f64> =
+            interval["latency_ms"]["percentiles"].as_array().unwrap().iter().map(f64_of_percentile).collect();
+        assert_eq!(listed, [50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0]);
+        assert_eq!(interval["statements"][0]["kind"], "point_select", "{interval}");
+        assert!(point_selects(interval).abs_diff(10 * events(interval)) <= 10, "{interval}");
+    }
+}
+
+fn f64_of_percentile(p: &Value) -> f64 {
+    f64_of(&p["percentile"])
+}
+
+/// `--rate` past capacity, against a null server that answers each query
+/// after 2 ms: the JSON says the target was missed, with the backlog, and
+/// carries the latency from each arrival and the service time side by
+/// side, as the text report's two columns; the CSV's `sum_lag` is the time
+/// spent behind the schedule.
+#[test]
+fn rate_past_capacity_in_json_and_csv() {
+    let dir = ScratchDir::new("results-rate");
+    let config = NullServerConfig {
+        unix: Some(dir.0.join("null.sock")),
+        answer_delay: Duration::from_millis(2),
+        ..NullServerConfig::default()
+    };
+    let server = NullServer::start(config).unwrap();
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let args = ["oltp_point_select", &socket, "--threads=2", "--time=2", "--rate=3000", "--report-interval=1"];
+    let out = wirebench(&[&args[..], &["--format=json", "run"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (stdout, report) = (text(&out.stdout), text(&out.stderr));
+    let lines = schema_checked_lines(&stdout);
+    let result = of_type(&lines, "final")[0];
+    let rate = &result["rate"];
+    assert_eq!(
+        (&rate["target_tps"], &rate["arrival"], &rate["target_met"]),
+        (&json!(3000), &json!("poisson"), &json!(false))
+    );
+    assert!(rate["backlog"].as_u64().unwrap() > 100, "{rate}");
+    assert!(f64_of(&rate["achieved_tps"]) < 1_100.0, "{rate}");
+    let (latency, service) = (&result["latency_ms"], &result["service_latency_ms"]);
+    let (from_arrival, service_p95) = (percentile_ms(latency, 95.0), percentile_ms(service, 95.0));
+    assert!(from_arrival > 10.0 * service_p95 && service_p95 >= 2.0, "{from_arrival} vs {service_p95}");
+    let text_p95 = report_floats(&report, "p95:");
+    assert_eq!(format!("{:.2} {:.2}", from_arrival, service_p95), format!("{:.2} {:.2}", text_p95[0], text_p95[1]));
+    assert!(report.contains("Target rate not met: "), "{report}");
+    assert!(of_type(&lines, "interval").iter().all(|i| i["service_latency_ms"].is_object() && i["queue"].is_object()));
+
+    let out = wirebench(&[&args[..], &["--format=csv", "run"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let header: Vec<&str> = stdout.lines().next().unwrap().split(',').collect();
+    assert_eq!(
+        header[..7],
+        ["interval_start", "num_transactions", "sum_latency", "min_latency", "max_latency", "sum_lag", "failures"]
+    );
+    for row in stdout.lines().skip(1) {
+        let cells: Vec<u64> = row.split(',').skip(1).map(|c| c.parse().unwrap()).collect();
+        let (events, sum_latency, sum_lag) = (cells[0], cells[1], cells[4]);
+        // Each event is answered in about 2 ms; the rest is the wait.
+        assert!(sum_lag <= sum_latency && sum_lag + 2_000 * events * 3 > sum_latency, "{row}");
+        assert!(sum_lag > sum_latency / 2, "past capacity, most of the latency is lag: {row}");
+    }
+    drop(server);
+}
+
 #[test]
 fn a_rated_sweep_writes_a_final_per_step_and_a_summary() {
     let args = ["oltp_point_select", "--mysql-dry-run", "--time=1", "--report-interval=1", "--rate=500"];
@@ -113,6 +261,9 @@ fn the_schema_refuses_what_breaks_the_format() {
         ("/type", json!("summary")),
         ("/run/start_time", json!("yesterday")),
         ("/end", json!("finished")),
+        ("/latency_ms/percentiles/0/ms", json!(-1.0)),
+        ("/statements/0/kind", json!("select")),
+        ("/latency_spectrum/0/count", json!(0.5)),
     ] {
         let mut bad = last.clone();
         *bad.pointer_mut(path).unwrap() = value;
@@ -189,8 +340,7 @@ fn outputs_that_would_be_empty_are_refused_in_one_line() {
 /// A final result line as `wirebench ... --format=json run` writes it, for
 /// a sweep step at `threads` with `qps`.
 fn final_line(label: &str, threads: u32, qps: f64) -> String {
-    let latency = json!({"events": 1, "min": 1.0, "avg": 1.0, "max": 2.0, "sum": 1.0,
-        "percentile_source": "sysbench_histogram",
+    let latency = json!({"count": 1, "min": 1.0, "avg": 1.0, "max": 2.0, "sum": 1.0,
         "percentiles": [{"percentile": 95.0, "ms": threads as f64 / 10.0}, {"percentile": 99.0, "ms": 2.0}]});
     let counters = json!({"transactions": 1, "queries": 1, "reads": 1, "writes": 0, "others": 0,
         "ignored_errors": 0, "reconnects": 0});
@@ -202,7 +352,8 @@ fn final_line(label: &str, threads: u32, qps: f64) -> String {
             "options": {}},
         "step": {"index": 1, "steps": 9, "threads": threads}, "threads": threads, "end": "completed",
         "time_s": 100.0, "warmup_s": 0, "counters": counters, "rates": rates, "latency_ms": latency,
-        "statements": [], "rate": null,
+        "sysbench_percentile": {"percentile": 95.0, "ms": 1.0}, "service_latency_ms": null,
+        "latency_spectrum": [], "statements": [], "rate": null,
         "fairness": {"events_avg": 1.0, "events_stddev": 0.0, "execution_time_avg_s": 1.0,
             "execution_time_stddev_s": 0.0}});
     assert!(schema().is_valid(&line), "the fixture follows the schema");
@@ -344,6 +495,8 @@ fn a_sweep_against_mariadb_gives_its_table_and_a_chart_a_browser_renders() {
         let cells: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(cells[0], result["threads"].to_string());
         assert_eq!(cells[2], format!("{:.2}", result["rates"]["qps"].as_f64().unwrap()));
+        let (p95, p99) = (percentile_ms(&result["latency_ms"], 95.0), percentile_ms(&result["latency_ms"], 99.0));
+        assert_eq!(cells[3..5], [format!("{p95:.2}"), format!("{p99:.2}")], "the HdrHistogram's p95/p99: {row}");
         assert!(result["rates"]["qps"].as_f64().unwrap() > 100.0, "{row}");
     }
     let saved = dir.write("sweep.json", &stdout);

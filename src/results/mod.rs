@@ -4,10 +4,10 @@
 //!
 //! - `record.rs`: the result types ([`RunResult`], [`IntervalResult`],
 //!   [`SweepSummary`]), serialisable with serde, and how they are built
-//!   from the statistics' counters and histograms. Fields for what the
-//!   statistics do not measure yet (per statement kind, service time under
-//!   `--rate`, a wrk2-style spectrum) are there, empty, so the files keep
-//!   their shape when they do.
+//!   from the statistics' counters and histograms.
+//! - `latency_summary.rs`: latencies as results list them, from the
+//!   statistics' HdrHistograms: the percentiles, per statement kind, the
+//!   service time under `--rate`, wrk2's percentile spectrum.
 //! - `csv.rs`: one CSV row per interval, pgbench's aggregate log fields.
 //! - `table.rs`: a table written as aligned text, Markdown or CSV.
 //! - `sweep.rs`: the table that ends a sweep.
@@ -25,6 +25,7 @@ pub mod chart;
 pub mod clock;
 pub mod compare;
 pub mod csv;
+pub mod latency_summary;
 pub mod options;
 pub mod record;
 pub mod sweep;
@@ -32,8 +33,7 @@ pub mod table;
 
 pub use chart::{ChartError, Curve};
 pub use compare::{CompareError, Comparison, ResultFile};
+pub use latency_summary::{LatencyListing, LatencySummary, StatementResult};
 pub use options::{CompareOptions, Metric, OutputFormat, ResultOptions, TableFormat};
-pub use record::{
-    IntervalResult, LatencySummary, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary,
-};
+pub use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
 pub use table::Table;

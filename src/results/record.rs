@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::latency_summary::{
+    latency_spectrum, LatencyListing, LatencySummary, PercentileValue, SpectrumValue, StatementResult,
+};
 use crate::stats::report::{Fairness, QueueStats};
-use crate::stats::{ConnStats, Counters, LatencyHistogram};
+use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
 
 /// The version of these objects' layout, in every final object: a reader
 /// that finds a higher one knows fields may have changed meaning.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// The percentiles every result lists, besides `--percentile`.
-pub const STANDARD_PERCENTILES: [f64; 7] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0];
 
 /// One line of `--format=json` output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,78 +127,42 @@ impl Rates {
     }
 }
 
-/// Where the percentiles come from, so a reader knows their precision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PercentileSource {
-    /// sysbench's 1024 log buckets: each value is a bucket's, about 1.8 %
-    /// apart, 0.001 ms to 100 s, as the text report prints them.
-    SysbenchHistogram,
-    /// An HdrHistogram with 3 significant digits.
-    HdrHistogram,
-}
-
-/// One percentile of the latency.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PercentileValue {
-    pub percentile: f64,
-    pub ms: f64,
-}
-
-/// Event latencies in milliseconds: min, avg, max and sum exact (as the
-/// text report), the percentiles from [`PercentileSource`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    pub events: u64,
-    pub min: f64,
-    pub avg: f64,
-    pub max: f64,
-    pub sum: f64,
-    pub percentile_source: PercentileSource,
-    pub percentiles: Vec<PercentileValue>,
-}
-
-impl LatencySummary {
-    /// From sysbench's histogram, at each of `percentiles`.
-    pub fn of(latency: &LatencyHistogram, percentiles: &[f64]) -> Self {
-        let ms = |ns: u64| ns as f64 / 1e6;
-        LatencySummary {
-            events: latency.events(),
-            min: ms(latency.min_ns()),
-            avg: ms(latency.avg_ns()),
-            max: ms(latency.max_ns()),
-            sum: ms(latency.sum_ns()),
-            percentile_source: PercentileSource::SysbenchHistogram,
-            percentiles: percentiles
-                .iter()
-                .map(|&percentile| PercentileValue { percentile, ms: latency.percentile(percentile) })
-                .collect(),
-        }
-    }
-
-    /// The value at `percentile`, if it is listed.
-    pub fn at(&self, percentile: f64) -> Option<f64> {
-        self.percentiles.iter().find(|p| p.percentile == percentile).map(|p| p.ms)
-    }
-}
-
-/// One statement kind's share (point select, range, update index, ...).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StatementResult {
-    pub kind: String,
-    pub count: u64,
-    pub latency_ms: LatencySummary,
-}
-
 /// `--rate`: what was asked and what was done.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RateResult {
     pub target_tps: u32,
+    /// `poisson` or `fixed` (`--rate-arrival`).
+    pub arrival: String,
+    /// Events completed per second of the measured time.
     pub achieved_tps: f64,
-    /// Latency from the send of each event's first statement, without the
-    /// time it waited behind the schedule; `latency_ms` counts from the
-    /// intended start. None until the statistics measure it.
-    pub service_latency_ms: Option<LatencySummary>,
+    /// Whether the target counts as met (the report says so when not).
+    pub target_met: bool,
+    /// Arrivals due by the end and never started.
+    pub backlog: u64,
+    /// How long the oldest of them had waited at the end, in seconds.
+    pub oldest_wait_s: f64,
+}
+
+impl RateResult {
+    fn of(summary: &RateSummary) -> Self {
+        RateResult {
+            target_tps: summary.target,
+            arrival: summary.arrival.to_owned(),
+            achieved_tps: finite(summary.achieved),
+            target_met: !summary.missed,
+            backlog: summary.waiting,
+            oldest_wait_s: finite(summary.oldest_wait_s),
+        }
+    }
+}
+
+/// 0 for what a division by no time made infinite or NaN.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
 }
 
 /// sysbench's "Threads fairness".
@@ -212,7 +176,6 @@ pub struct FairnessResult {
 
 impl FairnessResult {
     fn of(connections: &[ConnStats], latency_sum_ns: u64) -> Self {
-        let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
         let f = Fairness::of(connections, latency_sum_ns);
         FairnessResult {
             events_avg: finite(f.events_avg),
@@ -231,15 +194,25 @@ pub struct RunResult {
     pub step: Option<SweepStep>,
     pub threads: u32,
     pub end: RunEnd,
-    /// Seconds from the first event to the end (the report's total time).
+    /// Seconds measured: from the end of the warm-up to the end (the
+    /// report's total time).
     pub time_s: f64,
     /// `--warmup-time`: seconds run before the statistics started.
     pub warmup_s: u32,
     pub counters: CounterTotals,
     pub rates: Rates,
-    /// Under `--rate`, from each event's intended start.
+    /// Each event's latency; under `--rate` from its intended start
+    /// (corrected for coordinated omission, as wrk2).
     pub latency_ms: LatencySummary,
-    /// Per statement kind; empty until the statistics count them.
+    /// The text report's own percentile line (sysbench's histogram: a
+    /// bucket's value, about 1.8 % apart); none with `--percentile=0`.
+    pub sysbench_percentile: Option<PercentileValue>,
+    /// Under `--rate`: each event from its first send, without the time it
+    /// waited behind the schedule.
+    pub service_latency_ms: Option<LatencySummary>,
+    /// `latency_ms`'s percentile spectrum, as wrk2 prints it.
+    pub latency_spectrum: Vec<SpectrumValue>,
+    /// Per statement kind, each kind that ran.
     pub statements: Vec<StatementResult>,
     pub rate: Option<RateResult>,
     pub fairness: FairnessResult,
@@ -249,12 +222,14 @@ pub struct RunResult {
 #[derive(Debug, Clone, Copy)]
 pub struct Measured<'a> {
     pub counters: &'a Counters,
-    pub latency: &'a LatencyHistogram,
+    pub latencies: &'a Latencies,
     pub connections: &'a [ConnStats],
     /// The report's total time.
     pub time_s: f64,
     /// The rates' denominator: seconds since the start or last checkpoint.
     pub rate_window_s: f64,
+    /// Under `--rate`, what was asked and what ran.
+    pub rate: Option<RateSummary>,
 }
 
 /// How the run was set up, beside what it measured.
@@ -265,13 +240,12 @@ pub struct RunShape<'a> {
     pub threads: u32,
     pub end: RunEnd,
     pub warmup_s: u32,
-    pub target_tps: Option<u32>,
-    pub percentiles: &'a [f64],
+    pub listing: &'a LatencyListing,
 }
 
 impl RunResult {
     pub fn new(shape: RunShape<'_>, measured: Measured<'_>) -> Self {
-        let rates = Rates::of(measured.counters, measured.rate_window_s);
+        let (listing, latencies) = (shape.listing, measured.latencies);
         RunResult {
             run: shape.info.clone(),
             step: shape.step,
@@ -280,15 +254,14 @@ impl RunResult {
             time_s: measured.time_s,
             warmup_s: shape.warmup_s,
             counters: CounterTotals::of(measured.counters),
-            rates,
-            latency_ms: LatencySummary::of(measured.latency, shape.percentiles),
-            statements: Vec::new(),
-            rate: shape.target_tps.map(|target_tps| RateResult {
-                target_tps,
-                achieved_tps: rates.tps,
-                service_latency_ms: None,
-            }),
-            fairness: FairnessResult::of(measured.connections, measured.latency.sum_ns()),
+            rates: Rates::of(measured.counters, measured.rate_window_s),
+            latency_ms: listing.event_summary(latencies),
+            sysbench_percentile: listing.sysbench_line(&latencies.sysbench),
+            service_latency_ms: listing.service_summary(latencies),
+            latency_spectrum: latency_spectrum(&latencies.events),
+            statements: listing.kind_results(latencies),
+            rate: measured.rate.as_ref().map(RateResult::of),
+            fairness: FairnessResult::of(measured.connections, latencies.sysbench.sum_ns()),
         }
     }
 
@@ -324,14 +297,19 @@ impl From<QueueStats> for QueueResult {
 pub struct IntervalResult {
     /// The sweep step's thread count, or the run's.
     pub threads: u32,
-    /// Seconds since the run's clock started, at the interval's end.
+    /// Seconds measured (from the end of the warm-up), at the interval's
+    /// end.
     pub time_s: f64,
     pub interval_s: f64,
     /// The interval's start as Unix time, in seconds.
     pub start_unix_s: f64,
     pub counters: CounterTotals,
     pub rates: Rates,
+    /// As in the final object, over this interval.
     pub latency_ms: LatencySummary,
+    pub sysbench_percentile: Option<PercentileValue>,
+    pub service_latency_ms: Option<LatencySummary>,
+    pub statements: Vec<StatementResult>,
     /// With `--rate`.
     pub queue: Option<QueueResult>,
 }
@@ -342,26 +320,25 @@ pub struct IntervalSpan {
     pub threads: u32,
     pub end_s: f64,
     pub length_s: f64,
-    /// Unix time of the run's clock start, in seconds.
-    pub clock_start_unix_s: f64,
+    /// Unix time of the measured run's start (the end of the warm-up), in
+    /// seconds.
+    pub measured_from_unix_s: f64,
 }
 
 impl IntervalResult {
-    pub fn new(
-        span: IntervalSpan,
-        counters: &Counters,
-        latency: &LatencyHistogram,
-        percentiles: &[f64],
-        queue: Option<QueueStats>,
-    ) -> Self {
+    pub fn new(span: IntervalSpan, interval: &Interval, listing: &LatencyListing, queue: Option<QueueStats>) -> Self {
+        let (counters, latencies) = (&interval.counters, &interval.latencies);
         IntervalResult {
             threads: span.threads,
             time_s: span.end_s,
             interval_s: span.length_s,
-            start_unix_s: span.clock_start_unix_s + span.end_s - span.length_s,
+            start_unix_s: span.measured_from_unix_s + span.end_s - span.length_s,
             counters: CounterTotals::of(counters),
             rates: Rates::of(counters, span.length_s),
-            latency_ms: LatencySummary::of(latency, percentiles),
+            latency_ms: listing.event_summary(latencies),
+            sysbench_percentile: listing.sysbench_line(&latencies.sysbench),
+            service_latency_ms: listing.service_summary(latencies),
+            statements: listing.kind_results(latencies),
             queue: queue.map(QueueResult::from),
         }
     }
@@ -387,18 +364,6 @@ pub struct SweepSummary {
     pub steps: Vec<StepFigures>,
 }
 
-/// [`STANDARD_PERCENTILES`] and `--percentile`'s, in order, each once.
-pub fn percentile_list(asked: Option<u8>) -> Vec<f64> {
-    let mut list = STANDARD_PERCENTILES.to_vec();
-    if let Some(p) = asked.map(f64::from) {
-        if !list.contains(&p) {
-            list.push(p);
-            list.sort_by(f64::total_cmp);
-        }
-    }
-    list
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,76 +381,115 @@ mod tests {
         }
     }
 
+    const KINDS: &[&str] = &["point_select", "commit"];
+
+    /// Events of 1..=100 ms, each with a 1 ms service time and a
+    /// point select of half its latency.
+    fn latencies() -> Latencies {
+        let mut l = Latencies::new(KINDS);
+        for ms in 1..=100u64 {
+            l.sysbench.record_ns(ms * 1_000_000);
+            l.events.record_ns(ms * 1_000_000);
+            l.service.record_ns(1_000_000);
+            l.kinds.record(0, ms * 500_000);
+        }
+        l
+    }
+
+    fn shape<'a>(info: &'a RunInfo, listing: &'a LatencyListing) -> RunShape<'a> {
+        RunShape { info, step: None, threads: 4, end: RunEnd::Completed, warmup_s: 0, listing }
+    }
+
     #[test]
     fn a_run_of_no_time_has_zero_rates_not_nan() {
         let counters = Counters { events: 3, ..Counters::default() };
-        let latency = LatencyHistogram::new();
-        let measured =
-            Measured { counters: &counters, latency: &latency, connections: &[], time_s: 0.0, rate_window_s: 0.0 };
-        let shape = RunShape {
-            info: &info(),
-            step: None,
-            threads: 0,
-            end: RunEnd::Completed,
-            warmup_s: 0,
-            target_tps: Some(10),
-            percentiles: &[95.0],
+        let latencies = Latencies::new(KINDS);
+        let rate = RateSummary {
+            target: 10,
+            arrival: "poisson",
+            achieved: f64::INFINITY,
+            waiting: 0,
+            oldest_wait_s: 0.0,
+            missed: false,
         };
-        let result = RunResult::new(shape, measured);
+        let measured = Measured {
+            counters: &counters,
+            latencies: &latencies,
+            connections: &[],
+            time_s: 0.0,
+            rate_window_s: 0.0,
+            rate: Some(rate),
+        };
+        let (info, listing) = (info(), LatencyListing::new(&[95.0], Some(95), true));
+        let result = RunResult::new(shape(&info, &listing), measured);
         assert_eq!(result.rates.tps, 0.0);
         assert_eq!(result.fairness.events_avg, 0.0);
+        assert_eq!(result.rate.as_ref().map(|r| r.achieved_tps), Some(0.0));
         let json = serde_json::to_string(&ResultLine::Final(Box::new(result))).unwrap();
         assert!(json.contains("\"tps\":0.0"), "{json}");
         assert!(json.contains("\"events_avg\":0.0"), "{json}");
     }
 
     #[test]
-    fn figures_take_p95_and_p99_from_the_list() {
+    fn a_final_result_carries_the_hdr_figures() {
         let counters = Counters { events: 100, reads: 1000, ..Counters::default() };
-        let mut latency = LatencyHistogram::new();
-        for ms in 1..=100u64 {
-            latency.record_ns(ms * 1_000_000);
-        }
-        let connections = [ConnStats { events: 100, busy_ns: latency.sum_ns() }];
+        let latencies = latencies();
+        let connections = [ConnStats { events: 100, busy_ns: latencies.sysbench.sum_ns() }];
+        let rate =
+            RateSummary { target: 80, arrival: "fixed", achieved: 50.0, waiting: 7, oldest_wait_s: 0.5, missed: true };
         let measured = Measured {
             counters: &counters,
-            latency: &latency,
+            latencies: &latencies,
             connections: &connections,
             time_s: 2.0,
             rate_window_s: 2.0,
+            rate: Some(rate),
         };
-        let list = percentile_list(Some(95));
-        let shape = RunShape {
-            info: &info(),
-            step: None,
-            threads: 4,
-            end: RunEnd::Completed,
-            warmup_s: 0,
-            target_tps: None,
-            percentiles: &list,
-        };
-        let figures = RunResult::new(shape, measured).figures();
-        assert_eq!(figures.tps, 50.0);
-        assert_eq!(figures.qps, 500.0);
-        assert_eq!(figures.p95_ms, Some(latency.percentile(95.0)));
-        assert_eq!(figures.p99_ms, Some(latency.percentile(99.0)));
+        let (info, listing) = (info(), LatencyListing::new(&[99.9], Some(95), true));
+        let result = RunResult::new(shape(&info, &listing), measured);
+        assert_eq!(result.latency_ms.at(99.9), Some(latencies.events.percentile_ms(99.9)));
+        let p95 = latencies.events.percentile_ms(95.0);
+        assert!((p95 - 95.0).abs() < 0.1 && p95 != latencies.sysbench.percentile(95.0), "{p95}");
+        assert_eq!(result.latency_ms.at(95.0), Some(p95));
+        assert_eq!(result.sysbench_percentile.map(|p| p.ms), Some(latencies.sysbench.percentile(95.0)));
+        assert_eq!(result.service_latency_ms.as_ref().and_then(|s| s.at(99.0)), Some(1.0));
+        assert_eq!(result.statements.len(), 1, "commit never ran");
+        assert_eq!((result.statements[0].count, result.statements[0].latency_ms.max), (100, 50.0));
+        assert_eq!(result.latency_spectrum.last().map(|s| (s.percentile, s.count)), Some((100.0, 100)));
+        let rate = result.rate.clone().unwrap();
+        assert_eq!((rate.arrival.as_str(), rate.target_met, rate.backlog), ("fixed", false, 7));
+        let figures = result.figures();
+        assert_eq!((figures.tps, figures.qps), (50.0, 500.0));
+        assert_eq!((figures.p95_ms, figures.p99_ms), (Some(p95), Some(latencies.events.percentile_ms(99.0))));
     }
 
     #[test]
-    fn the_asked_percentile_joins_the_list_once() {
-        assert_eq!(percentile_list(Some(95)), STANDARD_PERCENTILES.to_vec());
-        assert_eq!(percentile_list(Some(97)), vec![50.0, 90.0, 95.0, 97.0, 99.0, 99.9, 99.99, 100.0]);
-        assert_eq!(percentile_list(None), STANDARD_PERCENTILES.to_vec());
+    fn without_rate_no_service_time() {
+        let latencies = latencies();
+        let listing = LatencyListing::new(&[], None, false);
+        let measured = Measured {
+            counters: &Counters::default(),
+            latencies: &latencies,
+            connections: &[],
+            time_s: 1.0,
+            rate_window_s: 1.0,
+            rate: None,
+        };
+        let result = RunResult::new(shape(&info(), &listing), measured);
+        assert_eq!((result.service_latency_ms, result.rate, result.sysbench_percentile), (None, None, None));
     }
 
     #[test]
     fn lines_read_back_as_written() {
-        let counters = Counters::default();
-        let latency = LatencyHistogram::new();
-        let span = IntervalSpan { threads: 2, end_s: 2.0, length_s: 1.0, clock_start_unix_s: 1000.0 };
-        let interval = IntervalResult::new(span, &counters, &latency, &[95.0], Some(QueueStats::default()));
-        assert_eq!(interval.start_unix_s, 1001.0);
-        let line = ResultLine::Interval(interval);
+        let mut interval = Interval::new(KINDS);
+        interval.latencies = latencies();
+        let span = IntervalSpan { threads: 2, end_s: 2.0, length_s: 1.0, measured_from_unix_s: 1000.0 };
+        let listing = LatencyListing::new(&[95.0], Some(95), true);
+        let result = IntervalResult::new(span, &interval, &listing, Some(QueueStats::default()));
+        assert_eq!(result.start_unix_s, 1001.0);
+        assert_eq!(result.statements.len(), 1);
+        assert!(result.service_latency_ms.is_some());
+        let line = ResultLine::Interval(result);
         let text = serde_json::to_string(&line).unwrap();
         assert!(text.starts_with("{\"type\":\"interval\""), "{text}");
         assert_eq!(serde_json::from_str::<ResultLine>(&text).unwrap(), line);

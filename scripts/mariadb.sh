@@ -254,7 +254,7 @@ wait_until_ready() {
 # Idempotent: run after every start, so a data directory made by an older
 # version of this script gets every account, and altered passwords are reset.
 provision() {
-    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline, sbtest_fuzz; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
+    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline, sbtest_fuzz, sbtest_lua; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
     local plugin
     plugin=$(admin_sql "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
     if [ -z "$plugin" ]; then
@@ -263,7 +263,7 @@ provision() {
     fi
     local sql="CREATE DATABASE IF NOT EXISTS sbtest; CREATE DATABASE IF NOT EXISTS sbtest_tls;
 CREATE DATABASE IF NOT EXISTS sbtest_wl; CREATE DATABASE IF NOT EXISTS sbtest_pipeline;
-CREATE DATABASE IF NOT EXISTS sbtest_fuzz;" host user
+CREATE DATABASE IF NOT EXISTS sbtest_fuzz; CREATE DATABASE IF NOT EXISTS sbtest_lua;" host user
     for host in localhost %; do
         sql+="
 CREATE USER IF NOT EXISTS 'sbtest'@'$host';
@@ -275,7 +275,8 @@ GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest_ed'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_tls\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_wl\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_pipeline\`.* TO 'sbtest'@'$host';
-GRANT ALL PRIVILEGES ON \`sbtest\\_fuzz\`.* TO 'sbtest'@'$host';"
+GRANT ALL PRIVILEGES ON \`sbtest\\_fuzz\`.* TO 'sbtest'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_lua\`.* TO 'sbtest'@'$host';"
         for user in sbtest_tls:SSL sbtest_x509:X509; do
             sql+="
 CREATE USER IF NOT EXISTS '${user%%:*}'@'$host';

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod client;
 pub mod driver;
 pub mod fuzz;
+pub mod lua;
 pub mod null_server;
 pub mod rand;
 pub mod results;

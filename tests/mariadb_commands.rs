@@ -4,9 +4,10 @@
 mod common;
 
 use common::{affected, expect_local_infile_refused, expect_results_past_16_mib, raw_rows, rows, s, TestServer};
-use wirebench::client::Connection;
+use wirebench::client::{ClientError, Connection};
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
 use wirebench_protocol::response::QueryResult;
+use wirebench_protocol::ProtocolError;
 
 async fn connect(server: &TestServer, deprecate_eof: bool) -> Connection {
     let mut options = server.options(server.tcp());
@@ -184,4 +185,49 @@ async fn local_infile_is_refused_and_the_connection_survives() {
     let mut conn = connect(&server, true).await;
     // The server may refuse on its own (local_infile off) or ask for the file.
     expect_local_infile_refused(&mut conn, "wb_infile").await;
+}
+
+/// LOAD DATA LOCAL INFILE from memory: the rows arrive whatever the packet
+/// size; a request for any other file than the statement's is still
+/// refused, with the connection in step; without CLIENT_LOCAL_FILES the
+/// client does not try.
+#[tokio::test]
+async fn load_data_local_streams_rows_from_memory() {
+    let Some(server) = TestServer::find() else { return };
+    let mut options = server.options(server.socket());
+    options.local_infile = true;
+    let mut conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
+    let local_infile = rows(&conn.query("SELECT @@local_infile").await.unwrap());
+    if local_infile != vec![vec![s("1")]] {
+        eprintln!("skipped: the server has local_infile off");
+        return;
+    }
+    conn.query("DROP TABLE IF EXISTS wb_load_mem").await.unwrap();
+    conn.query("CREATE TABLE wb_load_mem (id INT PRIMARY KEY, c CHAR(20))").await.unwrap();
+    let data: String = (1..=1000).map(|i| format!("{i}\t{i:0>5}-x\n")).collect();
+    let sql = "LOAD DATA LOCAL INFILE 'memory:wb_load_mem' INTO TABLE wb_load_mem (id, c)";
+    for max_payload in [7, 1 << 20] {
+        conn.query("TRUNCATE TABLE wb_load_mem").await.unwrap();
+        let response = conn.load_data_local(sql, "memory:wb_load_mem", data.as_bytes(), max_payload).await.unwrap();
+        assert_eq!(affected(&response), 1000, "packets of {max_payload}");
+        let check = "SELECT COUNT(*), SUM(id), MIN(c), MAX(c) FROM wb_load_mem";
+        assert_eq!(
+            rows(&conn.query(check).await.unwrap()),
+            vec![vec![s("1000"), s("500500"), s("00001-x"), s("01000-x")]]
+        );
+    }
+    let other = "LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE wb_load_mem (id, c)";
+    match conn.load_data_local(other, "memory:wb_load_mem", data.as_bytes(), 1 << 20).await {
+        Err(ClientError::Protocol { source: ProtocolError::LocalInfileRefused(file), .. }) => {
+            assert_eq!(file, "/etc/passwd")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // Plain queries keep refusing every request, on this connection too.
+    expect_local_infile_refused(&mut conn, "wb_infile_local_files").await;
+    conn.query("DROP TABLE wb_load_mem").await.unwrap();
+
+    let mut plain = connect(&server, true).await;
+    let err = plain.load_data_local(sql, "memory:wb_load_mem", b"", 1024).await.unwrap_err();
+    assert!(matches!(err, ClientError::Usage { .. }), "{err}");
 }

@@ -82,6 +82,10 @@ fn json_lines_match_the_schema_and_the_report() {
     assert_eq!(result["counters"]["queries"], report_number(&stderr, "queries:"));
     assert_eq!(result["counters"]["reads"], report_number(&stderr, "read:"));
     assert_eq!(result["run"]["label"], "dry");
+    // Each kind's latencies, without --per-statement: JSON always has them.
+    let point_selects = &result["statements"][0];
+    assert!(point_selects["count"].as_u64().unwrap() > 0, "{result}");
+    assert_eq!(point_selects["latency_ms"]["count"], point_selects["count"], "{result}");
     assert_eq!(result["run"]["test"], "oltp_read_write");
     assert_eq!(result["run"]["options"]["mysql-password"], "(hidden)");
     assert!(!stdout.contains("secret"));

@@ -9,9 +9,10 @@ use super::defs::{self, OptDef};
 use super::error::CliError;
 use super::error::Refusal;
 use super::general::{general, Said};
-use super::into::{db_options, engine_options, mysql_options, rand_config};
+use super::into::{db_options, engine_options, mysql_options, prepare_method, rand_config};
 use super::legacy::{self, Chosen};
 use super::legacy_options;
+use super::lua_script;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::result_options::result_options;
@@ -56,6 +57,9 @@ fn bench_invocation(
     sources: &CredentialSources,
     mut notes: Vec<String>,
 ) -> Result<Invocation, CliError> {
+    if let Some(script) = lua_script::named(test_opt, words, &list)? {
+        return lua_script::invocation(list, script, sources, notes);
+    }
     let named = NamedTest::from_words(test_opt, words)?;
     let mut warnings = Vec::new();
     if let (Some(opt), TestRef::Modern(_)) = (test_opt, named.test_ref) {
@@ -203,7 +207,7 @@ fn refuse_unsupported_command(chosen: &Chosen) -> Result<(), CliError> {
 /// Every option read into the run's configuration; the login completed
 /// from `sources` last, so that a password is asked for only once the
 /// rest of the command line is known to be good.
-fn bench(
+pub(crate) fn bench(
     chosen: Chosen,
     opts: Opts,
     sources: &CredentialSources,
@@ -227,8 +231,11 @@ fn bench(
     let mut test_options = test_options(&opts, test, command, &mut notes)?;
     // bulk_insert's prepare and cleanup handle one table per thread.
     test_options.threads = general.threads;
+    test_options.prepare_method = prepare_method(&opts)?;
     let engine = engine_options(&opts)?;
     let results = result_options(&opts, &general)?;
+    // Read where the test is named (`lua_script.rs`).
+    opts.get("lua");
     for def in defs::PGSQL {
         if let Some(opt) = opts.get(&defs::key(def.name)) {
             notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));
@@ -257,6 +264,7 @@ fn bench(
         test_options,
         engine,
         results,
+        script: None,
         warnings,
         notes,
     })

@@ -241,6 +241,12 @@ pub(crate) const ENGINE: &[OptDef] = &[
     opt("poll", STRING, Some("sleep"), "how an idle engine thread waits {sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
     opt(
+        "prepare-method",
+        STRING,
+        Some("auto"),
+        "how prepare sends the rows {auto,load-data,insert}: LOAD DATA LOCAL INFILE from memory, or sysbench's INSERTs; auto takes the first where the server allows it",
+    ),
+    opt(
         "per-statement",
         Bool,
         Some("off"),
@@ -254,6 +260,7 @@ pub(crate) const ENGINE: &[OptDef] = &[
         "write the latencies as an HdrHistogram interval log, one interval per --report-interval (or second), \
          tagged per statement kind",
     ),
+    opt("lua", Bool, Some("off"), "run a sysbench script given by path through the Lua engine, even one built in"),
 ];
 
 /// wirebench's result outputs: machine-readable lines, sweeps, charts.

@@ -15,6 +15,7 @@ use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 use crate::rand::{Distribution, RandConfig};
 use crate::transport::tls::TlsOptions;
+use crate::workload::PrepareMethod;
 
 /// The `--rand-*` options.
 pub(crate) fn rand_config(opts: &Opts, notes: &mut Vec<String>) -> Result<RandConfig, CliError> {
@@ -228,6 +229,14 @@ fn ignore_errors(opt: &RawOpt) -> Result<IgnoreErrors, CliError> {
         value: opt.value.clone().unwrap_or_default(),
         expected: "error numbers such as 1213,1020,1205, or all".to_owned(),
     })
+}
+
+/// `--prepare-method`.
+pub(crate) fn prepare_method(opts: &Opts) -> Result<PrepareMethod, CliError> {
+    let Some(opt) = opts.get("prepare_method") else { return Ok(PrepareMethod::Auto) };
+    let methods =
+        [("auto", PrepareMethod::Auto), ("load-data", PrepareMethod::LoadData), ("insert", PrepareMethod::Insert)];
+    value::choice(opt, &methods, "auto, load-data or insert")
 }
 
 /// wirebench's own `--cpus`, `--io`, `--poll`, `--pipeline`.

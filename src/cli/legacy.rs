@@ -84,6 +84,15 @@ pub(crate) fn apply(
         TestRef::Modern(test) => {
             return Ok(Chosen { test, legacy: None, legacy_options: LegacyOptions::default(), command })
         }
+        // The script's options are its own: cli/lua_script.rs reads the line.
+        TestRef::Lua => {
+            return Ok(Chosen {
+                test: Test::OltpReadWrite,
+                legacy: None,
+                legacy_options: LegacyOptions::default(),
+                command,
+            })
+        }
         TestRef::Oltp => bare_oltp(named, opts, notes)?,
         TestRef::Script05(script) => script,
     };

@@ -44,6 +44,7 @@ mod help;
 mod into;
 mod legacy;
 mod legacy_options;
+mod lua_script;
 mod null_server;
 mod option_file;
 mod opts;
@@ -68,6 +69,7 @@ use std::time::Duration;
 use crate::client::{ServerAddresses, ServerKey};
 use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode};
 use crate::fuzz::{FuzzOptions, ReplayOptions};
+use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
 use crate::results::{CompareOptions, ResultOptions};
 use crate::transport::tls::TlsOptions;
@@ -131,6 +133,9 @@ pub struct Bench {
     pub engine: EngineOptions,
     /// `--format`, `--chart`, `--label`.
     pub results: ResultOptions,
+    /// A Lua script run by the Lua engine (a `.lua` path that is no
+    /// built-in test, or any with `--lua`): its path, command and options.
+    pub script: Option<ScriptCall>,
     /// What sysbench 1.0.20 warns about this command line (deprecated
     /// options, no limit), in the order it warns.
     pub warnings: Vec<StartupWarning>,

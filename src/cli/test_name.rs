@@ -18,6 +18,8 @@ pub(crate) enum TestRef {
     /// A 0.5 `tests/db/*.lua` script (also shipped with 1.0 as
     /// `tests/include/oltp_legacy/*.lua`).
     Script05(LegacyTest),
+    /// Any other `.lua` path: a custom script, run by the Lua engine.
+    Lua,
 }
 
 /// The three script names 1.0 kept; in a 0.5 directory they are 0.5's.
@@ -48,9 +50,72 @@ pub(crate) fn resolve(name: &str) -> Result<TestRef, CliError> {
     let script = LegacyTest::from_script_file(&format!("{stem}.lua"));
     match (script, Test::from_name(stem)) {
         (Some(script), _) if in_05_tree || !SHARED_WITH_1_0.contains(&script) => Ok(TestRef::Script05(script)),
-        (_, Some(test)) => Ok(TestRef::Modern(test)),
+        // A stock script's name: the built-in test, unless the file there is
+        // not the stock script (a user's edited copy), which the Lua engine runs.
+        (_, Some(test)) if !edited_stock_script(Path::new(name)) => Ok(TestRef::Modern(test)),
+        (_, Some(_)) => Ok(TestRef::Lua),
+        // A script of the user's; a missing file is refused as sysbench refuses it.
+        _ if Path::new(name).is_file() => Ok(TestRef::Lua),
         _ => Err(unknown(name, stem)),
     }
+}
+
+/// sysbench 1.0.20's scripts (src/lua/), each hashed past its `#!` line
+/// (Debian's package changes it) with [`fnv1a`]: a copy of one runs as the
+/// built-in test, anything else through the Lua engine.
+const STOCK_SCRIPTS: [(&str, u64); 12] = [
+    ("bulk_insert.lua", 0x0c0406aa10f6f28a),
+    ("oltp_common.lua", 0xc728ee927d16f91c),
+    ("oltp_delete.lua", 0x4acf868dfd305e37),
+    ("oltp_insert.lua", 0xd368ac7fb24a91d2),
+    ("oltp_point_select.lua", 0x4efa6f81f80bfd64),
+    ("oltp_read_only.lua", 0xcc1ffa8779587228),
+    ("oltp_read_write.lua", 0xfcfcfe78a78f2603),
+    ("oltp_update_index.lua", 0xa4de12d3e0005289),
+    ("oltp_update_non_index.lua", 0xccf2c4ec2942444d),
+    ("oltp_write_only.lua", 0xda97eb83e255fa7b),
+    ("select_random_points.lua", 0xcce2d7484840c66d),
+    ("select_random_ranges.lua", 0xd86c04ae8341ad21),
+];
+
+/// A script larger than this is nobody's copy of a stock one.
+const STOCK_SCRIPT_MAX_BYTES: u64 = 64 * 1024;
+
+/// Whether `path` names a stock script's file that differs from the stock
+/// script, or an `oltp_common.lua` that its `require` would find first
+/// (in the current directory or beside it, as sysbench's `package.path`)
+/// does. A path with no file
+/// there (a command line written for another host) is not edited: it runs
+/// the built-in test, as it always has.
+fn edited_stock_script(path: &Path) -> bool {
+    let common = path.with_file_name("oltp_common.lua");
+    [path, Path::new("oltp_common.lua"), common.as_path()].iter().any(|file| differs_from_stock(file) == Some(true))
+}
+
+/// `None` when there is no such file; `Some(true)` when it is not the
+/// stock script of its name, or cannot be read.
+fn differs_from_stock(file: &Path) -> Option<bool> {
+    let meta = std::fs::metadata(file).ok()?;
+    let name = file.file_name().and_then(|f| f.to_str())?;
+    let stock = STOCK_SCRIPTS.iter().find(|(n, _)| *n == name).map(|&(_, hash)| hash)?;
+    if !meta.is_file() || meta.len() > STOCK_SCRIPT_MAX_BYTES {
+        return Some(true);
+    }
+    let Ok(text) = std::fs::read(file) else { return Some(true) };
+    Some(fnv1a(past_shebang(&text)) != stock)
+}
+
+fn past_shebang(text: &[u8]) -> &[u8] {
+    match text.strip_prefix(b"#!") {
+        Some(rest) => rest.splitn(2, |&b| b == b'\n').nth(1).unwrap_or(&[]),
+        None => text,
+    }
+}
+
+/// FNV-1a, 64 bits: tells a stock script from an edited copy (not an
+/// adversary's collision, which would only run the built-in test).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn unknown(name: &str, stem: &str) -> CliError {
@@ -97,6 +162,39 @@ mod tests {
             Err(CliError::UnknownTest { suggestion: Some(s), .. }) if s == "oltp_read_write"
         ));
         assert!(matches!(resolve("select"), Err(CliError::UnknownTest { .. })));
-        assert!(matches!(resolve("/tmp/my_script.lua"), Err(CliError::UnknownTest { .. })));
+        assert!(matches!(resolve("/tmp/no/such/my_script.lua"), Err(CliError::UnknownTest { .. })));
+        let custom = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lua/api.lua");
+        assert_eq!(resolve(custom).unwrap(), TestRef::Lua);
+    }
+
+    /// A copy of a stock script runs the built-in test; an edited copy, or
+    /// a stock script beside an edited oltp_common.lua, the Lua engine.
+    #[test]
+    fn an_edited_stock_script_runs_as_lua() {
+        let dir = std::env::temp_dir().join(format!("wb-stock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("oltp_point_select.lua");
+        let path = script.to_str().unwrap();
+        let stock = std::fs::read("/usr/share/sysbench/oltp_point_select.lua");
+        if let Ok(stock) = stock {
+            std::fs::write(&script, &stock).unwrap();
+            assert_eq!(resolve(path).unwrap(), TestRef::Modern(Test::OltpPointSelect));
+            std::fs::write(dir.join("oltp_common.lua"), b"-- mine\n").unwrap();
+            assert_eq!(resolve(path).unwrap(), TestRef::Lua);
+            std::fs::remove_file(dir.join("oltp_common.lua")).unwrap();
+        }
+        std::fs::write(&script, b"#!/usr/bin/env sysbench\nfunction event() end\n").unwrap();
+        assert_eq!(resolve(path).unwrap(), TestRef::Lua);
+        std::fs::remove_dir_all(&dir).unwrap();
+        // No file there: the built-in test, as for a line written elsewhere.
+        assert_eq!(resolve("/nonexistent/oltp_point_select.lua").unwrap(), TestRef::Modern(Test::OltpPointSelect));
+    }
+
+    #[test]
+    fn stock_hashes_match_the_installed_scripts() {
+        for (name, hash) in STOCK_SCRIPTS {
+            let Ok(text) = std::fs::read(format!("/usr/share/sysbench/{name}")) else { continue };
+            assert_eq!(fnv1a(past_shebang(&text)), hash, "{name}");
+        }
     }
 }

@@ -66,6 +66,10 @@ pub struct ConnectOptions {
     pub compression: bool,
     /// TLS to the server (`--mysql-ssl`), or none.
     pub tls: Option<ClientTls>,
+    /// Ask for CLIENT_LOCAL_FILES, which
+    /// [`load_data_local`](Connection::load_data_local) needs: only a
+    /// connection that streams rows from memory asks for it.
+    pub local_infile: bool,
 }
 
 impl ConnectOptions {
@@ -83,6 +87,7 @@ impl ConnectOptions {
             max_packet_size: wirebench_protocol::constants::DEFAULT_MAX_PACKET_SIZE,
             compression: false,
             tls: None,
+            local_infile: false,
         }
     }
 
@@ -108,6 +113,9 @@ impl ConnectOptions {
             // Granted only if the server offers it (negotiation keeps the
             // capabilities both sides have).
             config.extra_capabilities |= Capabilities::COMPRESS;
+        }
+        if self.local_infile {
+            config.extra_capabilities |= Capabilities::LOCAL_FILES;
         }
         config.connect_attrs = vec![
             ("_client_name".into(), "wirebench".into()),
@@ -275,6 +283,54 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
         self.io.flush().await?;
         self.walk_response(RowFormat::Text, self.io.answer_seq(seq)).await
+    }
+
+    /// `LOAD DATA LOCAL INFILE 'file' ...` (`sql`, naming `file`) with the
+    /// file's content `data` from memory, in packets of at most
+    /// `max_payload` bytes (the server's `max_allowed_packet`). The server
+    /// may ask for `file` and nothing else: another name is refused as any
+    /// LOCAL INFILE request is. Needs [`ConnectOptions::local_infile`].
+    pub async fn load_data_local(
+        &mut self,
+        sql: &str,
+        file: &str,
+        data: &[u8],
+        max_payload: usize,
+    ) -> Result<Response> {
+        if !self.login.capabilities.contains(Capabilities::LOCAL_FILES) {
+            return Err(self.io.usage_error("LOAD DATA LOCAL INFILE needs a connection with CLIENT_LOCAL_FILES"));
+        }
+        let seq = command::encode_query(&mut self.io.wbuf, sql.as_bytes());
+        self.io.flush().await?;
+        let mut seq = self.io.answer_seq(seq);
+        let first = self.io.read_packet(&mut seq).await?;
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
+        if command::local_infile_request(&first).is_none() {
+            // An ERR (local_infile off, no such table) or, from an odd
+            // server, an OK without asking for the data.
+            return self.finish_response(decoder, first, seq).await;
+        }
+        if let Err(refused) = command::accept_local_infile(&first, file.as_bytes()) {
+            let ProtocolError::LocalInfileRefused(name) = refused else { return Err(self.io.protocol_error(refused)) };
+            return Err(self.refuse_local_infile(name, seq).await);
+        }
+        let seq = command::encode_local_infile_data(&mut self.io.wbuf, seq, data, max_payload);
+        self.io.flush().await?;
+        let seq = self.io.answer_seq(seq);
+        self.read_response(decoder, seq).await
+    }
+
+    /// Feeds `first`, a response's packet already read, to `decoder`, then
+    /// reads the rest from sequence id `seq`.
+    async fn finish_response(&mut self, mut decoder: ResultSetDecoder, first: Bytes, seq: u8) -> Result<Response> {
+        match decoder.feed(&first) {
+            Ok(Some(response)) => match response.error {
+                Some(error) => Err(ClientError::Server { endpoint: self.io.endpoint.clone(), error }),
+                None => Ok(response),
+            },
+            Ok(None) => self.read_response(decoder, seq).await,
+            Err(e) => Err(self.io.codec_error(e)),
+        }
     }
 
     /// COM_STMT_PREPARE: the statement with its parameter and column definitions.

@@ -37,7 +37,7 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
-pub use budget::{Arrival, Backlog, Budget, RunControl};
+pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};

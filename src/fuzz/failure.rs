@@ -70,14 +70,47 @@ async fn confirm(rig: &mut Rig, history: &[Finished], checked_through: u64, fail
     }
     let together: Vec<_> = history.iter().map(|h| h.plan.packets.clone()).collect();
     match rig.run_and_check(together).await {
-        (Some(f), _) if same_bug(&f, failure) => {
-            Confirmed { reproduces: Reproduces::WithHistory, culprit: first, minimised: None }
-        }
+        (Some(f), _) if same_bug(&f, failure) => match narrow_down(rig, history, failure).await {
+            Some(confirmed) => confirmed,
+            None => Confirmed { reproduces: Reproduces::WithHistory, culprit: first, minimised: None },
+        },
         _ => unconfirmed(format!(
             "it did not happen again when the last {} sessions were run again, alone and together",
             history.len()
         )),
     }
+}
+
+/// The sessions reproduce the failure together but no suspect did alone
+/// (on a loaded machine more sessions finish between two checks than
+/// [`SUSPECTS`]): halves of them run together until one session does it
+/// alone, in about log2(sessions) runs; then it is minimised. `None` when
+/// only sessions together cause it.
+async fn narrow_down(rig: &mut Rig, history: &[Finished], failure: &Failure) -> Option<Confirmed> {
+    rig.ensure_up().await.ok()?;
+    let mut range = 0..history.len();
+    while range.len() > 1 {
+        let mid = range.start + range.len() / 2;
+        let mut reproducing = None;
+        for half in [range.start..mid, mid..range.end] {
+            let sessions = history.get(half.clone())?.iter().map(|h| h.plan.packets.clone()).collect();
+            let (again, _) = rig.run_and_check(sessions).await;
+            if again.is_some() {
+                rig.ensure_up().await.ok()?;
+            }
+            if again.is_some_and(|f| same_bug(&f, failure)) {
+                reproducing = Some(half);
+                break;
+            }
+        }
+        range = reproducing?;
+    }
+    let culprit = history.get(range.start)?;
+    let (again, outcomes) = rig.run_and_check(vec![culprit.plan.packets.clone()]).await;
+    again.filter(|f| same_bug(f, failure))?;
+    let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
+    let minimised = minimise(rig, culprit.plan.clone(), sent, failure).await;
+    Some(Confirmed { reproduces: Reproduces::Alone, culprit: range.start, minimised: Some(minimised) })
 }
 
 /// A short name for file names.

@@ -14,10 +14,11 @@ use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
-use crate::driver::{self, Arrival, Backend, Clock, DriverError, LoopContext, PollMode, RunControl, Stalls};
-use crate::results::RunEnd;
-use crate::stats::report::{self, FinalReport, RunHeader};
-use crate::stats::{Collector, HdrLog, RateSummary, StatsBoard};
+use crate::driver::{self, Arrival, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
+use crate::lua::ReportHooks;
+use crate::results::{OutputFormat, RunEnd};
+use crate::stats::report::{self, RunHeader};
+use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -46,16 +47,58 @@ pub(super) fn run(
     };
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
     sink.clock_started(sessions.server_version());
-    let hdr_log = open_hdr_log(&bench.general, context.clock)?;
-    announce_start(&bench.general, &context.control)?;
+    let hdr_log = start_threads(bench, &context)?;
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
+    let threads = Threads { handles, hdr_log, hooks: None };
+    supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, sink)
+}
+
+/// The threads of a run and what their reports need besides the loops'
+/// data: `--hdr-log`, and a Lua script's report hooks, which replace the
+/// reports.
+pub(super) struct Threads<E> {
+    pub(super) handles: Vec<JoinHandle<Result<(), E>>>,
+    pub(super) hdr_log: Option<HdrLog>,
+    pub(super) hooks: Option<ReportHooks>,
+}
+
+/// Just before the threads start: `--hdr-log` opened (a path that cannot
+/// be written ends the command before any load), sysbench's lines, and
+/// the warm-up begun.
+pub(super) fn start_threads(bench: &Bench, context: &LoopContext) -> Result<Option<HdrLog>, RunError> {
+    let hdr_log = open_hdr_log(&bench.general, context.clock)?;
+    print_threads_starting(&bench.general)?;
+    Level::Notice.print(report::THREADS_STARTED)?;
+    if general_warmup(bench) > 0 {
+        context.control.start_warmup();
+        Level::Notice.print(report::WarmingUp(general_warmup(bench)))?;
+    }
+    Ok(hdr_log)
+}
+
+/// From the threads' start to the final report: interim reports, the end
+/// of the run (limits, a signal, a fatal error), and the report of what
+/// ran, then `--format`'s final result. Loop threads and the Lua engine's
+/// threads alike.
+pub(super) fn supervise_to_report<E>(
+    bench: &Bench,
+    context: &LoopContext,
+    threads: Threads<E>,
+    forced_shutdown_s: Option<u32>,
+    interrupts: &Interrupts,
+    sink: &mut ResultSink,
+) -> Result<Outcome, RunError>
+where
+    RunError: From<E>,
+{
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let mut reports = Reports::new(Collector::new(context.board.clone()), general, sink, hdr_log);
+    let Threads { handles, hdr_log, hooks } = threads;
+    let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks, sink);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
@@ -75,7 +118,7 @@ pub(super) fn run(
             return Ok(outcome);
         }
         Outcome::Interrupted(signal) if finished.count() < loops => {
-            report_stalled(&mut reports, bench, &context, signal, end_ns)?;
+            report_stalled(&mut reports, general, context, signal, end_ns)?;
             return Ok(outcome);
         }
         _ => {}
@@ -88,7 +131,7 @@ pub(super) fn run(
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
     let rate = rate_summary(general, &context.control, &reports, end_ns);
-    final_report(&mut reports, bench, end_ns, rate, run_end(outcome, context.control.stalls()))?;
+    final_report(&mut reports, general, end_ns, rate, run_end(outcome, context.control.stalls()))?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -96,18 +139,6 @@ pub(super) fn run(
         Outcome::Completed => say_if_cut(context.control.stalls(), general.time),
         other => other,
     })
-}
-
-/// sysbench's lines as its threads start; with `--warmup-time`, the
-/// warm-up begins here.
-fn announce_start(general: &GeneralOptions, control: &RunControl) -> Result<(), OutputError> {
-    print_threads_starting(general)?;
-    Level::Notice.print(report::THREADS_STARTED)?;
-    if general.warmup_time > 0 {
-        control.start_warmup();
-        Level::Notice.print(report::WarmingUp(general.warmup_time))?;
-    }
-    Ok(())
 }
 
 /// How a run that reached its final report ended, for the results.
@@ -120,8 +151,7 @@ fn run_end(outcome: Outcome, stalls: Stalls) -> RunEnd {
     }
 }
 
-/// `--hdr-log`: created before the run starts, so that a path that cannot
-/// be written ends the command before any load.
+/// `--hdr-log`, its start time that of the measured run.
 fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>, RunError> {
     let Some(path) = &general.hdr_log else { return Ok(None) };
     let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
@@ -132,7 +162,7 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>
 }
 
 /// What every loop shares: the statistics board, the limits, the clock.
-fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
@@ -142,7 +172,7 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
         control.cut_at(secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     }
     LoopContext {
-        board: StatsBoard::with_kinds(per_loop, StatementKind::NAMES),
+        board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(bench)),
         control,
         clock: Clock::start(),
         // --warmup-time runs before the measured --time, as in sysbench master.
@@ -153,17 +183,28 @@ fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     }
 }
 
+/// The latencies an output of this run will show (each costs the loops an
+/// update per query): `--format=json` lists every statement kind's.
+fn recording(bench: &Bench) -> Recording {
+    let general = &bench.general;
+    let json = bench.results.format == OutputFormat::Json;
+    Recording {
+        service_time: general.rate.is_some(),
+        statement_latency: general.per_statement || general.hdr_log.is_some() || json,
+    }
+}
+
 /// sysbench's final report (with `--histogram`, the histogram first),
 /// with wirebench's additions after its latency block, the line on failed
 /// reconnects after it, and the final result of `--format`.
 fn final_report(
-    reports: &mut Reports<'_>,
-    bench: &Bench,
+    reports: &mut Reports,
+    general: &GeneralOptions,
     end_ns: u64,
     rate: Option<RateSummary>,
     end: RunEnd,
 ) -> Result<(), OutputError> {
-    if bench.general.histogram {
+    if general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
         // writes the rows with printf, at every verbosity.
         Level::Notice.print(report::HISTOGRAM_TITLE)?;
@@ -171,7 +212,7 @@ fn final_report(
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
     let additions = reports.additions(rate);
-    Level::Notice.print(FinalReport { additions: &additions, ..reports.cumulative(end_ns, 0) })?;
+    reports.print_final(end_ns, 0, &additions)?;
     say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)?;
     reports.final_result(end_ns, rate, end)
 }
@@ -209,15 +250,15 @@ fn say_interrupted(signal: Signal, end_ns: u64) {
 /// in time: the report is of what had answered, without waiting for the
 /// loops, whose connections close with the process.
 fn report_stalled(
-    reports: &mut Reports<'_>,
-    bench: &Bench,
+    reports: &mut Reports,
+    general: &GeneralOptions,
     context: &LoopContext,
     signal: Signal,
     end_ns: u64,
 ) -> Result<(), OutputError> {
     reports.collect(end_ns);
-    let rate = rate_summary(&bench.general, &context.control, reports, end_ns);
-    final_report(reports, bench, end_ns, rate, RunEnd::Interrupted)?;
+    let rate = rate_summary(general, &context.control, reports, end_ns);
+    final_report(reports, general, end_ns, rate, RunEnd::Interrupted)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(
@@ -232,7 +273,7 @@ fn report_stalled(
 /// which sets its own grace). A healthy server answers them within
 /// milliseconds; sysbench waits for them without limit, so a server that
 /// stopped answering hangs it.
-const ANSWER_GRACE_NS: u64 = 1_000_000_000;
+pub(super) const ANSWER_GRACE_NS: u64 = 1_000_000_000;
 
 /// When the report thread stops waiting for loops that did not end after
 /// the cut (they always do; this keeps `--time`'s promise if one did not),
@@ -289,7 +330,7 @@ fn backend(bench: &Bench) -> Result<Backend, RunError> {
 
 /// When `--forced-shutdown` stops the run, in seconds from its start
 /// (after `--warmup-time` and `--time`).
-fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
+pub(super) fn forced_shutdown_s(bench: &Bench) -> Option<u32> {
     let time = bench.general.time?;
     let grace = bench.general.forced_shutdown.grace_secs(Some(time))?;
     Some(general_warmup(bench).saturating_add(time).saturating_add(grace))
@@ -300,7 +341,7 @@ fn general_warmup(bench: &Bench) -> u32 {
 }
 
 /// sysbench's run header, before the connections open.
-fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
+pub(super) fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
     let general = &bench.general;
     let header = RunHeader {
         threads: general.threads,
@@ -317,12 +358,15 @@ fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), Out
 }
 
 /// Waits for every loop; the first failure is the run's.
-fn join_loops(handles: Vec<JoinHandle<Result<(), DriverError>>>) -> Result<(), RunError> {
+fn join_loops<E>(handles: Vec<JoinHandle<Result<(), E>>>) -> Result<(), RunError>
+where
+    RunError: From<E>,
+{
     let mut first_error = None;
     for handle in handles {
         let error = match handle.join() {
             Ok(Ok(())) => continue,
-            Ok(Err(e)) => RunError::Driver(e),
+            Ok(Err(e)) => RunError::from(e),
             Err(_) => RunError::LoopPanicked,
         };
         first_error.get_or_insert(error);

@@ -43,6 +43,12 @@ pub enum RunError {
     /// A connection could not be opened; the hint says what to check.
     #[error("unable to connect: {error}{}", connect_hint(.error))]
     Connect { error: ClientError },
+    /// `--prepare-method=load-data` against a server that refuses it.
+    #[error(
+        "--prepare-method=load-data: {reason}; run prepare with --prepare-method=insert (or auto, which falls back \
+         to INSERTs), or allow it on the server"
+    )]
+    LoadDataRefused { reason: String },
     /// A statement of `prepare`, `prewarm` or `cleanup` failed.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -67,6 +73,14 @@ pub enum RunError {
     Driver(#[from] DriverError),
     #[error(transparent)]
     HdrLog(#[from] crate::stats::HdrLogError),
+    /// A Lua script could not be loaded, or one of its functions failed.
+    #[error(transparent)]
+    Script(#[from] crate::lua::ScriptError),
+    /// An engine option the Lua engine does not honour yet.
+    #[error(
+        "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
+    )]
+    NotForScripts(&'static str),
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
     #[error(transparent)]

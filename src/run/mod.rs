@@ -30,6 +30,8 @@ mod compare;
 mod error;
 mod interrupt;
 mod limits;
+mod load_method;
+mod lua_script;
 mod output;
 mod plan;
 mod reports;
@@ -95,6 +97,9 @@ pub fn print_banner() -> Result<(), OutputError> {
 
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
+    if let Some(call) = &bench.script {
+        return lua_script::execute(bench, call);
+    }
     if bench.command == Command::Help {
         print_banner()?;
         Output::Stdout.print(test_help(bench.test, Console::current().personality))?;

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use super::output::{stderr_line, Console, Level, OutputError};
+use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
 use crate::cli::{GeneralOptions, Personality};
+use crate::lua::ReportHooks;
 use crate::results::record::Measured;
 use crate::results::RunEnd;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
@@ -37,14 +38,17 @@ pub(super) struct Reports<'a> {
     /// When the last collection was (ns since the start): where the next
     /// logged interval begins.
     last_collect_ns: u64,
+    /// A Lua script's `sysbench.hooks.report_*`, which replace the reports.
+    hooks: Option<ReportHooks>,
 }
 
 impl<'a> Reports<'a> {
     pub(super) fn new(
         collector: Collector,
         general: &GeneralOptions,
-        sink: &'a mut ResultSink,
         hdr_log: Option<HdrLog>,
+        hooks: Option<ReportHooks>,
+        sink: &'a mut ResultSink,
     ) -> Self {
         Reports {
             owed: Interval::new(collector.board().kind_names()),
@@ -60,6 +64,7 @@ impl<'a> Reports<'a> {
             warming: general.warmup_time > 0,
             hdr_log,
             last_collect_ns: 0,
+            hooks,
         }
     }
 
@@ -103,7 +108,9 @@ impl<'a> Reports<'a> {
             percentile: self.percentile,
             queue,
         };
-        Level::Notice.print(line)?;
+        if !hooked(self.hooks.as_ref().map(|h| h.intermediate(&line))) {
+            Level::Notice.print(line)?;
+        }
         let window = (line.time_total_s, line.time_interval_s);
         self.sink.interval(window, &self.owed, queue)?;
         self.owed.reset();
@@ -118,7 +125,16 @@ impl<'a> Reports<'a> {
     pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
         self.collect(now_ns);
         let line = CheckpointLine { time_total_s: self.measured(now_ns) };
-        Level::Notice.print(format_args!("{line}{}", self.cumulative(now_ns, 0)))?;
+        let report = self.cumulative(now_ns, 0);
+        match &self.hooks {
+            Some(hooks) => {
+                Level::Notice.print(line)?;
+                if !hooked(Some(hooks.checkpoint(&report, self.threads))) {
+                    Level::Notice.print(report)?;
+                }
+            }
+            None => Level::Notice.print(format_args!("{line}{report}"))?,
+        }
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
         Ok(())
@@ -183,6 +199,26 @@ impl<'a> Reports<'a> {
         }
     }
 
+    /// The final report at `now_ns`, with wirebench's `additions`, or the
+    /// script's `report_cumulative` and the additions after it. The
+    /// script's interim and checkpoint states close first, as sysbench's
+    /// report threads end before its final report.
+    pub(super) fn print_final(
+        &mut self,
+        now_ns: u64,
+        unfinished_on_forced_shutdown: u32,
+        additions: &str,
+    ) -> Result<(), OutputError> {
+        if let Some(hooks) = self.hooks.as_mut() {
+            hooks.threads_ended();
+        }
+        let report = self.cumulative(now_ns, unfinished_on_forced_shutdown);
+        if hooked(self.hooks.as_ref().map(|h| h.last(&report))) {
+            return Level::Notice.print(additions);
+        }
+        Level::Notice.print(FinalReport { additions, ..report })
+    }
+
     /// wirebench's additions to the final report: the `--percentile` list
     /// when it is more than sysbench's one whole percentile, the `--rate`
     /// latency and rate lines (invoked as `sysbench`, only when the target
@@ -205,6 +241,19 @@ impl<'a> Reports<'a> {
             out += &PerStatementBlock { kinds: &totals.latencies.kinds, percentiles: &self.percentiles }.to_string();
         }
         out
+    }
+}
+
+/// Whether a script's hook made the report; a hook that failed is
+/// reported as sysbench reports it (FATAL, and the run goes on).
+fn hooked(called: Option<Result<bool, crate::lua::ScriptError>>) -> bool {
+    match called {
+        Some(Ok(made)) => made,
+        Some(Err(error)) => {
+            fatal_line(error);
+            true
+        }
+        None => false,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::interrupt::Interrupts;
-use super::output::{fatal_line, Level, OutputError};
+use super::output::{fatal_line, OutputError};
 use super::reports::Reports;
 use super::Outcome;
 use crate::cli::GeneralOptions;
@@ -159,5 +159,5 @@ fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) ->
     reports.collect(now_ns);
     let unfinished = u32::try_from(control.queue_stats().concurrency).unwrap_or(u32::MAX);
     fatal_line("The --max-time limit has expired, forcing shutdown...");
-    Level::Notice.print(reports.cumulative(now_ns, unfinished))
+    reports.print_final(now_ns, unfinished, "")
 }

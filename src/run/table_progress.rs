@@ -12,6 +12,8 @@ enum TableStep<'a> {
     Create(&'a str),
     /// An INSERT of this many rows.
     Insert(&'a str, u64),
+    /// A LOAD DATA, whose row count only its sender knows.
+    Load(&'a str),
     Index(&'a str),
     Drop(&'a str),
 }
@@ -32,6 +34,11 @@ impl<'a> TableStep<'a> {
             // numbers and digits-and-dashes strings, never "),(".
             return Some(TableStep::Insert(table, sql.matches("),(").count() as u64 + 1));
         }
+        if let Some(rest) = sql.strip_prefix("LOAD DATA LOCAL INFILE ") {
+            // Its rows are known to the sender, not written in the SQL.
+            let table = rest.split(" INTO TABLE ").nth(1)?.split(' ').next()?;
+            return Some(TableStep::Load(table));
+        }
         if let Some(table) = table_after("DROP TABLE ") {
             return Some(TableStep::Drop(table));
         }
@@ -45,7 +52,11 @@ impl<'a> TableStep<'a> {
 
     fn table(self) -> &'a str {
         match self {
-            TableStep::Create(t) | TableStep::Insert(t, _) | TableStep::Index(t) | TableStep::Drop(t) => t,
+            TableStep::Create(t)
+            | TableStep::Insert(t, _)
+            | TableStep::Load(t)
+            | TableStep::Index(t)
+            | TableStep::Drop(t) => t,
         }
     }
 
@@ -53,6 +64,7 @@ impl<'a> TableStep<'a> {
         match self {
             TableStep::Create(_) => "a CREATE TABLE",
             TableStep::Insert(..) => "an INSERT",
+            TableStep::Load(_) => "a LOAD DATA",
             TableStep::Index(_) => "a CREATE INDEX",
             TableStep::Drop(_) => "a DROP TABLE",
         }
@@ -101,14 +113,16 @@ impl TableProgress {
         true
     }
 
-    /// The server answered `sql` with success; the table it touched, if any.
-    pub(super) fn done(&self, sql: &str) -> Option<String> {
+    /// The server answered `sql` with success, having loaded `loaded` rows
+    /// when the sender knows (LOAD DATA); the table it touched, if any.
+    pub(super) fn done(&self, sql: &str, loaded: Option<u64>) -> Option<String> {
         let step = TableStep::parse(sql)?;
         self.update(step.table(), |t| {
             t.in_flight = None;
             match step {
                 TableStep::Create(_) => t.created = true,
                 TableStep::Insert(_, rows) => t.rows += rows,
+                TableStep::Load(_) => t.rows += loaded.unwrap_or(0),
                 TableStep::Index(_) => t.indexed = true,
                 TableStep::Drop(_) => t.dropped = true,
             }
@@ -161,6 +175,17 @@ impl TableProgress {
             ""
         };
         format!("{}{advice}", parts.join("; "))
+    }
+
+    /// Rows loaded so far, per table not yet complete, in table order.
+    pub(super) fn loading(&self) -> Vec<(String, u64)> {
+        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner
+            .tables
+            .iter()
+            .filter(|(_, t)| t.created && !t.complete)
+            .map(|((_, name), t)| (name.clone(), t.rows))
+            .collect()
     }
 
     /// What `cleanup` had done: the tables dropped, and the one in flight.
@@ -230,6 +255,10 @@ mod tests {
         assert_eq!(TableStep::parse("CREATE INDEX k_4 on sbtest4(k)"), Some(TableStep::Index("sbtest4")));
         assert_eq!(TableStep::parse("CREATE INDEX k on sbtest(k)"), Some(TableStep::Index("sbtest")));
         assert_eq!(TableStep::parse("DROP TABLE IF EXISTS sbtest12"), Some(TableStep::Drop("sbtest12")));
+        assert_eq!(
+            TableStep::parse("LOAD DATA LOCAL INFILE 'memory:sbtest7' INTO TABLE sbtest7 CHARACTER SET utf8mb4 (k)"),
+            Some(TableStep::Load("sbtest7"))
+        );
         assert_eq!(TableStep::parse("ANALYZE TABLE sbtest1"), None);
     }
 
@@ -244,13 +273,13 @@ mod tests {
             "CREATE INDEX k_10 ON sbtest10(k)",
         ] {
             assert!(progress.sending(sql));
-            progress.done(sql);
+            progress.done(sql, None);
         }
         progress.complete("sbtest10");
         assert!(progress.sending("CREATE TABLE sbtest2(id INT)"));
-        progress.done("CREATE TABLE sbtest2(id INT)");
+        progress.done("CREATE TABLE sbtest2(id INT)", None);
         assert!(progress.sending("INSERT INTO sbtest2(k) VALUES(1),(2),(3)"));
-        progress.done("INSERT INTO sbtest2(k) VALUES(1),(2),(3)");
+        progress.done("INSERT INTO sbtest2(k) VALUES(1),(2),(3)", None);
         assert!(progress.sending("INSERT INTO sbtest2(k) VALUES(4)"));
         assert!(progress.sending("CREATE TABLE sbtest3(id INT)"));
         assert_eq!(
@@ -270,7 +299,7 @@ mod tests {
         for table in ["sbtest1", "sbtest2"] {
             let sql = format!("DROP TABLE IF EXISTS {table}");
             assert!(progress.sending(&sql));
-            progress.done(&sql);
+            progress.done(&sql, None);
         }
         assert!(progress.sending("DROP TABLE IF EXISTS sbtest3"));
         assert_eq!(

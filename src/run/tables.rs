@@ -6,15 +6,17 @@
 use std::sync::Arc;
 
 use super::interrupt::Interrupts;
-use super::output::{alert_line, Level, Output};
+use super::load_method::{rows_by, RowsBy};
+use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
 use crate::cli::{Bench, Command, Dialect};
+use crate::client::Connection;
 use crate::rand::Rng;
 use crate::stats::report;
 use crate::transport::tls::ClientTls;
-use crate::workload::{ScriptContext, Workload};
+use crate::workload::{PrepareStep, ScriptContext, Workload};
 
 pub(super) async fn prepare(
     bench: &Bench,
@@ -24,22 +26,73 @@ pub(super) async fn prepare(
 ) -> Result<Outcome, RunError> {
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let threads = bench.general.threads;
+    let has_data =
+        workload.prepare_data(ScriptContext { thread: 0, threads }, Rng::for_thread(seed, 0, params)).is_some();
+    let rows_by = rows_by(bench, tls, has_data).await?;
     let progress = Arc::new(TableProgress::default());
     let statements = move |thread| {
         let rng = Rng::for_thread(seed, thread, params);
-        let mut loading = String::new();
-        let statements = workload.prepare(ScriptContext { thread, threads }, rng);
+        let context = ScriptContext { thread, threads };
+        let steps: Box<dyn Iterator<Item = PrepareStep> + Send> = match rows_by {
+            RowsBy::LoadData { .. } => {
+                workload.prepare_data(context, rng).unwrap_or_else(|| Box::new(std::iter::empty()))
+            }
+            RowsBy::Insert => Box::new(workload.prepare(context, rng).map(PrepareStep::Sql)),
+        };
         let workload = workload.clone();
-        statements.map(move |sql| {
-            if let Some(message) = workload.progress_line(&sql, &mut loading) {
+        let mut loading = String::new();
+        steps.map(move |step| {
+            if let Some(message) = workload.progress_line(step_sql(&step).as_ref(), &mut loading) {
                 Output::report().line(message)?;
             }
-            Ok(sql)
+            Ok(step)
         })
     };
-    let work = per_thread(bench, tls, statements, &progress);
+    let work = per_thread(bench, tls, statements, &progress, rows_by);
+    let work = with_load_reports(bench.general.report_interval, &progress, work);
     let total = prepared_tables(bench);
     stop_on_signal(interrupts, Command::Prepare, work, || progress.prepare_summary(total)).await
+}
+
+/// Runs `work`; every `--report-interval` seconds meanwhile, one line on
+/// stderr with the rows each table being loaded has and its rows/s over
+/// the interval (sysbench's prepare reports nothing, so stdout stays its).
+async fn with_load_reports(
+    interval: Option<u32>,
+    progress: &TableProgress,
+    work: impl std::future::Future<Output = Result<(), RunError>>,
+) -> Result<(), RunError> {
+    let Some(secs) = interval else { return work.await };
+    let period = std::time::Duration::from_secs(u64::from(secs));
+    let start = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(start + period, period);
+    let mut before: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = ticks.tick() => {
+                let now = progress.loading();
+                let tables: Vec<String> = now.iter().map(|(table, rows)| {
+                    let per_sec = rows.saturating_sub(before.get(table).copied().unwrap_or(0)) / u64::from(secs);
+                    format!("{table} {rows} rows ({per_sec} rows/s)")
+                }).collect();
+                if !tables.is_empty() {
+                    let elapsed = start.elapsed().as_secs();
+                    stderr_line(format_args!("wirebench: [ {elapsed}s ] prepare: {}", tables.join(", ")));
+                }
+                before = now.into_iter().collect();
+            }
+        }
+    }
+}
+
+/// The SQL a step sends.
+fn step_sql(step: &PrepareStep) -> std::borrow::Cow<'_, str> {
+    match step {
+        PrepareStep::Sql(sql) => sql.into(),
+        PrepareStep::Rows(batch) => batch.sql().into(),
+    }
 }
 
 pub(super) async fn prewarm(
@@ -56,10 +109,10 @@ pub(super) async fn prewarm(
             if let Some(table) = sql.strip_prefix("ANALYZE TABLE ") {
                 Output::report().line(format_args!("Prewarming table {table}"))?;
             }
-            Ok(sql)
+            Ok(PrepareStep::Sql(sql))
         })
     };
-    let work = per_thread(bench, tls, statements, &progress);
+    let work = per_thread(bench, tls, statements, &progress, RowsBy::Insert);
     let summary = || {
         progress.stop_sending();
         "it only reads, so there is nothing to undo".to_owned()
@@ -87,7 +140,7 @@ pub(super) async fn cleanup(
                     break;
                 }
                 conn.query_drop(&sql).await?;
-                progress.done(&sql);
+                progress.done(&sql, None);
             }
         }
         Ok(())
@@ -123,17 +176,19 @@ fn prepared_tables(bench: &Bench) -> u32 {
 }
 
 /// One connection per `--threads` ("worker threads" to sysbench), all at
-/// once, each running the statements `statements(thread)` yields (none
-/// sent with `--mysql-dry-run`) until the first failure, its own or (the
-/// progress messages) the output's; `progress` hears of each.
+/// once, each running the steps `steps(thread)` yields (none sent with
+/// `--mysql-dry-run`) until the first failure, its own or (the progress
+/// messages) the output's; `progress` hears of each. Rows go as
+/// `rows_by` says.
 async fn per_thread<I>(
     bench: &Bench,
     tls: Option<&ClientTls>,
-    statements: impl Fn(u32) -> I,
+    steps: impl Fn(u32) -> I,
     progress: &Arc<TableProgress>,
+    rows_by: RowsBy,
 ) -> Result<(), RunError>
 where
-    I: Iterator<Item = Result<String, RunError>> + Send + 'static,
+    I: Iterator<Item = Result<PrepareStep, RunError>> + Send + 'static,
 {
     if sysbench_starts_workers(bench) {
         Level::Notice.print(report::INITIALIZING_WORKERS)?;
@@ -141,23 +196,25 @@ where
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
     for_each_connection(threads, threads, |n| {
-        let options = connect_options(bench, tls, n);
-        let sql = statements(n as u32);
+        let mut options = connect_options(bench, tls, n);
+        options.local_infile = matches!(rows_by, RowsBy::LoadData { .. });
+        let steps = steps(n as u32);
         let progress = progress.clone();
         async move {
             let mut conn = connect_unless_dry(&options, dry_run).await?;
             // A thread's tables come one after the other: the one it
             // works on is complete when it moves to the next.
             let mut table: Option<String> = None;
-            for sql in sql {
-                let sql = sql?;
+            for step in steps {
+                let step = step?;
                 let Some(conn) = conn.as_mut() else { continue };
+                let sql = step_sql(&step);
                 if !progress.sending(&sql) {
                     // Interrupted: the summary is written, and says nothing of this.
                     return Ok(());
                 }
-                conn.query_drop(&sql).await?;
-                let Some(touched) = progress.done(&sql) else { continue };
+                let rows = send_step(conn, &step, rows_by).await?;
+                let Some(touched) = progress.done(&sql, rows) else { continue };
                 if let Some(previous) = table.as_deref().filter(|&t| t != touched) {
                     progress.complete(previous);
                 }
@@ -171,6 +228,23 @@ where
     })
     .await?;
     Ok(())
+}
+
+/// Sends one step; the rows it loaded, for a batch of rows.
+async fn send_step(conn: &mut Connection, step: &PrepareStep, rows_by: RowsBy) -> Result<Option<u64>, RunError> {
+    match step {
+        PrepareStep::Sql(sql) => conn.query_drop(sql).await.map(|_| None).map_err(RunError::Client),
+        PrepareStep::Rows(batch) => {
+            // Batches come only when the rows go as data; a connection
+            // without CLIENT_LOCAL_FILES would refuse to send them.
+            let max_payload = match rows_by {
+                RowsBy::LoadData { max_payload } => max_payload,
+                RowsBy::Insert => 0,
+            };
+            conn.load_data_local(&batch.sql(), &batch.file_name(), &batch.data, max_payload).await?;
+            Ok(Some(u64::from(batch.rows)))
+        }
+    }
 }
 
 /// Whether sysbench runs this `prepare` or `prewarm` in worker threads,

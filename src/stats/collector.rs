@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use super::counters::{ConnStats, Counters, QueryKind};
 use super::histogram::LatencyHistogram;
 use super::kinds::{KindStats, KindTable};
-use super::latency::HdrLatency;
+use super::latency::{HdrLatency, HdrRecorder};
 
 /// Latencies of one stretch of the run, each kept two ways: sysbench's
 /// histogram for its report, byte for byte, and HdrHistograms for every
@@ -73,6 +73,24 @@ impl Latencies {
         }
         self.kinds.reset();
     }
+}
+
+/// Which latencies the loops record besides sysbench's histogram and the
+/// events' HdrHistogram. Each costs an HdrHistogram update per query, so
+/// only what an output will show is recorded; statement counts always are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recording {
+    /// Each event's service time apart from its latency (`--rate`: without
+    /// it the two are the same, and [`Totals::service`] is the latency).
+    pub service_time: bool,
+    /// Each statement's latency by kind (`--per-statement`, `--hdr-log`,
+    /// JSON output).
+    pub statement_latency: bool,
+}
+
+impl Recording {
+    /// Every latency: for tests and tools that read them all.
+    pub const ALL: Recording = Recording { service_time: true, statement_latency: true };
 }
 
 /// What happened on one loop between two hand-overs.
@@ -124,6 +142,13 @@ fn merge_connections(into: &mut [ConnStats], from: &[ConnStats]) {
 #[derive(Debug)]
 pub struct LoopStats {
     pending: IntervalBlock,
+    /// The HdrHistogram latencies as they are recorded, moved into
+    /// `pending` at hand-over ([`HdrRecorder`]: a few instructions a value).
+    event_latency: HdrRecorder,
+    /// Allocated under `Recording::service_time` only.
+    service_time: Option<HdrRecorder>,
+    /// One per kind under `Recording::statement_latency`, else none.
+    statement_latency: Box<[HdrRecorder]>,
     /// The last request epoch this loop answered.
     answered: u64,
 }
@@ -135,9 +160,40 @@ impl LoopStats {
         Self::with_kinds(connections, &[])
     }
 
-    /// A recorder that also keeps the statement kinds `kind_names`.
+    /// A recorder that also keeps the statement kinds `kind_names`, and
+    /// every latency.
     pub fn with_kinds(connections: usize, kind_names: &'static [&'static str]) -> Self {
-        LoopStats { pending: IntervalBlock::new(connections, kind_names), answered: 0 }
+        Self::with_recording(connections, kind_names, Recording::ALL)
+    }
+
+    /// A recorder for the statement kinds `kind_names` that records the
+    /// latencies `recording` asks for.
+    pub fn with_recording(connections: usize, kind_names: &'static [&'static str], recording: Recording) -> Self {
+        LoopStats {
+            pending: IntervalBlock::new(connections, kind_names),
+            event_latency: HdrRecorder::new(),
+            service_time: recording.service_time.then(HdrRecorder::new),
+            statement_latency: match recording.statement_latency {
+                true => kind_names.iter().map(|_| HdrRecorder::new()).collect(),
+                false => Box::new([]),
+            },
+            answered: 0,
+        }
+    }
+
+    /// Moves the latencies recorded since the last hand-over into the
+    /// pending block's HdrHistograms.
+    fn flush_latencies(&mut self) {
+        let latencies = &mut self.pending.latencies;
+        self.event_latency.drain_into(&mut latencies.events);
+        if let Some(service) = &mut self.service_time {
+            service.drain_into(&mut latencies.service);
+        }
+        for (kind, recorder) in self.statement_latency.iter_mut().enumerate() {
+            if let Some(latency) = latencies.kinds.latency_mut(kind) {
+                recorder.drain_into(latency);
+            }
+        }
     }
 
     #[inline]
@@ -162,8 +218,10 @@ impl LoopStats {
         self.pending.counters.events += events;
         let latencies = &mut self.pending.latencies;
         latencies.sysbench.record_ns(latency_ns);
-        latencies.events.record_ns(latency_ns);
-        latencies.service.record_ns(service_ns);
+        self.event_latency.record_ns(latency_ns);
+        if let Some(service) = &mut self.service_time {
+            service.record_ns(service_ns);
+        }
         if let Some(c) = self.pending.connections.get_mut(connection) {
             c.events += events;
             c.busy_ns += latency_ns;
@@ -174,7 +232,11 @@ impl LoopStats {
     /// `latency_ns` after it was sent.
     #[inline]
     pub fn record_statement(&mut self, kind: usize, latency_ns: u64) {
-        self.pending.latencies.kinds.record(kind, latency_ns);
+        self.pending.latencies.kinds.count(kind);
+        let last = self.statement_latency.len().saturating_sub(1);
+        if let Some(recorder) = self.statement_latency.get_mut(kind.min(last)) {
+            recorder.record_ns(latency_ns);
+        }
     }
 
     /// A statement of kind `kind` answered with an ignored error.
@@ -201,7 +263,8 @@ impl LoopStats {
         self.pending.counters.failed_reconnects += attempts;
     }
 
-    /// What was recorded since the last hand-over.
+    /// What was recorded since the last hand-over; its HdrHistograms are
+    /// filled at hand-over ([`StatsBoard::publish`]).
     pub fn pending(&self) -> &IntervalBlock {
         &self.pending
     }
@@ -225,6 +288,7 @@ pub struct StatsBoard {
     requested: AtomicU64,
     slots: Box<[Slot]>,
     kind_names: &'static [&'static str],
+    recording: Recording,
 }
 
 impl StatsBoard {
@@ -233,13 +297,24 @@ impl StatsBoard {
         Self::with_kinds(connections_per_loop, &[])
     }
 
-    /// A board whose loops also keep the statement kinds `kind_names`.
+    /// A board whose loops also keep the statement kinds `kind_names`, and
+    /// every latency.
     pub fn with_kinds(connections_per_loop: &[usize], kind_names: &'static [&'static str]) -> Arc<StatsBoard> {
+        Self::with_recording(connections_per_loop, kind_names, Recording::ALL)
+    }
+
+    /// A board whose loops keep the statement kinds `kind_names` and record
+    /// the latencies `recording` asks for.
+    pub fn with_recording(
+        connections_per_loop: &[usize],
+        kind_names: &'static [&'static str],
+        recording: Recording,
+    ) -> Arc<StatsBoard> {
         let slots = connections_per_loop
             .iter()
             .map(|&n| Slot { block: Mutex::new(IntervalBlock::new(n, kind_names)), answered: AtomicU64::new(0) })
             .collect();
-        Arc::new(StatsBoard { requested: AtomicU64::new(0), slots, kind_names })
+        Arc::new(StatsBoard { requested: AtomicU64::new(0), slots, kind_names, recording })
     }
 
     /// The statement kinds the loops keep.
@@ -254,7 +329,7 @@ impl StatsBoard {
     /// The recorder for loop `index`, sized to match its slot.
     pub fn loop_stats(&self, index: usize) -> LoopStats {
         let connections = self.slots.get(index).map_or(0, |s| s.lock().connections.len());
-        LoopStats::with_kinds(connections, self.kind_names)
+        LoopStats::with_recording(connections, self.kind_names, self.recording)
     }
 
     /// Called by loop `index` after each event and from a periodic timer
@@ -275,6 +350,7 @@ impl StatsBoard {
     pub fn publish(&self, index: usize, stats: &mut LoopStats) {
         let epoch = self.requested.load(Ordering::Relaxed);
         let Some(slot) = self.slots.get(index) else { return };
+        stats.flush_latencies();
         let mut block = slot.lock();
         // The collector drained the slot (and cleared it, on its own
         // thread): swapping hands the data over without the loop clearing
@@ -376,12 +452,17 @@ impl Totals {
     /// Each event's service time (from its first send, queue time
     /// excluded); the same as [`latency`](Self::latency) without `--rate`.
     pub fn service(&self) -> &HdrLatency {
-        &self.latencies.service
+        // Recorded apart only under --rate (Recording::service_time).
+        if self.latencies.service.count() == 0 {
+            &self.latencies.events
+        } else {
+            &self.latencies.service
+        }
     }
 
     /// Percentile `p` of the events' service time in ms.
     pub fn service_percentile(&self, p: f64) -> f64 {
-        self.latencies.service.percentile_ms(p)
+        self.service().percentile_ms(p)
     }
 
     /// Counts, errors and latencies per statement kind, every kind the

@@ -60,6 +60,19 @@ impl KindTable {
         }
     }
 
+    /// A statement of kind `kind` answered, its latency not kept.
+    #[inline]
+    pub fn count(&mut self, kind: usize) {
+        if let Some(k) = self.slot(kind) {
+            k.count += 1;
+        }
+    }
+
+    /// Kind `kind`'s latencies (a kind beyond the table: its last).
+    pub fn latency_mut(&mut self, kind: usize) -> Option<&mut HdrLatency> {
+        self.slot(kind).map(|k| &mut k.latency)
+    }
+
     /// A statement of kind `kind` answered with an error that was ignored.
     #[inline]
     pub fn record_error(&mut self, kind: usize) {

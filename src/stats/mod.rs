@@ -25,7 +25,7 @@ pub mod kinds;
 pub mod latency;
 pub mod report;
 
-pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, StatsBoard, Totals};
+pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, Recording, StatsBoard, Totals};
 pub use counters::{ConnStats, Counters, QueryKind};
 pub use extra_report::{PerStatementBlock, PercentileBlock, RateSummary};
 pub use hdr_log::{HdrLog, HdrLogError};

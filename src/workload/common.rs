@@ -27,6 +27,7 @@ use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use wirebench_protocol::UsageError;
 
 use super::options::{OltpOptions, OptionsError};
+use super::table_data::{PrepareStep, TableData};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, StmtId, Workload, WorkloadError};
 use crate::rand::Rng;
 
@@ -285,6 +286,10 @@ impl Workload for OltpWorkload {
         Box::new(TableLoad::new(&self.options, self.options.table_size, context, rng))
     }
 
+    fn prepare_data(&self, context: ScriptContext, rng: Rng) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        Some(Box::new(TableData::new(&self.options, self.options.table_size, context, rng)))
+    }
+
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {
         prewarm_sql(&self.options, context)
     }
@@ -478,7 +483,7 @@ impl Script for OltpScript {
 
 /// The tables `prepare` and `prewarm` thread `context.thread` handles:
 /// `tid % threads + 1`, then every `threads`-th, as `cmd_prepare` loops.
-fn tables_of(context: ScriptContext, tables: u32) -> StepBy<RangeInclusive<u32>> {
+pub(crate) fn tables_of(context: ScriptContext, tables: u32) -> StepBy<RangeInclusive<u32>> {
     let threads = context.threads.max(1);
     (context.thread % threads + 1..=tables).step_by(threads as usize)
 }
@@ -495,6 +500,12 @@ pub(crate) fn create_table_sql(options: &OltpOptions, table: u32) -> String {
         engine = options.mysql_storage_engine,
         extra = options.mysql_table_options,
     )
+}
+
+/// `create_table()`'s index on `k`, created after the rows, if
+/// `--create_secondary`.
+pub(crate) fn create_index_sql(options: &OltpOptions, table: u32) -> Option<String> {
+    options.create_secondary.then(|| format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))
 }
 
 /// `cmd_prewarm()` for one thread.
@@ -554,7 +565,7 @@ impl TableSql for OltpCommonSql {
     }
 
     fn create_index(&self, table: u32) -> Option<String> {
-        self.options.create_secondary.then(|| format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))
+        create_index_sql(&self.options, table)
     }
 }
 
@@ -566,7 +577,8 @@ pub(crate) fn oltp_common_progress_line(sql: &str, loading: &mut String, table_s
     if let Some(table) = table_after("CREATE TABLE ") {
         return Some(format!("Creating table '{table}'..."));
     }
-    if let Some(table) = table_after("INSERT INTO ") {
+    let loaded = sql.strip_prefix("LOAD DATA LOCAL INFILE ").and_then(|rest| rest.split(" INTO TABLE ").nth(1));
+    if let Some(table) = table_after("INSERT INTO ").or_else(|| loaded?.split(' ').next()) {
         if loading != table {
             table.clone_into(loading);
             return Some(format!("Inserting {table_size} records into '{table}'"));
@@ -578,6 +590,19 @@ pub(crate) fn oltp_common_progress_line(sql: &str, loading: &mut String, table_s
         return Some(format!("Creating a secondary index on '{table}'..."));
     }
     table_after("DROP TABLE IF EXISTS ").map(|table| format!("Dropping table '{table}'..."))
+}
+
+/// Draws one row's values as the loop in `create_table()` does: c, pad,
+/// then k, which it returns.
+pub(crate) fn draw_row(
+    rng: &mut Rng,
+    table_size: u32,
+    c: &mut [u8; C_TEMPLATE.len()],
+    pad: &mut [u8; PAD_TEMPLATE.len()],
+) -> u32 {
+    rng.rand_str(C_TEMPLATE, c);
+    rng.rand_str(PAD_TEMPLATE, pad);
+    rng.default(1, table_size)
 }
 
 /// `cmd_prepare()` for one thread, produced lazily: for each of its tables
@@ -635,9 +660,7 @@ impl TableLoad {
 
     /// Draws row `i` as the loop in `create_table()` does: c, pad, then k.
     fn generate_row(&mut self, i: u32) {
-        self.rng.rand_str(C_TEMPLATE, &mut self.c);
-        self.rng.rand_str(PAD_TEMPLATE, &mut self.pad);
-        let k = self.rng.default(1, self.table_size);
+        let k = draw_row(&mut self.rng, self.table_size, &mut self.c, &mut self.pad);
         self.row.clear();
         let id = (!self.auto_inc).then_some(i);
         self.sql.push_row(&mut self.row, id, k, &self.c, &self.pad);

@@ -20,6 +20,7 @@ mod emulated;
 mod kind;
 pub mod legacy;
 mod options;
+mod table_data;
 mod test;
 
 pub mod bulk_insert;
@@ -41,6 +42,7 @@ pub use common::OltpWorkload;
 pub use emulated::{EmulatedStatement, MarkerMismatch};
 pub use kind::StatementKind;
 pub use options::{OltpOptions, OptionsError};
+pub use table_data::{PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
 pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -263,6 +265,13 @@ pub trait Workload: Send + Sync {
     /// tables over threads (thread t creates tables t+1, t+1+threads, ...).
     /// Statements are produced lazily: data loads are large.
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send>;
+
+    /// `prepare` with the rows as data for LOAD DATA LOCAL INFILE rather
+    /// than INSERTs, the same tables and rows; `None` for the scripts whose
+    /// load is sent only as sysbench sends it.
+    fn prepare_data(&self, _context: ScriptContext, _rng: Rng) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        None
+    }
 
     /// SQL for `prewarm`, spread over threads like `prepare`.
     fn prewarm(&self, context: ScriptContext) -> Vec<String>;

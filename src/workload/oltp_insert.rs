@@ -15,6 +15,7 @@ use super::common::{
     cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
 };
 use super::options::{OltpOptions, OptionsError};
+use super::table_data::{PrepareStep, TableData};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
@@ -70,6 +71,11 @@ impl Workload for OltpInsert {
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
         let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
         Box::new(TableLoad::new(&self.options, rows, context, rng))
+    }
+
+    fn prepare_data(&self, context: ScriptContext, rng: Rng) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
+        Some(Box::new(TableData::new(&self.options, rows, context, rng)))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

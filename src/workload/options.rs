@@ -58,6 +58,8 @@ pub struct OltpOptions {
     /// handle one table per thread. The other tests take the thread count
     /// from [`super::ScriptContext`].
     pub threads: u32,
+    /// `--prepare-method`: how `prepare` sends the rows.
+    pub prepare_method: super::PrepareMethod,
 }
 
 impl Default for OltpOptions {
@@ -85,6 +87,7 @@ impl Default for OltpOptions {
             number_of_ranges: 10,
             delta: 5,
             threads: 1,
+            prepare_method: super::PrepareMethod::Auto,
         }
     }
 }

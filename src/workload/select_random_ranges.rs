@@ -8,6 +8,7 @@
 use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
 use super::options::{OltpOptions, OptionsError};
 use super::select_random_points::thread_slice;
+use super::table_data::{PrepareStep, TableData};
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
 use wirebench_protocol::command::ParamSlot;
@@ -64,6 +65,10 @@ impl Workload for SelectRandomRanges {
 
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
         Box::new(TableLoad::new(&self.options, self.options.table_size, context, rng))
+    }
+
+    fn prepare_data(&self, context: ScriptContext, rng: Rng) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        Some(Box::new(TableData::new(&self.options, self.options.table_size, context, rng)))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

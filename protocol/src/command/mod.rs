@@ -13,6 +13,7 @@ pub mod execute;
 pub mod fetch;
 pub mod field_list;
 pub mod init_db;
+pub mod local_infile;
 pub mod ping;
 pub mod placeholders;
 pub mod prepare;
@@ -30,6 +31,7 @@ pub use execute::{encode_execute, Date, DateTime, ExecuteTemplate, Param, ParamS
 pub use fetch::{encode_stmt_fetch, CURSOR_TYPE_READ_ONLY};
 pub use field_list::encode_field_list;
 pub use init_db::encode_init_db;
+pub use local_infile::{accept_local_infile, encode_local_infile_data, local_infile_request};
 pub use ping::encode_ping;
 pub use placeholders::count_placeholders;
 pub use prepare::encode_prepare;

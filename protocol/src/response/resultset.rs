@@ -16,6 +16,8 @@
 use std::ops::Range;
 
 use crate::buf::{Reader, WriteExt};
+// A column count of 0xFB asks the client to send a file (LOAD DATA LOCAL INFILE).
+use crate::command::local_infile::LOCAL_INFILE_HEADER;
 use crate::constants::{Capabilities, StatusFlags};
 use crate::error::{CodecError, ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet, Header, HEADER_LEN, MAX_FRAGMENT};
@@ -32,9 +34,6 @@ pub enum RowFormat {
     Text,
     Binary,
 }
-
-/// A column count of 0xFB asks the client to send a file (LOAD DATA LOCAL INFILE).
-const LOCAL_INFILE_HEADER: u8 = 0xFB;
 
 /// Sequence id of the first packet of every response (the command took 0).
 const FIRST_RESPONSE_SEQ: u8 = 1;

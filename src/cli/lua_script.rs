@@ -1,0 +1,88 @@
+//! A command line naming a Lua script of the user's (`wirebench
+//! ./my_test.lua --tables=4 run`), or a stock script with `--lua`: the
+//! script's options and command go to the Lua engine as they are, since
+//! only the script knows them; sysbench's own options are read as for any
+//! test.
+
+use std::path::PathBuf;
+
+use super::credentials::CredentialSources;
+use super::defs;
+use super::error::CliError;
+use super::legacy::Chosen;
+use super::opts::Opts;
+use super::raw::RawOpt;
+use super::test_name::{self, TestRef};
+use super::warnings::StartupWarning;
+use super::{build, value, Command, Invocation, Test};
+use crate::lua::ScriptCall;
+use crate::workload::legacy::LegacyOptions;
+
+/// The groups of sysbench's and wirebench's own options; any other option
+/// on a script's line is the script's.
+const OWN_GROUPS: [&[defs::OptDef]; 10] = [
+    defs::GENERAL,
+    defs::RAND,
+    defs::LOG,
+    defs::DB,
+    defs::MYSQL,
+    defs::MYSQL_WIREBENCH,
+    defs::PGSQL,
+    defs::MASTER,
+    defs::ENGINE,
+    defs::OPTION_FILES,
+];
+
+/// The script and command word when the line names a Lua script to run
+/// with the Lua engine: a `.lua` path that is no sysbench script wirebench
+/// has built in, or any script path with `--lua`.
+pub(crate) fn named(
+    test_opt: Option<&RawOpt>,
+    words: &[&str],
+    list: &[RawOpt],
+) -> Result<Option<(String, String)>, CliError> {
+    let Some((&first, rest)) = words.split_first().filter(|_| test_opt.is_none()) else { return Ok(None) };
+    let forced = match list.iter().rev().find(|o| o.key == "lua") {
+        Some(opt) => value::boolean(opt)?,
+        None => false,
+    };
+    let is_path = first.contains('/') || first.ends_with(".lua");
+    let lua = match test_name::resolve(first) {
+        Ok(TestRef::Lua) => true,
+        Ok(TestRef::Modern(_)) => forced && is_path,
+        _ => false,
+    };
+    if !lua {
+        return Ok(None);
+    }
+    if let Some(extra) = rest.get(1) {
+        return Err(CliError::UnexpectedArgument((*extra).to_owned()));
+    }
+    let Some(&command) = rest.first() else { return Err(CliError::MissingCommand { test: first.to_owned() }) };
+    Ok(Some((first.to_owned(), command.to_owned())))
+}
+
+/// The invocation of `script`'s `command` with the options in `list`.
+pub(crate) fn invocation(
+    list: Vec<RawOpt>,
+    (script, command): (String, String),
+    sources: &CredentialSources,
+    notes: Vec<String>,
+) -> Result<Invocation, CliError> {
+    let (own, theirs): (Vec<RawOpt>, Vec<RawOpt>) =
+        list.into_iter().partition(|o| OWN_GROUPS.iter().any(|group| defs::is_in(group, &o.key)));
+    // For reading sysbench's options: what kind of command this is.
+    let kind = match command.as_str() {
+        "run" => Command::Run,
+        "help" => Command::Help,
+        "cleanup" => Command::Cleanup,
+        _ => Command::Prepare,
+    };
+    let chosen =
+        Chosen { test: Test::OltpReadWrite, legacy: None, legacy_options: LegacyOptions::default(), command: kind };
+    let warnings: Vec<StartupWarning> = Vec::new();
+    let mut bench = build::bench(chosen, Opts::new(own), sources, notes, warnings)?;
+    let options = theirs.into_iter().map(|o| (o.key, o.value)).collect();
+    bench.script = Some(ScriptCall { path: PathBuf::from(script), command, options });
+    Ok(Invocation::Bench(Box::new(bench)))
+}

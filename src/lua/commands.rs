@@ -1,0 +1,125 @@
+//! The commands other than `run`: `prepare`, `cleanup`, `help` and the
+//! script's own (`sysbench.cmdline.commands`), as sysbench dispatches
+//! them: a command the script defines first, then its global function.
+
+use std::sync::Arc;
+
+use mlua::{Function, Lua, Table};
+
+use super::state::{export_options, global_function, new_state, script_name};
+use super::{options, ScriptEnv, ScriptError};
+
+/// What `script_help` found to print.
+pub enum Help {
+    /// The script's own `help()` ran (and printed what it had to).
+    Printed,
+    /// sysbench's list of the script's options.
+    Options(String),
+}
+
+/// `SCRIPT help`: the script's `help()`, else the list of its options.
+pub fn script_help(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
+    let lua = new_state(env, 0)?;
+    export_options(&lua, env)?;
+    if command_defined(&lua, "help")? {
+        call_command(&lua, "help")?;
+        return Ok(Help::Printed);
+    }
+    if let Some(help) = global_function(&lua, "help")? {
+        help.call::<()>(()).map_err(|e| ScriptError::function("help", &e))?;
+        return Ok(Help::Printed);
+    }
+    let defs = options::definitions(&lua)?;
+    let name = script_name(&env.call.path);
+    if defs.is_empty() {
+        return Err(ScriptError::NoCommand { command: "help".to_owned(), script: name });
+    }
+    Ok(Help::Options(options::help_text(&name, &defs)))
+}
+
+/// Runs `env.call.command` (not `run` or `help`).
+pub fn run_command(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
+    let command = env.call.command.as_str();
+    let lua = new_state(env, 0)?;
+    export_options(&lua, env)?;
+    if command_defined(&lua, command)? {
+        return if command_parallel(&lua, command)? && env.threads > 1 {
+            drop(lua);
+            parallel_command(env)
+        } else {
+            call_command(&lua, command)
+        };
+    }
+    if !matches!(command, "prepare" | "cleanup") {
+        return Err(unknown_command(&lua, env));
+    }
+    let Some(function) = global_function(&lua, command)? else {
+        return Err(ScriptError::NoCommand { command: command.to_owned(), script: script_name(&env.call.path) });
+    };
+    function.call::<()>(()).map_err(|e| ScriptError::function(command, &e))
+}
+
+fn cmdline(lua: &Lua) -> mlua::Result<Table> {
+    lua.globals().get::<Table>("sysbench")?.get("cmdline")
+}
+
+fn command_defined(lua: &Lua, name: &str) -> Result<bool, ScriptError> {
+    let defined: Function = cmdline(lua)?.get("command_defined")?;
+    defined.call(name).map_err(|e| ScriptError::function("sysbench.cmdline.command_defined", &e))
+}
+
+fn command_parallel(lua: &Lua, name: &str) -> Result<bool, ScriptError> {
+    let parallel: Function = cmdline(lua)?.get("command_parallel")?;
+    parallel.call(name).map_err(|e| ScriptError::function("sysbench.cmdline.command_parallel", &e))
+}
+
+/// `sysbench.cmdline.call_command(name)`; a command that returns false failed.
+fn call_command(lua: &Lua, name: &str) -> Result<(), ScriptError> {
+    let call: Function = cmdline(lua)?.get("call_command")?;
+    let ok: bool = call.call(name).map_err(|e| ScriptError::function("sysbench.cmdline.call_command", &e))?;
+    if ok {
+        Ok(())
+    } else {
+        Err(ScriptError::CommandFailed { command: name.to_owned() })
+    }
+}
+
+/// A parallel command: one state per `--threads`, each calling it with
+/// its own `sysbench.tid`, as sysbench's command worker threads do.
+fn parallel_command(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
+    let handles = (0..env.threads)
+        .map(|tid| {
+            let env = env.clone();
+            std::thread::Builder::new()
+                .name(format!("wirebench-lua-{tid}"))
+                .spawn(move || {
+                    let lua = new_state(&env, tid)?;
+                    export_options(&lua, &env)?;
+                    call_command(&lua, &env.call.command)
+                })
+                .map_err(ScriptError::Thread)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut first_error = None;
+    for (tid, handle) in handles.into_iter().enumerate() {
+        let result = handle.join().unwrap_or(Err(ScriptError::ThreadPanicked(tid as u32)));
+        if let Err(e) = result {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn unknown_command(lua: &Lua, env: &ScriptEnv) -> ScriptError {
+    let mut custom = String::new();
+    if let Ok(Some(commands)) = cmdline(lua).and_then(|c| c.get::<Option<Table>>("commands")) {
+        let mut names: Vec<String> =
+            commands.pairs::<String, mlua::Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
+        names.sort();
+        for name in names {
+            custom.push_str(", ");
+            custom.push_str(&name);
+        }
+    }
+    ScriptError::UnknownCommand { command: env.call.command.clone(), script: script_name(&env.call.path), custom }
+}

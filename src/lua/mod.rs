@@ -1,0 +1,83 @@
+//! Lua workloads: a sysbench 1.0.20 script (`wirebench my_test.lua run`)
+//! loaded in LuaJIT and run with sysbench's Lua API.
+//!
+//! sysbench gives each worker thread a Lua state of its own and runs the
+//! script's `event()` in it, each SQL call blocking on libmysqlclient.
+//! This first stage does the same: one thread per `--threads`, each owning
+//! its Lua state, its connections (the async client, driven by a
+//! current-thread runtime of the thread's own) and its statistics, which
+//! it hands to the same collector, reports and limits (`--events`,
+//! `--time`, `--rate`) as the event loops use. Nothing is shared per query.
+//!
+//! The Lua-visible API is sysbench's (`sysbench.sql`, `sysbench.rand`,
+//! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): thin
+//! Rust functions (`api.rs`, `sql.rs`) under a Lua prelude of wirebench's
+//! own (`prelude.lua`) that shapes them as sysbench's scripts expect,
+//! raising errors at the script's line as sysbench does.
+//!
+//! Layer: below `run`, beside `driver`: it may import driver (limits and
+//! ignored errors), client, stats, rand and the protocol crate; only `run`
+//! imports it, and `cli` fills its [`ScriptCall`].
+
+mod api;
+mod commands;
+mod error;
+mod options;
+mod reports;
+mod sql;
+mod state;
+mod threads;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use commands::{run_command, script_help, Help};
+pub use error::ScriptError;
+pub use options::OptValue;
+pub use reports::ReportHooks;
+pub use threads::{spawn_threads, ThreadsPlan};
+
+use crate::client::ConnectOptions;
+use crate::driver::IgnoreErrors;
+use crate::rand::{RandParams, SharedUnique};
+
+/// A script and what the command line asks of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptCall {
+    /// The script's path as given (`./my_test.lua`).
+    pub path: PathBuf,
+    /// `prepare`, `run`, `cleanup`, `help`, or one of the script's own
+    /// `sysbench.cmdline.commands`.
+    pub command: String,
+    /// The options the command line gave that are not sysbench's own: the
+    /// script's, checked against `sysbench.cmdline.options` when it is
+    /// loaded. Names with `_` for `-`, values as written (`None`: a bare
+    /// `--name`).
+    pub options: Vec<(String, Option<String>)>,
+}
+
+/// Makes connection options for thread n.
+pub type ConnectFor = dyn Fn(u32) -> ConnectOptions + Send + Sync;
+
+/// What every Lua state of a command shares.
+pub struct ScriptEnv {
+    pub call: ScriptCall,
+    /// `--threads`: the states `run` and parallel commands make.
+    pub threads: u32,
+    /// The command line as given, for `sysbench.cmdline.argv`.
+    pub argv: Vec<String>,
+    /// sysbench's own options, exported into `sysbench.opt` beside the
+    /// script's (`threads`, `time`, `mysql_host`, ...).
+    pub general: Vec<(String, OptValue)>,
+    pub connect: Box<ConnectFor>,
+    pub rand: RandParams,
+    /// The value passed to `srandom` (see `rand::srandom_seed`).
+    pub seed: u32,
+    /// `sysbench.rand.unique()`: one counter for all threads, as sysbench.
+    pub unique: Arc<SharedUnique>,
+    /// `--mysql-ignore-errors`: what restarts an event instead of ending the run.
+    pub ignore: IgnoreErrors,
+    /// `--percentile` is not 0: sysbench draws once from the thread's
+    /// generator after every event.
+    pub draw_after_event: bool,
+}

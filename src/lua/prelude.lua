@@ -1,0 +1,503 @@
+-- wirebench's Lua prelude: sysbench 1.0.20's Lua API (sysbench.sql,
+-- sysbench.rand, sysbench.cmdline, sysbench.histogram, reports, hooks)
+-- shaped over wirebench's raw functions in __wirebench. Errors are raised
+-- at the caller's line, as sysbench's own API raises them.
+
+local wb = __wirebench
+
+-- Output goes through Rust's stdout, in order with wirebench's reports.
+function print(...)
+   local n = select('#', ...)
+   local parts = {}
+   for i = 1, n do
+      parts[i] = tostring((select(i, ...)))
+   end
+   wb.write(table.concat(parts, "\t") .. "\n")
+end
+
+do
+   local stdout_write = io.write
+   io.write = function(...)
+      for i = 1, select('#', ...) do
+         wb.write(tostring((select(i, ...))))
+      end
+      return io.stdout
+   end
+end
+
+-- ----------------------------------------------------------------------
+-- sysbench.cmdline
+-- ----------------------------------------------------------------------
+local cmdline = sysbench.cmdline
+cmdline.ARG_NULL, cmdline.ARG_BOOL, cmdline.ARG_INT, cmdline.ARG_SIZE = 0, 1, 2, 3
+cmdline.ARG_DOUBLE, cmdline.ARG_STRING, cmdline.ARG_LIST, cmdline.ARG_FILE = 4, 5, 6, 7
+cmdline.ARG_MAX = 8
+cmdline.PARALLEL_COMMAND = true
+
+function cmdline.command_defined(name)
+   return type(cmdline.commands) == "table" and cmdline.commands[name] ~= nil
+      and cmdline.commands[name][1] ~= nil
+end
+
+function cmdline.command_parallel(name)
+   return cmdline.command_defined(name) and
+      cmdline.commands[name][2] == cmdline.PARALLEL_COMMAND
+end
+
+function cmdline.call_command(name)
+   if not cmdline.command_defined(name) then
+      return false
+   end
+   local rc = cmdline.commands[name][1]()
+   if rc == nil then
+      return true
+   end
+   return rc and true or false
+end
+
+-- ----------------------------------------------------------------------
+-- sysbench.rand
+-- ----------------------------------------------------------------------
+sysbench.rand = {
+   default = wb.rand_default,
+   uniform = wb.rand_uniform,
+   gaussian = wb.rand_gaussian,
+   special = wb.rand_special,
+   pareto = wb.rand_pareto,
+   zipfian = wb.rand_zipfian,
+   unique = wb.rand_unique,
+   string = wb.rand_string,
+   uniform_double = wb.rand_uniform_double,
+}
+
+do
+   -- A uint64_t cdata, as sysbench's FFI declaration returns it.
+   local two32 = ffi.cast("uint64_t", 4294967296)
+   local halves = wb.rand_uniform_uint64
+   function sysbench.rand.uniform_uint64()
+      local hi, lo = halves()
+      return hi * two32 + lo
+   end
+end
+
+-- ----------------------------------------------------------------------
+-- sysbench.histogram
+-- ----------------------------------------------------------------------
+sysbench.histogram = {
+   new = function(size, range_min, range_max)
+      return wb.histogram_new(size, range_min, range_max)
+   end
+}
+
+-- ----------------------------------------------------------------------
+-- sysbench.sql
+-- ----------------------------------------------------------------------
+local sql = {}
+sysbench.sql = sql
+
+sql.type = {
+   NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5,
+   DOUBLE = 6, TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11,
+   VARCHAR = 12
+}
+sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
+
+local driver_methods = {}
+local driver_mt = {
+   __index = driver_methods,
+   __tostring = function() return '<sql_driver>' end,
+}
+local connection_methods = {}
+local connection_mt = {
+   __index = connection_methods,
+   __tostring = function() return '<sql_connection>' end,
+}
+local statement_methods = {}
+local statement_mt = {
+   __index = statement_methods,
+   __tostring = function() return '<sql_statement>' end,
+}
+local result_methods = {}
+local result_mt = {
+   __index = result_methods,
+   __tostring = function() return '<sql_result>' end,
+}
+local param_methods = {}
+local param_mt = {
+   __index = param_methods,
+   __tostring = function() return '<sql_param>' end,
+}
+
+function sql.driver(name)
+   if name ~= nil and name ~= "mysql" then
+      wb.write_err(string.format("FATAL: invalid database driver name: '%s'\n", tostring(name)))
+      error("failed to initialize the DB driver", 2)
+   end
+   return setmetatable({}, driver_mt)
+end
+
+function driver_methods.name(self)
+   return "mysql"
+end
+
+function driver_methods.connect(self)
+   local raw, err = wb.connect()
+   if raw == nil then
+      error(string.format("connection creation failed: errno = %d, state = '%s': %s",
+                          err.sql_errno, err.sql_state, err.sql_errmsg), 2)
+   end
+   return setmetatable({ raw = raw, error = sql.error.NONE }, connection_mt)
+end
+
+-- sysbench's check_error (sysbench.sql.lua), after its driver's
+-- (drv_mysql.c): an error --mysql-ignore-errors does not list is logged
+-- FATAL; then an ignorable error, or one the sql_error_ignorable hook
+-- accepts, restarts the event, and any other ends the script with the
+-- server's message at the script's line.
+local function check_error(con, err, query, level, func)
+   con.sql_errno, con.sql_state, con.sql_errmsg =
+      err.sql_errno, err.sql_state, err.sql_errmsg
+   if err.ignorable then
+      con.error = sql.error.IGNORABLE
+   else
+      con.error = sql.error.FATAL
+      wb.write_err(string.format("FATAL: %s returned error %d (%s) for query '%s'\n",
+                                 func or "mysql_drv_query()", err.sql_errno, err.sql_errmsg, query))
+   end
+   local errdesc = {
+      connection = con,
+      query = query,
+      sql_errno = err.sql_errno,
+      sql_state = err.sql_state,
+      sql_errmsg = err.sql_errmsg,
+   }
+   if err.ignorable or (type(sysbench.hooks.sql_error_ignorable) == "function"
+                           and sysbench.hooks.sql_error_ignorable(errdesc)) then
+      errdesc.errcode = sysbench.error.RESTART_EVENT
+      error(errdesc, level + 1)
+   end
+   error(string.format("SQL error, errno = %d, state = '%s': %s",
+                       err.sql_errno, err.sql_state, err.sql_errmsg), level + 1)
+end
+
+-- As in sysbench's driver, only the connection's latest result set can be
+-- freed: a query or execution after it, or free(), ends it.
+local function current_result(con, rs)
+   rs.row_at = 0
+   rs.connection = con
+   con.current_rs = rs.nfields > 0 and rs or nil
+   return setmetatable(rs, result_mt)
+end
+
+-- A call on a connection disconnect() closed: sysbench's "SQL API error",
+-- raised (as there) from a tail call, so at the same level.
+local function closed_error()
+   wb.write_err("ALERT: attempt to use an already closed connection\n")
+   error("SQL API error", 3)
+end
+
+function connection_methods.query(self, query)
+   if type(query) ~= "string" then
+      error("bad argument #1 to 'query' (string expected, got " .. type(query) .. ")", 2)
+   end
+   if self.closed then return closed_error() end
+   local rs, err = self.raw:query(query)
+   if rs == nil then
+      return check_error(self, err, query, 1)
+   end
+   self.error = sql.error.NONE
+   return current_result(self, rs)
+end
+
+function connection_methods.query_row(self, query)
+   if self.closed then return closed_error() end
+   local rs, err = self.raw:query(query)
+   if rs == nil then
+      return check_error(self, err, query, 1)
+   end
+   if rs.nrows == 0 or rs.rows[1] == nil then
+      return nil
+   end
+   return unpack(rs.rows[1], 1, rs.nfields)
+end
+
+function connection_methods.bulk_insert_init(self, query)
+   if self.closed then return closed_error() end
+   self.raw:bulk_insert_init(query)
+   self.bulk_on = true
+   return true
+end
+
+function connection_methods.bulk_insert_next(self, val)
+   if self.closed then return closed_error() end
+   if not self.bulk_on then
+      wb.write_err("ALERT: attempt to call bulk_insert_next() before bulk_insert_init()\n")
+      error("db_bulk_insert_next() failed", 2)
+   end
+   local err = self.raw:bulk_insert_next(val)
+   if err ~= nil then
+      return check_error(self, err, "<bulk insert>", 1)
+   end
+   return true
+end
+
+function connection_methods.bulk_insert_done(self)
+   if self.closed then return closed_error() end
+   if not self.bulk_on then
+      return true
+   end
+   self.bulk_on = false
+   local err = self.raw:bulk_insert_done()
+   if err ~= nil then
+      return check_error(self, err, "<bulk insert>", 1)
+   end
+   return true
+end
+
+-- A statement the server refuses: sysbench's driver logs it and its
+-- check_error raises an API error (the error is not counted).
+function connection_methods.prepare(self, query)
+   if self.closed then return closed_error() end
+   local raw, err = self.raw:prepare(query)
+   if raw == nil then
+      self.error = sql.error.FATAL
+      wb.write_err(string.format("FATAL: mysql_stmt_prepare() failed\nFATAL: MySQL error: %d \"%s\"\n",
+                                 err.sql_errno, err.sql_errmsg))
+      error("SQL API error", 2)
+   end
+   return setmetatable({ raw = raw, connection = self, params = {}, query = query }, statement_mt)
+end
+
+function connection_methods.disconnect(self)
+   if self.closed then
+      wb.write_err("ALERT: attempt to close an already closed connection\n")
+      return true
+   end
+   self.raw:disconnect()
+   self.closed = true
+   return true
+end
+
+function connection_methods.reconnect(self)
+   if self.closed then
+      wb.write_err("ALERT: attempt to close an already closed connection\n")
+      return true
+   end
+   if not self.raw:reconnect() then
+      error("reconnect failed: the run was stopped before the server answered", 2)
+   end
+   return true
+end
+
+function connection_methods.check_error(self, rs, query)
+   return rs
+end
+
+local int_types = { [sql.type.TINYINT] = true, [sql.type.SMALLINT] = true,
+                    [sql.type.INT] = true, [sql.type.BIGINT] = true }
+local double_types = { [sql.type.FLOAT] = true, [sql.type.DOUBLE] = true }
+local char_types = { [sql.type.CHAR] = true, [sql.type.VARCHAR] = true }
+
+function statement_methods.bind_create(self, btype, max_len)
+   local param = setmetatable({}, param_mt)
+   if int_types[btype] then
+      param.type, param.max_len = sql.type.BIGINT, 8
+   elseif double_types[btype] then
+      param.type, param.max_len = sql.type.DOUBLE, 8
+   elseif char_types[btype] then
+      if type(max_len) ~= "number" then
+         error("bind_create(): a CHAR or VARCHAR parameter needs its maximum length", 2)
+      end
+      param.type, param.max_len = sql.type.VARCHAR, max_len
+   else
+      error("Unsupported argument type: " .. tostring(btype), 2)
+   end
+   return param
+end
+
+function statement_methods.bind_param(self, ...)
+   local len = select('#', ...)
+   if len < 1 then return nil end
+   self.params = {...}
+   for i = 1, len do
+      if getmetatable(self.params[i]) ~= param_mt then
+         error("bind_param(): argument #" .. i .. " is not a parameter made by bind_create()", 2)
+      end
+   end
+   return 0
+end
+
+function statement_methods.execute(self)
+   if self.connection.closed then return closed_error() end
+   local rs, err = self.raw:execute(self.params)
+   if rs == nil then
+      return check_error(self.connection, err, self.query, 1, "mysql_stmt_execute()")
+   end
+   return current_result(self.connection, rs)
+end
+
+function statement_methods.close(self)
+   self.raw:close()
+   return 0
+end
+
+function param_methods.set(self, value)
+   if value == nil then
+      self.value = nil
+      return
+   end
+   if self.type == sql.type.VARCHAR then
+      value = tostring(value)
+      if #value > self.max_len then
+         value = value:sub(1, self.max_len)
+      end
+   elseif type(value) ~= "number" then
+      local n = tonumber(value)
+      if n == nil then
+         error("set(): a number is expected for this parameter, got " .. type(value), 2)
+      end
+      value = n
+   end
+   self.value = value
+end
+
+function param_methods.set_rand_str(self, fmt)
+   if self.type ~= sql.type.VARCHAR then
+      error("Unsupported argument type: " .. tostring(self.type), 2)
+   end
+   local value = wb.rand_string(fmt)
+   if #value > self.max_len then
+      value = value:sub(1, self.max_len)
+   end
+   self.value = value
+end
+
+function result_methods.fetch_row(self)
+   if self.rows == nil and self.binary_rows == nil then
+      return nil
+   end
+   self.row_at = self.row_at + 1
+   if self.binary_rows ~= nil then
+      return self.binary_rows:row(self.row_at)
+   end
+   return self.rows[self.row_at]
+end
+
+function result_methods.free(self)
+   if self.connection == nil or self.connection.current_rs ~= self then
+      wb.write_err("ALERT: attempt to free an invalid result set\n")
+      error("db_free_results() failed", 2)
+   end
+   self.connection.current_rs = nil
+   self.rows = nil
+   self.binary_rows = nil
+   return true
+end
+
+-- ----------------------------------------------------------------------
+-- Reports (formats as sysbench 1.0.20 writes them)
+-- ----------------------------------------------------------------------
+function sysbench.report_csv(stat)
+   local seconds = stat.time_interval
+   print(string.format("%.0f,%u,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f",
+                       stat.time_total, stat.threads_running,
+                       stat.events / seconds,
+                       (stat.reads + stat.writes + stat.other) / seconds,
+                       stat.reads / seconds, stat.writes / seconds,
+                       stat.other / seconds, stat.latency_pct * 1000,
+                       stat.errors / seconds, stat.reconnects / seconds))
+end
+
+local json_started = false
+
+function sysbench.report_json(stat)
+   if not json_started then
+      io.write('[\n')
+      json_started = true
+      wb.on_close('\n]\n')
+   else
+      io.write(',\n')
+   end
+   local seconds = stat.time_interval
+   io.write(([[
+  {
+    "time": %4.0f,
+    "threads": %u,
+    "tps": %4.2f,
+    "qps": {
+      "total": %4.2f,
+      "reads": %4.2f,
+      "writes": %4.2f,
+      "other": %4.2f
+    },
+    "latency": %4.2f,
+    "errors": %4.2f,
+    "reconnects": %4.2f
+  }]]):format(stat.time_total, stat.threads_running,
+              stat.events / seconds,
+              (stat.reads + stat.writes + stat.other) / seconds,
+              stat.reads / seconds, stat.writes / seconds,
+              stat.other / seconds, stat.latency_pct * 1000,
+              stat.errors / seconds, stat.reconnects / seconds))
+end
+
+function sysbench.report_default(stat)
+   local seconds = stat.time_interval
+   print(string.format("[ %.0fs ] thds: %u tps: %4.2f qps: %4.2f " ..
+                          "(r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%u%%): %4.2f " ..
+                          "err/s %4.2f reconn/s: %4.2f",
+                       stat.time_total, stat.threads_running,
+                       stat.events / seconds,
+                       (stat.reads + stat.writes + stat.other) / seconds,
+                       stat.reads / seconds, stat.writes / seconds,
+                       stat.other / seconds, sysbench.opt.percentile,
+                       stat.latency_pct * 1000, stat.errors / seconds,
+                       stat.reconnects / seconds))
+end
+
+-- ----------------------------------------------------------------------
+-- One event, as sysbench's thread_run() runs it: event() again from the
+-- start after an ignored error; true when event() asks to stop.
+-- ----------------------------------------------------------------------
+function wb.run_event(thread_id)
+   local success, ret
+   repeat
+      success, ret = pcall(event, thread_id)
+      if not success then
+         if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+            if sysbench.hooks.before_restart_event then
+               sysbench.hooks.before_restart_event(ret)
+            end
+         else
+            error(ret, 0)
+         end
+      end
+   until success
+   return ret and true or false
+end
+
+-- ----------------------------------------------------------------------
+-- The names sysbench 1.0 keeps for 0.5's scripts (sysbench.compat.lua)
+-- ----------------------------------------------------------------------
+thread_id = sysbench.tid
+test = sysbench.cmdline.script_path
+
+function sb_rnd()
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
+end
+
+sb_rand = sysbench.rand.default
+sb_rand_str = sysbench.rand.string
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+
+function sb_rand_uniq(a, b)
+   a = a or 0
+   b = b or 4294967295
+   local res
+   repeat
+      res = sysbench.rand.unique()
+   until res >= a and res <= b
+   return res
+end

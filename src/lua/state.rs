@@ -1,0 +1,149 @@
+//! One Lua state: LuaJIT with the standard libraries, `package.path` as
+//! sysbench sets it, the `sysbench` table, wirebench's prelude, then the
+//! script itself.
+
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+
+use super::{api, options, sql, ScriptEnv, ScriptError};
+use crate::driver::RunControl;
+use crate::rand::Rng;
+use crate::stats::LoopStats;
+
+/// sysbench's version, which scripts read as `sysbench.version`.
+pub(crate) const SYSBENCH_VERSION: &str = "1.0.20";
+
+/// What a state's Rust functions need, kept as the state's app data.
+pub(crate) struct ThreadCtx {
+    pub env: Arc<ScriptEnv>,
+    /// `sysbench.tid`: the thread's number, 0 for the main state.
+    pub tid: u32,
+    pub rng: Rng,
+    /// Drives this state's connections; one per state, so a state's thread
+    /// owns everything its queries touch.
+    pub runtime: Rc<tokio::runtime::Runtime>,
+    /// The run's statistics while `run` is under way (commands count nothing).
+    pub stats: Option<LoopStats>,
+    /// Blocking calls give up at this instant (`--time` plus a grace).
+    pub cut_at: Option<tokio::time::Instant>,
+    /// The run's limits while `run` is under way: a reconnect loop ends
+    /// when the run is stopped.
+    pub control: Option<Arc<RunControl>>,
+    /// Written to stdout when the state closes (`report_json`'s closing bracket).
+    pub on_close: Option<String>,
+}
+
+impl Drop for ThreadCtx {
+    fn drop(&mut self) {
+        if let Some(text) = self.on_close.take() {
+            use std::io::Write as _;
+            let _ = std::io::stdout().write_all(text.as_bytes());
+        }
+    }
+}
+
+/// The prelude: sysbench's Lua API over wirebench's raw functions.
+const PRELUDE: &str = include_str!("prelude.lua");
+
+/// A state for thread `tid` with the script loaded: its top level has run,
+/// `sysbench.opt` is not set yet (as in sysbench, whose scripts' top
+/// levels see no options).
+pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptError> {
+    // SAFETY: `ffi` (and `debug`) let a script reach memory Lua does not
+    // check, which is why mlua keeps them behind `unsafe`. sysbench opens
+    // every library (luaL_openlibs) and its scripts use `ffi` (`ffi.cdef`,
+    // `ffi.C.usleep`, 64-bit integers); the script is code its user chose
+    // to run, with that user's rights, as under sysbench.
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ScriptError::Thread)?;
+    let rng = Rng::for_thread(env.seed, tid, env.rand);
+    lua.set_app_data(ThreadCtx {
+        env: env.clone(),
+        tid,
+        rng,
+        runtime: Rc::new(runtime),
+        stats: None,
+        cut_at: None,
+        control: None,
+        on_close: None,
+    });
+    set_paths(&lua, &env.call.path)?;
+    lua.globals().set("sysbench", sysbench_table(&lua, env, tid)?)?;
+    let raw = lua.create_table()?;
+    api::install(&lua, &raw)?;
+    sql::install(&lua, &raw)?;
+    lua.globals().set("__wirebench", raw)?;
+    lua.load(PRELUDE).set_name("@wirebench/prelude.lua").exec().map_err(|e| ScriptError::load(&e))?;
+    let path = &env.call.path;
+    let source = std::fs::read(path).map_err(|source| ScriptError::Read { path: path.clone(), source })?;
+    let chunk = lua.load(&source[..]).set_name(format!("@{}", path.display()));
+    chunk.exec().map_err(|e| ScriptError::load(&e))?;
+    Ok(lua)
+}
+
+/// The script's file name, as sysbench names it in messages.
+pub(crate) fn script_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned())
+}
+
+/// sysbench's `package.path`: the current directory, the script's own
+/// (where its `require`d files usually are), LuaRocks, the system's, and
+/// sysbench's data directory, which holds `oltp_common.lua`.
+fn set_paths(lua: &Lua, script: &Path) -> mlua::Result<()> {
+    let mut path = String::from("./?.lua;./?/init.lua;./src/lua/?.lua;");
+    if let Some(dir) = script.parent().filter(|d| !d.as_os_str().is_empty()) {
+        path.push_str(&format!("{0}/?.lua;", dir.display()));
+    }
+    if let Ok(home) = std::env::var("HOME") {
+        path.push_str(&format!("{home}/.luarocks/share/lua/5.1/?.lua;{home}/.luarocks/share/lua/5.1/?/init.lua;"));
+    }
+    path.push_str("/usr/local/share/lua/5.1/?.lua;/usr/share/lua/5.1/?.lua;");
+    path.push_str("/usr/local/share/sysbench/?.lua;/usr/share/sysbench/?.lua;");
+    if let Ok(user) = std::env::var("LUA_PATH") {
+        path = user.replace(";;", &format!(";{path};"));
+    }
+    let package: Table = lua.globals().get("package")?;
+    package.set("path", path)
+}
+
+fn sysbench_table(lua: &Lua, env: &ScriptEnv, tid: u32) -> mlua::Result<Table> {
+    let sysbench = lua.create_table()?;
+    sysbench.set("tid", tid)?;
+    sysbench.set("version", SYSBENCH_VERSION)?;
+    sysbench.set("version_string", format!("sysbench {SYSBENCH_VERSION} (wirebench {})", env!("CARGO_PKG_VERSION")))?;
+    let cmdline = lua.create_table()?;
+    let argv = lua.create_table()?;
+    for (i, arg) in env.argv.iter().enumerate() {
+        argv.raw_set(i, arg.as_str())?;
+    }
+    cmdline.set("argv", argv)?;
+    cmdline.set("command", env.call.command.as_str())?;
+    cmdline.set("script_path", env.call.path.display().to_string())?;
+    sysbench.set("cmdline", cmdline)?;
+    let error = lua.create_table()?;
+    error.set("NONE", 0)?;
+    error.set("RESTART_EVENT", 1)?;
+    sysbench.set("error", error)?;
+    sysbench.set("hooks", lua.create_table()?)?;
+    Ok(sysbench)
+}
+
+/// The options exported into `sysbench.opt` of `lua`: sysbench's and the
+/// script's (checked against its definitions).
+pub(crate) fn export_options(lua: &Lua, env: &ScriptEnv) -> Result<(), ScriptError> {
+    let defs = options::definitions(lua)?;
+    let script = options::values(&defs, &env.call.options, &script_name(&env.call.path))?;
+    options::export(lua, &env.general, &script)?;
+    Ok(())
+}
+
+/// The global function `name`, if the script defines one.
+pub(crate) fn global_function(lua: &Lua, name: &str) -> mlua::Result<Option<Function>> {
+    Ok(match lua.globals().get::<Value>(name)? {
+        Value::Function(f) => Some(f),
+        _ => None,
+    })
+}

@@ -1,0 +1,121 @@
+//! A Lua script's command (`wirebench ./my_test.lua run`): the script
+//! gets sysbench's options and the login, and `run` goes through the same
+//! header, limits, interim and final reports as the built-in tests.
+
+use std::sync::Arc;
+
+use super::benchmark::{
+    forced_shutdown_s, loop_context, print_header, start_threads, supervise_to_report, Threads, ANSWER_GRACE_NS,
+};
+use super::interrupt::Interrupts;
+use super::output::Output;
+use super::result_sink::ResultSink;
+use super::setup::{connect_options, rand_params, seed, tls_config};
+use super::supervise::secs_to_ns;
+use super::{print_banner, Outcome, RunError};
+use crate::cli::Bench;
+use crate::lua::{self, Help, OptValue, ScriptCall, ScriptEnv, ThreadsPlan};
+use crate::rand::{RandUnique, SharedUnique};
+
+/// Carries out `call` for `bench`'s command line.
+pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunError> {
+    refuse_engine_options(bench)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
+    let env = Arc::new(script_env(bench, call)?);
+    print_banner()?;
+    match call.command.as_str() {
+        "help" => {
+            if let Help::Options(text) = lua::script_help(&env)? {
+                Output::Stdout.print(text)?;
+            }
+            Ok(Outcome::Completed)
+        }
+        "run" => run(bench, env, &interrupts),
+        _ => {
+            lua::run_command(&env)?;
+            Ok(Outcome::Completed)
+        }
+    }
+}
+
+/// Options of the event loops that would silently do nothing here.
+fn refuse_engine_options(bench: &Bench) -> Result<(), RunError> {
+    if bench.mysql.dry_run {
+        return Err(RunError::NotForScripts("--mysql-dry-run"));
+    }
+    if bench.engine.pipeline > 1 {
+        return Err(RunError::NotForScripts("--pipeline"));
+    }
+    if bench.engine.cpus.is_some() {
+        return Err(RunError::NotForScripts("--cpus"));
+    }
+    Ok(())
+}
+
+fn script_env(bench: &Bench, call: &ScriptCall) -> Result<ScriptEnv, RunError> {
+    let tls = tls_config(bench)?;
+    let login = bench.clone();
+    let connect = Box::new(move |n: u32| connect_options(&login, tls.as_ref(), n as usize));
+    Ok(ScriptEnv {
+        call: call.clone(),
+        threads: bench.general.threads,
+        argv: std::env::args().collect(),
+        general: general_options(bench),
+        connect,
+        rand: rand_params(bench)?,
+        seed: seed(bench),
+        unique: Arc::new(SharedUnique::new(RandUnique::sysbench_upstream())),
+        ignore: bench.mysql.ignore_errors.clone(),
+        draw_after_event: bench.general.percentile.is_some(),
+    })
+}
+
+/// sysbench's own options as scripts read them in `sysbench.opt`.
+fn general_options(bench: &Bench) -> Vec<(String, OptValue)> {
+    let g = &bench.general;
+    let number = |name: &str, n: f64| (name.to_owned(), OptValue::Number(n));
+    let text = |name: &str, s: &str| (name.to_owned(), OptValue::Text(s.to_owned()));
+    vec![
+        number("threads", f64::from(g.threads)),
+        number("time", f64::from(g.time.unwrap_or(0))),
+        number("events", g.events.unwrap_or(0) as f64),
+        number("rate", f64::from(g.rate.unwrap_or(0))),
+        number("report_interval", f64::from(g.report_interval.unwrap_or(0))),
+        number("percentile", f64::from(g.percentile.unwrap_or(0))),
+        number("verbosity", f64::from(g.verbosity)),
+        number("rand_seed", f64::from(bench.rand.seed)),
+        (String::from("histogram"), OptValue::Bool(g.histogram)),
+        (String::from("debug"), OptValue::Bool(g.debug)),
+        text("db_driver", "mysql"),
+        text("mysql_user", &bench.mysql.user),
+        text("mysql_db", &bench.mysql.db),
+    ]
+}
+
+/// `run`: `init()`, the threads, the reports, `done()`.
+fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Outcome, RunError> {
+    let forced_shutdown_s = forced_shutdown_s(bench);
+    print_header(bench, forced_shutdown_s)?;
+    let plan = ThreadsPlan::init(env)?;
+    let threads = vec![1; bench.general.threads as usize];
+    let context = loop_context(bench, &threads, seed(bench));
+    let general = &bench.general;
+    let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
+    let hooks =
+        plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
+    // A script's connections are its own: no server version to give.
+    let mut sink = ResultSink::new(bench);
+    sink.clock_started(None);
+    let hdr_log = start_threads(bench, &context)?;
+    let handles = lua::spawn_threads(&plan, &context, cut_ns)?;
+    let threads = Threads { handles, hdr_log, hooks };
+    let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
+    plan.done()?;
+    sink.finish_run(bench)?;
+    Ok(outcome)
+}

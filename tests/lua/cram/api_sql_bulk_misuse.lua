@@ -1,0 +1,10 @@
+-- sysbench 1.0.20 tests/include/api_sql_common.sh (tests/t/api_sql_mysql.t), as written there.
+c = sysbench.sql.driver():connect()
+c:query("CREATE TABLE t1(a INT)")
+c:bulk_insert_init("INSERT INTO t1 VALUES")
+c:bulk_insert_next("(1)")
+c:bulk_insert_done()
+e,m = pcall(function () c:bulk_insert_next("(2)") end)
+print(m)
+c:bulk_insert_done()
+c:query("DROP TABLE t1")

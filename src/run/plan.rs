@@ -1,7 +1,7 @@
 //! The `run` command's connections: every one logged in and its statements
 //! prepared, then spread over the event loops, one per chosen core.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::BytesMut;
 use wirebench_protocol::command::ExecuteTemplate;
@@ -49,6 +49,8 @@ pub(super) struct Sessions<'a> {
     /// a ROLLBACK), not statement by statement. At `--pipeline=1` there is
     /// no tail, and a test without transactions would never commit.
     autocommit_off: bool,
+    /// What the first connection's server calls itself, for the results.
+    server_version: OnceLock<String>,
 }
 
 impl<'a> Sessions<'a> {
@@ -66,7 +68,25 @@ impl<'a> Sessions<'a> {
         };
         let pipeline = bench.engine.pipeline.max(1) as usize;
         let autocommit_off = pipeline > 1 && workload.events_are_transactions();
-        Ok(Sessions { bench, workload, statements, kinds, emulated, params, seed, pipeline, autocommit_off })
+        let server_version = OnceLock::new();
+        Ok(Sessions {
+            bench,
+            workload,
+            statements,
+            kinds,
+            emulated,
+            params,
+            seed,
+            pipeline,
+            autocommit_off,
+            server_version,
+        })
+    }
+
+    /// The server's version as its handshake gave it; none until a
+    /// connection is open (never with `--mysql-dry-run`).
+    pub(super) fn server_version(&self) -> Option<&str> {
+        self.server_version.get().map(String::as_str)
     }
 
     /// How connection `n` is opened, and opened again after a loss.
@@ -257,6 +277,7 @@ fn net_loops(
     for (n, Opened { conn, ids, redial }) in opened.into_iter().enumerate() {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());
+            let _ = sessions.server_version.set(conn.login().server_version.clone());
         }
         let Some(plan) = plans.get_mut(n % loops) else { continue };
         let endpoint = conn.endpoint().clone();

@@ -43,7 +43,7 @@ pub(super) async fn prepare(
         let mut loading = String::new();
         steps.map(move |step| {
             if let Some(message) = workload.progress_line(step_sql(&step).as_ref(), &mut loading) {
-                Output::Stdout.line(message)?;
+                Output::report().line(message)?;
             }
             Ok(step)
         })
@@ -107,7 +107,7 @@ pub(super) async fn prewarm(
         workload.prewarm(ScriptContext { thread, threads }).into_iter().map(|sql| {
             // oltp_common.lua's cmd_prewarm() prints this before each table's ANALYZE.
             if let Some(table) = sql.strip_prefix("ANALYZE TABLE ") {
-                Output::Stdout.line(format_args!("Prewarming table {table}"))?;
+                Output::report().line(format_args!("Prewarming table {table}"))?;
             }
             Ok(PrepareStep::Sql(sql))
         })
@@ -133,7 +133,7 @@ pub(super) async fn cleanup(
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
         for sql in statements {
             if let Some(message) = workload.progress_line(&sql, &mut String::new()) {
-                Output::Stdout.line(message)?;
+                Output::report().line(message)?;
             }
             if let Some(conn) = conn.as_mut() {
                 if !progress.sending(&sql) {

@@ -52,7 +52,12 @@ const STRING: Kind = Kind::String;
 /// sysbench 1.0.20's general options (`general_args` in sysbench.c),
 /// including the deprecated aliases it still accepts.
 pub(crate) const GENERAL: &[OptDef] = &[
-    opt("threads", Int, Some("1"), "number of threads to use"),
+    opt(
+        "threads",
+        Int,
+        Some("1"),
+        "number of threads to use; a list (1,2,4,8) runs one step per value, a sweep, ended by a table",
+    ),
     opt("events", Int, Some("0"), "limit for total number of events"),
     opt("time", Int, Some("10"), "limit for total execution time in seconds"),
     opt(
@@ -277,6 +282,34 @@ pub(crate) const ENGINE: &[OptDef] = &[
     ),
 ];
 
+/// wirebench's result outputs: machine-readable lines, sweeps, charts.
+pub(crate) const RESULTS: &[OptDef] = &[
+    opt(
+        "format",
+        STRING,
+        Some("text"),
+        "{text,json,csv}: json writes JSON lines (one per --report-interval, one final) and csv a row per \
+         --report-interval on standard output, the report then going to standard error",
+    ),
+    opt("label", STRING, None, "what `wirebench compare` calls this result (default: the server's version)"),
+    opt(
+        "chart",
+        STRING,
+        None,
+        "draw an SVG chart: qps and p95 latency against connections for a --threads list, qps and latency over time \
+         (per --report-interval) for one run",
+    ),
+    opt("sweep-pause", Int, Some("0"), "seconds to wait between the steps of a --threads list"),
+];
+
+/// `wirebench compare FILE...`.
+pub(crate) const COMPARE: &[OptDef] = &[
+    opt("format", STRING, Some("text"), "{text,markdown,csv}: how the tables are written"),
+    opt("metric", STRING, Some("qps"), "{qps,tps,p95,p99}: the figure compared"),
+    opt("chart", STRING, None, "draw an SVG chart of qps and p95 latency against connections, a line per file"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
 /// The mysql client's option files, which wirebench reads for the login
 /// (`credentials.rs`); sysbench reads none.
 pub(crate) const OPTION_FILES: &[OptDef] = &[
@@ -422,6 +455,7 @@ pub(crate) const ALL_GROUPS: &[&[OptDef]] = &[
     PGSQL,
     MASTER,
     ENGINE,
+    RESULTS,
     OPTION_FILES,
     OLTP,
     RANDOM_POINTS,

@@ -7,6 +7,7 @@ use super::output::OutputError;
 use crate::client::ClientError;
 use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
+use crate::results::{ChartError, CompareError};
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
 
@@ -89,6 +90,10 @@ pub enum RunError {
     ShardedScript,
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error(transparent)]
+    Compare(#[from] CompareError),
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

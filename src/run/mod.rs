@@ -18,10 +18,15 @@
 //!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown, a
 //!   signal), print the final report (`reports.rs`), also when a signal or
 //!   a fatal error ends the run early.
+//! - `steps.rs`: one run, or a `--threads` sweep of them;
+//!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
+//!   `--chart` go.
+//! - `compare.rs`: `wirebench compare`, the result files read back.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
 
 mod benchmark;
+mod compare;
 mod error;
 mod interrupt;
 mod limits;
@@ -30,14 +35,17 @@ mod lua_script;
 mod output;
 mod plan;
 mod reports;
+mod result_sink;
 mod setup;
 mod shard;
+mod steps;
 mod supervise;
 mod table_progress;
 mod tables;
 
 use std::sync::Arc;
 
+pub use compare::compare;
 pub use error::RunError;
 pub use interrupt::Signal;
 pub use output::{
@@ -130,7 +138,7 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         Command::Prepare => runtime.block_on(tables::prepare(bench, threads, tls, workload, &interrupts)),
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
-        Command::Run => benchmark::run(bench, threads, tls, workload, &runtime, &interrupts),
+        Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts),
         Command::Help => Ok(Outcome::Completed),
     }
 }

@@ -1,7 +1,7 @@
 //! The `run` command's connections: every one logged in and its statements
 //! prepared, then spread over the event loops, one per chosen core.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::BytesMut;
 use wirebench_protocol::command::ExecuteTemplate;
@@ -9,7 +9,7 @@ use wirebench_protocol::Capabilities;
 
 use super::interrupt::{Interrupts, Signal};
 use super::setup::{connect_options, for_each_connection, say_tls, warn_if_uncompressed};
-use super::shard::Threads;
+use super::shard::ShardThreads;
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;
@@ -45,13 +45,15 @@ pub(super) struct Sessions<'a> {
     params: RandParams,
     seed: u32,
     /// This shard's connections among the run's.
-    threads: Threads,
+    threads: ShardThreads,
     pipeline: usize,
     /// Pipelined, a failed event's tail is already sent and runs anyway:
     /// with autocommit off it runs in a transaction its own COMMIT ends (or
     /// a ROLLBACK), not statement by statement. At `--pipeline=1` there is
     /// no tail, and a test without transactions would never commit.
     autocommit_off: bool,
+    /// What the first connection's server calls itself, for the results.
+    server_version: OnceLock<String>,
 }
 
 impl<'a> Sessions<'a> {
@@ -60,7 +62,7 @@ impl<'a> Sessions<'a> {
         workload: Arc<dyn Workload>,
         params: RandParams,
         seed: u32,
-        threads: Threads,
+        threads: ShardThreads,
     ) -> Result<Self, RunError> {
         let statements = Arc::new(workload.statements());
         let kinds = workload.statement_kinds().into();
@@ -70,7 +72,26 @@ impl<'a> Sessions<'a> {
         };
         let pipeline = bench.engine.pipeline.max(1) as usize;
         let autocommit_off = pipeline > 1 && workload.events_are_transactions();
-        Ok(Sessions { bench, workload, statements, kinds, emulated, params, seed, threads, pipeline, autocommit_off })
+        let server_version = OnceLock::new();
+        Ok(Sessions {
+            bench,
+            workload,
+            statements,
+            kinds,
+            emulated,
+            params,
+            seed,
+            threads,
+            pipeline,
+            autocommit_off,
+            server_version,
+        })
+    }
+
+    /// The server's version as its handshake gave it; none until a
+    /// connection is open (never with `--mysql-dry-run`).
+    pub(super) fn server_version(&self) -> Option<&str> {
+        self.server_version.get().map(String::as_str)
     }
 
     /// How connection `n` is opened, and opened again after a loss.
@@ -262,6 +283,7 @@ fn net_loops(
     for (n, Opened { conn, ids, redial }) in opened.into_iter().enumerate() {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());
+            let _ = sessions.server_version.set(conn.login().server_version.clone());
         }
         let Some(plan) = plans.get_mut(n % loops) else { continue };
         let endpoint = conn.endpoint().clone();

@@ -26,14 +26,14 @@ const START_AT_SLACK: Duration = Duration::from_secs(5);
 
 /// This instance's connections, numbered as in the whole run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Threads {
+pub(super) struct ShardThreads {
     /// The whole run's number of this instance's first connection.
     pub first: u32,
     /// `--threads`: the whole run's connections.
     pub total: u32,
 }
 
-impl Threads {
+impl ShardThreads {
     /// The whole run's number of this instance's connection `n`.
     pub(super) fn global(self, n: usize) -> u32 {
         self.first.saturating_add(n as u32)
@@ -44,7 +44,7 @@ impl Threads {
 #[derive(Debug)]
 pub(super) enum ShardPlan {
     /// `bench` with this shard's `--threads`, `--events` and `--rate`.
-    Run { bench: Box<Bench>, threads: Threads },
+    Run { bench: Box<Bench>, threads: ShardThreads },
     /// Nothing: why, to be said on stderr.
     Idle(String),
 }
@@ -54,7 +54,7 @@ pub(super) fn plan_shard(bench: &Bench) -> ShardPlan {
     let shard = bench.general.shard;
     let total = bench.general.threads;
     let mine = shard.range(u64::from(total));
-    let threads = Threads { first: mine.start as u32, total };
+    let threads = ShardThreads { first: mine.start as u32, total };
     let mut part = bench.clone();
     part.general.threads = (mine.end - mine.start) as u32;
     if shard.is_whole() || bench.command == Command::Cleanup {
@@ -169,7 +169,7 @@ mod tests {
         *bench
     }
 
-    fn part(plan: ShardPlan) -> (u32, Option<u64>, Option<u32>, Threads) {
+    fn part(plan: ShardPlan) -> (u32, Option<u64>, Option<u32>, ShardThreads) {
         match plan {
             ShardPlan::Run { bench, threads } => {
                 (bench.general.threads, bench.general.events, bench.general.rate, threads)

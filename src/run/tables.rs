@@ -9,7 +9,7 @@ use super::interrupt::Interrupts;
 use super::load_method::{rows_by, RowsBy};
 use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
-use super::shard::{shard_statements, Threads};
+use super::shard::{shard_statements, ShardThreads};
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
 use crate::cli::{Bench, Command, Dialect};
@@ -21,7 +21,7 @@ use crate::workload::{PrepareStep, ScriptContext, Workload};
 
 pub(super) async fn prepare(
     bench: &Bench,
-    shard_threads: Threads,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
@@ -46,7 +46,7 @@ pub(super) async fn prepare(
         let mut loading = String::new();
         steps.map(move |step| {
             if let Some(message) = workload.progress_line(step_sql(&step).as_ref(), &mut loading) {
-                Output::Stdout.line(message)?;
+                Output::report().line(message)?;
             }
             Ok(step)
         })
@@ -100,7 +100,7 @@ fn step_sql(step: &PrepareStep) -> std::borrow::Cow<'_, str> {
 
 pub(super) async fn prewarm(
     bench: &Bench,
-    shard_threads: Threads,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
@@ -111,7 +111,7 @@ pub(super) async fn prewarm(
         workload.prewarm(ScriptContext { thread: shard_threads.global(n as usize), threads }).into_iter().map(|sql| {
             // oltp_common.lua's cmd_prewarm() prints this before each table's ANALYZE.
             if let Some(table) = sql.strip_prefix("ANALYZE TABLE ") {
-                Output::Stdout.line(format_args!("Prewarming table {table}"))?;
+                Output::report().line(format_args!("Prewarming table {table}"))?;
             }
             Ok(PrepareStep::Sql(sql))
         })
@@ -141,7 +141,7 @@ pub(super) async fn cleanup(
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
         for sql in statements {
             if let Some(message) = workload.progress_line(&sql, &mut String::new()) {
-                Output::Stdout.line(message)?;
+                Output::report().line(message)?;
             }
             if let Some(conn) = conn.as_mut() {
                 if !progress.sending(&sql) {
@@ -190,7 +190,7 @@ fn prepared_tables(bench: &Bench) -> u32 {
 /// `rows_by` says.
 async fn per_thread<I>(
     bench: &Bench,
-    shard_threads: Threads,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     steps: impl Fn(u32) -> I,
     progress: &Arc<TableProgress>,

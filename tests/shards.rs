@@ -178,3 +178,74 @@ fn idle_shards_and_past_start_times() {
     let stderr = text(&output.stderr);
     assert!(!output.status.success() && stderr.contains(" s in the past: give an instant a little ahead"), "{stderr}");
 }
+
+/// The Kubernetes recipe is an Indexed Job of N pods at once whose
+/// wirebench takes N shards and one start instant.
+#[test]
+fn kubernetes_job_names_the_fields_a_sharded_run_needs() {
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/kubernetes/wirebench-job.yaml")).unwrap();
+    let field = |name: &str| -> String {
+        let line = manifest.lines().find(|l| l.trim_start().starts_with(&format!("{name}:"))).unwrap_or_else(|| {
+            panic!("no {name}: in the manifest");
+        });
+        line.split_once(':').unwrap().1.trim().to_owned()
+    };
+    assert_eq!(field("kind"), "Job");
+    assert_eq!(field("apiVersion"), "batch/v1");
+    assert_eq!(field("completionMode"), "Indexed");
+    let completions = field("completions");
+    assert_eq!(field("parallelism"), completions, "all the shards run at once");
+    let args: Vec<&str> =
+        manifest.lines().filter_map(|l| l.trim_start().strip_prefix("- ")).filter(|a| a.starts_with("--")).collect();
+    assert!(args.contains(&format!("--shards={completions}").as_str()), "{args:?}");
+    assert!(args.contains(&"--start-at=@START_AT@"), "{args:?}");
+    assert!(manifest.contains("JOB_COMPLETION_INDEX") && manifest.contains("kubectl logs"));
+    assert!(!manifest.contains('\t'), "YAML takes no tabs");
+}
+
+/// The ssh recipe against this host: a stand-in for ssh runs the remote
+/// command here (no sshd in the test machine), so what is checked is the
+/// command each host gets (its shard, the common start) and that the
+/// shards' reports, gathered in a directory, add up to `--events`.
+#[test]
+fn ssh_script_runs_one_shard_per_host() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("wirebench-ssh-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake_ssh = dir.join("fake-ssh");
+    std::fs::write(
+        &fake_ssh,
+        "#!/bin/sh\nhost=$1; shift\necho \"$host: $*\" >> \"$(dirname \"$0\")/calls\"\nexec sh -c \"$*\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake_ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut args = login(&server);
+    args.extend(["bulk_insert", "--threads=2"].map(String::from));
+    let with = |extra: &[&str]| [args.clone(), extra.iter().map(|s| (*s).to_owned()).collect()].concat();
+    succeeded(&run_shards(2, &with(&["cleanup"])));
+    succeeded(&run_shards(2, &with(&["prepare"])));
+    let out = dir.join("out");
+    let status = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/ssh/run-shards.sh"))
+        .args(["-o", out.to_str().unwrap(), "-d", "3", "localhost", "127.0.0.1", "--"])
+        .args(with(&["--events=200", "--time=0", "run"]))
+        .env("WIREBENCH_SSH", &fake_ssh)
+        .env("WIREBENCH", env!("CARGO_BIN_EXE_wirebench"))
+        .status()
+        .unwrap();
+    let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
+    assert!(status.success(), "{calls}\n{}", std::fs::read_to_string(out.join("shard-1.err")).unwrap_or_default());
+    assert!(calls.contains("localhost: ") && calls.contains("--shard=0/2 --start-at="), "{calls}");
+    assert!(calls.contains("127.0.0.1: ") && calls.contains("--shard=1/2 --start-at="), "{calls}");
+    let events: u64 = (0..2)
+        .map(|shard| {
+            let report = std::fs::read_to_string(out.join(format!("shard-{shard}.out"))).unwrap();
+            reported(&report, "total number of events:")
+        })
+        .sum();
+    assert_eq!(events, 200);
+    assert_eq!(query_u64(&server, "SELECT (SELECT COUNT(*) FROM sbtest1) + (SELECT COUNT(*) FROM sbtest2)"), 200);
+    succeeded(&run_shards(2, &with(&["cleanup"])));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

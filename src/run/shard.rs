@@ -15,6 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::interrupt::{Interrupts, Signal};
 use super::output::stderr_line;
+use super::result_sink::host_name;
 use super::RunError;
 use crate::cli::{Bench, Command};
 use crate::driver::Shard;
@@ -139,19 +140,6 @@ fn say_started(bench: &Bench, start_at: SystemTime, late: Duration) {
             bench.general.shard,
             late.as_secs_f64()
         ));
-    }
-}
-
-/// This host's name, as `uname -n` gives it.
-pub(super) fn host_name() -> String {
-    let mut name = [0u8; 256];
-    // SAFETY: gethostname writes at most `name.len()` bytes into the buffer,
-    // which lives for the whole call.
-    let status = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
-    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-    match (status, name.get(..end)) {
-        (0, Some(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
-        _ => "unknown-host".to_owned(),
     }
 }
 

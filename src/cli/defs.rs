@@ -261,6 +261,25 @@ pub(crate) const ENGINE: &[OptDef] = &[
          tagged per statement kind",
     ),
     opt("lua", Bool, Some("off"), "run a sysbench script given by path through the Lua engine, even one built in"),
+    opt(
+        "shard",
+        STRING,
+        None,
+        "I/N: run shard I (from 0) of a run split over N instances: --threads, --events, --rate and prepare's tables \
+         are the whole run's, split between the shards",
+    ),
+    opt(
+        "shards",
+        Int,
+        None,
+        "N: the run is split over N instances, this one's index taken from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)",
+    ),
+    opt(
+        "start-at",
+        STRING,
+        None,
+        "connect and prepare, then start the events at this instant (Unix seconds or RFC 3339); --time ends at start-at + time",
+    ),
 ];
 
 /// wirebench's result outputs: machine-readable lines, sweeps, charts.

@@ -5,7 +5,7 @@ use super::error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::warnings::StartupWarning;
-use super::{value, Command, ForcedShutdown, GeneralOptions};
+use super::{shard, value, Command, ForcedShutdown, GeneralOptions};
 use crate::driver::Arrival;
 
 /// A general option and the deprecated alias sysbench 1.0.20 still takes
@@ -102,6 +102,14 @@ pub(crate) fn general(
     read_limits(&mut general, opts, legacy_line, command, &mut said)?;
     read_reports(&mut general, opts)?;
     read_the_rest(&mut general, opts, said.notes)?;
+    general.shard = shard::shard(opts, std::env::var(shard::JOB_INDEX_VARIABLE).ok().as_deref())?;
+    general.start_at = shard::start_at(opts)?;
+    if !general.shard.is_whole() && !general.sweep.is_empty() {
+        return Err(CliError::Conflict(format!(
+            "--shard={} with a --threads list: a sweep is not split between shards yet; run one step per command",
+            general.shard
+        )));
+    }
     Ok(general)
 }
 

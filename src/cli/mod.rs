@@ -51,6 +51,7 @@ mod opts;
 mod personality;
 mod raw;
 mod result_options;
+mod shard;
 mod small_file;
 #[cfg(test)]
 mod sysbench_traces;
@@ -64,10 +65,10 @@ use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::client::{ServerAddresses, ServerKey};
-use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode};
+use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, Shard};
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
@@ -240,6 +241,11 @@ pub struct GeneralOptions {
     pub warmup_time: u32,
     /// `--thread-init-timeout` (sysbench master; fixed at 30 in 1.0.20).
     pub thread_init_timeout: u32,
+    /// `--shard=I/N`: this instance's part of a run over several hosts;
+    /// `threads`, `events` and `rate` above are the whole run's.
+    pub shard: Shard,
+    /// `--start-at`: when the run's events start, on every shard.
+    pub start_at: Option<SystemTime>,
 }
 
 impl Default for GeneralOptions {
@@ -265,6 +271,8 @@ impl Default for GeneralOptions {
             validate: false,
             thread_stack_size: 64 * 1024,
             warmup_time: 0,
+            shard: Shard::WHOLE,
+            start_at: None,
             thread_init_timeout: 30,
         }
     }

@@ -11,11 +11,13 @@ use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::result_sink::ResultSink;
 use super::setup::{rand_params, seed};
+use super::shard::{wait_for_start, ShardThreads};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
 use crate::driver::{self, Arrival, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
 use crate::lua::ReportHooks;
+use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
 use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
@@ -24,6 +26,7 @@ use crate::workload::{StatementKind, Workload};
 
 pub(super) fn run(
     bench: &Bench,
+    threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
@@ -37,7 +40,7 @@ pub(super) fn run(
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let forced_shutdown_s = forced_shutdown_s(bench);
     print_header(bench, forced_shutdown_s)?;
-    let sessions = Sessions::new(bench, workload, params, seed)?;
+    let sessions = Sessions::new(bench, workload, params, seed, threads)?;
     let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts)? {
         Ok(plans) => plans,
         Err(signal) => {
@@ -45,7 +48,17 @@ pub(super) fn run(
             return Ok(Outcome::Interrupted(signal));
         }
     };
-    let context = loop_context(bench, &plans.connections_per_loop(), seed);
+    let late = match wait_for_start(bench, runtime, interrupts) {
+        Ok(late) => late,
+        Err(signal) => {
+            alert_line(format_args!(
+                "wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"
+            ));
+            return Ok(Outcome::Interrupted(signal));
+        }
+    };
+    let context =
+        loop_context(bench, &plans.connections_per_loop(), shard_seed(seed, bench.general.shard.index()), late);
     sink.clock_started(sessions.server_version());
     let hdr_log = start_threads(bench, &context)?;
     let handles = match plans {
@@ -162,21 +175,24 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>
 }
 
 /// What every loop shares: the statistics board, the limits, the clock.
-pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+/// `late`: how long after `--start-at` it starts, which `--time` does not
+/// add to, so that every shard ends at the same instant.
+pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32, late: Duration) -> LoopContext {
     let general = &bench.general;
+    let late_ns = late.as_nanos() as u64;
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
         None => RunControl::new(general.events, per_loop.len()),
     };
     if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
-        control.cut_at(secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
+        control.cut_at((secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS).saturating_sub(late_ns));
     }
     LoopContext {
         board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(bench)),
         control,
         clock: Clock::start(),
         // --warmup-time runs before the measured --time, as in sysbench master.
-        deadline_ns: general.time.map(|t| secs_to_ns(t) + secs_to_ns(general.warmup_time)),
+        deadline_ns: general.time.map(|t| (secs_to_ns(t) + secs_to_ns(general.warmup_time)).saturating_sub(late_ns)),
         ignore: bench.mysql.ignore_errors.clone(),
         poll: bench.engine.poll,
         finished: Default::default(),

@@ -81,6 +81,13 @@ pub enum RunError {
         "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
     )]
     NotForScripts(&'static str),
+    #[error(
+        "--start-at is {ago_s:.0} s in the past: give an instant a little ahead of the time every shard needs to \
+         connect, such as $(( $(date +%s) + 30 ))"
+    )]
+    StartAtPassed { ago_s: f64 },
+    #[error("--shard and --shards do not apply to a Lua script yet: run the script whole, or a built-in test split")]
+    ShardedScript,
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
     #[error(transparent)]

@@ -103,7 +103,7 @@ fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Ou
     print_header(bench, forced_shutdown_s)?;
     let plan = ThreadsPlan::init(env)?;
     let threads = vec![1; bench.general.threads as usize];
-    let context = loop_context(bench, &threads, seed(bench));
+    let context = loop_context(bench, &threads, seed(bench), std::time::Duration::ZERO);
     let general = &bench.general;
     let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     let hooks =

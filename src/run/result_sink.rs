@@ -173,6 +173,6 @@ impl ResultSink {
 
 /// This host's name, as `hostname` prints it (Linux keeps it in
 /// /proc); empty when it cannot be read.
-fn host_name() -> String {
+pub(super) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|name| name.trim().to_owned()).unwrap_or_default()
 }

@@ -10,6 +10,7 @@ use super::benchmark;
 use super::interrupt::Interrupts;
 use super::output::Level;
 use super::result_sink::ResultSink;
+use super::shard::ShardThreads;
 use super::{Outcome, RunError};
 use crate::cli::Bench;
 use crate::results::SweepStep;
@@ -21,6 +22,7 @@ use crate::workload::Workload;
 /// table shows the steps that ran.
 pub(super) fn run_steps(
     bench: &Bench,
+    threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
@@ -29,7 +31,7 @@ pub(super) fn run_steps(
     let mut sink = ResultSink::new(bench);
     let steps = &bench.general.sweep;
     if steps.is_empty() {
-        let outcome = benchmark::run(bench, tls, workload, runtime, interrupts, &mut sink)?;
+        let outcome = benchmark::run(bench, threads, tls, workload, runtime, interrupts, &mut sink)?;
         sink.finish_run(bench)?;
         return Ok(outcome);
     }
@@ -44,7 +46,8 @@ pub(super) fn run_steps(
         let step = SweepStep { index: index as u32 + 1, steps: steps.len() as u32, threads };
         Level::Notice.print(format_args!("[ sweep step {}/{} ] threads: {threads}\n\n", step.index, step.steps))?;
         sink.start_step(step);
-        outcome = benchmark::run(&step_bench(bench, threads), tls, workload.clone(), runtime, interrupts, &mut sink);
+        let (step_bench, step_threads) = (step_bench(bench, threads), ShardThreads { first: 0, total: threads });
+        outcome = benchmark::run(&step_bench, step_threads, tls, workload.clone(), runtime, interrupts, &mut sink);
         if !matches!(outcome, Ok(Outcome::Completed)) {
             break;
         }

@@ -9,6 +9,7 @@ use super::interrupt::Interrupts;
 use super::load_method::{rows_by, RowsBy};
 use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
+use super::shard::{shard_statements, ShardThreads};
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
 use crate::cli::{Bench, Command, Dialect};
@@ -20,17 +21,19 @@ use crate::workload::{PrepareStep, ScriptContext, Workload};
 
 pub(super) async fn prepare(
     bench: &Bench,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let (params, seed) = (rand_params(bench)?, seed(bench));
-    let threads = bench.general.threads;
+    let threads = shard_threads.total;
     let has_data =
         workload.prepare_data(ScriptContext { thread: 0, threads }, Rng::for_thread(seed, 0, params)).is_some();
     let rows_by = rows_by(bench, tls, has_data).await?;
     let progress = Arc::new(TableProgress::default());
-    let statements = move |thread| {
+    let statements = move |n| {
+        let thread = shard_threads.global(n as usize);
         let rng = Rng::for_thread(seed, thread, params);
         let context = ScriptContext { thread, threads };
         let steps: Box<dyn Iterator<Item = PrepareStep> + Send> = match rows_by {
@@ -48,7 +51,7 @@ pub(super) async fn prepare(
             Ok(step)
         })
     };
-    let work = per_thread(bench, tls, statements, &progress, rows_by);
+    let work = per_thread(bench, shard_threads, tls, statements, &progress, rows_by);
     let work = with_load_reports(bench.general.report_interval, &progress, work);
     let total = prepared_tables(bench);
     stop_on_signal(interrupts, Command::Prepare, work, || progress.prepare_summary(total)).await
@@ -97,14 +100,15 @@ fn step_sql(step: &PrepareStep) -> std::borrow::Cow<'_, str> {
 
 pub(super) async fn prewarm(
     bench: &Bench,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
-    let threads = bench.general.threads;
+    let threads = shard_threads.total;
     let progress = Arc::new(TableProgress::default());
-    let statements = move |thread| {
-        workload.prewarm(ScriptContext { thread, threads }).into_iter().map(|sql| {
+    let statements = move |n| {
+        workload.prewarm(ScriptContext { thread: shard_threads.global(n as usize), threads }).into_iter().map(|sql| {
             // oltp_common.lua's cmd_prewarm() prints this before each table's ANALYZE.
             if let Some(table) = sql.strip_prefix("ANALYZE TABLE ") {
                 Output::report().line(format_args!("Prewarming table {table}"))?;
@@ -112,7 +116,7 @@ pub(super) async fn prewarm(
             Ok(PrepareStep::Sql(sql))
         })
     };
-    let work = per_thread(bench, tls, statements, &progress, RowsBy::Insert);
+    let work = per_thread(bench, shard_threads, tls, statements, &progress, RowsBy::Insert);
     let summary = || {
         progress.stop_sending();
         "it only reads, so there is nothing to undo".to_owned()
@@ -127,7 +131,11 @@ pub(super) async fn cleanup(
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let progress = TableProgress::default();
-    let statements = workload.cleanup();
+    let statements = shard_statements(bench.general.shard, workload.cleanup());
+    if statements.is_empty() && !bench.general.shard.is_whole() {
+        stderr_line(format_args!("wirebench: shard {} has no table to drop", bench.general.shard));
+        return Ok(Outcome::Completed);
+    }
     let total = statements.len() as u32;
     let work = async {
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
@@ -175,13 +183,14 @@ fn prepared_tables(bench: &Bench) -> u32 {
     }
 }
 
-/// One connection per `--threads` ("worker threads" to sysbench), all at
-/// once, each running the steps `steps(thread)` yields (none sent with
+/// One connection per `--threads` ("worker threads" to sysbench) of this
+/// shard, all at once, each running the steps `steps(n)` yields (none sent with
 /// `--mysql-dry-run`) until the first failure, its own or (the progress
 /// messages) the output's; `progress` hears of each. Rows go as
 /// `rows_by` says.
 async fn per_thread<I>(
     bench: &Bench,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     steps: impl Fn(u32) -> I,
     progress: &Arc<TableProgress>,
@@ -196,7 +205,7 @@ where
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
     for_each_connection(threads, threads, |n| {
-        let mut options = connect_options(bench, tls, n);
+        let mut options = connect_options(bench, tls, shard_threads.global(n) as usize);
         options.local_infile = matches!(rows_by, RowsBy::LoadData { .. });
         let steps = steps(n as u32);
         let progress = progress.clone();

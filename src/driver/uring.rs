@@ -50,6 +50,9 @@ const CONNS_PER_WAKEUP: usize = 2;
 const MAX_BATCH: usize = 32;
 /// `--poll=adaptive`: how long to spin on the completion queue before sleeping.
 const ADAPTIVE_SPIN: Duration = Duration::from_micros(30);
+/// `--poll=spin`: how long a spin goes on before the loop's other chores
+/// (answering the collector, looking at waits) get a turn.
+const SPIN_ROUND: Duration = Duration::from_millis(1);
 
 /// What an operation was, in the low bits of its `user_data`; the
 /// connection's index is in the rest.
@@ -342,17 +345,34 @@ struct Driver<'c> {
     /// waits are stamped with, so that stamping reads no clock.
     now_ns: u64,
     wait_check: WaitCheck,
+    /// `--poll`, resolved for this loop.
+    poll: PollMode,
+    /// Time spent spinning for completions.
+    polled: Duration,
 }
 
-pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
-    let mut driver = Driver::new(index, connections, context)?;
+pub fn run_loop(
+    index: usize,
+    connections: Vec<ConnPlan>,
+    context: &LoopContext,
+    poll: PollMode,
+) -> Result<(), DriverError> {
+    let mut driver = Driver::new(index, connections, context, poll)?;
     let result = driver.run();
     context.board.publish(index, &mut driver.stats);
+    if !matches!(poll, PollMode::Sleep | PollMode::Auto) {
+        context.usage.add_polling(driver.polled);
+    }
     result
 }
 
 impl<'c> Driver<'c> {
-    fn new(index: usize, connections: Vec<ConnPlan>, context: &'c LoopContext) -> Result<Self, DriverError> {
+    fn new(
+        index: usize,
+        connections: Vec<ConnPlan>,
+        context: &'c LoopContext,
+        poll: PollMode,
+    ) -> Result<Self, DriverError> {
         // Each connection has at most a receive, a send and their two
         // cancellations queued between two submissions; the completion
         // queue is twice that, so it never overflows.
@@ -384,6 +404,8 @@ impl<'c> Driver<'c> {
             first_error: None,
             now_ns: context.clock.now_ns(),
             wait_check: WaitCheck::default(),
+            poll,
+            polled: Duration::ZERO,
         })
     }
 
@@ -757,21 +779,24 @@ impl<'c> Driver<'c> {
     }
 
     /// Submits what is queued and waits for completions as `--poll` says.
+    /// A spin's time counts as polling (its last check, which found the
+    /// work, included); it stops at once for `--rate` arrivals to serve.
     fn wait(&mut self) -> Result<(), DriverError> {
-        match self.context.poll {
-            PollMode::Sleep => self.sleep(),
-            PollMode::Spin => self.poll_once(),
-            PollMode::Adaptive => {
-                let start = Instant::now();
-                while start.elapsed() < ADAPTIVE_SPIN {
-                    self.poll_once()?;
-                    if !self.ring.completion().is_empty() {
-                        return Ok(());
-                    }
-                    std::hint::spin_loop();
-                }
-                self.sleep()
+        let limit = match self.poll {
+            PollMode::Sleep | PollMode::Auto => return self.sleep(),
+            PollMode::Adaptive => ADAPTIVE_SPIN,
+            PollMode::Spin => SPIN_ROUND,
+        };
+        let start = Instant::now();
+        loop {
+            self.poll_once()?;
+            let spun = start.elapsed();
+            let found = !self.ring.completion().is_empty();
+            if found || spun >= limit || !self.waiting.is_empty() {
+                self.polled += spun;
+                return if found || self.poll == PollMode::Spin { Ok(()) } else { self.sleep() };
             }
+            std::hint::spin_loop();
         }
     }
 
@@ -1044,8 +1069,8 @@ mod tests {
             clock: Clock::start(),
             deadline_ns: None,
             ignore: IgnoreErrors::List(vec![]),
-            poll: PollMode::Sleep,
             finished: Default::default(),
+            usage: Default::default(),
         };
         let mut plans = Vec::new();
         let mut servers = Vec::new();
@@ -1067,7 +1092,7 @@ mod tests {
                 },
             });
         }
-        let result = run_loop(0, plans, &context);
+        let result = run_loop(0, plans, &context, PollMode::Sleep);
         for server in servers {
             server.join().unwrap();
         }
@@ -1116,10 +1141,10 @@ mod tests {
             clock: Clock::start(),
             deadline_ns: None,
             ignore: IgnoreErrors::List(vec![]),
-            poll: PollMode::Sleep,
             finished: Default::default(),
+            usage: Default::default(),
         };
-        let mut d = Driver::new(0, Vec::new(), &context).unwrap();
+        let mut d = Driver::new(0, Vec::new(), &context, PollMode::Sleep).unwrap();
         let mut want = |recvs, sends, cancels| {
             (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
             d.wanted()

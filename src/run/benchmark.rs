@@ -6,17 +6,17 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::interrupt::{Interrupts, Signal};
-use super::output::{alert_line, stderr_line, Level, Output, OutputError};
+use super::output::{alert_line, stderr_line, Console, Level, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::setup::{rand_params, seed};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
-use crate::cli::{Bench, GeneralOptions};
-use crate::driver::{self, Arrival, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
+use crate::cli::{Bench, GeneralOptions, Personality};
+use crate::driver::{self, Arrival, Backend, Clock, LoopContext, LoopUsage, PollChoice, PollMode, RunControl, Stalls};
 use crate::lua::ReportHooks;
 use crate::stats::report::{self, RunHeader};
-use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
+use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -45,11 +45,24 @@ pub(super) fn run(
     let context = loop_context(bench, &plans.connections_per_loop(), seed);
     let hdr_log = start_threads(bench, &context)?;
     let handles = match plans {
-        Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
+        Loops::Net(mut plans) => {
+            say_polling(&driver::choose_polling(&mut plans, backend, bench.engine.poll));
+            driver::spawn_loops(plans, backend, &context)
+        }
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
     supervise_to_report(bench, &context, handles, hdr_log, None, forced_shutdown_s, interrupts)
+}
+
+/// At `--verbosity=4` or more, on stderr: how each loop waits, and why
+/// (see `driver::choose_polling`).
+fn say_polling(choices: &[PollChoice]) {
+    if Console::current().shows(Level::Info) {
+        for choice in choices {
+            stderr_line(format_args!("wirebench: {choice}"));
+        }
+    }
 }
 
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
@@ -113,7 +126,7 @@ where
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
     let rate = rate_summary(general, &context.control, &reports, end_ns);
-    final_report(&mut reports, general, end_ns, rate)?;
+    final_report(&mut reports, general, end_ns, rate, Some(&context.usage))?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -150,8 +163,8 @@ pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> Loop
         // --warmup-time runs before the measured --time, as in sysbench master.
         deadline_ns: general.time.map(|t| secs_to_ns(t) + secs_to_ns(general.warmup_time)),
         ignore: bench.mysql.ignore_errors.clone(),
-        poll: bench.engine.poll,
         finished: Default::default(),
+        usage: Default::default(),
     }
 }
 
@@ -165,12 +178,14 @@ fn recording(general: &GeneralOptions) -> Recording {
 }
 
 /// sysbench's final report (with `--histogram`, the histogram first),
-/// with wirebench's additions after its latency block.
+/// with wirebench's additions after its latency block; the loops' CPU
+/// time when they spun (invoked as wirebench).
 fn final_report(
     reports: &mut Reports,
     general: &GeneralOptions,
     end_ns: u64,
     rate: Option<RateSummary>,
+    usage: Option<&LoopUsage>,
 ) -> Result<(), OutputError> {
     if general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
@@ -179,7 +194,11 @@ fn final_report(
         Output::Stdout.print(reports.collector.totals().sysbench_latency().rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
-    let additions = reports.additions(rate);
+    let mut additions = reports.additions(rate);
+    let wirebench = Console::current().personality == Personality::Wirebench;
+    if let Some(usage) = usage.filter(|u| u.polled() && wirebench) {
+        additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.polling() }.to_string();
+    }
     reports.print_final(end_ns, 0, &additions)?;
     say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)
 }
@@ -225,7 +244,8 @@ fn report_stalled(
 ) -> Result<(), OutputError> {
     reports.collect(end_ns);
     let rate = rate_summary(general, &context.control, reports, end_ns);
-    final_report(reports, general, end_ns, rate)?;
+    // The loops have not ended: their CPU time is not known.
+    final_report(reports, general, end_ns, rate, None)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(
@@ -286,7 +306,8 @@ fn say_if_cut(stalls: Stalls, time: Option<u32>) -> Outcome {
 /// applying.
 fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
-    if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
+    let spins = matches!(bench.engine.poll, PollMode::Adaptive | PollMode::Spin);
+    if backend == Backend::Epoll && spins && !bench.mysql.dry_run {
         stderr_line(format_args!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
             if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }

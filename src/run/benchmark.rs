@@ -56,9 +56,11 @@ pub(super) fn run(
 }
 
 /// At `--verbosity=4` or more, on stderr: how each loop waits, and why
-/// (see `driver::choose_polling`).
+/// (see `driver::choose_polling`). Installed as sysbench, never: its
+/// output at every verbosity is sysbench's.
 fn say_polling(choices: &[PollChoice]) {
-    if Console::current().shows(Level::Info) {
+    let console = Console::current();
+    if console.shows(Level::Info) && console.personality == Personality::Wirebench {
         for choice in choices {
             stderr_line(format_args!("wirebench: {choice}"));
         }

@@ -12,9 +12,13 @@ Cases (see README, "Benchmark against sysbench"):
   d  10,000 connections against the null server: connect time and RSS;
   e  (not in the default set) as a, but MariaDB pinned to core 1 and the
      client to core 0, as when they run on separate hosts: the client can
-     no longer hand the server's core back to it by preempting its thread.
+     no longer hand the server's core back to it by preempting its thread;
+     wirebench at its defaults; each round's ratio is printed too;
+  l  client-added latency: the null server with --delay-us=200 pinned to
+     core 1, the client to core 0, 1, 16 and 256 connections; the average
+     and 99th percentile each tool measured, minus the 200 us delay.
 
-Usage: benches/compare.sh [--cases=a,b,c,d,e] [--time=10] [--rounds=2] [--wirebench=PATH]
+Usage: benches/compare.sh [--cases=a,b,c,d,e,l] [--time=10] [--rounds=2] [--wirebench=PATH]
 
 --wirebench measures another build as the client (an older one, for a
 before/after comparison of a change) in place of target/release/wirebench;
@@ -112,13 +116,16 @@ def unpin_process(pid, former):
 
 
 class NullServer:
-    def __init__(self, cpu):
+    def __init__(self, cpu, extra=()):
         self.dir = tempfile.mkdtemp(prefix="wb-null-")
         self.socket = os.path.join(self.dir, "null.sock")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        cmd = [BUILT, "null-server", f"--listen=127.0.0.1:{self.port}", f"--socket={self.socket}", f"--cpus={cpu}"]
+        # taskset too: every thread of it on that core, so that a client's
+        # --poll=auto sees the core as the server's alone.
+        cmd = ["taskset", "-c", str(cpu), BUILT, "null-server", f"--listen=127.0.0.1:{self.port}",
+               f"--socket={self.socket}", f"--cpus={cpu}"] + list(extra)
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
         while not os.path.exists(self.socket):
@@ -148,11 +155,19 @@ def one(tool, test_args, server_pid, cpu, extra):
     }
 
 
-def compare(label, test_args, server_pid, rounds, cpu=None, wb_extra=()):
+def load_average():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def compare(label, test_args, server_pid, rounds, cpu=None, wb_extra=(), each_round=False):
     results = {"sysbench": [], "wirebench": []}
     for _ in range(rounds):
         for tool in ("sysbench", "wirebench"):
             results[tool].append(one(tool, test_args, server_pid, cpu, list(wb_extra)))
+    if each_round:
+        ratios = [w["qps"] / s["qps"] for s, w in zip(results["sysbench"], results["wirebench"])]
+        print(f"  {label}: qps ratio per round " + ", ".join(f"{r:.2f}x" for r in ratios) + f" (load average {load_average()})")
     best = {t: max(r, key=lambda x: x["qps"]) for t, r in results.items()}
     s, w = best["sysbench"], best["wirebench"]
     print(
@@ -161,6 +176,37 @@ def compare(label, test_args, server_pid, rounds, cpu=None, wb_extra=()):
         f"| {s['server_us']:>6.2f} | {w['server_us']:>6.2f} |",
         flush=True,
     )
+
+
+def latency_of(out):
+    """avg and 99th percentile (ms) from sysbench's latency block, which
+    both tools print alike."""
+    avg = re.search(r"^\s+avg:\s+([\d.]+)", out, re.M)
+    p99 = re.search(r"^\s+99th percentile:\s+([\d.]+)", out, re.M)
+    if not (avg and p99):
+        raise RuntimeError("no avg/99th percentile in the report:\n" + out)
+    return float(avg.group(1)), float(p99.group(1))
+
+
+def client_added_latency(null, delay_us, rounds, seconds):
+    """Case l: what each tool measures above the server's fixed delay."""
+    login = ["--mysql-user=x", "--mysql-password=y", "--mysql-db=sbtest", "--tables=1", "--table-size=10000"]
+    endpoints = (("tcp", ["--mysql-host=127.0.0.1", f"--mysql-port={null.port}"]), ("socket", [f"--mysql-socket={null.socket}"]))
+    print(f"\nl client-added latency: null server --delay-us={delay_us} on core 1, client on core 0, {seconds}s runs;")
+    print("  avg and p99 in us, minus the delay; sysbench / wirebench; per round")
+    for name, endpoint in endpoints:
+        for conns in (1, 16, 256):
+            args = ["oltp_point_select"] + endpoint + login + [f"--time={seconds}", "--percentile=99", f"--threads={conns}", "run"]
+            rows = []
+            for _ in range(rounds):
+                row = []
+                for exe in (["sysbench"], [WIREBENCH]):
+                    out = measured(exe + args, cpu=0)[0]
+                    avg, p99 = latency_of(out)
+                    row.append((avg * 1000 - delay_us, p99 * 1000 - delay_us))
+                rows.append(row)
+            text = "; ".join(f"avg {s[0]:.0f} / {w[0]:.0f}, p99 {s[1]:.0f} / {w[1]:.0f}" for s, w in rows)
+            print(f"  {name} {conns:>3} conns: {text} (load average {load_average()})", flush=True)
 
 
 HEADER = (
@@ -207,9 +253,16 @@ def main():
             try:
                 for name, endpoint in (("tcp", tcp), ("socket", sock)):
                     base = endpoint + login + common + ["--threads=16"]
-                    compare(f"e MariaDB on core 1 {name} 16 conns", base, pid, args.rounds, cpu=0)
+                    compare(f"e MariaDB on core 1 {name} 16 conns", base, pid, args.rounds, cpu=0, each_round=True)
             finally:
                 unpin_process(pid, former)
+
+    if "l" in cases:
+        null = NullServer(cpu=1, extra=["--delay-us=200"])
+        try:
+            client_added_latency(null, 200, args.rounds, args.time)
+        finally:
+            null.stop()
 
     if cases & {"b", "c", "d"}:
         null = NullServer(cpu=1)

@@ -339,7 +339,7 @@ fn defaults_are_sysbench_1_0_20s() {
     assert_eq!(t.mysql_storage_engine, "innodb");
     assert_eq!((t.random_points, t.number_of_ranges, t.delta), (10, 10, 5));
     assert_eq!(b.engine.cpus, None);
-    assert_eq!((b.engine.io, b.engine.poll, b.engine.pipeline), (IoBackend::Auto, PollMode::Sleep, 1));
+    assert_eq!((b.engine.io, b.engine.poll, b.engine.pipeline), (IoBackend::Auto, PollMode::Auto, 1));
     assert!(b.notes.is_empty());
 }
 

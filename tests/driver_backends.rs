@@ -269,7 +269,8 @@ impl Shape {
 }
 
 async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box<dyn Script>) -> Vec<LoopPlan> {
-    let mut loops: Vec<LoopPlan> = (0..shape.loops).map(|_| LoopPlan { cpu: None, connections: Vec::new() }).collect();
+    let mut loops: Vec<LoopPlan> =
+        (0..shape.loops).map(|_| LoopPlan { cpu: None, connections: Vec::new(), poll: shape.poll }).collect();
     for i in 0..shape.connections {
         let options = server.options(shape.endpoint.clone());
         let mut conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
@@ -318,8 +319,8 @@ async fn run(
         clock: Clock::start(),
         deadline_ns: None,
         ignore: shape.ignore.clone(),
-        poll: shape.poll,
         finished: Default::default(),
+        usage: Default::default(),
     };
     let handles = spawn_loops(loops, backend, &context).unwrap();
     let mut result = Ok(());

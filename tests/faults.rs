@@ -563,14 +563,14 @@ mod in_memory {
             clock: Clock::start(),
             deadline_ns: deadline_cut_ms.map(|(deadline, _)| deadline * 1_000_000),
             ignore: IgnoreErrors::List(vec![]),
-            poll: PollMode::Sleep,
             finished: Default::default(),
+            usage: Default::default(),
         };
         if let Some((_, cut)) = deadline_cut_ms {
             context.control.cut_at(cut * 1_000_000);
         }
         let until = Instant::now() + Duration::from_secs(10);
-        let mut plan = LoopPlan { cpu: None, connections: Vec::new() };
+        let mut plan = LoopPlan { cpu: None, connections: Vec::new(), poll: PollMode::Sleep };
         let mut servers = Vec::new();
         for i in 0..connections {
             let (client, server) = UnixStream::pair().unwrap();

@@ -598,6 +598,7 @@ fn poll_modes_the_epoll_backend_ignores_are_named() {
     assert!(run("epoll", "spin"));
     assert!(run("epoll", "adaptive"));
     assert!(!run("epoll", "sleep"));
+    assert!(!run("epoll", "auto"), "the default is not named");
     if wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_ok() {
         assert!(!run("uring", "spin"));
     }

@@ -255,8 +255,13 @@ pub(crate) fn engine_options(opts: &Opts) -> Result<EngineOptions, CliError> {
         engine.io = value::choice(opt, &backends, "auto, uring or epoll")?;
     }
     if let Some(opt) = opts.get("poll") {
-        let modes = [("sleep", PollMode::Sleep), ("adaptive", PollMode::Adaptive), ("spin", PollMode::Spin)];
-        engine.poll = value::choice(opt, &modes, "sleep, adaptive or spin")?;
+        let modes = [
+            ("auto", PollMode::Auto),
+            ("sleep", PollMode::Sleep),
+            ("adaptive", PollMode::Adaptive),
+            ("spin", PollMode::Spin),
+        ];
+        engine.poll = value::choice(opt, &modes, "auto, sleep, adaptive or spin")?;
     }
     if let Some(n) = opts.int("pipeline", 1, 65_536, "a number of events in flight per connection >= 1")? {
         engine.pipeline = n;

@@ -21,6 +21,7 @@ mod cpus;
 pub mod dry;
 mod epoll;
 mod options;
+mod polling;
 mod redial;
 mod session;
 mod shard;
@@ -30,9 +31,10 @@ mod waits;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
@@ -41,6 +43,7 @@ use wirebench_protocol::ServerText;
 pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
+pub use polling::{choose_polling, PollChoice, PollReason};
 pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{RefusedCommand, Session, SessionError};
 pub use shard::{Shard, ShardError};
@@ -127,10 +130,58 @@ impl AsRawFd for StdSocket {
     }
 }
 
-/// The connections one loop drives, and the core it is pinned to.
+/// The connections one loop drives, the core it is pinned to, and what it
+/// does with nothing to do ([`choose_polling`] resolves `Auto`).
 pub struct LoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<ConnPlan>,
+    pub poll: PollMode,
+}
+
+/// What the loops spent, each adding its share as it ends: their threads'
+/// CPU time, and how much of it went to spinning for answers.
+#[derive(Debug, Default)]
+pub struct LoopUsage {
+    cpu_ns: AtomicU64,
+    polling_ns: AtomicU64,
+    /// Loops that spun at all (adaptive or spin).
+    polling_loops: AtomicUsize,
+}
+
+impl LoopUsage {
+    /// The loop threads' CPU time (user and system).
+    pub fn cpu(&self) -> Duration {
+        Duration::from_nanos(self.cpu_ns.load(Ordering::Relaxed))
+    }
+
+    /// Time spent spinning for completions: a loop that spins owns its
+    /// core, so this is CPU time too, spent waiting rather than working.
+    pub fn polling(&self) -> Duration {
+        Duration::from_nanos(self.polling_ns.load(Ordering::Relaxed))
+    }
+
+    /// Whether any loop spun.
+    pub fn polled(&self) -> bool {
+        self.polling_loops.load(Ordering::Relaxed) > 0
+    }
+
+    fn add_cpu(&self, spent: Duration) {
+        self.cpu_ns.fetch_add(spent.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// A spinning loop's polling time, once, as it ends.
+    fn add_polling(&self, spun: Duration) {
+        self.polling_ns.fetch_add(spun.as_nanos() as u64, Ordering::Relaxed);
+        self.polling_loops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The calling thread's CPU time so far.
+fn thread_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is valid for the write.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
 /// Counts loop threads that have ended, and wakes whoever waits for them:
@@ -211,8 +262,8 @@ pub struct LoopContext {
     /// No event starts after this (ns since the run's start).
     pub deadline_ns: Option<u64>,
     pub ignore: IgnoreErrors,
-    pub poll: PollMode,
     pub finished: Finished,
+    pub usage: Arc<LoopUsage>,
 }
 
 impl LoopContext {
@@ -334,10 +385,10 @@ pub fn spawn_loops(
     backend: Backend,
     context: &LoopContext,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, plan.connections));
-    spawn_pinned("wirebench-loop", plans, context, move |index, connections, context| match backend {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
         Backend::Epoll => epoll::run_loop(index, connections, context),
-        Backend::Uring => uring::run_loop(index, connections, context),
+        Backend::Uring => uring::run_loop(index, connections, context, poll),
     })
 }
 
@@ -360,6 +411,9 @@ fn spawn_pinned<C: Send + 'static>(
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }
             let result = run(index, connections, &context);
+            if let Some(spent) = thread_cpu_time() {
+                context.usage.add_cpu(spent);
+            }
             if result.is_err() {
                 context.control.stop();
             }

@@ -51,7 +51,7 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { cpus: None, io: IoBackend::Auto, poll: PollMode::Sleep, pipeline: 1 }
+        EngineOptions { cpus: None, io: IoBackend::Auto, poll: PollMode::Auto, pipeline: 1 }
     }
 }
 
@@ -68,8 +68,11 @@ pub enum IoBackend {
 /// `--poll`: what an engine thread does with nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PollMode {
-    /// Block in the kernel.
+    /// Adaptive on a core the loop has to itself, else sleep
+    /// (`driver::choose_polling` decides, per loop).
     #[default]
+    Auto,
+    /// Block in the kernel.
     Sleep,
     /// Spin briefly, then block.
     Adaptive,

@@ -14,6 +14,7 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 
 use super::compress::ServerCompression;
+use super::delay::AnswerDelay;
 use super::handshake::NONCE_LEN;
 use super::session::{NullSession, ServerProfile};
 
@@ -135,7 +136,13 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
 ) {
     let mut input: Vec<u8> = Vec::with_capacity(READ_BUFFER);
     let mut output: Vec<u8> = Vec::with_capacity(READ_BUFFER);
-    let delay = profile.answer_delay;
+    let delay = match profile.answer_delay {
+        d if d.is_zero() => None,
+        d => match AnswerDelay::new(d) {
+            Ok(delay) => Some(delay),
+            Err(_) => return,
+        },
+    };
     let mut session = NullSession::new(profile, id, &nonce(id), &mut output);
     // Once the login negotiated it, every byte is in compressed packets.
     let mut compression: Option<ServerCompression> = None;
@@ -169,8 +176,10 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
             input.shrink_to(READ_BUFFER);
         }
         ServerLoopStats::add(&stats.commands, handled.commands);
-        if handled.commands > 0 && !delay.is_zero() {
-            tokio::time::sleep(delay).await;
+        if let Some(delay) = delay.as_ref().filter(|_| handled.commands > 0) {
+            if delay.wait().await.is_err() {
+                return;
+            }
         }
         if handled.close {
             if session.said_goodbye() {

@@ -15,6 +15,7 @@
 
 mod answer;
 mod compress;
+mod delay;
 mod event_loop;
 mod handshake;
 mod session;
@@ -191,6 +192,9 @@ impl NullServer {
                             return;
                         }
                     };
+                    if !server_loop.profile.answer_delay.is_zero() {
+                        delay::precise_timers();
+                    }
                     server_loop.record_thread();
                     let _ = ready.send(Ok(()));
                     drop(ready);

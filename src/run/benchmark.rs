@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::interrupt::{Interrupts, Signal};
-use super::output::{alert_line, stderr_line, Level, Output, OutputError};
+use super::output::{alert_line, stderr_line, Console, Level, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::result_sink::ResultSink;
@@ -14,13 +14,13 @@ use super::setup::{rand_params, seed};
 use super::shard::{wait_for_start, ShardThreads};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
-use crate::cli::{Bench, GeneralOptions};
-use crate::driver::{self, Arrival, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
+use crate::cli::{Bench, GeneralOptions, Personality};
+use crate::driver::{self, Arrival, Backend, Clock, LoopContext, LoopUsage, PollChoice, PollMode, RunControl, Stalls};
 use crate::lua::ReportHooks;
 use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
 use crate::stats::report::{self, RunHeader};
-use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
+use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -62,7 +62,10 @@ pub(super) fn run(
     sink.clock_started(sessions.server_version());
     let hdr_log = start_threads(bench, &context)?;
     let handles = match plans {
-        Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
+        Loops::Net(mut plans) => {
+            say_polling(&driver::choose_polling(&mut plans, backend, bench.engine.poll));
+            driver::spawn_loops(plans, backend, &context)
+        }
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
@@ -77,6 +80,18 @@ pub(super) struct Threads<E> {
     pub(super) handles: Vec<JoinHandle<Result<(), E>>>,
     pub(super) hdr_log: Option<HdrLog>,
     pub(super) hooks: Option<ReportHooks>,
+}
+
+/// At `--verbosity=4` or more, on stderr: how each loop waits, and why
+/// (see `driver::choose_polling`). Installed as sysbench, never: its
+/// output at every verbosity is sysbench's.
+fn say_polling(choices: &[PollChoice]) {
+    let console = Console::current();
+    if console.shows(Level::Info) && console.personality == Personality::Wirebench {
+        for choice in choices {
+            stderr_line(format_args!("wirebench: {choice}"));
+        }
+    }
 }
 
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
@@ -144,7 +159,8 @@ where
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
     let rate = rate_summary(general, &context.control, &reports, end_ns);
-    final_report(&mut reports, general, end_ns, rate, run_end(outcome, context.control.stalls()))?;
+    let end = run_end(outcome, context.control.stalls());
+    final_report(&mut reports, general, end_ns, rate, end, Some(&context.usage))?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -194,8 +210,8 @@ pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32, late: D
         // --warmup-time runs before the measured --time, as in sysbench master.
         deadline_ns: general.time.map(|t| (secs_to_ns(t) + secs_to_ns(general.warmup_time)).saturating_sub(late_ns)),
         ignore: bench.mysql.ignore_errors.clone(),
-        poll: bench.engine.poll,
         finished: Default::default(),
+        usage: Default::default(),
     }
 }
 
@@ -211,14 +227,16 @@ fn recording(bench: &Bench) -> Recording {
 }
 
 /// sysbench's final report (with `--histogram`, the histogram first),
-/// with wirebench's additions after its latency block, the line on failed
-/// reconnects after it, and the final result of `--format`.
+/// with wirebench's additions after its latency block (the loops' CPU time
+/// when they spun, invoked as wirebench), the line on failed reconnects
+/// after it, and the final result of `--format`.
 fn final_report(
     reports: &mut Reports,
     general: &GeneralOptions,
     end_ns: u64,
     rate: Option<RateSummary>,
     end: RunEnd,
+    usage: Option<&LoopUsage>,
 ) -> Result<(), OutputError> {
     if general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
@@ -227,7 +245,11 @@ fn final_report(
         Output::report().print(reports.collector.totals().sysbench_latency().rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
-    let additions = reports.additions(rate);
+    let mut additions = reports.additions(rate);
+    let wirebench = Console::current().personality == Personality::Wirebench;
+    if let Some(usage) = usage.filter(|u| u.polled() && wirebench) {
+        additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.polling() }.to_string();
+    }
     reports.print_final(end_ns, 0, &additions)?;
     say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)?;
     reports.final_result(end_ns, rate, end)
@@ -274,7 +296,8 @@ fn report_stalled(
 ) -> Result<(), OutputError> {
     reports.collect(end_ns);
     let rate = rate_summary(general, &context.control, reports, end_ns);
-    final_report(reports, general, end_ns, rate, RunEnd::Interrupted)?;
+    // The loops have not ended: their CPU time is not known.
+    final_report(reports, general, end_ns, rate, RunEnd::Interrupted, None)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(
@@ -335,7 +358,8 @@ fn say_if_cut(stalls: Stalls, time: Option<u32>) -> Outcome {
 /// applying.
 fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
-    if backend == Backend::Epoll && bench.engine.poll != PollMode::Sleep && !bench.mysql.dry_run {
+    let spins = matches!(bench.engine.poll, PollMode::Adaptive | PollMode::Spin);
+    if backend == Backend::Epoll && spins && !bench.mysql.dry_run {
         stderr_line(format_args!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
             if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }

@@ -279,7 +279,8 @@ fn net_loops(
     loops: usize,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<Vec<LoopPlan>, RunError> {
-    let mut plans = empty_loops(cpus, loops, |cpu| LoopPlan { cpu, connections: Vec::new() });
+    let poll = sessions.bench.engine.poll;
+    let mut plans = empty_loops(cpus, loops, |cpu| LoopPlan { cpu, connections: Vec::new(), poll });
     for (n, Opened { conn, ids, redial }) in opened.into_iter().enumerate() {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());

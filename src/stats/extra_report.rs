@@ -11,6 +11,7 @@
 //! differ from `p95:` here by up to a bucket (about 1.8 %).
 
 use std::fmt;
+use std::time::Duration;
 
 use super::kinds::KindTable;
 use super::latency::HdrLatency;
@@ -63,6 +64,25 @@ impl fmt::Display for PercentileBlock<'_> {
             writeln!(f, "{:>12}: {:>25.2} {:>16.2}", Label(p), l.percentile_ms(p), s.percentile_ms(p))?;
         }
         Ok(())
+    }
+}
+
+/// The event loops' CPU time, and how much of it went to spinning for
+/// answers: printed when a loop spun (`--poll`), since that time is spent
+/// waiting, not working, and a per-query CPU figure would hide it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClientCpuBlock {
+    pub cpu: Duration,
+    pub polling: Duration,
+}
+
+impl fmt::Display for ClientCpuBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (cpu, polling) = (self.cpu.as_secs_f64(), self.polling.as_secs_f64());
+        let share = if cpu > 0.0 { (polling / cpu * 100.0).min(100.0) } else { 0.0 };
+        f.write_str("\nClient CPU (event loops):\n")?;
+        writeln!(f, "{:>12}: {:>38.4}s", "total", cpu)?;
+        writeln!(f, "{:>12}: {:>38.4}s ({share:.1}% of it spinning with nothing to do)", "polling", polling)
     }
 }
 

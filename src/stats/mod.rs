@@ -27,7 +27,7 @@ pub mod report;
 
 pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, Recording, StatsBoard, Totals};
 pub use counters::{ConnStats, Counters, QueryKind};
-pub use extra_report::{PerStatementBlock, PercentileBlock, RateSummary};
+pub use extra_report::{ClientCpuBlock, PerStatementBlock, PercentileBlock, RateSummary};
 pub use hdr_log::{HdrLog, HdrLogError};
 pub use histogram::LatencyHistogram;
 pub use kinds::{KindStats, KindTable};

@@ -273,6 +273,20 @@ pub trait Workload: Send + Sync {
         None
     }
 
+    /// `prepare`'s INSERTs with every row's id in them (`INSERT INTO
+    /// sbtest1(id, k, c, pad) ...` also with `auto_inc`, the ids the server
+    /// would give), the same tables and rows: several connections may then
+    /// send one table's INSERTs ([`PrepareStep::Insert`]) in any order.
+    /// `None` for the scripts whose
+    /// load is sent only as sysbench sends it.
+    fn prepare_numbered(
+        &self,
+        _context: ScriptContext,
+        _rng: Rng,
+    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        None
+    }
+
     /// SQL for `prewarm`, spread over threads like `prepare`.
     fn prewarm(&self, context: ScriptContext) -> Vec<String>;
 

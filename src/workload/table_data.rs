@@ -42,6 +42,21 @@ pub enum PrepareStep {
     Sql(String),
     /// Rows of one table, for one LOAD DATA statement.
     Rows(RowBatch),
+    /// Rows of one table as a multi-row INSERT that names every row's id,
+    /// so that it makes the same rows whenever it reaches the server.
+    Insert(String),
+}
+
+impl PrepareStep {
+    /// A statement of a load whose INSERTs name their rows' ids
+    /// ([`Workload::prepare_numbered`](super::Workload::prepare_numbered)).
+    pub(crate) fn of_numbered_load(sql: String) -> PrepareStep {
+        if sql.starts_with("INSERT INTO ") {
+            PrepareStep::Insert(sql)
+        } else {
+            PrepareStep::Sql(sql)
+        }
+    }
 }
 
 /// Consecutive rows of table `sbtest{table}`, one line each, fields
@@ -195,7 +210,7 @@ mod tests {
         let (mut statements, mut lines) = (Vec::new(), Vec::new());
         for step in steps {
             match step {
-                PrepareStep::Sql(sql) => statements.push(sql),
+                PrepareStep::Sql(sql) | PrepareStep::Insert(sql) => statements.push(sql),
                 PrepareStep::Rows(batch) => {
                     let text = String::from_utf8(batch.data).unwrap();
                     assert_eq!(text.lines().count(), batch.rows as usize);
@@ -209,8 +224,13 @@ mod tests {
     }
 
     fn insert_load(w: &dyn Workload, thread: u32, threads: u32, seed: u32) -> (Vec<String>, Vec<String>) {
+        inserts_as_steps(w.prepare(context(thread, threads), rng(seed)))
+    }
+
+    /// INSERT statements' rows as batches, the ids the server gives added.
+    fn inserts_as_steps(statements: impl Iterator<Item = String>) -> (Vec<String>, Vec<String>) {
         let mut id = 0;
-        split_steps(w.prepare(context(thread, threads), rng(seed)).map(|sql| {
+        split_steps(statements.map(|sql| {
             if sql.starts_with("CREATE TABLE") {
                 id = 0;
             }
@@ -264,6 +284,36 @@ mod tests {
         }
     }
 
+    /// The numbered INSERTs, sent over several connections, carry the
+    /// rows of sysbench's INSERTs with their ids, with `auto_inc` too.
+    #[test]
+    fn numbered_inserts_carry_the_insert_rows_and_their_ids() {
+        for auto_inc in [true, false] {
+            let options = OltpOptions { tables: 4, table_size: 20000, auto_inc, ..OltpOptions::default() };
+            for w in [
+                oltp_read_write::workload(&options).unwrap(),
+                crate::workload::oltp_read_only::workload(&options).unwrap(),
+            ] {
+                let numbered: Vec<PrepareStep> = w.prepare_numbered(context(1, 3), rng(5)).unwrap().collect();
+                let insert_steps = numbered.iter().filter(|s| matches!(s, PrepareStep::Insert(_))).count();
+                let all_sql: Vec<String> = numbered
+                    .into_iter()
+                    .map(|s| match s {
+                        PrepareStep::Sql(sql) | PrepareStep::Insert(sql) => sql,
+                        PrepareStep::Rows(_) => panic!("rows as data"),
+                    })
+                    .collect();
+                let inserts: Vec<&String> = all_sql.iter().filter(|s| s.starts_with("INSERT")).collect();
+                assert!(
+                    inserts.len() > 2 && inserts.len() == insert_steps,
+                    "{auto_inc}: INSERTs are rows, not barriers"
+                );
+                assert!(inserts.iter().all(|s| s.contains("(id, k, c, pad) VALUES(")), "{auto_inc}");
+                assert_eq!(inserts_as_steps(all_sql.into_iter()), insert_load(&w, 1, 3, 5), "{auto_inc}");
+            }
+        }
+    }
+
     #[test]
     fn batches_name_their_columns_and_stay_within_their_size() {
         let options = OltpOptions { tables: 1, table_size: 100, auto_inc: false, ..OltpOptions::default() };
@@ -284,7 +334,7 @@ mod tests {
         let auto = OltpOptions { auto_inc: true, ..options };
         let first = TableData::new(&auto, 100, context(0, 1), rng(1)).find_map(|s| match s {
             PrepareStep::Rows(b) => Some(b.sql()),
-            PrepareStep::Sql(_) => None,
+            PrepareStep::Sql(_) | PrepareStep::Insert(_) => None,
         });
         assert!(first.unwrap().ends_with(" (id, k, c, pad)"), "ids are sent with auto_inc too");
     }

@@ -79,6 +79,15 @@ async fn load_data_makes_the_tables_inserts_make() {
         let count = rows(&conn.query("SELECT COUNT(*), MIN(id), MAX(id) FROM sbtest2").await.unwrap());
         assert_eq!(count, [[Some("20000".into()), Some("1".into()), Some("20000".into())]]);
     }
+    // Columns in UCS-2: the data is read as utf8mb4 and converted, not
+    // stored as it comes.
+    let ucs2 = "--create_table_options=DEFAULT CHARSET=ucs2";
+    prepare(&server, &[ucs2, "--prepare-method=insert"]);
+    let by_inserts = tables(&mut conn).await;
+    prepare(&server, &[ucs2, "--prepare-method=load-data"]);
+    assert_eq!(tables(&mut conn).await, by_inserts, "{ucs2}");
+    let c = rows(&conn.query("SELECT LENGTH(c), CHAR_LENGTH(c) FROM sbtest1 WHERE id = 7").await.unwrap());
+    assert_eq!(c, [[Some("238".into()), Some("119".into())]]);
     assert!(wirebench(&server, &["cleanup"]).status.success());
 }
 
@@ -106,6 +115,11 @@ async fn a_table_split_over_connections_is_the_same_table() {
                 assert_eq!(tables_up_to(&mut conn, 2).await, alone, "{args:?}");
                 assert_eq!(sorted_lines(&said), sorted_lines(&said_alone), "{args:?}: the same lines");
                 if let Some(log) = log {
+                    if method == "--prepare-method=load-data" {
+                        // The database is utf8mb4: the data is stored unconverted.
+                        let binary = log.count(&server, "LOAD DATA LOCAL INFILE %CHARACTER SET binary (id, k, c, pad)");
+                        assert!(binary >= 10, "{args:?}: {binary} LOAD DATA ... CHARACTER SET binary");
+                    }
                     for table in ["sbtest1", "sbtest2"] {
                         let sessions = log.sessions_loading(&server, table);
                         // 4 and 3 connections share them, taking turns.
@@ -149,12 +163,20 @@ impl<'a> GeneralLog<'a> {
 
     /// How many sessions sent rows of `table`.
     fn sessions_loading(&self, server: &TestServer, table: &str) -> u32 {
-        let sql = format!(
+        number(server, &format!(
             "SELECT COUNT(DISTINCT thread_id) FROM mysql.general_log WHERE argument LIKE 'LOAD DATA LOCAL INFILE ''memory:{table}''%' OR argument LIKE 'INSERT INTO {table}(%'"
-        );
-        let count = as_admin(server, &sql).unwrap_or_else(|e| panic!("cannot read the general log: {e}"));
-        count.trim().parse().unwrap_or_else(|e| panic!("{count:?}: {e}"))
+        ))
     }
+
+    /// How many statements were `LIKE pattern`.
+    fn count(&self, server: &TestServer, pattern: &str) -> u32 {
+        number(server, &format!("SELECT COUNT(*) FROM mysql.general_log WHERE argument LIKE '{pattern}'"))
+    }
+}
+
+fn number(server: &TestServer, sql: &str) -> u32 {
+    let count = as_admin(server, sql).unwrap_or_else(|e| panic!("cannot read the general log: {e}"));
+    count.trim().parse().unwrap_or_else(|e| panic!("{count:?}: {e}"))
 }
 
 impl Drop for GeneralLog<'_> {

@@ -17,7 +17,7 @@ use crate::client::Connection;
 use crate::rand::Rng;
 use crate::stats::report;
 use crate::transport::tls::ClientTls;
-use crate::workload::{PrepareStep, ScriptContext, Workload};
+use crate::workload::{DataCharset, PrepareStep, ScriptContext, Workload};
 
 pub(super) async fn prepare(
     bench: &Bench,
@@ -256,11 +256,11 @@ async fn send_step(conn: &mut Connection, step: &PrepareStep, rows_by: RowsBy) -
         PrepareStep::Rows(batch) => {
             // Batches come only when the rows go as data; a connection
             // without CLIENT_LOCAL_FILES would refuse to send them.
-            let max_payload = match rows_by {
-                RowsBy::LoadData { max_payload } => max_payload,
-                RowsBy::Insert => 0,
+            let (max_payload, charset) = match rows_by {
+                RowsBy::LoadData { max_payload, charset } => (max_payload, charset),
+                RowsBy::Insert => (0, DataCharset::Utf8mb4),
             };
-            conn.load_data_local(&batch.sql(), &batch.file_name(), &batch.data, max_payload).await?;
+            conn.load_data_local(&batch.sql_read_as(charset), &batch.file_name(), &batch.data, max_payload).await?;
             Ok(Some(u64::from(batch.rows)))
         }
     }

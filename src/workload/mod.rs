@@ -42,7 +42,7 @@ pub use common::OltpWorkload;
 pub use emulated::{EmulatedStatement, MarkerMismatch};
 pub use kind::StatementKind;
 pub use options::{OltpOptions, OptionsError};
-pub use table_data::{PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
+pub use table_data::{DataCharset, PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
 pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};

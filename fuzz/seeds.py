@@ -125,7 +125,7 @@ def u16(v):
 
 def seeds():
     s = {t: [] for t in ('framing', 'handshake', 'ok_err_eof', 'column_definition', 'text_row', 'binary_row',
-                         'prepare_ok', 'auth', 'response_reader', 'compressed')}
+                         'prepare_ok', 'auth', 'login', 'response_reader', 'compressed')}
 
     # framing: seq, limit (u16; 0xFFFF = none), then bytes.
     s['framing'] += [bytes([1]) + u16(0xFFFF) + capture('exec_point_select_deof'),
@@ -191,6 +191,35 @@ def seeds():
     auth(64, MARIADB_GREETING + packet(2, ERR_DENIED))
     auth(0, packet(0, ERR_NO_STATE))
     auth(0, PEM_SPKI)
+
+    # login: two config bytes, then the server's payloads, each behind a u16 length (the target frames them).
+    # First byte: 1 empty password, 2 secure transport, 4/8 TLS preferred/required, 16 get the server's key,
+    # 32 known server key, 64 DEPRECATE_EOF, 128 database. Second byte: 1 connect attributes, 2 COMPRESS,
+    # 4 MariaDB extended metadata, 8 SESSION_TRACK, bits 4-5 the max packet size (1: 80 bytes).
+    def login(a, b, payloads, after=b''):
+        s['login'].append(bytes([a, b]) + b''.join(u16(len(p)) + p for p in payloads) + after)
+    mariadb, mysql8 = MARIADB_GREETING[4:], MYSQL8_GREETING[4:]
+    assert mariadb.count(b'\xfe\xf7') == 1
+    mariadb_ssl = mariadb.replace(b'\xfe\xf7', b'\xfe\xff')
+    switch_sha2 = b'\xfecaching_sha2_password\x00' + b'abcdefghij0123456789\x00'
+    switch_clear = b'\xfemysql_clear_password\x00'
+    with open(os.path.join(COMPRESS_TESTDATA, 'execute_resp.bin'), 'rb') as f:
+        compressed_answer = f.read()
+    login(64 | 128, 1, [mariadb, OK_AUTOCOMMIT])
+    login(64, 0, [mysql8, b'\x01\x03', OK_AUTOCOMMIT])
+    login(64 | 16, 0, [mysql8, b'\x01\x04', b'\x01' + PEM_SPKI, OK_AUTOCOMMIT])
+    login(32, 0, [mysql8, b'\x01\x04', OK_AUTOCOMMIT])
+    login(8, 0, [mysql8, b'\x01\x04', OK_AUTOCOMMIT])
+    login(4, 2, [mariadb_ssl, OK_AUTOCOMMIT])
+    login(0, 0, [mariadb, switch_ed25519, OK_AUTOCOMMIT])
+    login(16, 0, [mariadb, switch_sha256, b'\x01' + PEM_PKCS1, OK_AUTOCOMMIT])
+    login(0, 0, [mariadb, switch_sha2, b'\x01\x03', OK_AUTOCOMMIT])
+    login(2, 0, [mariadb, switch_clear, OK_AUTOCOMMIT])
+    login(128, 0, [mariadb, ERR_DENIED])
+    login(0, 0, [ERR_NO_STATE])
+    login(64, 2 | 4, [mariadb, OK_AUTOCOMMIT], after=compressed_answer)
+    login(64, 8, [mysql8, b'\x01\x03', OK_SESSION_TRACK])
+    login(0, 1 << 4, [mariadb])
 
     # response_reader: capability set and row format, two split points, then the response.
     for name in sorted(os.listdir(TESTDATA)):

@@ -9,6 +9,7 @@ pub mod fuzz;
 pub mod lua;
 pub mod null_server;
 pub mod rand;
+pub mod results;
 pub mod run;
 pub mod stats;
 pub mod transport;

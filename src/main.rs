@@ -22,15 +22,27 @@ fn main() -> ExitCode {
         Ok(invocation) => invocation,
         Err(refusal) => return refused(&refusal, personality),
     };
-    let verbosity = match &invocation {
-        Invocation::Bench(bench) => bench.general.verbosity,
-        _ => Console::current().verbosity,
+    let console = match &invocation {
+        Invocation::Bench(bench) => {
+            let report = if bench.results.format.is_machine_readable() { Output::Stderr } else { Output::Stdout };
+            Console { report, ..Console::new(bench.general.verbosity, personality) }
+        }
+        _ => Console::new(Console::current().verbosity, personality),
     };
-    Console { verbosity, personality }.install();
+    console.install();
     match invocation {
         Invocation::Version => printed(Output::Stdout.line(run::version_line(personality))),
         Invocation::Help { null_server: false } => printed(Output::Stdout.print(cli::general_help(personality))),
         Invocation::Help { null_server: true } => printed(Output::Stdout.print(cli::null_server_help())),
+        Invocation::CompareHelp => printed(Output::Stdout.print(cli::compare_help())),
+        Invocation::Compare(options) => match run::compare(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(RunError::Output(e)) => output_failed(&e),
+            Err(e) => {
+                error_line(format_args!("wirebench: {e}"));
+                ExitCode::FAILURE
+            }
+        },
         Invocation::FuzzHelp { replay: false } => printed(Output::Stdout.print(cli::fuzz_help())),
         Invocation::FuzzHelp { replay: true } => printed(Output::Stdout.print(cli::fuzz_replay_help())),
         Invocation::Fuzz(options) => match wirebench::fuzz::fuzz(&options) {
@@ -65,7 +77,7 @@ fn main() -> ExitCode {
 /// sysbench's words and streams where it has words for it (after its
 /// banner where it prints one first), otherwise in wirebench's.
 fn refused(refusal: &Refusal, personality: Personality) -> ExitCode {
-    Console { verbosity: refusal.verbosity, personality }.install();
+    Console::new(refusal.verbosity, personality).install();
     let as_sysbench = match personality {
         Personality::Sysbench => refusal.error.as_sysbench(),
         Personality::Wirebench => None,
@@ -92,7 +104,7 @@ fn bench_status(bench: &Bench, personality: Personality) -> ExitCode {
         match personality {
             // Before sysbench's logger is set up: at every verbosity.
             Personality::Sysbench => {
-                let stream = if warning.sysbench_on_stdout() { Output::Stdout } else { Output::Stderr };
+                let stream = if warning.sysbench_on_stdout() { Output::report() } else { Output::Stderr };
                 if let Err(e) = stream.line(warning.sysbench_text()) {
                     return output_failed(&e);
                 }

@@ -42,6 +42,6 @@ mod distribution_tests;
 pub use config::{Distribution, RandConfig, RandConfigError, RandParams};
 pub use glibc::GlibcRandom;
 pub use lrand48::Lrand48;
-pub use rng::{srandom_seed, Rng};
+pub use rng::{shard_seed, srandom_seed, Rng};
 pub use unique::{RandUnique, SharedUnique, UniqueCursor};
 pub use xoroshiro::Xoroshiro128Plus;

@@ -1079,6 +1079,79 @@ fn test_help_matches_sysbench() {
     }
 }
 
+/// `--threads=1,2,4` is a sweep: one run per value, in the order given;
+/// prepare and cleanup (and the machine check) use the largest.
+#[test]
+fn a_threads_list_is_a_sweep() {
+    let sweep = bench("oltp_read_only --threads=8,1,2,4 --sweep-pause=3 run");
+    assert_eq!(sweep.general.sweep, [8, 1, 2, 4]);
+    assert_eq!((sweep.general.threads, sweep.general.sweep_pause), (8, 3));
+    assert_eq!(sweep.test_options.threads, 8);
+    let single = bench("oltp_read_only --threads=4 --sweep-pause=3 run");
+    assert!(single.general.sweep.is_empty());
+    assert!(has_note(&single, "--sweep-pause=3: ignored, as --threads is not a list"), "{:?}", single.notes);
+    assert!(bench("oltp_read_only --threads=4, run").general.sweep.is_empty(), "one value is no sweep");
+    for (line, needle) in [
+        ("oltp_read_only --threads=1,2,1 run", "each count once (1 is given twice)"),
+        ("oltp_read_only --threads=1,x run", "a number of threads >= 1, or a list"),
+        ("oltp_read_only --threads=0,1 run", "a number of threads >= 1, or a list"),
+        ("oltp_read_only --threads=1,2 --num-threads=4 run", "give the connection counts in --threads alone"),
+    ] {
+        let message = refused(line).to_string();
+        assert!(message.contains(needle), "{line}: {message}");
+    }
+    let many = (1..=65).map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+    assert!(refused(&format!("oltp_read_only --threads={many} run")).to_string().contains("1 to 64 thread counts"));
+}
+
+#[test]
+fn result_options_are_read_into_the_results_layer() {
+    use wirebench::results::OutputFormat;
+    let json = bench("oltp_read_only --format=json --label='MariaDB 10.11' --mysql-password=pw run");
+    assert_eq!(json.results.format, OutputFormat::Json);
+    assert_eq!(json.results.label.as_deref(), Some("MariaDB 10.11"));
+    assert_eq!(json.results.options_given.get("mysql-password").map(String::as_str), Some("(hidden)"));
+    assert_eq!(json.results.options_given.get("format").map(String::as_str), Some("json"));
+    let csv = bench("oltp_read_only --format=csv --report-interval=10 --chart=/tmp/c.svg run");
+    assert_eq!(csv.results.format, OutputFormat::Csv);
+    assert_eq!(csv.results.chart.as_deref(), Some(std::path::Path::new("/tmp/c.svg")));
+    assert!(
+        bench("oltp_read_only --threads=1,2 --chart=c.svg run").results.chart.is_some(),
+        "a sweep needs no interval"
+    );
+    for (line, needle) in [
+        ("oltp_read_only --format=yaml run", "expected text, json or csv"),
+        ("oltp_read_only --format=csv run", "add --report-interval=N"),
+        ("oltp_read_only --chart=c.svg run", "add --report-interval=N"),
+        ("oltp_read_only --label= run", "--label needs a value"),
+    ] {
+        let message = refused(line).to_string();
+        assert!(message.contains(needle), "{line}: {message}");
+    }
+}
+
+#[test]
+fn compare_takes_files_and_its_own_options() {
+    use wirebench::results::{Metric, TableFormat};
+    let Invocation::Compare(options) = parse_line("compare --format=markdown --metric=p99 a.json b.json").unwrap()
+    else {
+        panic!("not a compare")
+    };
+    assert_eq!(options.files, [std::path::PathBuf::from("a.json"), "b.json".into()]);
+    assert_eq!((options.format, options.metric, options.chart), (TableFormat::Markdown, Metric::P99, None));
+    assert_eq!(parse_line("compare --help").unwrap(), Invocation::CompareHelp);
+    for (line, needle) in [
+        ("compare", "compare needs result files"),
+        ("compare --format=json a.json", "expected text, markdown or csv"),
+        ("compare --threads=4 a.json", "not a compare option"),
+        ("compare --metrc=qps a.json", "did you mean --metric?"),
+        ("compare --format markdown a.json", "write --format=markdown"),
+    ] {
+        let message = refused(line).to_string();
+        assert!(message.contains(needle), "{line}: {message}");
+    }
+}
+
 /// wirebench's latency options: the `--percentile` list (sysbench's line
 /// keeps its first whole value, else 95), `--per-statement`,
 /// `--rate-arrival`, `--hdr-log`, and what each refuses.

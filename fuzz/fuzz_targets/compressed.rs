@@ -12,8 +12,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wirebench_protocol::compress::{
-    encode_chunk, CompressedHeader, CompressedStream, Deflater, Inflater, COMPRESSED_HEADER_LEN,
-    MAX_COMPRESSED_PAYLOAD,
+    encode_chunk, CompressedHeader, CompressedStream, Deflater, Inflater, COMPRESSED_HEADER_LEN, MAX_COMPRESSED_PAYLOAD,
 };
 use wirebench_protocol::ProtocolError;
 use wirebench_protocol_fuzz::Input;

@@ -35,7 +35,15 @@ impl<'a> Input<'a> {
         u16::from_le_bytes([self.u8(), self.u8()])
     }
 
-    pub fn rest(self) -> &'a [u8] {
+    /// Up to `n` bytes, fewer if the input runs out.
+    pub fn take(&mut self, n: usize) -> &'a [u8] {
+        let (taken, rest) = self.data.split_at(n.min(self.data.len()));
+        self.data = rest;
+        taken
+    }
+
+    /// What is left, without using it up.
+    pub fn rest(&self) -> &'a [u8] {
         self.data
     }
 }

@@ -15,10 +15,11 @@ use super::legacy_options;
 use super::lua_script;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
+use super::result_options::result_options;
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{fuzz, null_server, value, Bench, Command, Dialect, Invocation};
+use super::{compare, fuzz, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::legacy::{LegacyTest, Rand04};
 use crate::workload::Test;
 
@@ -29,6 +30,7 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
     match words.split_first() {
         Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
+        Some((&"compare", files)) => return compare::parse(&opts, files).map_err(refused_early),
         Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
         Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         _ => {}
@@ -231,6 +233,7 @@ pub(crate) fn bench(
     test_options.threads = general.threads;
     test_options.prepare_method = prepare_method(&opts)?;
     let engine = engine_options(&opts)?;
+    let results = result_options(&opts, &general)?;
     // Read where the test is named (`lua_script.rs`).
     opts.get("lua");
     for def in defs::PGSQL {
@@ -260,6 +263,7 @@ pub(crate) fn bench(
         mysql,
         test_options,
         engine,
+        results,
         script: None,
         warnings,
         notes,
@@ -317,6 +321,7 @@ fn check_scope(opt: &RawOpt, test_ref: TestRef) -> Result<(), CliError> {
 mod tests {
     use super::*;
     use crate::cli::raw::split;
+    use crate::results::ResultOptions;
 
     /// Every option in the tables has a reader: none falls through to the
     /// "not supported" safety net.
@@ -354,7 +359,7 @@ mod tests {
     /// its documented default changes nothing.
     #[test]
     fn documented_defaults_are_the_defaults() {
-        let groups: [(&[OptDef], &str); 14] = [
+        let groups: [(&[OptDef], &str); 15] = [
             (defs::GENERAL, "oltp_read_write"),
             (defs::RAND, "oltp_read_write"),
             (defs::LOG, "oltp_read_write"),
@@ -364,6 +369,7 @@ mod tests {
             (defs::PGSQL, "oltp_read_write"),
             (defs::MASTER, "oltp_read_write"),
             (defs::ENGINE, "oltp_read_write"),
+            (defs::RESULTS, "oltp_read_write"),
             (defs::OPTION_FILES, "oltp_read_write"),
             (defs::OLTP, "oltp_read_write"),
             (defs::RANDOM_POINTS, "select_random_points"),
@@ -374,7 +380,11 @@ mod tests {
             split(words.iter().map(|w| (*w).to_owned()).collect()),
             &CredentialSources::none(),
         ) {
-            Ok(Invocation::Bench(bench)) => Bench { notes: Vec::new(), warnings: Vec::new(), ..*bench },
+            Ok(Invocation::Bench(bench)) => {
+                // The options given are recorded as given, defaults or not.
+                let results = ResultOptions { options_given: Default::default(), ..bench.results.clone() };
+                Bench { notes: Vec::new(), warnings: Vec::new(), results, ..*bench }
+            }
             other => panic!("{words:?}: {other:?}"),
         };
         let mut checked = 0;

@@ -52,7 +52,12 @@ const STRING: Kind = Kind::String;
 /// sysbench 1.0.20's general options (`general_args` in sysbench.c),
 /// including the deprecated aliases it still accepts.
 pub(crate) const GENERAL: &[OptDef] = &[
-    opt("threads", Int, Some("1"), "number of threads to use"),
+    opt(
+        "threads",
+        Int,
+        Some("1"),
+        "number of threads to use; a list (1,2,4,8) runs one step per value, a sweep, ended by a table",
+    ),
     opt("events", Int, Some("0"), "limit for total number of events"),
     opt("time", Int, Some("10"), "limit for total execution time in seconds"),
     opt(
@@ -256,6 +261,53 @@ pub(crate) const ENGINE: &[OptDef] = &[
          tagged per statement kind",
     ),
     opt("lua", Bool, Some("off"), "run a sysbench script given by path through the Lua engine, even one built in"),
+    opt(
+        "shard",
+        STRING,
+        None,
+        "I/N: run shard I (from 0) of a run split over N instances: --threads, --events, --rate and prepare's tables \
+         are the whole run's, split between the shards",
+    ),
+    opt(
+        "shards",
+        Int,
+        None,
+        "N: the run is split over N instances, this one's index taken from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)",
+    ),
+    opt(
+        "start-at",
+        STRING,
+        None,
+        "connect and prepare, then start the events at this instant (Unix seconds or RFC 3339); --time ends at start-at + time",
+    ),
+];
+
+/// wirebench's result outputs: machine-readable lines, sweeps, charts.
+pub(crate) const RESULTS: &[OptDef] = &[
+    opt(
+        "format",
+        STRING,
+        Some("text"),
+        "{text,json,csv}: json writes JSON lines (one per --report-interval, one final) and csv a row per \
+         --report-interval on standard output, the report then going to standard error",
+    ),
+    opt("label", STRING, None, "what `wirebench compare` calls this result (default: the server's version)"),
+    opt(
+        "chart",
+        STRING,
+        None,
+        "draw an SVG chart: qps and p95 latency against connections for a --threads list, qps and latency over time \
+         (per --report-interval) for one run",
+    ),
+    opt("sweep-pause", Int, Some("0"), "seconds to wait between the steps of a --threads list"),
+];
+
+/// `wirebench compare FILE...`.
+pub(crate) const COMPARE: &[OptDef] = &[
+    opt("format", STRING, Some("text"), "{text,markdown,csv}: how the tables are written"),
+    opt("metric", STRING, Some("qps"), "{qps,tps,p95,p99}: the figure compared"),
+    opt("chart", STRING, None, "draw an SVG chart of qps and p95 latency against connections, a line per file"),
+    opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
 /// The mysql client's option files, which wirebench reads for the login
@@ -403,6 +455,7 @@ pub(crate) const ALL_GROUPS: &[&[OptDef]] = &[
     PGSQL,
     MASTER,
     ENGINE,
+    RESULTS,
     OPTION_FILES,
     OLTP,
     RANDOM_POINTS,

@@ -5,7 +5,7 @@ use super::error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::warnings::StartupWarning;
-use super::{value, Command, ForcedShutdown, GeneralOptions};
+use super::{shard, value, Command, ForcedShutdown, GeneralOptions};
 use crate::driver::Arrival;
 
 /// A general option and the deprecated alias sysbench 1.0.20 still takes
@@ -102,6 +102,14 @@ pub(crate) fn general(
     read_limits(&mut general, opts, legacy_line, command, &mut said)?;
     read_reports(&mut general, opts)?;
     read_the_rest(&mut general, opts, said.notes)?;
+    general.shard = shard::shard(opts, std::env::var(shard::JOB_INDEX_VARIABLE).ok().as_deref())?;
+    general.start_at = shard::start_at(opts)?;
+    if !general.shard.is_whole() && !general.sweep.is_empty() {
+        return Err(CliError::Conflict(format!(
+            "--shard={} with a --threads list: a sweep is not split between shards yet; run one step per command",
+            general.shard
+        )));
+    }
     Ok(general)
 }
 
@@ -114,7 +122,19 @@ fn read_limits(
     said: &mut Said<'_>,
 ) -> Result<(), CliError> {
     let run = command == Command::Run;
-    if let Some(threads) = THREADS.read(opts, legacy_line, said)? {
+    let steps = thread_steps(opts)?;
+    if let Some(&largest) = steps.iter().max() {
+        if let Some(alias) = opts.get("num_threads") {
+            return Err(CliError::Conflict(format!(
+                "{} and a --threads list: give the connection counts in --threads alone",
+                alias.shown()
+            )));
+        }
+        general.threads = largest;
+        if steps.len() > 1 {
+            general.sweep = steps;
+        }
+    } else if let Some(threads) = THREADS.read(opts, legacy_line, said)? {
         general.threads = threads;
     }
     match EVENTS.read(opts, legacy_line, said)? {
@@ -152,6 +172,41 @@ fn read_limits(
         general.rate_arrival = value::choice(opt, &choices, "poisson or fixed")?;
     }
     Ok(())
+}
+
+/// At most this many steps in a sweep: 1 to 65,536 by doubling is 17.
+const MAX_SWEEP_STEPS: usize = 64;
+
+/// `--threads=1,2,4`: the connection counts of a sweep, each once; empty
+/// when `--threads` is a single number.
+fn thread_steps(opts: &Opts) -> Result<Vec<u32>, CliError> {
+    let Some(opt) = opts.peek("threads").filter(|o| o.value.as_deref().is_some_and(|v| v.contains(','))) else {
+        return Ok(Vec::new());
+    };
+    let expected = "a number of threads >= 1, or a list of them such as 1,2,4,8";
+    let mut steps = Vec::new();
+    for item in value::list(opt)? {
+        let item_opt = RawOpt { value: Some(item.trim().to_owned()), ..opt.clone() };
+        let threads = value::u32_in(&item_opt, 1, INT_MAX, expected)?;
+        if steps.contains(&threads) {
+            return Err(CliError::InvalidValue {
+                option: opt.label(),
+                value: opt.value.clone().unwrap_or_default(),
+                expected: format!("each count once ({threads} is given twice)"),
+            });
+        }
+        steps.push(threads);
+    }
+    if steps.is_empty() || steps.len() > MAX_SWEEP_STEPS {
+        return Err(CliError::InvalidValue {
+            option: opt.label(),
+            value: opt.value.clone().unwrap_or_default(),
+            expected: format!("a list of 1 to {MAX_SWEEP_STEPS} thread counts such as 1,2,4,8"),
+        });
+    }
+    // Marks every occurrence as read.
+    opts.get("threads");
+    Ok(steps)
 }
 
 /// `--report-interval`, `--report-checkpoints`, `--percentile`,
@@ -238,7 +293,7 @@ fn checkpoints(opt: &RawOpt) -> Result<Vec<u32>, CliError> {
 }
 
 /// `--forced-shutdown`, `--verbosity`, `--debug`, `--validate`,
-/// `--thread-stack-size`, and sysbench master's `--warmup-time` and
+/// `--thread-stack-size`, `--sweep-pause`, and sysbench master's `--warmup-time` and
 /// `--thread-init-timeout`.
 fn read_the_rest(general: &mut GeneralOptions, opts: &Opts, notes: &mut Vec<String>) -> Result<(), CliError> {
     if let Some(opt) = opts.get("forced_shutdown") {
@@ -261,6 +316,12 @@ fn read_the_rest(general: &mut GeneralOptions, opts: &Opts, notes: &mut Vec<Stri
     if let Some(opt) = opts.get("warmup_time") {
         general.warmup_time = value::u32_in(opt, 0, INT_MAX, "a number of seconds >= 0")?;
         notes.push(master_note(opt));
+    }
+    if let Some(secs) = opts.int("sweep_pause", 0, INT_MAX, "a number of seconds >= 0")? {
+        general.sweep_pause = secs;
+        if general.sweep.is_empty() && secs > 0 {
+            notes.push(format!("--sweep-pause={secs}: ignored, as --threads is not a list"));
+        }
     }
     if let Some(opt) = opts.get("thread_init_timeout") {
         general.thread_init_timeout = value::u32_in(opt, 1, INT_MAX, "a number of seconds >= 1")?;

@@ -12,6 +12,7 @@ use super::{Personality, Test};
 /// (the extensions, what is ignored), where sysbench's words are true of
 /// wirebench too; `sysbench --help` and `sysbench TEST help` use these.
 const SYSBENCH_WORDING: &[(&str, &str)] = &[
+    ("threads", "number of threads to use"),
     ("rand-type", "random numbers distribution {uniform,gaussian,special,pareto}"),
     ("mysql-ssl", "use SSL connections, if available in the client library"),
     ("mysql-ssl-cipher", "use specific cipher for SSL connections"),
@@ -60,7 +61,10 @@ fn wirebench_help() -> String {
     out.push_str("Usage:\n  wirebench [options]... testname command\n");
     out.push_str("  wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST\n");
     out.push_str("  wirebench fuzz [options]                (see wirebench fuzz --help)\n");
-    out.push_str("  wirebench fuzz-replay FILE [options]\n\n");
+    out.push_str("  wirebench fuzz-replay FILE [options]\n");
+    out.push_str(
+        "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n\n",
+    );
     out.push_str("Commands implemented by most tests: prepare run cleanup help\n\n");
     section(&mut out, "General options:", defs::GENERAL, wirebench);
     section(&mut out, "Pseudo-Random Numbers Generator options:", defs::RAND, wirebench);
@@ -75,6 +79,7 @@ fn wirebench_help() -> String {
     );
     section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER, wirebench);
     section(&mut out, "wirebench options:", defs::ENGINE, wirebench);
+    section(&mut out, "wirebench result options:", defs::RESULTS, wirebench);
     section(&mut out, "mysql client option files (for the login; sysbench reads none):", defs::OPTION_FILES, wirebench);
     out.push_str("Tests:\n");
     for test in Test::ALL {
@@ -124,6 +129,18 @@ fn sysbench_help() -> String {
 pub fn null_server_help() -> String {
     let mut out = String::from("Usage:\n  wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST\n\n");
     section(&mut out, "null-server options:", defs::NULL_SERVER, Personality::Wirebench);
+    out
+}
+
+/// `wirebench compare --help`.
+pub fn compare_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench compare [options] A.json B.json ...\n\n\
+         Reads results written by `wirebench ... --format=json run > FILE` (a run, or a sweep with a --threads list), \
+         and prints a figure per connection count per file, named by --label or the server's version, then each \
+         file against the first, in %.\n\n",
+    );
+    section(&mut out, "compare options:", defs::COMPARE, Personality::Wirebench);
     out
 }
 

@@ -34,6 +34,7 @@
 
 mod argv;
 mod build;
+mod compare;
 mod credentials;
 mod defs;
 mod error;
@@ -49,6 +50,8 @@ mod option_file;
 mod opts;
 mod personality;
 mod raw;
+mod result_options;
+mod shard;
 mod small_file;
 #[cfg(test)]
 mod sysbench_traces;
@@ -62,13 +65,14 @@ use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::client::{ServerAddresses, ServerKey};
-use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode};
+use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, Shard};
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
+use crate::results::{CompareOptions, ResultOptions};
 use crate::transport::tls::TlsOptions;
 use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
@@ -76,7 +80,7 @@ use crate::workload::{OltpOptions, Test};
 pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
 pub use error::{CliError, Refusal, SysbenchRefusal};
-pub use help::{fuzz_help, fuzz_replay_help, general_help, null_server_help, test_help};
+pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, null_server_help, test_help};
 pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 pub use terminal::TerminalError;
 pub use warnings::StartupWarning;
@@ -88,6 +92,10 @@ pub enum Invocation {
     Bench(Box<Bench>),
     /// `wirebench null-server ...`.
     NullServer(NullServerOptions),
+    /// `wirebench compare A.json B.json ...`.
+    Compare(CompareOptions),
+    /// `wirebench compare --help`.
+    CompareHelp,
     /// `--help`: print [`general_help`] (or [`null_server_help`] after
     /// `null-server`) and exit 0.
     Help { null_server: bool },
@@ -124,6 +132,8 @@ pub struct Bench {
     /// `select_random_*` scripts).
     pub test_options: OltpOptions,
     pub engine: EngineOptions,
+    /// `--format`, `--chart`, `--label`.
+    pub results: ResultOptions,
     /// A Lua script run by the Lua engine (a `.lua` path that is no
     /// built-in test, or any with `--lua`): its path, command and options.
     pub script: Option<ScriptCall>,
@@ -186,7 +196,14 @@ impl fmt::Display for Command {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneralOptions {
     /// `--threads`: connections (sysbench: one thread per connection). > 0.
+    /// With a list, the largest: what `prepare` and `cleanup` use, and
+    /// what the machine must hold.
     pub threads: u32,
+    /// `--threads=1,2,4`: a sweep, one `run` step per value, in the order
+    /// given; empty for a single value.
+    pub sweep: Vec<u32>,
+    /// `--sweep-pause`: seconds between the steps of a sweep.
+    pub sweep_pause: u32,
     /// `--time` in seconds; `None` for `--time=0` (no limit).
     pub time: Option<u32>,
     /// `--events`; `None` for `--events=0` (no limit).
@@ -224,12 +241,19 @@ pub struct GeneralOptions {
     pub warmup_time: u32,
     /// `--thread-init-timeout` (sysbench master; fixed at 30 in 1.0.20).
     pub thread_init_timeout: u32,
+    /// `--shard=I/N`: this instance's part of a run over several hosts;
+    /// `threads`, `events` and `rate` above are the whole run's.
+    pub shard: Shard,
+    /// `--start-at`: when the run's events start, on every shard.
+    pub start_at: Option<SystemTime>,
 }
 
 impl Default for GeneralOptions {
     fn default() -> Self {
         GeneralOptions {
             threads: 1,
+            sweep: Vec::new(),
+            sweep_pause: 0,
             time: Some(10),
             events: None,
             rate: None,
@@ -247,6 +271,8 @@ impl Default for GeneralOptions {
             validate: false,
             thread_stack_size: 64 * 1024,
             warmup_time: 0,
+            shard: Shard::WHOLE,
+            start_at: None,
             thread_init_timeout: 30,
         }
     }

@@ -3,6 +3,7 @@
 //! sysbench, and an option nobody read is a bug the builder reports.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 
 use super::error::CliError;
 use super::raw::RawOpt;
@@ -48,6 +49,18 @@ impl Opts {
             used.set(true);
             opt
         })
+    }
+
+    /// Every option as given, by the name it was written with (the last
+    /// one written wins), a bare flag as `on` and a password as `(hidden)`:
+    /// what a result records as the options used.
+    pub(crate) fn given(&self) -> BTreeMap<String, String> {
+        let shown = |o: &RawOpt| match &o.value {
+            Some(_) if super::defs::is_secret(&o.key) => "(hidden)".to_owned(),
+            Some(value) => value.clone(),
+            None => "on".to_owned(),
+        };
+        self.list.iter().map(|o| (o.name.clone(), shown(o))).collect()
     }
 
     pub(crate) fn unused(&self) -> Option<&RawOpt> {

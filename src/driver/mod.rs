@@ -23,6 +23,7 @@ mod epoll;
 mod options;
 mod redial;
 mod session;
+mod shard;
 mod uring;
 mod waits;
 
@@ -42,6 +43,7 @@ pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{RefusedCommand, Session, SessionError};
+pub use shard::{Shard, ShardError};
 pub use uring::UringUnavailable;
 pub use waits::Stalls;
 

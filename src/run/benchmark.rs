@@ -9,12 +9,16 @@ use super::interrupt::{Interrupts, Signal};
 use super::output::{alert_line, stderr_line, Level, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
+use super::result_sink::ResultSink;
 use super::setup::{rand_params, seed};
+use super::shard::{wait_for_start, ShardThreads};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions};
 use crate::driver::{self, Arrival, Backend, Clock, LoopContext, PollMode, RunControl, Stalls};
 use crate::lua::ReportHooks;
+use crate::rand::shard_seed;
+use crate::results::{OutputFormat, RunEnd};
 use crate::stats::report::{self, RunHeader};
 use crate::stats::{Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
@@ -22,10 +26,12 @@ use crate::workload::{StatementKind, Workload};
 
 pub(super) fn run(
     bench: &Bench,
+    threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
+    sink: &mut ResultSink,
 ) -> Result<Outcome, RunError> {
     let backend = backend(bench)?;
     if let Some(cpus) = &bench.engine.cpus {
@@ -34,7 +40,7 @@ pub(super) fn run(
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let forced_shutdown_s = forced_shutdown_s(bench);
     print_header(bench, forced_shutdown_s)?;
-    let sessions = Sessions::new(bench, workload, params, seed)?;
+    let sessions = Sessions::new(bench, workload, params, seed, threads)?;
     let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts)? {
         Ok(plans) => plans,
         Err(signal) => {
@@ -42,14 +48,35 @@ pub(super) fn run(
             return Ok(Outcome::Interrupted(signal));
         }
     };
-    let context = loop_context(bench, &plans.connections_per_loop(), seed);
+    let late = match wait_for_start(bench, runtime, interrupts) {
+        Ok(late) => late,
+        Err(signal) => {
+            alert_line(format_args!(
+                "wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"
+            ));
+            return Ok(Outcome::Interrupted(signal));
+        }
+    };
+    let context =
+        loop_context(bench, &plans.connections_per_loop(), shard_seed(seed, bench.general.shard.index()), late);
+    sink.clock_started(sessions.server_version());
     let hdr_log = start_threads(bench, &context)?;
     let handles = match plans {
         Loops::Net(plans) => driver::spawn_loops(plans, backend, &context),
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
-    supervise_to_report(bench, &context, handles, hdr_log, None, forced_shutdown_s, interrupts)
+    let threads = Threads { handles, hdr_log, hooks: None };
+    supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, sink)
+}
+
+/// The threads of a run and what their reports need besides the loops'
+/// data: `--hdr-log`, and a Lua script's report hooks, which replace the
+/// reports.
+pub(super) struct Threads<E> {
+    pub(super) handles: Vec<JoinHandle<Result<(), E>>>,
+    pub(super) hdr_log: Option<HdrLog>,
+    pub(super) hooks: Option<ReportHooks>,
 }
 
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
@@ -68,23 +95,23 @@ pub(super) fn start_threads(bench: &Bench, context: &LoopContext) -> Result<Opti
 
 /// From the threads' start to the final report: interim reports, the end
 /// of the run (limits, a signal, a fatal error), and the report of what
-/// ran. Loop threads and the Lua engine's threads alike; `hooks`: a
-/// script's report hooks, which replace the reports.
+/// ran, then `--format`'s final result. Loop threads and the Lua engine's
+/// threads alike.
 pub(super) fn supervise_to_report<E>(
     bench: &Bench,
     context: &LoopContext,
-    handles: Vec<JoinHandle<Result<(), E>>>,
-    hdr_log: Option<HdrLog>,
-    hooks: Option<ReportHooks>,
+    threads: Threads<E>,
     forced_shutdown_s: Option<u32>,
     interrupts: &Interrupts,
+    sink: &mut ResultSink,
 ) -> Result<Outcome, RunError>
 where
     RunError: From<E>,
 {
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks);
+    let Threads { handles, hdr_log, hooks } = threads;
+    let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks, sink);
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
@@ -98,7 +125,11 @@ where
     };
     let end_ns = context.clock.now_ns();
     match outcome {
-        Outcome::ForcedShutdown => return Ok(outcome),
+        Outcome::ForcedShutdown => {
+            let rate = rate_summary(general, &context.control, &reports, end_ns);
+            reports.final_result(end_ns, rate, RunEnd::ForcedShutdown)?;
+            return Ok(outcome);
+        }
         Outcome::Interrupted(signal) if finished.count() < loops => {
             report_stalled(&mut reports, general, context, signal, end_ns)?;
             return Ok(outcome);
@@ -113,7 +144,7 @@ where
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
     let rate = rate_summary(general, &context.control, &reports, end_ns);
-    final_report(&mut reports, general, end_ns, rate)?;
+    final_report(&mut reports, general, end_ns, rate, run_end(outcome, context.control.stalls()))?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -121,6 +152,16 @@ where
         Outcome::Completed => say_if_cut(context.control.stalls(), general.time),
         other => other,
     })
+}
+
+/// How a run that reached its final report ended, for the results.
+fn run_end(outcome: Outcome, stalls: Stalls) -> RunEnd {
+    match outcome {
+        Outcome::Completed if stalls.connections > 0 => RunEnd::Cut,
+        Outcome::Completed => RunEnd::Completed,
+        Outcome::ForcedShutdown | Outcome::Cut { .. } => RunEnd::ForcedShutdown,
+        Outcome::Interrupted(_) => RunEnd::Interrupted,
+    }
 }
 
 /// `--hdr-log`, its start time that of the measured run.
@@ -134,21 +175,24 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>
 }
 
 /// What every loop shares: the statistics board, the limits, the clock.
-pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+/// `late`: how long after `--start-at` it starts, which `--time` does not
+/// add to, so that every shard ends at the same instant.
+pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32, late: Duration) -> LoopContext {
     let general = &bench.general;
+    let late_ns = late.as_nanos() as u64;
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
         None => RunControl::new(general.events, per_loop.len()),
     };
     if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
-        control.cut_at(secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
+        control.cut_at((secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS).saturating_sub(late_ns));
     }
     LoopContext {
-        board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(general)),
+        board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(bench)),
         control,
         clock: Clock::start(),
         // --warmup-time runs before the measured --time, as in sysbench master.
-        deadline_ns: general.time.map(|t| secs_to_ns(t) + secs_to_ns(general.warmup_time)),
+        deadline_ns: general.time.map(|t| (secs_to_ns(t) + secs_to_ns(general.warmup_time)).saturating_sub(late_ns)),
         ignore: bench.mysql.ignore_errors.clone(),
         poll: bench.engine.poll,
         finished: Default::default(),
@@ -156,32 +200,37 @@ pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32) -> Loop
 }
 
 /// The latencies an output of this run will show (each costs the loops an
-/// update per query).
-fn recording(general: &GeneralOptions) -> Recording {
+/// update per query): `--format=json` lists every statement kind's.
+fn recording(bench: &Bench) -> Recording {
+    let general = &bench.general;
+    let json = bench.results.format == OutputFormat::Json;
     Recording {
         service_time: general.rate.is_some(),
-        statement_latency: general.per_statement || general.hdr_log.is_some(),
+        statement_latency: general.per_statement || general.hdr_log.is_some() || json,
     }
 }
 
 /// sysbench's final report (with `--histogram`, the histogram first),
-/// with wirebench's additions after its latency block.
+/// with wirebench's additions after its latency block, the line on failed
+/// reconnects after it, and the final result of `--format`.
 fn final_report(
     reports: &mut Reports,
     general: &GeneralOptions,
     end_ns: u64,
     rate: Option<RateSummary>,
+    end: RunEnd,
 ) -> Result<(), OutputError> {
     if general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
         // writes the rows with printf, at every verbosity.
         Level::Notice.print(report::HISTOGRAM_TITLE)?;
-        Output::Stdout.print(reports.collector.totals().sysbench_latency().rows())?;
+        Output::report().print(reports.collector.totals().sysbench_latency().rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
     let additions = reports.additions(rate);
     reports.print_final(end_ns, 0, &additions)?;
-    say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)
+    say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)?;
+    reports.final_result(end_ns, rate, end)
 }
 
 /// Under `--rate`, what was asked and what ran. The target counts as not
@@ -225,7 +274,7 @@ fn report_stalled(
 ) -> Result<(), OutputError> {
     reports.collect(end_ns);
     let rate = rate_summary(general, &context.control, reports, end_ns);
-    final_report(reports, general, end_ns, rate)?;
+    final_report(reports, general, end_ns, rate, RunEnd::Interrupted)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(

@@ -7,6 +7,7 @@ use super::output::OutputError;
 use crate::client::ClientError;
 use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
+use crate::results::{ChartError, CompareError};
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
 
@@ -80,8 +81,19 @@ pub enum RunError {
         "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
     )]
     NotForScripts(&'static str),
+    #[error(
+        "--start-at is {ago_s:.0} s in the past: give an instant a little ahead of the time every shard needs to \
+         connect, such as $(( $(date +%s) + 30 ))"
+    )]
+    StartAtPassed { ago_s: f64 },
+    #[error("--shard and --shards do not apply to a Lua script yet: run the script whole, or a built-in test split")]
+    ShardedScript,
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error(transparent)]
+    Compare(#[from] CompareError),
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

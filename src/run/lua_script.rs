@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use super::benchmark::{
-    forced_shutdown_s, loop_context, print_header, start_threads, supervise_to_report, ANSWER_GRACE_NS,
+    forced_shutdown_s, loop_context, print_header, start_threads, supervise_to_report, Threads, ANSWER_GRACE_NS,
 };
 use super::interrupt::Interrupts;
 use super::output::Output;
+use super::result_sink::ResultSink;
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::supervise::secs_to_ns;
 use super::{print_banner, Outcome, RunError};
@@ -102,14 +103,19 @@ fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Ou
     print_header(bench, forced_shutdown_s)?;
     let plan = ThreadsPlan::init(env)?;
     let threads = vec![1; bench.general.threads as usize];
-    let context = loop_context(bench, &threads, seed(bench));
+    let context = loop_context(bench, &threads, seed(bench), std::time::Duration::ZERO);
     let general = &bench.general;
     let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     let hooks =
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
+    // A script's connections are its own: no server version to give.
+    let mut sink = ResultSink::new(bench);
+    sink.clock_started(None);
     let hdr_log = start_threads(bench, &context)?;
     let handles = lua::spawn_threads(&plan, &context, cut_ns)?;
-    let outcome = supervise_to_report(bench, &context, handles, hdr_log, hooks, forced_shutdown_s, interrupts)?;
+    let threads = Threads { handles, hdr_log, hooks };
+    let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
     plan.done()?;
+    sink.finish_run(bench)?;
     Ok(outcome)
 }

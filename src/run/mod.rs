@@ -19,10 +19,15 @@
 //!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown, a
 //!   signal), print the final report (`reports.rs`), also when a signal or
 //!   a fatal error ends the run early.
+//! - `steps.rs`: one run, or a `--threads` sweep of them;
+//!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
+//!   `--chart` go.
+//! - `compare.rs`: `wirebench compare`, the result files read back.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
 
 mod benchmark;
+mod compare;
 mod error;
 mod interrupt;
 mod limits;
@@ -31,14 +36,18 @@ mod lua_script;
 mod output;
 mod plan;
 mod reports;
+mod result_sink;
 mod setup;
+mod shard;
 mod shared_steps;
+mod steps;
 mod supervise;
 mod table_progress;
 mod tables;
 
 use std::sync::Arc;
 
+pub use compare::compare;
 pub use error::RunError;
 pub use interrupt::Signal;
 pub use output::{
@@ -92,6 +101,9 @@ pub fn print_banner() -> Result<(), OutputError> {
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     if let Some(call) = &bench.script {
+        if !bench.general.shard.is_whole() {
+            return Err(RunError::ShardedScript);
+        }
         return lua_script::execute(bench, call);
     }
     if bench.command == Command::Help {
@@ -99,6 +111,15 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         Output::Stdout.print(test_help(bench.test, Console::current().personality))?;
         return Ok(Outcome::Completed);
     }
+    shard::check_start_at(bench.general.start_at)?;
+    let (part, threads) = match shard::plan_shard(bench) {
+        shard::ShardPlan::Run { bench, threads } => (bench, threads),
+        shard::ShardPlan::Idle(why) => {
+            stderr_line(format_args!("{why}"));
+            return Ok(Outcome::Completed);
+        }
+    };
+    let bench = &*part;
     let workload: Arc<dyn Workload> = Arc::from(match bench.legacy {
         Some(legacy) => legacy.workload(&bench.test_options, &bench.legacy_options)?,
         None => bench.test.workload(&bench.test_options)?,
@@ -116,10 +137,10 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     let tls = tls.as_ref();
     print_banner()?;
     match bench.command {
-        Command::Prepare => runtime.block_on(tables::prepare(bench, tls, workload, &interrupts)),
-        Command::Prewarm => runtime.block_on(tables::prewarm(bench, tls, workload, &interrupts)),
+        Command::Prepare => runtime.block_on(tables::prepare(bench, threads, tls, workload, &interrupts)),
+        Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
-        Command::Run => benchmark::run(bench, tls, workload, &runtime, &interrupts),
+        Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts),
         Command::Help => Ok(Outcome::Completed),
     }
 }

@@ -15,6 +15,11 @@
 //!
 //! Notes and warnings ([`stderr_line`]) are best effort: when standard
 //! error itself fails there is nowhere left to say so.
+//!
+//! With `--format=json` or `csv`, standard output carries the data alone:
+//! the human report (everything [`Level`] prints, the table commands'
+//! lines, sysbench's FATAL lines) goes to standard error instead
+//! ([`Console::report`]), at the same `--verbosity`.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -56,6 +61,24 @@ impl Output {
         self.print(format_args!("{text}\n"))
     }
 
+    /// Writes `value` as one line of JSON and flushes. serde_json writes
+    /// valid JSON or fails; its failure is the stream's.
+    pub fn json_line(self, value: &impl serde::Serialize) -> Result<(), OutputError> {
+        let mut text = serde_json::to_vec(value).map_err(|e| OutputError { stream: self, source: e.into() })?;
+        text.push(b'\n');
+        let written = match self {
+            Output::Stdout => write_bytes_flushed(&mut io::stdout().lock(), &text),
+            Output::Stderr => write_bytes_flushed(&mut io::stderr().lock(), &text),
+        };
+        written.map_err(|source| OutputError { stream: self, source })
+    }
+
+    /// Where the human report goes: standard output, or standard error
+    /// when standard output carries `--format`'s data.
+    pub fn report() -> Output {
+        Console::current().report
+    }
+
     fn stream_name(self) -> &'static str {
         match self {
             Output::Stdout => "standard output",
@@ -66,6 +89,11 @@ impl Output {
 
 fn write_flushed(out: &mut impl Write, text: &dyn fmt::Display) -> io::Result<()> {
     write!(out, "{text}")?;
+    out.flush()
+}
+
+fn write_bytes_flushed(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    out.write_all(bytes)?;
     out.flush()
 }
 
@@ -86,12 +114,14 @@ pub enum Level {
 }
 
 impl Level {
-    /// Writes `text` on standard output when the console shows this level;
+    /// Writes `text` on the report's stream ([`Output::report`]) when the
+    /// console shows this level;
     /// `text` is written whole, as given (a multi-line report carries no
     /// prefix, as sysbench's NOTICE lines carry none).
     pub fn print(self, text: impl fmt::Display) -> Result<(), OutputError> {
-        if Console::current().shows(self) {
-            Output::Stdout.print(text)?;
+        let console = Console::current();
+        if console.shows(self) {
+            console.report.print(text)?;
         }
         Ok(())
     }
@@ -114,31 +144,41 @@ impl Level {
     }
 }
 
-/// What the user asked to see and under which name: `--verbosity` and the
-/// [`Personality`]. `main` installs it once the command line is read;
-/// until then (and in unit tests) it is sysbench's default, verbosity 3,
-/// as wirebench.
+/// What the user asked to see, under which name, and where: `--verbosity`,
+/// the [`Personality`], and the report's stream. `main` installs it once
+/// the command line is read; until then (and in unit tests) it is
+/// sysbench's default, verbosity 3, as wirebench, on standard output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Console {
     /// 0 (FATAL only) to 5 (debug).
     pub verbosity: u8,
     pub personality: Personality,
+    /// Standard error with `--format=json` or `csv`.
+    pub report: Output,
 }
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(Level::Notice as u8);
 static NAMED_SYSBENCH: AtomicBool = AtomicBool::new(false);
+static REPORT_ON_STDERR: AtomicBool = AtomicBool::new(false);
 
 impl Console {
+    /// sysbench's: the report on standard output.
+    pub fn new(verbosity: u8, personality: Personality) -> Console {
+        Console { verbosity, personality, report: Output::Stdout }
+    }
+
     /// Makes this the console every write consults.
     pub fn install(self) {
         VERBOSITY.store(self.verbosity, Ordering::Relaxed);
         NAMED_SYSBENCH.store(self.personality == Personality::Sysbench, Ordering::Relaxed);
+        REPORT_ON_STDERR.store(self.report == Output::Stderr, Ordering::Relaxed);
     }
 
     pub fn current() -> Console {
         let personality =
             if NAMED_SYSBENCH.load(Ordering::Relaxed) { Personality::Sysbench } else { Personality::Wirebench };
-        Console { verbosity: VERBOSITY.load(Ordering::Relaxed), personality }
+        let report = if REPORT_ON_STDERR.load(Ordering::Relaxed) { Output::Stderr } else { Output::Stdout };
+        Console { verbosity: VERBOSITY.load(Ordering::Relaxed), personality, report }
     }
 
     pub fn shows(self, level: Level) -> bool {
@@ -147,11 +187,11 @@ impl Console {
 
     /// Where `FATAL:` lines go: sysbench's logger writes them on standard
     /// output, where scripts written for it grep them, so as `sysbench`
-    /// they go there too; as wirebench, on standard error, apart from the
-    /// report.
+    /// they go with the report; as wirebench, on standard error, apart from
+    /// the report.
     fn fatal_stream(self) -> Output {
         match self.personality {
-            Personality::Sysbench => Output::Stdout,
+            Personality::Sysbench => self.report,
             Personality::Wirebench => Output::Stderr,
         }
     }
@@ -213,7 +253,7 @@ mod tests {
     /// priority is at most the verbosity; FATAL at 0 too.
     #[test]
     fn a_level_shows_up_to_the_verbosity() {
-        let at = |verbosity| Console { verbosity, personality: Personality::Wirebench };
+        let at = |verbosity| Console::new(verbosity, Personality::Wirebench);
         assert!(at(0).shows(Level::Fatal));
         assert!(!at(0).shows(Level::Alert));
         assert!(at(2).shows(Level::Warning) && !at(2).shows(Level::Notice));
@@ -222,7 +262,9 @@ mod tests {
         assert_eq!(Level::Debug.prefix(), "DEBUG: ");
         assert_eq!(Level::Notice.prefix(), "");
         assert_eq!(at(3).fatal_stream(), Output::Stderr);
-        assert_eq!(Console { verbosity: 0, personality: Personality::Sysbench }.fatal_stream(), Output::Stdout);
+        assert_eq!(Console::new(0, Personality::Sysbench).fatal_stream(), Output::Stdout);
+        let json = Console { report: Output::Stderr, ..Console::new(3, Personality::Sysbench) };
+        assert_eq!(json.fatal_stream(), Output::Stderr, "standard output carries the data alone");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The `run` command's connections: every one logged in and its statements
 //! prepared, then spread over the event loops, one per chosen core.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::BytesMut;
 use wirebench_protocol::command::ExecuteTemplate;
@@ -9,6 +9,7 @@ use wirebench_protocol::Capabilities;
 
 use super::interrupt::{Interrupts, Signal};
 use super::setup::{connect_options, for_each_connection, say_tls, warn_if_uncompressed};
+use super::shard::ShardThreads;
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;
@@ -43,12 +44,16 @@ pub(super) struct Sessions<'a> {
     emulated: Option<Arc<[EmulatedStatement]>>,
     params: RandParams,
     seed: u32,
+    /// This shard's connections among the run's.
+    threads: ShardThreads,
     pipeline: usize,
     /// Pipelined, a failed event's tail is already sent and runs anyway:
     /// with autocommit off it runs in a transaction its own COMMIT ends (or
     /// a ROLLBACK), not statement by statement. At `--pipeline=1` there is
     /// no tail, and a test without transactions would never commit.
     autocommit_off: bool,
+    /// What the first connection's server calls itself, for the results.
+    server_version: OnceLock<String>,
 }
 
 impl<'a> Sessions<'a> {
@@ -57,6 +62,7 @@ impl<'a> Sessions<'a> {
         workload: Arc<dyn Workload>,
         params: RandParams,
         seed: u32,
+        threads: ShardThreads,
     ) -> Result<Self, RunError> {
         let statements = Arc::new(workload.statements());
         let kinds = workload.statement_kinds().into();
@@ -66,13 +72,32 @@ impl<'a> Sessions<'a> {
         };
         let pipeline = bench.engine.pipeline.max(1) as usize;
         let autocommit_off = pipeline > 1 && workload.events_are_transactions();
-        Ok(Sessions { bench, workload, statements, kinds, emulated, params, seed, pipeline, autocommit_off })
+        let server_version = OnceLock::new();
+        Ok(Sessions {
+            bench,
+            workload,
+            statements,
+            kinds,
+            emulated,
+            params,
+            seed,
+            threads,
+            pipeline,
+            autocommit_off,
+            server_version,
+        })
+    }
+
+    /// The server's version as its handshake gave it; none until a
+    /// connection is open (never with `--mysql-dry-run`).
+    pub(super) fn server_version(&self) -> Option<&str> {
+        self.server_version.get().map(String::as_str)
     }
 
     /// How connection `n` is opened, and opened again after a loss.
     fn redial(&self, tls: Option<&ClientTls>, n: usize) -> Redial {
         Redial {
-            options: connect_options(self.bench, tls, n),
+            options: connect_options(self.bench, tls, self.threads.global(n) as usize),
             statements: self.statements.clone(),
             prepare: self.emulated.is_none(),
             init: if self.autocommit_off { &["SET autocommit=0"] } else { &[] },
@@ -82,9 +107,9 @@ impl<'a> Sessions<'a> {
     /// Connection `n`'s session, the `index`th of its loop, with its
     /// statements prepared as `ids` (none when they go out as text).
     fn session(&self, n: usize, index: usize, ids: &[u32], caps: Capabilities) -> Result<Session, RunError> {
-        let threads = self.bench.general.threads;
-        let script = self.workload.script(ScriptContext { thread: n as u32, threads });
-        let rng = Rng::for_thread(self.seed, n as u32, self.params);
+        let thread = self.threads.global(n);
+        let script = self.workload.script(ScriptContext { thread, threads: self.threads.total });
+        let rng = Rng::for_thread(self.seed, thread, self.params);
         let session = Session::new(index, script, rng, templates(&self.statements, ids)?, caps, self.pipeline)
             .draw_after_event(self.bench.general.percentile.unwrap_or(0) > 0)
             .emulating(self.emulated.clone())
@@ -208,7 +233,8 @@ fn dry_loops(
     for n in 0..bench.general.threads as usize {
         let Some(plan) = plans.get_mut(n % loops) else { continue };
         let session = sessions.session(n, plan.connections.len(), &[], Capabilities::default())?;
-        plan.connections.push(DryConn { endpoint: bench.mysql.servers.connect_to(n), session });
+        let endpoint = bench.mysql.servers.connect_to(sessions.threads.global(n) as usize);
+        plan.connections.push(DryConn { endpoint, session });
     }
     Ok(plans)
 }
@@ -257,6 +283,7 @@ fn net_loops(
     for (n, Opened { conn, ids, redial }) in opened.into_iter().enumerate() {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());
+            let _ = sessions.server_version.set(conn.login().server_version.clone());
         }
         let Some(plan) = plans.get_mut(n % loops) else { continue };
         let endpoint = conn.endpoint().clone();

@@ -4,8 +4,11 @@
 use std::time::Duration;
 
 use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
+use super::result_sink::ResultSink;
 use crate::cli::{GeneralOptions, Personality};
 use crate::lua::ReportHooks;
+use crate::results::record::Measured;
+use crate::results::RunEnd;
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
@@ -13,8 +16,10 @@ use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlo
 const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
 
 /// What the report thread keeps between reports.
-pub(super) struct Reports {
+pub(super) struct Reports<'a> {
     pub(super) collector: Collector,
+    /// Where `--format`'s lines go.
+    sink: &'a mut ResultSink,
     /// Data a checkpoint collected that the next interim line must still show.
     owed: Interval,
     percentile: u32,
@@ -37,16 +42,18 @@ pub(super) struct Reports {
     hooks: Option<ReportHooks>,
 }
 
-impl Reports {
+impl<'a> Reports<'a> {
     pub(super) fn new(
         collector: Collector,
         general: &GeneralOptions,
         hdr_log: Option<HdrLog>,
         hooks: Option<ReportHooks>,
+        sink: &'a mut ResultSink,
     ) -> Self {
         Reports {
             owed: Interval::new(collector.board().kind_names()),
             collector,
+            sink,
             percentile: u32::from(general.percentile.unwrap_or(0)),
             percentiles: general.percentiles.clone(),
             per_statement: general.per_statement,
@@ -104,6 +111,8 @@ impl Reports {
         if !hooked(self.hooks.as_ref().map(|h| h.intermediate(&line))) {
             Level::Notice.print(line)?;
         }
+        let window = (line.time_total_s, line.time_interval_s);
+        self.sink.interval(window, &self.owed, queue)?;
         self.owed.reset();
         self.last_interim_ns = now_ns;
         Ok(())
@@ -129,6 +138,26 @@ impl Reports {
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
         Ok(())
+    }
+
+    /// The final numbers at `end_ns`, to `--format`'s output (the text
+    /// report is [`cumulative`](Self::cumulative)'s).
+    pub(super) fn final_result(
+        &mut self,
+        end_ns: u64,
+        rate: Option<RateSummary>,
+        end: RunEnd,
+    ) -> Result<(), OutputError> {
+        let totals = self.collector.totals();
+        let measured = Measured {
+            counters: &totals.counters,
+            latencies: &totals.latencies,
+            connections: &totals.connections,
+            time_s: self.measured(end_ns),
+            rate_window_s: self.measured_s(end_ns),
+            rate,
+        };
+        self.sink.final_result(measured, end)
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now

@@ -9,6 +9,7 @@ use super::interrupt::Interrupts;
 use super::load_method::{rows_by, RowsBy};
 use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
+use super::shard::{shard_statements, ShardThreads};
 use super::shared_steps::SharedSteps;
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
@@ -21,12 +22,13 @@ use crate::workload::{DataCharset, PrepareStep, ScriptContext, Workload};
 
 pub(super) async fn prepare(
     bench: &Bench,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let (params, seed) = (rand_params(bench)?, seed(bench));
-    let threads = bench.general.threads;
+    let threads = shard_threads.total;
     let first = || (ScriptContext { thread: 0, threads }, Rng::for_thread(seed, 0, params));
     let has_data = workload.prepare_data(first().0, first().1).is_some();
     let rows_by = rows_by(bench, tls, has_data).await?;
@@ -37,22 +39,26 @@ pub(super) async fn prepare(
         RowsBy::LoadData { .. } => true,
         RowsBy::Insert => workload.prepare_numbered(first().0, first().1).is_some(),
     };
-    let sources = if any_order && total > 0 { threads.min(total) } else { threads };
-    let shared = sources < threads;
+    // A shard's connections share only what no other shard sends: with
+    // shards, each loads its own tables alone.
+    let whole = bench.general.shard.is_whole();
+    let sources = if any_order && whole && total > 0 { threads.min(total) } else { bench.general.threads };
+    let shared = sources < bench.general.threads;
     let progress = Arc::new(TableProgress::default());
-    let statements = move |thread| {
+    let statements = move |n| {
+        let thread = shard_threads.global(n as usize);
         let rng = Rng::for_thread(seed, thread, params);
         let steps = load_steps(workload.as_ref(), ScriptContext { thread, threads }, rng, rows_by, shared);
         let workload = workload.clone();
         let mut loading = String::new();
         steps.map(move |step| {
             if let Some(message) = workload.progress_line(step_sql(&step).as_ref(), &mut loading) {
-                Output::Stdout.line(message)?;
+                Output::report().line(message)?;
             }
             Ok(step)
         })
     };
-    let work = per_thread(bench, tls, (statements, sources), &progress, rows_by);
+    let work = per_thread(bench, shard_threads, tls, (statements, sources), &progress, rows_by);
     let work = with_load_reports(bench.general.report_interval, &progress, work);
     stop_on_signal(interrupts, Command::Prepare, work, || progress.prepare_summary(total)).await
 }
@@ -117,22 +123,23 @@ fn step_sql(step: &PrepareStep) -> std::borrow::Cow<'_, str> {
 
 pub(super) async fn prewarm(
     bench: &Bench,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
-    let threads = bench.general.threads;
+    let threads = shard_threads.total;
     let progress = Arc::new(TableProgress::default());
-    let statements = move |thread| {
-        workload.prewarm(ScriptContext { thread, threads }).into_iter().map(|sql| {
+    let statements = move |n| {
+        workload.prewarm(ScriptContext { thread: shard_threads.global(n as usize), threads }).into_iter().map(|sql| {
             // oltp_common.lua's cmd_prewarm() prints this before each table's ANALYZE.
             if let Some(table) = sql.strip_prefix("ANALYZE TABLE ") {
-                Output::Stdout.line(format_args!("Prewarming table {table}"))?;
+                Output::report().line(format_args!("Prewarming table {table}"))?;
             }
             Ok(PrepareStep::Sql(sql))
         })
     };
-    let work = per_thread(bench, tls, (statements, threads), &progress, RowsBy::Insert);
+    let work = per_thread(bench, shard_threads, tls, (statements, bench.general.threads), &progress, RowsBy::Insert);
     let summary = || {
         progress.stop_sending();
         "it only reads, so there is nothing to undo".to_owned()
@@ -147,13 +154,17 @@ pub(super) async fn cleanup(
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let progress = TableProgress::default();
-    let statements = workload.cleanup();
+    let statements = shard_statements(bench.general.shard, workload.cleanup());
+    if statements.is_empty() && !bench.general.shard.is_whole() {
+        stderr_line(format_args!("wirebench: shard {} has no table to drop", bench.general.shard));
+        return Ok(Outcome::Completed);
+    }
     let total = statements.len() as u32;
     let work = async {
         let mut conn = connect_unless_dry(&connect_options(bench, tls, 0), bench.mysql.dry_run).await?;
         for sql in statements {
             if let Some(message) = workload.progress_line(&sql, &mut String::new()) {
-                Output::Stdout.line(message)?;
+                Output::report().line(message)?;
             }
             if let Some(conn) = conn.as_mut() {
                 if !progress.sending(&sql) {
@@ -195,14 +206,16 @@ fn prepared_tables(bench: &Bench) -> u32 {
     }
 }
 
-/// One connection per `--threads` ("worker threads" to sysbench), all at
-/// once, sending the steps `steps(thread)` yields for `sources` threads
-/// (none sent with `--mysql-dry-run`) until the first failure, its own or
-/// (the progress messages) the output's; `progress` hears of each. With
-/// more connections than sources, connection n shares the steps of source
-/// n % sources with the others of that source. Rows go as `rows_by` says.
+/// One connection per `--threads` ("worker threads" to sysbench) of this
+/// shard, all at once, sending the steps `steps(n)` yields for `sources`
+/// of them (none sent with `--mysql-dry-run`) until the first failure, its
+/// own or (the progress messages) the output's; `progress` hears of each.
+/// With more connections than sources, connection n shares the steps of
+/// source n % sources with the others of that source. Rows go as
+/// `rows_by` says.
 async fn per_thread<I>(
     bench: &Bench,
+    shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
     (steps, sources): (impl Fn(u32) -> I, u32),
     progress: &Arc<TableProgress>,
@@ -218,7 +231,7 @@ where
     let dry_run = bench.mysql.dry_run;
     let shared: Vec<Arc<SharedSteps<I>>> = (0..sources.max(1)).map(|t| Arc::new(SharedSteps::new(steps(t)))).collect();
     for_each_connection(threads, threads, |n| {
-        let mut options = connect_options(bench, tls, n);
+        let mut options = connect_options(bench, tls, shard_threads.global(n) as usize);
         options.local_infile = matches!(rows_by, RowsBy::LoadData { .. });
         let steps = shared[n % shared.len()].clone();
         let progress = progress.clone();

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use super::counters::{ConnStats, Counters, QueryKind};
 use super::histogram::LatencyHistogram;
 use super::kinds::{KindStats, KindTable};
-use super::latency::HdrLatency;
+use super::latency::{HdrLatency, HdrRecorder};
 
 /// Latencies of one stretch of the run, each kept two ways: sysbench's
 /// histogram for its report, byte for byte, and HdrHistograms for every
@@ -142,7 +142,13 @@ fn merge_connections(into: &mut [ConnStats], from: &[ConnStats]) {
 #[derive(Debug)]
 pub struct LoopStats {
     pending: IntervalBlock,
-    recording: Recording,
+    /// The HdrHistogram latencies as they are recorded, moved into
+    /// `pending` at hand-over ([`HdrRecorder`]: a few instructions a value).
+    event_latency: HdrRecorder,
+    /// Allocated under `Recording::service_time` only.
+    service_time: Option<HdrRecorder>,
+    /// One per kind under `Recording::statement_latency`, else none.
+    statement_latency: Box<[HdrRecorder]>,
     /// The last request epoch this loop answered.
     answered: u64,
 }
@@ -163,7 +169,31 @@ impl LoopStats {
     /// A recorder for the statement kinds `kind_names` that records the
     /// latencies `recording` asks for.
     pub fn with_recording(connections: usize, kind_names: &'static [&'static str], recording: Recording) -> Self {
-        LoopStats { pending: IntervalBlock::new(connections, kind_names), recording, answered: 0 }
+        LoopStats {
+            pending: IntervalBlock::new(connections, kind_names),
+            event_latency: HdrRecorder::new(),
+            service_time: recording.service_time.then(HdrRecorder::new),
+            statement_latency: match recording.statement_latency {
+                true => kind_names.iter().map(|_| HdrRecorder::new()).collect(),
+                false => Box::new([]),
+            },
+            answered: 0,
+        }
+    }
+
+    /// Moves the latencies recorded since the last hand-over into the
+    /// pending block's HdrHistograms.
+    fn flush_latencies(&mut self) {
+        let latencies = &mut self.pending.latencies;
+        self.event_latency.drain_into(&mut latencies.events);
+        if let Some(service) = &mut self.service_time {
+            service.drain_into(&mut latencies.service);
+        }
+        for (kind, recorder) in self.statement_latency.iter_mut().enumerate() {
+            if let Some(latency) = latencies.kinds.latency_mut(kind) {
+                recorder.drain_into(latency);
+            }
+        }
     }
 
     #[inline]
@@ -188,9 +218,9 @@ impl LoopStats {
         self.pending.counters.events += events;
         let latencies = &mut self.pending.latencies;
         latencies.sysbench.record_ns(latency_ns);
-        latencies.events.record_ns(latency_ns);
-        if self.recording.service_time {
-            latencies.service.record_ns(service_ns);
+        self.event_latency.record_ns(latency_ns);
+        if let Some(service) = &mut self.service_time {
+            service.record_ns(service_ns);
         }
         if let Some(c) = self.pending.connections.get_mut(connection) {
             c.events += events;
@@ -202,11 +232,10 @@ impl LoopStats {
     /// `latency_ns` after it was sent.
     #[inline]
     pub fn record_statement(&mut self, kind: usize, latency_ns: u64) {
-        let kinds = &mut self.pending.latencies.kinds;
-        if self.recording.statement_latency {
-            kinds.record(kind, latency_ns);
-        } else {
-            kinds.count(kind);
+        self.pending.latencies.kinds.count(kind);
+        let last = self.statement_latency.len().saturating_sub(1);
+        if let Some(recorder) = self.statement_latency.get_mut(kind.min(last)) {
+            recorder.record_ns(latency_ns);
         }
     }
 
@@ -234,7 +263,8 @@ impl LoopStats {
         self.pending.counters.failed_reconnects += attempts;
     }
 
-    /// What was recorded since the last hand-over.
+    /// What was recorded since the last hand-over; its HdrHistograms are
+    /// filled at hand-over ([`StatsBoard::publish`]).
     pub fn pending(&self) -> &IntervalBlock {
         &self.pending
     }
@@ -320,6 +350,7 @@ impl StatsBoard {
     pub fn publish(&self, index: usize, stats: &mut LoopStats) {
         let epoch = self.requested.load(Ordering::Relaxed);
         let Some(slot) = self.slots.get(index) else { return };
+        stats.flush_latencies();
         let mut block = slot.lock();
         // The collector drained the slot (and cleared it, on its own
         // thread): swapping hands the data over without the loop clearing

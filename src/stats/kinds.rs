@@ -68,6 +68,11 @@ impl KindTable {
         }
     }
 
+    /// Kind `kind`'s latencies (a kind beyond the table: its last).
+    pub fn latency_mut(&mut self, kind: usize) -> Option<&mut HdrLatency> {
+        self.slot(kind).map(|k| &mut k.latency)
+    }
+
     /// A statement of kind `kind` answered with an error that was ignored.
     #[inline]
     pub fn record_error(&mut self, kind: usize) {

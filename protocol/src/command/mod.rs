@@ -54,3 +54,11 @@ fn encode_simple(out: &mut Vec<u8>, command: u8, body: &[u8]) -> u8 {
     out.put_bytes(body);
     finish_packet(out, start, 0)
 }
+
+/// Appends a command that is its command byte alone (COM_PING, COM_QUIT,
+/// COM_STATISTICS, COM_RESET_CONNECTION).
+fn encode_bare_command(out: &mut Vec<u8>, command: u8) {
+    let start = crate::framing::start_packet(out);
+    out.push(command);
+    crate::framing::finish_packet(out, start, 0);
+}

@@ -1,14 +1,10 @@
 //! COM_PING: the single byte `0x0E`; the server answers OK (sequence id 1).
 
-use crate::buf::WriteExt;
 use crate::constants::command::COM_PING;
-use crate::framing::{finish_packet, start_packet};
 
 /// Appends a COM_PING packet.
 pub fn encode_ping(out: &mut Vec<u8>) {
-    let start = start_packet(out);
-    out.put_u8(COM_PING);
-    finish_packet(out, start, 0);
+    super::encode_bare_command(out, COM_PING);
 }
 
 #[cfg(test)]

@@ -1,15 +1,11 @@
 //! COM_QUIT: the single byte `0x01`. The server closes the connection (or,
 //! rarely, answers ERR); a client sends it and then closes its side.
 
-use crate::buf::WriteExt;
 use crate::constants::command::COM_QUIT;
-use crate::framing::{finish_packet, start_packet};
 
 /// Appends a COM_QUIT packet.
 pub fn encode_quit(out: &mut Vec<u8>) {
-    let start = start_packet(out);
-    out.put_u8(COM_QUIT);
-    finish_packet(out, start, 0);
+    super::encode_bare_command(out, COM_QUIT);
 }
 
 #[cfg(test)]

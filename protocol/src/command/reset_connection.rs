@@ -2,15 +2,11 @@
 //! session (user variables, temporary tables, prepared statements) without
 //! a new login and answers OK.
 
-use crate::buf::WriteExt;
 use crate::constants::command::COM_RESET_CONNECTION;
-use crate::framing::{finish_packet, start_packet};
 
 /// Appends a COM_RESET_CONNECTION packet.
 pub fn encode_reset_connection(out: &mut Vec<u8>) {
-    let start = start_packet(out);
-    out.put_u8(COM_RESET_CONNECTION);
-    finish_packet(out, start, 0);
+    super::encode_bare_command(out, COM_RESET_CONNECTION);
 }
 
 #[cfg(test)]

@@ -2,15 +2,11 @@
 //! a human-readable status line (`Uptime: 42  Threads: 1 ...`) with no
 //! header byte: neither OK nor a result set.
 
-use crate::buf::WriteExt;
 use crate::constants::command::COM_STATISTICS;
-use crate::framing::{finish_packet, start_packet};
 
 /// Appends a COM_STATISTICS packet.
 pub fn encode_statistics(out: &mut Vec<u8>) {
-    let start = start_packet(out);
-    out.put_u8(COM_STATISTICS);
-    finish_packet(out, start, 0);
+    super::encode_bare_command(out, COM_STATISTICS);
 }
 
 #[cfg(test)]

@@ -1,0 +1,272 @@
+//! `--chart=FILE.svg`: line charts as SVG, readable in any browser.
+//!
+//! A sweep or a comparison gets two panels against the connection count
+//! (queries per second, and the 95th percentile latency), one line per
+//! result; a single run gets its queries per second and latency over time,
+//! from its `--report-interval` intervals. plotters draws them with its SVG
+//! backend alone: the text goes into the file as `<text>` elements that the
+//! browser sets in its own fonts, so no font library is needed here.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use super::record::{IntervalResult, StepFigures};
+
+/// Why a chart could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error("--chart: cannot draw the chart: {0}")]
+    Draw(String),
+    #[error("--chart: cannot write {}: {source}; check the directory exists and is writable", .path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// One line of a panel: a result's points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// How the x axis is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum XScale {
+    Linear,
+    /// Connection counts, which sweeps double: equal steps per doubling.
+    Log2,
+}
+
+/// One chart of a figure.
+struct Panel<'a> {
+    title: &'a str,
+    y_label: &'a str,
+    curves: Vec<Curve>,
+    /// Where the lines are not: throughput rises to the top, latency
+    /// starts at the bottom.
+    legend: SeriesLabelPosition,
+}
+
+const WIDTH: u32 = 960;
+const PANEL_HEIGHT: u32 = 380;
+const FONT: &str = "sans-serif";
+
+/// Distinct on white, and apart for the common colour blindnesses (the
+/// Okabe-Ito palette).
+const COLOURS: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+];
+
+/// A sweep's or comparison's chart: QPS and p95 latency against the
+/// connection count, one line per `(label, steps)`.
+pub fn by_connections(title: &str, results: &[(String, Vec<StepFigures>)]) -> Result<String, ChartError> {
+    let curve = |label: &String, points: Vec<(f64, f64)>| Curve { label: label.clone(), points };
+    let qps = results
+        .iter()
+        .map(|(label, steps)| curve(label, steps.iter().map(|s| (f64::from(s.threads), s.qps)).collect()))
+        .collect();
+    let p95 = results
+        .iter()
+        .map(|(label, steps)| {
+            curve(label, steps.iter().filter_map(|s| s.p95_ms.map(|p| (f64::from(s.threads), p))).collect())
+        })
+        .collect();
+    let panels = [
+        Panel { title: "Queries per second", y_label: "qps", curves: qps, legend: SeriesLabelPosition::LowerRight },
+        Panel { title: "95th percentile latency", y_label: "ms", curves: p95, legend: SeriesLabelPosition::UpperLeft },
+    ];
+    let all_x = results.iter().flat_map(|(_, steps)| steps.iter().map(|s| f64::from(s.threads)));
+    let scale = if spread(all_x) >= 4.0 { XScale::Log2 } else { XScale::Linear };
+    draw(title, "connections", scale, &panels)
+}
+
+/// A single run's chart: QPS and latency at `percentile` over time.
+pub fn over_time(title: &str, intervals: &[IntervalResult], percentile: f64) -> Result<String, ChartError> {
+    let qps = intervals.iter().map(|i| (i.time_s, i.rates.qps)).collect();
+    let latency = intervals.iter().filter_map(|i| i.latency_ms.at(percentile).map(|ms| (i.time_s, ms))).collect();
+    let latency_title = format!("Latency, {percentile}th percentile of each interval");
+    let panels = [
+        Panel {
+            title: "Queries per second",
+            y_label: "qps",
+            curves: vec![Curve { label: "qps".to_owned(), points: qps }],
+            legend: SeriesLabelPosition::LowerRight,
+        },
+        Panel {
+            title: &latency_title,
+            y_label: "ms",
+            curves: vec![Curve { label: format!("p{percentile}"), points: latency }],
+            legend: SeriesLabelPosition::UpperRight,
+        },
+    ];
+    draw(title, "seconds", XScale::Linear, &panels)
+}
+
+/// Writes `svg` to `path`.
+pub fn write_chart(path: &Path, svg: &str) -> Result<(), ChartError> {
+    std::fs::write(path, svg).map_err(|source| ChartError::Write { path: path.to_owned(), source })
+}
+
+/// Largest over smallest of positive values; 1 for none.
+fn spread(values: impl Iterator<Item = f64>) -> f64 {
+    let (lo, hi) = values.filter(|v| *v > 0.0).fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if hi > 0.0 {
+        hi / lo
+    } else {
+        1.0
+    }
+}
+
+fn drawn<T, E: std::fmt::Display>(result: Result<T, E>) -> Result<T, ChartError> {
+    result.map_err(|e| ChartError::Draw(e.to_string()))
+}
+
+/// The panels stacked under `title`, as SVG text.
+fn draw(title: &str, x_label: &str, scale: XScale, panels: &[Panel<'_>]) -> Result<String, ChartError> {
+    let mut svg = String::new();
+    {
+        let height = PANEL_HEIGHT * panels.len().max(1) as u32 + 50;
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        drawn(root.fill(&WHITE))?;
+        let root = drawn(root.titled(title, (FONT, 24)))?;
+        for (area, panel) in root.split_evenly((panels.len().max(1), 1)).iter().zip(panels) {
+            draw_panel(area, panel, x_label, scale)?;
+        }
+        drawn(root.present())?;
+    }
+    Ok(svg)
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    panel: &Panel<'_>,
+    x_label: &str,
+    scale: XScale,
+) -> Result<(), ChartError> {
+    let to_x = |x: f64| if scale == XScale::Log2 { x.max(f64::MIN_POSITIVE).log2() } else { x };
+    let points = || panel.curves.iter().flat_map(|c| c.points.iter());
+    let (x_lo, x_hi) = padded(points().map(|p| to_x(p.0)));
+    let y_hi = points().map(|p| p.1).fold(0.0f64, f64::max);
+    let y_hi = if y_hi > 0.0 { y_hi * 1.1 } else { 1.0 };
+    let mut chart = drawn(
+        ChartBuilder::on(area)
+            .caption(panel.title, (FONT, 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_lo..x_hi, 0.0..y_hi),
+    )?;
+    let x_ticks = |v: &f64| match scale {
+        XScale::Log2 => format!("{}", v.exp2().round()),
+        XScale::Linear => format!("{v}"),
+    };
+    let y_ticks = |v: &f64| if y_hi >= 100.0 { format!("{v:.0}") } else { format!("{v:.2}") };
+    let ticks = if scale == XScale::Log2 { (x_hi - x_lo).round() as usize + 1 } else { 10 };
+    drawn(
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(panel.y_label)
+            .x_labels(ticks)
+            .x_label_formatter(&x_ticks)
+            .y_label_formatter(&y_ticks)
+            .light_line_style(WHITE.mix(0.0))
+            .label_style((FONT, 14))
+            .draw(),
+    )?;
+    for (i, curve) in panel.curves.iter().enumerate() {
+        let colour = COLOURS.get(i % COLOURS.len()).copied().unwrap_or(BLACK);
+        let line: Vec<(f64, f64)> = curve.points.iter().map(|&(x, y)| (to_x(x), y)).collect();
+        drawn(chart.draw_series(LineSeries::new(line.iter().copied(), colour.stroke_width(2))))?
+            .label(curve.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        drawn(chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, colour.filled()))))?;
+    }
+    drawn(
+        chart
+            .configure_series_labels()
+            .position(panel.legend.clone())
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 14))
+            .draw(),
+    )
+}
+
+/// The x range of `xs`, widened where it is a single point.
+fn padded(xs: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    if lo > hi {
+        (0.0, 1.0)
+    } else if lo == hi {
+        (lo - 1.0, hi + 1.0)
+    } else {
+        (lo, hi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::record::RunEnd;
+
+    fn steps(qps: &[(u32, f64)]) -> Vec<StepFigures> {
+        qps.iter()
+            .map(|&(threads, qps)| StepFigures {
+                threads,
+                tps: qps,
+                qps,
+                p95_ms: Some(threads as f64 / 10.0),
+                p99_ms: None,
+                ignored_errors: 0,
+                end: RunEnd::Completed,
+            })
+            .collect()
+    }
+
+    /// plotters writes each text on a line of its own inside `<text>`.
+    fn has_text(svg: &str, text: &str) -> bool {
+        svg.contains(&format!("\n{text}\n</text>"))
+    }
+
+    #[test]
+    fn a_comparison_draws_a_line_per_result_with_its_label() {
+        let results = vec![
+            ("MariaDB 10.0.21".to_owned(), steps(&[(1, 22166.0), (2, 41220.0), (4, 70850.0), (256, 111232.0)])),
+            ("MySQL 5.7.9".to_owned(), steps(&[(1, 21499.0), (2, 40552.0), (4, 69816.0), (256, 102345.0)])),
+        ];
+        let svg = by_connections("oltp_point_select", &results).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..100]);
+        for text in ["oltp_point_select", "MariaDB 10.0.21", "MySQL 5.7.9", "Queries per second", "connections", "256"]
+        {
+            assert!(has_text(&svg, text), "{text} missing");
+        }
+        // A line per result in each panel, and its points.
+        // Each result's colour: its line and legend mark in both panels.
+        for colour in ["#0072B2", "#D55E00"] {
+            let strokes = format!("stroke=\"{colour}\" stroke-width=\"2\"");
+            assert_eq!(svg.matches(&format!("opacity=\"1\" {strokes}")).count(), 4, "{colour}");
+        }
+        assert!(svg.matches("<circle").count() >= 16);
+    }
+
+    #[test]
+    fn one_point_and_no_points_still_draw() {
+        let svg = by_connections("one", &[("a".to_owned(), steps(&[(8, 10.0)]))]).unwrap();
+        assert!(has_text(&svg, "a"));
+        assert!(has_text(&by_connections("none", &[]).unwrap(), "none"));
+    }
+
+    #[test]
+    fn spread_of_connection_counts() {
+        assert_eq!(spread([1.0, 2.0, 4.0].into_iter()), 4.0);
+        assert_eq!(spread(std::iter::empty()), 1.0);
+        assert_eq!(padded([3.0].into_iter()), (2.0, 4.0));
+    }
+}

@@ -1,0 +1,39 @@
+//! What a run measured, as data people and programs can use: the JSON
+//! lines and CSV rows of `--format`, the table that ends a `--threads`
+//! sweep, `wirebench compare`'s tables, and `--chart`'s SVG.
+//!
+//! - `record.rs`: the result types ([`RunResult`], [`IntervalResult`],
+//!   [`SweepSummary`]), serialisable with serde, and how they are built
+//!   from the statistics' counters and histograms.
+//! - `latency_summary.rs`: latencies as results list them, from the
+//!   statistics' HdrHistograms: the percentiles, per statement kind, the
+//!   service time under `--rate`, wrk2's percentile spectrum.
+//! - `csv.rs`: one CSV row per interval, pgbench's aggregate log fields.
+//! - `table.rs`: a table written as aligned text, Markdown or CSV.
+//! - `sweep.rs`: the table that ends a sweep.
+//! - `compare.rs`: result files read back, and the comparison tables.
+//! - `chart.rs`: the SVG charts.
+//! - `options.rs`: the options of these outputs, which the command line
+//!   converts into.
+//! - `clock.rs`: the start time as RFC 3339 text.
+//!
+//! Layer: above `stats`, which it reads; below the run orchestration, which
+//! hands it the numbers and writes what it makes. It does no I/O itself
+//! but for the chart file.
+
+pub mod chart;
+pub mod clock;
+pub mod compare;
+pub mod csv;
+pub mod latency_summary;
+pub mod options;
+pub mod record;
+pub mod sweep;
+pub mod table;
+
+pub use chart::{ChartError, Curve};
+pub use compare::{CompareError, Comparison, ResultFile};
+pub use latency_summary::{LatencyListing, LatencySummary, StatementResult};
+pub use options::{CompareOptions, Metric, OutputFormat, ResultOptions, TableFormat};
+pub use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
+pub use table::Table;

@@ -1,0 +1,105 @@
+//! The options of the results' outputs, as the command line gives them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `--format` of `run`: where the numbers go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// sysbench's report on standard output.
+    #[default]
+    Text,
+    /// JSON lines on standard output; the report on standard error.
+    Json,
+    /// CSV rows per interval on standard output; the report on standard
+    /// error.
+    Csv,
+}
+
+impl OutputFormat {
+    pub const NAMES: [(&'static str, OutputFormat); 3] =
+        [("text", OutputFormat::Text), ("json", OutputFormat::Json), ("csv", OutputFormat::Csv)];
+
+    /// Whether standard output carries data, so that the human report
+    /// moves to standard error.
+    pub fn is_machine_readable(self) -> bool {
+        self != OutputFormat::Text
+    }
+}
+
+/// `--format` of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableFormat {
+    /// Columns aligned with spaces.
+    #[default]
+    Text,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// One CSV table with every column.
+    Csv,
+}
+
+impl TableFormat {
+    pub const NAMES: [(&'static str, TableFormat); 3] =
+        [("text", TableFormat::Text), ("markdown", TableFormat::Markdown), ("csv", TableFormat::Csv)];
+}
+
+/// `--metric` of `compare`: which figure the tables compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    #[default]
+    Qps,
+    Tps,
+    /// 95th percentile latency, ms.
+    P95,
+    /// 99th percentile latency, ms.
+    P99,
+}
+
+impl Metric {
+    pub const NAMES: [(&'static str, Metric); 4] =
+        [("qps", Metric::Qps), ("tps", Metric::Tps), ("p95", Metric::P95), ("p99", Metric::P99)];
+
+    /// How a table's title names it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::Qps => "queries per second",
+            Metric::Tps => "transactions per second",
+            Metric::P95 => "95th percentile latency (ms)",
+            Metric::P99 => "99th percentile latency (ms)",
+        }
+    }
+
+    /// The short name a CSV column carries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Qps => "qps",
+            Metric::Tps => "tps",
+            Metric::P95 => "p95_ms",
+            Metric::P99 => "p99_ms",
+        }
+    }
+}
+
+/// `run`'s result options.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResultOptions {
+    pub format: OutputFormat,
+    /// `--chart=FILE.svg`.
+    pub chart: Option<PathBuf>,
+    /// `--label`.
+    pub label: Option<String>,
+    /// The options as given, by name, a password as `(hidden)`: what the
+    /// results record as the options used.
+    pub options_given: BTreeMap<String, String>,
+}
+
+/// `wirebench compare FILE...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompareOptions {
+    /// The first is the baseline of the relative table.
+    pub files: Vec<PathBuf>,
+    pub format: TableFormat,
+    pub metric: Metric,
+    pub chart: Option<PathBuf>,
+}

@@ -1,0 +1,497 @@
+//! The result types, one JSON object each (`docs/result.schema.json`
+//! describes them), and how they are built from the statistics.
+//!
+//! Every number is finite by construction: rates over no time are 0, not
+//! NaN, so a JSON reader never meets `null` where the schema says number.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::latency_summary::{
+    latency_spectrum, LatencyListing, LatencySummary, PercentileValue, SpectrumValue, StatementResult,
+};
+use crate::stats::report::{Fairness, QueueStats};
+use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
+
+/// The version of these objects' layout, in every final object: a reader
+/// that finds a higher one knows fields may have changed meaning.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One line of `--format=json` output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResultLine {
+    /// One `--report-interval`.
+    Interval(IntervalResult),
+    /// The whole run, or one step of a sweep.
+    Final(Box<RunResult>),
+    /// After the last step of a sweep: one row per step.
+    Sweep(SweepSummary),
+}
+
+/// What was run, where, by what, when: the same for every step of a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub format_version: u32,
+    pub wirebench_version: String,
+    /// `--label`: what `wirebench compare` calls this result.
+    pub label: Option<String>,
+    pub test: String,
+    /// As the server's handshake gives it; none with `--mysql-dry-run`.
+    pub server_version: Option<String>,
+    /// The host wirebench ran on.
+    pub host: String,
+    /// When the first step's clock started, RFC 3339, UTC.
+    pub start_time: String,
+    /// The options as given (command line and `--config-file`), by name;
+    /// a password is shown as `(hidden)`.
+    pub options: BTreeMap<String, String>,
+}
+
+/// Which step of a `--threads` sweep a result is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepStep {
+    /// From 1.
+    pub index: u32,
+    pub steps: u32,
+    pub threads: u32,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEnd {
+    /// `--time` or `--events` reached.
+    Completed,
+    /// SIGINT or SIGTERM: the numbers are of what ran until then.
+    Interrupted,
+    /// `--forced-shutdown` stopped it with events in flight.
+    ForcedShutdown,
+    /// `--time` was up while connections still waited for the server's
+    /// answers: the run stopped waiting; their events are not counted.
+    Cut,
+}
+
+/// sysbench's counters, summed over the connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterTotals {
+    /// Events: what sysbench's report calls transactions.
+    pub transactions: u64,
+    pub queries: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub others: u64,
+    pub ignored_errors: u64,
+    pub reconnects: u64,
+}
+
+impl CounterTotals {
+    fn of(c: &Counters) -> Self {
+        CounterTotals {
+            transactions: c.events,
+            queries: c.queries(),
+            reads: c.reads,
+            writes: c.writes,
+            others: c.others,
+            ignored_errors: c.errors,
+            reconnects: c.reconnects,
+        }
+    }
+}
+
+/// The counters per second, as the text report computes them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rates {
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_per_s: f64,
+    pub writes_per_s: f64,
+    pub others_per_s: f64,
+    pub ignored_errors_per_s: f64,
+    pub reconnects_per_s: f64,
+}
+
+impl Rates {
+    fn of(c: &Counters, seconds: f64) -> Self {
+        let per_s = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
+        Rates {
+            tps: per_s(c.events),
+            qps: per_s(c.queries()),
+            reads_per_s: per_s(c.reads),
+            writes_per_s: per_s(c.writes),
+            others_per_s: per_s(c.others),
+            ignored_errors_per_s: per_s(c.errors),
+            reconnects_per_s: per_s(c.reconnects),
+        }
+    }
+}
+
+/// `--rate`: what was asked and what was done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RateResult {
+    pub target_tps: u32,
+    /// `poisson` or `fixed` (`--rate-arrival`).
+    pub arrival: String,
+    /// Events completed per second of the measured time.
+    pub achieved_tps: f64,
+    /// Whether the target counts as met (the report says so when not).
+    pub target_met: bool,
+    /// Arrivals due by the end and never started.
+    pub backlog: u64,
+    /// How long the oldest of them had waited at the end, in seconds.
+    pub oldest_wait_s: f64,
+}
+
+impl RateResult {
+    fn of(summary: &RateSummary) -> Self {
+        RateResult {
+            target_tps: summary.target,
+            arrival: summary.arrival.to_owned(),
+            achieved_tps: finite(summary.achieved),
+            target_met: !summary.missed,
+            backlog: summary.waiting,
+            oldest_wait_s: finite(summary.oldest_wait_s),
+        }
+    }
+}
+
+/// 0 for what a division by no time made infinite or NaN.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// sysbench's "Threads fairness".
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FairnessResult {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    pub execution_time_avg_s: f64,
+    pub execution_time_stddev_s: f64,
+}
+
+impl FairnessResult {
+    fn of(connections: &[ConnStats], latency_sum_ns: u64) -> Self {
+        let f = Fairness::of(connections, latency_sum_ns);
+        FairnessResult {
+            events_avg: finite(f.events_avg),
+            events_stddev: finite(f.events_stddev),
+            execution_time_avg_s: finite(f.time_avg),
+            execution_time_stddev_s: finite(f.time_stddev),
+        }
+    }
+}
+
+/// The whole run, or one step of a sweep: the final report's numbers and
+/// more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub run: RunInfo,
+    pub step: Option<SweepStep>,
+    pub threads: u32,
+    pub end: RunEnd,
+    /// Seconds measured: from the end of the warm-up to the end (the
+    /// report's total time).
+    pub time_s: f64,
+    /// `--warmup-time`: seconds run before the statistics started.
+    pub warmup_s: u32,
+    pub counters: CounterTotals,
+    pub rates: Rates,
+    /// Each event's latency; under `--rate` from its intended start
+    /// (corrected for coordinated omission, as wrk2).
+    pub latency_ms: LatencySummary,
+    /// The text report's own percentile line (sysbench's histogram: a
+    /// bucket's value, about 1.8 % apart); none with `--percentile=0`.
+    pub sysbench_percentile: Option<PercentileValue>,
+    /// Under `--rate`: each event from its first send, without the time it
+    /// waited behind the schedule.
+    pub service_latency_ms: Option<LatencySummary>,
+    /// `latency_ms`'s percentile spectrum, as wrk2 prints it.
+    pub latency_spectrum: Vec<SpectrumValue>,
+    /// Per statement kind, each kind that ran.
+    pub statements: Vec<StatementResult>,
+    pub rate: Option<RateResult>,
+    pub fairness: FairnessResult,
+}
+
+/// What the statistics hold at the end of a run (or a step).
+#[derive(Debug, Clone, Copy)]
+pub struct Measured<'a> {
+    pub counters: &'a Counters,
+    pub latencies: &'a Latencies,
+    pub connections: &'a [ConnStats],
+    /// The report's total time.
+    pub time_s: f64,
+    /// The rates' denominator: seconds since the start or last checkpoint.
+    pub rate_window_s: f64,
+    /// Under `--rate`, what was asked and what ran.
+    pub rate: Option<RateSummary>,
+}
+
+/// How the run was set up, beside what it measured.
+#[derive(Debug, Clone, Copy)]
+pub struct RunShape<'a> {
+    pub info: &'a RunInfo,
+    pub step: Option<SweepStep>,
+    pub threads: u32,
+    pub end: RunEnd,
+    pub warmup_s: u32,
+    pub listing: &'a LatencyListing,
+}
+
+impl RunResult {
+    pub fn new(shape: RunShape<'_>, measured: Measured<'_>) -> Self {
+        let (listing, latencies) = (shape.listing, measured.latencies);
+        RunResult {
+            run: shape.info.clone(),
+            step: shape.step,
+            threads: shape.threads,
+            end: shape.end,
+            time_s: measured.time_s,
+            warmup_s: shape.warmup_s,
+            counters: CounterTotals::of(measured.counters),
+            rates: Rates::of(measured.counters, measured.rate_window_s),
+            latency_ms: listing.event_summary(latencies),
+            sysbench_percentile: listing.sysbench_line(&latencies.sysbench),
+            service_latency_ms: listing.service_summary(latencies),
+            latency_spectrum: latency_spectrum(&latencies.events),
+            statements: listing.kind_results(latencies),
+            rate: measured.rate.as_ref().map(RateResult::of),
+            fairness: FairnessResult::of(measured.connections, latencies.sysbench.sum_ns()),
+        }
+    }
+
+    /// The figures a sweep table, a comparison and a chart show.
+    pub fn figures(&self) -> StepFigures {
+        StepFigures {
+            threads: self.threads,
+            tps: self.rates.tps,
+            qps: self.rates.qps,
+            p95_ms: self.latency_ms.at(95.0),
+            p99_ms: self.latency_ms.at(99.0),
+            ignored_errors: self.counters.ignored_errors,
+            end: self.end,
+        }
+    }
+}
+
+/// `--rate`'s event queue at the end of an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueResult {
+    pub length: u64,
+    pub concurrency: u64,
+}
+
+impl From<QueueStats> for QueueResult {
+    fn from(q: QueueStats) -> Self {
+        QueueResult { length: q.length, concurrency: q.concurrency }
+    }
+}
+
+/// One `--report-interval`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalResult {
+    /// The sweep step's thread count, or the run's.
+    pub threads: u32,
+    /// Seconds measured (from the end of the warm-up), at the interval's
+    /// end.
+    pub time_s: f64,
+    pub interval_s: f64,
+    /// The interval's start as Unix time, in seconds.
+    pub start_unix_s: f64,
+    pub counters: CounterTotals,
+    pub rates: Rates,
+    /// As in the final object, over this interval.
+    pub latency_ms: LatencySummary,
+    pub sysbench_percentile: Option<PercentileValue>,
+    pub service_latency_ms: Option<LatencySummary>,
+    pub statements: Vec<StatementResult>,
+    /// With `--rate`.
+    pub queue: Option<QueueResult>,
+}
+
+/// What one interval held, where it sits in time.
+#[derive(Debug, Clone, Copy)]
+pub struct IntervalSpan {
+    pub threads: u32,
+    pub end_s: f64,
+    pub length_s: f64,
+    /// Unix time of the measured run's start (the end of the warm-up), in
+    /// seconds.
+    pub measured_from_unix_s: f64,
+}
+
+impl IntervalResult {
+    pub fn new(span: IntervalSpan, interval: &Interval, listing: &LatencyListing, queue: Option<QueueStats>) -> Self {
+        let (counters, latencies) = (&interval.counters, &interval.latencies);
+        IntervalResult {
+            threads: span.threads,
+            time_s: span.end_s,
+            interval_s: span.length_s,
+            start_unix_s: span.measured_from_unix_s + span.end_s - span.length_s,
+            counters: CounterTotals::of(counters),
+            rates: Rates::of(counters, span.length_s),
+            latency_ms: listing.event_summary(latencies),
+            sysbench_percentile: listing.sysbench_line(&latencies.sysbench),
+            service_latency_ms: listing.service_summary(latencies),
+            statements: listing.kind_results(latencies),
+            queue: queue.map(QueueResult::from),
+        }
+    }
+}
+
+/// A step's headline numbers: a row of the sweep table, a point of a
+/// comparison or chart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepFigures {
+    pub threads: u32,
+    pub tps: f64,
+    pub qps: f64,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub ignored_errors: u64,
+    pub end: RunEnd,
+}
+
+/// The line after a sweep's last step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepSummary {
+    pub run: RunInfo,
+    pub steps: Vec<StepFigures>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> RunInfo {
+        RunInfo {
+            format_version: FORMAT_VERSION,
+            wirebench_version: "0.1.0".to_owned(),
+            label: Some("a".to_owned()),
+            test: "oltp_point_select".to_owned(),
+            server_version: None,
+            host: "h".to_owned(),
+            start_time: "2024-01-01T00:00:00Z".to_owned(),
+            options: BTreeMap::new(),
+        }
+    }
+
+    const KINDS: &[&str] = &["point_select", "commit"];
+
+    /// Events of 1..=100 ms, each with a 1 ms service time and a
+    /// point select of half its latency.
+    fn latencies() -> Latencies {
+        let mut l = Latencies::new(KINDS);
+        for ms in 1..=100u64 {
+            l.sysbench.record_ns(ms * 1_000_000);
+            l.events.record_ns(ms * 1_000_000);
+            l.service.record_ns(1_000_000);
+            l.kinds.record(0, ms * 500_000);
+        }
+        l
+    }
+
+    fn shape<'a>(info: &'a RunInfo, listing: &'a LatencyListing) -> RunShape<'a> {
+        RunShape { info, step: None, threads: 4, end: RunEnd::Completed, warmup_s: 0, listing }
+    }
+
+    #[test]
+    fn a_run_of_no_time_has_zero_rates_not_nan() {
+        let counters = Counters { events: 3, ..Counters::default() };
+        let latencies = Latencies::new(KINDS);
+        let rate = RateSummary {
+            target: 10,
+            arrival: "poisson",
+            achieved: f64::INFINITY,
+            waiting: 0,
+            oldest_wait_s: 0.0,
+            missed: false,
+        };
+        let measured = Measured {
+            counters: &counters,
+            latencies: &latencies,
+            connections: &[],
+            time_s: 0.0,
+            rate_window_s: 0.0,
+            rate: Some(rate),
+        };
+        let (info, listing) = (info(), LatencyListing::new(&[95.0], Some(95), true));
+        let result = RunResult::new(shape(&info, &listing), measured);
+        assert_eq!(result.rates.tps, 0.0);
+        assert_eq!(result.fairness.events_avg, 0.0);
+        assert_eq!(result.rate.as_ref().map(|r| r.achieved_tps), Some(0.0));
+        let json = serde_json::to_string(&ResultLine::Final(Box::new(result))).unwrap();
+        assert!(json.contains("\"tps\":0.0"), "{json}");
+        assert!(json.contains("\"events_avg\":0.0"), "{json}");
+    }
+
+    #[test]
+    fn a_final_result_carries_the_hdr_figures() {
+        let counters = Counters { events: 100, reads: 1000, ..Counters::default() };
+        let latencies = latencies();
+        let connections = [ConnStats { events: 100, busy_ns: latencies.sysbench.sum_ns() }];
+        let rate =
+            RateSummary { target: 80, arrival: "fixed", achieved: 50.0, waiting: 7, oldest_wait_s: 0.5, missed: true };
+        let measured = Measured {
+            counters: &counters,
+            latencies: &latencies,
+            connections: &connections,
+            time_s: 2.0,
+            rate_window_s: 2.0,
+            rate: Some(rate),
+        };
+        let (info, listing) = (info(), LatencyListing::new(&[99.9], Some(95), true));
+        let result = RunResult::new(shape(&info, &listing), measured);
+        assert_eq!(result.latency_ms.at(99.9), Some(latencies.events.percentile_ms(99.9)));
+        let p95 = latencies.events.percentile_ms(95.0);
+        assert!((p95 - 95.0).abs() < 0.1 && p95 != latencies.sysbench.percentile(95.0), "{p95}");
+        assert_eq!(result.latency_ms.at(95.0), Some(p95));
+        assert_eq!(result.sysbench_percentile.map(|p| p.ms), Some(latencies.sysbench.percentile(95.0)));
+        assert_eq!(result.service_latency_ms.as_ref().and_then(|s| s.at(99.0)), Some(1.0));
+        assert_eq!(result.statements.len(), 1, "commit never ran");
+        assert_eq!((result.statements[0].count, result.statements[0].latency_ms.max), (100, 50.0));
+        assert_eq!(result.latency_spectrum.last().map(|s| (s.percentile, s.count)), Some((100.0, 100)));
+        let rate = result.rate.clone().unwrap();
+        assert_eq!((rate.arrival.as_str(), rate.target_met, rate.backlog), ("fixed", false, 7));
+        let figures = result.figures();
+        assert_eq!((figures.tps, figures.qps), (50.0, 500.0));
+        assert_eq!((figures.p95_ms, figures.p99_ms), (Some(p95), Some(latencies.events.percentile_ms(99.0))));
+    }
+
+    #[test]
+    fn without_rate_no_service_time() {
+        let latencies = latencies();
+        let listing = LatencyListing::new(&[], None, false);
+        let measured = Measured {
+            counters: &Counters::default(),
+            latencies: &latencies,
+            connections: &[],
+            time_s: 1.0,
+            rate_window_s: 1.0,
+            rate: None,
+        };
+        let result = RunResult::new(shape(&info(), &listing), measured);
+        assert_eq!((result.service_latency_ms, result.rate, result.sysbench_percentile), (None, None, None));
+    }
+
+    #[test]
+    fn lines_read_back_as_written() {
+        let mut interval = Interval::new(KINDS);
+        interval.latencies = latencies();
+        let span = IntervalSpan { threads: 2, end_s: 2.0, length_s: 1.0, measured_from_unix_s: 1000.0 };
+        let listing = LatencyListing::new(&[95.0], Some(95), true);
+        let result = IntervalResult::new(span, &interval, &listing, Some(QueueStats::default()));
+        assert_eq!(result.start_unix_s, 1001.0);
+        assert_eq!(result.statements.len(), 1);
+        assert!(result.service_latency_ms.is_some());
+        let line = ResultLine::Interval(result);
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.starts_with("{\"type\":\"interval\""), "{text}");
+        assert_eq!(serde_json::from_str::<ResultLine>(&text).unwrap(), line);
+    }
+}

@@ -1,0 +1,29 @@
+//! `wirebench compare A.json B.json ...`: the result files read, the
+//! tables printed, the chart drawn.
+
+use std::path::PathBuf;
+
+use super::output::Output;
+use super::RunError;
+use crate::results::{chart, CompareError, CompareOptions, Comparison, ResultFile};
+
+/// Prints the comparison of `options.files` on standard output.
+pub fn compare(options: &CompareOptions) -> Result<(), RunError> {
+    let mut files = Vec::new();
+    for path in &options.files {
+        files.push((path.clone(), read_result(path)?));
+    }
+    let comparison = Comparison::new(files, options.metric)?;
+    Output::Stdout.print(comparison.render(options.format))?;
+    if let Some(path) = &options.chart {
+        let results: Vec<_> = comparison.files.iter().map(|f| (f.label.clone(), f.steps.clone())).collect();
+        let svg = chart::by_connections("wirebench compare", &results)?;
+        chart::write_chart(path, &svg)?;
+    }
+    Ok(())
+}
+
+fn read_result(path: &PathBuf) -> Result<ResultFile, CompareError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CompareError::Read { path: path.clone(), source })?;
+    ResultFile::parse(path, &text)
+}

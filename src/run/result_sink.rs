@@ -1,0 +1,178 @@
+//! Where a run's numbers go besides sysbench's report: `--format`'s JSON
+//! lines or CSV rows on standard output, the intervals a single run's
+//! `--chart` draws, and each step's figures for the table that ends a
+//! sweep. One sink lives through every step of a sweep.
+
+use std::time::SystemTime;
+
+use super::output::{Output, OutputError};
+use super::RunError;
+use crate::cli::Bench;
+use crate::results::csv::CsvColumns;
+use crate::results::record::{IntervalSpan, Measured, RunShape, FORMAT_VERSION};
+use crate::results::{
+    chart, clock, sweep, IntervalResult, LatencyListing, OutputFormat, ResultLine, RunEnd, RunInfo, RunResult,
+    StepFigures, SweepStep, SweepSummary, Table,
+};
+use crate::stats::report::QueueStats;
+use crate::stats::Interval;
+
+/// The results of one command, as they come.
+pub(super) struct ResultSink {
+    format: OutputFormat,
+    info: RunInfo,
+    /// What every latency block lists.
+    listing: LatencyListing,
+    csv: CsvColumns,
+    /// `--percentile` (95 when disabled): the single run chart's line.
+    percentile: f64,
+    /// `--warmup-time`, in seconds: the measured run starts after it.
+    warmup_s: u32,
+    csv_header_written: bool,
+    /// The step running now, in a sweep.
+    step: Option<SweepStep>,
+    /// The connections running now.
+    threads: u32,
+    /// Unix time of the current step's measured start (its clock's start
+    /// plus the warm-up), in seconds.
+    measured_from_unix_s: f64,
+    /// Kept for a single run's chart over time.
+    intervals: Vec<IntervalResult>,
+    /// Each finished step's (or the run's) figures.
+    steps: Vec<StepFigures>,
+}
+
+impl ResultSink {
+    pub(super) fn new(bench: &Bench) -> Self {
+        let general = &bench.general;
+        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.rate.is_some());
+        let csv = CsvColumns { percentiles: general.percentiles.clone(), rate: general.rate.is_some() };
+        let info = RunInfo {
+            format_version: FORMAT_VERSION,
+            wirebench_version: env!("CARGO_PKG_VERSION").to_owned(),
+            label: bench.results.label.clone(),
+            test: bench.test.name().to_owned(),
+            server_version: None,
+            host: host_name(),
+            start_time: clock::rfc3339_utc(SystemTime::now()),
+            options: bench.results.options_given.clone(),
+        };
+        ResultSink {
+            format: bench.results.format,
+            info,
+            listing,
+            csv,
+            percentile: general.percentile.map_or(95.0, f64::from),
+            warmup_s: general.warmup_time,
+            csv_header_written: false,
+            step: None,
+            threads: bench.general.threads,
+            measured_from_unix_s: clock::unix_seconds(SystemTime::now()),
+            intervals: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// The next step of a sweep starts.
+    pub(super) fn start_step(&mut self, step: SweepStep) {
+        self.step = Some(step);
+        self.threads = step.threads;
+    }
+
+    /// The connections are open and the clock starts: `server_version` is
+    /// what the first connection's server calls itself.
+    pub(super) fn clock_started(&mut self, server_version: Option<&str>) {
+        self.measured_from_unix_s = clock::unix_seconds(SystemTime::now()) + f64::from(self.warmup_s);
+        if self.info.server_version.is_none() {
+            self.info.server_version = server_version.map(str::to_owned);
+        }
+    }
+
+    /// One `--report-interval` of `length_s` seconds, ending `end_s` into
+    /// the measured run.
+    pub(super) fn interval(
+        &mut self,
+        (end_s, length_s): (f64, f64),
+        measured: &Interval,
+        queue: Option<QueueStats>,
+    ) -> Result<(), OutputError> {
+        let threads = self.threads;
+        let span = IntervalSpan { threads, end_s, length_s, measured_from_unix_s: self.measured_from_unix_s };
+        let interval = IntervalResult::new(span, measured, &self.listing, queue);
+        match self.format {
+            OutputFormat::Text => {}
+            OutputFormat::Json => Output::Stdout.json_line(&ResultLine::Interval(interval.clone()))?,
+            OutputFormat::Csv => {
+                if !self.csv_header_written {
+                    Output::Stdout.print(self.csv.header())?;
+                    self.csv_header_written = true;
+                }
+                Output::Stdout.print(self.csv.row(&interval))?;
+            }
+        }
+        if self.step.is_none() {
+            self.intervals.push(interval);
+        }
+        Ok(())
+    }
+
+    /// The run's (or step's) final numbers.
+    pub(super) fn final_result(&mut self, measured: Measured<'_>, end: RunEnd) -> Result<(), OutputError> {
+        let shape = RunShape {
+            info: &self.info,
+            step: self.step,
+            threads: self.threads,
+            end,
+            warmup_s: self.warmup_s,
+            listing: &self.listing,
+        };
+        let result = RunResult::new(shape, measured);
+        self.steps.push(result.figures());
+        if self.format == OutputFormat::Json {
+            Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))?;
+        }
+        Ok(())
+    }
+
+    /// After a single run: its chart over time, if asked for.
+    pub(super) fn finish_run(&self, bench: &Bench) -> Result<(), RunError> {
+        let Some(path) = &bench.results.chart else { return Ok(()) };
+        let svg = chart::over_time(&self.chart_title(bench), &self.intervals, self.percentile)?;
+        chart::write_chart(path, &svg)?;
+        Ok(())
+    }
+
+    /// After a sweep's last step (or the step a signal or an error
+    /// stopped): the table, the JSON summary, the chart.
+    pub(super) fn finish_sweep(&self, bench: &Bench) -> Result<(), RunError> {
+        Output::report().print(format_args!("{}\n", self.sweep_table().text()))?;
+        if self.format == OutputFormat::Json {
+            let summary = SweepSummary { run: self.info.clone(), steps: self.steps.clone() };
+            Output::Stdout.json_line(&ResultLine::Sweep(summary))?;
+        }
+        if let Some(path) = &bench.results.chart {
+            let label = self.info.label.clone().or_else(|| self.info.server_version.clone());
+            let label = label.unwrap_or_else(|| self.info.test.clone());
+            let svg = chart::by_connections(&self.chart_title(bench), &[(label, self.steps.clone())])?;
+            chart::write_chart(path, &svg)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn sweep_table(&self) -> Table {
+        sweep::sweep_table(&self.info.test, &self.steps)
+    }
+
+    /// `oltp_read_only on MariaDB 10.11.6 (host)`.
+    fn chart_title(&self, bench: &Bench) -> String {
+        let server = self.info.server_version.as_deref().map(|v| format!(" on {v}")).unwrap_or_default();
+        let label = bench.results.label.as_deref().map(|l| format!(": {l}")).unwrap_or_default();
+        format!("{}{server}{label}", self.info.test)
+    }
+}
+
+/// This host's name, as `hostname` prints it (Linux keeps it in
+/// /proc); empty when it cannot be read.
+pub(super) fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|name| name.trim().to_owned()).unwrap_or_default()
+}

@@ -3,7 +3,8 @@
 //! INSERTs (schema, AUTO_INCREMENT, indexes, every row: CHECKSUM TABLE
 //! EXTENDED) and prints the same lines; with the server's local_infile off,
 //! `auto` falls back to INSERTs (and says so at --verbosity=4), `load-data`
-//! refuses in one line.
+//! refuses in one line. With more threads than tables, a table's rows go
+//! over several connections, and the tables are again the same.
 
 use std::process::{Command, Output};
 
@@ -40,8 +41,13 @@ fn prepare(server: &TestServer, args: &[&str]) -> String {
 
 /// Per table: SHOW CREATE TABLE, its indexes, and CHECKSUM TABLE EXTENDED.
 async fn tables(conn: &mut Connection) -> Vec<Vec<Vec<Option<String>>>> {
+    tables_up_to(conn, TABLES).await
+}
+
+/// [`tables`] of sbtest1..=`count`.
+async fn tables_up_to(conn: &mut Connection, count: u32) -> Vec<Vec<Vec<Option<String>>>> {
     let mut out = Vec::new();
-    for t in 1..=TABLES {
+    for t in 1..=count {
         out.push(rows(&conn.query(&format!("SHOW CREATE TABLE sbtest{t}")).await.unwrap()));
         let indexes = format!("SELECT index_name, column_name FROM information_schema.statistics WHERE table_schema = 'sbtest' AND table_name = 'sbtest{t}' ORDER BY 1, 2");
         out.push(rows(&conn.query(&indexes).await.unwrap()));
@@ -66,32 +72,125 @@ async fn load_data_makes_the_tables_inserts_make() {
         let by_data = tables(&mut conn).await;
         assert_eq!(by_data, by_inserts, "{auto_inc}");
         // The two connections' lines interleave as they happen to.
-        let sorted = |text: &str| {
-            let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-            lines.sort();
-            lines
-        };
-        assert_eq!(sorted(&said_by_data), sorted(&said_by_inserts), "{auto_inc}: the same lines");
+        assert_eq!(sorted_lines(&said_by_data), sorted_lines(&said_by_inserts), "{auto_inc}: the same lines");
         assert!(said_by_data.contains("Inserting 20000 records into 'sbtest3'"), "{said_by_data}");
         let index = &by_data[1];
         assert!(index.iter().any(|row| row[0].as_deref() == Some("k_1")), "{index:?}");
         let count = rows(&conn.query("SELECT COUNT(*), MIN(id), MAX(id) FROM sbtest2").await.unwrap());
         assert_eq!(count, [[Some("20000".into()), Some("1".into()), Some("20000".into())]]);
     }
+    // Columns in UCS-2: the data is read as utf8mb4 and converted, not
+    // stored as it comes.
+    let ucs2 = "--create_table_options=DEFAULT CHARSET=ucs2";
+    prepare(&server, &[ucs2, "--prepare-method=insert"]);
+    let by_inserts = tables(&mut conn).await;
+    prepare(&server, &[ucs2, "--prepare-method=load-data"]);
+    assert_eq!(tables(&mut conn).await, by_inserts, "{ucs2}");
+    let c = rows(&conn.query("SELECT LENGTH(c), CHAR_LENGTH(c) FROM sbtest1 WHERE id = 7").await.unwrap());
+    assert_eq!(c, [[Some("238".into()), Some("119".into())]]);
     assert!(wirebench(&server, &["cleanup"]).status.success());
+}
+
+/// With more threads than tables, each table's rows go over several
+/// connections (the server's general log shows 3-4 sessions loading each
+/// table), and the tables are those of one connection per table, by LOAD
+/// DATA or by sysbench's INSERTs: the same rows, AUTO_INCREMENT, indexes,
+/// and the same lines printed.
+#[tokio::test]
+async fn a_table_split_over_connections_is_the_same_table() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = SERIAL.lock().await;
+    let mut conn = connect(&server).await;
+    // 100,000 rows: 5 LOAD DATA batches, 37 INSERTs a table.
+    let size = ["--tables=2", "--table-size=100000"];
+    for auto_inc in ["--auto_inc=on", "--auto_inc=off"] {
+        let said_alone = prepare(&server, &[&size[..], &[auto_inc, "--prepare-method=insert"]].concat());
+        let alone = tables_up_to(&mut conn, 2).await;
+        for method in ["--prepare-method=load-data", "--prepare-method=insert"] {
+            for threads in ["--threads=2", "--threads=7"] {
+                let args = [&size[..], &[auto_inc, method, threads]].concat();
+                let logged = threads == "--threads=7";
+                let log = if logged { Some(GeneralLog::on(&server)) } else { None };
+                let said = prepare(&server, &args);
+                assert_eq!(tables_up_to(&mut conn, 2).await, alone, "{args:?}");
+                assert_eq!(sorted_lines(&said), sorted_lines(&said_alone), "{args:?}: the same lines");
+                if let Some(log) = log {
+                    if method == "--prepare-method=load-data" {
+                        // The database is utf8mb4: the data is stored unconverted.
+                        let binary = log.count(&server, "LOAD DATA LOCAL INFILE %CHARACTER SET binary (id, k, c, pad)");
+                        assert!(binary >= 10, "{args:?}: {binary} LOAD DATA ... CHARACTER SET binary");
+                    }
+                    for table in ["sbtest1", "sbtest2"] {
+                        let sessions = log.sessions_loading(&server, table);
+                        // 4 and 3 connections share them, taking turns.
+                        assert!(sessions >= 3, "{args:?}: {table} loaded by {sessions} sessions");
+                    }
+                }
+            }
+        }
+    }
+    assert!(wirebench(&server, &["cleanup"]).status.success());
+}
+
+fn sorted_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// Runs SQL as the server's administrator (the OS user over the socket).
+fn as_admin(server: &TestServer, sql: &str) -> Result<String, String> {
+    let socket = server.socket.as_ref().ok_or("no socket")?;
+    let out = Command::new("mariadb")
+        .args(["--no-defaults", "--protocol=socket", "--batch", "--skip-column-names"])
+        .arg(format!("--socket={}", socket.display()))
+        .arg(format!("--execute={sql}"))
+        .output()
+        .map_err(|e| format!("cannot run mariadb: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    out.status.success().then_some(stdout).ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The server's general log, into mysql.general_log, while it lives.
+struct GeneralLog<'a>(&'a TestServer);
+
+impl<'a> GeneralLog<'a> {
+    fn on(server: &'a TestServer) -> Self {
+        as_admin(server, "SET GLOBAL log_output='TABLE'; TRUNCATE mysql.general_log; SET GLOBAL general_log=1")
+            .unwrap_or_else(|e| panic!("cannot turn the general log on: {e}"));
+        GeneralLog(server)
+    }
+
+    /// How many sessions sent rows of `table`.
+    fn sessions_loading(&self, server: &TestServer, table: &str) -> u32 {
+        number(server, &format!(
+            "SELECT COUNT(DISTINCT thread_id) FROM mysql.general_log WHERE argument LIKE 'LOAD DATA LOCAL INFILE ''memory:{table}''%' OR argument LIKE 'INSERT INTO {table}(%'"
+        ))
+    }
+
+    /// How many statements were `LIKE pattern`.
+    fn count(&self, server: &TestServer, pattern: &str) -> u32 {
+        number(server, &format!("SELECT COUNT(*) FROM mysql.general_log WHERE argument LIKE '{pattern}'"))
+    }
+}
+
+fn number(server: &TestServer, sql: &str) -> u32 {
+    let count = as_admin(server, sql).unwrap_or_else(|e| panic!("cannot read the general log: {e}"));
+    count.trim().parse().unwrap_or_else(|e| panic!("{count:?}: {e}"))
+}
+
+impl Drop for GeneralLog<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = as_admin(self.0, "SET GLOBAL general_log=0; TRUNCATE mysql.general_log") {
+            eprintln!("could not turn the general log off: {e}");
+        }
+    }
 }
 
 /// Sets the server's local_infile as its administrator (the OS user over
 /// the socket), or says why it cannot.
 fn set_local_infile(server: &TestServer, on: bool) -> Result<(), String> {
-    let socket = server.socket.as_ref().ok_or("no socket")?;
-    let out = Command::new("mariadb")
-        .args(["--no-defaults", "--protocol=socket"])
-        .arg(format!("--socket={}", socket.display()))
-        .arg(format!("--execute=SET GLOBAL local_infile={}", u8::from(on)))
-        .output()
-        .map_err(|e| format!("cannot run mariadb: {e}"))?;
-    out.status.success().then_some(()).ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    as_admin(server, &format!("SET GLOBAL local_infile={}", u8::from(on))).map(drop)
 }
 
 /// Turns local_infile back on however the test ends.

@@ -11,7 +11,8 @@
 //!   random generator's settings, connection errors with advice.
 //! - `interrupt.rs`: Ctrl-C and SIGTERM, which stop any command.
 //! - `tables.rs`: `prepare`, `prewarm` and `cleanup`, over the async client
-//!   (`table_progress.rs`: what they had done when a signal stops them).
+//!   (`table_progress.rs`: what they had done when a signal stops them;
+//!   `shared_steps.rs`: one table's load sent over several connections).
 //! - `plan.rs`: the `run` command's connections, opened and spread over
 //!   the event loops.
 //! - `benchmark.rs`: the `run` command: start the loops, supervise them
@@ -38,6 +39,7 @@ mod reports;
 mod result_sink;
 mod setup;
 mod shard;
+mod shared_steps;
 mod steps;
 mod supervise;
 mod table_progress;

@@ -79,8 +79,11 @@ struct TableState {
     /// Its connection went on to another table, or had nothing more to do.
     complete: bool,
     dropped: bool,
-    /// A statement sent and not yet answered.
+    /// A statement sent and not yet answered (the last sent, when several
+    /// connections share the table's rows).
     in_flight: Option<&'static str>,
+    /// How many are.
+    in_flight_count: u32,
 }
 
 /// The tables of one `prepare` or `cleanup`, shared by its connections.
@@ -108,7 +111,9 @@ impl TableProgress {
             return false;
         }
         if let Some(step) = TableStep::parse(sql) {
-            inner.tables.entry(table_key(step.table())).or_default().in_flight = Some(step.describe());
+            let table = inner.tables.entry(table_key(step.table())).or_default();
+            table.in_flight = Some(step.describe());
+            table.in_flight_count += 1;
         }
         true
     }
@@ -118,7 +123,10 @@ impl TableProgress {
     pub(super) fn done(&self, sql: &str, loaded: Option<u64>) -> Option<String> {
         let step = TableStep::parse(sql)?;
         self.update(step.table(), |t| {
-            t.in_flight = None;
+            t.in_flight_count = t.in_flight_count.saturating_sub(1);
+            if t.in_flight_count == 0 {
+                t.in_flight = None;
+            }
             match step {
                 TableStep::Create(_) => t.created = true,
                 TableStep::Insert(_, rows) => t.rows += rows,
@@ -291,6 +299,23 @@ mod tests {
         assert!(!progress.sending("INSERT INTO sbtest2(k) VALUES(5)"), "nothing is sent after the summary");
         let nothing = TableProgress::default();
         assert_eq!(nothing.prepare_summary(2), "complete: none; not created: 2", "nothing to undo");
+    }
+
+    /// Two LOAD DATA of one table in flight, one answered: the other is
+    /// still said to be in flight.
+    #[test]
+    fn a_shared_table_is_in_flight_until_its_last_batch_is_answered() {
+        let progress = TableProgress::default();
+        let load = "LOAD DATA LOCAL INFILE 'memory:sbtest1' INTO TABLE sbtest1 CHARACTER SET binary (id, k, c, pad)";
+        assert!(progress.sending("CREATE TABLE sbtest1(id INT)"));
+        progress.done("CREATE TABLE sbtest1(id INT)", None);
+        assert!(progress.sending(load) && progress.sending(load));
+        progress.done(load, Some(1000));
+        assert_eq!(
+            progress.prepare_summary(1),
+            "complete: none; incomplete: sbtest1 (created, 1000 rows inserted; a LOAD DATA was in flight and may still \
+             complete on the server); not created: 0; run cleanup before prepare again"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::load_method::{rows_by, RowsBy};
 use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::shard::{shard_statements, ShardThreads};
+use super::shared_steps::SharedSteps;
 use super::table_progress::TableProgress;
 use super::{Outcome, RunError};
 use crate::cli::{Bench, Command, Dialect};
@@ -17,7 +18,7 @@ use crate::client::Connection;
 use crate::rand::Rng;
 use crate::stats::report;
 use crate::transport::tls::ClientTls;
-use crate::workload::{PrepareStep, ScriptContext, Workload};
+use crate::workload::{DataCharset, PrepareStep, ScriptContext, Workload};
 
 pub(super) async fn prepare(
     bench: &Bench,
@@ -28,20 +29,26 @@ pub(super) async fn prepare(
 ) -> Result<Outcome, RunError> {
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let threads = shard_threads.total;
-    let has_data =
-        workload.prepare_data(ScriptContext { thread: 0, threads }, Rng::for_thread(seed, 0, params)).is_some();
+    let first = || (ScriptContext { thread: 0, threads }, Rng::for_thread(seed, 0, params));
+    let has_data = workload.prepare_data(first().0, first().1).is_some();
     let rows_by = rows_by(bench, tls, has_data).await?;
+    let total = prepared_tables(bench);
+    // Rows that carry their ids make the same table in any order, so the
+    // connections beyond one per table can share the tables' loads.
+    let any_order = match rows_by {
+        RowsBy::LoadData { .. } => true,
+        RowsBy::Insert => workload.prepare_numbered(first().0, first().1).is_some(),
+    };
+    // A shard's connections share only what no other shard sends: with
+    // shards, each loads its own tables alone.
+    let whole = bench.general.shard.is_whole();
+    let sources = if any_order && whole && total > 0 { threads.min(total) } else { bench.general.threads };
+    let shared = sources < bench.general.threads;
     let progress = Arc::new(TableProgress::default());
     let statements = move |n| {
         let thread = shard_threads.global(n as usize);
         let rng = Rng::for_thread(seed, thread, params);
-        let context = ScriptContext { thread, threads };
-        let steps: Box<dyn Iterator<Item = PrepareStep> + Send> = match rows_by {
-            RowsBy::LoadData { .. } => {
-                workload.prepare_data(context, rng).unwrap_or_else(|| Box::new(std::iter::empty()))
-            }
-            RowsBy::Insert => Box::new(workload.prepare(context, rng).map(PrepareStep::Sql)),
-        };
+        let steps = load_steps(workload.as_ref(), ScriptContext { thread, threads }, rng, rows_by, shared);
         let workload = workload.clone();
         let mut loading = String::new();
         steps.map(move |step| {
@@ -51,10 +58,26 @@ pub(super) async fn prepare(
             Ok(step)
         })
     };
-    let work = per_thread(bench, shard_threads, tls, statements, &progress, rows_by);
+    let work = per_thread(bench, shard_threads, tls, (statements, sources), &progress, rows_by);
     let work = with_load_reports(bench.general.report_interval, &progress, work);
-    let total = prepared_tables(bench);
     stop_on_signal(interrupts, Command::Prepare, work, || progress.prepare_summary(total)).await
+}
+
+/// The steps of one thread's load, its rows as `rows_by` says; `shared`
+/// when other connections help send them, in any order.
+fn load_steps(
+    workload: &dyn Workload,
+    context: ScriptContext,
+    rng: Rng,
+    rows_by: RowsBy,
+    shared: bool,
+) -> Box<dyn Iterator<Item = PrepareStep> + Send> {
+    let none = || -> Box<dyn Iterator<Item = PrepareStep> + Send> { Box::new(std::iter::empty()) };
+    match rows_by {
+        RowsBy::LoadData { .. } => workload.prepare_data(context, rng).unwrap_or_else(none),
+        RowsBy::Insert if shared => workload.prepare_numbered(context, rng).unwrap_or_else(none),
+        RowsBy::Insert => Box::new(workload.prepare(context, rng).map(PrepareStep::Sql)),
+    }
 }
 
 /// Runs `work`; every `--report-interval` seconds meanwhile, one line on
@@ -93,7 +116,7 @@ async fn with_load_reports(
 /// The SQL a step sends.
 fn step_sql(step: &PrepareStep) -> std::borrow::Cow<'_, str> {
     match step {
-        PrepareStep::Sql(sql) => sql.into(),
+        PrepareStep::Sql(sql) | PrepareStep::Insert(sql) => sql.into(),
         PrepareStep::Rows(batch) => batch.sql().into(),
     }
 }
@@ -116,7 +139,7 @@ pub(super) async fn prewarm(
             Ok(PrepareStep::Sql(sql))
         })
     };
-    let work = per_thread(bench, shard_threads, tls, statements, &progress, RowsBy::Insert);
+    let work = per_thread(bench, shard_threads, tls, (statements, bench.general.threads), &progress, RowsBy::Insert);
     let summary = || {
         progress.stop_sending();
         "it only reads, so there is nothing to undo".to_owned()
@@ -184,15 +207,17 @@ fn prepared_tables(bench: &Bench) -> u32 {
 }
 
 /// One connection per `--threads` ("worker threads" to sysbench) of this
-/// shard, all at once, each running the steps `steps(n)` yields (none sent with
-/// `--mysql-dry-run`) until the first failure, its own or (the progress
-/// messages) the output's; `progress` hears of each. Rows go as
+/// shard, all at once, sending the steps `steps(n)` yields for `sources`
+/// of them (none sent with `--mysql-dry-run`) until the first failure, its
+/// own or (the progress messages) the output's; `progress` hears of each.
+/// With more connections than sources, connection n shares the steps of
+/// source n % sources with the others of that source. Rows go as
 /// `rows_by` says.
 async fn per_thread<I>(
     bench: &Bench,
     shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
-    steps: impl Fn(u32) -> I,
+    (steps, sources): (impl Fn(u32) -> I, u32),
     progress: &Arc<TableProgress>,
     rows_by: RowsBy,
 ) -> Result<(), RunError>
@@ -204,33 +229,29 @@ where
     }
     let threads = bench.general.threads as usize;
     let dry_run = bench.mysql.dry_run;
+    let shared: Vec<Arc<SharedSteps<I>>> = (0..sources.max(1)).map(|t| Arc::new(SharedSteps::new(steps(t)))).collect();
     for_each_connection(threads, threads, |n| {
         let mut options = connect_options(bench, tls, shard_threads.global(n) as usize);
         options.local_infile = matches!(rows_by, RowsBy::LoadData { .. });
-        let steps = steps(n as u32);
+        let steps = shared[n % shared.len()].clone();
         let progress = progress.clone();
         async move {
             let mut conn = connect_unless_dry(&options, dry_run).await?;
-            // A thread's tables come one after the other: the one it
-            // works on is complete when it moves to the next.
-            let mut table: Option<String> = None;
-            for step in steps {
+            while let Some(step) = steps.take(&progress).await {
                 let step = step?;
-                let Some(conn) = conn.as_mut() else { continue };
-                let sql = step_sql(&step);
-                if !progress.sending(&sql) {
-                    // Interrupted: the summary is written, and says nothing of this.
-                    return Ok(());
-                }
-                let rows = send_step(conn, &step, rows_by).await?;
-                let Some(touched) = progress.done(&sql, rows) else { continue };
-                if let Some(previous) = table.as_deref().filter(|&t| t != touched) {
-                    progress.complete(previous);
-                }
-                table = Some(touched);
-            }
-            if let Some(last) = table {
-                progress.complete(&last);
+                let touched = match conn.as_mut() {
+                    Some(conn) => {
+                        let sql = step_sql(&step);
+                        if !progress.sending(&sql) {
+                            // Interrupted: the summary is written, and says nothing of this.
+                            return Ok(());
+                        }
+                        let rows = send_step(conn, &step, rows_by).await?;
+                        progress.done(&sql, rows)
+                    }
+                    None => None,
+                };
+                steps.finished(&step, touched, &progress).await;
             }
             Ok(())
         }
@@ -242,15 +263,17 @@ where
 /// Sends one step; the rows it loaded, for a batch of rows.
 async fn send_step(conn: &mut Connection, step: &PrepareStep, rows_by: RowsBy) -> Result<Option<u64>, RunError> {
     match step {
-        PrepareStep::Sql(sql) => conn.query_drop(sql).await.map(|_| None).map_err(RunError::Client),
+        PrepareStep::Sql(sql) | PrepareStep::Insert(sql) => {
+            conn.query_drop(sql).await.map(|_| None).map_err(RunError::Client)
+        }
         PrepareStep::Rows(batch) => {
             // Batches come only when the rows go as data; a connection
             // without CLIENT_LOCAL_FILES would refuse to send them.
-            let max_payload = match rows_by {
-                RowsBy::LoadData { max_payload } => max_payload,
-                RowsBy::Insert => 0,
+            let (max_payload, charset) = match rows_by {
+                RowsBy::LoadData { max_payload, charset } => (max_payload, charset),
+                RowsBy::Insert => (0, DataCharset::Utf8mb4),
             };
-            conn.load_data_local(&batch.sql(), &batch.file_name(), &batch.data, max_payload).await?;
+            conn.load_data_local(&batch.sql_read_as(charset), &batch.file_name(), &batch.data, max_payload).await?;
             Ok(Some(u64::from(batch.rows)))
         }
     }
@@ -263,4 +286,38 @@ async fn send_step(conn: &mut Connection, step: &PrepareStep, rows_by: RowsBy) -
 /// 0.4/0.5 scripts' run in the main thread.
 fn sysbench_starts_workers(bench: &Bench) -> bool {
     bench.general.threads > 1 && bench.test.uses_oltp_common() && bench.dialect == Dialect::V1_0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rand::RandParams;
+    use crate::workload::{oltp_read_write, OltpOptions};
+
+    /// Shared INSERTs carry every row's id, with auto_inc too (the server
+    /// would number id-less rows in the order they arrive from the
+    /// connections); alone they are sysbench's.
+    #[test]
+    fn shared_inserts_name_their_ids() {
+        let options = OltpOptions { tables: 2, table_size: 5000, auto_inc: true, ..OltpOptions::default() };
+        let workload = oltp_read_write::workload(&options).unwrap();
+        let inserts = |shared| -> Vec<PrepareStep> {
+            let rng = Rng::for_thread(1, 0, RandParams::default());
+            let context = ScriptContext { thread: 0, threads: 4 };
+            load_steps(&workload, context, rng, RowsBy::Insert, shared)
+                .filter(|s| step_sql(s).starts_with("INSERT"))
+                .collect()
+        };
+        // Rows, not a barrier: they go concurrently with the table's other rows.
+        let shared = inserts(true);
+        assert!(shared.len() > 1);
+        assert!(shared.iter().all(
+            |s| matches!(s, PrepareStep::Insert(sql) if sql.starts_with("INSERT INTO sbtest1(id, k, c, pad) VALUES("))
+        ));
+        assert!(step_sql(&shared[0]).starts_with("INSERT INTO sbtest1(id, k, c, pad) VALUES(1, "));
+        let alone = inserts(false);
+        assert!(alone
+            .iter()
+            .all(|s| matches!(s, PrepareStep::Sql(sql) if sql.starts_with("INSERT INTO sbtest1(k, c, pad) VALUES("))));
+    }
 }

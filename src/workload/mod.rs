@@ -42,7 +42,7 @@ pub use common::OltpWorkload;
 pub use emulated::{EmulatedStatement, MarkerMismatch};
 pub use kind::StatementKind;
 pub use options::{OltpOptions, OptionsError};
-pub use table_data::{PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
+pub use table_data::{DataCharset, PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
 pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -270,6 +270,20 @@ pub trait Workload: Send + Sync {
     /// than INSERTs, the same tables and rows; `None` for the scripts whose
     /// load is sent only as sysbench sends it.
     fn prepare_data(&self, _context: ScriptContext, _rng: Rng) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        None
+    }
+
+    /// `prepare`'s INSERTs with every row's id in them (`INSERT INTO
+    /// sbtest1(id, k, c, pad) ...` also with `auto_inc`, the ids the server
+    /// would give), the same tables and rows: several connections may then
+    /// send one table's INSERTs ([`PrepareStep::Insert`]) in any order.
+    /// `None` for the scripts whose
+    /// load is sent only as sysbench sends it.
+    fn prepare_numbered(
+        &self,
+        _context: ScriptContext,
+        _rng: Rng,
+    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
         None
     }
 

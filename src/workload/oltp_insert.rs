@@ -78,6 +78,17 @@ impl Workload for OltpInsert {
         Some(Box::new(TableData::new(&self.options, rows, context, rng)))
     }
 
+    fn prepare_numbered(
+        &self,
+        context: ScriptContext,
+        rng: Rng,
+    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
+        Some(Box::new(
+            TableLoad::new(&self.options, rows, context, rng).with_row_ids().map(PrepareStep::of_numbered_load),
+        ))
+    }
+
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {
         prewarm_sql(&self.options, context)
     }

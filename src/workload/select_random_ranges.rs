@@ -71,6 +71,18 @@ impl Workload for SelectRandomRanges {
         Some(Box::new(TableData::new(&self.options, self.options.table_size, context, rng)))
     }
 
+    fn prepare_numbered(
+        &self,
+        context: ScriptContext,
+        rng: Rng,
+    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+        Some(Box::new(
+            TableLoad::new(&self.options, self.options.table_size, context, rng)
+                .with_row_ids()
+                .map(PrepareStep::of_numbered_load),
+        ))
+    }
+
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {
         prewarm_sql(&self.options, context)
     }

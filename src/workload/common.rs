@@ -295,11 +295,7 @@ impl Workload for OltpWorkload {
         context: ScriptContext,
         rng: Rng,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        Some(Box::new(
-            TableLoad::new(&self.options, self.options.table_size, context, rng)
-                .with_row_ids()
-                .map(PrepareStep::of_numbered_load),
-        ))
+        Some(numbered_load(&self.options, self.options.table_size, context, rng))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {
@@ -620,6 +616,17 @@ pub(crate) fn draw_row(
 /// `cmd_prepare()` for one thread, produced lazily: for each of its tables
 /// the CREATE TABLE, the rows as multi-row INSERTs cut where sysbench's
 /// bulk-insert buffer cuts them, then the index on `k`.
+/// `prepare_numbered` of the tests that load oltp_common.lua's tables:
+/// sysbench's INSERTs with every row's id named, as steps.
+pub(super) fn numbered_load(
+    options: &OltpOptions,
+    rows: u32,
+    context: ScriptContext,
+    rng: Rng,
+) -> Box<dyn Iterator<Item = PrepareStep> + Send> {
+    Box::new(TableLoad::new(options, rows, context, rng).with_row_ids().map(PrepareStep::of_numbered_load))
+}
+
 pub(crate) struct TableLoad {
     sql: Box<dyn TableSql>,
     auto_inc: bool,

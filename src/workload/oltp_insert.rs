@@ -12,7 +12,8 @@
 //! sysbench's order.
 
 use super::common::{
-    cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
+    cleanup_sql, numbered_load, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE,
+    PAD_TEMPLATE,
 };
 use super::options::{OltpOptions, OptionsError};
 use super::table_data::{PrepareStep, TableData};
@@ -84,9 +85,7 @@ impl Workload for OltpInsert {
         rng: Rng,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
         let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
-        Some(Box::new(
-            TableLoad::new(&self.options, rows, context, rng).with_row_ids().map(PrepareStep::of_numbered_load),
-        ))
+        Some(numbered_load(&self.options, rows, context, rng))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

@@ -9,7 +9,7 @@
 //! the common `prepare` command takes precedence. Its `cleanup()` refuses
 //! `--tables > 1`; wirebench drops every table instead.
 
-use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
+use super::common::{cleanup_sql, numbered_load, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
 use super::options::{OltpOptions, OptionsError};
 use super::table_data::{PrepareStep, TableData};
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
@@ -74,11 +74,7 @@ impl Workload for SelectRandomPoints {
         context: ScriptContext,
         rng: Rng,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        Some(Box::new(
-            TableLoad::new(&self.options, self.options.table_size, context, rng)
-                .with_row_ids()
-                .map(PrepareStep::of_numbered_load),
-        ))
+        Some(numbered_load(&self.options, self.options.table_size, context, rng))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

@@ -5,7 +5,7 @@
 //! `prepare`, `prewarm` and `cleanup` are `oltp_common.lua`'s (see
 //! [`super::select_random_points`]).
 
-use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
+use super::common::{cleanup_sql, numbered_load, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
 use super::options::{OltpOptions, OptionsError};
 use super::select_random_points::thread_slice;
 use super::table_data::{PrepareStep, TableData};
@@ -76,11 +76,7 @@ impl Workload for SelectRandomRanges {
         context: ScriptContext,
         rng: Rng,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        Some(Box::new(
-            TableLoad::new(&self.options, self.options.table_size, context, rng)
-                .with_row_ids()
-                .map(PrepareStep::of_numbered_load),
-        ))
+        Some(numbered_load(&self.options, self.options.table_size, context, rng))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

@@ -754,3 +754,71 @@ Threads fairness:
 ";
     assert_cram("drv_mysql.t", expected, &tmp.sysbench(&with(sb_args, &["run"]), None));
 }
+
+// ---------------------------------------------------------------------
+// sysbench.opt: every option of `sysbench --help` and the mysql driver's
+// ---------------------------------------------------------------------
+
+/// Three command lines: the defaults; every option given (a deprecated
+/// alias among them); lists, "all", aliases that win, percentile 0.
+const OPT_LINES: [&str; 3] = [
+    "",
+    "--num-threads=2 --events=3 --time=7 --rate=5 --report-interval=1 --report-checkpoints=3,4 --validate=on \
+     --percentile=99 --histogram=on --forced-shutdown=5% --rand-type=uniform --rand-seed=7 --rand-spec-pct=2 \
+     --rand-spec-iter=3 --rand-spec-res=50 --rand-pareto-h=0.3 --verbosity=1 --db-ps-mode=disable --db-debug=on \
+     --mysql-host=h1,h2 --mysql-port=1,2 --mysql-user=u --mysql-password=p --mysql-db=d --mysql-ssl-cipher=AES \
+     --mysql-compression=on --mysql-ignore-errors=1062,1213 --thread-stack-size=128K",
+    "--mysql-socket=/tmp/a.sock,/tmp/b.sock --mysql-ignore-errors=all --debug=on --forced-shutdown=3 --max-time=4 \
+     --max-requests=9 --tx-rate=2 --percentile=0 --db-driver=mysql",
+];
+
+/// sysbench 1.0.20 itself, when installed (`$WIREBENCH_SYSBENCH` or
+/// /usr/bin/sysbench); this test then compares with it too.
+fn installed_sysbench() -> Option<PathBuf> {
+    let path = std::env::var_os("WIREBENCH_SYSBENCH").map_or_else(|| PathBuf::from("/usr/bin/sysbench"), PathBuf::from);
+    let version = Command::new(&path).arg("--version").output().ok()?;
+    version.stdout.starts_with(b"sysbench 1.0.20").then_some(path)
+}
+
+/// The output of sysbench_opt.lua's `prepare` (sysbench.opt sorted, with
+/// types) without the banner and blank lines, and without the pgsql
+/// driver's options, which sysbench exports and wirebench, which has no
+/// pgsql driver, does not.
+fn opt_listing(program: &std::path::Path, line: &str) -> String {
+    let output = Command::new(program)
+        .args(line.split_whitespace())
+        .args(["sysbench_opt.lua", "prepare"])
+        .current_dir(cram_dir())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = [output.stderr, output.stdout].concat();
+    String::from_utf8_lossy(&text)
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("sysbench 1.0.20") && !l.starts_with("pgsql_"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The expected lists (tests/lua/cram/sysbench_opt_N.out) were recorded
+/// from sysbench 1.0.20 (pgsql options left out); with sysbench installed
+/// the test compares with it as well.
+#[test]
+fn sysbench_opt_has_every_option_as_sysbench_exports_it() {
+    let tmp = CramTmp::new("sysbench_opt");
+    let ours = tmp.0 .0.join("sysbench");
+    let real = installed_sysbench();
+    for (i, line) in OPT_LINES.iter().enumerate() {
+        let listing = opt_listing(&ours, line);
+        let recorded = std::fs::read_to_string(cram_dir().join(format!("sysbench_opt_{}.out", i + 1))).expect("out");
+        assert_eq!(listing, recorded, "sysbench.opt with {line:?}");
+        if let Some(sysbench) = &real {
+            assert_eq!(
+                listing,
+                opt_listing(sysbench, line),
+                "sysbench.opt with {line:?}, against {}",
+                sysbench.display()
+            );
+        }
+    }
+}

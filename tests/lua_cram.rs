@@ -1022,3 +1022,24 @@ fn api_legacy_sql_oltp() {
         assert_cram(&format!("api_legacy_sql.t, oltp.lua, {engine}"), &expected, &out);
     }
 }
+
+// ---------------------------------------------------------------------
+// Engine options a script's threads do not honour: refused in one line
+// ---------------------------------------------------------------------
+
+/// A script's threads run one query at a time each, in threads of their
+/// own, with their numbers (`sysbench.tid`) from 0: `--pipeline`, `--cpus`,
+/// `--mysql-dry-run` and `--shard` would silently do nothing or number
+/// the threads wrongly, so each is refused in one line that names it.
+#[test]
+fn engine_options_are_refused_for_scripts_in_one_line() {
+    let tmp = CramTmp::new("refusals");
+    tmp.write("refused.lua", "function event() error('a refused option let the script run') end\n");
+    for option in ["--pipeline=4", "--cpus=0", "--mysql-dry-run", "--shard=1/2"] {
+        let output = tmp.sysbench(&args(&["refused.lua", option, "--events=1", "run"]), None);
+        let named = option.split('=').next().unwrap_or(option);
+        let lines: Vec<&str> = output.lines().collect();
+        assert!(lines.len() == 2 && lines[0].starts_with("FATAL: ") && lines[0].contains(named), "{option}: {output}");
+        assert_eq!(lines[1], "[1]", "{option}: {output}");
+    }
+}

@@ -509,8 +509,8 @@ myisam_max_rows = 1000000
 -- sysbench 0.5's SQL API (sb_lua.c's sysbench.db, which sysbench.compat.lua
 -- names db_query, db_connect, ...): one implicit connection per state,
 -- made by the first call that needs it. Errors are sb_lua.c's: a failed
--- call raises "<call>() failed" without a position (luaL_error from C),
--- an ignorable error restarts the event.
+-- call raises "<call>() failed" at the script's line (luaL_error from the
+-- C function the script called), an ignorable error restarts the event.
 -- ----------------------------------------------------------------------
 local db = {
    DB_ERROR_NONE = sql.error.NONE,
@@ -523,7 +523,8 @@ local db_stmt_mt = { __tostring = function() return '<sysbench.stmt>' end }
 local db_rs_mt = { __tostring = function() return '<sysbench.rs>' end }
 
 -- The API call `f(...)` on the connection; an ignored error's restart
--- goes through, any other failure is `what`() failed.
+-- goes through, any other failure is `what`() failed. Called by a db.*
+-- function, so the script's line is level 3, as for the helpers below.
 local function db_call(what, f, ...)
    local ok, ret = pcall(f, ...)
    if ok then
@@ -532,25 +533,29 @@ local function db_call(what, f, ...)
    if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
       error(ret, 0)
    end
-   error(what .. "() failed", 0)
+   error(what .. "() failed", 3)
 end
 
 local function db_connection()
    if db_con == nil then
-      error("Uninitialized database connection", 0)
+      error("Uninitialized database connection", 3)
    end
    return db_con
 end
 
-function db.connect()
+local function db_connect_here()
    db_driver = "mysql"
    if db_con == nil then
       local ok, con = pcall(sql.driver().connect, sql.driver())
       if not ok then
-         error("Failed to connect to the database", 0)
+         error("Failed to connect to the database", 3)
       end
       db_con = con
    end
+end
+
+function db.connect()
+   db_connect_here()
 end
 
 function db.disconnect()
@@ -561,7 +566,7 @@ function db.disconnect()
 end
 
 function db.query(query)
-   if db_con == nil then db.connect() end
+   if db_con == nil then db_connect_here() end
    if type(query) ~= "string" then
       error("bad argument #1 to 'db_query' (string expected, got " .. type(query) .. ")", 2)
    end
@@ -572,7 +577,7 @@ function db.query(query)
 end
 
 function db.bulk_insert_init(query)
-   if db_con == nil then db.connect() end
+   if db_con == nil then db_connect_here() end
    db_call("db_bulk_insert_init", db_con.bulk_insert_init, db_con, query)
 end
 
@@ -587,7 +592,7 @@ function db.bulk_insert_done()
 end
 
 function db.prepare(query)
-   if db_con == nil then db.connect() end
+   if db_con == nil then db_connect_here() end
    local stmt = db_call("db_prepare", db_con.prepare, db_con, query)
    return setmetatable({ stmt = stmt, binds = {} }, db_stmt_mt)
 end
@@ -604,18 +609,18 @@ end
 function db.bind_param(stmt, params)
    db_connection()
    db_check_stmt(stmt, "db_bind_param")
-   if type(params) ~= "table" then error("table was expected", 0) end
+   if type(params) ~= "table" then error("table was expected", 2) end
    local binds, ids = {}, {}
    for id, value in pairs(params) do
       local btype = type(value) == "number" and sql.type.INT
          or type(value) == "string" and sql.type.VARCHAR
       if not btype then
-         error("Unsupported variable type: " .. type(value), 0)
+         error("Unsupported variable type: " .. type(value), 2)
       end
       binds[#binds + 1] = stmt.stmt:bind_create(btype, 2147483647)
       ids[#ids + 1] = id
    end
-   if #binds == 0 then error("table is empty", 0) end
+   if #binds == 0 then error("table is empty", 2) end
    stmt.stmt:bind_param(unpack(binds))
    stmt.binds, stmt.ids, stmt.params = binds, ids, params
 end
@@ -625,8 +630,8 @@ end
 function db.bind_result(stmt, results)
    db_connection()
    db_check_stmt(stmt, "db_bind_result")
-   if type(results) ~= "table" then error("table was expected", 0) end
-   if next(results) == nil then error("table is empty", 0) end
+   if type(results) ~= "table" then error("table was expected", 2) end
+   if next(results) == nil then error("table is empty", 2) end
 end
 
 -- A failure other than an ignored error gives a result set with nothing

@@ -33,15 +33,31 @@ const OWN_GROUPS: [&[defs::OptDef]; 10] = [
     defs::OPTION_FILES,
 ];
 
+/// A Lua script the command line names, and how.
+pub(crate) struct NamedScript {
+    script: String,
+    command: String,
+    /// `--test=SCRIPT` as written: sysbench 1.0.20 runs a script named so
+    /// (the 0.5 way) and warns that `--test` is deprecated.
+    test_opt: Option<String>,
+}
+
 /// The script and command word when the line names a Lua script to run
 /// with the Lua engine: a `.lua` path that is no sysbench script wirebench
-/// has built in, or any script path with `--lua`.
+/// has built in, or any script path with `--lua`; as the first word or as
+/// `--test=PATH`.
 pub(crate) fn named(
     test_opt: Option<&RawOpt>,
     words: &[&str],
     list: &[RawOpt],
-) -> Result<Option<(String, String)>, CliError> {
-    let Some((&first, rest)) = words.split_first().filter(|_| test_opt.is_none()) else { return Ok(None) };
+) -> Result<Option<NamedScript>, CliError> {
+    let (first, rest) = match test_opt {
+        Some(opt) => (value::text(opt, "NAME")?, words),
+        None => match words.split_first() {
+            Some((&first, rest)) => (first, rest),
+            None => return Ok(None),
+        },
+    };
     let forced = match list.iter().rev().find(|o| o.key == "lua") {
         Some(opt) => value::boolean(opt)?,
         None => false,
@@ -59,16 +75,18 @@ pub(crate) fn named(
         return Err(CliError::UnexpectedArgument((*extra).to_owned()));
     }
     let Some(&command) = rest.first() else { return Err(CliError::MissingCommand { test: first.to_owned() }) };
-    Ok(Some((first.to_owned(), command.to_owned())))
+    let test_opt = test_opt.map(RawOpt::shown);
+    Ok(Some(NamedScript { script: first.to_owned(), command: command.to_owned(), test_opt }))
 }
 
 /// The invocation of `script`'s `command` with the options in `list`.
 pub(crate) fn invocation(
     list: Vec<RawOpt>,
-    (script, command): (String, String),
+    named: NamedScript,
     sources: &CredentialSources,
     notes: Vec<String>,
 ) -> Result<Invocation, CliError> {
+    let NamedScript { script, command, test_opt } = named;
     let (own, theirs): (Vec<RawOpt>, Vec<RawOpt>) =
         list.into_iter().partition(|o| OWN_GROUPS.iter().any(|group| defs::is_in(group, &o.key)));
     // For reading sysbench's options: what kind of command this is.
@@ -80,7 +98,8 @@ pub(crate) fn invocation(
     };
     let chosen =
         Chosen { test: Test::OltpReadWrite, legacy: None, legacy_options: LegacyOptions::default(), command: kind };
-    let warnings: Vec<StartupWarning> = Vec::new();
+    let warnings: Vec<StartupWarning> =
+        test_opt.into_iter().map(|shown| StartupWarning::DeprecatedTestOption { shown }).collect();
     let mut bench = build::bench(chosen, Opts::new(own), sources, notes, warnings)?;
     let options = theirs.into_iter().map(|o| (o.key, o.value)).collect();
     bench.script = Some(ScriptCall { path: PathBuf::from(script), command, options });

@@ -192,20 +192,61 @@ fn size(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
+/// Exports sysbench's own options (`general`) and the script's (`given`
+/// on the command line) into `sysbench.opt`. A script without
+/// `sysbench.cmdline.options` is a 0.5-style one: as sysbench 1.0.20 does
+/// for it, any option is accepted (as a string) and every option is also
+/// a global variable, unless a global function has its name (`help`).
+pub(crate) fn export_all(
+    lua: &Lua,
+    general: &[(String, OptValue)],
+    given: &[(String, Option<String>)],
+    script: &str,
+) -> Result<(), ScriptError> {
+    if declares_options(lua)? {
+        let script_values = values(&definitions(lua)?, given, script)?;
+        return Ok(export(lua, general, &script_values)?);
+    }
+    let untyped: Vec<(String, OptValue)> =
+        given.iter().map(|(name, value)| (name.clone(), OptValue::Text(value.clone().unwrap_or_default()))).collect();
+    export(lua, general, &untyped)?;
+    export_globals(lua, general.iter().chain(&untyped))?;
+    Ok(())
+}
+
+fn declares_options(lua: &Lua) -> mlua::Result<bool> {
+    let sysbench: Table = lua.globals().get("sysbench")?;
+    let cmdline: Table = sysbench.get("cmdline")?;
+    Ok(!cmdline.get::<Value>("options")?.is_nil())
+}
+
+fn lua_value(lua: &Lua, value: &OptValue) -> mlua::Result<Value> {
+    Ok(match value {
+        OptValue::Bool(b) => Value::Boolean(*b),
+        OptValue::Number(n) => Value::Number(*n),
+        OptValue::Text(s) => Value::String(lua.create_string(s)?),
+        OptValue::List(items) => Value::Table(lua.create_sequence_from(items.iter().map(String::as_str))?),
+        OptValue::Nil => Value::Nil,
+    })
+}
+
 /// Sets `sysbench.opt` to sysbench's own options and the script's.
-pub(crate) fn export(lua: &Lua, general: &[(String, OptValue)], script: &[(String, OptValue)]) -> mlua::Result<()> {
+fn export(lua: &Lua, general: &[(String, OptValue)], script: &[(String, OptValue)]) -> mlua::Result<()> {
     let opt = lua.create_table()?;
     for (name, value) in general.iter().chain(script) {
-        let value = match value {
-            OptValue::Bool(b) => Value::Boolean(*b),
-            OptValue::Number(n) => Value::Number(*n),
-            OptValue::Text(s) => Value::String(lua.create_string(s)?),
-            OptValue::List(items) => Value::Table(lua.create_sequence_from(items.iter().map(String::as_str))?),
-            OptValue::Nil => Value::Nil,
-        };
-        opt.set(name.as_str(), value)?;
+        opt.set(name.as_str(), lua_value(lua, value)?)?;
     }
     lua.globals().get::<Table>("sysbench")?.set("opt", opt)
+}
+
+fn export_globals<'a>(lua: &Lua, options: impl Iterator<Item = &'a (String, OptValue)>) -> mlua::Result<()> {
+    let globals = lua.globals();
+    for (name, value) in options {
+        if !matches!(globals.get::<Value>(name.as_str())?, Value::Function(_)) {
+            globals.set(name.as_str(), lua_value(lua, value)?)?;
+        }
+    }
+    Ok(())
 }
 
 /// `SCRIPT help`'s list, as sysbench's `sb_print_test_options` writes it.
@@ -261,6 +302,28 @@ mod tests {
         assert!(err.starts_with("invalid option: --foo=1"), "{err}");
         let bad = vec![("n".to_owned(), Some("x".to_owned()))];
         assert!(matches!(super::values(&defs, &bad, "t.lua"), Err(ScriptError::BadValue { .. })));
+    }
+
+    #[test]
+    fn a_script_without_options_takes_any_option_and_gets_them_as_globals() {
+        let general = vec![("threads".to_owned(), OptValue::Number(2.0)), ("help".to_owned(), OptValue::Bool(false))];
+        let given = vec![("oltp_tables_count".to_owned(), Some("3".to_owned())), ("flag".to_owned(), None)];
+        let lua = Lua::new();
+        lua.load("sysbench = { cmdline = {} } function help() end").exec().unwrap();
+        export_all(&lua, &general, &given, "t.lua").unwrap();
+        let (globals, opt) = (lua.globals(), lua.load("return sysbench.opt").eval::<Table>().unwrap());
+        assert_eq!(globals.get::<f64>("threads").unwrap(), 2.0);
+        assert_eq!(globals.get::<String>("oltp_tables_count").unwrap(), "3");
+        assert_eq!(opt.get::<String>("oltp_tables_count").unwrap(), "3");
+        assert_eq!(globals.get::<String>("flag").unwrap(), "");
+        assert!(matches!(globals.get::<Value>("help").unwrap(), Value::Function(_)));
+        // A 1.0 script (an options table, even an empty one): options are
+        // checked and stay in sysbench.opt.
+        let lua = Lua::new();
+        lua.load("sysbench = { cmdline = { options = {} } }").exec().unwrap();
+        assert!(matches!(export_all(&lua, &general, &given, "t.lua"), Err(ScriptError::UnknownOption { .. })));
+        export_all(&lua, &general, &[], "t.lua").unwrap();
+        assert!(lua.globals().get::<Value>("threads").unwrap().is_nil());
     }
 
     #[test]

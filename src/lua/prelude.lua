@@ -501,3 +501,191 @@ function sb_rand_uniq(a, b)
    until res >= a and res <= b
    return res
 end
+
+mysql_table_engine = mysql_table_engine or "innodb"
+myisam_max_rows = 1000000
+
+-- ----------------------------------------------------------------------
+-- sysbench 0.5's SQL API (sb_lua.c's sysbench.db, which sysbench.compat.lua
+-- names db_query, db_connect, ...): one implicit connection per state,
+-- made by the first call that needs it. Errors are sb_lua.c's: a failed
+-- call raises "<call>() failed" at the script's line (luaL_error from the
+-- C function the script called), an ignorable error restarts the event.
+-- ----------------------------------------------------------------------
+local db = {
+   DB_ERROR_NONE = sql.error.NONE,
+   DB_ERROR_RESTART_TRANSACTION = sql.error.IGNORABLE,
+   DB_ERROR_FAILED = sql.error.FATAL,
+}
+sysbench.db = db
+local db_con
+local db_stmt_mt = { __tostring = function() return '<sysbench.stmt>' end }
+local db_rs_mt = { __tostring = function() return '<sysbench.rs>' end }
+
+-- The API call `f(...)` on the connection; an ignored error's restart
+-- goes through, any other failure is `what`() failed. Called by a db.*
+-- function, so the script's line is level 3, as for the helpers below.
+local function db_call(what, f, ...)
+   local ok, ret = pcall(f, ...)
+   if ok then
+      return ret
+   end
+   if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+      error(ret, 0)
+   end
+   error(what .. "() failed", 3)
+end
+
+local function db_connection()
+   if db_con == nil then
+      error("Uninitialized database connection", 3)
+   end
+   return db_con
+end
+
+local function db_connect_here()
+   db_driver = "mysql"
+   if db_con == nil then
+      local ok, con = pcall(sql.driver().connect, sql.driver())
+      if not ok then
+         error("Failed to connect to the database", 3)
+      end
+      db_con = con
+   end
+end
+
+function db.connect()
+   db_connect_here()
+end
+
+function db.disconnect()
+   if db_con ~= nil then
+      db_con:disconnect()
+      db_con = nil
+   end
+end
+
+function db.query(query)
+   if db_con == nil then db_connect_here() end
+   if type(query) ~= "string" then
+      error("bad argument #1 to 'db_query' (string expected, got " .. type(query) .. ")", 2)
+   end
+   local rs = db_call("db_query", db_con.query, db_con, query)
+   if db_con.current_rs == rs then
+      rs:free()
+   end
+end
+
+function db.bulk_insert_init(query)
+   if db_con == nil then db_connect_here() end
+   db_call("db_bulk_insert_init", db_con.bulk_insert_init, db_con, query)
+end
+
+function db.bulk_insert_next(value)
+   local con = db_connection()
+   db_call("db_bulk_insert_next", con.bulk_insert_next, con, value)
+end
+
+function db.bulk_insert_done()
+   local con = db_connection()
+   db_call("db_bulk_insert_done", con.bulk_insert_done, con)
+end
+
+function db.prepare(query)
+   if db_con == nil then db_connect_here() end
+   local stmt = db_call("db_prepare", db_con.prepare, db_con, query)
+   return setmetatable({ stmt = stmt, binds = {} }, db_stmt_mt)
+end
+
+local function db_check_stmt(stmt, func)
+   if getmetatable(stmt) ~= db_stmt_mt then
+      error("bad argument #1 to '" .. func .. "' (prepared statement expected)", 3)
+   end
+end
+
+-- sb_lua.c binds the table's entries in its traversal order, an int for a
+-- number and a string for a string; execute() reads the values from the
+-- same table then, so a script changes them between executions.
+function db.bind_param(stmt, params)
+   db_connection()
+   db_check_stmt(stmt, "db_bind_param")
+   if type(params) ~= "table" then error("table was expected", 2) end
+   local binds, ids = {}, {}
+   for id, value in pairs(params) do
+      local btype = type(value) == "number" and sql.type.INT
+         or type(value) == "string" and sql.type.VARCHAR
+      if not btype then
+         error("Unsupported variable type: " .. type(value), 2)
+      end
+      binds[#binds + 1] = stmt.stmt:bind_create(btype, 2147483647)
+      ids[#ids + 1] = id
+   end
+   if #binds == 0 then error("table is empty", 2) end
+   stmt.stmt:bind_param(unpack(binds))
+   stmt.binds, stmt.ids, stmt.params = binds, ids, params
+end
+
+-- Result binds are never read: 0.5's Lua API has no call that fetches a
+-- row, so sb_lua.c's binding only checks the table.
+function db.bind_result(stmt, results)
+   db_connection()
+   db_check_stmt(stmt, "db_bind_result")
+   if type(results) ~= "table" then error("table was expected", 2) end
+   if next(results) == nil then error("table is empty", 2) end
+end
+
+-- A failure other than an ignored error gives a result set with nothing
+-- in it, as sb_lua.c's (the driver has logged the error).
+function db.execute(stmt)
+   db_connection()
+   db_check_stmt(stmt, "db_execute")
+   for i, bind in ipairs(stmt.binds) do
+      bind:set(stmt.params[stmt.ids[i]])
+   end
+   local ok, ret = pcall(stmt.stmt.execute, stmt.stmt)
+   if not ok and type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+      error(ret, 0)
+   end
+   return setmetatable({ rs = ok and ret or nil }, db_rs_mt)
+end
+
+function db.store_results(rs)
+   db_connection()
+   if getmetatable(rs) ~= db_rs_mt then
+      error("bad argument #1 to 'db_store_results' (result set expected)", 2)
+   end
+end
+
+function db.free_results(rs)
+   local con = db_connection()
+   if getmetatable(rs) ~= db_rs_mt then
+      error("bad argument #1 to 'db_free_results' (result set expected)", 2)
+   end
+   if rs.rs ~= nil and con.current_rs == rs.rs then
+      rs.rs:free()
+   end
+   rs.rs = nil
+end
+
+function db.close(stmt)
+   db_connection()
+   db_check_stmt(stmt, "db_close")
+   stmt.stmt:close()
+end
+
+db_connect = db.connect
+db_disconnect = db.disconnect
+db_query = db.query
+db_bulk_insert_init = db.bulk_insert_init
+db_bulk_insert_next = db.bulk_insert_next
+db_bulk_insert_done = db.bulk_insert_done
+db_prepare = db.prepare
+db_bind_param = db.bind_param
+db_bind_result = db.bind_result
+db_execute = db.execute
+db_store_results = db.store_results
+db_free_results = db.free_results
+db_close = db.close
+DB_ERROR_NONE = db.DB_ERROR_NONE
+DB_ERROR_RESTART_TRANSACTION = db.DB_ERROR_RESTART_TRANSACTION
+DB_ERROR_FAILED = db.DB_ERROR_FAILED

@@ -134,10 +134,7 @@ fn sysbench_table(lua: &Lua, env: &ScriptEnv, tid: u32) -> mlua::Result<Table> {
 /// The options exported into `sysbench.opt` of `lua`: sysbench's and the
 /// script's (checked against its definitions).
 pub(crate) fn export_options(lua: &Lua, env: &ScriptEnv) -> Result<(), ScriptError> {
-    let defs = options::definitions(lua)?;
-    let script = options::values(&defs, &env.call.options, &script_name(&env.call.path))?;
-    options::export(lua, &env.general, &script)?;
-    Ok(())
+    options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))
 }
 
 /// The global function `name`, if the script defines one.

@@ -10,11 +10,12 @@ use super::benchmark::{
 use super::interrupt::Interrupts;
 use super::output::Output;
 use super::result_sink::ResultSink;
+use super::script_options::general_options;
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::supervise::secs_to_ns;
 use super::{print_banner, Outcome, RunError};
 use crate::cli::Bench;
-use crate::lua::{self, Help, OptValue, ScriptCall, ScriptEnv, ThreadsPlan};
+use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
 use crate::rand::{RandUnique, SharedUnique};
 
 /// Carries out `call` for `bench`'s command line.
@@ -73,28 +74,6 @@ fn script_env(bench: &Bench, call: &ScriptCall) -> Result<ScriptEnv, RunError> {
         ignore: bench.mysql.ignore_errors.clone(),
         draw_after_event: bench.general.percentile.is_some(),
     })
-}
-
-/// sysbench's own options as scripts read them in `sysbench.opt`.
-fn general_options(bench: &Bench) -> Vec<(String, OptValue)> {
-    let g = &bench.general;
-    let number = |name: &str, n: f64| (name.to_owned(), OptValue::Number(n));
-    let text = |name: &str, s: &str| (name.to_owned(), OptValue::Text(s.to_owned()));
-    vec![
-        number("threads", f64::from(g.threads)),
-        number("time", f64::from(g.time.unwrap_or(0))),
-        number("events", g.events.unwrap_or(0) as f64),
-        number("rate", f64::from(g.rate.unwrap_or(0))),
-        number("report_interval", f64::from(g.report_interval.unwrap_or(0))),
-        number("percentile", f64::from(g.percentile.unwrap_or(0))),
-        number("verbosity", f64::from(g.verbosity)),
-        number("rand_seed", f64::from(bench.rand.seed)),
-        (String::from("histogram"), OptValue::Bool(g.histogram)),
-        (String::from("debug"), OptValue::Bool(g.debug)),
-        text("db_driver", "mysql"),
-        text("mysql_user", &bench.mysql.user),
-        text("mysql_db", &bench.mysql.db),
-    ]
 }
 
 /// `run`: `init()`, the threads, the reports, `done()`.

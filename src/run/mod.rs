@@ -37,6 +37,7 @@ mod output;
 mod plan;
 mod reports;
 mod result_sink;
+mod script_options;
 mod setup;
 mod shard;
 mod shared_steps;

@@ -123,9 +123,17 @@ fn three_shards_merge_into_one_run() {
     let other_start =
         [args.clone(), vec![format!("--start-at={:.3}", start_at + 1.0), "--threads=6".to_owned()]].concat();
     children.push(spawn_shard(&other_start, "1/3", &file("later.json"), &file("later.hlog")));
-    for (i, child) in children.into_iter().enumerate() {
-        succeeded(child.wait_with_output().unwrap(), &format!("process {i}"));
-    }
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .enumerate()
+        .map(|(i, child)| succeeded(child.wait_with_output().unwrap(), &format!("process {i}")))
+        .collect();
+    // A shard's interim lines (its report is on stderr with --format=json)
+    // end with the interval's end by the wall clock.
+    let report = text(&outputs[0].stderr);
+    let first = report.lines().find(|l| l.starts_with("[ 1s ] thds: 2 tps: ")).unwrap_or_else(|| panic!("{report}"));
+    let at = first.rsplit_once(" at ").map(|(_, at)| at).unwrap_or_else(|| panic!("{first}"));
+    assert!(at.len() == 24 && at.starts_with("20") && at.ends_with('Z'), "{first}");
     let shards: Vec<PathBuf> = (0..3).map(|i| file(&format!("s{i}.json"))).collect();
     let finals: Vec<Value> = shards.iter().map(|p| final_line(p)).collect();
     for (i, result) in finals.iter().enumerate() {

@@ -48,12 +48,13 @@ pub(super) fn run(
             return Ok(Outcome::Interrupted(signal));
         }
     };
+    let shard_seed = shard_seed(seed, bench.general.shard.index());
+    let mut context = unstarted_context(bench, &plans.connections_per_loop(), shard_seed);
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(Outcome::Interrupted(signal));
     }
-    let shard_seed = shard_seed(seed, bench.general.shard.index());
-    let (context, late) = loop_context(bench, &plans.connections_per_loop(), shard_seed, bench.general.start_at);
+    let late = start_clock(bench, &mut context, bench.general.start_at);
     say_started(bench, late);
     sink.clock_started(sessions.server_version(), late);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
@@ -191,39 +192,54 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result
     Ok(Some(HdrLog::create(path, start, general.rate.is_some(), comment)?))
 }
 
-/// What every loop shares: the statistics board, the limits, the clock;
-/// and how long after `start_at` (`--start-at`) the clock started, which
-/// `--time` does not add to, so that every shard ends at the same instant.
-/// The board and limits are made first: their allocations take
-/// milliseconds, which would otherwise make the start late unseen.
+/// What every loop shares: the statistics board, the limits, the clock,
+/// started now; and how long after `start_at` (`--start-at`) that is.
 pub(super) fn loop_context(
     bench: &Bench,
     per_loop: &[usize],
     seed: u32,
     start_at: Option<SystemTime>,
 ) -> (LoopContext, Duration) {
+    let mut context = unstarted_context(bench, per_loop, seed);
+    let late = start_clock(bench, &mut context, start_at);
+    (context, late)
+}
+
+/// The loops' shared state, made before `--start-at` is waited for: its
+/// allocations take milliseconds, which would make the start late.
+fn unstarted_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
-    let board = StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(bench));
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
         None => RunControl::new(general.events, per_loop.len()),
     };
-    let late = start_at.map_or(Duration::ZERO, |at| SystemTime::now().duration_since(at).unwrap_or_default());
-    let late_ns = late.as_nanos() as u64;
-    if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
-        control.cut_at((secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS).saturating_sub(late_ns));
-    }
-    let context = LoopContext {
-        board,
+    LoopContext {
+        board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(bench)),
         control,
         clock: Clock::start(),
-        // --warmup-time runs before the measured --time, as in sysbench master.
-        deadline_ns: general.time.map(|t| (secs_to_ns(t) + secs_to_ns(general.warmup_time)).saturating_sub(late_ns)),
+        deadline_ns: None,
         ignore: bench.mysql.ignore_errors.clone(),
         finished: Default::default(),
         usage: Default::default(),
-    };
-    (context, late)
+    }
+}
+
+/// Starts the run's clock now, how long after `start_at` that is; `--time`
+/// does not add that lateness, so that every shard ends at the same
+/// instant.
+fn start_clock(bench: &Bench, context: &mut LoopContext, start_at: Option<SystemTime>) -> Duration {
+    let general = &bench.general;
+    let late = start_at.map_or(Duration::ZERO, |at| SystemTime::now().duration_since(at).unwrap_or_default());
+    let late_ns = late.as_nanos() as u64;
+    if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
+        let cut_ns = secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS;
+        context.control.cut_at(cut_ns.saturating_sub(late_ns));
+    }
+    // --warmup-time runs before the measured --time, as in sysbench master.
+    context.deadline_ns =
+        general.time.map(|t| (secs_to_ns(t) + secs_to_ns(general.warmup_time)).saturating_sub(late_ns));
+    context.clock = Clock::start();
+    late
 }
 
 /// The latencies an output of this run will show (each costs the loops an

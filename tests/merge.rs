@@ -168,6 +168,16 @@ fn three_shards_merge_into_one_run() {
         assert_eq!(merged_percentile(result, p), expected, "p{p}");
     }
 
+    let log_paths: Vec<&Path> = logs.iter().map(PathBuf::as_path).collect();
+    let from_logs = succeeded(merge(&log_paths, &["--percentile=50,99"]), "merge of the logs");
+    let stdout = text(&from_logs.stdout);
+    assert!(stdout.starts_with("Merged 3 of 3 shards' --hdr-log files of run "), "{stdout}");
+    assert!(stdout.contains(&format!("\n    events: {}\n", all.len())), "{stdout}");
+    let p99 = format!("{:.2}", all.value_at_quantile(0.99) as f64 / 1e6);
+    assert!(stdout.lines().any(|l| l.trim_start().starts_with("p99:") && l.ends_with(&format!(" {p99}"))), "{stdout}");
+    let mixed = merge(&[paths[0], &logs[1]], &[]);
+    assert!(!mixed.status.success() && text(&mixed.stderr).contains("not both"), "{}", text(&mixed.stderr));
+
     let report = succeeded(merge(&paths, &[]), "merge");
     let (stdout, stderr) = (text(&report.stdout), text(&report.stderr));
     assert!(stdout.contains("Merged 3 of 3 shards of run "), "{stdout}");

@@ -152,7 +152,7 @@ pub fn merge_help() -> String {
          Reads the results the shards of one run wrote (`wirebench ... --shard=I/N --start-at=TIME --format=json run > \
          shard-I.json`), adds their counters and histograms, and prints sysbench's report of the whole run, with \
          exact percentiles. It names missing shards, shards that started late and options that differ, and refuses \
-         files of different runs.\n\n",
+         files of different runs. Given the shards' --hdr-log files instead, it prints the run's latencies from them.\n\n",
     );
     section(&mut out, "merge options:", defs::MERGE, Personality::Wirebench);
     out

@@ -65,6 +65,19 @@ pub enum MergeError {
     DuplicateShard { index: u32, count: u32, first: PathBuf, other: PathBuf },
     #[error("merge needs the JSON results of a run's shards: wirebench merge shard-0.json shard-1.json ...")]
     NoFiles,
+    #[error("{} is not a shard's --hdr-log: {why}", .path.display())]
+    NotALog { path: PathBuf, why: String },
+    #[error(
+        "merge takes the shards' JSON results (which hold the counters and the same histograms) or their --hdr-log \
+         files, not both: {} is a log, {} a JSON result",
+        .log.display(), .json.display()
+    )]
+    MixedInputs { log: PathBuf, json: PathBuf },
+    #[error(
+        "--format=json needs the shards' JSON results: from --hdr-log files merge prints the latencies only; run \
+         the shards with --format=json"
+    )]
+    JsonFromLogs,
 }
 
 /// One shard's output: its final result and its intervals.

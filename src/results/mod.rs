@@ -14,7 +14,8 @@
 //! - `compare.rs`: result files read back, and the comparison tables.
 //! - `recorded.rs`: the histograms a result keeps so that shards add up
 //!   exactly; `shard_info.rs`: which shard of which run a result is;
-//!   `merge.rs`: a run's shards put back together (`wirebench merge`).
+//!   `merge.rs`: a run's shards put back together (`wirebench merge`),
+//!   `log_merge.rs`: their `--hdr-log` files, latencies only.
 //! - `chart.rs`: the SVG charts.
 //! - `options.rs`: the options of these outputs, which the command line
 //!   converts into.
@@ -29,6 +30,7 @@ pub mod clock;
 pub mod compare;
 pub mod csv;
 pub mod latency_summary;
+pub mod log_merge;
 pub mod merge;
 pub mod options;
 pub mod record;

@@ -1,6 +1,7 @@
 //! `wirebench merge shard-0.json ...`: the shards' files read, merged
 //! (`results::merge`), and the whole run's report printed as a single
-//! run's would be, or its JSON result lines.
+//! run's would be, or its JSON result lines; or, from the shards'
+//! `--hdr-log` files (`results::log_merge`), the whole run's latencies.
 
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
@@ -8,6 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::output::{stderr_line, Level, Output, OutputError};
 use super::RunError;
 use crate::results::clock::rfc3339_utc;
+use crate::results::log_merge::{merge_logs, MergedLogs, ShardLog};
 use crate::results::merge::{self, MergeError, MergedRun, ShardFile};
 use crate::results::record::{IntervalSpan, Measured, RunShape};
 use crate::results::{IntervalResult, LatencyListing, MergeOptions, OutputFormat, ResultLine, RunResult};
@@ -19,9 +21,18 @@ use crate::workload::StatementKind;
 /// report (on standard error with `--format=json`, whose lines go to
 /// standard output).
 pub fn merge(options: &MergeOptions) -> Result<(), RunError> {
-    let mut files = Vec::new();
+    let (mut files, mut logs) = (Vec::new(), Vec::new());
     for path in &options.files {
-        files.push(read_shard(path)?);
+        match read_input(path)? {
+            Input::Result(file) => files.push(*file),
+            Input::Log(log) => logs.push(log),
+        }
+    }
+    if let (Some(log), Some(file)) = (logs.first(), files.first()) {
+        return Err(MergeError::MixedInputs { log: log.path.clone(), json: file.path.clone() }.into());
+    }
+    if !logs.is_empty() {
+        return merge_log_files(&logs, options);
     }
     let run = merge::merge(files, StatementKind::NAMES)?;
     for line in run.notes.to_string().lines() {
@@ -34,9 +45,61 @@ pub fn merge(options: &MergeOptions) -> Result<(), RunError> {
     Ok(())
 }
 
-fn read_shard(path: &Path) -> Result<ShardFile, MergeError> {
+/// A shard's file: its JSON result, or its `--hdr-log`.
+enum Input {
+    Result(Box<ShardFile>),
+    Log(ShardLog),
+}
+
+/// A JSON result starts with `{`; an interval log with its `#` comments.
+fn read_input(path: &Path) -> Result<Input, MergeError> {
     let text = std::fs::read_to_string(path).map_err(|source| MergeError::Read { path: path.to_owned(), source })?;
-    ShardFile::parse(path, &text)
+    match text.trim_start().starts_with('#') {
+        true => ShardLog::parse(path, &text).map(Input::Log),
+        false => ShardFile::parse(path, &text).map(|file| Input::Result(Box::new(file))),
+    }
+}
+
+/// The shards' `--hdr-log` files merged: the events' latencies per
+/// interval and for the whole run (the counters are not in the logs).
+fn merge_log_files(logs: &[ShardLog], options: &MergeOptions) -> Result<(), RunError> {
+    if options.format == OutputFormat::Json {
+        return Err(MergeError::JsonFromLogs.into());
+    }
+    let merged = merge_logs(logs)?;
+    for line in merged.notes.to_string().lines() {
+        stderr_line(line);
+    }
+    print_log_report(&merged, &options.percentiles)?;
+    Ok(())
+}
+
+fn print_log_report(merged: &MergedLogs, percentiles: &[f64]) -> Result<(), OutputError> {
+    Level::Notice.print(format_args!(
+        "Merged {} of {} shards' --hdr-log files of run {} (latencies only: the counters are in the shards' JSON \
+         results)\n\n",
+        merged.shards, merged.count, merged.run_id
+    ))?;
+    for (end_s, _, latency) in &merged.slots {
+        let at = wall_clock(merged.from_unix_s + end_s);
+        let p = |p: f64| latency.percentile_ms(p);
+        Level::Notice.print(format_args!(
+            "[ {end_s:.0}s ] events: {} lat (ms) p50: {:.2} p95: {:.2} p99: {:.2} max: {:.2} at {at}\n",
+            latency.count(),
+            p(50.0),
+            p(95.0),
+            p(99.0),
+            latency.max_ns() as f64 / 1e6
+        ))?;
+    }
+    let total = &merged.total;
+    Level::Notice.print(format_args!(
+        "\nLatency (ms), from the histograms (3 significant digits):\n    events: {}\n    min: {:.2}\n    max: {:.2}\n",
+        total.count(),
+        total.min_ns() as f64 / 1e6,
+        total.max_ns() as f64 / 1e6
+    ))?;
+    Level::Notice.print(PercentileBlock { percentiles, latency: total, service: None })
 }
 
 /// The wall-clock time `s` Unix seconds, as interim lines show it.

@@ -27,6 +27,9 @@ fn main() -> ExitCode {
             let report = if bench.results.format.is_machine_readable() { Output::Stderr } else { Output::Stdout };
             Console { report, ..Console::new(bench.general.verbosity, personality) }
         }
+        Invocation::Merge(options) if options.format.is_machine_readable() => {
+            Console { report: Output::Stderr, ..Console::new(Console::current().verbosity, personality) }
+        }
         _ => Console::new(Console::current().verbosity, personality),
     };
     console.install();
@@ -35,6 +38,15 @@ fn main() -> ExitCode {
         Invocation::Help { null_server: false } => printed(Output::Stdout.print(cli::general_help(personality))),
         Invocation::Help { null_server: true } => printed(Output::Stdout.print(cli::null_server_help())),
         Invocation::CompareHelp => printed(Output::Stdout.print(cli::compare_help())),
+        Invocation::MergeHelp => printed(Output::Stdout.print(cli::merge_help())),
+        Invocation::Merge(options) => match run::merge(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(RunError::Output(e)) => output_failed(&e),
+            Err(e) => {
+                error_line(format_args!("wirebench: {e}"));
+                ExitCode::FAILURE
+            }
+        },
         Invocation::Compare(options) => match run::compare(&options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(RunError::Output(e)) => output_failed(&e),

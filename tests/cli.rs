@@ -1152,6 +1152,29 @@ fn compare_takes_files_and_its_own_options() {
     }
 }
 
+#[test]
+fn merge_takes_shard_files_and_a_run_s_percentiles() {
+    use wirebench::results::OutputFormat;
+    let line = "merge --format=json --percentile=50,99.9 --per-statement s0.json s1.json";
+    let Invocation::Merge(options) = parse_line(line).unwrap() else { panic!("not a merge") };
+    assert_eq!(options.files, [std::path::PathBuf::from("s0.json"), "s1.json".into()]);
+    assert_eq!((options.format, options.percentile, options.per_statement), (OutputFormat::Json, Some(50), true));
+    assert_eq!(options.percentiles, [50.0, 99.9]);
+    let Invocation::Merge(options) = parse_line("merge s0.json").unwrap() else { panic!("not a merge") };
+    assert_eq!((options.format, options.percentiles, options.percentile), (OutputFormat::Text, vec![95.0], Some(95)));
+    assert_eq!(parse_line("merge --help").unwrap(), Invocation::MergeHelp);
+    for (line, needle) in [
+        ("merge", "merge needs the shards' result files"),
+        ("merge --format=csv a.json", "expected text or json"),
+        ("merge --percentile=101 a.json", "a percentile from 1 to 100"),
+        ("merge --threads=4 a.json", "not a merge option"),
+        ("merge --per-statment a.json", "did you mean --per-statement?"),
+    ] {
+        let message = refused(line).to_string();
+        assert!(message.contains(needle), "{line}: {message}");
+    }
+}
+
 /// wirebench's latency options: the `--percentile` list (sysbench's line
 /// keeps its first whole value, else 95), `--per-statement`,
 /// `--rate-arrival`, `--hdr-log`, and what each refuses.

@@ -114,6 +114,7 @@ fn seed_interim_lines() {
             latency: &latency,
             percentile: 95,
             queue: None,
+            at: None,
         };
         assert_eq!(line.to_string(), expected);
     }
@@ -491,6 +492,7 @@ fn wirebench_output(o: &Options) -> String {
             latency: &interval.latencies.sysbench,
             percentile: o.percentile,
             queue: (o.rate > 0).then_some(QueueStats { length: 0, concurrency: 1 }),
+            at: None,
         };
         out += &line.to_string();
     }
@@ -694,6 +696,7 @@ fn identical_to_sysbench_without_events() {
             latency: &latency,
             percentile: 95,
             queue: None,
+            at: None,
         }
         .to_string();
     }

@@ -288,6 +288,12 @@ fn the_schema_refuses_what_breaks_the_format() {
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     let validator = schema();
     assert!(validator.is_valid(&last));
+    let shard = &last["run"]["shard"];
+    assert_eq!(
+        (shard["index"].as_u64(), shard["count"].as_u64(), &shard["merged_from"]),
+        (Some(0), Some(1), &Value::Null)
+    );
+    assert!(last["recorded"]["events"]["histogram"].as_str().is_some_and(|h| !h.is_empty()), "{last}");
     let mut broken = Vec::new();
     for (path, value) in [
         ("/rates/tps", Value::Null),
@@ -298,6 +304,10 @@ fn the_schema_refuses_what_breaks_the_format() {
         ("/latency_ms/percentiles/0/ms", json!(-1.0)),
         ("/statements/0/kind", json!("select")),
         ("/latency_spectrum/0/count", json!(0.5)),
+        ("/run/shard/run_id", json!("not a hash")),
+        ("/run/shard/count", json!(0)),
+        ("/recorded/events/histogram", json!(5)),
+        ("/recorded/sysbench/buckets/0", json!([3])),
     ] {
         let mut bad = last.clone();
         *bad.pointer_mut(path).unwrap() = value;
@@ -384,13 +394,13 @@ fn final_line(label: &str, threads: u32, qps: f64) -> String {
     let line = json!({"type": "final",
         "run": {"format_version": 1, "wirebench_version": "0.1.0", "label": label, "test": "oltp_read_only",
             "server_version": "10.11.6-MariaDB", "host": "db", "start_time": "2015-10-27T10:00:00.000Z",
-            "options": {}},
+            "options": {}, "shard": null},
         "step": {"index": 1, "steps": 9, "threads": threads}, "threads": threads, "end": "completed",
         "time_s": 100.0, "warmup_s": 0, "counters": counters, "rates": rates, "latency_ms": latency,
         "sysbench_percentile": {"percentile": 95.0, "ms": 1.0}, "service_latency_ms": null,
         "latency_spectrum": [], "statements": [], "rate": null,
         "fairness": {"events_avg": 1.0, "events_stddev": 0.0, "execution_time_avg_s": 1.0,
-            "execution_time_stddev_s": 0.0}});
+            "execution_time_stddev_s": 0.0}, "recorded": null});
     assert!(schema().is_valid(&line), "the fixture follows the schema");
     line.to_string()
 }

@@ -200,14 +200,17 @@ fn kubernetes_job_names_the_fields_a_sharded_run_needs() {
         manifest.lines().filter_map(|l| l.trim_start().strip_prefix("- ")).filter(|a| a.starts_with("--")).collect();
     assert!(args.contains(&format!("--shards={completions}").as_str()), "{args:?}");
     assert!(args.contains(&"--start-at=@START_AT@"), "{args:?}");
+    assert!(args.contains(&"--format=json"), "merge reads each pod's JSON result: {args:?}");
     assert!(manifest.contains("JOB_COMPLETION_INDEX") && manifest.contains("kubectl logs"));
+    assert!(manifest.contains("job-completion-index=$i") && manifest.contains("wirebench merge shard-*.json"));
     assert!(!manifest.contains('\t'), "YAML takes no tabs");
 }
 
 /// The ssh recipe against this host: a stand-in for ssh runs the remote
 /// command here (no sshd in the test machine), so what is checked is the
-/// command each host gets (its shard, the common start) and that the
-/// shards' reports, gathered in a directory, add up to `--events`.
+/// command each host gets (its shard, the common start), that the shards'
+/// JSON results, gathered in a directory, add up to `--events`, and that
+/// the script's merge of them says so.
 #[test]
 fn ssh_script_runs_one_shard_per_host() {
     let Some(server) = TestServer::find() else { return };
@@ -227,24 +230,32 @@ fn ssh_script_runs_one_shard_per_host() {
     succeeded(&run_shards(2, &with(&["cleanup"])));
     succeeded(&run_shards(2, &with(&["prepare"])));
     let out = dir.join("out");
-    let status = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/ssh/run-shards.sh"))
+    let output = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/ssh/run-shards.sh"))
         .args(["-o", out.to_str().unwrap(), "-d", "3", "localhost", "127.0.0.1", "--"])
         .args(with(&["--events=200", "--time=0", "run"]))
         .env("WIREBENCH_SSH", &fake_ssh)
         .env("WIREBENCH", env!("CARGO_BIN_EXE_wirebench"))
-        .status()
+        .env("WIREBENCH_LOCAL", env!("CARGO_BIN_EXE_wirebench"))
+        .stdout(std::process::Stdio::piped())
+        .output()
         .unwrap();
+    let (status, printed) = (output.status, text(&output.stdout));
     let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
     assert!(status.success(), "{calls}\n{}", std::fs::read_to_string(out.join("shard-1.err")).unwrap_or_default());
     assert!(calls.contains("localhost: ") && calls.contains("--shard=0/2 --start-at="), "{calls}");
     assert!(calls.contains("127.0.0.1: ") && calls.contains("--shard=1/2 --start-at="), "{calls}");
     let events: u64 = (0..2)
         .map(|shard| {
-            let report = std::fs::read_to_string(out.join(format!("shard-{shard}.out"))).unwrap();
-            reported(&report, "total number of events:")
+            let result = std::fs::read_to_string(out.join(format!("shard-{shard}.json"))).unwrap();
+            let last: serde_json::Value = serde_json::from_str(result.lines().last().unwrap()).unwrap();
+            last["counters"]["transactions"].as_u64().unwrap()
         })
         .sum();
     assert_eq!(events, 200);
+    let merged = std::fs::read_to_string(out.join("merged.txt")).unwrap();
+    assert_eq!(merged, printed);
+    assert!(merged.contains("Merged 2 of 2 shards"), "{merged}");
+    assert_eq!(reported(&merged, "total number of events:"), 200);
     assert_eq!(query_u64(&server, "SELECT (SELECT COUNT(*) FROM sbtest1) + (SELECT COUNT(*) FROM sbtest2)"), 200);
     succeeded(&run_shards(2, &with(&["cleanup"])));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -1,15 +1,20 @@
 #!/bin/sh
 # Runs one wirebench shard per host over ssh, all starting their events
-# at the same instant, and gathers each shard's report (stdout) and
-# messages (stderr) into a directory.
+# at the same instant, gathers each shard's JSON result (stdout) and
+# report and messages (stderr) into a directory, then merges the results
+# into the whole run's report.
 #
 #   deploy/ssh/run-shards.sh -o results/ -d 30 client1 client2 client3 -- \
 #       oltp_read_write --mysql-host=db1 --threads=192 --time=60 run
 #
-# Host i runs `wirebench ARGS --shard=i/N --start-at=T`, T being now plus
-# -d seconds (default 20: enough for ssh and the connections). WIREBENCH
-# names the program on the hosts (default: wirebench on their PATH),
-# WIREBENCH_SSH the ssh command (default: ssh -o BatchMode=yes).
+# Host i runs `wirebench ARGS --shard=i/N --start-at=T --format=json`, T
+# being now plus -d seconds (default 20: enough for ssh and the
+# connections), into DIR/shard-i.json and DIR/shard-i.err. Then, here,
+# `wirebench merge DIR/shard-*.json` writes DIR/merged.txt (and prints
+# it). WIREBENCH names the program on the hosts (default: wirebench on
+# their PATH), WIREBENCH_LOCAL the one here that merges (default:
+# wirebench), WIREBENCH_SSH the ssh command (default: ssh -o
+# BatchMode=yes).
 set -eu
 
 out=shards
@@ -48,8 +53,8 @@ index=0
 pids=""
 for host in $hosts; do
     ${WIREBENCH_SSH:-ssh -o BatchMode=yes} "$host" \
-        "${WIREBENCH:-wirebench}$quoted --shard=$index/$count --start-at=$start_at" \
-        >"$out/shard-$index.out" 2>"$out/shard-$index.err" &
+        "${WIREBENCH:-wirebench}$quoted --shard=$index/$count --start-at=$start_at --format=json" \
+        >"$out/shard-$index.json" 2>"$out/shard-$index.err" &
     pids="$pids $!"
     index=$((index + 1))
 done
@@ -63,4 +68,20 @@ for pid in $pids; do
     fi
     index=$((index + 1))
 done
-exit $status
+if [ $status -ne 0 ]; then
+    exit $status
+fi
+
+# The shards' files are in; merge them here (wirebench merge sorts them by
+# shard index and names any that is absent).
+set --
+index=0
+while [ $index -lt $count ]; do
+    set -- "$@" "$out/shard-$index.json"
+    index=$((index + 1))
+done
+if ! "${WIREBENCH_LOCAL:-wirebench}" merge "$@" >"$out/merged.txt"; then
+    echo "$0: merging failed; run: wirebench merge $out/shard-*.json" >&2
+    exit 1
+fi
+cat "$out/merged.txt"

@@ -15,11 +15,11 @@ use super::legacy_options;
 use super::lua_script;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
-use super::result_options::result_options;
+use super::result_options::{result_options, run_identity};
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{compare, fuzz, null_server, value, Bench, Command, Dialect, Invocation};
+use super::{compare, fuzz, merge, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::legacy::{LegacyTest, Rand04};
 use crate::workload::Test;
 
@@ -31,6 +31,7 @@ pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Resu
     match words.split_first() {
         Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
         Some((&"compare", files)) => return compare::parse(&opts, files).map_err(refused_early),
+        Some((&"merge", files)) => return merge::parse(&opts, files).map_err(refused_early),
         Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
         Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         _ => {}
@@ -233,7 +234,8 @@ pub(crate) fn bench(
     test_options.threads = general.threads;
     test_options.prepare_method = prepare_method(&opts)?;
     let engine = engine_options(&opts)?;
-    let results = result_options(&opts, &general)?;
+    let mut results = result_options(&opts, &general)?;
+    results.run_identity = Some(run_identity(test.name(), &general, &test_options));
     // Read where the test is named (`lua_script.rs`).
     opts.get("lua");
     for def in defs::PGSQL {

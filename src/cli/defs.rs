@@ -310,6 +310,19 @@ pub(crate) const COMPARE: &[OptDef] = &[
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
+/// `wirebench merge FILE...`.
+pub(crate) const MERGE: &[OptDef] = &[
+    opt(
+        "format",
+        STRING,
+        Some("text"),
+        "{text,json}: sysbench's report of the whole run, or its JSON result lines (the report then on standard error)",
+    ),
+    opt("percentile", STRING, Some("95"), "percentiles to list, as in a run (50,95,99,99.9; 0 to disable)"),
+    opt("per-statement", Bool, Some("off"), "counts and percentiles per statement kind, as in a run"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
 /// The mysql client's option files, which wirebench reads for the login
 /// (`credentials.rs`); sysbench reads none.
 pub(crate) const OPTION_FILES: &[OptDef] = &[

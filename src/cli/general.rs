@@ -241,7 +241,7 @@ fn read_reports(general: &mut GeneralOptions, opts: &Opts) -> Result<(), CliErro
 
 /// `--percentile=95` or a list, `50,95,99,99.9`: each above 0 and at most
 /// 100, at most 32 of them; `0` alone disables percentiles.
-fn percentiles(opt: &RawOpt) -> Result<Vec<f64>, CliError> {
+pub(super) fn percentiles(opt: &RawOpt) -> Result<Vec<f64>, CliError> {
     let expected = "a percentile from 1 to 100 or a list such as 50,95,99,99.9 (each above 0 and at most 100), \
                     or 0 to disable percentiles";
     let invalid = || CliError::InvalidValue {
@@ -269,7 +269,7 @@ fn percentiles(opt: &RawOpt) -> Result<Vec<f64>, CliError> {
 
 /// The percentile of sysbench's own report lines, which print it as a
 /// whole number: the list's first value when whole, else 95.
-fn sysbench_percentile(list: &[f64]) -> Option<u8> {
+pub(super) fn sysbench_percentile(list: &[f64]) -> Option<u8> {
     let first = *list.first()?;
     Some(if first.fract() == 0.0 { first as u8 } else { 95 })
 }

@@ -63,8 +63,9 @@ fn wirebench_help() -> String {
     out.push_str("  wirebench fuzz [options]                (see wirebench fuzz --help)\n");
     out.push_str("  wirebench fuzz-replay FILE [options]\n");
     out.push_str(
-        "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n\n",
+        "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n",
     );
+    out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n\n");
     out.push_str("Commands implemented by most tests: prepare run cleanup help\n\n");
     section(&mut out, "General options:", defs::GENERAL, wirebench);
     section(&mut out, "Pseudo-Random Numbers Generator options:", defs::RAND, wirebench);
@@ -141,6 +142,19 @@ pub fn compare_help() -> String {
          file against the first, in %.\n\n",
     );
     section(&mut out, "compare options:", defs::COMPARE, Personality::Wirebench);
+    out
+}
+
+/// `wirebench merge --help`.
+pub fn merge_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench merge [options] shard-0.json shard-1.json ...\n\n\
+         Reads the results the shards of one run wrote (`wirebench ... --shard=I/N --start-at=TIME --format=json run > \
+         shard-I.json`), adds their counters and histograms, and prints sysbench's report of the whole run, with \
+         exact percentiles. It names missing shards, shards that started late and options that differ, and refuses \
+         files of different runs. Given the shards' --hdr-log files instead, it prints the run's latencies from them.\n\n",
+    );
+    section(&mut out, "merge options:", defs::MERGE, Personality::Wirebench);
     out
 }
 

@@ -45,6 +45,7 @@ mod into;
 mod legacy;
 mod legacy_options;
 mod lua_script;
+mod merge;
 mod null_server;
 mod option_file;
 mod opts;
@@ -72,7 +73,7 @@ use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, Shard};
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
-use crate::results::{CompareOptions, ResultOptions};
+use crate::results::{CompareOptions, MergeOptions, ResultOptions};
 use crate::transport::tls::TlsOptions;
 use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
@@ -80,7 +81,7 @@ use crate::workload::{OltpOptions, Test};
 pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
 pub use error::{CliError, Refusal, SysbenchRefusal};
-pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, null_server_help, test_help};
+pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, test_help};
 pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 pub use terminal::TerminalError;
 pub use warnings::StartupWarning;
@@ -96,6 +97,10 @@ pub enum Invocation {
     Compare(CompareOptions),
     /// `wirebench compare --help`.
     CompareHelp,
+    /// `wirebench merge shard-0.json shard-1.json ...`.
+    Merge(MergeOptions),
+    /// `wirebench merge --help`.
+    MergeHelp,
     /// `--help`: print [`general_help`] (or [`null_server_help`] after
     /// `null-server`) and exit 0.
     Help { null_server: bool },

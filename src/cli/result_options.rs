@@ -7,7 +7,10 @@ use super::error::CliError;
 use super::opts::Opts;
 use super::raw::RawOpt;
 use super::{value, GeneralOptions};
+use crate::results::clock::unix_seconds;
+use crate::results::shard_info::{start_at_text, RunIdentity};
 use crate::results::{OutputFormat, ResultOptions};
+use crate::workload::OltpOptions;
 
 pub(crate) fn result_options(opts: &Opts, general: &GeneralOptions) -> Result<ResultOptions, CliError> {
     let mut results = ResultOptions { options_given: opts.given(), ..ResultOptions::default() };
@@ -26,6 +29,22 @@ pub(crate) fn result_options(opts: &Opts, general: &GeneralOptions) -> Result<Re
     }
     check_intervals(&results, general)?;
     Ok(results)
+}
+
+/// The options of the whole run that its shards share (`general`'s
+/// threads, events and rate are the whole run's here), in effect.
+pub(crate) fn run_identity(test: &str, general: &GeneralOptions, test_options: &OltpOptions) -> RunIdentity {
+    RunIdentity {
+        test: test.to_owned(),
+        shards: general.shard.count(),
+        threads: general.threads,
+        tables: test_options.tables,
+        table_size: test_options.table_size,
+        events: general.events,
+        rate: general.rate,
+        time: general.time,
+        start_at: general.start_at.map(|at| start_at_text(unix_seconds(at))),
+    }
 }
 
 /// `--chart=FILE`: a file in a directory that exists, checked now rather

@@ -12,6 +12,10 @@
 //! - `table.rs`: a table written as aligned text, Markdown or CSV.
 //! - `sweep.rs`: the table that ends a sweep.
 //! - `compare.rs`: result files read back, and the comparison tables.
+//! - `recorded.rs`: the histograms a result keeps so that shards add up
+//!   exactly; `shard_info.rs`: which shard of which run a result is;
+//!   `merge.rs`: a run's shards put back together (`wirebench merge`),
+//!   `log_merge.rs`: their `--hdr-log` files, latencies only.
 //! - `chart.rs`: the SVG charts.
 //! - `options.rs`: the options of these outputs, which the command line
 //!   converts into.
@@ -26,14 +30,18 @@ pub mod clock;
 pub mod compare;
 pub mod csv;
 pub mod latency_summary;
+pub mod log_merge;
+pub mod merge;
 pub mod options;
 pub mod record;
+pub mod recorded;
+pub mod shard_info;
 pub mod sweep;
 pub mod table;
 
 pub use chart::{ChartError, Curve};
 pub use compare::{CompareError, Comparison, ResultFile};
 pub use latency_summary::{LatencyListing, LatencySummary, StatementResult};
-pub use options::{CompareOptions, Metric, OutputFormat, ResultOptions, TableFormat};
+pub use options::{CompareOptions, MergeOptions, Metric, OutputFormat, ResultOptions, TableFormat};
 pub use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
 pub use table::Table;

@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::shard_info::RunIdentity;
+
 /// `--format` of `run`: where the numbers go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
@@ -92,6 +94,9 @@ pub struct ResultOptions {
     /// The options as given, by name, a password as `(hidden)`: what the
     /// results record as the options used.
     pub options_given: BTreeMap<String, String>,
+    /// What names the run among others, for `wirebench merge`: the whole
+    /// run's options every shard shares, and `--start-at`.
+    pub run_identity: Option<RunIdentity>,
 }
 
 /// `wirebench compare FILE...`.
@@ -102,4 +107,20 @@ pub struct CompareOptions {
     pub format: TableFormat,
     pub metric: Metric,
     pub chart: Option<PathBuf>,
+}
+
+/// `wirebench merge FILE...`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeOptions {
+    /// The JSON results of one run's shards.
+    pub files: Vec<PathBuf>,
+    /// `text`: sysbench's report; `json`: the result lines, the report on
+    /// standard error. CSV is refused.
+    pub format: OutputFormat,
+    /// `--percentile`'s list, as in a run.
+    pub percentiles: Vec<f64>,
+    /// The whole percentile of sysbench's own lines; none for 0.
+    pub percentile: Option<u8>,
+    /// `--per-statement`.
+    pub per_statement: bool,
 }

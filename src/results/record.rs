@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::latency_summary::{
     latency_spectrum, LatencyListing, LatencySummary, PercentileValue, SpectrumValue, StatementResult,
 };
+use super::recorded::Recorded;
+use super::shard_info::ShardInfo;
 use crate::stats::report::{Fairness, QueueStats};
 use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
 
@@ -47,6 +49,10 @@ pub struct RunInfo {
     /// The options as given (command line and `--config-file`), by name;
     /// a password is shown as `(hidden)`.
     pub options: BTreeMap<String, String>,
+    /// Which shard of which run this is (a run in one instance is shard
+    /// 0 of 1); none in files written before shards were recorded.
+    #[serde(default)]
+    pub shard: Option<ShardInfo>,
 }
 
 /// Which step of a `--threads` sweep a result is.
@@ -216,6 +222,9 @@ pub struct RunResult {
     pub statements: Vec<StatementResult>,
     pub rate: Option<RateResult>,
     pub fairness: FairnessResult,
+    /// The histograms and per-connection figures, for `wirebench merge`.
+    #[serde(default)]
+    pub recorded: Option<Recorded>,
 }
 
 /// What the statistics hold at the end of a run (or a step).
@@ -262,6 +271,7 @@ impl RunResult {
             statements: listing.kind_results(latencies),
             rate: measured.rate.as_ref().map(RateResult::of),
             fairness: FairnessResult::of(measured.connections, latencies.sysbench.sum_ns()),
+            recorded: Recorded::of(latencies, measured.connections),
         }
     }
 
@@ -312,6 +322,9 @@ pub struct IntervalResult {
     pub statements: Vec<StatementResult>,
     /// With `--rate`.
     pub queue: Option<QueueResult>,
+    /// The interval's histograms, for `wirebench merge`.
+    #[serde(default)]
+    pub recorded: Option<Recorded>,
 }
 
 /// What one interval held, where it sits in time.
@@ -340,6 +353,7 @@ impl IntervalResult {
             service_latency_ms: listing.service_summary(latencies),
             statements: listing.kind_results(latencies),
             queue: queue.map(QueueResult::from),
+            recorded: Recorded::of(latencies, &[]),
         }
     }
 }
@@ -378,6 +392,7 @@ mod tests {
             host: "h".to_owned(),
             start_time: "2024-01-01T00:00:00Z".to_owned(),
             options: BTreeMap::new(),
+            shard: None,
         }
     }
 

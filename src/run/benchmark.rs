@@ -11,7 +11,7 @@ use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::result_sink::ResultSink;
 use super::setup::{rand_params, seed};
-use super::shard::{wait_for_start, ShardThreads};
+use super::shard::{say_started, wait_for_start, ShardThreads};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
 use crate::cli::{Bench, GeneralOptions, Personality};
@@ -48,19 +48,16 @@ pub(super) fn run(
             return Ok(Outcome::Interrupted(signal));
         }
     };
-    let late = match wait_for_start(bench, runtime, interrupts) {
-        Ok(late) => late,
-        Err(signal) => {
-            alert_line(format_args!(
-                "wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"
-            ));
-            return Ok(Outcome::Interrupted(signal));
-        }
-    };
-    let context =
-        loop_context(bench, &plans.connections_per_loop(), shard_seed(seed, bench.general.shard.index()), late);
-    sink.clock_started(sessions.server_version());
-    let hdr_log = start_threads(bench, &context)?;
+    let shard_seed = shard_seed(seed, bench.general.shard.index());
+    let mut context = unstarted_context(bench, &plans.connections_per_loop(), shard_seed);
+    if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
+        alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
+        return Ok(Outcome::Interrupted(signal));
+    }
+    let late = start_clock(bench, &mut context, bench.general.start_at);
+    say_started(bench, late);
+    sink.clock_started(sessions.server_version(), late);
+    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
     let handles = match plans {
         Loops::Net(mut plans) => {
             say_polling(&driver::choose_polling(&mut plans, backend, bench.engine.poll));
@@ -97,8 +94,13 @@ fn say_polling(choices: &[PollChoice]) {
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
 /// be written ends the command before any load), sysbench's lines, and
 /// the warm-up begun.
-pub(super) fn start_threads(bench: &Bench, context: &LoopContext) -> Result<Option<HdrLog>, RunError> {
-    let hdr_log = open_hdr_log(&bench.general, context.clock)?;
+/// `log_comment`: the log's line naming its shard and run.
+pub(super) fn start_threads(
+    bench: &Bench,
+    context: &LoopContext,
+    log_comment: &str,
+) -> Result<Option<HdrLog>, RunError> {
+    let hdr_log = open_hdr_log(&bench.general, context.clock, log_comment)?;
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
     if general_warmup(bench) > 0 {
@@ -181,38 +183,63 @@ fn run_end(outcome: Outcome, stalls: Stalls) -> RunEnd {
 }
 
 /// `--hdr-log`, its start time that of the measured run.
-fn open_hdr_log(general: &GeneralOptions, clock: Clock) -> Result<Option<HdrLog>, RunError> {
+fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result<Option<HdrLog>, RunError> {
     let Some(path) = &general.hdr_log else { return Ok(None) };
     let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
     let now = Instant::now();
     let start =
         SystemTime::now() + measured_from.saturating_duration_since(now) - now.saturating_duration_since(measured_from);
-    Ok(Some(HdrLog::create(path, start, general.rate.is_some())?))
+    Ok(Some(HdrLog::create(path, start, general.rate.is_some(), comment)?))
 }
 
-/// What every loop shares: the statistics board, the limits, the clock.
-/// `late`: how long after `--start-at` it starts, which `--time` does not
-/// add to, so that every shard ends at the same instant.
-pub(super) fn loop_context(bench: &Bench, per_loop: &[usize], seed: u32, late: Duration) -> LoopContext {
+/// What every loop shares: the statistics board, the limits, the clock,
+/// started now; and how long after `start_at` (`--start-at`) that is.
+pub(super) fn loop_context(
+    bench: &Bench,
+    per_loop: &[usize],
+    seed: u32,
+    start_at: Option<SystemTime>,
+) -> (LoopContext, Duration) {
+    let mut context = unstarted_context(bench, per_loop, seed);
+    let late = start_clock(bench, &mut context, start_at);
+    (context, late)
+}
+
+/// The loops' shared state, made before `--start-at` is waited for: its
+/// allocations take milliseconds, which would make the start late.
+fn unstarted_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
-    let late_ns = late.as_nanos() as u64;
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
         None => RunControl::new(general.events, per_loop.len()),
     };
-    if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
-        control.cut_at((secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS).saturating_sub(late_ns));
-    }
     LoopContext {
         board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(bench)),
         control,
         clock: Clock::start(),
-        // --warmup-time runs before the measured --time, as in sysbench master.
-        deadline_ns: general.time.map(|t| (secs_to_ns(t) + secs_to_ns(general.warmup_time)).saturating_sub(late_ns)),
+        deadline_ns: None,
         ignore: bench.mysql.ignore_errors.clone(),
         finished: Default::default(),
         usage: Default::default(),
     }
+}
+
+/// Starts the run's clock now, how long after `start_at` that is; `--time`
+/// does not add that lateness, so that every shard ends at the same
+/// instant.
+fn start_clock(bench: &Bench, context: &mut LoopContext, start_at: Option<SystemTime>) -> Duration {
+    let general = &bench.general;
+    let late = start_at.map_or(Duration::ZERO, |at| SystemTime::now().duration_since(at).unwrap_or_default());
+    let late_ns = late.as_nanos() as u64;
+    if let (Some(time), None) = (general.time, forced_shutdown_s(bench)) {
+        let cut_ns = secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS;
+        context.control.cut_at(cut_ns.saturating_sub(late_ns));
+    }
+    // --warmup-time runs before the measured --time, as in sysbench master.
+    context.deadline_ns =
+        general.time.map(|t| (secs_to_ns(t) + secs_to_ns(general.warmup_time)).saturating_sub(late_ns));
+    context.clock = Clock::start();
+    late
 }
 
 /// The latencies an output of this run will show (each costs the loops an

@@ -7,6 +7,7 @@ use super::output::OutputError;
 use crate::client::ClientError;
 use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
+use crate::results::merge::MergeError;
 use crate::results::{ChartError, CompareError};
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};
@@ -94,6 +95,9 @@ pub enum RunError {
     Chart(#[from] ChartError),
     #[error(transparent)]
     Compare(#[from] CompareError),
+    /// `wirebench merge`'s files are not one run's shards, or unreadable.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

@@ -82,15 +82,15 @@ fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Ou
     print_header(bench, forced_shutdown_s)?;
     let plan = ThreadsPlan::init(env)?;
     let threads = vec![1; bench.general.threads as usize];
-    let context = loop_context(bench, &threads, seed(bench), std::time::Duration::ZERO);
+    let (context, _) = loop_context(bench, &threads, seed(bench), None);
     let general = &bench.general;
     let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     let hooks =
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     // A script's connections are its own: no server version to give.
     let mut sink = ResultSink::new(bench);
-    sink.clock_started(None);
-    let hdr_log = start_threads(bench, &context)?;
+    sink.clock_started(None, std::time::Duration::ZERO);
+    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
     let handles = lua::spawn_threads(&plan, &context, cut_ns)?;
     let threads = Threads { handles, hdr_log, hooks };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;

@@ -22,7 +22,8 @@
 //! - `steps.rs`: one run, or a `--threads` sweep of them;
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
-//! - `compare.rs`: `wirebench compare`, the result files read back.
+//! - `compare.rs`: `wirebench compare`, the result files read back;
+//!   `merge.rs`: `wirebench merge`, a run's shards put back together.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
 
@@ -33,6 +34,7 @@ mod interrupt;
 mod limits;
 mod load_method;
 mod lua_script;
+mod merge;
 mod output;
 mod plan;
 mod reports;
@@ -51,6 +53,7 @@ use std::sync::Arc;
 pub use compare::compare;
 pub use error::RunError;
 pub use interrupt::Signal;
+pub use merge::merge;
 pub use output::{
     alert_line, fatal_line, stderr_line, Console, Level, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED,
 };

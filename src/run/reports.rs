@@ -99,6 +99,7 @@ impl<'a> Reports<'a> {
     /// One `--report-interval` line (two with `--rate`).
     pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
         self.collect(now_ns);
+        let at = self.sink.wall_clock_at(self.measured(now_ns));
         let line = InterimReport {
             time_total_s: self.measured(now_ns),
             time_interval_s: now_ns.saturating_sub(self.last_interim_ns) as f64 / 1e9,
@@ -107,6 +108,7 @@ impl<'a> Reports<'a> {
             latency: &self.owed.latencies.sysbench,
             percentile: self.percentile,
             queue,
+            at: at.as_deref(),
         };
         if !hooked(self.hooks.as_ref().map(|h| h.intermediate(&line))) {
             Level::Notice.print(line)?;

@@ -3,13 +3,15 @@
 //! `--chart` draws, and each step's figures for the table that ends a
 //! sweep. One sink lives through every step of a sweep.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::output::{Output, OutputError};
+use super::shard::clock_state;
 use super::RunError;
 use crate::cli::Bench;
 use crate::results::csv::CsvColumns;
 use crate::results::record::{IntervalSpan, Measured, RunShape, FORMAT_VERSION};
+use crate::results::shard_info::ShardInfo;
 use crate::results::{
     chart, clock, sweep, IntervalResult, LatencyListing, OutputFormat, ResultLine, RunEnd, RunInfo, RunResult,
     StepFigures, SweepStep, SweepSummary, Table,
@@ -56,6 +58,7 @@ impl ResultSink {
             host: host_name(),
             start_time: clock::rfc3339_utc(SystemTime::now()),
             options: bench.results.options_given.clone(),
+            shard: shard_info(bench),
         };
         ResultSink {
             format: bench.results.format,
@@ -79,13 +82,36 @@ impl ResultSink {
         self.threads = step.threads;
     }
 
-    /// The connections are open and the clock starts: `server_version` is
-    /// what the first connection's server calls itself.
-    pub(super) fn clock_started(&mut self, server_version: Option<&str>) {
-        self.measured_from_unix_s = clock::unix_seconds(SystemTime::now()) + f64::from(self.warmup_s);
+    /// The connections are open and the clock starts, `late` after
+    /// `--start-at`: `server_version` is what the first connection's
+    /// server calls itself.
+    pub(super) fn clock_started(&mut self, server_version: Option<&str>, late: Duration) {
+        let now = clock::unix_seconds(SystemTime::now());
+        self.measured_from_unix_s = now + f64::from(self.warmup_s);
         if self.info.server_version.is_none() {
             self.info.server_version = server_version.map(str::to_owned);
         }
+        if let Some(shard) = self.info.shard.as_mut().filter(|s| s.started_unix_s.is_none()) {
+            shard.started_unix_s = Some(now);
+            shard.late_ms = late.as_secs_f64() * 1e3;
+            shard.clock = clock_state();
+        }
+    }
+
+    /// In a sharded run or one with `--start-at`: the wall-clock time
+    /// `measured_s` into the measured run, which interim lines end with.
+    pub(super) fn wall_clock_at(&self, measured_s: f64) -> Option<String> {
+        let shard = self.info.shard.as_ref()?;
+        if shard.count == 1 && shard.start_at_unix_s.is_none() {
+            return None;
+        }
+        let at = self.measured_from_unix_s + measured_s;
+        Some(clock::rfc3339_utc(UNIX_EPOCH + Duration::from_secs_f64(at.max(0.0))))
+    }
+
+    /// The comment an `--hdr-log` starts with: which shard of which run.
+    pub(super) fn hdr_log_comment(&self) -> String {
+        self.info.shard.as_ref().map(|s| s.log_comment(&self.info.host)).unwrap_or_default()
     }
 
     /// One `--report-interval` of `length_s` seconds, ending `end_s` into
@@ -169,6 +195,14 @@ impl ResultSink {
         let label = bench.results.label.as_deref().map(|l| format!(": {l}")).unwrap_or_default();
         format!("{}{server}{label}", self.info.test)
     }
+}
+
+/// Which shard of which run `bench` is (its identity the command line's,
+/// for the whole run).
+fn shard_info(bench: &Bench) -> Option<ShardInfo> {
+    let identity = bench.results.run_identity.clone()?;
+    let start_at = bench.general.start_at.map(clock::unix_seconds);
+    Some(ShardInfo::new(bench.general.shard.index(), identity, start_at))
 }
 
 /// This host's name, as `hostname` prints it (Linux keeps it in

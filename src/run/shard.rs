@@ -19,6 +19,7 @@ use super::result_sink::host_name;
 use super::RunError;
 use crate::cli::{Bench, Command};
 use crate::driver::Shard;
+use crate::results::shard_info::ClockState;
 
 /// How far in the past `--start-at` may be when the command starts: a
 /// launcher that took a moment longer than planned still runs, late (and
@@ -99,31 +100,31 @@ pub(super) fn check_start_at(start_at: Option<SystemTime>) -> Result<(), RunErro
     }
 }
 
-/// Waits for `--start-at`, if given; how late the run then starts (zero
-/// without it), or the signal that came meanwhile. The last milliseconds
-/// are slept by the thread itself, which wakes within tens of
-/// microseconds, where tokio's timer rounds to a millisecond.
+/// Waits for `--start-at`, if given, or for the signal that comes
+/// meanwhile. The last milliseconds are slept by the thread itself, which
+/// wakes within tens of microseconds, where tokio's timer rounds to a
+/// millisecond.
 pub(super) fn wait_for_start(
     bench: &Bench,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
-) -> Result<Duration, Signal> {
-    let Some(start_at) = bench.general.start_at else { return Ok(Duration::ZERO) };
+) -> Result<(), Signal> {
+    let Some(start_at) = bench.general.start_at else { return Ok(()) };
     let coarse = until(start_at).saturating_sub(Duration::from_millis(5));
     runtime.block_on(interrupts.or_signal(async move { tokio::time::sleep(coarse).await }))?;
     std::thread::sleep(until(start_at));
-    let late = SystemTime::now().duration_since(start_at).unwrap_or(Duration::ZERO);
-    say_started(bench, start_at, late);
-    Ok(late)
+    Ok(())
 }
 
 fn until(instant: SystemTime) -> Duration {
     instant.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO)
 }
 
-/// One line on stderr for whoever gathers the shards' outputs: which
-/// shard, on which host, by its own clock started when, and how late.
-fn say_started(bench: &Bench, start_at: SystemTime, late: Duration) {
+/// With `--start-at`, one line on stderr for whoever gathers the shards'
+/// outputs: which shard, on which host, by its own clock started when
+/// (its clock started, `late` after `--start-at`), and how late.
+pub(super) fn say_started(bench: &Bench, late: Duration) {
+    let Some(start_at) = bench.general.start_at else { return };
     let unix = |t: SystemTime| t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
     stderr_line(format_args!(
         "wirebench: shard {} on {} started at {:.6} (Unix seconds, this host's clock), {:.3} ms after --start-at={:.3}",
@@ -141,6 +142,23 @@ fn say_started(bench: &Bench, start_at: SystemTime, late: Duration) {
             late.as_secs_f64()
         ));
     }
+}
+
+/// This host's clock as `adjtimex(2)` reports it (read only: modes 0);
+/// `None` where the call fails.
+pub(super) fn clock_state() -> Option<ClockState> {
+    // SAFETY: a zeroed `timex` is a valid argument; with `modes` 0 the
+    // kernel only writes the struct, which lives for the call.
+    let mut timex: libc::timex = unsafe { std::mem::zeroed() };
+    let state = unsafe { libc::adjtimex(&mut timex) };
+    if state < 0 {
+        return None;
+    }
+    Some(ClockState {
+        synchronized: state != libc::TIME_ERROR && timex.status & libc::STA_UNSYNC == 0,
+        max_error_ms: timex.maxerror as f64 / 1e3,
+        estimated_error_ms: timex.esterror as f64 / 1e3,
+    })
 }
 
 #[cfg(test)]

@@ -42,9 +42,10 @@ pub struct HdrLog {
 }
 
 impl HdrLog {
-    /// Creates (or truncates) `path` and writes the log's header; the
+    /// Creates (or truncates) `path` and writes the log's header, with
+    /// `comment` (a line, none when empty) after wirebench's own; the
     /// intervals' times count from `start`.
-    pub fn create(path: &Path, start: SystemTime, service: bool) -> Result<HdrLog, HdrLogError> {
+    pub fn create(path: &Path, start: SystemTime, service: bool, comment: &str) -> Result<HdrLog, HdrLogError> {
         let file = File::create(path).map_err(|source| HdrLogError::Create { path: path.to_owned(), source })?;
         let mut log = HdrLog {
             path: path.to_owned(),
@@ -53,10 +54,11 @@ impl HdrLog {
             service,
         };
         let mut builder = IntervalLogWriterBuilder::new();
-        builder
-            .add_comment(concat!("Logged by wirebench ", env!("CARGO_PKG_VERSION"), "; values in nanoseconds"))
-            .with_start_time(start)
-            .with_base_time(start);
+        builder.add_comment(concat!("Logged by wirebench ", env!("CARGO_PKG_VERSION"), "; values in nanoseconds"));
+        if !comment.is_empty() {
+            builder.add_comment(comment);
+        }
+        builder.with_start_time(start).with_base_time(start);
         let header = builder.begin_log_with(&mut log.out, &mut log.serializer).map(drop);
         let written = header.and_then(|()| log.out.write_all(LEGEND));
         written.map_err(|e| log.write_error(e))?;
@@ -124,7 +126,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("wirebench-hdr-log-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("run.hlog");
-        let mut log = HdrLog::create(&path, SystemTime::now(), true).unwrap();
+        let mut log = HdrLog::create(&path, SystemTime::now(), true, "wirebench shard=1/3").unwrap();
         let mut latencies = Latencies::new(&["point_select", "commit", "other"]);
         for us in 1..=10 {
             latencies.events.record_ns(us * 1_000);
@@ -139,6 +141,7 @@ mod tests {
         drop(log);
         let text = std::fs::read(&path).unwrap();
         assert!(text.starts_with(b"#Logged by wirebench"), "{}", String::from_utf8_lossy(&text));
+        assert!(String::from_utf8_lossy(&text).lines().nth(1) == Some("#wirebench shard=1/3"));
         let found = counts(&text);
         let tags: Vec<(Option<&str>, u64)> = found.iter().map(|(t, n, _)| (t.as_deref(), *n)).collect();
         assert_eq!(
@@ -158,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_file_that_cannot_be_created_is_named() {
-        let Err(e) = HdrLog::create(Path::new("/nonexistent-dir/x.hlog"), SystemTime::now(), false) else {
+        let Err(e) = HdrLog::create(Path::new("/nonexistent-dir/x.hlog"), SystemTime::now(), false, "") else {
             panic!("created")
         };
         assert!(e.to_string().starts_with("--hdr-log=/nonexistent-dir/x.hlog: cannot create the file: "), "{e}");

@@ -78,6 +78,17 @@ fn ns_to_ms(ns: u64) -> f64 {
     ns as f64 / 1_000_000.0
 }
 
+/// A [`LatencyHistogram`] as plain numbers: its non-empty buckets by
+/// index, and its event count, sum, min and max in ns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HistogramParts {
+    pub buckets: Vec<(u32, u64)>,
+    pub events: u64,
+    pub sum_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
 /// One event loop's latencies: sysbench's bucket counts plus the exact
 /// count/sum/min/max of `sb_timer_t`. About 8 KiB; recording touches one
 /// counter and four integers.
@@ -161,6 +172,32 @@ impl LatencyHistogram {
             *c += count;
         }
         self.counted += count;
+    }
+
+    /// A histogram as [`parts`](Self::parts) described it: bucket counts
+    /// (an index past the last counts in the last, as `add_to_bucket`
+    /// does) and the timer's exact figures. `None` when the parts cannot
+    /// be one histogram's (more buckets counted than events).
+    pub fn from_parts(parts: &HistogramParts) -> Option<Self> {
+        let mut histogram = LatencyHistogram::new();
+        for &(index, count) in &parts.buckets {
+            histogram.add_to_bucket(index as usize, count);
+        }
+        let consistent = histogram.counted == parts.events && (parts.events == 0 || parts.min_ns <= parts.max_ns);
+        histogram.events = parts.events;
+        histogram.sum_ns = parts.sum_ns;
+        if parts.events > 0 {
+            histogram.min_ns = parts.min_ns;
+            histogram.max_ns = parts.max_ns;
+        }
+        consistent.then_some(histogram)
+    }
+
+    /// The counts of the non-empty buckets and the timer's figures: all a
+    /// histogram holds, for one kept in a result file.
+    pub fn parts(&self) -> HistogramParts {
+        let buckets = self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as u32, c)).collect();
+        HistogramParts { buckets, events: self.events, sum_ns: self.sum_ns, min_ns: self.min_ns(), max_ns: self.max_ns }
     }
 
     /// Adds `other` into `self` (sysbench's slot merge plus

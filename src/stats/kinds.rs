@@ -87,6 +87,17 @@ impl KindTable {
         self.kinds.get_mut(kind.min(last))
     }
 
+    /// Adds a kind's figures kept elsewhere (a result file) to kind `kind`.
+    pub fn add(&mut self, kind: usize, count: u64, errors: u64, latency: &HdrLatency) {
+        if let Some(k) = self.slot(kind) {
+            k.count += count;
+            k.errors += errors;
+            if latency.count() > 0 {
+                k.latency.merge(latency);
+            }
+        }
+    }
+
     /// Adds `other` in; both must have been made with the same names.
     pub fn merge(&mut self, other: &KindTable) {
         for (a, b) in self.kinds.iter_mut().zip(other.kinds.iter()) {

@@ -68,6 +68,22 @@ impl HdrLatency {
         self.sum_ns += u128::from(ns);
     }
 
+    /// Latencies kept elsewhere (a result file): `histogram` with the
+    /// exact min, max and sum beside it. `None` when the histogram cannot
+    /// be added to this layer's (another precision, or a range that does
+    /// not fit).
+    pub fn from_parts(histogram: &Histogram<u64>, min_ns: u64, max_ns: u64, sum_ns: u128) -> Option<Self> {
+        let mut latency = HdrLatency::new();
+        latency.histogram.add(histogram).ok()?;
+        if histogram.sigfig() != SIGNIFICANT_DIGITS {
+            return None;
+        }
+        if latency.count() > 0 {
+            (latency.min_ns, latency.max_ns, latency.sum_ns) = (min_ns, max_ns, sum_ns);
+        }
+        Some(latency)
+    }
+
     /// Adds `other` in.
     pub fn merge(&mut self, other: &HdrLatency) {
         // Both cover the same range, so adding never fails or resizes.

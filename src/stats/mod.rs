@@ -29,7 +29,7 @@ pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, Re
 pub use counters::{ConnStats, Counters, QueryKind};
 pub use extra_report::{ClientCpuBlock, PerStatementBlock, PercentileBlock, RateSummary};
 pub use hdr_log::{HdrLog, HdrLogError};
-pub use histogram::LatencyHistogram;
+pub use histogram::{HistogramParts, LatencyHistogram};
 pub use kinds::{KindStats, KindTable};
 pub use latency::{HdrLatency, SpectrumPoint};
 pub use report::{

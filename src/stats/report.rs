@@ -176,6 +176,11 @@ pub struct InterimReport<'a> {
     pub percentile: u32,
     /// `Some` with `--rate`.
     pub queue: Option<QueueStats>,
+    /// The interval's end by the wall clock (RFC 3339), appended to each
+    /// line as ` at TIME` in a sharded run or one with `--start-at`, so
+    /// the lines of shards on several hosts can be aligned; `None` keeps
+    /// sysbench's lines.
+    pub at: Option<&'a str>,
 }
 
 impl fmt::Display for InterimReport<'_> {
@@ -183,9 +188,10 @@ impl fmt::Display for InterimReport<'_> {
         let s = self.time_interval_s;
         let c = self.counters;
         let per_s = |n: u64| cf(n as f64 / s, 4, 2);
+        let at = AtSuffix(self.at);
         writeln!(
             f,
-            "[ {:.0}s ] thds: {} tps: {} qps: {} (r/w/o: {}/{}/{}) lat (ms,{}%): {} err/s: {} reconn/s: {}",
+            "[ {:.0}s ] thds: {} tps: {} qps: {} (r/w/o: {}/{}/{}) lat (ms,{}%): {} err/s: {} reconn/s: {}{at}",
             self.time_total_s,
             self.threads_running,
             per_s(c.events),
@@ -199,9 +205,25 @@ impl fmt::Display for InterimReport<'_> {
             per_s(c.reconnects),
         )?;
         if let Some(q) = self.queue {
-            writeln!(f, "[ {:.0}s ] queue length: {}, concurrency: {}", self.time_total_s, q.length, q.concurrency)?;
+            writeln!(
+                f,
+                "[ {:.0}s ] queue length: {}, concurrency: {}{at}",
+                self.time_total_s, q.length, q.concurrency
+            )?;
         }
         Ok(())
+    }
+}
+
+/// ` at TIME`, or nothing.
+struct AtSuffix<'a>(Option<&'a str>);
+
+impl fmt::Display for AtSuffix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(at) => write!(f, " at {at}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -421,11 +443,19 @@ mod tests {
             latency: &latency,
             percentile: 0,
             queue: Some(QueueStats { length: 3, concurrency: 1 }),
+            at: None,
         };
         assert_eq!(
             line.to_string(),
             "[ 1s ] thds: 2 tps: 94.89 qps: 94.89 (r/w/o: 0.00/0.00/94.89) lat (ms,0%): 0.00 err/s: 0.00 reconn/s: 0.00\n\
              [ 1s ] queue length: 3, concurrency: 1\n"
+        );
+        let sharded = InterimReport { at: Some("2026-01-01T00:00:01.000Z"), ..line }.to_string();
+        assert_eq!(
+            sharded,
+            "[ 1s ] thds: 2 tps: 94.89 qps: 94.89 (r/w/o: 0.00/0.00/94.89) lat (ms,0%): 0.00 err/s: 0.00 reconn/s: 0.00 \
+             at 2026-01-01T00:00:01.000Z\n\
+             [ 1s ] queue length: 3, concurrency: 1 at 2026-01-01T00:00:01.000Z\n"
         );
     }
 

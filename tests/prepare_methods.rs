@@ -117,7 +117,7 @@ async fn a_table_split_over_connections_is_the_same_table() {
         let said_alone = prepare(&server, &[&size[..], &[auto_inc, "--prepare-method=insert"]].concat());
         let alone = tables_up_to(&mut conn, 1).await;
         for method in ["--prepare-method=bulk-execute", "--prepare-method=load-data", "--prepare-method=insert"] {
-            for threads in [1, 7] {
+            for threads in [2, 7] {
                 let threads_arg = format!("--threads={threads}");
                 let args = [&size[..], &[auto_inc, method, &threads_arg]].concat();
                 let log = (threads == 7).then(|| GeneralLog::on(&server));

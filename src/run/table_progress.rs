@@ -71,7 +71,8 @@ impl<'a> TableStep<'a> {
     fn describe(self) -> &'static str {
         match self {
             TableStep::Create(_) => "a CREATE TABLE",
-            TableStep::Insert(..) | TableStep::BulkInsert(_) => "an INSERT",
+            TableStep::Insert(..) => "an INSERT",
+            TableStep::BulkInsert(_) => "a bulk INSERT",
             TableStep::Load(_) => "a LOAD DATA",
             TableStep::Index(_) => "a CREATE INDEX",
             TableStep::Drop(_) => "a DROP TABLE",
@@ -292,6 +293,9 @@ mod tests {
             progress.done(sql, (sql == insert).then_some(2500));
         }
         assert_eq!(progress.loading(), [("sbtest1".to_owned(), 5000)]);
+        assert!(progress.sending(insert));
+        let summary = progress.prepare_summary(1);
+        assert!(summary.contains("(created, 5000 rows inserted; a bulk INSERT was in flight"), "{summary}");
     }
 
     /// Complete, half-made and untouched tables, with the statement in

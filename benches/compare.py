@@ -16,9 +16,13 @@ Cases (see README, "Benchmark against sysbench"):
      wirebench at its defaults; each round's ratio is printed too;
   l  client-added latency: the null server with --delay-us=200 pinned to
      core 1, the client to core 0, 1, 16 and 256 connections; the average
-     and 99th percentile each tool measured, minus the 200 us delay.
+     and 99th percentile each tool measured, minus the 200 us delay;
+  p  (not in the default set) oltp_read_write prepare, 8x100k and 2x1M,
+     8 threads, on MariaDB's socket: wall time and server CPU, each
+     round's and the medians' ratios, the target (<= 0.6x) PASS or FAIL
+     (benches/prepare.py, which also runs alone).
 
-Usage: benches/compare.sh [--cases=a,b,c,d,e,l] [--time=10] [--rounds=2] [--wirebench=PATH]
+Usage: benches/compare.sh [--cases=a,b,c,d,e,l,p] [--time=10] [--rounds=2] [--wirebench=PATH]
 
 --wirebench measures another build as the client (an older one, for a
 before/after comparison of a change) in place of target/release/wirebench;
@@ -256,6 +260,12 @@ def main():
                     compare(f"e MariaDB on core 1 {name} 16 conns", base, pid, args.rounds, cpu=0, each_round=True)
             finally:
                 unpin_process(pid, former)
+
+    if "p" in cases:
+        import prepare  # beside this file
+
+        prepare.compare.WIREBENCH = WIREBENCH  # prepare.py sees this file as the module `compare`
+        prepare.run(["8x100000", "2x1000000"], max(args.rounds, 3), threads=8)
 
     if "l" in cases:
         null = NullServer(cpu=1, extra=["--delay-us=200"])

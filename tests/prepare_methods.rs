@@ -1,10 +1,11 @@
-//! `prepare`'s two ways of sending the rows against the real MariaDB:
-//! LOAD DATA LOCAL INFILE from memory makes the same tables as sysbench's
-//! INSERTs (schema, AUTO_INCREMENT, indexes, every row: CHECKSUM TABLE
-//! EXTENDED) and prints the same lines; with the server's local_infile off,
-//! `auto` falls back to INSERTs (and says so at --verbosity=4), `load-data`
-//! refuses in one line. With more threads than tables, a table's rows go
-//! over several connections, and the tables are again the same.
+//! `prepare`'s ways of sending the rows against the real MariaDB:
+//! COM_STMT_BULK_EXECUTE of a prepared INSERT and LOAD DATA LOCAL INFILE
+//! from memory make the same tables as sysbench's INSERTs (schema,
+//! AUTO_INCREMENT, indexes, every row: CHECKSUM TABLE EXTENDED) and print
+//! the same lines; with the server's local_infile off, `auto` still bulk
+//! executes, `load-data` refuses in one line. With more threads than
+//! tables, a table's rows go over several connections, and the tables are
+//! again the same.
 
 use std::process::{Command, Output};
 
@@ -68,6 +69,9 @@ async fn load_data_makes_the_tables_inserts_make() {
     for auto_inc in ["--auto_inc=on", "--auto_inc=off"] {
         let said_by_inserts = prepare(&server, &[auto_inc, "--prepare-method=insert"]);
         let by_inserts = tables(&mut conn).await;
+        let said_by_bulk = prepare(&server, &[auto_inc, "--prepare-method=bulk-execute"]);
+        assert_eq!(tables(&mut conn).await, by_inserts, "{auto_inc}: bulk execute");
+        assert_eq!(sorted_lines(&said_by_bulk), sorted_lines(&said_by_inserts), "{auto_inc}: bulk execute's lines");
         let said_by_data = prepare(&server, &[auto_inc, "--prepare-method=load-data"]);
         let by_data = tables(&mut conn).await;
         assert_eq!(by_data, by_inserts, "{auto_inc}");
@@ -86,49 +90,74 @@ async fn load_data_makes_the_tables_inserts_make() {
     let by_inserts = tables(&mut conn).await;
     prepare(&server, &[ucs2, "--prepare-method=load-data"]);
     assert_eq!(tables(&mut conn).await, by_inserts, "{ucs2}");
+    // Bulk rows' strings are read in the connection's character set and
+    // converted to the columns', as sysbench's quoted strings are.
+    prepare(&server, &[ucs2, "--prepare-method=bulk-execute"]);
+    assert_eq!(tables(&mut conn).await, by_inserts, "{ucs2}: bulk execute");
     let c = rows(&conn.query("SELECT LENGTH(c), CHAR_LENGTH(c) FROM sbtest1 WHERE id = 7").await.unwrap());
     assert_eq!(c, [[Some("238".into()), Some("119".into())]]);
     assert!(wirebench(&server, &["cleanup"]).status.success());
 }
 
 /// With more threads than tables, each table's rows go over several
-/// connections (the server's general log shows 3-4 sessions loading each
-/// table), and the tables are those of one connection per table, by LOAD
-/// DATA or by sysbench's INSERTs: the same rows, AUTO_INCREMENT, indexes,
-/// and the same lines printed.
+/// connections, as many as the server (on this host) has cores (the
+/// server's general log shows the sessions loading the table), and the
+/// table is that of one connection, by bulk execute, LOAD DATA or by
+/// sysbench's INSERTs: the same rows, AUTO_INCREMENT, indexes, and the same
+/// lines printed.
 #[tokio::test]
 async fn a_table_split_over_connections_is_the_same_table() {
     let Some(server) = TestServer::find() else { return };
     let _serial = SERIAL.lock().await;
     let mut conn = connect(&server).await;
-    // 100,000 rows: 5 LOAD DATA batches, 37 INSERTs a table.
-    let size = ["--tables=2", "--table-size=100000"];
+    // 100,000 rows: 5 LOAD DATA batches, 37 INSERTs.
+    let size = ["--tables=1", "--table-size=100000"];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     for auto_inc in ["--auto_inc=on", "--auto_inc=off"] {
         let said_alone = prepare(&server, &[&size[..], &[auto_inc, "--prepare-method=insert"]].concat());
-        let alone = tables_up_to(&mut conn, 2).await;
-        for method in ["--prepare-method=load-data", "--prepare-method=insert"] {
-            for threads in ["--threads=2", "--threads=7"] {
-                let args = [&size[..], &[auto_inc, method, threads]].concat();
-                let logged = threads == "--threads=7";
-                let log = if logged { Some(GeneralLog::on(&server)) } else { None };
+        let alone = tables_up_to(&mut conn, 1).await;
+        for method in ["--prepare-method=bulk-execute", "--prepare-method=load-data", "--prepare-method=insert"] {
+            for threads in [2, 7] {
+                let threads_arg = format!("--threads={threads}");
+                let args = [&size[..], &[auto_inc, method, &threads_arg]].concat();
+                let log = (threads == 7).then(|| GeneralLog::on(&server));
                 let said = prepare(&server, &args);
-                assert_eq!(tables_up_to(&mut conn, 2).await, alone, "{args:?}");
+                assert_eq!(tables_up_to(&mut conn, 1).await, alone, "{args:?}");
                 assert_eq!(sorted_lines(&said), sorted_lines(&said_alone), "{args:?}: the same lines");
                 if let Some(log) = log {
                     if method == "--prepare-method=load-data" {
                         // The database is utf8mb4: the data is stored unconverted.
                         let binary = log.count(&server, "LOAD DATA LOCAL INFILE %CHARACTER SET binary (id, k, c, pad)");
-                        assert!(binary >= 10, "{args:?}: {binary} LOAD DATA ... CHARACTER SET binary");
+                        assert!(binary >= 5, "{args:?}: {binary} LOAD DATA ... CHARACTER SET binary");
                     }
-                    for table in ["sbtest1", "sbtest2"] {
-                        let sessions = log.sessions_loading(&server, table);
-                        // 4 and 3 connections share them, taking turns.
-                        assert!(sessions >= 3, "{args:?}: {table} loaded by {sessions} sessions");
-                    }
+                    // One connection a core of the server's, at most one a thread.
+                    let sessions = log.sessions_loading(&server, "sbtest1");
+                    assert_eq!(sessions, threads.min(cores.max(1)), "{args:?}: sbtest1 loaded by {sessions} sessions");
                 }
             }
         }
     }
+    assert!(wirebench(&server, &["cleanup"]).status.success());
+}
+
+/// Two tables, eight threads, a server on this host with fewer cores
+/// than threads: one connection a table (more would only contend), as
+/// sysbench loads them.
+#[tokio::test]
+async fn connections_beyond_the_server_s_cores_do_not_load() {
+    let Some(server) = TestServer::find() else { return };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    if cores > 2 {
+        eprintln!("skipped: {cores} cores, more than the two tables");
+        return;
+    }
+    let _serial = SERIAL.lock().await;
+    let log = GeneralLog::on(&server);
+    prepare(&server, &["--tables=2", "--table-size=30000", "--threads=8"]);
+    for table in ["sbtest1", "sbtest2"] {
+        assert_eq!(log.sessions_loading(&server, table), 1, "{table}");
+    }
+    drop(log);
     assert!(wirebench(&server, &["cleanup"]).status.success());
 }
 
@@ -205,7 +234,7 @@ impl Drop for LocalInfileOff<'_> {
 }
 
 #[tokio::test]
-async fn local_infile_off_falls_back_to_inserts_or_refuses() {
+async fn local_infile_off_leaves_bulk_execute_and_refuses_load_data() {
     let Some(server) = TestServer::find() else { return };
     let _serial = SERIAL.lock().await;
     if let Err(e) = set_local_infile(&server, false) {
@@ -215,21 +244,18 @@ async fn local_infile_off_falls_back_to_inserts_or_refuses() {
     }
     let _restore = LocalInfileOff(&server);
     let mut conn = connect(&server).await;
-    let said = prepare(&server, &[]);
+    let said = prepare(&server, &["--prepare-method=insert"]);
     assert!(said.contains("Creating a secondary index on 'sbtest1'..."), "{said}");
-    let by_fallback = tables(&mut conn).await;
+    let by_inserts = tables(&mut conn).await;
     assert_eq!(rows(&conn.query("SELECT COUNT(*) FROM sbtest3").await.unwrap()), [[Some("20000".into())]]);
 
+    // auto needs no local_infile where the server bulk executes (MariaDB).
     assert!(wirebench(&server, &["cleanup"]).status.success());
     let debug = wirebench(&server, &["--verbosity=4", "prepare"]);
     let stderr = String::from_utf8_lossy(&debug.stderr);
     assert!(debug.status.success(), "{stderr}");
-    assert!(stderr.contains("wirebench: prepare sends INSERTs: the server has local_infile=0"), "{stderr}");
-    assert_eq!(tables(&mut conn).await, by_fallback);
-    let quiet = wirebench(&server, &["cleanup"]);
-    assert!(quiet.status.success());
-    let quiet = wirebench(&server, &["prepare"]);
-    assert!(String::from_utf8_lossy(&quiet.stderr).is_empty(), "nothing said at the default verbosity");
+    assert!(!stderr.contains("prepare sends INSERTs"), "{stderr}");
+    assert_eq!(tables(&mut conn).await, by_inserts);
 
     assert!(wirebench(&server, &["cleanup"]).status.success());
     let refused = wirebench(&server, &["--prepare-method=load-data", "prepare"]);

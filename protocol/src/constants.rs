@@ -143,6 +143,8 @@ pub mod command {
     pub const COM_STMT_RESET: u8 = 0x1A;
     pub const COM_SET_OPTION: u8 = 0x1B;
     pub const COM_STMT_FETCH: u8 = 0x1C;
+    /// MariaDB only.
+    pub const COM_STMT_BULK_EXECUTE: u8 = 0xFA;
     pub const COM_RESET_CONNECTION: u8 = 0x1F;
 }
 

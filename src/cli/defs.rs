@@ -244,7 +244,7 @@ pub(crate) const ENGINE: &[OptDef] = &[
         "prepare-method",
         STRING,
         Some("auto"),
-        "how prepare sends the rows {auto,load-data,insert}: LOAD DATA LOCAL INFILE from memory, or sysbench's INSERTs; auto takes the first where the server allows it",
+        "how prepare sends the rows {auto,bulk-execute,load-data,insert}: MariaDB's COM_STMT_BULK_EXECUTE of a prepared INSERT, LOAD DATA LOCAL INFILE from memory, or sysbench's INSERTs; auto takes the first where the server allows it",
     ),
     opt(
         "per-statement",

@@ -234,9 +234,13 @@ fn ignore_errors(opt: &RawOpt) -> Result<IgnoreErrors, CliError> {
 /// `--prepare-method`.
 pub(crate) fn prepare_method(opts: &Opts) -> Result<PrepareMethod, CliError> {
     let Some(opt) = opts.get("prepare_method") else { return Ok(PrepareMethod::Auto) };
-    let methods =
-        [("auto", PrepareMethod::Auto), ("load-data", PrepareMethod::LoadData), ("insert", PrepareMethod::Insert)];
-    value::choice(opt, &methods, "auto, load-data or insert")
+    let methods = [
+        ("auto", PrepareMethod::Auto),
+        ("bulk-execute", PrepareMethod::BulkExecute),
+        ("load-data", PrepareMethod::LoadData),
+        ("insert", PrepareMethod::Insert),
+    ];
+    value::choice(opt, &methods, "auto, bulk-execute, load-data or insert")
 }
 
 /// wirebench's own `--cpus`, `--io`, `--poll`, `--pipeline`.

@@ -70,6 +70,10 @@ pub struct ConnectOptions {
     /// [`load_data_local`](Connection::load_data_local) needs: only a
     /// connection that streams rows from memory asks for it.
     pub local_infile: bool,
+    /// Ask for MARIADB_CLIENT_STMT_BULK_OPERATIONS, which
+    /// [`bulk_execute`](Connection::bulk_execute) needs (MariaDB offers it
+    /// from 10.2; MySQL never).
+    pub bulk_operations: bool,
 }
 
 impl ConnectOptions {
@@ -88,6 +92,7 @@ impl ConnectOptions {
             compression: false,
             tls: None,
             local_infile: false,
+            bulk_operations: false,
         }
     }
 
@@ -116,6 +121,9 @@ impl ConnectOptions {
         }
         if self.local_infile {
             config.extra_capabilities |= Capabilities::LOCAL_FILES;
+        }
+        if self.bulk_operations {
+            config.extra_capabilities |= Capabilities::MARIADB_CLIENT_STMT_BULK_OPERATIONS;
         }
         config.connect_attrs = vec![
             ("_client_name".into(), "wirebench".into()),
@@ -375,6 +383,33 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             statement.columns.clone(),
         );
         self.read_response(decoder, seq).await
+    }
+
+    /// COM_STMT_BULK_EXECUTE: `statement` run once for each of `rows`
+    /// (parameter rows from [`command::push_bulk_row`], their types
+    /// `types`, one per parameter), answered by one OK or ERR. Needs
+    /// [`ConnectOptions::bulk_operations`] and a server that granted it.
+    pub async fn bulk_execute(
+        &mut self,
+        statement: &PreparedStatement,
+        types: &[[u8; 2]],
+        rows: &[u8],
+    ) -> Result<Response> {
+        if !self.login.capabilities.contains(Capabilities::MARIADB_CLIENT_STMT_BULK_OPERATIONS) {
+            return Err(self.io.usage_error(
+                "COM_STMT_BULK_EXECUTE needs a connection with MARIADB_CLIENT_STMT_BULK_OPERATIONS (a MariaDB server)",
+            ));
+        }
+        if types.len() != statement.params.len() {
+            let (id, expected) = (statement.statement_id(), statement.params.len());
+            return Err(self
+                .io
+                .usage_error(format!("statement {id} takes {expected} parameters, {} types were given", types.len())));
+        }
+        let seq = command::encode_bulk_execute(&mut self.io.wbuf, statement.statement_id(), types, rows);
+        self.io.flush().await?;
+        let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Binary);
+        self.read_response(decoder, self.io.answer_seq(seq)).await
     }
 
     /// Sends a pre-encoded COM_STMT_EXECUTE as it is and walks the response

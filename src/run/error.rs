@@ -50,6 +50,13 @@ pub enum RunError {
          to INSERTs), or allow it on the server"
     )]
     LoadDataRefused { reason: String },
+    /// `--prepare-method=bulk-execute` against a server that has no
+    /// COM_STMT_BULK_EXECUTE.
+    #[error(
+        "--prepare-method=bulk-execute: {reason}; run prepare with --prepare-method=auto (which takes LOAD DATA or \
+         INSERTs where the server has no bulk execute) or --prepare-method=insert"
+    )]
+    BulkExecuteRefused { reason: String },
     /// A statement of `prepare`, `prewarm` or `cleanup` failed.
     #[error(transparent)]
     Client(#[from] ClientError),

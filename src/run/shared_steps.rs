@@ -130,10 +130,10 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::workload::RowBatch;
+    use crate::workload::{BatchForm, RowBatch};
 
     fn batch(n: u32) -> PrepareStep {
-        PrepareStep::Rows(RowBatch { table: 1, rows: 1, data: format!("{n}\n").into_bytes() })
+        PrepareStep::Rows(RowBatch { table: 1, rows: 1, data: format!("{n}\n").into_bytes(), form: BatchForm::Lines })
     }
 
     /// What each of 3 connections sent, in the order sent and answered.

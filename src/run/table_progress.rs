@@ -14,6 +14,9 @@ enum TableStep<'a> {
     Insert(&'a str, u64),
     /// A LOAD DATA, whose row count only its sender knows.
     Load(&'a str),
+    /// A prepared INSERT run for many rows (COM_STMT_BULK_EXECUTE), whose
+    /// row count only its sender knows.
+    BulkInsert(&'a str),
     Index(&'a str),
     Drop(&'a str),
 }
@@ -30,6 +33,10 @@ impl<'a> TableStep<'a> {
             return Some(TableStep::Create(table));
         }
         if let Some(table) = table_after("INSERT INTO ") {
+            if sql.ends_with("VALUES(?, ?, ?, ?)") {
+                // Bulk-executed: its rows are known to the sender.
+                return Some(TableStep::BulkInsert(table));
+            }
             // Rows are `(...)` groups joined by commas; their values are
             // numbers and digits-and-dashes strings, never "),(".
             return Some(TableStep::Insert(table, sql.matches("),(").count() as u64 + 1));
@@ -55,6 +62,7 @@ impl<'a> TableStep<'a> {
             TableStep::Create(t)
             | TableStep::Insert(t, _)
             | TableStep::Load(t)
+            | TableStep::BulkInsert(t)
             | TableStep::Index(t)
             | TableStep::Drop(t) => t,
         }
@@ -64,6 +72,7 @@ impl<'a> TableStep<'a> {
         match self {
             TableStep::Create(_) => "a CREATE TABLE",
             TableStep::Insert(..) => "an INSERT",
+            TableStep::BulkInsert(_) => "a bulk INSERT",
             TableStep::Load(_) => "a LOAD DATA",
             TableStep::Index(_) => "a CREATE INDEX",
             TableStep::Drop(_) => "a DROP TABLE",
@@ -130,7 +139,7 @@ impl TableProgress {
             match step {
                 TableStep::Create(_) => t.created = true,
                 TableStep::Insert(_, rows) => t.rows += rows,
-                TableStep::Load(_) => t.rows += loaded.unwrap_or(0),
+                TableStep::Load(_) | TableStep::BulkInsert(_) => t.rows += loaded.unwrap_or(0),
                 TableStep::Index(_) => t.indexed = true,
                 TableStep::Drop(_) => t.dropped = true,
             }
@@ -267,7 +276,26 @@ mod tests {
             TableStep::parse("LOAD DATA LOCAL INFILE 'memory:sbtest7' INTO TABLE sbtest7 CHARACTER SET utf8mb4 (k)"),
             Some(TableStep::Load("sbtest7"))
         );
+        assert_eq!(
+            TableStep::parse("INSERT INTO sbtest5(id, k, c, pad) VALUES(?, ?, ?, ?)"),
+            Some(TableStep::BulkInsert("sbtest5"))
+        );
         assert_eq!(TableStep::parse("ANALYZE TABLE sbtest1"), None);
+    }
+
+    /// A bulk-executed INSERT adds the rows its sender counted, not one.
+    #[test]
+    fn bulk_inserts_count_the_rows_sent() {
+        let progress = TableProgress::default();
+        let insert = "INSERT INTO sbtest1(id, k, c, pad) VALUES(?, ?, ?, ?)";
+        for sql in ["CREATE TABLE sbtest1(id INT)", insert, insert] {
+            assert!(progress.sending(sql));
+            progress.done(sql, (sql == insert).then_some(2500));
+        }
+        assert_eq!(progress.loading(), [("sbtest1".to_owned(), 5000)]);
+        assert!(progress.sending(insert));
+        let summary = progress.prepare_summary(1);
+        assert!(summary.contains("(created, 5000 rows inserted; a bulk INSERT was in flight"), "{summary}");
     }
 
     /// Complete, half-made and untouched tables, with the statement in

@@ -5,8 +5,10 @@
 
 use std::sync::Arc;
 
+use wirebench_protocol::response::PreparedStatement;
+
 use super::interrupt::Interrupts;
-use super::load_method::{rows_by, RowsBy};
+use super::load_method::{loading_connections, rows_by, LoadPlan, RowsBy};
 use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::shard::{shard_statements, ShardThreads};
@@ -18,7 +20,7 @@ use crate::client::Connection;
 use crate::rand::Rng;
 use crate::stats::report;
 use crate::transport::tls::ClientTls;
-use crate::workload::{DataCharset, PrepareStep, ScriptContext, Workload};
+use crate::workload::{bulk_param_types, BatchForm, PrepareStep, ScriptContext, Workload};
 
 pub(super) async fn prepare(
     bench: &Bench,
@@ -30,20 +32,21 @@ pub(super) async fn prepare(
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let threads = shard_threads.total;
     let first = || (ScriptContext { thread: 0, threads }, Rng::for_thread(seed, 0, params));
-    let has_data = workload.prepare_data(first().0, first().1).is_some();
-    let rows_by = rows_by(bench, tls, has_data).await?;
+    let has_data = workload.prepare_data(first().0, first().1, BatchForm::Lines).is_some();
+    let LoadPlan { rows_by, server_cores } = rows_by(bench, tls, has_data).await?;
     let total = prepared_tables(bench);
     // Rows that carry their ids make the same table in any order, so the
     // connections beyond one per table can share the tables' loads.
     let any_order = match rows_by {
-        RowsBy::LoadData { .. } => true,
+        RowsBy::LoadData { .. } | RowsBy::BulkExecute { .. } => true,
         RowsBy::Insert => workload.prepare_numbered(first().0, first().1).is_some(),
     };
     // A shard's connections share only what no other shard sends: with
     // shards, each loads its own tables alone.
     let whole = bench.general.shard.is_whole();
     let sources = if any_order && whole && total > 0 { threads.min(total) } else { bench.general.threads };
-    let shared = sources < bench.general.threads;
+    let loaders = loading_connections(bench.general.threads, sources, server_cores);
+    let shared = sources < loaders;
     let progress = Arc::new(TableProgress::default());
     let statements = move |n| {
         let thread = shard_threads.global(n as usize);
@@ -58,7 +61,7 @@ pub(super) async fn prepare(
             Ok(step)
         })
     };
-    let work = per_thread(bench, shard_threads, tls, (statements, sources), &progress, rows_by);
+    let work = per_thread(bench, shard_threads, tls, (statements, sources, loaders), &progress, rows_by);
     let work = with_load_reports(bench.general.report_interval, &progress, work);
     stop_on_signal(interrupts, Command::Prepare, work, || progress.prepare_summary(total)).await
 }
@@ -74,7 +77,9 @@ fn load_steps(
 ) -> Box<dyn Iterator<Item = PrepareStep> + Send> {
     let none = || -> Box<dyn Iterator<Item = PrepareStep> + Send> { Box::new(std::iter::empty()) };
     match rows_by {
-        RowsBy::LoadData { .. } => workload.prepare_data(context, rng).unwrap_or_else(none),
+        RowsBy::LoadData { .. } | RowsBy::BulkExecute { .. } => {
+            workload.prepare_data(context, rng, rows_by.batch_form()).unwrap_or_else(none)
+        }
         RowsBy::Insert if shared => workload.prepare_numbered(context, rng).unwrap_or_else(none),
         RowsBy::Insert => Box::new(workload.prepare(context, rng).map(PrepareStep::Sql)),
     }
@@ -139,7 +144,8 @@ pub(super) async fn prewarm(
             Ok(PrepareStep::Sql(sql))
         })
     };
-    let work = per_thread(bench, shard_threads, tls, (statements, bench.general.threads), &progress, RowsBy::Insert);
+    let all = bench.general.threads;
+    let work = per_thread(bench, shard_threads, tls, (statements, all, all), &progress, RowsBy::Insert);
     let summary = || {
         progress.stop_sending();
         "it only reads, so there is nothing to undo".to_owned()
@@ -211,13 +217,14 @@ fn prepared_tables(bench: &Bench) -> u32 {
 /// of them (none sent with `--mysql-dry-run`) until the first failure, its
 /// own or (the progress messages) the output's; `progress` hears of each.
 /// With more connections than sources, connection n shares the steps of
-/// source n % sources with the others of that source. Rows go as
-/// `rows_by` says.
+/// source n % sources with the others of that source; connections from
+/// `loaders` on only connect, as sysbench's threads without a table do.
+/// Rows go as `rows_by` says.
 async fn per_thread<I>(
     bench: &Bench,
     shard_threads: ShardThreads,
     tls: Option<&ClientTls>,
-    (steps, sources): (impl Fn(u32) -> I, u32),
+    (steps, sources, loaders): (impl Fn(u32) -> I, u32, u32),
     progress: &Arc<TableProgress>,
     rows_by: RowsBy,
 ) -> Result<(), RunError>
@@ -233,10 +240,15 @@ where
     for_each_connection(threads, threads, |n| {
         let mut options = connect_options(bench, tls, shard_threads.global(n) as usize);
         options.local_infile = matches!(rows_by, RowsBy::LoadData { .. });
+        options.bulk_operations = matches!(rows_by, RowsBy::BulkExecute { .. });
         let steps = shared[n % shared.len()].clone();
         let progress = progress.clone();
         async move {
             let mut conn = connect_unless_dry(&options, dry_run).await?;
+            if n >= loaders as usize {
+                return Ok(());
+            }
+            let mut insert = None;
             while let Some(step) = steps.take(&progress).await {
                 let step = step?;
                 let touched = match conn.as_mut() {
@@ -246,7 +258,7 @@ where
                             // Interrupted: the summary is written, and says nothing of this.
                             return Ok(());
                         }
-                        let rows = send_step(conn, &step, rows_by).await?;
+                        let rows = send_step(conn, &step, rows_by, &mut insert).await?;
                         progress.done(&sql, rows)
                     }
                     None => None,
@@ -260,23 +272,45 @@ where
     Ok(())
 }
 
-/// Sends one step; the rows it loaded, for a batch of rows.
-async fn send_step(conn: &mut Connection, step: &PrepareStep, rows_by: RowsBy) -> Result<Option<u64>, RunError> {
-    match step {
+/// Sends one step; the rows it loaded, for a batch of rows. `insert` is
+/// the connection's prepared INSERT for bulk rows, of the table it loaded last.
+async fn send_step(
+    conn: &mut Connection,
+    step: &PrepareStep,
+    rows_by: RowsBy,
+    insert: &mut Option<(u32, PreparedStatement)>,
+) -> Result<Option<u64>, RunError> {
+    let batch = match step {
         PrepareStep::Sql(sql) | PrepareStep::Insert(sql) => {
-            conn.query_drop(sql).await.map(|_| None).map_err(RunError::Client)
+            return conn.query_drop(sql).await.map(|_| None).map_err(RunError::Client)
         }
-        PrepareStep::Rows(batch) => {
-            // Batches come only when the rows go as data; a connection
-            // without CLIENT_LOCAL_FILES would refuse to send them.
-            let (max_payload, charset) = match rows_by {
-                RowsBy::LoadData { max_payload, charset } => (max_payload, charset),
-                RowsBy::Insert => (0, DataCharset::Utf8mb4),
+        PrepareStep::Rows(batch) => batch,
+    };
+    match rows_by {
+        RowsBy::BulkExecute { charset, .. } => {
+            let statement = match insert.take() {
+                Some((table, statement)) if table == batch.table => statement,
+                other => {
+                    if let Some((_, done)) = other {
+                        conn.close_statement(done.statement_id()).await?;
+                    }
+                    conn.prepare(&batch.insert_sql()).await?
+                }
             };
+            let sent = conn.bulk_execute(&statement, &bulk_param_types(charset), &batch.data).await;
+            *insert = Some((batch.table, statement));
+            sent?;
+        }
+        // Batches come only when the rows go as data; a connection without
+        // CLIENT_LOCAL_FILES would refuse to send them.
+        RowsBy::LoadData { max_payload, charset } => {
             conn.load_data_local(&batch.sql_read_as(charset), &batch.file_name(), &batch.data, max_payload).await?;
-            Ok(Some(u64::from(batch.rows)))
+        }
+        RowsBy::Insert => {
+            conn.load_data_local(&batch.sql(), &batch.file_name(), &batch.data, 0).await?;
         }
     }
+    Ok(Some(u64::from(batch.rows)))
 }
 
 /// Whether sysbench runs this `prepare` or `prewarm` in worker threads,

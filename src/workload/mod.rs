@@ -42,7 +42,7 @@ pub use common::OltpWorkload;
 pub use emulated::{EmulatedStatement, MarkerMismatch};
 pub use kind::StatementKind;
 pub use options::{OltpOptions, OptionsError};
-pub use table_data::{DataCharset, PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
+pub use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
 pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -266,10 +266,16 @@ pub trait Workload: Send + Sync {
     /// Statements are produced lazily: data loads are large.
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send>;
 
-    /// `prepare` with the rows as data for LOAD DATA LOCAL INFILE rather
-    /// than INSERTs, the same tables and rows; `None` for the scripts whose
-    /// load is sent only as sysbench sends it.
-    fn prepare_data(&self, _context: ScriptContext, _rng: Rng) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+    /// `prepare` with the rows as data (for LOAD DATA LOCAL INFILE or
+    /// COM_STMT_BULK_EXECUTE, in `form`) rather than INSERTs, the same
+    /// tables and rows; `None` for the scripts whose load is sent only as
+    /// sysbench sends it.
+    fn prepare_data(
+        &self,
+        _context: ScriptContext,
+        _rng: Rng,
+        _form: BatchForm,
+    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
         None
     }
 

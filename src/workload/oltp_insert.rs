@@ -16,7 +16,7 @@ use super::common::{
     PAD_TEMPLATE,
 };
 use super::options::{OltpOptions, OptionsError};
-use super::table_data::{PrepareStep, TableData};
+use super::table_data::{BatchForm, PrepareStep, TableData};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
@@ -74,9 +74,14 @@ impl Workload for OltpInsert {
         Box::new(TableLoad::new(&self.options, rows, context, rng))
     }
 
-    fn prepare_data(&self, context: ScriptContext, rng: Rng) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+    fn prepare_data(
+        &self,
+        context: ScriptContext,
+        rng: Rng,
+        form: BatchForm,
+    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
         let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
-        Some(Box::new(TableData::new(&self.options, rows, context, rng)))
+        Some(Box::new(TableData::new(&self.options, rows, context, rng, form)))
     }
 
     fn prepare_numbered(

@@ -14,6 +14,8 @@
 use std::iter::StepBy;
 use std::ops::RangeInclusive;
 
+use wirebench_protocol::command::{push_bulk_row, Param};
+
 use super::common::{create_index_sql, create_table_sql, draw_row, tables_of, C_TEMPLATE, PAD_TEMPLATE};
 use super::{OltpOptions, ScriptContext};
 use crate::rand::Rng;
@@ -26,6 +28,9 @@ pub enum PrepareMethod {
     Auto,
     /// LOAD DATA LOCAL INFILE, or an error if the server refuses it.
     LoadData,
+    /// MariaDB's COM_STMT_BULK_EXECUTE of a prepared INSERT, or an error
+    /// if the server has none.
+    BulkExecute,
     /// sysbench's multi-row INSERTs, byte for byte.
     Insert,
 }
@@ -59,14 +64,41 @@ impl PrepareStep {
     }
 }
 
-/// Consecutive rows of table `sbtest{table}`, one line each, fields
-/// separated by tabs (LOAD DATA's defaults): `id`, `k`, `c`, `pad`. The
-/// values are digits and dashes: nothing to escape.
+/// How a [`RowBatch`] carries its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BatchForm {
+    /// One line a row, fields separated by tabs (LOAD DATA's defaults).
+    #[default]
+    Lines,
+    /// COM_STMT_BULK_EXECUTE's parameter rows (`id` and `k` unsigned
+    /// LONGs, `c` and `pad` strings, as [`bulk_param_types`] says), at
+    /// most `max_bytes` a batch: what the server's `max_allowed_packet`
+    /// holds besides the packet's head.
+    BulkRows { max_bytes: usize },
+}
+
+/// The parameter types of [`BatchForm::BulkRows`]'s rows: `id` and `k` as
+/// unsigned LONGs; `c` and `pad` as BLOBs, stored as they come, where
+/// `charset` is binary, else as STRINGs, which the server reads in the
+/// connection's character set and converts to the columns', as it does
+/// sysbench's quoted strings. The rows' bytes are the same either way.
+pub fn bulk_param_types(charset: DataCharset) -> [[u8; 2]; 4] {
+    let string = match charset {
+        DataCharset::Utf8mb4 => Param::Bytes(b""),
+        DataCharset::Binary => Param::Blob(b""),
+    };
+    [Param::U32(0), Param::U32(0), string, string].map(|p| p.type_bytes())
+}
+
+/// Consecutive rows of table `sbtest{table}` (`id`, `k`, `c`, `pad`) in
+/// the `form` asked for. The values are digits and dashes: nothing to
+/// escape in lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowBatch {
     pub table: u32,
     pub rows: u32,
     pub data: Vec<u8>,
+    pub form: BatchForm,
 }
 
 impl RowBatch {
@@ -76,9 +108,18 @@ impl RowBatch {
         format!("memory:sbtest{}", self.table)
     }
 
-    /// The statement that loads the rows, read as utf8mb4.
+    /// The statement that loads the rows: LOAD DATA read as utf8mb4, or
+    /// the INSERT that bulk rows are parameters of.
     pub fn sql(&self) -> String {
-        self.sql_read_as(DataCharset::Utf8mb4)
+        match self.form {
+            BatchForm::Lines => self.sql_read_as(DataCharset::Utf8mb4),
+            BatchForm::BulkRows { .. } => self.insert_sql(),
+        }
+    }
+
+    /// The INSERT whose parameters bulk rows are.
+    pub fn insert_sql(&self) -> String {
+        format!("INSERT INTO sbtest{}(id, k, c, pad) VALUES(?, ?, ?, ?)", self.table)
     }
 
     /// The statement that loads the rows, read as `charset`.
@@ -95,7 +136,7 @@ impl RowBatch {
     }
 }
 
-/// How the server reads the data of a [`RowBatch`]. The data is ASCII,
+/// How the server reads the strings of a [`RowBatch`]. The data is ASCII,
 /// which reads the same in every character set a client may use; naming
 /// one keeps the database's default (which may be UCS-2) out of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +158,7 @@ pub(crate) struct TableData {
     tables: StepBy<RangeInclusive<u32>>,
     rng: Rng,
     stage: DataStage,
+    form: BatchForm,
     batch_bytes: usize,
     c: [u8; C_TEMPLATE.len()],
     pad: [u8; PAD_TEMPLATE.len()],
@@ -130,14 +172,25 @@ enum DataStage {
 }
 
 impl TableData {
-    pub(crate) fn new(options: &OltpOptions, table_size: u32, context: ScriptContext, rng: Rng) -> Self {
+    pub(crate) fn new(
+        options: &OltpOptions,
+        table_size: u32,
+        context: ScriptContext,
+        rng: Rng,
+        form: BatchForm,
+    ) -> Self {
+        let batch_bytes = match form {
+            BatchForm::Lines => ROW_BATCH_BYTES,
+            BatchForm::BulkRows { max_bytes } => max_bytes.min(ROW_BATCH_BYTES),
+        };
         TableData {
             options: options.clone(),
             table_size,
             tables: tables_of(context, options.tables),
             rng,
             stage: DataStage::NextTable,
-            batch_bytes: ROW_BATCH_BYTES,
+            form,
+            batch_bytes,
             c: *C_TEMPLATE,
             pad: *PAD_TEMPLATE,
         }
@@ -154,11 +207,22 @@ impl TableData {
     /// the table's rows are all out. Row ids run 1..=table_size; the last
     /// one wraps `next_row` to 0 when table_size is u32::MAX.
     fn batch(&mut self, table: u32, next_row: &mut u32) -> Option<RowBatch> {
-        let mut batch = RowBatch { table, rows: 0, data: Vec::with_capacity(self.batch_bytes) };
+        let mut batch = RowBatch { table, rows: 0, data: Vec::with_capacity(self.batch_bytes), form: self.form };
+        // Lines: two numbers of up to 10 digits, 3 tabs, a newline. Bulk
+        // rows: 4 indicators, two 4-byte numbers, two 1-byte lengths.
         let longest_row = 2 * 11 + 3 + C_TEMPLATE.len() + PAD_TEMPLATE.len() + 1;
-        while *next_row != 0 && *next_row <= self.table_size && batch.data.len() + longest_row <= self.batch_bytes {
+        // A row a batch at least, however small the server's packets: it then
+        // says the packet is too large, where no rows would be a wrong table.
+        let room = |batch: &RowBatch| batch.rows == 0 || batch.data.len() + longest_row <= self.batch_bytes;
+        while *next_row != 0 && *next_row <= self.table_size && room(&batch) {
             let k = draw_row(&mut self.rng, self.table_size, &mut self.c, &mut self.pad);
-            push_line(&mut batch.data, *next_row, k, &self.c, &self.pad);
+            match self.form {
+                BatchForm::Lines => push_line(&mut batch.data, *next_row, k, &self.c, &self.pad),
+                BatchForm::BulkRows { .. } => push_bulk_row(
+                    &mut batch.data,
+                    &[Param::U32(*next_row), Param::U32(k), Param::Bytes(&self.c), Param::Bytes(&self.pad)],
+                ),
+            }
             batch.rows += 1;
             *next_row = next_row.wrapping_add(1);
         }
@@ -275,7 +339,7 @@ mod tests {
                     })
                     .collect::<String>();
                 let rows = data.lines().count() as u32;
-                PrepareStep::Rows(RowBatch { table, rows, data: data.into_bytes() })
+                PrepareStep::Rows(RowBatch { table, rows, data: data.into_bytes(), form: BatchForm::Lines })
             } else {
                 PrepareStep::Sql(sql)
             }
@@ -292,7 +356,8 @@ mod tests {
             for (thread, threads) in [(0, 1), (1, 3), (2, 3)] {
                 let want = insert_load(&w, thread, threads, 7);
                 for bytes in [300, 64 << 10, ROW_BATCH_BYTES] {
-                    let data = TableData::new(&options, 3000, context(thread, threads), rng(7)).with_batch_bytes(bytes);
+                    let data = TableData::new(&options, 3000, context(thread, threads), rng(7), BatchForm::Lines)
+                        .with_batch_bytes(bytes);
                     assert_eq!(
                         split_steps(data),
                         want,
@@ -300,7 +365,7 @@ mod tests {
                     );
                 }
             }
-            let got = w.prepare_data(context(0, 1), rng(7)).unwrap();
+            let got = w.prepare_data(context(0, 1), rng(7), BatchForm::Lines).unwrap();
             assert_eq!(split_steps(got), insert_load(&w, 0, 1, 7), "the workload's own prepare_data");
         }
     }
@@ -339,7 +404,7 @@ mod tests {
     fn batches_name_their_columns_and_stay_within_their_size() {
         let options = OltpOptions { tables: 1, table_size: 100, auto_inc: false, ..OltpOptions::default() };
         let steps: Vec<PrepareStep> =
-            TableData::new(&options, 100, context(0, 1), rng(1)).with_batch_bytes(2000).collect();
+            TableData::new(&options, 100, context(0, 1), rng(1), BatchForm::Lines).with_batch_bytes(2000).collect();
         let batches: Vec<&RowBatch> =
             steps.iter().filter_map(|s| if let PrepareStep::Rows(b) = s { Some(b) } else { None }).collect();
         assert!(batches.len() > 5);
@@ -357,11 +422,56 @@ mod tests {
         assert!(batches[0].data.starts_with(b"1\t"));
         assert_eq!(steps.last(), Some(&PrepareStep::Sql("CREATE INDEX k_1 ON sbtest1(k)".into())));
         let auto = OltpOptions { auto_inc: true, ..options };
-        let first = TableData::new(&auto, 100, context(0, 1), rng(1)).find_map(|s| match s {
+        let first = TableData::new(&auto, 100, context(0, 1), rng(1), BatchForm::Lines).find_map(|s| match s {
             PrepareStep::Rows(b) => Some(b.sql()),
             PrepareStep::Sql(_) | PrepareStep::Insert(_) => None,
         });
         assert!(first.unwrap().ends_with(" (id, k, c, pad)"), "ids are sent with auto_inc too");
+    }
+
+    /// Bulk rows, read back as the server reads them, are the lines'
+    /// rows: the same values in the same order, the same statements
+    /// around them, each batch within its size.
+    #[test]
+    fn bulk_rows_are_the_lines_rows() {
+        let options = OltpOptions { tables: 3, table_size: 2000, auto_inc: true, ..OltpOptions::default() };
+        let lines = TableData::new(&options, 2000, context(1, 2), rng(3), BatchForm::Lines);
+        let bulk_form = BatchForm::BulkRows { max_bytes: 20_000 };
+        let bulk: Vec<PrepareStep> = TableData::new(&options, 2000, context(1, 2), rng(3), bulk_form).collect();
+        let as_lines = bulk.into_iter().map(|step| match step {
+            PrepareStep::Rows(batch) => {
+                assert!(batch.data.len() <= 20_000 && batch.form == bulk_form);
+                assert_eq!(batch.sql(), format!("INSERT INTO sbtest{}(id, k, c, pad) VALUES(?, ?, ?, ?)", batch.table));
+                let data = bulk_rows_as_lines(&batch.data);
+                assert_eq!(data.lines().count(), batch.rows as usize);
+                PrepareStep::Rows(RowBatch { data: data.into_bytes(), form: BatchForm::Lines, ..batch })
+            }
+            other => other,
+        });
+        assert_eq!(split_steps(as_lines), split_steps(lines));
+    }
+
+    /// Bulk rows of (u32, u32, string, string) as tab-separated lines.
+    fn bulk_rows_as_lines(mut data: &[u8]) -> String {
+        let mut text = String::new();
+        while !data.is_empty() {
+            let mut fields = Vec::new();
+            for ty in bulk_param_types(DataCharset::Binary) {
+                assert_eq!(data[0], 0, "a value follows");
+                data = &data[1..];
+                if ty == Param::U32(0).type_bytes() {
+                    fields.push(u32::from_le_bytes(data[..4].try_into().unwrap()).to_string());
+                    data = &data[4..];
+                } else {
+                    let len = usize::from(data[0]);
+                    fields.push(String::from_utf8(data[1..1 + len].to_vec()).unwrap());
+                    data = &data[1 + len..];
+                }
+            }
+            text.push_str(&fields.join("\t"));
+            text.push('\n');
+        }
+        text
     }
 
     /// oltp_insert without auto_inc creates empty tables, as its INSERT load does.
@@ -369,7 +479,7 @@ mod tests {
     fn oltp_insert_without_auto_inc_loads_no_rows() {
         let options = OltpOptions { tables: 2, auto_inc: false, ..OltpOptions::default() };
         let w = oltp_insert::workload(&options).unwrap();
-        let steps: Vec<PrepareStep> = w.prepare_data(context(0, 1), rng(1)).unwrap().collect();
+        let steps: Vec<PrepareStep> = w.prepare_data(context(0, 1), rng(1), BatchForm::Lines).unwrap().collect();
         assert!(steps.iter().all(|s| matches!(s, PrepareStep::Sql(_))));
         assert_eq!(split_steps(steps.into_iter()), insert_load(&w, 0, 1, 1));
     }

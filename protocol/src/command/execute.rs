@@ -133,7 +133,7 @@ impl Param<'_> {
     }
 
     /// Appends the value in its binary protocol form (nothing for NULL).
-    fn put_value(&self, out: &mut Vec<u8>) {
+    pub(crate) fn put_value(&self, out: &mut Vec<u8>) {
         match *self {
             Param::Null => {}
             Param::I8(v) => out.put_bytes(&v.to_le_bytes()),

@@ -7,6 +7,7 @@
 //! [`crate::framing::finish_packet`] and return the sequence id the server's
 //! response will start with; fixed-size commands always answer from 1.
 
+pub mod bulk_execute;
 pub mod change_user;
 pub mod close;
 pub mod execute;
@@ -25,6 +26,7 @@ pub mod send_long_data;
 pub mod set_option;
 pub mod statistics;
 
+pub use bulk_execute::{bulk_execute_head_len, encode_bulk_execute, push_bulk_row, SEND_TYPES_TO_SERVER};
 pub use change_user::ChangeUser;
 pub use close::encode_stmt_close;
 pub use execute::{encode_execute, Date, DateTime, ExecuteTemplate, Param, ParamSlot, Time, NO_CURSOR};

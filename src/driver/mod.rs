@@ -343,6 +343,7 @@ impl fmt::Display for FailedStatement {
 pub enum LoopOp {
     StartRuntime,
     CreateRing,
+    RegisterSockets,
     SubmitToRing,
     WaitOnRing,
 }
@@ -352,6 +353,7 @@ impl fmt::Display for LoopOp {
         f.write_str(match self {
             LoopOp::StartRuntime => "start its runtime",
             LoopOp::CreateRing => "create its io_uring",
+            LoopOp::RegisterSockets => "register its sockets with its io_uring",
             LoopOp::SubmitToRing => "submit to its io_uring",
             LoopOp::WaitOnRing => "wait on its io_uring",
         })

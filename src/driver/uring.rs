@@ -73,6 +73,11 @@ enum Op {
 
 const OP_BITS: u32 = 2;
 
+/// IORING_RECVSEND_POLL_FIRST (Linux 5.19): a receive queued right after
+/// its query's send would find nothing yet, so it waits for data at once
+/// instead of trying a `tcp_recvmsg` that fails first.
+const RECV_POLL_FIRST: u16 = 1;
+
 fn user_data(conn: usize, op: Op) -> u64 {
     ((conn as u64) << OP_BITS) | op as u64
 }
@@ -155,7 +160,8 @@ pub fn probe() -> Result<(), UringUnavailable> {
 
 /// Creates the ring with the cheapest completion delivery the kernel
 /// offers: task work deferred to our own waits (Linux 6.1), else
-/// cooperative task work (5.19), else the default.
+/// cooperative task work (5.19), else the default. Also says whether the
+/// kernel is 5.19 or later.
 fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
     let cq = entries.saturating_mul(2);
     let deferred = IoUring::builder()
@@ -168,7 +174,7 @@ fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
         return Ok((ring, true));
     }
     if let Ok(ring) = IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().setup_taskrun_flag().build(entries) {
-        return Ok((ring, false));
+        return Ok((ring, true));
     }
     Ok((IoUring::builder().setup_cqsize(cq).build(entries)?, false))
 }
@@ -252,7 +258,9 @@ struct Conn {
     /// Its session and transport: `recv`, `filling` and `sending` hold
     /// wire bytes.
     io: ConnIo,
-    fd: types::Fd,
+    /// Its socket's place in the ring's registered files: operations on it
+    /// skip looking the descriptor up and taking a reference each time.
+    slot: types::Fixed,
     /// Owns the descriptor; closed when the loop ends.
     _socket: StdSocket,
     recv: RecvBuffer,
@@ -271,7 +279,7 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(plan: ConnPlan) -> Result<Self, DriverError> {
+    fn new(plan: ConnPlan, slot: u32) -> Result<Self, DriverError> {
         let (io, socket, leftover) = ConnIo::from_plan(plan);
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
@@ -281,7 +289,7 @@ impl Conn {
         let limits = io.wait_limits();
         Ok(Conn {
             io,
-            fd: types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket)),
+            slot: types::Fixed(slot),
             _socket: socket,
             recv: RecvBuffer::new(&leftover),
             filling: Vec::with_capacity(1024),
@@ -295,12 +303,17 @@ impl Conn {
         })
     }
 
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self._socket)
+    }
+
     /// Takes over the socket of a connection opened again ([`ConnIo::reopen_blocking`]),
-    /// with fresh buffers.
-    fn replace(&mut self, socket: StdSocket, leftover: BytesMut) -> io::Result<()> {
+    /// with fresh buffers, in the old one's registered slot.
+    fn replace(&mut self, socket: StdSocket, leftover: BytesMut, ring: &IoUring) -> io::Result<()> {
         socket.set_nonblocking(false)?;
-        self.fd = types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket));
-        // Drops (closes) the old socket: nothing is in flight on it.
+        ring.submitter().register_files_update(self.slot.0, &[std::os::fd::AsRawFd::as_raw_fd(&socket)])?;
+        // Drops the old socket, which the ring no longer holds either:
+        // nothing is in flight on it.
         self._socket = socket;
         self.recv = RecvBuffer::new(&leftover);
         self.filling.clear();
@@ -330,6 +343,9 @@ struct Driver<'c> {
     /// Whether a wait can hold out for several completions for a bounded
     /// time and then settle for one (IORING_FEAT_MIN_TIMEOUT, Linux 6.12).
     min_timeout: bool,
+    /// What each receive's `ioprio` carries: [`RECV_POLL_FIRST`] where the
+    /// kernel knows it (older ones refuse unknown bits).
+    recv_flags: u16,
     conns: Vec<Conn>,
     budget: Budget,
     stats: LoopStats,
@@ -388,12 +404,20 @@ impl<'c> Driver<'c> {
         // cancellations queued between two submissions; the completion
         // queue is twice that, so it never overflows.
         let entries = (connections.len() * 4).next_power_of_two().clamp(8, 32 * 1024);
-        let (ring, _deferred) =
+        let (ring, recent) =
             build_ring(entries as u32).map_err(|source| DriverError::Loop { index, op: LoopOp::CreateRing, source })?;
         let min_timeout = ring.params().is_feature_min_timeout();
         let mut conns = Vec::with_capacity(connections.len());
-        for plan in connections {
-            conns.push(Conn::new(plan)?);
+        for (slot, plan) in (0u32..).zip(connections) {
+            conns.push(Conn::new(plan, slot)?);
+        }
+        let fds: Vec<_> = conns.iter().map(Conn::raw_fd).collect();
+        if !fds.is_empty() {
+            ring.submitter().register_files(&fds).map_err(|source| DriverError::Loop {
+                index,
+                op: LoopOp::RegisterSockets,
+                source,
+            })?;
         }
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
         let conns_len = conns.len();
@@ -402,6 +426,7 @@ impl<'c> Driver<'c> {
             context,
             ring,
             min_timeout,
+            recv_flags: if recent { RECV_POLL_FIRST } else { 0 },
             live: conns.len(),
             conns,
             budget: Budget::for_loop(context.control.clone(), context.deadline_ns, index),
@@ -652,7 +677,7 @@ impl<'c> Driver<'c> {
             return Ok(());
         }
         let replaced = match conn.io.reopen_blocking(self.context, &mut self.stats) {
-            Ok(Some((socket, leftover))) => conn.replace(socket, leftover),
+            Ok(Some((socket, leftover))) => conn.replace(socket, leftover, &self.ring),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted.
                 conn.state = ConnState::Finishing;
@@ -735,7 +760,8 @@ impl<'c> Driver<'c> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.recv.make_room();
         let (buf, len) = conn.recv.room();
-        let entry = opcode::Recv::new(conn.fd, buf, len).build().user_data(user_data(i, Op::Recv));
+        let entry =
+            opcode::Recv::new(conn.slot, buf, len).ioprio(self.recv_flags).build().user_data(user_data(i, Op::Recv));
         conn.recv_pending = true;
         conn.waits.start_read(self.now_ns);
         self.ops += 1;
@@ -752,7 +778,7 @@ impl<'c> Driver<'c> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         let rest = &conn.sending[conn.sent..];
         let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
-        let entry = opcode::Send::new(conn.fd, rest.as_ptr(), len).build().user_data(user_data(i, Op::Send));
+        let entry = opcode::Send::new(conn.slot, rest.as_ptr(), len).build().user_data(user_data(i, Op::Send));
         conn.send_pending = true;
         conn.waits.start_write(self.now_ns);
         self.ops += 1;
@@ -1118,11 +1144,25 @@ mod tests {
         };
         let mut plans = Vec::new();
         let mut servers = Vec::new();
+        for (plan, server) in socket_pair_plans(connections, pipeline) {
+            plans.push(plan);
+            servers.push(std::thread::spawn(move || fake_server(server, reply)));
+        }
+        let result = run_loop(0, plans, &context, poll);
+        for server in servers {
+            server.join().unwrap();
+        }
+        collector.drain();
+        (result, collector.totals().counters, context.usage.polling())
+    }
+
+    /// Connections over socket pairs: each plan with the server's end.
+    fn socket_pair_plans(connections: usize, pipeline: usize) -> Vec<(ConnPlan, std::os::unix::net::UnixStream)> {
+        let mut plans = Vec::new();
         for i in 0..connections {
             let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
-            servers.push(std::thread::spawn(move || fake_server(server, reply)));
             let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
-            plans.push(ConnPlan {
+            let plan = ConnPlan {
                 endpoint: Endpoint::unix("fake"),
                 socket: StdSocket::Unix(client),
                 leftover: bytes::BytesMut::new(),
@@ -1134,14 +1174,10 @@ mod tests {
                     prepare: false,
                     init: &[],
                 },
-            });
+            };
+            plans.push((plan, server));
         }
-        let result = run_loop(0, plans, &context, poll);
-        for server in servers {
-            server.join().unwrap();
-        }
-        collector.drain();
-        (result, collector.totals().counters, context.usage.polling())
+        plans
     }
 
     /// Spins that keep missing (answers slower than a spin: one connection
@@ -1215,6 +1251,32 @@ mod tests {
         assert_eq!(want(0, 1, 1), 1, "a send and its cancellation: wake early rather than late");
         (d.recvs, d.ops, d.quick_queued) = (0, 0, 0);
         assert!(d.run().is_ok(), "no connections: nothing to do");
+    }
+
+    /// Operations name sockets by their registered slot, so every socket
+    /// must be registered, each in its connection's slot (updating a slot
+    /// that was never registered fails with ENXIO).
+    #[test]
+    fn sockets_are_registered_in_their_connections_slots() {
+        if probe().is_err() {
+            return;
+        }
+        let context = LoopContext {
+            board: StatsBoard::new(&[3]),
+            control: RunControl::new(Some(1), 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            finished: Default::default(),
+            usage: Default::default(),
+        };
+        let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
+        let d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        for (i, conn) in d.conns.iter().enumerate() {
+            assert_eq!(conn.slot.0 as usize, i);
+            assert_eq!(d.ring.submitter().register_files_update(conn.slot.0, &[conn.raw_fd()]).unwrap(), 1);
+        }
+        assert!(d.ring.submitter().register_files_update(3, &[d.conns[0].raw_fd()]).is_err(), "no fourth slot");
     }
 
     #[test]

@@ -344,6 +344,7 @@ pub enum LoopOp {
     StartRuntime,
     CreateRing,
     RegisterSockets,
+    RegisterBuffers,
     SubmitToRing,
     WaitOnRing,
 }
@@ -354,6 +355,7 @@ impl fmt::Display for LoopOp {
             LoopOp::StartRuntime => "start its runtime",
             LoopOp::CreateRing => "create its io_uring",
             LoopOp::RegisterSockets => "register its sockets with its io_uring",
+            LoopOp::RegisterBuffers => "register its receive buffers with its io_uring",
             LoopOp::SubmitToRing => "submit to its io_uring",
             LoopOp::WaitOnRing => "wait on its io_uring",
         })

@@ -4,6 +4,14 @@
 //! lead to (the next sends and receives of every connection touched) goes to
 //! the kernel in one `io_uring_enter`, which also waits for the next batch.
 //!
+//! Per query, only the send is submitted: each connection's receive is
+//! armed once and stays armed (multishot, into the loop's [`RecvPool`];
+//! one-shot receives that wait for data first on kernels before 6.1), and
+//! sockets are registered files. At one query in flight over loopback TCP
+//! what is left is the kernel's: the send, which also runs the server's
+//! receive in our softirq, is three quarters of the client's CPU, and the
+//! receive's copy most of the rest (README, "Benchmark against sysbench").
+//!
 //! On this kind of machine a sleep and wake-up costs more than the query's
 //! own work, so the loop waits for several completions per wake-up when
 //! several connections are busy (`min_wait_usec` bounds the delay), and the

@@ -7,7 +7,9 @@ Cases (see README, "Benchmark against sysbench"):
   a  MariaDB (the rig from scripts/mariadb.sh), oltp_point_select,
      16 connections, TCP and unix socket, nothing pinned;
   b  the null server pinned to one core, the generator to the other,
-     16 and 256 connections, TCP and socket;
+     16 and 256 connections, TCP and socket; at 16 TCP connections it
+     says whether wirebench's client CPU per query is within its target
+     (at most 0.40x sysbench's, issue 15 point 3);
   c  as b with --pipeline=8 for wirebench (sysbench cannot pipeline);
   d  10,000 connections against the null server: connect time and RSS;
   e  (not in the default set) as a, but MariaDB pinned to core 1 and the
@@ -180,6 +182,19 @@ def compare(label, test_args, server_pid, rounds, cpu=None, wb_extra=(), each_ro
         f"| {s['server_us']:>6.2f} | {w['server_us']:>6.2f} |",
         flush=True,
     )
+    return w["client_us"] / s["client_us"]
+
+
+# Case b at 16 TCP connections: wirebench's client CPU per query against
+# sysbench's (issue 15 point 3).
+TCP16_CPU_TARGET = 0.40
+
+
+def target_line(cpu_ratio):
+    """The verdict on case b at 16 TCP connections, printed below the table."""
+    verdict = "met" if cpu_ratio <= TCP16_CPU_TARGET else "NOT met"
+    return (f"b target: client CPU per query at most {TCP16_CPU_TARGET:.2f}x sysbench's at 16 TCP connections: "
+            f"{cpu_ratio:.2f}x, {verdict} (load average {load_average()})")
 
 
 def latency_of(out):
@@ -275,6 +290,7 @@ def main():
             null.stop()
 
     if cases & {"b", "c", "d"}:
+        verdicts = []
         null = NullServer(cpu=1)
         try:
             login = ["--mysql-user=x", "--mysql-password=y", "--mysql-db=sbtest", "--tables=1", "--table-size=10000"]
@@ -284,9 +300,13 @@ def main():
                     base = endpoint + login + common + [f"--threads={conns}"]
                     wb = ["--cpus=0"]
                     if "b" in cases:
-                        compare(f"b null {name} {conns} conns, 1 core", base, null.proc.pid, args.rounds, cpu=0, wb_extra=wb)
+                        ratio = compare(f"b null {name} {conns} conns, 1 core", base, null.proc.pid, args.rounds, cpu=0, wb_extra=wb)
+                        if (name, conns) == ("tcp", 16):
+                            verdicts.append(target_line(ratio))
                     if "c" in cases:
                         compare(f"c null {name} {conns} conns, wb pipeline=8", base, null.proc.pid, args.rounds, cpu=0, wb_extra=wb + ["--pipeline=8"])
+            for line in verdicts:
+                print("\n" + line, flush=True)
             if "d" in cases:
                 print()
                 base = ["--mysql-host=127.0.0.1", f"--mysql-port={null.port}"] + login + ["--threads=10000", "--time=2", "--cpus=0"]

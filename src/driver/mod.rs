@@ -343,6 +343,8 @@ impl fmt::Display for FailedStatement {
 pub enum LoopOp {
     StartRuntime,
     CreateRing,
+    RegisterSockets,
+    RegisterBuffers,
     SubmitToRing,
     WaitOnRing,
 }
@@ -352,6 +354,8 @@ impl fmt::Display for LoopOp {
         f.write_str(match self {
             LoopOp::StartRuntime => "start its runtime",
             LoopOp::CreateRing => "create its io_uring",
+            LoopOp::RegisterSockets => "register its sockets with its io_uring",
+            LoopOp::RegisterBuffers => "register its receive buffers with its io_uring",
             LoopOp::SubmitToRing => "submit to its io_uring",
             LoopOp::WaitOnRing => "wait on its io_uring",
         })

@@ -4,6 +4,14 @@
 //! lead to (the next sends and receives of every connection touched) goes to
 //! the kernel in one `io_uring_enter`, which also waits for the next batch.
 //!
+//! Per query, only the send is submitted: each connection's receive is
+//! armed once and stays armed (multishot, into the loop's [`RecvPool`];
+//! one-shot receives that wait for data first on kernels before 6.1), and
+//! sockets are registered files. At one query in flight over loopback TCP
+//! what is left is the kernel's: the send, which also runs the server's
+//! receive in our softirq, is three quarters of the client's CPU, and the
+//! receive's copy most of the rest (README, "Benchmark against sysbench").
+//!
 //! On this kind of machine a sleep and wake-up costs more than the query's
 //! own work, so the loop waits for several completions per wake-up when
 //! several connections are busy (`min_wait_usec` bounds the delay), and the
@@ -16,12 +24,15 @@
 //! lost connection, and every connection still waiting once the run is cut
 //! as stalled: its operations are cancelled, as for any other ending.
 
+use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fmt;
 use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use io_uring::{opcode, types, IoUring};
+use io_uring::{cqueue, opcode, types, IoUring};
 
 use super::conn_io::ConnIo;
 use super::waits::{WaitCheck, WaitLimits, Waits};
@@ -72,6 +83,11 @@ enum Op {
 }
 
 const OP_BITS: u32 = 2;
+
+/// IORING_RECVSEND_POLL_FIRST (Linux 5.19): a receive queued right after
+/// its query's send would find nothing yet, so it waits for data at once
+/// instead of trying a `tcp_recvmsg` that fails first.
+const RECV_POLL_FIRST: u16 = 1;
 
 fn user_data(conn: usize, op: Op) -> u64 {
     ((conn as u64) << OP_BITS) | op as u64
@@ -153,10 +169,20 @@ pub fn probe() -> Result<(), UringUnavailable> {
     Ok(())
 }
 
+/// How a ring delivers completions, which also dates the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delivery {
+    /// Task work deferred to our own waits: Linux 6.1 or later.
+    Deferred,
+    /// Cooperative task work: 5.19 or later.
+    Cooperative,
+    Plain,
+}
+
 /// Creates the ring with the cheapest completion delivery the kernel
 /// offers: task work deferred to our own waits (Linux 6.1), else
 /// cooperative task work (5.19), else the default.
-fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
+fn build_ring(entries: u32) -> io::Result<(IoUring, Delivery)> {
     let cq = entries.saturating_mul(2);
     let deferred = IoUring::builder()
         .setup_cqsize(cq)
@@ -165,16 +191,113 @@ fn build_ring(entries: u32) -> io::Result<(IoUring, bool)> {
         .setup_taskrun_flag()
         .build(entries);
     if let Ok(ring) = deferred {
-        return Ok((ring, true));
+        return Ok((ring, Delivery::Deferred));
     }
     if let Ok(ring) = IoUring::builder().setup_cqsize(cq).setup_coop_taskrun().setup_taskrun_flag().build(entries) {
-        return Ok((ring, false));
+        return Ok((ring, Delivery::Cooperative));
     }
-    Ok((IoUring::builder().setup_cqsize(cq).build(entries)?, false))
+    Ok((IoUring::builder().setup_cqsize(cq).build(entries)?, Delivery::Plain))
+}
+
+/// The loop's provided buffers for multishot receives (IORING_OP_RECV with
+/// RECV_MULTISHOT and a buffer ring, Linux 6.0): each connection's receive
+/// is armed once and stays armed, where a one-shot receive costs a
+/// submission and a poll arming per answer. The kernel picks a buffer per
+/// completion; the loop copies the bytes into the connection's
+/// [`RecvBuffer`] (an answer may span buffers and completions) and gives
+/// the buffer back at once, so a few per connection are plenty.
+struct RecvPool {
+    /// The ring of buffer descriptors shared with the kernel: page-aligned
+    /// `count` entries, whose first entry's reserved field is the tail.
+    ring: NonNull<types::BufRingEntry>,
+    ring_layout: Layout,
+    buffers: Box<[u8]>,
+    count: u16,
+    /// Descriptors handed to the kernel so far (wrapping).
+    tail: u16,
+}
+
+/// The buffer group id of the pool; one pool per ring.
+const POOL_GROUP: u16 = 0;
+/// One provided buffer's size: an answer larger than this spans several.
+const POOL_BUFFER: usize = 4 * 1024;
+
+impl RecvPool {
+    /// How many buffers `conns` connections get: two each, 64 to 4096 in
+    /// all (16 MiB at most).
+    fn size_for(conns: usize) -> usize {
+        (conns * 2).next_power_of_two().clamp(64, 4096)
+    }
+
+    /// `count` buffers (a power of two, 2 to 32768) registered with `ring`.
+    fn register(ring: &IoUring, count: usize) -> io::Result<RecvPool> {
+        let entry = std::mem::size_of::<types::BufRingEntry>();
+        let ring_layout = Layout::from_size_align(count * entry, page_size())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        // SAFETY: the layout's size is not zero (count >= 2).
+        let raw = unsafe { alloc_zeroed(ring_layout) }.cast::<types::BufRingEntry>();
+        let ring_ptr = NonNull::new(raw).ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let count = u16::try_from(count).unwrap_or(u16::MAX);
+        let mut pool = RecvPool {
+            ring: ring_ptr,
+            ring_layout,
+            buffers: vec![0; usize::from(count) * POOL_BUFFER].into_boxed_slice(),
+            count,
+            tail: 0,
+        };
+        for bid in 0..count {
+            pool.put(bid);
+        }
+        pool.publish();
+        // SAFETY: the descriptors and buffers live as long as the pool,
+        // which the driver drops after the ring (field order).
+        unsafe { ring.submitter().register_buf_ring_with_flags(raw as u64, count, POOL_GROUP, 0) }?;
+        Ok(pool)
+    }
+
+    /// The first `len` bytes the kernel wrote into buffer `bid`.
+    fn filled(&self, bid: u16, len: usize) -> &[u8] {
+        let start = usize::from(bid) * POOL_BUFFER;
+        self.buffers.get(start..start + len.min(POOL_BUFFER)).unwrap_or(&[])
+    }
+
+    /// Queues buffer `bid` for the kernel again (seen once [`Self::publish`]ed).
+    fn put(&mut self, bid: u16) {
+        let slot = usize::from(self.tail & (self.count - 1));
+        let addr = self.buffers.as_mut_ptr() as u64 + (usize::from(bid) * POOL_BUFFER) as u64;
+        // SAFETY: `slot` < count, the descriptors the allocation holds; the
+        // kernel reads only descriptors before the published tail.
+        let entry = unsafe { &mut *self.ring.as_ptr().add(slot) };
+        entry.set_addr(addr);
+        entry.set_len(POOL_BUFFER as u32);
+        entry.set_bid(bid);
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Lets the kernel see the buffers put back.
+    fn publish(&self) {
+        // SAFETY: the tail is a properly aligned u16 inside the first
+        // descriptor, which the kernel reads with acquire ordering.
+        let tail = unsafe { AtomicU16::from_ptr(types::BufRingEntry::tail(self.ring.as_ptr()).cast_mut()) };
+        tail.store(self.tail, Ordering::Release);
+    }
+}
+
+impl Drop for RecvPool {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `register` with this layout; the ring that
+        // used it is gone (dropped before the pool).
+        unsafe { dealloc(self.ring.as_ptr().cast(), self.ring_layout) };
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(4096)
 }
 
 /// Received bytes not yet consumed, in a heap allocation that stays put
-/// while a receive into it is in flight.
+/// while a one-shot receive into it is in flight.
 struct RecvBuffer {
     data: Box<[u8]>,
     /// Consumed up to here.
@@ -225,6 +348,23 @@ impl RecvBuffer {
         }
     }
 
+    /// Appends bytes a multishot receive left in a provided buffer,
+    /// compacting or (for an answer larger than the buffer) growing first.
+    fn append(&mut self, bytes: &[u8]) {
+        if self.data.len() - self.end < bytes.len() {
+            self.data.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.data.len() - self.end < bytes.len() {
+            let mut bigger = vec![0; (self.end + bytes.len()).max(self.data.len() * 2)].into_boxed_slice();
+            bigger[..self.end].copy_from_slice(&self.data[..self.end]);
+            self.data = bigger;
+        }
+        self.data[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
+    }
+
     /// The free room at the end, for the next receive.
     fn room(&mut self) -> (*mut u8, u32) {
         let room = &mut self.data[self.end..];
@@ -252,7 +392,9 @@ struct Conn {
     /// Its session and transport: `recv`, `filling` and `sending` hold
     /// wire bytes.
     io: ConnIo,
-    fd: types::Fd,
+    /// Its socket's place in the ring's registered files: operations on it
+    /// skip looking the descriptor up and taking a reference each time.
+    slot: types::Fixed,
     /// Owns the descriptor; closed when the loop ends.
     _socket: StdSocket,
     recv: RecvBuffer,
@@ -271,7 +413,7 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(plan: ConnPlan) -> Result<Self, DriverError> {
+    fn new(plan: ConnPlan, slot: u32) -> Result<Self, DriverError> {
         let (io, socket, leftover) = ConnIo::from_plan(plan);
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
@@ -281,7 +423,7 @@ impl Conn {
         let limits = io.wait_limits();
         Ok(Conn {
             io,
-            fd: types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket)),
+            slot: types::Fixed(slot),
             _socket: socket,
             recv: RecvBuffer::new(&leftover),
             filling: Vec::with_capacity(1024),
@@ -295,12 +437,17 @@ impl Conn {
         })
     }
 
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self._socket)
+    }
+
     /// Takes over the socket of a connection opened again ([`ConnIo::reopen_blocking`]),
-    /// with fresh buffers.
-    fn replace(&mut self, socket: StdSocket, leftover: BytesMut) -> io::Result<()> {
+    /// with fresh buffers, in the old one's registered slot.
+    fn replace(&mut self, socket: StdSocket, leftover: BytesMut, ring: &IoUring) -> io::Result<()> {
         socket.set_nonblocking(false)?;
-        self.fd = types::Fd(std::os::fd::AsRawFd::as_raw_fd(&socket));
-        // Drops (closes) the old socket: nothing is in flight on it.
+        ring.submitter().register_files_update(self.slot.0, &[std::os::fd::AsRawFd::as_raw_fd(&socket)])?;
+        // Drops the old socket, which the ring no longer holds either:
+        // nothing is in flight on it.
         self._socket = socket;
         self.recv = RecvBuffer::new(&leftover);
         self.filling.clear();
@@ -327,18 +474,30 @@ struct Driver<'c> {
     index: usize,
     context: &'c LoopContext,
     ring: IoUring,
+    /// Multishot receives' buffers, where the kernel has them (6.1 and
+    /// later here: the deferred-task-work ring); else one-shot receives
+    /// into each connection's own buffer. Dropped after the ring.
+    pool: Option<RecvPool>,
     /// Whether a wait can hold out for several completions for a bounded
     /// time and then settle for one (IORING_FEAT_MIN_TIMEOUT, Linux 6.12).
     min_timeout: bool,
+    /// What each receive's `ioprio` carries: [`RECV_POLL_FIRST`] where the
+    /// kernel knows it (older ones refuse unknown bits).
+    recv_flags: u16,
     conns: Vec<Conn>,
     budget: Budget,
     stats: LoopStats,
-    /// Completions copied off the queue, reused on every wake-up.
-    completions: Vec<(u64, i32)>,
-    /// Receives and sends submitted (or queued) and not yet completed.
+    /// Completions copied off the queue (user data, result, flags),
+    /// reused on every wake-up.
+    completions: Vec<(u64, i32, u32)>,
+    /// Receives and sends submitted (or queued) and not yet completed (a
+    /// multishot receive until its last completion).
     ops: usize,
     /// Receives among them.
     recvs: usize,
+    /// Receives armed so far: once per connection with multishot
+    /// receives (unless the pool ran dry), once per completion without.
+    recv_arms: u64,
     /// Entries queued since the last `io_uring_enter` that usually complete
     /// at once (sends, cancellations): a wait counts them too.
     quick_queued: usize,
@@ -388,20 +547,40 @@ impl<'c> Driver<'c> {
         // cancellations queued between two submissions; the completion
         // queue is twice that, so it never overflows.
         let entries = (connections.len() * 4).next_power_of_two().clamp(8, 32 * 1024);
-        let (ring, _deferred) =
+        let (ring, delivery) =
             build_ring(entries as u32).map_err(|source| DriverError::Loop { index, op: LoopOp::CreateRing, source })?;
         let min_timeout = ring.params().is_feature_min_timeout();
         let mut conns = Vec::with_capacity(connections.len());
-        for plan in connections {
-            conns.push(Conn::new(plan)?);
+        for (slot, plan) in (0u32..).zip(connections) {
+            conns.push(Conn::new(plan, slot)?);
         }
+        let fds: Vec<_> = conns.iter().map(Conn::raw_fd).collect();
+        if !fds.is_empty() {
+            ring.submitter().register_files(&fds).map_err(|source| DriverError::Loop {
+                index,
+                op: LoopOp::RegisterSockets,
+                source,
+            })?;
+        }
+        let pool = match delivery {
+            Delivery::Deferred => Some(
+                RecvPool::register(&ring, RecvPool::size_for(conns.len())).map_err(|source| DriverError::Loop {
+                    index,
+                    op: LoopOp::RegisterBuffers,
+                    source,
+                })?,
+            ),
+            Delivery::Cooperative | Delivery::Plain => None,
+        };
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
         let conns_len = conns.len();
         Ok(Driver {
             index,
             context,
             ring,
+            pool,
             min_timeout,
+            recv_flags: if delivery == Delivery::Plain { 0 } else { RECV_POLL_FIRST },
             live: conns.len(),
             conns,
             budget: Budget::for_loop(context.control.clone(), context.deadline_ns, index),
@@ -409,6 +588,7 @@ impl<'c> Driver<'c> {
             completions,
             ops: 0,
             recvs: 0,
+            recv_arms: 0,
             quick_queued: 0,
             waiting: Vec::with_capacity(conns_len),
             spare: Vec::with_capacity(conns_len),
@@ -428,17 +608,20 @@ impl<'c> Driver<'c> {
         while self.live > 0 {
             self.wait()?;
             let mut completions = std::mem::take(&mut self.completions);
-            completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result())));
-            for &(data, result) in &completions {
+            completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
+            for &(data, result, flags) in &completions {
                 let (conn, op) = decode_user_data(data);
                 match op {
-                    Op::Recv => self.on_recv(conn, result)?,
+                    Op::Recv => self.on_recv(conn, result, flags)?,
                     Op::Send => self.on_send(conn, result)?,
                     Op::Cancel => {}
                 }
             }
             completions.clear();
             self.completions = completions;
+            if let Some(pool) = &self.pool {
+                pool.publish();
+            }
             self.serve_arrivals()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
             self.now_ns = self.context.clock.now_ns();
@@ -476,6 +659,9 @@ impl<'c> Driver<'c> {
             self.waiting.push(i);
         } else if !conn.recv_pending {
             self.push_recv(i)?;
+        } else {
+            // A multishot receive stays armed: answers are awaited from now.
+            conn.waits.start_read_unless_reading(self.now_ns);
         }
         Ok(())
     }
@@ -501,26 +687,39 @@ impl<'c> Driver<'c> {
         Ok(())
     }
 
-    fn on_recv(&mut self, i: usize, result: i32) -> Result<(), DriverError> {
+    fn on_recv(&mut self, i: usize, result: i32, flags: u32) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.recv_pending = false;
+        if !cqueue::more(flags) {
+            conn.recv_pending = false;
+            self.ops -= 1;
+            self.recvs -= 1;
+        }
         conn.waits.end_read();
-        self.ops -= 1;
-        self.recvs -= 1;
+        let provided = cqueue::buffer_select(flags);
+        if let (Some(bid), Some(pool)) = (provided, self.pool.as_mut()) {
+            if conn.state == ConnState::Running {
+                conn.recv.append(pool.filled(bid, usize::try_from(result).unwrap_or(0)));
+            }
+            pool.put(bid);
+        }
         if conn.state != ConnState::Running {
             return self.settle(i);
         }
         if result < 0 {
             let error = io::Error::from_raw_os_error(-result);
-            if is_transient(&error) {
-                return self.push_recv(i);
+            // ENOBUFS: the pool ran dry and ended the multishot receive;
+            // buffers are back by the time it is armed again.
+            if is_transient(&error) || error.raw_os_error() == Some(libc::ENOBUFS) {
+                return if conn.recv_pending { Ok(()) } else { self.push_recv(i) };
             }
             return self.lose(i, Lost::Read(error));
         }
         if result == 0 {
             return self.lose(i, Lost::Closed);
         }
-        conn.recv.received(result as usize);
+        if provided.is_none() {
+            conn.recv.received(result as usize);
+        }
         let now = self.context.clock.now_ns();
         self.now_ns = now;
         if let Err(error) = conn.on_input(now, &mut self.stats, &self.context.ignore) {
@@ -579,6 +778,11 @@ impl<'c> Driver<'c> {
             conn.filling.clear();
             return self.end_after_quit(i);
         }
+        if conn.recv_pending {
+            // No answer is due: the armed multishot receive ends.
+            self.push_cancel(i, Op::Recv)?;
+        }
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         if conn.send_pending {
             return Ok(());
         }
@@ -652,7 +856,7 @@ impl<'c> Driver<'c> {
             return Ok(());
         }
         let replaced = match conn.io.reopen_blocking(self.context, &mut self.stats) {
-            Ok(Some((socket, leftover))) => conn.replace(socket, leftover),
+            Ok(Some((socket, leftover))) => conn.replace(socket, leftover, &self.ring),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted.
                 conn.state = ConnState::Finishing;
@@ -732,14 +936,19 @@ impl<'c> Driver<'c> {
     }
 
     fn push_recv(&mut self, i: usize) -> Result<(), DriverError> {
+        if self.pool.is_some() {
+            return self.push_recv_multishot(i);
+        }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.recv.make_room();
         let (buf, len) = conn.recv.room();
-        let entry = opcode::Recv::new(conn.fd, buf, len).build().user_data(user_data(i, Op::Recv));
+        let entry =
+            opcode::Recv::new(conn.slot, buf, len).ioprio(self.recv_flags).build().user_data(user_data(i, Op::Recv));
         conn.recv_pending = true;
         conn.waits.start_read(self.now_ns);
         self.ops += 1;
         self.recvs += 1;
+        self.recv_arms += 1;
         // SAFETY: the receive writes into `conn.recv.data[end..]`, a boxed
         // slice that is neither moved, resized nor dropped while
         // `recv_pending` is set: `make_room` runs only before a receive is
@@ -748,11 +957,26 @@ impl<'c> Driver<'c> {
         unsafe { self.push(&entry) }
     }
 
+    /// Arms a receive that stays armed, each completion taking a buffer
+    /// from the pool.
+    fn push_recv_multishot(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        let entry = opcode::RecvMulti::new(conn.slot, POOL_GROUP).build().user_data(user_data(i, Op::Recv));
+        conn.recv_pending = true;
+        conn.waits.start_read(self.now_ns);
+        self.ops += 1;
+        self.recvs += 1;
+        self.recv_arms += 1;
+        // SAFETY: the receive writes only into the pool's buffers, which
+        // outlive the ring (see `Driver::pool`).
+        unsafe { self.push(&entry) }
+    }
+
     fn push_send(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         let rest = &conn.sending[conn.sent..];
         let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
-        let entry = opcode::Send::new(conn.fd, rest.as_ptr(), len).build().user_data(user_data(i, Op::Send));
+        let entry = opcode::Send::new(conn.slot, rest.as_ptr(), len).build().user_data(user_data(i, Op::Send));
         conn.send_pending = true;
         conn.waits.start_write(self.now_ns);
         self.ops += 1;
@@ -925,7 +1149,8 @@ impl<'c> Driver<'c> {
                     break;
                 }
             }
-            let done: Vec<u64> = self.ring.completion().map(|c| c.user_data()).collect();
+            let done: Vec<u64> =
+                self.ring.completion().filter(|c| !cqueue::more(c.flags())).map(|c| c.user_data()).collect();
             for data in done {
                 let (i, op) = decode_user_data(data);
                 let Some(conn) = self.conns.get_mut(i) else { continue };
@@ -952,6 +1177,7 @@ impl Drop for Driver<'_> {
             // The kernel still holds pointers into these buffers: leaking
             // them is the only safe thing left.
             std::mem::forget(std::mem::take(&mut self.conns));
+            std::mem::forget(self.pool.take());
         }
     }
 }
@@ -1118,11 +1344,25 @@ mod tests {
         };
         let mut plans = Vec::new();
         let mut servers = Vec::new();
+        for (plan, server) in socket_pair_plans(connections, pipeline) {
+            plans.push(plan);
+            servers.push(std::thread::spawn(move || fake_server(server, reply)));
+        }
+        let result = run_loop(0, plans, &context, poll);
+        for server in servers {
+            server.join().unwrap();
+        }
+        collector.drain();
+        (result, collector.totals().counters, context.usage.polling())
+    }
+
+    /// Connections over socket pairs: each plan with the server's end.
+    fn socket_pair_plans(connections: usize, pipeline: usize) -> Vec<(ConnPlan, std::os::unix::net::UnixStream)> {
+        let mut plans = Vec::new();
         for i in 0..connections {
             let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
-            servers.push(std::thread::spawn(move || fake_server(server, reply)));
             let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
-            plans.push(ConnPlan {
+            let plan = ConnPlan {
                 endpoint: Endpoint::unix("fake"),
                 socket: StdSocket::Unix(client),
                 leftover: bytes::BytesMut::new(),
@@ -1134,14 +1374,10 @@ mod tests {
                     prepare: false,
                     init: &[],
                 },
-            });
+            };
+            plans.push((plan, server));
         }
-        let result = run_loop(0, plans, &context, poll);
-        for server in servers {
-            server.join().unwrap();
-        }
-        collector.drain();
-        (result, collector.totals().counters, context.usage.polling())
+        plans
     }
 
     /// Spins that keep missing (answers slower than a spin: one connection
@@ -1176,6 +1412,84 @@ mod tests {
         let (result, counters) = run_fake(Reply::Big, 2, 2, 20);
         result.unwrap();
         assert_eq!((counters.events, counters.reads), (20, 20));
+    }
+
+    /// An answer larger than the whole pool: the kernel runs out of
+    /// buffers before the loop gives them back (ENOBUFS ends the multishot
+    /// receive), and the receive is armed again.
+    #[test]
+    fn answers_larger_than_the_receive_pool() {
+        if probe().is_err() {
+            return;
+        }
+        let context = LoopContext {
+            board: StatsBoard::new(&[1]),
+            control: RunControl::new(Some(20), 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            finished: Default::default(),
+            usage: Default::default(),
+        };
+        let (mut plans, mut servers) = (Vec::new(), Vec::new());
+        for (plan, server) in socket_pair_plans(1, 1) {
+            plans.push(plan);
+            servers.push(std::thread::spawn(move || fake_server(server, Reply::Big)));
+        }
+        let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        if d.pool.is_none() {
+            return;
+        }
+        d.ring.submitter().unregister_buf_ring(POOL_GROUP).unwrap();
+        d.pool = Some(RecvPool::register(&d.ring, 2).unwrap());
+        let mut collector = Collector::new(context.board.clone());
+        d.run().unwrap();
+        assert!(d.recv_arms > 1, "the pool never ran dry");
+        context.board.publish(0, &mut d.stats);
+        drop(d);
+        servers.into_iter().for_each(|s| s.join().unwrap());
+        collector.drain();
+        assert_eq!(collector.totals().counters.events, 20);
+    }
+
+    /// Where the kernel has multishot receives, each connection's receive
+    /// is armed once for the whole run, not once per answer.
+    #[test]
+    fn a_multishot_receive_is_armed_once_per_connection() {
+        if probe().is_err() {
+            return;
+        }
+        let context = LoopContext {
+            board: StatsBoard::new(&[3]),
+            control: RunControl::new(Some(300), 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            finished: Default::default(),
+            usage: Default::default(),
+        };
+        let mut servers = Vec::new();
+        let mut plans = Vec::new();
+        for (plan, server) in socket_pair_plans(3, 1) {
+            plans.push(plan);
+            servers.push(std::thread::spawn(move || fake_server(server, Reply::Trickle)));
+        }
+        let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        d.run().unwrap();
+        let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
+        drop(d);
+        let deferred = IoUring::<io_uring::squeue::Entry, io_uring::cqueue::Entry>::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(8)
+            .is_ok();
+        assert_eq!(multishot, deferred, "multishot receives wherever the ring defers task work (Linux 6.1)");
+        servers.into_iter().for_each(|s| s.join().unwrap());
+        if multishot {
+            assert_eq!(arms, 3);
+        } else {
+            assert!(arms > 300, "{arms}: one per answer at least");
+        }
     }
 
     #[test]
@@ -1215,6 +1529,32 @@ mod tests {
         assert_eq!(want(0, 1, 1), 1, "a send and its cancellation: wake early rather than late");
         (d.recvs, d.ops, d.quick_queued) = (0, 0, 0);
         assert!(d.run().is_ok(), "no connections: nothing to do");
+    }
+
+    /// Operations name sockets by their registered slot, so every socket
+    /// must be registered, each in its connection's slot (updating a slot
+    /// that was never registered fails with ENXIO).
+    #[test]
+    fn sockets_are_registered_in_their_connections_slots() {
+        if probe().is_err() {
+            return;
+        }
+        let context = LoopContext {
+            board: StatsBoard::new(&[3]),
+            control: RunControl::new(Some(1), 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            finished: Default::default(),
+            usage: Default::default(),
+        };
+        let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
+        let d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        for (i, conn) in d.conns.iter().enumerate() {
+            assert_eq!(conn.slot.0 as usize, i);
+            assert_eq!(d.ring.submitter().register_files_update(conn.slot.0, &[conn.raw_fd()]).unwrap(), 1);
+        }
+        assert!(d.ring.submitter().register_files_update(3, &[d.conns[0].raw_fd()]).is_err(), "no fourth slot");
     }
 
     #[test]

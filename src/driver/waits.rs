@@ -46,6 +46,15 @@ impl Waits {
         self.reading.set(now_ns);
     }
 
+    /// A wait for the server's bytes goes on, or starts now if none was
+    /// in progress (a receive that stays armed between answers).
+    #[inline]
+    pub(super) fn start_read_unless_reading(&self, now_ns: u64) {
+        if self.reading.get() == NOT_WAITING {
+            self.reading.set(now_ns);
+        }
+    }
+
     #[inline]
     pub(super) fn end_read(&self) {
         self.reading.set(NOT_WAITING);

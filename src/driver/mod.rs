@@ -16,6 +16,7 @@
 //! (tokio). `--mysql-dry-run` drives the sessions with no I/O ([`dry`]).
 
 mod budget;
+mod busy_core;
 mod conn_io;
 mod cpus;
 pub mod dry;
@@ -25,6 +26,7 @@ mod polling;
 mod redial;
 mod session;
 mod shard;
+mod spin;
 mod uring;
 mod waits;
 

@@ -412,6 +412,7 @@ fn spawn_pinned<C: Send + 'static>(
             if let Some(cpu) = cpu {
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }
+            cpus::ask_short_slice();
             let result = run(index, connections, &context);
             if let Some(spent) = thread_cpu_time() {
                 context.usage.add_cpu(spent);

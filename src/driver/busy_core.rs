@@ -15,7 +15,9 @@
 //! second field; the count of involuntary context switches where that file
 //! is missing). A spinning thread is always ready, so its delay over a
 //! window is the share of the core others took. Past [`BUSY_PERMILLE`] of
-//! a [`WINDOW`], the loop sleeps for a hold ([`FIRST_HOLD`], doubling up to
+//! a [`WINDOW`], or as soon as a spin finds itself off its core for a
+//! while (the loop's clock jumps between two looks at its completions),
+//! the loop sleeps for a hold ([`FIRST_HOLD`], doubling up to
 //! [`LONGEST_HOLD`] while the core stays busy), then spins again for a
 //! window to see (the first window, from the loop's start, is such a
 //! probe). Reading the file costs a few microseconds once per window, never
@@ -97,6 +99,15 @@ impl Watch {
         }
     }
 
+    /// The state after the loop lost its core in the middle of a spin:
+    /// a hold, as after a busy window.
+    fn preempted(self, now: Instant) -> Self {
+        match self {
+            Watch::Spinning { hold, .. } => Watch::Holding { until: now + hold, hold },
+            holding => holding,
+        }
+    }
+
     fn may_spin(&self) -> bool {
         matches!(self, Watch::Spinning { .. })
     }
@@ -125,6 +136,12 @@ impl CoreWatch {
             self.watch = self.watch.next(now, denied(self.schedstat.as_ref()));
         }
         self.watch.may_spin()
+    }
+
+    /// The loop was off its core for a while in the middle of a spin:
+    /// another task had it, no need to wait for the window's end to know.
+    pub(super) fn preempted(&mut self, now: Instant) {
+        self.watch = self.watch.preempted(now);
     }
 }
 
@@ -203,6 +220,17 @@ mod tests {
             at = until;
         }
         assert!(matches!(watch, Watch::Holding { hold: LONGEST_HOLD, .. }));
+    }
+
+    #[test]
+    fn a_spin_that_lost_its_core_holds_at_once() {
+        let t0 = Instant::now();
+        let watch = Watch::start(t0, delayed(0)).preempted(t0 + MS);
+        assert_eq!(watch, Watch::Holding { until: t0 + MS + FIRST_HOLD, hold: FIRST_HOLD });
+        assert_eq!(watch.preempted(t0 + 2 * MS), watch, "a hold goes on as it was");
+        let probe = watch.next(t0 + MS + FIRST_HOLD, delayed(0));
+        let again = probe.preempted(t0 + 2 * MS + FIRST_HOLD);
+        assert_eq!(again, Watch::Holding { until: t0 + 2 * MS + 3 * FIRST_HOLD, hold: 2 * FIRST_HOLD }, "doubled");
     }
 
     #[test]

@@ -29,6 +29,10 @@ const LONGEST_SPIN: Duration = Duration::from_millis(1);
 /// Answers in a row slower than [`LONGEST_SPIN`] after which the loop
 /// sleeps without spinning.
 const SPIN_MISSES: u32 = 8;
+/// A gap this long between two looks at the completions of a spin that
+/// found nothing means the loop was off its core meanwhile (a look that
+/// finds nothing takes well under a microsecond, an interrupt a few).
+const PREEMPTED_GAP: Duration = Duration::from_micros(200);
 /// `--poll=spin`: how long a spin goes on before the loop's other chores
 /// (answering the collector, looking at waits) get a turn.
 const SPIN_ROUND: Duration = Duration::from_millis(1);
@@ -76,6 +80,20 @@ impl Spinner {
                 (quiet && self.misses < SPIN_MISSES).then_some(self.window)
             }
         }
+    }
+
+    /// A spin that found nothing looked at the completions at `then`
+    /// and again at `now`: whether the loop lost its core in between, and
+    /// then (`adaptive`) stops spinning until its core is quiet again.
+    #[inline]
+    pub(super) fn lost_core(&mut self, then: Instant, now: Instant) -> bool {
+        if now.saturating_duration_since(then) < PREEMPTED_GAP {
+            return false;
+        }
+        if let Some(core) = self.core.as_mut() {
+            core.preempted(now);
+        }
+        true
     }
 
     /// A spin found an answer.
@@ -142,6 +160,20 @@ mod tests {
         spinner.answered_after(5 * LONGEST_SPIN);
         spinner.found();
         assert_eq!(spinner.misses, 0, "a found answer clears the misses");
+    }
+
+    #[test]
+    fn a_spin_off_its_core_stops_the_adaptive_spinning() {
+        let now = Instant::now();
+        let mut spinner = Spinner::new(PollMode::Adaptive);
+        assert!(spinner.spin_for(now).is_some());
+        assert!(!spinner.lost_core(now, now + PREEMPTED_GAP - US));
+        assert!(spinner.spin_for(now + PREEMPTED_GAP).is_some());
+        assert!(spinner.lost_core(now, now + PREEMPTED_GAP));
+        assert_eq!(spinner.spin_for(now + PREEMPTED_GAP), None, "held back");
+        let mut spin = Spinner::new(PollMode::Spin);
+        assert!(spin.lost_core(now, now + PREEMPTED_GAP));
+        assert!(spin.spin_for(now + PREEMPTED_GAP).is_some(), "--poll=spin spins on");
     }
 
     #[test]

@@ -785,11 +785,16 @@ impl<'c> Driver<'c> {
         let answers_only = self.quick_queued == 0 && self.waiting.is_empty();
         let start = Instant::now();
         let Some(limit) = self.spinner.spin_for(start) else { return self.sleep_for_answers(start, answers_only) };
+        let mut looked = start;
         loop {
             self.poll_once()?;
-            let spun = start.elapsed();
+            let now = Instant::now();
+            let spun = now - start;
             let found = !self.ring.completion().is_empty();
-            if found || spun >= limit || !self.waiting.is_empty() {
+            // The first look submits what is queued: it may take long.
+            let lost = !found && looked != start && self.spinner.lost_core(looked, now);
+            looked = now;
+            if found || spun >= limit || !self.waiting.is_empty() || (lost && !self.spinner.never_sleeps()) {
                 self.polled += spun;
                 if found && answers_only {
                     self.spinner.found();

@@ -47,6 +47,8 @@ BUILT = os.path.join(REPO, "target", "release", "wirebench")
 # The wirebench measured as a client (--wirebench); the null server is always BUILT.
 WIREBENCH = BUILT
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# Case e's target: wirebench's qps at defaults against sysbench's (issue 15).
+E_TARGET = 1.15
 
 
 def proc_cpu_seconds(pid):
@@ -173,7 +175,9 @@ def compare(label, test_args, server_pid, rounds, cpu=None, wb_extra=(), each_ro
             results[tool].append(one(tool, test_args, server_pid, cpu, list(wb_extra)))
     if each_round:
         ratios = [w["qps"] / s["qps"] for s, w in zip(results["sysbench"], results["wirebench"])]
-        print(f"  {label}: qps ratio per round " + ", ".join(f"{r:.2f}x" for r in ratios) + f" (load average {load_average()})")
+        verdict = "pass" if median(ratios) >= E_TARGET else "FAIL"
+        print(f"  {label}: qps ratio per round " + ", ".join(f"{r:.2f}x" for r in ratios)
+              + f", median {median(ratios):.2f}x, target {E_TARGET}x: {verdict} (load average {load_average()})")
     best = {t: max(r, key=lambda x: x["qps"]) for t, r in results.items()}
     s, w = best["sysbench"], best["wirebench"]
     print(
@@ -207,12 +211,29 @@ def latency_of(out):
     return float(avg.group(1)), float(p99.group(1))
 
 
+def median(values):
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def latency_verdict(rows):
+    """Case l's target for one line: wirebench's added avg and p99, the
+    medians of the rounds, each at most sysbench's."""
+    sb = [median([r[0][k] for r in rows]) for k in (0, 1)]
+    wb = [median([r[1][k] for r in rows]) for k in (0, 1)]
+    ok = wb[0] <= sb[0] and wb[1] <= sb[1]
+    return ok, f"medians avg {sb[0]:.0f} / {wb[0]:.0f}, p99 {sb[1]:.0f} / {wb[1]:.0f}: {'pass' if ok else 'FAIL'}"
+
+
 def client_added_latency(null, delay_us, rounds, seconds):
     """Case l: what each tool measures above the server's fixed delay."""
     login = ["--mysql-user=x", "--mysql-password=y", "--mysql-db=sbtest", "--tables=1", "--table-size=10000"]
     endpoints = (("tcp", ["--mysql-host=127.0.0.1", f"--mysql-port={null.port}"]), ("socket", [f"--mysql-socket={null.socket}"]))
     print(f"\nl client-added latency: null server --delay-us={delay_us} on core 1, client on core 0, {seconds}s runs;")
-    print("  avg and p99 in us, minus the delay; sysbench / wirebench; per round")
+    print("  avg and p99 in us, minus the delay; sysbench / wirebench; per round, then the medians and the target")
+    print("  (wirebench's at most sysbench's, avg and p99)")
+    failed = []
     for name, endpoint in endpoints:
         for conns in (1, 16, 256):
             args = ["oltp_point_select"] + endpoint + login + [f"--time={seconds}", "--percentile=99", f"--threads={conns}", "run"]
@@ -225,7 +246,11 @@ def client_added_latency(null, delay_us, rounds, seconds):
                     row.append((avg * 1000 - delay_us, p99 * 1000 - delay_us))
                 rows.append(row)
             text = "; ".join(f"avg {s[0]:.0f} / {w[0]:.0f}, p99 {s[1]:.0f} / {w[1]:.0f}" for s, w in rows)
-            print(f"  {name} {conns:>3} conns: {text} (load average {load_average()})", flush=True)
+            ok, verdict = latency_verdict(rows)
+            if not ok:
+                failed.append(f"{name} {conns}")
+            print(f"  {name} {conns:>3} conns: {text}; {verdict} (load average {load_average()})", flush=True)
+    print(f"  l target: {'pass' if not failed else 'FAIL at ' + ', '.join(failed)}")
 
 
 HEADER = (

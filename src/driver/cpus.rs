@@ -1,7 +1,8 @@
 //! The cores the event loops may be pinned to: those this process may run
 //! on (`sched_getaffinity`, which `taskset` and cgroups set). Pinning to
 //! any other fails, and a loop would then run unpinned without a word, so
-//! `--cpus` is checked against them before anything starts.
+//! `--cpus` is checked against them before anything starts. And how a
+//! loop thread asks to get its core back quickly ([`ask_short_slice`]).
 
 use std::fmt;
 
@@ -57,6 +58,50 @@ impl fmt::Display for CpuRanges<'_> {
     }
 }
 
+/// The time slice a loop thread asks for (the shortest the kernel grants).
+const LOOP_SLICE_NS: u64 = 100_000;
+
+/// `struct sched_attr` (sched_setattr(2)), up to the utilisation clamps.
+#[repr(C)]
+#[derive(Debug, Default)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+    util_min: u32,
+    util_max: u32,
+}
+
+/// Asks the kernel (EEVDF, Linux 6.12) to give the calling thread short
+/// time slices. An answer that wakes a sleeping loop then preempts
+/// whatever else runs on its core at once, instead of waiting for that
+/// task's slice to end (1.4 ms on the 2-core VM): measured there with
+/// builds on the loop's core, one connection to a server answering in
+/// 200 µs, 0.72 ms on average instead of 0.86 ms, p99 8 ms instead of 10.
+/// A loop's share of its core does not change (that is its weight, its
+/// nice value, which is kept), only how soon it gets its turn. Only a
+/// thread of the normal policy is touched (not one `chrt` made real-time
+/// or idle); an older kernel ignores the request, and a refusal changes
+/// nothing: both leave the default slice.
+pub(super) fn ask_short_slice() {
+    let mut attr = SchedAttr::default();
+    let size = std::mem::size_of::<SchedAttr>() as u32;
+    // SAFETY: `attr` is valid for `size` bytes of writes; 0 is this thread.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut SchedAttr, size, 0) };
+    if rc != 0 || attr.policy != libc::SCHED_OTHER as u32 {
+        return;
+    }
+    attr.size = size;
+    attr.runtime = LOOP_SLICE_NS;
+    // SAFETY: `attr` is a whole, initialised sched_attr of `size` bytes.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +123,29 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains(&format!("may not run on cpu {outside}")), "{message}");
         assert!(message.contains(&CpuRanges(&allowed).to_string()), "{message}");
+    }
+
+    /// The calling thread's slice as the scheduler shows it, if it does.
+    fn own_slice_ns() -> Option<u64> {
+        let sched = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+        let line = sched.lines().find(|l| l.starts_with("se.slice"))?;
+        line.rsplit(':').next()?.trim().parse().ok()
+    }
+
+    #[test]
+    fn a_loop_thread_asks_for_a_short_slice_and_keeps_its_nice_value() {
+        std::thread::spawn(|| {
+            let Some(before) = own_slice_ns() else { return };
+            assert!(before > LOOP_SLICE_NS, "the default slice is longer: {before}");
+            // SAFETY: plain calls about this thread (its id, its nice value).
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as libc::id_t;
+            assert_eq!(unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, 3) }, 0);
+            ask_short_slice();
+            assert_eq!(own_slice_ns(), Some(LOOP_SLICE_NS));
+            // SAFETY: as above.
+            assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) }, 3, "nice is kept");
+        })
+        .join()
+        .unwrap();
     }
 }

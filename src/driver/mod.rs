@@ -16,6 +16,7 @@
 //! (tokio). `--mysql-dry-run` drives the sessions with no I/O ([`dry`]).
 
 mod budget;
+mod busy_core;
 mod conn_io;
 mod cpus;
 pub mod dry;
@@ -25,6 +26,7 @@ mod polling;
 mod redial;
 mod session;
 mod shard;
+mod spin;
 mod uring;
 mod waits;
 
@@ -414,6 +416,7 @@ fn spawn_pinned<C: Send + 'static>(
             if let Some(cpu) = cpu {
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }
+            cpus::ask_short_slice();
             let result = run(index, connections, &context);
             if let Some(spent) = thread_cpu_time() {
                 context.usage.add_cpu(spent);

@@ -46,6 +46,12 @@ need sysbench sysbench
 # its mirror, 14 s to unpack, then dpkg's configure step; the screenshot
 # itself takes about 1 s.
 need chromium chromium
+# tests/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
+# its own sshd (/usr/sbin/sshd, on a free port of 127.0.0.1, with keys it
+# makes) and never uses the system's ssh service, which the package may
+# start on port 22 or policy-rc.d may deny.
+need openssh-server sshd
+need openssh-client ssh ssh-keygen
 install_needed
 ensure_rust
 

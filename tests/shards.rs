@@ -5,9 +5,10 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::TestServer;
 use wirebench::client::Connection;
@@ -206,57 +207,153 @@ fn kubernetes_job_names_the_fields_a_sharded_run_needs() {
     assert!(!manifest.contains('\t'), "YAML takes no tabs");
 }
 
-/// The ssh recipe against this host: a stand-in for ssh runs the remote
-/// command here (no sshd in the test machine), so what is checked is the
-/// command each host gets (its shard, the common start), that the shards'
-/// JSON results, gathered in a directory, add up to `--events`, and that
-/// the script's merge of them says so.
+/// An sshd of the test's own on 127.0.0.1, with a client key it accepts;
+/// killed on drop, so that a failing assert leaves no sshd behind.
+struct TestSshd {
+    child: std::process::Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl TestSshd {
+    /// `/usr/sbin/sshd` started on a free port, or `None` (the test is
+    /// skipped, after saying so) when openssh-server is not installed; with
+    /// WIREBENCH_REQUIRE_SERVER=1 that fails the test instead.
+    fn start(dir: &Path) -> Option<TestSshd> {
+        let missing: Vec<&str> =
+            [SSHD, "/usr/bin/ssh", SSH_KEYGEN].into_iter().filter(|p| !Path::new(p).exists()).collect();
+        if !missing.is_empty() {
+            let message = format!(
+                "no {}: install openssh-server and openssh-client (apt-get install openssh-server openssh-client; \
+                 scripts/test.sh does)",
+                missing.join(", ")
+            );
+            assert!(std::env::var("WIREBENCH_REQUIRE_SERVER").as_deref() != Ok("1"), "{message}");
+            eprintln!("skipped: {message}");
+            return None;
+        }
+        let (config, port) = write_sshd_config(dir);
+        // sshd's privilege separation wants its empty directory to exist.
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
+        let child = Command::new(SSHD).arg("-D").arg("-e").arg("-f").arg(&config).stderr(log).spawn().unwrap();
+        let mut sshd = TestSshd { child, dir: dir.to_owned(), port };
+        sshd.wait_until_listening();
+        Some(sshd)
+    }
+
+    fn wait_until_listening(&mut self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            // Another process may have taken the port between its choice and sshd's bind.
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("sshd exited ({status}) before listening on port {}:\n{}", self.port, self.log());
+            }
+            assert!(std::time::Instant::now() < deadline, "sshd does not listen after 10 s:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()
+    }
+
+    /// The ssh command that logs in to it with the client key, asking
+    /// nothing (run-shards.sh's WIREBENCH_SSH).
+    fn ssh_command(&self) -> String {
+        format!(
+            "ssh -p {} -i {} -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+            self.port,
+            self.dir.join("client_key").display()
+        )
+    }
+}
+
+impl Drop for TestSshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const SSHD: &str = "/usr/sbin/sshd";
+const SSH_KEYGEN: &str = "/usr/bin/ssh-keygen";
+
+/// Generates the host and client keys in `dir`, authorizes the client key
+/// and writes an sshd_config for a free port; the config's path and the
+/// port.
+fn write_sshd_config(dir: &Path) -> (PathBuf, u16) {
+    for key in ["host_key", "client_key"] {
+        let status =
+            Command::new(SSH_KEYGEN).args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(dir.join(key)).status().unwrap();
+        assert!(status.success(), "ssh-keygen {key}: {status}");
+    }
+    std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = format!(
+        "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile {}\n\
+         PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n",
+        dir.join("host_key").display(),
+        dir.join("authorized_keys").display(),
+        dir.join("sshd.pid").display()
+    );
+    let path = dir.join("sshd_config");
+    std::fs::write(&path, config).unwrap();
+    (path, port)
+}
+
+/// The ssh recipe against a real sshd on this host: each of two hosts
+/// (127.0.0.1 and localhost, both this sshd) runs its shard over ssh with
+/// the MariaDB login on its command line, as a remote host would (ssh
+/// forwards no environment); each shard's JSON result says which shard it
+/// ran, the shards add up to `--events`, and the script's merge says so.
 #[test]
 fn ssh_script_runs_one_shard_per_host() {
     let Some(server) = TestServer::find() else { return };
     let _serial = serial();
-    let dir = std::env::temp_dir().join(format!("wirebench-ssh-shards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fake_ssh = dir.join("fake-ssh");
-    std::fs::write(
-        &fake_ssh,
-        "#!/bin/sh\nhost=$1; shift\necho \"$host: $*\" >> \"$(dirname \"$0\")/calls\"\nexec sh -c \"$*\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake_ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let scratch = common::ScratchDir::new("ssh-shards");
+    let Some(sshd) = TestSshd::start(&scratch.0) else { return };
     let mut args = login(&server);
     args.extend(["bulk_insert", "--threads=2"].map(String::from));
     let with = |extra: &[&str]| [args.clone(), extra.iter().map(|s| (*s).to_owned()).collect()].concat();
     succeeded(&run_shards(2, &with(&["cleanup"])));
     succeeded(&run_shards(2, &with(&["prepare"])));
-    let out = dir.join("out");
+    let out = scratch.0.join("out");
     let output = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/ssh/run-shards.sh"))
-        .args(["-o", out.to_str().unwrap(), "-d", "3", "localhost", "127.0.0.1", "--"])
+        .args(["-o", out.to_str().unwrap(), "-d", "3", "127.0.0.1", "localhost", "--"])
         .args(with(&["--events=200", "--time=0", "run"]))
-        .env("WIREBENCH_SSH", &fake_ssh)
+        .env("WIREBENCH_SSH", sshd.ssh_command())
         .env("WIREBENCH", env!("CARGO_BIN_EXE_wirebench"))
         .env("WIREBENCH_LOCAL", env!("CARGO_BIN_EXE_wirebench"))
         .stdout(std::process::Stdio::piped())
         .output()
         .unwrap();
-    let (status, printed) = (output.status, text(&output.stdout));
-    let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
-    assert!(status.success(), "{calls}\n{}", std::fs::read_to_string(out.join("shard-1.err")).unwrap_or_default());
-    assert!(calls.contains("localhost: ") && calls.contains("--shard=0/2 --start-at="), "{calls}");
-    assert!(calls.contains("127.0.0.1: ") && calls.contains("--shard=1/2 --start-at="), "{calls}");
+    let shard_err = |shard: u32| std::fs::read_to_string(out.join(format!("shard-{shard}.err"))).unwrap_or_default();
+    assert!(
+        output.status.success(),
+        "{}\n{}\nshard 0:\n{}\nshard 1:\n{}\nsshd:\n{}",
+        output.status,
+        text(&output.stderr),
+        shard_err(0),
+        shard_err(1),
+        sshd.log()
+    );
     let events: u64 = (0..2)
         .map(|shard| {
             let result = std::fs::read_to_string(out.join(format!("shard-{shard}.json"))).unwrap();
             let last: serde_json::Value = serde_json::from_str(result.lines().last().unwrap()).unwrap();
+            assert_eq!(last["run"]["shard"]["index"], shard, "{result}");
+            assert_eq!(last["run"]["shard"]["count"], 2, "{result}");
             last["counters"]["transactions"].as_u64().unwrap()
         })
         .sum();
     assert_eq!(events, 200);
+    let sessions = sshd.log().matches("Accepted publickey for").count();
+    assert_eq!(sessions, 2, "each shard logged in over ssh:\n{}", sshd.log());
     let merged = std::fs::read_to_string(out.join("merged.txt")).unwrap();
-    assert_eq!(merged, printed);
+    assert_eq!(merged, text(&output.stdout));
     assert!(merged.contains("Merged 2 of 2 shards"), "{merged}");
     assert_eq!(reported(&merged, "total number of events:"), 200);
     assert_eq!(query_u64(&server, "SELECT (SELECT COUNT(*) FROM sbtest1) + (SELECT COUNT(*) FROM sbtest2)"), 200);
     succeeded(&run_shards(2, &with(&["cleanup"])));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -370,7 +370,7 @@ fn refusals_are_sysbench_s() {
         }
     }
     // With no test at all sysbench reads a Lua script from standard input;
-    // wirebench runs no Lua and says so (README).
+    // wirebench does not read a script from there and says so (README).
     let ours = said(&pair.ours, &[]);
     assert_eq!(ours.status, Some(1));
     assert!(ours.stdout.starts_with(&format!("{SYSBENCH_BANNER_LINE}\n\nFATAL: no test named")), "{ours:#?}");

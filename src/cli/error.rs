@@ -167,8 +167,8 @@ impl CliError {
             // sysbench would run its built-in test: wirebench has none of those.
             CliError::NotADatabaseTest(_) => fatal(self.to_string()),
             CliError::MissingTest => fatal(
-                "no test named: sysbench would read a Lua script from standard input, and wirebench runs no Lua; \
-                 name the test: sysbench [options]... testname command"
+                "no test named: sysbench would read a Lua script from standard input, which wirebench does not; \
+                 name the test or the script's path: sysbench [options]... testname command"
                     .to_owned(),
             ),
             CliError::MissingCommand { test } => return missing_command(test),

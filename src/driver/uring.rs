@@ -1379,17 +1379,28 @@ mod tests {
     /// Spins that keep missing (answers slower than the longest spin: one
     /// connection to a slow server) give way to sleeping at once; without
     /// that, every answer would cost a whole spin, 400 x 30 µs here. The
-    /// bound is half of that: spins are timed on the wall clock, and on a
-    /// loaded machine a preemption within one adds a few milliseconds.
+    /// bound is half of that. Spins are timed on the wall clock, and on a
+    /// loaded machine preemptions make a slow answer look fast now and
+    /// then (the loop resumes spinning for it), so the run is tried up to
+    /// three times: without the back-off every try spins past the bound,
+    /// so the test still fails then.
     #[test]
     fn adaptive_stops_spinning_when_answers_are_slower_than_a_spin() {
         if probe().is_err() {
             return;
         }
-        let (result, counters, spun) = run_fake_polling(Reply::Slow, 1, 1, 400, PollMode::Adaptive);
-        result.unwrap();
-        assert_eq!(counters.events, 400);
-        assert!(spun < Duration::from_micros(30) * 400 / 2, "spun {spun:?}");
+        let bound = Duration::from_micros(30) * 400 / 2;
+        let mut tries = Vec::new();
+        for _ in 0..3 {
+            let (result, counters, spun) = run_fake_polling(Reply::Slow, 1, 1, 400, PollMode::Adaptive);
+            result.unwrap();
+            assert_eq!(counters.events, 400);
+            if spun < bound {
+                return;
+            }
+            tries.push(spun);
+        }
+        panic!("spun {tries:?}, each at least {bound:?}");
     }
 
     #[test]

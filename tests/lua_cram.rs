@@ -1079,3 +1079,33 @@ fn engine_options_are_refused_for_scripts_in_one_line() {
         assert_eq!(lines[1], "[1]", "{option}: {output}");
     }
 }
+
+/// sysbench's `db_report_*` print SQL statistics only once a database
+/// driver was made (`sysbench.sql.driver()`); before that, its interim
+/// lines are `sb_report_intermediate()`'s (`eps`) and the final report
+/// starts at "General statistics" (as sysbench 1.0.20 prints them).
+#[test]
+fn a_script_without_a_driver_reports_events_only() {
+    let run = |script: &str| {
+        let (output, ok) = wirebench(&args(&[script, "--time=2", "--report-interval=1", "--rate=200", "run"]));
+        assert!(ok, "{script}: {output}");
+        output
+    };
+    let events_only = run("no_driver.lua");
+    // The line at the end of --time may or may not come, as in sysbench:
+    // every line must have sb_report_intermediate()'s shape, and the first
+    // second's pair must be there.
+    let patterns = ["[ *s ] thds: * eps: * lat (ms,95%): * (glob)", "[ *s ] queue length: * concurrency: * (glob)"];
+    let interim: Vec<&str> = events_only.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(interim.len() >= 2 && interim.len() % 2 == 0, "{events_only}");
+    for (n, line) in interim.iter().enumerate() {
+        assert!(line_matches(patterns[n % 2], line), "line {n}: {line}\n{events_only}");
+    }
+    assert!(interim[0].starts_with("[ 1s ] thds: 1 eps: "), "{events_only}");
+    assert!(!events_only.contains("SQL statistics"), "{events_only}");
+    assert!(events_only.contains("\nGeneral statistics:\n"), "{events_only}");
+
+    let with_driver = run("driver_only.lua");
+    assert!(with_driver.contains("SQL statistics:\n    queries performed:"), "{with_driver}");
+    assert!(with_driver.lines().any(|l| l.starts_with("[ 1s ] thds: 1 tps: ")), "{with_driver}");
+}

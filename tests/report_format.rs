@@ -115,6 +115,7 @@ fn seed_interim_lines() {
             percentile: 95,
             queue: None,
             at: None,
+            sql: true,
         };
         assert_eq!(line.to_string(), expected);
     }
@@ -171,6 +172,7 @@ fn seed_final_report() {
         connections: &connections,
         unfinished_on_forced_shutdown: 0,
         additions: "",
+        sql: true,
     };
     assert_eq!(report.to_string(), SEED_FINAL);
 }
@@ -493,6 +495,7 @@ fn wirebench_output(o: &Options) -> String {
             percentile: o.percentile,
             queue: (o.rate > 0).then_some(QueueStats { length: 0, concurrency: 1 }),
             at: None,
+            sql: true,
         };
         out += &line.to_string();
     }
@@ -514,6 +517,7 @@ fn wirebench_output(o: &Options) -> String {
         connections: &totals.connections,
         unfinished_on_forced_shutdown: 0,
         additions: "",
+        sql: true,
     };
     out + &report.to_string()
 }
@@ -620,6 +624,7 @@ fn same_shape_as_sysbench_with_histogram() {
         connections: &[ConnStats::default(); 2],
         unfinished_on_forced_shutdown: 0,
         additions: "",
+        sql: true,
     }
     .to_string();
     assert_eq!(
@@ -697,6 +702,7 @@ fn identical_to_sysbench_without_events() {
             percentile: 95,
             queue: None,
             at: None,
+            sql: true,
         }
         .to_string();
     }
@@ -710,6 +716,7 @@ fn identical_to_sysbench_without_events() {
         connections: &connections,
         unfinished_on_forced_shutdown: 0,
         additions: "",
+        sql: true,
     }
     .to_string();
 

@@ -29,6 +29,7 @@ mod state;
 mod threads;
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub use commands::{run_command, script_help, Help};
@@ -80,4 +81,7 @@ pub struct ScriptEnv {
     /// `--percentile` is not 0: sysbench draws once from the thread's
     /// generator after every event.
     pub draw_after_event: bool,
+    /// Set by `sysbench.sql.driver()`: from then on the reports are
+    /// sysbench's `db_report_*` (SQL statistics), before it events only.
+    pub sql_used: Arc<AtomicBool>,
 }

@@ -133,6 +133,7 @@ function sql.driver(name)
       wb.write_err(string.format("FATAL: invalid database driver name: '%s'\n", tostring(name)))
       error("failed to initialize the DB driver", 2)
    end
+   wb.driver_made()
    return setmetatable({}, driver_mt)
 end
 

@@ -31,8 +31,15 @@ const BULK_PACKET_SIZE: usize = 512 * 1024;
 /// call waited: the thread stops without counting the event.
 pub(crate) const CUT_MARK: &str = "wirebench: the run's time is up";
 
-/// Adds `connect` to `raw`.
+/// Adds `connect` and `driver_made` to `raw`.
 pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
+    raw.set(
+        "driver_made",
+        lua.create_function(|lua, ()| {
+            context(lua)?.env.sql_used.store(true, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        })?,
+    )?;
     raw.set(
         "connect",
         lua.create_function(|lua, ()| {

@@ -1,6 +1,7 @@
 //! The `run` command: the header, the connections, the loops started and
 //! supervised, the final report.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
@@ -66,7 +67,7 @@ pub(super) fn run(
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
-    let threads = Threads { handles, hdr_log, hooks: None };
+    let threads = Threads { handles, hdr_log, hooks: None, sql_used: None };
     supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, sink)
 }
 
@@ -77,6 +78,8 @@ pub(super) struct Threads<E> {
     pub(super) handles: Vec<JoinHandle<Result<(), E>>>,
     pub(super) hdr_log: Option<HdrLog>,
     pub(super) hooks: Option<ReportHooks>,
+    /// A Lua script's flag: it made a database driver (see `Reports::sql_only_after`).
+    pub(super) sql_used: Option<Arc<AtomicBool>>,
 }
 
 /// At `--verbosity=4` or more, on stderr: how each loop waits, and why
@@ -127,8 +130,11 @@ where
 {
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let Threads { handles, hdr_log, hooks } = threads;
+    let Threads { handles, hdr_log, hooks, sql_used } = threads;
     let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks, sink);
+    if let Some(sql_used) = sql_used {
+        reports.sql_only_after(sql_used);
+    }
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {

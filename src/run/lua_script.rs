@@ -73,6 +73,7 @@ fn script_env(bench: &Bench, call: &ScriptCall) -> Result<ScriptEnv, RunError> {
         unique: Arc::new(SharedUnique::new(RandUnique::sysbench_upstream())),
         ignore: bench.mysql.ignore_errors.clone(),
         draw_after_event: bench.general.percentile.is_some(),
+        sql_used: Default::default(),
     })
 }
 
@@ -92,7 +93,8 @@ fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Ou
     sink.clock_started(None, std::time::Duration::ZERO);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
     let handles = lua::spawn_threads(&plan, &context, cut_ns)?;
-    let threads = Threads { handles, hdr_log, hooks };
+    let sql_used = Some(plan.env().sql_used.clone());
+    let threads = Threads { handles, hdr_log, hooks, sql_used };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
     plan.done()?;
     sink.finish_run(bench)?;

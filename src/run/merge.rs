@@ -123,6 +123,7 @@ fn print_report(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputErr
             percentile,
             queue: slot.queue,
             at: Some(&at),
+            sql: true,
         })?;
     }
     if !run.intervals.is_empty() {
@@ -137,6 +138,7 @@ fn print_report(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputErr
         connections: &run.connections,
         unfinished_on_forced_shutdown: 0,
         additions: &additions(run, options),
+        sql: true,
     })
 }
 

@@ -1,6 +1,8 @@
 //! What the report thread prints while the loops run and at the end:
 //! sysbench's interim lines, checkpoint reports and final report.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
@@ -40,6 +42,9 @@ pub(super) struct Reports<'a> {
     last_collect_ns: u64,
     /// A Lua script's `sysbench.hooks.report_*`, which replace the reports.
     hooks: Option<ReportHooks>,
+    /// A Lua script's: set once it made a database driver, before which
+    /// sysbench reports events only. `None`: the built-in tests, always SQL.
+    sql_used: Option<Arc<AtomicBool>>,
 }
 
 impl<'a> Reports<'a> {
@@ -65,7 +70,18 @@ impl<'a> Reports<'a> {
             hdr_log,
             last_collect_ns: 0,
             hooks,
+            sql_used: None,
         }
+    }
+
+    /// Reports SQL statistics only once `sql_used` is set (a Lua script's
+    /// `sysbench.sql.driver()`), as sysbench's `db_report_*` do.
+    pub(super) fn sql_only_after(&mut self, sql_used: Arc<AtomicBool>) {
+        self.sql_used = Some(sql_used);
+    }
+
+    fn sql(&self) -> bool {
+        self.sql_used.as_ref().map_or(true, |used| used.load(Ordering::Relaxed))
     }
 
     /// Collects what the loops did since the last collection, at `now_ns`.
@@ -109,6 +125,7 @@ impl<'a> Reports<'a> {
             percentile: self.percentile,
             queue,
             at: at.as_deref(),
+            sql: self.sql(),
         };
         if !hooked(self.hooks.as_ref().map(|h| h.intermediate(&line))) {
             Level::Notice.print(line)?;
@@ -198,6 +215,7 @@ impl<'a> Reports<'a> {
             connections: &totals.connections,
             unfinished_on_forced_shutdown,
             additions: "",
+            sql: self.sql(),
         }
     }
 

@@ -181,10 +181,16 @@ pub struct InterimReport<'a> {
     /// the lines of shards on several hosts can be aligned; `None` keeps
     /// sysbench's lines.
     pub at: Option<&'a str>,
+    /// Whether the run counts SQL: false for a Lua script that never made
+    /// a database driver, which gets `sb_report_intermediate()`'s line.
+    pub sql: bool,
 }
 
 impl fmt::Display for InterimReport<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.sql {
+            return self.fmt_events_only(f);
+        }
         let s = self.time_interval_s;
         let c = self.counters;
         let per_s = |n: u64| cf(n as f64 / s, 4, 2);
@@ -210,6 +216,26 @@ impl fmt::Display for InterimReport<'_> {
                 "[ {:.0}s ] queue length: {}, concurrency: {}{at}",
                 self.time_total_s, q.length, q.concurrency
             )?;
+        }
+        Ok(())
+    }
+}
+
+impl InterimReport<'_> {
+    /// `sb_report_intermediate()`: events per second and latency only.
+    fn fmt_events_only(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = AtSuffix(self.at);
+        writeln!(
+            f,
+            "[ {:.0}s ] thds: {} eps: {} lat (ms,{}%): {}{at}",
+            self.time_total_s,
+            self.threads_running,
+            cf(self.counters.events as f64 / self.time_interval_s, 4, 2),
+            self.percentile,
+            cf(ms_round_trip(self.latency.percentile(f64::from(self.percentile))), 4, 2),
+        )?;
+        if let Some(q) = self.queue {
+            writeln!(f, "[ {:.0}s ] queue length: {} concurrency: {}{at}", self.time_total_s, q.length, q.concurrency)?;
         }
         Ok(())
     }
@@ -290,24 +316,36 @@ pub struct FinalReport<'a> {
     /// wirebench's additions ([`super::extra_report`]), printed after the
     /// latency block; empty for none, which leaves sysbench's report.
     pub additions: &'a str,
+    /// Whether "SQL statistics" come first: false for a Lua script that
+    /// never made a database driver (sysbench's `sb_report_cumulative()`).
+    pub sql: bool,
 }
 
-impl fmt::Display for FinalReport<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl FinalReport<'_> {
+    /// `db_report_cumulative()`'s own part, before sysbench's general one.
+    fn fmt_sql_statistics(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = self.counters;
-        let s = self.time_interval_s;
         let queries = c.queries();
+        let rate = |n: u64| cf(n as f64 / self.time_interval_s, 0, 2);
         f.write_str("SQL statistics:\n")?;
         f.write_str("    queries performed:\n")?;
         writeln!(f, "        read:                            {}", c.reads)?;
         writeln!(f, "        write:                           {}", c.writes)?;
         writeln!(f, "        other:                           {}", c.others)?;
         writeln!(f, "        total:                           {queries}")?;
-        let rate = |n: u64| cf(n as f64 / s, 0, 2);
         writeln!(f, "    transactions:                        {:<6} ({} per sec.)", c.events, rate(c.events))?;
         writeln!(f, "    queries:                             {:<6} ({} per sec.)", queries, rate(queries))?;
         writeln!(f, "    ignored errors:                      {:<6} ({} per sec.)", c.errors, rate(c.errors))?;
-        writeln!(f, "    reconnects:                          {:<6} ({} per sec.)", c.reconnects, rate(c.reconnects))?;
+        writeln!(f, "    reconnects:                          {:<6} ({} per sec.)", c.reconnects, rate(c.reconnects))
+    }
+}
+
+impl fmt::Display for FinalReport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.counters;
+        if self.sql {
+            self.fmt_sql_statistics(f)?;
+        }
 
         if self.unfinished_on_forced_shutdown > 0 {
             f.write_str("\n")?;
@@ -444,6 +482,7 @@ mod tests {
             percentile: 0,
             queue: Some(QueueStats { length: 3, concurrency: 1 }),
             at: None,
+            sql: true,
         };
         assert_eq!(
             line.to_string(),
@@ -457,6 +496,32 @@ mod tests {
              at 2026-01-01T00:00:01.000Z\n\
              [ 1s ] queue length: 3, concurrency: 1 at 2026-01-01T00:00:01.000Z\n"
         );
+        // sb_report_intermediate(), for a script that made no driver.
+        let events_only = InterimReport { sql: false, ..line }.to_string();
+        assert_eq!(events_only, "[ 1s ] thds: 2 eps: 94.89 lat (ms,0%): 0.00\n[ 1s ] queue length: 3 concurrency: 1\n");
+    }
+
+    /// sb_report_cumulative() alone starts at "General statistics".
+    #[test]
+    fn without_sql_the_report_starts_at_general_statistics() {
+        let latency = LatencyHistogram::new();
+        let counters = Counters { events: 7, ..Counters::default() };
+        let report = FinalReport {
+            time_total_s: 1.0,
+            time_interval_s: 1.0,
+            counters: &counters,
+            latency: &latency,
+            percentile: 95,
+            connections: &[ConnStats::default()],
+            unfinished_on_forced_shutdown: 0,
+            additions: "",
+            sql: false,
+        };
+        let text = report.to_string();
+        assert!(text.starts_with("\nGeneral statistics:\n    total time:"), "{text}");
+        assert!(!text.contains("SQL statistics"), "{text}");
+        let with_sql = FinalReport { sql: true, ..report }.to_string();
+        assert!(with_sql.starts_with("SQL statistics:\n") && with_sql.ends_with(&text), "{with_sql}");
     }
 
     /// `%3dth`: sysbench accepts only whole percentiles, 1 to 100.
@@ -475,6 +540,7 @@ mod tests {
                 connections: &[ConnStats::default()],
                 unfinished_on_forced_shutdown: 0,
                 additions: "",
+                sql: true,
             }
             .to_string();
             let line = format!("{label}{:>27}", "0.00");

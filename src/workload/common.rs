@@ -27,7 +27,7 @@ use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use wirebench_protocol::UsageError;
 
 use super::options::{OltpOptions, OptionsError};
-use super::table_data::{BatchForm, PrepareStep, TableData};
+use super::table_data::PrepareStep;
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, StmtId, Workload, WorkloadError};
 use crate::rand::Rng;
 
@@ -286,21 +286,8 @@ impl Workload for OltpWorkload {
         Box::new(TableLoad::new(&self.options, self.options.table_size, context, rng))
     }
 
-    fn prepare_data(
-        &self,
-        context: ScriptContext,
-        rng: Rng,
-        form: BatchForm,
-    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        Some(Box::new(TableData::new(&self.options, self.options.table_size, context, rng, form)))
-    }
-
-    fn prepare_numbered(
-        &self,
-        context: ScriptContext,
-        rng: Rng,
-    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        Some(numbered_load(&self.options, self.options.table_size, context, rng))
+    fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
+        Some((&self.options, self.options.table_size))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

@@ -266,31 +266,38 @@ pub trait Workload: Send + Sync {
     /// Statements are produced lazily: data loads are large.
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send>;
 
+    /// The tables `prepare` loads as oltp_common.lua does: their options
+    /// and the rows each gets. `None` for the scripts whose load is sent
+    /// only as sysbench sends it; [`Workload::prepare_data`] and
+    /// [`Workload::prepare_numbered`] follow from it.
+    fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
+        None
+    }
+
     /// `prepare` with the rows as data (for LOAD DATA LOCAL INFILE or
     /// COM_STMT_BULK_EXECUTE, in `form`) rather than INSERTs, the same
-    /// tables and rows; `None` for the scripts whose load is sent only as
-    /// sysbench sends it.
+    /// tables and rows.
     fn prepare_data(
         &self,
-        _context: ScriptContext,
-        _rng: Rng,
-        _form: BatchForm,
+        context: ScriptContext,
+        rng: Rng,
+        form: BatchForm,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        None
+        let (options, rows) = self.common_tables()?;
+        Some(Box::new(table_data::TableData::new(options, rows, context, rng, form)))
     }
 
     /// `prepare`'s INSERTs with every row's id in them (`INSERT INTO
     /// sbtest1(id, k, c, pad) ...` also with `auto_inc`, the ids the server
     /// would give), the same tables and rows: several connections may then
     /// send one table's INSERTs ([`PrepareStep::Insert`]) in any order.
-    /// `None` for the scripts whose
-    /// load is sent only as sysbench sends it.
     fn prepare_numbered(
         &self,
-        _context: ScriptContext,
-        _rng: Rng,
+        context: ScriptContext,
+        rng: Rng,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        None
+        let (options, rows) = self.common_tables()?;
+        Some(common::numbered_load(options, rows, context, rng))
     }
 
     /// SQL for `prewarm`, spread over threads like `prepare`.

@@ -12,11 +12,9 @@
 //! sysbench's order.
 
 use super::common::{
-    cleanup_sql, numbered_load, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE,
-    PAD_TEMPLATE,
+    cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
 };
 use super::options::{OltpOptions, OptionsError};
-use super::table_data::{BatchForm, PrepareStep, TableData};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
@@ -74,23 +72,11 @@ impl Workload for OltpInsert {
         Box::new(TableLoad::new(&self.options, rows, context, rng))
     }
 
-    fn prepare_data(
-        &self,
-        context: ScriptContext,
-        rng: Rng,
-        form: BatchForm,
-    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
+    /// With `--auto_inc=off` the tables start empty: sysbench's ids
+    /// would collide with the run's.
+    fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
         let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
-        Some(Box::new(TableData::new(&self.options, rows, context, rng, form)))
-    }
-
-    fn prepare_numbered(
-        &self,
-        context: ScriptContext,
-        rng: Rng,
-    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
-        Some(numbered_load(&self.options, rows, context, rng))
+        Some((&self.options, rows))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

@@ -9,9 +9,8 @@
 //! the common `prepare` command takes precedence. Its `cleanup()` refuses
 //! `--tables > 1`; wirebench drops every table instead.
 
-use super::common::{cleanup_sql, numbered_load, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
+use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
 use super::options::{OltpOptions, OptionsError};
-use super::table_data::{BatchForm, PrepareStep, TableData};
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
 use wirebench_protocol::command::ParamSlot;
@@ -65,21 +64,8 @@ impl Workload for SelectRandomPoints {
         Box::new(TableLoad::new(&self.options, self.options.table_size, context, rng))
     }
 
-    fn prepare_data(
-        &self,
-        context: ScriptContext,
-        rng: Rng,
-        form: BatchForm,
-    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        Some(Box::new(TableData::new(&self.options, self.options.table_size, context, rng, form)))
-    }
-
-    fn prepare_numbered(
-        &self,
-        context: ScriptContext,
-        rng: Rng,
-    ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
-        Some(numbered_load(&self.options, self.options.table_size, context, rng))
+    fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
+        Some((&self.options, self.options.table_size))
     }
 
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {

@@ -1327,29 +1327,42 @@ mod tests {
         events: u64,
         poll: PollMode,
     ) -> (Result<(), DriverError>, Counters, Duration) {
-        let board = StatsBoard::new(&[connections]);
-        let mut collector = Collector::new(board.clone());
-        let context = LoopContext {
-            board,
-            control: RunControl::new(Some(events), 1),
-            clock: Clock::start(),
-            deadline_ns: None,
-            ignore: IgnoreErrors::List(vec![]),
-            finished: Default::default(),
-            usage: Default::default(),
-        };
-        let mut plans = Vec::new();
-        let mut servers = Vec::new();
-        for (plan, server) in socket_pair_plans(connections, pipeline) {
-            plans.push(plan);
-            servers.push(std::thread::spawn(move || fake_server(server, reply)));
-        }
+        let context = test_context(connections, Some(events));
+        let mut collector = Collector::new(context.board.clone());
+        let (plans, servers) = fake_servers(connections, pipeline, reply);
         let result = run_loop(0, plans, &context, poll);
         for server in servers {
             server.join().unwrap();
         }
         collector.drain();
         (result, collector.totals().counters, context.usage.polling())
+    }
+
+    /// A loop's context for a test: `connections` connections, `events`
+    /// events in all (`None`: no limit).
+    fn test_context(connections: usize, events: Option<u64>) -> LoopContext {
+        LoopContext {
+            board: StatsBoard::new(&[connections]),
+            control: RunControl::new(events, 1),
+            clock: Clock::start(),
+            deadline_ns: None,
+            ignore: IgnoreErrors::List(vec![]),
+            finished: Default::default(),
+            usage: Default::default(),
+        }
+    }
+
+    /// Plans for `connections` connections, each answered by a
+    /// [`fake_server`] thread replying as `reply` says.
+    fn fake_servers(
+        connections: usize,
+        pipeline: usize,
+        reply: Reply,
+    ) -> (Vec<ConnPlan>, Vec<std::thread::JoinHandle<()>>) {
+        socket_pair_plans(connections, pipeline)
+            .into_iter()
+            .map(|(plan, server)| (plan, std::thread::spawn(move || fake_server(server, reply))))
+            .unzip()
     }
 
     /// Connections over socket pairs: each plan with the server's end.
@@ -1431,20 +1444,8 @@ mod tests {
         if probe().is_err() {
             return;
         }
-        let context = LoopContext {
-            board: StatsBoard::new(&[1]),
-            control: RunControl::new(Some(20), 1),
-            clock: Clock::start(),
-            deadline_ns: None,
-            ignore: IgnoreErrors::List(vec![]),
-            finished: Default::default(),
-            usage: Default::default(),
-        };
-        let (mut plans, mut servers) = (Vec::new(), Vec::new());
-        for (plan, server) in socket_pair_plans(1, 1) {
-            plans.push(plan);
-            servers.push(std::thread::spawn(move || fake_server(server, Reply::Big)));
-        }
+        let context = test_context(1, Some(20));
+        let (plans, servers) = fake_servers(1, 1, Reply::Big);
         let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
         if d.pool.is_none() {
             return;
@@ -1468,21 +1469,8 @@ mod tests {
         if probe().is_err() {
             return;
         }
-        let context = LoopContext {
-            board: StatsBoard::new(&[3]),
-            control: RunControl::new(Some(300), 1),
-            clock: Clock::start(),
-            deadline_ns: None,
-            ignore: IgnoreErrors::List(vec![]),
-            finished: Default::default(),
-            usage: Default::default(),
-        };
-        let mut servers = Vec::new();
-        let mut plans = Vec::new();
-        for (plan, server) in socket_pair_plans(3, 1) {
-            plans.push(plan);
-            servers.push(std::thread::spawn(move || fake_server(server, Reply::Trickle)));
-        }
+        let context = test_context(3, Some(300));
+        let (plans, servers) = fake_servers(3, 1, Reply::Trickle);
         let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
         d.run().unwrap();
         let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
@@ -1516,15 +1504,7 @@ mod tests {
         if probe().is_err() {
             return;
         }
-        let context = LoopContext {
-            board: StatsBoard::new(&[0]),
-            control: RunControl::new(None, 1),
-            clock: Clock::start(),
-            deadline_ns: None,
-            ignore: IgnoreErrors::List(vec![]),
-            finished: Default::default(),
-            usage: Default::default(),
-        };
+        let context = test_context(0, None);
         let mut d = Driver::new(0, Vec::new(), &context, PollMode::Sleep).unwrap();
         let mut want = |recvs, sends, cancels| {
             (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
@@ -1548,15 +1528,7 @@ mod tests {
         if probe().is_err() {
             return;
         }
-        let context = LoopContext {
-            board: StatsBoard::new(&[3]),
-            control: RunControl::new(Some(1), 1),
-            clock: Clock::start(),
-            deadline_ns: None,
-            ignore: IgnoreErrors::List(vec![]),
-            finished: Default::default(),
-            usage: Default::default(),
-        };
+        let context = test_context(3, Some(1));
         let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
         let d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
         for (i, conn) in d.conns.iter().enumerate() {

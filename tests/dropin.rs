@@ -201,13 +201,7 @@ fn is_histogram_row(line: &str) -> bool {
 
 /// The login to the test server, and small tables.
 fn server_args(server: &TestServer) -> Vec<String> {
-    vec![
-        format!("--mysql-host={}", server.host),
-        format!("--mysql-port={}", server.port),
-        "--mysql-user=sbtest".to_owned(),
-        "--mysql-password=sbtest".to_owned(),
-        "--mysql-db=sbtest".to_owned(),
-    ]
+    server.login_args("sbtest")
 }
 
 fn args(base: &[String], more: &[&str]) -> Vec<String> {

@@ -326,13 +326,7 @@ impl CramTmp {
 
 /// `$SBTEST_MYSQL_ARGS` for the test server's database sbtest_lua.
 fn mysql_args(server: &TestServer) -> Vec<String> {
-    vec![
-        format!("--mysql-host={}", server.host),
-        format!("--mysql-port={}", server.port),
-        "--mysql-user=sbtest".to_owned(),
-        "--mysql-password=sbtest".to_owned(),
-        "--mysql-db=sbtest_lua".to_owned(),
-    ]
+    server.login_args("sbtest_lua")
 }
 
 fn with(mut list: Vec<String>, more: &[&str]) -> Vec<String> {

@@ -22,13 +22,7 @@ fn required() -> bool {
 }
 
 fn login(server: &TestServer) -> Vec<String> {
-    vec![
-        format!("--mysql-host={}", server.host),
-        format!("--mysql-port={}", server.port),
-        "--mysql-user=sbtest".to_owned(),
-        "--mysql-password=sbtest".to_owned(),
-        "--mysql-db=sbtest_lua".to_owned(),
-    ]
+    server.login_args("sbtest_lua")
 }
 
 fn wirebench(args: &[String]) -> Output {

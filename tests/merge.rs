@@ -25,13 +25,7 @@ fn wirebench(args: &[String]) -> Command {
 }
 
 fn login(server: &TestServer) -> Vec<String> {
-    vec![
-        format!("--mysql-host={}", server.host),
-        format!("--mysql-port={}", server.port),
-        "--mysql-user=sbtest".to_owned(),
-        "--mysql-password=sbtest".to_owned(),
-        "--mysql-db=sbtest".to_owned(),
-    ]
+    server.login_args("sbtest")
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -332,14 +332,8 @@ fn a_signal_while_connecting_or_prewarming_stops_and_says_so() {
 }
 
 fn mariadb_args(server: &TestServer, test: &str, extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        test.to_owned(),
-        format!("--mysql-host={}", server.host),
-        format!("--mysql-port={}", server.port),
-        "--mysql-user=sbtest".to_owned(),
-        "--mysql-password=sbtest".to_owned(),
-        "--mysql-db=sbtest".to_owned(),
-    ];
+    let mut args = vec![test.to_owned()];
+    args.extend(server.login_args("sbtest"));
     args.extend(extra.iter().map(|a| (*a).to_owned()));
     args
 }

@@ -20,13 +20,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn login(server: &TestServer) -> Vec<String> {
-    vec![
-        format!("--mysql-host={}", server.host),
-        format!("--mysql-port={}", server.port),
-        "--mysql-user=sbtest".to_owned(),
-        "--mysql-password=sbtest".to_owned(),
-        "--mysql-db=sbtest".to_owned(),
-    ]
+    server.login_args("sbtest")
 }
 
 /// Runs the `count` shards of `args` at once, each a process of its own;

@@ -57,6 +57,18 @@ impl TestServer {
         }
     }
 
+    /// wirebench's (and sysbench's) command-line login to this server:
+    /// user `sbtest` on `database`, over TCP.
+    pub fn login_args(&self, database: &str) -> Vec<String> {
+        vec![
+            format!("--mysql-host={}", self.host),
+            format!("--mysql-port={}", self.port),
+            "--mysql-user=sbtest".to_owned(),
+            "--mysql-password=sbtest".to_owned(),
+            format!("--mysql-db={database}"),
+        ]
+    }
+
     /// Options for user `sbtest` (mysql_native_password) on database `sbtest`.
     pub fn options(&self, endpoint: Endpoint) -> ConnectOptions {
         let mut options = ConnectOptions::new(endpoint, "sbtest", "sbtest").database("sbtest");

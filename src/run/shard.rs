@@ -112,8 +112,16 @@ pub(super) fn wait_for_start(
     let Some(start_at) = bench.general.start_at else { return Ok(()) };
     let coarse = until(start_at).saturating_sub(Duration::from_millis(5));
     runtime.block_on(interrupts.or_signal(async move { tokio::time::sleep(coarse).await }))?;
-    std::thread::sleep(until(start_at));
-    Ok(())
+    // A sleep runs on the monotonic clock, which may fall a hair behind the
+    // wall clock --start-at is read on: sleep again until the wall clock
+    // has reached it, so that no shard starts before the instant.
+    loop {
+        let left = until(start_at);
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left);
+    }
 }
 
 fn until(instant: SystemTime) -> Duration {

@@ -105,7 +105,9 @@ fn three_shards_merge_into_one_run() {
     succeeded(wirebench(&[args.clone(), vec!["cleanup".to_owned()]].concat()).output().unwrap(), "cleanup");
     succeeded(wirebench(&[args.clone(), vec!["prepare".to_owned()]].concat()).output().unwrap(), "prepare");
     args.extend(["--time=3", "--report-interval=1", "--format=json", "--percentile=50,95,99,99.9"].map(String::from));
-    let start_at = unix_now() + 4.0;
+    // Whole milliseconds, as --start-at is written below: the shards start
+    // at the instant they were given, not at a finer one.
+    let start_at = ((unix_now() + 4.0) * 1e3).ceil() / 1e3;
     let run = [args.clone(), vec![format!("--start-at={start_at:.3}"), "--threads=6".to_owned()]].concat();
     let file = |name: &str| dir.0.join(name);
     let mut children: Vec<Child> = (0..3)

@@ -1057,16 +1057,20 @@ fn api_legacy_sql_oltp() {
 // Engine options a script's threads do not honour: refused in one line
 // ---------------------------------------------------------------------
 
-/// A script's threads run one query at a time each, in threads of their
-/// own, with their numbers (`sysbench.tid`) from 0: `--pipeline`, `--cpus`,
-/// `--mysql-dry-run` and `--shard` would silently do nothing or number
-/// the threads wrongly, so each is refused in one line that names it.
+/// A script's states run one query at a time each, with their numbers
+/// (`sysbench.tid`) from 0: `--pipeline`, `--mysql-dry-run` and `--shard`
+/// would silently do nothing or number the threads wrongly, so each is
+/// refused in one line that names it; so is `--cpus` (which pins the
+/// loops the states share) with `--lua-thread-per-state`.
 #[test]
 fn engine_options_are_refused_for_scripts_in_one_line() {
     let tmp = CramTmp::new("refusals");
     tmp.write("refused.lua", "function event() error('a refused option let the script run') end\n");
-    for option in ["--pipeline=4", "--cpus=0", "--mysql-dry-run", "--shard=1/2"] {
-        let output = tmp.sysbench(&args(&["refused.lua", option, "--events=1", "run"]), None);
+    for option in ["--pipeline=4", "--mysql-dry-run", "--shard=1/2", "--cpus=0 --lua-thread-per-state"] {
+        let mut line = vec!["refused.lua"];
+        line.extend(option.split(' '));
+        line.extend(["--events=1", "run"]);
+        let output = tmp.sysbench(&args(&line), None);
         let named = option.split('=').next().unwrap_or(option);
         let lines: Vec<&str> = output.lines().collect();
         assert!(lines.len() == 2 && lines[0].starts_with("FATAL: ") && lines[0].contains(named), "{option}: {output}");

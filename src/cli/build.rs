@@ -238,6 +238,13 @@ pub(crate) fn bench(
     results.run_identity = Some(run_identity(test.name(), &general, &test_options));
     // Read where the test is named (`lua_script.rs`).
     opts.get("lua");
+    // A script's command line takes it out before it gets here.
+    if let Some(opt) = opts.get("lua_thread_per_state").filter(|o| value::boolean(o).unwrap_or(true)) {
+        return Err(CliError::NotHere {
+            option: opt.label(),
+            reason: "applies to Lua scripts only (a built-in test runs its connections on the event loops)".to_owned(),
+        });
+    }
     for def in defs::PGSQL {
         if let Some(opt) = opts.get(&defs::key(def.name)) {
             notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));

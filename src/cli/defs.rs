@@ -262,6 +262,13 @@ pub(crate) const ENGINE: &[OptDef] = &[
     ),
     opt("lua", Bool, Some("off"), "run a sysbench script given by path through the Lua engine, even one built in"),
     opt(
+        "lua-thread-per-state",
+        Bool,
+        Some("off"),
+        "run each Lua state in a thread of its own, as sysbench does, for a script that blocks in Lua (ffi.C.usleep, \
+         os.execute); default: a script's states share one loop thread per --cpus core",
+    ),
+    opt(
         "shard",
         STRING,
         None,

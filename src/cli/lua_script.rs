@@ -89,6 +89,11 @@ pub(crate) fn invocation(
     let NamedScript { script, command, test_opt } = named;
     let (own, theirs): (Vec<RawOpt>, Vec<RawOpt>) =
         list.into_iter().partition(|o| OWN_GROUPS.iter().any(|group| defs::is_in(group, &o.key)));
+    let (per_state, own): (Vec<RawOpt>, Vec<RawOpt>) = own.into_iter().partition(|o| o.key == "lua_thread_per_state");
+    let thread_per_state = match per_state.last() {
+        Some(opt) => value::boolean(opt)?,
+        None => false,
+    };
     // For reading sysbench's options: what kind of command this is.
     let kind = match command.as_str() {
         "run" => Command::Run,
@@ -102,6 +107,6 @@ pub(crate) fn invocation(
         test_opt.into_iter().map(|shown| StartupWarning::DeprecatedTestOption { shown }).collect();
     let mut bench = build::bench(chosen, Opts::new(own), sources, notes, warnings)?;
     let options = theirs.into_iter().map(|o| (o.key, o.value)).collect();
-    bench.script = Some(ScriptCall { path: PathBuf::from(script), command, options });
+    bench.script = Some(ScriptCall { path: PathBuf::from(script), command, options, thread_per_state });
     Ok(Invocation::Bench(Box::new(bench)))
 }

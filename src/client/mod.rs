@@ -9,6 +9,7 @@
 
 mod endpoint;
 mod error;
+mod polled;
 mod server_key;
 mod stream;
 mod tls;
@@ -31,6 +32,7 @@ use crate::transport::{Transport, TransportError};
 
 pub use endpoint::{Endpoint, ServerAddresses};
 pub use error::ClientError;
+pub use polled::{PolledAnswer, PolledConnection};
 pub use server_key::{ServerKey, ServerKeyError};
 pub use stream::Stream;
 

@@ -3,11 +3,13 @@
 //!
 //! sysbench gives each worker thread a Lua state of its own and runs the
 //! script's `event()` in it, each SQL call blocking on libmysqlclient.
-//! This first stage does the same: one thread per `--threads`, each owning
-//! its Lua state, its connections (the async client, driven by a
-//! current-thread runtime of the thread's own) and its statistics, which
-//! it hands to the same collector, reports and limits (`--events`,
-//! `--time`, `--rate`) as the event loops use. Nothing is shared per query.
+//! wirebench gives each `--threads` a Lua state too, but runs them on loop
+//! threads, one per core (`loops.rs`): a state's events run in a Lua
+//! coroutine that yields at each SQL call until the loop has the answer
+//! (connections polled without async, `client::PolledConnection`). Each
+//! state owns its connections and its statistics, which it hands to the
+//! same collector, reports and limits (`--events`, `--time`, `--rate`) as
+//! the built-in tests' loops. Nothing is shared per query.
 //!
 //! The Lua-visible API is sysbench's (`sysbench.sql`, `sysbench.rand`,
 //! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): thin
@@ -22,6 +24,7 @@
 mod api;
 mod commands;
 mod error;
+mod loops;
 mod options;
 mod reports;
 mod sql;
@@ -34,9 +37,10 @@ use std::sync::Arc;
 
 pub use commands::{run_command, script_help, Help};
 pub use error::ScriptError;
+pub use loops::{spawn_loops, LuaLoops};
 pub use options::OptValue;
 pub use reports::ReportHooks;
-pub use threads::{spawn_threads, ThreadsPlan};
+pub use threads::ThreadsPlan;
 
 use crate::client::ConnectOptions;
 use crate::driver::IgnoreErrors;
@@ -55,6 +59,12 @@ pub struct ScriptCall {
     /// loaded. Names with `_` for `-`, values as written (`None`: a bare
     /// `--name`).
     pub options: Vec<(String, Option<String>)>,
+    /// `--lua-thread-per-state`: `run` gives each state a loop thread of
+    /// its own, unpinned, as sysbench gives each a thread, instead of
+    /// sharing one loop per core: for a script that blocks in Lua
+    /// (`ffi.C.usleep`), which on a shared loop would hold up the loop's
+    /// other states.
+    pub thread_per_state: bool,
 }
 
 /// Makes connection options for thread n.

@@ -197,12 +197,28 @@ local function closed_error()
    error("SQL API error", 3)
 end
 
+-- The answer to the call `raw` (a connection) just started, if `started`:
+-- a state on a loop gives way until the loop has the answer (wb.events_co
+-- is the coroutine the loop resumes); elsewhere the call waits here.
+local running, yield = coroutine.running, coroutine.yield
+local function answer_of(raw, started)
+   if started then
+      local co = wb.events_co
+      if co ~= nil and running() == co then
+         yield(raw)
+      else
+         raw:wait()
+      end
+   end
+   return raw:answer()
+end
+
 function connection_methods.query(self, query)
    if type(query) ~= "string" then
       error("bad argument #1 to 'query' (string expected, got " .. type(query) .. ")", 2)
    end
    if self.closed then return closed_error() end
-   local rs, err = self.raw:query(query)
+   local rs, err = answer_of(self.raw, self.raw:query(query))
    if rs == nil then
       return check_error(self, err, query, 1)
    end
@@ -212,7 +228,7 @@ end
 
 function connection_methods.query_row(self, query)
    if self.closed then return closed_error() end
-   local rs, err = self.raw:query(query)
+   local rs, err = answer_of(self.raw, self.raw:query(query))
    if rs == nil then
       return check_error(self, err, query, 1)
    end
@@ -235,7 +251,12 @@ function connection_methods.bulk_insert_next(self, val)
       wb.write_err("ALERT: attempt to call bulk_insert_next() before bulk_insert_init()\n")
       error("db_bulk_insert_next() failed", 2)
    end
-   local err = self.raw:bulk_insert_next(val)
+   local started = self.raw:bulk_insert_next(val)
+   local err
+   if started ~= nil then
+      local _
+      _, err = answer_of(self.raw, started)
+   end
    if err ~= nil then
       return check_error(self, err, "<bulk insert>", 1)
    end
@@ -248,7 +269,12 @@ function connection_methods.bulk_insert_done(self)
       return true
    end
    self.bulk_on = false
-   local err = self.raw:bulk_insert_done()
+   local started = self.raw:bulk_insert_done()
+   local err
+   if started ~= nil then
+      local _
+      _, err = answer_of(self.raw, started)
+   end
    if err ~= nil then
       return check_error(self, err, "<bulk insert>", 1)
    end
@@ -259,7 +285,7 @@ end
 -- check_error raises an API error (the error is not counted).
 function connection_methods.prepare(self, query)
    if self.closed then return closed_error() end
-   local raw, err = self.raw:prepare(query)
+   local raw, err = answer_of(self.raw, self.raw:prepare(query))
    if raw == nil then
       self.error = sql.error.FATAL
       wb.write_err(string.format("FATAL: mysql_stmt_prepare() failed\nFATAL: MySQL error: %d \"%s\"\n",
@@ -330,9 +356,12 @@ end
 
 function statement_methods.execute(self)
    if self.connection.closed then return closed_error() end
-   local rs, err = self.raw:execute(self.params)
+   local rs, err = answer_of(self.connection.raw, self.raw:execute(self.params))
    if rs == nil then
       return check_error(self.connection, err, self.query, 1, "mysql_stmt_execute()")
+   end
+   if rs.nfields > 0 then
+      rs.binary_rows = self.raw
    end
    return current_result(self.connection, rs)
 end
@@ -379,7 +408,7 @@ function result_methods.fetch_row(self)
    end
    self.row_at = self.row_at + 1
    if self.binary_rows ~= nil then
-      return self.binary_rows:row(self.row_at)
+      return self.binary_rows:row(self.serial, self.row_at)
    end
    return self.rows[self.row_at]
 end
@@ -475,6 +504,19 @@ function wb.run_event(thread_id)
       end
    until success
    return ret and true or false
+end
+
+-- A state's events on a loop: one coroutine, which yields the connection
+-- a SQL call waits on (answer_of) and, after each event, whether event()
+-- asked to stop. While it runs, wb.events_co is that coroutine.
+function wb.events_coroutine(thread_id)
+   local co = coroutine.create(function()
+      while true do
+         yield(wb.run_event(thread_id))
+      end
+   end)
+   wb.events_co = co
+   return co
 end
 
 -- ----------------------------------------------------------------------

@@ -1,28 +1,31 @@
-//! `sysbench.sql`'s connections, statements and results over the async
-//! client, each call blocking on the state's own runtime as sysbench's
-//! calls block on libmysqlclient. Every query of `run` is counted as the
-//! engine counts it (read, write or other, from its answer), an ignored
-//! error as an error, a connection opened again as a reconnect.
+//! `sysbench.sql`'s connections, statements and results. A call sends its
+//! command on the connection's non-blocking socket and returns; the
+//! prelude then waits for the answer: a state running on a loop
+//! (`loops.rs`) yields to the loop, which resumes it once the answer is
+//! in; any other state (the main state, a command's) waits on the socket
+//! itself, as sysbench's calls block on libmysqlclient. Every query of
+//! `run` is counted as the engine counts it (read, write or other, from
+//! its answer), an ignored error as an error, a connection opened again
+//! as a reconnect.
 //!
 //! A failed SQL call does not raise here: it returns `nil` and the error's
 //! description, and the prelude raises it at the script's line, as
 //! sysbench's `check_error` does.
 
 use std::cell::RefCell;
-use std::future::Future;
 use std::rc::Rc;
 
 use mlua::{Lua, Table, UserData, UserDataMethods, Value};
-use wirebench_protocol::command::{encode_execute, Param};
-use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, ResultSet, RowFormat};
+use wirebench_protocol::command::Param;
+use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, ResultSet};
 
 use super::state::ThreadCtx;
-use crate::client::{ClientError, ConnectOptions, Connection};
+use crate::client::{ClientError, ConnectOptions, Connection, PolledAnswer, PolledConnection};
 use crate::driver::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
+use crate::stats::QueryKind;
 
 /// libmysqlclient's CR_SERVER_LOST_EXTENDED, which sysbench also reconnects on.
 const CR_SERVER_LOST_EXTENDED: u16 = 2055;
-use crate::stats::QueryKind;
 
 /// sysbench's `BULK_PACKET_SIZE`: a bulk INSERT is sent before it grows past this.
 const BULK_PACKET_SIZE: usize = 512 * 1024;
@@ -47,7 +50,16 @@ pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
                 let ctx = context(lua)?;
                 (ctx.env.connect)(ctx.tid)
             };
-            let conn = Rc::new(RefCell::new(SqlConn { conn: None, options, bulk: None }));
+            let conn = Rc::new(RefCell::new(SqlConn {
+                conn: None,
+                options,
+                bulk: None,
+                finish: Finish::Query,
+                answer: None,
+                watched: false,
+                serial: 0,
+                fetched: None,
+            }));
             match open(lua, &conn) {
                 Ok(()) => Ok((Some(SqlHandle(conn)), None)),
                 Err(failure) => Ok((None, Some(failure.into_lua(lua)?))),
@@ -80,11 +92,37 @@ impl Failure {
     }
 }
 
-/// One connection and its bulk INSERT buffer.
-struct SqlConn {
-    conn: Option<Connection>,
+/// One connection, its bulk INSERT buffer, and the call under way.
+pub(crate) struct SqlConn {
+    conn: Option<PolledConnection>,
     options: ConnectOptions,
     bulk: Option<Bulk>,
+    /// What the answer of the call under way becomes for the script.
+    finish: Finish,
+    /// The call's answer, once it is in (or the error that ended it).
+    answer: Option<Result<PolledAnswer, ClientError>>,
+    /// A loop's epoll watches `conn`'s socket.
+    watched: bool,
+    /// Counts the calls: a result names the call it came from, and only
+    /// the latest call's rows can be fetched (sysbench's driver keeps only
+    /// a connection's latest result set).
+    serial: u64,
+    /// The latest execution's rows, decoded when first fetched.
+    fetched: Option<ResultSet>,
+}
+
+/// What a call makes of its answer.
+enum Finish {
+    /// `con:query()`: a result with its rows as text.
+    Query,
+    /// `stmt:execute()` of a statement with `nfields` columns: a result
+    /// whose rows are decoded only if fetched.
+    Execute { nfields: usize },
+    /// `con:prepare()`: a statement.
+    Prepare,
+    /// The rows a bulk INSERT buffered are sent: then `row` (if any) is
+    /// appended to the emptied buffer.
+    Bulk { row: Option<String> },
 }
 
 struct Bulk {
@@ -94,33 +132,102 @@ struct Bulk {
     rows: usize,
 }
 
-/// Runs `fut` on the state's runtime, giving up at the run's cut.
-fn block<T>(lua: &Lua, fut: impl Future<Output = Result<T, ClientError>>) -> mlua::Result<Result<T, ClientError>> {
-    let (runtime, cut_at) = {
-        let ctx = context(lua)?;
-        (ctx.runtime.clone(), ctx.cut_at)
-    };
-    runtime.block_on(async move {
-        match cut_at {
-            Some(at) => tokio::time::timeout_at(at, fut).await.map_err(|_| mlua::Error::runtime(CUT_MARK)),
-            None => Ok(fut.await),
-        }
-    })
-}
+impl SqlConn {
+    /// The connection's socket if the loop does not watch it yet.
+    pub(crate) fn unwatched_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.conn.as_ref().filter(|_| !self.watched).map(|c| c.fd())
+    }
 
-/// Opens (or opens again) `conn`'s connection.
-fn open(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> Result<(), Failure> {
-    let options = conn.borrow().options.clone();
-    match block(lua, async move { Connection::connect(&options).await }) {
-        Ok(Ok(opened)) => {
-            conn.borrow_mut().conn = Some(opened);
-            Ok(())
+    /// The loop watches the socket (until the connection is replaced).
+    pub(crate) fn watched(&mut self) {
+        self.watched = true;
+    }
+
+    /// Reads what has come; true once the call's answer (or its failure) is in.
+    pub(crate) fn progress(&mut self) -> bool {
+        if self.answer.is_some() {
+            return true;
         }
-        Ok(Err(error)) => Err(failure(lua, &error)),
-        Err(cut) => {
-            Err(Failure { errno: CR_SERVER_LOST, state: "HY000".into(), message: cut.to_string(), ignorable: false })
+        let Some(conn) = self.conn.as_mut() else { return true };
+        match conn.progress() {
+            Ok(None) => false,
+            Ok(Some(answer)) => {
+                self.answer = Some(Ok(answer));
+                true
+            }
+            Err(error) => {
+                self.failed(error);
+                true
+            }
         }
     }
+
+    /// The call failed: a server's error leaves the connection as it is,
+    /// any other (lost, broken protocol) closes it.
+    fn failed(&mut self, error: ClientError) {
+        if error.server_error().is_none() {
+            self.conn = None;
+        }
+        self.answer = Some(Err(error));
+    }
+
+    /// The run's time is up while the call waited: the connection is
+    /// dropped with its unread answer.
+    pub(crate) fn cut(&mut self) {
+        self.conn = None;
+    }
+
+    /// Starts a call with `send`; false when it failed at once (the
+    /// failure is the answer).
+    fn start(&mut self, finish: Finish, send: impl FnOnce(&mut PolledConnection) -> Result<(), ClientError>) -> bool {
+        self.finish = finish;
+        self.answer = None;
+        self.serial += 1;
+        self.fetched = None;
+        let sent = match self.conn.as_mut() {
+            Some(conn) => send(conn),
+            None => Err(closed()),
+        };
+        match sent {
+            Ok(()) => true,
+            Err(error) => {
+                self.answer = Some(Err(error));
+                false
+            }
+        }
+    }
+}
+
+/// Opens (or opens again) `conn`'s connection, waiting for it.
+fn open(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> Result<(), Failure> {
+    let options = conn.borrow().options.clone();
+    let runtime = context(lua).map(|ctx| (ctx.runtime.clone(), ctx.cut_at));
+    let Ok((runtime, cut_at)) = runtime else { return Err(cut_failure("no thread context")) };
+    let opened = runtime.block_on(async {
+        let connect = Connection::connect(&options);
+        match cut_at {
+            Some(at) => tokio::time::timeout_at(at.into(), connect).await.ok(),
+            None => Some(connect.await),
+        }
+    });
+    let polled = match opened {
+        Some(Ok(opened)) => PolledConnection::from_connection(opened, options.max_packet_size as usize),
+        Some(Err(error)) => Err(error),
+        None => return Err(cut_failure(CUT_MARK)),
+    };
+    match polled {
+        Ok(polled) => {
+            let mut guard = conn.borrow_mut();
+            guard.conn = Some(polled);
+            guard.watched = false;
+            Ok(())
+        }
+        Err(error) => Err(failure(lua, &error)),
+    }
+}
+
+fn cut_failure(message: &str) -> Failure {
+    Failure { errno: CR_SERVER_LOST, state: "HY000".into(), message: message.to_owned(), ignorable: false }
 }
 
 /// What a client error is to the script: the server's error, or a lost
@@ -190,29 +297,83 @@ fn closed() -> ClientError {
     }
 }
 
-/// `con:query(sql)`: the result as a table (`nrows`, `nfields`, `rows`).
-fn query(lua: &Lua, conn: &Rc<RefCell<SqlConn>>, sql: &str) -> mlua::Result<(Option<Table>, Option<Table>)> {
-    let mut taken = conn.borrow_mut().conn.take();
-    let answer = block(lua, async {
-        match taken.as_mut() {
-            Some(c) => c.query(sql).await,
-            None => Err(closed()),
+/// `raw:wait()`: waits here for the answer of the call under way, until
+/// the run's cut.
+fn wait_here(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<()> {
+    let cut_at = context(lua)?.cut_at;
+    let mut guard = conn.borrow_mut();
+    if guard.answer.is_some() {
+        return Ok(());
+    }
+    let Some(polled) = guard.conn.as_mut() else {
+        guard.answer = Some(Err(closed()));
+        return Ok(());
+    };
+    match polled.wait(cut_at) {
+        Ok(Some(answer)) => guard.answer = Some(Ok(answer)),
+        Ok(None) => {
+            guard.cut();
+            return Err(mlua::Error::runtime(CUT_MARK));
         }
-    })?;
-    conn.borrow_mut().conn = taken;
-    match answer {
-        Ok(response) => {
-            let table = result_table(lua, &response)?;
-            let affected =
-                response.results.iter().map(|r| if let QueryResult::Ok(ok) = r { ok.affected_rows } else { 0 }).sum();
-            count(lua, response.result_sets().next().is_some(), affected)?;
-            Ok((Some(table), None))
-        }
+        Err(error) => guard.failed(error),
+    }
+    Ok(())
+}
+
+/// `raw:answer()`: the call's answer as the script gets it, counted.
+fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<(Value, Option<Table>)> {
+    let (answer, finish) = {
+        let mut guard = conn.borrow_mut();
+        let finish = std::mem::replace(&mut guard.finish, Finish::Query);
+        (guard.answer.take().unwrap_or_else(|| Err(closed())), finish)
+    };
+    let answer = match answer {
+        Ok(answer) => answer,
         Err(error) => {
             let failure = failure(lua, &error);
-            Ok((None, Some(after_error(lua, conn, failure)?)))
+            if matches!(finish, Finish::Prepare) {
+                // sysbench's driver counts the errors of queries and executions only.
+                return Ok((Value::Nil, Some(failure.into_lua(lua)?)));
+            }
+            return Ok((Value::Nil, Some(after_error(lua, conn, failure)?)));
         }
+    };
+    match (finish, answer) {
+        (Finish::Query, PolledAnswer::Response(response)) => Ok((Value::Table(query_result(lua, &response)?), None)),
+        (Finish::Execute { nfields }, PolledAnswer::Walked(outcome)) => {
+            count(lua, outcome.result_sets > 0, outcome.affected_rows)?;
+            let table = lua.create_table()?;
+            table.set("nrows", if outcome.result_sets > 0 { outcome.rows } else { outcome.affected_rows })?;
+            table.set("nfields", nfields)?;
+            table.set("serial", conn.borrow().serial)?;
+            Ok((Value::Table(table), None))
+        }
+        (Finish::Bulk { row }, PolledAnswer::Response(response)) => {
+            count_response(lua, &response)?;
+            bulk_sent(&mut conn.borrow_mut(), row);
+            Ok((Value::Boolean(true), None))
+        }
+        (Finish::Prepare, PolledAnswer::Prepared(statement)) => {
+            let statement = SqlStatement { conn: conn.clone(), statement: Some(statement) };
+            Ok((Value::UserData(lua.create_userdata(statement)?), None))
+        }
+        (_, other) => Err(mlua::Error::runtime(format!("wirebench: an answer of the wrong kind: {other:?}"))),
     }
+}
+
+/// `con:query(sql)`: the result as a table (`nrows`,/// `con:query(sql)`'s result as a table (`nrows`, `nfields`, `rows`), counted.
+fn query_result(lua: &Lua, response: &Response) -> mlua::Result<Table> {
+    let table = result_table(lua, response)?;
+    count_response(lua, response)?;
+    Ok(table)
+}
+
+fn count_response(lua: &Lua, response: &Response) -> mlua::Result<()> {
+    count(lua, response.result_sets().next().is_some(), affected_rows(response))
+}
+
+fn affected_rows(response: &Response) -> u64 {
+    response.results.iter().map(|r| if let QueryResult::Ok(ok) = r { ok.affected_rows } else { 0 }).sum()
 }
 
 /// sysbench's result: `nrows` (rows, or affected rows), `nfields`, and the
@@ -247,28 +408,35 @@ fn result_table(lua: &Lua, response: &Response) -> mlua::Result<Table> {
     Ok(table)
 }
 
-/// A connection as Lua holds it.
-struct SqlHandle(Rc<RefCell<SqlConn>>);
+/// A connection as Lua holds it. Its calls only start: the prelude then
+/// waits (`wait`, or a yield to the loop) and takes the `answer`.
+pub(crate) struct SqlHandle(pub(crate) Rc<RefCell<SqlConn>>);
 
 impl UserData for SqlHandle {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("query", |lua, this, sql: mlua::String| query(lua, &this.0, &sql.to_str()?));
-        methods.add_method("prepare", |lua, this, sql: mlua::String| prepare(lua, &this.0, &sql.to_str()?));
+        methods.add_method("query", |_, this, sql: mlua::String| {
+            Ok(this.0.borrow_mut().start(Finish::Query, |c| c.send_query(&sql.as_bytes())))
+        });
+        methods.add_method("prepare", |_, this, sql: mlua::String| {
+            Ok(this.0.borrow_mut().start(Finish::Prepare, |c| c.send_prepare(&sql.as_bytes())))
+        });
+        methods.add_method("wait", |lua, this, ()| wait_here(lua, &this.0));
+        methods.add_method("answer", |lua, this, ()| answer(lua, &this.0));
         methods.add_method("bulk_insert_init", |_, this, sql: mlua::String| {
             let sql = sql.to_str()?.to_owned();
             this.0.borrow_mut().bulk = Some(Bulk { head: sql.len(), sql, rows: 0 });
             Ok(())
         });
-        methods.add_method("bulk_insert_next", |lua, this, row: mlua::String| bulk_next(lua, &this.0, &row.to_str()?));
-        methods.add_method("bulk_insert_done", |lua, this, ()| {
-            let flushed = bulk_flush(lua, &this.0)?;
-            this.0.borrow_mut().bulk = None;
-            Ok(flushed)
+        methods.add_method("bulk_insert_next", |_, this, row: mlua::String| bulk_next(&this.0, &row.to_str()?));
+        methods.add_method("bulk_insert_done", |_, this, ()| {
+            let mut guard = this.0.borrow_mut();
+            let started = bulk_send(&mut guard, None);
+            guard.bulk = None;
+            Ok(started)
         });
-        methods.add_method("disconnect", |lua, this, ()| {
-            let taken = this.0.borrow_mut().conn.take();
-            if let Some(conn) = taken {
-                let _ = block(lua, conn.quit())?;
+        methods.add_method("disconnect", |_, this, ()| {
+            if let Some(conn) = this.0.borrow_mut().conn.take() {
+                conn.quit();
             }
             Ok(())
         });
@@ -288,91 +456,65 @@ impl UserData for SqlHandle {
     }
 }
 
-/// `con:bulk_insert_next(row)`: appends the row, sending what the buffer
-/// holds first when the row would take it past sysbench's limit.
-fn bulk_next(lua: &Lua, conn: &Rc<RefCell<SqlConn>>, row: &str) -> mlua::Result<Option<Table>> {
-    let full = {
-        let guard = conn.borrow();
-        let bulk = guard
-            .bulk
-            .as_ref()
-            .ok_or_else(|| mlua::Error::runtime("bulk_insert_next() called before bulk_insert_init()"))?;
-        bulk.sql.len() + row.len() + 1 + usize::from(bulk.rows > 0) > BULK_PACKET_SIZE
-    };
-    if full {
-        if let Some(error) = bulk_flush(lua, conn)? {
-            return Ok(Some(error));
-        }
-    }
+/// `con:bulk_insert_next(row)`: appends the row, or first sends what the
+/// buffer holds when the row would take it past sysbench's limit (the row
+/// follows once that is answered). Whether a call started (`nil`: none).
+fn bulk_next(conn: &Rc<RefCell<SqlConn>>, row: &str) -> mlua::Result<Option<bool>> {
     let mut guard = conn.borrow_mut();
-    if let Some(bulk) = guard.bulk.as_mut() {
-        if bulk.rows > 0 {
-            bulk.sql.push(',');
-        }
-        bulk.sql.push_str(row);
-        bulk.rows += 1;
+    let bulk = guard
+        .bulk
+        .as_mut()
+        .ok_or_else(|| mlua::Error::runtime("bulk_insert_next() called before bulk_insert_init()"))?;
+    if bulk.sql.len() + row.len() + 1 + usize::from(bulk.rows > 0) > BULK_PACKET_SIZE && bulk.rows > 0 {
+        return Ok(bulk_send(&mut guard, Some(row.to_owned())));
     }
+    bulk_append(bulk, row);
     Ok(None)
 }
 
-/// Sends the rows buffered, if any.
-fn bulk_flush(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<Option<Table>> {
-    let sql = {
-        let mut guard = conn.borrow_mut();
-        let Some(bulk) = guard.bulk.as_mut().filter(|b| b.rows > 0) else { return Ok(None) };
-        let sql = bulk.sql.clone();
-        bulk.sql.truncate(bulk.head);
-        bulk.rows = 0;
-        sql
-    };
-    let (_, error) = query(lua, conn, &sql)?;
-    Ok(error)
+fn bulk_append(bulk: &mut Bulk, row: &str) {
+    if bulk.rows > 0 {
+        bulk.sql.push(',');
+    }
+    bulk.sql.push_str(row);
+    bulk.rows += 1;
 }
 
-/// `con:prepare(sql)`: a statement, or the error (not counted: sysbench's
-/// driver counts the errors of queries and executions only).
-fn prepare(lua: &Lua, conn: &Rc<RefCell<SqlConn>>, sql: &str) -> mlua::Result<(Option<SqlStatement>, Option<Table>)> {
-    let mut taken = conn.borrow_mut().conn.take();
-    let answer = block(lua, async {
-        match taken.as_mut() {
-            Some(c) => c.prepare(sql).await,
-            None => Err(closed()),
-        }
-    })?;
-    conn.borrow_mut().conn = taken;
-    match answer {
-        Ok(statement) => {
-            Ok((Some(SqlStatement { conn: conn.clone(), statement: Some(statement), packet: Vec::new() }), None))
-        }
-        Err(error) => Ok((None, Some(failure(lua, &error).into_lua(lua)?))),
+/// Sends the rows buffered, if any, emptying the buffer.
+fn bulk_send(conn: &mut SqlConn, row: Option<String>) -> Option<bool> {
+    let bulk = conn.bulk.as_mut().filter(|b| b.rows > 0)?;
+    let sql = std::mem::take(&mut bulk.sql);
+    bulk.sql.push_str(&sql[..bulk.head]);
+    bulk.rows = 0;
+    Some(conn.start(Finish::Bulk { row }, |c| c.send_query(sql.as_bytes())))
+}
+
+/// The bulk INSERT was answered: the row that did not fit goes in.
+fn bulk_sent(conn: &mut SqlConn, row: Option<String>) {
+    if let (Some(bulk), Some(row)) = (conn.bulk.as_mut(), row) {
+        bulk_append(bulk, &row);
     }
 }
 
-/// A prepared statement, executed with its parameters encoded into one
-/// COM_STMT_EXECUTE buffer reused from call to call.
+/// A prepared statement, executed with its parameters as bound.
 struct SqlStatement {
     conn: Rc<RefCell<SqlConn>>,
     statement: Option<PreparedStatement>,
-    packet: Vec<u8>,
 }
 
 impl UserData for SqlStatement {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method_mut("execute", |lua, this, params: Table| execute(lua, this, &params));
-        methods.add_method_mut("close", |lua, this, ()| {
+        methods.add_method("execute", |_, this, params: Table| execute(this, &params));
+        methods.add_method_mut("close", |_, this, ()| {
             let Some(statement) = this.statement.take() else { return Ok(()) };
-            let mut taken = this.conn.borrow_mut().conn.take();
-            let id = statement.statement_id();
-            let _ = block(lua, async {
-                match taken.as_mut() {
-                    Some(c) => c.close_statement(id).await,
-                    None => Ok(()),
-                }
-            })?;
-            this.conn.borrow_mut().conn = taken;
+            if let Some(conn) = this.conn.borrow_mut().conn.as_mut() {
+                // No answer to wait for; a lost connection shows on the next call.
+                let _ = conn.send_close_statement(statement.statement_id());
+            }
             Ok(())
         });
         methods.add_method("nparams", |_, this, ()| Ok(this.statement.as_ref().map_or(0, |s| s.params.len())));
+        methods.add_method("row", |lua, this, (serial, n): (u64, usize)| fetch_row(lua, this, serial, n));
         methods.add_meta_method("__tostring", |_, _, ()| Ok("<sql_statement>"));
     }
 }
@@ -381,22 +523,17 @@ impl UserData for SqlStatement {
 const SQL_TYPE_BIGINT: i64 = 4;
 const SQL_TYPE_DOUBLE: i64 = 6;
 
-/// `stmt:execute()` with the bound parameters (`params[i].value`).
-fn execute(lua: &Lua, this: &mut SqlStatement, params: &Table) -> mlua::Result<(Option<Table>, Option<Table>)> {
+/// `stmt:execute()` with the bound parameters (`params[i].value`): starts it.
+fn execute(this: &SqlStatement, params: &Table) -> mlua::Result<bool> {
     let statement = this.statement.as_ref().ok_or_else(|| mlua::Error::runtime("execute() on a closed statement"))?;
-    let mut texts: Vec<mlua::String> = Vec::new();
     let mut kinds: Vec<(i64, Value)> = Vec::with_capacity(params.raw_len());
     for param in params.sequence_values::<Table>() {
         let param = param?;
         kinds.push((param.raw_get("type")?, param.raw_get("value")?));
     }
-    for (_, value) in &kinds {
-        if let Value::String(s) = value {
-            texts.push(s.clone());
-        }
-    }
-    let borrowed: Vec<mlua::BorrowedBytes> = texts.iter().map(|s| s.as_bytes()).collect();
-    let mut strings = borrowed.iter();
+    let texts: Vec<mlua::BorrowedBytes> =
+        kinds.iter().filter_map(|(_, v)| if let Value::String(s) = v { Some(s.as_bytes()) } else { None }).collect();
+    let mut strings = texts.iter();
     let mut values = Vec::with_capacity(kinds.len());
     for (kind, value) in &kinds {
         values.push(match (value, *kind) {
@@ -416,92 +553,38 @@ fn execute(lua: &Lua, this: &mut SqlStatement, params: &Table) -> mlua::Result<(
             values.len()
         )));
     }
-    if !statement.columns.is_empty() {
-        let mut taken = this.conn.borrow_mut().conn.take();
-        let answer = block(lua, async {
-            match taken.as_mut() {
-                Some(c) => c.execute(statement, &values).await,
-                None => Err(closed()),
-            }
-        })?;
-        this.conn.borrow_mut().conn = taken;
-        return match answer {
-            Ok(response) => Ok((Some(rows_table(lua, response)?), None)),
-            Err(error) => {
-                let failure = failure(lua, &error);
-                Ok((None, Some(after_error(lua, &this.conn, failure)?)))
-            }
-        };
-    }
-    this.packet.clear();
-    encode_execute(&mut this.packet, statement.statement_id(), &values);
-    let nfields = statement.columns.len();
-    let packet = std::mem::take(&mut this.packet);
-    let mut taken = this.conn.borrow_mut().conn.take();
-    let answer = block(lua, async {
-        match taken.as_mut() {
-            Some(c) => c.send_command(&packet, RowFormat::Binary).await,
-            None => Err(closed()),
-        }
-    })?;
-    this.conn.borrow_mut().conn = taken;
-    this.packet = packet;
-    match answer {
-        Ok(outcome) => {
-            count(lua, outcome.result_sets > 0, outcome.affected_rows)?;
-            let table = lua.create_table()?;
-            table.set("nrows", if outcome.result_sets > 0 { outcome.rows } else { outcome.affected_rows })?;
-            table.set("nfields", nfields)?;
-            Ok((Some(table), None))
-        }
-        Err(error) => {
-            let failure = failure(lua, &error);
-            Ok((None, Some(after_error(lua, &this.conn, failure)?)))
-        }
-    }
+    let (id, nfields) = (statement.statement_id(), statement.columns.len());
+    let finish = Finish::Execute { nfields };
+    Ok(this.conn.borrow_mut().start(finish, |c| c.send_execute_walked(id, &values, nfields > 0)))
 }
 
-/// A prepared statement's result set: `nrows`, `nfields`, and the rows
-/// kept as the server sent them, each made a Lua table only when
-/// `fetch_row` asks for it.
-fn rows_table(lua: &Lua, response: Response) -> mlua::Result<Table> {
-    let affected: u64 =
-        response.results.iter().map(|r| if let QueryResult::Ok(ok) = r { ok.affected_rows } else { 0 }).sum();
-    count(lua, response.result_sets().next().is_some(), affected)?;
-    let table = lua.create_table()?;
-    let rows = response.results.into_iter().find_map(|r| match r {
-        QueryResult::ResultSet(rs) => Some(rs),
-        _ => None,
-    });
-    match rows {
-        Some(rows) => {
-            table.set("nrows", rows.rows.len())?;
-            table.set("nfields", rows.columns.len())?;
-            table.set("binary_rows", BinaryRows(rows))?;
-        }
-        None => {
-            table.set("nrows", affected)?;
-            table.set("nfields", 0)?;
-        }
+/// Row `n` (from 1) of the result of call `serial` on `conn`, a
+/// statement's execution, as `fetch_row` gives it: values as text, NULL as
+/// nil; `nil` past the last row.
+fn fetch_row(lua: &Lua, this: &SqlStatement, serial: u64, n: usize) -> mlua::Result<Option<Table>> {
+    let mut guard = this.conn.borrow_mut();
+    if guard.serial != serial {
+        return Err(mlua::Error::runtime(
+            "fetch_row() on a result set that a later query on the same connection replaced: fetch its rows \
+             before the next query (a connection keeps only its latest result set, as in sysbench)",
+        ));
     }
-    Ok(table)
-}
-
-/// The rows of a prepared statement's result.
-struct BinaryRows(ResultSet);
-
-impl UserData for BinaryRows {
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        // Row `n` (from 1) as `fetch_row` gives it: values as text, NULL as nil.
-        methods.add_method("row", |lua, this, n: usize| {
-            let Some(row) = n.checked_sub(1).and_then(|i| this.0.rows.get(i)) else { return Ok(None) };
-            let values = lua.create_table()?;
-            for (i, value) in row.text_values(&this.0.columns).map_err(mlua::Error::external)?.into_iter().enumerate() {
-                if let Some(value) = value {
-                    values.raw_set(i + 1, lua.create_string(&value)?)?;
-                }
-            }
-            Ok(Some(values))
+    if guard.fetched.is_none() {
+        let columns = this.statement.as_ref().map(|s| s.columns.clone()).unwrap_or_default();
+        let polled = guard.conn.as_ref().ok_or_else(|| mlua::Error::runtime("the connection is closed"))?;
+        let response = polled.kept_response(columns).map_err(mlua::Error::external)?;
+        guard.fetched = response.results.into_iter().find_map(|r| match r {
+            QueryResult::ResultSet(rs) => Some(rs),
+            _ => None,
         });
     }
+    let Some(rows) = guard.fetched.as_ref() else { return Ok(None) };
+    let Some(row) = n.checked_sub(1).and_then(|i| rows.rows.get(i)) else { return Ok(None) };
+    let values = lua.create_table()?;
+    for (i, value) in row.text_values(&rows.columns).map_err(mlua::Error::external)?.into_iter().enumerate() {
+        if let Some(value) = value {
+            values.raw_set(i + 1, lua.create_string(&value)?)?;
+        }
+    }
+    Ok(Some(values))
 }

@@ -22,13 +22,13 @@ pub(crate) struct ThreadCtx {
     /// `sysbench.tid`: the thread's number, 0 for the main state.
     pub tid: u32,
     pub rng: Rng,
-    /// Drives this state's connections; one per state, so a state's thread
-    /// owns everything its queries touch.
+    /// Opens this state's connections (the async client logs in; the
+    /// connection is then polled without it).
     pub runtime: Rc<tokio::runtime::Runtime>,
     /// The run's statistics while `run` is under way (commands count nothing).
     pub stats: Option<LoopStats>,
     /// Blocking calls give up at this instant (`--time` plus a grace).
-    pub cut_at: Option<tokio::time::Instant>,
+    pub cut_at: Option<std::time::Instant>,
     /// The run's limits while `run` is under way: a reconnect loop ends
     /// when the run is stopped.
     pub control: Option<Arc<RunControl>>,

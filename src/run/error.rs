@@ -90,6 +90,11 @@ pub enum RunError {
     )]
     NotForScripts(&'static str),
     #[error(
+        "--cpus and --lua-thread-per-state go against each other: --cpus pins the loop threads a script's states \
+         share, --lua-thread-per-state gives each state an unpinned thread of its own; drop one"
+    )]
+    CpusWithThreadPerState,
+    #[error(
         "--start-at is {ago_s:.0} s in the past: give an instant a little ahead of the time every shard needs to \
          connect, such as $(( $(date +%s) + 30 ))"
     )]

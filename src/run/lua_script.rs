@@ -15,12 +15,12 @@ use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::supervise::secs_to_ns;
 use super::{print_banner, Outcome, RunError};
 use crate::cli::Bench;
-use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
+use crate::lua::{self, Help, LuaLoops, ScriptCall, ScriptEnv, ThreadsPlan};
 use crate::rand::{RandUnique, SharedUnique};
 
 /// Carries out `call` for `bench`'s command line.
 pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunError> {
-    refuse_engine_options(bench)?;
+    refuse_engine_options(bench, call)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -44,18 +44,41 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
     }
 }
 
-/// Options of the event loops that would silently do nothing here.
-fn refuse_engine_options(bench: &Bench) -> Result<(), RunError> {
+/// Options of the event loops that would silently do nothing here, and a
+/// `--cpus` core this process may not run on.
+fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunError> {
     if bench.mysql.dry_run {
         return Err(RunError::NotForScripts("--mysql-dry-run"));
     }
     if bench.engine.pipeline > 1 {
         return Err(RunError::NotForScripts("--pipeline"));
     }
-    if bench.engine.cpus.is_some() {
-        return Err(RunError::NotForScripts("--cpus"));
+    if let Some(cpus) = &bench.engine.cpus {
+        if call.thread_per_state {
+            return Err(RunError::CpusWithThreadPerState);
+        }
+        crate::driver::check_loop_cpus(cpus)?;
     }
     Ok(())
+}
+
+/// Where a script's states run: with `--cpus`, a loop pinned to each core
+/// given; by default a loop per core this process may use, unpinned (the
+/// kernel places them beside a server on this host); with
+/// `--lua-thread-per-state`, a loop per state, as sysbench has a thread
+/// per state.
+fn script_loops(bench: &Bench, call: &ScriptCall) -> LuaLoops {
+    let threads = bench.general.threads.max(1) as usize;
+    if call.thread_per_state {
+        return LuaLoops { cpus: vec![None; threads] };
+    }
+    match &bench.engine.cpus {
+        Some(cpus) => LuaLoops { cpus: cpus.iter().map(|&cpu| Some(cpu)).collect() },
+        None => {
+            let cores = crate::driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
+            LuaLoops { cpus: vec![None; cores] }
+        }
+    }
 }
 
 fn script_env(bench: &Bench, call: &ScriptCall) -> Result<ScriptEnv, RunError> {
@@ -86,13 +109,14 @@ fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Ou
     let (context, _) = loop_context(bench, &threads, seed(bench), None);
     let general = &bench.general;
     let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
+    let cut = cut_ns.map(|ns| context.clock.started() + std::time::Duration::from_nanos(ns));
     let hooks =
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     // A script's connections are its own: no server version to give.
     let mut sink = ResultSink::new(bench);
     sink.clock_started(None, std::time::Duration::ZERO);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
-    let handles = lua::spawn_threads(&plan, &context, cut_ns)?;
+    let handles = lua::spawn_loops(plan.env(), &script_loops(bench, &plan.env().call), &context, cut)?;
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;

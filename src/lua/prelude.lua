@@ -346,24 +346,52 @@ function statement_methods.bind_param(self, ...)
    local len = select('#', ...)
    if len < 1 then return nil end
    self.params = {...}
+   local types = {}
    for i = 1, len do
       if getmetatable(self.params[i]) ~= param_mt then
          error("bind_param(): argument #" .. i .. " is not a parameter made by bind_create()", 2)
       end
+      types[i] = self.params[i].type
    end
+   self.raw:bind_types(unpack(types, 1, len))
    return 0
+end
+
+-- The bound parameters' values as arguments of raw:execute(): up to four
+-- without building a table each time.
+local function execute_raw(raw, p)
+   local n = #p
+   if n == 0 then
+      return raw:execute()
+   elseif n == 1 then
+      return raw:execute(p[1].value)
+   elseif n == 2 then
+      return raw:execute(p[1].value, p[2].value)
+   elseif n == 3 then
+      return raw:execute(p[1].value, p[2].value, p[3].value)
+   elseif n == 4 then
+      return raw:execute(p[1].value, p[2].value, p[3].value, p[4].value)
+   end
+   local values = {}
+   for i = 1, n do
+      values[i] = p[i].value
+   end
+   return raw:execute(unpack(values, 1, n))
 end
 
 function statement_methods.execute(self)
    if self.connection.closed then return closed_error() end
-   local rs, err = answer_of(self.connection.raw, self.raw:execute(self.params))
-   if rs == nil then
+   local nrows, err, nfields, serial = answer_of(self.connection.raw, execute_raw(self.raw, self.params))
+   if nrows == nil then
       return check_error(self.connection, err, self.query, 1, "mysql_stmt_execute()")
    end
-   if rs.nfields > 0 then
-      rs.binary_rows = self.raw
-   end
-   return current_result(self.connection, rs)
+   -- One constructor with every field: the table is made at its size
+   -- once, not grown key by key (an execution's result is the hot path).
+   local con = self.connection
+   local rs = setmetatable({ nrows = nrows, nfields = nfields, serial = serial, row_at = 0, connection = con,
+                             binary_rows = nfields > 0 and self.raw or nil }, result_mt)
+   con.current_rs = nfields > 0 and rs or nil
+   return rs
 end
 
 function statement_methods.close(self)

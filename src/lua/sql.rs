@@ -15,7 +15,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use mlua::{Lua, Table, UserData, UserDataMethods, Value};
+use mlua::{Lua, MultiValue, Table, UserData, UserDataMethods, Value, Variadic};
+use smallvec::SmallVec;
 use wirebench_protocol::command::Param;
 use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, ResultSet};
 
@@ -321,7 +322,12 @@ fn wait_here(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<()> {
 }
 
 /// `raw:answer()`: the call's answer as the script gets it, counted.
-fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<(Value, Option<Table>)> {
+/// An execution's answer is three numbers rather than a table, which the
+/// prelude makes: `nrows`, then `nfields` and the call's serial after the
+/// error slot.
+type Answer = (Value, Option<Table>, Option<usize>, Option<u64>);
+
+fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<Answer> {
     let (answer, finish) = {
         let mut guard = conn.borrow_mut();
         let finish = std::mem::replace(&mut guard.finish, Finish::Query);
@@ -333,29 +339,28 @@ fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<(Value, Option
             let failure = failure(lua, &error);
             if matches!(finish, Finish::Prepare) {
                 // sysbench's driver counts the errors of queries and executions only.
-                return Ok((Value::Nil, Some(failure.into_lua(lua)?)));
+                return Ok((Value::Nil, Some(failure.into_lua(lua)?), None, None));
             }
-            return Ok((Value::Nil, Some(after_error(lua, conn, failure)?)));
+            return Ok((Value::Nil, Some(after_error(lua, conn, failure)?), None, None));
         }
     };
     match (finish, answer) {
-        (Finish::Query, PolledAnswer::Response(response)) => Ok((Value::Table(query_result(lua, &response)?), None)),
+        (Finish::Query, PolledAnswer::Response(response)) => {
+            Ok((Value::Table(query_result(lua, &response)?), None, None, None))
+        }
         (Finish::Execute { nfields }, PolledAnswer::Walked(outcome)) => {
             count(lua, outcome.result_sets > 0, outcome.affected_rows)?;
-            let table = lua.create_table()?;
-            table.set("nrows", if outcome.result_sets > 0 { outcome.rows } else { outcome.affected_rows })?;
-            table.set("nfields", nfields)?;
-            table.set("serial", conn.borrow().serial)?;
-            Ok((Value::Table(table), None))
+            let nrows = if outcome.result_sets > 0 { outcome.rows } else { outcome.affected_rows };
+            Ok((Value::Number(nrows as f64), None, Some(nfields), Some(conn.borrow().serial)))
         }
         (Finish::Bulk { row }, PolledAnswer::Response(response)) => {
             count_response(lua, &response)?;
             bulk_sent(&mut conn.borrow_mut(), row);
-            Ok((Value::Boolean(true), None))
+            Ok((Value::Boolean(true), None, None, None))
         }
         (Finish::Prepare, PolledAnswer::Prepared(statement)) => {
-            let statement = SqlStatement { conn: conn.clone(), statement: Some(statement) };
-            Ok((Value::UserData(lua.create_userdata(statement)?), None))
+            let statement = SqlStatement { conn: conn.clone(), statement: Some(statement), types: Vec::new() };
+            Ok((Value::UserData(lua.create_userdata(statement)?), None, None, None))
         }
         (_, other) => Err(mlua::Error::runtime(format!("wirebench: an answer of the wrong kind: {other:?}"))),
     }
@@ -500,11 +505,17 @@ fn bulk_sent(conn: &mut SqlConn, row: Option<String>) {
 struct SqlStatement {
     conn: Rc<RefCell<SqlConn>>,
     statement: Option<PreparedStatement>,
+    /// The parameters' types (`sysbench.sql.type`), from `bind_param`.
+    types: Vec<i64>,
 }
 
 impl UserData for SqlStatement {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("execute", |_, this, params: Table| execute(this, &params));
+        methods.add_method("execute", |_, this, values: MultiValue| execute(this, &values));
+        methods.add_method_mut("bind_types", |_, this, types: Variadic<i64>| {
+            this.types = types.to_vec();
+            Ok(())
+        });
         methods.add_method_mut("close", |_, this, ()| {
             let Some(statement) = this.statement.take() else { return Ok(()) };
             if let Some(conn) = this.conn.borrow_mut().conn.as_mut() {
@@ -523,39 +534,37 @@ impl UserData for SqlStatement {
 const SQL_TYPE_BIGINT: i64 = 4;
 const SQL_TYPE_DOUBLE: i64 = 6;
 
-/// `stmt:execute()` with the bound parameters (`params[i].value`): starts it.
-fn execute(this: &SqlStatement, params: &Table) -> mlua::Result<bool> {
+/// Parameters encoded without a heap allocation.
+const INLINE_PARAMS: usize = 8;
+
+/// `stmt:execute()` with the values of the parameters bound (`values`, of
+/// the types `bind_types` gave): starts it.
+fn execute(this: &SqlStatement, values: &MultiValue) -> mlua::Result<bool> {
     let statement = this.statement.as_ref().ok_or_else(|| mlua::Error::runtime("execute() on a closed statement"))?;
-    let mut kinds: Vec<(i64, Value)> = Vec::with_capacity(params.raw_len());
-    for param in params.sequence_values::<Table>() {
-        let param = param?;
-        kinds.push((param.raw_get("type")?, param.raw_get("value")?));
-    }
-    let texts: Vec<mlua::BorrowedBytes> =
-        kinds.iter().filter_map(|(_, v)| if let Value::String(s) = v { Some(s.as_bytes()) } else { None }).collect();
-    let mut strings = texts.iter();
-    let mut values = Vec::with_capacity(kinds.len());
-    for (kind, value) in &kinds {
-        values.push(match (value, *kind) {
-            (Value::Nil, _) => Param::Null,
-            (Value::String(_), _) => Param::Bytes(strings.next().map_or(&[][..], |b| &b[..])),
-            (Value::Integer(n), SQL_TYPE_DOUBLE) => Param::F64(*n as f64),
-            (Value::Number(n), SQL_TYPE_DOUBLE) => Param::F64(*n),
-            (Value::Integer(n), SQL_TYPE_BIGINT) => Param::I64(*n),
-            (Value::Number(n), SQL_TYPE_BIGINT) => Param::I64(*n as i64),
-            (other, _) => return Err(mlua::Error::runtime(format!("cannot bind a {} value", other.type_name()))),
-        });
-    }
-    if values.len() != statement.params.len() {
+    if values.len() != statement.params.len() || this.types.len() != values.len() {
         return Err(mlua::Error::runtime(format!(
             "the statement takes {} parameters and {} are bound: call stmt:bind_param() with all of them",
             statement.params.len(),
-            values.len()
+            this.types.len()
         )));
+    }
+    let texts: SmallVec<[Option<mlua::BorrowedBytes>; INLINE_PARAMS]> =
+        values.iter().map(|v| if let Value::String(s) = v { Some(s.as_bytes()) } else { None }).collect();
+    let mut params: SmallVec<[Param; INLINE_PARAMS]> = SmallVec::with_capacity(values.len());
+    for ((value, kind), text) in values.iter().zip(&this.types).zip(&texts) {
+        params.push(match (value, *kind, text) {
+            (_, _, Some(bytes)) => Param::Bytes(bytes),
+            (Value::Nil, _, _) => Param::Null,
+            (Value::Integer(n), SQL_TYPE_DOUBLE, _) => Param::F64(*n as f64),
+            (Value::Number(n), SQL_TYPE_DOUBLE, _) => Param::F64(*n),
+            (Value::Integer(n), SQL_TYPE_BIGINT, _) => Param::I64(*n),
+            (Value::Number(n), SQL_TYPE_BIGINT, _) => Param::I64(*n as i64),
+            (other, _, _) => return Err(mlua::Error::runtime(format!("cannot bind a {} value", other.type_name()))),
+        });
     }
     let (id, nfields) = (statement.statement_id(), statement.columns.len());
     let finish = Finish::Execute { nfields };
-    Ok(this.conn.borrow_mut().start(finish, |c| c.send_execute_walked(id, &values, nfields > 0)))
+    Ok(this.conn.borrow_mut().start(finish, |c| c.send_execute_walked(id, &params, nfields > 0)))
 }
 
 /// Row `n` (from 1) of the result of call `serial` on `conn`, a

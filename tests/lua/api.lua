@@ -71,10 +71,17 @@ local function check()
    row = rs:fetch_row()
    assert(row[1] == "1" and row[2] == "c1" and row[3] == "1.5" and row[4] == nil, tostring(row[3]))
    assert(rs:fetch_row()[1] == "2" and rs:fetch_row() == nil)
+   -- A connection keeps only its latest result: rows of an older one are
+   -- refused rather than taken from the newer one.
+   upto:set(1)
+   local older = sel:execute()
+   con:query("SELECT 1")
+   local ok, err = pcall(older.fetch_row, older)
+   assert(not ok and tostring(err):find("a later query on the same connection replaced"), tostring(err))
    sel:close()
    -- Errors: a fatal one raises the server's message; the hook makes one
    -- restart the event (an error table), as sysbench's check_error.
-   local ok, err = pcall(con.query, con, "SELECT * FROM no_such_table_here")
+   ok, err = pcall(con.query, con, "SELECT * FROM no_such_table_here")
    assert(not ok and err:find("SQL error, errno = 1146, state = '42S02'"), err)
    sysbench.hooks.sql_error_ignorable = function(e) return e.sql_errno == 1146 end
    ok, err = pcall(con.query, con, "SELECT * FROM no_such_table_here")

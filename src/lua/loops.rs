@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use mlua::{Lua, Thread, Value};
 
 use super::error::lua_message;
-use super::sql::{SqlConn, SqlHandle, CUT_MARK};
+use super::sql::{self, SqlConn, SqlHandle, CUT_MARK};
 use super::state::{export_options, global_function, new_state, ThreadCtx};
 use super::{ScriptEnv, ScriptError};
 use crate::driver::{Admission, Budget, LoopContext};
@@ -118,6 +118,8 @@ struct LoopState {
     phase: Phase,
     /// The connection whose answer the state waits for.
     waiting: Option<Rc<RefCell<SqlConn>>>,
+    /// It is back: the state resumes with it.
+    answered: Option<Rc<RefCell<SqlConn>>>,
     /// The event under way: its intended start (latency) and when it ran (service time).
     started_ns: u64,
     service_ns: u64,
@@ -138,7 +140,17 @@ impl LoopState {
         let raw: mlua::Table = lua.globals().get("__wirebench")?;
         let events: Thread = raw.get::<mlua::Function>("events_coroutine")?.call(tid)?;
         let budget = Budget::for_loop(context.control.clone(), context.deadline_ns, tid as usize);
-        Ok(LoopState { tid, lua, events, budget, phase: Phase::Admitting, waiting: None, started_ns: 0, service_ns: 0 })
+        Ok(LoopState {
+            tid,
+            lua,
+            events,
+            budget,
+            phase: Phase::Admitting,
+            waiting: None,
+            answered: None,
+            started_ns: 0,
+            service_ns: 0,
+        })
     }
 
     /// `thread_done` (after events that ended well) and the state's last statistics.
@@ -256,12 +268,17 @@ impl Driven<'_> {
     /// Runs state `index` until it waits for the server, parks, ends, or
     /// has had its turn.
     fn step(&mut self, index: usize) -> Result<(), ScriptError> {
-        let state = &self.states[index];
-        let answered = || state.waiting.as_ref().is_some_and(|c| c.borrow_mut().progress());
+        let state = &mut self.states[index];
         match state.phase {
             Phase::Ended | Phase::Parked(_) => return Ok(()),
-            Phase::Waiting if !answered() => return Ok(()),
-            Phase::Waiting | Phase::Admitting | Phase::Running => {}
+            Phase::Waiting => match state.waiting.take() {
+                Some(conn) if conn.borrow_mut().progress() => state.answered = Some(conn),
+                waiting => {
+                    state.waiting = waiting;
+                    return Ok(());
+                }
+            },
+            Phase::Admitting | Phase::Running => {}
         }
         let mut events = 0;
         loop {
@@ -283,6 +300,7 @@ impl Driven<'_> {
                         self.wait_for(index, conn)?;
                         return Ok(());
                     }
+                    state.answered = Some(conn);
                 }
                 Resumed::EventEnded { stop } => {
                     state.event_ended(self.context)?;
@@ -351,10 +369,19 @@ enum Resumed {
     Cut,
 }
 
+/// Resumes the state's events: with the answer of the call it waited for,
+/// or (between events) with nothing.
 fn resume(state: &mut LoopState) -> Result<Resumed, ScriptError> {
     state.waiting = None;
     state.phase = Phase::Running;
-    match state.events.resume::<Value>(()) {
+    let resumed = match state.answered.take() {
+        Some(conn) => match sql::answer(&state.lua, &conn) {
+            Ok(answer) => state.events.resume::<Value>(answer),
+            Err(e) => Err(e),
+        },
+        None => state.events.resume::<Value>(()),
+    };
+    match resumed {
         Ok(Value::UserData(handle)) => Ok(Resumed::Waits(handle.borrow::<SqlHandle>()?.0.clone())),
         Ok(Value::Boolean(stop)) => Ok(Resumed::EventEnded { stop }),
         Ok(other) => Err(ScriptError::Lua(format!(

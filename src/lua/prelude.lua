@@ -198,19 +198,19 @@ local function closed_error()
 end
 
 -- The answer to the call `raw` (a connection) just started, if `started`:
--- a state on a loop gives way until the loop has the answer (wb.events_co
--- is the coroutine the loop resumes); elsewhere the call waits here.
+-- a state on a loop gives way until the loop has the answer, which it
+-- resumes the state with (wb.events_co is the coroutine the loop
+-- resumes); elsewhere the call waits here.
 local running, yield = coroutine.running, coroutine.yield
 local function answer_of(raw, started)
-   if started then
-      local co = wb.events_co
-      if co ~= nil and running() == co then
-         yield(raw)
-      else
-         raw:wait()
-      end
+   if not started then
+      return raw:answer()
    end
-   return raw:answer()
+   local co = wb.events_co
+   if co ~= nil and running() == co then
+      return yield(raw)
+   end
+   return raw:wait()
 end
 
 function connection_methods.query(self, query)

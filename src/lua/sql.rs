@@ -321,13 +321,13 @@ fn wait_here(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `raw:answer()`: the call's answer as the script gets it, counted.
-/// An execution's answer is three numbers rather than a table, which the
+/// `raw:answer()`: the call's answer as the script gets it, counted (the
+/// loop resumes a state with it, `raw:wait()` returns it). An execution's answer is three numbers rather than a table, which the
 /// prelude makes: `nrows`, then `nfields` and the call's serial after the
 /// error slot.
-type Answer = (Value, Option<Table>, Option<usize>, Option<u64>);
+pub(crate) type Answer = (Value, Option<Table>, Option<usize>, Option<u64>);
 
-fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<Answer> {
+pub(crate) fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<Answer> {
     let (answer, finish) = {
         let mut guard = conn.borrow_mut();
         let finish = std::mem::replace(&mut guard.finish, Finish::Query);
@@ -425,7 +425,10 @@ impl UserData for SqlHandle {
         methods.add_method("prepare", |_, this, sql: mlua::String| {
             Ok(this.0.borrow_mut().start(Finish::Prepare, |c| c.send_prepare(&sql.as_bytes())))
         });
-        methods.add_method("wait", |lua, this, ()| wait_here(lua, &this.0));
+        methods.add_method("wait", |lua, this, ()| {
+            wait_here(lua, &this.0)?;
+            answer(lua, &this.0)
+        });
         methods.add_method("answer", |lua, this, ()| answer(lua, &this.0));
         methods.add_method("bulk_insert_init", |_, this, sql: mlua::String| {
             let sql = sql.to_str()?.to_owned();

@@ -417,6 +417,7 @@ fn add_interval(
 mod tests {
     use super::*;
     use crate::results::record::{IntervalSpan, Measured, RunShape};
+    use crate::results::recorded::RecordedHistograms;
     use crate::results::shard_info::{start_at_text, RunIdentity};
     use crate::results::LatencyListing;
 
@@ -464,7 +465,7 @@ mod tests {
             options: [("threads".to_owned(), "6".to_owned()), ("shard".to_owned(), format!("{index}/{count}"))].into(),
             shard: Some(shard),
         };
-        let listing = LatencyListing::new(&[95.0], Some(95), false);
+        let listing = LatencyListing::new(&[95.0], Some(95), false, RecordedHistograms::Kept);
         let mut total = Interval::new(KINDS);
         let mut intervals = Vec::new();
         for (k, samples) in per_interval.iter().enumerate() {

@@ -3,7 +3,8 @@
 //! its JSON result and its `--hdr-log`; merged, their counts add up, and
 //! the merged percentiles are those of one histogram built here, apart
 //! from merge's code, from every shard's interval log. A shard missing is
-//! named; files of another run, or with another `--threads`, are refused.
+//! named; files of another run, or with another `--threads`, are refused,
+//! and so are files without the histograms merge adds.
 
 mod common;
 
@@ -201,4 +202,39 @@ fn three_shards_merge_into_one_run() {
             .unwrap(),
         "cleanup",
     );
+}
+
+/// A JSON result whose final line or one of whose intervals lacks the
+/// histograms (`recorded`: a file of an older wirebench, or edited) is
+/// refused in one line naming the file, never merged into counters without
+/// their latencies. No server: a dry run's JSON is a shard's file too.
+#[test]
+fn files_without_histograms_are_refused_naming_them() {
+    let dir = ScratchDir::new("merge-histograms");
+    let args = ["oltp_point_select", "--mysql-dry-run", "--threads=1", "--time=3", "--report-interval=1"];
+    let args: Vec<String> = args.iter().chain(&["--format=json", "run"]).map(|a| (*a).to_owned()).collect();
+    let out = succeeded(wirebench(&args).output().unwrap(), "dry run");
+    let lines: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.len() >= 2 && lines.iter().all(|l| l["recorded"].is_object()), "{lines:?}");
+    let write = |name: &str, lines: &[Value]| {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        dir.write(name, &text)
+    };
+    succeeded(merge(&[&write("as-written.json", &lines)], &[]), "merge of the file as written");
+
+    let mut no_final = lines.clone();
+    no_final.last_mut().unwrap()["recorded"] = Value::Null;
+    let mut no_interval = lines.clone();
+    no_interval[0].as_object_mut().unwrap().remove("recorded");
+    for (name, edited, says) in [
+        ("no-final.json", no_final, "has no shard or histogram fields"),
+        ("no-interval.json", no_interval, "into the run has no histograms"),
+    ] {
+        let path = write(name, &edited);
+        let refused = merge(&[&path], &[]);
+        let stderr = text(&refused.stderr);
+        assert!(!refused.status.success(), "{name} merged: {}", text(&refused.stdout));
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&path.display().to_string()) && stderr.contains(says), "{stderr}");
+    }
 }

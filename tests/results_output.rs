@@ -271,6 +271,8 @@ fn a_rated_sweep_writes_a_final_per_step_and_a_summary() {
     assert_eq!(finals[1]["step"], json!({"index": 2, "steps": 2, "threads": 2}));
     assert_eq!(finals[0]["rate"]["target_tps"], 500);
     assert!(of_type(&lines, "interval").iter().all(|i| i["queue"].is_object()));
+    let with_histograms = |kind| of_type(&lines, kind).iter().all(|l| l["recorded"]["events"]["histogram"].is_string());
+    assert!(with_histograms("interval") && with_histograms("final"), "a sweep's JSON keeps what merge reads");
     let sweep = of_type(&lines, "sweep");
     assert_eq!(sweep.len(), 1);
     assert_eq!(sweep[0]["steps"].as_array().unwrap().len(), 2);

@@ -77,6 +77,7 @@ mod tests {
     use super::*;
     use crate::results::latency_summary::LatencyListing;
     use crate::results::record::IntervalSpan;
+    use crate::results::recorded::RecordedHistograms;
     use crate::stats::{Counters, Interval};
 
     fn interval(rate: bool) -> (IntervalResult, Interval) {
@@ -87,7 +88,7 @@ mod tests {
             interval.latencies.service.record_ns(service);
         }
         let span = IntervalSpan { threads: 4, end_s: 3.0, length_s: 1.0, measured_from_unix_s: 1_700_000_000.25 };
-        let listing = LatencyListing::new(&[50.0, 99.9], Some(50), rate);
+        let listing = LatencyListing::new(&[50.0, 99.9], Some(50), rate, RecordedHistograms::Omitted);
         (IntervalResult::new(span, &interval, &listing, None), interval)
     }
 

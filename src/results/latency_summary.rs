@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{HdrLatency, KindTable, Latencies, LatencyHistogram};
+use super::recorded::{Recorded, RecordedHistograms};
+use crate::stats::{ConnStats, HdrLatency, KindTable, Latencies, LatencyHistogram};
 
 /// The percentiles every result lists, besides `--percentile`'s.
 pub const STANDARD_PERCENTILES: [f64; 7] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0];
@@ -104,8 +105,9 @@ pub fn statement_results(kinds: &KindTable, percentiles: &[f64]) -> Vec<Statemen
         .collect()
 }
 
-/// What the latency blocks of a result list: the same for every interval
-/// and final object of a command.
+/// What the latency blocks of a result list, and whether it keeps the
+/// histograms themselves: the same for every interval and final object of
+/// a command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyListing {
     /// [`STANDARD_PERCENTILES`] and `--percentile`'s list, in order.
@@ -115,15 +117,16 @@ pub struct LatencyListing {
     pub sysbench_percentile: Option<u8>,
     /// Under `--rate`, the service time is listed beside the latency.
     pub rate: bool,
+    pub histograms: RecordedHistograms,
 }
 
 impl LatencyListing {
-    pub fn new(asked: &[f64], sysbench_percentile: Option<u8>, rate: bool) -> Self {
+    pub fn new(asked: &[f64], sysbench_percentile: Option<u8>, rate: bool, histograms: RecordedHistograms) -> Self {
         let mut percentiles = STANDARD_PERCENTILES.to_vec();
         percentiles.extend(asked.iter().filter(|p| !STANDARD_PERCENTILES.contains(p)));
         percentiles.sort_by(f64::total_cmp);
         percentiles.dedup();
-        LatencyListing { percentiles, sysbench_percentile, rate }
+        LatencyListing { percentiles, sysbench_percentile, rate, histograms }
     }
 
     /// The event latencies of `latencies` (under `--rate`, from each
@@ -147,6 +150,14 @@ impl LatencyListing {
     pub fn kind_results(&self, latencies: &Latencies) -> Vec<StatementResult> {
         statement_results(&latencies.kinds, &self.percentiles)
     }
+
+    /// The histograms themselves, when kept.
+    pub fn recorded(&self, latencies: &Latencies, connections: &[ConnStats]) -> Option<Recorded> {
+        match self.histograms {
+            RecordedHistograms::Kept => Recorded::of(latencies, connections),
+            RecordedHistograms::Omitted => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -155,9 +166,12 @@ mod tests {
 
     #[test]
     fn the_list_is_standard_and_asked_in_order_each_once() {
-        let listing = LatencyListing::new(&[99.9, 97.0, 50.0], Some(97), false);
+        let listing = LatencyListing::new(&[99.9, 97.0, 50.0], Some(97), false, RecordedHistograms::Omitted);
         assert_eq!(listing.percentiles, [50.0, 90.0, 95.0, 97.0, 99.0, 99.9, 99.99, 100.0]);
-        assert_eq!(LatencyListing::new(&[], None, false).percentiles, STANDARD_PERCENTILES);
+        assert_eq!(
+            LatencyListing::new(&[], None, false, RecordedHistograms::Omitted).percentiles,
+            STANDARD_PERCENTILES
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::record::{CounterTotals, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, FORMAT_VERSION};
-use super::recorded::RecordedError;
+use super::recorded::{Recorded, RecordedError};
 use super::shard_info::ShardInfo;
 use crate::stats::report::QueueStats;
 use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
@@ -44,10 +44,17 @@ pub enum MergeError {
     #[error("{} was written by a newer wirebench (result format {found}): merge it with that version", .path.display())]
     NewerFormat { path: PathBuf, found: u32 },
     #[error(
-        "{} has no shard or histogram fields (written by an older wirebench): rerun the shards with this one",
+        "{} has no shard or histogram fields (written by an older wirebench, or edited): rerun the shards with this \
+         wirebench and --format=json",
         .path.display()
     )]
     NotMergeable { path: PathBuf },
+    #[error(
+        "{}: the interval ending {end_s:.3} s into the run has no histograms (written by an older wirebench, or \
+         edited): merge the file the shard's `wirebench ... --format=json run` wrote",
+        .path.display()
+    )]
+    IntervalNotMergeable { path: PathBuf, end_s: f64 },
     #[error("{} is already a merge of {shards} shards: merge the shards' own files", .path.display())]
     AlreadyMerged { path: PathBuf, shards: u32 },
     #[error("{}: {source}", .path.display())]
@@ -378,7 +385,11 @@ fn merge_intervals(
                 interval: Interval::new(kind_names),
                 queue: None,
             });
-            add_interval(merged, interval, kind_names)
+            let recorded = interval
+                .recorded
+                .as_ref()
+                .ok_or_else(|| MergeError::IntervalNotMergeable { path: file.path.clone(), end_s: interval.time_s })?;
+            add_interval(merged, interval, recorded, kind_names)
                 .map_err(|source| MergeError::Recorded { path: file.path.clone(), source })?;
         }
     }
@@ -398,13 +409,12 @@ pub fn slot_of(start_unix_s: f64, from: f64, step: f64) -> i64 {
 fn add_interval(
     merged: &mut MergedInterval,
     interval: &IntervalResult,
+    recorded: &Recorded,
     kind_names: &'static [&'static str],
 ) -> Result<(), RecordedError> {
     merged.threads += interval.threads;
     merged.interval.counters.merge(&counters_of(&interval.counters));
-    if let Some(recorded) = &interval.recorded {
-        merged.interval.latencies.merge(&recorded.latencies(kind_names)?);
-    }
+    merged.interval.latencies.merge(&recorded.latencies(kind_names)?);
     if let Some(queue) = interval.queue {
         let sum = merged.queue.get_or_insert_with(QueueStats::default);
         sum.length += queue.length;
@@ -417,6 +427,7 @@ fn add_interval(
 mod tests {
     use super::*;
     use crate::results::record::{IntervalSpan, Measured, RunShape};
+    use crate::results::recorded::RecordedHistograms;
     use crate::results::shard_info::{start_at_text, RunIdentity};
     use crate::results::LatencyListing;
 
@@ -464,7 +475,7 @@ mod tests {
             options: [("threads".to_owned(), "6".to_owned()), ("shard".to_owned(), format!("{index}/{count}"))].into(),
             shard: Some(shard),
         };
-        let listing = LatencyListing::new(&[95.0], Some(95), false);
+        let listing = LatencyListing::new(&[95.0], Some(95), false, RecordedHistograms::Kept);
         let mut total = Interval::new(KINDS);
         let mut intervals = Vec::new();
         for (k, samples) in per_interval.iter().enumerate() {
@@ -606,10 +617,26 @@ mod tests {
     fn a_file_without_shard_fields_or_already_merged_is_refused() {
         let mut old = shard_file(0, 1, 0.0, &[&[1]]);
         old.result.recorded = None;
-        assert!(matches!(merge(vec![old], KINDS), Err(MergeError::NotMergeable { .. })));
+        let error = merge(vec![old], KINDS).unwrap_err();
+        assert!(matches!(error, MergeError::NotMergeable { .. }), "{error}");
+        assert!(error.to_string().starts_with("shard-0.json has no shard or histogram fields"), "{error}");
         let mut merged = shard_file(0, 1, 0.0, &[&[1]]);
         merged.result.run.shard.as_mut().unwrap().merged_from = Some(3);
         assert!(merge(vec![merged], KINDS).unwrap_err().to_string().contains("is already a merge of 3 shards"));
+    }
+
+    /// An interval's counters without its histograms would merge into
+    /// an interval whose latencies miss that shard's events.
+    #[test]
+    fn an_interval_without_histograms_is_refused() {
+        let mut edited = shard_file(1, 2, 0.0, &[&[1_000], &[2_000]]);
+        edited.intervals[1].recorded = None;
+        let error = merge(vec![shard_file(0, 2, 0.0, &[&[1_000], &[2_000]]), edited], KINDS).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "shard-1.json: the interval ending 2.000 s into the run has no histograms (written by an older wirebench, or \
+             edited): merge the file the shard's `wirebench ... --format=json run` wrote"
+        );
     }
 
     #[test]

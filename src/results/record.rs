@@ -271,7 +271,7 @@ impl RunResult {
             statements: listing.kind_results(latencies),
             rate: measured.rate.as_ref().map(RateResult::of),
             fairness: FairnessResult::of(measured.connections, latencies.sysbench.sum_ns()),
-            recorded: Recorded::of(latencies, measured.connections),
+            recorded: listing.recorded(latencies, measured.connections),
         }
     }
 
@@ -353,7 +353,7 @@ impl IntervalResult {
             service_latency_ms: listing.service_summary(latencies),
             statements: listing.kind_results(latencies),
             queue: queue.map(QueueResult::from),
-            recorded: Recorded::of(latencies, &[]),
+            recorded: listing.recorded(latencies, &[]),
         }
     }
 }
@@ -381,6 +381,7 @@ pub struct SweepSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::recorded::RecordedHistograms;
 
     fn info() -> RunInfo {
         RunInfo {
@@ -435,7 +436,7 @@ mod tests {
             rate_window_s: 0.0,
             rate: Some(rate),
         };
-        let (info, listing) = (info(), LatencyListing::new(&[95.0], Some(95), true));
+        let (info, listing) = (info(), LatencyListing::new(&[95.0], Some(95), true, RecordedHistograms::Kept));
         let result = RunResult::new(shape(&info, &listing), measured);
         assert_eq!(result.rates.tps, 0.0);
         assert_eq!(result.fairness.events_avg, 0.0);
@@ -460,7 +461,7 @@ mod tests {
             rate_window_s: 2.0,
             rate: Some(rate),
         };
-        let (info, listing) = (info(), LatencyListing::new(&[99.9], Some(95), true));
+        let (info, listing) = (info(), LatencyListing::new(&[99.9], Some(95), true, RecordedHistograms::Kept));
         let result = RunResult::new(shape(&info, &listing), measured);
         assert_eq!(result.latency_ms.at(99.9), Some(latencies.events.percentile_ms(99.9)));
         let p95 = latencies.events.percentile_ms(95.0);
@@ -481,7 +482,7 @@ mod tests {
     #[test]
     fn without_rate_no_service_time() {
         let latencies = latencies();
-        let listing = LatencyListing::new(&[], None, false);
+        let listing = LatencyListing::new(&[], None, false, RecordedHistograms::Kept);
         let measured = Measured {
             counters: &Counters::default(),
             latencies: &latencies,
@@ -494,12 +495,41 @@ mod tests {
         assert_eq!((result.service_latency_ms, result.rate, result.sysbench_percentile), (None, None, None));
     }
 
+    /// Omitted, the histograms are not made (`None`), and nothing else
+    /// of the interval or the final result changes.
+    #[test]
+    fn histograms_are_kept_only_when_asked() {
+        let mut interval = Interval::new(KINDS);
+        interval.latencies = latencies();
+        let span = IntervalSpan { threads: 2, end_s: 2.0, length_s: 1.0, measured_from_unix_s: 1000.0 };
+        let listing = |histograms| LatencyListing::new(&[95.0], Some(95), false, histograms);
+        let (kept, omitted) = (listing(RecordedHistograms::Kept), listing(RecordedHistograms::Omitted));
+        let interval_kept = IntervalResult::new(span, &interval, &kept, None);
+        let interval_omitted = IntervalResult::new(span, &interval, &omitted, None);
+        assert!(interval_kept.recorded.is_some());
+        assert_eq!(interval_omitted, IntervalResult { recorded: None, ..interval_kept });
+        let connections = [ConnStats { events: 100, busy_ns: 7 }];
+        let measured = Measured {
+            counters: &interval.counters,
+            latencies: &interval.latencies,
+            connections: &connections,
+            time_s: 2.0,
+            rate_window_s: 2.0,
+            rate: None,
+        };
+        let info = info();
+        let final_kept = RunResult::new(shape(&info, &kept), measured);
+        let final_omitted = RunResult::new(shape(&info, &omitted), measured);
+        assert_eq!(final_kept.recorded.as_ref().map(|r| r.connections.clone()), Some(vec![(100, 7)]));
+        assert_eq!(final_omitted, RunResult { recorded: None, ..final_kept });
+    }
+
     #[test]
     fn lines_read_back_as_written() {
         let mut interval = Interval::new(KINDS);
         interval.latencies = latencies();
         let span = IntervalSpan { threads: 2, end_s: 2.0, length_s: 1.0, measured_from_unix_s: 1000.0 };
-        let listing = LatencyListing::new(&[95.0], Some(95), true);
+        let listing = LatencyListing::new(&[95.0], Some(95), true, RecordedHistograms::Kept);
         let result = IntervalResult::new(span, &interval, &listing, Some(QueueStats::default()));
         assert_eq!(result.start_unix_s, 1001.0);
         assert_eq!(result.statements.len(), 1);

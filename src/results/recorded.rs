@@ -31,6 +31,16 @@ pub enum RecordedError {
     UnknownKind(String),
 }
 
+/// Whether results carry their histograms ([`Recorded`]). Only JSON
+/// output writes them, for `wirebench merge`; serialising them is most of
+/// what a result costs the report thread, each `--report-interval`, so an
+/// output that does not write them leaves them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordedHistograms {
+    Kept,
+    Omitted,
+}
+
 /// One HdrHistogram, with the exact figures it keeps only to 3 digits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HdrParts {

@@ -12,6 +12,7 @@ use crate::results::clock::rfc3339_utc;
 use crate::results::log_merge::{merge_logs, MergedLogs, ShardLog};
 use crate::results::merge::{self, MergeError, MergedRun, ShardFile};
 use crate::results::record::{IntervalSpan, Measured, RunShape};
+use crate::results::recorded::RecordedHistograms;
 use crate::results::{IntervalResult, LatencyListing, MergeOptions, OutputFormat, ResultLine, RunResult};
 use crate::stats::report::{FinalReport, InterimReport};
 use crate::stats::{PerStatementBlock, PercentileBlock};
@@ -181,9 +182,11 @@ fn additions(run: &MergedRun, options: &MergeOptions) -> String {
 }
 
 /// The merged intervals and the final result, as a run's `--format=json`
-/// writes them, the shard fields saying how many shards were merged.
+/// writes them (histograms included), the shard fields saying how many
+/// shards were merged.
 fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError> {
-    let listing = LatencyListing::new(&options.percentiles, options.percentile, run.rate.is_some());
+    let histograms = RecordedHistograms::Kept;
+    let listing = LatencyListing::new(&options.percentiles, options.percentile, run.rate.is_some(), histograms);
     for slot in &run.intervals {
         let span = IntervalSpan {
             threads: slot.threads,

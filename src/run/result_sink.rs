@@ -11,6 +11,7 @@ use super::RunError;
 use crate::cli::Bench;
 use crate::results::csv::CsvColumns;
 use crate::results::record::{IntervalSpan, Measured, RunShape, FORMAT_VERSION};
+use crate::results::recorded::RecordedHistograms;
 use crate::results::shard_info::ShardInfo;
 use crate::results::{
     chart, clock, sweep, IntervalResult, LatencyListing, OutputFormat, ResultLine, RunEnd, RunInfo, RunResult,
@@ -47,7 +48,8 @@ pub(super) struct ResultSink {
 impl ResultSink {
     pub(super) fn new(bench: &Bench) -> Self {
         let general = &bench.general;
-        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.rate.is_some());
+        let histograms = histograms_written(bench.results.format);
+        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.rate.is_some(), histograms);
         let csv = CsvColumns { percentiles: general.percentiles.clone(), rate: general.rate.is_some() };
         let info = RunInfo {
             format_version: FORMAT_VERSION,
@@ -197,6 +199,17 @@ impl ResultSink {
     }
 }
 
+/// Whether `format`'s output writes the results' histograms. Every result
+/// of a run, a sweep's steps, a shard's or a Lua script's goes through
+/// this sink, and JSON lines on standard output are the only results it
+/// writes as JSON: `wirebench merge` reads them back.
+fn histograms_written(format: OutputFormat) -> RecordedHistograms {
+    match format {
+        OutputFormat::Json => RecordedHistograms::Kept,
+        OutputFormat::Text | OutputFormat::Csv => RecordedHistograms::Omitted,
+    }
+}
+
 /// Which shard of which run `bench` is (its identity the command line's,
 /// for the whole run).
 fn shard_info(bench: &Bench) -> Option<ShardInfo> {
@@ -209,4 +222,45 @@ fn shard_info(bench: &Bench) -> Option<ShardInfo> {
 /// /proc); empty when it cannot be read.
 pub(super) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|name| name.trim().to_owned()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Counters;
+
+    fn sink(args: &[&str]) -> ResultSink {
+        let args = args.iter().chain(&["run"]).map(std::ffi::OsString::from);
+        let Ok(crate::cli::Invocation::Bench(bench)) = crate::cli::parse(args) else { panic!("parsed") };
+        ResultSink::new(&bench)
+    }
+
+    /// JSON output, of a run, a sweep or a shard, keeps the histograms
+    /// `wirebench merge` reads; text and CSV, which never show them, do
+    /// not make them.
+    #[test]
+    fn histograms_only_for_json_output() {
+        let kept = |args: &[&str]| sink(args).listing.histograms == RecordedHistograms::Kept;
+        assert!(kept(&["oltp_point_select", "--format=json"]));
+        assert!(kept(&["oltp_point_select", "--format=json", "--threads=1,2"]));
+        assert!(kept(&["oltp_point_select", "--format=json", "--shard=1/2"]));
+        assert!(!kept(&["oltp_point_select"]));
+        assert!(!kept(&["oltp_point_select", "--format=csv", "--report-interval=1"]));
+        assert!(!kept(&["oltp_point_select", "--format=text", "--threads=1,2"]));
+        assert!(!kept(&["oltp_point_select", "--format=csv", "--report-interval=1", "--shard=1/2"]));
+    }
+
+    #[test]
+    fn a_text_runs_intervals_carry_no_histograms() {
+        let mut sink = sink(&["oltp_point_select", "--report-interval=1"]);
+        let mut interval = Interval::new(&["point_select"]);
+        interval.counters = Counters { events: 2, reads: 2, ..Counters::default() };
+        interval.latencies.events.record_ns(1_000_000);
+        interval.latencies.sysbench.record_ns(1_000_000);
+        sink.interval((1.0, 1.0), &interval, None).unwrap();
+        assert_eq!(
+            sink.intervals.iter().map(|i| (i.counters.transactions, i.recorded.is_some())).collect::<Vec<_>>(),
+            [(2, false)]
+        );
+    }
 }

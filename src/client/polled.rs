@@ -238,9 +238,27 @@ impl PolledConnection {
     /// kept for [`kept_response`](Self::kept_response).
     pub fn send_execute_walked(&mut self, statement_id: u32, params: &[Param<'_>], keep_rows: bool) -> Result<()> {
         self.check_idle()?;
+        let start = self.out().len();
         let seq = command::encode_execute(self.out(), statement_id, params);
+        self.walk_answer(start, seq, keep_rows)
+    }
+
+    /// A COM_STMT_EXECUTE encoded beforehand (an `ExecuteTemplate`'s
+    /// packet, sequence id 0), its answer walked as by
+    /// [`send_execute_walked`](Self::send_execute_walked).
+    pub fn send_encoded_execute(&mut self, packet: &[u8], keep_rows: bool) -> Result<()> {
+        self.check_idle()?;
+        let start = self.out().len();
+        self.out().extend_from_slice(packet);
+        self.walk_answer(start, 1, keep_rows)
+    }
+
+    /// The execution just encoded (from `start` in the buffer) goes out
+    /// and its answer, due at `seq`, is to be walked.
+    fn walk_answer(&mut self, start: usize, seq: u8, keep_rows: bool) -> Result<()> {
         let seq = self.transport.answer_seq().unwrap_or(seq);
         if seq != 1 {
+            self.out().truncate(start);
             // The walker expects the answer at sequence id 1; a command of
             // 16 MiB or more shifts it.
             let message = "a statement execution of 16 MiB or more cannot be walked";

@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Table, UserData, UserDataMethods, Value, Variadic};
 use smallvec::SmallVec;
-use wirebench_protocol::command::Param;
+use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
 use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, ResultSet};
 
 use super::state::ThreadCtx;
@@ -359,7 +359,8 @@ pub(crate) fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<Ans
             Ok((Value::Boolean(true), None, None, None))
         }
         (Finish::Prepare, PolledAnswer::Prepared(statement)) => {
-            let statement = SqlStatement { conn: conn.clone(), statement: Some(statement), types: Vec::new() };
+            let statement =
+                SqlStatement { conn: conn.clone(), statement: Some(statement), types: Vec::new(), template: None };
             Ok((Value::UserData(lua.create_userdata(statement)?), None, None, None))
         }
         (_, other) => Err(mlua::Error::runtime(format!("wirebench: an answer of the wrong kind: {other:?}"))),
@@ -510,11 +511,15 @@ struct SqlStatement {
     statement: Option<PreparedStatement>,
     /// The parameters' types (`sysbench.sql.type`), from `bind_param`.
     types: Vec<i64>,
+    /// The COM_STMT_EXECUTE laid out for the values' types and sizes,
+    /// each execution patching the values in (while they keep those
+    /// sizes: sysbench's strings do).
+    template: Option<ExecuteTemplate>,
 }
 
 impl UserData for SqlStatement {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("execute", |_, this, values: MultiValue| execute(this, &values));
+        methods.add_method_mut("execute", |_, this, values: MultiValue| execute(this, &values));
         methods.add_method_mut("bind_types", |_, this, types: Variadic<i64>| {
             this.types = types.to_vec();
             Ok(())
@@ -542,7 +547,7 @@ const INLINE_PARAMS: usize = 8;
 
 /// `stmt:execute()` with the values of the parameters bound (`values`, of
 /// the types `bind_types` gave): starts it.
-fn execute(this: &SqlStatement, values: &MultiValue) -> mlua::Result<bool> {
+fn execute(this: &mut SqlStatement, values: &MultiValue) -> mlua::Result<bool> {
     let statement = this.statement.as_ref().ok_or_else(|| mlua::Error::runtime("execute() on a closed statement"))?;
     if values.len() != statement.params.len() || this.types.len() != values.len() {
         return Err(mlua::Error::runtime(format!(
@@ -567,7 +572,35 @@ fn execute(this: &SqlStatement, values: &MultiValue) -> mlua::Result<bool> {
     }
     let (id, nfields) = (statement.statement_id(), statement.columns.len());
     let finish = Finish::Execute { nfields };
-    Ok(this.conn.borrow_mut().start(finish, |c| c.send_execute_walked(id, &params, nfields > 0)))
+    if !this.template.as_mut().is_some_and(|t| patch(t, &params)) {
+        this.template = execute_template(id, &params);
+    }
+    let keep = nfields > 0;
+    Ok(match &this.template {
+        Some(template) => this.conn.borrow_mut().start(finish, |c| c.send_encoded_execute(template.packet(), keep)),
+        None => this.conn.borrow_mut().start(finish, |c| c.send_execute_walked(id, &params, keep)),
+    })
+}
+
+/// Writes `params` into `template`; false if one does not fit its slot
+/// (another type, a string of another length, NULL).
+fn patch(template: &mut ExecuteTemplate, params: &[Param]) -> bool {
+    template.param_count() == params.len()
+        && params.iter().enumerate().all(|(i, p)| !matches!(p, Param::Null) && template.set(i, *p).is_ok())
+}
+
+/// A template laid out for `params` and holding them, if each has a
+/// fixed size.
+fn execute_template(statement_id: u32, params: &[Param]) -> Option<ExecuteTemplate> {
+    let slots = params.iter().map(|p| match p {
+        Param::I64(_) => Some(ParamSlot::Int64),
+        Param::F64(_) => Some(ParamSlot::Double),
+        Param::Bytes(b) => Some(ParamSlot::Bytes { len: b.len() }),
+        _ => None,
+    });
+    let slots: Option<SmallVec<[ParamSlot; INLINE_PARAMS]>> = slots.collect();
+    let mut template = ExecuteTemplate::new(statement_id, &slots?).ok()?;
+    patch(&mut template, params).then_some(template)
 }
 
 /// Row `n` (from 1) of the result of call `serial` on `conn`, a

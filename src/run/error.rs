@@ -84,6 +84,8 @@ pub enum RunError {
     /// A Lua script could not be loaded, or one of its functions failed.
     #[error(transparent)]
     Script(#[from] crate::lua::ScriptError),
+    #[error(transparent)]
+    ScriptText(#[from] super::script_text::ScriptTextError),
     /// An engine option the Lua engine does not honour yet.
     #[error(
         "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"

@@ -11,6 +11,7 @@ use super::interrupt::Interrupts;
 use super::output::Output;
 use super::result_sink::ResultSink;
 use super::script_options::general_options;
+use super::script_text;
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::supervise::secs_to_ns;
 use super::{print_banner, Outcome, RunError};
@@ -27,21 +28,21 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
         .build()
         .map_err(RunError::Runtime)?;
     let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
-    let env = Arc::new(script_env(bench, call)?);
+    // sysbench prints its banner before it reads a script from stdin.
     print_banner()?;
-    match call.command.as_str() {
-        "help" => {
+    let text = script_text::read_script(call)?;
+    let env = Arc::new(script_env(bench, call, text)?);
+    match call.command.as_deref() {
+        None => lua::load_only(&env)?,
+        Some("help") => {
             if let Help::Options(text) = lua::script_help(&env)? {
                 Output::Stdout.print(text)?;
             }
-            Ok(Outcome::Completed)
         }
-        "run" => run(bench, env, &interrupts),
-        _ => {
-            lua::run_command(&env)?;
-            Ok(Outcome::Completed)
-        }
+        Some("run") => return run(bench, env, &interrupts),
+        Some(command) => lua::run_command(&env, command)?,
     }
+    Ok(Outcome::Completed)
 }
 
 /// Options of the event loops that would silently do nothing here.
@@ -58,12 +59,13 @@ fn refuse_engine_options(bench: &Bench) -> Result<(), RunError> {
     Ok(())
 }
 
-fn script_env(bench: &Bench, call: &ScriptCall) -> Result<ScriptEnv, RunError> {
+fn script_env(bench: &Bench, call: &ScriptCall, text: Arc<[u8]>) -> Result<ScriptEnv, RunError> {
     let tls = tls_config(bench)?;
     let login = bench.clone();
     let connect = Box::new(move |n: u32| connect_options(&login, tls.as_ref(), n as usize));
     Ok(ScriptEnv {
         call: call.clone(),
+        text,
         threads: bench.general.threads,
         argv: std::env::args().collect(),
         general: general_options(bench),

@@ -40,6 +40,7 @@ mod plan;
 mod reports;
 mod result_sink;
 mod script_options;
+mod script_text;
 mod setup;
 mod shard;
 mod shared_steps;
@@ -57,6 +58,7 @@ pub use merge::merge;
 pub use output::{
     alert_line, fatal_line, stderr_line, Console, Level, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED,
 };
+pub use script_text::ScriptTextError;
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;

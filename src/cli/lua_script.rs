@@ -19,8 +19,9 @@ use crate::lua::{ScriptCall, ScriptOrigin, STDIN_SCRIPT_NAME};
 use crate::workload::legacy::LegacyOptions;
 
 /// The groups of sysbench's and wirebench's own options; any other option
-/// on a script's line is the script's.
-const OWN_GROUPS: [&[defs::OptDef]; 10] = [
+/// on a script's line is the script's. `RESULTS` (`--format`, `--label`,
+/// `--chart`) too: a sharded script's run is merged from its JSON results.
+const OWN_GROUPS: [&[defs::OptDef]; 11] = [
     defs::GENERAL,
     defs::RAND,
     defs::LOG,
@@ -31,6 +32,7 @@ const OWN_GROUPS: [&[defs::OptDef]; 10] = [
     defs::MASTER,
     defs::ENGINE,
     defs::OPTION_FILES,
+    defs::RESULTS,
 ];
 
 /// A Lua script the command line names, and how.

@@ -75,6 +75,12 @@ pub enum ScriptOrigin {
 }
 
 impl ScriptCall {
+    /// The script's name in messages, as sysbench's: the file name
+    /// (`my_test.lua`), or [`STDIN_SCRIPT_NAME`].
+    pub fn name(&self) -> String {
+        state::script_name(&self.path)
+    }
+
     /// The name Lua gives the chunk, which its messages start with:
     /// `./t.lua:3: boom`, and for standard input `stdin:3: boom`, as
     /// `luaL_loadfile(L, NULL)` names it in sysbench.
@@ -95,8 +101,14 @@ pub struct ScriptEnv {
     /// The script's text, read once for every state of the command (a
     /// script on standard input can be read only once).
     pub text: Arc<[u8]>,
-    /// `--threads`: the states `run` and parallel commands make.
+    /// `--threads`: the states `run` and parallel commands make (this
+    /// shard's, with `--shard`).
     pub threads: u32,
+    /// With `--shard`, the whole run's number of this instance's first
+    /// thread: every state's `sysbench.tid`, generator and connection
+    /// numbers count from it, so that the shards' threads are numbered as
+    /// one instance's would be; 0 in one instance.
+    pub first_tid: u32,
     /// The command line as given, for `sysbench.cmdline.argv`.
     pub argv: Vec<String>,
     /// sysbench's own options, exported into `sysbench.opt` beside the

@@ -59,6 +59,7 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
     // to run, with that user's rights, as under sysbench.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ScriptError::Thread)?;
+    let tid = env.first_tid.saturating_add(tid);
     let rng = Rng::for_thread(env.seed, tid, env.rand);
     lua.set_app_data(ThreadCtx {
         env: env.clone(),
@@ -79,7 +80,24 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
     lua.load(PRELUDE).set_name("@wirebench/prelude.lua").exec().map_err(|e| ScriptError::load(&e))?;
     let chunk = lua.load(&env.text[..]).set_name(env.call.chunk_name());
     chunk.exec().map_err(|e| ScriptError::load(&e))?;
+    if env.first_tid > 0 {
+        pass_global_tid(&lua)?;
+    }
     Ok(lua)
+}
+
+/// A shard's states are started with their number in this instance, which
+/// their thread functions would get as their argument: in sysbench it is
+/// `sysbench.tid`, here the whole run's number.
+fn pass_global_tid(lua: &Lua) -> Result<(), ScriptError> {
+    const WRAP: &str = r#"
+for _, name in ipairs({ "thread_init", "event", "thread_done" }) do
+   local f = rawget(_G, name)
+   if type(f) == "function" then
+      rawset(_G, name, function() return f(sysbench.tid) end)
+   end
+end"#;
+    lua.load(WRAP).set_name("@wirebench/shard.lua").exec().map_err(|e| ScriptError::load(&e))
 }
 
 /// The script's file name, as sysbench names it in messages.

@@ -434,6 +434,7 @@ mod tests {
             rate: None,
             time: Some(2),
             start_at: Some(start_at_text(START_AT)),
+            script: None,
         }
     }
 

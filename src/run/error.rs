@@ -96,8 +96,11 @@ pub enum RunError {
          connect, such as $(( $(date +%s) + 30 ))"
     )]
     StartAtPassed { ago_s: f64 },
-    #[error("--shard and --shards do not apply to a Lua script yet: run the script whole, or a built-in test split")]
-    ShardedScript,
+    #[error(
+        "--shard splits a script's run only: its '{command}' command is the script's own code, which every shard \
+         would run whole; run it once, from one host, without --shard"
+    )]
+    ShardedScriptCommand { command: String },
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
     #[error(transparent)]

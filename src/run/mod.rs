@@ -107,9 +107,6 @@ pub fn print_banner() -> Result<(), OutputError> {
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     if let Some(call) = &bench.script {
-        if !bench.general.shard.is_whole() {
-            return Err(RunError::ShardedScript);
-        }
         return lua_script::execute(bench, call);
     }
     if bench.command == Command::Help {

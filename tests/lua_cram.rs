@@ -1054,14 +1054,14 @@ fn api_legacy_sql_oltp() {
 // ---------------------------------------------------------------------
 
 /// A script's threads run one query at a time each, in threads of their
-/// own, with their numbers (`sysbench.tid`) from 0: `--pipeline`, `--cpus`,
-/// `--mysql-dry-run` and `--shard` would silently do nothing or number
-/// the threads wrongly, so each is refused in one line that names it.
+/// own: `--pipeline`, `--cpus` and `--mysql-dry-run` would silently do
+/// nothing, so each is refused in one line that names it. (`--shard`
+/// splits a script's run: tests/lua_shards.rs.)
 #[test]
 fn engine_options_are_refused_for_scripts_in_one_line() {
     let tmp = CramTmp::new("refusals");
     tmp.write("refused.lua", "function event() error('a refused option let the script run') end\n");
-    for option in ["--pipeline=4", "--cpus=0", "--mysql-dry-run", "--shard=1/2"] {
+    for option in ["--pipeline=4", "--cpus=0", "--mysql-dry-run"] {
         let output = tmp.sysbench(&args(&["refused.lua", option, "--events=1", "run"]), None);
         let named = option.split('=').next().unwrap_or(option);
         let lines: Vec<&str> = output.lines().collect();

@@ -772,8 +772,8 @@ fn refusals_name_the_culprit_and_the_fix() {
         ("fileio run", &["wirebench does not run", "database tests"]),
         ("oltp_read_write frob", &["unknown command 'frob'", "prepare, prewarm, run, cleanup or help"]),
         ("oltp_read_write", &["missing command after 'oltp_read_write'", "add run"]),
-        ("", &["missing test name", "TESTNAME COMMAND"]),
-        ("--threads=2", &["missing test name"]),
+        ("run", &["'run' is a command, with no test named before it", "- run < my_test.lua"]),
+        ("--threads=2 - run extra", &["unexpected argument 'extra'"]),
     ] {
         let err = refused(line);
         let message = err.to_string();
@@ -781,6 +781,22 @@ fn refusals_name_the_culprit_and_the_fix() {
         for needle in needles {
             assert!(message.contains(needle), "{line}: {message:?} lacks {needle:?}");
         }
+    }
+}
+
+/// No test name, or `-` for it, is a Lua script on standard input, as in
+/// sysbench 1.0.20; a command may follow `-`.
+#[test]
+fn no_test_name_is_a_script_on_stdin() {
+    use wirebench::lua::{ScriptOrigin, STDIN_SCRIPT_NAME};
+    for (line, command) in
+        [("", None), ("--threads=2", None), ("- run --threads=2", Some("run")), ("--test=- prepare", Some("prepare"))]
+    {
+        let b = bench(line);
+        let script = b.script.unwrap_or_else(|| panic!("{line:?}: no script"));
+        assert_eq!(script.origin, ScriptOrigin::Stdin, "{line:?}");
+        assert_eq!(script.path, Path::new(STDIN_SCRIPT_NAME), "{line:?}");
+        assert_eq!(script.command.as_deref(), command, "{line:?}");
     }
 }
 

@@ -444,17 +444,14 @@ fn api_basic() {
 // api_histogram.t
 // ---------------------------------------------------------------------
 
-/// One difference: the .t file gives sysbench the script on its standard
-/// input (`sysbench <<EOF`), which wirebench does not read (a script is
-/// a file: `wirebench PATH.lua COMMAND`); the same lines run here as the
-/// script's `prepare` command, whose output is the same banner and rows.
+/// The .t file gives the script on standard input (`sysbench <<EOF`), as
+/// here: no test named, the script's top level runs.
 #[test]
 fn api_histogram() {
     let tmp = CramTmp::new("api_histogram");
     tmp.write(
         "api_histogram.lua",
-        "function prepare()
-  h = sysbench.histogram.new(1000, 1, 10)
+        "  h = sysbench.histogram.new(1000, 1, 10)
   h:update(1)
   h:update(2)
   h:update(0)
@@ -462,7 +459,6 @@ fn api_histogram() {
   h:update(100)
   h:update(5.001)
   h:print()
-end
 ",
     );
     let expected = "\
@@ -474,7 +470,7 @@ sysbench * (glob)
        4.997 |********************                     1
       10.000 |**************************************** 2
 ";
-    assert_cram("api_histogram.t", expected, &tmp.sysbench(&args(&["api_histogram.lua", "prepare"]), None));
+    assert_cram("api_histogram.t", expected, &tmp.sysbench(&[], Some("api_histogram.lua")));
 }
 
 // ---------------------------------------------------------------------
@@ -1057,16 +1053,16 @@ fn api_legacy_sql_oltp() {
 // Engine options a script's threads do not honour: refused in one line
 // ---------------------------------------------------------------------
 
-/// A script's states run one query at a time each, with their numbers
-/// (`sysbench.tid`) from 0: `--pipeline`, `--mysql-dry-run` and `--shard`
-/// would silently do nothing or number the threads wrongly, so each is
-/// refused in one line that names it; so is `--cpus` (which pins the
-/// loops the states share) with `--lua-thread-per-state`.
+/// A script's states run one query at a time each: `--pipeline` and
+/// `--mysql-dry-run` would silently do nothing, so each is refused in one
+/// line that names it; so is `--cpus` (which pins the loops the states
+/// share) with `--lua-thread-per-state`. (`--shard` splits a script's
+/// run: tests/lua_shards.rs.)
 #[test]
 fn engine_options_are_refused_for_scripts_in_one_line() {
     let tmp = CramTmp::new("refusals");
     tmp.write("refused.lua", "function event() error('a refused option let the script run') end\n");
-    for option in ["--pipeline=4", "--mysql-dry-run", "--shard=1/2", "--cpus=0 --lua-thread-per-state"] {
+    for option in ["--pipeline=4", "--mysql-dry-run", "--cpus=0 --lua-thread-per-state"] {
         let mut line = vec!["refused.lua"];
         line.extend(option.split(' '));
         line.extend(["--events=1", "run"]);

@@ -159,9 +159,10 @@ impl NamedTest {
     fn from_words(test_opt: Option<&RawOpt>, words: &[&str]) -> Result<NamedTest, CliError> {
         let (test_word, shown, rest) = match test_opt {
             Some(opt) => (value::text(opt, "NAME")?, opt.shown(), words),
+            // No words is a script on standard input (`lua_script::named`).
             None => match words.split_first() {
                 Some((&first, rest)) => (first, first.to_owned(), rest),
-                None => return Err(CliError::MissingTest),
+                None => ("-", "-".to_owned(), words),
             },
         };
         if test_word.starts_with('-') {
@@ -170,7 +171,13 @@ impl NamedTest {
         if let Some(extra) = rest.get(1) {
             return Err(CliError::UnexpectedArgument((*extra).to_owned()));
         }
-        let test_ref = test_name::resolve(test_word)?;
+        let test_ref = test_name::resolve(test_word).map_err(|error| match error {
+            // `wirebench run < my.lua`: sysbench looks for a test named run.
+            CliError::UnknownTest { .. } if test_opt.is_none() && Command::from_name(test_word).is_some() => {
+                CliError::CommandWithoutTest { command: test_word.to_owned() }
+            }
+            other => other,
+        })?;
         let command = match rest.first() {
             None => return Err(CliError::MissingCommand { test: test_word.to_owned() }),
             Some(&word) => Command::from_name(word)

@@ -42,8 +42,12 @@ pub enum CliError {
     )]
     NotADatabaseTest(String),
 
-    #[error("missing test name: wirebench [OPTIONS] TESTNAME COMMAND, where TESTNAME is one of {TestList} (or a path to its .lua script); `wirebench --help` lists the options")]
-    MissingTest,
+    #[error(
+        "'{command}' is a command, with no test named before it: name the test (wirebench [options] TESTNAME \
+         {command}), or for a Lua script on standard input write - for its name (wirebench [options] - {command} \
+         < my_test.lua)"
+    )]
+    CommandWithoutTest { command: String },
 
     #[error("missing command after '{test}': add run (or prepare, prewarm, cleanup, help) at the end; sysbench refuses a line without one too")]
     MissingCommand { test: String },
@@ -161,16 +165,11 @@ impl CliError {
             status: 1,
         };
         Some(match self {
-            CliError::UnknownTest { name, .. } => {
+            CliError::UnknownTest { name, .. } | CliError::CommandWithoutTest { command: name } => {
                 fatal(format!("Cannot find benchmark '{name}': no such built-in test, file or module"))
             }
             // sysbench would run its built-in test: wirebench has none of those.
             CliError::NotADatabaseTest(_) => fatal(self.to_string()),
-            CliError::MissingTest => fatal(
-                "no test named: sysbench would read a Lua script from standard input, which wirebench does not; \
-                 name the test or the script's path: sysbench [options]... testname command"
-                    .to_owned(),
-            ),
             CliError::MissingCommand { test } => return missing_command(test),
             CliError::UnknownCommand { command, .. } => stderr(format!("Unknown command: {command}"), true),
             CliError::UnsupportedCommand { test, command, .. } if command == "help" => {

@@ -87,7 +87,9 @@ fn wirebench_help() -> String {
         let _ = writeln!(out, "  {test}");
     }
     out.push_str(
-        "\nTESTNAME may also be a path to the test's .lua script. sysbench 0.4/0.5 command lines (--test=oltp, \
+        "\nTESTNAME may also be a path to the test's .lua script, or to a Lua script of one's own; with no TESTNAME, \
+         or - for it, the Lua script on standard input runs (wirebench [options] - run < my_test.lua). sysbench \
+         0.4/0.5 command lines (--test=oltp, \
          --test=tests/db/oltp.lua, --oltp-*, --num-threads, --max-requests, ...) are read too, and a note says how \
          each legacy option was understood.\n\n",
     );

@@ -15,12 +15,13 @@ use super::raw::RawOpt;
 use super::test_name::{self, TestRef};
 use super::warnings::StartupWarning;
 use super::{build, value, Command, Invocation, Test};
-use crate::lua::ScriptCall;
+use crate::lua::{ScriptCall, ScriptOrigin, STDIN_SCRIPT_NAME};
 use crate::workload::legacy::LegacyOptions;
 
 /// The groups of sysbench's and wirebench's own options; any other option
-/// on a script's line is the script's.
-const OWN_GROUPS: [&[defs::OptDef]; 10] = [
+/// on a script's line is the script's. `RESULTS` (`--format`, `--label`,
+/// `--chart`) too: a sharded script's run is merged from its JSON results.
+const OWN_GROUPS: [&[defs::OptDef]; 11] = [
     defs::GENERAL,
     defs::RAND,
     defs::LOG,
@@ -31,12 +32,14 @@ const OWN_GROUPS: [&[defs::OptDef]; 10] = [
     defs::MASTER,
     defs::ENGINE,
     defs::OPTION_FILES,
+    defs::RESULTS,
 ];
 
 /// A Lua script the command line names, and how.
 pub(crate) struct NamedScript {
     script: String,
-    command: String,
+    origin: ScriptOrigin,
+    command: Option<String>,
     /// `--test=SCRIPT` as written: sysbench 1.0.20 runs a script named so
     /// (the 0.5 way) and warns that `--test` is deprecated.
     test_opt: Option<String>,
@@ -45,7 +48,8 @@ pub(crate) struct NamedScript {
 /// The script and command word when the line names a Lua script to run
 /// with the Lua engine: a `.lua` path that is no sysbench script wirebench
 /// has built in, or any script path with `--lua`; as the first word or as
-/// `--test=PATH`.
+/// `--test=PATH`. No test name, or `-` for it, is a script on standard
+/// input, as in sysbench 1.0.20 (`sysbench [options] [- [command]]`).
 pub(crate) fn named(
     test_opt: Option<&RawOpt>,
     words: &[&str],
@@ -55,9 +59,12 @@ pub(crate) fn named(
         Some(opt) => (value::text(opt, "NAME")?, words),
         None => match words.split_first() {
             Some((&first, rest)) => (first, rest),
-            None => return Ok(None),
+            None => ("-", words),
         },
     };
+    if first == "-" {
+        return from_stdin(test_opt, rest).map(Some);
+    }
     let forced = match list.iter().rev().find(|o| o.key == "lua") {
         Some(opt) => value::boolean(opt)?,
         None => false,
@@ -76,7 +83,24 @@ pub(crate) fn named(
     }
     let Some(&command) = rest.first() else { return Err(CliError::MissingCommand { test: first.to_owned() }) };
     let test_opt = test_opt.map(RawOpt::shown);
-    Ok(Some(NamedScript { script: first.to_owned(), command: command.to_owned(), test_opt }))
+    let (script, command) = (first.to_owned(), Some(command.to_owned()));
+    Ok(Some(NamedScript { script, origin: ScriptOrigin::File, command, test_opt }))
+}
+
+/// A script on standard input: with a command after `-`, the command runs
+/// as a file's would (sysbench 1.0.20 only loads the script and exits,
+/// whatever the command); without one only the script's top level runs,
+/// as in sysbench.
+fn from_stdin(test_opt: Option<&RawOpt>, rest: &[&str]) -> Result<NamedScript, CliError> {
+    if let Some(extra) = rest.get(1) {
+        return Err(CliError::UnexpectedArgument((*extra).to_owned()));
+    }
+    Ok(NamedScript {
+        script: STDIN_SCRIPT_NAME.to_owned(),
+        origin: ScriptOrigin::Stdin,
+        command: rest.first().map(|&c| c.to_owned()),
+        test_opt: test_opt.map(RawOpt::shown),
+    })
 }
 
 /// The invocation of `script`'s `command` with the options in `list`.
@@ -86,7 +110,7 @@ pub(crate) fn invocation(
     sources: &CredentialSources,
     notes: Vec<String>,
 ) -> Result<Invocation, CliError> {
-    let NamedScript { script, command, test_opt } = named;
+    let NamedScript { script, origin, command, test_opt } = named;
     let (own, theirs): (Vec<RawOpt>, Vec<RawOpt>) =
         list.into_iter().partition(|o| OWN_GROUPS.iter().any(|group| defs::is_in(group, &o.key)));
     let (per_state, own): (Vec<RawOpt>, Vec<RawOpt>) = own.into_iter().partition(|o| o.key == "lua_thread_per_state");
@@ -95,10 +119,10 @@ pub(crate) fn invocation(
         None => false,
     };
     // For reading sysbench's options: what kind of command this is.
-    let kind = match command.as_str() {
-        "run" => Command::Run,
-        "help" => Command::Help,
-        "cleanup" => Command::Cleanup,
+    let kind = match command.as_deref() {
+        Some("run") => Command::Run,
+        Some("help") => Command::Help,
+        Some("cleanup") => Command::Cleanup,
         _ => Command::Prepare,
     };
     let chosen =
@@ -107,6 +131,6 @@ pub(crate) fn invocation(
         test_opt.into_iter().map(|shown| StartupWarning::DeprecatedTestOption { shown }).collect();
     let mut bench = build::bench(chosen, Opts::new(own), sources, notes, warnings)?;
     let options = theirs.into_iter().map(|o| (o.key, o.value)).collect();
-    bench.script = Some(ScriptCall { path: PathBuf::from(script), command, options, thread_per_state });
+    bench.script = Some(ScriptCall { path: PathBuf::from(script), origin, command, options, thread_per_state });
     Ok(Invocation::Bench(Box::new(bench)))
 }

@@ -44,6 +44,7 @@ pub(crate) fn run_identity(test: &str, general: &GeneralOptions, test_options: &
         rate: general.rate,
         time: general.time,
         start_at: general.start_at.map(|at| start_at_text(unix_seconds(at))),
+        script: None,
     }
 }
 

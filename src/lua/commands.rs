@@ -37,21 +37,26 @@ pub fn script_help(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
     Ok(Help::Options(options::help_text(&name, &defs)))
 }
 
-/// Runs `env.call.command` (not `run` or `help`).
-pub fn run_command(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
-    let command = env.call.command.as_str();
+/// No command (a script on standard input, as sysbench reads one): the
+/// script's top level runs, in the main state, and nothing else.
+pub fn load_only(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
+    new_state(env, 0).map(drop)
+}
+
+/// Runs `command` (not `run` or `help`): `env.call.command`'s.
+pub fn run_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptError> {
     let lua = new_state(env, 0)?;
     export_options(&lua, env)?;
     if command_defined(&lua, command)? {
         return if command_parallel(&lua, command)? && env.threads > 1 {
             drop(lua);
-            parallel_command(env)
+            parallel_command(env, command)
         } else {
             call_command(&lua, command)
         };
     }
     if !matches!(command, "prepare" | "cleanup") {
-        return Err(unknown_command(&lua, env));
+        return Err(unknown_command(&lua, env, command));
     }
     let Some(function) = global_function(&lua, command)? else {
         return Err(ScriptError::NoCommand { command: command.to_owned(), script: script_name(&env.call.path) });
@@ -86,16 +91,16 @@ fn call_command(lua: &Lua, name: &str) -> Result<(), ScriptError> {
 
 /// A parallel command: one state per `--threads`, each calling it with
 /// its own `sysbench.tid`, as sysbench's command worker threads do.
-fn parallel_command(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
+fn parallel_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptError> {
     let handles = (0..env.threads)
         .map(|tid| {
-            let env = env.clone();
+            let (env, command) = (env.clone(), command.to_owned());
             std::thread::Builder::new()
                 .name(format!("wirebench-lua-{tid}"))
                 .spawn(move || {
                     let lua = new_state(&env, tid)?;
                     export_options(&lua, &env)?;
-                    call_command(&lua, &env.call.command)
+                    call_command(&lua, &command)
                 })
                 .map_err(ScriptError::Thread)
         })
@@ -110,7 +115,7 @@ fn parallel_command(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
     first_error.map_or(Ok(()), Err)
 }
 
-fn unknown_command(lua: &Lua, env: &ScriptEnv) -> ScriptError {
+fn unknown_command(lua: &Lua, env: &ScriptEnv, command: &str) -> ScriptError {
     let mut custom = String::new();
     if let Ok(Some(commands)) = cmdline(lua).and_then(|c| c.get::<Option<Table>>("commands")) {
         let mut names: Vec<String> =
@@ -121,5 +126,5 @@ fn unknown_command(lua: &Lua, env: &ScriptEnv) -> ScriptError {
             custom.push_str(&name);
         }
     }
-    ScriptError::UnknownCommand { command: env.call.command.clone(), script: script_name(&env.call.path), custom }
+    ScriptError::UnknownCommand { command: command.to_owned(), script: script_name(&env.call.path), custom }
 }

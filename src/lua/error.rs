@@ -1,13 +1,9 @@
 //! What goes wrong with a script, worded as sysbench words it where it has
 //! a message for it (`` `event' function failed: ./t.lua:12: ... ``).
 
-use std::path::PathBuf;
-
 /// A script that cannot be loaded or whose function failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
-    #[error("cannot read the script {path}: {source}; give the path of a sysbench Lua script")]
-    Read { path: PathBuf, source: std::io::Error },
     /// A syntax error, or an error while the script's top level ran.
     #[error("{message}")]
     Load { message: String },

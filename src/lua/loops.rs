@@ -109,7 +109,11 @@ enum Phase {
 
 /// One state of a loop.
 struct LoopState {
+    /// The state's number in this instance: its statistics and budget.
     tid: u32,
+    /// Its number in the whole run (`sysbench.tid`), which its thread
+    /// functions get.
+    number: u32,
     lua: Lua,
     /// `wb.events_coroutine(tid)`: runs events, yielding at each SQL call
     /// (the connection) and after each event (whether it asked to stop).
@@ -133,15 +137,20 @@ impl LoopState {
             ctx.cut_at = cut;
             ctx.control = Some(context.control.clone());
         })?;
+        // The thread functions get the whole run's thread number (with
+        // --shard, this instance's first plus `tid`), as sysbench passes
+        // `sysbench.tid`.
+        let number = env.first_tid.saturating_add(tid);
         if let Some(thread_init) = global_function(&lua, "thread_init")? {
-            thread_init.call::<()>(tid).map_err(|e| ScriptError::function("thread_init", &e))?;
+            thread_init.call::<()>(number).map_err(|e| ScriptError::function("thread_init", &e))?;
         }
         with_ctx(&lua, |ctx| ctx.stats = Some(context.board.loop_stats(tid as usize)))?;
         let raw: mlua::Table = lua.globals().get("__wirebench")?;
-        let events: Thread = raw.get::<mlua::Function>("events_coroutine")?.call(tid)?;
+        let events: Thread = raw.get::<mlua::Function>("events_coroutine")?.call(number)?;
         let budget = Budget::for_loop(context.control.clone(), context.deadline_ns, tid as usize);
         Ok(LoopState {
             tid,
+            number,
             lua,
             events,
             budget,
@@ -158,7 +167,7 @@ impl LoopState {
         let _ = self.lua.globals().get::<mlua::Table>("__wirebench").and_then(|raw| raw.set("events_co", Value::Nil));
         let done = match global_function(&self.lua, "thread_done")? {
             Some(thread_done) if events_ok => {
-                thread_done.call::<()>(self.tid).map_err(|e| ScriptError::function("thread_done", &e))
+                thread_done.call::<()>(self.number).map_err(|e| ScriptError::function("thread_done", &e))
             }
             _ => Ok(()),
         };

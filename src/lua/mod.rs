@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-pub use commands::{run_command, script_help, Help};
+pub use commands::{load_only, run_command, script_help, Help};
 pub use error::ScriptError;
 pub use loops::{spawn_loops, LuaLoops};
 pub use options::OptValue;
@@ -46,14 +46,21 @@ use crate::client::ConnectOptions;
 use crate::driver::IgnoreErrors;
 use crate::rand::{RandParams, SharedUnique};
 
+/// The name sysbench 1.0.20 gives a script read from standard input, in
+/// its messages (`sb_load_lua(NULL)`).
+pub const STDIN_SCRIPT_NAME: &str = "<stdin>";
+
 /// A script and what the command line asks of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptCall {
-    /// The script's path as given (`./my_test.lua`).
+    /// The script's path as given (`./my_test.lua`); [`STDIN_SCRIPT_NAME`]
+    /// for a script read from standard input.
     pub path: PathBuf,
+    pub origin: ScriptOrigin,
     /// `prepare`, `run`, `cleanup`, `help`, or one of the script's own
-    /// `sysbench.cmdline.commands`.
-    pub command: String,
+    /// `sysbench.cmdline.commands`; `None` (standard input only, as in
+    /// sysbench) runs the script's top level and nothing else.
+    pub command: Option<String>,
     /// The options the command line gave that are not sysbench's own: the
     /// script's, checked against `sysbench.cmdline.options` when it is
     /// loaded. Names with `_` for `-`, values as written (`None`: a bare
@@ -67,14 +74,51 @@ pub struct ScriptCall {
     pub thread_per_state: bool,
 }
 
+/// Where a script's text comes from; `run` reads it, once, into
+/// [`ScriptEnv::text`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptOrigin {
+    File,
+    /// `wirebench [options]` with no test name, or `-` for it, as sysbench
+    /// 1.0.20 reads one.
+    Stdin,
+}
+
+impl ScriptCall {
+    /// The script's name in messages, as sysbench's: the file name
+    /// (`my_test.lua`), or [`STDIN_SCRIPT_NAME`].
+    pub fn name(&self) -> String {
+        state::script_name(&self.path)
+    }
+
+    /// The name Lua gives the chunk, which its messages start with:
+    /// `./t.lua:3: boom`, and for standard input `stdin:3: boom`, as
+    /// `luaL_loadfile(L, NULL)` names it in sysbench.
+    pub fn chunk_name(&self) -> String {
+        match self.origin {
+            ScriptOrigin::File => format!("@{}", self.path.display()),
+            ScriptOrigin::Stdin => "=stdin".to_owned(),
+        }
+    }
+}
+
 /// Makes connection options for thread n.
 pub type ConnectFor = dyn Fn(u32) -> ConnectOptions + Send + Sync;
 
 /// What every Lua state of a command shares.
 pub struct ScriptEnv {
     pub call: ScriptCall,
-    /// `--threads`: the states `run` and parallel commands make.
+    /// The script's text, read once for every state of the command (a
+    /// script on standard input can be read only once).
+    pub text: Arc<[u8]>,
+    /// `--threads`: the states `run` and parallel commands make (this
+    /// shard's, with `--shard`).
     pub threads: u32,
+    /// With `--shard`, the whole run's number of this instance's first
+    /// thread: every state's `sysbench.tid`, generator and connection
+    /// numbers count from it, so that the shards' threads are numbered as
+    /// one instance's would be; 0 in one instance.
+    pub first_tid: u32,
     /// The command line as given, for `sysbench.cmdline.argv`.
     pub argv: Vec<String>,
     /// sysbench's own options, exported into `sysbench.opt` beside the

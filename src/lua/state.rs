@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
-use super::{api, options, sql, ScriptEnv, ScriptError};
+use super::{api, options, sql, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
 use crate::driver::RunControl;
 use crate::rand::Rng;
 use crate::stats::LoopStats;
@@ -59,6 +59,7 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
     // to run, with that user's rights, as under sysbench.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ScriptError::Thread)?;
+    let tid = env.first_tid.saturating_add(tid);
     let rng = Rng::for_thread(env.seed, tid, env.rand);
     lua.set_app_data(ThreadCtx {
         env: env.clone(),
@@ -70,16 +71,14 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
         control: None,
         on_close: None,
     });
-    set_paths(&lua, &env.call.path)?;
+    set_paths(&lua, &env.call)?;
     lua.globals().set("sysbench", sysbench_table(&lua, env, tid)?)?;
     let raw = lua.create_table()?;
     api::install(&lua, &raw)?;
     sql::install(&lua, &raw)?;
     lua.globals().set("__wirebench", raw)?;
     lua.load(PRELUDE).set_name("@wirebench/prelude.lua").exec().map_err(|e| ScriptError::load(&e))?;
-    let path = &env.call.path;
-    let source = std::fs::read(path).map_err(|source| ScriptError::Read { path: path.clone(), source })?;
-    let chunk = lua.load(&source[..]).set_name(format!("@{}", path.display()));
+    let chunk = lua.load(&env.text[..]).set_name(env.call.chunk_name());
     chunk.exec().map_err(|e| ScriptError::load(&e))?;
     Ok(lua)
 }
@@ -92,9 +91,10 @@ pub(crate) fn script_name(path: &Path) -> String {
 /// sysbench's `package.path`: the current directory, the script's own
 /// (where its `require`d files usually are), LuaRocks, the system's, and
 /// sysbench's data directory, which holds `oltp_common.lua`.
-fn set_paths(lua: &Lua, script: &Path) -> mlua::Result<()> {
+fn set_paths(lua: &Lua, call: &ScriptCall) -> mlua::Result<()> {
     let mut path = String::from("./?.lua;./?/init.lua;./src/lua/?.lua;");
-    if let Some(dir) = script.parent().filter(|d| !d.as_os_str().is_empty()) {
+    let dir = (call.origin == ScriptOrigin::File).then(|| call.path.parent()).flatten();
+    if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
         path.push_str(&format!("{0}/?.lua;", dir.display()));
     }
     if let Ok(home) = std::env::var("HOME") {
@@ -120,8 +120,10 @@ fn sysbench_table(lua: &Lua, env: &ScriptEnv, tid: u32) -> mlua::Result<Table> {
         argv.raw_set(i, arg.as_str())?;
     }
     cmdline.set("argv", argv)?;
-    cmdline.set("command", env.call.command.as_str())?;
-    cmdline.set("script_path", env.call.path.display().to_string())?;
+    cmdline.set("command", env.call.command.as_deref())?;
+    // nil for standard input, as sysbench's `sbtest.lname` is NULL then.
+    let path = (env.call.origin == ScriptOrigin::File).then(|| env.call.path.display().to_string());
+    cmdline.set("script_path", path)?;
     sysbench.set("cmdline", cmdline)?;
     let error = lua.create_table()?;
     error.set("NONE", 0)?;

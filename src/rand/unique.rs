@@ -148,6 +148,15 @@ impl SharedUnique {
         SharedUnique { sequence, next: AtomicU32::new(0) }
     }
 
+    /// The counter of part `part` of `parts` (a run's shards): it starts
+    /// where [`RandUnique::split`]'s part does, so that no two parts give
+    /// the same value until one has drawn 2^32 / `parts` of them. Part 0
+    /// of 1 is [`SharedUnique::new`].
+    pub fn for_part(sequence: RandUnique, part: u32, parts: u32) -> Self {
+        let start = (u64::from(part) << 32) / u64::from(parts.max(1));
+        SharedUnique { sequence, next: AtomicU32::new(start as u32) }
+    }
+
     #[inline]
     pub fn next_value(&self) -> u32 {
         // Only uniqueness of the counter matters, not ordering with other
@@ -160,6 +169,19 @@ impl SharedUnique {
 mod tests {
     use super::{permute, RandUnique, SharedUnique, PRIME};
     use std::collections::HashSet;
+
+    #[test]
+    fn parts_of_the_shared_counter_start_apart() {
+        let sequence = RandUnique::new(3, 4);
+        let whole = SharedUnique::new(sequence);
+        let first = SharedUnique::for_part(sequence, 0, 1);
+        assert_eq!(
+            (0..5).map(|_| whole.next_value()).collect::<Vec<_>>(),
+            (0..5).map(|_| first.next_value()).collect::<Vec<_>>()
+        );
+        let second = SharedUnique::for_part(sequence, 1, 2);
+        assert_eq!(second.next_value(), sequence.nth(1 << 31));
+    }
 
     #[test]
     fn reproduces_values_seen_from_debian_sysbench() {

@@ -445,6 +445,7 @@ mod tests {
             rate: None,
             time: Some(2),
             start_at: Some(start_at_text(START_AT)),
+            script: None,
         }
     }
 

@@ -28,6 +28,11 @@ pub struct RunIdentity {
     pub time: Option<u32>,
     /// `--start-at` as Unix time, to the microsecond.
     pub start_at: Option<String>,
+    /// For a Lua script (`test` is then its file name): a hash of its text
+    /// and of the options given to it. Absent for a built-in test, whose
+    /// run_id it leaves as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
 }
 
 impl RunIdentity {
@@ -56,6 +61,7 @@ impl RunIdentity {
             ("--rate", self.rate.map(|r| r.to_string()), other.rate.map(|r| r.to_string())),
             ("--time", self.time.map(|t| t.to_string()), other.time.map(|t| t.to_string())),
             ("--start-at", self.start_at.clone(), other.start_at.clone()),
+            ("the script's text or options", self.script.clone(), other.script.clone()),
         ];
         fields.into_iter().filter(|(_, a, b)| a != b).map(|(name, a, b)| (name, shown(a), shown(b))).collect()
     }
@@ -149,6 +155,7 @@ mod tests {
             rate: None,
             time: Some(10),
             start_at: Some(start_at_text(1_767_225_600.25)),
+            script: None,
         }
     }
 

@@ -198,22 +198,9 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result
     Ok(Some(HdrLog::create(path, start, general.rate.is_some(), comment)?))
 }
 
-/// What every loop shares: the statistics board, the limits, the clock,
-/// started now; and how long after `start_at` (`--start-at`) that is.
-pub(super) fn loop_context(
-    bench: &Bench,
-    per_loop: &[usize],
-    seed: u32,
-    start_at: Option<SystemTime>,
-) -> (LoopContext, Duration) {
-    let mut context = unstarted_context(bench, per_loop, seed);
-    let late = start_clock(bench, &mut context, start_at);
-    (context, late)
-}
-
 /// The loops' shared state, made before `--start-at` is waited for: its
 /// allocations take milliseconds, which would make the start late.
-fn unstarted_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+pub(super) fn unstarted_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
     let general = &bench.general;
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
@@ -233,7 +220,7 @@ fn unstarted_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContex
 /// Starts the run's clock now, how long after `start_at` that is; `--time`
 /// does not add that lateness, so that every shard ends at the same
 /// instant.
-fn start_clock(bench: &Bench, context: &mut LoopContext, start_at: Option<SystemTime>) -> Duration {
+pub(super) fn start_clock(bench: &Bench, context: &mut LoopContext, start_at: Option<SystemTime>) -> Duration {
     let general = &bench.general;
     let late = start_at.map_or(Duration::ZERO, |at| SystemTime::now().duration_since(at).unwrap_or_default());
     let late_ns = late.as_nanos() as u64;

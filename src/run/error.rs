@@ -84,6 +84,8 @@ pub enum RunError {
     /// A Lua script could not be loaded, or one of its functions failed.
     #[error(transparent)]
     Script(#[from] crate::lua::ScriptError),
+    #[error(transparent)]
+    ScriptText(#[from] super::script_text::ScriptTextError),
     /// An engine option the Lua engine does not honour yet.
     #[error(
         "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
@@ -99,8 +101,11 @@ pub enum RunError {
          connect, such as $(( $(date +%s) + 30 ))"
     )]
     StartAtPassed { ago_s: f64 },
-    #[error("--shard and --shards do not apply to a Lua script yet: run the script whole, or a built-in test split")]
-    ShardedScript,
+    #[error(
+        "--shard splits a script's run only: its '{command}' command is the script's own code, which every shard \
+         would run whole; run it once, from one host, without --shard"
+    )]
+    ShardedScriptCommand { command: String },
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
     #[error(transparent)]

@@ -5,41 +5,68 @@
 use std::sync::Arc;
 
 use super::benchmark::{
-    forced_shutdown_s, loop_context, print_header, start_threads, supervise_to_report, Threads, ANSWER_GRACE_NS,
+    forced_shutdown_s, print_header, start_clock, start_threads, supervise_to_report, unstarted_context, Threads,
+    ANSWER_GRACE_NS,
 };
 use super::interrupt::Interrupts;
-use super::output::Output;
+use super::output::{alert_line, stderr_line, Output};
 use super::result_sink::ResultSink;
 use super::script_options::general_options;
+use super::script_text;
 use super::setup::{connect_options, rand_params, seed, tls_config};
+use super::shard::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
 use super::supervise::secs_to_ns;
 use super::{print_banner, Outcome, RunError};
 use crate::cli::Bench;
 use crate::lua::{self, Help, LuaLoops, ScriptCall, ScriptEnv, ThreadsPlan};
-use crate::rand::{RandUnique, SharedUnique};
+use crate::rand::{shard_seed, RandUnique, SharedUnique};
 
-/// Carries out `call` for `bench`'s command line.
+/// Carries out `call` for `bench`'s command line; with `--shard`, this
+/// instance's part of the script's `run`.
 pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunError> {
     refuse_engine_options(bench, call)?;
+    let (part, threads) = match script_shard(bench, call)? {
+        Some(planned) => planned,
+        None => return Ok(Outcome::Completed),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .map_err(RunError::Runtime)?;
     let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
-    let env = Arc::new(script_env(bench, call)?);
+    // sysbench prints its banner before it reads a script from stdin.
     print_banner()?;
-    match call.command.as_str() {
-        "help" => {
+    let text = script_text::read_script(call)?;
+    let env = Arc::new(script_env(bench, &part, call, text, threads)?);
+    match call.command.as_deref() {
+        None => lua::load_only(&env)?,
+        Some("help") => {
             if let Help::Options(text) = lua::script_help(&env)? {
                 Output::Stdout.print(text)?;
             }
-            Ok(Outcome::Completed)
         }
-        "run" => run(bench, env, &interrupts),
-        _ => {
-            lua::run_command(&env)?;
-            Ok(Outcome::Completed)
+        Some("run") => return run(&part, env, &runtime, &interrupts),
+        Some(command) => lua::run_command(&env, command)?,
+    }
+    Ok(Outcome::Completed)
+}
+
+/// This instance's part of the script's command: the whole of it in one
+/// instance; with `--shard`, its threads, `--events` and `--rate` of a
+/// `run` (the other commands are the script's own code, which no shard
+/// can split), or `None` for a shard with nothing to do.
+fn script_shard(bench: &Bench, call: &ScriptCall) -> Result<Option<(Bench, ShardThreads)>, RunError> {
+    if !bench.general.shard.is_whole() && call.command.as_deref() != Some("run") {
+        let command = call.command.clone().unwrap_or_else(|| "top-level".to_owned());
+        return Err(RunError::ShardedScriptCommand { command });
+    }
+    check_start_at(bench.general.start_at)?;
+    match plan_shard(bench) {
+        ShardPlan::Run { bench, threads } => Ok(Some((*bench, threads))),
+        ShardPlan::Idle(why) => {
+            stderr_line(format_args!("{why}"));
+            Ok(None)
         }
     }
 }
@@ -81,40 +108,73 @@ fn script_loops(bench: &Bench, call: &ScriptCall) -> LuaLoops {
     }
 }
 
-fn script_env(bench: &Bench, call: &ScriptCall) -> Result<ScriptEnv, RunError> {
-    let tls = tls_config(bench)?;
-    let login = bench.clone();
+/// What the script's states share: `whole`'s options in `sysbench.opt`
+/// (with `--shard`, the whole run's `--threads`, `--events` and `--rate`,
+/// as its threads' numbers are the whole run's), `part`'s threads.
+fn script_env(
+    whole: &Bench,
+    part: &Bench,
+    call: &ScriptCall,
+    text: Arc<[u8]>,
+    threads: ShardThreads,
+) -> Result<ScriptEnv, RunError> {
+    let tls = tls_config(part)?;
+    let login = part.clone();
     let connect = Box::new(move |n: u32| connect_options(&login, tls.as_ref(), n as usize));
+    let shard = part.general.shard;
+    let unique = SharedUnique::for_part(RandUnique::sysbench_upstream(), shard.index(), shard.count());
     Ok(ScriptEnv {
         call: call.clone(),
-        threads: bench.general.threads,
+        text,
+        threads: part.general.threads,
+        first_tid: threads.first,
         argv: std::env::args().collect(),
-        general: general_options(bench),
+        general: general_options(whole),
         connect,
-        rand: rand_params(bench)?,
-        seed: seed(bench),
-        unique: Arc::new(SharedUnique::new(RandUnique::sysbench_upstream())),
-        ignore: bench.mysql.ignore_errors.clone(),
-        draw_after_event: bench.general.percentile.is_some(),
+        rand: rand_params(part)?,
+        seed: seed(part),
+        unique: Arc::new(unique),
+        ignore: part.mysql.ignore_errors.clone(),
+        draw_after_event: part.general.percentile.is_some(),
         sql_used: Default::default(),
     })
 }
 
 /// `run`: `init()`, the threads, the reports, `done()`.
-fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Outcome, RunError> {
+fn run(
+    bench: &Bench,
+    env: Arc<ScriptEnv>,
+    runtime: &tokio::runtime::Runtime,
+    interrupts: &Interrupts,
+) -> Result<Outcome, RunError> {
     let forced_shutdown_s = forced_shutdown_s(bench);
     print_header(bench, forced_shutdown_s)?;
+    let mut identified = bench.clone();
+    if let Some(identity) = identified.results.run_identity.as_mut() {
+        identity.test = env.call.name();
+        identity.script = Some(script_digest(&env));
+    }
+    let bench = &identified;
     let plan = ThreadsPlan::init(env)?;
     let threads = vec![1; bench.general.threads as usize];
-    let (context, _) = loop_context(bench, &threads, seed(bench), None);
+    let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
+    let mut context = unstarted_context(bench, &threads, shard_seed);
     let general = &bench.general;
     let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
-    let cut = cut_ns.map(|ns| context.clock.started() + std::time::Duration::from_nanos(ns));
     let hooks =
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
-    // A script's connections are its own: no server version to give.
     let mut sink = ResultSink::new(bench);
-    sink.clock_started(None, std::time::Duration::ZERO);
+    sink.name_test(plan.env().call.name());
+    if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
+        alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
+        return Ok(Outcome::Interrupted(signal));
+    }
+    let late = start_clock(bench, &mut context, general.start_at);
+    // When a call still waiting for the server gives up: from the clock's start.
+    let cut = cut_ns.map(|ns| context.clock.started() + std::time::Duration::from_nanos(ns));
+    say_started(bench, late);
+    // A script's connections are its own: no server version to give.
+    sink.clock_started(None, late);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
     let handles = lua::spawn_loops(plan.env(), &script_loops(bench, &plan.env().call), &context, cut)?;
     let sql_used = Some(plan.env().sql_used.clone());
@@ -123,4 +183,21 @@ fn run(bench: &Bench, env: Arc<ScriptEnv>, interrupts: &Interrupts) -> Result<Ou
     plan.done()?;
     sink.finish_run(bench)?;
     Ok(outcome)
+}
+
+/// What tells one script's run from another's in its `run_id`: a hash
+/// (FNV-1a, as the run_id's) of the script's text and of the options
+/// given to it, so that `wirebench merge` refuses shards that ran
+/// different scripts, versions of one, or its options set otherwise.
+fn script_digest(env: &ScriptEnv) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let options = env.call.options.iter().flat_map(|(name, value)| {
+        [name.as_bytes(), b"=", value.as_deref().unwrap_or("").as_bytes(), b"\n"].into_iter()
+    });
+    for part in std::iter::once(&env.text[..]).chain([&b"\0"[..]]).chain(options) {
+        for &byte in part {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
 }

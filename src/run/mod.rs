@@ -40,6 +40,7 @@ mod plan;
 mod reports;
 mod result_sink;
 mod script_options;
+mod script_text;
 mod setup;
 mod shard;
 mod shared_steps;
@@ -57,6 +58,7 @@ pub use merge::merge;
 pub use output::{
     alert_line, fatal_line, stderr_line, Console, Level, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED,
 };
+pub use script_text::ScriptTextError;
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;
@@ -105,9 +107,6 @@ pub fn print_banner() -> Result<(), OutputError> {
 /// Carries out `bench.command`.
 pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
     if let Some(call) = &bench.script {
-        if !bench.general.shard.is_whole() {
-            return Err(RunError::ShardedScript);
-        }
         return lua_script::execute(bench, call);
     }
     if bench.command == Command::Help {

@@ -84,6 +84,12 @@ impl ResultSink {
         self.threads = step.threads;
     }
 
+    /// The results name a Lua script's run by the script's name, not by
+    /// the built-in test its command line was read as.
+    pub(super) fn name_test(&mut self, name: String) {
+        self.info.test = name;
+    }
+
     /// The connections are open and the clock starts, `late` after
     /// `--start-at`: `server_version` is what the first connection's
     /// server calls itself.

@@ -167,3 +167,16 @@ fn time_ends_a_run_of_states_stuck_in_queries() {
         assert!(report.contains(&format!("thread_done {tid} events 1\n")), "state {tid} did not end: {report}");
     }
 }
+
+/// A query larger than the socket's buffer is written as the socket takes
+/// it: the loop watches for room to write while its end is not out, and
+/// the server gets it whole (8 states, 8 MiB each, one loop).
+#[test]
+fn queries_larger_than_the_socket_buffer_go_out_whole() {
+    let Some(server) = TestServer::find() else { return };
+    let output = start(&server, "0", "--events=40", &["--big=8388608"]).wait_with_output().expect("wirebench ends");
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}\n{report}\n{stderr}", output.status);
+    assert_eq!(events_per_state(&report).iter().sum::<u64>(), 40, "{report}");
+}

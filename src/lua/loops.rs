@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use mlua::{Lua, Thread, Value};
 
 use super::error::lua_message;
-use super::sql::{self, SqlConn, SqlHandle, CUT_MARK};
+use super::sql::{self, SqlConn, SqlHandle, Watch, CUT_MARK};
 use super::state::{export_options, global_function, new_state, ThreadCtx};
 use super::{ScriptEnv, ScriptError};
 use crate::driver::{Admission, Budget, LoopContext};
@@ -355,9 +355,11 @@ impl Driven<'_> {
     fn wait_for(&mut self, index: usize, conn: Rc<RefCell<SqlConn>>) -> Result<(), ScriptError> {
         {
             let mut guard = conn.borrow_mut();
-            if let Some(fd) = guard.unwatched_fd() {
-                self.epoll.add(fd, index as u64)?;
-                guard.watched();
+            if let Some((fd, watch)) = guard.watch() {
+                if guard.watched() != Some(watch) {
+                    self.epoll.watch(fd, index as u64, watch, guard.watched().is_some())?;
+                    guard.set_watched(watch);
+                }
             }
         }
         let state = &mut self.states[index];
@@ -421,16 +423,19 @@ impl Epoll {
         Ok(Epoll { fd, events: vec![libc::epoll_event { events: 0, u64: 0 }; 64] })
     }
 
-    fn add(&self, fd: RawFd, token: u64) -> Result<(), ScriptError> {
-        let flags = libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET;
+    /// Watches `fd` for `watch`, edge-triggered: adds it, or changes
+    /// what it is watched for when `known`.
+    fn watch(&self, fd: RawFd, token: u64, watch: Watch, known: bool) -> Result<(), ScriptError> {
+        let mut flags = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET;
+        if watch == Watch::ReadWrite {
+            flags |= libc::EPOLLOUT;
+        }
         let mut event = libc::epoll_event { events: flags as u32, u64: token };
+        let op = if known { libc::EPOLL_CTL_MOD } else { libc::EPOLL_CTL_ADD };
         // SAFETY: `event` is valid for the call.
-        let rc = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut event) };
+        let rc = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut event) };
         if rc < 0 {
-            let error = std::io::Error::last_os_error();
-            if error.raw_os_error() != Some(libc::EEXIST) {
-                return Err(ScriptError::Thread(error));
-            }
+            return Err(ScriptError::Thread(std::io::Error::last_os_error()));
         }
         Ok(())
     }

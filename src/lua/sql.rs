@@ -57,7 +57,7 @@ pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
                 bulk: None,
                 finish: Finish::Query,
                 answer: None,
-                watched: false,
+                watched: None,
                 serial: 0,
                 fetched: None,
             }));
@@ -102,14 +102,24 @@ pub(crate) struct SqlConn {
     finish: Finish,
     /// The call's answer, once it is in (or the error that ended it).
     answer: Option<Result<PolledAnswer, ClientError>>,
-    /// A loop's epoll watches `conn`'s socket.
-    watched: bool,
+    /// How a loop's epoll watches `conn`'s socket, if it does.
+    watched: Option<Watch>,
     /// Counts the calls: a result names the call it came from, and only
     /// the latest call's rows can be fetched (sysbench's driver keeps only
     /// a connection's latest result set).
     serial: u64,
     /// The latest execution's rows, decoded when first fetched.
     fetched: Option<ResultSet>,
+}
+
+/// What a loop's epoll waits for on a connection's socket: its answer,
+/// and also room to write while a command is not all out (never
+/// otherwise: each answer read would wake the loop again for the room it
+/// makes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Watch {
+    Read,
+    ReadWrite,
 }
 
 /// What a call makes of its answer.
@@ -134,14 +144,20 @@ struct Bulk {
 }
 
 impl SqlConn {
-    /// The connection's socket if the loop does not watch it yet.
-    pub(crate) fn unwatched_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.conn.as_ref().filter(|_| !self.watched).map(|c| c.fd())
+    /// The connection's socket and how the loop must watch it now: for
+    /// its answer, and for room to write while a command is not all out.
+    pub(crate) fn watch(&self) -> Option<(std::os::fd::RawFd, Watch)> {
+        let conn = self.conn.as_ref()?;
+        Some((conn.fd(), if conn.wants_write() { Watch::ReadWrite } else { Watch::Read }))
     }
 
-    /// The loop watches the socket (until the connection is replaced).
-    pub(crate) fn watched(&mut self) {
-        self.watched = true;
+    /// How the loop watches the socket now (until the connection is replaced).
+    pub(crate) fn watched(&self) -> Option<Watch> {
+        self.watched
+    }
+
+    pub(crate) fn set_watched(&mut self, watch: Watch) {
+        self.watched = Some(watch);
     }
 
     /// Reads what has come; true once the call's answer (or its failure) is in.
@@ -220,7 +236,7 @@ fn open(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> Result<(), Failure> {
         Ok(polled) => {
             let mut guard = conn.borrow_mut();
             guard.conn = Some(polled);
-            guard.watched = false;
+            guard.watched = None;
             Ok(())
         }
         Err(error) => Err(failure(lua, &error)),

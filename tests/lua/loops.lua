@@ -5,6 +5,7 @@
 
 sysbench.cmdline.options = {
    wait = {"seconds each event's query waits on the server; 0: no query", 0.01},
+   big = {"bytes of a string literal each event's query carries instead; 0: none", 0},
 }
 
 local events = 0
@@ -15,7 +16,10 @@ end
 
 function event()
    events = events + 1
-   if sysbench.opt.wait > 0 then
+   if sysbench.opt.big > 0 then
+      local n = tonumber(con:query_row("SELECT LENGTH('" .. string.rep("x", sysbench.opt.big) .. "')"))
+      assert(n == sysbench.opt.big, "the server got " .. tostring(n) .. " bytes")
+   elseif sysbench.opt.wait > 0 then
       con:query(string.format("SELECT SLEEP(%g)", sysbench.opt.wait))
    end
 end

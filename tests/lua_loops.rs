@@ -21,7 +21,8 @@ fn start(server: &TestServer, cpus: &str, limit: &str, extra: &[&str]) -> Child 
         .arg(script())
         .args(extra)
         .args(server.login_args("sbtest_lua"))
-        .args(["--threads=8".to_owned(), format!("--cpus={cpus}"), limit.to_owned(), "run".to_owned()])
+        .args(["--threads=8".to_owned(), limit.to_owned(), "run".to_owned()])
+        .args((!cpus.is_empty()).then(|| format!("--cpus={cpus}")))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -179,4 +180,14 @@ fn queries_larger_than_the_socket_buffer_go_out_whole() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{}\n{report}\n{stderr}", output.status);
     assert_eq!(events_per_state(&report).iter().sum::<u64>(), 40, "{report}");
+}
+
+/// By default, against a server on this host (the test server), each
+/// state gets a loop of its own, as sysbench gives each a thread: shared
+/// loops measured slower when the server needs the same cores.
+#[test]
+fn a_server_on_this_host_gives_each_state_its_loop() {
+    let Some(server) = TestServer::find() else { return };
+    let (threads, report) = run_on(&server, "");
+    assert_eq!(threads.len(), 8, "{threads:?}\n{report}");
 }

@@ -26,6 +26,19 @@ impl Endpoint {
         matches!(self, Endpoint::Unix(_))
     }
 
+    /// Whether the server is on this host, found without connecting to it:
+    /// a unix socket, or a TCP host that resolves to a loopback address or
+    /// to the address this host would send to it from (what a UDP socket
+    /// "connected" to it picks: no packet is sent). A name that does not
+    /// resolve counts as this host, the cautious guess for sharing cores.
+    pub fn is_on_this_host(&self) -> bool {
+        let Endpoint::Tcp { host, port } = self else { return true };
+        let resolved = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), *port));
+        // The connection goes to the first address the name resolves to.
+        let Some(address) = resolved.ok().and_then(|mut addresses| addresses.next()) else { return true };
+        address.ip().is_loopback() || source_address(address) == Some(address.ip())
+    }
+
     /// The name TLS checks the server's certificate against and sends as
     /// SNI: the TCP host; `localhost` over a unix socket, as libmysqlclient
     /// does.
@@ -35,6 +48,17 @@ impl Endpoint {
             Endpoint::Unix(_) => "localhost",
         }
     }
+}
+
+/// The address this host sends to `to` from.
+fn source_address(to: std::net::SocketAddr) -> Option<std::net::IpAddr> {
+    let unspecified: std::net::SocketAddr = match to {
+        std::net::SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+        std::net::SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let socket = std::net::UdpSocket::bind(unspecified).ok()?;
+    socket.connect(to).ok()?;
+    socket.local_addr().ok().map(|local| local.ip())
 }
 
 impl fmt::Display for Endpoint {
@@ -109,6 +133,24 @@ impl ServerAddresses {
         match self.endpoint(n) {
             Endpoint::Tcp { host, .. } if host == "localhost" && socket.exists() => Endpoint::unix(socket),
             other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_is_on_this_host_over_a_socket_or_a_local_address() {
+        assert!(Endpoint::unix("/run/mysqld/mysqld.sock").is_on_this_host());
+        assert!(Endpoint::tcp("127.0.0.1", 3306).is_on_this_host());
+        assert!(Endpoint::tcp("localhost", 3306).is_on_this_host());
+        // TEST-NET-1 (RFC 5737) is never this host's.
+        assert!(!Endpoint::tcp("192.0.2.1", 3306).is_on_this_host());
+        // This host's own address, as it would send to another host from.
+        if let Some(own) = source_address((std::net::Ipv4Addr::new(192, 0, 2, 1), 9).into()) {
+            assert!(Endpoint::tcp(own.to_string(), 3306).is_on_this_host(), "{own}");
         }
     }
 }

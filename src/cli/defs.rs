@@ -266,7 +266,7 @@ pub(crate) const ENGINE: &[OptDef] = &[
         Bool,
         Some("off"),
         "run each Lua state in a thread of its own, as sysbench does, for a script that blocks in Lua (ffi.C.usleep, \
-         os.execute); default: a script's states share one loop thread per --cpus core",
+         os.execute); default: one per state against a server on this host, else the states share one loop per core",
     ),
     opt(
         "shard",

@@ -445,10 +445,10 @@ impl PolledConnection {
             let fed = self.awaiting.feed(&frame.payload, next_seq);
             self.plain_in.consume(consumed);
             match fed {
-                Fed::More => {}
-                Fed::Answer(answer) => return Ok(Some(answer)),
-                Fed::Failed(error) => return Err(self.failed(error)),
-                Fed::AsksForFile(file) => self.refuse_file(file, next_seq)?,
+                PacketFed::More => {}
+                PacketFed::Answer(answer) => return Ok(Some(answer)),
+                PacketFed::Failed(error) => return Err(self.failed(error)),
+                PacketFed::AsksForFile(file) => self.refuse_file(file, next_seq)?,
             }
         }
     }
@@ -533,30 +533,32 @@ impl Awaiting {
     }
 
     /// One whole packet, `next_seq` the sequence id the one after it carries.
-    fn feed(&mut self, payload: &[u8], next_seq: u8) -> Fed {
+    fn feed(&mut self, payload: &[u8], next_seq: u8) -> PacketFed {
         let fed = match self {
-            Awaiting::Nothing | Awaiting::Walk { .. } => return Fed::More,
+            Awaiting::Nothing | Awaiting::Walk { .. } => return PacketFed::More,
             Awaiting::Response { decoder, seq } => {
                 *seq = next_seq;
                 match decoder.feed(payload) {
-                    Ok(None) => return Fed::More,
-                    Ok(Some(Response { error: Some(error), .. })) => Fed::Failed(Failed::Server(error)),
-                    Ok(Some(response)) => Fed::Answer(PolledAnswer::Response(response)),
-                    Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => Fed::AsksForFile(file),
-                    Err(error) => Fed::Failed(Failed::Codec(error)),
+                    Ok(None) => return PacketFed::More,
+                    Ok(Some(Response { error: Some(error), .. })) => PacketFed::Failed(Failed::Server(error)),
+                    Ok(Some(response)) => PacketFed::Answer(PolledAnswer::Response(response)),
+                    Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => PacketFed::AsksForFile(file),
+                    Err(error) => PacketFed::Failed(Failed::Codec(error)),
                 }
             }
             Awaiting::Prepare { decoder, seq } => {
                 *seq = next_seq;
                 match decoder.feed(payload) {
-                    Ok(None) => return Fed::More,
-                    Ok(Some(PrepareOutcome::Prepared(statement))) => Fed::Answer(PolledAnswer::Prepared(statement)),
-                    Ok(Some(PrepareOutcome::Error(error))) => Fed::Failed(Failed::Server(error)),
-                    Ok(Some(other)) => Fed::Failed(Failed::Outcome(format!("{other:?}"))),
-                    Err(error) => Fed::Failed(Failed::Codec(error)),
+                    Ok(None) => return PacketFed::More,
+                    Ok(Some(PrepareOutcome::Prepared(statement))) => {
+                        PacketFed::Answer(PolledAnswer::Prepared(statement))
+                    }
+                    Ok(Some(PrepareOutcome::Error(error))) => PacketFed::Failed(Failed::Server(error)),
+                    Ok(Some(other)) => PacketFed::Failed(Failed::Outcome(format!("{other:?}"))),
+                    Err(error) => PacketFed::Failed(Failed::Codec(error)),
                 }
             }
-            Awaiting::Refusal { file, .. } => Fed::Failed(Failed::Refused(std::mem::take(file))),
+            Awaiting::Refusal { file, .. } => PacketFed::Failed(Failed::Refused(std::mem::take(file))),
         };
         *self = Awaiting::Nothing;
         fed
@@ -564,7 +566,7 @@ impl Awaiting {
 }
 
 /// What one packet did to the answer awaited.
-enum Fed {
+enum PacketFed {
     More,
     Answer(PolledAnswer),
     Failed(Failed),

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use mlua::{Lua, Thread, Value};
 
 use super::error::lua_message;
-use super::sql::{self, SqlConn, SqlHandle, Watch, CUT_MARK};
+use super::sql::{self, SocketWatch, SqlConn, SqlHandle, CUT_MARK};
 use super::state::{export_options, global_function, new_state, ThreadCtx};
 use super::{ScriptEnv, ScriptError};
 use crate::driver::{Admission, Budget, LoopContext};
@@ -58,7 +58,7 @@ pub fn spawn_loops(
                     if let Some(cpu) = cpu {
                         core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
                     }
-                    let result = run_loop(&env, &tids, &context, cut);
+                    let result = run_states_loop(&env, &tids, &context, cut);
                     if result.is_err() {
                         // One state failing ends the run, as one thread does in sysbench.
                         context.control.stop();
@@ -71,7 +71,7 @@ pub fn spawn_loops(
 }
 
 /// One loop: its states' `thread_init`, their events, their `thread_done`.
-fn run_loop(
+fn run_states_loop(
     env: &Arc<ScriptEnv>,
     tids: &[u32],
     context: &LoopContext,
@@ -94,7 +94,7 @@ fn run_loop(
 
 /// Where a state is.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Phase {
+enum StatePhase {
     /// Between events: the next needs the budget's admission.
     Admitting,
     /// `--rate`: its next event arrives at this instant (ns since the start).
@@ -119,7 +119,7 @@ struct LoopState {
     /// (the connection) and after each event (whether it asked to stop).
     events: Thread,
     budget: Budget,
-    phase: Phase,
+    phase: StatePhase,
     /// The connection whose answer the state waits for.
     waiting: Option<Rc<RefCell<SqlConn>>>,
     /// It is back: the state resumes with it.
@@ -154,7 +154,7 @@ impl LoopState {
             lua,
             events,
             budget,
-            phase: Phase::Admitting,
+            phase: StatePhase::Admitting,
             waiting: None,
             answered: None,
             started_ns: 0,
@@ -219,9 +219,9 @@ impl Driven<'_> {
         let mut ready_fds = Vec::with_capacity(self.states.len().max(1));
         loop {
             while let Some(index) = self.ready.pop_front() {
-                self.step(index)?;
+                self.step_state(index)?;
             }
-            if self.states.iter().all(|s| s.phase == Phase::Ended) {
+            if self.states.iter().all(|s| s.phase == StatePhase::Ended) {
                 return Ok(());
             }
             let now = Instant::now();
@@ -238,7 +238,7 @@ impl Driven<'_> {
     fn timeout(&self, now: Instant) -> Option<Duration> {
         let started = self.context.clock.started();
         let parked = self.states.iter().filter_map(|s| match s.phase {
-            Phase::Parked(at) => Some(started + Duration::from_nanos(at)),
+            StatePhase::Parked(at) => Some(started + Duration::from_nanos(at)),
             _ => None,
         });
         parked.chain(self.cut).min().map(|at| at.saturating_duration_since(now))
@@ -248,16 +248,16 @@ impl Driven<'_> {
     fn wake(&mut self, ready_fds: &[u64]) {
         for &index in ready_fds {
             let Some(state) = self.states.get(index as usize) else { continue };
-            if state.phase == Phase::Waiting && state.waiting.as_ref().is_some_and(|c| c.borrow_mut().progress()) {
+            if state.phase == StatePhase::Waiting && state.waiting.as_ref().is_some_and(|c| c.borrow_mut().progress()) {
                 self.ready.push_back(index as usize);
             }
         }
         let now = self.context.clock.now_ns();
         for (index, state) in self.states.iter_mut().enumerate() {
-            if let Phase::Parked(at) = state.phase {
+            if let StatePhase::Parked(at) = state.phase {
                 if now >= at {
                     state.budget.publish(now);
-                    state.phase = Phase::Admitting;
+                    state.phase = StatePhase::Admitting;
                     self.ready.push_back(index);
                 }
             }
@@ -270,34 +270,34 @@ impl Driven<'_> {
             if let Some(conn) = state.waiting.take() {
                 conn.borrow_mut().cut();
             }
-            state.phase = Phase::Ended;
+            state.phase = StatePhase::Ended;
         }
     }
 
     /// Runs state `index` until it waits for the server, parks, ends, or
     /// has had its turn.
-    fn step(&mut self, index: usize) -> Result<(), ScriptError> {
+    fn step_state(&mut self, index: usize) -> Result<(), ScriptError> {
         let state = &mut self.states[index];
         match state.phase {
-            Phase::Ended | Phase::Parked(_) => return Ok(()),
-            Phase::Waiting => match state.waiting.take() {
+            StatePhase::Ended | StatePhase::Parked(_) => return Ok(()),
+            StatePhase::Waiting => match state.waiting.take() {
                 Some(conn) if conn.borrow_mut().progress() => state.answered = Some(conn),
                 waiting => {
                     state.waiting = waiting;
                     return Ok(());
                 }
             },
-            Phase::Admitting | Phase::Running => {}
+            StatePhase::Admitting | StatePhase::Running => {}
         }
         let mut events = 0;
         loop {
             let state = &mut self.states[index];
-            if state.phase == Phase::Admitting {
+            if state.phase == StatePhase::Admitting {
                 if events == EVENTS_PER_TURN {
                     self.ready.push_back(index);
                     return Ok(());
                 }
-                if !self.admit(index) {
+                if !self.admit_event(index) {
                     return Ok(());
                 }
                 events += 1;
@@ -314,13 +314,13 @@ impl Driven<'_> {
                 Resumed::EventEnded { stop } => {
                     state.event_ended(self.context)?;
                     if stop {
-                        state.phase = Phase::Ended;
+                        state.phase = StatePhase::Ended;
                         return Ok(());
                     }
-                    state.phase = Phase::Admitting;
+                    state.phase = StatePhase::Admitting;
                 }
                 Resumed::Cut => {
-                    state.phase = Phase::Ended;
+                    state.phase = StatePhase::Ended;
                     return Ok(());
                 }
             }
@@ -328,23 +328,23 @@ impl Driven<'_> {
     }
 
     /// Asks the budget for state `index`'s next event; true when it may run now.
-    fn admit(&mut self, index: usize) -> bool {
+    fn admit_event(&mut self, index: usize) -> bool {
         let state = &mut self.states[index];
         let now = self.context.clock.now_ns();
         match state.budget.admit(now) {
             Admission::Start(at) => {
                 (state.started_ns, state.service_ns) = (at, now);
-                state.phase = Phase::Running;
+                state.phase = StatePhase::Running;
                 true
             }
             Admission::Over => {
-                state.phase = Phase::Ended;
+                state.phase = StatePhase::Ended;
                 false
             }
             Admission::Wait => {
                 state.phase = match state.budget.wake_at(now) {
-                    Some(at) => Phase::Parked(at),
-                    None => Phase::Ended,
+                    Some(at) => StatePhase::Parked(at),
+                    None => StatePhase::Ended,
                 };
                 false
             }
@@ -364,7 +364,7 @@ impl Driven<'_> {
         }
         let state = &mut self.states[index];
         state.waiting = Some(conn);
-        state.phase = Phase::Waiting;
+        state.phase = StatePhase::Waiting;
         Ok(())
     }
 }
@@ -384,9 +384,9 @@ enum Resumed {
 /// or (between events) with nothing.
 fn resume(state: &mut LoopState) -> Result<Resumed, ScriptError> {
     state.waiting = None;
-    state.phase = Phase::Running;
+    state.phase = StatePhase::Running;
     let resumed = match state.answered.take() {
-        Some(conn) => match sql::answer(&state.lua, &conn) {
+        Some(conn) => match sql::call_answer(&state.lua, &conn) {
             Ok(answer) => state.events.resume::<Value>(answer),
             Err(e) => Err(e),
         },
@@ -425,9 +425,9 @@ impl Epoll {
 
     /// Watches `fd` for `watch`, edge-triggered: adds it, or changes
     /// what it is watched for when `known`.
-    fn watch(&self, fd: RawFd, token: u64, watch: Watch, known: bool) -> Result<(), ScriptError> {
+    fn watch(&self, fd: RawFd, token: u64, watch: SocketWatch, known: bool) -> Result<(), ScriptError> {
         let mut flags = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET;
-        if watch == Watch::ReadWrite {
+        if watch == SocketWatch::ReadWrite {
             flags |= libc::EPOLLOUT;
         }
         let mut event = libc::epoll_event { events: flags as u32, u64: token };

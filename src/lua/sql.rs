@@ -103,7 +103,7 @@ pub(crate) struct SqlConn {
     /// The call's answer, once it is in (or the error that ended it).
     answer: Option<Result<PolledAnswer, ClientError>>,
     /// How a loop's epoll watches `conn`'s socket, if it does.
-    watched: Option<Watch>,
+    watched: Option<SocketWatch>,
     /// Counts the calls: a result names the call it came from, and only
     /// the latest call's rows can be fetched (sysbench's driver keeps only
     /// a connection's latest result set).
@@ -117,7 +117,7 @@ pub(crate) struct SqlConn {
 /// otherwise: each answer read would wake the loop again for the room it
 /// makes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Watch {
+pub(crate) enum SocketWatch {
     Read,
     ReadWrite,
 }
@@ -146,17 +146,17 @@ struct Bulk {
 impl SqlConn {
     /// The connection's socket and how the loop must watch it now: for
     /// its answer, and for room to write while a command is not all out.
-    pub(crate) fn watch(&self) -> Option<(std::os::fd::RawFd, Watch)> {
+    pub(crate) fn watch(&self) -> Option<(std::os::fd::RawFd, SocketWatch)> {
         let conn = self.conn.as_ref()?;
-        Some((conn.fd(), if conn.wants_write() { Watch::ReadWrite } else { Watch::Read }))
+        Some((conn.fd(), if conn.wants_write() { SocketWatch::ReadWrite } else { SocketWatch::Read }))
     }
 
     /// How the loop watches the socket now (until the connection is replaced).
-    pub(crate) fn watched(&self) -> Option<Watch> {
+    pub(crate) fn watched(&self) -> Option<SocketWatch> {
         self.watched
     }
 
-    pub(crate) fn set_watched(&mut self, watch: Watch) {
+    pub(crate) fn set_watched(&mut self, watch: SocketWatch) {
         self.watched = Some(watch);
     }
 
@@ -341,9 +341,9 @@ fn wait_here(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<()> {
 /// loop resumes a state with it, `raw:wait()` returns it). An execution's answer is three numbers rather than a table, which the
 /// prelude makes: `nrows`, then `nfields` and the call's serial after the
 /// error slot.
-pub(crate) type Answer = (Value, Option<Table>, Option<usize>, Option<u64>);
+pub(crate) type LuaAnswer = (Value, Option<Table>, Option<usize>, Option<u64>);
 
-pub(crate) fn answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<Answer> {
+pub(crate) fn call_answer(lua: &Lua, conn: &Rc<RefCell<SqlConn>>) -> mlua::Result<LuaAnswer> {
     let (answer, finish) = {
         let mut guard = conn.borrow_mut();
         let finish = std::mem::replace(&mut guard.finish, Finish::Query);
@@ -444,9 +444,9 @@ impl UserData for SqlHandle {
         });
         methods.add_method("wait", |lua, this, ()| {
             wait_here(lua, &this.0)?;
-            answer(lua, &this.0)
+            call_answer(lua, &this.0)
         });
-        methods.add_method("answer", |lua, this, ()| answer(lua, &this.0));
+        methods.add_method("answer", |lua, this, ()| call_answer(lua, &this.0));
         methods.add_method("bulk_insert_init", |_, this, sql: mlua::String| {
             let sql = sql.to_str()?.to_owned();
             this.0.borrow_mut().bulk = Some(Bulk { head: sql.len(), sql, rows: 0 });
@@ -535,7 +535,7 @@ struct SqlStatement {
 
 impl UserData for SqlStatement {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method_mut("execute", |_, this, values: MultiValue| execute(this, &values));
+        methods.add_method_mut("execute", |_, this, values: MultiValue| execute_statement(this, &values));
         methods.add_method_mut("bind_types", |_, this, types: Variadic<i64>| {
             this.types = types.to_vec();
             Ok(())
@@ -563,7 +563,7 @@ const INLINE_PARAMS: usize = 8;
 
 /// `stmt:execute()` with the values of the parameters bound (`values`, of
 /// the types `bind_types` gave): starts it.
-fn execute(this: &mut SqlStatement, values: &MultiValue) -> mlua::Result<bool> {
+fn execute_statement(this: &mut SqlStatement, values: &MultiValue) -> mlua::Result<bool> {
     let statement = this.statement.as_ref().ok_or_else(|| mlua::Error::runtime("execute() on a closed statement"))?;
     if values.len() != statement.params.len() || this.types.len() != values.len() {
         return Err(mlua::Error::runtime(format!(
@@ -589,7 +589,7 @@ fn execute(this: &mut SqlStatement, values: &MultiValue) -> mlua::Result<bool> {
     let (id, nfields) = (statement.statement_id(), statement.columns.len());
     let finish = Finish::Execute { nfields };
     if !this.template.as_mut().is_some_and(|t| patch(t, &params)) {
-        this.template = execute_template(id, &params);
+        this.template = template_for_params(id, &params);
     }
     let keep = nfields > 0;
     Ok(match &this.template {
@@ -607,7 +607,7 @@ fn patch(template: &mut ExecuteTemplate, params: &[Param]) -> bool {
 
 /// A template laid out for `params` and holding them, if each has a
 /// fixed size.
-fn execute_template(statement_id: u32, params: &[Param]) -> Option<ExecuteTemplate> {
+fn template_for_params(statement_id: u32, params: &[Param]) -> Option<ExecuteTemplate> {
     let slots = params.iter().map(|p| match p {
         Param::I64(_) => Some(ParamSlot::Int64),
         Param::F64(_) => Some(ParamSlot::Double),

@@ -65,8 +65,8 @@ fn setup() -> Option<(TestServer, std::sync::MutexGuard<'static, ()>)> {
 }
 
 /// `test`'s counts from a seeded run of `events` events on fresh tables,
-/// through the built-in engine or (`lua`) the Lua engine.
-fn seeded_run(server: &TestServer, test: &str, lua: bool, events: u32, threads: u32) -> Vec<u64> {
+/// through the built-in engine or (`lua`) the Lua engine, with `options`.
+fn seeded_run(server: &TestServer, test: &str, lua: bool, events: u32, threads: u32, options: &[&str]) -> Vec<u64> {
     let script = format!("{STOCK_DIR}/{test}.lua");
     let mut common = login(server);
     let sizes: &[&str] = match test {
@@ -76,6 +76,7 @@ fn seeded_run(server: &TestServer, test: &str, lua: bool, events: u32, threads: 
     };
     common.extend(sizes.iter().map(|s| (*s).to_owned()));
     common.push(format!("--threads={threads}"));
+    common.extend(options.iter().map(|s| (*s).to_owned()));
     let with = |extra: &[&str]| {
         let mut args = vec![script.clone()];
         args.extend(common.iter().cloned());
@@ -111,8 +112,8 @@ fn stock_scripts_count_as_the_built_in_tests() {
     ];
     for test in tests {
         for threads in [1, 2] {
-            let mut built_in = seeded_run(&server, test, false, 60, threads);
-            let mut lua = seeded_run(&server, test, true, 60, threads);
+            let mut built_in = seeded_run(&server, test, false, 60, threads, &[]);
+            let mut lua = seeded_run(&server, test, true, 60, threads, &[]);
             if threads > 1 {
                 // Whether a DELETE or UPDATE finds its row (a write, else an
                 // other) depends on how two threads' events interleave.
@@ -132,6 +133,18 @@ fn stock_scripts_count_as_the_built_in_tests() {
             assert_eq!(lua, built_in, "{test} --threads={threads}: read, write, other, total, transactions, errors");
             assert!(built_in[3] > 0, "{test}: no query ran");
         }
+    }
+}
+
+/// A script's connections speak TLS and the compressed protocol through
+/// the loops as the built-in tests' do: the same counts.
+#[test]
+fn a_script_runs_over_tls_and_compression() {
+    let Some((server, _serial)) = setup() else { return };
+    let built_in = seeded_run(&server, "oltp_read_only", false, 40, 2, &[]);
+    for options in [&["--mysql-compression=on"][..], &["--mysql-ssl=REQUIRED", "--mysql-compression=on"]] {
+        let lua = seeded_run(&server, "oltp_read_only", true, 40, 2, options);
+        assert_eq!(lua, built_in, "{options:?}: read, write, other, total, transactions, errors");
     }
 }
 

@@ -256,7 +256,6 @@ impl PolledConnection {
     /// The execution just encoded (from `start` in the buffer) goes out
     /// and its answer, due at `seq`, is to be walked.
     fn walk_answer(&mut self, start: usize, seq: u8, keep_rows: bool) -> Result<()> {
-        let seq = self.transport.answer_seq().unwrap_or(seq);
         if seq != 1 {
             self.out().truncate(start);
             // The walker expects the answer at sequence id 1; a command of
@@ -325,11 +324,13 @@ impl PolledConnection {
     }
 
     /// The command is encoded: through the transport, then written as far
-    /// as the socket takes it.
+    /// as the socket takes it. The answer's sequence id is known only once
+    /// the transport has encoded it (compression numbers the answer after
+    /// its own packets).
     fn sent(&mut self, awaiting: impl FnOnce(u8) -> Awaiting, seq: u8) -> Result<()> {
+        self.encode_out()?;
         let seq = self.transport.answer_seq().unwrap_or(seq);
         self.awaiting = awaiting(seq);
-        self.encode_out()?;
         self.write_out()
     }
 
@@ -457,10 +458,7 @@ impl PolledConnection {
     /// the server's reply to it ends the exchange.
     fn refuse_file(&mut self, file: String, seq: u8) -> Result<()> {
         let seq = framing::encode_packet(self.out(), seq, &[]);
-        let seq = self.transport.answer_seq().unwrap_or(seq);
-        self.awaiting = Awaiting::Refusal { file, seq };
-        self.encode_out()?;
-        self.write_out()
+        self.sent(|seq| Awaiting::Refusal { file, seq }, seq)
     }
 
     fn failed(&self, error: Failed) -> ClientError {

@@ -50,7 +50,7 @@ pub(super) fn run(
         }
     };
     let shard_seed = shard_seed(seed, bench.general.shard.index());
-    let mut context = unstarted_context(bench, &plans.connections_per_loop(), shard_seed);
+    let mut context = unstarted_context(bench, &plans.connections_per_loop(), shard_seed, StatementKind::NAMES);
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(Outcome::Interrupted(signal));
@@ -200,14 +200,22 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result
 
 /// The loops' shared state, made before `--start-at` is waited for: its
 /// allocations take milliseconds, which would make the start late.
-pub(super) fn unstarted_context(bench: &Bench, per_loop: &[usize], seed: u32) -> LoopContext {
+/// `kind_names`: the statement kinds the loops count apart (none for a
+/// Lua script, whose statements have no kind: each kind's histograms take
+/// about a megabyte per state).
+pub(super) fn unstarted_context(
+    bench: &Bench,
+    per_loop: &[usize],
+    seed: u32,
+    kind_names: &'static [&'static str],
+) -> LoopContext {
     let general = &bench.general;
     let control = match general.rate {
         Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
         None => RunControl::new(general.events, per_loop.len()),
     };
     LoopContext {
-        board: StatsBoard::with_recording(per_loop, StatementKind::NAMES, recording(bench)),
+        board: StatsBoard::with_recording(per_loop, kind_names, recording(bench)),
         control,
         clock: Clock::start(),
         deadline_ns: None,

@@ -166,7 +166,7 @@ fn run(
     let plan = ThreadsPlan::init(env)?;
     let threads = vec![1; bench.general.threads as usize];
     let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
-    let mut context = unstarted_context(bench, &threads, shard_seed);
+    let mut context = unstarted_context(bench, &threads, shard_seed, &[]);
     let general = &bench.general;
     let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     let hooks =

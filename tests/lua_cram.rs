@@ -1054,15 +1054,16 @@ fn api_legacy_sql_oltp() {
 // ---------------------------------------------------------------------
 
 /// A script's states run one query at a time each: `--pipeline` and
-/// `--mysql-dry-run` would silently do nothing, so each is refused in one
-/// line that names it; so is `--cpus` (which pins the loops the states
+/// `--mysql-dry-run` would silently do nothing, and `--per-statement`
+/// would print an empty table (a script's statements have no kind), so
+/// each is refused in one line that names it; so is `--cpus` (which pins the loops the states
 /// share) with `--lua-thread-per-state`. (`--shard` splits a script's
 /// run: tests/lua_shards.rs.)
 #[test]
 fn engine_options_are_refused_for_scripts_in_one_line() {
     let tmp = CramTmp::new("refusals");
     tmp.write("refused.lua", "function event() error('a refused option let the script run') end\n");
-    for option in ["--pipeline=4", "--mysql-dry-run", "--cpus=0 --lua-thread-per-state"] {
+    for option in ["--pipeline=4", "--mysql-dry-run", "--per-statement", "--cpus=0 --lua-thread-per-state"] {
         let mut line = vec!["refused.lua"];
         line.extend(option.split(' '));
         line.extend(["--events=1", "run"]);

@@ -92,6 +92,11 @@ pub enum RunError {
     )]
     NotForScripts(&'static str),
     #[error(
+        "--per-statement does not apply to a Lua script: its statements have no kind (the built-in tests' point \
+         selects, ranges, updates, ...), so the table would be empty; drop it"
+    )]
+    PerStatementForScripts,
+    #[error(
         "--cpus and --lua-thread-per-state go against each other: --cpus pins the loop threads a script's states \
          share, --lua-thread-per-state gives each state an unpinned thread of its own; drop one"
     )]

@@ -80,6 +80,9 @@ fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunErro
     if bench.engine.pipeline > 1 {
         return Err(RunError::NotForScripts("--pipeline"));
     }
+    if bench.general.per_statement {
+        return Err(RunError::PerStatementForScripts);
+    }
     if let Some(cpus) = &bench.engine.cpus {
         if call.thread_per_state {
             return Err(RunError::CpusWithThreadPerState);

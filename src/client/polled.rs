@@ -197,17 +197,13 @@ impl PolledConnection {
         Ok(connection)
     }
 
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
-    }
-
     /// The socket, for epoll or poll(2).
     pub fn fd(&self) -> RawFd {
         self.socket.fd()
     }
 
     /// Whether a command's answer is still to come.
-    pub fn is_waiting(&self) -> bool {
+    fn is_waiting(&self) -> bool {
         !matches!(self.awaiting, Awaiting::Nothing)
     }
 
@@ -221,15 +217,6 @@ impl PolledConnection {
         self.check_idle()?;
         let seq = command::encode_query(self.out(), sql);
         let decoder = ResultSetDecoder::new(self.capabilities, RowFormat::Text);
-        self.sent(|seq| Awaiting::Response { decoder, seq }, seq)
-    }
-
-    /// COM_STMT_EXECUTE of `statement` with `params`; binary rows.
-    pub fn send_execute(&mut self, statement: &PreparedStatement, params: &[Param<'_>]) -> Result<()> {
-        self.check_idle()?;
-        let seq = command::encode_execute(self.out(), statement.statement_id(), params);
-        let columns = statement.columns.clone();
-        let decoder = ResultSetDecoder::with_cached_columns(self.capabilities, RowFormat::Binary, columns);
         self.sent(|seq| Awaiting::Response { decoder, seq }, seq)
     }
 

@@ -120,10 +120,9 @@ struct LoopState {
     events: Thread,
     budget: Budget,
     phase: StatePhase,
-    /// The connection whose answer the state waits for.
-    waiting: Option<Rc<RefCell<SqlConn>>>,
-    /// It is back: the state resumes with it.
-    answered: Option<Rc<RefCell<SqlConn>>>,
+    /// The connection of the SQL call under way: waited for while
+    /// `Waiting`, and once its answer is in, what the state resumes with.
+    call: Option<Rc<RefCell<SqlConn>>>,
     /// The event under way: its intended start (latency) and when it ran (service time).
     started_ns: u64,
     service_ns: u64,
@@ -155,8 +154,7 @@ impl LoopState {
             events,
             budget,
             phase: StatePhase::Admitting,
-            waiting: None,
-            answered: None,
+            call: None,
             started_ns: 0,
             service_ns: 0,
         })
@@ -248,7 +246,7 @@ impl Driven<'_> {
     fn wake(&mut self, ready_fds: &[u64]) {
         for &index in ready_fds {
             let Some(state) = self.states.get(index as usize) else { continue };
-            if state.phase == StatePhase::Waiting && state.waiting.as_ref().is_some_and(|c| c.borrow_mut().progress()) {
+            if state.phase == StatePhase::Waiting && state.call.as_ref().is_some_and(|c| c.borrow_mut().progress()) {
                 self.ready.push_back(index as usize);
             }
         }
@@ -267,7 +265,7 @@ impl Driven<'_> {
     /// The run's time is up: the calls still waiting are dropped with their connections.
     fn cut_waiting(&mut self) {
         for state in &mut self.states {
-            if let Some(conn) = state.waiting.take() {
+            if let Some(conn) = state.call.take() {
                 conn.borrow_mut().cut();
             }
             state.phase = StatePhase::Ended;
@@ -280,14 +278,8 @@ impl Driven<'_> {
         let state = &mut self.states[index];
         match state.phase {
             StatePhase::Ended | StatePhase::Parked(_) => return Ok(()),
-            StatePhase::Waiting => match state.waiting.take() {
-                Some(conn) if conn.borrow_mut().progress() => state.answered = Some(conn),
-                waiting => {
-                    state.waiting = waiting;
-                    return Ok(());
-                }
-            },
-            StatePhase::Admitting | StatePhase::Running => {}
+            StatePhase::Waiting if !state.call.as_ref().is_some_and(|c| c.borrow_mut().progress()) => return Ok(()),
+            StatePhase::Waiting | StatePhase::Admitting | StatePhase::Running => {}
         }
         let mut events = 0;
         loop {
@@ -309,7 +301,7 @@ impl Driven<'_> {
                         self.wait_for(index, conn)?;
                         return Ok(());
                     }
-                    state.answered = Some(conn);
+                    state.call = Some(conn);
                 }
                 Resumed::EventEnded { stop } => {
                     state.event_ended(self.context)?;
@@ -353,17 +345,12 @@ impl Driven<'_> {
 
     /// State `index` waits for `conn`'s answer: epoll watches its socket.
     fn wait_for(&mut self, index: usize, conn: Rc<RefCell<SqlConn>>) -> Result<(), ScriptError> {
-        {
-            let mut guard = conn.borrow_mut();
-            if let Some((fd, watch)) = guard.watch() {
-                if guard.watched() != Some(watch) {
-                    self.epoll.watch(fd, index as u64, watch, guard.watched().is_some())?;
-                    guard.set_watched(watch);
-                }
-            }
+        let rewatch = conn.borrow_mut().rewatch();
+        if let Some((fd, watch, known)) = rewatch {
+            self.epoll.watch(fd, index as u64, watch, known)?;
         }
         let state = &mut self.states[index];
-        state.waiting = Some(conn);
+        state.call = Some(conn);
         state.phase = StatePhase::Waiting;
         Ok(())
     }
@@ -383,9 +370,8 @@ enum Resumed {
 /// Resumes the state's events: with the answer of the call it waited for,
 /// or (between events) with nothing.
 fn resume(state: &mut LoopState) -> Result<Resumed, ScriptError> {
-    state.waiting = None;
     state.phase = StatePhase::Running;
-    let resumed = match state.answered.take() {
+    let resumed = match state.call.take() {
         Some(conn) => match sql::call_answer(&state.lua, &conn) {
             Ok(answer) => state.events.resume::<Value>(answer),
             Err(e) => Err(e),

@@ -144,20 +144,15 @@ struct Bulk {
 }
 
 impl SqlConn {
-    /// The connection's socket and how the loop must watch it now: for
-    /// its answer, and for room to write while a command is not all out.
-    pub(crate) fn watch(&self) -> Option<(std::os::fd::RawFd, SocketWatch)> {
+    /// What a loop's epoll must be told, if anything, to watch the
+    /// connection's socket as its call now needs (for its answer, and for
+    /// room to write while the command is not all out): the socket, how,
+    /// and whether epoll watches it already. Recorded as told.
+    pub(crate) fn rewatch(&mut self) -> Option<(std::os::fd::RawFd, SocketWatch, bool)> {
         let conn = self.conn.as_ref()?;
-        Some((conn.fd(), if conn.wants_write() { SocketWatch::ReadWrite } else { SocketWatch::Read }))
-    }
-
-    /// How the loop watches the socket now (until the connection is replaced).
-    pub(crate) fn watched(&self) -> Option<SocketWatch> {
-        self.watched
-    }
-
-    pub(crate) fn set_watched(&mut self, watch: SocketWatch) {
-        self.watched = Some(watch);
+        let watch = if conn.wants_write() { SocketWatch::ReadWrite } else { SocketWatch::Read };
+        let known = self.watched.replace(watch);
+        (known != Some(watch)).then(|| (conn.fd(), watch, known.is_some()))
     }
 
     /// Reads what has come; true once the call's answer (or its failure) is in.
@@ -208,7 +203,7 @@ impl SqlConn {
         match sent {
             Ok(()) => true,
             Err(error) => {
-                self.answer = Some(Err(error));
+                self.failed(error);
                 false
             }
         }

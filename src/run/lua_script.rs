@@ -102,16 +102,19 @@ fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunErro
 /// two shared loops ran oltp_point_select at 0.8x the qps of a loop each;
 /// with MariaDB on a core of its own and the client on the other, a shared
 /// loop ran 1.3x the qps of a loop each, and of sysbench).
-fn script_loops(bench: &Bench, call: &ScriptCall) -> LuaLoops {
+fn script_loops(bench: &Bench, env: &ScriptEnv) -> LuaLoops {
     let threads = bench.general.threads.max(1) as usize;
     let state_each = LuaLoops { cpus: vec![None; threads] };
-    if call.thread_per_state {
+    if env.call.thread_per_state {
         return state_each;
     }
     if let Some(cpus) = &bench.engine.cpus {
         return LuaLoops { cpus: cpus.iter().map(|&cpu| Some(cpu)).collect() };
     }
-    let servers: std::collections::HashSet<_> = (0..threads).map(|n| bench.mysql.servers.connect_to(n)).collect();
+    // Where the states' connections go, as they make them (by the whole
+    // run's thread number).
+    let tids = (0..env.threads).map(|tid| env.first_tid.saturating_add(tid));
+    let servers: std::collections::HashSet<_> = tids.map(|tid| (env.connect)(tid).endpoint).collect();
     if servers.iter().all(|server| server.is_on_this_host()) {
         return state_each;
     }
@@ -187,7 +190,7 @@ fn run(
     // A script's connections are its own: no server version to give.
     sink.clock_started(None, late);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
-    let loops = script_loops(bench, &plan.env().call);
+    let loops = script_loops(bench, plan.env());
     let handles = lua::spawn_loops(plan.env(), &loops, &context, cut)?;
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used };

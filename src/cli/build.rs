@@ -252,6 +252,12 @@ pub(crate) fn bench(
             reason: "applies to Lua scripts only (a built-in test runs its connections on the event loops)".to_owned(),
         });
     }
+    if let Some(opt) = opts.get("lua_result_limit") {
+        return Err(CliError::NotHere {
+            option: opt.label(),
+            reason: "applies to Lua scripts only (a built-in test walks its answers without keeping them)".to_owned(),
+        });
+    }
     for def in defs::PGSQL {
         if let Some(opt) = opts.get(&defs::key(def.name)) {
             notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));

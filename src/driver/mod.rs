@@ -17,6 +17,7 @@
 
 mod budget;
 mod busy_core;
+mod call_session;
 mod conn_io;
 mod cpus;
 pub mod dry;
@@ -27,6 +28,7 @@ mod redial;
 mod session;
 mod shard;
 mod spin;
+mod task;
 mod uring;
 mod waits;
 
@@ -42,6 +44,8 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
+pub use call_session::{decode_walked, CallAnswer, CallError, CallSession, Expect};
+pub use task::{with_caller, Caller, ConnId, CounterKind, EventTimes, OpenCalls, OpenedConn, TaskBody, TaskError, TaskMaker};
 pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
@@ -137,6 +141,14 @@ impl AsRawFd for StdSocket {
 pub struct LoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<ConnPlan>,
+    pub poll: PollMode,
+}
+
+/// The tasks one loop runs (a script's states; see [`task`]), the core it
+/// is pinned to, and what it does with nothing to do.
+pub struct TaskLoopPlan {
+    pub cpu: Option<usize>,
+    pub tasks: Vec<TaskMaker>,
     pub poll: PollMode,
 }
 
@@ -290,12 +302,19 @@ pub enum DriverError {
     Io { endpoint: Endpoint, source: io::Error },
     #[error("{endpoint}: {source}")]
     Transport { endpoint: Endpoint, source: TransportError },
+    /// A task's connection received an answer it cannot take (it is then
+    /// lost to the task, not to the run).
+    #[error("{endpoint}: {source}")]
+    Call { endpoint: Endpoint, source: CallError },
     /// A lost connection whose error code `--mysql-ignore-errors` does not list.
     #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
     Lost { endpoint: Endpoint, lost: Lost },
     /// A loop's own machinery failed: its runtime or its ring.
     #[error("event loop {index}: cannot {op}: {source}")]
     Loop { index: usize, op: LoopOp, source: io::Error },
+    /// A task (a script's state) failed: the script's error.
+    #[error("{0}")]
+    Script(TaskError),
     /// A connection task of the epoll loop panicked.
     #[error("event loop {index}: a connection task failed: {source}")]
     Task { index: usize, source: tokio::task::JoinError },
@@ -349,6 +368,7 @@ pub enum LoopOp {
     RegisterBuffers,
     SubmitToRing,
     WaitOnRing,
+    StartTask,
 }
 
 impl fmt::Display for LoopOp {
@@ -360,6 +380,7 @@ impl fmt::Display for LoopOp {
             LoopOp::RegisterBuffers => "register its receive buffers with its io_uring",
             LoopOp::SubmitToRing => "submit to its io_uring",
             LoopOp::WaitOnRing => "wait on its io_uring",
+            LoopOp::StartTask => "start a task (map its stack)",
         })
     }
 }
@@ -393,9 +414,39 @@ pub fn spawn_loops(
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
     spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
-        Backend::Epoll => epoll::run_loop(index, connections, context),
-        Backend::Uring => uring::run_loop(index, connections, context, poll),
+        Backend::Epoll => epoll::run_loop(index, connections, Vec::new(), context),
+        Backend::Uring => uring::run_loop(index, connections, Vec::new(), context, poll),
     })
+}
+
+/// Starts one pinned thread per loop of tasks, as [`spawn_loops`] does for
+/// a built-in test's connections: the tasks' code is made on the loop's
+/// thread, and the loop ends when every task has.
+pub fn spawn_task_loops(
+    plans: Vec<TaskLoopPlan>,
+    backend: Backend,
+    context: &LoopContext,
+) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.poll)));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, poll), context| {
+        run_tasks(index, makers.into_iter().map(|make| make()).collect(), backend, poll, context)
+    })
+}
+
+/// Runs `tasks` on a loop on this thread until every one has ended (a
+/// script's command, its `init()`): the loop's statistics go to slot
+/// `index` of `context`'s board.
+pub fn run_tasks(
+    index: usize,
+    tasks: Vec<TaskBody>,
+    backend: Backend,
+    poll: PollMode,
+    context: &LoopContext,
+) -> Result<(), DriverError> {
+    match backend {
+        Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context),
+        Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll),
+    }
 }
 
 /// Starts one thread per loop, named `name-INDEX` and pinned to its cpu

@@ -7,7 +7,7 @@ use std::io::Write as _;
 
 use mlua::{Lua, Table, UserData, UserDataMethods};
 
-use super::state::ThreadCtx;
+use super::context;
 
 /// Adds the raw functions to `raw` (`__wirebench` in Lua).
 pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
@@ -32,9 +32,7 @@ pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     raw.set(
         "on_close",
         lua.create_function(|lua, text: String| {
-            let mut ctx = lua.app_data_mut::<ThreadCtx>().ok_or_else(|| mlua::Error::runtime("no thread context"))?;
-            ctx.on_close = Some(text);
-            Ok(())
+            context::with(lua, |ctx| ctx.on_close = Some(text))
         })?,
     )?;
     Ok(())
@@ -42,8 +40,7 @@ pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
 
 /// Runs `f` with the state's generator.
 fn with_rng<T>(lua: &Lua, f: impl FnOnce(&mut crate::rand::Rng) -> T) -> mlua::Result<T> {
-    let mut ctx = lua.app_data_mut::<ThreadCtx>().ok_or_else(|| mlua::Error::runtime("no thread context"))?;
-    Ok(f(&mut ctx.rng))
+    context::with(lua, |ctx| f(&mut ctx.rng))
 }
 
 type Draw = fn(&mut crate::rand::Rng, u32, u32) -> u32;
@@ -78,8 +75,7 @@ fn install_rand(lua: &Lua, raw: &Table) -> mlua::Result<()> {
     raw.set(
         "rand_unique",
         lua.create_function(|lua, ()| {
-            let ctx = lua.app_data_ref::<ThreadCtx>().ok_or_else(|| mlua::Error::runtime("no thread context"))?;
-            Ok(ctx.env.unique.next_value())
+            context::with(lua, |ctx| ctx.env.unique.next_value())
         })?,
     )?;
     raw.set(

@@ -31,6 +31,9 @@ pub enum ScriptError {
     ThreadPanicked(u32),
     #[error("Lua: {0}")]
     Lua(String),
+    /// The event loop running the script's states failed.
+    #[error("{0}")]
+    Engine(String),
 }
 
 impl ScriptError {

@@ -23,12 +23,14 @@
 
 mod api;
 mod commands;
+mod context;
 mod error;
-mod loops;
+mod events;
 mod options;
 mod reports;
 mod sql;
 mod state;
+mod tasks;
 mod threads;
 
 use std::path::PathBuf;
@@ -37,7 +39,7 @@ use std::sync::Arc;
 
 pub use commands::{load_only, run_command, script_help, Help};
 pub use error::ScriptError;
-pub use loops::{spawn_loops, LuaLoops};
+pub use tasks::run_tasks;
 pub use options::OptValue;
 pub use reports::ReportHooks;
 pub use threads::ThreadsPlan;
@@ -72,6 +74,8 @@ pub struct ScriptCall {
     /// (`ffi.C.usleep`), which on a shared loop would hold up the loop's
     /// other states.
     pub thread_per_state: bool,
+    /// `--lua-result-limit`: the most bytes one answer may hold.
+    pub result_limit: u64,
 }
 
 /// Where a script's text comes from; `run` reads it, once, into
@@ -138,4 +142,10 @@ pub struct ScriptEnv {
     /// Set by `sysbench.sql.driver()`: from then on the reports are
     /// sysbench's `db_report_*` (SQL statistics), before it events only.
     pub sql_used: Arc<AtomicBool>,
+    /// The most bytes one answer to a script's call may keep
+    /// (`--lua-result-limit`).
+    pub result_limit: usize,
+    /// The event loops' backend and how they wait (`--io`, `--poll`).
+    pub backend: crate::driver::Backend,
+    pub poll: crate::driver::PollMode,
 }

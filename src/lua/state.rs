@@ -2,16 +2,16 @@
 //! sysbench sets it, the `sysbench` table, wirebench's prelude, then the
 //! script itself.
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
-use super::{api, options, sql, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
-use crate::driver::RunControl;
+use super::context::{self, OutsideGuard, SharedCtx};
+use super::{api, options, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
 use crate::rand::Rng;
-use crate::stats::LoopStats;
 
 /// sysbench's version, which scripts read as `sysbench.version`.
 pub(crate) const SYSBENCH_VERSION: &str = "1.0.20";
@@ -22,18 +22,10 @@ pub(crate) struct ThreadCtx {
     /// `sysbench.tid`: the thread's number, 0 for the main state.
     pub tid: u32,
     pub rng: Rng,
-    /// Opens this state's connections (the async client logs in; the
-    /// connection is then polled without it).
-    pub runtime: Rc<tokio::runtime::Runtime>,
-    /// The run's statistics while `run` is under way (commands count nothing).
-    pub stats: Option<LoopStats>,
-    /// Blocking calls give up at this instant (`--time` plus a grace).
-    pub cut_at: Option<std::time::Instant>,
-    /// The run's limits while `run` is under way: a reconnect loop ends
-    /// when the run is stopped.
-    pub control: Option<Arc<RunControl>>,
     /// Written to stdout when the state closes (`report_json`'s closing bracket).
     pub on_close: Option<String>,
+    /// The current event's times, from `sb_event_start` to `sb_event_stop`.
+    pub event: crate::driver::EventTimes,
 }
 
 impl Drop for ThreadCtx {
@@ -58,29 +50,41 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
     // `ffi.C.usleep`, 64-bit integers); the script is code its user chose
     // to run, with that user's rights, as under sysbench.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ScriptError::Thread)?;
     let tid = env.first_tid.saturating_add(tid);
     let rng = Rng::for_thread(env.seed, tid, env.rand);
-    lua.set_app_data(ThreadCtx {
+    let ctx: SharedCtx = Rc::new(RefCell::new(ThreadCtx {
         env: env.clone(),
         tid,
         rng,
-        runtime: Rc::new(runtime),
-        stats: None,
-        cut_at: None,
-        control: None,
         on_close: None,
-    });
+        event: Default::default(),
+    }));
+    lua.set_app_data(ctx.clone());
+    let _entered = enter(&ctx);
     set_paths(&lua, &env.call)?;
     lua.globals().set("sysbench", sysbench_table(&lua, env, tid)?)?;
     let raw = lua.create_table()?;
     api::install(&lua, &raw)?;
-    sql::install(&lua, &raw)?;
     lua.globals().set("__wirebench", raw)?;
     lua.load(PRELUDE).set_name("@wirebench/prelude.lua").exec().map_err(|e| ScriptError::load(&e))?;
     let chunk = lua.load(&env.text[..]).set_name(env.call.chunk_name());
     chunk.exec().map_err(|e| ScriptError::load(&e))?;
     Ok(lua)
+}
+
+/// Makes `ctx` the state whose context the script's C functions find: for
+/// good in a task (a task runs one state), else while the guard lives.
+pub(crate) fn enter(ctx: &SharedCtx) -> Option<OutsideGuard> {
+    if crate::driver::with_caller(|_| ()).is_some() {
+        context::enter_task(ctx);
+        return None;
+    }
+    Some(OutsideGuard::enter(ctx))
+}
+
+/// [`enter`] for the state `lua`.
+pub(crate) fn enter_state(lua: &Lua) -> Result<Option<OutsideGuard>, ScriptError> {
+    Ok(enter(&context::of(lua)?))
 }
 
 /// The script's file name, as sysbench names it in messages.

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use super::benchmark::{
     forced_shutdown_s, print_header, start_clock, start_threads, supervise_to_report, unstarted_context, Threads,
-    ANSWER_GRACE_NS,
 };
 use super::interrupt::Interrupts;
 use super::output::{alert_line, stderr_line, Output};
@@ -15,16 +14,17 @@ use super::script_options::general_options;
 use super::script_text;
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::shard::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
-use super::supervise::secs_to_ns;
 use super::{print_banner, Outcome, RunError};
 use crate::cli::Bench;
-use crate::lua::{self, Help, LuaLoops, ScriptCall, ScriptEnv, ThreadsPlan};
+use crate::driver::{self, Backend, PollMode, TaskLoopPlan};
+use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
 use crate::rand::{shard_seed, RandUnique, SharedUnique};
 
 /// Carries out `call` for `bench`'s command line; with `--shard`, this
 /// instance's part of the script's `run`.
 pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunError> {
     refuse_engine_options(bench, call)?;
+    let backend = super::benchmark::backend(bench)?;
     let (part, threads) = match script_shard(bench, call)? {
         Some(planned) => planned,
         None => return Ok(Outcome::Completed),
@@ -38,7 +38,7 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
     // sysbench prints its banner before it reads a script from stdin.
     print_banner()?;
     let text = script_text::read_script(call)?;
-    let env = Arc::new(script_env(bench, &part, call, text, threads)?);
+    let env = Arc::new(script_env(bench, &part, call, text, threads, backend)?);
     match call.command.as_deref() {
         None => lua::load_only(&env)?,
         Some("help") => {
@@ -46,7 +46,7 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
                 Output::Stdout.print(text)?;
             }
         }
-        Some("run") => return run(&part, env, &runtime, &interrupts),
+        Some("run") => return run(&part, env, backend, &runtime, &interrupts),
         Some(command) => lua::run_command(&env, command)?,
     }
     Ok(Outcome::Completed)
@@ -87,39 +87,70 @@ fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunErro
         if call.thread_per_state {
             return Err(RunError::CpusWithThreadPerState);
         }
-        crate::driver::check_loop_cpus(cpus)?;
+        driver::check_loop_cpus(cpus)?;
     }
     Ok(())
 }
 
-/// Where a script's states run: with `--cpus`, a loop pinned to each core
-/// given; with `--lua-thread-per-state`, a loop per state, as sysbench has
-/// a thread per state. By default as the built-in tests choose their
-/// loops: against a server elsewhere, a loop per core this process may
-/// use (unpinned), its states side by side; against a server on this host,
-/// which needs the cores too, a loop per state, each waiting for its own
-/// answers (measured here: with MariaDB on this 2-core host, 16 states on
-/// two shared loops ran oltp_point_select at 0.8x the qps of a loop each;
-/// with MariaDB on a core of its own and the client on the other, a shared
-/// loop ran 1.3x the qps of a loop each, and of sysbench).
-fn script_loops(bench: &Bench, env: &ScriptEnv) -> LuaLoops {
+/// Where a script's states run, and how many share each loop: with
+/// `--cpus`, a loop pinned to each core given; with
+/// `--lua-thread-per-state`, a loop per state, as sysbench has a thread
+/// per state. By default as the built-in tests choose their loops: against
+/// a server elsewhere, a loop per core this process may use (unpinned),
+/// its states side by side; against a server on this host, which needs the
+/// cores too, a loop per state, each waiting for its own answers
+/// (measured here: with MariaDB on this 2-core host, 16 states on two
+/// shared loops ran oltp_point_select at 0.8x the qps of a loop each; with
+/// MariaDB on a core of its own and the client on the other, a shared loop
+/// ran 1.3x the qps of a loop each, and of sysbench).
+fn script_loops(bench: &Bench, env: &ScriptEnv) -> Vec<Option<usize>> {
     let threads = bench.general.threads.max(1) as usize;
-    let state_each = LuaLoops { cpus: vec![None; threads] };
     if env.call.thread_per_state {
-        return state_each;
+        return vec![None; threads];
     }
     if let Some(cpus) = &bench.engine.cpus {
-        return LuaLoops { cpus: cpus.iter().map(|&cpu| Some(cpu)).collect() };
+        return cpus.iter().map(|&cpu| Some(cpu)).take(threads).collect();
     }
-    // Where the states' connections go, as they make them (by the whole
-    // run's thread number).
+    if servers_on_this_host(env) {
+        return vec![None; threads];
+    }
+    let cores = driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
+    vec![None; cores.min(threads)]
+}
+
+/// Whether every server the script's states connect to (by the whole
+/// run's thread numbers) is on this host.
+fn servers_on_this_host(env: &ScriptEnv) -> bool {
     let tids = (0..env.threads).map(|tid| env.first_tid.saturating_add(tid));
     let servers: std::collections::HashSet<_> = tids.map(|tid| (env.connect)(tid).endpoint).collect();
-    if servers.iter().all(|server| server.is_on_this_host()) {
-        return state_each;
+    servers.iter().all(|server| server.is_on_this_host())
+}
+
+/// The loops' plans: state `tid` runs on loop `tid % loops`. With
+/// `--poll=auto`, a loop pinned to a core spins for answers only when its
+/// server is elsewhere (its core is then the loop's alone); otherwise
+/// loops sleep, as a built-in test's do with a local server.
+fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
+    let cpus = script_loops(bench, env);
+    let remote = !servers_on_this_host(env);
+    let mut plans: Vec<TaskLoopPlan> = cpus
+        .iter()
+        .map(|&cpu| {
+            let poll = match bench.engine.poll {
+                PollMode::Auto if cpu.is_some() && remote && backend == Backend::Uring => PollMode::Adaptive,
+                PollMode::Auto => PollMode::Sleep,
+                asked => asked,
+            };
+            TaskLoopPlan { cpu, tasks: Vec::new(), poll }
+        })
+        .collect();
+    let count = plans.len().max(1);
+    for (tid, task) in lua::run_tasks(env).into_iter().enumerate() {
+        if let Some(plan) = plans.get_mut(tid % count) {
+            plan.tasks.push(task);
+        }
     }
-    let cores = crate::driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
-    LuaLoops { cpus: vec![None; cores] }
+    plans
 }
 
 /// What the script's states share: `whole`'s options in `sysbench.opt`
@@ -131,6 +162,7 @@ fn script_env(
     call: &ScriptCall,
     text: Arc<[u8]>,
     threads: ShardThreads,
+    backend: Backend,
 ) -> Result<ScriptEnv, RunError> {
     let tls = tls_config(part)?;
     let login = part.clone();
@@ -151,6 +183,12 @@ fn script_env(
         ignore: part.mysql.ignore_errors.clone(),
         draw_after_event: part.general.percentile.is_some(),
         sql_used: Default::default(),
+        result_limit: usize::try_from(call.result_limit).unwrap_or(usize::MAX),
+        backend,
+        poll: match part.engine.poll {
+            PollMode::Auto => PollMode::Sleep,
+            asked => asked,
+        },
     })
 }
 
@@ -158,6 +196,7 @@ fn script_env(
 fn run(
     bench: &Bench,
     env: Arc<ScriptEnv>,
+    backend: Backend,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
@@ -170,11 +209,11 @@ fn run(
     }
     let bench = &identified;
     let plan = ThreadsPlan::init(env)?;
-    let threads = vec![1; bench.general.threads as usize];
+    let loops = task_loop_plans(bench, plan.env(), backend);
+    let per_loop: Vec<usize> = loops.iter().map(|l| l.tasks.len().max(1)).collect();
     let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
-    let mut context = unstarted_context(bench, &threads, shard_seed, &[]);
+    let mut context = unstarted_context(bench, &per_loop, shard_seed, &[]);
     let general = &bench.general;
-    let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     let hooks =
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     let mut sink = ResultSink::new(bench);
@@ -184,14 +223,11 @@ fn run(
         return Ok(Outcome::Interrupted(signal));
     }
     let late = start_clock(bench, &mut context, general.start_at);
-    // When a call still waiting for the server gives up: from the clock's start.
-    let cut = cut_ns.map(|ns| context.clock.started() + std::time::Duration::from_nanos(ns));
     say_started(bench, late);
     // A script's connections are its own: no server version to give.
     sink.clock_started(None, late);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
-    let loops = script_loops(bench, plan.env());
-    let handles = lua::spawn_loops(plan.env(), &loops, &context, cut)?;
+    let handles = driver::spawn_task_loops(loops, backend, &context).map_err(RunError::SpawnLoops)?;
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;

@@ -7,6 +7,8 @@
 //! write timeout, or that still waits when the run is cut: its read or
 //! write then returns, and the task learns from its [`Watch`] why.
 
+mod tasks;
+
 use std::cell::{Cell, RefCell};
 use std::os::fd::{AsRawFd, RawFd};
 use std::rc::Rc;
@@ -55,7 +57,7 @@ struct EpollLoop {
 /// ticker cut it off, if it did.
 struct Watch {
     waits: Waits,
-    limits: WaitLimits,
+    limits: Cell<WaitLimits>,
     /// The socket, while the connection has one.
     fd: Cell<Option<RawFd>>,
     cut: Cell<Option<Cut>>,
@@ -71,9 +73,15 @@ enum Cut {
 }
 
 impl Watch {
+    /// A task's watch: its connections' limits are set as it calls on them.
+    fn idle() -> Self {
+        let limits = Cell::new(WaitLimits::default());
+        Watch { waits: Waits::default(), limits, fd: Cell::new(None), cut: Cell::new(None) }
+    }
+
     fn new(plan: &ConnPlan) -> Self {
         let limits = WaitLimits { read: plan.redial.options.read_timeout, write: plan.redial.options.write_timeout };
-        Watch { waits: Waits::default(), limits, fd: Cell::new(None), cut: Cell::new(None) }
+        Watch { waits: Waits::default(), limits: Cell::new(limits), fd: Cell::new(None), cut: Cell::new(None) }
     }
 
     /// Ends the connection's wait: its pending read or write returns at
@@ -89,7 +97,12 @@ impl Watch {
     }
 }
 
-pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
+pub fn run_loop(
+    index: usize,
+    connections: Vec<ConnPlan>,
+    tasks: Vec<super::TaskBody>,
+    context: &LoopContext,
+) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -99,21 +112,30 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
         context: context.clone(),
         stats: RefCell::new(context.board.loop_stats(index)),
         budget: RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)),
-        waiters: Waiters::new(connections.len()),
-        watches: connections.iter().map(Watch::new).collect(),
+        waiters: Waiters::new(connections.len() + tasks.len()),
+        watches: connections.iter().map(Watch::new).chain(tasks.iter().map(|_| Watch::idle())).collect(),
     });
     let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, run_tasks(connections, &shared));
+    let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
     context.board.publish(index, &mut shared.stats.borrow_mut());
     result
 }
 
-/// Runs one task per connection until all are done, with the `--rate`
+/// Runs one tokio task per connection, and one per task (a script's
+/// state, see `tasks.rs`), until all are done, with the `--rate`
 /// dispatcher and the publishing ticker beside them.
-async fn run_tasks(connections: Vec<ConnPlan>, shared: &Rc<EpollLoop>) -> Result<(), DriverError> {
-    let mut tasks = Vec::with_capacity(connections.len());
+async fn run_all(
+    connections: Vec<ConnPlan>,
+    bodies: Vec<super::TaskBody>,
+    shared: &Rc<EpollLoop>,
+) -> Result<(), DriverError> {
+    let mut tasks = Vec::with_capacity(connections.len() + bodies.len());
+    let first_task = connections.len();
     for (i, conn) in connections.into_iter().enumerate() {
         tasks.push(tokio::task::spawn_local(drive(conn, shared.clone(), i)));
+    }
+    for (t, body) in bodies.into_iter().enumerate() {
+        tasks.push(tokio::task::spawn_local(tasks::drive_task(body, shared.clone(), t, first_task + t)));
     }
     let dispatcher = shared.budget.borrow().has_rate().then(|| tokio::task::spawn_local(dispatch(shared.clone())));
     let ticker = tokio::task::spawn_local(tick(shared.clone()));
@@ -155,7 +177,7 @@ fn shut_late_connections(shared: &EpollLoop, now: u64) {
     let waiting = shared.watches.iter().filter(|w| w.cut.get().is_none());
     if !control.cut_due(now) {
         for watch in waiting {
-            if let Some(overdue) = watch.waits.overdue(now, watch.limits) {
+            if let Some(overdue) = watch.waits.overdue(now, watch.limits.get()) {
                 watch.shut(Cut::Overdue(overdue));
             }
         }
@@ -314,10 +336,10 @@ async fn exchange(
             }
         }
         wire.wbuf.clear();
-        if io.session().is_done() {
+        if io.is_done() || (io.is_task_conn() && !io.awaits_answers()) {
             return Ok(None);
         }
-        if io.session().is_waiting() {
+        if io.is_waiting() {
             shared.waiters.wait().await;
             continue;
         }
@@ -335,6 +357,9 @@ async fn exchange(
         let used = io.on_input(&wire.rbuf, context.clock.now_ns(), &mut stats, &context.ignore)?;
         wire.rbuf.advance(used);
         context.board.publish_if_requested(shared.index, &mut stats);
+        if io.is_task_conn() && !io.awaits_answers() {
+            return Ok(None);
+        }
     }
 }
 

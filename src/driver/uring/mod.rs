@@ -24,17 +24,22 @@
 //! lost connection, and every connection still waiting once the run is cut
 //! as stalled: its operations are cancelled, as for any other ending.
 
+mod tasks;
+
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fmt;
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use io_uring::{cqueue, opcode, types, IoUring};
 
 use super::conn_io::ConnIo;
+use super::task::{Reply, Task, TaskBody, TaskError};
+use tasks::register_sockets;
 use super::spin::Spinner;
 use super::waits::{WaitCheck, WaitLimits, Waits};
 use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, Stalls, StdSocket};
@@ -397,11 +402,27 @@ struct Conn {
     /// Since when the receive and the send in flight have waited.
     waits: Waits,
     limits: WaitLimits,
+    /// The task whose connection it is (a built-in test's has none).
+    owner: Option<usize>,
+    /// How a task's connection was lost, until the task hears of it.
+    lost: Option<Lost>,
+    /// A task's connection: the most bytes one answer may keep.
+    result_limit: usize,
 }
 
 impl Conn {
     fn new(plan: ConnPlan, slot: u32) -> Result<Self, DriverError> {
         let (io, socket, leftover) = ConnIo::from_plan(plan);
+        Self::with_io(io, socket, leftover, slot, None)
+    }
+
+    fn with_io(
+        io: ConnIo,
+        socket: StdSocket,
+        leftover: BytesMut,
+        slot: u32,
+        owner: Option<usize>,
+    ) -> Result<Self, DriverError> {
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
         if let Err(e) = socket.set_nonblocking(false) {
@@ -421,6 +442,9 @@ impl Conn {
             state: ConnState::Running,
             waits: Waits::default(),
             limits,
+            owner,
+            lost: None,
+            result_limit: 0,
         })
     }
 
@@ -502,15 +526,42 @@ struct Driver<'c> {
     /// Time spent spinning for completions.
     polled: Duration,
     spinner: Spinner,
+    /// The tasks this loop runs (a script's states): see [`tasks`].
+    tasks: Tasks,
+}
+
+/// A loop's tasks and what each waits for.
+#[derive(Default)]
+struct Tasks {
+    /// By their number in the loop; `None` once ended.
+    list: Vec<Option<Task>>,
+    /// Tasks to resume, and with what.
+    ready: VecDeque<(usize, Reply)>,
+    /// Tasks that gave way: resumed after the loop's next look at its ring.
+    yielded: Vec<usize>,
+    /// Tasks waiting for a `--rate` arrival.
+    admitting: Vec<usize>,
+    /// Tasks pausing, until when (ns since the run's start).
+    sleeping: Vec<(u64, usize)>,
+    /// Tasks not yet ended.
+    live: usize,
+    /// The first task that failed, which ended the run.
+    failure: Option<TaskError>,
+    /// How many connections the loop's registered-file table holds.
+    slots: usize,
 }
 
 pub fn run_loop(
     index: usize,
     connections: Vec<ConnPlan>,
+    tasks: Vec<TaskBody>,
     context: &LoopContext,
     poll: PollMode,
 ) -> Result<(), DriverError> {
-    let mut driver = Driver::new(index, connections, context, poll)?;
+    let mut driver = Driver::new(index, connections, tasks.len(), context, poll)?;
+    if let Err(source) = driver.add_tasks(tasks) {
+        return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
+    }
     let result = driver.run();
     context.board.publish(index, &mut driver.stats);
     if !matches!(poll, PollMode::Sleep | PollMode::Auto) {
@@ -523,13 +574,16 @@ impl<'c> Driver<'c> {
     fn new(
         index: usize,
         connections: Vec<ConnPlan>,
+        tasks: usize,
         context: &'c LoopContext,
         poll: PollMode,
     ) -> Result<Self, DriverError> {
         // Each connection has at most a receive, a send and their two
         // cancellations queued between two submissions; the completion
-        // queue is twice that, so it never overflows.
-        let entries = (connections.len() * 4).next_power_of_two().clamp(8, 32 * 1024);
+        // queue is twice that, so it never overflows. A task's connections
+        // come and go; two each is the usual most.
+        let expected = connections.len() + tasks * 2;
+        let entries = (expected * 4).next_power_of_two().clamp(8, 32 * 1024);
         let (ring, delivery) =
             build_ring(entries as u32).map_err(|source| DriverError::Loop { index, op: LoopOp::CreateRing, source })?;
         let min_timeout = ring.params().is_feature_min_timeout();
@@ -537,17 +591,11 @@ impl<'c> Driver<'c> {
         for (slot, plan) in (0u32..).zip(connections) {
             conns.push(Conn::new(plan, slot)?);
         }
-        let fds: Vec<_> = conns.iter().map(Conn::raw_fd).collect();
-        if !fds.is_empty() {
-            ring.submitter().register_files(&fds).map_err(|source| DriverError::Loop {
-                index,
-                op: LoopOp::RegisterSockets,
-                source,
-            })?;
-        }
+        let slots = register_sockets(&ring, &conns, tasks)
+            .map_err(|source| DriverError::Loop { index, op: LoopOp::RegisterSockets, source })?;
         let pool = match delivery {
             Delivery::Deferred => Some(
-                RecvPool::register(&ring, RecvPool::size_for(conns.len())).map_err(|source| DriverError::Loop {
+                RecvPool::register(&ring, RecvPool::size_for(expected)).map_err(|source| DriverError::Loop {
                     index,
                     op: LoopOp::RegisterBuffers,
                     source,
@@ -580,6 +628,7 @@ impl<'c> Driver<'c> {
             wait_check: WaitCheck::default(),
             polled: Duration::ZERO,
             spinner: Spinner::new(poll),
+            tasks: Tasks { slots, ..Tasks::default() },
         })
     }
 
@@ -587,7 +636,8 @@ impl<'c> Driver<'c> {
         for i in 0..self.conns.len() {
             self.advance(i)?;
         }
-        while self.live > 0 {
+        self.run_tasks()?;
+        while self.live > 0 || self.tasks.live > 0 {
             self.wait()?;
             let mut completions = std::mem::take(&mut self.completions);
             completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
@@ -605,6 +655,8 @@ impl<'c> Driver<'c> {
                 pool.publish();
             }
             self.serve_arrivals()?;
+            self.wake_tasks();
+            self.run_tasks()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
             self.now_ns = self.context.clock.now_ns();
             if self.wait_check.due(self.now_ns) {
@@ -613,6 +665,9 @@ impl<'c> Driver<'c> {
             // Events in progress, for --forced-shutdown's report: two relaxed
             // stores per wake-up.
             self.budget.publish(self.now_ns);
+        }
+        if let Some(failure) = self.tasks.failure.take() {
+            return Err(DriverError::Script(failure));
         }
         self.first_error.take().map_or(Ok(()), Err)
     }
@@ -635,10 +690,13 @@ impl<'c> Driver<'c> {
             self.push_send(i)?;
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.io.session().is_done() {
+        if conn.io.is_done() {
             return self.start_quit(i);
-        } else if conn.io.session().is_waiting() {
+        } else if conn.io.is_waiting() {
             self.waiting.push(i);
+        } else if conn.io.is_task_conn() && !conn.io.awaits_answers() {
+            // A task's connection between calls: nothing is awaited.
+            self.answer_call(i);
         } else if !conn.recv_pending {
             self.push_recv(i)?;
         } else {
@@ -784,6 +842,9 @@ impl<'c> Driver<'c> {
     /// Records a connection's fatal error (the first one is the loop's
     /// result), stops the run and cancels what the connection has in flight.
     fn fail(&mut self, i: usize, error: DriverError) -> Result<(), DriverError> {
+        if self.conns.get(i).is_some_and(|c| c.owner.is_some()) {
+            return self.fail_call(i, error);
+        }
         self.context.control.stop();
         self.first_error.get_or_insert(error);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
@@ -811,6 +872,9 @@ impl<'c> Driver<'c> {
     /// once they have completed (and counted as a reconnect if that works).
     fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        if conn.owner.is_some() {
+            return self.lose_call(i, lost);
+        }
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
             return self.fail(i, error);
         }
@@ -843,6 +907,7 @@ impl<'c> Driver<'c> {
                 // The run ended meanwhile; its lost events are not counted.
                 conn.state = ConnState::Finishing;
                 self.retire_if_idle(i);
+                self.tell_lost(i, false);
                 return Ok(());
             }
             Err(e) => Err(e),
@@ -852,6 +917,7 @@ impl<'c> Driver<'c> {
             return self.fail(i, error);
         }
         conn.state = ConnState::Running;
+        self.tell_lost(i, true);
         self.advance(i)
     }
 
@@ -884,7 +950,7 @@ impl<'c> Driver<'c> {
         for i in 0..self.conns.len() {
             let Some(conn) = self.conns.get(i) else { continue };
             match conn.state {
-                ConnState::Running if conn.io.session().in_flight() > 0 => {
+                ConnState::Running if conn.io.awaits_answers() => {
                     stalls.add(conn.waits.waited(now).unwrap_or(0));
                     self.abandon(i)?;
                 }
@@ -895,6 +961,7 @@ impl<'c> Driver<'c> {
         if stalls.connections > 0 {
             self.context.control.record_stalls(stalls);
         }
+        self.cut_tasks();
         Ok(())
     }
 
@@ -905,6 +972,7 @@ impl<'c> Driver<'c> {
         conn.state = ConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
+        self.end_call(i, Err(crate::driver::CallError::Cut));
         Ok(())
     }
 
@@ -1001,6 +1069,9 @@ impl<'c> Driver<'c> {
     /// which found the work, included; the gaps in which it was seen off
     /// its core not); it stops at once for `--rate` arrivals to serve.
     fn wait(&mut self) -> Result<(), DriverError> {
+        if !self.tasks.yielded.is_empty() {
+            return self.poll_once();
+        }
         if self.spinner.never_spins() {
             return self.sleep();
         }
@@ -1055,7 +1126,10 @@ impl<'c> Driver<'c> {
     }
 
     fn sleep(&mut self) -> Result<(), DriverError> {
-        if !self.waiting.is_empty() {
+        if !self.tasks.yielded.is_empty() {
+            return self.poll_once();
+        }
+        if !self.waiting.is_empty() || self.tasks.have_timers() {
             return self.sleep_until_arrival();
         }
         let want = self.wanted();
@@ -1082,7 +1156,13 @@ impl<'c> Driver<'c> {
     /// arrival's latency counts from its due time.
     fn sleep_until_arrival(&mut self) -> Result<(), DriverError> {
         let now = self.context.clock.now_ns();
-        let Some(at) = self.budget.wake_at(now).filter(|&at| at > now) else { return self.poll_once() };
+        let arrival = if self.waiting.is_empty() && self.tasks.admitting.is_empty() {
+            None
+        } else {
+            self.budget.wake_at(now)
+        };
+        let next = arrival.into_iter().chain(self.tasks.next_wake()).min();
+        let Some(at) = next.filter(|&at| at > now) else { return self.poll_once() };
         let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);
         let timeout = timespec(pause);
         let args = types::SubmitArgs::new().timespec(&timeout);
@@ -1168,6 +1248,11 @@ impl<'c> Driver<'c> {
 
 impl Drop for Driver<'_> {
     fn drop(&mut self) {
+        // A task still suspended (the loop failed) is left as it is:
+        // unwinding its stack would run through LuaJIT's frames.
+        for task in self.tasks.list.drain(..).flatten() {
+            std::mem::forget(task);
+        }
         self.quiesce();
         if self.ops > 0 {
             // The kernel still holds pointers into these buffers: leaking

@@ -1,0 +1,233 @@
+//! The epoll loop's tasks (a script's states, see `driver::task`): one
+//! tokio task per state resumes its fiber and does what it asks, on the
+//! loop's runtime. Its connections are exchanged with as a built-in test's
+//! are (`exchange`): the same buffers, waits, ticker and redial.
+
+use std::os::fd::AsRawFd;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{exchange, Cut, EpollLoop, Watch, Wire};
+use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
+use crate::driver::conn_io::{ConnIo, OpenedCalls};
+use crate::driver::task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
+use crate::driver::{Admission, DriverError, LoopOp, Lost, Redial, StdSocket};
+
+/// How often a paused task looks whether the run was stopped.
+const STOP_POLL: Duration = Duration::from_millis(10);
+
+/// A task's connection.
+struct TaskConn {
+    io: ConnIo,
+    wire: Wire,
+    result_limit: usize,
+}
+
+/// Runs task `t` of the loop to its end; its watch is `watches[watch]`.
+pub(super) async fn drive_task(
+    body: TaskBody,
+    shared: Rc<EpollLoop>,
+    t: usize,
+    watch: usize,
+) -> Result<(), DriverError> {
+    let index = shared.index;
+    let mut task = Task::new(body, shared.context.clock)
+        .map_err(|source| DriverError::Loop { index, op: LoopOp::StartTask, source })?;
+    let Some(watch) = shared.watches.get(watch) else { return Ok(()) };
+    let mut conns: Vec<Option<TaskConn>> = Vec::new();
+    let mut reply = Reply::Start;
+    loop {
+        let resumed = task.resume(reply);
+        task.fold_into(t, &mut shared.stats.borrow_mut(), &mut shared.budget.borrow_mut());
+        let request = match resumed {
+            Resumed::Asks(request) => request,
+            Resumed::Ended(result) => {
+                for conn in conns.iter_mut().filter_map(Option::take) {
+                    quit(conn).await;
+                }
+                return match result {
+                    Err(error) if !task.was_cut() => {
+                        shared.context.control.stop();
+                        Err(DriverError::Script(error))
+                    }
+                    _ => Ok(()),
+                };
+            }
+        };
+        reply = serve(request, &mut conns, &task, &shared, watch).await;
+    }
+}
+
+/// Does what the task asked; what to resume it with.
+async fn serve(
+    request: Request,
+    conns: &mut Vec<Option<TaskConn>>,
+    task: &Task,
+    shared: &EpollLoop,
+    watch: &Watch,
+) -> Reply {
+    match request {
+        Request::Open(open) => Reply::Opened(open_conn(*open, conns).await),
+        Request::Call { conn, expect } => Reply::Answered(call(conns, conn, expect, task, shared, watch).await),
+        Request::Close(conn) => {
+            if let Some(conn) = conns.get_mut(conn).and_then(Option::take) {
+                quit(conn).await;
+            }
+            Reply::Done
+        }
+        Request::Reopen(conn) => {
+            let Some(old) = conns.get_mut(conn).and_then(Option::take) else {
+                return Reply::Opened(Err("reconnect() on a connection this thread does not hold".to_owned()));
+            };
+            let open = OpenCalls { options: old.io.redial().options.clone(), result_limit: old.result_limit };
+            quit(old).await;
+            Reply::Opened(open_conn(open, conns).await)
+        }
+        Request::Admit => Reply::Admitted(admit(shared).await),
+        Request::Yield => {
+            tokio::task::yield_now().await;
+            Reply::Done
+        }
+        Request::Sleep(pause) => {
+            pause_unless_stopped(pause, shared).await;
+            Reply::Done
+        }
+    }
+}
+
+/// Logs in; the connection takes the first free slot of the task's.
+async fn open_conn(open: OpenCalls, conns: &mut Vec<Option<TaskConn>>) -> Result<OpenedConn, String> {
+    let OpenCalls { options, result_limit } = open;
+    let max_packet = options.max_packet_size as usize;
+    let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &[] };
+    let (conn, _) = redial.open().await.map_err(|e| e.to_string())?;
+    let (stream, leftover, login, transport) = conn.into_parts();
+    let capabilities = login.capabilities;
+    let socket = StdSocket::from_stream(stream).map_err(|e| e.to_string())?;
+    let calls = CallSession::new(capabilities, max_packet, result_limit);
+    let endpoint = redial.options.endpoint.clone();
+    let opened = OpenedCalls { endpoint, socket, leftover, calls, transport };
+    let (io, socket, leftover) = ConnIo::for_calls(opened, redial);
+    let stream = socket.into_stream().map_err(|e| e.to_string())?;
+    let conn = TaskConn { io, wire: Wire::new(stream, leftover), result_limit };
+    let id = match conns.iter().position(Option::is_none) {
+        Some(free) => free,
+        None => {
+            conns.push(None);
+            conns.len() - 1
+        }
+    };
+    if let Some(slot) = conns.get_mut(id) {
+        *slot = Some(conn);
+    }
+    Ok(OpenedConn { id, capabilities, max_packet })
+}
+
+/// A call on connection `id`: its command out, its answer in; a lost
+/// connection is opened again when `--mysql-ignore-errors` lists the error.
+async fn call(
+    conns: &mut [Option<TaskConn>],
+    id: ConnId,
+    expect: Expect,
+    task: &Task,
+    shared: &EpollLoop,
+    watch: &Watch,
+) -> Result<CallAnswer, CallError> {
+    if task.was_cut() || shared.context.control.cut_due(shared.context.clock.now_ns()) {
+        task.shared.borrow_mut().cut = true;
+        return Err(CallError::Cut);
+    }
+    let slot = conns.get_mut(id).ok_or(CallError::Closed)?;
+    let conn = slot.as_mut().ok_or(CallError::Closed)?;
+    let calls = conn.io.calls().ok_or(CallError::Closed)?;
+    calls.start(&task.shared.borrow().command, expect)?;
+    watch.fd.set(Some(conn.wire.stream.as_raw_fd()));
+    watch.limits.set(conn.io.wait_limits());
+    let exchanged = exchange(&mut conn.io, &mut conn.wire, shared, &watch.waits).await;
+    watch.fd.set(None);
+    let lost = match (exchanged, watch.cut.take()) {
+        (_, Some(Cut::Stalled)) => {
+            task.shared.borrow_mut().cut = true;
+            *slot = None;
+            return Err(CallError::Cut);
+        }
+        (Ok(None), None) => return answered(conn, task),
+        (Ok(_), Some(Cut::Overdue(overdue))) => overdue.lost(),
+        (Ok(Some(lost)), None) => lost,
+        (Err(DriverError::Call { source, .. }), _) => {
+            *slot = None;
+            return Err(source);
+        }
+        (Err(other), _) => {
+            *slot = None;
+            return Err(CallError::Loop(other.to_string()));
+        }
+    };
+    lost_call(slot, lost, shared).await
+}
+
+/// The call's answer, an execution's kept packets handed to the task.
+fn answered(conn: &mut TaskConn, task: &Task) -> Result<CallAnswer, CallError> {
+    let done = conn.io.take_call_answer().unwrap_or(Err(CallError::Closed));
+    if let (Ok(CallAnswer::Walked(_)), Some(calls)) = (&done, conn.io.calls()) {
+        calls.swap_kept(&mut task.shared.borrow_mut().kept);
+    }
+    done
+}
+
+/// The connection in `slot` was lost during a call: opened again if the
+/// error is ignored (the loop counts the reconnect), else closed.
+async fn lost_call(slot: &mut Option<TaskConn>, lost: Lost, shared: &EpollLoop) -> Result<CallAnswer, CallError> {
+    let Some(conn) = slot.as_mut() else { return Err(CallError::Closed) };
+    if !shared.context.ignore.ignores(lost.code()) {
+        *slot = None;
+        return Err(CallError::Lost { lost, reopened: false });
+    }
+    match conn.io.reopen(&shared.context, &shared.stats).await {
+        Some((stream, leftover)) => {
+            conn.wire.replace(stream, leftover);
+            Err(CallError::Lost { lost, reopened: true })
+        }
+        None => {
+            *slot = None;
+            Err(CallError::Lost { lost, reopened: false })
+        }
+    }
+}
+
+/// COM_QUIT, and the connection closes.
+async fn quit(mut conn: TaskConn) {
+    conn.wire.send_quit(&mut conn.io).await;
+}
+
+/// sysbench's `sb_more_events`: the next event's admission, waiting for
+/// its `--rate` arrival as a built-in connection does.
+async fn admit(shared: &EpollLoop) -> Option<u64> {
+    loop {
+        let now = shared.context.clock.now_ns();
+        let admission = shared.budget.borrow_mut().admit(now);
+        match admission {
+            Admission::Start(at) => return Some(at),
+            Admission::Over => return None,
+            Admission::Wait => {
+                if shared.budget.borrow().wake_at(now).is_none() {
+                    return None;
+                }
+                shared.waiters.wait().await;
+            }
+        }
+    }
+}
+
+/// Pauses for `pause`, less if the run is stopped meanwhile.
+async fn pause_unless_stopped(pause: Duration, shared: &EpollLoop) {
+    let end = tokio::time::Instant::now() + pause;
+    while !shared.context.control.is_stopped() {
+        let now = tokio::time::Instant::now();
+        if now >= end {
+            return;
+        }
+        tokio::time::sleep((end - now).min(STOP_POLL)).await;
+    }
+}

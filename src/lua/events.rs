@@ -1,0 +1,69 @@
+//! sysbench's event loop functions, exported as its binary exports them
+//! (`sysbench.lua` declares them; `thread_run` calls them, and scripts
+//! that write their own `thread_run` call them too): whether another event
+//! may start, and its start and end, which the state's loop counts.
+
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::context;
+use crate::driver::with_caller;
+
+/// `bool sb_more_events(int thread_id)`: whether the next event may start
+/// (the run's `--events`, `--time`, a stop); under `--rate`, waits for
+/// its arrival, from which its latency counts.
+#[no_mangle]
+pub extern "C" fn sb_more_events(_thread_id: c_int) -> bool {
+    catch_unwind(AssertUnwindSafe(|| {
+        let Some(admitted) = with_caller(|caller| caller.admit_event()).flatten() else { return false };
+        context::with_current(|ctx| ctx.event.admitted = admitted);
+        true
+    }))
+    .unwrap_or(false)
+}
+
+/// `void sb_event_start(int thread_id)`: the event's service time starts.
+#[no_mangle]
+pub extern "C" fn sb_event_start(_thread_id: c_int) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(now) = with_caller(|caller| caller.now_ns()) else { return };
+        context::with_current(|ctx| ctx.event.began = now);
+    }));
+}
+
+/// `void sb_event_stop(int thread_id)`: the event ended; its latency is
+/// recorded. sysbench then draws once from the thread's generator (to
+/// pick a histogram slot) unless `--percentile=0`: so do we, so that a
+/// seeded run draws sysbench's values.
+#[no_mangle]
+pub extern "C" fn sb_event_stop(_thread_id: c_int) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let Some(now) = with_caller(|caller| caller.now_ns()) else { return };
+        let times = context::with_current(|ctx| {
+            ctx.event.ended = now;
+            if ctx.env.draw_after_event {
+                ctx.rng.next_u64();
+            }
+            ctx.event
+        });
+        if let Some(times) = times {
+            with_caller(|caller| caller.event_ended(times));
+        }
+    }));
+}
+
+/// Draws for `sysbench.rand` through the FFI (a stand-in until the whole
+/// sysbench.rand surface lands): the state's own generator.
+fn draw(f: impl FnOnce(&mut crate::rand::Rng) -> u32) -> u32 {
+    catch_unwind(AssertUnwindSafe(|| context::with_current(|ctx| f(&mut ctx.rng)).unwrap_or(0))).unwrap_or(0)
+}
+
+#[no_mangle]
+pub extern "C" fn sb_rand_default(a: u32, b: u32) -> u32 {
+    draw(|rng| rng.default(a, b))
+}
+
+#[no_mangle]
+pub extern "C" fn sb_rand_uniform(a: u32, b: u32) -> u32 {
+    draw(|rng| rng.uniform(a, b))
+}

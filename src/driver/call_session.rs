@@ -15,6 +15,7 @@ use wirebench_protocol::response::{
     Column, Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder,
     RowFormat, ServerError,
 };
+use wirebench_protocol::constants::client_error::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 
 use super::Lost;
@@ -91,8 +92,10 @@ impl CallError {
         match self {
             CallError::Server(error) => error.code,
             CallError::Lost { lost, .. } => lost.code(),
-            // CR_SERVER_LOST: libmysqlclient's word for an answer it cannot read.
-            _ => super::CR_SERVER_LOST,
+            // A closed connection has gone away, as libmysqlclient says of one.
+            CallError::Closed => CR_SERVER_GONE_ERROR,
+            // libmysqlclient's word for an answer it cannot read.
+            _ => CR_SERVER_LOST,
         }
     }
 
@@ -411,4 +414,214 @@ enum PacketFed {
     /// The answer broke the protocol.
     Broken(CodecError),
     AsksForFile(String),
+}
+
+/// Transcripts: the server's bytes as MariaDB sends them, fed whole and a
+/// byte at a time, and what the caller gets.
+#[cfg(test)]
+mod tests {
+    use wirebench_protocol::command;
+    use wirebench_protocol::response::binary_row::{encode_binary_row, Value};
+    use wirebench_protocol::response::{resultset, text_row, ColumnDefinition, ErrPacket, OkPacket, PrepareOk};
+    use wirebench_protocol::{ColumnType, StatusFlags};
+
+    use super::*;
+
+    const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
+
+    fn session(limit: usize) -> CallSession {
+        CallSession::new(CAPS, 16 << 20, limit)
+    }
+
+    /// Starts a call with `command`, as the loop sends it (answer at 1).
+    fn call(calls: &mut CallSession, command: &[u8], expect: Expect) -> Vec<u8> {
+        calls.start(command, expect).unwrap();
+        let mut out = Vec::new();
+        let filled = calls.fill(&mut out).expect("a call to send");
+        calls.sent(filled, 1);
+        out
+    }
+
+    /// Feeds `answer` whole, then (on a fresh session) a byte at a time;
+    /// both must give the same answer.
+    fn feed(expect: Expect, answer: &[u8]) -> Result<CallAnswer, CallError> {
+        let mut bytewise = session(1 << 20);
+        call(&mut bytewise, b"\x01\x00\x00\x00\x0e", expect);
+        let mut pending = Vec::new();
+        for &byte in answer {
+            pending.push(byte);
+            let used = bytewise.on_input(&pending)?;
+            pending.drain(..used);
+        }
+        let slow = bytewise.take_answer().expect("an answer after the last byte");
+        let mut whole = session(1 << 20);
+        call(&mut whole, b"\x01\x00\x00\x00\x0e", expect);
+        assert_eq!(whole.on_input(answer)?, answer.len());
+        let fast = whole.take_answer().expect("an answer");
+        assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+        fast
+    }
+
+    fn text_result(rows: &[&[Option<&[u8]>]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let cols = [ColumnDefinition::new(b"a", ColumnType::VarString), ColumnDefinition::new(b"b", ColumnType::Long)];
+        let mut seq = resultset::encode_metadata(&cols, true, StatusFlags::AUTOCOMMIT, CAPS, 1, &mut out);
+        for row in rows {
+            seq = text_row::encode_text_row(row.iter().copied(), seq, &mut out);
+        }
+        resultset::encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_query_gives_its_rows_as_text() {
+        let answer = text_result(&[&[Some(b"x"), Some(b"1")], &[None, Some(b"2")]]);
+        let Ok(CallAnswer::Response(response)) = feed(Expect::Response, &answer) else { panic!() };
+        let set = response.result_sets().next().expect("a result set");
+        let rows = set.text_rows().unwrap();
+        assert_eq!(rows, vec![vec![Some(b"x".to_vec()), Some(b"1".to_vec())], vec![None, Some(b"2".to_vec())]]);
+    }
+
+    #[test]
+    fn an_ok_gives_its_affected_rows() {
+        let mut answer = Vec::new();
+        OkPacket { affected_rows: 3, ..OkPacket::default() }.encode(0x00, CAPS, 1, &mut answer);
+        let Ok(CallAnswer::Response(response)) = feed(Expect::Response, &answer) else { panic!() };
+        let affected: u64 = response
+            .results
+            .iter()
+            .map(|r| match r {
+                wirebench_protocol::response::QueryResult::Ok(ok) => ok.affected_rows,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(affected, 3);
+    }
+
+    /// A server error leaves the connection usable: the next call works.
+    #[test]
+    fn an_error_is_the_answer_and_the_connection_goes_on() {
+        let mut err = Vec::new();
+        ErrPacket { code: 1146, sql_state: Some(*b"42S02"), message: b"no such table" }.encode(1, &mut err);
+        let Err(CallError::Server(error)) = feed(Expect::Response, &err) else { panic!() };
+        assert_eq!((error.code, error.sql_state_str()), (1146, Some("42S02")));
+        let mut calls = session(1 << 20);
+        call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
+        calls.on_input(&err).unwrap();
+        assert!(calls.take_answer().unwrap().is_err());
+        assert!(!calls.in_call());
+        let mut ok = Vec::new();
+        OkPacket::default().encode(0x00, CAPS, 1, &mut ok);
+        call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
+        calls.on_input(&ok).unwrap();
+        assert!(calls.take_answer().unwrap().is_ok());
+    }
+
+    #[test]
+    fn a_prepare_gives_the_statement() {
+        let statement = PreparedStatement {
+            ok: PrepareOk { statement_id: 7, num_columns: 1, num_params: 2, warnings: 0 },
+            params: vec![ColumnDefinition::new(b"?", ColumnType::LongLong).into_owned(); 2],
+            columns: vec![ColumnDefinition::new(b"c", ColumnType::VarString).into_owned()],
+        };
+        let mut answer = Vec::new();
+        statement.encode_response(CAPS, &mut answer);
+        let Ok(CallAnswer::Prepared(prepared)) = feed(Expect::Prepared, &answer) else { panic!() };
+        assert_eq!((prepared.statement_id(), prepared.params.len(), prepared.columns.len()), (7, 2, 1));
+    }
+
+    /// An execution is walked without decoding; with `keep_rows` its
+    /// packets are kept and decode to its rows later.
+    #[test]
+    fn an_execution_is_walked_and_its_rows_kept_when_asked() {
+        let cols = [ColumnDefinition::new(b"c", ColumnType::VarString)];
+        let mut answer = Vec::new();
+        let mut seq = resultset::encode_metadata(&cols, true, StatusFlags::AUTOCOMMIT, CAPS, 1, &mut answer);
+        for value in [&b"first"[..], b"second"] {
+            seq = encode_binary_row(&[Value::Bytes(value)], &cols, seq, &mut answer).unwrap();
+        }
+        resultset::encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, &mut answer);
+        for keep_rows in [false, true] {
+            let Ok(CallAnswer::Walked(outcome)) = feed(Expect::Walk { keep_rows }, &answer) else { panic!() };
+            assert_eq!((outcome.result_sets, outcome.rows), (1, 2));
+            let mut calls = session(1 << 20);
+            call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Walk { keep_rows });
+            calls.on_input(&answer).unwrap();
+            assert_eq!(calls.kept().is_empty(), !keep_rows);
+            if keep_rows {
+                let columns = cols.iter().map(|c| c.clone().into_owned()).collect();
+                let response = calls.decode_kept(columns).unwrap();
+                let rows = response.result_sets().next().unwrap().text_rows().unwrap();
+                assert_eq!(rows, vec![vec![Some(b"first".to_vec())], vec![Some(b"second".to_vec())]]);
+            }
+        }
+    }
+
+    /// An answer larger than the bound fails, naming the bound and the
+    /// option that raises it; rows that never end are cut off there.
+    #[test]
+    fn an_answer_past_the_bound_fails_and_says_what_raises_it() {
+        let row: &[Option<&[u8]>] = &[Some(&[b'x'; 1000]), Some(b"1")];
+        let answer = text_result(&vec![row; 100]);
+        let mut calls = session(10_000);
+        call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
+        let error = calls.on_input(&answer).unwrap_err();
+        assert!(matches!(error, CallError::ResultTooLarge { limit: 10_000 }), "{error}");
+        assert!(error.to_string().contains("--lua-result-limit"), "{error}");
+        assert!(!error.leaves_connection_open());
+    }
+
+    /// A request for a local file is refused with an empty packet, and the
+    /// server's answer to that ends the call with the refusal.
+    #[test]
+    fn a_local_file_request_is_refused() {
+        let mut calls = session(1 << 20);
+        call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
+        let mut packet = Vec::new();
+        framing::encode_packet(&mut packet, 1, b"\xfb/etc/passwd");
+        assert_eq!(calls.on_input(&packet[..packet.len() - 1]).unwrap(), 0, "not whole yet");
+        assert_eq!(calls.on_input(&packet).unwrap(), packet.len());
+        assert!(calls.take_answer().is_none());
+        let mut out = Vec::new();
+        assert!(calls.has_pending());
+        calls.fill(&mut out);
+        assert_eq!(out, [0x00, 0x00, 0x00, 0x02], "an empty packet ends the transfer");
+        let mut err = Vec::new();
+        ErrPacket { code: 1148, sql_state: Some(*b"42000"), message: b"refused" }.encode(3, &mut err);
+        calls.on_input(&err).unwrap();
+        let Some(Err(CallError::LocalFileRefused(file))) = calls.take_answer() else { panic!() };
+        assert_eq!(file, "/etc/passwd");
+    }
+
+    #[test]
+    fn bytes_nobody_asked_for_break_the_connection() {
+        let mut calls = session(1 << 20);
+        let mut ok = Vec::new();
+        OkPacket::default().encode(0x00, CAPS, 1, &mut ok);
+        assert!(matches!(calls.on_input(&ok), Err(CallError::Protocol(_))));
+    }
+
+    #[test]
+    fn an_answer_out_of_sequence_breaks_the_connection() {
+        let mut calls = session(1 << 20);
+        call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
+        let mut ok = Vec::new();
+        OkPacket::default().encode(0x00, CAPS, 5, &mut ok);
+        let error = calls.on_input(&ok).unwrap_err();
+        assert!(error.to_string().contains("out of order"), "{error}");
+    }
+
+    /// A call with no answer (COM_STMT_CLOSE) ends once sent; a second
+    /// call before the first's answer is refused.
+    #[test]
+    fn a_close_ends_at_once_and_calls_do_not_overlap() {
+        let mut calls = session(1 << 20);
+        let mut close = Vec::new();
+        command::encode_stmt_close(&mut close, 7);
+        let out = call(&mut calls, &close, Expect::Nothing);
+        assert_eq!(out, close);
+        assert!(matches!(calls.take_answer(), Some(Ok(CallAnswer::Sent))));
+        call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
+        assert!(matches!(calls.start(b"\x01\x00\x00\x00\x0e", Expect::Response), Err(CallError::Busy)));
+    }
 }

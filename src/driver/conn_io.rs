@@ -441,9 +441,9 @@ mod tests {
         let mut answer = Vec::new();
         encode_chunk(&ok[..ok.len() - 1], 1, &mut answer, &mut Deflater::new());
         assert_eq!(io.on_input(&answer, 1, &mut stats, &ignore).unwrap(), answer.len());
-        assert_eq!((io.plain_in.len(), io.session().in_flight()), (ok.len() - 1, 1));
+        assert_eq!((io.plain_in.len(), io.awaits_answers()), (ok.len() - 1, true));
         io.restart(CAPS, Transport::plain(), &[]);
-        assert_eq!((io.plain_in.len(), io.session().in_flight()), (0, 0));
+        assert_eq!((io.plain_in.len(), io.awaits_answers()), (0, false));
         wire.clear();
         io.fill(&mut wire, 2, &mut budget).unwrap();
         assert_eq!(wire, SELECT_1, "the event starts over, on a plain transport");
@@ -491,7 +491,9 @@ mod tests {
         let mut io = conn_io(Transport::plain());
         let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
         let template = ExecuteTemplate::new(7, &[ParamSlot::Int32]).unwrap();
-        io.session = Session::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select");
+        io.work = Work::Events(
+            Session::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select"),
+        );
         io.redial.statements = Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
         let mut budget = Budget::new(RunControl::new(None, 1), None);
         let mut stats = LoopStats::new(1);

@@ -31,10 +31,7 @@ use crate::client::{ClientError, ConnectOptions, Connection};
 use crate::transport::Transport;
 use crate::workload::StatementSpec;
 
-/// CR_SERVER_GONE_ERROR: the command could not be sent.
-pub const CR_SERVER_GONE_ERROR: u16 = 2006;
-/// CR_SERVER_LOST: the answer could not be read.
-pub const CR_SERVER_LOST: u16 = 2013;
+pub use wirebench_protocol::constants::client_error::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 
 /// How a connection was lost.
 #[derive(Debug)]

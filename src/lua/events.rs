@@ -67,3 +67,18 @@ pub extern "C" fn sb_rand_default(a: u32, b: u32) -> u32 {
 pub extern "C" fn sb_rand_uniform(a: u32, b: u32) -> u32 {
     draw(|rng| rng.uniform(a, b))
 }
+
+/// libc's `usleep`, as a script calls it through the FFI
+/// (`ffi.C.usleep(1000)`): under sysbench it pauses the script's thread;
+/// here it pauses the script's state, and the loop's other states go on
+/// (the binary exports it, so LuaJIT's `ffi.C` finds it before libc's).
+/// Outside a state's task, it pauses the calling thread as libc's does.
+#[no_mangle]
+pub extern "C" fn usleep(usec: std::ffi::c_uint) -> c_int {
+    let pause = std::time::Duration::from_micros(u64::from(usec));
+    let paused = catch_unwind(AssertUnwindSafe(|| with_caller(|caller| caller.sleep(pause)).is_some()));
+    if !matches!(paused, Ok(true)) {
+        std::thread::sleep(pause);
+    }
+    0
+}

@@ -1415,7 +1415,7 @@ mod tests {
         let context = test_context(connections, Some(events));
         let mut collector = Collector::new(context.board.clone());
         let (plans, servers) = fake_servers(connections, pipeline, reply);
-        let result = run_loop(0, plans, &context, poll);
+        let result = run_loop(0, plans, Vec::new(), &context, poll);
         for server in servers {
             server.join().unwrap();
         }
@@ -1531,7 +1531,7 @@ mod tests {
         }
         let context = test_context(1, Some(20));
         let (plans, servers) = fake_servers(1, 1, Reply::Big);
-        let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         if d.pool.is_none() {
             return;
         }
@@ -1556,7 +1556,7 @@ mod tests {
         }
         let context = test_context(3, Some(300));
         let (plans, servers) = fake_servers(3, 1, Reply::Trickle);
-        let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         d.run().unwrap();
         let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
         drop(d);
@@ -1590,7 +1590,7 @@ mod tests {
             return;
         }
         let context = test_context(0, None);
-        let mut d = Driver::new(0, Vec::new(), &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, Vec::new(), 0, &context, PollMode::Sleep).unwrap();
         let mut want = |recvs, sends, cancels| {
             (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
             d.wanted()
@@ -1615,7 +1615,7 @@ mod tests {
         }
         let context = test_context(3, Some(1));
         let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
-        let d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        let d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         for (i, conn) in d.conns.iter().enumerate() {
             assert_eq!(conn.slot.0 as usize, i);
             assert_eq!(d.ring.submitter().register_files_update(conn.slot.0, &[conn.raw_fd()]).unwrap(), 1);

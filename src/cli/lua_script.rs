@@ -104,7 +104,7 @@ fn from_stdin(test_opt: Option<&RawOpt>, rest: &[&str]) -> Result<NamedScript, C
 }
 
 /// `--lua-result-limit`'s default: 256 MiB.
-const DEFAULT_RESULT_LIMIT: u64 = 256 << 20;
+pub(crate) const DEFAULT_RESULT_LIMIT: u64 = 256 << 20;
 
 /// The invocation of `script`'s `command` with the options in `list`.
 pub(crate) fn invocation(

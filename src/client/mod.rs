@@ -9,7 +9,6 @@
 
 mod endpoint;
 mod error;
-mod polled;
 mod server_key;
 mod stream;
 mod tls;
@@ -32,7 +31,6 @@ use crate::transport::{Transport, TransportError};
 
 pub use endpoint::{Endpoint, ServerAddresses};
 pub use error::ClientError;
-pub use polled::{PolledAnswer, PolledConnection};
 pub use server_key::{ServerKey, ServerKeyError};
 pub use stream::Stream;
 

@@ -49,7 +49,7 @@ pub use task::{with_caller, Caller, ConnId, CounterKind, EventTimes, OpenCalls, 
 pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
-pub use polling::{choose_polling, PollChoice, PollReason};
+pub use polling::{choose_polling, server_shares_our_cores, PollChoice, PollReason};
 pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{RefusedCommand, Session, SessionError};
 pub use shard::{Shard, ShardError};

@@ -257,6 +257,49 @@ fn proc_net_addr(text: &str) -> Option<SocketAddr> {
     Some(SocketAddr::new(ip, port))
 }
 
+/// Whether a server at `endpoint` runs on this host on cores this
+/// process may use too (found without connecting: the process listening
+/// on its socket or port, and its threads' cores); a server elsewhere does
+/// not, and one on this host whose process cannot be found is taken to.
+pub fn server_shares_our_cores(endpoint: &crate::client::Endpoint) -> bool {
+    if !endpoint.is_on_this_host() {
+        return false;
+    }
+    let listener = match endpoint {
+        crate::client::Endpoint::Unix(path) => unix_listener_inode(path),
+        crate::client::Endpoint::Tcp { port, .. } => tcp_listener_inode(*port),
+    };
+    let server_cpus = listener.and_then(process_with_socket).and_then(process_cpus);
+    match (server_cpus, allowed_cpus()) {
+        (Some(theirs), Some(ours)) => theirs.iter().any(|cpu| ours.contains(cpu)),
+        _ => true,
+    }
+}
+
+/// The inode of the socket listening at `path` (`/proc/net/unix`: the
+/// path is the last field, state 01 is listening).
+fn unix_listener_inode(path: &std::path::Path) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/unix").ok()?;
+    let wanted = path.to_str()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(7) == Some(&wanted) && fields.get(3) == Some(&"00010000")).then_some(())?;
+        fields.get(6)?.parse().ok()
+    })
+}
+
+/// The inode of a socket listening on TCP `port` (state 0A) on any address.
+fn tcp_listener_inode(port: u16) -> Option<u64> {
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().filter_map(|path| std::fs::read_to_string(path).ok()).find_map(|table| {
+        table.lines().skip(1).find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local = proc_net_addr(fields.get(1)?)?;
+            (local.port() == port && fields.get(3) == Some(&"0A")).then_some(())?;
+            fields.get(9)?.parse().ok().filter(|&inode| inode != 0)
+        })
+    })
+}
+
 /// The first process (that we may look into) with a descriptor on the
 /// socket `inode`.
 fn process_with_socket(inode: u64) -> Option<u32> {

@@ -2,18 +2,20 @@
 //! loaded in LuaJIT and run with sysbench's Lua API.
 //!
 //! sysbench gives each worker thread a Lua state of its own and runs the
-//! script's `event()` in it, each SQL call blocking on libmysqlclient.
-//! wirebench gives each `--threads` a Lua state too, but runs them on loop
-//! threads, one per core (`loops.rs`): a state's events run in a Lua
-//! coroutine that yields at each SQL call until the loop has the answer
-//! (connections polled without async, `client::PolledConnection`). Each
-//! state owns its connections and its statistics, which it hands to the
-//! same collector, reports and limits (`--events`, `--time`, `--rate`) as
-//! the built-in tests' loops. Nothing is shared per query.
+//! script's `thread_run` (its event loop, in Lua) in it, each SQL call a
+//! C call that blocks on libmysqlclient. wirebench gives each `--threads`
+//! a Lua state too, run as a task of the driver's event loops
+//! (`driver::task`, `tasks.rs`): a SQL call is the same C call (sysbench's
+//! `db_query`, `db_execute`, ... exported by wirebench's binary,
+//! `sql.rs`), which hands the command to the state's loop and waits there
+//! while the loop runs its other states and connections. The loops are
+//! the built-in tests' (io_uring or epoll, the same buffers, timeouts,
+//! redial and statistics); nothing here opens a socket or waits on one.
 //!
 //! The Lua-visible API is sysbench's (`sysbench.sql`, `sysbench.rand`,
-//! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): thin
-//! Rust functions (`api.rs`, `sql.rs`) under a Lua prelude of wirebench's
+//! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): C
+//! functions with sysbench's names and signatures (`sql.rs`, `events.rs`)
+//! and thin Rust functions (`api.rs`) under a Lua prelude of wirebench's
 //! own (`prelude.lua`) that shapes them as sysbench's scripts expect,
 //! raising errors at the script's line as sysbench does.
 //!

@@ -277,9 +277,14 @@ end
 -- After a call that gave no result: nothing when it went well; an
 -- ignorable error (or one sql_error_ignorable accepts) restarts the
 -- event; anything else is raised at the script's line.
+-- No result is nil, where sysbench hands back a NULL pointer, which a
+-- script indexing it (rs.nrows) would dereference.
 function connection_methods.check_error(self, rs, query)
-   if rs ~= nil or self.error == NONE then
+   if rs ~= nil then
       return rs
+   end
+   if self.error == NONE then
+      return nil
    end
    if self.sql_state == nil or self.sql_errmsg == nil then
       error("SQL API error", 3)

@@ -340,6 +340,7 @@ impl SqlConnection {
     /// fields the script reads, logs a fatal error, counts it; an ignored
     /// lost connection was opened again and counts as a reconnect.
     fn failed(&mut self, error: &CallError, func: &str, query: &[u8]) -> c_int {
+        if std::env::var_os("WB_DEBUG").is_some() { eprintln!("DEBUG failed: {error:?}"); }
         let (state, message) = match error {
             CallError::Server(e) => (e.sql_state_str().unwrap_or("HY000").to_owned(), e.message.clone()),
             other => ("HY000".to_owned(), other.to_string()),
@@ -355,18 +356,19 @@ impl SqlConnection {
             self.inner.id = None;
             self.inner.state = ConnState::Invalid;
         }
+        self.error = DB_ERROR_FATAL;
+        if matches!(error, CallError::Cut) {
+            // The run's time is up: no error of the script's, and nothing to say.
+            return self.error;
+        }
         count(CounterKind::Error);
-        let ignored = context::with_current(|ctx| ctx.env.ignore.ignores(errno)).unwrap_or(false);
-        if ignored && !matches!(error, CallError::Cut) {
+        if context::with_current(|ctx| ctx.env.ignore.ignores(errno)).unwrap_or(false) {
             self.error = DB_ERROR_IGNORABLE;
             return self.error;
         }
-        if !matches!(error, CallError::Cut) {
-            let query = String::from_utf8_lossy(query);
-            let message = wirebench_protocol::ServerText(&message);
-            fatal(&format!("{func} returned error {errno} ({message}) for query '{query}'"));
-        }
-        self.error = DB_ERROR_FATAL;
+        let query = String::from_utf8_lossy(query);
+        let message = wirebench_protocol::ServerText(&message);
+        fatal(&format!("{func} returned error {errno} ({message}) for query '{query}'"));
         self.error
     }
 

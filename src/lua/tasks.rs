@@ -47,13 +47,17 @@ fn run_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<(), ScriptError> {
         return Err(ScriptError::Lua("thread_run() is not a function (the script replaced it?)".to_owned()));
     };
     let events = thread_run.call::<()>(number);
-    if was_cut() {
-        // The run's time was up while a call waited: the thread stops there.
-        return Ok(());
+    // The run's time was up while a call waited: the thread's events stop
+    // there, and its SQL fails from now on (thread_done's too).
+    let cut = was_cut();
+    if !cut {
+        events.map_err(|e| ScriptError::function("thread_run", &e))?;
     }
-    events.map_err(|e| ScriptError::function("thread_run", &e))?;
     if let Some(thread_done) = global_function(&lua, "thread_done")? {
-        thread_done.call::<()>(number).map_err(|e| ScriptError::function("thread_done", &e))?;
+        let done = thread_done.call::<()>(number);
+        if !cut {
+            done.map_err(|e| ScriptError::function("thread_done", &e))?;
+        }
     }
     Ok(())
 }

@@ -95,14 +95,12 @@ fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunErro
 /// Where a script's states run, and how many share each loop: with
 /// `--cpus`, a loop pinned to each core given; with
 /// `--lua-thread-per-state`, a loop per state, as sysbench has a thread
-/// per state. By default as the built-in tests choose their loops: against
-/// a server elsewhere, a loop per core this process may use (unpinned),
-/// its states side by side; against a server on this host, which needs the
-/// cores too, a loop per state, each waiting for its own answers
-/// (measured here: with MariaDB on this 2-core host, 16 states on two
-/// shared loops ran oltp_point_select at 0.8x the qps of a loop each; with
-/// MariaDB on a core of its own and the client on the other, a shared loop
-/// ran 1.3x the qps of a loop each, and of sysbench).
+/// per state. By default, where the server shares this process's cores
+/// (on this host, not pinned apart), a loop per state, each waiting for
+/// its own answers so that the server gets the cores between them, as the
+/// built-in tests leave a local server its cores; else (a server elsewhere
+/// or on cores of its own) a loop per core this process may use, its
+/// states side by side on it.
 fn script_loops(bench: &Bench, env: &ScriptEnv) -> Vec<Option<usize>> {
     let threads = bench.general.threads.max(1) as usize;
     if env.call.thread_per_state {
@@ -111,19 +109,19 @@ fn script_loops(bench: &Bench, env: &ScriptEnv) -> Vec<Option<usize>> {
     if let Some(cpus) = &bench.engine.cpus {
         return cpus.iter().map(|&cpu| Some(cpu)).take(threads).collect();
     }
-    if servers_on_this_host(env) {
+    if servers_share_our_cores(env) {
         return vec![None; threads];
     }
     let cores = driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
     vec![None; cores.min(threads)]
 }
 
-/// Whether every server the script's states connect to (by the whole
-/// run's thread numbers) is on this host.
-fn servers_on_this_host(env: &ScriptEnv) -> bool {
+/// Whether a server the script's states connect to (by the whole run's
+/// thread numbers) shares this process's cores.
+fn servers_share_our_cores(env: &ScriptEnv) -> bool {
     let tids = (0..env.threads).map(|tid| env.first_tid.saturating_add(tid));
     let servers: std::collections::HashSet<_> = tids.map(|tid| (env.connect)(tid).endpoint).collect();
-    servers.iter().all(|server| server.is_on_this_host())
+    servers.iter().any(driver::server_shares_our_cores)
 }
 
 /// The loops' plans: state `tid` runs on loop `tid % loops`. With
@@ -132,7 +130,7 @@ fn servers_on_this_host(env: &ScriptEnv) -> bool {
 /// loops sleep, as a built-in test's do with a local server.
 fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
     let cpus = script_loops(bench, env);
-    let remote = !servers_on_this_host(env);
+    let remote = !servers_share_our_cores(env);
     let mut plans: Vec<TaskLoopPlan> = cpus
         .iter()
         .map(|&cpu| {

@@ -164,7 +164,7 @@ async fn call(
             return Err(CallError::Loop(other.to_string()));
         }
     };
-    lost_call(slot, lost, shared).await
+    lost_call(slot, lost, shared, task).await
 }
 
 /// The call's answer, an execution's kept packets handed to the task.
@@ -178,7 +178,12 @@ fn answered(conn: &mut TaskConn, task: &Task) -> Result<CallAnswer, CallError> {
 
 /// The connection in `slot` was lost during a call: opened again if the
 /// error is ignored (the loop counts the reconnect), else closed.
-async fn lost_call(slot: &mut Option<TaskConn>, lost: Lost, shared: &EpollLoop) -> Result<CallAnswer, CallError> {
+async fn lost_call(
+    slot: &mut Option<TaskConn>,
+    lost: Lost,
+    shared: &EpollLoop,
+    task: &Task,
+) -> Result<CallAnswer, CallError> {
     let Some(conn) = slot.as_mut() else { return Err(CallError::Closed) };
     if !shared.context.ignore.ignores(lost.code()) {
         *slot = None;
@@ -190,8 +195,10 @@ async fn lost_call(slot: &mut Option<TaskConn>, lost: Lost, shared: &EpollLoop) 
             Err(CallError::Lost { lost, reopened: true })
         }
         None => {
+            // The run ended first: the call ends as the cut ends calls.
             *slot = None;
-            Err(CallError::Lost { lost, reopened: false })
+            task.shared.borrow_mut().cut = true;
+            Err(CallError::Cut)
         }
     }
 }
@@ -204,6 +211,7 @@ async fn quit(mut conn: TaskConn) {
 /// sysbench's `sb_more_events`: the next event's admission, waiting for
 /// its `--rate` arrival as a built-in connection does.
 async fn admit(shared: &EpollLoop) -> Option<u64> {
+    shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
     loop {
         let now = shared.context.clock.now_ns();
         let admission = shared.budget.borrow_mut().admit(now);

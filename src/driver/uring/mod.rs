@@ -408,6 +408,8 @@ struct Conn {
     lost: Option<Lost>,
     /// A task's connection: the most bytes one answer may keep.
     result_limit: usize,
+    /// A task's connection: its task waits for a call's answer on it.
+    task_waits: bool,
 }
 
 impl Conn {
@@ -445,6 +447,7 @@ impl Conn {
             owner,
             lost: None,
             result_limit: 0,
+            task_waits: false,
         })
     }
 
@@ -904,10 +907,11 @@ impl<'c> Driver<'c> {
         let replaced = match conn.io.reopen_blocking(self.context, &mut self.stats) {
             Ok(Some((socket, leftover))) => conn.replace(socket, leftover, &self.ring),
             Ok(None) => {
-                // The run ended meanwhile; its lost events are not counted.
+                // The run ended meanwhile; its lost events are not counted
+                // (a task's call ends as the run's cut ends it).
                 conn.state = ConnState::Finishing;
                 self.retire_if_idle(i);
-                self.tell_lost(i, false);
+                self.cut_call(i);
                 return Ok(());
             }
             Err(e) => Err(e),

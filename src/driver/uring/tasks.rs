@@ -185,6 +185,7 @@ impl Driver<'_> {
             self.tasks.ready.push_back((t, Reply::Answered(Err(error))));
             return Ok(());
         }
+        conn.task_waits = true;
         self.advance(id)
     }
 
@@ -197,10 +198,11 @@ impl Driver<'_> {
 
     /// Ends the call under way on connection `i`, if there is one, with `done`.
     pub(super) fn end_call(&mut self, i: usize, done: Result<CallAnswer, CallError>) {
-        let Some(calls) = self.conns.get_mut(i).and_then(|c| c.io.calls()) else { return };
-        let in_call = calls.in_call();
-        calls.abandon();
-        if in_call {
+        let Some(conn) = self.conns.get_mut(i) else { return };
+        if let Some(calls) = conn.io.calls() {
+            calls.abandon();
+        }
+        if conn.task_waits {
             self.reply_call(i, done);
         }
     }
@@ -210,6 +212,7 @@ impl Driver<'_> {
     fn reply_call(&mut self, i: usize, done: Result<CallAnswer, CallError>) {
         let Some(conn) = self.conns.get_mut(i) else { return };
         let Some(t) = conn.owner else { return };
+        conn.task_waits = false;
         let Some(task) = self.tasks.list.get(t).and_then(Option::as_ref) else { return };
         if let (Ok(CallAnswer::Walked(_)), Some(calls)) = (&done, conn.io.calls()) {
             calls.swap_kept(&mut task.shared.borrow_mut().kept);
@@ -257,13 +260,27 @@ impl Driver<'_> {
         if conn.owner.is_none() {
             return;
         }
-        let in_call = conn.io.calls().is_some_and(|c| c.in_call());
-        if !in_call && !reopened {
+        if !conn.task_waits && !reopened {
             // Kept for the next call, which fails with it.
+            return;
+        }
+        if !conn.task_waits {
+            // Opened again between calls: the next call goes on as usual.
+            conn.lost = None;
             return;
         }
         let Some(lost) = conn.lost.take() else { return };
         self.end_call(i, Err(CallError::Lost { lost, reopened }));
+    }
+
+    /// The run ended before connection `i` could be opened again: its
+    /// task's call ends as the run's cut ends calls.
+    pub(super) fn cut_call(&mut self, i: usize) {
+        let Some(t) = self.conns.get(i).and_then(|c| c.owner) else { return };
+        if let Some(task) = self.tasks.list.get(t).and_then(Option::as_ref) {
+            task.shared.borrow_mut().cut = true;
+        }
+        self.end_call(i, Err(CallError::Cut));
     }
 
     /// Task `t` is done with `conn`: COM_QUIT, then it closes.
@@ -284,6 +301,9 @@ impl Driver<'_> {
     /// sysbench's `sb_more_events` for task `t`, as a built-in connection
     /// takes its events: now, when its `--rate` arrival comes, or never.
     fn admit_task(&mut self, t: usize) {
+        // A task whose events never wait keeps the loop from its own
+        // rounds: the collector hears from it here too.
+        self.context.board.publish_if_requested(self.index, &mut self.stats);
         let now = self.context.clock.now_ns();
         match self.budget.admit(now) {
             crate::driver::Admission::Start(at) => self.tasks.ready.push_back((t, Reply::Admitted(Some(at)))),

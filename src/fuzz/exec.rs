@@ -167,8 +167,7 @@ async fn run_items<T: Outgoing>(
     for (index, item) in items.iter().enumerate() {
         let ctx = build_ctx(target, &live);
         let rendered = item.render(index, &ctx);
-        let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
-        if safety::forbidden(payload, rendered.phase == Phase::Login, &target.database).is_some() {
+        if kept_back(&rendered, &target.database).is_some() {
             outcome.withheld.push(index);
             continue;
         }
@@ -191,6 +190,14 @@ async fn run_items<T: Outgoing>(
         }
     }
     conn.close().await;
+}
+
+/// Why the safety check keeps `rendered` back, or `None`. A login, or an
+/// SSLRequest (which carries no more than a login's first 32 bytes), is
+/// checked as a login, anything else as a command.
+pub fn kept_back(rendered: &Rendered, database: &str) -> Option<String> {
+    let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
+    safety::forbidden(payload, rendered.phase != Phase::Command, database)
 }
 
 /// The step a packet is: how the server reads it.

@@ -62,6 +62,8 @@ mod report;
 mod reproducer;
 mod rig;
 mod rng;
+#[cfg(test)]
+mod roundtrip_tests;
 mod safety;
 mod seeds;
 mod spec;

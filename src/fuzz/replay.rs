@@ -15,7 +15,7 @@ use super::campaign::ANSWER_TIMEOUT;
 use super::control::{Checker, Failure};
 use super::emit::python_script;
 use super::error::FuzzError;
-use super::exec::{sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
+use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::lines::out_line;
 use super::options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE};
 use super::reproducer::{read_reproducer, Reproducer, Reproduces};
@@ -169,9 +169,7 @@ fn asks_for_compression(packets: &[SentPacket]) -> bool {
 fn check_nothing_withheld(sessions: &[(String, &[SentPacket])], database: &str) -> Result<(), FuzzError> {
     for (name, packets) in sessions {
         for (n, packet) in packets.iter().enumerate() {
-            let r = &packet.rendered;
-            let payload = r.bytes.get(HEADER_LEN..).unwrap_or_default();
-            if let Some(reason) = safety::forbidden(payload, r.phase == Phase::Login, database) {
+            if let Some(reason) = kept_back(&packet.rendered, database) {
                 return Err(FuzzError::WouldWithhold { session: name.clone(), packet: n + 1, reason });
             }
         }

@@ -11,6 +11,10 @@
 //!   malformed (a length past its end) crashes it;
 //! - `Bug::LongDataHang`: COM_STMT_SEND_LONG_DATA for an unknown statement
 //!   or parameter makes it hang (it stops answering everyone);
+//! - `Bug::ResetHang`: COM_STMT_RESET of a statement the connection
+//!   prepared, in a session that is otherwise ordinary, is never answered,
+//!   and from then on no command of any connection is (greetings and
+//!   logins still are, so new sessions get as far as their first command);
 //! - `Bug::None`: a healthy server.
 //!
 //! A crash stops serving: the listener and every connection are dropped.
@@ -43,6 +47,7 @@ pub enum Bug {
     TruncatedValue,
     ConnectAttrs,
     LongDataHang,
+    ResetHang,
 }
 
 /// What the server does after a packet.
@@ -52,6 +57,8 @@ enum Verdict {
     Close,
     Crash,
     Hang,
+    /// This command is never answered, nor any command after it.
+    HangCommands,
 }
 
 fn caps() -> Capabilities {
@@ -98,7 +105,9 @@ impl PlantedServer {
         let bug = self.bug;
         let fired = self.fired.clone();
         let hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        tokio::spawn(accept_loop(listener, bug, stop.clone(), stopped, fired, hung));
+        let commands_hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ctl = Control { stop: stop.clone(), stopped, fired, hung, commands_hung };
+        tokio::spawn(accept_loop(listener, bug, ctl));
         *self.instance.lock().unwrap() = Some(Instance { stop });
     }
 
@@ -130,14 +139,8 @@ impl PlantedServer {
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    bug: Bug,
-    stop: watch::Sender<bool>,
-    mut stopped: watch::Receiver<bool>,
-    fired: Arc<Mutex<Vec<&'static str>>>,
-    hung: Arc<std::sync::atomic::AtomicBool>,
-) {
+async fn accept_loop(listener: TcpListener, bug: Bug, ctl: Control) {
+    let mut stopped = ctl.stopped.clone();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -145,17 +148,20 @@ async fn accept_loop(
         };
         let Ok((stream, _)) = accepted else { continue };
         let conn = Conn { stream, buf: Vec::new(), bug, statements: HashMap::new(), next_id: 1, deprecate_eof: false };
-        let ctl = Control { stop: stop.clone(), stopped: stopped.clone(), fired: fired.clone(), hung: hung.clone() };
-        tokio::spawn(conn.serve(ctl));
+        tokio::spawn(conn.serve(ctl.clone()));
     }
 }
 
 /// What every connection of an instance shares.
+#[derive(Clone)]
 struct Control {
     stop: watch::Sender<bool>,
     stopped: watch::Receiver<bool>,
     fired: Arc<Mutex<Vec<&'static str>>>,
+    /// Nothing is answered any more, not even a greeting.
     hung: Arc<std::sync::atomic::AtomicBool>,
+    /// No command is answered any more.
+    commands_hung: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct Conn {
@@ -179,6 +185,9 @@ impl Conn {
             let mut login = true;
             loop {
                 let Some((seq, payload)) = self.read_packet().await else { return };
+                if !login && ctl.commands_hung.load(std::sync::atomic::Ordering::SeqCst) {
+                    return std::future::pending::<()>().await;
+                }
                 let verdict = if login { self.login(seq, &payload).await } else { self.command(seq, &payload).await };
                 login = false;
                 match verdict {
@@ -192,6 +201,11 @@ impl Conn {
                     Verdict::Hang => {
                         ctl.fired.lock().unwrap().push("hang");
                         ctl.hung.store(true, std::sync::atomic::Ordering::SeqCst);
+                        return std::future::pending::<()>().await;
+                    }
+                    Verdict::HangCommands => {
+                        ctl.fired.lock().unwrap().push("hang");
+                        ctl.commands_hung.store(true, std::sync::atomic::Ordering::SeqCst);
                         return std::future::pending::<()>().await;
                     }
                 }
@@ -273,6 +287,7 @@ impl Conn {
         };
         match command {
             COM_QUIT => return Verdict::Close,
+            COM_STMT_RESET if self.bug == Bug::ResetHang && self.prepared_here(body) => return Verdict::HangCommands,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,
             COM_STMT_EXECUTE => return self.execute(body).await,
@@ -285,6 +300,11 @@ impl Conn {
             _ => self.err(1, 1047, "Unknown command").await,
         }
         Verdict::Serve
+    }
+
+    /// Whether the statement id `body` starts with is one this connection prepared.
+    fn prepared_here(&self, body: &[u8]) -> bool {
+        body.get(..4).is_some_and(|id| self.statements.contains_key(&u32::from_le_bytes(id.try_into().unwrap())))
     }
 
     async fn prepare(&mut self, sql: &[u8]) {

@@ -324,6 +324,8 @@ class Greeting:
             raise CannotRun("the server's greeting is not a MySQL HandshakeV10")
         end = p.index(b"\0", 1)
         self.version = p[1:end].decode("utf-8", "replace")
+        if self.version.startswith("5.5.5-") and "mariadb" in self.version.lower():
+            self.version = self.version[len("5.5.5-"):]  # MariaDB's prefix for old clients
         at = end + 1 + 4
         self.nonce = p[at:at + 8]
         caps = u16(p, at + 9)

@@ -188,7 +188,8 @@ pub fn fuzz_replay_help() -> String {
     out.push_str(
         "Sends a reproducer's sessions again, then checks the server with the control connection. Exit status: 3 \
          the failure happened again, 0 the server survived, 1 usage or connection error. It logs in as the \
-         reproducer's user to its database (its packets name them); give the account's password.\n\n",
+         reproducer's user to its database (its packets name them); give the account's password. \
+         --fuzz-deadline defaults to the deadline that found the failure, as the reproducer records it.\n\n",
     );
     let wirebench = Personality::Wirebench;
     section(&mut out, "replay options:", defs::FUZZ_REPLAY, wirebench);

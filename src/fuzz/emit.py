@@ -408,6 +408,8 @@ class Watch:
         self.failure = None
         self.version = None
         failure = self.check()
+        if failure and failure[0] == "refusing":
+            raise CannotRun("%s: check --user and --password" % failure[1])
         if failure:
             raise CannotRun("the server does not answer before the replay (%s): start it, then run this again" % failure[1])
 

@@ -5,7 +5,10 @@
 //! same server. The server must receive the same bytes both times but for
 //! the live values, and those must be right for the new connection: it
 //! checks each scramble against the nonce it sent, and hands each
-//! connection statement ids of its own.
+//! connection statement ids of its own. The Python script `--emit=python`
+//! writes of the reproducer must send the same packet stream too (its zlib
+//! may deflate long compressed payloads into other bytes, so the packets
+//! are compared once inflated).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +23,7 @@ use wirebench_protocol::compress::{inflate_payload, CompressedHeader, Inflater, 
 use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN};
 use wirebench_protocol::Capabilities;
 
+use super::emit::python_script;
 use super::exec::{run_session, Limits, SessionOutcome};
 use super::fields::{Edit, FieldEdit, FieldKind};
 use super::options::{GivenOptions, ReplayOptions, Target, WatchOptions};
@@ -52,6 +56,8 @@ const SERVER_CAPS: Capabilities = Capabilities(
 struct Recorded {
     /// Every byte, as it came.
     raw: Vec<u8>,
+    /// The packet stream those bytes carry (inflated once compressed).
+    plain: Vec<u8>,
     nonce: [u8; 20],
     /// The statement ids this connection was given, in order.
     ids: Vec<u32>,
@@ -63,8 +69,8 @@ impl Recorded {
     /// The bytes with the live values (the right scramble, the ids given
     /// out) replaced by what they stand for, so that two connections'
     /// bytes compare.
-    fn normalised(&self) -> Vec<u8> {
-        let mut bytes = self.raw.clone();
+    fn normalised(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut bytes = bytes.to_vec();
         let scramble = native_password::scramble(PASSWORD.as_bytes(), &self.nonce);
         replace_all(&mut bytes, &scramble, &[0xAA; 20]);
         for (k, id) in self.ids.iter().enumerate() {
@@ -216,6 +222,7 @@ impl Served {
     /// one does not inflate (the server closes, as a real one does).
     fn unwrap_compressed(&mut self) -> bool {
         if !self.compressed {
+            self.record(|r| r.plain.extend_from_slice(&self.wire));
             self.plain.append(&mut self.wire);
             return true;
         }
@@ -225,10 +232,12 @@ impl Served {
             if self.wire.len() < end {
                 break;
             }
-            if inflate_payload(header, &self.wire[COMPRESSED_HEADER_LEN..end], &mut self.plain, &mut inflater).is_err()
-            {
+            let from = self.plain.len();
+            let payload = &self.wire[COMPRESSED_HEADER_LEN..end];
+            if inflate_payload(header, payload, &mut self.plain, &mut inflater).is_err() {
                 return false;
             }
+            self.record(|r| r.plain.extend_from_slice(&self.plain[from..]));
             self.wire.drain(..end);
         }
         true
@@ -276,7 +285,12 @@ impl Served {
             self.logged_in = true;
             self.deprecate_eof = caps.contains(Capabilities::DEPRECATE_EOF);
             self.compressed = caps.contains(Capabilities::COMPRESS);
-            self.wire.append(&mut self.plain);
+            if self.compressed {
+                // What followed the login was logged as plain: it is not.
+                let unread = self.plain.len();
+                self.record(|r| r.plain.truncate(r.plain.len() - unread));
+                self.wire.append(&mut self.plain);
+            }
             return self.unwrap_compressed();
         }
         let body = payload.get(1..).unwrap_or_default();
@@ -491,14 +505,7 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
     assert_eq!(verdict.unwrap(), ReplayVerdict::Survived);
     let again: Vec<Recorded> = server.take().into_iter().filter(|r| !r.is_control()).collect();
 
-    assert_eq!(again.len(), first.len());
-    let mut before: Vec<Vec<u8>> = first.iter().map(Recorded::normalised).collect();
-    let mut after: Vec<Vec<u8>> = again.iter().map(Recorded::normalised).collect();
-    before.sort();
-    after.sort();
-    for (b, a) in before.iter().zip(&after) {
-        assert_eq!(a, b, "a replayed connection's bytes differ");
-    }
+    same_sessions(&first, &again, |r| &r.raw);
     // The live values were recomputed: every login and COM_CHANGE_USER
     // matched its own connection's nonce, and the raw bytes differ.
     let scrambles = |rs: &[Recorded]| rs.iter().map(|r| r.good_scrambles).sum::<usize>();
@@ -509,4 +516,56 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
     for replayed in again.iter().filter(|r| r.good_scrambles > 0) {
         assert!(first.iter().all(|r| r.raw != replayed.raw), "a connection's live values were not patched");
     }
+
+    if run_emitted_python(&reproducer, server.port) {
+        let by_python: Vec<Recorded> = server.take().into_iter().filter(|r| !r.is_control()).collect();
+        assert_eq!((scrambles(&by_python), ids(&by_python)), (3, 3));
+        same_sessions(&first, &by_python, |r| &r.plain);
+    }
+}
+
+/// Each connection of `before` sent what one of `after` sent (in any
+/// order: sessions run at the same time), but for the live values.
+fn same_sessions(before: &[Recorded], after: &[Recorded], bytes: impl Fn(&Recorded) -> &Vec<u8>) {
+    assert_eq!(after.len(), before.len());
+    let normalised = |rs: &[Recorded]| {
+        let mut all: Vec<Vec<u8>> = rs.iter().map(|r| r.normalised(bytes(r))).collect();
+        all.sort();
+        all
+    };
+    for (b, a) in normalised(before).iter().zip(&normalised(after)) {
+        let at = b.iter().zip(a).position(|(x, y)| x != y).unwrap_or(b.len().min(a.len()));
+        let around = |v: &[u8]| format!("{:02x?}", &v[at.saturating_sub(8)..(at + 8).min(v.len())]);
+        assert!(
+            a == b,
+            "a replayed connection's bytes differ from byte {at} of {} (replayed: {}): {} vs {}",
+            b.len(),
+            a.len(),
+            around(b),
+            around(a)
+        );
+    }
+}
+
+/// Runs the script `--emit=python` writes of `reproducer` against the
+/// server on `port`; false (the comparison skipped) without python3.
+fn run_emitted_python(reproducer: &Reproducer, port: u16) -> bool {
+    let has_python = std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !has_python {
+        let required = std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1");
+        assert!(!required, "WIREBENCH_REQUIRE_SERVER=1 but python3 is not installed (scripts/test.sh installs it)");
+        eprintln!("skipped the emitted script's round trip: python3 is not installed");
+        return false;
+    }
+    let script = std::env::temp_dir().join(format!("wirebench-roundtrip-{}.py", std::process::id()));
+    std::fs::write(&script, python_script(reproducer, std::path::Path::new("roundtrip.repro"))).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["--host=127.0.0.1", &format!("--port={port}"), "--user=fuzzer", &format!("--password={PASSWORD}")])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&script);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "the script must run the sessions and see the server survive:\n{text}");
+    true
 }

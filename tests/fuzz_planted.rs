@@ -172,8 +172,8 @@ async fn hang_after_a_bad_send_long_data_is_found_and_replays() {
 }
 
 /// A server that stops answering commands after a COM_STMT_RESET of a
-/// prepared statement (`Bug::ResetHang`), in a session that is otherwise
-/// ordinary: the culprit is still waiting for its answer when the control
+/// prepared statement that was sent long data (`Bug::ResetHang`), in a
+/// session that is otherwise ordinary: the culprit is still waiting for its answer when the control
 /// connection finds the hang (2 s here), while the other sessions log in
 /// and hang at their first command. From each of three seeds the run must
 /// confirm and minimise the culprit within two minutes (the hang judged by

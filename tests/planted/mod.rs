@@ -11,10 +11,12 @@
 //!   malformed (a length past its end) crashes it;
 //! - `Bug::LongDataHang`: COM_STMT_SEND_LONG_DATA for an unknown statement
 //!   or parameter makes it hang (it stops answering everyone);
-//! - `Bug::ResetHang`: COM_STMT_RESET of a statement the connection
-//!   prepared, in a session that is otherwise ordinary, is never answered,
-//!   and from then on no command of any connection is (greetings and
-//!   logins still are, so new sessions get as far as their first command);
+//! - `Bug::ResetHang`: COM_STMT_RESET of a prepared statement that was sent
+//!   long data (COM_STMT_SEND_LONG_DATA for one of its parameters), in a
+//!   session that is otherwise ordinary, is never answered, and from then
+//!   on no command of any connection is (greetings and logins still are, so
+//!   new sessions get as far as their first command): the reset waits for
+//!   a lock the long data holds;
 //! - `Bug::None`: a healthy server.
 //!
 //! A crash stops serving: the listener and every connection are dropped.
@@ -147,7 +149,15 @@ async fn accept_loop(listener: TcpListener, bug: Bug, ctl: Control) {
             _ = stopped.changed() => return,
         };
         let Ok((stream, _)) = accepted else { continue };
-        let conn = Conn { stream, buf: Vec::new(), bug, statements: HashMap::new(), next_id: 1, deprecate_eof: false };
+        let conn = Conn {
+            stream,
+            buf: Vec::new(),
+            bug,
+            statements: HashMap::new(),
+            next_id: 1,
+            deprecate_eof: false,
+            long_data: Vec::new(),
+        };
         tokio::spawn(conn.serve(ctl.clone()));
     }
 }
@@ -170,6 +180,8 @@ struct Conn {
     bug: Bug,
     /// Statement id -> parameter count.
     statements: HashMap<u32, usize>,
+    /// Statements that were sent long data.
+    long_data: Vec<u32>,
     next_id: u32,
     deprecate_eof: bool,
 }
@@ -287,7 +299,7 @@ impl Conn {
         };
         match command {
             COM_QUIT => return Verdict::Close,
-            COM_STMT_RESET if self.bug == Bug::ResetHang && self.prepared_here(body) => return Verdict::HangCommands,
+            COM_STMT_RESET if self.bug == Bug::ResetHang && self.has_long_data(body) => return Verdict::HangCommands,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,
             COM_STMT_EXECUTE => return self.execute(body).await,
@@ -302,9 +314,9 @@ impl Conn {
         Verdict::Serve
     }
 
-    /// Whether the statement id `body` starts with is one this connection prepared.
-    fn prepared_here(&self, body: &[u8]) -> bool {
-        body.get(..4).is_some_and(|id| self.statements.contains_key(&u32::from_le_bytes(id.try_into().unwrap())))
+    /// Whether the statement `body` names was sent long data.
+    fn has_long_data(&self, body: &[u8]) -> bool {
+        body.get(..4).is_some_and(|id| self.long_data.contains(&u32::from_le_bytes(id.try_into().unwrap())))
     }
 
     async fn prepare(&mut self, sql: &[u8]) {
@@ -357,6 +369,9 @@ impl Conn {
         let known = self.statements.get(&id).is_some_and(|&count| param < count);
         if !known && self.bug == Bug::LongDataHang {
             return Verdict::Hang;
+        }
+        if known {
+            self.long_data.push(id);
         }
         Verdict::Serve
     }

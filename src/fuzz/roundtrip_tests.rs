@@ -53,7 +53,7 @@ const SERVER_CAPS: Capabilities = Capabilities(
 
 /// What one connection sent the recording server.
 #[derive(Debug, Clone, Default)]
-struct Recorded {
+struct Received {
     /// Every byte, as it came.
     raw: Vec<u8>,
     /// The packet stream those bytes carry (inflated once compressed).
@@ -65,7 +65,7 @@ struct Recorded {
     good_scrambles: usize,
 }
 
-impl Recorded {
+impl Received {
     /// The bytes with the live values (the right scramble, the ids given
     /// out) replaced by what they stand for, so that two connections'
     /// bytes compare.
@@ -103,7 +103,7 @@ fn replace_all(bytes: &mut [u8], from: &[u8], to: &[u8]) {
 /// kind, and keeps what each connection sent.
 struct RecordingServer {
     port: u16,
-    connections: Arc<Mutex<Vec<Recorded>>>,
+    connections: Arc<Mutex<Vec<Received>>>,
 }
 
 impl RecordingServer {
@@ -118,7 +118,7 @@ impl RecordingServer {
                 let n = counter.fetch_add(1, Ordering::Relaxed);
                 let at = {
                     let mut conns = shared.lock().unwrap();
-                    conns.push(Recorded { nonce: nonce(n), ..Recorded::default() });
+                    conns.push(Received { nonce: nonce(n), ..Received::default() });
                     conns.len() - 1
                 };
                 tokio::spawn(serve(stream, n, shared.clone(), at));
@@ -127,7 +127,7 @@ impl RecordingServer {
         RecordingServer { port, connections }
     }
 
-    fn take(&self) -> Vec<Recorded> {
+    fn take(&self) -> Vec<Received> {
         std::mem::take(&mut *self.connections.lock().unwrap())
     }
 }
@@ -147,7 +147,7 @@ fn nonce(n: u32) -> [u8; 20] {
 struct Served {
     stream: TcpStream,
     n: u32,
-    log: Arc<Mutex<Vec<Recorded>>>,
+    log: Arc<Mutex<Vec<Received>>>,
     at: usize,
     wire: Vec<u8>,
     plain: Vec<u8>,
@@ -157,7 +157,7 @@ struct Served {
     prepares: u32,
 }
 
-async fn serve(stream: TcpStream, n: u32, log: Arc<Mutex<Vec<Recorded>>>, at: usize) {
+async fn serve(stream: TcpStream, n: u32, log: Arc<Mutex<Vec<Received>>>, at: usize) {
     let mut s = Served {
         stream,
         n,
@@ -214,7 +214,7 @@ fn greeting_payload(nonce: &[u8; 20]) -> Vec<u8> {
 }
 
 impl Served {
-    fn record<T>(&self, f: impl FnOnce(&mut Recorded) -> T) -> T {
+    fn record<T>(&self, f: impl FnOnce(&mut Received) -> T) -> T {
         f(&mut self.log.lock().unwrap()[self.at])
     }
 
@@ -503,22 +503,22 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
     let verdict = std::thread::spawn(move || replay(&options)).join().unwrap();
     let _ = std::fs::remove_file(&file);
     assert_eq!(verdict.unwrap(), ReplayVerdict::Survived);
-    let again: Vec<Recorded> = server.take().into_iter().filter(|r| !r.is_control()).collect();
+    let again: Vec<Received> = server.take().into_iter().filter(|r| !r.is_control()).collect();
 
     same_sessions(&first, &again, |r| &r.raw);
     // The live values were recomputed: every login and COM_CHANGE_USER
     // matched its own connection's nonce, and the raw bytes differ.
-    let scrambles = |rs: &[Recorded]| rs.iter().map(|r| r.good_scrambles).sum::<usize>();
+    let scrambles = |rs: &[Received]| rs.iter().map(|r| r.good_scrambles).sum::<usize>();
     assert_eq!(scrambles(&first), 3);
     assert_eq!(scrambles(&again), 3);
-    let ids = |rs: &[Recorded]| rs.iter().map(|r| r.ids.len()).sum::<usize>();
+    let ids = |rs: &[Received]| rs.iter().map(|r| r.ids.len()).sum::<usize>();
     assert_eq!((ids(&first), ids(&again)), (3, 3));
     for replayed in again.iter().filter(|r| r.good_scrambles > 0) {
         assert!(first.iter().all(|r| r.raw != replayed.raw), "a connection's live values were not patched");
     }
 
     if run_emitted_python(&reproducer, server.port) {
-        let by_python: Vec<Recorded> = server.take().into_iter().filter(|r| !r.is_control()).collect();
+        let by_python: Vec<Received> = server.take().into_iter().filter(|r| !r.is_control()).collect();
         assert_eq!((scrambles(&by_python), ids(&by_python)), (3, 3));
         same_sessions(&first, &by_python, |r| &r.plain);
     }
@@ -526,9 +526,9 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
 
 /// Each connection of `before` sent what one of `after` sent (in any
 /// order: sessions run at the same time), but for the live values.
-fn same_sessions(before: &[Recorded], after: &[Recorded], bytes: impl Fn(&Recorded) -> &Vec<u8>) {
+fn same_sessions(before: &[Received], after: &[Received], bytes: impl Fn(&Received) -> &Vec<u8>) {
     assert_eq!(after.len(), before.len());
-    let normalised = |rs: &[Recorded]| {
+    let normalised = |rs: &[Received]| {
         let mut all: Vec<Vec<u8>> = rs.iter().map(|r| r.normalised(bytes(r))).collect();
         all.sort();
         all

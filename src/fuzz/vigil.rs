@@ -124,6 +124,8 @@ impl<'v> Patience<'v> {
             },
         };
         tokio::select! {
+            // What came wins over a check that passed meanwhile.
+            biased;
             filled = conn.fill(since + self.vigil.longest) => filled,
             () = self.vigil.checked_after(since) => Err(Gone::Timeout),
         }

@@ -63,6 +63,8 @@ struct Received {
     ids: Vec<u32>,
     /// Scrambles that matched the nonce (logins and COM_CHANGE_USER).
     good_scrambles: usize,
+    /// The nonce of the auth switch the login was answered with, if any.
+    switch_nonce: Option<[u8; 20]>,
 }
 
 impl Received {
@@ -73,6 +75,9 @@ impl Received {
         let mut bytes = bytes.to_vec();
         let scramble = native_password::scramble(PASSWORD.as_bytes(), &self.nonce);
         replace_all(&mut bytes, &scramble, &[0xAA; 20]);
+        if let Some(switched) = &self.switch_nonce {
+            replace_all(&mut bytes, &native_password::scramble(PASSWORD.as_bytes(), switched), &[0xAB; 20]);
+        }
         for (k, id) in self.ids.iter().enumerate() {
             replace_all(&mut bytes, &id.to_le_bytes(), &[k as u8, 0xEE, 0xEE, 0xEE]);
         }
@@ -118,7 +123,7 @@ impl RecordingServer {
                 let n = counter.fetch_add(1, Ordering::Relaxed);
                 let at = {
                     let mut conns = shared.lock().unwrap();
-                    conns.push(Received { nonce: nonce(n), ..Received::default() });
+                    conns.push(Received { nonce: connection_nonce(n), ..Received::default() });
                     conns.len() - 1
                 };
                 tokio::spawn(serve(stream, n, shared.clone(), at));
@@ -133,7 +138,7 @@ impl RecordingServer {
 }
 
 /// Printable and different for each connection.
-fn nonce(n: u32) -> [u8; 20] {
+fn connection_nonce(n: u32) -> [u8; 20] {
     let mut x = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     std::array::from_fn(|_| {
         x ^= x << 13;
@@ -155,6 +160,10 @@ struct Served {
     logged_in: bool,
     deprecate_eof: bool,
     prepares: u32,
+    /// The login's capabilities.
+    login_caps: Capabilities,
+    /// An auth switch's nonce, while its answer is awaited.
+    switched: Option<[u8; 20]>,
 }
 
 async fn serve(stream: TcpStream, n: u32, log: Arc<Mutex<Vec<Received>>>, at: usize) {
@@ -169,6 +178,8 @@ async fn serve(stream: TcpStream, n: u32, log: Arc<Mutex<Vec<Received>>>, at: us
         logged_in: false,
         deprecate_eof: false,
         prepares: 0,
+        login_caps: Capabilities::empty(),
+        switched: None,
     };
     let nonce = s.record(|r| r.nonce);
     let mut greeting = Vec::new();
@@ -273,25 +284,7 @@ impl Served {
         const OK: &[u8] = &[0, 0, 0, 2, 0, 0, 0];
         const EOF: &[u8] = &[0xFE, 0, 0, 2, 0];
         if !self.logged_in {
-            if payload.len() == 32 {
-                return true; // An SSLRequest: a TLS handshake would follow.
-            }
-            let Some((caps, auth)) = login_auth(payload) else {
-                self.send(next, b"\xff\x13\x04#08S01Bad handshake").await;
-                return false;
-            };
-            self.check_scramble(auth, nonce);
-            self.send(next, OK).await;
-            self.logged_in = true;
-            self.deprecate_eof = caps.contains(Capabilities::DEPRECATE_EOF);
-            self.compressed = caps.contains(Capabilities::COMPRESS);
-            if self.compressed {
-                // What followed the login was logged as plain: it is not.
-                let unread = self.plain.len();
-                self.record(|r| r.plain.truncate(r.plain.len() - unread));
-                self.wire.append(&mut self.plain);
-            }
-            return self.unwrap_compressed();
+            return self.login(next, payload, nonce).await;
         }
         let body = payload.get(1..).unwrap_or_default();
         match payload.first().copied().unwrap_or(0xFF) {
@@ -311,6 +304,49 @@ impl Served {
             _ => self.send(next, b"\xff\x17\x04#08S01Unknown command").await,
         }
         true
+    }
+
+    /// The login, or the answer to its auth switch: a login whose bytes
+    /// say `switch-me` is switched to mysql_native_password with a new nonce.
+    async fn login(&mut self, next: u8, payload: &[u8], nonce: &[u8; 20]) -> bool {
+        if let Some(switched) = self.switched.take() {
+            self.check_scramble(payload, &switched);
+            return self.logged_in(next).await;
+        }
+        if payload.len() == 32 {
+            return true; // An SSLRequest: a TLS handshake would follow.
+        }
+        let Some((caps, auth)) = login_auth(payload) else {
+            self.send(next, b"\xff\x13\x04#08S01Bad handshake").await;
+            return false;
+        };
+        self.check_scramble(auth, nonce);
+        self.login_caps = caps;
+        if payload.windows(9).any(|w| w == b"switch-me") {
+            let switched = connection_nonce(self.n + 1000);
+            self.record(|r| r.switch_nonce = Some(switched));
+            let mut switch = vec![0xFE];
+            switch.put_null_terminated(b"mysql_native_password");
+            switch.put_null_terminated(&switched);
+            self.send(next, &switch).await;
+            self.switched = Some(switched);
+            return true;
+        }
+        self.logged_in(next).await
+    }
+
+    async fn logged_in(&mut self, seq: u8) -> bool {
+        self.send(seq, &[0, 0, 0, 2, 0, 0, 0]).await;
+        self.logged_in = true;
+        self.deprecate_eof = self.login_caps.contains(Capabilities::DEPRECATE_EOF);
+        self.compressed = self.login_caps.contains(Capabilities::COMPRESS);
+        if self.compressed {
+            // What followed the login was logged as plain: it is not.
+            let unread = self.plain.len();
+            self.record(|r| r.plain.truncate(r.plain.len() - unread));
+            self.wire.append(&mut self.plain);
+        }
+        self.unwrap_compressed()
     }
 
     fn check_scramble(&mut self, auth: &[u8], nonce: &[u8; 20]) {
@@ -413,7 +449,7 @@ fn compressed_session() -> SessionPlan {
     let stmt = StmtRef::Prepared(0);
     SessionPlan {
         packets: vec![
-            packet(Spec::Login(LoginSpec { deprecate_eof: true, ..client_login() })),
+            packet(Spec::Login(LoginSpec { deprecate_eof: true, connect_attrs: switched_attrs(), ..client_login() })),
             packet(Spec::Prepare(b"SELECT ?".to_vec())),
             packet(Spec::Execute { stmt, flags: 0, params: vec![OwnedParam::I8(1)] }),
             wrapped(Spec::Ping, WrapEdit::Seq(9)),
@@ -422,6 +458,13 @@ fn compressed_session() -> SessionPlan {
             packet(Spec::Quit),
         ],
     }
+}
+
+/// Connection attributes that make the recording server switch auth plugins.
+fn switched_attrs() -> Vec<(String, String)> {
+    let mut attrs = client_login().connect_attrs;
+    attrs.push(("switch-me".into(), "1".into()));
+    attrs
 }
 
 /// An SSLRequest answering the greeting, then a command where the server
@@ -506,11 +549,12 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
     let again: Vec<Received> = server.take().into_iter().filter(|r| !r.is_control()).collect();
 
     same_sessions(&first, &again, |r| &r.raw);
-    // The live values were recomputed: every login and COM_CHANGE_USER
-    // matched its own connection's nonce, and the raw bytes differ.
+    // The live values were recomputed: every login, auth switch and
+    // COM_CHANGE_USER matched its own connection's nonce, and the raw bytes
+    // differ.
     let scrambles = |rs: &[Received]| rs.iter().map(|r| r.good_scrambles).sum::<usize>();
-    assert_eq!(scrambles(&first), 3);
-    assert_eq!(scrambles(&again), 3);
+    assert_eq!(scrambles(&first), 4, "2 logins, an auth switch, COM_CHANGE_USER");
+    assert_eq!(scrambles(&again), 4);
     let ids = |rs: &[Received]| rs.iter().map(|r| r.ids.len()).sum::<usize>();
     assert_eq!((ids(&first), ids(&again)), (3, 3));
     for replayed in again.iter().filter(|r| r.good_scrambles > 0) {
@@ -519,7 +563,7 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
 
     if run_emitted_python(&reproducer, server.port) {
         let by_python: Vec<Received> = server.take().into_iter().filter(|r| !r.is_control()).collect();
-        assert_eq!((scrambles(&by_python), ids(&by_python)), (3, 3));
+        assert_eq!((scrambles(&by_python), ids(&by_python)), (4, 3));
         same_sessions(&first, &by_python, |r| &r.plain);
     }
 }

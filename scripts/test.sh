@@ -46,6 +46,9 @@ need sysbench sysbench
 # its mirror, 14 s to unpack, then dpkg's configure step; the screenshot
 # itself takes about 1 s.
 need chromium chromium
+# tests/fuzz_planted.rs and tests/fuzz_mariadb_crash.rs run the Python 3
+# scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
+need python3 python3
 # tests/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
 # its own sshd (/usr/sbin/sshd, on a free port of 127.0.0.1, with keys it
 # makes) and never uses the system's ssh service, which the package may

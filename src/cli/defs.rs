@@ -444,6 +444,11 @@ pub(crate) const FUZZ: &[OptDef] = &[
     opt("keep-going", Bool, Some("off"), "go on after a failure until --time is up, restarting the server"),
 ];
 
+/// `wirebench fuzz-replay`'s own.
+pub(crate) const FUZZ_REPLAY: &[OptDef] = &[
+    opt("emit", STRING, None, "write a stand-alone program that replays the reproducer to standard output instead of replaying it: python (Python 3, its standard library only)"),
+];
+
 /// What watches the server, for `wirebench fuzz` and `fuzz-replay`.
 pub(crate) const FUZZ_WATCH: &[OptDef] = &[
     opt("fuzz-deadline", Double, Some("5"), "seconds the control connection waits for COM_PING and SELECT 1 before the server counts as hung"),

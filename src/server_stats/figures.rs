@@ -32,7 +32,8 @@ pub struct ServerFigures {
     /// Share of InnoDB's page requests the buffer pool answered, 0 to 1
     /// (1 - Innodb_buffer_pool_reads / Innodb_buffer_pool_read_requests).
     pub buffer_pool_hit_ratio: Option<f64>,
-    /// Innodb_rows_read per query.
+    /// Innodb_rows_read per query (MySQL), or Rows_read (MariaDB, which
+    /// has no Innodb_rows_read since 10.6; it counts every engine's).
     pub rows_read_per_query: Option<f64>,
     /// Innodb_buffer_pool_reads (pages read from disk) per query.
     pub disk_reads_per_query: Option<f64>,
@@ -81,7 +82,7 @@ impl ServerFigures {
             cpu_us_per_transaction: cpu_us.and_then(|us| per(us, transactions)),
             cpu_cores: cpu_us.and_then(|us| per(us, seconds_us)),
             buffer_pool_hit_ratio: hit_ratio,
-            rows_read_per_query: counter("Innodb_rows_read").and_then(|n| per(n, queries)),
+            rows_read_per_query: counter("Innodb_rows_read").or(counter("Rows_read")).and_then(|n| per(n, queries)),
             disk_reads_per_query: counter("Innodb_buffer_pool_reads").and_then(|n| per(n, queries)),
             voluntary_switches_per_query: delta.process.and_then(|p| per(p.voluntary_switches, queries)),
             involuntary_switches_per_query: delta.process.and_then(|p| per(p.involuntary_switches, queries)),
@@ -124,6 +125,15 @@ pub struct ServerSource {
     /// Unix time of the samples the totals are between.
     pub from_unix_s: f64,
     pub to_unix_s: f64,
+    /// Of those two samples, how many were taken while the connections
+    /// were sending (see [`RunStatements::busy_edges`]).
+    ///
+    /// [`RunStatements::busy_edges`]: super::RunStatements::busy_edges
+    pub busy_edges: u32,
+    /// In `wirebench merge`'s result, the number of shards merged; none
+    /// in a run's own.
+    #[serde(default)]
+    pub merged_shards: Option<u32>,
 }
 
 /// What a result keeps of the server: the delta and its figures; in a

@@ -7,6 +7,7 @@ use std::fmt;
 
 use super::consistency::ConsistencyCheck;
 use super::figures::{ServerLocation, ServerResult};
+use super::status::STATUS_COUNTERS;
 
 /// The block after the final report.
 pub struct ServerBlock<'a> {
@@ -85,12 +86,17 @@ impl ServerBlock<'_> {
             ServerLocation::ThisHost | ServerLocation::GivenPid => {}
         }
         let (index, count) = source.shard;
-        if count > 1 {
-            writeln!(
+        match source.merged_shards {
+            _ if count <= 1 => {}
+            None => writeln!(
                 f,
                 "    shard {index}/{count} sampled the server for the whole run: its figures per query and the \
                  check of its Questions are in `wirebench merge`'s report"
-            )?;
+            )?,
+            Some(_) => writeln!(
+                f,
+                "    sampled by shard {index}/{count} alone, for the whole run: per query of every shard's queries"
+            )?,
         }
         Ok(())
     }
@@ -108,7 +114,8 @@ impl ServerBlock<'_> {
             "status counter", "total", "per query", "per trx", "per s"
         )?;
         let cell = |value: Option<&f64>| value.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"));
-        for (name, total) in &delta.status {
+        let listed = STATUS_COUNTERS.iter().filter_map(|&name| Some((name, delta.status.get(name)?)));
+        for (name, total) in listed {
             writeln!(
                 f,
                 "    {name:<32}{total:>14}{:>12}{:>12}{:>14}",
@@ -221,6 +228,8 @@ mod tests {
             shard: (0, 1),
             from_unix_s: 0.0,
             to_unix_s: 2.0,
+            busy_edges: 0,
+            merged_shards: None,
         };
         let consistency = super::super::ConsistencyCheck::of(&delta, run);
         ServerResult { delta, figures, source: Some(source), consistency }
@@ -239,9 +248,9 @@ mod tests {
             \x20   threads running:                     1 at the end\n\
             \n\
             \x20   status counter                           total   per query     per trx         per s\n\
+            \x20   Questions                                 1003       1.003      10.030        501.50\n\
             \x20   Com_select                                1000       1.000      10.000        500.00\n\
-            \x20   Innodb_rows_read                          1000       1.000      10.000        500.00\n\
-            \x20   Questions                                 1003       1.003      10.030        501.50\n";
+            \x20   Innodb_rows_read                          1000       1.000      10.000        500.00\n";
         assert_eq!(text, expected);
     }
 

@@ -142,7 +142,7 @@ fn serve(
     if ready.send(place).is_err() || failed {
         // The report thread was told, or has gone.
         if let Some(conn) = conn {
-            let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(1), conn.quit()));
+            quit(&runtime, conn);
         }
         return;
     }
@@ -162,8 +162,14 @@ fn serve(
         }
     }
     if let Some(conn) = conn {
-        let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(1), conn.quit()));
+        quit(&runtime, conn);
     }
+}
+
+/// Logs the sampling connection out, briefly: a server that does not
+/// answer is left as it is.
+fn quit(runtime: &tokio::runtime::Runtime, conn: Connection) {
+    let _ = runtime.block_on(async { tokio::time::timeout(Duration::from_secs(1), conn.quit()).await });
 }
 
 /// Where the server is, from its socket and `--server-pid`; a process

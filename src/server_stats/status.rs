@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use wirebench_protocol::response::Response;
 
 /// The status counters sampled (their increase is what a delta holds), as
-/// MySQL and MariaDB spell them. A name a server does not have (MariaDB's
-/// `Handler_read_retry`, MySQL's absent ones) is skipped.
+/// MySQL and MariaDB spell them. A name a server does not have is skipped:
+/// MariaDB 10.6 and later have no `Innodb_rows_*` (their `Rows_read` and
+/// `Handler_write/update/delete` count rows for every engine), MySQL no
+/// `Rows_read`, `Handler_read_retry` or `Handler_read_rnd_deleted`.
 pub const STATUS_COUNTERS: &[&str] = &[
     "Questions",
     "Com_select",
@@ -19,12 +21,18 @@ pub const STATUS_COUNTERS: &[&str] = &[
     "Innodb_rows_inserted",
     "Innodb_rows_updated",
     "Innodb_rows_deleted",
+    "Rows_read",
+    "Rows_sent",
+    "Handler_write",
+    "Handler_update",
+    "Handler_delete",
     "Innodb_buffer_pool_read_requests",
     "Innodb_buffer_pool_reads",
     "Innodb_data_reads",
     "Innodb_data_writes",
     "Innodb_row_lock_waits",
     "Innodb_row_lock_time",
+    "Innodb_deadlocks",
     "Created_tmp_disk_tables",
     "Handler_read_first",
     "Handler_read_key",

@@ -121,10 +121,9 @@ impl ServerWatch {
         }
     }
 
-    /// The totals, from `base` to a sample taken now; `busy_end` when the
-    /// connections may still be sending. Also the busy edges among the
-    /// two, for the consistency check.
-    pub fn totals(&mut self, wait: Duration, busy_end: bool) -> Result<(ServerDelta, u32, ServerSource), String> {
+    /// The totals, from `base` to a sample taken now, and whose they are;
+    /// `busy_end` when the connections may still be sending.
+    pub fn totals(&mut self, wait: Duration, busy_end: bool) -> Result<(ServerDelta, ServerSource), String> {
         if let Some(why) = &self.base_lost {
             return Err(why.clone());
         }
@@ -139,8 +138,10 @@ impl ServerWatch {
             shard: self.shard,
             from_unix_s: unix(&self.base),
             to_unix_s: unix(&end),
+            busy_edges: u32::from(self.base_busy) + u32::from(busy_end),
+            merged_shards: None,
         };
         self.last = end;
-        Ok((delta, u32::from(self.base_busy) + u32::from(busy_end), source))
+        Ok((delta, source))
     }
 }

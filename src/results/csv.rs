@@ -179,7 +179,7 @@ mod tests {
             process: None,
             sampler_statements: 1,
         };
-        result.server = Some(ServerResult::interval(delta, ClientCounts { queries: 20, transactions: 2 }));
+        result.server = Some(ServerResult::interval(delta, Some(ClientCounts { queries: 20, transactions: 2 })));
         let row = columns.row(&result);
         assert!(row.contains(",0,,,,,,3,21,20,,"), "{row}");
         assert_eq!(row.split(',').count(), header.split(',').count());

@@ -351,23 +351,25 @@ fn merged_server(files: &[ShardFile], sampler: usize, counters: &Counters) -> Op
     source.merged_shards = Some(files.len() as u32);
     let delta = sampled.delta.clone();
     let counts = ClientCounts { queries: counters.queries(), transactions: counters.events };
-    let mut skew = 0.0f64;
+    let statements = counters.queries().saturating_add(counters.errors);
+    let whole_rate = if delta.seconds > 0.0 { statements as f64 / delta.seconds } else { 0.0 };
+    let mut edge_statements = whole_rate * source.edge_blur_s;
     for (_, file) in files.iter().enumerate().filter(|(i, _)| *i != sampler) {
         let result = &file.result;
-        let statements = result.counters.queries.saturating_add(result.counters.ignored_errors);
-        let per_event = statements.div_ceil(result.counters.transactions.max(1)).max(1);
+        let own = result.counters.queries.saturating_add(result.counters.ignored_errors);
+        let per_event = own.div_ceil(result.counters.transactions.max(1)).max(1);
         let (start, end) = (file.measured_from_unix_s(), file.measured_from_unix_s() + result.time_s);
         let outside_s = (source.from_unix_s - start).abs() + (end - source.to_unix_s).abs();
-        let rate = if result.time_s > 0.0 { statements as f64 / result.time_s } else { 0.0 };
-        skew += rate * outside_s + 2.0 * f64::from(result.threads) * per_event as f64;
+        let rate = if result.time_s > 0.0 { own as f64 / result.time_s } else { 0.0 };
+        edge_statements += rate * outside_s + 2.0 * f64::from(result.threads) * per_event as f64;
     }
     let run = RunStatements {
-        statements: counters.queries().saturating_add(counters.errors),
+        statements,
         events: counters.events,
         connections: files.iter().map(|f| u64::from(f.result.threads)).sum(),
         reconnects: counters.reconnects,
         busy_edges: source.busy_edges,
-        skew: skew.ceil() as u64,
+        edge_statements: edge_statements.ceil() as u64,
     };
     Some(ServerResult {
         figures: ServerFigures::of(&delta, Some(counts)),

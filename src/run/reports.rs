@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
@@ -12,7 +12,7 @@ use crate::cli::{GeneralOptions, Personality};
 use crate::lua::ReportHooks;
 use crate::results::record::Measured;
 use crate::results::RunEnd;
-use crate::server_stats::{SamplingMode, ServerInterimLine, ServerResult};
+use crate::server_stats::{Cut, SamplingMode, ServerInterimLine, ServerResult};
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
@@ -49,6 +49,9 @@ pub(super) struct Reports<'a> {
     sql_used: Option<Arc<AtomicBool>>,
     /// `--server-stats`: the server's sampling.
     server: Option<ServerSampling>,
+    /// When the last collection ran: the run's side of an edge of the
+    /// server's totals.
+    last_cut: Cut,
 }
 
 impl<'a> Reports<'a> {
@@ -76,6 +79,7 @@ impl<'a> Reports<'a> {
             hooks,
             sql_used: None,
             server: None,
+            last_cut: (Instant::now(), Instant::now()),
         }
     }
 
@@ -96,14 +100,18 @@ impl<'a> Reports<'a> {
 
     /// Collects what the loops did since the last collection, at `now_ns`.
     pub(super) fn collect(&mut self, now_ns: u64) {
+        let start = Instant::now();
         self.collector.collect(COLLECT_TIMEOUT);
+        self.last_cut = (start, Instant::now());
         self.took_interval(now_ns);
     }
 
     /// The last collection, once the loops have ended: whatever they
     /// handed over last.
     pub(super) fn drain(&mut self, now_ns: u64) {
+        let start = Instant::now();
         self.collector.drain();
+        self.last_cut = (start, Instant::now());
         self.took_interval(now_ns);
     }
 
@@ -159,6 +167,9 @@ impl<'a> Reports<'a> {
     /// `report_cumulative()` resets its cumulative counters, histogram and
     /// per-thread timers); interim lines are not affected.
     pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
+        if let Some(server) = self.server.as_mut() {
+            server.ask();
+        }
         self.collect(now_ns);
         let line = CheckpointLine { time_total_s: self.measured(now_ns) };
         let report = self.cumulative(now_ns, 0);
@@ -174,7 +185,7 @@ impl<'a> Reports<'a> {
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
         if let Some(server) = self.server.as_mut() {
-            server.checkpoint();
+            server.checkpoint(self.last_cut);
         }
         Ok(())
     }
@@ -209,17 +220,21 @@ impl<'a> Reports<'a> {
     pub(super) fn server_totals(&mut self, busy_end: bool) -> Option<ServerResult> {
         let totals = self.collector.totals();
         let connections = totals.connections.len() as u64;
-        self.server.as_mut()?.totals(&totals.counters, connections, busy_end)
+        let cut = busy_end.then_some(self.last_cut);
+        self.server.as_mut()?.totals(&totals.counters, connections, cut)
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now
     /// is dropped, and report times count from here.
     pub(super) fn end_warmup(&mut self, now_ns: u64) {
+        if let Some(server) = self.server.as_mut() {
+            server.ask();
+        }
         self.collect(now_ns);
         self.warming = false;
         self.collector.reset_totals();
         if let Some(server) = self.server.as_mut() {
-            server.end_warmup();
+            server.end_warmup(self.last_cut);
         }
         self.owed.reset();
         self.last_interim_ns = now_ns;

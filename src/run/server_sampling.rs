@@ -10,8 +10,8 @@ use super::RunError;
 use crate::cli::{Bench, Personality};
 use crate::client::ConnectOptions;
 use crate::server_stats::{
-    ClientCounts, ConsistencyCheck, RunStatements, Sampler, SamplerConfig, SamplerError, SamplingMode, ServerFigures,
-    ServerLocation, ServerResult, ServerWatch,
+    ClientCounts, ConsistencyCheck, Cut, RunStatements, Sampler, SamplerConfig, SamplerError, SamplingMode,
+    ServerFigures, ServerLocation, ServerResult, ServerWatch,
 };
 use crate::stats::Counters;
 
@@ -135,7 +135,7 @@ impl ServerSampling {
     pub(super) fn interval(&mut self, counters: &Counters) -> Option<ServerResult> {
         let counts = ClientCounts { queries: counters.queries(), transactions: counters.events };
         match self.watch.interval(self.interval_wait) {
-            Ok(delta) => Some(ServerResult::interval(delta, counts)),
+            Ok(delta) => Some(ServerResult::interval(delta, (!self.sharded).then_some(counts))),
             Err(e) => {
                 self.say_failure(&format!("{e}: this interval has no server figures"));
                 None
@@ -143,24 +143,31 @@ impl ServerSampling {
         }
     }
 
-    /// `--warmup-time` is over.
-    pub(super) fn end_warmup(&mut self) {
-        if let Err(e) = self.watch.end_warmup(EDGE_WAIT) {
+    /// `--warmup-time` is over, the loops' counts cut at `cut`.
+    pub(super) fn end_warmup(&mut self, cut: Cut) {
+        if let Err(e) = self.watch.end_warmup(EDGE_WAIT, cut) {
             self.say_failure(&format!("{e} at the end of the warm-up: the run has no server totals"));
         }
     }
 
-    /// A checkpoint: the totals start again.
-    pub(super) fn checkpoint(&mut self) {
-        if let Err(e) = self.watch.checkpoint(EDGE_WAIT) {
+    /// A checkpoint, the loops' counts cut at `cut`: the totals start
+    /// again.
+    pub(super) fn checkpoint(&mut self, cut: Cut) {
+        if let Err(e) = self.watch.checkpoint(EDGE_WAIT, cut) {
             self.say_failure(&format!("{e} at a checkpoint: the run has no server totals"));
         }
     }
 
     /// The totals, from the last sample that started them to one taken
-    /// now; `busy_end` when the connections may still be sending.
-    /// `counters` and `connections` are the run's over the same span.
-    pub(super) fn totals(&mut self, counters: &Counters, connections: u64, busy_end: bool) -> Option<ServerResult> {
+    /// now; `busy_end` is the cut of the run's counts when the connections
+    /// may still be sending. `counters` and `connections` are the run's
+    /// over the same span.
+    pub(super) fn totals(
+        &mut self,
+        counters: &Counters,
+        connections: u64,
+        busy_end: Option<Cut>,
+    ) -> Option<ServerResult> {
         let (delta, source) = match self.watch.totals(EDGE_WAIT, busy_end) {
             Ok(totals) => totals,
             Err(e) => {
@@ -171,13 +178,15 @@ impl ServerSampling {
         };
         let counts = ClientCounts { queries: counters.queries(), transactions: counters.events };
         let figures = ServerFigures::of(&delta, (!self.sharded).then_some(counts));
+        let statements = counters.queries().saturating_add(counters.errors);
+        let rate = if delta.seconds > 0.0 { statements as f64 / delta.seconds } else { 0.0 };
         let run = RunStatements {
-            statements: counters.queries().saturating_add(counters.errors),
+            statements,
             events: counters.events,
             connections,
             reconnects: counters.reconnects,
             busy_edges: source.busy_edges,
-            skew: 0,
+            edge_statements: (rate * source.edge_blur_s).ceil() as u64,
         };
         let checked = self.one_server && !self.sharded;
         let consistency = if checked { ConsistencyCheck::of(&delta, run) } else { None };

@@ -20,9 +20,10 @@ pub struct RunStatements {
     /// run. The start (before the first event) and the end of a run whose
     /// connections have all finished are sharp.
     pub busy_edges: u32,
-    /// Statements of the other shards that may fall outside the sampling
-    /// shard's span (`wirebench merge`).
-    pub skew: u64,
+    /// Statements the run may have sent within the busy edges' blur (see
+    /// `watch.rs`), on either side; in `wirebench merge`, also those of the
+    /// other shards outside the sampling shard's span.
+    pub edge_statements: u64,
 }
 
 /// The check, with its figures.
@@ -56,7 +57,7 @@ impl ConsistencyCheck {
         let in_flight = u64::from(run.busy_edges)
             .saturating_mul(run.connections)
             .saturating_mul(per_event)
-            .saturating_add(run.skew);
+            .saturating_add(run.edge_statements);
         let allowed_below = in_flight;
         let allowed_above = in_flight.saturating_add(run.connections).saturating_add(run.reconnects);
         let consistent = unexplained >= 0 && unexplained.unsigned_abs() <= allowed_above
@@ -87,8 +88,14 @@ mod tests {
         }
     }
 
-    const RUN: RunStatements =
-        RunStatements { statements: 1000, events: 100, connections: 4, reconnects: 0, busy_edges: 0, skew: 0 };
+    const RUN: RunStatements = RunStatements {
+        statements: 1000,
+        events: 100,
+        connections: 4,
+        reconnects: 0,
+        busy_edges: 0,
+        edge_statements: 0,
+    };
 
     #[test]
     fn the_run_and_the_sampler_make_up_the_servers_count() {
@@ -113,7 +120,7 @@ mod tests {
         assert!(!ConsistencyCheck::of(&delta(Some(962), 3), run).unwrap().consistent);
         let more = ConsistencyCheck::of(&delta(Some(1047), 3), run).unwrap();
         assert!(more.consistent && more.allowed_above == 44, "{more:?}");
-        let skewed = RunStatements { skew: 100, ..RUN };
+        let skewed = RunStatements { edge_statements: 100, ..RUN };
         assert!(ConsistencyCheck::of(&delta(Some(903), 3), skewed).unwrap().consistent);
     }
 }

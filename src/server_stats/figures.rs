@@ -130,6 +130,10 @@ pub struct ServerSource {
     ///
     /// [`RunStatements::busy_edges`]: super::RunStatements::busy_edges
     pub busy_edges: u32,
+    /// Those edges' blur added up, in seconds: the time from the first
+    /// to the last of the run's cut and the server's sample at each.
+    #[serde(default)]
+    pub edge_blur_s: f64,
     /// In `wirebench merge`'s result, the number of shards merged; none
     /// in a run's own.
     #[serde(default)]
@@ -150,9 +154,9 @@ pub struct ServerResult {
 }
 
 impl ServerResult {
-    /// An interval's.
-    pub fn interval(delta: ServerDelta, counts: ClientCounts) -> ServerResult {
-        let figures = ServerFigures::of(&delta, Some(counts));
+    /// An interval's; `counts` as in [`ServerFigures::of`].
+    pub fn interval(delta: ServerDelta, counts: Option<ClientCounts>) -> ServerResult {
+        let figures = ServerFigures::of(&delta, counts);
         ServerResult { delta, figures, source: None, consistency: None }
     }
 }

@@ -229,6 +229,7 @@ mod tests {
             from_unix_s: 0.0,
             to_unix_s: 2.0,
             busy_edges: 0,
+            edge_blur_s: 0.0,
             merged_shards: None,
         };
         let consistency = super::super::ConsistencyCheck::of(&delta, run);

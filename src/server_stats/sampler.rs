@@ -42,7 +42,7 @@ pub enum SamplerError {
     FirstSample(String),
     #[error(
         "--server-stats: the server's SHOW GLOBAL STATUS has none of the variables sampled (Questions, Com_select, \
-         Innodb_rows_read, ...): it is not MySQL or MariaDB; run without --server-stats"
+         Rows_read, ...): it is not MySQL or MariaDB; --server-stats=off leaves it alone"
     )]
     NoCounters,
 }

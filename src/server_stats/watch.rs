@@ -1,8 +1,15 @@
 //! What the report thread keeps of the server between samples: where the
 //! totals start, where the current interval starts, and how sharp the
 //! totals' edges are.
+//!
+//! An edge taken while the connections are sending is blurred: the run's
+//! side of it is the moment each loop hands its counts over (the report
+//! thread's collection), the server's the moment it runs the sample's
+//! statement. The sample is asked for before the collection, so that the
+//! two overlap; the blur is the time from the first of them to the last,
+//! and what the run sends in that time may be on either side.
 
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use super::delta::{ServerDelta, ServerSample};
 use super::figures::ServerSource;
@@ -11,6 +18,10 @@ use super::SamplingMode;
 
 /// How long the first sample may take, before any load.
 const FIRST_WAIT: Duration = Duration::from_secs(10);
+
+/// When the run's side of an edge was cut: the report thread's collection
+/// of the loops' counts, from its start to its end.
+pub type Cut = (Instant, Instant);
 
 /// The server's sampling through a run.
 pub struct ServerWatch {
@@ -25,13 +36,14 @@ pub struct ServerWatch {
     base: ServerSample,
     /// Where the next interval starts.
     last: ServerSample,
-    /// Whether `base` was taken while the connections were sending.
-    base_busy: bool,
+    /// When `base` was taken while the connections were sending: its
+    /// blur, in seconds.
+    base_blur_s: Option<f64>,
     /// Why the totals cannot be had: a sample that should have moved
     /// `base` failed.
     base_lost: Option<String>,
-    /// A request asked for and not yet answered.
-    pending: Option<u64>,
+    /// A request asked for and not yet answered, and when it was asked.
+    pending: Option<(u64, Instant)>,
 }
 
 impl ServerWatch {
@@ -54,7 +66,7 @@ impl ServerWatch {
             shard,
             base: first.clone(),
             last: first,
-            base_busy: false,
+            base_blur_s: None,
             base_lost: None,
             pending: None,
         })
@@ -65,71 +77,79 @@ impl ServerWatch {
     }
 
     /// Asks for the next sample now, without waiting for it: the report
-    /// thread collects the loops' interval meanwhile.
+    /// thread collects the loops' counts meanwhile.
     pub fn ask(&mut self) {
         if self.pending.is_none() {
-            self.pending = Some(self.sampler.ask());
+            self.pending = Some((self.sampler.ask(), Instant::now()));
         }
     }
 
-    /// The sample asked for (or asked now), waiting `wait` at most.
-    fn take(&mut self, wait: Duration) -> Result<ServerSample, String> {
-        let id = match self.pending.take() {
-            Some(id) => id,
-            None => self.sampler.ask(),
+    /// The sample asked for (or asked now), waiting `wait` at most; and
+    /// the blur of the edge it makes with `cut`, in seconds.
+    fn take(&mut self, wait: Duration, cut: Option<Cut>) -> Result<(ServerSample, f64), String> {
+        let (id, asked_at) = match self.pending.take() {
+            Some(pending) => pending,
+            None => (self.sampler.ask(), Instant::now()),
         };
-        self.sampler.answer(id, wait)
+        let sample = self.sampler.answer(id, wait)?;
+        let (from, to) = match cut {
+            Some((start, end)) => (start.min(asked_at), end.max(sample.at)),
+            None => (asked_at, sample.at),
+        };
+        Ok((sample, to.saturating_duration_since(from).as_secs_f64()))
     }
 
     /// What the server did since the last interval; the next one starts
     /// here. A sample that failed leaves the interval without figures,
     /// and the next one spans both.
     pub fn interval(&mut self, wait: Duration) -> Result<ServerDelta, String> {
-        let sample = self.take(wait)?;
+        let (sample, _) = self.take(wait, None)?;
         let delta = ServerDelta::between(&self.last, &sample);
         self.last = sample;
         Ok(delta)
     }
 
-    /// `--warmup-time` is over: the totals and the intervals start here.
-    pub fn end_warmup(&mut self, wait: Duration) -> Result<(), String> {
-        self.rebase(wait, true)
+    /// `--warmup-time` is over, the loops' counts cut at `cut`: the totals
+    /// and the intervals start here.
+    pub fn end_warmup(&mut self, wait: Duration, cut: Cut) -> Result<(), String> {
+        self.rebase(wait, cut, true)
     }
 
     /// A `--report-checkpoints` report: the totals start again here, as
     /// the run's do.
-    pub fn checkpoint(&mut self, wait: Duration) -> Result<(), String> {
-        self.rebase(wait, false)
+    pub fn checkpoint(&mut self, wait: Duration, cut: Cut) -> Result<(), String> {
+        self.rebase(wait, cut, false)
     }
 
-    fn rebase(&mut self, wait: Duration, intervals_too: bool) -> Result<(), String> {
-        match self.take(wait) {
-            Ok(sample) => {
+    fn rebase(&mut self, wait: Duration, cut: Cut, intervals_too: bool) -> Result<(), String> {
+        match self.take(wait, Some(cut)) {
+            Ok((sample, blur_s)) => {
                 if intervals_too {
                     self.last = sample.clone();
                 }
                 self.base = sample;
-                self.base_busy = true;
+                self.base_blur_s = Some(blur_s);
                 self.base_lost = None;
                 Ok(())
             }
             Err(e) => {
-                let why = format!("the sample where the totals start again failed ({e})");
-                self.base_lost = Some(why);
+                self.base_lost = Some(format!("the sample where the totals start again failed ({e})"));
                 Err(e)
             }
         }
     }
 
     /// The totals, from `base` to a sample taken now, and whose they are;
-    /// `busy_end` when the connections may still be sending.
-    pub fn totals(&mut self, wait: Duration, busy_end: bool) -> Result<(ServerDelta, ServerSource), String> {
+    /// `busy_end` is the cut of the run's counts when the connections may
+    /// still be sending.
+    pub fn totals(&mut self, wait: Duration, busy_end: Option<Cut>) -> Result<(ServerDelta, ServerSource), String> {
         if let Some(why) = &self.base_lost {
             return Err(why.clone());
         }
-        let end = self.take(wait)?;
+        let (end, end_blur_s) = self.take(wait, busy_end)?;
         let delta = ServerDelta::between(&self.base, &end);
         let unix = |sample: &ServerSample| sample.wall.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let end_blur_s = busy_end.map(|_| end_blur_s);
         let source = ServerSource {
             endpoint: self.sampler.endpoint.clone(),
             location: self.sampler.location,
@@ -138,7 +158,8 @@ impl ServerWatch {
             shard: self.shard,
             from_unix_s: unix(&self.base),
             to_unix_s: unix(&end),
-            busy_edges: u32::from(self.base_busy) + u32::from(busy_end),
+            busy_edges: u32::from(self.base_blur_s.is_some()) + u32::from(end_blur_s.is_some()),
+            edge_blur_s: self.base_blur_s.unwrap_or(0.0) + end_blur_s.unwrap_or(0.0),
             merged_shards: None,
         };
         self.last = end;

@@ -36,6 +36,8 @@ pub(crate) fn server_stats_options(
         if results.format == OutputFormat::Json && !mysql.dry_run { SamplingMode::On } else { SamplingMode::Off };
     let mut stats = ServerStatsOptions { mode: given.unwrap_or(default), asked: given.is_some(), pid: None };
     if let Some(pid) = opts.int("server_pid", 1, i32::MAX as u32, "the pid of the server's process on this host")? {
+        // Naming the server's process asks for its sampling.
+        stats.asked = true;
         if !stats.mode.samples() {
             return Err(CliError::Conflict(
                 "--server-pid names the process --server-stats reads: add --server-stats (on by default with \

@@ -89,7 +89,8 @@ fn schema_checked(stdout: &str) -> Vec<Value> {
     let mut lines = Vec::new();
     for (n, line) in stdout.lines().enumerate() {
         let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("line {}: {e}: {line}", n + 1));
-        let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        let errors: Vec<String> =
+            validator.iter_errors(&value).map(|e| format!("{e} at {}", e.instance_path)).collect();
         assert!(errors.is_empty(), "line {} breaks the schema: {errors:?}\n{line}", n + 1);
         lines.push(value);
     }
@@ -363,10 +364,8 @@ fn shards_count_the_one_server_once() {
     for (i, shard) in shards.into_iter().enumerate() {
         succeeded(shard.wait_with_output().unwrap(), &format!("shard {i}"));
     }
-    let finals: Vec<Value> = files
-        .iter()
-        .map(|f| schema_checked(&std::fs::read_to_string(f).unwrap()).pop().unwrap())
-        .collect();
+    let finals: Vec<Value> =
+        files.iter().map(|f| schema_checked(&std::fs::read_to_string(f).unwrap()).pop().unwrap()).collect();
     assert!(!finals[0]["server"].is_null() && finals[1]["server"].is_null(), "only shard 0 samples");
     assert!(finals[0]["server"]["figures"]["cpu_us_per_query"].is_null(), "{}", finals[0]["server"]["figures"]);
     assert!(finals[0]["server"]["consistency"].is_null());

@@ -12,7 +12,7 @@ use crate::cli::{GeneralOptions, Personality};
 use crate::lua::ReportHooks;
 use crate::results::record::Measured;
 use crate::results::RunEnd;
-use crate::server_stats::{Cut, SamplingMode, ServerInterimLine, ServerResult};
+use crate::server_stats::{EdgeCut, SamplingMode, ServerInterimLine, ServerResult};
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
@@ -51,7 +51,7 @@ pub(super) struct Reports<'a> {
     server: Option<ServerSampling>,
     /// When the last collection ran: the run's side of an edge of the
     /// server's totals.
-    last_cut: Cut,
+    last_cut: EdgeCut,
 }
 
 impl<'a> Reports<'a> {

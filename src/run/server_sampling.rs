@@ -10,7 +10,7 @@ use super::RunError;
 use crate::cli::{Bench, Personality};
 use crate::client::ConnectOptions;
 use crate::server_stats::{
-    ClientCounts, ConsistencyCheck, Cut, RunStatements, Sampler, SamplerConfig, SamplerError, SamplingMode,
+    ClientCounts, ConsistencyCheck, EdgeCut, RunStatements, Sampler, SamplerConfig, SamplerError, SamplingMode,
     ServerFigures, ServerLocation, ServerResult, ServerWatch,
 };
 use crate::stats::Counters;
@@ -50,7 +50,7 @@ pub(super) fn open_sampler(bench: &Bench, login: impl FnOnce() -> ConnectOptions
             say_where(bench, &sampler);
             Ok(Some(sampler))
         }
-        Err(e) => given_up(bench, e),
+        Err(e) => sampler_given_up(bench, e),
     }
 }
 
@@ -63,7 +63,7 @@ pub(super) fn start_sampling(bench: &Bench, sampler: Option<Sampler>) -> Result<
     let shard = (general.shard.index(), general.shard.count());
     let watch = match ServerWatch::start(sampler, bench.server_stats.mode, every_s, shard) {
         Ok(watch) => watch,
-        Err(e) => return given_up(bench, e),
+        Err(e) => return sampler_given_up(bench, e),
     };
     let interval_wait = every_s.map_or(INTERVAL_WAIT, |s| INTERVAL_WAIT.min(Duration::from_millis(500 * u64::from(s))));
     Ok(Some(ServerSampling {
@@ -81,7 +81,7 @@ fn servers(bench: &Bench) -> BTreeSet<String> {
     (0..threads.min(4096)).map(|n| bench.mysql.servers.connect_to(n).to_string()).collect()
 }
 
-fn given_up<T>(bench: &Bench, error: SamplerError) -> Result<Option<T>, RunError> {
+fn sampler_given_up<T>(bench: &Bench, error: SamplerError) -> Result<Option<T>, RunError> {
     if bench.server_stats.asked {
         return Err(error.into());
     }
@@ -144,7 +144,7 @@ impl ServerSampling {
     }
 
     /// `--warmup-time` is over, the loops' counts cut at `cut`.
-    pub(super) fn end_warmup(&mut self, cut: Cut) {
+    pub(super) fn end_warmup(&mut self, cut: EdgeCut) {
         if let Err(e) = self.watch.end_warmup(EDGE_WAIT, cut) {
             self.say_failure(&format!("{e} at the end of the warm-up: the run has no server totals"));
         }
@@ -152,7 +152,7 @@ impl ServerSampling {
 
     /// A checkpoint, the loops' counts cut at `cut`: the totals start
     /// again.
-    pub(super) fn checkpoint(&mut self, cut: Cut) {
+    pub(super) fn checkpoint(&mut self, cut: EdgeCut) {
         if let Err(e) = self.watch.checkpoint(EDGE_WAIT, cut) {
             self.say_failure(&format!("{e} at a checkpoint: the run has no server totals"));
         }
@@ -166,7 +166,7 @@ impl ServerSampling {
         &mut self,
         counters: &Counters,
         connections: u64,
-        busy_end: Option<Cut>,
+        busy_end: Option<EdgeCut>,
     ) -> Option<ServerResult> {
         let (delta, source) = match self.watch.totals(EDGE_WAIT, busy_end) {
             Ok(totals) => totals,

@@ -32,7 +32,7 @@ pub use process::{ProcessDelta, ProcessReading};
 pub use report::{ServerBlock, ServerInterimLine};
 pub use sampler::{Sampler, SamplerConfig, SamplerError};
 pub use status::{StatusReading, STATUS_COUNTERS};
-pub use watch::{Cut, ServerWatch};
+pub use watch::{EdgeCut, ServerWatch};
 
 /// `--server-stats`: whether the server is sampled, and what shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -15,9 +15,9 @@ pub struct ServerBlock<'a> {
 }
 
 /// `    label:` padded so that values start where sysbench's do.
-struct Label<'a>(&'a str);
+struct FigureLabel<'a>(&'a str);
 
-impl fmt::Display for Label<'_> {
+impl fmt::Display for FigureLabel<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "    {:<37}", format!("{}:", self.0))
     }
@@ -32,30 +32,35 @@ impl fmt::Display for ServerBlock<'_> {
                 let queries = process.cpu_us() as f64 / us;
                 let part = |part_us: u64| part_us as f64 / queries;
                 let (user, system) = (part(process.cpu_user_us), part(process.cpu_system_us));
-                writeln!(f, "{}{us:.2} us (user {user:.2}, system {system:.2})", Label("CPU per query"))?;
+                writeln!(f, "{}{us:.2} us (user {user:.2}, system {system:.2})", FigureLabel("CPU per query"))?;
             }
             if let Some(us) = figures.cpu_us_per_transaction {
-                writeln!(f, "{}{us:.2} us", Label("CPU per transaction"))?;
+                writeln!(f, "{}{us:.2} us", FigureLabel("CPU per transaction"))?;
             }
             if let Some(cores) = figures.cpu_cores {
-                writeln!(f, "{}{cores:.2} cores", Label("CPU busy"))?;
+                writeln!(f, "{}{cores:.2} cores", FigureLabel("CPU busy"))?;
             }
-            writeln!(f, "{}{:.1} MiB at the end", Label("resident memory"), process.rss_bytes as f64 / 1048576.0)?;
+            writeln!(
+                f,
+                "{}{:.1} MiB at the end",
+                FigureLabel("resident memory"),
+                process.rss_bytes as f64 / 1048576.0
+            )?;
             if let (Some(v), Some(i)) = (figures.voluntary_switches_per_query, figures.involuntary_switches_per_query) {
-                writeln!(f, "{}{v:.2} voluntary, {i:.2} involuntary", Label("context switches per query"))?;
+                writeln!(f, "{}{v:.2} voluntary, {i:.2} involuntary", FigureLabel("context switches per query"))?;
             }
         }
         if let Some(hit) = figures.buffer_pool_hit_ratio {
-            writeln!(f, "{}{:.3}%", Label("buffer pool hit ratio"), hit * 100.0)?;
+            writeln!(f, "{}{:.3}%", FigureLabel("buffer pool hit ratio"), hit * 100.0)?;
         }
         if let Some(rows) = figures.rows_read_per_query {
-            writeln!(f, "{}{rows:.2}", Label("rows read per query"))?;
+            writeln!(f, "{}{rows:.2}", FigureLabel("rows read per query"))?;
         }
         if let Some(reads) = figures.disk_reads_per_query {
-            writeln!(f, "{}{reads:.4}", Label("disk reads per query"))?;
+            writeln!(f, "{}{reads:.4}", FigureLabel("disk reads per query"))?;
         }
         if let Some(running) = delta.threads_running {
-            writeln!(f, "{}{running} at the end", Label("threads running"))?;
+            writeln!(f, "{}{running} at the end", FigureLabel("threads running"))?;
         }
         self.fmt_counters(f)?;
         if let Some(check) = self.result.consistency.filter(|c| !c.consistent) {

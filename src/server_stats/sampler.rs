@@ -48,7 +48,7 @@ pub enum SamplerError {
 }
 
 /// An answer to the `id`th request.
-struct Answer {
+struct SampleAnswer {
     id: u64,
     sample: Result<ServerSample, String>,
 }
@@ -57,7 +57,7 @@ struct Answer {
 /// ends once its sample in progress is done.
 pub struct Sampler {
     requests: mpsc::Sender<u64>,
-    answers: mpsc::Receiver<Answer>,
+    answers: mpsc::Receiver<SampleAnswer>,
     /// The id of the last request.
     asked: u64,
     pub endpoint: String,
@@ -76,7 +76,7 @@ impl Sampler {
         let endpoint = config.connect.endpoint.to_string();
         std::thread::Builder::new()
             .name("server-stats".to_owned())
-            .spawn(move || serve(config, &ready_tx, &request_rx, &answer_tx))
+            .spawn(move || serve_samples(config, &ready_tx, &request_rx, &answer_tx))
             .map_err(SamplerError::Thread)?;
         let ready = ready_rx.recv().map_err(|_| SamplerError::Thread(io::Error::other("it ended at once")))?;
         let (location, pid) = ready?;
@@ -112,11 +112,11 @@ type Ready = Result<(ServerLocation, Option<u32>), SamplerError>;
 
 /// The thread: logs in, says where the server is, then answers requests
 /// until the report thread's end is dropped.
-fn serve(
+fn serve_samples(
     config: SamplerConfig,
     ready: &mpsc::SyncSender<Ready>,
     requests: &mpsc::Receiver<u64>,
-    answers: &mpsc::Sender<Answer>,
+    answers: &mpsc::Sender<SampleAnswer>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -142,7 +142,7 @@ fn serve(
     if ready.send(place).is_err() || failed {
         // The report thread was told, or has gone.
         if let Some(conn) = conn {
-            quit(&runtime, conn);
+            log_out_sampler(&runtime, conn);
         }
         return;
     }
@@ -157,18 +157,18 @@ fn serve(
             process: pid.and_then(|pid| ProcessReading::read(pid).ok()),
             own_statements,
         });
-        if answers.send(Answer { id, sample }).is_err() {
+        if answers.send(SampleAnswer { id, sample }).is_err() {
             break;
         }
     }
     if let Some(conn) = conn {
-        quit(&runtime, conn);
+        log_out_sampler(&runtime, conn);
     }
 }
 
 /// Logs the sampling connection out, briefly: a server that does not
 /// answer is left as it is.
-fn quit(runtime: &tokio::runtime::Runtime, conn: Connection) {
+fn log_out_sampler(runtime: &tokio::runtime::Runtime, conn: Connection) {
     let _ = runtime.block_on(async { tokio::time::timeout(Duration::from_secs(1), conn.quit()).await });
 }
 

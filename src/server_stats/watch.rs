@@ -21,7 +21,7 @@ const FIRST_WAIT: Duration = Duration::from_secs(10);
 
 /// When the run's side of an edge was cut: the report thread's collection
 /// of the loops' counts, from its start to its end.
-pub type Cut = (Instant, Instant);
+pub type EdgeCut = (Instant, Instant);
 
 /// The server's sampling through a run.
 pub struct ServerWatch {
@@ -86,7 +86,7 @@ impl ServerWatch {
 
     /// The sample asked for (or asked now), waiting `wait` at most; and
     /// the blur of the edge it makes with `cut`, in seconds.
-    fn take(&mut self, wait: Duration, cut: Option<Cut>) -> Result<(ServerSample, f64), String> {
+    fn take_sample(&mut self, wait: Duration, cut: Option<EdgeCut>) -> Result<(ServerSample, f64), String> {
         let (id, asked_at) = match self.pending.take() {
             Some(pending) => pending,
             None => (self.sampler.ask(), Instant::now()),
@@ -103,7 +103,7 @@ impl ServerWatch {
     /// here. A sample that failed leaves the interval without figures,
     /// and the next one spans both.
     pub fn interval(&mut self, wait: Duration) -> Result<ServerDelta, String> {
-        let (sample, _) = self.take(wait, None)?;
+        let (sample, _) = self.take_sample(wait, None)?;
         let delta = ServerDelta::between(&self.last, &sample);
         self.last = sample;
         Ok(delta)
@@ -111,18 +111,18 @@ impl ServerWatch {
 
     /// `--warmup-time` is over, the loops' counts cut at `cut`: the totals
     /// and the intervals start here.
-    pub fn end_warmup(&mut self, wait: Duration, cut: Cut) -> Result<(), String> {
-        self.rebase(wait, cut, true)
+    pub fn end_warmup(&mut self, wait: Duration, cut: EdgeCut) -> Result<(), String> {
+        self.restart_totals(wait, cut, true)
     }
 
     /// A `--report-checkpoints` report: the totals start again here, as
     /// the run's do.
-    pub fn checkpoint(&mut self, wait: Duration, cut: Cut) -> Result<(), String> {
-        self.rebase(wait, cut, false)
+    pub fn checkpoint(&mut self, wait: Duration, cut: EdgeCut) -> Result<(), String> {
+        self.restart_totals(wait, cut, false)
     }
 
-    fn rebase(&mut self, wait: Duration, cut: Cut, intervals_too: bool) -> Result<(), String> {
-        match self.take(wait, Some(cut)) {
+    fn restart_totals(&mut self, wait: Duration, cut: EdgeCut, intervals_too: bool) -> Result<(), String> {
+        match self.take_sample(wait, Some(cut)) {
             Ok((sample, blur_s)) => {
                 if intervals_too {
                     self.last = sample.clone();
@@ -142,11 +142,11 @@ impl ServerWatch {
     /// The totals, from `base` to a sample taken now, and whose they are;
     /// `busy_end` is the cut of the run's counts when the connections may
     /// still be sending.
-    pub fn totals(&mut self, wait: Duration, busy_end: Option<Cut>) -> Result<(ServerDelta, ServerSource), String> {
+    pub fn totals(&mut self, wait: Duration, busy_end: Option<EdgeCut>) -> Result<(ServerDelta, ServerSource), String> {
         if let Some(why) = &self.base_lost {
             return Err(why.clone());
         }
-        let (end, end_blur_s) = self.take(wait, busy_end)?;
+        let (end, end_blur_s) = self.take_sample(wait, busy_end)?;
         let delta = ServerDelta::between(&self.base, &end);
         let unix = |sample: &ServerSample| sample.wall.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let end_blur_s = busy_end.map(|_| end_blur_s);

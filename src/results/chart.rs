@@ -341,8 +341,8 @@ mod tests {
                 process: Some(process),
                 sampler_statements: 1,
             };
-            result.server = sampled
-                .then(|| ServerResult::interval(delta, Some(ClientCounts { queries: 1000, transactions: 1000 })));
+            let counts = ClientCounts { queries: 1000, transactions: 1000 };
+            result.server = sampled.then(|| Box::new(ServerResult::interval(delta, Some(counts))));
             result
         };
         let sampled: Vec<IntervalResult> = (1..=3).map(|k| interval(k, true)).collect();

@@ -83,7 +83,7 @@ impl CsvColumns {
         ]);
         cells.extend(self.percentiles.iter().map(|&p| l.at(p).map(us).unwrap_or_default()));
         if self.server {
-            cells.extend(server_cells(interval.server.as_ref()));
+            cells.extend(server_cells(interval.server.as_deref()));
         }
         csv_line(&cells)
     }
@@ -179,7 +179,8 @@ mod tests {
             process: None,
             sampler_statements: 1,
         };
-        result.server = Some(ServerResult::interval(delta, Some(ClientCounts { queries: 20, transactions: 2 })));
+        result.server =
+            Some(Box::new(ServerResult::interval(delta, Some(ClientCounts { queries: 20, transactions: 2 }))));
         let row = columns.row(&result);
         assert!(row.contains(",0,,,,,,3,21,20,,"), "{row}");
         assert_eq!(row.split(',').count(), header.split(',').count());

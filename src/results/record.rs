@@ -333,9 +333,10 @@ pub struct IntervalResult {
     #[serde(default)]
     pub recorded: Option<Recorded>,
     /// `--server-stats`: what the server did over the interval (between
-    /// the samples at its edges); none when its sample failed.
+    /// the samples at its edges); none when its sample failed. Boxed: an
+    /// interval without it stays small.
     #[serde(default)]
-    pub server: Option<ServerResult>,
+    pub server: Option<Box<ServerResult>>,
 }
 
 /// What one interval held, where it sits in time.

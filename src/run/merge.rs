@@ -202,7 +202,7 @@ fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError
         };
         let counters = &slot.interval.counters;
         let counts = ClientCounts { queries: counters.queries(), transactions: counters.events };
-        let server = slot.server.clone().map(|delta| ServerResult::interval(delta, Some(counts)));
+        let server = slot.server.clone().map(|delta| Box::new(ServerResult::interval(delta, Some(counts))));
         let interval = IntervalResult { server, ..IntervalResult::new(span, &slot.interval, &listing, slot.queue) };
         Output::Stdout.json_line(&ResultLine::Interval(interval))?;
     }

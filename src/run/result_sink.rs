@@ -138,6 +138,7 @@ impl ResultSink {
     ) -> Result<(), OutputError> {
         let threads = self.threads;
         let span = IntervalSpan { threads, end_s, length_s, measured_from_unix_s: self.measured_from_unix_s };
+        let server = server.map(Box::new);
         let interval = IntervalResult { server, ..IntervalResult::new(span, measured, &self.listing, queue) };
         match self.format {
             OutputFormat::Text => {}

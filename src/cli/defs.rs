@@ -311,9 +311,9 @@ pub(crate) const RESULTS: &[OptDef] = &[
         "server-stats",
         Bool,
         None,
-        "{on,off,interim}: sample the server's SHOW GLOBAL STATUS (and, on this host, its process's CPU time, memory \
-         and context switches) at the start, every --report-interval and the end, on a connection of its own; on by \
-         default with --format=json; interim adds a line to each interim report",
+        "sample the server's SHOW GLOBAL STATUS (and, on this host, its process's CPU time, memory and context \
+         switches) at the start, every --report-interval and the end, on a connection of its own (on by default \
+         with --format=json); =interim also adds a line to each interim report",
     ),
     opt("server-pid", Int, None, "the server's process on this host, for --server-stats through a port forward"),
 ];

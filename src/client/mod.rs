@@ -9,6 +9,7 @@
 
 mod endpoint;
 mod error;
+pub mod peer;
 mod polled;
 mod server_key;
 mod stream;
@@ -32,6 +33,7 @@ use crate::transport::{Transport, TransportError};
 
 pub use endpoint::{Endpoint, ServerAddresses};
 pub use error::ClientError;
+pub use peer::PeerProcess;
 pub use polled::{PolledAnswer, PolledConnection};
 pub use server_key::{ServerKey, ServerKeyError};
 pub use stream::Stream;
@@ -187,6 +189,12 @@ impl Connection<Stream> {
     /// Whether the server runs on this host (see [`Stream::peer_is_on_this_host`]).
     pub fn server_is_on_this_host(&self) -> bool {
         self.io.stream.peer_is_on_this_host()
+    }
+
+    /// Where the server runs, and its process when it is this host's and
+    /// can be found (see [`peer`]).
+    pub fn server_process(&self) -> PeerProcess {
+        self.io.stream.peer_process()
     }
 }
 

@@ -13,6 +13,7 @@ use super::output::{alert_line, stderr_line, Output};
 use super::result_sink::ResultSink;
 use super::script_options::general_options;
 use super::script_text;
+use super::server_sampling::{open_sampler, start_sampling};
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::shard::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
 use super::supervise::secs_to_ns;
@@ -179,10 +180,12 @@ fn run(
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     let mut sink = ResultSink::new(bench);
     sink.name_test(plan.env().call.name());
+    let sampler = open_sampler(bench, || (plan.env().connect)(plan.env().first_tid))?;
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(Outcome::Interrupted(signal));
     }
+    let server = start_sampling(bench, sampler)?;
     let late = start_clock(bench, &mut context, general.start_at);
     // When a call still waiting for the server gives up: from the clock's start.
     let cut = cut_ns.map(|ns| context.clock.started() + std::time::Duration::from_nanos(ns));
@@ -193,7 +196,7 @@ fn run(
     let loops = script_loops(bench, plan.env());
     let handles = lua::spawn_loops(plan.env(), &loops, &context, cut)?;
     let sql_used = Some(plan.env().sql_used.clone());
-    let threads = Threads { handles, hdr_log, hooks, sql_used };
+    let threads = Threads { handles, hdr_log, hooks, sql_used, server };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
     plan.done()?;
     sink.finish_run(bench)?;

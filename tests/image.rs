@@ -6,7 +6,8 @@
 //! rust:1-bookworm), the runtime base trimmed as Debian's slim image is;
 //! both `podman import`ed and given as the build arguments. Three
 //! containers of the image then run the shards of one run against the test
-//! MariaDB (host network) and a fourth merges their JSON results.
+//! MariaDB (host network), and the image merges their JSON results and
+//! their `--hdr-log`s.
 //!
 //! podman runs with runc (crun refuses this machine's hybrid cgroups) and
 //! `default_ulimits = []` (a container may not set its own rlimits here),
@@ -164,6 +165,14 @@ fn start_debootstrap(root: &Path, include: Option<&str>, mirror: &str) -> (Child
 fn copy_toolchain(root: &Path) {
     let sysroot = text(&succeeded(Command::new("rustc").args(["--print", "sysroot"])).stdout).trim().to_owned();
     let sysroot = Path::new(&sysroot);
+    // A distribution's rustc has /usr for its sysroot: not a toolchain to copy.
+    let copyable =
+        sysroot.join("bin/cargo").is_file() && sysroot.join("lib/rustlib").is_dir() && sysroot != Path::new("/usr");
+    assert!(
+        copyable,
+        "{}: not a rustup toolchain (bin/cargo, lib/rustlib) to copy into the build base",
+        sysroot.display()
+    );
     let target = root.join("usr/local/rust");
     std::fs::create_dir_all(target.join("bin")).unwrap();
     succeeded(
@@ -259,12 +268,17 @@ fn as_sysbench(podman: &Podman, args: &[String]) {
 }
 
 /// Three containers, each a shard of `args`'s run, all starting at one
-/// instant; their JSON results in `dir`/shard-I.json.
+/// instant; their JSON results in `dir`/shard-I.json, and their
+/// `--hdr-log`s, which they write as the Job's pods do, to `dir` mounted
+/// as /results (writable by all, as the Job's emptyDir), shard-I.hdr.
 fn run_shards(podman: &Podman, args: &[String], dir: &Path) {
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let start_at = format!("--start-at={:.3}", unix_now() + 5.0);
     let children: Vec<(Child, PathBuf)> = (0..3)
         .map(|shard| {
-            let mut command = podman.run(args);
+            let mut command = podman.command();
+            command.args(["run", "--rm", "--network=host"]).arg(format!("--volume={}:/results", dir.display()));
+            command.arg(IMAGE).args(args).arg(format!("--hdr-log=/results/shard-{shard}.hdr"));
             command.arg(format!("--shard={shard}/3")).args([&start_at, "--format=json", "run"]);
             let log = dir.join(format!("shard-{shard}.err"));
             command.stdout(std::fs::File::create(dir.join(format!("shard-{shard}.json"))).unwrap());
@@ -276,21 +290,22 @@ fn run_shards(podman: &Podman, args: &[String], dir: &Path) {
     }
 }
 
-/// A shard's JSON result says which shard it ran; its transactions.
-fn shard_transactions(dir: &Path, shard: u64) -> u64 {
+/// A shard's JSON result says which shard it ran; its final result.
+fn shard_result(dir: &Path, shard: u64) -> Value {
     let result = std::fs::read_to_string(dir.join(format!("shard-{shard}.json"))).unwrap();
     let last: Value =
         serde_json::from_str(result.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {result}"));
     assert_eq!(last["run"]["shard"]["index"], shard, "{result}");
     assert_eq!(last["run"]["shard"]["count"], 3, "{result}");
-    last["counters"]["transactions"].as_u64().unwrap()
+    last
 }
 
-/// `wirebench merge` in a fourth container, the results mounted read-only.
-fn merge_in_image(podman: &Podman, dir: &Path) -> String {
+/// `wirebench merge` of the shards' `extension` files in a container,
+/// `dir` mounted read-only.
+fn merge_in_image(podman: &Podman, dir: &Path, extension: &str) -> String {
     let mut command = podman.command();
-    command.args(["run", "--rm"]).arg(format!("--volume={}:/shards:ro", dir.display())).args([IMAGE, "merge"]);
-    command.args((0..3).map(|shard| format!("/shards/shard-{shard}.json")));
+    command.args(["run", "--rm"]).arg(format!("--volume={}:/results:ro", dir.display())).args([IMAGE, "merge"]);
+    command.args((0..3).map(|shard| format!("/results/shard-{shard}.{extension}")));
     text(&succeeded(&mut command).stdout)
 }
 
@@ -314,8 +329,10 @@ fn rows_in_tables(server: &TestServer) -> u64 {
 
 /// The image built from local bases holds the binary alone, answers as
 /// `sysbench` too, and three containers of it run the shards of a
-/// bulk_insert run of exactly 600 rows, which a fourth merges: the shards'
-/// transactions, the merged report and the server's rows all say 600.
+/// bulk_insert run of exactly 600 rows, which another merges: the shards'
+/// transactions, the merged report and the server's rows all say 600, and
+/// the merged `--hdr-log`s, written by the containers' user to a mounted
+/// volume, hold the latencies the results count.
 #[test]
 fn image_from_local_bases_runs_shards_that_merge() {
     let Some(server) = TestServer::find() else { return };
@@ -336,11 +353,17 @@ fn image_from_local_bases_runs_shards_that_merge() {
     let shards = scratch.0.join("shards");
     std::fs::create_dir(&shards).unwrap();
     run_shards(&podman, &[args.clone(), ["--events=600", "--time=0"].map(String::from).to_vec()].concat(), &shards);
-    let transactions: Vec<u64> = (0..3).map(|shard| shard_transactions(&shards, shard)).collect();
+    let results: Vec<Value> = (0..3).map(|shard| shard_result(&shards, shard)).collect();
+    let transactions: Vec<u64> = results.iter().map(|r| r["counters"]["transactions"].as_u64().unwrap()).collect();
     assert_eq!(transactions, [200, 200, 200]);
-    let merged = merge_in_image(&podman, &shards);
-    assert!(merged.starts_with("Merged 3 of 3 shards"), "{merged}");
+    // bulk_insert times each connection's INSERT, not each row.
+    let latencies: u64 = results.iter().map(|r| r["latency_ms"]["count"].as_u64().unwrap()).sum();
+    let merged = merge_in_image(&podman, &shards, "json");
+    assert!(merged.starts_with("Merged 3 of 3 shards of run "), "{merged}");
     assert_eq!(reported(&merged, "total number of events:"), 600, "{merged}");
+    let logs = merge_in_image(&podman, &shards, "hdr");
+    assert!(logs.starts_with("Merged 3 of 3 shards' --hdr-log files of run "), "{logs}");
+    assert_eq!(reported(&logs, "events:"), latencies, "the logs hold every latency the results count: {logs}");
     assert_eq!(rows_in_tables(&server), 600);
     as_sysbench(&podman, &with("cleanup"));
     eprintln!(
@@ -348,4 +371,20 @@ fn image_from_local_bases_runs_shards_that_merge() {
         started.elapsed().as_secs() - bases_s - build_s,
         size as f64 / 1e6
     );
+}
+
+/// The Job's image is `@IMAGE@`, and its comment builds the image with
+/// deploy/Containerfile, pushes it and puts its name in.
+#[test]
+fn job_manifest_shows_how_its_image_is_built() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("deploy/kubernetes/wirebench-job.yaml")).unwrap();
+    let images: Vec<&str> = manifest.lines().filter(|l| l.trim_start().starts_with("image:")).collect();
+    assert_eq!(images, [r#"          image: "@IMAGE@""#]);
+    let comment: Vec<&str> = manifest.lines().filter_map(|l| l.strip_prefix("#   ")).collect();
+    assert!(comment.contains(&"podman build -f deploy/Containerfile -t $IMAGE ."), "{comment:#?}");
+    assert!(comment.contains(&"podman push $IMAGE"), "{comment:#?}");
+    let apply = comment.iter().find(|l| l.contains("kubectl apply")).unwrap();
+    assert!(apply.contains(r#"-e "s|@IMAGE@|$IMAGE|""#), "{apply}");
+    assert!(root.join("deploy/Containerfile").is_file());
 }

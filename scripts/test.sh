@@ -55,6 +55,12 @@ need python3 python3
 # start on port 22 or policy-rc.d may deny.
 need openssh-server sshd
 need openssh-client ssh ssh-keygen
+# tests/image.rs builds deploy/Containerfile with podman (which runs its
+# containers with runc: crun refuses this machine's hybrid cgroups) from
+# bases it makes with debootstrap from the Debian mirror apt uses.
+need podman podman
+need runc runc
+need debootstrap debootstrap
 install_needed
 ensure_rust
 

@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 
 pub use commands::{load_only, run_command, script_help, Help};
 pub use error::ScriptError;
-pub use ffi::EXPORTED_C_FUNCTIONS;
+pub use ffi::{ENGINE_C_FUNCTIONS, EXPORTED_C_FUNCTIONS};
 pub use loops::{spawn_loops, LuaLoops};
 pub use options::OptValue;
 pub use reports::ReportHooks;

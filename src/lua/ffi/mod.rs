@@ -75,10 +75,9 @@ thread_local! {
 }
 
 /// While it lives, its state is the one whose Lua code runs on this
-/// thread: the one the exported functions serve. Guards nest (a state's
-/// code may make another state run, as `run` makes the report hooks'),
-/// each restoring the state before it when dropped. It holds the state
-/// itself (a reference count), so the mark never outlives the state.
+/// thread: the one the exported functions serve. Guards nest: dropping
+/// one marks again the state marked before it. It holds the state itself
+/// (a reference count), so the mark never outlives the state.
 #[must_use = "the state is marked only while the guard lives"]
 pub(crate) struct Entered {
     previous: Option<Lua>,

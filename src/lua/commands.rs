@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, Table};
 
+use super::ffi::Entered;
 use super::state::{export_options, global_function, new_state, script_name};
 use super::{options, ScriptEnv, ScriptError};
 
@@ -21,6 +22,7 @@ pub enum Help {
 pub fn script_help(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
     let lua = new_state(env, 0)?;
     export_options(&lua, env)?;
+    let _entered = Entered::new(&lua);
     if command_defined(&lua, "help")? {
         call_command(&lua, "help")?;
         return Ok(Help::Printed);
@@ -47,9 +49,10 @@ pub fn load_only(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
 pub fn run_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptError> {
     let lua = new_state(env, 0)?;
     export_options(&lua, env)?;
+    let entered = Entered::new(&lua);
     if command_defined(&lua, command)? {
         return if command_parallel(&lua, command)? && env.threads > 1 {
-            drop(lua);
+            drop((entered, lua));
             parallel_command(env, command)
         } else {
             call_command(&lua, command)
@@ -100,6 +103,7 @@ fn parallel_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptErr
                 .spawn(move || {
                     let lua = new_state(&env, tid)?;
                     export_options(&lua, &env)?;
+                    let _entered = Entered::new(&lua);
                     call_command(&lua, &command)
                 })
                 .map_err(ScriptError::Thread)

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use mlua::{Lua, Thread, Value};
 
 use super::error::lua_message;
+use super::ffi::Entered;
 use super::sql::{self, SocketWatch, SqlConn, SqlHandle, CUT_MARK};
 use super::state::{export_options, global_function, new_state, ThreadCtx};
 use super::{ScriptEnv, ScriptError};
@@ -132,6 +133,7 @@ impl LoopState {
     fn start(env: &Arc<ScriptEnv>, tid: u32, context: &LoopContext, cut: Option<Instant>) -> Result<Self, ScriptError> {
         let lua = new_state(env, tid)?;
         export_options(&lua, env)?;
+        let _entered = Entered::new(&lua);
         with_ctx(&lua, |ctx| {
             ctx.cut_at = cut;
             ctx.control = Some(context.control.clone());
@@ -140,10 +142,11 @@ impl LoopState {
         // --shard, this instance's first plus `tid`), as sysbench passes
         // `sysbench.tid`.
         let number = env.first_tid.saturating_add(tid);
+        // What thread_init does counts, as in sysbench (tpcc.lua's SET statements).
+        with_ctx(&lua, |ctx| ctx.start_counting(context.board.loop_stats(tid as usize)))?;
         if let Some(thread_init) = global_function(&lua, "thread_init")? {
             thread_init.call::<()>(number).map_err(|e| ScriptError::function("thread_init", &e))?;
         }
-        with_ctx(&lua, |ctx| ctx.stats = Some(context.board.loop_stats(tid as usize)))?;
         let raw: mlua::Table = lua.globals().get("__wirebench")?;
         let events: Thread = raw.get::<mlua::Function>("events_coroutine")?.call(number)?;
         let budget = Budget::for_loop(context.control.clone(), context.deadline_ns, tid as usize);
@@ -162,6 +165,7 @@ impl LoopState {
 
     /// `thread_done` (after events that ended well) and the state's last statistics.
     fn end(&self, events_ok: bool, context: &LoopContext) -> Result<(), ScriptError> {
+        let _entered = Entered::new(&self.lua);
         let _ = self.lua.globals().get::<mlua::Table>("__wirebench").and_then(|raw| raw.set("events_co", Value::Nil));
         let done = match global_function(&self.lua, "thread_done")? {
             Some(thread_done) if events_ok => {
@@ -371,6 +375,7 @@ enum Resumed {
 /// or (between events) with nothing.
 fn resume(state: &mut LoopState) -> Result<Resumed, ScriptError> {
     state.phase = StatePhase::Running;
+    let _entered = Entered::new(&state.lua);
     let resumed = match state.call.take() {
         Some(conn) => match sql::call_answer(&state.lua, &conn) {
             Ok(answer) => state.events.resume::<Value>(answer),

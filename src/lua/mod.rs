@@ -24,6 +24,7 @@
 mod api;
 mod commands;
 mod error;
+mod ffi;
 mod loops;
 mod options;
 mod reports;
@@ -33,10 +34,11 @@ mod threads;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use commands::{load_only, run_command, script_help, Help};
 pub use error::ScriptError;
+pub use ffi::{ENGINE_C_FUNCTIONS, EXPORTED_C_FUNCTIONS};
 pub use loops::{spawn_loops, LuaLoops};
 pub use options::OptValue;
 pub use reports::ReportHooks;
@@ -45,6 +47,7 @@ pub use threads::ThreadsPlan;
 use crate::client::ConnectOptions;
 use crate::driver::IgnoreErrors;
 use crate::rand::{RandParams, SharedUnique};
+use crate::stats::Counters;
 
 /// The name sysbench 1.0.20 gives a script read from standard input, in
 /// its messages (`sb_load_lua(NULL)`).
@@ -138,4 +141,8 @@ pub struct ScriptEnv {
     /// Set by `sysbench.sql.driver()`: from then on the reports are
     /// sysbench's `db_report_*` (SQL statistics), before it events only.
     pub sql_used: Arc<AtomicBool>,
+    /// The counts `init()` added (`sb_counter_inc` in the main state),
+    /// which the first state to start counting takes: sysbench counts
+    /// them in thread 0's counters, so its reports show them.
+    pub init_counts: Mutex<Counters>,
 }

@@ -28,10 +28,13 @@ end
 -- ----------------------------------------------------------------------
 -- sysbench.cmdline
 -- ----------------------------------------------------------------------
+local C = ffi.C
 local cmdline = sysbench.cmdline
-cmdline.ARG_NULL, cmdline.ARG_BOOL, cmdline.ARG_INT, cmdline.ARG_SIZE = 0, 1, 2, 3
-cmdline.ARG_DOUBLE, cmdline.ARG_STRING, cmdline.ARG_LIST, cmdline.ARG_FILE = 4, 5, 6, 7
-cmdline.ARG_MAX = 8
+cmdline.ARG_NULL, cmdline.ARG_BOOL = C.SB_ARG_TYPE_NULL, C.SB_ARG_TYPE_BOOL
+cmdline.ARG_INT, cmdline.ARG_SIZE = C.SB_ARG_TYPE_INT, C.SB_ARG_TYPE_SIZE
+cmdline.ARG_DOUBLE, cmdline.ARG_STRING = C.SB_ARG_TYPE_DOUBLE, C.SB_ARG_TYPE_STRING
+cmdline.ARG_LIST, cmdline.ARG_FILE = C.SB_ARG_TYPE_LIST, C.SB_ARG_TYPE_FILE
+cmdline.ARG_MAX = C.SB_ARG_TYPE_MAX
 cmdline.PARALLEL_COMMAND = true
 
 function cmdline.command_defined(name)
@@ -55,39 +58,112 @@ function cmdline.call_command(name)
    return rc and true or false
 end
 
--- ----------------------------------------------------------------------
--- sysbench.rand
--- ----------------------------------------------------------------------
-sysbench.rand = {
-   default = wb.rand_default,
-   uniform = wb.rand_uniform,
-   gaussian = wb.rand_gaussian,
-   special = wb.rand_special,
-   pareto = wb.rand_pareto,
-   zipfian = wb.rand_zipfian,
-   unique = wb.rand_unique,
-   string = wb.rand_string,
-   uniform_double = wb.rand_uniform_double,
+-- The definitions in cmdline.options as sb_arg_t entries, sorted by name,
+-- registered with sb_lua_set_test_args (wirebench registers them itself
+-- when it exports the options; a script may do it again). A definition's
+-- type is its third field, else its default's.
+local implied_arg_type = {
+   boolean = cmdline.ARG_BOOL, number = cmdline.ARG_DOUBLE,
+   string = cmdline.ARG_STRING, table = cmdline.ARG_LIST,
 }
 
-do
-   -- A uint64_t cdata, as sysbench's FFI declaration returns it.
-   local two32 = ffi.cast("uint64_t", 4294967296)
-   local halves = wb.rand_uniform_uint64
-   function sysbench.rand.uniform_uint64()
-      local hi, lo = halves()
-      return hi * two32 + lo
+function cmdline.read_cmdline_options()
+   local defs = cmdline.options
+   if defs == nil then
+      return true
    end
+   assert(type(defs) == "table", "wrong type for sysbench.cmdline.options: " .. type(defs))
+   local names = {}
+   for name, def in pairs(defs) do
+      assert(type(name) == "string" and type(def) == "table",
+             "wrong table structure in sysbench.cmdline.options")
+      names[#names + 1] = name
+   end
+   table.sort(names)
+   -- The strings the entries point to stay referenced until the call.
+   local args, keep = ffi.new("sb_arg_t[?]", #names), {}
+   for i, name in ipairs(names) do
+      local def = defs[name]
+      assert(def[1] ~= nil, "nil description for option " .. name)
+      local default = def[2]
+      if type(default) == "table" then
+         default = table.concat(default, ",")
+      elseif type(default) == "boolean" then
+         default = default and "on" or "off"
+      elseif default ~= nil then
+         default = tostring(default)
+      end
+      local arg_type = def[3]
+      if arg_type == nil then
+         arg_type = def[2] == nil and cmdline.ARG_STRING or implied_arg_type[type(def[2])]
+      end
+      assert(arg_type ~= nil, "cannot determine type for option " .. name)
+      keep[#keep + 1] = { name, tostring(def[1]), default }
+      local arg = args[i - 1]
+      arg.name, arg.desc, arg.value, arg.type = name, keep[#keep][2], default, arg_type
+   end
+   return C.sb_lua_set_test_args(args, #names) == 0
+end
+
+function cmdline.print_test_options()
+   C.sb_print_test_options()
 end
 
 -- ----------------------------------------------------------------------
--- sysbench.histogram
+-- sysbench.rand: the exported C functions (src/lua/ffi/rand.rs), called
+-- through the FFI as sysbench's module calls them, so that arguments
+-- convert and draws come as there.
 -- ----------------------------------------------------------------------
-sysbench.histogram = {
-   new = function(size, range_min, range_max)
-      return wb.histogram_new(size, range_min, range_max)
-   end
+sysbench.rand = {
+   -- Not a function of sysbench 1.0.20's; kept for scripts that use it.
+   zipfian = wb.rand_zipfian,
 }
+
+do
+   local rand = sysbench.rand
+   function rand.default(a, b) return C.sb_rand_default(a, b) end
+   function rand.uniform(a, b) return C.sb_rand_uniform(a, b) end
+   function rand.gaussian(a, b) return C.sb_rand_gaussian(a, b) end
+   function rand.special(a, b) return C.sb_rand_special(a, b) end
+   function rand.pareto(a, b) return C.sb_rand_pareto(a, b) end
+   function rand.unique() return C.sb_rand_unique() end
+   function rand.uniform_uint64() return C.sb_rand_uniform_uint64() end
+   function rand.uniform_double() return C.sb_rand_uniform_double() end
+
+   local bytes = ffi.typeof("uint8_t[?]")
+   function rand.string(template)
+      local n = #template
+      local out = bytes(n)
+      C.sb_rand_str(template, out)
+      return ffi.string(out, n)
+   end
+   -- The SQL parameters' set_rand_str() below.
+   wb.rand_string = rand.string
+end
+
+-- ----------------------------------------------------------------------
+-- sysbench.histogram: an sb_histogram_t pointer (src/lua/ffi/histogram.rs)
+-- with update() and print(), freed when collected.
+-- ----------------------------------------------------------------------
+do
+   local histogram_methods = {
+      update = function(h, value) C.sb_histogram_update(h, value) end,
+      print = function(h) C.sb_histogram_print(h) end,
+   }
+   ffi.metatype("sb_histogram_t", {
+      __index = histogram_methods,
+      __tostring = function() return "<sb_histogram>" end,
+   })
+   sysbench.histogram = {}
+   function sysbench.histogram.new(size, range_min, range_max)
+      local h = C.sb_histogram_new(size, range_min, range_max)
+      if h == nil then
+         error(string.format("sysbench.histogram.new(%s, %s, %s): no histogram made (see the ALERT above)",
+                             tostring(size), tostring(range_min), tostring(range_max)), 2)
+      end
+      return ffi.gc(h, C.sb_histogram_delete)
+   end
+end
 
 -- ----------------------------------------------------------------------
 -- sysbench.sql

@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
+use super::ffi::{self, Entered};
+use super::options::ScriptOption;
 use super::{api, options, sql, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
 use crate::driver::RunControl;
 use crate::rand::Rng;
-use crate::stats::LoopStats;
+use crate::stats::{Counters, LoopStats};
 
 /// sysbench's version, which scripts read as `sysbench.version`.
 pub(crate) const SYSBENCH_VERSION: &str = "1.0.20";
@@ -34,6 +36,42 @@ pub(crate) struct ThreadCtx {
     pub control: Option<Arc<RunControl>>,
     /// Written to stdout when the state closes (`report_json`'s closing bracket).
     pub on_close: Option<String>,
+    /// The script's own counts (`sb_counter_inc`) made while `stats` was
+    /// not there yet, or not at all (a command's state, `init()`'s).
+    pub uncounted: Counters,
+    /// The script's option definitions, for `sb_print_test_options`.
+    pub test_args: Vec<ScriptOption>,
+}
+
+impl ThreadCtx {
+    /// Adds a script's own counts (`sb_counter_inc`) to the state's.
+    pub(crate) fn add_counts(&mut self, counts: &Counters) {
+        match self.stats.as_mut() {
+            Some(stats) => stats.add_counters(counts),
+            None => self.uncounted.merge(counts),
+        }
+    }
+
+    /// Every count of the state so far: sysbench's thread counters.
+    pub(crate) fn counts_so_far(&self) -> Counters {
+        let mut counts = self.uncounted;
+        if let Some(stats) = &self.stats {
+            counts.merge(&stats.counters_so_far());
+        }
+        counts
+    }
+
+    /// `run`'s statistics start: they take the counts the script made
+    /// before (in `thread_init`), and those of the main state's `init()`
+    /// if no state took them yet, as sysbench counts them in its threads'
+    /// counters.
+    pub(crate) fn start_counting(&mut self, mut stats: LoopStats) {
+        stats.add_counters(&std::mem::take(&mut self.uncounted));
+        let mut init_counts = self.env.init_counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        stats.add_counters(&std::mem::take(&mut *init_counts));
+        drop(init_counts);
+        self.stats = Some(stats);
+    }
 }
 
 impl Drop for ThreadCtx {
@@ -45,7 +83,8 @@ impl Drop for ThreadCtx {
     }
 }
 
-/// The prelude: sysbench's Lua API over wirebench's raw functions.
+/// The prelude: sysbench's Lua API over wirebench's raw functions and
+/// the exported C functions.
 const PRELUDE: &str = include_str!("prelude.lua");
 
 /// A state for thread `tid` with the script loaded: its top level has run,
@@ -70,13 +109,17 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
         cut_at: None,
         control: None,
         on_close: None,
+        uncounted: Counters::default(),
+        test_args: Vec::new(),
     });
+    let _entered = Entered::new(&lua);
     set_paths(&lua, &env.call)?;
     lua.globals().set("sysbench", sysbench_table(&lua, env, tid)?)?;
     let raw = lua.create_table()?;
     api::install(&lua, &raw)?;
     sql::install(&lua, &raw)?;
     lua.globals().set("__wirebench", raw)?;
+    lua.load(ffi::CDEFS).set_name("@wirebench/cdefs.lua").exec().map_err(|e| ScriptError::load(&e))?;
     lua.load(PRELUDE).set_name("@wirebench/prelude.lua").exec().map_err(|e| ScriptError::load(&e))?;
     let chunk = lua.load(&env.text[..]).set_name(env.call.chunk_name());
     chunk.exec().map_err(|e| ScriptError::load(&e))?;
@@ -135,8 +178,15 @@ fn sysbench_table(lua: &Lua, env: &ScriptEnv, tid: u32) -> mlua::Result<Table> {
 
 /// The options exported into `sysbench.opt` of `lua`: sysbench's and the
 /// script's (checked against its definitions).
+/// Its definitions are registered for `sb_print_test_options`, as sysbench
+/// registers them (`sb_lua_set_test_args`).
 pub(crate) fn export_options(lua: &Lua, env: &ScriptEnv) -> Result<(), ScriptError> {
-    options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))
+    let _entered = Entered::new(lua);
+    options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))?;
+    let defs = options::definitions(lua)?;
+    let mut ctx = lua.app_data_mut::<ThreadCtx>().ok_or_else(|| ScriptError::Lua("no thread context".to_owned()))?;
+    ctx.test_args = defs;
+    Ok(())
 }
 
 /// The global function `name`, if the script defines one.

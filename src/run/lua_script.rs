@@ -152,6 +152,7 @@ fn script_env(
         ignore: part.mysql.ignore_errors.clone(),
         draw_after_event: part.general.percentile.is_some(),
         sql_used: Default::default(),
+        init_counts: Default::default(),
     })
 }
 

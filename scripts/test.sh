@@ -46,12 +46,21 @@ need sysbench sysbench
 # its mirror, 14 s to unpack, then dpkg's configure step; the screenshot
 # itself takes about 1 s.
 need chromium chromium
+# tests/fuzz_planted.rs and tests/fuzz_mariadb_crash.rs run the Python 3
+# scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
+need python3 python3
 # tests/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
 # its own sshd (/usr/sbin/sshd, on a free port of 127.0.0.1, with keys it
 # makes) and never uses the system's ssh service, which the package may
 # start on port 22 or policy-rc.d may deny.
 need openssh-server sshd
 need openssh-client ssh ssh-keygen
+# tests/image.rs builds deploy/Containerfile with podman (which runs its
+# containers with runc: crun refuses this machine's hybrid cgroups) from
+# bases it makes with debootstrap from the Debian mirror apt uses.
+need podman podman
+need runc runc
+need debootstrap debootstrap
 install_needed
 ensure_rust
 

@@ -11,6 +11,7 @@ pub mod null_server;
 pub mod rand;
 pub mod results;
 pub mod run;
+pub mod server_stats;
 pub mod stats;
 pub mod transport;
 pub mod workload;

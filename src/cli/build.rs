@@ -16,6 +16,7 @@ use super::lua_script;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::result_options::{result_options, run_identity};
+use super::server_stats::server_stats_options;
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
@@ -243,6 +244,7 @@ pub(crate) fn bench(
     let engine = engine_options(&opts)?;
     let mut results = result_options(&opts, &general)?;
     results.run_identity = Some(run_identity(test.name(), &general, &test_options));
+    let server_stats = server_stats_options(&opts, &general, &mysql, &results, &mut notes)?;
     // Read where the test is named (`lua_script.rs`).
     opts.get("lua");
     // A script's command line takes it out before it gets here.
@@ -287,6 +289,7 @@ pub(crate) fn bench(
         test_options,
         engine,
         results,
+        server_stats,
         script: None,
         warnings,
         notes,

@@ -1,4 +1,4 @@
-//! `wirebench compare [--format=text|markdown|csv] [--metric=qps|tps|p95|p99]
+//! `wirebench compare [--format=text|markdown|csv] [--metric=qps|tps|p95|p99|server_cpu_per_query|...]
 //! [--chart=FILE.svg] A.json B.json ...`.
 
 use std::path::PathBuf;
@@ -39,7 +39,7 @@ pub(crate) fn parse(opts: &[RawOpt], files: &[&str]) -> Result<Invocation, CliEr
         options.format = value::choice(opt, &TableFormat::NAMES, "text, markdown or csv")?;
     }
     if let Some(opt) = last("metric") {
-        options.metric = value::choice(opt, &Metric::NAMES, "qps, tps, p95 or p99")?;
+        options.metric = value::choice(opt, &Metric::NAMES, &Metric::expected())?;
     }
     if let Some(opt) = last("chart") {
         options.chart = Some(chart_path(opt)?);

@@ -314,12 +314,27 @@ pub(crate) const RESULTS: &[OptDef] = &[
          (per --report-interval) for one run",
     ),
     opt("sweep-pause", Int, Some("0"), "seconds to wait between the steps of a --threads list"),
+    opt(
+        "server-stats",
+        Bool,
+        None,
+        "sample the server's SHOW GLOBAL STATUS (and, on this host, its process's CPU time, memory and context \
+         switches) at the start, every --report-interval and the end, on a connection of its own (on by default \
+         with --format=json); =interim also adds a line to each interim report",
+    ),
+    opt("server-pid", Int, None, "the server's process on this host, for --server-stats through a port forward"),
 ];
 
 /// `wirebench compare FILE...`.
 pub(crate) const COMPARE: &[OptDef] = &[
     opt("format", STRING, Some("text"), "{text,markdown,csv}: how the tables are written"),
-    opt("metric", STRING, Some("qps"), "{qps,tps,p95,p99}: the figure compared"),
+    opt(
+        "metric",
+        STRING,
+        Some("qps"),
+        "{qps,tps,p95,p99,server_cpu_per_query,server_cpu_per_transaction,server_cpu,buffer_pool_hit,\
+         rows_read_per_query,disk_reads_per_query}: the figure compared (the server's from --server-stats)",
+    ),
     opt("chart", STRING, None, "draw an SVG chart of qps and p95 latency against connections, a line per file"),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
@@ -449,6 +464,11 @@ pub(crate) const FUZZ: &[OptDef] = &[
     opt("fuzz-dir", STRING, Some("wirebench-fuzz"), "directory for the reproducers and states.txt"),
     opt("restart-cmd", STRING, None, "shell command that brings the server back after a failure (to confirm and minimise it, and with --keep-going to go on)"),
     opt("keep-going", Bool, Some("off"), "go on after a failure until --time is up, restarting the server"),
+];
+
+/// `wirebench fuzz-replay`'s own.
+pub(crate) const FUZZ_REPLAY: &[OptDef] = &[
+    opt("emit", STRING, None, "write a stand-alone program that replays the reproducer to standard output instead of replaying it: python (Python 3, its standard library only)"),
 ];
 
 /// What watches the server, for `wirebench fuzz` and `fuzz-replay`.

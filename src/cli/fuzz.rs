@@ -10,7 +10,10 @@ use super::into::mysql_options;
 use super::opts::{Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::{value, Command, GeneralOptions, Invocation};
-use crate::fuzz::{FuzzOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE, DEFAULT_RSS_GROWTH};
+use crate::fuzz::{
+    Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
+    DEFAULT_RSS_GROWTH,
+};
 
 /// Whether `key` is one of the connection options fuzzing takes.
 fn is_connection_option(key: &str) -> bool {
@@ -23,7 +26,8 @@ fn check_options(opts: &[RawOpt], groups: &[&[OptDef]], command: &str) -> Result
         if is_connection_option(&opt.key) || groups.iter().any(|g| defs::is_in(g, &opt.key)) {
             continue;
         }
-        let known = defs::find(&opt.key).is_some() || defs::is_in(defs::FUZZ, &opt.key);
+        let known = defs::find(&opt.key).is_some()
+            || [defs::FUZZ, defs::FUZZ_REPLAY, defs::FUZZ_WATCH].iter().any(|g| defs::is_in(g, &opt.key));
         let reason = if known {
             format!("not an option of {command}: `wirebench {command} --help` lists its options")
         } else {
@@ -79,7 +83,7 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
 
 /// `wirebench fuzz-replay FILE ...`.
 pub(crate) fn parse_replay(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
-    check_options(opts, &[defs::FUZZ_WATCH], "fuzz-replay")?;
+    check_options(opts, &[defs::FUZZ_REPLAY, defs::FUZZ_WATCH], "fuzz-replay")?;
     if wants_help(opts)? {
         return Ok(Invocation::FuzzHelp { replay: true });
     }
@@ -93,8 +97,36 @@ pub(crate) fn parse_replay(opts: &[RawOpt], words: &[&str]) -> Result<Invocation
         [_, extra, ..] => return Err(CliError::UnexpectedArgument((*extra).to_owned())),
     };
     let opts = Opts::new(opts.to_vec());
+    let given = |key: &str| opts.peek(key).is_some();
+    let given = GivenOptions {
+        user: given("mysql_user"),
+        database: given("mysql_db"),
+        compression: given("mysql_compression"),
+    };
+    let deadline_given = opts.peek("fuzz_deadline").is_some();
     let (watch, deadline, allow_remote) = watch_options(&opts)?;
-    let options = ReplayOptions { file, target: target(&opts)?, watch, allow_remote, deadline };
+    let emit = match opts.get("emit") {
+        Some(opt) => match opt.value.as_deref() {
+            Some("python") => Some(Emit::Python),
+            other => {
+                return Err(CliError::InvalidValue {
+                    option: opt.label(),
+                    value: other.unwrap_or_default().to_owned(),
+                    expected: "python".to_owned(),
+                })
+            }
+        },
+        None => None,
+    };
+    let options = ReplayOptions {
+        file,
+        target: target(&opts)?,
+        given,
+        watch,
+        allow_remote,
+        deadline: deadline_given.then_some(deadline),
+        emit,
+    };
     finish(&opts)?;
     Ok(Invocation::FuzzReplay(Box::new(options)))
 }
@@ -217,11 +249,20 @@ mod tests {
 
     #[test]
     fn replay_takes_a_file_and_the_watch_options() {
-        match parse("fuzz-replay /tmp/x.repro --mysql-port=3411 --fuzz-deadline=2") {
+        match parse("fuzz-replay /tmp/x.repro --mysql-port=3411 --fuzz-deadline=2 --mysql-db=d --emit=python") {
             Ok(Invocation::FuzzReplay(r)) => {
                 assert_eq!(r.file, PathBuf::from("/tmp/x.repro"));
-                assert_eq!(r.deadline, Duration::from_secs(2));
+                assert_eq!(r.deadline, Some(Duration::from_secs(2)));
                 assert_eq!(r.target.endpoint, Endpoint::tcp("localhost", 3411));
+                assert_eq!(r.given, GivenOptions { user: false, database: true, compression: false });
+                assert_eq!(r.emit, Some(Emit::Python));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse("fuzz-replay /tmp/x.repro") {
+            Ok(Invocation::FuzzReplay(r)) => {
+                assert_eq!((r.deadline, r.emit, r.given), (None, None, GivenOptions::default()));
+                assert_eq!((r.target.user.as_str(), r.target.database.as_str()), ("sbtest", "sbtest"));
             }
             other => panic!("{other:?}"),
         }
@@ -246,6 +287,8 @@ mod tests {
             ("fuzz-replay", "needs the reproducer"),
             ("fuzz-replay a b", "'b'"),
             ("fuzz-replay a --keep-going", "not an option of fuzz-replay"),
+            ("fuzz-replay a --emit=cobol", "--emit"),
+            ("fuzz --emit=python", "not an option of fuzz"),
             ("fuzz --mysql-password", "--mysql-password=PASSWORD"),
         ] {
             let err = parse(line).expect_err(line).to_string();
@@ -256,7 +299,7 @@ mod tests {
 
     #[test]
     fn every_fuzz_option_is_read() {
-        for def in defs::FUZZ.iter().chain(defs::FUZZ_WATCH) {
+        for def in defs::FUZZ.iter().chain(defs::FUZZ_WATCH).chain(defs::FUZZ_REPLAY) {
             let value = match def.kind {
                 defs::Kind::Bool => None,
                 defs::Kind::Int | defs::Kind::Double => Some("1"),

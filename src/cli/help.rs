@@ -187,9 +187,12 @@ pub fn fuzz_replay_help() -> String {
     let mut out = String::from("Usage:\n  wirebench fuzz-replay FILE [options]\n\n");
     out.push_str(
         "Sends a reproducer's sessions again, then checks the server with the control connection. Exit status: 3 \
-         the failure happened again, 0 the server survived, 1 usage or connection error.\n\n",
+         the failure happened again, 0 the server survived, 1 usage or connection error. It logs in as the \
+         reproducer's user to its database (its packets name them); give the account's password. \
+         --fuzz-deadline defaults to the deadline that found the failure, as the reproducer records it.\n\n",
     );
     let wirebench = Personality::Wirebench;
+    section(&mut out, "replay options:", defs::FUZZ_REPLAY, wirebench);
     section(&mut out, "server watch options:", defs::FUZZ_WATCH, wirebench);
     section(&mut out, "connection options:", &fuzz_connection_options(), wirebench);
     out

@@ -52,6 +52,7 @@ mod opts;
 mod personality;
 mod raw;
 mod result_options;
+mod server_stats;
 mod shard;
 mod small_file;
 #[cfg(test)]
@@ -74,6 +75,7 @@ use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
 use crate::results::{CompareOptions, MergeOptions, ResultOptions};
+use crate::server_stats::ServerStatsOptions;
 use crate::transport::tls::TlsOptions;
 use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
@@ -139,6 +141,8 @@ pub struct Bench {
     pub engine: EngineOptions,
     /// `--format`, `--chart`, `--label`.
     pub results: ResultOptions,
+    /// `--server-stats`, `--server-pid`.
+    pub server_stats: ServerStatsOptions,
     /// A Lua script run by the Lua engine (a `.lua` path that is no
     /// built-in test, or any with `--lua`): its path, command and options.
     pub script: Option<ScriptCall>,

@@ -9,6 +9,7 @@
 
 mod endpoint;
 mod error;
+pub mod peer;
 mod server_key;
 mod stream;
 mod tls;
@@ -31,6 +32,7 @@ use crate::transport::{Transport, TransportError};
 
 pub use endpoint::{Endpoint, ServerAddresses};
 pub use error::ClientError;
+pub use peer::PeerProcess;
 pub use server_key::{ServerKey, ServerKeyError};
 pub use stream::Stream;
 
@@ -185,6 +187,12 @@ impl Connection<Stream> {
     /// Whether the server runs on this host (see [`Stream::peer_is_on_this_host`]).
     pub fn server_is_on_this_host(&self) -> bool {
         self.io.stream.peer_is_on_this_host()
+    }
+
+    /// Where the server runs, and its process when it is this host's and
+    /// can be found (see [`peer`]).
+    pub fn server_process(&self) -> PeerProcess {
+        self.io.stream.peer_process()
     }
 }
 

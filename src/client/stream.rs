@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
+use super::peer::{self, PeerProcess};
 use super::Endpoint;
 
 #[derive(Debug)]
@@ -39,6 +40,20 @@ impl Stream {
             Stream::Tcp(s) => match (s.local_addr(), s.peer_addr()) {
                 (Ok(ours), Ok(theirs)) => theirs.ip().is_loopback() || ours.ip() == theirs.ip(),
                 _ => true,
+            },
+        }
+    }
+}
+
+impl Stream {
+    /// The server's process, when it is this host's (see [`super::peer`]);
+    /// addresses that cannot be read leave it on this host, unfound.
+    pub fn peer_process(&self) -> PeerProcess {
+        match self {
+            Stream::Unix(s) => PeerProcess::ThisHost(peer::unix_peer_pid(s)),
+            Stream::Tcp(s) => match (s.local_addr(), s.peer_addr()) {
+                (Ok(ours), Ok(theirs)) => PeerProcess::of_tcp(ours, theirs),
+                _ => PeerProcess::ThisHost(None),
             },
         }
     }

@@ -116,10 +116,6 @@ impl ConnIo {
         self.calls().and_then(CallSession::take_answer)
     }
 
-    pub(super) fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
-    }
-
     pub(super) fn redial(&self) -> &Redial {
         &self.redial
     }

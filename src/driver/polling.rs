@@ -22,10 +22,10 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::AsRawFd;
+use std::net::SocketAddr;
 
 use super::{allowed_cpus, Backend, LoopPlan, PollMode, StdSocket};
+use crate::client::peer::{is_local, tcp_peer_pid, unix_peer_pid};
 
 /// What a loop does with nothing to do, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,78 +185,6 @@ fn server_site(socket: &StdSocket) -> ServerSite {
     ServerSite::Local(pid.and_then(|pid| Some(ServerProcess { pid, cpus: process_cpus(pid)? })))
 }
 
-/// As the client layer decides it: a loopback peer, or one of our own
-/// addresses (the kernel then picks that same address as ours).
-fn is_local(ours: IpAddr, theirs: IpAddr) -> bool {
-    theirs.is_loopback() || ours.to_canonical() == theirs.to_canonical()
-}
-
-/// The process at the other end of a unix socket (SO_PEERCRED: the one
-/// that listened, for a connected client socket).
-fn unix_peer_pid(socket: &std::os::unix::net::UnixStream) -> Option<u32> {
-    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` and `len` are valid for writes of the size passed, and
-    // the descriptor is the socket's, open for the call.
-    let rc = unsafe {
-        libc::getsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0 && cred.pid > 0).then_some(cred.pid as u32)
-}
-
-/// The process holding the other end of a TCP connection on this host:
-/// the socket whose local address is our peer's and remote address ours,
-/// found in `/proc/net/tcp{,6}`, then among the processes' descriptors.
-fn tcp_peer_pid(ours: SocketAddr, theirs: SocketAddr) -> Option<u32> {
-    let inode = ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .find_map(|table| socket_inode(&table, theirs, ours))?;
-    process_with_socket(inode)
-}
-
-/// The inode of the socket from `local` to `remote` in a `/proc/net/tcp`
-/// table (v4-mapped v6 addresses match their v4 form).
-fn socket_inode(table: &str, local: SocketAddr, remote: SocketAddr) -> Option<u64> {
-    let canonical = |a: SocketAddr| (a.ip().to_canonical(), a.port());
-    table.lines().skip(1).find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let l = proc_net_addr(fields.get(1)?)?;
-        let r = proc_net_addr(fields.get(2)?)?;
-        (canonical(l) == canonical(local) && canonical(r) == canonical(remote)).then_some(())?;
-        fields.get(9)?.parse().ok().filter(|&inode| inode != 0)
-    })
-}
-
-/// `0100007F:0D58` (127.0.0.1:3416) or its 32-digit v6 form: the address
-/// as the kernel stores it, each 32-bit word printed in host order.
-fn proc_net_addr(text: &str) -> Option<SocketAddr> {
-    let (addr, port) = text.split_once(':')?;
-    let port = u16::from_str_radix(port, 16).ok()?;
-    let word = |i: usize| -> Option<[u8; 4]> {
-        let hex = addr.get(i * 8..i * 8 + 8)?;
-        Some(u32::from_str_radix(hex, 16).ok()?.to_ne_bytes())
-    };
-    let ip = match addr.len() {
-        8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),
-        32 => {
-            let mut bytes = [0u8; 16];
-            for (i, chunk) in bytes.chunks_exact_mut(4).enumerate() {
-                chunk.copy_from_slice(&word(i)?);
-            }
-            IpAddr::V6(Ipv6Addr::from(bytes))
-        }
-        _ => return None,
-    };
-    Some(SocketAddr::new(ip, port))
-}
-
 /// Whether a server at `endpoint` runs on this host on cores this
 /// process may use too (found without connecting: the process listening
 /// on its socket or port, and its threads' cores); a server elsewhere does
@@ -265,52 +193,11 @@ pub fn server_shares_our_cores(endpoint: &crate::client::Endpoint) -> bool {
     if !endpoint.is_on_this_host() {
         return false;
     }
-    let listener = match endpoint {
-        crate::client::Endpoint::Unix(path) => unix_listener_inode(path),
-        crate::client::Endpoint::Tcp { port, .. } => tcp_listener_inode(*port),
-    };
-    let server_cpus = listener.and_then(process_with_socket).and_then(process_cpus);
+    let server_cpus = crate::client::peer::listener_pid(endpoint).and_then(process_cpus);
     match (server_cpus, allowed_cpus()) {
         (Some(theirs), Some(ours)) => theirs.iter().any(|cpu| ours.contains(cpu)),
         _ => true,
     }
-}
-
-/// The inode of the socket listening at `path` (`/proc/net/unix`: the
-/// path is the last field, state 01 is listening).
-fn unix_listener_inode(path: &std::path::Path) -> Option<u64> {
-    let table = std::fs::read_to_string("/proc/net/unix").ok()?;
-    let wanted = path.to_str()?;
-    table.lines().skip(1).find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.get(7) == Some(&wanted) && fields.get(3) == Some(&"00010000")).then_some(())?;
-        fields.get(6)?.parse().ok()
-    })
-}
-
-/// The inode of a socket listening on TCP `port` (state 0A) on any address.
-fn tcp_listener_inode(port: u16) -> Option<u64> {
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().filter_map(|path| std::fs::read_to_string(path).ok()).find_map(|table| {
-        table.lines().skip(1).find_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let local = proc_net_addr(fields.get(1)?)?;
-            (local.port() == port && fields.get(3) == Some(&"0A")).then_some(())?;
-            fields.get(9)?.parse().ok().filter(|&inode| inode != 0)
-        })
-    })
-}
-
-/// The first process (that we may look into) with a descriptor on the
-/// socket `inode`.
-fn process_with_socket(inode: u64) -> Option<u32> {
-    let wanted = format!("socket:[{inode}]");
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let fds = std::fs::read_dir(entry.path().join("fd")).ok()?;
-        fds.flatten()
-            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str()))
-            .then_some(pid)
-    })
 }
 
 /// Every core any thread of process `pid` may run on (a server's
@@ -341,18 +228,6 @@ fn cpu_ranges(list: &str) -> Option<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn proc_net_addresses_are_read_in_host_order() {
-        let v4 = proc_net_addr("0100007F:0D58").unwrap();
-        assert_eq!(v4, "127.0.0.1:3416".parse().unwrap());
-        let v6 = proc_net_addr("00000000000000000000000001000000:0CEA").unwrap();
-        assert_eq!(v6, "[::1]:3306".parse().unwrap());
-        let mapped = proc_net_addr("0000000000000000FFFF00000100007F:0D58").unwrap();
-        assert_eq!(mapped.ip().to_canonical(), "127.0.0.1".parse::<IpAddr>().unwrap());
-        assert_eq!(proc_net_addr("0100007F"), None);
-        assert_eq!(proc_net_addr("zz00007F:0D58"), None);
-    }
 
     #[test]
     fn cpu_lists_are_read_as_the_kernel_writes_them() {

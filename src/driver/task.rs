@@ -26,7 +26,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::call_session::{CallAnswer, CallError, Expect};
 use super::{Budget, Clock};
 use crate::client::ConnectOptions;
-use crate::stats::{LoopStats, QueryKind};
+use crate::stats::{Counters, LoopStats, QueryKind};
 
 /// A task's connection, as its loop numbers them.
 pub type ConnId = usize;
@@ -237,18 +237,18 @@ impl Task {
 /// shows them.
 fn record_counted(stats: &mut LoopStats, kind: usize, n: u64) {
     let Some(kind) = CounterKind::from_sysbench(kind as i64) else { return };
-    for _ in 0..n {
-        match kind {
-            CounterKind::Error => stats.record_error(),
-            CounterKind::Reconnect => stats.record_reconnect(),
-            CounterKind::Event => {}
-            other => {
-                if let Some(query) = other.query_kind() {
-                    stats.record_query(query);
-                }
-            }
-        }
+    let mut counts = Counters::default();
+    match kind {
+        CounterKind::Other => counts.others = n,
+        CounterKind::Read => counts.reads = n,
+        CounterKind::Write => counts.writes = n,
+        // sysbench's SB_CNT_EVENT: transactions and events, with no
+        // latency and no thread's share (its fairness counts sb_event_stop's).
+        CounterKind::Event => counts.events = n,
+        CounterKind::Error => counts.errors = n,
+        CounterKind::Reconnect => counts.reconnects = n,
     }
+    stats.add_counters(&counts);
 }
 
 /// A task's side: how its code asks the loop for things, waiting for the
@@ -410,9 +410,15 @@ impl Caller<'_> {
         shared.ended.push(times);
     }
 
-    /// A script's `sb_counter_inc`.
+    /// A count of the script's: sysbench's `sb_counter_inc`, and what its
+    /// SQL calls count.
     pub fn count(&self, kind: CounterKind) {
-        self.shared.borrow_mut().counted[kind as usize] += 1;
+        self.count_n(kind, 1);
+    }
+
+    /// `n` counts of `kind`.
+    pub fn count_n(&self, kind: CounterKind, n: u64) {
+        self.shared.borrow_mut().counted[kind as usize] += n;
     }
 
     /// Pauses the task (not the loop) for `pause`.

@@ -6,9 +6,7 @@
 //! packet gives the answer's class.
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
-use tokio::time::Instant;
 use wirebench_protocol::buf::Reader;
 use wirebench_protocol::constants::{Capabilities, StatusFlags};
 use wirebench_protocol::framing::encode_packet;
@@ -17,6 +15,7 @@ use wirebench_protocol::response::{EofPacket, OkPacket, PrepareOk};
 
 use super::conn::{FuzzConn, Gone};
 use super::state::AnswerClass;
+use super::vigil::Patience;
 
 /// The shape of answer a packet calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,13 +246,17 @@ fn status(payload: &[u8], caps: Capabilities) -> StatusFlags {
     OkPacket::parse(payload, caps).map(|ok| ok.status).unwrap_or_default()
 }
 
-/// Reads the answer to one packet within `timeout`. `caps` are the
-/// session's (DEPRECATE_EOF decides how result sets end).
-pub async fn read_answer(conn: &mut FuzzConn, expect: Expect, caps: Capabilities, timeout: Duration) -> Answer {
+/// Reads the answer to one packet, as patient as `patience`. `caps` are
+/// the session's (DEPRECATE_EOF decides how result sets end).
+pub async fn read_answer(
+    conn: &mut FuzzConn,
+    expect: Expect,
+    caps: Capabilities,
+    patience: &mut Patience<'_>,
+) -> Answer {
     if expect == Expect::Nothing {
         return Answer::of(AnswerClass::Silent);
     }
-    let deadline = Instant::now() + timeout;
     let mut walk = Walk { expect, caps, parts: VecDeque::new(), answer: None };
     loop {
         let front = match conn.front() {
@@ -261,7 +264,7 @@ pub async fn read_answer(conn: &mut FuzzConn, expect: Expect, caps: Capabilities
             Err(gone) => return ended(walk.answer, gone),
         };
         let Some(front) = front else {
-            if let Err(gone) = conn.fill(deadline).await {
+            if let Err(gone) = patience.fill(conn).await {
                 return ended(walk.answer, gone);
             }
             continue;
@@ -275,7 +278,7 @@ pub async fn read_answer(conn: &mut FuzzConn, expect: Expect, caps: Capabilities
             Fed::SendEmpty => {
                 let mut empty = Vec::new();
                 encode_packet(&mut empty, front.seq.wrapping_add(1), &[]);
-                if let Err(gone) = conn.send(&empty, &[], deadline).await {
+                if let Err(gone) = conn.send(&empty, &[], patience.deadline()).await {
                     return ended(walk.answer, gone);
                 }
             }

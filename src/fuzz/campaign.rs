@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::control::{Checker, Failure};
@@ -22,6 +21,7 @@ use super::report::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
 use super::safety;
 use super::seeds::recorded_seeds;
+use super::vigil::Vigil;
 use super::watch::Watch;
 use super::worker::{fuzz_worker, lock_shared, Shared};
 
@@ -31,6 +31,9 @@ use super::worker::{fuzz_worker, lock_shared, Shared};
 pub const ANSWER_TIMEOUT: Duration = Duration::from_millis(200);
 /// The control connection checks the server at least this often.
 const BATCH: Duration = Duration::from_secs(1);
+/// How long the workers may take to stop once halted (they stop at once;
+/// this only bounds a bug).
+const HALT_GRACE: Duration = Duration::from_secs(2);
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +81,7 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
         restart_cmd: options.restart_cmd.clone(),
         restarts: 0,
         known_down: false,
+        vigil: Arc::new(Vigil::new(options.deadline)),
     })
 }
 
@@ -103,7 +107,7 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         failures: AtomicU64::new(0),
         coverage: Mutex::new(Coverage::default()),
         history: Mutex::new(Default::default()),
-        suspicious: Notify::new(),
+        vigil: Vigil::new(options.deadline),
     });
     let end_at = options.time.map(|t| shared.started + t);
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
@@ -139,6 +143,7 @@ async fn fuzz_until_done(
         if history.is_empty() {
             unsaved.push(format!("{}: no session had run yet", failure.summary));
         } else {
+            let server = rig.checker.server_version.clone();
             let report = FailureReport {
                 options,
                 seed,
@@ -146,6 +151,7 @@ async fn fuzz_until_done(
                 checked_through: shared.checked_through.load(Ordering::Relaxed),
                 failure: &failure,
                 found_after: shared.started.elapsed(),
+                server: &server,
             };
             match handle_failure(rig, &report).await {
                 Ok(path) => reproducers.push(path),
@@ -172,6 +178,7 @@ async fn fuzz_epoch(
     end_at: Option<Instant>,
 ) -> EpochEnd {
     shared.stop.store(false, Ordering::Relaxed);
+    shared.vigil.resume();
     let workers: Vec<_> =
         (0..threads).map(|i| tokio::spawn(fuzz_worker(shared.clone(), epoch << 32 | u64::from(i)))).collect();
     let end = tokio::select! {
@@ -180,19 +187,17 @@ async fn fuzz_epoch(
         () = interrupted() => EpochEnd::Interrupted,
     };
     shared.stop.store(true, Ordering::Relaxed);
-    if let EpochEnd::Failure(_) = end {
-        // The sessions in flight may be the culprits: let them end (each
-        // step has its deadline), but never wait on them for long.
-        let grace = Instant::now() + rig.limits.connect + Duration::from_secs(1);
-        for mut worker in workers {
-            if tokio::time::timeout_at(grace, &mut worker).await.is_err() {
-                worker.abort();
-            }
+    // The sessions stop where they are; those in flight join the history
+    // with what they sent and received (for a hang, the likeliest culprits).
+    shared.vigil.halt();
+    let grace = Instant::now() + HALT_GRACE;
+    for mut worker in workers {
+        if tokio::time::timeout_at(grace, &mut worker).await.is_err() {
+            worker.abort();
         }
-        return end;
     }
-    for worker in &workers {
-        worker.abort();
+    if let EpochEnd::Failure(_) = end {
+        return end;
     }
     // The last sessions ran after the last check: one more look.
     shared.checks.fetch_add(1, Ordering::Relaxed);
@@ -226,18 +231,23 @@ async fn until(at: Option<Instant>) {
 }
 
 /// Checks the server after each batch (every second) and whenever a
-/// session ended as a dead server would end it; returns the first failure.
+/// session asks (its answer is late, or it ended as a dead server would
+/// end it); returns the first failure.
 async fn control_loop(shared: &Shared, checker: &mut Checker) -> Failure {
     loop {
         tokio::select! {
             () = tokio::time::sleep(BATCH) => {}
-            () = shared.suspicious.notified() => {}
+            () = shared.vigil.asked() => {}
         }
         shared.checks.fetch_add(1, Ordering::Relaxed);
         let mark = shared.finished.load(Ordering::Relaxed);
+        let began = Instant::now();
         match checker.check().await {
             Some(failure) => return failure,
-            None => shared.checked_through.store(mark, Ordering::Relaxed),
+            None => {
+                shared.checked_through.store(mark, Ordering::Relaxed);
+                shared.vigil.check_passed(began);
+            }
         }
     }
 }

@@ -29,6 +29,33 @@ pub enum FailureKind {
     Log,
 }
 
+impl FailureKind {
+    /// Its name in reproducers and their file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Down => "down",
+            FailureKind::Hang => "hang",
+            FailureKind::Refusing => "refusing",
+            FailureKind::ProcessGone => "process-gone",
+            FailureKind::Memory => "memory",
+            FailureKind::Log => "log",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<FailureKind> {
+        [
+            FailureKind::Down,
+            FailureKind::Hang,
+            FailureKind::Refusing,
+            FailureKind::ProcessGone,
+            FailureKind::Memory,
+            FailureKind::Log,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
+    }
+}
+
 /// What a failed check saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
@@ -48,6 +75,8 @@ pub struct Checker {
     watch: Watch,
     /// Checks made.
     pub checks: u64,
+    /// The server's version, from its last greeting (empty before one).
+    pub server_version: String,
 }
 
 impl Checker {
@@ -55,12 +84,14 @@ impl Checker {
         let mut options =
             ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password).database(&target.database);
         options.connect_timeout = deadline;
-        Checker { options, conn: None, deadline, watch, checks: 0 }
+        Checker { options, conn: None, deadline, watch, checks: 0, server_version: String::new() }
     }
 
     /// Logs in the control connection, before fuzzing starts.
     pub async fn connect(&mut self) -> Result<(), ClientError> {
-        self.conn = Some(Connection::connect(&self.options).await?);
+        let conn = Connection::connect(&self.options).await?;
+        self.server_version.clone_from(&conn.login().server_version);
+        self.conn = Some(conn);
         Ok(())
     }
 
@@ -92,10 +123,10 @@ impl Checker {
     }
 
     async fn ping_and_select(&mut self) -> Result<(), ClientError> {
-        let conn = match &mut self.conn {
-            Some(conn) => conn,
-            None => self.conn.insert(Connection::connect(&self.options).await?),
-        };
+        if self.conn.is_none() {
+            self.connect().await?;
+        }
+        let Some(conn) = &mut self.conn else { return Ok(()) };
         conn.ping().await?;
         conn.query_drop("SELECT 1").await?;
         Ok(())

@@ -23,6 +23,16 @@ pub enum FuzzError {
     OneServer(String),
     #[error("cannot log in to the server under test before fuzzing: {source}; check the --mysql-* options and that the server is running")]
     Connect { source: ClientError },
+    #[error(
+        "{option}={given}, but the reproducer's packets were recorded with {recorded}, and its login's bytes name \
+         it: leave {option} out (the replay takes the reproducer's), or give {option}={recorded}"
+    )]
+    NotAsRecorded { option: &'static str, given: String, recorded: String },
+    #[error(
+        "packet {packet} of {session} would not be sent: {reason}; fuzz-replay sends a reproducer's packets exactly \
+         or not at all, so remove that packet from the file (wirebench fuzz never sends it)"
+    )]
+    WouldWithhold { session: String, packet: usize, reason: String },
     #[error("the server does not answer before the replay ({reason}): start it, then replay")]
     DownBeforeReplay { reason: String },
     #[error("cannot create the reproducer directory {path}: {source}; give a writable --fuzz-dir")]

@@ -21,6 +21,7 @@ use super::options::Target;
 use super::safety;
 use super::spec::WrapEdit;
 use super::state::{AnswerClass, State, Step};
+use super::vigil::{Patience, Vigil};
 
 /// How the server reads a packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +83,8 @@ pub enum Ending {
     Garbled,
     /// No connection, or no greeting.
     ConnectFailed(String),
+    /// Still running when the server failed (or the run ended): halted.
+    InFlight,
 }
 
 impl Ending {
@@ -102,6 +105,9 @@ pub struct SessionOutcome {
     pub withheld: Vec<usize>,
     /// From connecting to closing.
     pub took: Duration,
+    /// When the last packet sent went out, while its answer has not come
+    /// (a session in flight: the earliest is the likeliest to hang a server).
+    pub unanswered_since: Option<Instant>,
 }
 
 /// What the connection has established so far.
@@ -115,8 +121,10 @@ struct Live {
     last_command: Option<u8>,
 }
 
-/// Runs `items` on a new connection to `target`.
-pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Limits) -> SessionOutcome {
+/// Runs `items` on a new connection to `target`, until they are done or
+/// `vigil` halts the sessions (then it ends [`Ending::InFlight`], with
+/// what it sent and what it received so far).
+pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Limits, vigil: &Vigil) -> SessionOutcome {
     let started = Instant::now();
     let mut outcome = SessionOutcome {
         sent: Vec::new(),
@@ -124,41 +132,81 @@ pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Lim
         ending: Ending::Completed,
         withheld: Vec::new(),
         took: Duration::ZERO,
+        unanswered_since: None,
     };
+    let halted = tokio::select! {
+        biased;
+        () = vigil.halted() => true,
+        () = run_items(target, items, limits, vigil, &mut outcome) => false,
+    };
+    if halted {
+        outcome.ending = Ending::InFlight;
+    }
+    outcome.took = started.elapsed();
+    outcome
+}
+
+async fn run_items<T: Outgoing>(
+    target: &Target,
+    items: &[T],
+    limits: &Limits,
+    vigil: &Vigil,
+    outcome: &mut SessionOutcome,
+) {
     let mut conn = match FuzzConn::open(&target.endpoint, limits.connect).await {
         Ok(conn) => conn,
         Err(e) => {
             outcome.ending = Ending::ConnectFailed(e.to_string());
-            outcome.took = started.elapsed();
-            return outcome;
+            return;
         }
     };
-    let Some(mut live) = greet(&mut conn, limits, &mut outcome).await else {
+    let Some(mut live) = greet(&mut conn, limits, outcome).await else {
         conn.close().await;
-        outcome.took = started.elapsed();
-        return outcome;
+        return;
     };
     for (index, item) in items.iter().enumerate() {
         let ctx = build_ctx(target, &live);
         let rendered = item.render(index, &ctx);
-        let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
-        if safety::forbidden(payload, rendered.phase == Phase::Login, &target.database).is_some() {
+        if kept_back(&rendered, &target.database).is_some() {
             outcome.withheld.push(index);
             continue;
         }
-        let (step, answers) = exchange(&mut conn, &rendered, &mut live, target, limits).await;
+        // Recorded before it goes out: a halt mid-exchange keeps it.
+        let pending = State { step: step_of(&rendered), class: AnswerClass::Pending, code: 0 };
+        outcome.sent.push(SentPacket { rendered, answered: Some(pending) });
+        outcome.unanswered_since = Some(Instant::now());
+        let Some(sending) = outcome.sent.last() else { break };
+        let patience = Patience::new(limits.answer, vigil);
+        let (step, answers) = exchange(&mut conn, &sending.rendered, &mut live, target, patience).await;
+        outcome.unanswered_since = None;
         let gone = answers.last().and_then(|a| a.gone);
-        let answered = answers.first().map(|a| State { step, class: a.class, code: a.code });
         outcome.states.extend(answers.iter().map(|a| State { step, class: a.class, code: a.code }));
-        outcome.sent.push(SentPacket { rendered, answered });
+        if let Some(sent) = outcome.sent.last_mut() {
+            sent.answered = answers.first().map(|a| State { step, class: a.class, code: a.code });
+        }
         if let Some(gone) = gone {
             outcome.ending = ending(gone, &live);
             break;
         }
     }
     conn.close().await;
-    outcome.took = started.elapsed();
-    outcome
+}
+
+/// Why the safety check keeps `rendered` back, or `None`. A login, or an
+/// SSLRequest (which carries no more than a login's first 32 bytes), is
+/// checked as a login, anything else as a command.
+pub fn kept_back(rendered: &Rendered, database: &str) -> Option<String> {
+    let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
+    safety::forbidden(payload, rendered.phase != Phase::Command, database)
+}
+
+/// The step a packet is: how the server reads it.
+pub fn step_of(rendered: &Rendered) -> Step {
+    match rendered.phase {
+        Phase::Login => Step::Login,
+        Phase::SslRequest => Step::SslRequest,
+        Phase::Command => Step::of_command(rendered.bytes.get(HEADER_LEN).copied().unwrap_or(0)),
+    }
 }
 
 /// Reads and parses the greeting; records its state.
@@ -213,23 +261,18 @@ async fn exchange(
     rendered: &Rendered,
     live: &mut Live,
     target: &Target,
-    limits: &Limits,
+    mut patience: Patience<'_>,
 ) -> (Step, Vec<Answer>) {
     let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
     let command = payload.first().copied();
-    let step = match rendered.phase {
-        Phase::Login => Step::Login,
-        Phase::SslRequest => Step::SslRequest,
-        Phase::Command => Step::of_command(command.unwrap_or(0)),
-    };
-    let deadline = Instant::now() + limits.answer;
-    if let Err(gone) = conn.send(&rendered.bytes, &rendered.wrap, deadline).await {
+    let step = step_of(rendered);
+    if let Err(gone) = conn.send(&rendered.bytes, &rendered.wrap, patience.deadline()).await {
         return (step, vec![Answer::gone(gone)]);
     }
     let answers = match (rendered.phase, command) {
         (Phase::Login, _) => {
             live.session_caps = sent_capabilities(payload) & live.server_caps;
-            let answers = authenticate(conn, live, target, deadline).await;
+            let answers = authenticate(conn, live, target, &mut patience).await;
             let logged_in = answers.last().is_some_and(|a| a.class == AnswerClass::Ok && a.gone.is_none());
             if logged_in && live.session_caps.contains(Capabilities::COMPRESS) {
                 conn.start_compression();
@@ -237,10 +280,10 @@ async fn exchange(
             answers
         }
         (Phase::SslRequest, _) => vec![Answer::of(AnswerClass::Silent)],
-        (Phase::Command, Some(COM_CHANGE_USER)) => authenticate(conn, live, target, deadline).await,
+        (Phase::Command, Some(COM_CHANGE_USER)) => authenticate(conn, live, target, &mut patience).await,
         (Phase::Command, _) => {
             let expect = expect_for(command.unwrap_or(0));
-            let mut answers = vec![read_answer(conn, expect, live.session_caps, limits.answer).await];
+            let mut answers = vec![read_answer(conn, expect, live.session_caps, &mut patience).await];
             // A packet sent with lies in its framing, or one that expects
             // no answer, may still get one (or several): read what comes at
             // once, so that the next packet is not blamed for it.
@@ -334,7 +377,7 @@ pub fn expect_for(command: u8) -> Expect {
 
 /// The capabilities a login packet announces (MariaDB's extended ones
 /// when bit 0 is clear).
-fn sent_capabilities(payload: &[u8]) -> Capabilities {
+pub fn sent_capabilities(payload: &[u8]) -> Capabilities {
     let word = |at: usize| payload.get(at..at + 4).and_then(|b| b.try_into().ok()).map_or(0, u32::from_le_bytes);
     let low = word(0);
     let ext = if low & 1 == 0 { word(28) } else { 0 };
@@ -356,26 +399,47 @@ fn ending(gone: Gone, live: &Live) -> Ending {
 /// Reads one whole packet before `deadline`.
 async fn read_packet(conn: &mut FuzzConn, deadline: Instant) -> Result<(u8, Vec<u8>), Gone> {
     loop {
-        if let Some(front) = conn.front()? {
-            let payload = conn.front_payload(front).to_vec();
-            conn.consume(front);
-            return Ok((front.seq, payload));
+        if let Some(packet) = take_packet(conn)? {
+            return Ok(packet);
         }
         conn.fill(deadline).await?;
     }
 }
 
+/// Reads one whole packet, as patient as `patience`.
+async fn read_packet_patiently(conn: &mut FuzzConn, patience: &mut Patience<'_>) -> Result<(u8, Vec<u8>), Gone> {
+    loop {
+        if let Some(packet) = take_packet(conn)? {
+            return Ok(packet);
+        }
+        patience.fill(conn).await?;
+    }
+}
+
+/// The packet at the front of the read buffer, if it is whole.
+fn take_packet(conn: &mut FuzzConn) -> Result<Option<(u8, Vec<u8>)>, Gone> {
+    let Some(front) = conn.front()? else { return Ok(None) };
+    let payload = conn.front_payload(front).to_vec();
+    conn.consume(front);
+    Ok(Some((front.seq, payload)))
+}
+
 /// The login's (or COM_CHANGE_USER's) exchange after the client's packet,
 /// to OK or ERR: answers auth switches and caching_sha2_password's
 /// requests as a client does, each server packet one answer.
-async fn authenticate(conn: &mut FuzzConn, live: &mut Live, target: &Target, deadline: Instant) -> Vec<Answer> {
+async fn authenticate(
+    conn: &mut FuzzConn,
+    live: &mut Live,
+    target: &Target,
+    patience: &mut Patience<'_>,
+) -> Vec<Answer> {
     let mut answers = Vec::new();
     let mut plugin = AuthPlugin::MysqlNativePassword;
     let mut nonce = live.nonce.clone();
     let secure = target.endpoint.is_secure_transport();
     let password = target.password.as_bytes();
     for _ in 0..6 {
-        let (seq, payload) = match read_packet(conn, deadline).await {
+        let (seq, payload) = match read_packet_patiently(conn, patience).await {
             Ok(packet) => packet,
             Err(gone) => {
                 answers.push(Answer::gone(gone));
@@ -410,7 +474,7 @@ async fn authenticate(conn: &mut FuzzConn, live: &mut Live, target: &Target, dea
         }
         let mut packet = Vec::new();
         encode_packet(&mut packet, seq.wrapping_add(1), &reply);
-        if let Err(gone) = conn.send(&packet, &[], deadline).await {
+        if let Err(gone) = conn.send(&packet, &[], patience.deadline()).await {
             answers.push(Answer::gone(gone));
             return answers;
         }

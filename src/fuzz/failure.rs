@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::control::{Failure, FailureKind};
 use super::error::FuzzError;
+use super::exec::Ending;
 use super::lines::{err_line, out_line};
 use super::minimize::{minimise, Minimised};
 use super::options::FuzzOptions;
@@ -18,19 +19,25 @@ const SUSPECTS: usize = 8;
 
 /// The sessions to re-run alone, most likely culprit first: those that
 /// finished after the last good check and ended as a dead server ends them
-/// (closed without ERR, reset, unanswered), in the order they finished (the
-/// first to see the server die is the likeliest to have killed it); then
-/// the others after that check; then older ones, newest first. Sessions
-/// that sent nothing cannot have caused anything.
-fn suspects(history: &[Finished], checked_through: u64) -> Vec<usize> {
+/// (closed without ERR, reset, unanswered, or still in flight at the
+/// failure), in the order they finished (the first to see the server die
+/// is the likeliest to have killed it); then the others after that check;
+/// then older ones, newest first. For a hang, the sessions still in flight
+/// come first, the one waiting longest for its answer first: the culprit
+/// of a hang is usually still waiting. Sessions that sent nothing cannot
+/// have caused anything.
+fn suspects(history: &[Finished], checked_through: u64, kind: FailureKind) -> Vec<usize> {
     let mut order: Vec<usize> =
         (0..history.len()).filter(|&i| history.get(i).is_some_and(|h| !h.outcome.sent.is_empty())).collect();
     order.sort_by_key(|&i| {
-        let Some(h) = history.get(i) else { return (4, 0) };
+        let Some(h) = history.get(i) else { return (2, None, 4, 0) };
+        let waiting = (kind == FailureKind::Hang && h.outcome.ending == Ending::InFlight)
+            .then_some(h.outcome.unanswered_since)
+            .flatten();
         let after = h.index >= checked_through;
         let calm = !h.outcome.ending.is_suspicious();
         let rank = u8::from(!after) * 2 + u8::from(calm);
-        (rank, if after { h.index } else { u64::MAX - h.index })
+        (u8::from(waiting.is_none()), waiting, rank, if after { h.index } else { u64::MAX - h.index })
     });
     order
 }
@@ -44,7 +51,7 @@ struct Confirmed {
 }
 
 async fn confirm(rig: &mut Rig, history: &[Finished], checked_through: u64, failure: &Failure) -> Confirmed {
-    let order = suspects(history, checked_through);
+    let order = suspects(history, checked_through, failure.kind);
     let first = order.first().copied().unwrap_or(0);
     let unconfirmed =
         |why: String| Confirmed { reproduces: Reproduces::NotConfirmed(why), culprit: first, minimised: None };
@@ -113,18 +120,6 @@ async fn narrow_down(rig: &mut Rig, history: &[Finished], failure: &Failure) -> 
     Some(Confirmed { reproduces: Reproduces::Alone, culprit: range.start, minimised: Some(minimised) })
 }
 
-/// A short name for file names.
-fn kind_name(kind: FailureKind) -> &'static str {
-    match kind {
-        FailureKind::Down => "down",
-        FailureKind::Hang => "hang",
-        FailureKind::Refusing => "refusing",
-        FailureKind::ProcessGone => "process-gone",
-        FailureKind::Memory => "memory",
-        FailureKind::Log => "log",
-    }
-}
-
 /// What is known of a failure when the fuzzing stops.
 pub struct FailureReport<'a> {
     pub options: &'a FuzzOptions,
@@ -134,6 +129,8 @@ pub struct FailureReport<'a> {
     pub checked_through: u64,
     pub failure: &'a Failure,
     pub found_after: Duration,
+    /// The server's version, from the control connection's greeting.
+    pub server: &'a str,
 }
 
 /// Confirms, minimises and saves one failure; returns the reproducer's
@@ -148,7 +145,7 @@ pub async fn handle_failure(rig: &mut Rig, report: &FailureReport<'_>) -> Result
         "wirebench fuzz: re-running the last {} sessions to find the one that causes it",
         report.history.len()
     ));
-    let first = suspects(report.history, report.checked_through).first().copied().unwrap_or(0);
+    let first = suspects(report.history, report.checked_through, failure.kind).first().copied().unwrap_or(0);
     let confirmed = tokio::select! {
         confirmed = confirm(rig, report.history, report.checked_through, failure) => confirmed,
         _ = tokio::signal::ctrl_c() => Confirmed {
@@ -190,6 +187,9 @@ fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<P
     let reproducer = Reproducer {
         observed: report.failure.summary.clone(),
         details: report.failure.details.clone(),
+        kind: Some(report.failure.kind),
+        server: report.server.to_owned(),
+        deadline: Some(report.options.deadline),
         seed: report.seed,
         session: culprit.map_or(0, |c| c.number),
         found_after: report.found_after,
@@ -202,13 +202,13 @@ fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<P
         failing,
         history,
     };
-    reproducer.save(&report.options.fuzz_dir, kind_name(report.failure.kind))
+    reproducer.save(&report.options.fuzz_dir, report.failure.kind.name())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::exec::{Ending, SentPacket, SessionOutcome};
+    use crate::fuzz::exec::{SentPacket, SessionOutcome};
     use crate::fuzz::spec::SessionPlan;
 
     fn finished(index: u64, ending: Ending, sent: usize) -> Finished {
@@ -227,6 +227,7 @@ mod tests {
             ending,
             withheld: Vec::new(),
             took: std::time::Duration::ZERO,
+            unanswered_since: None,
         };
         Finished { number: 100 - index, index, plan: SessionPlan::default(), outcome }
     }
@@ -242,6 +243,25 @@ mod tests {
             finished(6, Ending::ConnectFailed("no greeting".into()), 0),
         ];
         // The check after session 2 was good: 3 and 5 ended badly after it.
-        assert_eq!(suspects(&history, 3), vec![2, 4, 3, 0, 1]);
+        assert_eq!(suspects(&history, 3, FailureKind::Down), vec![2, 4, 3, 0, 1]);
+    }
+
+    #[test]
+    fn for_a_hang_the_session_waiting_longest_comes_first() {
+        let now = tokio::time::Instant::now();
+        let in_flight = |index, waited_ms: u64| {
+            let mut f = finished(index, Ending::InFlight, 2);
+            f.outcome.unanswered_since = Some(now - Duration::from_millis(waited_ms));
+            f
+        };
+        let history = vec![
+            finished(1, Ending::NoReply, 2),
+            in_flight(2, 10),
+            in_flight(3, 900),
+            finished(4, Ending::InFlight, 1),
+            finished(5, Ending::Reset, 2),
+        ];
+        assert_eq!(suspects(&history, 0, FailureKind::Hang), vec![2, 1, 0, 3, 4]);
+        assert_eq!(suspects(&history, 0, FailureKind::Down), vec![0, 1, 2, 3, 4], "a crash: as they ended");
     }
 }

@@ -19,7 +19,9 @@
 //!   states ([`state`]); sessions that reach new ones join the corpus
 //!   ([`corpus`]).
 //! - Failure detection by a separate control connection and, optionally,
-//!   the server's process and log ([`control`], [`watch`]); a failure's
+//!   the server's process and log ([`control`], [`watch`]); a session whose
+//!   answer is late waits for the control connection's word, so that a
+//!   failure finds the culprit of a hang still in flight ([`vigil`]); a failure's
 //!   session is confirmed, minimised and saved as a readable reproducer
 //!   ([`failure`], [`minimize`], [`reproducer`], [`rig`]), which
 //!   `wirebench fuzz-replay` sends again ([`replay`]).
@@ -43,6 +45,7 @@ mod control;
 mod corpus;
 mod dictionary;
 mod edits;
+mod emit;
 mod error;
 mod exec;
 mod failure;
@@ -59,18 +62,24 @@ mod report;
 mod reproducer;
 mod rig;
 mod rng;
+#[cfg(test)]
+mod roundtrip_tests;
 mod safety;
 mod seeds;
 mod spec;
 mod state;
 mod text;
 mod values;
+mod vigil;
 mod watch;
 mod worker;
 
 pub use campaign::{fuzz, FuzzSummary};
 pub use control::{Failure, FailureKind};
 pub use error::FuzzError;
-pub use options::{FuzzOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE, DEFAULT_RSS_GROWTH};
+pub use options::{
+    Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
+    DEFAULT_RSS_GROWTH,
+};
 pub use replay::{replay, ReplayVerdict};
 pub use report::Progress;

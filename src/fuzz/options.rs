@@ -69,10 +69,34 @@ pub struct FuzzOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOptions {
     pub file: PathBuf,
+    /// The server and the account's password. Its user, database and
+    /// compression are the command line's or their defaults: the
+    /// reproducer's packets name their own, which win unless `given` says
+    /// the command line named them too (then the two must agree).
     pub target: Target,
+    pub given: GivenOptions,
     pub watch: WatchOptions,
     pub allow_remote: bool,
-    pub deadline: Duration,
+    /// `--fuzz-deadline`; `None`: the deadline that detected the failure,
+    /// as the reproducer records it (else [`DEFAULT_DEADLINE`]).
+    pub deadline: Option<Duration>,
+    /// `--emit=...`: write a stand-alone program instead of replaying.
+    pub emit: Option<Emit>,
+}
+
+/// Which of the options a reproducer also records the command line gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GivenOptions {
+    pub user: bool,
+    pub database: bool,
+    pub compression: bool,
+}
+
+/// What `fuzz-replay --emit` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Emit {
+    /// A Python 3 script using the standard library only.
+    Python,
 }
 
 /// The default `--fuzz-deadline`.

@@ -1,19 +1,30 @@
 //! `wirebench fuzz-replay FILE`: the reproducer's sessions sent again (the
 //! sessions before the failing one too, at the same time, when it needs
 //! them), then the control connection says whether the server survived.
+//!
+//! A replay sends the bytes the fuzzing run's confirmation sent, but for
+//! the live values (the login's scramble, the statement ids): the login's
+//! bytes name the run's user and database, so the replay logs in as the
+//! reproducer says, and a packet the safety check would keep back stops
+//! the replay before anything is sent rather than leave a gap in it.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use super::campaign::ANSWER_TIMEOUT;
 use super::control::{Checker, Failure};
+use super::emit::python_script;
 use super::error::FuzzError;
-use super::exec::{Limits, Rendered};
+use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::lines::out_line;
-use super::options::ReplayOptions;
-use super::reproducer::{read_reproducer, Reproduces};
+use super::options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE};
+use super::reproducer::{read_reproducer, Reproducer, Reproduces};
 use super::rig::Rig;
 use super::safety;
+use super::vigil::Vigil;
 use super::watch::Watch;
+use wirebench_protocol::constants::Capabilities;
+use wirebench_protocol::framing::HEADER_LEN;
 
 /// What a replay found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,48 +33,55 @@ pub enum ReplayVerdict {
     Failed(Failure),
     /// The server answers as before (exit status 0).
     Survived,
+    /// `--emit`: the program was written to standard output (exit status 0).
+    Emitted,
 }
 
 /// Runs `wirebench fuzz-replay`.
 pub fn replay(options: &ReplayOptions) -> Result<ReplayVerdict, FuzzError> {
+    let reproducer = read_reproducer(&options.file)?;
+    if let Some(Emit::Python) = options.emit {
+        out_line(python_script(&reproducer, &options.file).trim_end());
+        return Ok(ReplayVerdict::Emitted);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(FuzzError::Runtime)?;
-    runtime.block_on(replay_file(options))
+    runtime.block_on(replay_file(options, &reproducer))
 }
 
-async fn replay_file(options: &ReplayOptions) -> Result<ReplayVerdict, FuzzError> {
-    let reproducer = read_reproducer(&options.file)?;
-    safety::check_target(&options.target.endpoint, options.allow_remote)?;
+async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result<ReplayVerdict, FuzzError> {
+    let target = recorded_target(reproducer, options)?;
+    let sessions = sessions_to_replay(reproducer);
+    check_nothing_withheld(&sessions, &target.database)?;
+    safety::check_target(&target.endpoint, options.allow_remote)?;
+    let deadline = options.deadline.or(reproducer.deadline).unwrap_or(DEFAULT_DEADLINE);
     let watch = Watch::start(&options.watch)?;
-    let mut checker = Checker::new(&options.target, options.deadline, watch);
+    let mut checker = Checker::new(&target, deadline, watch);
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });
     }
-    let mut sessions: Vec<Vec<Rendered>> = Vec::new();
-    if reproducer.reproduces != Reproduces::Alone {
-        sessions.extend(reproducer.history.iter().map(|s| s.iter().map(|p| p.rendered.clone()).collect()));
-    }
-    sessions.push(reproducer.failing.iter().map(|p| p.rendered.clone()).collect());
-    let mut line = format!("wirebench fuzz-replay: {} ({} packets", options.file.display(), reproducer.failing.len());
-    if sessions.len() > 1 {
-        let _ = write!(line, ", with the {} sessions before it at the same time", sessions.len() - 1);
-    }
-    let _ = write!(line, ") against {}; it first saw: {}", options.target.endpoint, reproducer.observed);
-    out_line(&line);
+    out_line(replay_banner(options, reproducer, &target, sessions.len()));
     let mut rig = Rig {
-        target: options.target.clone(),
-        limits: Limits { connect: options.deadline, answer: ANSWER_TIMEOUT },
+        target,
+        limits: Limits { connect: deadline, answer: ANSWER_TIMEOUT },
         checker,
         restart_cmd: None,
         restarts: 0,
         known_down: false,
+        vigil: Arc::new(Vigil::new(deadline)),
     };
+    let sessions: Vec<Vec<Rendered>> =
+        sessions.into_iter().map(|(_, packets)| packets.iter().map(|p| p.rendered.clone()).collect()).collect();
     let (failure, outcomes) = rig.run_and_check(sessions).await;
     if let Some(failing) = outcomes.last() {
         for state in &failing.states {
+            out_line(format_args!("  {state}"));
+        }
+        let in_flight = failing.sent.last().and_then(|p| p.answered).filter(|_| failing.ending == Ending::InFlight);
+        if let Some(state) = in_flight {
             out_line(format_args!("  {state}"));
         }
     }
@@ -80,4 +98,160 @@ async fn replay_file(options: &ReplayOptions) -> Result<ReplayVerdict, FuzzError
             ReplayVerdict::Survived
         }
     })
+}
+
+fn replay_banner(options: &ReplayOptions, reproducer: &Reproducer, target: &Target, sessions: usize) -> String {
+    let mut line = format!("wirebench fuzz-replay: {} ({} packets", options.file.display(), reproducer.failing.len());
+    if sessions > 1 {
+        let _ = write!(line, ", with the {} sessions before it at the same time", sessions - 1);
+    }
+    let _ = write!(
+        line,
+        ") against {} as {} on {}; it first saw: {}",
+        target.endpoint, target.user, target.database, reproducer.observed
+    );
+    line
+}
+
+/// The sessions a replay sends, named for messages: the failing one last,
+/// after the history when it needs it.
+pub fn sessions_to_replay(reproducer: &Reproducer) -> Vec<(String, &[SentPacket])> {
+    let mut sessions: Vec<(String, &[SentPacket])> = Vec::new();
+    if reproducer.reproduces != Reproduces::Alone {
+        for (n, history) in reproducer.history.iter().enumerate() {
+            sessions.push((format!("history session {}", n + 1), history));
+        }
+    }
+    sessions.push(("the failing session".to_owned(), &reproducer.failing));
+    sessions
+}
+
+/// The command line's server and password, with the user, database and
+/// compression the reproducer's packets were recorded with: theirs unless
+/// the file does not say, and a different one given on the command line
+/// is refused (the login's bytes cannot follow it).
+fn recorded_target(reproducer: &Reproducer, options: &ReplayOptions) -> Result<Target, FuzzError> {
+    let mut target = options.target.clone();
+    for (option, given, recorded, value) in [
+        ("--mysql-user", options.given.user, &reproducer.user, &mut target.user),
+        ("--mysql-db", options.given.database, &reproducer.database, &mut target.database),
+    ] {
+        if recorded.is_empty() {
+            continue;
+        }
+        if given && value != recorded {
+            let (given, recorded) = (value.clone(), recorded.clone());
+            return Err(FuzzError::NotAsRecorded { option, given, recorded });
+        }
+        value.clone_from(recorded);
+    }
+    let compressed = asks_for_compression(&reproducer.failing);
+    if options.given.compression && target.compression != compressed {
+        let on_off = |on: bool| if on { "on" } else { "off" }.to_owned();
+        let (given, recorded) = (on_off(target.compression), on_off(compressed));
+        return Err(FuzzError::NotAsRecorded { option: "--mysql-compression", given, recorded });
+    }
+    target.compression = compressed;
+    Ok(target)
+}
+
+/// Whether the session's login asks for the compressed protocol.
+fn asks_for_compression(packets: &[SentPacket]) -> bool {
+    let login = packets.first().filter(|p| p.rendered.phase == Phase::Login);
+    login.is_some_and(|p| {
+        let payload = p.rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
+        sent_capabilities(payload).contains(Capabilities::COMPRESS)
+    })
+}
+
+/// Refuses a reproducer with a packet the safety check would keep back
+/// (edited in by hand): the replay would not be the session that failed.
+fn check_nothing_withheld(sessions: &[(String, &[SentPacket])], database: &str) -> Result<(), FuzzError> {
+    for (name, packets) in sessions {
+        for (n, packet) in packets.iter().enumerate() {
+            if let Some(reason) = kept_back(&packet.rendered, database) {
+                return Err(FuzzError::WouldWithhold { session: name.clone(), packet: n + 1, reason });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::Endpoint;
+    use crate::fuzz::options::{GivenOptions, WatchOptions};
+    use crate::fuzz::reproducer::parse_reproducer;
+
+    fn options(given: GivenOptions, user: &str, database: &str) -> ReplayOptions {
+        ReplayOptions {
+            file: "x.repro".into(),
+            target: Target {
+                endpoint: Endpoint::tcp("127.0.0.1", 3306),
+                user: user.into(),
+                password: "pw".into(),
+                database: database.into(),
+                compression: false,
+            },
+            given,
+            watch: WatchOptions::default(),
+            allow_remote: false,
+            deadline: None,
+            emit: None,
+        }
+    }
+
+    /// A login to sbtest_fuzz as fuzzer (CONNECT_WITH_DB, one-byte auth
+    /// length), then COM_PING.
+    fn reproducer(caps: u8) -> Reproducer {
+        let mut login = vec![0, 0, 0, 1, caps, 0, 0, 0];
+        login.extend_from_slice(&[0; 28]);
+        login.extend_from_slice(b"fuzzer\0\x00sbtest_fuzz\0");
+        login[0] = (login.len() - 4) as u8;
+        let hex: String = login.iter().map(|b| format!("{b:02x}")).collect();
+        let text = format!(
+            "wirebench fuzz reproducer 1\nuser: fuzzer\ndatabase: sbtest_fuzz\n\
+             session failing\npacket login\n  {hex}\npacket command\n  010000000e\nend\n"
+        );
+        parse_reproducer(&text).unwrap()
+    }
+
+    #[test]
+    fn the_replay_logs_in_as_the_reproducer_says() {
+        let r = reproducer(0x08);
+        let target = recorded_target(&r, &options(GivenOptions::default(), "sbtest", "sbtest")).unwrap();
+        assert_eq!(
+            (target.user.as_str(), target.database.as_str(), target.password.as_str()),
+            ("fuzzer", "sbtest_fuzz", "pw")
+        );
+        let sessions = sessions_to_replay(&r);
+        assert!(check_nothing_withheld(&sessions, &target.database).is_ok());
+        let refused = check_nothing_withheld(&sessions, "sbtest").unwrap_err().to_string();
+        assert!(refused.contains("packet 1 of the failing session") && refused.contains("sbtest_fuzz"), "{refused}");
+    }
+
+    #[test]
+    fn options_that_contradict_the_reproducer_are_refused() {
+        let r = reproducer(0x08);
+        let given = GivenOptions { database: true, ..GivenOptions::default() };
+        let err = recorded_target(&r, &options(given, "sbtest", "other")).unwrap_err().to_string();
+        assert!(err.contains("--mysql-db=other") && err.contains("sbtest_fuzz"), "{err}");
+        assert!(recorded_target(&r, &options(given, "sbtest", "sbtest_fuzz")).is_ok());
+        let given = GivenOptions { compression: true, ..GivenOptions::default() };
+        let mut on = options(given, "sbtest", "sbtest");
+        on.target.compression = true;
+        let err = recorded_target(&r, &on).unwrap_err().to_string();
+        assert!(err.contains("--mysql-compression=on"), "{err}");
+        assert!(recorded_target(&reproducer(0x28), &on).unwrap().compression, "COMPRESS in the login");
+    }
+
+    #[test]
+    fn a_file_that_does_not_say_takes_the_command_line() {
+        let mut r = reproducer(0x08);
+        r.user.clear();
+        r.database.clear();
+        let target = recorded_target(&r, &options(GivenOptions::default(), "u", "d")).unwrap();
+        assert_eq!((target.user.as_str(), target.database.as_str()), ("u", "d"));
+    }
 }

@@ -5,6 +5,9 @@
 //! ```text
 //! wirebench fuzz reproducer 1
 //! observed: the server is down: connection refused (...)
+//! failure: down
+//! server: 10.11.19-MariaDB
+//! fuzz-deadline: 5.0 s
 //! seed: 42
 //! ...
 //! session failing
@@ -20,7 +23,9 @@
 //! names the bytes recomputed on each connection (the login's answer to
 //! the server's nonce; the id the server gives a prepared statement), so a
 //! replay logs in and names the same statements; everything else is sent
-//! as it is. `wrap=` breaks the compressed packet carrying it.
+//! as it is. `wrap=` breaks the compressed packet carrying it. The user and
+//! the database are in the login's bytes: a replay logs in as `user:` to
+//! `database:` (only the password comes from its command line).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,10 +33,12 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use super::control::FailureKind;
 use super::error::FuzzError;
-use super::exec::{Phase, Rendered, SentPacket};
+use super::exec::{step_of, Phase, Rendered, SentPacket};
 use super::fields::{Live, LiveSpot};
 use super::spec::WrapEdit;
+use super::state::State;
 
 const MAGIC: &str = "wirebench fuzz reproducer 1";
 
@@ -50,6 +57,8 @@ pub enum ReproducerError {
     NotKeyValue(String),
     #[error("{key}: {value:?} is not a number")]
     NotANumber { key: String, value: String },
+    #[error("failure: {0:?} is not a kind of failure (down, hang, refusing, process-gone, memory or log)")]
+    UnknownFailure(String),
     #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
     UnknownPhase(String),
     #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
@@ -79,6 +88,13 @@ pub enum Reproduces {
 pub struct Reproducer {
     pub observed: String,
     pub details: Vec<String>,
+    /// `None` in files that do not say.
+    pub kind: Option<FailureKind>,
+    /// The server's version, from its greeting; empty when unknown.
+    pub server: String,
+    /// The control connection's deadline when the failure was found: what
+    /// counted as a hang (`None` in files that do not say).
+    pub deadline: Option<Duration>,
     pub seed: u64,
     /// The failing session's number in the run.
     pub session: u64,
@@ -96,6 +112,25 @@ pub struct Reproducer {
 }
 
 impl Reproducer {
+    /// The kind of failure: as the file says, or as its `observed:` line
+    /// reads (files of older versions do not say).
+    pub fn failure_kind(&self) -> FailureKind {
+        let seen = |words: &str| self.observed.contains(words);
+        self.kind.unwrap_or(if seen("the server hangs") {
+            FailureKind::Hang
+        } else if seen("server log:") {
+            FailureKind::Log
+        } else if seen("refuses the control connection") {
+            FailureKind::Refusing
+        } else if seen("is gone") {
+            FailureKind::ProcessGone
+        } else if seen(" grew from ") {
+            FailureKind::Memory
+        } else {
+            FailureKind::Down
+        })
+    }
+
     /// The file's text.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
@@ -104,9 +139,19 @@ impl Reproducer {
             "# Replay: wirebench fuzz-replay THIS_FILE [--mysql-host=... --mysql-port=... | --mysql-socket=...]\n",
         );
         out.push_str("# (exit status 3: the failure happened again; 0: the server survived)\n");
+        out.push_str("# Without wirebench: wirebench fuzz-replay THIS_FILE --emit=python > repro.py\n");
         let _ = writeln!(out, "observed: {}", self.observed);
         for detail in &self.details {
             let _ = writeln!(out, "detail: {detail}");
+        }
+        if let Some(kind) = self.kind {
+            let _ = writeln!(out, "failure: {}", kind.name());
+        }
+        if !self.server.is_empty() {
+            let _ = writeln!(out, "server: {}", self.server);
+        }
+        if let Some(deadline) = self.deadline {
+            let _ = writeln!(out, "fuzz-deadline: {} s", deadline.as_secs_f64());
         }
         let reproduces = match &self.reproduces {
             Reproduces::Alone => "alone".to_owned(),
@@ -214,6 +259,9 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerErro
     let mut r = Reproducer {
         observed: String::new(),
         details: Vec::new(),
+        kind: None,
+        server: String::new(),
+        deadline: None,
         seed: 0,
         session: 0,
         found_after: Duration::ZERO,
@@ -226,23 +274,28 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerErro
         failing: Vec::new(),
         history: Vec::new(),
     };
-    let mut session: Option<(String, Vec<SentPacket>)> = None;
+    let mut session: Option<SessionText> = None;
     for (number, line) in lines {
         let trimmed = line.trim();
+        if let (Some(answer), Some(s)) = (trimmed.strip_prefix("# answer:"), &mut session) {
+            s.note_answer(answer.trim());
+            continue;
+        }
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
         if let Some(name) = trimmed.strip_prefix("session ") {
-            session = Some((name.trim().to_owned(), Vec::new()));
+            session = Some(SessionText { name: name.trim().to_owned(), packets: Vec::new(), answers: Vec::new() });
         } else if trimmed == "end" {
-            let Some((name, packets)) = session.take() else { return Err((number, ReproducerError::StrayEnd)) };
+            let Some(s) = session.take() else { return Err((number, ReproducerError::StrayEnd)) };
+            let (name, packets) = s.finish();
             if name == "failing" {
                 r.failing = packets;
             } else {
                 r.history.push(packets);
             }
-        } else if let Some((_, packets)) = &mut session {
-            parse_packet_line(line, packets).map_err(|reason| (number, reason))?;
+        } else if let Some(s) = &mut session {
+            parse_packet_line(line, &mut s.packets).map_err(|reason| (number, reason))?;
         } else {
             parse_header_line(trimmed, &mut r).map_err(|reason| (number, reason))?;
         }
@@ -256,6 +309,35 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerErro
     Ok(r)
 }
 
+/// A session being read: its packets, and the `# answer:` line of each
+/// (read once the packet's bytes, which follow it, say what step it was).
+struct SessionText {
+    name: String,
+    packets: Vec<SentPacket>,
+    /// (packet index, answer text).
+    answers: Vec<(usize, String)>,
+}
+
+impl SessionText {
+    fn note_answer(&mut self, answer: &str) {
+        if let Some(at) = self.packets.len().checked_sub(1) {
+            self.answers.push((at, answer.to_owned()));
+        }
+    }
+
+    /// The name and the packets, with the answers they got. An answer that
+    /// does not read (a comment edited by hand) is left out: it is not sent.
+    fn finish(mut self) -> (String, Vec<SentPacket>) {
+        for (at, answer) in &self.answers {
+            if let Some(packet) = self.packets.get_mut(*at) {
+                let answer = answer.split_once(" -> ").map_or(answer.as_str(), |(_, a)| a);
+                packet.answered = State::parse_answer(step_of(&packet.rendered), answer);
+            }
+        }
+        (self.name, self.packets)
+    }
+}
+
 fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), ReproducerError> {
     let Some((key, value)) = line.split_once(':') else { return Err(ReproducerError::NotKeyValue(line.to_owned())) };
     let value = value.trim();
@@ -265,12 +347,15 @@ fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), ReproducerErr
     match key.trim() {
         "observed" => r.observed = value.to_owned(),
         "detail" => r.details.push(value.to_owned()),
+        "failure" => {
+            r.kind =
+                Some(FailureKind::from_name(value).ok_or_else(|| ReproducerError::UnknownFailure(value.to_owned()))?)
+        }
+        "server" => r.server = value.to_owned(),
+        "fuzz-deadline" => r.deadline = Some(seconds(key, value)?),
         "seed" => r.seed = number(value)?,
         "session" => r.session = number(value)?,
-        "found-after" => {
-            let secs = value.trim_end_matches(" s").parse::<f64>().unwrap_or(0.0);
-            r.found_after = Duration::try_from_secs_f64(secs).unwrap_or_default();
-        }
+        "found-after" => r.found_after = seconds(key, value)?,
         "target" => r.target = value.to_owned(),
         "user" => r.user = value.to_owned(),
         "database" => r.database = value.to_owned(),
@@ -287,6 +372,16 @@ fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), ReproducerErr
         _ => {}
     }
     Ok(())
+}
+
+/// `1.5 s`: a duration a reproducer wrote.
+fn seconds(key: &str, value: &str) -> Result<Duration, ReproducerError> {
+    let number = value.trim_end_matches('s').trim();
+    number
+        .parse::<f64>()
+        .ok()
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(|| ReproducerError::NotANumber { key: key.trim().to_owned(), value: value.to_owned() })
 }
 
 /// A `packet ...` line, or a line of its bytes.
@@ -379,6 +474,9 @@ mod tests {
         Reproducer {
             observed: "the server is down".into(),
             details: vec!["server log: got signal 11".into()],
+            kind: Some(FailureKind::Log),
+            server: "10.11.19-MariaDB".into(),
+            deadline: Some(Duration::from_millis(500)),
             seed: 42,
             session: 7,
             found_after: Duration::from_millis(1500),
@@ -402,13 +500,20 @@ mod tests {
         let text = r.to_text();
         assert!(text.contains("packet command live=statement:0@5+4 wrap=seq:9,corrupt:77\n  # answer: COM_STMT_EXECUTE -> connection closed\n"), "{text}");
         assert!(text.contains("  0b000000 17010000 00000100 00007c23  |...............#|\n"), "{text}");
-        let mut back = parse_reproducer(&text).unwrap();
-        for p in back.failing.iter_mut().chain(back.history.iter_mut().flatten()) {
-            p.answered = None;
-        }
-        let mut expected = r;
-        expected.failing[1].answered = None;
-        assert_eq!(back, expected);
+        assert!(text.contains("\nfailure: log\nserver: 10.11.19-MariaDB\nfuzz-deadline: 0.5 s\n"), "{text}");
+        assert_eq!(parse_reproducer(&text).unwrap(), r);
+    }
+
+    #[test]
+    fn answers_in_flight_and_edited_by_hand() {
+        let mut r = sample();
+        let pending = State { step: Step::Command(0x17), class: AnswerClass::Pending, code: 0 };
+        r.failing[1].answered = Some(pending);
+        let text = r.to_text();
+        assert!(text.contains("# answer: COM_STMT_EXECUTE -> none yet (in flight when the server failed)\n"), "{text}");
+        assert_eq!(parse_reproducer(&text).unwrap(), r);
+        let edited = text.replace("-> none yet (in flight when the server failed)", "-> whatever");
+        assert_eq!(parse_reproducer(&edited).unwrap().failing[1].answered, None);
     }
 
     #[test]
@@ -421,6 +526,10 @@ mod tests {
         assert_eq!(parse_reproducer(&text).unwrap_err(), (4, ReproducerError::NotHex("0g".into())));
         let text = format!("{MAGIC}\nsession failing\n  00\nend\n");
         assert_eq!(parse_reproducer(&text).unwrap_err(), (3, ReproducerError::BytesOutsidePacket));
+        let text = format!("{MAGIC}\nfailure: meltdown\n");
+        assert_eq!(parse_reproducer(&text).unwrap_err(), (2, ReproducerError::UnknownFailure("meltdown".into())));
+        let text = format!("{MAGIC}\nfuzz-deadline: soon\n");
+        assert!(matches!(parse_reproducer(&text).unwrap_err(), (2, ReproducerError::NotANumber { .. })));
         let text = format!("{MAGIC}\nsession failing\npacket command live=scramble\nend\n");
         assert_eq!(
             parse_reproducer(&text).unwrap_err().1.to_string(),

@@ -3,6 +3,7 @@
 //! failure need.
 
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use thiserror::Error;
@@ -12,6 +13,7 @@ use super::control::{Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
 use super::lines::err_line;
 use super::options::Target;
+use super::vigil::Vigil;
 
 /// How long a restarted (or self-restarting) server may take to answer again.
 pub const COME_BACK_WAIT: Duration = Duration::from_secs(60);
@@ -42,6 +44,8 @@ pub struct Rig {
     pub restarts: u32,
     /// The last check failed: no need to check again before restarting.
     pub known_down: bool,
+    /// The sessions' late answers wait for this rig's checks.
+    pub vigil: Arc<Vigil>,
 }
 
 impl Rig {
@@ -75,27 +79,40 @@ impl Rig {
     }
 
     /// Runs `sessions` at the same time, each on its own connection, then
-    /// asks the control connection (see [`Rig::check_for_a_while`]).
+    /// asks the control connection (see [`Rig::check_for_a_while`]). A
+    /// session whose answer is late has the server checked at once (with
+    /// the deadline that judged the fuzzing run); a failure then halts the
+    /// sessions where they are.
     pub async fn run_and_check<T>(&mut self, sessions: Vec<Vec<T>>) -> (Option<Failure>, Vec<SessionOutcome>)
     where
         T: Outgoing + Send + Sync + 'static,
     {
+        self.vigil.resume();
         let tasks: Vec<_> = sessions
             .into_iter()
             .map(|items| {
                 let target = self.target.clone();
                 let limits = self.limits;
-                tokio::spawn(async move { run_session(&target, &items, &limits).await })
+                let vigil = self.vigil.clone();
+                tokio::spawn(async move { run_session(&target, &items, &limits, &vigil).await })
             })
             .collect();
-        let mut outcomes = Vec::new();
-        for task in tasks {
-            if let Ok(outcome) = task.await {
-                outcomes.push(outcome);
+        let all_ended = join_sessions(tasks);
+        tokio::pin!(all_ended);
+        let failed = tokio::select! {
+            outcomes = &mut all_ended => Err(outcomes),
+            failure = check_when_asked(&self.vigil, &mut self.checker) => Ok(failure),
+        };
+        let (failure, outcomes) = match failed {
+            Ok(failure) => {
+                self.vigil.halt();
+                (Some(failure), all_ended.await)
             }
-        }
-        let suspicious = outcomes.iter().any(|o| o.ending.is_suspicious());
-        let failure = self.check_for_a_while(suspicious).await;
+            Err(outcomes) => {
+                let suspicious = outcomes.iter().any(|o| o.ending.is_suspicious());
+                (self.check_for_a_while(suspicious).await, outcomes)
+            }
+        };
         self.known_down = failure.is_some();
         (failure, outcomes)
     }
@@ -113,6 +130,29 @@ impl Rig {
             }
         }
         None
+    }
+}
+
+/// The outcomes of the sessions' tasks, in their order.
+async fn join_sessions(tasks: Vec<tokio::task::JoinHandle<SessionOutcome>>) -> Vec<SessionOutcome> {
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        if let Ok(outcome) = task.await {
+            outcomes.push(outcome);
+        }
+    }
+    outcomes
+}
+
+/// Checks the server whenever a session asks; returns the first failure.
+async fn check_when_asked(vigil: &Vigil, checker: &mut Checker) -> Failure {
+    loop {
+        vigil.asked().await;
+        let began = Instant::now();
+        match checker.check().await {
+            Some(failure) => return failure,
+            None => vigil.check_passed(began),
+        }
     }
 }
 

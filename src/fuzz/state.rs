@@ -58,6 +58,8 @@ pub enum AnswerClass {
     Reset,
     /// Bytes that are no packet this client can read.
     Garbled,
+    /// None yet: the packet was in flight when the server failed.
+    Pending,
 }
 
 /// One state: a message, the class of its answer, the error code of an ERR.
@@ -142,8 +144,51 @@ impl fmt::Display for AnswerClass {
             AnswerClass::Closed => "connection closed",
             AnswerClass::Reset => "connection reset",
             AnswerClass::Garbled => "unreadable bytes",
+            AnswerClass::Pending => "none yet (in flight when the server failed)",
         };
         f.write_str(name)
+    }
+}
+
+impl AnswerClass {
+    const ALL: [AnswerClass; 16] = [
+        AnswerClass::Handshake,
+        AnswerClass::Ok,
+        AnswerClass::Err,
+        AnswerClass::Eof,
+        AnswerClass::ResultSet,
+        AnswerClass::PrepareOk,
+        AnswerClass::LocalInfile,
+        AnswerClass::AuthSwitch,
+        AnswerClass::AuthMoreData,
+        AnswerClass::Text,
+        AnswerClass::Silent,
+        AnswerClass::NoReply,
+        AnswerClass::Closed,
+        AnswerClass::Reset,
+        AnswerClass::Garbled,
+        AnswerClass::Pending,
+    ];
+
+    /// The class a [`Display`](fmt::Display) name stands for.
+    fn from_name(name: &str) -> Option<AnswerClass> {
+        AnswerClass::ALL.into_iter().find(|class| class.to_string() == name)
+    }
+}
+
+impl State {
+    /// Reads back what follows the step in [`State`]'s display ("ERR
+    /// 1243", "result set", "result set, then ERR 1317"), for `step`.
+    pub fn parse_answer(step: Step, answer: &str) -> Option<State> {
+        let err = |code: &str| code.trim().parse::<u16>().ok();
+        if let Some(code) = answer.strip_prefix("ERR ") {
+            return Some(State { step, class: AnswerClass::Err, code: err(code)? });
+        }
+        let (class, code) = match answer.split_once(", then ERR ") {
+            Some((class, code)) => (class, err(code)?),
+            None => (answer, 0),
+        };
+        Some(State { step, class: AnswerClass::from_name(class.trim())?, code })
     }
 }
 
@@ -173,5 +218,20 @@ mod tests {
         assert_eq!(State { step: Step::Login, class: AnswerClass::Ok, code: 0 }.to_string(), "login -> OK");
         let s = State { step: Step::Command(COM_QUERY), class: AnswerClass::ResultSet, code: 1317 };
         assert_eq!(s.to_string(), "COM_QUERY -> result set, then ERR 1317");
+    }
+
+    #[test]
+    fn every_answer_reads_back_from_its_display() {
+        let step = Step::Command(COM_QUERY);
+        for class in AnswerClass::ALL {
+            for code in [0, 1317] {
+                let state = State { step, class, code: if class == AnswerClass::Err { 1243 } else { code } };
+                let text = state.to_string();
+                let answer = text.split_once(" -> ").unwrap().1;
+                assert_eq!(State::parse_answer(step, answer), Some(state), "{text}");
+            }
+        }
+        assert_eq!(State::parse_answer(step, "a shrug"), None);
+        assert_eq!(State::parse_answer(step, "ERR x"), None);
     }
 }

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::corpus::{Corpus, Coverage};
@@ -18,6 +17,7 @@ use super::options::Target;
 use super::rng::FuzzRng;
 use super::seeds::Seeds;
 use super::spec::SessionPlan;
+use super::vigil::Vigil;
 
 /// Sessions kept for a reproducer: the failing one may need those before it.
 pub const HISTORY: usize = 16;
@@ -58,8 +58,9 @@ pub struct Shared {
     pub coverage: Mutex<Coverage>,
     pub corpus: Mutex<Corpus>,
     pub history: Mutex<VecDeque<Finished>>,
-    /// A session ended as a dead server would end it: check now.
-    pub suspicious: Notify,
+    /// Late answers wait for the control connection's checks; a failure
+    /// halts the sessions.
+    pub vigil: Vigil,
 }
 
 /// A lock that outlives a worker that panicked while holding it: the data
@@ -74,7 +75,7 @@ pub async fn fuzz_worker(shared: Arc<Shared>, stream: u64) {
     while !shared.stop.load(Ordering::Relaxed) {
         let number = shared.sessions.fetch_add(1, Ordering::Relaxed);
         let plan = next_plan(&shared, &mut rng);
-        let outcome = run_session(&shared.target, &plan.packets, &shared.limits).await;
+        let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.vigil).await;
         let index = shared.finished.fetch_add(1, Ordering::Relaxed);
         let refused = matches!(outcome.ending, Ending::ConnectFailed(_));
         record(&shared, Finished { number, index, plan, outcome });
@@ -124,7 +125,8 @@ fn record(shared: &Shared, finished: Finished) {
         lock_shared(&shared.corpus).add(kept, finished.outcome.took);
     }
     if finished.outcome.ending.is_suspicious() {
-        shared.suspicious.notify_one();
+        // It ended as a dead server ends sessions: look now.
+        shared.vigil.ask();
     }
     if finished.outcome.sent.is_empty() {
         // It sent nothing: no part in any failure, and no room to take

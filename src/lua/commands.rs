@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, Table};
 
+use super::ffi::Entered;
 use super::state::{export_options, global_function, new_state, script_name};
 use super::tasks::{command_state, in_task, run_here};
 use super::{options, ScriptEnv, ScriptError};
@@ -27,6 +28,7 @@ pub fn script_help(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
 fn help_in_state(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
     let lua = new_state(env, 0)?;
     export_options(&lua, env)?;
+    let _entered = Entered::new(&lua);
     if command_defined(&lua, "help")? {
         call_command(&lua, "help")?;
         return Ok(Help::Printed);
@@ -65,6 +67,7 @@ pub fn run_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptErro
 fn command_in_main_state(env: &Arc<ScriptEnv>, command: &str) -> Result<bool, ScriptError> {
     let lua = new_state(env, 0)?;
     export_options(&lua, env)?;
+    let _entered = Entered::new(&lua);
     if command_defined(&lua, command)? {
         if command_parallel(&lua, command)? && env.threads > 1 {
             return Ok(true);

@@ -41,6 +41,7 @@ pub extern "C" fn sb_event_stop(_thread_id: c_int) {
         let Some(now) = with_caller(|caller| caller.now_ns()) else { return };
         let times = context::with_current(|ctx| {
             ctx.event.ended = now;
+            ctx.counted.events += 1;
             if ctx.env.draw_after_event {
                 ctx.rng.next_u64();
             }
@@ -50,22 +51,6 @@ pub extern "C" fn sb_event_stop(_thread_id: c_int) {
             with_caller(|caller| caller.event_ended(times));
         }
     }));
-}
-
-/// Draws for `sysbench.rand` through the FFI (a stand-in until the whole
-/// sysbench.rand surface lands): the state's own generator.
-fn draw(f: impl FnOnce(&mut crate::rand::Rng) -> u32) -> u32 {
-    catch_unwind(AssertUnwindSafe(|| context::with_current(|ctx| f(&mut ctx.rng)).unwrap_or(0))).unwrap_or(0)
-}
-
-#[no_mangle]
-pub extern "C" fn sb_rand_default(a: u32, b: u32) -> u32 {
-    draw(|rng| rng.default(a, b))
-}
-
-#[no_mangle]
-pub extern "C" fn sb_rand_uniform(a: u32, b: u32) -> u32 {
-    draw(|rng| rng.uniform(a, b))
 }
 
 /// libc's `usleep`, as a script calls it through the FFI

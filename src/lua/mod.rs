@@ -28,6 +28,7 @@ mod commands;
 mod context;
 mod error;
 mod events;
+mod ffi;
 mod options;
 mod reports;
 mod sql;
@@ -37,10 +38,11 @@ mod threads;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use commands::{load_only, run_command, script_help, Help};
 pub use error::ScriptError;
+pub use ffi::EXPORTED_C_FUNCTIONS;
 pub use tasks::run_tasks;
 pub use options::OptValue;
 pub use reports::ReportHooks;
@@ -49,6 +51,7 @@ pub use threads::ThreadsPlan;
 use crate::client::ConnectOptions;
 use crate::driver::IgnoreErrors;
 use crate::rand::{RandParams, SharedUnique};
+use crate::stats::Counters;
 
 /// The name sysbench 1.0.20 gives a script read from standard input, in
 /// its messages (`sb_load_lua(NULL)`).
@@ -150,4 +153,8 @@ pub struct ScriptEnv {
     /// The event loops' backend and how they wait (`--io`, `--poll`).
     pub backend: crate::driver::Backend,
     pub poll: crate::driver::PollMode,
+    /// The counts `init()` made (its queries, its `sb_counter_inc`), which
+    /// the first state to run takes: sysbench counts them in thread 0's
+    /// counters, so its reports show them.
+    pub init_counts: Mutex<Counters>,
 }

@@ -32,7 +32,7 @@ pub(crate) enum OptKind {
 }
 
 impl OptKind {
-    fn from_arg_type(n: i64) -> Option<OptKind> {
+    pub(crate) fn from_arg_type(n: i64) -> Option<OptKind> {
         Some(match n {
             1 => OptKind::Bool,
             2 => OptKind::Int,
@@ -251,7 +251,13 @@ fn export_globals<'a>(lua: &Lua, options: impl Iterator<Item = &'a (String, OptV
 
 /// `SCRIPT help`'s list, as sysbench's `sb_print_test_options` writes it.
 pub(crate) fn help_text(script: &str, defs: &[ScriptOption]) -> String {
-    let mut text = format!("{script} options:\n");
+    format!("{script} options:\n{}", option_lines(defs))
+}
+
+/// The options one a line, names aligned, and an empty line after them
+/// (sysbench's `sb_print_options`).
+pub(crate) fn option_lines(defs: &[ScriptOption]) -> String {
+    let mut text = String::new();
     let names: Vec<String> = defs.iter().map(|d| format!("--{}{}", d.name, d.kind.placeholder())).collect();
     let width = names.iter().map(String::len).max().unwrap_or(0);
     for (def, name) in defs.iter().zip(&names) {

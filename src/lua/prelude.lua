@@ -28,10 +28,13 @@ end
 -- ----------------------------------------------------------------------
 -- sysbench.cmdline
 -- ----------------------------------------------------------------------
+local C = ffi.C
 local cmdline = sysbench.cmdline
-cmdline.ARG_NULL, cmdline.ARG_BOOL, cmdline.ARG_INT, cmdline.ARG_SIZE = 0, 1, 2, 3
-cmdline.ARG_DOUBLE, cmdline.ARG_STRING, cmdline.ARG_LIST, cmdline.ARG_FILE = 4, 5, 6, 7
-cmdline.ARG_MAX = 8
+cmdline.ARG_NULL, cmdline.ARG_BOOL = C.SB_ARG_TYPE_NULL, C.SB_ARG_TYPE_BOOL
+cmdline.ARG_INT, cmdline.ARG_SIZE = C.SB_ARG_TYPE_INT, C.SB_ARG_TYPE_SIZE
+cmdline.ARG_DOUBLE, cmdline.ARG_STRING = C.SB_ARG_TYPE_DOUBLE, C.SB_ARG_TYPE_STRING
+cmdline.ARG_LIST, cmdline.ARG_FILE = C.SB_ARG_TYPE_LIST, C.SB_ARG_TYPE_FILE
+cmdline.ARG_MAX = C.SB_ARG_TYPE_MAX
 cmdline.PARALLEL_COMMAND = true
 
 function cmdline.command_defined(name)
@@ -55,164 +58,112 @@ function cmdline.call_command(name)
    return rc and true or false
 end
 
--- ----------------------------------------------------------------------
--- sysbench.rand
--- ----------------------------------------------------------------------
-ffi.cdef[[
-uint32_t sb_rand_default(uint32_t, uint32_t);
-uint32_t sb_rand_uniform(uint32_t, uint32_t);
-]]
-sysbench.rand = {
-   default = ffi.C.sb_rand_default,
-   uniform = ffi.C.sb_rand_uniform,
-   gaussian = wb.rand_gaussian,
-   special = wb.rand_special,
-   pareto = wb.rand_pareto,
-   zipfian = wb.rand_zipfian,
-   unique = wb.rand_unique,
-   string = wb.rand_string,
-   uniform_double = wb.rand_uniform_double,
+-- The definitions in cmdline.options as sb_arg_t entries, sorted by name,
+-- registered with sb_lua_set_test_args (wirebench registers them itself
+-- when it exports the options; a script may do it again). A definition's
+-- type is its third field, else its default's.
+local implied_arg_type = {
+   boolean = cmdline.ARG_BOOL, number = cmdline.ARG_DOUBLE,
+   string = cmdline.ARG_STRING, table = cmdline.ARG_LIST,
 }
 
-do
-   -- A uint64_t cdata, as sysbench's FFI declaration returns it.
-   local two32 = ffi.cast("uint64_t", 4294967296)
-   local halves = wb.rand_uniform_uint64
-   function sysbench.rand.uniform_uint64()
-      local hi, lo = halves()
-      return hi * two32 + lo
+function cmdline.read_cmdline_options()
+   local defs = cmdline.options
+   if defs == nil then
+      return true
    end
+   assert(type(defs) == "table", "wrong type for sysbench.cmdline.options: " .. type(defs))
+   local names = {}
+   for name, def in pairs(defs) do
+      assert(type(name) == "string" and type(def) == "table",
+             "wrong table structure in sysbench.cmdline.options")
+      names[#names + 1] = name
+   end
+   table.sort(names)
+   -- The strings the entries point to stay referenced until the call.
+   local args, keep = ffi.new("sb_arg_t[?]", #names), {}
+   for i, name in ipairs(names) do
+      local def = defs[name]
+      assert(def[1] ~= nil, "nil description for option " .. name)
+      local default = def[2]
+      if type(default) == "table" then
+         default = table.concat(default, ",")
+      elseif type(default) == "boolean" then
+         default = default and "on" or "off"
+      elseif default ~= nil then
+         default = tostring(default)
+      end
+      local arg_type = def[3]
+      if arg_type == nil then
+         arg_type = def[2] == nil and cmdline.ARG_STRING or implied_arg_type[type(def[2])]
+      end
+      assert(arg_type ~= nil, "cannot determine type for option " .. name)
+      keep[#keep + 1] = { name, tostring(def[1]), default }
+      local arg = args[i - 1]
+      arg.name, arg.desc, arg.value, arg.type = name, keep[#keep][2], default, arg_type
+   end
+   return C.sb_lua_set_test_args(args, #names) == 0
+end
+
+function cmdline.print_test_options()
+   C.sb_print_test_options()
 end
 
 -- ----------------------------------------------------------------------
--- sysbench.histogram
+-- sysbench.rand: the exported C functions (src/lua/ffi/rand.rs), called
+-- through the FFI as sysbench's module calls them, so that arguments
+-- convert and draws come as there.
 -- ----------------------------------------------------------------------
-sysbench.histogram = {
-   new = function(size, range_min, range_max)
-      return wb.histogram_new(size, range_min, range_max)
-   end
+sysbench.rand = {
+   -- Not a function of sysbench 1.0.20's; kept for scripts that use it.
+   zipfian = wb.rand_zipfian,
 }
 
--- The C declarations sysbench 1.0.20's own Lua modules make before a
--- script runs (sysbench.lua, sysbench.sql.lua): the same types and
--- functions, which wirebench's binary exports.
-ffi.cdef[[
-void sb_event_start(int thread_id);
-void sb_event_stop(int thread_id);
-bool sb_more_events(int thread_id);
+do
+   local rand = sysbench.rand
+   function rand.default(a, b) return C.sb_rand_default(a, b) end
+   function rand.uniform(a, b) return C.sb_rand_uniform(a, b) end
+   function rand.gaussian(a, b) return C.sb_rand_gaussian(a, b) end
+   function rand.special(a, b) return C.sb_rand_special(a, b) end
+   function rand.pareto(a, b) return C.sb_rand_pareto(a, b) end
+   function rand.unique() return C.sb_rand_unique() end
+   function rand.uniform_uint64() return C.sb_rand_uniform_uint64() end
+   function rand.uniform_double() return C.sb_rand_uniform_double() end
 
-typedef enum
-{
-  DB_ERROR_NONE,
-  DB_ERROR_IGNORABLE,
-  DB_ERROR_FATAL
-} sql_error_t;
+   local bytes = ffi.typeof("uint8_t[?]")
+   function rand.string(template)
+      local n = #template
+      local out = bytes(n)
+      C.sb_rand_str(template, out)
+      return ffi.string(out, n)
+   end
+   -- The SQL parameters' set_rand_str() below.
+   wb.rand_string = rand.string
+end
 
-typedef struct
-{
-  const char      *sname;
-  const char      *lname;
-  const char      opaque[?];
-} sql_driver;
-
-typedef struct {
-  uint32_t        len;
-  const char      *ptr;
-} sql_value;
-
-typedef struct
-{
-  void            *ptr;
-  sql_value       *values;
-} sql_row;
-
-typedef enum
-{
-  SB_CNT_OTHER,
-  SB_CNT_READ,
-  SB_CNT_WRITE,
-  SB_CNT_TRX,
-  SB_CNT_ERROR,
-  SB_CNT_RECONNECT,
-  SB_CNT_MAX
-} sb_counter_type;
-
-typedef struct
-{
-  sql_error_t     error;
-  int             sql_errno;
-  const char      *sql_state;
-  const char      *sql_errmsg;
-  sql_driver      *driver;
-  const char      opaque[?];
-} sql_connection;
-
-typedef struct
-{
-  sql_connection  *connection;
-  const char      opaque[?];
-} sql_statement;
-
-typedef struct
-{
-  sb_counter_type   counter;
-  uint32_t       nrows;
-  uint32_t       nfields;
-  sql_statement  *statement;
-  void           *ptr;
-  sql_row        row;
-} sql_result;
-
-typedef enum
-{
-  SQL_TYPE_NONE,
-  SQL_TYPE_TINYINT,
-  SQL_TYPE_SMALLINT,
-  SQL_TYPE_INT,
-  SQL_TYPE_BIGINT,
-  SQL_TYPE_FLOAT,
-  SQL_TYPE_DOUBLE,
-  SQL_TYPE_TIME,
-  SQL_TYPE_DATE,
-  SQL_TYPE_DATETIME,
-  SQL_TYPE_TIMESTAMP,
-  SQL_TYPE_CHAR,
-  SQL_TYPE_VARCHAR
-} sql_bind_type_t;
-
-typedef struct
-{
-  sql_bind_type_t   type;
-  void             *buffer;
-  unsigned long    *data_len;
-  unsigned long    max_len;
-  char             *is_null;
-} sql_bind;
-
-sql_driver *db_create(const char *);
-int db_destroy(sql_driver *drv);
-
-sql_connection *db_connection_create(sql_driver * drv);
-int db_connection_close(sql_connection *con);
-int db_connection_reconnect(sql_connection *con);
-void db_connection_free(sql_connection *con);
-
-int db_bulk_insert_init(sql_connection *, const char *, size_t);
-int db_bulk_insert_next(sql_connection *, const char *, size_t);
-int db_bulk_insert_done(sql_connection *);
-
-sql_result *db_query(sql_connection *con, const char *query, size_t len);
-
-sql_row *db_fetch_row(sql_result *rs);
-
-sql_statement *db_prepare(sql_connection *con, const char *query, size_t len);
-int db_bind_param(sql_statement *stmt, sql_bind *params, size_t len);
-int db_bind_result(sql_statement *stmt, sql_bind *results, size_t len);
-sql_result *db_execute(sql_statement *stmt);
-int db_close(sql_statement *stmt);
-
-int db_free_results(sql_result *);
-]]
+-- ----------------------------------------------------------------------
+-- sysbench.histogram: an sb_histogram_t pointer (src/lua/ffi/histogram.rs)
+-- with update() and print(), freed when collected.
+-- ----------------------------------------------------------------------
+do
+   local histogram_methods = {
+      update = function(h, value) C.sb_histogram_update(h, value) end,
+      print = function(h) C.sb_histogram_print(h) end,
+   }
+   ffi.metatype("sb_histogram_t", {
+      __index = histogram_methods,
+      __tostring = function() return "<sb_histogram>" end,
+   })
+   sysbench.histogram = {}
+   function sysbench.histogram.new(size, range_min, range_max)
+      local h = C.sb_histogram_new(size, range_min, range_max)
+      if h == nil then
+         error(string.format("sysbench.histogram.new(%s, %s, %s): no histogram made (see the ALERT above)",
+                             tostring(size), tostring(range_min), tostring(range_max)), 2)
+      end
+      return ffi.gc(h, C.sb_histogram_delete)
+   end
+end
 
 -- ----------------------------------------------------------------------
 -- sysbench.sql: sysbench's C functions (exported by wirebench's binary
@@ -220,7 +171,6 @@ int db_free_results(sql_result *);
 -- called through the FFI so that a script's SQL calls are C calls inside
 -- its compiled traces, as under sysbench.
 -- ----------------------------------------------------------------------
-local C = ffi.C
 local sql = {}
 sysbench.sql = sql
 
@@ -277,14 +227,12 @@ end
 -- After a call that gave no result: nothing when it went well; an
 -- ignorable error (or one sql_error_ignorable accepts) restarts the
 -- event; anything else is raised at the script's line.
--- No result is nil, where sysbench hands back a NULL pointer, which a
--- script indexing it (rs.nrows) would dereference.
+-- A statement without rows gives a result without rows (sysbench hands
+-- back a NULL pointer there, which a script reading rs.nrows would
+-- dereference); a failed call gives NULL.
 function connection_methods.check_error(self, rs, query)
-   if rs ~= nil then
+   if rs ~= nil or self.error == NONE then
       return rs
-   end
-   if self.error == NONE then
-      return nil
    end
    if self.sql_state == nil or self.sql_errmsg == nil then
       error("SQL API error", 3)
@@ -370,10 +318,14 @@ function param_methods.set_rand_str(self, fmt)
       error("Unsupported argument type: " .. tostring(self.type), 2)
    end
    self.is_null[0] = 0
-   local value = sysbench.rand.string(fmt)
-   local len = #value
-   if len > self.max_len then len = self.max_len end
-   ffi.copy(self.buffer, value, len)
+   local len = #fmt
+   if len <= self.max_len then
+      C.sb_rand_str(fmt, self.buffer)
+   else
+      -- sb_rand_str writes the whole template: drawn apart, then cut.
+      len = self.max_len
+      ffi.copy(self.buffer, sysbench.rand.string(fmt), len)
+   end
    self.data_len[0] = len
 end
 
@@ -642,7 +594,7 @@ function db.query(query)
       error("bad argument #1 to 'db_query' (string expected, got " .. type(query) .. ")", 2)
    end
    local rs = db_call("db_query", db_con.query, db_con, query)
-   if rs ~= nil then
+   if rs ~= nil and rs.counter == C.SB_CNT_READ then
       rs:free()
    end
 end
@@ -732,7 +684,7 @@ function db.free_results(rs)
    if getmetatable(rs) ~= db_rs_mt then
       error("bad argument #1 to 'db_free_results' (result set expected)", 2)
    end
-   if rs.rs ~= nil then
+   if rs.rs ~= nil and rs.rs.counter == C.SB_CNT_READ then
       C.db_free_results(rs.rs)
    end
    rs.rs = nil

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, Table, Value};
 
+use super::ffi::Entered;
 use super::state::{export_options, new_state};
 use super::{ScriptEnv, ScriptError};
 use crate::stats::report::{FinalReport, InterimReport};
@@ -118,6 +119,7 @@ fn hook(lua: &Lua, name: &str) -> mlua::Result<Option<Function>> {
 /// Calls the hook `name` with `stat`, if the state has it.
 fn call(lua: &Lua, name: &str, stat: Table) -> Result<bool, ScriptError> {
     let Some(f) = hook(lua, name)? else { return Ok(false) };
+    let _entered = Entered::new(lua);
     f.call::<()>(stat).map_err(|e| ScriptError::function(name, &e))?;
     Ok(true)
 }

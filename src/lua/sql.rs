@@ -96,6 +96,19 @@ pub struct SqlResult {
     ptr: *mut c_void,
     row: SqlRow,
     rows: Rows,
+    magic: u64,
+    /// The connection whose result it is, and which of its two.
+    owner: *mut SqlConnection,
+    slot: ResultSlot,
+}
+
+/// A connection's two results: the one a read leaves open, and the one
+/// every other statement gives, which has no rows (sysbench's `db_query`
+/// gives NULL there: a script reading `rs.nrows` of it would crash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResultSlot {
+    Rows,
+    NoRows,
 }
 
 /// A result's rows as the script fetches them: values as text.
@@ -141,6 +154,8 @@ struct ConnInner {
     sql_state: CString,
     sql_errmsg: CString,
     rs: SqlResult,
+    /// The result of a statement without rows.
+    none: SqlResult,
     /// An execution's answer packets, kept for its rows.
     kept: Vec<u8>,
     bulk: Option<Bulk>,
@@ -152,6 +167,7 @@ struct ConnInner {
 /// is checked before it is used.
 const CONN_MAGIC: u64 = 0x5742_434f_4e4e_0001;
 const STMT_MAGIC: u64 = 0x5742_5354_4d54_0001;
+const RESULT_MAGIC: u64 = 0x5742_5245_5355_0001;
 
 struct Bulk {
     sql: Vec<u8>,
@@ -274,7 +290,14 @@ pub extern "C" fn db_connection_create(_driver: *mut SqlDriver) -> *mut SqlConne
         let opened = with_caller(|caller| caller.open(options, limit))
             .unwrap_or_else(|| Err("no event loop runs this thread's SQL".to_owned()));
         match opened {
-            Ok(opened) => Box::into_raw(Box::new(SqlConnection::new(opened))),
+            Ok(opened) => {
+                let con = Box::into_raw(Box::new(SqlConnection::new(opened)));
+                // SAFETY: just made; its results name it from now on (it
+                // does not move: it is boxed until db_connection_free).
+                let inner = unsafe { &mut (*con).inner };
+                (inner.rs.owner, inner.none.owner) = (con, con);
+                con
+            }
             Err(why) => {
                 fatal(&format!("unable to connect to MySQL server on {endpoint}, aborting..."));
                 fatal(&why);
@@ -299,7 +322,8 @@ impl SqlConnection {
                 state: ConnState::Ready,
                 sql_state: CString::default(),
                 sql_errmsg: CString::default(),
-                rs: SqlResult::empty(),
+                rs: SqlResult::empty(ResultSlot::Rows),
+                none: SqlResult::empty(ResultSlot::NoRows),
                 kept: Vec::new(),
                 bulk: None,
                 magic: CONN_MAGIC,
@@ -381,26 +405,23 @@ impl SqlConnection {
         self.sql_errmsg = self.inner.sql_errmsg.as_ptr();
     }
 
-    /// A read leaves its result set open; the result for the script, NULL
-    /// for anything else (as sysbench's `db_query` returns).
+    /// A read leaves its result set open; the result for the script (for
+    /// anything else, the one without rows).
     fn answered(&mut self, counter: CounterKind, nrows: u64, nfields: usize) -> *mut SqlResult {
         self.error = DB_ERROR_NONE;
         count(counter);
-        let rs = &mut self.inner.rs;
+        let read = counter == CounterKind::Read;
+        self.inner.state = if read { ConnState::ResultSet } else { ConnState::Ready };
+        let rs = if read { &mut self.inner.rs } else { &mut self.inner.none };
         rs.counter = counter as c_int;
         rs.nrows = u32::try_from(nrows).unwrap_or(u32::MAX);
-        rs.nfields = u32::try_from(nfields).unwrap_or(u32::MAX);
-        if counter != CounterKind::Read {
-            self.inner.state = ConnState::Ready;
-            return std::ptr::null_mut();
-        }
-        self.inner.state = ConnState::ResultSet;
-        std::ptr::addr_of_mut!(self.inner.rs)
+        rs.nfields = if read { u32::try_from(nfields).unwrap_or(u32::MAX) } else { 0 };
+        rs
     }
 }
 
 impl SqlResult {
-    fn empty() -> Self {
+    fn empty(slot: ResultSlot) -> Self {
         SqlResult {
             counter: CounterKind::Other as c_int,
             nrows: 0,
@@ -409,13 +430,17 @@ impl SqlResult {
             ptr: std::ptr::null_mut(),
             row: SqlRow { ptr: std::ptr::null_mut(), values: std::ptr::null_mut() },
             rows: Rows::default(),
+            magic: RESULT_MAGIC,
+            owner: std::ptr::null_mut(),
+            slot,
         }
     }
 }
 
-/// Counts for the state's thread, as sysbench's `sb_counter_inc`.
+/// Counts for the state's thread, as sysbench's driver does with
+/// `sb_counter_inc`.
 fn count(kind: CounterKind) {
-    with_caller(|caller| caller.count(kind));
+    context::with_current(|ctx| ctx.count(kind));
 }
 
 /// How sysbench classifies an answer: rows make a read, affected rows a
@@ -494,7 +519,7 @@ pub unsafe extern "C" fn db_connection_free(con: *mut SqlConnection) {
     // SAFETY: made by Box::into_raw in db_connection_create; the magic is
     // cleared so that a second free is refused.
     let mut con = unsafe { Box::from_raw(con) };
-    con.inner.magic = 0;
+    (con.inner.magic, con.inner.rs.magic, con.inner.none.magic) = (0, 0, 0);
 }
 
 /// `sql_result *db_query(sql_connection *, const char *, size_t)`.
@@ -543,9 +568,13 @@ fn query_answered(con: &mut SqlConnection, response: Response) -> *mut SqlResult
 /// last row.
 #[no_mangle]
 pub unsafe extern "C" fn db_fetch_row(rs: *mut SqlResult) -> *mut SqlRow {
-    let Some(con) = (unsafe { connection_of(rs) }) else { return std::ptr::null_mut() };
+    // SAFETY: a result the script got from db_query or db_execute.
+    let Some((con, slot)) = (unsafe { connection_of(rs) }) else {
+        alert("attempt to fetch row from an invalid result set");
+        return std::ptr::null_mut();
+    };
     guarded(std::ptr::null_mut(), || {
-        if con.inner.state != ConnState::ResultSet {
+        if con.inner.state != ConnState::ResultSet || slot == ResultSlot::NoRows {
             let what = if con.inner.state == ConnState::Invalid {
                 "attempt to use an already closed connection"
             } else {
@@ -566,19 +595,17 @@ pub unsafe extern "C" fn db_fetch_row(rs: *mut SqlResult) -> *mut SqlRow {
     })
 }
 
-/// The connection whose result `rs` is.
+/// The connection whose result `rs` is, and which of its results.
 ///
 /// # Safety
 /// `rs` is null or a result db_query or db_execute returned.
-unsafe fn connection_of<'a>(rs: *mut SqlResult) -> Option<&'a mut SqlConnection> {
-    if rs.is_null() {
-        return None;
-    }
-    let offset = std::mem::offset_of!(SqlConnection, inner) + std::mem::offset_of!(ConnInner, rs);
-    // SAFETY: every result wirebench hands out is a connection's `inner.rs`.
-    let con = unsafe { rs.cast::<u8>().sub(offset) }.cast::<SqlConnection>();
-    // SAFETY: as above; the magic checks it.
-    unsafe { connection(con) }
+unsafe fn connection_of<'a>(rs: *mut SqlResult) -> Option<(&'a mut SqlConnection, ResultSlot)> {
+    // SAFETY: as the caller promises; the magic catches a stray pointer.
+    let result = unsafe { rs.as_ref() }.filter(|r| r.magic == RESULT_MAGIC)?;
+    let slot = result.slot;
+    // SAFETY: a result's owner is the connection holding it, alive while
+    // its results are (both freed by db_connection_free).
+    Some((unsafe { connection(result.owner) }?, slot))
 }
 
 /// An execution's rows are decoded from its kept packets at the first fetch.
@@ -630,9 +657,12 @@ fn next_row(rs: &mut SqlResult) -> *mut SqlRow {
 #[no_mangle]
 pub unsafe extern "C" fn db_free_results(rs: *mut SqlResult) -> c_int {
     // SAFETY: a result the script got from db_query or db_execute.
-    let Some(con) = (unsafe { connection_of(rs) }) else { return 1 };
+    let Some((con, slot)) = (unsafe { connection_of(rs) }) else {
+        alert("attempt to free an invalid result set");
+        return 1;
+    };
     match con.inner.state {
-        ConnState::ResultSet => {
+        ConnState::ResultSet if slot == ResultSlot::Rows => {
             con.free_result();
             0
         }
@@ -640,7 +670,7 @@ pub unsafe extern "C" fn db_free_results(rs: *mut SqlResult) -> c_int {
             alert("attempt to use an already closed connection");
             1
         }
-        ConnState::Ready => {
+        ConnState::Ready | ConnState::ResultSet => {
             alert("attempt to free an invalid result set");
             1
         }
@@ -770,7 +800,7 @@ fn execute(con: &mut SqlConnection, stmt: &mut SqlStatement) -> *mut SqlResult {
             let reads = outcome.result_sets > 0;
             let nrows = if reads { outcome.rows } else { outcome.affected_rows };
             let rs = con.answered(classify(reads, outcome.affected_rows), nrows, nfields);
-            if !rs.is_null() {
+            if reads {
                 con.inner.rs.statement = stmt_ptr;
             }
             rs

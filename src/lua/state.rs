@@ -10,8 +10,12 @@ use std::sync::Arc;
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::context::{self, OutsideGuard, SharedCtx};
+use super::ffi;
+use super::options::ScriptOption;
 use super::{api, options, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
+use crate::driver::{with_caller, CounterKind};
 use crate::rand::Rng;
+use crate::stats::Counters;
 
 /// sysbench's version, which scripts read as `sysbench.version`.
 pub(crate) const SYSBENCH_VERSION: &str = "1.0.20";
@@ -26,6 +30,55 @@ pub(crate) struct ThreadCtx {
     pub on_close: Option<String>,
     /// The current event's times, from `sb_event_start` to `sb_event_stop`.
     pub event: crate::driver::EventTimes,
+    /// Every count the state made so far (its queries, its events, its
+    /// script's `sb_counter_inc`): sysbench's thread counters, which
+    /// `sb_counter_val` reads and reports never reset.
+    pub counted: Counters,
+    /// The script's option definitions, for `sb_print_test_options`.
+    pub test_args: Vec<ScriptOption>,
+}
+
+impl ThreadCtx {
+    /// One more of `kind`, in the state's counters and, in a task, in its
+    /// loop's statistics.
+    pub(crate) fn count(&mut self, kind: CounterKind) {
+        self.count_n(kind, 1);
+    }
+
+    /// `n` more of `kind`.
+    pub(crate) fn count_n(&mut self, kind: CounterKind, n: u64) {
+        let field = match kind {
+            CounterKind::Other => &mut self.counted.others,
+            CounterKind::Read => &mut self.counted.reads,
+            CounterKind::Write => &mut self.counted.writes,
+            CounterKind::Event => &mut self.counted.events,
+            CounterKind::Error => &mut self.counted.errors,
+            CounterKind::Reconnect => &mut self.counted.reconnects,
+        };
+        *field += n;
+        with_caller(|caller| caller.count_n(kind, n));
+    }
+
+    /// A script's own counts (`sb_counter_inc`, or `init()`'s counts
+    /// handed on), added as the state's.
+    pub(crate) fn add_counts(&mut self, counts: &Counters) {
+        let kinds = [
+            (CounterKind::Read, counts.reads),
+            (CounterKind::Write, counts.writes),
+            (CounterKind::Other, counts.others),
+            (CounterKind::Event, counts.events),
+            (CounterKind::Error, counts.errors),
+            (CounterKind::Reconnect, counts.reconnects),
+        ];
+        for (kind, n) in kinds.into_iter().filter(|&(_, n)| n > 0) {
+            self.count_n(kind, n);
+        }
+    }
+
+    /// Every count of the state so far: sysbench's thread counters.
+    pub(crate) fn counts_so_far(&self) -> Counters {
+        self.counted
+    }
 }
 
 impl Drop for ThreadCtx {
@@ -37,7 +90,8 @@ impl Drop for ThreadCtx {
     }
 }
 
-/// The prelude: sysbench's Lua API over wirebench's raw functions.
+/// The prelude: sysbench's Lua API over wirebench's raw functions and
+/// the exported C functions.
 const PRELUDE: &str = include_str!("prelude.lua");
 
 /// A state for thread `tid` with the script loaded: its top level has run,
@@ -58,6 +112,8 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
         rng,
         on_close: None,
         event: Default::default(),
+        counted: Counters::default(),
+        test_args: Vec::new(),
     }));
     lua.set_app_data(ctx.clone());
     let _entered = enter(&ctx);
@@ -66,6 +122,7 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
     let raw = lua.create_table()?;
     api::install(&lua, &raw)?;
     lua.globals().set("__wirebench", raw)?;
+    lua.load(ffi::CDEFS).set_name("@wirebench/cdefs.lua").exec().map_err(|e| ScriptError::load(&e))?;
     lua.load(PRELUDE).set_name("@wirebench/prelude.lua").exec().map_err(|e| ScriptError::load(&e))?;
     let chunk = lua.load(&env.text[..]).set_name(env.call.chunk_name());
     chunk.exec().map_err(|e| ScriptError::load(&e))?;
@@ -139,8 +196,14 @@ fn sysbench_table(lua: &Lua, env: &ScriptEnv, tid: u32) -> mlua::Result<Table> {
 
 /// The options exported into `sysbench.opt` of `lua`: sysbench's and the
 /// script's (checked against its definitions).
+/// Its definitions are registered for `sb_print_test_options`, as sysbench
+/// registers them (`sb_lua_set_test_args`).
 pub(crate) fn export_options(lua: &Lua, env: &ScriptEnv) -> Result<(), ScriptError> {
-    options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))
+    let _entered = enter_state(lua)?;
+    options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))?;
+    let defs = options::definitions(lua)?;
+    context::with(lua, |ctx| ctx.test_args = defs)?;
+    Ok(())
 }
 
 /// The global function `name`, if the script defines one.

@@ -39,6 +39,7 @@ fn boxed(error: ScriptError) -> TaskError {
 fn run_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<(), ScriptError> {
     let lua = new_state(env, tid)?;
     export_options(&lua, env)?;
+    take_init_counts(env, &lua)?;
     let number = env.first_tid.saturating_add(tid);
     if let Some(thread_init) = global_function(&lua, "thread_init")? {
         thread_init.call::<()>(number).map_err(|e| ScriptError::function("thread_init", &e))?;
@@ -58,6 +59,15 @@ fn run_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<(), ScriptError> {
         if !cut {
             done.map_err(|e| ScriptError::function("thread_done", &e))?;
         }
+    }
+    Ok(())
+}
+
+/// The first state to start takes what the main state's `init()` counted.
+fn take_init_counts(env: &ScriptEnv, lua: &Lua) -> Result<(), ScriptError> {
+    let counts = std::mem::take(&mut *env.init_counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    if counts != Default::default() {
+        super::context::with(lua, |ctx| ctx.add_counts(&counts))?;
     }
     Ok(())
 }

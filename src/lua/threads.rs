@@ -1,11 +1,12 @@
 //! `run`'s main state: the script's `init()` before the states start on
 //! the driver's loops (`tasks.rs`), `done()` after they end.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use mlua::Lua;
 
 use super::reports::{HooksSet, ReportHooks};
+use super::context;
 use super::state::{export_options, global_function, new_state, script_name};
 use super::tasks::{in_task, with_state_in_task};
 use super::{ScriptEnv, ScriptError};
@@ -32,6 +33,10 @@ impl ThreadsPlan {
             }
             Ok((lua, hooks))
         })?;
+        // What init() counted goes to the run's first state to start, as
+        // sysbench counts it in thread 0's counters.
+        let init_counts = context::with(&lua, |ctx| std::mem::take(&mut ctx.counted))?;
+        *env.init_counts.lock().unwrap_or_else(PoisonError::into_inner) = init_counts;
         if global_function(&lua, "event")?.is_none() {
             return Err(ScriptError::NoEvent { script: script_name(&env.call.path) });
         }

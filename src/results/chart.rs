@@ -3,7 +3,9 @@
 //! A sweep or a comparison gets two panels against the connection count
 //! (queries per second, and the 95th percentile latency), one line per
 //! result; a single run gets its queries per second and latency over time,
-//! from its `--report-interval` intervals. plotters draws them with its SVG
+//! from its `--report-interval` intervals. With `--server-stats`, the
+//! server's CPU time per query is a third panel of either, and a single
+//! run's buffer pool hit ratio a fourth. plotters draws them with its SVG
 //! backend alone: the text goes into the file as `<text>` elements that the
 //! browser sets in its own fonts, so no font library is needed here.
 
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::record::{IntervalResult, StepFigures};
+use crate::server_stats::ServerFigures;
 
 /// Why a chart could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -77,10 +80,20 @@ pub fn by_connections(title: &str, results: &[(String, Vec<StepFigures>)]) -> Re
             curve(label, steps.iter().filter_map(|s| s.p95_ms.map(|p| (f64::from(s.threads), p))).collect())
         })
         .collect();
-    let panels = [
+    let mut panels = vec![
         Panel { title: "Queries per second", y_label: "qps", curves: qps, legend: SeriesLabelPosition::LowerRight },
         Panel { title: "95th percentile latency", y_label: "ms", curves: p95, legend: SeriesLabelPosition::UpperLeft },
     ];
+    let cpu: Vec<Curve> = results
+        .iter()
+        .map(|(label, steps)| {
+            let cpu = |s: &StepFigures| s.server.and_then(|h| h.cpu_us_per_query).map(|us| (f64::from(s.threads), us));
+            curve(label, steps.iter().filter_map(cpu).collect())
+        })
+        .collect();
+    if cpu.iter().any(|c| !c.points.is_empty()) {
+        panels.push(Panel { title: SERVER_CPU, y_label: "µs", curves: cpu, legend: SeriesLabelPosition::UpperLeft });
+    }
     let all_x = results.iter().flat_map(|(_, steps)| steps.iter().map(|s| f64::from(s.threads)));
     let scale = if spread(all_x) >= 4.0 { XScale::Log2 } else { XScale::Linear };
     draw(title, "connections", scale, &panels)
@@ -91,7 +104,7 @@ pub fn over_time(title: &str, intervals: &[IntervalResult], percentile: f64) -> 
     let qps = intervals.iter().map(|i| (i.time_s, i.rates.qps)).collect();
     let latency = intervals.iter().filter_map(|i| i.latency_ms.at(percentile).map(|ms| (i.time_s, ms))).collect();
     let latency_title = format!("Latency, {percentile}th percentile of each interval");
-    let panels = [
+    let mut panels = vec![
         Panel {
             title: "Queries per second",
             y_label: "qps",
@@ -105,7 +118,38 @@ pub fn over_time(title: &str, intervals: &[IntervalResult], percentile: f64) -> 
             legend: SeriesLabelPosition::UpperRight,
         },
     ];
+    panels.extend(server_panels(intervals));
     draw(title, "seconds", XScale::Linear, &panels)
+}
+
+const SERVER_CPU: &str = "Server CPU time per query (--server-stats)";
+
+/// `--server-stats`' panels over time: the server's CPU per query, and
+/// the buffer pool hit ratio; each when some interval has it.
+fn server_panels(intervals: &[IntervalResult]) -> Vec<Panel<'static>> {
+    let points = |figure: fn(&ServerFigures) -> Option<f64>| -> Vec<(f64, f64)> {
+        intervals.iter().filter_map(|i| Some((i.time_s, figure(&i.server.as_ref()?.figures)?))).collect()
+    };
+    let cpu = points(|f| f.cpu_us_per_query);
+    let hit = points(|f| f.buffer_pool_hit_ratio.map(|r| r * 100.0));
+    let mut panels = Vec::new();
+    if !cpu.is_empty() {
+        panels.push(Panel {
+            title: SERVER_CPU,
+            y_label: "µs",
+            curves: vec![Curve { label: "server CPU/query".to_owned(), points: cpu }],
+            legend: SeriesLabelPosition::UpperRight,
+        });
+    }
+    if !hit.is_empty() {
+        panels.push(Panel {
+            title: "InnoDB buffer pool hit ratio (--server-stats)",
+            y_label: "%",
+            curves: vec![Curve { label: "hit ratio".to_owned(), points: hit }],
+            legend: SeriesLabelPosition::LowerRight,
+        });
+    }
+    panels
 }
 
 /// Writes `svg` to `path`.
@@ -226,6 +270,7 @@ mod tests {
                 p99_ms: None,
                 ignored_errors: 0,
                 end: RunEnd::Completed,
+                server: None,
             })
             .collect()
     }
@@ -268,5 +313,44 @@ mod tests {
         assert_eq!(spread([1.0, 2.0, 4.0].into_iter()), 4.0);
         assert_eq!(spread(std::iter::empty()), 1.0);
         assert_eq!(padded([3.0].into_iter()), (2.0, 4.0));
+    }
+
+    /// With `--server-stats`, a single run's chart has the server's CPU per
+    /// query and its buffer pool hit ratio over time; without, neither.
+    #[test]
+    fn a_sampled_runs_chart_has_the_servers_panels() {
+        use crate::results::latency_summary::LatencyListing;
+        use crate::results::record::IntervalSpan;
+        use crate::results::recorded::RecordedHistograms;
+        use crate::server_stats::{ClientCounts, ProcessDelta, ServerDelta, ServerResult};
+        use crate::stats::{Counters, Interval};
+        let listing = LatencyListing::new(&[95.0], Some(95), false, RecordedHistograms::Omitted);
+        let interval = |k: u32, sampled: bool| {
+            let mut measured = Interval::new(&[]);
+            measured.counters = Counters { reads: 1000, events: 1000, ..Counters::default() };
+            measured.latencies.events.record_ns(1_000_000);
+            let span = IntervalSpan { threads: 2, end_s: f64::from(k), length_s: 1.0, measured_from_unix_s: 0.0 };
+            let mut result = IntervalResult::new(span, &measured, &listing, None);
+            let status =
+                [("Innodb_buffer_pool_read_requests".to_owned(), 4000), ("Innodb_buffer_pool_reads".to_owned(), 4)];
+            let process = ProcessDelta { cpu_user_us: 20_000 + u64::from(k) * 1000, ..ProcessDelta::default() };
+            let delta = ServerDelta {
+                seconds: 1.0,
+                status: status.into(),
+                threads_running: Some(1),
+                process: Some(process),
+                sampler_statements: 1,
+            };
+            let counts = ClientCounts { queries: 1000, transactions: 1000 };
+            result.server = sampled.then(|| Box::new(ServerResult::interval(delta, Some(counts))));
+            result
+        };
+        let sampled: Vec<IntervalResult> = (1..=3).map(|k| interval(k, true)).collect();
+        let svg = over_time("run", &sampled, 95.0).unwrap();
+        assert!(has_text(&svg, SERVER_CPU) && has_text(&svg, "InnoDB buffer pool hit ratio (--server-stats)"));
+        assert!(has_text(&svg, "server CPU/query"));
+        let plain: Vec<IntervalResult> = (1..=3).map(|k| interval(k, false)).collect();
+        let svg = over_time("run", &plain, 95.0).unwrap();
+        assert!(!svg.contains("--server-stats"));
     }
 }

@@ -81,13 +81,7 @@ impl ResultFile {
     }
 
     fn at(&self, threads: u32, metric: Metric) -> Option<f64> {
-        let step = self.steps.iter().find(|s| s.threads == threads)?;
-        match metric {
-            Metric::Qps => Some(step.qps),
-            Metric::Tps => Some(step.tps),
-            Metric::P95 => step.p95_ms,
-            Metric::P99 => step.p99_ms,
-        }
+        metric.of(self.steps.iter().find(|s| s.threads == threads)?)
     }
 }
 
@@ -223,6 +217,7 @@ mod tests {
                 p99_ms: None,
                 ignored_errors: 0,
                 end: RunEnd::Completed,
+                server: None,
             })
             .collect();
         ResultFile { label: label.to_owned(), steps }

@@ -8,6 +8,11 @@
 //! Files of different runs are refused (their [`RunIdentity`] differs,
 //! which names the option); missing shards, late starts and other options
 //! that differ are noted.
+//!
+//! The server (`--server-stats`) is sampled by one shard only, shard 0,
+//! since the shards share it: its samples are the run's, not added to any
+//! other's, and its figures per query are divided by every shard's
+//! queries here.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,6 +21,7 @@ use std::path::{Path, PathBuf};
 use super::record::{CounterTotals, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, FORMAT_VERSION};
 use super::recorded::{Recorded, RecordedError};
 use super::shard_info::ShardInfo;
+use crate::server_stats::{ClientCounts, ConsistencyCheck, RunStatements, ServerDelta, ServerFigures, ServerResult};
 use crate::stats::report::QueueStats;
 use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
 
@@ -149,6 +155,9 @@ pub struct MergeNotes {
     pub late: Vec<(String, f64)>,
     /// Options given differently: the option, then each shard's value.
     pub differing: Vec<(String, Vec<(String, String)>)>,
+    /// Shards beside the first that sampled the server too (by
+    /// `--server-stats` forced on them): their samples are not used.
+    pub extra_samplers: Vec<String>,
 }
 
 impl fmt::Display for MergeNotes {
@@ -163,6 +172,13 @@ impl fmt::Display for MergeNotes {
         }
         for (shard, late_ms) in &self.late {
             writeln!(f, "wirebench: merge: {shard} started {late_ms:.1} ms after --start-at (more than {LATE_MS} ms)")?;
+        }
+        for shard in &self.extra_samplers {
+            writeln!(
+                f,
+                "wirebench: merge: {shard} sampled the server too: only the first sampling shard's figures are used, \
+                 so that the one server is counted once"
+            )?;
         }
         for (option, values) in &self.differing {
             let values: Vec<String> = values.iter().map(|(shard, value)| format!("{shard}: {value}")).collect();
@@ -240,6 +256,8 @@ pub struct MergedInterval {
     pub threads: u32,
     pub interval: Interval,
     pub queue: Option<QueueStats>,
+    /// The sampling shard's server delta of this slot.
+    pub server: Option<ServerDelta>,
 }
 
 /// The whole run, as the shards' files add up to it.
@@ -261,6 +279,9 @@ pub struct MergedRun {
     pub connections: Vec<ConnStats>,
     pub rate: Option<RateSummary>,
     pub intervals: Vec<MergedInterval>,
+    /// `--server-stats`: the sampling shard's totals, per query of the
+    /// whole run's, checked against every shard's statements.
+    pub server: Option<ServerResult>,
 }
 
 /// Merges `files`, the JSON results of one run's shards; statement kinds
@@ -284,8 +305,17 @@ pub fn merge(files: Vec<ShardFile>, kind_names: &'static [&'static str]) -> Resu
         counters.merge(&counters_of(&file.result.counters));
         connections.extend(recorded.connections());
     }
-    let intervals = merge_intervals(&files, from, kind_names)?;
+    let sampler = sampling_shard(&files);
+    let intervals = merge_intervals(&files, from, kind_names, sampler)?;
     let first = files.first().ok_or(MergeError::NoFiles)?;
+    let mut notes = notes;
+    notes.extra_samplers = files
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| Some(*i) != sampler && f.result.server.is_some())
+        .filter_map(|(_, f)| Some(f.result.run.shard.as_ref()?.name()))
+        .collect();
+    let server = sampler.and_then(|i| merged_server(&files, i, &counters));
     Ok(MergedRun {
         info: merged_info(first, &files),
         notes,
@@ -300,6 +330,52 @@ pub fn merge(files: Vec<ShardFile>, kind_names: &'static [&'static str]) -> Resu
         latencies,
         connections,
         intervals,
+        server,
+    })
+}
+
+/// The index (in `files`, sorted by shard) of the first file with the
+/// server's figures.
+fn sampling_shard(files: &[ShardFile]) -> Option<usize> {
+    files.iter().position(|f| f.result.server.is_some())
+}
+
+/// The sampling shard's server totals for the whole run: its delta, the
+/// figures per query of every shard's, and the check of `Questions`
+/// against every shard's statements, its tolerance widened by what the
+/// other shards ran outside the sampler's span (their clocks' start and
+/// end apart from its samples) and their events in flight at its edges.
+fn merged_server(files: &[ShardFile], sampler: usize, counters: &Counters) -> Option<ServerResult> {
+    let sampled = files.get(sampler)?.result.server.as_ref()?;
+    let mut source = sampled.source.clone()?;
+    source.merged_shards = Some(files.len() as u32);
+    let delta = sampled.delta.clone();
+    let counts = ClientCounts { queries: counters.queries(), transactions: counters.events };
+    let statements = counters.queries().saturating_add(counters.errors);
+    let whole_rate = if delta.seconds > 0.0 { statements as f64 / delta.seconds } else { 0.0 };
+    let mut edge_statements = whole_rate * source.edge_blur_s;
+    for (_, file) in files.iter().enumerate().filter(|(i, _)| *i != sampler) {
+        let result = &file.result;
+        let own = result.counters.queries.saturating_add(result.counters.ignored_errors);
+        let per_event = own.div_ceil(result.counters.transactions.max(1)).max(1);
+        let (start, end) = (file.measured_from_unix_s(), file.measured_from_unix_s() + result.time_s);
+        let outside_s = (source.from_unix_s - start).abs() + (end - source.to_unix_s).abs();
+        let rate = if result.time_s > 0.0 { own as f64 / result.time_s } else { 0.0 };
+        edge_statements += rate * outside_s + 2.0 * f64::from(result.threads) * per_event as f64;
+    }
+    let run = RunStatements {
+        statements,
+        events: counters.events,
+        connections: files.iter().map(|f| u64::from(f.result.threads)).sum(),
+        reconnects: counters.reconnects,
+        busy_edges: source.busy_edges,
+        edge_statements: edge_statements.ceil() as u64,
+    };
+    Some(ServerResult {
+        figures: ServerFigures::of(&delta, Some(counts)),
+        consistency: ConsistencyCheck::of(&delta, run),
+        delta,
+        source: Some(source),
     })
 }
 
@@ -370,12 +446,13 @@ fn merge_intervals(
     files: &[ShardFile],
     from: f64,
     kind_names: &'static [&'static str],
+    sampler: Option<usize>,
 ) -> Result<Vec<MergedInterval>, MergeError> {
     let mut lengths: Vec<f64> = files.iter().flat_map(|f| f.intervals.iter().map(|i| i.interval_s)).collect();
     lengths.sort_by(f64::total_cmp);
     let Some(&step) = lengths.get(lengths.len() / 2) else { return Ok(Vec::new()) };
     let mut slots: BTreeMap<i64, MergedInterval> = BTreeMap::new();
-    for file in files {
+    for (index, file) in files.iter().enumerate() {
         for interval in &file.intervals {
             let slot = slot_of(interval.start_unix_s, from, step);
             let merged = slots.entry(slot).or_insert_with(|| MergedInterval {
@@ -384,7 +461,14 @@ fn merge_intervals(
                 threads: 0,
                 interval: Interval::new(kind_names),
                 queue: None,
+                server: None,
             });
+            if let (true, Some(server)) = (sampler == Some(index), &interval.server) {
+                merged.server = Some(match &merged.server {
+                    Some(earlier) => earlier.then(&server.delta),
+                    None => server.delta.clone(),
+                });
+            }
             let recorded = interval
                 .recorded
                 .as_ref()

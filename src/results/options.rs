@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::record::StepFigures;
 use super::shard_info::RunIdentity;
 
 /// `--format` of `run`: where the numbers go.
@@ -56,11 +57,33 @@ pub enum Metric {
     P95,
     /// 99th percentile latency, ms.
     P99,
+    /// `--server-stats`: the server's CPU time per query, µs.
+    ServerCpuPerQuery,
+    /// The server's CPU time per transaction, µs.
+    ServerCpuPerTransaction,
+    /// The cores the server kept busy.
+    ServerCpu,
+    /// InnoDB's buffer pool hit ratio, %.
+    BufferPoolHit,
+    /// Rows the server read per query.
+    RowsReadPerQuery,
+    /// Pages read from disk per query.
+    DiskReadsPerQuery,
 }
 
 impl Metric {
-    pub const NAMES: [(&'static str, Metric); 4] =
-        [("qps", Metric::Qps), ("tps", Metric::Tps), ("p95", Metric::P95), ("p99", Metric::P99)];
+    pub const NAMES: [(&'static str, Metric); 10] = [
+        ("qps", Metric::Qps),
+        ("tps", Metric::Tps),
+        ("p95", Metric::P95),
+        ("p99", Metric::P99),
+        ("server_cpu_per_query", Metric::ServerCpuPerQuery),
+        ("server_cpu_per_transaction", Metric::ServerCpuPerTransaction),
+        ("server_cpu", Metric::ServerCpu),
+        ("buffer_pool_hit", Metric::BufferPoolHit),
+        ("rows_read_per_query", Metric::RowsReadPerQuery),
+        ("disk_reads_per_query", Metric::DiskReadsPerQuery),
+    ];
 
     /// How a table's title names it.
     pub fn title(self) -> &'static str {
@@ -69,6 +92,12 @@ impl Metric {
             Metric::Tps => "transactions per second",
             Metric::P95 => "95th percentile latency (ms)",
             Metric::P99 => "99th percentile latency (ms)",
+            Metric::ServerCpuPerQuery => "server CPU per query (us)",
+            Metric::ServerCpuPerTransaction => "server CPU per transaction (us)",
+            Metric::ServerCpu => "server CPU busy (cores)",
+            Metric::BufferPoolHit => "buffer pool hit ratio (%)",
+            Metric::RowsReadPerQuery => "rows read per query",
+            Metric::DiskReadsPerQuery => "disk reads per query",
         }
     }
 
@@ -79,7 +108,37 @@ impl Metric {
             Metric::Tps => "tps",
             Metric::P95 => "p95_ms",
             Metric::P99 => "p99_ms",
+            Metric::ServerCpuPerQuery => "server_cpu_us_per_query",
+            Metric::ServerCpuPerTransaction => "server_cpu_us_per_transaction",
+            Metric::ServerCpu => "server_cpu_cores",
+            Metric::BufferPoolHit => "buffer_pool_hit_pct",
+            Metric::RowsReadPerQuery => "rows_read_per_query",
+            Metric::DiskReadsPerQuery => "disk_reads_per_query",
         }
+    }
+
+    /// The metric's value in a step's figures: none when the step lacks
+    /// it (a latency of no events, a server figure not sampled).
+    pub fn of(self, step: &StepFigures) -> Option<f64> {
+        let server = step.server.as_ref();
+        match self {
+            Metric::Qps => Some(step.qps),
+            Metric::Tps => Some(step.tps),
+            Metric::P95 => step.p95_ms,
+            Metric::P99 => step.p99_ms,
+            Metric::ServerCpuPerQuery => server?.cpu_us_per_query,
+            Metric::ServerCpuPerTransaction => server?.cpu_us_per_transaction,
+            Metric::ServerCpu => server?.cpu_cores,
+            Metric::BufferPoolHit => server?.buffer_pool_hit_ratio.map(|r| r * 100.0),
+            Metric::RowsReadPerQuery => server?.rows_read_per_query,
+            Metric::DiskReadsPerQuery => server?.disk_reads_per_query,
+        }
+    }
+
+    /// The names `--metric` takes, for its refusal.
+    pub fn expected() -> String {
+        let names: Vec<&str> = Metric::NAMES.iter().map(|(name, _)| *name).collect();
+        format!("one of {}", names.join(", "))
     }
 }
 

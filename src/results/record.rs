@@ -13,6 +13,7 @@ use super::latency_summary::{
 };
 use super::recorded::Recorded;
 use super::shard_info::ShardInfo;
+use crate::server_stats::{ServerFigures, ServerResult};
 use crate::stats::report::{Fairness, QueueStats};
 use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
 
@@ -225,6 +226,10 @@ pub struct RunResult {
     /// The histograms and per-connection figures, for `wirebench merge`.
     #[serde(default)]
     pub recorded: Option<Recorded>,
+    /// `--server-stats`: what the server did from the start (or the end of
+    /// the warm-up, or the last checkpoint) to the end.
+    #[serde(default)]
+    pub server: Option<ServerResult>,
 }
 
 /// What the statistics hold at the end of a run (or a step).
@@ -272,6 +277,7 @@ impl RunResult {
             rate: measured.rate.as_ref().map(RateResult::of),
             fairness: FairnessResult::of(measured.connections, latencies.sysbench.sum_ns()),
             recorded: listing.recorded(latencies, measured.connections),
+            server: None,
         }
     }
 
@@ -285,6 +291,7 @@ impl RunResult {
             p99_ms: self.latency_ms.at(99.0),
             ignored_errors: self.counters.ignored_errors,
             end: self.end,
+            server: self.server.as_ref().map(|s| ServerHeadline::of(&s.figures)),
         }
     }
 }
@@ -325,6 +332,11 @@ pub struct IntervalResult {
     /// The interval's histograms, for `wirebench merge`.
     #[serde(default)]
     pub recorded: Option<Recorded>,
+    /// `--server-stats`: what the server did over the interval (between
+    /// the samples at its edges); none when its sample failed. Boxed: an
+    /// interval without it stays small.
+    #[serde(default)]
+    pub server: Option<Box<ServerResult>>,
 }
 
 /// What one interval held, where it sits in time.
@@ -354,6 +366,7 @@ impl IntervalResult {
             statements: listing.kind_results(latencies),
             queue: queue.map(QueueResult::from),
             recorded: listing.recorded(latencies, &[]),
+            server: None,
         }
     }
 }
@@ -369,6 +382,33 @@ pub struct StepFigures {
     pub p99_ms: Option<f64>,
     pub ignored_errors: u64,
     pub end: RunEnd,
+    /// `--server-stats`' headline figures.
+    #[serde(default)]
+    pub server: Option<ServerHeadline>,
+}
+
+/// The server's figures a sweep table, a comparison and a chart show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerHeadline {
+    pub cpu_us_per_query: Option<f64>,
+    pub cpu_us_per_transaction: Option<f64>,
+    pub cpu_cores: Option<f64>,
+    pub buffer_pool_hit_ratio: Option<f64>,
+    pub rows_read_per_query: Option<f64>,
+    pub disk_reads_per_query: Option<f64>,
+}
+
+impl ServerHeadline {
+    pub fn of(figures: &ServerFigures) -> Self {
+        ServerHeadline {
+            cpu_us_per_query: figures.cpu_us_per_query,
+            cpu_us_per_transaction: figures.cpu_us_per_transaction,
+            cpu_cores: figures.cpu_cores,
+            buffer_pool_hit_ratio: figures.buffer_pool_hit_ratio,
+            rows_read_per_query: figures.rows_read_per_query,
+            disk_reads_per_query: figures.disk_reads_per_query,
+        }
+    }
 }
 
 /// The line after a sweep's last step.

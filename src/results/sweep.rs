@@ -48,6 +48,7 @@ mod tests {
             p99_ms: None,
             ignored_errors: 3,
             end,
+            server: None,
         };
         let table =
             sweep_table("oltp_read_only", &[step(1, 100.0, RunEnd::Completed), step(2, 210.0, RunEnd::Interrupted)]);

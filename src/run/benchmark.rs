@@ -11,7 +11,8 @@ use super::output::{alert_line, stderr_line, Console, Level, Output, OutputError
 use super::plan::{plan_loops, Loops, Sessions};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::result_sink::ResultSink;
-use super::setup::{rand_params, seed};
+use super::server_sampling::{open_sampler, start_sampling, ServerSampling};
+use super::setup::{connect_options, rand_params, seed};
 use super::shard::{say_started, wait_for_start, ShardThreads};
 use super::supervise::{secs_to_ns, supervise, Schedule};
 use super::{Outcome, RunError};
@@ -20,6 +21,7 @@ use crate::driver::{self, Arrival, Backend, Clock, LoopContext, LoopUsage, PollC
 use crate::lua::ReportHooks;
 use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
+use crate::server_stats::{ServerBlock, ServerResult};
 use crate::stats::report::{self, RunHeader};
 use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
@@ -49,12 +51,14 @@ pub(super) fn run(
             return Ok(Outcome::Interrupted(signal));
         }
     };
+    let sampler = open_sampler(bench, || connect_options(bench, tls, 0))?;
     let shard_seed = shard_seed(seed, bench.general.shard.index());
     let mut context = unstarted_context(bench, &plans.connections_per_loop(), shard_seed, StatementKind::NAMES);
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(Outcome::Interrupted(signal));
     }
+    let server = start_sampling(bench, sampler)?;
     let late = start_clock(bench, &mut context, bench.general.start_at);
     say_started(bench, late);
     sink.clock_started(sessions.server_version(), late);
@@ -67,7 +71,7 @@ pub(super) fn run(
         Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
-    let threads = Threads { handles, hdr_log, hooks: None, sql_used: None };
+    let threads = Threads { handles, hdr_log, hooks: None, sql_used: None, server };
     supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, sink)
 }
 
@@ -80,6 +84,8 @@ pub(super) struct Threads<E> {
     pub(super) hooks: Option<ReportHooks>,
     /// A Lua script's flag: it made a database driver (see `Reports::sql_only_after`).
     pub(super) sql_used: Option<Arc<AtomicBool>>,
+    /// `--server-stats`: the server's sampling, its first sample taken.
+    pub(super) server: Option<ServerSampling>,
 }
 
 /// At `--verbosity=4` or more, on stderr: how each loop waits, and why
@@ -130,10 +136,13 @@ where
 {
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
-    let Threads { handles, hdr_log, hooks, sql_used } = threads;
+    let Threads { handles, hdr_log, hooks, sql_used, server } = threads;
     let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks, sink);
     if let Some(sql_used) = sql_used {
         reports.sql_only_after(sql_used);
+    }
+    if let Some(server) = server {
+        reports.sample_server(server);
     }
     let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
@@ -150,7 +159,9 @@ where
     match outcome {
         Outcome::ForcedShutdown => {
             let rate = rate_summary(general, &context.control, &reports, end_ns);
-            reports.final_result(end_ns, rate, RunEnd::ForcedShutdown)?;
+            // The report is printed; the loops may still be sending.
+            let server = server_block(&mut reports, true)?;
+            reports.final_result(end_ns, rate, RunEnd::ForcedShutdown, server)?;
             return Ok(outcome);
         }
         Outcome::Interrupted(signal) if finished.count() < loops => {
@@ -168,7 +179,8 @@ where
     }
     let rate = rate_summary(general, &context.control, &reports, end_ns);
     let end = run_end(outcome, context.control.stalls());
-    final_report(&mut reports, general, end_ns, rate, end, Some(&context.usage))?;
+    let done = RunEnding { end, usage: Some(&context.usage), loops_running: false };
+    final_report(&mut reports, general, end_ns, rate, done)?;
     if let Outcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
@@ -254,18 +266,29 @@ fn recording(bench: &Bench) -> Recording {
     }
 }
 
+/// How a run that reaches its final report ended.
+struct RunEnding<'a> {
+    end: RunEnd,
+    /// The loops' CPU time, once they have all ended.
+    usage: Option<&'a LoopUsage>,
+    /// Whether the loops may still be sending (a signal's report that did
+    /// not wait for them).
+    loops_running: bool,
+}
+
 /// sysbench's final report (with `--histogram`, the histogram first),
 /// with wirebench's additions after its latency block (the loops' CPU time
-/// when they spun, invoked as wirebench), the line on failed reconnects
-/// after it, and the final result of `--format`.
+/// when they spun, invoked as wirebench), the server's block after it
+/// (`--server-stats`, invoked as wirebench), the line on failed reconnects,
+/// and the final result of `--format`.
 fn final_report(
     reports: &mut Reports,
     general: &GeneralOptions,
     end_ns: u64,
     rate: Option<RateSummary>,
-    end: RunEnd,
-    usage: Option<&LoopUsage>,
+    done: RunEnding<'_>,
 ) -> Result<(), OutputError> {
+    let RunEnding { end, usage, loops_running } = done;
     if general.histogram {
         // sysbench logs the title and the end, but sb_histogram_print()
         // writes the rows with printf, at every verbosity.
@@ -279,8 +302,19 @@ fn final_report(
         additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.polling() }.to_string();
     }
     reports.print_final(end_ns, 0, &additions)?;
+    let server = server_block(reports, loops_running)?;
     say_failed_reconnects(reports.collector.totals().counters.failed_reconnects)?;
-    reports.final_result(end_ns, rate, end)
+    reports.final_result(end_ns, rate, end, server)
+}
+
+/// The server's totals (`--server-stats`), sampled now, and invoked as
+/// wirebench their block after the report.
+fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<ServerResult>, OutputError> {
+    let server = reports.server_totals(loops_running);
+    if let Some(result) = server.as_ref().filter(|_| Console::current().personality == Personality::Wirebench) {
+        Level::Notice.print(ServerBlock { result })?;
+    }
+    Ok(server)
 }
 
 /// Under `--rate`, what was asked and what ran. The target counts as not
@@ -325,7 +359,8 @@ fn report_stalled(
     reports.collect(end_ns);
     let rate = rate_summary(general, &context.control, reports, end_ns);
     // The loops have not ended: their CPU time is not known.
-    final_report(reports, general, end_ns, rate, RunEnd::Interrupted, None)?;
+    let done = RunEnding { end: RunEnd::Interrupted, usage: None, loops_running: true };
+    final_report(reports, general, end_ns, rate, done)?;
     say_interrupted(signal, end_ns);
     let waiting = context.control.queue_stats().concurrency;
     alert_line(format_args!(

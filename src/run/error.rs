@@ -113,6 +113,9 @@ pub enum RunError {
     ShardedScriptCommand { command: String },
     #[error("an event loop panicked; please report it with the command line")]
     LoopPanicked,
+    /// `--server-stats` was asked for and its sampler cannot start.
+    #[error(transparent)]
+    ServerStats(#[from] crate::server_stats::SamplerError),
     #[error(transparent)]
     Chart(#[from] ChartError),
     #[error(transparent)]

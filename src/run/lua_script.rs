@@ -12,6 +12,7 @@ use super::output::{alert_line, stderr_line, Output};
 use super::result_sink::ResultSink;
 use super::script_options::general_options;
 use super::script_text;
+use super::server_sampling::{open_sampler, start_sampling};
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::shard::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
 use super::{print_banner, Outcome, RunError};
@@ -187,6 +188,7 @@ fn script_env(
             PollMode::Auto => PollMode::Sleep,
             asked => asked,
         },
+        init_counts: Default::default(),
     })
 }
 
@@ -216,10 +218,12 @@ fn run(
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     let mut sink = ResultSink::new(bench);
     sink.name_test(plan.env().call.name());
+    let sampler = open_sampler(bench, || (plan.env().connect)(plan.env().first_tid))?;
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(Outcome::Interrupted(signal));
     }
+    let server = start_sampling(bench, sampler)?;
     let late = start_clock(bench, &mut context, general.start_at);
     say_started(bench, late);
     // A script's connections are its own: no server version to give.
@@ -227,7 +231,7 @@ fn run(
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
     let handles = driver::spawn_task_loops(loops, backend, &context).map_err(RunError::SpawnLoops)?;
     let sql_used = Some(plan.env().sql_used.clone());
-    let threads = Threads { handles, hdr_log, hooks, sql_used };
+    let threads = Threads { handles, hdr_log, hooks, sql_used, server };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
     plan.done()?;
     sink.finish_run(bench)?;

@@ -6,14 +6,16 @@
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::output::{stderr_line, Level, Output, OutputError};
+use super::output::{stderr_line, Console, Level, Output, OutputError};
 use super::RunError;
+use crate::cli::Personality;
 use crate::results::clock::rfc3339_utc;
 use crate::results::log_merge::{merge_logs, MergedLogs, ShardLog};
 use crate::results::merge::{self, MergeError, MergedRun, ShardFile};
 use crate::results::record::{IntervalSpan, Measured, RunShape};
 use crate::results::recorded::RecordedHistograms;
 use crate::results::{IntervalResult, LatencyListing, MergeOptions, OutputFormat, ResultLine, RunResult};
+use crate::server_stats::{ClientCounts, ServerBlock, ServerResult};
 use crate::stats::report::{FinalReport, InterimReport};
 use crate::stats::{PerStatementBlock, PercentileBlock};
 use crate::workload::StatementKind;
@@ -140,7 +142,11 @@ fn print_report(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputErr
         unfinished_on_forced_shutdown: 0,
         additions: &additions(run, options),
         sql: true,
-    })
+    })?;
+    match run.server.as_ref().filter(|_| Console::current().personality == Personality::Wirebench) {
+        Some(result) => Level::Notice.print(ServerBlock { result }),
+        None => Ok(()),
+    }
 }
 
 /// `Merged 3 of 3 shards of run 1a2b... (oltp_point_select on h1,h2,h3),
@@ -194,7 +200,10 @@ fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError
             length_s: slot.length_s,
             measured_from_unix_s: run.measured_from_unix_s,
         };
-        let interval = IntervalResult::new(span, &slot.interval, &listing, slot.queue);
+        let counters = &slot.interval.counters;
+        let counts = ClientCounts { queries: counters.queries(), transactions: counters.events };
+        let server = slot.server.clone().map(|delta| Box::new(ServerResult::interval(delta, Some(counts))));
+        let interval = IntervalResult { server, ..IntervalResult::new(span, &slot.interval, &listing, slot.queue) };
         Output::Stdout.json_line(&ResultLine::Interval(interval))?;
     }
     let shape = RunShape {
@@ -213,5 +222,6 @@ fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError
         rate_window_s: run.time_s,
         rate: run.rate,
     };
-    Output::Stdout.json_line(&ResultLine::Final(Box::new(RunResult::new(shape, measured))))
+    let result = RunResult { server: run.server.clone(), ..RunResult::new(shape, measured) };
+    Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))
 }

@@ -41,6 +41,7 @@ mod reports;
 mod result_sink;
 mod script_options;
 mod script_text;
+mod server_sampling;
 mod setup;
 mod shard;
 mod shared_steps;

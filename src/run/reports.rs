@@ -3,14 +3,16 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
+use super::server_sampling::ServerSampling;
 use crate::cli::{GeneralOptions, Personality};
 use crate::lua::ReportHooks;
 use crate::results::record::Measured;
 use crate::results::RunEnd;
+use crate::server_stats::{EdgeCut, SamplingMode, ServerInterimLine, ServerResult};
 use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
 use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
@@ -45,6 +47,11 @@ pub(super) struct Reports<'a> {
     /// A Lua script's: set once it made a database driver, before which
     /// sysbench reports events only. `None`: the built-in tests, always SQL.
     sql_used: Option<Arc<AtomicBool>>,
+    /// `--server-stats`: the server's sampling.
+    server: Option<ServerSampling>,
+    /// When the last collection ran: the run's side of an edge of the
+    /// server's totals.
+    last_cut: EdgeCut,
 }
 
 impl<'a> Reports<'a> {
@@ -71,7 +78,14 @@ impl<'a> Reports<'a> {
             last_collect_ns: 0,
             hooks,
             sql_used: None,
+            server: None,
+            last_cut: (Instant::now(), Instant::now()),
         }
+    }
+
+    /// Samples the server at each interval and at the end.
+    pub(super) fn sample_server(&mut self, server: ServerSampling) {
+        self.server = Some(server);
     }
 
     /// Reports SQL statistics only once `sql_used` is set (a Lua script's
@@ -86,14 +100,18 @@ impl<'a> Reports<'a> {
 
     /// Collects what the loops did since the last collection, at `now_ns`.
     pub(super) fn collect(&mut self, now_ns: u64) {
+        let start = Instant::now();
         self.collector.collect(COLLECT_TIMEOUT);
+        self.last_cut = (start, Instant::now());
         self.took_interval(now_ns);
     }
 
     /// The last collection, once the loops have ended: whatever they
     /// handed over last.
     pub(super) fn drain(&mut self, now_ns: u64) {
+        let start = Instant::now();
         self.collector.drain();
+        self.last_cut = (start, Instant::now());
         self.took_interval(now_ns);
     }
 
@@ -114,6 +132,9 @@ impl<'a> Reports<'a> {
 
     /// One `--report-interval` line (two with `--rate`).
     pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
+        if let Some(server) = self.server.as_mut() {
+            server.ask();
+        }
         self.collect(now_ns);
         let at = self.sink.wall_clock_at(self.measured(now_ns));
         let line = InterimReport {
@@ -131,7 +152,11 @@ impl<'a> Reports<'a> {
             Level::Notice.print(line)?;
         }
         let window = (line.time_total_s, line.time_interval_s);
-        self.sink.interval(window, &self.owed, queue)?;
+        let server = self.server.as_mut().and_then(|s| s.interval(&self.owed.counters));
+        if let Some(result) = server.as_ref().filter(|_| self.server_mode() == SamplingMode::Interim) {
+            Level::Notice.print(ServerInterimLine { time_total_s: window.0, result, at: at.as_deref() })?;
+        }
+        self.sink.interval(window, &self.owed, queue, server)?;
         self.owed.reset();
         self.last_interim_ns = now_ns;
         Ok(())
@@ -142,6 +167,9 @@ impl<'a> Reports<'a> {
     /// `report_cumulative()` resets its cumulative counters, histogram and
     /// per-thread timers); interim lines are not affected.
     pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
+        if let Some(server) = self.server.as_mut() {
+            server.ask();
+        }
         self.collect(now_ns);
         let line = CheckpointLine { time_total_s: self.measured(now_ns) };
         let report = self.cumulative(now_ns, 0);
@@ -156,6 +184,9 @@ impl<'a> Reports<'a> {
         }
         self.collector.reset_totals();
         self.last_checkpoint_ns = now_ns;
+        if let Some(server) = self.server.as_mut() {
+            server.checkpoint(self.last_cut);
+        }
         Ok(())
     }
 
@@ -166,6 +197,7 @@ impl<'a> Reports<'a> {
         end_ns: u64,
         rate: Option<RateSummary>,
         end: RunEnd,
+        server: Option<ServerResult>,
     ) -> Result<(), OutputError> {
         let totals = self.collector.totals();
         let measured = Measured {
@@ -176,15 +208,34 @@ impl<'a> Reports<'a> {
             rate_window_s: self.measured_s(end_ns),
             rate,
         };
-        self.sink.final_result(measured, end)
+        self.sink.final_result(measured, end, server)
+    }
+
+    fn server_mode(&self) -> SamplingMode {
+        self.server.as_ref().map_or(SamplingMode::Off, ServerSampling::mode)
+    }
+
+    /// The server's totals over the span of the run's totals, sampled
+    /// now; `busy_end` when the connections may still be sending.
+    pub(super) fn server_totals(&mut self, busy_end: bool) -> Option<ServerResult> {
+        let totals = self.collector.totals();
+        let connections = totals.connections.len() as u64;
+        let cut = busy_end.then_some(self.last_cut);
+        self.server.as_mut()?.totals(&totals.counters, connections, cut)
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now
     /// is dropped, and report times count from here.
     pub(super) fn end_warmup(&mut self, now_ns: u64) {
+        if let Some(server) = self.server.as_mut() {
+            server.ask();
+        }
         self.collect(now_ns);
         self.warming = false;
         self.collector.reset_totals();
+        if let Some(server) = self.server.as_mut() {
+            server.end_warmup(self.last_cut);
+        }
         self.owed.reset();
         self.last_interim_ns = now_ns;
         self.last_checkpoint_ns = now_ns;

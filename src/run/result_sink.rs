@@ -17,6 +17,7 @@ use crate::results::{
     chart, clock, sweep, IntervalResult, LatencyListing, OutputFormat, ResultLine, RunEnd, RunInfo, RunResult,
     StepFigures, SweepStep, SweepSummary, Table,
 };
+use crate::server_stats::ServerResult;
 use crate::stats::report::QueueStats;
 use crate::stats::Interval;
 
@@ -50,7 +51,11 @@ impl ResultSink {
         let general = &bench.general;
         let histograms = histograms_written(bench.results.format);
         let listing = LatencyListing::new(&general.percentiles, general.percentile, general.rate.is_some(), histograms);
-        let csv = CsvColumns { percentiles: general.percentiles.clone(), rate: general.rate.is_some() };
+        let csv = CsvColumns {
+            percentiles: general.percentiles.clone(),
+            rate: general.rate.is_some(),
+            server: bench.server_stats.mode.samples(),
+        };
         let info = RunInfo {
             format_version: FORMAT_VERSION,
             wirebench_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -129,10 +134,12 @@ impl ResultSink {
         (end_s, length_s): (f64, f64),
         measured: &Interval,
         queue: Option<QueueStats>,
+        server: Option<ServerResult>,
     ) -> Result<(), OutputError> {
         let threads = self.threads;
         let span = IntervalSpan { threads, end_s, length_s, measured_from_unix_s: self.measured_from_unix_s };
-        let interval = IntervalResult::new(span, measured, &self.listing, queue);
+        let server = server.map(Box::new);
+        let interval = IntervalResult { server, ..IntervalResult::new(span, measured, &self.listing, queue) };
         match self.format {
             OutputFormat::Text => {}
             OutputFormat::Json => Output::Stdout.json_line(&ResultLine::Interval(interval.clone()))?,
@@ -150,8 +157,13 @@ impl ResultSink {
         Ok(())
     }
 
-    /// The run's (or step's) final numbers.
-    pub(super) fn final_result(&mut self, measured: Measured<'_>, end: RunEnd) -> Result<(), OutputError> {
+    /// The run's (or step's) final numbers, and the server's.
+    pub(super) fn final_result(
+        &mut self,
+        measured: Measured<'_>,
+        end: RunEnd,
+        server: Option<ServerResult>,
+    ) -> Result<(), OutputError> {
         let shape = RunShape {
             info: &self.info,
             step: self.step,
@@ -160,7 +172,7 @@ impl ResultSink {
             warmup_s: self.warmup_s,
             listing: &self.listing,
         };
-        let result = RunResult::new(shape, measured);
+        let result = RunResult { server, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
         if self.format == OutputFormat::Json {
             Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))?;
@@ -263,7 +275,7 @@ mod tests {
         interval.counters = Counters { events: 2, reads: 2, ..Counters::default() };
         interval.latencies.events.record_ns(1_000_000);
         interval.latencies.sysbench.record_ns(1_000_000);
-        sink.interval((1.0, 1.0), &interval, None).unwrap();
+        sink.interval((1.0, 1.0), &interval, None, None).unwrap();
         assert_eq!(
             sink.intervals.iter().map(|i| (i.counters.transactions, i.recorded.is_some())).collect::<Vec<_>>(),
             [(2, false)]

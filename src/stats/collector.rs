@@ -151,6 +151,8 @@ pub struct LoopStats {
     statement_latency: Box<[HdrRecorder]>,
     /// The last request epoch this loop answered.
     answered: u64,
+    /// The counts handed over so far (for [`LoopStats::counters_so_far`]).
+    handed_over: Counters,
 }
 
 impl LoopStats {
@@ -178,6 +180,7 @@ impl LoopStats {
                 false => Box::new([]),
             },
             answered: 0,
+            handed_over: Counters::default(),
         }
     }
 
@@ -261,6 +264,21 @@ impl LoopStats {
     #[inline]
     pub fn record_failed_reconnects(&mut self, attempts: u64) {
         self.pending.counters.failed_reconnects += attempts;
+    }
+
+    /// Adds `more` to the counts, as if each had been recorded here (a
+    /// script's own `sb_counter_inc`).
+    #[inline]
+    pub fn add_counters(&mut self, more: &Counters) {
+        self.pending.counters.merge(more);
+    }
+
+    /// Every count this recorder took, handed over or not: sysbench's
+    /// per-thread counters, which reports never reset (`sb_counter_val`).
+    pub fn counters_so_far(&self) -> Counters {
+        let mut total = self.handed_over;
+        total.merge(&self.pending.counters);
+        total
     }
 
     /// What was recorded since the last hand-over; its HdrHistograms are
@@ -351,6 +369,7 @@ impl StatsBoard {
         let epoch = self.requested.load(Ordering::Relaxed);
         let Some(slot) = self.slots.get(index) else { return };
         stats.flush_latencies();
+        stats.handed_over.merge(&stats.pending.counters);
         let mut block = slot.lock();
         // The collector drained the slot (and cleared it, on its own
         // thread): swapping hands the data over without the loop clearing

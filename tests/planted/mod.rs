@@ -11,6 +11,12 @@
 //!   malformed (a length past its end) crashes it;
 //! - `Bug::LongDataHang`: COM_STMT_SEND_LONG_DATA for an unknown statement
 //!   or parameter makes it hang (it stops answering everyone);
+//! - `Bug::ResetHang`: COM_STMT_RESET of a prepared statement that was sent
+//!   long data (COM_STMT_SEND_LONG_DATA for one of its parameters), in a
+//!   session that is otherwise ordinary, is never answered, and from then
+//!   on no command of any connection is (greetings and logins still are, so
+//!   new sessions get as far as their first command): the reset waits for
+//!   a lock the long data holds;
 //! - `Bug::None`: a healthy server.
 //!
 //! A crash stops serving: the listener and every connection are dropped.
@@ -43,6 +49,7 @@ pub enum Bug {
     TruncatedValue,
     ConnectAttrs,
     LongDataHang,
+    ResetHang,
 }
 
 /// What the server does after a packet.
@@ -52,6 +59,8 @@ enum Verdict {
     Close,
     Crash,
     Hang,
+    /// This command is never answered, nor any command after it.
+    HangCommands,
 }
 
 fn caps() -> Capabilities {
@@ -98,7 +107,9 @@ impl PlantedServer {
         let bug = self.bug;
         let fired = self.fired.clone();
         let hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        tokio::spawn(accept_loop(listener, bug, stop.clone(), stopped, fired, hung));
+        let commands_hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ctl = Control { stop: stop.clone(), stopped, fired, hung, commands_hung };
+        tokio::spawn(accept_loop(listener, bug, ctl));
         *self.instance.lock().unwrap() = Some(Instance { stop });
     }
 
@@ -130,32 +141,37 @@ impl PlantedServer {
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    bug: Bug,
-    stop: watch::Sender<bool>,
-    mut stopped: watch::Receiver<bool>,
-    fired: Arc<Mutex<Vec<&'static str>>>,
-    hung: Arc<std::sync::atomic::AtomicBool>,
-) {
+async fn accept_loop(listener: TcpListener, bug: Bug, ctl: Control) {
+    let mut stopped = ctl.stopped.clone();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = stopped.changed() => return,
         };
         let Ok((stream, _)) = accepted else { continue };
-        let conn = Conn { stream, buf: Vec::new(), bug, statements: HashMap::new(), next_id: 1, deprecate_eof: false };
-        let ctl = Control { stop: stop.clone(), stopped: stopped.clone(), fired: fired.clone(), hung: hung.clone() };
-        tokio::spawn(conn.serve(ctl));
+        let conn = Conn {
+            stream,
+            buf: Vec::new(),
+            bug,
+            statements: HashMap::new(),
+            next_id: 1,
+            deprecate_eof: false,
+            long_data: Vec::new(),
+        };
+        tokio::spawn(conn.serve(ctl.clone()));
     }
 }
 
 /// What every connection of an instance shares.
+#[derive(Clone)]
 struct Control {
     stop: watch::Sender<bool>,
     stopped: watch::Receiver<bool>,
     fired: Arc<Mutex<Vec<&'static str>>>,
+    /// Nothing is answered any more, not even a greeting.
     hung: Arc<std::sync::atomic::AtomicBool>,
+    /// No command is answered any more.
+    commands_hung: Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct Conn {
@@ -164,6 +180,8 @@ struct Conn {
     bug: Bug,
     /// Statement id -> parameter count.
     statements: HashMap<u32, usize>,
+    /// Statements that were sent long data.
+    long_data: Vec<u32>,
     next_id: u32,
     deprecate_eof: bool,
 }
@@ -179,6 +197,9 @@ impl Conn {
             let mut login = true;
             loop {
                 let Some((seq, payload)) = self.read_packet().await else { return };
+                if !login && ctl.commands_hung.load(std::sync::atomic::Ordering::SeqCst) {
+                    return std::future::pending::<()>().await;
+                }
                 let verdict = if login { self.login(seq, &payload).await } else { self.command(seq, &payload).await };
                 login = false;
                 match verdict {
@@ -192,6 +213,11 @@ impl Conn {
                     Verdict::Hang => {
                         ctl.fired.lock().unwrap().push("hang");
                         ctl.hung.store(true, std::sync::atomic::Ordering::SeqCst);
+                        return std::future::pending::<()>().await;
+                    }
+                    Verdict::HangCommands => {
+                        ctl.fired.lock().unwrap().push("hang");
+                        ctl.commands_hung.store(true, std::sync::atomic::Ordering::SeqCst);
                         return std::future::pending::<()>().await;
                     }
                 }
@@ -273,6 +299,7 @@ impl Conn {
         };
         match command {
             COM_QUIT => return Verdict::Close,
+            COM_STMT_RESET if self.bug == Bug::ResetHang && self.has_long_data(body) => return Verdict::HangCommands,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,
             COM_STMT_EXECUTE => return self.execute(body).await,
@@ -285,6 +312,11 @@ impl Conn {
             _ => self.err(1, 1047, "Unknown command").await,
         }
         Verdict::Serve
+    }
+
+    /// Whether the statement `body` names was sent long data.
+    fn has_long_data(&self, body: &[u8]) -> bool {
+        body.get(..4).is_some_and(|id| self.long_data.contains(&u32::from_le_bytes(id.try_into().unwrap())))
     }
 
     async fn prepare(&mut self, sql: &[u8]) {
@@ -337,6 +369,9 @@ impl Conn {
         let known = self.statements.get(&id).is_some_and(|&count| param < count);
         if !known && self.bug == Bug::LongDataHang {
             return Verdict::Hang;
+        }
+        if known {
+            self.long_data.push(id);
         }
         Verdict::Serve
     }

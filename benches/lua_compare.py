@@ -156,7 +156,12 @@ def main():
     ap.add_argument("--wirebench", default=compare.BUILT)
     args = ap.parse_args()
     compare.WIREBENCH = os.path.abspath(args.wirebench)
-    cases = set(args.cases.split(","))
+    run(set(args.cases.split(",")), args)
+
+
+def run(cases, args):
+    """The cases named in `cases` (s1, s2, t, m), with `args`' time,
+    rounds and table size."""
     env = compare.mariadb_env()
     user = ["--mysql-user=sbtest", "--mysql-password=sbtest"]
     login = user + ["--mysql-db=sbtest", "--tables=4", f"--table-size={args.table_size}"]

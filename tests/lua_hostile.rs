@@ -81,7 +81,9 @@ fn serve(mut stream: TcpStream, how: Misbehaviour) -> std::io::Result<()> {
             }
         }
         // A packet out of sequence, then bytes that frame nothing.
-        Misbehaviour::Garbage => stream.write_all(&[0x05, 0x00, 0x00, 0x09, b'h', b'e', b'l', b'l', b'o', 0xff, 0x17])?,
+        Misbehaviour::Garbage => {
+            stream.write_all(&[0x05, 0x00, 0x00, 0x09, b'h', b'e', b'l', b'l', b'o', 0xff, 0x17])?
+        }
         Misbehaviour::Stall => std::thread::sleep(Duration::from_secs(30)),
         Misbehaviour::Reset => return Ok(()),
         Misbehaviour::HostileError => {

@@ -10,12 +10,12 @@
 //!
 //! [`Session`]: super::Session
 
+use wirebench_protocol::constants::client_error::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 use wirebench_protocol::framing;
 use wirebench_protocol::response::{
     Column, Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder,
     RowFormat, ServerError,
 };
-use wirebench_protocol::constants::client_error::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 
 use super::Lost;
@@ -29,6 +29,9 @@ pub enum Expect {
     /// for [`CallSession::decode_kept`] when `keep_rows` (a statement
     /// with columns, whose rows a script may fetch).
     Walk { keep_rows: bool },
+    /// A query's answer walked without decoding, its packets kept: its
+    /// rows are read in place, as text, when fetched ([`KeptTextRows`]).
+    WalkText,
     /// A COM_STMT_PREPARE's answer: the statement.
     Prepared,
     /// No answer comes (COM_STMT_CLOSE): the call ends once it is sent.
@@ -109,12 +112,24 @@ impl CallError {
 #[derive(Debug)]
 enum Awaiting {
     Nothing,
-    Response { decoder: ResultSetDecoder, seq: u8 },
-    Prepare { decoder: PrepareResponse, seq: u8 },
-    Walk { reader: ResponseReader, keep: bool },
+    Response {
+        decoder: ResultSetDecoder,
+        seq: u8,
+    },
+    Prepare {
+        decoder: PrepareResponse,
+        seq: u8,
+    },
+    Walk {
+        reader: ResponseReader,
+        keep: bool,
+    },
     /// The server asked for a local file: the empty packet that refuses it
     /// is out, its reply ends the exchange with the refusal.
-    Refusal { file: String, seq: u8 },
+    Refusal {
+        file: String,
+        seq: u8,
+    },
 }
 
 /// A connection's call, from the command the caller wrote to its answer.
@@ -180,7 +195,7 @@ impl CallSession {
         self.pending.extend_from_slice(command);
         self.pending_expect = Some(expect);
         self.taken = 0;
-        if matches!(expect, Expect::Walk { .. }) {
+        if matches!(expect, Expect::Walk { .. } | Expect::WalkText) {
             self.kept.clear();
         }
         Ok(())
@@ -216,6 +231,7 @@ impl CallSession {
             Expect::Walk { keep_rows } => {
                 Awaiting::Walk { reader: ResponseReader::new(self.caps, RowFormat::Binary), keep: keep_rows }
             }
+            Expect::WalkText => Awaiting::Walk { reader: ResponseReader::new(self.caps, RowFormat::Text), keep: true },
             Expect::Nothing => {
                 self.answer = Some(Ok(CallAnswer::Sent));
                 Awaiting::Nothing
@@ -236,7 +252,8 @@ impl CallSession {
             }
             let step = match &self.awaiting {
                 Awaiting::Nothing => {
-                    let unsolicited = ProtocolError::UnexpectedMessage { state: "no command was outstanding", got: "a packet" };
+                    let unsolicited =
+                        ProtocolError::UnexpectedMessage { state: "no command was outstanding", got: "a packet" };
                     return Err(CallError::Protocol(unsolicited.into()));
                 }
                 Awaiting::Walk { .. } => self.walk(rest)?,
@@ -301,7 +318,13 @@ impl CallSession {
     /// Walks what was received of a walked answer; the bytes consumed.
     fn walk(&mut self, input: &[u8]) -> Result<usize, CallError> {
         let Awaiting::Walk { reader, keep } = &mut self.awaiting else { return Ok(0) };
-        let progress = reader.advance(input)?;
+        let progress = match reader.advance(input) {
+            Ok(progress) => progress,
+            Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => {
+                return Ok(self.refuse_first(input, file))
+            }
+            Err(error) => return Err(error.into()),
+        };
         let keep = *keep;
         let consumed = progress.consumed;
         if keep {
@@ -337,6 +360,15 @@ impl CallSession {
         Ok(consumed)
     }
 
+    /// A walked query's first packet asks for a local file: it is consumed
+    /// (its length from its header) and refused; the bytes consumed.
+    fn refuse_first(&mut self, input: &[u8], file: String) -> usize {
+        let len = input.get(..3).map_or(0, |h| usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16);
+        let seq = input.get(3).map_or(1, |s| s.wrapping_add(1));
+        self.refuse_file(file, seq);
+        (4 + len).min(input.len())
+    }
+
     /// wirebench sends no files: an empty packet ends the transfer, and
     /// the server's reply to it ends the exchange.
     fn refuse_file(&mut self, file: String, seq: u8) {
@@ -345,8 +377,89 @@ impl CallSession {
     }
 }
 
+/// The rows of a walked text answer's first result set, read in place
+/// from its kept packets (from sequence id 1): no column definition is
+/// decoded, a text row's values being length-prefixed strings whatever
+/// their columns.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KeptTextRows {
+    /// Where the next row's packet starts in the kept bytes.
+    at: usize,
+    seq: u8,
+    columns: usize,
+    done: bool,
+}
+
+impl KeptTextRows {
+    /// Finds the first result set's rows in `kept`: `None` when it holds no
+    /// result set (an OK, an error).
+    pub fn new(kept: &[u8], caps: Capabilities, max_packet: usize) -> Result<Option<Self>, CallError> {
+        let Some(first) = framing::decode_packet(kept, 1, max_packet).map_err(CodecError::from)? else {
+            return Ok(None);
+        };
+        if matches!(first.payload.first(), Some(0x00 | 0xFF | 0xFB) | None) {
+            return Ok(None);
+        }
+        let mut reader = wirebench_protocol::buf::Reader::new(&first.payload);
+        let count = reader.lenenc_int("column count").map_err(CodecError::from)?;
+        let columns = usize::try_from(count).map_err(|_| CodecError::from(ProtocolError::Malformed("column count")))?;
+        let (mut at, mut seq) = (first.consumed, first.next_seq);
+        let definitions = columns.saturating_add(usize::from(!caps.contains(Capabilities::DEPRECATE_EOF)));
+        for _ in 0..definitions {
+            let rest = kept.get(at..).unwrap_or_default();
+            let Some(frame) = framing::decode_packet(rest, seq, max_packet).map_err(CodecError::from)? else {
+                return Err(CallError::Protocol(ProtocolError::UnexpectedEof("a kept result").into()));
+            };
+            (at, seq) = (at + frame.consumed, frame.next_seq);
+        }
+        Ok(Some(KeptTextRows { at, seq, columns, done: false }))
+    }
+
+    pub fn columns(&self) -> usize {
+        self.columns
+    }
+
+    /// The next row's values (`None` for SQL NULL), borrowed from `kept`
+    /// where the packet is one fragment, else copied into `joined`; `None`
+    /// past the last row.
+    pub fn next<'k>(
+        &mut self,
+        kept: &'k [u8],
+        max_packet: usize,
+        joined: &'k mut Vec<u8>,
+    ) -> Result<Option<wirebench_protocol::response::TextRow<'k>>, CallError> {
+        if self.done {
+            return Ok(None);
+        }
+        let rest = kept.get(self.at..).unwrap_or_default();
+        let Some(frame) = framing::decode_packet(rest, self.seq, max_packet).map_err(CodecError::from)? else {
+            self.done = true;
+            return Ok(None);
+        };
+        (self.at, self.seq) = (self.at + frame.consumed, frame.next_seq);
+        let payload: &'k [u8] = match frame.payload {
+            std::borrow::Cow::Borrowed(bytes) => bytes,
+            std::borrow::Cow::Owned(bytes) => {
+                *joined = bytes;
+                joined
+            }
+        };
+        // The result set's end: EOF, or OK with 0xFE (DEPRECATE_EOF), or an error.
+        if matches!(payload.first(), Some(0xFE) if payload.len() < 0xFF_FFFF) || payload.first() == Some(&0xFF) {
+            self.done = true;
+            return Ok(None);
+        }
+        Ok(Some(wirebench_protocol::response::TextRow::parse(payload, self.columns).map_err(CodecError::from)?))
+    }
+}
+
 /// A walked answer's kept packets (from sequence id 1), decoded in full.
-pub fn decode_walked(kept: &[u8], caps: Capabilities, max_packet: usize, columns: Vec<Column>) -> Result<Response, CallError> {
+pub fn decode_walked(
+    kept: &[u8],
+    caps: Capabilities,
+    max_packet: usize,
+    columns: Vec<Column>,
+) -> Result<Response, CallError> {
     let mut decoder = ResultSetDecoder::with_cached_columns(caps, RowFormat::Binary, columns);
     let (mut at, mut seq) = (0, 1);
     loop {

@@ -28,6 +28,7 @@ mod redial;
 mod session;
 mod shard;
 mod spin;
+mod start_gate;
 mod task;
 mod uring;
 mod waits;
@@ -44,15 +45,18 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
-pub use call_session::{decode_walked, CallAnswer, CallError, CallSession, Expect};
-pub use task::{with_caller, Caller, ConnId, CounterKind, EventTimes, OpenCalls, OpenedConn, TaskBody, TaskError, TaskMaker};
 pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
+pub use call_session::{decode_walked, CallAnswer, CallError, CallSession, Expect, KeptTextRows};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use polling::{choose_polling, server_shares_our_cores, PollChoice, PollReason};
 pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{RefusedCommand, Session, SessionError};
 pub use shard::{Shard, ShardError};
+pub use start_gate::{StartGate, Started};
+pub use task::{
+    with_caller, Caller, ConnId, CounterKind, EventTimes, OpenCalls, OpenedConn, TaskBody, TaskError, TaskMaker,
+};
 pub use uring::UringUnavailable;
 pub use waits::Stalls;
 
@@ -414,8 +418,8 @@ pub fn spawn_loops(
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
     spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
-        Backend::Epoll => epoll::run_loop(index, connections, Vec::new(), context),
-        Backend::Uring => uring::run_loop(index, connections, Vec::new(), context, poll),
+        Backend::Epoll => epoll::run_loop(index, connections, Vec::new(), context, None),
+        Backend::Uring => uring::run_loop(index, connections, Vec::new(), context, poll, None),
     })
 }
 
@@ -426,10 +430,16 @@ pub fn spawn_task_loops(
     plans: Vec<TaskLoopPlan>,
     backend: Backend,
     context: &LoopContext,
+    gate: &Arc<StartGate>,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.poll)));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, poll), context| {
-        run_tasks(index, makers.into_iter().map(|make| make()).collect(), backend, poll, context)
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.poll, gate.clone())));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, poll, gate), context| {
+        let tasks = makers.into_iter().map(|make| make()).collect();
+        let arrival = start_gate::ArrivalGuard::new(gate);
+        match backend {
+            Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, Some(arrival)),
+            Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
+        }
     })
 }
 
@@ -444,8 +454,8 @@ pub fn run_tasks(
     context: &LoopContext,
 ) -> Result<(), DriverError> {
     match backend {
-        Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context),
-        Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll),
+        Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, None),
+        Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, None),
     }
 }
 

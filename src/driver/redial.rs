@@ -184,18 +184,18 @@ impl Redial {
     /// until it is open, fails, times out, or `give_up` says the run is
     /// over. Must not be called from within a tokio runtime.
     pub fn open_once_blocking(&self, give_up: impl Fn() -> bool) -> Result<Reopened, OpenError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|source| OpenError::Connect(ClientError::Io { endpoint: self.options.endpoint.clone(), source }))?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|source| {
+            OpenError::Connect(ClientError::Io { endpoint: self.options.endpoint.clone(), source })
+        })?;
         runtime.block_on(async {
             let (conn, statement_ids) = tokio::select! {
                 opened = self.open() => opened?,
                 () = given_up(&give_up) => return Err(OpenError::GivenUp),
             };
             let (stream, leftover, login, transport) = conn.into_parts();
-            let socket = StdSocket::from_stream(stream)
-                .map_err(|source| OpenError::Connect(ClientError::Io { endpoint: self.options.endpoint.clone(), source }))?;
+            let socket = StdSocket::from_stream(stream).map_err(|source| {
+                OpenError::Connect(ClientError::Io { endpoint: self.options.endpoint.clone(), source })
+            })?;
             Ok(Reopened { socket, leftover, capabilities: login.capabilities, transport, statement_ids })
         })
     }

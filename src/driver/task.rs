@@ -68,6 +68,9 @@ pub enum Request {
     Yield,
     /// Resume after this long.
     Sleep(Duration),
+    /// The task is set up: resume it when the run starts (see
+    /// `super::start_gate`).
+    AwaitStart,
 }
 
 /// A connection a task asks for: where and how to log in, and the most
@@ -91,6 +94,8 @@ pub enum Reply {
     Admitted(Option<u64>),
     /// Closed, yielded or slept.
     Done,
+    /// The run started, on this clock.
+    Started(Clock),
 }
 
 /// A connection a task opened.
@@ -192,6 +197,7 @@ impl Task {
         let stack = DefaultStack::new(TASK_STACK)?;
         let theirs = shared.clone();
         let fiber = Coroutine::with_stack(stack, move |yielder: &Yielder<Reply, Request>, _start: Reply| {
+            let clock = Cell::new(clock);
             let caller =
                 Caller { yielder, shared: theirs, clock, admitted_in_turn: Cell::new(0), local: RefCell::new(None) };
             let _current = CurrentGuard::enter(&caller);
@@ -256,7 +262,8 @@ fn record_counted(stats: &mut LoopStats, kind: usize, n: u64) {
 pub struct Caller<'y> {
     yielder: &'y Yielder<Reply, Request>,
     shared: Rc<RefCell<TaskShared>>,
-    clock: Clock,
+    /// The run's clock, once it started (the loop's set-up clock before).
+    clock: Cell<Clock>,
     /// Events admitted since the task last waited for anything.
     admitted_in_turn: Cell<u32>,
     /// What the task's code keeps for its own calls into it (a script
@@ -334,7 +341,15 @@ impl Caller<'_> {
     }
 
     pub fn now_ns(&self) -> u64 {
-        self.clock.now_ns()
+        self.clock.get().now_ns()
+    }
+
+    /// The task is set up (sysbench's `thread_init` is done): waits until
+    /// the run starts, whose clock its events are timed on from then.
+    pub fn wait_for_start(&self) {
+        if let Reply::Started(clock) = self.ask(Request::AwaitStart) {
+            self.clock.set(clock);
+        }
     }
 
     /// Logs in; the connection is the loop's, named by its id.

@@ -24,12 +24,7 @@ pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
             std::io::stderr().write_all(&text.as_bytes()).map_err(mlua::Error::external)
         })?,
     )?;
-    raw.set(
-        "on_close",
-        lua.create_function(|lua, text: String| {
-            context::with(lua, |ctx| ctx.on_close = Some(text))
-        })?,
-    )?;
+    raw.set("on_close", lua.create_function(|lua, text: String| context::with(lua, |ctx| ctx.on_close = Some(text)))?)?;
     Ok(())
 }
 

@@ -43,9 +43,9 @@ use std::sync::{Arc, Mutex};
 pub use commands::{load_only, run_command, script_help, Help};
 pub use error::ScriptError;
 pub use ffi::EXPORTED_C_FUNCTIONS;
-pub use tasks::run_tasks;
 pub use options::OptValue;
 pub use reports::ReportHooks;
+pub use tasks::run_tasks;
 pub use threads::ThreadsPlan;
 
 use crate::client::ConnectOptions;

@@ -27,11 +27,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use smallvec::SmallVec;
 use wirebench_protocol::command::{self, ExecuteTemplate, Param, ParamSlot};
-use wirebench_protocol::response::{PreparedStatement, QueryResult, Response, ResultSet};
+use wirebench_protocol::response::{Outcome, PreparedStatement, QueryResult, ResultSet};
 use wirebench_protocol::Capabilities;
 
 use super::context;
-use crate::driver::{decode_walked, with_caller, CallAnswer, CallError, ConnId, CounterKind, Expect};
+use crate::driver::{decode_walked, with_caller, CallAnswer, CallError, ConnId, CounterKind, Expect, KeptTextRows};
 
 /// sysbench's `BULK_PACKET_SIZE`: a bulk INSERT is sent before it grows past this.
 const BULK_PACKET_SIZE: usize = 512 * 1024;
@@ -114,14 +114,26 @@ enum ResultSlot {
 /// A result's rows as the script fetches them: values as text.
 #[derive(Default)]
 struct Rows {
-    /// Rows decoded: a query's, or an execution's once first fetched.
+    /// A query's rows, read in place from the connection's kept packets.
+    text: Option<KeptTextRows>,
+    /// A packet of 16 MiB or more, joined from its fragments.
+    joined: Vec<u8>,
+    /// An execution's rows, decoded when first fetched.
     decoded: Option<ResultSet>,
-    /// The next row to fetch (from 0).
+    /// The next decoded row to fetch (from 0).
     next: usize,
-    /// The fetched row's values, as text, and where each is.
-    text: Vec<u8>,
+    /// A decoded row's values, as text, and where each is.
+    decoded_text: Vec<u8>,
     spans: Vec<Option<(usize, usize)>>,
+    /// The fetched row's values, for the script.
     values: Vec<SqlValue>,
+}
+
+impl Rows {
+    /// No rows any more; the buffers stay for the next result's.
+    fn forget(&mut self) {
+        (self.text, self.decoded, self.next) = (None, None, 0);
+    }
 }
 
 /// Where a connection is, as sysbench's `db_conn_state_t`.
@@ -346,7 +358,7 @@ impl SqlConnection {
     }
 
     fn free_result(&mut self) {
-        self.inner.rs.rows = Rows::default();
+        self.inner.rs.rows.forget();
         self.inner.rs.row.values = std::ptr::null_mut();
         self.inner.rs.statement = std::ptr::null_mut();
         self.inner.state = ConnState::Ready;
@@ -364,7 +376,9 @@ impl SqlConnection {
     /// fields the script reads, logs a fatal error, counts it; an ignored
     /// lost connection was opened again and counts as a reconnect.
     fn failed(&mut self, error: &CallError, func: &str, query: &[u8]) -> c_int {
-        if std::env::var_os("WB_DEBUG").is_some() { eprintln!("DEBUG failed: {error:?}"); }
+        if std::env::var_os("WB_DEBUG").is_some() {
+            eprintln!("DEBUG failed: {error:?}");
+        }
         let (state, message) = match error {
             CallError::Server(e) => (e.sql_state_str().unwrap_or("HY000").to_owned(), e.message.clone()),
             other => ("HY000".to_owned(), other.to_string()),
@@ -533,10 +547,10 @@ pub unsafe extern "C" fn db_query(con: *mut SqlConnection, query: *const c_char,
         if !con.usable() {
             return std::ptr::null_mut();
         }
-        match con.call(Expect::Response, |out| {
+        match con.call(Expect::WalkText, |out| {
             command::encode_query(out, sql);
         }) {
-            Ok(CallAnswer::Response(response)) => query_answered(con, response),
+            Ok(CallAnswer::Walked(outcome)) => query_answered(con, &outcome),
             Ok(_) => std::ptr::null_mut(),
             Err(error) => {
                 con.failed(&error, "mysql_drv_query()", sql);
@@ -547,20 +561,32 @@ pub unsafe extern "C" fn db_query(con: *mut SqlConnection, query: *const c_char,
 }
 
 /// A query's answer: its first result set's rows, kept for fetching.
-fn query_answered(con: &mut SqlConnection, response: Response) -> *mut SqlResult {
-    let mut affected = 0;
-    let mut rows = None;
-    for result in response.results {
-        match result {
-            QueryResult::ResultSet(set) if rows.is_none() => rows = Some(set),
-            QueryResult::Ok(ok) => affected += ok.affected_rows,
-            _ => {}
-        }
+fn query_answered(con: &mut SqlConnection, outcome: &Outcome) -> *mut SqlResult {
+    if outcome.result_sets == 0 {
+        return con.answered(classify(false, outcome.affected_rows), outcome.affected_rows, 0);
     }
-    let Some(set) = rows else { return con.answered(classify(false, affected), affected, 0) };
-    let (nrows, nfields) = (set.rows.len() as u64, set.columns.len());
-    con.inner.rs.rows = Rows { decoded: Some(set), ..Rows::default() };
+    let found = KeptTextRows::new(&con.inner.kept, con.inner.capabilities, con.inner.max_packet);
+    let Ok(Some(rows)) = found else {
+        let error = found.err().unwrap_or(CallError::Closed);
+        con.failed(&error, "mysql_drv_query()", b"<result>");
+        return std::ptr::null_mut();
+    };
+    let nrows = if outcome.result_sets == 1 { outcome.rows } else { first_set_rows(con, rows) };
+    let nfields = rows.columns();
+    con.inner.rs.rows.forget();
+    con.inner.rs.rows.text = Some(rows);
     con.answered(CounterKind::Read, nrows, nfields)
+}
+
+/// The rows of the first of several result sets (a procedure's), counted.
+fn first_set_rows(con: &mut SqlConnection, mut rows: KeptTextRows) -> u64 {
+    let (kept, max_packet) = (&con.inner.kept, con.inner.max_packet);
+    let mut joined = Vec::new();
+    let mut n = 0;
+    while let Ok(Some(_)) = rows.next(kept, max_packet, &mut joined) {
+        n += 1;
+    }
+    n
 }
 
 /// `sql_row *db_fetch_row(sql_result *)`: the next row, its values as
@@ -591,7 +617,7 @@ pub unsafe extern "C" fn db_fetch_row(rs: *mut SqlResult) -> *mut SqlRow {
             alert(&format!("cannot decode the result's rows: {error}"));
             return std::ptr::null_mut();
         }
-        next_row(&mut con.inner.rs)
+        next_row(con)
     })
 }
 
@@ -610,7 +636,7 @@ unsafe fn connection_of<'a>(rs: *mut SqlResult) -> Option<(&'a mut SqlConnection
 
 /// An execution's rows are decoded from its kept packets at the first fetch.
 fn decode_rows(con: &mut SqlConnection) -> Result<(), CallError> {
-    if con.inner.rs.rows.decoded.is_some() {
+    if con.inner.rs.rows.decoded.is_some() || con.inner.rs.rows.text.is_some() {
         return Ok(());
     }
     // SAFETY: an execution's result names its statement, which the script
@@ -626,31 +652,50 @@ fn decode_rows(con: &mut SqlConnection) -> Result<(), CallError> {
     Ok(())
 }
 
-/// Moves to the next row and lays its values out for the script.
-fn next_row(rs: &mut SqlResult) -> *mut SqlRow {
+/// Moves to the next row and lays its values out for the script: a
+/// query's in place in the kept packets, an execution's as text.
+fn next_row(con: &mut SqlConnection) -> *mut SqlRow {
+    let (kept, max_packet) = (&con.inner.kept, con.inner.max_packet);
+    let rs = &mut con.inner.rs;
     let rows = &mut rs.rows;
-    let Some(set) = rows.decoded.as_ref() else { return std::ptr::null_mut() };
-    let Some(row) = set.rows.get(rows.next) else { return std::ptr::null_mut() };
+    if let Some(text) = rows.text.as_mut() {
+        let Ok(Some(row)) = text.next(kept, max_packet, &mut rows.joined) else { return std::ptr::null_mut() };
+        rows.values.clear();
+        rows.values.extend(row.values().map(|value| match value {
+            Some(bytes) => SqlValue { len: bytes.len() as u32, ptr: bytes.as_ptr().cast() },
+            None => SqlValue { len: 0, ptr: std::ptr::null() },
+        }));
+    } else if !decoded_row(rows) {
+        return std::ptr::null_mut();
+    }
+    rs.row.values = rs.rows.values.as_mut_ptr();
+    std::ptr::addr_of_mut!(rs.row)
+}
+
+/// An execution's next decoded row, its values as text; false past the
+/// last row.
+fn decoded_row(rows: &mut Rows) -> bool {
+    let Some(set) = rows.decoded.as_ref() else { return false };
+    let Some(row) = set.rows.get(rows.next) else { return false };
     rows.next += 1;
-    let Ok(values) = row.text_values(&set.columns) else { return std::ptr::null_mut() };
-    rows.text.clear();
+    let Ok(values) = row.text_values(&set.columns) else { return false };
+    rows.decoded_text.clear();
     rows.spans.clear();
     for value in values {
         rows.spans.push(value.map(|v| {
-            let at = rows.text.len();
-            rows.text.extend_from_slice(&v);
+            let at = rows.decoded_text.len();
+            rows.decoded_text.extend_from_slice(&v);
             (at, v.len())
         }));
     }
-    let base = rows.text.as_ptr();
+    let base = rows.decoded_text.as_ptr();
     rows.values.clear();
     rows.values.extend(rows.spans.iter().map(|span| match span {
-        // SAFETY: `at` is within `text`, which is not touched until the next fetch.
+        // SAFETY: `at` is within `decoded_text`, untouched until the next fetch.
         Some((at, len)) => SqlValue { len: *len as u32, ptr: unsafe { base.add(*at) }.cast() },
         None => SqlValue { len: 0, ptr: std::ptr::null() },
     }));
-    rs.row.values = rs.rows.values.as_mut_ptr();
-    std::ptr::addr_of_mut!(rs.row)
+    true
 }
 
 /// `int db_free_results(sql_result *)`.
@@ -842,7 +887,11 @@ unsafe fn bound_values<'b>(binds: &[SqlBind]) -> Result<SmallVec<[Param<'b>; INL
                 // SAFETY: the buffer holds max_len bytes.
                 Param::Bytes(unsafe { std::slice::from_raw_parts(bind.buffer.cast::<u8>(), len) })
             }
-            other => return Err(format!("unsupported parameter type {other} (sysbench binds integers, doubles and strings)")),
+            other => {
+                return Err(format!(
+                    "unsupported parameter type {other} (sysbench binds integers, doubles and strings)"
+                ))
+            }
         });
     }
     Ok(params)
@@ -958,7 +1007,7 @@ fn bulk_send(con: &mut SqlConnection) -> c_int {
     let sql = std::mem::take(&mut bulk.sql);
     bulk.rows = 0;
     let result = if con.usable() {
-        con.call(Expect::Response, |out| {
+        con.call(Expect::WalkText, |out| {
             command::encode_query(out, &sql);
         })
     } else {
@@ -969,8 +1018,8 @@ fn bulk_send(con: &mut SqlConnection) -> c_int {
         bulk.sql.truncate(head);
     }
     match result {
-        Ok(CallAnswer::Response(response)) => {
-            query_answered(con, response);
+        Ok(CallAnswer::Walked(outcome)) => {
+            query_answered(con, &outcome);
             0
         }
         Ok(_) => 0,

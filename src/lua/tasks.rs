@@ -12,9 +12,7 @@ use mlua::Lua;
 
 use super::state::{enter_state, export_options, global_function, new_state};
 use super::{ScriptEnv, ScriptError};
-use crate::driver::{
-    self, with_caller, Clock, DriverError, LoopContext, RunControl, TaskBody, TaskError, TaskMaker,
-};
+use crate::driver::{self, with_caller, Clock, DriverError, LoopContext, RunControl, TaskBody, TaskError, TaskMaker};
 use crate::stats::StatsBoard;
 
 /// The tasks of `run`, one per state of this instance, by state number.
@@ -22,7 +20,8 @@ pub fn run_tasks(env: &Arc<ScriptEnv>) -> Vec<TaskMaker> {
     (0..env.threads)
         .map(|tid| {
             let env = env.clone();
-            let make: TaskMaker = Box::new(move || -> TaskBody { Box::new(move || run_state(&env, tid).map_err(boxed)) });
+            let make: TaskMaker =
+                Box::new(move || -> TaskBody { Box::new(move || run_state(&env, tid).map_err(boxed)) });
             make
         })
         .collect()
@@ -44,6 +43,8 @@ fn run_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<(), ScriptError> {
     if let Some(thread_init) = global_function(&lua, "thread_init")? {
         thread_init.call::<()>(number).map_err(|e| ScriptError::function("thread_init", &e))?;
     }
+    // sysbench's barrier: every state is set up before the run's clock starts.
+    with_caller(|caller| caller.wait_for_start());
     let Some(thread_run) = global_function(&lua, "thread_run")? else {
         return Err(ScriptError::Lua("thread_run() is not a function (the script replaced it?)".to_owned()));
     };

@@ -5,8 +5,8 @@ use std::sync::{Arc, PoisonError};
 
 use mlua::Lua;
 
-use super::reports::{HooksSet, ReportHooks};
 use super::context;
+use super::reports::{HooksSet, ReportHooks};
 use super::state::{export_options, global_function, new_state, script_name};
 use super::tasks::{in_task, with_state_in_task};
 use super::{ScriptEnv, ScriptError};

@@ -209,14 +209,15 @@ fn run(
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let forced_shutdown_s = forced_shutdown_s(bench);
-    print_header(bench, forced_shutdown_s)?;
     let mut identified = bench.clone();
     if let Some(identity) = identified.results.run_identity.as_mut() {
         identity.test = env.call.name();
         identity.script = Some(script_digest(&env));
     }
     let bench = &identified;
+    // As sysbench: the script's top level and init() run before the header.
     let plan = ThreadsPlan::init(env)?;
+    print_header(bench, forced_shutdown_s)?;
     let loops = task_loop_plans(bench, plan.env(), backend);
     let per_loop: Vec<usize> = loops.iter().map(|l| l.tasks.len().max(1)).collect();
     let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
@@ -231,13 +232,19 @@ fn run(
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(Outcome::Interrupted(signal));
     }
+    // The states load and run thread_init on their loops, then wait at the
+    // gate: the run's clock starts once all have (sysbench's barrier).
+    let gate = driver::StartGate::new();
+    let loop_count = loops.len();
+    let handles = driver::spawn_task_loops(loops, backend, &context, &gate).map_err(RunError::SpawnLoops)?;
+    gate.wait_for_loops(loop_count);
     let server = start_sampling(bench, sampler)?;
     let late = start_clock(bench, &mut context, general.start_at);
     say_started(bench, late);
     // A script's connections are its own: no server version to give.
     sink.clock_started(None, late);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
-    let handles = driver::spawn_task_loops(loops, backend, &context).map_err(RunError::SpawnLoops)?;
+    gate.open(driver::Started { clock: context.clock, deadline_ns: context.deadline_ns });
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used, server };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;

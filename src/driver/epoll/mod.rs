@@ -51,6 +51,10 @@ struct EpollLoop {
     waiters: Waiters,
     /// What the ticker sees of each connection, by its index in the loop.
     watches: Box<[Watch]>,
+    /// The run's clock (the loop's set-up clock until a start gate opens).
+    clock: Cell<super::Clock>,
+    /// Where a script run's tasks wait for its start (`tasks.rs`).
+    start: tasks::StartWait,
 }
 
 /// A connection as the ticker sees it: its waits, its socket, and why the
@@ -102,6 +106,7 @@ pub fn run_loop(
     connections: Vec<ConnPlan>,
     tasks: Vec<super::TaskBody>,
     context: &LoopContext,
+    arrival: Option<super::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -114,6 +119,8 @@ pub fn run_loop(
         budget: RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)),
         waiters: Waiters::new(connections.len() + tasks.len()),
         watches: connections.iter().map(Watch::new).chain(tasks.iter().map(|_| Watch::idle())).collect(),
+        clock: Cell::new(context.clock),
+        start: tasks::StartWait::new(tasks.len(), arrival),
     });
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
@@ -161,7 +168,7 @@ async fn tick(shared: Rc<EpollLoop>) {
     let mut check = WaitCheck::default();
     loop {
         tick.tick().await;
-        let now = shared.context.clock.now_ns();
+        let now = shared.clock.get().now_ns();
         shared.budget.borrow_mut().publish(now);
         if check.due(now) {
             shut_late_connections(&shared, now);
@@ -234,8 +241,9 @@ impl Waiters {
 /// latency then includes); once all wait, the last stretch is slept
 /// precisely.
 async fn dispatch(shared: Rc<EpollLoop>) {
-    let (waiters, clock) = (&shared.waiters, shared.context.clock);
+    let waiters = &shared.waiters;
     loop {
+        let clock = shared.clock.get();
         let now = clock.now_ns();
         let (queued, wake_at) = {
             let mut budget = shared.budget.borrow_mut();
@@ -318,7 +326,7 @@ async fn exchange(
 ) -> Result<Option<Lost>, DriverError> {
     let context = &shared.context;
     loop {
-        let now = context.clock.now_ns();
+        let now = shared.clock.get().now_ns();
         io.fill(&mut wire.wbuf, now, &mut shared.budget.borrow_mut())?;
         // Written out here rather than in awaited helpers: each nested
         // future is one more state machine to poll on every query. Each
@@ -326,7 +334,7 @@ async fn exchange(
         // when the last took some.
         let mut sent = 0;
         while sent < wire.wbuf.len() {
-            waits.start_write(if sent == 0 { now } else { context.clock.now_ns() });
+            waits.start_write(if sent == 0 { now } else { shared.clock.get().now_ns() });
             let written = wire.stream.write(wire.wbuf.get(sent..).unwrap_or_default()).await;
             waits.end_write();
             match written {
@@ -354,7 +362,7 @@ async fn exchange(
             Err(e) => return Ok(Some(Lost::Read(e))),
         }
         let mut stats = shared.stats.borrow_mut();
-        let used = io.on_input(&wire.rbuf, context.clock.now_ns(), &mut stats, &context.ignore)?;
+        let used = io.on_input(&wire.rbuf, shared.clock.get().now_ns(), &mut stats, &context.ignore)?;
         wire.rbuf.advance(used);
         context.board.publish_if_requested(shared.index, &mut stats);
         if io.is_task_conn() && !io.awaits_answers() {

@@ -13,6 +13,7 @@ use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
 use crate::driver::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
 use crate::driver::{Admission, DriverError, LoopOp, Lost, Redial, StdSocket};
+use wirebench_protocol::constants::client_error::is_lost_connection;
 
 /// How often a paused task looks whether the run was stopped.
 const STOP_POLL: Duration = Duration::from_millis(10);
@@ -32,8 +33,11 @@ pub(super) async fn drive_task(
     watch: usize,
 ) -> Result<(), DriverError> {
     let index = shared.index;
-    let mut task = Task::new(body, shared.context.clock)
-        .map_err(|source| DriverError::Loop { index, op: LoopOp::StartTask, source })?;
+    let mut task = Task::new(body, shared.clock.get()).map_err(|source| DriverError::Loop {
+        index,
+        op: LoopOp::StartTask,
+        source,
+    })?;
     let Some(watch) = shared.watches.get(watch) else { return Ok(()) };
     let mut conns: Vec<Option<TaskConn>> = Vec::new();
     let mut reply = Reply::Start;
@@ -43,6 +47,7 @@ pub(super) async fn drive_task(
         let request = match resumed {
             Resumed::Asks(request) => request,
             Resumed::Ended(result) => {
+                shared.start.task_ended(&shared).await;
                 for conn in conns.iter_mut().filter_map(Option::take) {
                     quit(conn).await;
                 }
@@ -93,6 +98,70 @@ async fn serve(
             pause_unless_stopped(pause, shared).await;
             Reply::Done
         }
+        Request::AwaitStart => Reply::Started(shared.start.wait(shared).await),
+    }
+}
+
+/// A script run's tasks, waiting for its start (see `start_gate`): the
+/// last of the loop's tasks to be set up (or to end) arrives at the gate
+/// for the loop, which blocks the loop's thread until the run starts (its
+/// other tasks wait here meanwhile, so nothing else could run), then takes
+/// the run's clock and budget and wakes them.
+pub(super) struct StartWait {
+    arrival: std::cell::RefCell<Option<crate::driver::start_gate::ArrivalGuard>>,
+    /// Tasks not yet set up and not ended.
+    setting_up: std::cell::Cell<usize>,
+    started: std::cell::Cell<bool>,
+    woken: tokio::sync::Notify,
+}
+
+impl StartWait {
+    pub(super) fn new(tasks: usize, arrival: Option<crate::driver::start_gate::ArrivalGuard>) -> Self {
+        StartWait {
+            arrival: std::cell::RefCell::new(arrival),
+            setting_up: std::cell::Cell::new(tasks),
+            started: std::cell::Cell::new(false),
+            woken: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// A task is set up: the run's clock, once it started.
+    async fn wait(&self, shared: &EpollLoop) -> crate::driver::Clock {
+        self.setting_up.set(self.setting_up.get().saturating_sub(1));
+        if !self.start_if_set_up(shared) {
+            while !self.started.get() {
+                self.woken.notified().await;
+            }
+        }
+        shared.clock.get()
+    }
+
+    /// A task ended: it no longer holds up the start.
+    async fn task_ended(&self, shared: &EpollLoop) {
+        if !self.started.get() {
+            self.setting_up.set(self.setting_up.get().saturating_sub(1));
+            self.start_if_set_up(shared);
+        }
+    }
+
+    /// Arrives for the loop once no task is still setting up; true once
+    /// the run started (at once without a gate).
+    fn start_if_set_up(&self, shared: &EpollLoop) -> bool {
+        if self.started.get() {
+            return true;
+        }
+        if self.setting_up.get() > 0 {
+            return false;
+        }
+        if let Some(arrival) = self.arrival.borrow_mut().as_mut() {
+            let started = arrival.arrive();
+            shared.clock.set(started.clock);
+            let control = shared.context.control.clone();
+            *shared.budget.borrow_mut() = crate::driver::Budget::for_loop(control, started.deadline_ns, shared.index);
+        }
+        self.started.set(true);
+        self.woken.notify_waiters();
+        true
     }
 }
 
@@ -134,7 +203,7 @@ async fn call(
     shared: &EpollLoop,
     watch: &Watch,
 ) -> Result<CallAnswer, CallError> {
-    if task.was_cut() || shared.context.control.cut_due(shared.context.clock.now_ns()) {
+    if task.was_cut() || shared.context.control.cut_due(shared.clock.get().now_ns()) {
         task.shared.borrow_mut().cut = true;
         return Err(CallError::Cut);
     }
@@ -185,7 +254,7 @@ async fn lost_call(
     task: &Task,
 ) -> Result<CallAnswer, CallError> {
     let Some(conn) = slot.as_mut() else { return Err(CallError::Closed) };
-    if !shared.context.ignore.ignores(lost.code()) {
+    if !shared.context.ignore.ignores(lost.code()) || !is_lost_connection(lost.code()) {
         *slot = None;
         return Err(CallError::Lost { lost, reopened: false });
     }
@@ -213,7 +282,7 @@ async fn quit(mut conn: TaskConn) {
 async fn admit(shared: &EpollLoop) -> Option<u64> {
     shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
     loop {
-        let now = shared.context.clock.now_ns();
+        let now = shared.clock.get().now_ns();
         let admission = shared.budget.borrow_mut().admit(now);
         match admission {
             Admission::Start(at) => return Some(at),

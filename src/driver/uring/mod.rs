@@ -27,23 +27,23 @@
 mod tasks;
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use io_uring::{cqueue, opcode, types, IoUring};
 
 use super::conn_io::ConnIo;
-use super::task::{Reply, Task, TaskBody, TaskError};
-use tasks::register_sockets;
 use super::spin::Spinner;
+use super::task::{Reply, Task, TaskBody, TaskError};
 use super::waits::{WaitCheck, WaitLimits, Waits};
 use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, Stalls, StdSocket};
 use crate::stats::LoopStats;
+use tasks::register_sockets;
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
@@ -531,6 +531,10 @@ struct Driver<'c> {
     spinner: Spinner,
     /// The tasks this loop runs (a script's states): see [`tasks`].
     tasks: Tasks,
+    /// The run's clock (the loop's set-up clock until a start gate opens).
+    clock: super::Clock,
+    /// Where a script run's tasks wait for its start, until they have.
+    arrival: Option<super::start_gate::ArrivalGuard>,
 }
 
 /// A loop's tasks and what each waits for.
@@ -546,6 +550,8 @@ struct Tasks {
     admitting: Vec<usize>,
     /// Tasks pausing, until when (ns since the run's start).
     sleeping: Vec<(u64, usize)>,
+    /// Tasks set up and waiting for the run to start.
+    at_start: Vec<usize>,
     /// Tasks not yet ended.
     live: usize,
     /// The first task that failed, which ended the run.
@@ -560,8 +566,10 @@ pub fn run_loop(
     tasks: Vec<TaskBody>,
     context: &LoopContext,
     poll: PollMode,
+    arrival: Option<super::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
     let mut driver = Driver::new(index, connections, tasks.len(), context, poll)?;
+    driver.arrival = arrival;
     if let Err(source) = driver.add_tasks(tasks) {
         return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
     }
@@ -594,16 +602,19 @@ impl<'c> Driver<'c> {
         for (slot, plan) in (0u32..).zip(connections) {
             conns.push(Conn::new(plan, slot)?);
         }
-        let slots = register_sockets(&ring, &conns, tasks)
-            .map_err(|source| DriverError::Loop { index, op: LoopOp::RegisterSockets, source })?;
+        let slots = register_sockets(&ring, &conns, tasks).map_err(|source| DriverError::Loop {
+            index,
+            op: LoopOp::RegisterSockets,
+            source,
+        })?;
         let pool = match delivery {
-            Delivery::Deferred => Some(
-                RecvPool::register(&ring, RecvPool::size_for(expected)).map_err(|source| DriverError::Loop {
+            Delivery::Deferred => {
+                Some(RecvPool::register(&ring, RecvPool::size_for(expected)).map_err(|source| DriverError::Loop {
                     index,
                     op: LoopOp::RegisterBuffers,
                     source,
-                })?,
-            ),
+                })?)
+            }
             Delivery::Cooperative | Delivery::Plain => None,
         };
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
@@ -632,6 +643,8 @@ impl<'c> Driver<'c> {
             polled: Duration::ZERO,
             spinner: Spinner::new(poll),
             tasks: Tasks { slots, ..Tasks::default() },
+            clock: context.clock,
+            arrival: None,
         })
     }
 
@@ -661,7 +674,7 @@ impl<'c> Driver<'c> {
             self.wake_tasks();
             self.run_tasks()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
-            self.now_ns = self.context.clock.now_ns();
+            self.now_ns = self.clock.now_ns();
             if self.wait_check.due(self.now_ns) {
                 self.check_waits(self.now_ns)?;
             }
@@ -682,7 +695,7 @@ impl<'c> Driver<'c> {
         if conn.state != ConnState::Running {
             return Ok(());
         }
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         self.now_ns = now;
         if let Err(error) = conn.fill(now, &mut self.budget) {
             return self.fail(i, error);
@@ -716,7 +729,7 @@ impl<'c> Driver<'c> {
         if self.waiting.is_empty() {
             return Ok(());
         }
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         if self.budget.wake_at(now).is_some_and(|at| at > now) {
             return Ok(());
         }
@@ -763,7 +776,7 @@ impl<'c> Driver<'c> {
         if provided.is_none() {
             conn.recv.received(result as usize);
         }
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         self.now_ns = now;
         if let Err(error) = conn.on_input(now, &mut self.stats, &self.context.ignore) {
             return self.fail(i, error);
@@ -1159,12 +1172,9 @@ impl<'c> Driver<'c> {
     /// or the next arrival, whichever comes first; no batching, since an
     /// arrival's latency counts from its due time.
     fn sleep_until_arrival(&mut self) -> Result<(), DriverError> {
-        let now = self.context.clock.now_ns();
-        let arrival = if self.waiting.is_empty() && self.tasks.admitting.is_empty() {
-            None
-        } else {
-            self.budget.wake_at(now)
-        };
+        let now = self.clock.now_ns();
+        let arrival =
+            if self.waiting.is_empty() && self.tasks.admitting.is_empty() { None } else { self.budget.wake_at(now) };
         let next = arrival.into_iter().chain(self.tasks.next_wake()).min();
         let Some(at) = next.filter(|&at| at > now) else { return self.poll_once() };
         let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);
@@ -1419,7 +1429,7 @@ mod tests {
         let context = test_context(connections, Some(events));
         let mut collector = Collector::new(context.board.clone());
         let (plans, servers) = fake_servers(connections, pipeline, reply);
-        let result = run_loop(0, plans, Vec::new(), &context, poll);
+        let result = run_loop(0, plans, Vec::new(), &context, poll, None);
         for server in servers {
             server.join().unwrap();
         }

@@ -13,6 +13,7 @@ use crate::driver::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::redial::Reopened;
 use crate::driver::task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
 use crate::driver::{DriverError, Lost, Redial};
+use wirebench_protocol::constants::client_error::is_lost_connection;
 
 /// Registered-file slots a loop keeps per task, for the connections its
 /// tasks open (a script usually opens one per state).
@@ -58,7 +59,7 @@ impl Driver<'_> {
     pub(super) fn add_tasks(&mut self, bodies: Vec<TaskBody>) -> std::io::Result<()> {
         for body in bodies {
             let index = self.tasks.list.len();
-            self.tasks.list.push(Some(Task::new(body, self.context.clock)?));
+            self.tasks.list.push(Some(Task::new(body, self.clock)?));
             self.tasks.ready.push_back((index, Reply::Start));
             self.tasks.live += 1;
         }
@@ -67,16 +68,21 @@ impl Driver<'_> {
 
     /// Resumes the tasks that are ready, each until it waits for something.
     pub(super) fn run_tasks(&mut self) -> Result<(), DriverError> {
-        while let Some((t, reply)) = self.tasks.ready.pop_front() {
-            let Some(task) = self.tasks.task_mut(t) else { continue };
-            let resumed = task.resume(reply);
-            self.fold_task(t);
-            match resumed {
-                Resumed::Asks(request) => self.on_request(t, request)?,
-                Resumed::Ended(result) => self.task_ended(t, result)?,
+        loop {
+            while let Some((t, reply)) = self.tasks.ready.pop_front() {
+                let Some(task) = self.tasks.task_mut(t) else { continue };
+                let resumed = task.resume(reply);
+                self.fold_task(t);
+                match resumed {
+                    Resumed::Asks(request) => self.on_request(t, request)?,
+                    Resumed::Ended(result) => self.task_ended(t, result)?,
+                }
+            }
+            self.start_when_set_up();
+            if self.tasks.ready.is_empty() {
+                return Ok(());
             }
         }
-        Ok(())
     }
 
     /// Records what task `t` did since it last suspended.
@@ -98,10 +104,11 @@ impl Driver<'_> {
                 self.tasks.ready.push_back((t, Reply::Done));
             }
             Request::Reopen(conn) => {
-                let open = self.conns.get(conn).filter(|c| c.owner == Some(t)).map(|c| OpenCalls {
-                    options: c.io.redial().options.clone(),
-                    result_limit: c.result_limit,
-                });
+                let open = self
+                    .conns
+                    .get(conn)
+                    .filter(|c| c.owner == Some(t))
+                    .map(|c| OpenCalls { options: c.io.redial().options.clone(), result_limit: c.result_limit });
                 self.close_task_conn(t, conn)?;
                 let reply = match open {
                     Some(open) => self.open_for(t, open),
@@ -112,11 +119,30 @@ impl Driver<'_> {
             Request::Admit => self.admit_task(t),
             Request::Yield => self.tasks.yielded.push(t),
             Request::Sleep(pause) => {
-                let until = self.context.clock.now_ns().saturating_add(pause.as_nanos() as u64);
+                let until = self.clock.now_ns().saturating_add(pause.as_nanos() as u64);
                 self.tasks.sleeping.push((until, t));
             }
+            Request::AwaitStart if self.arrival.is_some() => self.tasks.at_start.push(t),
+            Request::AwaitStart => self.tasks.ready.push_back((t, Reply::Started(self.clock))),
         }
         Ok(())
+    }
+
+    /// Once every task of a script's run is set up (or has ended), the
+    /// loop arrives at the start gate and waits there for the run to
+    /// start; then its tasks go on, on the run's clock and budget.
+    pub(super) fn start_when_set_up(&mut self) {
+        let Some(arrival) = self.arrival.as_mut() else { return };
+        if arrival.has_arrived() || self.tasks.at_start.len() < self.tasks.live {
+            return;
+        }
+        let started = arrival.arrive();
+        self.clock = started.clock;
+        self.now_ns = self.clock.now_ns();
+        self.budget = crate::driver::Budget::for_loop(self.context.control.clone(), started.deadline_ns, self.index);
+        for t in self.tasks.at_start.drain(..) {
+            self.tasks.ready.push_back((t, Reply::Started(started.clock)));
+        }
     }
 
     /// Logs in for task `t` (the loop waits meanwhile, as for a redial:
@@ -240,7 +266,8 @@ impl Driver<'_> {
     /// lists the error (sysbench reconnects then), closed otherwise; its
     /// task hears of it once that is done ([`tell_lost`](Self::tell_lost)).
     pub(super) fn lose_call(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
-        let reopen = self.context.ignore.ignores(lost.code());
+        let code = lost.code();
+        let reopen = self.context.ignore.ignores(code) && is_lost_connection(code);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.lost = Some(lost);
         conn.state = if reopen { ConnState::Reconnecting } else { ConnState::Finishing };
@@ -304,7 +331,7 @@ impl Driver<'_> {
         // A task whose events never wait keeps the loop from its own
         // rounds: the collector hears from it here too.
         self.context.board.publish_if_requested(self.index, &mut self.stats);
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         match self.budget.admit(now) {
             crate::driver::Admission::Start(at) => self.tasks.ready.push_back((t, Reply::Admitted(Some(at)))),
             crate::driver::Admission::Over => self.tasks.ready.push_back((t, Reply::Admitted(None))),
@@ -318,7 +345,7 @@ impl Driver<'_> {
     /// Readies the tasks whose pause is over, those that gave way, and
     /// under `--rate` those whose arrival came.
     pub(super) fn wake_tasks(&mut self) {
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         let tasks = &mut self.tasks;
         for t in tasks.yielded.drain(..) {
             tasks.ready.push_back((t, Reply::Done));
@@ -375,4 +402,3 @@ impl Driver<'_> {
         Ok(())
     }
 }
-

@@ -22,8 +22,8 @@ use super::call_session::{CallAnswer, CallError, CallSession};
 use super::redial::Redialled;
 use super::waits::WaitLimits;
 use super::{
-    Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, LoopContext, Lost, Redial, RefusedCommand, Reopened,
-    Session, SessionError, StdSocket,
+    Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, Lost, Redial, RefusedCommand, Reopened, Session,
+    SessionError, StdSocket,
 };
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
@@ -229,15 +229,16 @@ impl ConnIo {
     }
 
     /// Opens the lost connection again, from within the loop's runtime,
-    /// retrying until it works or the run is over; the session starts its
+    /// retrying until it works or `run_over` says the run is over (the
+    /// loop's own view: its clock and deadline); the session starts its
     /// event over on it. The new stream and the bytes already read from it,
     /// or none when the run ended first; the attempts are counted in `stats`.
     pub(super) async fn reopen(
         &mut self,
-        context: &LoopContext,
+        run_over: impl Fn() -> bool,
         stats: &RefCell<LoopStats>,
     ) -> Option<(Stream, BytesMut)> {
-        let Redialled { opened, failed_attempts } = self.redial.reopen(|| context.run_over()).await;
+        let Redialled { opened, failed_attempts } = self.redial.reopen(run_over).await;
         count_attempts(opened.is_some(), failed_attempts, &mut stats.borrow_mut());
         let (conn, statement_ids) = opened?;
         let (stream, leftover, login, transport) = conn.into_parts();
@@ -250,10 +251,10 @@ impl ConnIo {
     /// is back or the run is over (see [`Redial::reopen_blocking`]).
     pub(super) fn reopen_blocking(
         &mut self,
-        context: &LoopContext,
+        run_over: impl Fn() -> bool,
         stats: &mut LoopStats,
     ) -> io::Result<Option<(StdSocket, BytesMut)>> {
-        let Redialled { opened, failed_attempts } = self.redial.reopen_blocking(|| context.run_over())?;
+        let Redialled { opened, failed_attempts } = self.redial.reopen_blocking(run_over)?;
         count_attempts(opened.is_some(), failed_attempts, stats);
         let Some(reopened) = opened else { return Ok(None) };
         let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;

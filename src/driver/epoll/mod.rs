@@ -51,8 +51,10 @@ struct EpollLoop {
     waiters: Waiters,
     /// What the ticker sees of each connection, by its index in the loop.
     watches: Box<[Watch]>,
-    /// The run's clock (the loop's set-up clock until a start gate opens).
+    /// The run's clock and deadline (the loop's set-up ones until a start
+    /// gate opens).
     clock: Cell<super::Clock>,
+    deadline_ns: Cell<Option<u64>>,
     /// Where a script run's tasks wait for its start (`tasks.rs`).
     start: tasks::StartWait,
 }
@@ -120,12 +122,21 @@ pub fn run_loop(
         waiters: Waiters::new(connections.len() + tasks.len()),
         watches: connections.iter().map(Watch::new).chain(tasks.iter().map(|_| Watch::idle())).collect(),
         clock: Cell::new(context.clock),
+        deadline_ns: Cell::new(context.deadline_ns),
         start: tasks::StartWait::new(tasks.len(), arrival),
     });
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
     context.board.publish(index, &mut shared.stats.borrow_mut());
     result
+}
+
+impl EpollLoop {
+    /// True once no event may start any more: the run was stopped, or its
+    /// deadline (on the loop's clock) has passed.
+    fn run_over(&self) -> bool {
+        self.context.control.is_stopped() || self.deadline_ns.get().is_some_and(|d| self.clock.get().now_ns() >= d)
+    }
 }
 
 /// Runs one tokio task per connection, and one per task (a script's
@@ -310,7 +321,7 @@ async fn drive_connection(conn: ConnPlan, shared: &EpollLoop, watch: &Watch) -> 
         };
         watch.fd.set(None);
         io.lost(lost, &shared.context.ignore)?;
-        let Some((stream, leftover)) = io.reopen(&shared.context, &shared.stats).await else { return Ok(()) };
+        let Some((stream, leftover)) = io.reopen(|| shared.run_over(), &shared.stats).await else { return Ok(()) };
         watch.fd.set(Some(stream.as_raw_fd()));
         wire.replace(stream, leftover);
     }

@@ -156,6 +156,7 @@ impl StartWait {
         if let Some(arrival) = self.arrival.borrow_mut().as_mut() {
             let started = arrival.arrive();
             shared.clock.set(started.clock);
+            shared.deadline_ns.set(started.deadline_ns);
             let control = shared.context.control.clone();
             *shared.budget.borrow_mut() = crate::driver::Budget::for_loop(control, started.deadline_ns, shared.index);
         }
@@ -258,7 +259,7 @@ async fn lost_call(
         *slot = None;
         return Err(CallError::Lost { lost, reopened: false });
     }
-    match conn.io.reopen(&shared.context, &shared.stats).await {
+    match conn.io.reopen(|| shared.run_over(), &shared.stats).await {
         Some((stream, leftover)) => {
             conn.wire.replace(stream, leftover);
             Err(CallError::Lost { lost, reopened: true })

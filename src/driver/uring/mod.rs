@@ -531,8 +531,10 @@ struct Driver<'c> {
     spinner: Spinner,
     /// The tasks this loop runs (a script's states): see [`tasks`].
     tasks: Tasks,
-    /// The run's clock (the loop's set-up clock until a start gate opens).
+    /// The run's clock and deadline (the loop's set-up ones until a start
+    /// gate opens).
     clock: super::Clock,
+    deadline_ns: Option<u64>,
     /// Where a script run's tasks wait for its start, until they have.
     arrival: Option<super::start_gate::ArrivalGuard>,
 }
@@ -644,6 +646,7 @@ impl<'c> Driver<'c> {
             spinner: Spinner::new(poll),
             tasks: Tasks { slots, ..Tasks::default() },
             clock: context.clock,
+            deadline_ns: context.deadline_ns,
             arrival: None,
         })
     }
@@ -917,7 +920,9 @@ impl<'c> Driver<'c> {
         if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
-        let replaced = match conn.io.reopen_blocking(self.context, &mut self.stats) {
+        let (control, clock, deadline) = (self.context.control.clone(), self.clock, self.deadline_ns);
+        let run_over = move || control.is_stopped() || deadline.is_some_and(|d| clock.now_ns() >= d);
+        let replaced = match conn.io.reopen_blocking(run_over, &mut self.stats) {
             Ok(Some((socket, leftover))) => conn.replace(socket, leftover, &self.ring),
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted

@@ -137,7 +137,7 @@ impl Driver<'_> {
             return;
         }
         let started = arrival.arrive();
-        self.clock = started.clock;
+        (self.clock, self.deadline_ns) = (started.clock, started.deadline_ns);
         self.now_ns = self.clock.now_ns();
         self.budget = crate::driver::Budget::for_loop(self.context.control.clone(), started.deadline_ns, self.index);
         for t in self.tasks.at_start.drain(..) {

@@ -19,12 +19,16 @@ Cases (see README, "Benchmark against sysbench"):
   l  client-added latency: the null server with --delay-us=200 pinned to
      core 1, the client to core 0, 1, 16 and 256 connections; the average
      and 99th percentile each tool measured, minus the 200 us delay;
+  s  (not in the default set) sysbench's Lua scripts through wirebench's
+     Lua engine (--lua) beside sysbench, and Percona-Lab/sysbench-tpcc,
+     with issue 22's targets (benches/lua_compare.py, which also runs
+     alone: its cases s1, s2, t and m);
   p  (not in the default set) oltp_read_write prepare, 8x100k and 2x1M,
      8 threads, on MariaDB's socket: wall time and server CPU, each
      round's and the medians' ratios, the target (<= 0.6x) PASS or FAIL
      (benches/prepare.py, which also runs alone).
 
-Usage: benches/compare.sh [--cases=a,b,c,d,e,l,p] [--time=10] [--rounds=2] [--wirebench=PATH]
+Usage: benches/compare.sh [--cases=a,b,c,d,e,l,p,s] [--time=10] [--rounds=2] [--wirebench=PATH]
 
 --wirebench measures another build as the client (an older one, for a
 before/after comparison of a change) in place of target/release/wirebench;
@@ -300,6 +304,12 @@ def main():
                     compare(f"e MariaDB on core 1 {name} 16 conns", base, pid, args.rounds, cpu=0, each_round=True)
             finally:
                 unpin_process(pid, former)
+
+    if "s" in cases:
+        import lua_compare  # beside this file
+
+        lua_compare.compare.WIREBENCH = WIREBENCH  # lua_compare.py sees this file as the module `compare`
+        lua_compare.run({"s1", "s2", "t", "m"}, args)
 
     if "p" in cases:
         import prepare  # beside this file

@@ -107,3 +107,49 @@ fn imports_are_found_in_every_form() {
     let found: Vec<String> = imported_modules(text).into_iter().collect();
     assert_eq!(found, ["cli", "driver", "rand", "stats"]);
 }
+
+/// What opens a socket, an event loop or a runtime: only the driver (and
+/// the client, for logging in) may; a script's states wait on the driver's
+/// loops (README, "One engine").
+const LOOP_MAKERS: &[&str] = &[
+    "epoll_create",
+    "epoll_wait",
+    "libc::poll(",
+    "libc::socket(",
+    "IoUring",
+    "io_uring",
+    "tokio::runtime",
+    "Runtime::new",
+    "block_on",
+    "TcpStream",
+    "UnixStream",
+    "std::net",
+    "mio::",
+];
+
+/// Nothing under src/lua opens a socket or an event loop of its own.
+#[test]
+fn the_script_layer_has_no_loop_of_its_own() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lua");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(!files.is_empty());
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            for maker in LOOP_MAKERS.iter().filter(|m| code.contains(*m)) {
+                found.push(format!("{}:{}: {maker}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "src/lua must leave sockets and loops to the driver:\n{}", found.join("\n"));
+}
+
+/// The check above finds what it looks for.
+#[test]
+fn loop_makers_are_found() {
+    let line = "let ring = io_uring::IoUring::new(8)?;";
+    assert!(LOOP_MAKERS.iter().any(|m| line.contains(m)));
+}

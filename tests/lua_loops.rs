@@ -35,7 +35,7 @@ fn lua_threads(pid: u32) -> Vec<String> {
     tasks
         .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
         .map(|name| name.trim_end().to_owned())
-        .filter(|name| name.starts_with("wirebench-lua"))
+        .filter(|name| name.starts_with("wirebench-loop"))
         .collect()
 }
 
@@ -64,7 +64,8 @@ fn run_on(server: &TestServer, cpus: &str) -> (Vec<String>, String) {
 fn eight_states_share_one_loop_thread() {
     let Some(server) = TestServer::find() else { return };
     let (threads, report) = run_on(&server, "0");
-    assert_eq!(threads, vec!["wirebench-lua-0".to_owned()], "{report}");
+    // The kernel keeps 15 bytes of a name: "wirebench-loop-0" is "wirebench-loop-".
+    assert_eq!(threads.len(), 1, "{threads:?}\n{report}");
     for tid in 0..8 {
         assert!(report.contains(&format!("thread_done {tid} events ")), "state {tid} did not end: {report}");
     }
@@ -91,9 +92,8 @@ fn two_cores_make_two_loop_threads() {
         return;
     }
     let cores: Vec<String> = core_affinity::get_core_ids().unwrap().iter().take(2).map(|c| c.id.to_string()).collect();
-    let (mut threads, report) = run_on(&server, &cores.join(","));
-    threads.sort();
-    assert_eq!(threads, vec!["wirebench-lua-0".to_owned(), "wirebench-lua-1".to_owned()], "{report}");
+    let (threads, report) = run_on(&server, &cores.join(","));
+    assert_eq!(threads.len(), 2, "{threads:?}\n{report}");
     for tid in 0..8 {
         assert!(report.contains(&format!("thread_done {tid} events ")), "state {tid} did not end: {report}");
     }

@@ -264,3 +264,26 @@ pub const CHARSET_BINARY: u8 = 63;
 
 /// The default max packet size a client announces (and enforces on receive).
 pub const DEFAULT_MAX_PACKET_SIZE: u32 = 64 * 1024 * 1024;
+
+/// The client-side error numbers libmysqlclient reports for a connection
+/// it lost (errmsg.h), which a client reports the same way so that a
+/// script or an error list can name them.
+pub mod client_error {
+    /// CR_SERVER_GONE_ERROR: a command could not be sent ("MySQL server
+    /// has gone away").
+    pub const CR_SERVER_GONE_ERROR: u16 = 2006;
+    /// CR_TCP_CONNECTION: the TCP connection broke.
+    pub const CR_TCP_CONNECTION: u16 = 2011;
+    /// CR_SERVER_LOST: the answer could not be read ("Lost connection to
+    /// MySQL server during query").
+    pub const CR_SERVER_LOST: u16 = 2013;
+    /// CR_SERVER_LOST_EXTENDED: the same, with the system error.
+    pub const CR_SERVER_LOST_EXTENDED: u16 = 2055;
+
+    /// Whether `code` says the connection was lost: the errors after which
+    /// sysbench's driver opens the connection again, when they are ignored
+    /// (drv_mysql.c, `check_error`).
+    pub fn is_lost_connection(code: u16) -> bool {
+        matches!(code, CR_SERVER_GONE_ERROR | CR_TCP_CONNECTION | CR_SERVER_LOST | CR_SERVER_LOST_EXTENDED)
+    }
+}

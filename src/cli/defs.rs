@@ -265,8 +265,15 @@ pub(crate) const ENGINE: &[OptDef] = &[
         "lua-thread-per-state",
         Bool,
         Some("off"),
-        "run each Lua state in a thread of its own, as sysbench does, for a script that blocks in Lua (ffi.C.usleep, \
-         os.execute); default: one per state against a server on this host, else the states share one loop per core",
+        "run each Lua state on an event loop of its own, as sysbench gives each a thread; default: one per state \
+         against a server on this host, else the states share one loop per core",
+    ),
+    opt(
+        "lua-result-limit",
+        Size,
+        Some("256M"),
+        "the most bytes one answer to a Lua script's query may hold (its rows are kept until fetched); a larger \
+         answer fails with an error that names this option",
     ),
     opt(
         "shard",

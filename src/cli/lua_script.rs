@@ -103,6 +103,9 @@ fn from_stdin(test_opt: Option<&RawOpt>, rest: &[&str]) -> Result<NamedScript, C
     })
 }
 
+/// `--lua-result-limit`'s default: 256 MiB.
+pub(crate) const DEFAULT_RESULT_LIMIT: u64 = 256 << 20;
+
 /// The invocation of `script`'s `command` with the options in `list`.
 pub(crate) fn invocation(
     list: Vec<RawOpt>,
@@ -118,6 +121,11 @@ pub(crate) fn invocation(
         Some(opt) => value::boolean(opt)?,
         None => false,
     };
+    let (limit, own): (Vec<RawOpt>, Vec<RawOpt>) = own.into_iter().partition(|o| o.key == "lua_result_limit");
+    let result_limit = match limit.last() {
+        Some(opt) => value::size(opt)?.max(1),
+        None => DEFAULT_RESULT_LIMIT,
+    };
     // For reading sysbench's options: what kind of command this is.
     let kind = match command.as_deref() {
         Some("run") => Command::Run,
@@ -131,6 +139,7 @@ pub(crate) fn invocation(
         test_opt.into_iter().map(|shown| StartupWarning::DeprecatedTestOption { shown }).collect();
     let mut bench = build::bench(chosen, Opts::new(own), sources, notes, warnings)?;
     let options = theirs.into_iter().map(|o| (o.key, o.value)).collect();
-    bench.script = Some(ScriptCall { path: PathBuf::from(script), origin, command, options, thread_per_state });
+    bench.script =
+        Some(ScriptCall { path: PathBuf::from(script), origin, command, options, thread_per_state, result_limit });
     Ok(Invocation::Bench(Box::new(bench)))
 }

@@ -10,7 +10,6 @@
 mod endpoint;
 mod error;
 pub mod peer;
-mod polled;
 mod server_key;
 mod stream;
 mod tls;
@@ -34,7 +33,6 @@ use crate::transport::{Transport, TransportError};
 pub use endpoint::{Endpoint, ServerAddresses};
 pub use error::ClientError;
 pub use peer::PeerProcess;
-pub use polled::{PolledAnswer, PolledConnection};
 pub use server_key::{ServerKey, ServerKeyError};
 pub use stream::Stream;
 

@@ -148,3 +148,39 @@ mod tests {
         assert_eq!(PeerProcess::of_tcp(ours, far), PeerProcess::Elsewhere);
     }
 }
+
+/// The process listening at `endpoint` on this host, found without
+/// connecting: the socket bound to its path (`/proc/net/unix`) or
+/// listening on its TCP port, and the process holding it.
+pub fn listener_pid(endpoint: &super::Endpoint) -> Option<u32> {
+    let inode = match endpoint {
+        super::Endpoint::Unix(path) => unix_listener_inode(path),
+        super::Endpoint::Tcp { port, .. } => tcp_listener_inode(*port),
+    };
+    inode.and_then(process_with_socket)
+}
+
+/// The inode of the socket listening at `path` (`/proc/net/unix`: the
+/// path is the last field, flags 00010000 mark a listening socket).
+fn unix_listener_inode(path: &std::path::Path) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/unix").ok()?;
+    let wanted = path.to_str()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(7) == Some(&wanted) && fields.get(3) == Some(&"00010000")).then_some(())?;
+        fields.get(6)?.parse().ok()
+    })
+}
+
+/// The inode of a socket listening on TCP `port` (state 0A) on any address.
+fn tcp_listener_inode(port: u16) -> Option<u64> {
+    let tables = ["/proc/net/tcp", "/proc/net/tcp6"].iter().filter_map(|path| std::fs::read_to_string(path).ok());
+    tables.into_iter().find_map(|table| {
+        table.lines().skip(1).find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local = proc_net_addr(fields.get(1)?)?;
+            (local.port() == port && fields.get(3) == Some(&"0A")).then_some(())?;
+            fields.get(9)?.parse().ok().filter(|&inode| inode != 0)
+        })
+    })
+}

@@ -18,11 +18,12 @@ use wirebench_protocol::command;
 use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
+use super::call_session::{CallAnswer, CallError, CallSession};
 use super::redial::Redialled;
 use super::waits::WaitLimits;
 use super::{
-    Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, LoopContext, Lost, Redial, RefusedCommand, Reopened,
-    Session, SessionError, StdSocket,
+    Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, Lost, Redial, RefusedCommand, Reopened, Session,
+    SessionError, StdSocket,
 };
 use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
@@ -33,7 +34,7 @@ use crate::workload::CommandSql;
 /// to open it again.
 pub(super) struct ConnIo {
     endpoint: Endpoint,
-    session: Session,
+    work: Work,
     /// When it is not plain, the backend's buffers hold wire bytes and the
     /// packet stream passes through `plain_in` and `plain_out`.
     transport: Transport,
@@ -44,17 +45,79 @@ pub(super) struct ConnIo {
     redial: Redial,
 }
 
+/// What a connection's commands come from: a built-in test's pipelined
+/// events, or a task's calls, one at a time.
+pub(super) enum Work {
+    Events(Session),
+    Calls(CallSession),
+}
+
+/// What became of a task's call once the answer came in.
+pub(super) type CallDone = Result<CallAnswer, CallError>;
+
 impl ConnIo {
     /// Splits a plan into what this layer keeps and what the backend takes:
     /// the socket, and the bytes already read from it.
     pub(super) fn from_plan(plan: ConnPlan) -> (Self, StdSocket, BytesMut) {
         let ConnPlan { endpoint, socket, leftover, session, transport, redial } = plan;
-        let io = ConnIo { endpoint, session, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
+        let work = Work::Events(session);
+        let io = ConnIo { endpoint, work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
         (io, socket, leftover)
     }
 
-    pub(super) fn session(&self) -> &Session {
-        &self.session
+    /// A task's connection, just opened: its calls, one at a time.
+    pub(super) fn for_calls(opened: OpenedCalls, redial: Redial) -> (Self, StdSocket, BytesMut) {
+        let OpenedCalls { endpoint, socket, leftover, calls, transport } = opened;
+        let work = Work::Calls(calls);
+        let io = ConnIo { endpoint, work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
+        (io, socket, leftover)
+    }
+
+    /// The task's calls, if the connection is a task's.
+    pub(super) fn calls(&mut self) -> Option<&mut CallSession> {
+        match &mut self.work {
+            Work::Calls(calls) => Some(calls),
+            Work::Events(_) => None,
+        }
+    }
+
+    pub(super) fn is_task_conn(&self) -> bool {
+        matches!(self.work, Work::Calls(_))
+    }
+
+    /// True once its work is done and every answer is in (a task's
+    /// connection is done when the task closes it).
+    pub(super) fn is_done(&self) -> bool {
+        match &self.work {
+            Work::Events(session) => session.is_done(),
+            Work::Calls(_) => false,
+        }
+    }
+
+    /// True when nothing is in flight and, under `--rate`, the connection
+    /// waits for an arrival.
+    pub(super) fn is_waiting(&self) -> bool {
+        match &self.work {
+            Work::Events(session) => session.is_waiting(),
+            Work::Calls(_) => false,
+        }
+    }
+
+    /// Whether answers are due from the server.
+    pub(super) fn awaits_answers(&self) -> bool {
+        match &self.work {
+            Work::Events(session) => session.in_flight() > 0,
+            Work::Calls(calls) => calls.awaits_answer(),
+        }
+    }
+
+    /// A task's call that has its answer: the answer.
+    pub(super) fn take_call_answer(&mut self) -> Option<CallDone> {
+        self.calls().and_then(CallSession::take_answer)
+    }
+
+    pub(super) fn redial(&self) -> &Redial {
+        &self.redial
     }
 
     /// Lets the session append its next commands, in wire form, to `wire_out`.
@@ -62,14 +125,39 @@ impl ConnIo {
     // itself, as it did when each backend had its own copy of this.
     #[inline(always)]
     pub(super) fn fill(&mut self, wire_out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<(), DriverError> {
+        let Work::Events(session) = &mut self.work else { return self.fill_call(wire_out) };
         if self.transport.is_plain() {
-            self.session.fill(wire_out, now_ns, budget).map_err(|e| self.session_error(e))?;
+            let filled = session.fill(wire_out, now_ns, budget);
+            filled.map_err(|e| self.session_error(e))?;
             return Ok(());
         }
-        self.session.fill(&mut self.plain_out, now_ns, budget).map_err(|e| self.session_error(e))?;
+        let filled = session.fill(&mut self.plain_out, now_ns, budget);
+        filled.map_err(|e| self.session_error(e))?;
         let encoded = self.transport.encode(&self.plain_out, wire_out);
         self.plain_out.clear();
         encoded.map_err(|e| self.transport_error(e))
+    }
+
+    /// A task's call, if one is to go out: through the transport, then
+    /// awaited at the sequence id its answer will carry (compression
+    /// numbers it after its own packets).
+    fn fill_call(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
+        let Work::Calls(calls) = &mut self.work else { return Ok(()) };
+        let plain = self.transport.is_plain();
+        let out = if plain { &mut *wire_out } else { &mut self.plain_out };
+        let start = out.len();
+        let Some(expect) = calls.fill(out) else { return Ok(()) };
+        let answer_seq = packets_after(out.get(start..).unwrap_or_default());
+        if !plain {
+            let encoded = self.transport.encode(&self.plain_out, wire_out);
+            self.plain_out.clear();
+            encoded.map_err(|e| self.transport_error(e))?;
+        }
+        let answer_seq = self.transport.answer_seq().unwrap_or(answer_seq);
+        if let Work::Calls(calls) = &mut self.work {
+            calls.sent(expect, answer_seq);
+        }
+        Ok(())
     }
 
     /// Appends COM_QUIT, in wire form, to `wire_out`: a connection whose
@@ -98,12 +186,35 @@ impl ConnIo {
         ignore: &IgnoreErrors,
     ) -> Result<usize, DriverError> {
         if self.transport.is_plain() {
-            return self.session.on_input(wire_in, now_ns, stats, ignore).map_err(|e| self.session_error(e));
+            return self.walk(wire_in, now_ns, stats, ignore);
         }
         let decoded = self.transport.decode(wire_in, &mut self.plain_in).map_err(|e| self.transport_error(e))?;
-        let used = self.session.on_input(&self.plain_in, now_ns, stats, ignore).map_err(|e| self.session_error(e))?;
-        self.plain_in.drain(..used);
+        let plain_in = std::mem::take(&mut self.plain_in);
+        let walked = self.walk(&plain_in, now_ns, stats, ignore);
+        self.plain_in = plain_in;
+        self.plain_in.drain(..walked?);
         Ok(decoded)
+    }
+
+    /// Hands the packet stream to the session or the call awaiting it.
+    #[inline(always)]
+    fn walk(
+        &mut self,
+        input: &[u8],
+        now_ns: u64,
+        stats: &mut LoopStats,
+        ignore: &IgnoreErrors,
+    ) -> Result<usize, DriverError> {
+        match &mut self.work {
+            Work::Events(session) => {
+                let walked = session.on_input(input, now_ns, stats, ignore);
+                walked.map_err(|e| self.session_error(e))
+            }
+            Work::Calls(calls) => {
+                let walked = calls.on_input(input);
+                walked.map_err(|source| DriverError::Call { endpoint: self.endpoint.clone(), source })
+            }
+        }
     }
 
     /// The connection was lost: fatal unless `--mysql-ignore-errors` lists
@@ -118,15 +229,16 @@ impl ConnIo {
     }
 
     /// Opens the lost connection again, from within the loop's runtime,
-    /// retrying until it works or the run is over; the session starts its
+    /// retrying until it works or `run_over` says the run is over (the
+    /// loop's own view: its clock and deadline); the session starts its
     /// event over on it. The new stream and the bytes already read from it,
     /// or none when the run ended first; the attempts are counted in `stats`.
     pub(super) async fn reopen(
         &mut self,
-        context: &LoopContext,
+        run_over: impl Fn() -> bool,
         stats: &RefCell<LoopStats>,
     ) -> Option<(Stream, BytesMut)> {
-        let Redialled { opened, failed_attempts } = self.redial.reopen(|| context.run_over()).await;
+        let Redialled { opened, failed_attempts } = self.redial.reopen(run_over).await;
         count_attempts(opened.is_some(), failed_attempts, &mut stats.borrow_mut());
         let (conn, statement_ids) = opened?;
         let (stream, leftover, login, transport) = conn.into_parts();
@@ -139,10 +251,10 @@ impl ConnIo {
     /// is back or the run is over (see [`Redial::reopen_blocking`]).
     pub(super) fn reopen_blocking(
         &mut self,
-        context: &LoopContext,
+        run_over: impl Fn() -> bool,
         stats: &mut LoopStats,
     ) -> io::Result<Option<(StdSocket, BytesMut)>> {
-        let Redialled { opened, failed_attempts } = self.redial.reopen_blocking(|| context.run_over())?;
+        let Redialled { opened, failed_attempts } = self.redial.reopen_blocking(run_over)?;
         count_attempts(opened.is_some(), failed_attempts, stats);
         let Some(reopened) = opened else { return Ok(None) };
         let Reopened { socket, leftover, capabilities, transport, statement_ids } = reopened;
@@ -162,7 +274,13 @@ impl ConnIo {
         self.transport = transport;
         self.plain_in.clear();
         self.plain_out.clear();
-        self.session.reconnected(capabilities, statement_ids);
+        match &mut self.work {
+            Work::Events(session) => session.reconnected(capabilities, statement_ids),
+            Work::Calls(calls) => {
+                calls.abandon();
+                calls.reconnected(capabilities);
+            }
+        }
     }
 
     pub(super) fn io_error(&self, source: io::Error) -> DriverError {
@@ -181,12 +299,38 @@ impl ConnIo {
             CommandSql::Text(text) => String::from_utf8_lossy(text).into_owned(),
         };
         let prepared = format == RowFormat::Binary;
-        DriverError::Statement(Box::new(FailedStatement { endpoint, test: self.session.test(), prepared, sql, error }))
+        let test = match &self.work {
+            Work::Events(session) => session.test(),
+            Work::Calls(_) => "a script",
+        };
+        DriverError::Statement(Box::new(FailedStatement { endpoint, test, prepared, sql, error }))
     }
 
     fn transport_error(&self, source: TransportError) -> DriverError {
         DriverError::Transport { endpoint: self.endpoint.clone(), source }
     }
+}
+
+/// The sequence id after the packets of `command` (whole packets from
+/// sequence id 0): where its answer starts.
+fn packets_after(command: &[u8]) -> u8 {
+    let mut at = 0;
+    let mut next = 0u8;
+    while let Some(header) = command.get(at..at + 4) {
+        let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+        next = header[3].wrapping_add(1);
+        at += 4 + len;
+    }
+    next
+}
+
+/// A connection a task opened, before its loop takes it.
+pub(super) struct OpenedCalls {
+    pub(super) endpoint: Endpoint,
+    pub(super) socket: StdSocket,
+    pub(super) leftover: BytesMut,
+    pub(super) calls: CallSession,
+    pub(super) transport: Transport,
 }
 
 /// sysbench's `reconnects` counts a lost connection once it is open again;
@@ -294,9 +438,9 @@ mod tests {
         let mut answer = Vec::new();
         encode_chunk(&ok[..ok.len() - 1], 1, &mut answer, &mut Deflater::new());
         assert_eq!(io.on_input(&answer, 1, &mut stats, &ignore).unwrap(), answer.len());
-        assert_eq!((io.plain_in.len(), io.session().in_flight()), (ok.len() - 1, 1));
+        assert_eq!((io.plain_in.len(), io.awaits_answers()), (ok.len() - 1, true));
         io.restart(CAPS, Transport::plain(), &[]);
-        assert_eq!((io.plain_in.len(), io.session().in_flight()), (0, 0));
+        assert_eq!((io.plain_in.len(), io.awaits_answers()), (0, false));
         wire.clear();
         io.fill(&mut wire, 2, &mut budget).unwrap();
         assert_eq!(wire, SELECT_1, "the event starts over, on a plain transport");
@@ -344,7 +488,9 @@ mod tests {
         let mut io = conn_io(Transport::plain());
         let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
         let template = ExecuteTemplate::new(7, &[ParamSlot::Int32]).unwrap();
-        io.session = Session::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select");
+        io.work = Work::Events(
+            Session::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select"),
+        );
         io.redial.statements = Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
         let mut budget = Budget::new(RunControl::new(None, 1), None);
         let mut stats = LoopStats::new(1);

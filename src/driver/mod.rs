@@ -17,6 +17,7 @@
 
 mod budget;
 mod busy_core;
+mod call_session;
 mod conn_io;
 mod cpus;
 pub mod dry;
@@ -27,6 +28,8 @@ mod redial;
 mod session;
 mod shard;
 mod spin;
+mod start_gate;
+mod task;
 mod uring;
 mod waits;
 
@@ -43,12 +46,17 @@ use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
 pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
+pub use call_session::{decode_walked, CallAnswer, CallError, CallSession, Expect, KeptTextRows};
 pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
-pub use polling::{choose_polling, PollChoice, PollReason};
+pub use polling::{choose_polling, server_shares_our_cores, PollChoice, PollReason};
 pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 pub use session::{RefusedCommand, Session, SessionError};
 pub use shard::{Shard, ShardError};
+pub use start_gate::{StartGate, Started};
+pub use task::{
+    with_caller, Caller, ConnId, CounterKind, EventTimes, OpenCalls, OpenedConn, TaskBody, TaskError, TaskMaker,
+};
 pub use uring::UringUnavailable;
 pub use waits::Stalls;
 
@@ -137,6 +145,14 @@ impl AsRawFd for StdSocket {
 pub struct LoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<ConnPlan>,
+    pub poll: PollMode,
+}
+
+/// The tasks one loop runs (a script's states; see [`task`]), the core it
+/// is pinned to, and what it does with nothing to do.
+pub struct TaskLoopPlan {
+    pub cpu: Option<usize>,
+    pub tasks: Vec<TaskMaker>,
     pub poll: PollMode,
 }
 
@@ -290,12 +306,19 @@ pub enum DriverError {
     Io { endpoint: Endpoint, source: io::Error },
     #[error("{endpoint}: {source}")]
     Transport { endpoint: Endpoint, source: TransportError },
+    /// A task's connection received an answer it cannot take (it is then
+    /// lost to the task, not to the run).
+    #[error("{endpoint}: {source}")]
+    Call { endpoint: Endpoint, source: CallError },
     /// A lost connection whose error code `--mysql-ignore-errors` does not list.
     #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
     Lost { endpoint: Endpoint, lost: Lost },
     /// A loop's own machinery failed: its runtime or its ring.
     #[error("event loop {index}: cannot {op}: {source}")]
     Loop { index: usize, op: LoopOp, source: io::Error },
+    /// A task (a script's state) failed: the script's error.
+    #[error("{0}")]
+    Script(TaskError),
     /// A connection task of the epoll loop panicked.
     #[error("event loop {index}: a connection task failed: {source}")]
     Task { index: usize, source: tokio::task::JoinError },
@@ -349,6 +372,7 @@ pub enum LoopOp {
     RegisterBuffers,
     SubmitToRing,
     WaitOnRing,
+    StartTask,
 }
 
 impl fmt::Display for LoopOp {
@@ -360,6 +384,7 @@ impl fmt::Display for LoopOp {
             LoopOp::RegisterBuffers => "register its receive buffers with its io_uring",
             LoopOp::SubmitToRing => "submit to its io_uring",
             LoopOp::WaitOnRing => "wait on its io_uring",
+            LoopOp::StartTask => "start a task (map its stack)",
         })
     }
 }
@@ -393,9 +418,45 @@ pub fn spawn_loops(
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
     spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
-        Backend::Epoll => epoll::run_loop(index, connections, context),
-        Backend::Uring => uring::run_loop(index, connections, context, poll),
+        Backend::Epoll => epoll::run_loop(index, connections, Vec::new(), context, None),
+        Backend::Uring => uring::run_loop(index, connections, Vec::new(), context, poll, None),
     })
+}
+
+/// Starts one pinned thread per loop of tasks, as [`spawn_loops`] does for
+/// a built-in test's connections: the tasks' code is made on the loop's
+/// thread, and the loop ends when every task has.
+pub fn spawn_task_loops(
+    plans: Vec<TaskLoopPlan>,
+    backend: Backend,
+    context: &LoopContext,
+    gate: &Arc<StartGate>,
+) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.poll, gate.clone())));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, poll, gate), context| {
+        let tasks = makers.into_iter().map(|make| make()).collect();
+        let arrival = start_gate::ArrivalGuard::new(gate);
+        match backend {
+            Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, Some(arrival)),
+            Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
+        }
+    })
+}
+
+/// Runs `tasks` on a loop on this thread until every one has ended (a
+/// script's command, its `init()`): the loop's statistics go to slot
+/// `index` of `context`'s board.
+pub fn run_tasks(
+    index: usize,
+    tasks: Vec<TaskBody>,
+    backend: Backend,
+    poll: PollMode,
+    context: &LoopContext,
+) -> Result<(), DriverError> {
+    match backend {
+        Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, None),
+        Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, None),
+    }
 }
 
 /// Starts one thread per loop, named `name-INDEX` and pinned to its cpu

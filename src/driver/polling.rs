@@ -185,6 +185,21 @@ fn server_site(socket: &StdSocket) -> ServerSite {
     ServerSite::Local(pid.and_then(|pid| Some(ServerProcess { pid, cpus: process_cpus(pid)? })))
 }
 
+/// Whether a server at `endpoint` runs on this host on cores this
+/// process may use too (found without connecting: the process listening
+/// on its socket or port, and its threads' cores); a server elsewhere does
+/// not, and one on this host whose process cannot be found is taken to.
+pub fn server_shares_our_cores(endpoint: &crate::client::Endpoint) -> bool {
+    if !endpoint.is_on_this_host() {
+        return false;
+    }
+    let server_cpus = crate::client::peer::listener_pid(endpoint).and_then(process_cpus);
+    match (server_cpus, allowed_cpus()) {
+        (Some(theirs), Some(ours)) => theirs.iter().any(|cpu| ours.contains(cpu)),
+        _ => true,
+    }
+}
+
 /// Every core any thread of process `pid` may run on (a server's
 /// connection threads may be pinned apart from its main thread).
 fn process_cpus(pid: u32) -> Option<Vec<usize>> {

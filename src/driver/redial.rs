@@ -31,10 +31,7 @@ use crate::client::{ClientError, ConnectOptions, Connection};
 use crate::transport::Transport;
 use crate::workload::StatementSpec;
 
-/// CR_SERVER_GONE_ERROR: the command could not be sent.
-pub const CR_SERVER_GONE_ERROR: u16 = 2006;
-/// CR_SERVER_LOST: the answer could not be read.
-pub const CR_SERVER_LOST: u16 = 2013;
+pub use wirebench_protocol::constants::client_error::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 
 /// How a connection was lost.
 #[derive(Debug)]
@@ -109,6 +106,9 @@ pub enum OpenError {
     Init { sql: &'static str, source: ClientError },
     #[error("cannot prepare {sql:?}: {source}")]
     Prepare { sql: String, source: ClientError },
+    /// The run ended while the connection was being opened.
+    #[error("the run ended before the connection was open")]
+    GivenUp,
 }
 
 /// A connection opened again, in the form a loop without tokio (io_uring)
@@ -177,6 +177,27 @@ impl Redial {
             }
             tokio::time::sleep(RETRY_PAUSE).await;
         }
+    }
+
+    /// One attempt at [`open`](Self::open) for a loop thread without a
+    /// tokio runtime (a task's new connection): blocks the calling thread
+    /// until it is open, fails, times out, or `give_up` says the run is
+    /// over. Must not be called from within a tokio runtime.
+    pub fn open_once_blocking(&self, give_up: impl Fn() -> bool) -> Result<Reopened, OpenError> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|source| {
+            OpenError::Connect(ClientError::Io { endpoint: self.options.endpoint.clone(), source })
+        })?;
+        runtime.block_on(async {
+            let (conn, statement_ids) = tokio::select! {
+                opened = self.open() => opened?,
+                () = given_up(&give_up) => return Err(OpenError::GivenUp),
+            };
+            let (stream, leftover, login, transport) = conn.into_parts();
+            let socket = StdSocket::from_stream(stream).map_err(|source| {
+                OpenError::Connect(ClientError::Io { endpoint: self.options.endpoint.clone(), source })
+            })?;
+            Ok(Reopened { socket, leftover, capabilities: login.capabilities, transport, statement_ids })
+        })
     }
 
     /// [`reopen`](Self::reopen) for a loop thread without a tokio runtime:

@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use mlua::{Lua, Table};
 
-use super::state::ThreadCtx;
+use super::context;
 
 /// Adds the raw functions to `raw` (`__wirebench` in Lua).
 pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
@@ -24,21 +24,13 @@ pub(crate) fn install(lua: &Lua, raw: &Table) -> mlua::Result<()> {
             std::io::stderr().write_all(&text.as_bytes()).map_err(mlua::Error::external)
         })?,
     )?;
-    raw.set(
-        "on_close",
-        lua.create_function(|lua, text: String| {
-            let mut ctx = lua.app_data_mut::<ThreadCtx>().ok_or_else(|| mlua::Error::runtime("no thread context"))?;
-            ctx.on_close = Some(text);
-            Ok(())
-        })?,
-    )?;
+    raw.set("on_close", lua.create_function(|lua, text: String| context::with(lua, |ctx| ctx.on_close = Some(text)))?)?;
     Ok(())
 }
 
 /// Runs `f` with the state's generator.
 fn with_rng<T>(lua: &Lua, f: impl FnOnce(&mut crate::rand::Rng) -> T) -> mlua::Result<T> {
-    let mut ctx = lua.app_data_mut::<ThreadCtx>().ok_or_else(|| mlua::Error::runtime("no thread context"))?;
-    Ok(f(&mut ctx.rng))
+    context::with(lua, |ctx| f(&mut ctx.rng))
 }
 
 /// `sysbench.rand.zipfian`, which sysbench 1.0.20 has no C function for

@@ -8,6 +8,7 @@ use mlua::{Function, Lua, Table};
 
 use super::ffi::Entered;
 use super::state::{export_options, global_function, new_state, script_name};
+use super::tasks::{command_state, in_task, run_here};
 use super::{options, ScriptEnv, ScriptError};
 
 /// What `script_help` found to print.
@@ -20,6 +21,11 @@ pub enum Help {
 
 /// `SCRIPT help`: the script's `help()`, else the list of its options.
 pub fn script_help(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
+    let env = env.clone();
+    in_task(&env.clone(), move || help_in_state(&env))
+}
+
+fn help_in_state(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
     let lua = new_state(env, 0)?;
     export_options(&lua, env)?;
     let _entered = Entered::new(&lua);
@@ -42,21 +48,32 @@ pub fn script_help(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
 /// No command (a script on standard input, as sysbench reads one): the
 /// script's top level runs, in the main state, and nothing else.
 pub fn load_only(env: &Arc<ScriptEnv>) -> Result<(), ScriptError> {
-    new_state(env, 0).map(drop)
+    let theirs = env.clone();
+    in_task(env, move || new_state(&theirs, 0).map(drop))
 }
 
 /// Runs `command` (not `run` or `help`): `env.call.command`'s.
 pub fn run_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptError> {
+    let (theirs, name) = (env.clone(), command.to_owned());
+    let parallel = in_task(env, move || command_in_main_state(&theirs, &name))?;
+    if parallel {
+        parallel_command(env, command)?;
+    }
+    Ok(())
+}
+
+/// Runs `command` in the main state, unless it is a parallel command of
+/// several threads: then true, and nothing ran.
+fn command_in_main_state(env: &Arc<ScriptEnv>, command: &str) -> Result<bool, ScriptError> {
     let lua = new_state(env, 0)?;
     export_options(&lua, env)?;
-    let entered = Entered::new(&lua);
+    let _entered = Entered::new(&lua);
     if command_defined(&lua, command)? {
-        return if command_parallel(&lua, command)? && env.threads > 1 {
-            drop((entered, lua));
-            parallel_command(env, command)
-        } else {
-            call_command(&lua, command)
-        };
+        if command_parallel(&lua, command)? && env.threads > 1 {
+            return Ok(true);
+        }
+        call_command(&lua, command)?;
+        return Ok(false);
     }
     if !matches!(command, "prepare" | "cleanup") {
         return Err(unknown_command(&lua, env, command));
@@ -64,7 +81,8 @@ pub fn run_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptErro
     let Some(function) = global_function(&lua, command)? else {
         return Err(ScriptError::NoCommand { command: command.to_owned(), script: script_name(&env.call.path) });
     };
-    function.call::<()>(()).map_err(|e| ScriptError::function(command, &e))
+    function.call::<()>(()).map_err(|e| ScriptError::function(command, &e))?;
+    Ok(false)
 }
 
 fn cmdline(lua: &Lua) -> mlua::Result<Table> {
@@ -93,30 +111,11 @@ fn call_command(lua: &Lua, name: &str) -> Result<(), ScriptError> {
 }
 
 /// A parallel command: one state per `--threads`, each calling it with
-/// its own `sysbench.tid`, as sysbench's command worker threads do.
+/// its own `sysbench.tid`, as sysbench's command worker threads do; here
+/// tasks of one loop, which keep their connections busy side by side.
 fn parallel_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptError> {
-    let handles = (0..env.threads)
-        .map(|tid| {
-            let (env, command) = (env.clone(), command.to_owned());
-            std::thread::Builder::new()
-                .name(format!("wirebench-lua-{tid}"))
-                .spawn(move || {
-                    let lua = new_state(&env, tid)?;
-                    export_options(&lua, &env)?;
-                    let _entered = Entered::new(&lua);
-                    call_command(&lua, &command)
-                })
-                .map_err(ScriptError::Thread)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut first_error = None;
-    for (tid, handle) in handles.into_iter().enumerate() {
-        let result = handle.join().unwrap_or(Err(ScriptError::ThreadPanicked(tid as u32)));
-        if let Err(e) = result {
-            first_error.get_or_insert(e);
-        }
-    }
-    first_error.map_or(Ok(()), Err)
+    let bodies = (0..env.threads).map(|tid| command_state(env, tid, command, |lua, name| call_command(lua, name)));
+    run_here(env, bodies.collect())
 }
 
 fn unknown_command(lua: &Lua, env: &ScriptEnv, command: &str) -> ScriptError {

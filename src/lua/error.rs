@@ -5,11 +5,12 @@
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
     /// A syntax error, or an error while the script's top level ran.
-    #[error("{message}")]
+    #[error("{}", ScriptText(.message))]
     Load { message: String },
     /// A script function (`event`, `thread_init`, a command) failed; the
-    /// message names the script and line, as Lua wrote it.
-    #[error("`{function}' function failed: {message}")]
+    /// message names the script and line, as Lua wrote it (with any
+    /// server text in it made safe to print).
+    #[error("`{function}' function failed: {}", ScriptText(.message))]
     Function { function: String, message: String },
     #[error("cannot find the event() function in {script}")]
     NoEvent { script: String },
@@ -31,6 +32,9 @@ pub enum ScriptError {
     ThreadPanicked(u32),
     #[error("Lua: {0}")]
     Lua(String),
+    /// The event loop running the script's states failed.
+    #[error("{0}")]
+    Engine(String),
 }
 
 impl ScriptError {
@@ -62,4 +66,34 @@ pub(crate) fn lua_message(error: &mlua::Error) -> String {
     };
     let first = text.split("\nstack traceback:").next().unwrap_or(&text);
     first.trim_end().to_owned()
+}
+
+/// A script's error message, made safe to print: it may carry a server's
+/// text (`SQL error, errno = 1064, state = '42000': ...`), so control
+/// characters other than line breaks and tabs, which Lua's own multi-line
+/// messages use, are shown escaped as `ServerText` shows them.
+pub(crate) struct ScriptText<'a>(pub &'a str);
+
+impl std::fmt::Display for ScriptText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for piece in self.0.split_inclusive(['\n', '\t']) {
+            let (text, kept) = match piece.strip_suffix(['\n', '\t']) {
+                Some(text) => (text, piece.get(text.len()..).unwrap_or_default()),
+                None => (piece, ""),
+            };
+            write!(f, "{}{kept}", wirebench_protocol::ServerText(text))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_text_escapes_what_a_terminal_acts_on_but_keeps_lines() {
+        let shown = ScriptText("t.lua:3: SQL error: \u{1b}[2Jboom\r\n\tnext line").to_string();
+        assert_eq!(shown, "t.lua:3: SQL error: \\u{1b}[2Jboom\\r\n\tnext line");
+    }
 }

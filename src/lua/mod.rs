@@ -2,18 +2,20 @@
 //! loaded in LuaJIT and run with sysbench's Lua API.
 //!
 //! sysbench gives each worker thread a Lua state of its own and runs the
-//! script's `event()` in it, each SQL call blocking on libmysqlclient.
-//! wirebench gives each `--threads` a Lua state too, but runs them on loop
-//! threads, one per core (`loops.rs`): a state's events run in a Lua
-//! coroutine that yields at each SQL call until the loop has the answer
-//! (connections polled without async, `client::PolledConnection`). Each
-//! state owns its connections and its statistics, which it hands to the
-//! same collector, reports and limits (`--events`, `--time`, `--rate`) as
-//! the built-in tests' loops. Nothing is shared per query.
+//! script's `thread_run` (its event loop, in Lua) in it, each SQL call a
+//! C call that blocks on libmysqlclient. wirebench gives each `--threads`
+//! a Lua state too, run as a task of the driver's event loops
+//! (`driver::task`, `tasks.rs`): a SQL call is the same C call (sysbench's
+//! `db_query`, `db_execute`, ... exported by wirebench's binary,
+//! `sql.rs`), which hands the command to the state's loop and waits there
+//! while the loop runs its other states and connections. The loops are
+//! the built-in tests' (io_uring or epoll, the same buffers, timeouts,
+//! redial and statistics); nothing here opens a socket or waits on one.
 //!
 //! The Lua-visible API is sysbench's (`sysbench.sql`, `sysbench.rand`,
-//! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): thin
-//! Rust functions (`api.rs`, `sql.rs`) under a Lua prelude of wirebench's
+//! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): C
+//! functions with sysbench's names and signatures (`sql.rs`, `events.rs`)
+//! and thin Rust functions (`api.rs`) under a Lua prelude of wirebench's
 //! own (`prelude.lua`) that shapes them as sysbench's scripts expect,
 //! raising errors at the script's line as sysbench does.
 //!
@@ -23,13 +25,15 @@
 
 mod api;
 mod commands;
+mod context;
 mod error;
+mod events;
 mod ffi;
-mod loops;
 mod options;
 mod reports;
 mod sql;
 mod state;
+mod tasks;
 mod threads;
 
 use std::path::PathBuf;
@@ -38,10 +42,10 @@ use std::sync::{Arc, Mutex};
 
 pub use commands::{load_only, run_command, script_help, Help};
 pub use error::ScriptError;
-pub use ffi::{ENGINE_C_FUNCTIONS, EXPORTED_C_FUNCTIONS};
-pub use loops::{spawn_loops, LuaLoops};
+pub use ffi::EXPORTED_C_FUNCTIONS;
 pub use options::OptValue;
 pub use reports::ReportHooks;
+pub use tasks::run_tasks;
 pub use threads::ThreadsPlan;
 
 use crate::client::ConnectOptions;
@@ -75,6 +79,8 @@ pub struct ScriptCall {
     /// (`ffi.C.usleep`), which on a shared loop would hold up the loop's
     /// other states.
     pub thread_per_state: bool,
+    /// `--lua-result-limit`: the most bytes one answer may hold.
+    pub result_limit: u64,
 }
 
 /// Where a script's text comes from; `run` reads it, once, into
@@ -141,8 +147,14 @@ pub struct ScriptEnv {
     /// Set by `sysbench.sql.driver()`: from then on the reports are
     /// sysbench's `db_report_*` (SQL statistics), before it events only.
     pub sql_used: Arc<AtomicBool>,
-    /// The counts `init()` added (`sb_counter_inc` in the main state),
-    /// which the first state to start counting takes: sysbench counts
-    /// them in thread 0's counters, so its reports show them.
+    /// The most bytes one answer to a script's call may keep
+    /// (`--lua-result-limit`).
+    pub result_limit: usize,
+    /// The event loops' backend and how they wait (`--io`, `--poll`).
+    pub backend: crate::driver::Backend,
+    pub poll: crate::driver::PollMode,
+    /// The counts `init()` made (its queries, its `sb_counter_inc`), which
+    /// the first state to run takes: sysbench counts them in thread 0's
+    /// counters, so its reports show them.
     pub init_counts: Mutex<Counters>,
 }

@@ -166,367 +166,247 @@ do
 end
 
 -- ----------------------------------------------------------------------
--- sysbench.sql
+-- sysbench.sql: sysbench's C functions (exported by wirebench's binary
+-- under the same names, over the structures sysbench.sql declares),
+-- called through the FFI so that a script's SQL calls are C calls inside
+-- its compiled traces, as under sysbench.
 -- ----------------------------------------------------------------------
 local sql = {}
 sysbench.sql = sql
 
 sql.type = {
-   NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5,
-   DOUBLE = 6, TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11,
-   VARCHAR = 12
+   NONE = C.SQL_TYPE_NONE, TINYINT = C.SQL_TYPE_TINYINT, SMALLINT = C.SQL_TYPE_SMALLINT,
+   INT = C.SQL_TYPE_INT, BIGINT = C.SQL_TYPE_BIGINT, FLOAT = C.SQL_TYPE_FLOAT,
+   DOUBLE = C.SQL_TYPE_DOUBLE, TIME = C.SQL_TYPE_TIME, DATE = C.SQL_TYPE_DATE,
+   DATETIME = C.SQL_TYPE_DATETIME, TIMESTAMP = C.SQL_TYPE_TIMESTAMP,
+   CHAR = C.SQL_TYPE_CHAR, VARCHAR = C.SQL_TYPE_VARCHAR,
 }
-sql.error = { NONE = 0, IGNORABLE = 1, FATAL = 2 }
+sql.error = { NONE = C.DB_ERROR_NONE, IGNORABLE = C.DB_ERROR_IGNORABLE, FATAL = C.DB_ERROR_FATAL }
 
-local driver_methods = {}
-local driver_mt = {
-   __index = driver_methods,
-   __tostring = function() return '<sql_driver>' end,
-}
-local connection_methods = {}
-local connection_mt = {
-   __index = connection_methods,
-   __tostring = function() return '<sql_connection>' end,
-}
-local statement_methods = {}
-local statement_mt = {
-   __index = statement_methods,
-   __tostring = function() return '<sql_statement>' end,
-}
-local result_methods = {}
-local result_mt = {
-   __index = result_methods,
-   __tostring = function() return '<sql_result>' end,
-}
-local param_methods = {}
-local param_mt = {
-   __index = param_methods,
-   __tostring = function() return '<sql_param>' end,
-}
+local NONE, IGNORABLE, FATAL = sql.error.NONE, sql.error.IGNORABLE, sql.error.FATAL
+local stype = sql.type
 
+-- The default driver (--db-driver) for no name; only mysql exists.
 function sql.driver(name)
-   if name ~= nil and name ~= "mysql" then
-      wb.write_err(string.format("FATAL: invalid database driver name: '%s'\n", tostring(name)))
+   local drv = C.db_create(name)
+   if drv == nil then
       error("failed to initialize the DB driver", 2)
    end
-   wb.driver_made()
-   return setmetatable({}, driver_mt)
+   return drv
+end
+
+local driver_methods = {}
+
+function driver_methods.connect(self)
+   local con = C.db_connection_create(self)
+   if con == nil then
+      error("connection creation failed", 2)
+   end
+   return ffi.gc(con, C.db_connection_free)
 end
 
 function driver_methods.name(self)
-   return "mysql"
+   return ffi.string(self.sname)
 end
 
-function driver_methods.connect(self)
-   local raw, err = wb.connect()
-   if raw == nil then
-      error(string.format("connection creation failed: errno = %d, state = '%s': %s",
-                          err.sql_errno, err.sql_state, err.sql_errmsg), 2)
-   end
-   return setmetatable({ raw = raw, error = sql.error.NONE }, connection_mt)
-end
+ffi.metatype("sql_driver", {
+   __index = driver_methods,
+   __tostring = function() return '<sql_driver>' end,
+})
 
--- sysbench's check_error (sysbench.sql.lua), after its driver's
--- (drv_mysql.c): an error --mysql-ignore-errors does not list is logged
--- FATAL; then an ignorable error, or one the sql_error_ignorable hook
--- accepts, restarts the event, and any other ends the script with the
--- server's message at the script's line.
-local function check_error(con, err, query, level, func)
-   con.sql_errno, con.sql_state, con.sql_errmsg =
-      err.sql_errno, err.sql_state, err.sql_errmsg
-   if err.ignorable then
-      con.error = sql.error.IGNORABLE
-   else
-      con.error = sql.error.FATAL
-      wb.write_err(string.format("FATAL: %s returned error %d (%s) for query '%s'\n",
-                                 func or "mysql_drv_query()", err.sql_errno, err.sql_errmsg, query))
-   end
-   local errdesc = {
-      connection = con,
-      query = query,
-      sql_errno = err.sql_errno,
-      sql_state = err.sql_state,
-      sql_errmsg = err.sql_errmsg,
-   }
-   if err.ignorable or (type(sysbench.hooks.sql_error_ignorable) == "function"
-                           and sysbench.hooks.sql_error_ignorable(errdesc)) then
-      errdesc.errcode = sysbench.error.RESTART_EVENT
-      error(errdesc, level + 1)
-   end
-   error(string.format("SQL error, errno = %d, state = '%s': %s",
-                       err.sql_errno, err.sql_state, err.sql_errmsg), level + 1)
-end
-
--- As in sysbench's driver, only the connection's latest result set can be
--- freed: a query or execution after it, or free(), ends it.
-local function current_result(con, rs)
-   rs.row_at = 0
-   rs.connection = con
-   con.current_rs = rs.nfields > 0 and rs or nil
-   return setmetatable(rs, result_mt)
-end
-
--- A call on a connection disconnect() closed: sysbench's "SQL API error",
--- raised (as there) from a tail call, so at the same level.
-local function closed_error()
-   wb.write_err("ALERT: attempt to use an already closed connection\n")
-   error("SQL API error", 3)
-end
-
--- The answer to the call `raw` (a connection) just started, if `started`:
--- a state on a loop gives way until the loop has the answer, which it
--- resumes the state with (wb.events_co is the coroutine the loop
--- resumes); elsewhere the call waits here.
-local running, yield = coroutine.running, coroutine.yield
-local function answer_of(raw, started)
-   if not started then
-      return raw:answer()
-   end
-   local co = wb.events_co
-   if co ~= nil and running() == co then
-      return yield(raw)
-   end
-   return raw:wait()
-end
-
-function connection_methods.query(self, query)
-   if type(query) ~= "string" then
-      error("bad argument #1 to 'query' (string expected, got " .. type(query) .. ")", 2)
-   end
-   if self.closed then return closed_error() end
-   local rs, err = answer_of(self.raw, self.raw:query(query))
-   if rs == nil then
-      return check_error(self, err, query, 1)
-   end
-   self.error = sql.error.NONE
-   return current_result(self, rs)
-end
-
-function connection_methods.query_row(self, query)
-   if self.closed then return closed_error() end
-   local rs, err = answer_of(self.raw, self.raw:query(query))
-   if rs == nil then
-      return check_error(self, err, query, 1)
-   end
-   if rs.nrows == 0 or rs.rows[1] == nil then
-      return nil
-   end
-   return unpack(rs.rows[1], 1, rs.nfields)
-end
-
-function connection_methods.bulk_insert_init(self, query)
-   if self.closed then return closed_error() end
-   self.raw:bulk_insert_init(query)
-   self.bulk_on = true
-   return true
-end
-
-function connection_methods.bulk_insert_next(self, val)
-   if self.closed then return closed_error() end
-   if not self.bulk_on then
-      wb.write_err("ALERT: attempt to call bulk_insert_next() before bulk_insert_init()\n")
-      error("db_bulk_insert_next() failed", 2)
-   end
-   local started = self.raw:bulk_insert_next(val)
-   local err
-   if started ~= nil then
-      local _
-      _, err = answer_of(self.raw, started)
-   end
-   if err ~= nil then
-      return check_error(self, err, "<bulk insert>", 1)
-   end
-   return true
-end
-
-function connection_methods.bulk_insert_done(self)
-   if self.closed then return closed_error() end
-   if not self.bulk_on then
-      return true
-   end
-   self.bulk_on = false
-   local started = self.raw:bulk_insert_done()
-   local err
-   if started ~= nil then
-      local _
-      _, err = answer_of(self.raw, started)
-   end
-   if err ~= nil then
-      return check_error(self, err, "<bulk insert>", 1)
-   end
-   return true
-end
-
--- A statement the server refuses: sysbench's driver logs it and its
--- check_error raises an API error (the error is not counted).
-function connection_methods.prepare(self, query)
-   if self.closed then return closed_error() end
-   local raw, err = answer_of(self.raw, self.raw:prepare(query))
-   if raw == nil then
-      self.error = sql.error.FATAL
-      wb.write_err(string.format("FATAL: mysql_stmt_prepare() failed\nFATAL: MySQL error: %d \"%s\"\n",
-                                 err.sql_errno, err.sql_errmsg))
-      error("SQL API error", 2)
-   end
-   return setmetatable({ raw = raw, connection = self, params = {}, query = query }, statement_mt)
-end
+local connection_methods = {}
 
 function connection_methods.disconnect(self)
-   if self.closed then
-      wb.write_err("ALERT: attempt to close an already closed connection\n")
-      return true
-   end
-   self.raw:disconnect()
-   self.closed = true
-   return true
+   return assert(C.db_connection_close(self) == 0)
 end
 
 function connection_methods.reconnect(self)
-   if self.closed then
-      wb.write_err("ALERT: attempt to close an already closed connection\n")
-      return true
-   end
-   if not self.raw:reconnect() then
-      error("reconnect failed: the run was stopped before the server answered", 2)
-   end
-   return true
+   return assert(C.db_connection_reconnect(self) == 0)
 end
 
+-- After a call that gave no result: nothing when it went well; an
+-- ignorable error (or one sql_error_ignorable accepts) restarts the
+-- event; anything else is raised at the script's line.
+-- A statement without rows gives a result without rows (sysbench hands
+-- back a NULL pointer there, which a script reading rs.nrows would
+-- dereference); a failed call gives NULL.
 function connection_methods.check_error(self, rs, query)
-   return rs
+   if rs ~= nil or self.error == NONE then
+      return rs
+   end
+   if self.sql_state == nil or self.sql_errmsg == nil then
+      error("SQL API error", 3)
+   end
+   local state, message = ffi.string(self.sql_state), ffi.string(self.sql_errmsg)
+   local errdesc = { connection = self, query = query, sql_errno = self.sql_errno,
+                     sql_state = state, sql_errmsg = message }
+   local hook = sysbench.hooks.sql_error_ignorable
+   if self.error == IGNORABLE
+      or (self.error == FATAL and type(hook) == "function" and hook(errdesc)) then
+      errdesc.errcode = sysbench.error.RESTART_EVENT
+      error(errdesc, 3)
+   end
+   error(string.format("SQL error, errno = %d, state = '%s': %s", self.sql_errno, state, message), 2)
 end
 
-local int_types = { [sql.type.TINYINT] = true, [sql.type.SMALLINT] = true,
-                    [sql.type.INT] = true, [sql.type.BIGINT] = true }
-local double_types = { [sql.type.FLOAT] = true, [sql.type.DOUBLE] = true }
-local char_types = { [sql.type.CHAR] = true, [sql.type.VARCHAR] = true }
+function connection_methods.query(self, query)
+   return self:check_error(C.db_query(self, query, #query), query)
+end
 
-function statement_methods.bind_create(self, btype, max_len)
-   local param = setmetatable({}, param_mt)
-   if int_types[btype] then
-      param.type, param.max_len = sql.type.BIGINT, 8
-   elseif double_types[btype] then
-      param.type, param.max_len = sql.type.DOUBLE, 8
-   elseif char_types[btype] then
-      if type(max_len) ~= "number" then
-         error("bind_create(): a CHAR or VARCHAR parameter needs its maximum length", 2)
-      end
-      param.type, param.max_len = sql.type.VARCHAR, max_len
+function connection_methods.query_row(self, query)
+   local rs = self:query(query)
+   if rs == nil or rs.nrows == 0 then
+      return nil
+   end
+   return unpack(rs:fetch_row(), 1, rs.nfields)
+end
+
+function connection_methods.bulk_insert_init(self, query)
+   return assert(C.db_bulk_insert_init(self, query, #query) == 0, "db_bulk_insert_init() failed")
+end
+
+function connection_methods.bulk_insert_next(self, value)
+   return assert(C.db_bulk_insert_next(self, value, #value) == 0, "db_bulk_insert_next() failed")
+end
+
+function connection_methods.bulk_insert_done(self)
+   return assert(C.db_bulk_insert_done(self) == 0, "db_bulk_insert_done() failed")
+end
+
+function connection_methods.prepare(self, query)
+   local stmt = C.db_prepare(self, query, #query)
+   if stmt == nil then
+      self:check_error(nil, query)
+   end
+   return stmt
+end
+
+ffi.metatype("sql_connection", {
+   __index = connection_methods,
+   __tostring = function() return '<sql_connection>' end,
+   __gc = C.db_connection_free,
+})
+
+-- A statement's parameters: each a buffer the execution reads.
+local param_methods = {}
+local param_mt = { __index = param_methods, __tostring = function() return '<sql_param>' end }
+
+function param_methods.set(self, value)
+   if value == nil then
+      self.is_null[0] = 1
+      return
+   end
+   self.is_null[0] = 0
+   local btype = self.type
+   if btype == stype.BIGINT then
+      self.buffer[0] = value
+   elseif btype == stype.DOUBLE then
+      self.buffer[0] = value
+   elseif btype == stype.VARCHAR then
+      value = tostring(value)
+      local len = #value
+      if len > self.max_len then len = self.max_len end
+      ffi.copy(self.buffer, value, len)
+      self.data_len[0] = len
    else
       error("Unsupported argument type: " .. tostring(btype), 2)
    end
+end
+
+function param_methods.set_rand_str(self, fmt)
+   if self.type ~= stype.VARCHAR then
+      error("Unsupported argument type: " .. tostring(self.type), 2)
+   end
+   self.is_null[0] = 0
+   local len = #fmt
+   if len <= self.max_len then
+      C.sb_rand_str(fmt, self.buffer)
+   else
+      -- sb_rand_str writes the whole template: drawn apart, then cut.
+      len = self.max_len
+      ffi.copy(self.buffer, sysbench.rand.string(fmt), len)
+   end
+   self.data_len[0] = len
+end
+
+-- The parameters each statement bound, kept alive with it: the
+-- execution reads their buffers.
+local bound = setmetatable({}, { __mode = "k" })
+
+local statement_methods = {}
+
+function statement_methods.bind_create(self, btype, max_len)
+   local param = setmetatable({}, param_mt)
+   if btype == stype.TINYINT or btype == stype.SMALLINT or btype == stype.INT or btype == stype.BIGINT then
+      param.type, param.buffer, param.max_len = stype.BIGINT, ffi.new('int64_t[1]'), 8
+   elseif btype == stype.FLOAT or btype == stype.DOUBLE then
+      param.type, param.buffer, param.max_len = stype.DOUBLE, ffi.new('double[1]'), 8
+   elseif btype == stype.CHAR or btype == stype.VARCHAR then
+      param.type, param.buffer, param.max_len = stype.VARCHAR, ffi.new('char[?]', max_len), max_len
+   else
+      error("Unsupported argument type: " .. tostring(btype), 2)
+   end
+   param.data_len = ffi.new('unsigned long[1]')
+   param.is_null = ffi.new('char[1]')
    return param
 end
 
 function statement_methods.bind_param(self, ...)
    local len = select('#', ...)
    if len < 1 then return nil end
-   self.params = {...}
-   local types = {}
+   local params = {...}
+   local binds = ffi.new("sql_bind[?]", len)
    for i = 1, len do
-      if getmetatable(self.params[i]) ~= param_mt then
-         error("bind_param(): argument #" .. i .. " is not a parameter made by bind_create()", 2)
-      end
-      types[i] = self.params[i].type
+      local p = params[i]
+      local b = binds[i - 1]
+      b.type, b.buffer, b.data_len, b.max_len, b.is_null = p.type, p.buffer, p.data_len, p.max_len, p.is_null
    end
-   self.raw:bind_types(unpack(types, 1, len))
-   return 0
-end
-
--- The bound parameters' values as arguments of raw:execute(): up to four
--- without building a table each time.
-local function execute_raw(raw, p)
-   local n = #p
-   if n == 0 then
-      return raw:execute()
-   elseif n == 1 then
-      return raw:execute(p[1].value)
-   elseif n == 2 then
-      return raw:execute(p[1].value, p[2].value)
-   elseif n == 3 then
-      return raw:execute(p[1].value, p[2].value, p[3].value)
-   elseif n == 4 then
-      return raw:execute(p[1].value, p[2].value, p[3].value, p[4].value)
-   end
-   local values = {}
-   for i = 1, n do
-      values[i] = p[i].value
-   end
-   return raw:execute(unpack(values, 1, n))
+   bound[self] = params
+   return C.db_bind_param(self, binds, len)
 end
 
 function statement_methods.execute(self)
-   if self.connection.closed then return closed_error() end
-   local nrows, err, nfields, serial = answer_of(self.connection.raw, execute_raw(self.raw, self.params))
-   if nrows == nil then
-      return check_error(self.connection, err, self.query, 1, "mysql_stmt_execute()")
-   end
-   -- One constructor with every field: the table is made at its size
-   -- once, not grown key by key (an execution's result is the hot path).
-   local con = self.connection
-   local rs = setmetatable({ nrows = nrows, nfields = nfields, serial = serial, row_at = 0, connection = con,
-                             binary_rows = nfields > 0 and self.raw or nil }, result_mt)
-   con.current_rs = nfields > 0 and rs or nil
-   return rs
+   return self.connection:check_error(C.db_execute(self), '<prepared statement>')
 end
 
 function statement_methods.close(self)
-   self.raw:close()
-   return 0
+   bound[self] = nil
+   return C.db_close(ffi.gc(self, nil))
 end
 
-function param_methods.set(self, value)
-   if value == nil then
-      self.value = nil
-      return
-   end
-   if self.type == sql.type.VARCHAR then
-      value = tostring(value)
-      if #value > self.max_len then
-         value = value:sub(1, self.max_len)
-      end
-   elseif type(value) ~= "number" then
-      local n = tonumber(value)
-      if n == nil then
-         error("set(): a number is expected for this parameter, got " .. type(value), 2)
-      end
-      value = n
-   end
-   self.value = value
-end
+ffi.metatype("sql_statement", {
+   __index = statement_methods,
+   __tostring = function() return '<sql_statement>' end,
+   __gc = C.db_close,
+})
 
-function param_methods.set_rand_str(self, fmt)
-   if self.type ~= sql.type.VARCHAR then
-      error("Unsupported argument type: " .. tostring(self.type), 2)
-   end
-   local value = wb.rand_string(fmt)
-   if #value > self.max_len then
-      value = value:sub(1, self.max_len)
-   end
-   self.value = value
-end
+ffi.metatype("sql_bind", { __tostring = function() return '<sql_bind>' end })
+
+local result_methods = {}
 
 function result_methods.fetch_row(self)
-   if self.rows == nil and self.binary_rows == nil then
+   local row = C.db_fetch_row(self)
+   if row == nil then
       return nil
    end
-   self.row_at = self.row_at + 1
-   if self.binary_rows ~= nil then
-      return self.binary_rows:row(self.serial, self.row_at)
+   local values = {}
+   for i = 0, self.nfields - 1 do
+      local v = row.values[i]
+      if v.ptr ~= nil then
+         values[i + 1] = ffi.string(v.ptr, v.len)
+      end
    end
-   return self.rows[self.row_at]
+   return values
 end
 
 function result_methods.free(self)
-   if self.connection == nil or self.connection.current_rs ~= self then
-      wb.write_err("ALERT: attempt to free an invalid result set\n")
-      error("db_free_results() failed", 2)
-   end
-   self.connection.current_rs = nil
-   self.rows = nil
-   self.binary_rows = nil
-   return true
+   return assert(C.db_free_results(self) == 0, "db_free_results() failed")
 end
+
+ffi.metatype("sql_result", {
+   __index = result_methods,
+   __tostring = function() return '<sql_result>' end,
+})
 
 -- ----------------------------------------------------------------------
 -- Reports (formats as sysbench 1.0.20 writes them)
@@ -590,37 +470,33 @@ function sysbench.report_default(stat)
 end
 
 -- ----------------------------------------------------------------------
--- One event, as sysbench's thread_run() runs it: event() again from the
--- start after an ignored error; true when event() asks to stop.
+-- sysbench's event loop (sysbench.c's thread_run, in Lua as sysbench 1.0
+-- has it): while events may start, run event() (again from its start
+-- after an ignorable error), then count it; event() returning true ends
+-- the thread. A script may define its own thread_run.
 -- ----------------------------------------------------------------------
-function wb.run_event(thread_id)
-   local success, ret
-   repeat
-      success, ret = pcall(event, thread_id)
-      if not success then
-         if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
-            if sysbench.hooks.before_restart_event then
-               sysbench.hooks.before_restart_event(ret)
+function thread_run(thread_id)
+   while C.sb_more_events(thread_id) do
+      C.sb_event_start(thread_id)
+      local ok, ret
+      repeat
+         ok, ret = pcall(event, thread_id)
+         if not ok then
+            if type(ret) == "table" and ret.errcode == sysbench.error.RESTART_EVENT then
+               local restart = sysbench.hooks.before_restart_event
+               if restart then
+                  restart(ret)
+               end
+            else
+               error(ret, 2)
             end
-         else
-            error(ret, 0)
          end
+      until ok
+      if ret then
+         break
       end
-   until success
-   return ret and true or false
-end
-
--- A state's events on a loop: one coroutine, which yields the connection
--- a SQL call waits on (answer_of) and, after each event, whether event()
--- asked to stop. While it runs, wb.events_co is that coroutine.
-function wb.events_coroutine(thread_id)
-   local co = coroutine.create(function()
-      while true do
-         yield(wb.run_event(thread_id))
-      end
-   end)
-   wb.events_co = co
-   return co
+      C.sb_event_stop(thread_id)
+   end
 end
 
 -- ----------------------------------------------------------------------
@@ -718,7 +594,7 @@ function db.query(query)
       error("bad argument #1 to 'db_query' (string expected, got " .. type(query) .. ")", 2)
    end
    local rs = db_call("db_query", db_con.query, db_con, query)
-   if db_con.current_rs == rs then
+   if rs ~= nil and rs.counter == C.SB_CNT_READ then
       rs:free()
    end
 end
@@ -808,8 +684,8 @@ function db.free_results(rs)
    if getmetatable(rs) ~= db_rs_mt then
       error("bad argument #1 to 'db_free_results' (result set expected)", 2)
    end
-   if rs.rs ~= nil and con.current_rs == rs.rs then
-      rs.rs:free()
+   if rs.rs ~= nil and rs.rs.counter == C.SB_CNT_READ then
+      C.db_free_results(rs.rs)
    end
    rs.rs = nil
 end

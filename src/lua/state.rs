@@ -2,18 +2,20 @@
 //! sysbench sets it, the `sysbench` table, wirebench's prelude, then the
 //! script itself.
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
-use super::ffi::{self, Entered};
+use super::context::{self, OutsideGuard, SharedCtx};
+use super::ffi;
 use super::options::ScriptOption;
-use super::{api, options, sql, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
-use crate::driver::RunControl;
+use super::{api, options, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
+use crate::driver::{with_caller, CounterKind};
 use crate::rand::Rng;
-use crate::stats::{Counters, LoopStats};
+use crate::stats::Counters;
 
 /// sysbench's version, which scripts read as `sysbench.version`.
 pub(crate) const SYSBENCH_VERSION: &str = "1.0.20";
@@ -24,53 +26,58 @@ pub(crate) struct ThreadCtx {
     /// `sysbench.tid`: the thread's number, 0 for the main state.
     pub tid: u32,
     pub rng: Rng,
-    /// Opens this state's connections (the async client logs in; the
-    /// connection is then polled without it).
-    pub runtime: Rc<tokio::runtime::Runtime>,
-    /// The run's statistics while `run` is under way (commands count nothing).
-    pub stats: Option<LoopStats>,
-    /// Blocking calls give up at this instant (`--time` plus a grace).
-    pub cut_at: Option<std::time::Instant>,
-    /// The run's limits while `run` is under way: a reconnect loop ends
-    /// when the run is stopped.
-    pub control: Option<Arc<RunControl>>,
     /// Written to stdout when the state closes (`report_json`'s closing bracket).
     pub on_close: Option<String>,
-    /// The script's own counts (`sb_counter_inc`) made while `stats` was
-    /// not there yet, or not at all (a command's state, `init()`'s).
-    pub uncounted: Counters,
+    /// The current event's times, from `sb_event_start` to `sb_event_stop`.
+    pub event: crate::driver::EventTimes,
+    /// Every count the state made so far (its queries, its events, its
+    /// script's `sb_counter_inc`): sysbench's thread counters, which
+    /// `sb_counter_val` reads and reports never reset.
+    pub counted: Counters,
     /// The script's option definitions, for `sb_print_test_options`.
     pub test_args: Vec<ScriptOption>,
 }
 
 impl ThreadCtx {
-    /// Adds a script's own counts (`sb_counter_inc`) to the state's.
+    /// One more of `kind`, in the state's counters and, in a task, in its
+    /// loop's statistics.
+    pub(crate) fn count(&mut self, kind: CounterKind) {
+        self.count_n(kind, 1);
+    }
+
+    /// `n` more of `kind`.
+    pub(crate) fn count_n(&mut self, kind: CounterKind, n: u64) {
+        let field = match kind {
+            CounterKind::Other => &mut self.counted.others,
+            CounterKind::Read => &mut self.counted.reads,
+            CounterKind::Write => &mut self.counted.writes,
+            CounterKind::Event => &mut self.counted.events,
+            CounterKind::Error => &mut self.counted.errors,
+            CounterKind::Reconnect => &mut self.counted.reconnects,
+        };
+        *field += n;
+        with_caller(|caller| caller.count_n(kind, n));
+    }
+
+    /// A script's own counts (`sb_counter_inc`, or `init()`'s counts
+    /// handed on), added as the state's.
     pub(crate) fn add_counts(&mut self, counts: &Counters) {
-        match self.stats.as_mut() {
-            Some(stats) => stats.add_counters(counts),
-            None => self.uncounted.merge(counts),
+        let kinds = [
+            (CounterKind::Read, counts.reads),
+            (CounterKind::Write, counts.writes),
+            (CounterKind::Other, counts.others),
+            (CounterKind::Event, counts.events),
+            (CounterKind::Error, counts.errors),
+            (CounterKind::Reconnect, counts.reconnects),
+        ];
+        for (kind, n) in kinds.into_iter().filter(|&(_, n)| n > 0) {
+            self.count_n(kind, n);
         }
     }
 
     /// Every count of the state so far: sysbench's thread counters.
     pub(crate) fn counts_so_far(&self) -> Counters {
-        let mut counts = self.uncounted;
-        if let Some(stats) = &self.stats {
-            counts.merge(&stats.counters_so_far());
-        }
-        counts
-    }
-
-    /// `run`'s statistics start: they take the counts the script made
-    /// before (in `thread_init`), and those of the main state's `init()`
-    /// if no state took them yet, as sysbench counts them in its threads'
-    /// counters.
-    pub(crate) fn start_counting(&mut self, mut stats: LoopStats) {
-        stats.add_counters(&std::mem::take(&mut self.uncounted));
-        let mut init_counts = self.env.init_counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        stats.add_counters(&std::mem::take(&mut *init_counts));
-        drop(init_counts);
-        self.stats = Some(stats);
+        self.counted
     }
 }
 
@@ -97,33 +104,44 @@ pub(crate) fn new_state(env: &Arc<ScriptEnv>, tid: u32) -> Result<Lua, ScriptErr
     // `ffi.C.usleep`, 64-bit integers); the script is code its user chose
     // to run, with that user's rights, as under sysbench.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ScriptError::Thread)?;
     let tid = env.first_tid.saturating_add(tid);
     let rng = Rng::for_thread(env.seed, tid, env.rand);
-    lua.set_app_data(ThreadCtx {
+    let ctx: SharedCtx = Rc::new(RefCell::new(ThreadCtx {
         env: env.clone(),
         tid,
         rng,
-        runtime: Rc::new(runtime),
-        stats: None,
-        cut_at: None,
-        control: None,
         on_close: None,
-        uncounted: Counters::default(),
+        event: Default::default(),
+        counted: Counters::default(),
         test_args: Vec::new(),
-    });
-    let _entered = Entered::new(&lua);
+    }));
+    lua.set_app_data(ctx.clone());
+    let _entered = enter(&ctx);
     set_paths(&lua, &env.call)?;
     lua.globals().set("sysbench", sysbench_table(&lua, env, tid)?)?;
     let raw = lua.create_table()?;
     api::install(&lua, &raw)?;
-    sql::install(&lua, &raw)?;
     lua.globals().set("__wirebench", raw)?;
     lua.load(ffi::CDEFS).set_name("@wirebench/cdefs.lua").exec().map_err(|e| ScriptError::load(&e))?;
     lua.load(PRELUDE).set_name("@wirebench/prelude.lua").exec().map_err(|e| ScriptError::load(&e))?;
     let chunk = lua.load(&env.text[..]).set_name(env.call.chunk_name());
     chunk.exec().map_err(|e| ScriptError::load(&e))?;
     Ok(lua)
+}
+
+/// Makes `ctx` the state whose context the script's C functions find: for
+/// good in a task (a task runs one state), else while the guard lives.
+pub(crate) fn enter(ctx: &SharedCtx) -> Option<OutsideGuard> {
+    if crate::driver::with_caller(|_| ()).is_some() {
+        context::enter_task(ctx);
+        return None;
+    }
+    Some(OutsideGuard::enter(ctx))
+}
+
+/// [`enter`] for the state `lua`.
+pub(crate) fn enter_state(lua: &Lua) -> Result<Option<OutsideGuard>, ScriptError> {
+    Ok(enter(&context::of(lua)?))
 }
 
 /// The script's file name, as sysbench names it in messages.
@@ -181,11 +199,10 @@ fn sysbench_table(lua: &Lua, env: &ScriptEnv, tid: u32) -> mlua::Result<Table> {
 /// Its definitions are registered for `sb_print_test_options`, as sysbench
 /// registers them (`sb_lua_set_test_args`).
 pub(crate) fn export_options(lua: &Lua, env: &ScriptEnv) -> Result<(), ScriptError> {
-    let _entered = Entered::new(lua);
+    let _entered = enter_state(lua)?;
     options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))?;
     let defs = options::definitions(lua)?;
-    let mut ctx = lua.app_data_mut::<ThreadCtx>().ok_or_else(|| ScriptError::Lua("no thread context".to_owned()))?;
-    ctx.test_args = defs;
+    context::with(lua, |ctx| ctx.test_args = defs)?;
     Ok(())
 }
 

@@ -1,13 +1,14 @@
 //! `run`'s main state: the script's `init()` before the states start on
-//! their loops (`loops.rs`), `done()` after they end.
+//! the driver's loops (`tasks.rs`), `done()` after they end.
 
 use std::sync::{Arc, PoisonError};
 
 use mlua::Lua;
 
-use super::ffi::Entered;
+use super::context;
 use super::reports::{HooksSet, ReportHooks};
-use super::state::{export_options, global_function, new_state, script_name, ThreadCtx};
+use super::state::{export_options, global_function, new_state, script_name};
+use super::tasks::{in_task, with_state_in_task};
 use super::{ScriptEnv, ScriptError};
 
 /// The main state of a `run`: `init()` before the threads start, `done()`
@@ -22,16 +23,20 @@ impl ThreadsPlan {
     /// Loads the script, exports its options and runs its `init()`;
     /// refuses a script without `event()`.
     pub fn init(env: Arc<ScriptEnv>) -> Result<ThreadsPlan, ScriptError> {
-        let lua = new_state(&env, 0)?;
-        let hooks = HooksSet::of(&lua)?;
-        export_options(&lua, &env)?;
-        if let Some(init) = global_function(&lua, "init")? {
-            let _entered = Entered::new(&lua);
-            init.call::<()>(()).map_err(|e| ScriptError::function("init", &e))?;
-        }
-        if let Some(mut ctx) = lua.app_data_mut::<ThreadCtx>() {
-            *env.init_counts.lock().unwrap_or_else(PoisonError::into_inner) = std::mem::take(&mut ctx.uncounted);
-        }
+        let theirs = env.clone();
+        let (lua, hooks) = in_task(&env, move || {
+            let lua = new_state(&theirs, 0)?;
+            let hooks = HooksSet::of(&lua)?;
+            export_options(&lua, &theirs)?;
+            if let Some(init) = global_function(&lua, "init")? {
+                init.call::<()>(()).map_err(|e| ScriptError::function("init", &e))?;
+            }
+            Ok((lua, hooks))
+        })?;
+        // What init() counted goes to the run's first state to start, as
+        // sysbench counts it in thread 0's counters.
+        let init_counts = context::with(&lua, |ctx| std::mem::take(&mut ctx.counted))?;
+        *env.init_counts.lock().unwrap_or_else(PoisonError::into_inner) = init_counts;
         if global_function(&lua, "event")?.is_none() {
             return Err(ScriptError::NoEvent { script: script_name(&env.call.path) });
         }
@@ -50,10 +55,11 @@ impl ThreadsPlan {
 
     /// The script's `done()`, after every thread ended.
     pub fn done(self) -> Result<(), ScriptError> {
-        if let Some(done) = global_function(&self.lua, "done")? {
-            let _entered = Entered::new(&self.lua);
-            done.call::<()>(()).map_err(|e| ScriptError::function("done", &e))?;
-        }
-        Ok(())
+        with_state_in_task(&self.env, &self.lua, |lua| {
+            if let Some(done) = global_function(lua, "done")? {
+                done.call::<()>(()).map_err(|e| ScriptError::function("done", &e))?;
+            }
+            Ok(())
+        })
     }
 }

@@ -419,7 +419,7 @@ fn say_if_cut(stalls: Stalls, time: Option<u32>) -> Outcome {
 
 /// `--io`, resolved; `--poll` asked of the epoll backend is named as not
 /// applying.
-fn backend(bench: &Bench) -> Result<Backend, RunError> {
+pub(super) fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
     let spins = matches!(bench.engine.poll, PollMode::Adaptive | PollMode::Spin);
     if backend == Backend::Epoll && spins && !bench.mysql.dry_run {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use super::benchmark::{
     forced_shutdown_s, print_header, start_clock, start_threads, supervise_to_report, unstarted_context, Threads,
-    ANSWER_GRACE_NS,
 };
 use super::interrupt::Interrupts;
 use super::output::{alert_line, stderr_line, Output};
@@ -16,16 +15,17 @@ use super::script_text;
 use super::server_sampling::{open_sampler, start_sampling};
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::shard::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
-use super::supervise::secs_to_ns;
 use super::{print_banner, Outcome, RunError};
 use crate::cli::Bench;
-use crate::lua::{self, Help, LuaLoops, ScriptCall, ScriptEnv, ThreadsPlan};
+use crate::driver::{self, Backend, PollMode, TaskLoopPlan};
+use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
 use crate::rand::{shard_seed, RandUnique, SharedUnique};
 
 /// Carries out `call` for `bench`'s command line; with `--shard`, this
 /// instance's part of the script's `run`.
 pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunError> {
     refuse_engine_options(bench, call)?;
+    let backend = super::benchmark::backend(bench)?;
     let (part, threads) = match script_shard(bench, call)? {
         Some(planned) => planned,
         None => return Ok(Outcome::Completed),
@@ -39,7 +39,7 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
     // sysbench prints its banner before it reads a script from stdin.
     print_banner()?;
     let text = script_text::read_script(call)?;
-    let env = Arc::new(script_env(bench, &part, call, text, threads)?);
+    let env = Arc::new(script_env(bench, &part, call, text, threads, backend)?);
     match call.command.as_deref() {
         None => lua::load_only(&env)?,
         Some("help") => {
@@ -47,7 +47,7 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
                 Output::Stdout.print(text)?;
             }
         }
-        Some("run") => return run(&part, env, &runtime, &interrupts),
+        Some("run") => return run(&part, env, backend, &runtime, &interrupts),
         Some(command) => lua::run_command(&env, command)?,
     }
     Ok(Outcome::Completed)
@@ -88,39 +88,76 @@ fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunErro
         if call.thread_per_state {
             return Err(RunError::CpusWithThreadPerState);
         }
-        crate::driver::check_loop_cpus(cpus)?;
+        driver::check_loop_cpus(cpus)?;
     }
     Ok(())
 }
 
-/// Where a script's states run: with `--cpus`, a loop pinned to each core
-/// given; with `--lua-thread-per-state`, a loop per state, as sysbench has
-/// a thread per state. By default as the built-in tests choose their
-/// loops: against a server elsewhere, a loop per core this process may
-/// use (unpinned), its states side by side; against a server on this host,
-/// which needs the cores too, a loop per state, each waiting for its own
-/// answers (measured here: with MariaDB on this 2-core host, 16 states on
-/// two shared loops ran oltp_point_select at 0.8x the qps of a loop each;
-/// with MariaDB on a core of its own and the client on the other, a shared
-/// loop ran 1.3x the qps of a loop each, and of sysbench).
-fn script_loops(bench: &Bench, env: &ScriptEnv) -> LuaLoops {
+/// Where a script's states run, and how many share each loop: with
+/// `--cpus`, a loop pinned to each core given; with
+/// `--lua-thread-per-state`, a loop per state, as sysbench has a thread
+/// per state. By default, where the server shares this process's cores
+/// (on this host, not pinned apart), a loop per state, each waiting for
+/// its own answers so that the server gets the cores between them, as the
+/// built-in tests leave a local server its cores (up to
+/// [`LOCAL_LOOPS_PER_CORE`] loops a core: beyond, states share them, each
+/// loop's statistics taking about a megabyte); else (a server elsewhere or
+/// on cores of its own) a loop per core this process may use, its states
+/// side by side on it.
+fn script_loops(bench: &Bench, env: &ScriptEnv) -> Vec<Option<usize>> {
     let threads = bench.general.threads.max(1) as usize;
-    let state_each = LuaLoops { cpus: vec![None; threads] };
     if env.call.thread_per_state {
-        return state_each;
+        return vec![None; threads];
     }
     if let Some(cpus) = &bench.engine.cpus {
-        return LuaLoops { cpus: cpus.iter().map(|&cpu| Some(cpu)).collect() };
+        return cpus.iter().map(|&cpu| Some(cpu)).take(threads).collect();
     }
-    // Where the states' connections go, as they make them (by the whole
-    // run's thread number).
+    let cores = driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
+    if servers_share_our_cores(env) {
+        return vec![None; threads.min(cores * LOCAL_LOOPS_PER_CORE)];
+    }
+    vec![None; cores.min(threads)]
+}
+
+/// With a server on this host, at most this many loops a core: 16 states
+/// on 2 cores still get a loop each (measured best against MariaDB here),
+/// 256 states share 16 loops (each loop's statistics take about a
+/// megabyte: a loop each took 540-610 MiB at 256 states, sysbench 149).
+const LOCAL_LOOPS_PER_CORE: usize = 8;
+
+/// Whether a server the script's states connect to (by the whole run's
+/// thread numbers) shares this process's cores.
+fn servers_share_our_cores(env: &ScriptEnv) -> bool {
     let tids = (0..env.threads).map(|tid| env.first_tid.saturating_add(tid));
     let servers: std::collections::HashSet<_> = tids.map(|tid| (env.connect)(tid).endpoint).collect();
-    if servers.iter().all(|server| server.is_on_this_host()) {
-        return state_each;
+    servers.iter().any(driver::server_shares_our_cores)
+}
+
+/// The loops' plans: state `tid` runs on loop `tid % loops`. With
+/// `--poll=auto`, a loop pinned to a core spins for answers only when its
+/// server is elsewhere (its core is then the loop's alone); otherwise
+/// loops sleep, as a built-in test's do with a local server.
+fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
+    let cpus = script_loops(bench, env);
+    let remote = !servers_share_our_cores(env);
+    let mut plans: Vec<TaskLoopPlan> = cpus
+        .iter()
+        .map(|&cpu| {
+            let poll = match bench.engine.poll {
+                PollMode::Auto if cpu.is_some() && remote && backend == Backend::Uring => PollMode::Adaptive,
+                PollMode::Auto => PollMode::Sleep,
+                asked => asked,
+            };
+            TaskLoopPlan { cpu, tasks: Vec::new(), poll }
+        })
+        .collect();
+    let count = plans.len().max(1);
+    for (tid, task) in lua::run_tasks(env).into_iter().enumerate() {
+        if let Some(plan) = plans.get_mut(tid % count) {
+            plan.tasks.push(task);
+        }
     }
-    let cores = crate::driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
-    LuaLoops { cpus: vec![None; cores] }
+    plans
 }
 
 /// What the script's states share: `whole`'s options in `sysbench.opt`
@@ -132,6 +169,7 @@ fn script_env(
     call: &ScriptCall,
     text: Arc<[u8]>,
     threads: ShardThreads,
+    backend: Backend,
 ) -> Result<ScriptEnv, RunError> {
     let tls = tls_config(part)?;
     let login = part.clone();
@@ -152,6 +190,12 @@ fn script_env(
         ignore: part.mysql.ignore_errors.clone(),
         draw_after_event: part.general.percentile.is_some(),
         sql_used: Default::default(),
+        result_limit: usize::try_from(call.result_limit).unwrap_or(usize::MAX),
+        backend,
+        poll: match part.engine.poll {
+            PollMode::Auto => PollMode::Sleep,
+            asked => asked,
+        },
         init_counts: Default::default(),
     })
 }
@@ -160,23 +204,25 @@ fn script_env(
 fn run(
     bench: &Bench,
     env: Arc<ScriptEnv>,
+    backend: Backend,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
 ) -> Result<Outcome, RunError> {
     let forced_shutdown_s = forced_shutdown_s(bench);
-    print_header(bench, forced_shutdown_s)?;
     let mut identified = bench.clone();
     if let Some(identity) = identified.results.run_identity.as_mut() {
         identity.test = env.call.name();
         identity.script = Some(script_digest(&env));
     }
     let bench = &identified;
+    // As sysbench: the script's top level and init() run before the header.
     let plan = ThreadsPlan::init(env)?;
-    let threads = vec![1; bench.general.threads as usize];
+    print_header(bench, forced_shutdown_s)?;
+    let loops = task_loop_plans(bench, plan.env(), backend);
+    let per_loop: Vec<usize> = loops.iter().map(|l| l.tasks.len().max(1)).collect();
     let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
-    let mut context = unstarted_context(bench, &threads, shard_seed, &[]);
+    let mut context = unstarted_context(bench, &per_loop, shard_seed, &[]);
     let general = &bench.general;
-    let cut_ns = general.time.map(|time| secs_to_ns(time) + secs_to_ns(general.warmup_time) + ANSWER_GRACE_NS);
     let hooks =
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     let mut sink = ResultSink::new(bench);
@@ -186,16 +232,19 @@ fn run(
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(Outcome::Interrupted(signal));
     }
+    // The states load and run thread_init on their loops, then wait at the
+    // gate: the run's clock starts once all have (sysbench's barrier).
+    let gate = driver::StartGate::new();
+    let loop_count = loops.len();
+    let handles = driver::spawn_task_loops(loops, backend, &context, &gate).map_err(RunError::SpawnLoops)?;
+    gate.wait_for_loops(loop_count);
     let server = start_sampling(bench, sampler)?;
     let late = start_clock(bench, &mut context, general.start_at);
-    // When a call still waiting for the server gives up: from the clock's start.
-    let cut = cut_ns.map(|ns| context.clock.started() + std::time::Duration::from_nanos(ns));
     say_started(bench, late);
     // A script's connections are its own: no server version to give.
     sink.clock_started(None, late);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
-    let loops = script_loops(bench, plan.env());
-    let handles = lua::spawn_loops(plan.env(), &loops, &context, cut)?;
+    gate.open(driver::Started { clock: context.clock, deadline_ns: context.deadline_ns });
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used, server };
     let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;

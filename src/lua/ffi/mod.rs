@@ -8,19 +8,19 @@
 //! A C function called through the FFI gets no Lua state, and must not
 //! call back into Lua. sysbench finds the calling thread's generator and
 //! counters through thread-local variables (one Lua state per thread);
-//! wirebench runs several states on one thread, so the state whose code
-//! runs is marked while it runs: Rust enters a state's Lua code only under
-//! an [`Entered`] guard, and the functions here reach that state's
-//! context ([`ThreadCtx`]: its generator, its statistics) through it.
+//! wirebench runs several states on one thread, each in a task of the
+//! driver's loop, so the functions here reach the context of the state
+//! whose code runs ([`ThreadCtx`]: its generator) through its task
+//! (`super::context`); outside any task, a state is marked while Rust
+//! runs its Lua code, under an [`Entered`] guard.
 //!
 //! None of these functions unwinds into LuaJIT (a panic is caught and
 //! logged) and none crashes on a call it cannot serve (no state running,
 //! a NULL pointer, a counter sysbench does not have): it logs what was
 //! wrong, once per kind of mistake, and does nothing or returns 0.
 //!
-//! `sb_event_start`, `sb_event_stop`, `sb_more_events` and the `db_*`
-//! functions are declared but not exported: a script that calls them gets
-//! LuaJIT's "undefined symbol" error at that call.
+//! The event loop's functions (`sb_more_events`, ...) are in
+//! `super::events`, the SQL driver's (`db_*`) in `super::sql`.
 
 mod cmdline;
 mod counters;
@@ -29,7 +29,6 @@ mod rand;
 
 include!("exports.rs");
 
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::io::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -42,61 +41,17 @@ use super::state::ThreadCtx;
 /// sysbench's declarations, made in every state before the prelude.
 pub(crate) const CDEFS: &str = include_str!("../cdefs.lua");
 
-/// The functions `cdefs.lua` declares that wirebench does not export:
-/// the event loop's and the SQL driver's, which belong to the engine
-/// that runs the states. A script that calls one gets LuaJIT's
-/// "undefined symbol" error at that call.
-pub const ENGINE_C_FUNCTIONS: &[&str] = &[
-    "sb_event_start",
-    "sb_event_stop",
-    "sb_more_events",
-    "db_create",
-    "db_destroy",
-    "db_connection_create",
-    "db_connection_close",
-    "db_connection_reconnect",
-    "db_connection_free",
-    "db_bulk_insert_init",
-    "db_bulk_insert_next",
-    "db_bulk_insert_done",
-    "db_query",
-    "db_fetch_row",
-    "db_prepare",
-    "db_bind_param",
-    "db_bind_result",
-    "db_execute",
-    "db_close",
-    "db_free_results",
-];
-
-thread_local! {
-    /// The state whose Lua code runs on this thread, if any.
-    static CURRENT: RefCell<Option<Lua>> = const { RefCell::new(None) };
-}
-
 /// While it lives, its state is the one whose Lua code runs on this
-/// thread: the one the exported functions serve. Guards nest: dropping
-/// one marks again the state marked before it. It holds the state itself
-/// (a reference count), so the mark never outlives the state.
+/// thread outside any task (in a task, the task's state always is):
+/// the one the exported functions serve. Guards nest: dropping one marks
+/// again the state marked before it.
 #[must_use = "the state is marked only while the guard lives"]
-pub(crate) struct Entered {
-    previous: Option<Lua>,
-}
+pub(crate) struct Entered(#[allow(dead_code)] Option<super::context::OutsideGuard>);
 
 impl Entered {
     /// Marks `lua` as the state running on this thread.
     pub(crate) fn new(lua: &Lua) -> Entered {
-        let previous = CURRENT.try_with(|current| current.replace(Some(lua.clone()))).ok().flatten();
-        Entered { previous }
-    }
-}
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        // Bound here so that the state is released outside the cell: the
-        // last reference closes it, and its finalizers may call in here.
-        let _left = CURRENT.try_with(|current| current.replace(previous));
+        Entered(super::state::enter_state(lua).ok().flatten())
     }
 }
 
@@ -104,12 +59,7 @@ impl Drop for Entered {
 /// when there is none (or its context is in use), which is logged once
 /// per `function`: the call is outside any script state's code.
 fn with_state<T>(function: &'static str, f: impl FnOnce(&mut ThreadCtx) -> T) -> Option<T> {
-    let served = CURRENT.try_with(|current| {
-        let current = current.try_borrow().ok()?;
-        let mut ctx = current.as_ref()?.try_app_data_mut::<ThreadCtx>().ok()??;
-        Some(f(&mut ctx))
-    });
-    let served = served.ok().flatten();
+    let served = super::context::with_current(f);
     if served.is_none() {
         alert_once(
             function,
@@ -178,15 +128,15 @@ mod tests {
     }
 
     /// sysbench's modules do not declare its counters' functions: scripts
-    /// declare them (`void sb_counter_inc(int, sb_counter_type);`).
+    /// declare them (`void sb_counter_inc(int, sb_counter_type);`), as
+    /// they declare libc's `usleep`.
     #[test]
-    fn every_declared_function_is_exported_or_left_to_the_engine() {
+    fn every_declared_function_is_exported() {
         let mut declared = declared_functions();
         assert_eq!(declared.len(), 35, "{declared:?}");
-        declared.extend(["sb_counter_inc".to_owned(), "sb_counter_val".to_owned()]);
+        declared.extend(["sb_counter_inc", "sb_counter_val", "usleep"].map(str::to_owned));
         declared.sort();
-        let mut ours: Vec<String> =
-            EXPORTED_C_FUNCTIONS.iter().chain(ENGINE_C_FUNCTIONS).map(|s| (*s).to_owned()).collect();
+        let mut ours: Vec<String> = EXPORTED_C_FUNCTIONS.iter().map(|s| (*s).to_owned()).collect();
         ours.sort();
         assert_eq!(ours, declared);
     }
@@ -206,33 +156,6 @@ mod tests {
         assert_eq!(ours, layout);
     }
 
-    /// The name (global `name`) of the state marked on this thread.
-    fn current_name() -> Option<String> {
-        CURRENT.with(|current| current.borrow().as_ref().map(|lua| lua.globals().get::<String>("name").unwrap()))
-    }
-
-    #[test]
-    fn guards_mark_the_running_state_and_restore_the_one_before() {
-        let (a, b) = (Lua::new(), Lua::new());
-        a.globals().set("name", "a").unwrap();
-        b.globals().set("name", "b").unwrap();
-        assert_eq!(current_name(), None);
-        {
-            let _a = Entered::new(&a);
-            assert_eq!(current_name().as_deref(), Some("a"));
-            {
-                let _b = Entered::new(&b);
-                assert_eq!(current_name().as_deref(), Some("b"));
-            }
-            assert_eq!(current_name().as_deref(), Some("a"));
-        }
-        assert_eq!(current_name(), None);
-        // A guard keeps its state alive: the state closes with the guard.
-        let guard = Entered::new(&Lua::new());
-        drop(guard);
-        assert_eq!(current_name(), None);
-    }
-
     #[test]
     fn calls_with_no_state_running_do_nothing() {
         assert_eq!(rand::sb_rand_uniform(1, 10), 0);
@@ -246,7 +169,7 @@ mod tests {
         // SAFETY: NULL is allowed.
         unsafe { rand::sb_rand_str(std::ptr::null(), std::ptr::null_mut()) };
         cmdline::sb_print_test_options();
-        // A state whose app data is not a script state's is no state.
+        // A state without a script state's context is no state.
         let lua = Lua::new();
         let _entered = Entered::new(&lua);
         assert_eq!(rand::sb_rand_gaussian(1, 10), 0);

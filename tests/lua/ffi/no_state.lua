@@ -1,5 +1,5 @@
--- A finalizer that draws from the generator when the state closes, with
--- no script state running: wirebench says so, and goes on. (Written with
+-- A finalizer that draws from the generator when the state closes: the
+-- closing state's generator serves it, as under sysbench. (Written with
 -- io.stdout:write: print is a Rust function, which a closing state no
 -- longer calls.)
 local C = ffi.C

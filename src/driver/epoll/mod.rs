@@ -7,6 +7,8 @@
 //! write timeout, or that still waits when the run is cut: its read or
 //! write then returns, and the task learns from its [`Watch`] why.
 
+mod tasks;
+
 use std::cell::{Cell, RefCell};
 use std::os::fd::{AsRawFd, RawFd};
 use std::rc::Rc;
@@ -49,13 +51,19 @@ struct EpollLoop {
     waiters: Waiters,
     /// What the ticker sees of each connection, by its index in the loop.
     watches: Box<[Watch]>,
+    /// The run's clock and deadline (the loop's set-up ones until a start
+    /// gate opens).
+    clock: Cell<super::Clock>,
+    deadline_ns: Cell<Option<u64>>,
+    /// Where a script run's tasks wait for its start (`tasks.rs`).
+    start: tasks::StartWait,
 }
 
 /// A connection as the ticker sees it: its waits, its socket, and why the
 /// ticker cut it off, if it did.
 struct Watch {
     waits: Waits,
-    limits: WaitLimits,
+    limits: Cell<WaitLimits>,
     /// The socket, while the connection has one.
     fd: Cell<Option<RawFd>>,
     cut: Cell<Option<Cut>>,
@@ -71,9 +79,15 @@ enum Cut {
 }
 
 impl Watch {
+    /// A task's watch: its connections' limits are set as it calls on them.
+    fn idle() -> Self {
+        let limits = Cell::new(WaitLimits::default());
+        Watch { waits: Waits::default(), limits, fd: Cell::new(None), cut: Cell::new(None) }
+    }
+
     fn new(plan: &ConnPlan) -> Self {
         let limits = WaitLimits { read: plan.redial.options.read_timeout, write: plan.redial.options.write_timeout };
-        Watch { waits: Waits::default(), limits, fd: Cell::new(None), cut: Cell::new(None) }
+        Watch { waits: Waits::default(), limits: Cell::new(limits), fd: Cell::new(None), cut: Cell::new(None) }
     }
 
     /// Ends the connection's wait: its pending read or write returns at
@@ -89,7 +103,13 @@ impl Watch {
     }
 }
 
-pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext) -> Result<(), DriverError> {
+pub fn run_loop(
+    index: usize,
+    connections: Vec<ConnPlan>,
+    tasks: Vec<super::TaskBody>,
+    context: &LoopContext,
+    arrival: Option<super::start_gate::ArrivalGuard>,
+) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -99,21 +119,41 @@ pub fn run_loop(index: usize, connections: Vec<ConnPlan>, context: &LoopContext)
         context: context.clone(),
         stats: RefCell::new(context.board.loop_stats(index)),
         budget: RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)),
-        waiters: Waiters::new(connections.len()),
-        watches: connections.iter().map(Watch::new).collect(),
+        waiters: Waiters::new(connections.len() + tasks.len()),
+        watches: connections.iter().map(Watch::new).chain(tasks.iter().map(|_| Watch::idle())).collect(),
+        clock: Cell::new(context.clock),
+        deadline_ns: Cell::new(context.deadline_ns),
+        start: tasks::StartWait::new(tasks.len(), arrival),
     });
     let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, run_tasks(connections, &shared));
+    let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
     context.board.publish(index, &mut shared.stats.borrow_mut());
     result
 }
 
-/// Runs one task per connection until all are done, with the `--rate`
+impl EpollLoop {
+    /// True once no event may start any more: the run was stopped, or its
+    /// deadline (on the loop's clock) has passed.
+    fn run_over(&self) -> bool {
+        self.context.control.is_stopped() || self.deadline_ns.get().is_some_and(|d| self.clock.get().now_ns() >= d)
+    }
+}
+
+/// Runs one tokio task per connection, and one per task (a script's
+/// state, see `tasks.rs`), until all are done, with the `--rate`
 /// dispatcher and the publishing ticker beside them.
-async fn run_tasks(connections: Vec<ConnPlan>, shared: &Rc<EpollLoop>) -> Result<(), DriverError> {
-    let mut tasks = Vec::with_capacity(connections.len());
+async fn run_all(
+    connections: Vec<ConnPlan>,
+    bodies: Vec<super::TaskBody>,
+    shared: &Rc<EpollLoop>,
+) -> Result<(), DriverError> {
+    let mut tasks = Vec::with_capacity(connections.len() + bodies.len());
+    let first_task = connections.len();
     for (i, conn) in connections.into_iter().enumerate() {
         tasks.push(tokio::task::spawn_local(drive(conn, shared.clone(), i)));
+    }
+    for (t, body) in bodies.into_iter().enumerate() {
+        tasks.push(tokio::task::spawn_local(tasks::drive_task(body, shared.clone(), t, first_task + t)));
     }
     let dispatcher = shared.budget.borrow().has_rate().then(|| tokio::task::spawn_local(dispatch(shared.clone())));
     let ticker = tokio::task::spawn_local(tick(shared.clone()));
@@ -139,7 +179,7 @@ async fn tick(shared: Rc<EpollLoop>) {
     let mut check = WaitCheck::default();
     loop {
         tick.tick().await;
-        let now = shared.context.clock.now_ns();
+        let now = shared.clock.get().now_ns();
         shared.budget.borrow_mut().publish(now);
         if check.due(now) {
             shut_late_connections(&shared, now);
@@ -155,7 +195,7 @@ fn shut_late_connections(shared: &EpollLoop, now: u64) {
     let waiting = shared.watches.iter().filter(|w| w.cut.get().is_none());
     if !control.cut_due(now) {
         for watch in waiting {
-            if let Some(overdue) = watch.waits.overdue(now, watch.limits) {
+            if let Some(overdue) = watch.waits.overdue(now, watch.limits.get()) {
                 watch.shut(Cut::Overdue(overdue));
             }
         }
@@ -212,8 +252,9 @@ impl Waiters {
 /// latency then includes); once all wait, the last stretch is slept
 /// precisely.
 async fn dispatch(shared: Rc<EpollLoop>) {
-    let (waiters, clock) = (&shared.waiters, shared.context.clock);
+    let waiters = &shared.waiters;
     loop {
+        let clock = shared.clock.get();
         let now = clock.now_ns();
         let (queued, wake_at) = {
             let mut budget = shared.budget.borrow_mut();
@@ -280,7 +321,7 @@ async fn drive_connection(conn: ConnPlan, shared: &EpollLoop, watch: &Watch) -> 
         };
         watch.fd.set(None);
         io.lost(lost, &shared.context.ignore)?;
-        let Some((stream, leftover)) = io.reopen(&shared.context, &shared.stats).await else { return Ok(()) };
+        let Some((stream, leftover)) = io.reopen(|| shared.run_over(), &shared.stats).await else { return Ok(()) };
         watch.fd.set(Some(stream.as_raw_fd()));
         wire.replace(stream, leftover);
     }
@@ -296,7 +337,7 @@ async fn exchange(
 ) -> Result<Option<Lost>, DriverError> {
     let context = &shared.context;
     loop {
-        let now = context.clock.now_ns();
+        let now = shared.clock.get().now_ns();
         io.fill(&mut wire.wbuf, now, &mut shared.budget.borrow_mut())?;
         // Written out here rather than in awaited helpers: each nested
         // future is one more state machine to poll on every query. Each
@@ -304,7 +345,7 @@ async fn exchange(
         // when the last took some.
         let mut sent = 0;
         while sent < wire.wbuf.len() {
-            waits.start_write(if sent == 0 { now } else { context.clock.now_ns() });
+            waits.start_write(if sent == 0 { now } else { shared.clock.get().now_ns() });
             let written = wire.stream.write(wire.wbuf.get(sent..).unwrap_or_default()).await;
             waits.end_write();
             match written {
@@ -314,10 +355,10 @@ async fn exchange(
             }
         }
         wire.wbuf.clear();
-        if io.session().is_done() {
+        if io.is_done() || (io.is_task_conn() && !io.awaits_answers()) {
             return Ok(None);
         }
-        if io.session().is_waiting() {
+        if io.is_waiting() {
             shared.waiters.wait().await;
             continue;
         }
@@ -332,9 +373,12 @@ async fn exchange(
             Err(e) => return Ok(Some(Lost::Read(e))),
         }
         let mut stats = shared.stats.borrow_mut();
-        let used = io.on_input(&wire.rbuf, context.clock.now_ns(), &mut stats, &context.ignore)?;
+        let used = io.on_input(&wire.rbuf, shared.clock.get().now_ns(), &mut stats, &context.ignore)?;
         wire.rbuf.advance(used);
         context.board.publish_if_requested(shared.index, &mut stats);
+        if io.is_task_conn() && !io.awaits_answers() {
+            return Ok(None);
+        }
     }
 }
 

@@ -24,7 +24,10 @@
 //! lost connection, and every connection still waiting once the run is cut
 //! as stalled: its operations are cancelled, as for any other ending.
 
+mod tasks;
+
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::ptr::NonNull;
@@ -36,9 +39,11 @@ use io_uring::{cqueue, opcode, types, IoUring};
 
 use super::conn_io::ConnIo;
 use super::spin::Spinner;
+use super::task::{Reply, Task, TaskBody, TaskError};
 use super::waits::{WaitCheck, WaitLimits, Waits};
 use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, Stalls, StdSocket};
 use crate::stats::LoopStats;
+use tasks::register_sockets;
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
@@ -397,11 +402,29 @@ struct Conn {
     /// Since when the receive and the send in flight have waited.
     waits: Waits,
     limits: WaitLimits,
+    /// The task whose connection it is (a built-in test's has none).
+    owner: Option<usize>,
+    /// How a task's connection was lost, until the task hears of it.
+    lost: Option<Lost>,
+    /// A task's connection: the most bytes one answer may keep.
+    result_limit: usize,
+    /// A task's connection: its task waits for a call's answer on it.
+    task_waits: bool,
 }
 
 impl Conn {
     fn new(plan: ConnPlan, slot: u32) -> Result<Self, DriverError> {
         let (io, socket, leftover) = ConnIo::from_plan(plan);
+        Self::with_io(io, socket, leftover, slot, None)
+    }
+
+    fn with_io(
+        io: ConnIo,
+        socket: StdSocket,
+        leftover: BytesMut,
+        slot: u32,
+        owner: Option<usize>,
+    ) -> Result<Self, DriverError> {
         // io_uring tries every receive and send without blocking and polls
         // when it must wait; a blocking socket keeps EAGAIN from reaching us.
         if let Err(e) = socket.set_nonblocking(false) {
@@ -421,6 +444,10 @@ impl Conn {
             state: ConnState::Running,
             waits: Waits::default(),
             limits,
+            owner,
+            lost: None,
+            result_limit: 0,
+            task_waits: false,
         })
     }
 
@@ -502,15 +529,52 @@ struct Driver<'c> {
     /// Time spent spinning for completions.
     polled: Duration,
     spinner: Spinner,
+    /// The tasks this loop runs (a script's states): see [`tasks`].
+    tasks: Tasks,
+    /// The run's clock and deadline (the loop's set-up ones until a start
+    /// gate opens).
+    clock: super::Clock,
+    deadline_ns: Option<u64>,
+    /// Where a script run's tasks wait for its start, until they have.
+    arrival: Option<super::start_gate::ArrivalGuard>,
+}
+
+/// A loop's tasks and what each waits for.
+#[derive(Default)]
+struct Tasks {
+    /// By their number in the loop; `None` once ended.
+    list: Vec<Option<Task>>,
+    /// Tasks to resume, and with what.
+    ready: VecDeque<(usize, Reply)>,
+    /// Tasks that gave way: resumed after the loop's next look at its ring.
+    yielded: Vec<usize>,
+    /// Tasks waiting for a `--rate` arrival.
+    admitting: Vec<usize>,
+    /// Tasks pausing, until when (ns since the run's start).
+    sleeping: Vec<(u64, usize)>,
+    /// Tasks set up and waiting for the run to start.
+    at_start: Vec<usize>,
+    /// Tasks not yet ended.
+    live: usize,
+    /// The first task that failed, which ended the run.
+    failure: Option<TaskError>,
+    /// How many connections the loop's registered-file table holds.
+    slots: usize,
 }
 
 pub fn run_loop(
     index: usize,
     connections: Vec<ConnPlan>,
+    tasks: Vec<TaskBody>,
     context: &LoopContext,
     poll: PollMode,
+    arrival: Option<super::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
-    let mut driver = Driver::new(index, connections, context, poll)?;
+    let mut driver = Driver::new(index, connections, tasks.len(), context, poll)?;
+    driver.arrival = arrival;
+    if let Err(source) = driver.add_tasks(tasks) {
+        return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
+    }
     let result = driver.run();
     context.board.publish(index, &mut driver.stats);
     if !matches!(poll, PollMode::Sleep | PollMode::Auto) {
@@ -523,13 +587,16 @@ impl<'c> Driver<'c> {
     fn new(
         index: usize,
         connections: Vec<ConnPlan>,
+        tasks: usize,
         context: &'c LoopContext,
         poll: PollMode,
     ) -> Result<Self, DriverError> {
         // Each connection has at most a receive, a send and their two
         // cancellations queued between two submissions; the completion
-        // queue is twice that, so it never overflows.
-        let entries = (connections.len() * 4).next_power_of_two().clamp(8, 32 * 1024);
+        // queue is twice that, so it never overflows. A task's connections
+        // come and go; two each is the usual most.
+        let expected = connections.len() + tasks * 2;
+        let entries = (expected * 4).next_power_of_two().clamp(8, 32 * 1024);
         let (ring, delivery) =
             build_ring(entries as u32).map_err(|source| DriverError::Loop { index, op: LoopOp::CreateRing, source })?;
         let min_timeout = ring.params().is_feature_min_timeout();
@@ -537,22 +604,19 @@ impl<'c> Driver<'c> {
         for (slot, plan) in (0u32..).zip(connections) {
             conns.push(Conn::new(plan, slot)?);
         }
-        let fds: Vec<_> = conns.iter().map(Conn::raw_fd).collect();
-        if !fds.is_empty() {
-            ring.submitter().register_files(&fds).map_err(|source| DriverError::Loop {
-                index,
-                op: LoopOp::RegisterSockets,
-                source,
-            })?;
-        }
+        let slots = register_sockets(&ring, &conns, tasks).map_err(|source| DriverError::Loop {
+            index,
+            op: LoopOp::RegisterSockets,
+            source,
+        })?;
         let pool = match delivery {
-            Delivery::Deferred => Some(
-                RecvPool::register(&ring, RecvPool::size_for(conns.len())).map_err(|source| DriverError::Loop {
+            Delivery::Deferred => {
+                Some(RecvPool::register(&ring, RecvPool::size_for(expected)).map_err(|source| DriverError::Loop {
                     index,
                     op: LoopOp::RegisterBuffers,
                     source,
-                })?,
-            ),
+                })?)
+            }
             Delivery::Cooperative | Delivery::Plain => None,
         };
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
@@ -580,6 +644,10 @@ impl<'c> Driver<'c> {
             wait_check: WaitCheck::default(),
             polled: Duration::ZERO,
             spinner: Spinner::new(poll),
+            tasks: Tasks { slots, ..Tasks::default() },
+            clock: context.clock,
+            deadline_ns: context.deadline_ns,
+            arrival: None,
         })
     }
 
@@ -587,7 +655,8 @@ impl<'c> Driver<'c> {
         for i in 0..self.conns.len() {
             self.advance(i)?;
         }
-        while self.live > 0 {
+        self.run_tasks()?;
+        while self.live > 0 || self.tasks.live > 0 {
             self.wait()?;
             let mut completions = std::mem::take(&mut self.completions);
             completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
@@ -605,14 +674,19 @@ impl<'c> Driver<'c> {
                 pool.publish();
             }
             self.serve_arrivals()?;
+            self.wake_tasks();
+            self.run_tasks()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
-            self.now_ns = self.context.clock.now_ns();
+            self.now_ns = self.clock.now_ns();
             if self.wait_check.due(self.now_ns) {
                 self.check_waits(self.now_ns)?;
             }
             // Events in progress, for --forced-shutdown's report: two relaxed
             // stores per wake-up.
             self.budget.publish(self.now_ns);
+        }
+        if let Some(failure) = self.tasks.failure.take() {
+            return Err(DriverError::Script(failure));
         }
         self.first_error.take().map_or(Ok(()), Err)
     }
@@ -624,7 +698,7 @@ impl<'c> Driver<'c> {
         if conn.state != ConnState::Running {
             return Ok(());
         }
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         self.now_ns = now;
         if let Err(error) = conn.fill(now, &mut self.budget) {
             return self.fail(i, error);
@@ -635,10 +709,13 @@ impl<'c> Driver<'c> {
             self.push_send(i)?;
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.io.session().is_done() {
+        if conn.io.is_done() {
             return self.start_quit(i);
-        } else if conn.io.session().is_waiting() {
+        } else if conn.io.is_waiting() {
             self.waiting.push(i);
+        } else if conn.io.is_task_conn() && !conn.io.awaits_answers() {
+            // A task's connection between calls: nothing is awaited.
+            self.answer_call(i);
         } else if !conn.recv_pending {
             self.push_recv(i)?;
         } else {
@@ -655,7 +732,7 @@ impl<'c> Driver<'c> {
         if self.waiting.is_empty() {
             return Ok(());
         }
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         if self.budget.wake_at(now).is_some_and(|at| at > now) {
             return Ok(());
         }
@@ -702,7 +779,7 @@ impl<'c> Driver<'c> {
         if provided.is_none() {
             conn.recv.received(result as usize);
         }
-        let now = self.context.clock.now_ns();
+        let now = self.clock.now_ns();
         self.now_ns = now;
         if let Err(error) = conn.on_input(now, &mut self.stats, &self.context.ignore) {
             return self.fail(i, error);
@@ -784,6 +861,9 @@ impl<'c> Driver<'c> {
     /// Records a connection's fatal error (the first one is the loop's
     /// result), stops the run and cancels what the connection has in flight.
     fn fail(&mut self, i: usize, error: DriverError) -> Result<(), DriverError> {
+        if self.conns.get(i).is_some_and(|c| c.owner.is_some()) {
+            return self.fail_call(i, error);
+        }
         self.context.control.stop();
         self.first_error.get_or_insert(error);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
@@ -811,6 +891,9 @@ impl<'c> Driver<'c> {
     /// once they have completed (and counted as a reconnect if that works).
     fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        if conn.owner.is_some() {
+            return self.lose_call(i, lost);
+        }
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
             return self.fail(i, error);
         }
@@ -837,12 +920,16 @@ impl<'c> Driver<'c> {
         if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
-        let replaced = match conn.io.reopen_blocking(self.context, &mut self.stats) {
+        let (control, clock, deadline) = (self.context.control.clone(), self.clock, self.deadline_ns);
+        let run_over = move || control.is_stopped() || deadline.is_some_and(|d| clock.now_ns() >= d);
+        let replaced = match conn.io.reopen_blocking(run_over, &mut self.stats) {
             Ok(Some((socket, leftover))) => conn.replace(socket, leftover, &self.ring),
             Ok(None) => {
-                // The run ended meanwhile; its lost events are not counted.
+                // The run ended meanwhile; its lost events are not counted
+                // (a task's call ends as the run's cut ends it).
                 conn.state = ConnState::Finishing;
                 self.retire_if_idle(i);
+                self.cut_call(i);
                 return Ok(());
             }
             Err(e) => Err(e),
@@ -852,6 +939,7 @@ impl<'c> Driver<'c> {
             return self.fail(i, error);
         }
         conn.state = ConnState::Running;
+        self.tell_lost(i, true);
         self.advance(i)
     }
 
@@ -884,7 +972,7 @@ impl<'c> Driver<'c> {
         for i in 0..self.conns.len() {
             let Some(conn) = self.conns.get(i) else { continue };
             match conn.state {
-                ConnState::Running if conn.io.session().in_flight() > 0 => {
+                ConnState::Running if conn.io.awaits_answers() => {
                     stalls.add(conn.waits.waited(now).unwrap_or(0));
                     self.abandon(i)?;
                 }
@@ -895,6 +983,7 @@ impl<'c> Driver<'c> {
         if stalls.connections > 0 {
             self.context.control.record_stalls(stalls);
         }
+        self.cut_tasks();
         Ok(())
     }
 
@@ -905,6 +994,7 @@ impl<'c> Driver<'c> {
         conn.state = ConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
+        self.end_call(i, Err(crate::driver::CallError::Cut));
         Ok(())
     }
 
@@ -1001,6 +1091,9 @@ impl<'c> Driver<'c> {
     /// which found the work, included; the gaps in which it was seen off
     /// its core not); it stops at once for `--rate` arrivals to serve.
     fn wait(&mut self) -> Result<(), DriverError> {
+        if !self.tasks.yielded.is_empty() {
+            return self.poll_once();
+        }
         if self.spinner.never_spins() {
             return self.sleep();
         }
@@ -1055,7 +1148,10 @@ impl<'c> Driver<'c> {
     }
 
     fn sleep(&mut self) -> Result<(), DriverError> {
-        if !self.waiting.is_empty() {
+        if !self.tasks.yielded.is_empty() {
+            return self.poll_once();
+        }
+        if !self.waiting.is_empty() || self.tasks.have_timers() {
             return self.sleep_until_arrival();
         }
         let want = self.wanted();
@@ -1081,8 +1177,11 @@ impl<'c> Driver<'c> {
     /// or the next arrival, whichever comes first; no batching, since an
     /// arrival's latency counts from its due time.
     fn sleep_until_arrival(&mut self) -> Result<(), DriverError> {
-        let now = self.context.clock.now_ns();
-        let Some(at) = self.budget.wake_at(now).filter(|&at| at > now) else { return self.poll_once() };
+        let now = self.clock.now_ns();
+        let arrival =
+            if self.waiting.is_empty() && self.tasks.admitting.is_empty() { None } else { self.budget.wake_at(now) };
+        let next = arrival.into_iter().chain(self.tasks.next_wake()).min();
+        let Some(at) = next.filter(|&at| at > now) else { return self.poll_once() };
         let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);
         let timeout = timespec(pause);
         let args = types::SubmitArgs::new().timespec(&timeout);
@@ -1168,6 +1267,11 @@ impl<'c> Driver<'c> {
 
 impl Drop for Driver<'_> {
     fn drop(&mut self) {
+        // A task still suspended (the loop failed) is left as it is:
+        // unwinding its stack would run through LuaJIT's frames.
+        for task in self.tasks.list.drain(..).flatten() {
+            std::mem::forget(task);
+        }
         self.quiesce();
         if self.ops > 0 {
             // The kernel still holds pointers into these buffers: leaking
@@ -1330,7 +1434,7 @@ mod tests {
         let context = test_context(connections, Some(events));
         let mut collector = Collector::new(context.board.clone());
         let (plans, servers) = fake_servers(connections, pipeline, reply);
-        let result = run_loop(0, plans, &context, poll);
+        let result = run_loop(0, plans, Vec::new(), &context, poll, None);
         for server in servers {
             server.join().unwrap();
         }
@@ -1446,7 +1550,7 @@ mod tests {
         }
         let context = test_context(1, Some(20));
         let (plans, servers) = fake_servers(1, 1, Reply::Big);
-        let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         if d.pool.is_none() {
             return;
         }
@@ -1471,7 +1575,7 @@ mod tests {
         }
         let context = test_context(3, Some(300));
         let (plans, servers) = fake_servers(3, 1, Reply::Trickle);
-        let mut d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         d.run().unwrap();
         let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
         drop(d);
@@ -1505,7 +1609,7 @@ mod tests {
             return;
         }
         let context = test_context(0, None);
-        let mut d = Driver::new(0, Vec::new(), &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, Vec::new(), 0, &context, PollMode::Sleep).unwrap();
         let mut want = |recvs, sends, cancels| {
             (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
             d.wanted()
@@ -1530,7 +1634,7 @@ mod tests {
         }
         let context = test_context(3, Some(1));
         let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
-        let d = Driver::new(0, plans, &context, PollMode::Sleep).unwrap();
+        let d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         for (i, conn) in d.conns.iter().enumerate() {
             assert_eq!(conn.slot.0 as usize, i);
             assert_eq!(d.ring.submitter().register_files_update(conn.slot.0, &[conn.raw_fd()]).unwrap(), 1);

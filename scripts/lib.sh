@@ -66,6 +66,9 @@ install_needed() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
         "${NEEDED_PACKAGES[@]}"
+    # The downloaded .deb files are not needed once unpacked; a small CI
+    # disk needs the room for the build.
+    as_root apt-get clean
     NEEDED_PACKAGES=()
 }
 

@@ -77,8 +77,12 @@ export WIREBENCH_REQUIRE_SERVER=1
 say "WIREBENCH_TEST_HOST=$WIREBENCH_TEST_HOST WIREBENCH_TEST_PORT=$WIREBENCH_TEST_PORT"
 say "WIREBENCH_TEST_SOCKET=$WIREBENCH_TEST_SOCKET WIREBENCH_REQUIRE_SERVER=1"
 
+# Incremental state would double the size of target/ for a one-shot build.
+export CARGO_INCREMENTAL=0
+say "disk before the build: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free"
 step "cargo test --workspace $*"
 cargo test --workspace "$@"
+say "disk after the tests: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free, target/ $(du -sh "$REPO/target" | cut -f1)"
 
 step "fuzz targets"
 if [ -d "$REPO/fuzz" ]; then

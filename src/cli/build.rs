@@ -254,7 +254,7 @@ pub(crate) fn bench(
             reason: "applies to Lua scripts only (a built-in test runs its connections on the event loops)".to_owned(),
         });
     }
-    let not_default = |o: &&super::raw::RawOpt| value::size(o).map_or(true, |n| n != lua_script::DEFAULT_RESULT_LIMIT);
+    let not_default = |o: &&super::raw::RawOpt| !value::size(o).is_ok_and(|n| n == lua_script::DEFAULT_RESULT_LIMIT);
     if let Some(opt) = opts.get("lua_result_limit").filter(not_default) {
         return Err(CliError::NotHere {
             option: opt.label(),

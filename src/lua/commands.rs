@@ -114,7 +114,7 @@ fn call_command(lua: &Lua, name: &str) -> Result<(), ScriptError> {
 /// its own `sysbench.tid`, as sysbench's command worker threads do; here
 /// tasks of one loop, which keep their connections busy side by side.
 fn parallel_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptError> {
-    let bodies = (0..env.threads).map(|tid| command_state(env, tid, command, |lua, name| call_command(lua, name)));
+    let bodies = (0..env.threads).map(|tid| command_state(env, tid, command, call_command));
     run_here(env, bodies.collect())
 }
 

@@ -289,9 +289,7 @@ async fn admit(shared: &EpollLoop) -> Option<u64> {
             Admission::Start(at) => return Some(at),
             Admission::Over => return None,
             Admission::Wait => {
-                if shared.budget.borrow().wake_at(now).is_none() {
-                    return None;
-                }
+                shared.budget.borrow().wake_at(now)?;
                 shared.waiters.wait().await;
             }
         }

@@ -359,7 +359,7 @@ impl Driver<'_> {
                 i += 1;
             }
         }
-        if !self.tasks.admitting.is_empty() && self.budget.wake_at(now).is_none_or(|at| at <= now) {
+        if !self.tasks.admitting.is_empty() && self.budget.wake_at(now).map_or(true, |at| at <= now) {
             let admitting = std::mem::take(&mut self.tasks.admitting);
             for t in admitting {
                 self.admit_task(t);

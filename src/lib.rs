@@ -1,4 +1,9 @@
 //! wirebench: a MySQL/MariaDB load generator that speaks the wire protocol itself.
+//!
+//! The library is the binary's (src/main.rs) and the integration tests'
+//! (tests/): a module is `pub` when one of them names it, and each module
+//! re-exports with `pub use` only what they use; the rest is `pub(crate)`,
+//! so rustc reports what nothing uses.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
@@ -11,7 +16,7 @@ pub mod null_server;
 pub mod rand;
 pub mod results;
 pub mod run;
-pub mod server_stats;
+pub(crate) mod server_stats;
 pub mod stats;
 pub mod transport;
 pub mod workload;

@@ -39,9 +39,12 @@ mod xoroshiro;
 #[cfg(test)]
 mod distribution_tests;
 
-pub use config::{Distribution, RandConfig, RandConfigError, RandParams};
+pub(crate) use config::RandConfigError;
+pub use config::{Distribution, RandConfig, RandParams};
 pub use glibc::GlibcRandom;
-pub use lrand48::Lrand48;
-pub use rng::{shard_seed, srandom_seed, Rng};
-pub use unique::{RandUnique, SharedUnique, UniqueCursor};
-pub use xoroshiro::Xoroshiro128Plus;
+pub(crate) use lrand48::Lrand48;
+pub(crate) use rng::shard_seed;
+pub use rng::{srandom_seed, Rng};
+pub use unique::RandUnique;
+pub(crate) use unique::{SharedUnique, UniqueCursor};
+pub(crate) use xoroshiro::Xoroshiro128Plus;

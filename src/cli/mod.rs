@@ -82,9 +82,10 @@ use crate::workload::{OltpOptions, Test};
 
 pub use argv::hide_passwords_from_ps;
 pub use credentials::CredentialSources;
-pub use error::{CliError, Refusal, SysbenchRefusal};
+pub use error::{CliError, Refusal};
 pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, test_help};
-pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
+pub(crate) use personality::SYSBENCH_VERSION_LINE;
+pub use personality::{Personality, SYSBENCH_BANNER_LINE};
 pub use terminal::TerminalError;
 pub use warnings::StartupWarning;
 

@@ -77,19 +77,4 @@ impl ClientError {
             _ => None,
         }
     }
-
-    pub fn endpoint(&self) -> &Endpoint {
-        match self {
-            ClientError::Server { endpoint, .. }
-            | ClientError::Io { endpoint, .. }
-            | ClientError::Timeout { endpoint, .. }
-            | ClientError::Closed { endpoint, .. }
-            | ClientError::Protocol { endpoint, .. }
-            | ClientError::Transport { endpoint, .. }
-            | ClientError::Tls { endpoint, .. }
-            | ClientError::TlsStart { endpoint, .. }
-            | ClientError::InsecureAuth { endpoint, .. }
-            | ClientError::Usage { endpoint, .. } => endpoint,
-        }
-    }
 }

@@ -9,7 +9,7 @@
 
 mod endpoint;
 mod error;
-pub mod peer;
+pub(crate) mod peer;
 mod server_key;
 mod stream;
 mod tls;
@@ -30,11 +30,13 @@ use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
 
-pub use endpoint::{Endpoint, ServerAddresses};
+pub use endpoint::Endpoint;
+pub(crate) use endpoint::ServerAddresses;
 pub use error::ClientError;
-pub use peer::PeerProcess;
-pub use server_key::{ServerKey, ServerKeyError};
-pub use stream::Stream;
+pub use peer::unix_peer_pid;
+pub(crate) use peer::PeerProcess;
+pub use server_key::ServerKey;
+pub(crate) use stream::Stream;
 
 pub type Result<T, E = ClientError> = std::result::Result<T, E>;
 
@@ -438,13 +440,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     pub async fn close_statement(&mut self, statement_id: u32) -> Result<()> {
         command::encode_stmt_close(&mut self.io.wbuf, statement_id);
         self.io.flush().await
-    }
-
-    /// COM_STMT_RESET.
-    pub async fn reset_statement(&mut self, statement_id: u32) -> Result<()> {
-        command::encode_stmt_reset(&mut self.io.wbuf, statement_id);
-        self.io.flush().await?;
-        self.expect_ok().await
     }
 
     /// COM_PING.

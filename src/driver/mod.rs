@@ -20,7 +20,7 @@ mod busy_core;
 mod call_session;
 mod conn_io;
 mod cpus;
-pub mod dry;
+pub(crate) mod dry;
 mod epoll;
 mod options;
 mod polling;
@@ -45,20 +45,22 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
-pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
-pub use call_session::{decode_walked, CallAnswer, CallError, CallSession, Expect, KeptTextRows};
-pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
-pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
-pub use polling::{choose_polling, server_shares_our_cores, PollChoice, PollReason};
-pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
-pub use session::{RefusedCommand, Session, SessionError};
-pub use shard::{Shard, ShardError};
-pub use start_gate::{StartGate, Started};
-pub use task::{
-    with_caller, Caller, ConnId, CounterKind, EventTimes, OpenCalls, OpenedConn, TaskBody, TaskError, TaskMaker,
-};
-pub use uring::UringUnavailable;
-pub use waits::Stalls;
+pub(crate) use budget::Admission;
+pub use budget::{Arrival, Budget, RunControl};
+pub(crate) use call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
+pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
+pub(crate) use options::EngineOptions;
+pub use options::{IgnoreErrors, IoBackend, PollMode, PsMode};
+pub(crate) use polling::{choose_polling, server_shares_our_cores, PollChoice};
+pub use redial::{Lost, Redial};
+pub(crate) use redial::{OpenError, Reopened};
+pub use session::Session;
+pub(crate) use session::{RefusedCommand, SessionError};
+pub(crate) use shard::Shard;
+pub(crate) use start_gate::{StartGate, Started};
+pub(crate) use task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
+pub(crate) use uring::UringUnavailable;
+pub(crate) use waits::Stalls;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
@@ -284,13 +286,7 @@ pub struct LoopContext {
     pub usage: Arc<LoopUsage>,
 }
 
-impl LoopContext {
-    /// True once no event may start any more: the run was stopped, or its
-    /// deadline has passed.
-    pub fn run_over(&self) -> bool {
-        self.control.is_stopped() || self.deadline_ns.is_some_and(|d| self.clock.now_ns() >= d)
-    }
-}
+impl LoopContext {}
 
 /// Why a loop stopped before the run was over.
 #[derive(Debug, thiserror::Error)]

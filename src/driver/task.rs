@@ -26,7 +26,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::call_session::{CallAnswer, CallError, Expect};
 use super::{Budget, Clock};
 use crate::client::ConnectOptions;
-use crate::stats::{Counters, LoopStats, QueryKind};
+use crate::stats::{Counters, LoopStats};
 
 /// A task's connection, as its loop numbers them.
 pub type ConnId = usize;
@@ -132,9 +132,6 @@ pub struct TaskShared {
     /// The run's time was up: every call from now fails with
     /// [`CallError::Cut`], and the task's error is no failure.
     pub cut: bool,
-    /// Whether queries count in the run's statistics (from the task's
-    /// first event; `thread_init`'s do not).
-    pub counting: bool,
 }
 
 /// The counters a script may move itself (sysbench's `sb_counter_type`,
@@ -164,16 +161,6 @@ impl CounterKind {
             5 => CounterKind::Reconnect,
             _ => return None,
         })
-    }
-
-    /// The query kind it counts as, for the three that are queries.
-    pub fn query_kind(self) -> Option<QueryKind> {
-        match self {
-            CounterKind::Read => Some(QueryKind::Read),
-            CounterKind::Write => Some(QueryKind::Write),
-            CounterKind::Other => Some(QueryKind::Other),
-            _ => None,
-        }
     }
 }
 
@@ -335,11 +322,6 @@ impl Caller<'_> {
         local.downcast::<T>().ok()
     }
 
-    /// What the task shares with its loop.
-    pub fn shared(&self) -> std::cell::RefMut<'_, TaskShared> {
-        self.shared.borrow_mut()
-    }
-
     pub fn now_ns(&self) -> u64 {
         self.clock.get().now_ns()
     }
@@ -423,12 +405,6 @@ impl Caller<'_> {
     pub fn event_ended(&self, times: EventTimes) {
         let mut shared = self.shared.borrow_mut();
         shared.ended.push(times);
-    }
-
-    /// A count of the script's: sysbench's `sb_counter_inc`, and what its
-    /// SQL calls count.
-    pub fn count(&self, kind: CounterKind) {
-        self.count_n(kind, 1);
     }
 
     /// `n` counts of `kind`.

@@ -19,8 +19,6 @@ pub enum FuzzError {
     RemoteTarget { endpoint: Endpoint },
     #[error("cannot resolve host {host:?} to check that it is this host: {reason}; give an IP address")]
     Resolve { host: String, reason: String },
-    #[error("fuzz needs one server: {0}")]
-    OneServer(String),
     #[error("cannot log in to the server under test before fuzzing: {source}; check the --mysql-* options and that the server is running")]
     Connect { source: ClientError },
     #[error(

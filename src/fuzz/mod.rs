@@ -74,12 +74,9 @@ mod vigil;
 mod watch;
 mod worker;
 
-pub use campaign::{fuzz, FuzzSummary};
-pub use control::{Failure, FailureKind};
-pub use error::FuzzError;
-pub use options::{
+pub use campaign::fuzz;
+pub(crate) use options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
     DEFAULT_RSS_GROWTH,
 };
 pub use replay::{replay, ReplayVerdict};
-pub use report::Progress;

@@ -26,10 +26,6 @@ pub enum ScriptError {
     BadDefinition(String),
     #[error("the script's {command} command failed (it returned false)")]
     CommandFailed { command: String },
-    #[error("cannot start a thread for the script: {0}")]
-    Thread(std::io::Error),
-    #[error("the script's thread {0} panicked")]
-    ThreadPanicked(u32),
     #[error("Lua: {0}")]
     Lua(String),
     /// The event loop running the script's states failed.

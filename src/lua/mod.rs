@@ -40,13 +40,13 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-pub use commands::{load_only, run_command, script_help, Help};
-pub use error::ScriptError;
+pub(crate) use commands::{load_only, run_command, script_help, Help};
+pub(crate) use error::ScriptError;
 pub use ffi::EXPORTED_C_FUNCTIONS;
-pub use options::OptValue;
-pub use reports::ReportHooks;
-pub use tasks::run_tasks;
-pub use threads::ThreadsPlan;
+pub(crate) use options::OptValue;
+pub(crate) use reports::ReportHooks;
+pub(crate) use tasks::run_tasks;
+pub(crate) use threads::ThreadsPlan;
 
 use crate::client::ConnectOptions;
 use crate::driver::IgnoreErrors;

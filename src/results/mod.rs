@@ -25,23 +25,24 @@
 //! hands it the numbers and writes what it makes. It does no I/O itself
 //! but for the chart file.
 
-pub mod chart;
-pub mod clock;
-pub mod compare;
-pub mod csv;
-pub mod latency_summary;
-pub mod log_merge;
-pub mod merge;
-pub mod options;
-pub mod record;
-pub mod recorded;
-pub mod shard_info;
-pub mod sweep;
-pub mod table;
+pub(crate) mod chart;
+pub(crate) mod clock;
+pub(crate) mod compare;
+pub(crate) mod csv;
+pub(crate) mod latency_summary;
+pub(crate) mod log_merge;
+pub(crate) mod merge;
+pub(crate) mod options;
+pub(crate) mod record;
+pub(crate) mod recorded;
+pub(crate) mod shard_info;
+pub(crate) mod sweep;
+pub(crate) mod table;
 
-pub use chart::{ChartError, Curve};
-pub use compare::{CompareError, Comparison, ResultFile};
-pub use latency_summary::{LatencyListing, LatencySummary, StatementResult};
-pub use options::{CompareOptions, MergeOptions, Metric, OutputFormat, ResultOptions, TableFormat};
-pub use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
-pub use table::Table;
+pub(crate) use chart::ChartError;
+pub(crate) use compare::{CompareError, Comparison, ResultFile};
+pub(crate) use latency_summary::LatencyListing;
+pub(crate) use options::{CompareOptions, MergeOptions, ResultOptions};
+pub use options::{Metric, OutputFormat, TableFormat};
+pub(crate) use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
+pub(crate) use table::Table;

@@ -54,12 +54,10 @@ use std::sync::Arc;
 
 pub use compare::compare;
 pub use error::RunError;
-pub use interrupt::Signal;
+pub(crate) use interrupt::Signal;
 pub use merge::merge;
-pub use output::{
-    alert_line, fatal_line, stderr_line, Console, Level, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED,
-};
-pub use script_text::ScriptTextError;
+pub(crate) use output::Level;
+pub use output::{fatal_line, stderr_line, Console, Output, OutputError};
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;

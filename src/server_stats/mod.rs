@@ -26,12 +26,13 @@ mod status;
 mod watch;
 
 pub use consistency::{ConsistencyCheck, RunStatements};
-pub use delta::{ServerDelta, ServerSample};
-pub use figures::{ClientCounts, ServerFigures, ServerLocation, ServerResult, ServerSource};
-pub use process::{ProcessDelta, ProcessReading};
+pub use delta::ServerDelta;
+pub use figures::{ClientCounts, ServerFigures, ServerLocation, ServerResult};
+#[cfg(test)]
+pub use process::ProcessDelta;
 pub use report::{ServerBlock, ServerInterimLine};
 pub use sampler::{Sampler, SamplerConfig, SamplerError};
-pub use status::{StatusReading, STATUS_COUNTERS};
+pub use status::STATUS_COUNTERS;
 pub use watch::{EdgeCut, ServerWatch};
 
 /// `--server-stats`: whether the server is sampled, and what shows it.
@@ -47,9 +48,6 @@ pub enum SamplingMode {
 }
 
 impl SamplingMode {
-    pub const NAMES: [(&'static str, SamplingMode); 3] =
-        [("on", SamplingMode::On), ("off", SamplingMode::Off), ("interim", SamplingMode::Interim)];
-
     pub fn samples(self) -> bool {
         self != SamplingMode::Off
     }

@@ -59,6 +59,7 @@ impl HdrLatency {
     }
 
     #[inline]
+    #[cfg(test)]
     pub fn record_ns(&mut self, ns: u64) {
         // Sized for every u64 up to HIGHEST_TRACKABLE_NS: saturating only
         // matters above it, and never resizes.

@@ -16,23 +16,26 @@
 //! Layer: at the bottom; it imports nothing of the crate, so the driver, the
 //! orchestration and the null server can all use it.
 
-pub mod collector;
-pub mod counters;
-pub mod extra_report;
-pub mod hdr_log;
-pub mod histogram;
-pub mod kinds;
-pub mod latency;
-pub mod report;
+pub(crate) mod collector;
+pub(crate) mod counters;
+pub(crate) mod extra_report;
+pub(crate) mod hdr_log;
+pub(crate) mod histogram;
+pub(crate) mod kinds;
+pub(crate) mod latency;
+pub(crate) mod report;
 
-pub use collector::{Collector, Interval, IntervalBlock, Latencies, LoopStats, Recording, StatsBoard, Totals};
+pub use collector::{Collector, LoopStats, StatsBoard};
+pub(crate) use collector::{Interval, Latencies, Recording};
 pub use counters::{ConnStats, Counters, QueryKind};
-pub use extra_report::{ClientCpuBlock, PerStatementBlock, PercentileBlock, RateSummary};
-pub use hdr_log::{HdrLog, HdrLogError};
-pub use histogram::{HistogramParts, LatencyHistogram};
-pub use kinds::{KindStats, KindTable};
-pub use latency::{HdrLatency, SpectrumPoint};
+pub(crate) use extra_report::{ClientCpuBlock, PerStatementBlock, PercentileBlock, RateSummary};
+pub(crate) use hdr_log::{HdrLog, HdrLogError};
+pub(crate) use histogram::HistogramParts;
+pub use histogram::{bucket_value, LatencyHistogram, BUCKETS};
+pub(crate) use kinds::KindTable;
+pub(crate) use latency::HdrLatency;
+pub use report::CFloat;
 pub use report::{
-    Banner, CheckpointLine, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader, INITIALIZING_WORKERS,
-    THREADS_STARTED, VERSION_LINE,
+    Banner, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader, INITIALIZING_WORKERS, THREADS_STARTED,
+    VERSION_LINE,
 };

@@ -14,9 +14,10 @@
 //! the TLS options ([`tls::TlsOptions`]).
 
 mod compress;
-pub mod tls;
+pub(crate) mod tls;
 
 pub(crate) use compress::with_thread_codec;
+pub use tls::{client_tls, SslMode, TlsOptions};
 
 use std::fmt;
 

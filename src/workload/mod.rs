@@ -23,26 +23,29 @@ mod options;
 mod table_data;
 mod test;
 
-pub mod bulk_insert;
-pub mod oltp_delete;
-pub mod oltp_insert;
-pub mod oltp_point_select;
-pub mod oltp_read_only;
-pub mod oltp_read_write;
-pub mod oltp_update_index;
-pub mod oltp_update_non_index;
-pub mod oltp_write_only;
-pub mod select_random_points;
-pub mod select_random_ranges;
+pub(crate) mod bulk_insert;
+pub(crate) mod oltp_delete;
+pub(crate) mod oltp_insert;
+pub(crate) mod oltp_point_select;
+pub(crate) mod oltp_read_only;
+pub(crate) mod oltp_read_write;
+pub(crate) mod oltp_update_index;
+pub(crate) mod oltp_update_non_index;
+pub(crate) mod oltp_write_only;
+pub(crate) mod select_random_points;
+pub(crate) mod select_random_ranges;
 
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use common::OltpWorkload;
-pub use emulated::{EmulatedStatement, MarkerMismatch};
-pub use kind::StatementKind;
-pub use options::{OltpOptions, OptionsError};
-pub use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
+pub use emulated::EmulatedStatement;
+pub(crate) use emulated::MarkerMismatch;
+pub(crate) use kind::StatementKind;
+pub use options::OltpOptions;
+pub(crate) use options::OptionsError;
+#[cfg(test)]
+pub(crate) use table_data::RowBatch;
+pub(crate) use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareMethod, PrepareStep};
 pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};

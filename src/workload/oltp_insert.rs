@@ -33,6 +33,7 @@ pub fn workload(options: &OltpOptions) -> Result<OltpInsert, OptionsError> {
     Ok(OltpInsert { options: options.clone(), unique: RandUnique::sysbench_upstream() })
 }
 
+#[cfg(test)]
 impl OltpInsert {
     /// Uses another `sysbench.rand.unique()` sequence for the ids (only
     /// with `auto_inc` off). The default is upstream sysbench's.

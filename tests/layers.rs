@@ -53,7 +53,7 @@ fn imported_modules(text: &str) -> BTreeSet<String> {
 }
 
 /// The top-level module a file of `src/` belongs to (`driver` for
-/// `src/driver/uring.rs`, `rand` for `src/rand.rs`); `None` for the crate
+/// `src/driver/uring/mod.rs`, `rand` for `src/rand/mod.rs`); `None` for the crate
 /// roots.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let relative = file.strip_prefix(src).unwrap();

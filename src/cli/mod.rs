@@ -33,27 +33,27 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
 mod argv;
-mod build;
-mod compare;
+mod cli_error;
+mod compare_args;
 mod credentials;
 mod defs;
-mod error;
 mod fuzz;
 mod general;
 mod help;
 mod into;
+mod invocation;
 mod legacy;
-mod legacy_options;
-mod lua_script;
-mod merge;
+mod legacy_args;
+mod lua_script_args;
+mod merge_args;
 mod null_server;
 mod option_file;
 mod opts;
 mod personality;
 mod raw;
-mod result_options;
+mod result_args;
 mod server_stats;
-mod shard;
+mod shard_args;
 mod small_file;
 #[cfg(test)]
 mod sysbench_traces;
@@ -81,8 +81,8 @@ use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
 
 pub use argv::hide_passwords_from_ps;
+pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
-pub use error::{CliError, Refusal};
 pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, test_help};
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
@@ -410,7 +410,7 @@ pub fn read(args: impl IntoIterator<Item = OsString>, sources: &CredentialSource
         .map(unicode_arg)
         .collect::<Result<Vec<String>, CliError>>()
         .map_err(|error| Refusal { error, verbosity: 3 })?;
-    build::invocation(raw::split(args), sources)
+    invocation::read_invocation(raw::split(args), sources)
 }
 
 /// An argument as text, or the refusal naming it (a password's value not

@@ -7,12 +7,12 @@
 //! ([`Endpoint`], [`ServerAddresses`]) and how they log in
 //! ([`ConnectOptions`]). It may import transport and the protocol crate.
 
+mod client_error;
 mod endpoint;
-mod error;
 pub(crate) mod peer;
 mod server_key;
 mod stream;
-mod tls;
+mod tls_login;
 
 use std::time::Duration;
 
@@ -30,9 +30,9 @@ use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
 
+pub use client_error::ClientError;
 pub use endpoint::Endpoint;
 pub(crate) use endpoint::ServerAddresses;
-pub use error::ClientError;
 pub use peer::unix_peer_pid;
 pub(crate) use peer::PeerProcess;
 pub use server_key::ServerKey;
@@ -216,7 +216,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let mut machine = ClientHandshake::new(options.handshake_config());
         loop {
             let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| match &options.tls {
-                Some(tls) => tls::not_offered(tls, &io.endpoint, e),
+                Some(tls) => tls_login::not_offered(tls, &io.endpoint, e),
                 None => io.codec_error(e),
             })?;
             io.rbuf.advance(used);
@@ -635,7 +635,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
             }));
         }
         self.scratch.clear();
-        let layer = tls::handshake(&mut self.stream, config, &self.endpoint, &mut self.scratch).await?;
+        let layer = tls_login::handshake(&mut self.stream, config, &self.endpoint, &mut self.scratch).await?;
         self.rbuf.extend_from_slice(&self.scratch);
         self.transport.start_tls(layer);
         Ok(())

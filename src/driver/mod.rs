@@ -21,15 +21,15 @@ mod call_session;
 mod conn_io;
 mod cpus;
 pub(crate) mod dry;
-mod epoll;
-mod options;
+mod engine_options;
+mod fiber_task;
 mod polling;
 mod redial;
 mod session;
-mod shard;
+mod shard_split;
 mod spin;
 mod start_gate;
-mod task;
+mod tokio_backend;
 mod uring;
 mod waits;
 
@@ -49,16 +49,16 @@ pub(crate) use budget::Admission;
 pub use budget::{Arrival, Budget, RunControl};
 pub(crate) use call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
 pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
-pub(crate) use options::EngineOptions;
-pub use options::{IgnoreErrors, IoBackend, PollMode, PsMode};
+pub(crate) use engine_options::EngineOptions;
+pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
+pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
 pub(crate) use polling::{choose_polling, server_shares_our_cores, PollChoice};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
 pub use session::Session;
 pub(crate) use session::{RefusedCommand, SessionError};
-pub(crate) use shard::Shard;
+pub(crate) use shard_split::Shard;
 pub(crate) use start_gate::{StartGate, Started};
-pub(crate) use task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
 pub(crate) use uring::UringUnavailable;
 pub(crate) use waits::Stalls;
 
@@ -414,8 +414,8 @@ pub fn spawn_loops(
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
     spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
-        Backend::Epoll => epoll::run_loop(index, connections, Vec::new(), context, None),
-        Backend::Uring => uring::run_loop(index, connections, Vec::new(), context, poll, None),
+        Backend::Epoll => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
+        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, poll, None),
     })
 }
 
@@ -433,8 +433,8 @@ pub fn spawn_task_loops(
         let tasks = makers.into_iter().map(|make| make()).collect();
         let arrival = start_gate::ArrivalGuard::new(gate);
         match backend {
-            Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, Some(arrival)),
-            Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
+            Backend::Epoll => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
+            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
         }
     })
 }
@@ -450,8 +450,8 @@ pub fn run_tasks(
     context: &LoopContext,
 ) -> Result<(), DriverError> {
     match backend {
-        Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, None),
-        Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, None),
+        Backend::Epoll => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
+        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, None),
     }
 }
 

@@ -8,7 +8,7 @@
 //!   encoders on the live connection and split into typed fields
 //!   ([`build`], [`fields`]); the exchange itself, the login's auth
 //!   switches and caching_sha2 steps included, is `exec.rs` over `conn.rs`
-//!   (the compressed protocol when the login asks for it) and `answer.rs`.
+//!   (the compressed protocol when the login asks for it) and `answer_reader.rs`.
 //! - Structure-aware mutation: field edits fitting each field's kind
 //!   ([`edits`], [`values`], [`text`] for statement text), framing and
 //!   compressed-packet edits ([`frame`]), whole-session mutations
@@ -37,8 +37,7 @@
 //! need no pinned event loops, and tokio tasks give thousands of sessions
 //! a second.
 
-mod answer;
-mod build;
+mod answer_reader;
 mod campaign;
 mod conn;
 mod control;
@@ -46,36 +45,37 @@ mod corpus;
 mod dictionary;
 mod edits;
 mod emit;
-mod error;
+mod encode_spec;
 mod exec;
 mod failure;
+mod feedback_state;
 mod fields;
 mod frame;
+mod fuzz_error;
+mod fuzz_options;
+mod fuzz_rng;
 mod generate;
 mod lines;
 mod minimize;
 mod mutate;
-mod options;
+mod process_watch;
+mod progress;
 mod render;
 mod replay;
-mod report;
 mod reproducer;
 mod rig;
-mod rng;
 #[cfg(test)]
 mod roundtrip_tests;
 mod safety;
 mod seeds;
 mod spec;
-mod state;
 mod text;
 mod values;
 mod vigil;
-mod watch;
 mod worker;
 
 pub use campaign::fuzz;
-pub(crate) use options::{
+pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
     DEFAULT_RSS_GROWTH,
 };

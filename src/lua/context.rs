@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use mlua::Lua;
 
-use super::state::ThreadCtx;
+use super::lua_state::ThreadCtx;
 
 /// A state's context, shared by its app data and its task.
 pub(crate) type SharedCtx = Rc<RefCell<ThreadCtx>>;

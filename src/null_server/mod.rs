@@ -14,12 +14,12 @@
 //! (the compressed protocol) and the protocol crate.
 
 mod answer;
-mod compress;
 mod delay;
 mod event_loop;
 mod handshake;
-mod session;
-mod sql;
+mod null_session;
+mod server_compress;
+mod sql_scan;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, watch};
 
 use answer::CannedAnswers;
 use event_loop::{Listeners, ServerLoop, ServerLoopStats};
-use session::ServerProfile;
+use null_session::ServerProfile;
 
 /// The version the greeting announces by default: MariaDB-like (the
 /// `5.5.5-` prefix is MariaDB's compatibility shim) and plainly not a
@@ -238,7 +238,7 @@ impl NullServer {
             stats.connections += loop_stats.connections.load(Ordering::Relaxed);
             stats.commands += loop_stats.commands.load(Ordering::Relaxed);
             stats.quits += loop_stats.quits.load(Ordering::Relaxed);
-            let spent = event_loop::thread_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
+            let spent = event_loop::schedstat_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
             stats.cpu_time = stats.cpu_time.zip(spent).map(|(a, b)| a + b);
         }
         stats

@@ -6,7 +6,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::output::{Output, OutputError};
-use super::shard::clock_state;
+use super::shard_plan::clock_state;
 use super::RunError;
 use crate::cli::Bench;
 use crate::results::csv::CsvColumns;

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use wirebench_protocol::UsageError;
 
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::table_data::PrepareStep;
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, StmtId, Workload, WorkloadError};
 use crate::rand::Rng;

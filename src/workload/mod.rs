@@ -19,7 +19,7 @@ mod common;
 mod emulated;
 mod kind;
 pub mod legacy;
-mod options;
+mod oltp_options;
 mod table_data;
 mod test;
 
@@ -41,8 +41,8 @@ pub(crate) mod testkit;
 pub use emulated::EmulatedStatement;
 pub(crate) use emulated::MarkerMismatch;
 pub(crate) use kind::StatementKind;
-pub use options::OltpOptions;
-pub(crate) use options::OptionsError;
+pub use oltp_options::OltpOptions;
+pub(crate) use oltp_options::OptionsError;
 #[cfg(test)]
 pub(crate) use table_data::RowBatch;
 pub(crate) use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareMethod, PrepareStep};

@@ -14,7 +14,7 @@
 use super::common::{
     cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
 };
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 

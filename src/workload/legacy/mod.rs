@@ -28,16 +28,16 @@
 //!     prepareN" lines.
 
 mod common05;
+mod legacy_options;
 mod oltp04;
 mod oltp05;
-mod options;
 mod rand04;
 mod single05;
 mod table04;
 
 use std::fmt;
 
-pub use options::{EngineTrx, LegacyOptions, NontrxMode, Oltp04Mode};
+pub use legacy_options::{EngineTrx, LegacyOptions, NontrxMode, Oltp04Mode};
 pub use rand04::{Dist04, Rand04, Seed04};
 
 use super::{

@@ -14,12 +14,12 @@ use wirebench_protocol::response::ok::is_result_terminator;
 use wirebench_protocol::response::{EofPacket, OkPacket, PrepareOk};
 
 use super::conn::{FuzzConn, Gone};
-use super::state::AnswerClass;
+use super::feedback_state::AnswerClass;
 use super::vigil::Patience;
 
 /// The shape of answer a packet calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
+pub enum AnswerShape {
     /// None (COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA, an SSLRequest).
     Nothing,
     /// One packet (OK, ERR, EOF, or COM_STATISTICS's text).
@@ -77,7 +77,7 @@ enum Part {
 
 /// The walk through one answer.
 struct Walk {
-    expect: Expect,
+    expect: AnswerShape,
     caps: Capabilities,
     /// What comes next; empty at the start of a result.
     parts: VecDeque<Part>,
@@ -107,7 +107,7 @@ impl Walk {
                 self.first(AnswerClass::Err, err_code(payload));
                 Fed::Done
             }
-            Some(0x00) if self.expect == Expect::Prepare => self.prepare_ok(payload),
+            Some(0x00) if self.expect == AnswerShape::Prepare => self.prepare_ok(payload),
             Some(0x00) => {
                 self.first(AnswerClass::Ok, 0);
                 self.after_status(status(payload, self.caps))
@@ -116,7 +116,7 @@ impl Walk {
                 self.first(AnswerClass::Eof, 0);
                 self.after_status(status(payload, self.caps))
             }
-            Some(0xFB) if self.expect == Expect::Results => {
+            Some(0xFB) if self.expect == AnswerShape::Results => {
                 self.first(AnswerClass::LocalInfile, 0);
                 Fed::SendEmpty
             }
@@ -127,7 +127,7 @@ impl Walk {
     /// A packet that is not OK, ERR or EOF at the start of an answer.
     fn start_rows(&mut self, payload: &[u8]) -> Fed {
         match self.expect {
-            Expect::Results => {
+            AnswerShape::Results => {
                 self.first(AnswerClass::ResultSet, 0);
                 let mut r = Reader::new(payload);
                 let Ok(columns) = r.lenenc_int("column count") else {
@@ -145,12 +145,12 @@ impl Walk {
                 self.parts.push_back(Part::Rows);
                 Fed::More
             }
-            Expect::Rows => {
+            AnswerShape::Rows => {
                 self.first(AnswerClass::ResultSet, 0);
                 self.parts.push_back(Part::Rows);
                 Fed::More
             }
-            Expect::Definitions => {
+            AnswerShape::Definitions => {
                 self.first(AnswerClass::ResultSet, 0);
                 self.parts.push_back(Part::DefinitionsToEof);
                 Fed::More
@@ -250,11 +250,11 @@ fn status(payload: &[u8], caps: Capabilities) -> StatusFlags {
 /// the session's (DEPRECATE_EOF decides how result sets end).
 pub async fn read_answer(
     conn: &mut FuzzConn,
-    expect: Expect,
+    expect: AnswerShape,
     caps: Capabilities,
     patience: &mut Patience<'_>,
 ) -> Answer {
-    if expect == Expect::Nothing {
+    if expect == AnswerShape::Nothing {
         return Answer::of(AnswerClass::Silent);
     }
     let mut walk = Walk { expect, caps, parts: VecDeque::new(), answer: None };
@@ -273,7 +273,7 @@ pub async fn read_answer(
         conn.consume(front);
         match fed {
             Fed::More => {}
-            Fed::Done if expect == Expect::Closing => {}
+            Fed::Done if expect == AnswerShape::Closing => {}
             Fed::Done => return walk.answer.unwrap_or(Answer::of(AnswerClass::Garbled)),
             Fed::SendEmpty => {
                 let mut empty = Vec::new();
@@ -299,7 +299,7 @@ fn ended(answer: Option<Answer>, gone: Gone) -> Answer {
 mod tests {
     use super::*;
 
-    fn walk(expect: Expect, caps: Capabilities, packets: &[&[u8]]) -> (Option<Answer>, usize) {
+    fn walk(expect: AnswerShape, caps: Capabilities, packets: &[&[u8]]) -> (Option<Answer>, usize) {
         let mut w = Walk { expect, caps, parts: VecDeque::new(), answer: None };
         for (i, p) in packets.iter().enumerate() {
             if let Fed::Done = w.feed(p) {
@@ -317,18 +317,18 @@ mod tests {
     fn result_sets_end_at_their_terminator_and_chain_with_more_results() {
         let deof = Capabilities::DEPRECATE_EOF;
         let packets: [&[u8]; 5] = [&[1], b"coldef", b"\x01x", &[0xFE, 0, 0, 0x0a, 0, 0, 0], OK];
-        let (answer, used) = walk(Expect::Results, deof, &packets);
+        let (answer, used) = walk(AnswerShape::Results, deof, &packets);
         assert_eq!((answer.unwrap().class, used), (AnswerClass::ResultSet, 5));
         let packets: [&[u8]; 5] = [&[1], b"coldef", EOF, b"\x01x", EOF];
-        assert_eq!(walk(Expect::Results, Capabilities::empty(), &packets).1, 5);
-        assert_eq!(walk(Expect::Results, deof, &[OK_MORE, OK]).1, 2);
+        assert_eq!(walk(AnswerShape::Results, Capabilities::empty(), &packets).1, 5);
+        assert_eq!(walk(AnswerShape::Results, deof, &[OK_MORE, OK]).1, 2);
     }
 
     #[test]
     fn prepare_reads_its_definitions() {
         // id 7, 1 column, 2 params; without DEPRECATE_EOF: 2 defs, EOF, 1 def, EOF.
         let ok: &[u8] = &[0, 7, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0];
-        let (answer, used) = walk(Expect::Prepare, Capabilities::empty(), &[ok, b"p", b"p", EOF, b"c", EOF]);
+        let (answer, used) = walk(AnswerShape::Prepare, Capabilities::empty(), &[ok, b"p", b"p", EOF, b"c", EOF]);
         let answer = answer.unwrap();
         assert_eq!((answer.class, answer.statement_id, used), (AnswerClass::PrepareOk, Some(7), 6));
     }
@@ -336,11 +336,11 @@ mod tests {
     #[test]
     fn errors_and_single_packets() {
         let err: &[u8] = b"\xff\x1a\x04#HY000Unknown prepared statement handler";
-        let (answer, used) = walk(Expect::Results, Capabilities::empty(), &[err]);
+        let (answer, used) = walk(AnswerShape::Results, Capabilities::empty(), &[err]);
         assert_eq!((answer.unwrap().class, answer.unwrap().code, used), (AnswerClass::Err, 1050, 1));
-        let (answer, _) = walk(Expect::One, Capabilities::empty(), &[b"Uptime: 1  Threads: 1"]);
+        let (answer, _) = walk(AnswerShape::One, Capabilities::empty(), &[b"Uptime: 1  Threads: 1"]);
         assert_eq!(answer.unwrap().class, AnswerClass::Text);
-        let (answer, used) = walk(Expect::Definitions, Capabilities::empty(), &[b"\x03def", b"\x03def", EOF]);
+        let (answer, used) = walk(AnswerShape::Definitions, Capabilities::empty(), &[b"\x03def", b"\x03def", EOF]);
         assert_eq!((answer.unwrap().class, used), (AnswerClass::ResultSet, 3));
     }
 }

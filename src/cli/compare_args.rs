@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
+use super::cli_error::CliError;
 use super::defs;
-use super::error::CliError;
 use super::raw::RawOpt;
-use super::result_options::chart_path;
+use super::result_args::chart_path;
 use super::{value, Invocation};
 use crate::results::{CompareOptions, Metric, TableFormat};
 
-pub(crate) fn parse(opts: &[RawOpt], files: &[&str]) -> Result<Invocation, CliError> {
+pub(crate) fn parse_compare(opts: &[RawOpt], files: &[&str]) -> Result<Invocation, CliError> {
     for opt in opts {
         if defs::is_in(defs::COMPARE, &opt.key) {
             continue;

@@ -6,15 +6,15 @@
 
 use std::path::PathBuf;
 
+use super::cli_error::CliError;
 use super::credentials::CredentialSources;
 use super::defs;
-use super::error::CliError;
 use super::legacy::Chosen;
 use super::opts::Opts;
 use super::raw::RawOpt;
 use super::test_name::{self, TestRef};
 use super::warnings::StartupWarning;
-use super::{build, value, Command, Invocation, Test};
+use super::{invocation, value, Command, Invocation, Test};
 use crate::lua::{ScriptCall, ScriptOrigin, STDIN_SCRIPT_NAME};
 use crate::workload::legacy::LegacyOptions;
 
@@ -107,7 +107,7 @@ fn from_stdin(test_opt: Option<&RawOpt>, rest: &[&str]) -> Result<NamedScript, C
 pub(crate) const DEFAULT_RESULT_LIMIT: u64 = 256 << 20;
 
 /// The invocation of `script`'s `command` with the options in `list`.
-pub(crate) fn invocation(
+pub(crate) fn script_invocation(
     list: Vec<RawOpt>,
     named: NamedScript,
     sources: &CredentialSources,
@@ -137,7 +137,7 @@ pub(crate) fn invocation(
         Chosen { test: Test::OltpReadWrite, legacy: None, legacy_options: LegacyOptions::default(), command: kind };
     let warnings: Vec<StartupWarning> =
         test_opt.into_iter().map(|shown| StartupWarning::DeprecatedTestOption { shown }).collect();
-    let mut bench = build::bench(chosen, Opts::new(own), sources, notes, warnings)?;
+    let mut bench = invocation::bench(chosen, Opts::new(own), sources, notes, warnings)?;
     let options = theirs.into_iter().map(|o| (o.key, o.value)).collect();
     bench.script =
         Some(ScriptCall { path: PathBuf::from(script), origin, command, options, thread_per_state, result_limit });

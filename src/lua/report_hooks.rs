@@ -14,7 +14,7 @@ use std::sync::Arc;
 use mlua::{Function, Lua, Table, Value};
 
 use super::ffi::Entered;
-use super::state::{export_options, new_state};
+use super::lua_state::{export_options, new_state};
 use super::{ScriptEnv, ScriptError};
 use crate::stats::report::{FinalReport, InterimReport};
 use crate::stats::Counters;

@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::io::Write as _;
 
 use super::{alert_once, guarded, with_state};
-use crate::lua::options::{option_lines, OptKind, ScriptOption};
+use crate::lua::cmdline_options::{option_lines, OptKind, ScriptOption};
 
 /// sysbench's `sb_arg_t` (cdefs.lua), field for field.
 #[repr(C)]

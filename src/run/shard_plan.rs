@@ -110,13 +110,13 @@ pub(super) fn wait_for_start(
     interrupts: &Interrupts,
 ) -> Result<(), Signal> {
     let Some(start_at) = bench.general.start_at else { return Ok(()) };
-    let coarse = until(start_at).saturating_sub(Duration::from_millis(5));
+    let coarse = time_until(start_at).saturating_sub(Duration::from_millis(5));
     runtime.block_on(interrupts.or_signal(async move { tokio::time::sleep(coarse).await }))?;
     // A sleep runs on the monotonic clock, which may fall a hair behind the
     // wall clock --start-at is read on: sleep again until the wall clock
     // has reached it, so that no shard starts before the instant.
     loop {
-        let left = until(start_at);
+        let left = time_until(start_at);
         if left.is_zero() {
             return Ok(());
         }
@@ -124,7 +124,7 @@ pub(super) fn wait_for_start(
     }
 }
 
-fn until(instant: SystemTime) -> Duration {
+fn time_until(instant: SystemTime) -> Duration {
     instant.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO)
 }
 

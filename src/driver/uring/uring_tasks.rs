@@ -1,4 +1,4 @@
-//! The io_uring loop's tasks (a script's states, see `driver::task`): the
+//! The io_uring loop's tasks (a script's states, see `driver::fiber_task`): the
 //! loop resumes a task with what it waited for and does what it asks
 //! next. A task's connections are the loop's, like a built-in test's:
 //! the same ring, receive buffers, timeouts and redial; only what fills
@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use super::{Conn, ConnState, Driver, Tasks};
+use super::{Conn, Driver, RingConnState, Tasks};
 use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
 use crate::driver::conn_io::{ConnIo, OpenedCalls};
+use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
 use crate::driver::redial::Reopened;
-use crate::driver::task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
 use crate::driver::{DriverError, Lost, Redial};
 use wirebench_protocol::constants::client_error::is_lost_connection;
 
@@ -182,7 +182,7 @@ impl Driver<'_> {
 
     /// A slot for a new connection: a retired one's, or the next.
     fn free_conn_slot(&self) -> Option<ConnId> {
-        let retired = self.conns.iter().position(|c| c.state == ConnState::Retired && c.owner.is_some());
+        let retired = self.conns.iter().position(|c| c.state == RingConnState::Retired && c.owner.is_some());
         retired.or((self.conns.len() < self.tasks.slots).then_some(self.conns.len()))
     }
 
@@ -195,7 +195,7 @@ impl Driver<'_> {
             self.tasks.ready.push_back((t, Reply::Answered(Err(CallError::Closed))));
             return Ok(());
         };
-        if conn.state != ConnState::Running {
+        if conn.state != RingConnState::Running {
             let error = match conn.lost.take() {
                 Some(lost) => CallError::Lost { lost, reopened: false },
                 None => CallError::Closed,
@@ -255,7 +255,7 @@ impl Driver<'_> {
             other => CallError::Loop(other.to_string()),
         };
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = ConnState::Finishing;
+        conn.state = RingConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
         self.end_call(i, Err(error));
@@ -270,7 +270,7 @@ impl Driver<'_> {
         let reopen = self.context.ignore.ignores(code) && is_lost_connection(code);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.lost = Some(lost);
-        conn.state = if reopen { ConnState::Reconnecting } else { ConnState::Finishing };
+        conn.state = if reopen { RingConnState::Reconnecting } else { RingConnState::Finishing };
         self.cancel_ops(i)?;
         if !reopen {
             self.retire_if_idle(i);
@@ -314,9 +314,9 @@ impl Driver<'_> {
     fn close_task_conn(&mut self, t: usize, id: ConnId) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(id).filter(|c| c.owner == Some(t)) else { return Ok(()) };
         match conn.state {
-            ConnState::Running if !conn.io.awaits_answers() => self.start_quit(id),
-            ConnState::Running | ConnState::Reconnecting => {
-                conn.state = ConnState::Finishing;
+            RingConnState::Running if !conn.io.awaits_answers() => self.start_quit(id),
+            RingConnState::Running | RingConnState::Reconnecting => {
+                conn.state = RingConnState::Finishing;
                 self.cancel_ops(id)?;
                 self.retire_if_idle(id);
                 Ok(())

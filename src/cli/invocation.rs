@@ -4,35 +4,35 @@
 
 use std::path::Path;
 
+use super::cli_error::CliError;
+use super::cli_error::Refusal;
 use super::credentials::{complete_login, CredentialSources};
 use super::defs::{self, OptDef};
-use super::error::CliError;
-use super::error::Refusal;
 use super::general::{general, Said};
 use super::into::{db_options, engine_options, mysql_options, prepare_method, rand_config};
 use super::legacy::{self, Chosen};
-use super::legacy_options;
-use super::lua_script;
+use super::legacy_args;
+use super::lua_script_args;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
-use super::result_options::{result_options, run_identity};
+use super::result_args::{result_options, run_identity};
 use super::server_stats::server_stats_options;
 use super::test_name::{self, TestRef};
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{compare, fuzz, merge, null_server, value, Bench, Command, Dialect, Invocation};
+use super::{compare_args, fuzz, merge_args, null_server, value, Bench, Command, Dialect, Invocation};
 use crate::workload::legacy::{LegacyTest, Rand04};
 use crate::workload::Test;
 
-pub(crate) fn invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
+pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
     let CommandLine { opts, positionals } = line;
     let refused_early = refusal_at(stated_verbosity(&opts));
     refuse_separated_values(&positionals).map_err(&refused_early)?;
     let words: Vec<&str> = positionals.iter().map(|p| p.word.as_str()).collect();
     match words.split_first() {
-        Some((&"null-server", rest)) => return null_server::parse(&opts, rest).map_err(refused_early),
-        Some((&"compare", files)) => return compare::parse(&opts, files).map_err(refused_early),
-        Some((&"merge", files)) => return merge::parse(&opts, files).map_err(refused_early),
+        Some((&"null-server", rest)) => return null_server::parse_null_server(&opts, rest).map_err(refused_early),
+        Some((&"compare", files)) => return compare_args::parse_compare(&opts, files).map_err(refused_early),
+        Some((&"merge", files)) => return merge_args::parse_merge(&opts, files).map_err(refused_early),
         Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
         Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         _ => {}
@@ -59,8 +59,8 @@ fn bench_invocation(
     sources: &CredentialSources,
     mut notes: Vec<String>,
 ) -> Result<Invocation, CliError> {
-    if let Some(script) = lua_script::named(test_opt, words, &list)? {
-        return lua_script::invocation(list, script, sources, notes);
+    if let Some(script) = lua_script_args::named(test_opt, words, &list)? {
+        return lua_script_args::script_invocation(list, script, sources, notes);
     }
     let named = NamedTest::from_words(test_opt, words)?;
     let mut warnings = Vec::new();
@@ -160,7 +160,7 @@ impl NamedTest {
     fn from_words(test_opt: Option<&RawOpt>, words: &[&str]) -> Result<NamedTest, CliError> {
         let (test_word, shown, rest) = match test_opt {
             Some(opt) => (value::text(opt, "NAME")?, opt.shown(), words),
-            // No words is a script on standard input (`lua_script::named`).
+            // No words is a script on standard input (`lua_script_args::named`).
             None => match words.split_first() {
                 Some((&first, rest)) => (first, first.to_owned(), rest),
                 None => ("-", "-".to_owned(), words),
@@ -233,7 +233,7 @@ pub(crate) fn bench(
     let mut general = general(&opts, dialect != Dialect::V1_0, command, said)?;
     let rand = rand_config(&opts, &mut notes)?;
     if legacy == Some(LegacyTest::Oltp04) {
-        legacy_options.rand04 = Rand04 { seed: legacy_options.rand04.seed, ..legacy_options::dist04(&rand)? };
+        legacy_options.rand04 = Rand04 { seed: legacy_options.rand04.seed, ..legacy_args::dist04(&rand)? };
     }
     let db = db_options(&opts)?;
     let mut mysql = mysql_options(&opts, command, general.thread_init_timeout, &mut notes)?;
@@ -245,7 +245,7 @@ pub(crate) fn bench(
     let mut results = result_options(&opts, &general)?;
     results.run_identity = Some(run_identity(test.name(), &general, &test_options));
     let server_stats = server_stats_options(&opts, &general, &mysql, &results, &mut notes)?;
-    // Read where the test is named (`lua_script.rs`).
+    // Read where the test is named (`lua_script_args.rs`).
     opts.get("lua");
     // A script's command line takes it out before it gets here.
     if let Some(opt) = opts.get("lua_thread_per_state").filter(|o| value::boolean(o).unwrap_or(true)) {
@@ -254,7 +254,8 @@ pub(crate) fn bench(
             reason: "applies to Lua scripts only (a built-in test runs its connections on the event loops)".to_owned(),
         });
     }
-    let not_default = |o: &&super::raw::RawOpt| !value::size(o).is_ok_and(|n| n == lua_script::DEFAULT_RESULT_LIMIT);
+    let not_default =
+        |o: &&super::raw::RawOpt| !value::size(o).is_ok_and(|n| n == lua_script_args::DEFAULT_RESULT_LIMIT);
     if let Some(opt) = opts.get("lua_result_limit").filter(not_default) {
         return Err(CliError::NotHere {
             option: opt.label(),
@@ -373,7 +374,7 @@ mod tests {
                     "select_random_points"
                 };
                 let args = [test, "run", option.as_str()].map(str::to_owned).to_vec();
-                if let Err(refusal) = invocation(split(args), &CredentialSources::none()) {
+                if let Err(refusal) = read_invocation(split(args), &CredentialSources::none()) {
                     let err = refusal.error;
                     assert!(!err.to_string().contains("not supported by wirebench yet"), "{option}: {err}");
                 }
@@ -402,7 +403,7 @@ mod tests {
             (defs::RANDOM_RANGES, "select_random_ranges"),
             (defs::LEGACY, "--test=oltp"),
         ];
-        let parse = |words: &[&str]| match invocation(
+        let parse = |words: &[&str]| match read_invocation(
             split(words.iter().map(|w| (*w).to_owned()).collect()),
             &CredentialSources::none(),
         ) {

@@ -7,7 +7,7 @@ use super::output::OutputError;
 use crate::client::ClientError;
 use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
 use crate::rand::RandConfigError;
-use crate::results::merge::MergeError;
+use crate::results::shard_merge::MergeError;
 use crate::results::{ChartError, CompareError};
 use crate::transport::tls::TlsConfigError;
 use crate::workload::{MarkerMismatch, OptionsError};

@@ -14,7 +14,7 @@ use wirebench_protocol::compress::{
     encode_chunk, inflate_payload, CompressedHeader, COMPRESSED_HEADER_LEN, MAX_COMPRESSED_PAYLOAD,
 };
 
-use super::session::{Handled, NullSession};
+use super::null_session::{Handled, NullSession};
 use crate::transport::with_thread_codec;
 
 /// Answers up to this size are kept once deflated.

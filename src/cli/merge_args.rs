@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
+use super::cli_error::CliError;
 use super::defs;
-use super::error::CliError;
 use super::general::{percentiles, sysbench_percentile};
 use super::raw::RawOpt;
 use super::{value, Invocation};
 use crate::results::{MergeOptions, OutputFormat};
 
-pub(crate) fn parse(opts: &[RawOpt], files: &[&str]) -> Result<Invocation, CliError> {
+pub(crate) fn parse_merge(opts: &[RawOpt], files: &[&str]) -> Result<Invocation, CliError> {
     if let Some(opt) = opts.iter().find(|o| !defs::is_in(defs::MERGE, &o.key)) {
         let suggestion = defs::closest(&opt.name, defs::MERGE.iter().map(|d| d.name)).map(|n| format!("--{n}"));
         if defs::find(&opt.key).is_some() {

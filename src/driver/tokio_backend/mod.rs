@@ -5,9 +5,9 @@
 //! loop's ticker, which runs every few milliseconds anyway, looks at them
 //! and shuts down the socket of a connection that waited past its read or
 //! write timeout, or that still waits when the run is cut: its read or
-//! write then returns, and the task learns from its [`Watch`] why.
+//! write then returns, and the task learns from its [`WatchedConn`] why.
 
-mod tasks;
+mod tokio_tasks;
 
 use std::cell::{Cell, RefCell};
 use std::os::fd::{AsRawFd, RawFd};
@@ -50,18 +50,18 @@ struct EpollLoop {
     budget: RefCell<Budget>,
     waiters: Waiters,
     /// What the ticker sees of each connection, by its index in the loop.
-    watches: Box<[Watch]>,
+    watches: Box<[WatchedConn]>,
     /// The run's clock and deadline (the loop's set-up ones until a start
     /// gate opens).
     clock: Cell<super::Clock>,
     deadline_ns: Cell<Option<u64>>,
-    /// Where a script run's tasks wait for its start (`tasks.rs`).
-    start: tasks::StartWait,
+    /// Where a script run's tasks wait for its start (`tokio_tasks.rs`).
+    start: tokio_tasks::StartWait,
 }
 
 /// A connection as the ticker sees it: its waits, its socket, and why the
 /// ticker cut it off, if it did.
-struct Watch {
+struct WatchedConn {
     waits: Waits,
     limits: Cell<WaitLimits>,
     /// The socket, while the connection has one.
@@ -78,16 +78,16 @@ enum Cut {
     Stalled,
 }
 
-impl Watch {
+impl WatchedConn {
     /// A task's watch: its connections' limits are set as it calls on them.
     fn idle() -> Self {
         let limits = Cell::new(WaitLimits::default());
-        Watch { waits: Waits::default(), limits, fd: Cell::new(None), cut: Cell::new(None) }
+        WatchedConn { waits: Waits::default(), limits, fd: Cell::new(None), cut: Cell::new(None) }
     }
 
     fn new(plan: &ConnPlan) -> Self {
         let limits = WaitLimits { read: plan.redial.options.read_timeout, write: plan.redial.options.write_timeout };
-        Watch { waits: Waits::default(), limits: Cell::new(limits), fd: Cell::new(None), cut: Cell::new(None) }
+        WatchedConn { waits: Waits::default(), limits: Cell::new(limits), fd: Cell::new(None), cut: Cell::new(None) }
     }
 
     /// Ends the connection's wait: its pending read or write returns at
@@ -103,7 +103,7 @@ impl Watch {
     }
 }
 
-pub fn run_loop(
+pub fn run_tokio_loop(
     index: usize,
     connections: Vec<ConnPlan>,
     tasks: Vec<super::TaskBody>,
@@ -120,10 +120,10 @@ pub fn run_loop(
         stats: RefCell::new(context.board.loop_stats(index)),
         budget: RefCell::new(Budget::for_loop(context.control.clone(), context.deadline_ns, index)),
         waiters: Waiters::new(connections.len() + tasks.len()),
-        watches: connections.iter().map(Watch::new).chain(tasks.iter().map(|_| Watch::idle())).collect(),
+        watches: connections.iter().map(WatchedConn::new).chain(tasks.iter().map(|_| WatchedConn::idle())).collect(),
         clock: Cell::new(context.clock),
         deadline_ns: Cell::new(context.deadline_ns),
-        start: tasks::StartWait::new(tasks.len(), arrival),
+        start: tokio_tasks::StartWait::new(tasks.len(), arrival),
     });
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
@@ -140,7 +140,7 @@ impl EpollLoop {
 }
 
 /// Runs one tokio task per connection, and one per task (a script's
-/// state, see `tasks.rs`), until all are done, with the `--rate`
+/// state, see `tokio_tasks.rs`), until all are done, with the `--rate`
 /// dispatcher and the publishing ticker beside them.
 async fn run_all(
     connections: Vec<ConnPlan>,
@@ -153,7 +153,7 @@ async fn run_all(
         tasks.push(tokio::task::spawn_local(drive(conn, shared.clone(), i)));
     }
     for (t, body) in bodies.into_iter().enumerate() {
-        tasks.push(tokio::task::spawn_local(tasks::drive_task(body, shared.clone(), t, first_task + t)));
+        tasks.push(tokio::task::spawn_local(tokio_tasks::drive_task(body, shared.clone(), t, first_task + t)));
     }
     let dispatcher = shared.budget.borrow().has_rate().then(|| tokio::task::spawn_local(dispatch(shared.clone())));
     let ticker = tokio::task::spawn_local(tick(shared.clone()));
@@ -303,7 +303,7 @@ async fn drive(conn: ConnPlan, shared: Rc<EpollLoop>, i: usize) -> Result<(), Dr
 /// Exchanges commands and answers until the connection is done (or cut
 /// off, stalled); opens it again each time it is lost, if that is not
 /// fatal.
-async fn drive_connection(conn: ConnPlan, shared: &EpollLoop, watch: &Watch) -> Result<(), DriverError> {
+async fn drive_connection(conn: ConnPlan, shared: &EpollLoop, watch: &WatchedConn) -> Result<(), DriverError> {
     let (mut io, socket, leftover) = ConnIo::from_plan(conn);
     let stream = socket.into_stream().map_err(|e| io.io_error(e))?;
     watch.fd.set(Some(stream.as_raw_fd()));

@@ -15,7 +15,7 @@ use wirebench_protocol::constants::{Capabilities, CHARSET_UTF8MB4_GENERAL_CI, DE
 use wirebench_protocol::framing::HEADER_LEN;
 use wirebench_protocol::handshake::{client_capabilities, CapabilityOptions, HandshakeResponse41, SslRequest};
 
-use super::fields::{Field, FieldKind, Fields, LengthForm, Live};
+use super::fields::{Field, FieldKind, Fields, LengthForm, LiveValue};
 use super::spec::{LoginSpec, OwnedParam, Spec, StmtRef};
 
 /// The plugin every generated login names; a server whose accounts use
@@ -43,9 +43,9 @@ pub struct BuildCtx<'a> {
 }
 
 /// The bytes a live value takes on this connection.
-pub fn live_value(live: &Live, ctx: &BuildCtx<'_>) -> Vec<u8> {
+pub fn live_value(live: &LiveValue, ctx: &BuildCtx<'_>) -> Vec<u8> {
     match live {
-        Live::Scramble { plugin } => {
+        LiveValue::Scramble { plugin } => {
             let plugin = AuthPlugin::from_name(plugin.as_bytes()).unwrap_or(LOGIN_PLUGIN);
             let mut out = Vec::new();
             let mut rng = wirebench_protocol::auth::rand_core::OsRng;
@@ -54,7 +54,9 @@ pub fn live_value(live: &Live, ctx: &BuildCtx<'_>) -> Vec<u8> {
             let _ = plugin.first_response(ctx.password.as_bytes(), ctx.nonce, ctx.secure, None, &mut rng, &mut out);
             out
         }
-        Live::Statement { prepare } => statement_id(StmtRef::Prepared(*prepare as u16), ctx).to_le_bytes().to_vec(),
+        LiveValue::Statement { prepare } => {
+            statement_id(StmtRef::Prepared(*prepare as u16), ctx).to_le_bytes().to_vec()
+        }
     }
 }
 
@@ -118,7 +120,7 @@ fn command_fields(spec: &Spec, payload: &[u8]) -> Fields {
     let mut s = Splitter::new(payload);
     s.fixed(FieldKind::Command, 1, None);
     let live = |stmt: &StmtRef| match stmt {
-        StmtRef::Prepared(n) => Some(Live::Statement { prepare: usize::from(*n) }),
+        StmtRef::Prepared(n) => Some(LiveValue::Statement { prepare: usize::from(*n) }),
         StmtRef::Literal(_) => None,
     };
     match spec {
@@ -155,7 +157,7 @@ fn execute_fields(stmt: StmtRef, flags: u8, params: &[OwnedParam], ctx: &BuildCt
     let mut s = Splitter::new(payload);
     s.fixed(FieldKind::Command, 1, None);
     let live = match stmt {
-        StmtRef::Prepared(n) => Some(Live::Statement { prepare: usize::from(n) }),
+        StmtRef::Prepared(n) => Some(LiveValue::Statement { prepare: usize::from(n) }),
         StmtRef::Literal(_) => None,
     };
     s.fixed(FieldKind::StatementId, 4, live);
@@ -206,7 +208,7 @@ fn login_capabilities(login_deprecate_eof: bool, with_db: bool, attrs: bool, ctx
 
 fn login_fields(login: &LoginSpec, ctx: &BuildCtx<'_>) -> Fields {
     let caps = login_capabilities(login.deprecate_eof, login.with_database, !login.connect_attrs.is_empty(), ctx);
-    let scramble = live_value(&Live::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() }, ctx);
+    let scramble = live_value(&LiveValue::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() }, ctx);
     let response = HandshakeResponse41 {
         capabilities: caps,
         max_packet_size: DEFAULT_MAX_PACKET_SIZE,
@@ -224,7 +226,7 @@ fn login_fields(login: &LoginSpec, ctx: &BuildCtx<'_>) -> Fields {
     let mut s = Splitter::new(packet.get(HEADER_LEN..).unwrap_or_default());
     client_prefix_fields(&mut s);
     s.nul_string(FieldKind::UserName);
-    let scramble = Some(Live::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() });
+    let scramble = Some(LiveValue::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() });
     if caps.contains(Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA) {
         s.lenenc_string(FieldKind::AuthData, scramble);
     } else {
@@ -269,7 +271,7 @@ fn ssl_request_fields(ctx: &BuildCtx<'_>) -> Fields {
 
 fn change_user_fields(attrs: &[(String, String)], ctx: &BuildCtx<'_>) -> Fields {
     let caps = ctx.session_caps;
-    let scramble = live_value(&Live::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() }, ctx);
+    let scramble = live_value(&LiveValue::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() }, ctx);
     let change = ChangeUser {
         capabilities: caps,
         user: ctx.user.as_bytes(),
@@ -286,7 +288,7 @@ fn change_user_fields(attrs: &[(String, String)], ctx: &BuildCtx<'_>) -> Fields 
     let mut s = Splitter::new(packet.get(HEADER_LEN..).unwrap_or_default());
     s.fixed(FieldKind::Command, 1, None);
     s.nul_string(FieldKind::UserName);
-    let scramble = Some(Live::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() });
+    let scramble = Some(LiveValue::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() });
     if caps.contains(Capabilities::SECURE_CONNECTION) {
         s.one_byte_string(FieldKind::AuthData, scramble);
     } else {
@@ -326,7 +328,7 @@ impl<'a> Splitter<'a> {
         taken
     }
 
-    fn fixed(&mut self, kind: FieldKind, n: usize, live: Option<Live>) {
+    fn fixed(&mut self, kind: FieldKind, n: usize, live: Option<LiveValue>) {
         if let Some(bytes) = self.take(n) {
             self.fields.push(Field { live, ..Field::new(kind, bytes) });
         }
@@ -343,7 +345,7 @@ impl<'a> Splitter<'a> {
         }
     }
 
-    fn lenenc_string(&mut self, kind: FieldKind, live: Option<Live>) {
+    fn lenenc_string(&mut self, kind: FieldKind, live: Option<LiveValue>) {
         let mut probe = self.r.clone();
         let (Ok(len), false) = (probe.lenenc_int("fuzz length"), self.failed) else {
             self.failed = true;
@@ -356,7 +358,7 @@ impl<'a> Splitter<'a> {
         }
     }
 
-    fn one_byte_string(&mut self, kind: FieldKind, live: Option<Live>) {
+    fn one_byte_string(&mut self, kind: FieldKind, live: Option<LiveValue>) {
         if let Some(&[len]) = self.take(1) {
             self.fields.push(Field::length(LengthForm::OneByte, &[len], 1));
             self.fixed(kind, usize::from(len), live);
@@ -435,7 +437,7 @@ mod tests {
         assert_eq!(bytes, expected[HEADER_LEN..]);
         assert_eq!(fields.count(FieldKind::ParamType), 4);
         assert_eq!(fields.count(FieldKind::ParamValue), 3, "no value for the NULL");
-        assert_eq!(fields.nth(FieldKind::StatementId, 0).unwrap().live, Some(Live::Statement { prepare: 1 }));
+        assert_eq!(fields.nth(FieldKind::StatementId, 0).unwrap().live, Some(LiveValue::Statement { prepare: 1 }));
         assert_eq!(fields.count(FieldKind::Length), 2);
     }
 
@@ -453,7 +455,7 @@ mod tests {
         assert_eq!(fields.nth(FieldKind::DatabaseName, 0).unwrap().bytes, b"sbtest");
         let auth = fields.nth(FieldKind::AuthData, 0).unwrap();
         assert_eq!(auth.bytes.len(), 20);
-        assert!(matches!(auth.live, Some(Live::Scramble { .. })));
+        assert!(matches!(auth.live, Some(LiveValue::Scramble { .. })));
         assert_eq!(fields.count(FieldKind::AttrKey), 1);
         assert!(bytes.ends_with(b"\x0f\x0c_client_name\x01x"), "{bytes:?}");
     }

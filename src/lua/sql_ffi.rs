@@ -138,7 +138,7 @@ impl Rows {
 
 /// Where a connection is, as sysbench's `db_conn_state_t`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ConnState {
+enum SqlConnState {
     Ready,
     /// A result set is open (a read's): fetch its rows, or free it.
     ResultSet,
@@ -161,7 +161,7 @@ struct ConnInner {
     id: Option<ConnId>,
     capabilities: Capabilities,
     max_packet: usize,
-    state: ConnState,
+    state: SqlConnState,
     /// What `sql_state` and `sql_errmsg` point to.
     sql_state: CString,
     sql_errmsg: CString,
@@ -331,7 +331,7 @@ impl SqlConnection {
                 id: Some(opened.id),
                 capabilities: opened.capabilities,
                 max_packet: opened.max_packet,
-                state: ConnState::Ready,
+                state: SqlConnState::Ready,
                 sql_state: CString::default(),
                 sql_errmsg: CString::default(),
                 rs: SqlResult::empty(ResultSlot::Rows),
@@ -345,13 +345,13 @@ impl SqlConnection {
 
     /// Whether the connection can take a call; logs sysbench's alert if not.
     fn usable(&mut self) -> bool {
-        if self.inner.state == ConnState::Invalid || self.inner.id.is_none() {
+        if self.inner.state == SqlConnState::Invalid || self.inner.id.is_none() {
             alert("attempt to use an already closed connection");
             self.error = DB_ERROR_FATAL;
             (self.sql_state, self.sql_errmsg) = (std::ptr::null(), std::ptr::null());
             return false;
         }
-        if self.inner.state == ConnState::ResultSet {
+        if self.inner.state == SqlConnState::ResultSet {
             self.free_result();
         }
         true
@@ -361,7 +361,7 @@ impl SqlConnection {
         self.inner.rs.rows.forget();
         self.inner.rs.row.values = std::ptr::null_mut();
         self.inner.rs.statement = std::ptr::null_mut();
-        self.inner.state = ConnState::Ready;
+        self.inner.state = SqlConnState::Ready;
     }
 
     /// Sends `write`'s command and waits for its answer.
@@ -392,7 +392,7 @@ impl SqlConnection {
         }
         if !error.leaves_connection_open() && !matches!(error, CallError::Lost { reopened: true, .. }) {
             self.inner.id = None;
-            self.inner.state = ConnState::Invalid;
+            self.inner.state = SqlConnState::Invalid;
         }
         self.error = DB_ERROR_FATAL;
         if matches!(error, CallError::Cut) {
@@ -425,7 +425,7 @@ impl SqlConnection {
         self.error = DB_ERROR_NONE;
         count(counter);
         let read = counter == CounterKind::Read;
-        self.inner.state = if read { ConnState::ResultSet } else { ConnState::Ready };
+        self.inner.state = if read { SqlConnState::ResultSet } else { SqlConnState::Ready };
         let rs = if read { &mut self.inner.rs } else { &mut self.inner.none };
         rs.counter = counter as c_int;
         rs.nrows = u32::try_from(nrows).unwrap_or(u32::MAX);
@@ -475,7 +475,7 @@ pub unsafe extern "C" fn db_connection_close(con: *mut SqlConnection) -> c_int {
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
     guarded(1, || {
-        if con.inner.state == ConnState::Invalid {
+        if con.inner.state == SqlConnState::Invalid {
             alert("attempt to close an already closed connection");
             return 0;
         }
@@ -483,7 +483,7 @@ pub unsafe extern "C" fn db_connection_close(con: *mut SqlConnection) -> c_int {
         if let Some(id) = con.inner.id.take() {
             with_caller(|caller| caller.close(id));
         }
-        con.inner.state = ConnState::Invalid;
+        con.inner.state = SqlConnState::Invalid;
         0
     })
 }
@@ -495,7 +495,7 @@ pub unsafe extern "C" fn db_connection_reconnect(con: *mut SqlConnection) -> c_i
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return DB_ERROR_FATAL };
     guarded(DB_ERROR_FATAL, || {
-        if con.inner.state == ConnState::Invalid {
+        if con.inner.state == SqlConnState::Invalid {
             alert("attempt to close an already closed connection");
             return 0;
         }
@@ -506,13 +506,13 @@ pub unsafe extern "C" fn db_connection_reconnect(con: *mut SqlConnection) -> c_i
             Ok(opened) => {
                 con.inner.id = Some(opened.id);
                 con.inner.capabilities = opened.capabilities;
-                con.inner.state = ConnState::Ready;
+                con.inner.state = SqlConnState::Ready;
                 count(CounterKind::Reconnect);
                 DB_ERROR_NONE
             }
             Err(why) => {
                 fatal(&why);
-                con.inner.state = ConnState::Invalid;
+                con.inner.state = SqlConnState::Invalid;
                 count(CounterKind::Error);
                 DB_ERROR_FATAL
             }
@@ -526,7 +526,7 @@ pub unsafe extern "C" fn db_connection_reconnect(con: *mut SqlConnection) -> c_i
 pub unsafe extern "C" fn db_connection_free(con: *mut SqlConnection) {
     // SAFETY: a pointer the script got from db_connection_create, freed once.
     let Some(open) = (unsafe { connection(con) }) else { return };
-    if open.inner.state != ConnState::Invalid {
+    if open.inner.state != SqlConnState::Invalid {
         // SAFETY: as above.
         unsafe { db_connection_close(con) };
     }
@@ -600,8 +600,8 @@ pub unsafe extern "C" fn db_fetch_row(rs: *mut SqlResult) -> *mut SqlRow {
         return std::ptr::null_mut();
     };
     guarded(std::ptr::null_mut(), || {
-        if con.inner.state != ConnState::ResultSet || slot == ResultSlot::NoRows {
-            let what = if con.inner.state == ConnState::Invalid {
+        if con.inner.state != SqlConnState::ResultSet || slot == ResultSlot::NoRows {
+            let what = if con.inner.state == SqlConnState::Invalid {
                 "attempt to use an already closed connection"
             } else {
                 "attempt to fetch row from an invalid result set"
@@ -707,15 +707,15 @@ pub unsafe extern "C" fn db_free_results(rs: *mut SqlResult) -> c_int {
         return 1;
     };
     match con.inner.state {
-        ConnState::ResultSet if slot == ResultSlot::Rows => {
+        SqlConnState::ResultSet if slot == ResultSlot::Rows => {
             con.free_result();
             0
         }
-        ConnState::Invalid => {
+        SqlConnState::Invalid => {
             alert("attempt to use an already closed connection");
             1
         }
-        ConnState::Ready | ConnState::ResultSet => {
+        SqlConnState::Ready | SqlConnState::ResultSet => {
             alert("attempt to free an invalid result set");
             1
         }
@@ -764,7 +764,7 @@ fn prepare_failed(con: &mut SqlConnection, error: &CallError) {
     fatal(&format!("MySQL error: {} \"{error}\"", error.errno()));
     if !error.leaves_connection_open() {
         con.inner.id = None;
-        con.inner.state = ConnState::Invalid;
+        con.inner.state = SqlConnState::Invalid;
     }
     (con.sql_state, con.sql_errmsg) = (std::ptr::null(), std::ptr::null());
     con.error = DB_ERROR_FATAL;
@@ -806,10 +806,10 @@ pub unsafe extern "C" fn db_execute(stmt: *mut SqlStatement) -> *mut SqlResult {
     // SAFETY: the statement's connection outlives it in the script (it
     // holds both); checked by its magic.
     let Some(con) = (unsafe { connection(stmt.connection) }) else { return std::ptr::null_mut() };
-    guarded(std::ptr::null_mut(), || execute(con, stmt))
+    guarded(std::ptr::null_mut(), || execute_statement(con, stmt))
 }
 
-fn execute(con: &mut SqlConnection, stmt: &mut SqlStatement) -> *mut SqlResult {
+fn execute_statement(con: &mut SqlConnection, stmt: &mut SqlStatement) -> *mut SqlResult {
     let stmt_ptr: *mut SqlStatement = stmt;
     if !con.usable() {
         return std::ptr::null_mut();
@@ -936,7 +936,7 @@ pub unsafe extern "C" fn db_close(stmt: *mut SqlStatement) -> c_int {
             con.free_result();
         }
         let Some(prepared) = owned.inner.prepared.take() else { return 0 };
-        if con.inner.id.is_some() && con.inner.state != ConnState::Invalid {
+        if con.inner.id.is_some() && con.inner.state != SqlConnState::Invalid {
             let _ = con.call(Expect::Nothing, |out| command::encode_stmt_close(out, prepared.statement_id()));
         }
         0
@@ -950,7 +950,7 @@ pub unsafe extern "C" fn db_bulk_insert_init(con: *mut SqlConnection, query: *co
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
     // SAFETY: Lua passes a string and its length.
     let head = unsafe { bytes(query, len) };
-    if con.inner.state == ConnState::Invalid {
+    if con.inner.state == SqlConnState::Invalid {
         alert("attempt to use an already closed connection");
         return 1;
     }

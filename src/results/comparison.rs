@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::options::{Metric, TableFormat};
 use super::record::{ResultLine, StepFigures, FORMAT_VERSION};
+use super::result_options::{Metric, TableFormat};
 use super::sweep::cell;
 use super::table::Table;
 

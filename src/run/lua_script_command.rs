@@ -14,8 +14,8 @@ use super::script_options::general_options;
 use super::script_text;
 use super::server_sampling::{open_sampler, start_sampling};
 use super::setup::{connect_options, rand_params, seed, tls_config};
-use super::shard::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
-use super::{print_banner, Outcome, RunError};
+use super::shard_plan::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
+use super::{print_banner, RunError, RunOutcome};
 use crate::cli::Bench;
 use crate::driver::{self, Backend, PollMode, TaskLoopPlan};
 use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
@@ -23,12 +23,12 @@ use crate::rand::{shard_seed, RandUnique, SharedUnique};
 
 /// Carries out `call` for `bench`'s command line; with `--shard`, this
 /// instance's part of the script's `run`.
-pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunError> {
+pub(super) fn execute_script(bench: &Bench, call: &ScriptCall) -> Result<RunOutcome, RunError> {
     refuse_engine_options(bench, call)?;
     let backend = super::benchmark::backend(bench)?;
     let (part, threads) = match script_shard(bench, call)? {
         Some(planned) => planned,
-        None => return Ok(Outcome::Completed),
+        None => return Ok(RunOutcome::Completed),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -47,10 +47,10 @@ pub(super) fn execute(bench: &Bench, call: &ScriptCall) -> Result<Outcome, RunEr
                 Output::Stdout.print(text)?;
             }
         }
-        Some("run") => return run(&part, env, backend, &runtime, &interrupts),
+        Some("run") => return run_script(&part, env, backend, &runtime, &interrupts),
         Some(command) => lua::run_command(&env, command)?,
     }
-    Ok(Outcome::Completed)
+    Ok(RunOutcome::Completed)
 }
 
 /// This instance's part of the script's command: the whole of it in one
@@ -152,7 +152,7 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
         })
         .collect();
     let count = plans.len().max(1);
-    for (tid, task) in lua::run_tasks(env).into_iter().enumerate() {
+    for (tid, task) in lua::run_command_tasks(env).into_iter().enumerate() {
         if let Some(plan) = plans.get_mut(tid % count) {
             plan.tasks.push(task);
         }
@@ -201,13 +201,13 @@ fn script_env(
 }
 
 /// `run`: `init()`, the threads, the reports, `done()`.
-fn run(
+fn run_script(
     bench: &Bench,
     env: Arc<ScriptEnv>,
     backend: Backend,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
-) -> Result<Outcome, RunError> {
+) -> Result<RunOutcome, RunError> {
     let forced_shutdown_s = forced_shutdown_s(bench);
     let mut identified = bench.clone();
     if let Some(identity) = identified.results.run_identity.as_mut() {
@@ -230,7 +230,7 @@ fn run(
     let sampler = open_sampler(bench, || (plan.env().connect)(plan.env().first_tid))?;
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
-        return Ok(Outcome::Interrupted(signal));
+        return Ok(RunOutcome::Interrupted(signal));
     }
     // The states load and run thread_init on their loops, then wait at the
     // gate: the run's clock starts once all have (sysbench's barrier).

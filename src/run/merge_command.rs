@@ -1,5 +1,5 @@
 //! `wirebench merge shard-0.json ...`: the shards' files read, merged
-//! (`results::merge`), and the whole run's report printed as a single
+//! (`results::shard_merge`), and the whole run's report printed as a single
 //! run's would be, or its JSON result lines; or, from the shards'
 //! `--hdr-log` files (`results::log_merge`), the whole run's latencies.
 
@@ -11,9 +11,9 @@ use super::RunError;
 use crate::cli::Personality;
 use crate::results::clock::rfc3339_utc;
 use crate::results::log_merge::{merge_logs, MergedLogs, ShardLog};
-use crate::results::merge::{self, MergeError, MergedRun, ShardFile};
 use crate::results::record::{IntervalSpan, Measured, RunShape};
 use crate::results::recorded::RecordedHistograms;
+use crate::results::shard_merge::{self, MergeError, MergedRun, ShardFile};
 use crate::results::{IntervalResult, LatencyListing, MergeOptions, OutputFormat, ResultLine, RunResult};
 use crate::server_stats::{ClientCounts, ServerBlock, ServerResult};
 use crate::stats::report::{FinalReport, InterimReport};
@@ -37,7 +37,7 @@ pub fn merge(options: &MergeOptions) -> Result<(), RunError> {
     if !logs.is_empty() {
         return merge_log_files(&logs, options);
     }
-    let run = merge::merge(files, StatementKind::NAMES)?;
+    let run = shard_merge::merge_shards(files, StatementKind::NAMES)?;
     for line in run.notes.to_string().lines() {
         stderr_line(line);
     }

@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
+use super::cmdline_options::ScriptOption;
 use super::context::{self, OutsideGuard, SharedCtx};
 use super::ffi;
-use super::options::ScriptOption;
-use super::{api, options, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
+use super::{api, cmdline_options, ScriptCall, ScriptEnv, ScriptError, ScriptOrigin};
 use crate::driver::{with_caller, CounterKind};
 use crate::rand::Rng;
 use crate::stats::Counters;
@@ -200,8 +200,8 @@ fn sysbench_table(lua: &Lua, env: &ScriptEnv, tid: u32) -> mlua::Result<Table> {
 /// registers them (`sb_lua_set_test_args`).
 pub(crate) fn export_options(lua: &Lua, env: &ScriptEnv) -> Result<(), ScriptError> {
     let _entered = enter_state(lua)?;
-    options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))?;
-    let defs = options::definitions(lua)?;
+    cmdline_options::export_all(lua, &env.general, &env.call.options, &script_name(&env.call.path))?;
+    let defs = cmdline_options::definitions(lua)?;
     context::with(lua, |ctx| ctx.test_args = defs)?;
     Ok(())
 }

@@ -7,8 +7,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::error::FuzzError;
-use super::options::{PidSource, WatchOptions};
+use super::fuzz_error::FuzzError;
+use super::fuzz_options::{PidSource, WatchOptions};
 
 /// Log lines that report a crash.
 pub const LOG_PATTERNS: &[&str] = &["got signal", "Assertion", "AddressSanitizer"];
@@ -24,7 +24,7 @@ pub enum Sighting {
 }
 
 #[derive(Debug)]
-pub struct Watch {
+pub struct ProcessWatch {
     pid: Option<PidSource>,
     current: Option<u32>,
     rss_base_kib: u64,
@@ -32,10 +32,10 @@ pub struct Watch {
     log: Option<(PathBuf, u64)>,
 }
 
-impl Watch {
+impl ProcessWatch {
     /// Checks that the process and the log are there, and takes the RSS
     /// and the log's end as the starting point.
-    pub fn start(options: &WatchOptions) -> Result<Watch, FuzzError> {
+    pub fn start(options: &WatchOptions) -> Result<ProcessWatch, FuzzError> {
         let log = match &options.log {
             Some(path) => {
                 let len = std::fs::metadata(path)
@@ -45,7 +45,7 @@ impl Watch {
             }
             None => None,
         };
-        let mut watch = Watch {
+        let mut watch = ProcessWatch {
             pid: options.pid.clone(),
             current: None,
             rss_base_kib: 0,
@@ -153,7 +153,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join("error.log");
         std::fs::write(&log, "old line got signal 11\n").unwrap();
-        let mut watch = Watch::start(&WatchOptions { log: Some(log.clone()), ..Default::default() }).unwrap();
+        let mut watch = ProcessWatch::start(&WatchOptions { log: Some(log.clone()), ..Default::default() }).unwrap();
         assert!(watch.look().is_empty(), "lines before the start do not count");
         let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
         write!(f, "[Note] fine\n[ERROR] mariadbd got signal 11 ;\nAssertion `x' fai").unwrap();
@@ -168,10 +168,11 @@ mod tests {
     fn this_process_is_alive_and_has_an_rss() {
         let pid = std::process::id();
         let mut watch =
-            Watch::start(&WatchOptions { pid: Some(PidSource::Pid(pid)), rss_growth: 1 << 40, log: None }).unwrap();
+            ProcessWatch::start(&WatchOptions { pid: Some(PidSource::Pid(pid)), rss_growth: 1 << 40, log: None })
+                .unwrap();
         assert!(watch.look().is_empty());
         assert!(matches!(
-            Watch::start(&WatchOptions { pid: Some(PidSource::Pid(u32::MAX - 1)), ..Default::default() }),
+            ProcessWatch::start(&WatchOptions { pid: Some(PidSource::Pid(u32::MAX - 1)), ..Default::default() }),
             Err(FuzzError::NotRunning { .. })
         ));
     }

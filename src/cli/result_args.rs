@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::opts::Opts;
 use super::raw::RawOpt;
 use super::{value, GeneralOptions};

@@ -14,7 +14,7 @@ use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError};
 
 use super::answer::{self, errors, CannedAnswers, ExecuteAnswer};
 use super::handshake::{self, LoginPacket, ServerGreeting, NONCE_LEN};
-use super::sql::{classify, Statement};
+use super::sql_scan::{classify, Statement};
 
 /// The largest handshake response accepted: real ones are a few hundred
 /// bytes; the limit keeps a stray HTTP request from being buffered.
@@ -119,7 +119,7 @@ impl NullSession {
     }
 
     /// Logged in with the compressed protocol: from now on the connection's
-    /// bytes go through [`super::compress::ServerCompression`].
+    /// bytes go through [`super::server_compress::ServerCompression`].
     pub fn is_compressed(&self) -> bool {
         self.phase == ConnPhase::Command && self.caps.contains(Capabilities::COMPRESS)
     }

@@ -1,4 +1,4 @@
-//! The epoll loop's tasks (a script's states, see `driver::task`): one
+//! The epoll loop's tasks (a script's states, see `driver::fiber_task`): one
 //! tokio task per state resumes its fiber and does what it asks, on the
 //! loop's runtime. Its connections are exchanged with as a built-in test's
 //! are (`exchange`): the same buffers, waits, ticker and redial.
@@ -8,10 +8,10 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{exchange, Cut, EpollLoop, Watch, Wire};
+use super::{exchange, Cut, EpollLoop, WatchedConn, Wire};
 use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
 use crate::driver::conn_io::{ConnIo, OpenedCalls};
-use crate::driver::task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
+use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
 use crate::driver::{Admission, DriverError, LoopOp, Lost, Redial, StdSocket};
 use wirebench_protocol::constants::client_error::is_lost_connection;
 
@@ -60,17 +60,17 @@ pub(super) async fn drive_task(
                 };
             }
         };
-        reply = serve(request, &mut conns, &task, &shared, watch).await;
+        reply = serve_request(request, &mut conns, &task, &shared, watch).await;
     }
 }
 
 /// Does what the task asked; what to resume it with.
-async fn serve(
+async fn serve_request(
     request: Request,
     conns: &mut Vec<Option<TaskConn>>,
     task: &Task,
     shared: &EpollLoop,
-    watch: &Watch,
+    watch: &WatchedConn,
 ) -> Reply {
     match request {
         Request::Open(open) => Reply::Opened(open_conn(*open, conns).await),
@@ -202,7 +202,7 @@ async fn call(
     expect: Expect,
     task: &Task,
     shared: &EpollLoop,
-    watch: &Watch,
+    watch: &WatchedConn,
 ) -> Result<CallAnswer, CallError> {
     if task.was_cut() || shared.context.control.cut_due(shared.clock.get().now_ns()) {
         task.shared.borrow_mut().cut = true;

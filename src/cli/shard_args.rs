@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::opts::Opts;
 use super::raw::RawOpt;
 use super::value;
@@ -61,7 +61,7 @@ fn shard_value(opt: &RawOpt) -> Result<Shard, CliError> {
 pub(crate) fn start_at(opts: &Opts) -> Result<Option<SystemTime>, CliError> {
     let Some(opt) = opts.get("start_at") else { return Ok(None) };
     let text = value::text(opt, "TIME")?.trim();
-    let parsed = if text.contains('-') && text.len() > 10 { rfc3339(text) } else { unix_seconds(text) };
+    let parsed = if text.contains('-') && text.len() > 10 { rfc3339(text) } else { parse_unix_seconds(text) };
     parsed.map(Some).ok_or_else(|| CliError::InvalidValue {
         option: opt.label(),
         value: text.to_owned(),
@@ -70,7 +70,7 @@ pub(crate) fn start_at(opts: &Opts) -> Result<Option<SystemTime>, CliError> {
     })
 }
 
-fn unix_seconds(text: &str) -> Option<SystemTime> {
+fn parse_unix_seconds(text: &str) -> Option<SystemTime> {
     let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
     let secs: u64 = whole.parse().ok()?;
     Some(UNIX_EPOCH + Duration::from_secs(secs) + fraction_of_second(fraction)?)

@@ -286,7 +286,7 @@ pub struct MergedRun {
 
 /// Merges `files`, the JSON results of one run's shards; statement kinds
 /// are named from `kind_names`.
-pub fn merge(files: Vec<ShardFile>, kind_names: &'static [&'static str]) -> Result<MergedRun, MergeError> {
+pub fn merge_shards(files: Vec<ShardFile>, kind_names: &'static [&'static str]) -> Result<MergedRun, MergeError> {
     let notes = check(&files)?;
     let mut files = files;
     files.sort_by_key(|f| f.result.run.shard.as_ref().map_or(0, |s| s.index));
@@ -609,7 +609,7 @@ mod tests {
     fn shards_a_little_apart_are_aligned_on_absolute_time() {
         let a = shard_file(0, 2, 0.0, &[&[1_000_000, 2_000_000], &[3_000_000]]);
         let b = shard_file(1, 2, 30.0, &[&[4_000_000], &[5_000_000, 6_000_000, 7_000_000]]);
-        let run = merge(vec![b, a], KINDS).unwrap();
+        let run = merge_shards(vec![b, a], KINDS).unwrap();
         assert_eq!(run.intervals.len(), 2);
         let events: Vec<u64> = run.intervals.iter().map(|i| i.interval.counters.events).collect();
         assert_eq!(events, [3, 4]);
@@ -624,7 +624,7 @@ mod tests {
     fn a_shard_an_interval_late_is_a_slot_later() {
         let a = shard_file(0, 2, 0.0, &[&[1_000], &[1_000]]);
         let b = shard_file(1, 2, 1000.0, &[&[1_000]]);
-        let run = merge(vec![a, b], KINDS).unwrap();
+        let run = merge_shards(vec![a, b], KINDS).unwrap();
         let events: Vec<u64> = run.intervals.iter().map(|i| i.interval.counters.events).collect();
         assert_eq!(events, [1, 2]);
         assert_eq!(run.notes.late, [("shard 1/2".to_owned(), 1000.0)]);
@@ -638,7 +638,7 @@ mod tests {
             (&[1_000, 50_000, 7_000_000], &[2_000_000, 999_000_000], &[12_345, 67_890, 3_000_000, 4_000_000]);
         let files =
             vec![shard_file(0, 3, 0.0, &[one]), shard_file(1, 3, 10.0, &[two]), shard_file(2, 3, 0.0, &[three])];
-        let run = merge(files, KINDS).unwrap();
+        let run = merge_shards(files, KINDS).unwrap();
         let all = latencies(&[one, two, three].concat());
         assert_eq!(run.counters.events, 9);
         assert_eq!(run.latencies, all);
@@ -655,7 +655,7 @@ mod tests {
 
     #[test]
     fn a_missing_shard_is_named() {
-        let run = merge(vec![shard_file(0, 3, 0.0, &[&[1]]), shard_file(2, 3, 0.0, &[&[1]])], KINDS).unwrap();
+        let run = merge_shards(vec![shard_file(0, 3, 0.0, &[&[1]]), shard_file(2, 3, 0.0, &[&[1]])], KINDS).unwrap();
         assert_eq!(run.notes.missing, [1]);
         let text = run.notes.to_string();
         assert!(text.starts_with("wirebench: merge: shard 1/3 is absent"), "{text}");
@@ -663,7 +663,8 @@ mod tests {
 
     #[test]
     fn a_shard_given_twice_is_refused() {
-        let error = merge(vec![shard_file(0, 2, 0.0, &[&[1]]), shard_file(0, 2, 0.0, &[&[1]])], KINDS).unwrap_err();
+        let error =
+            merge_shards(vec![shard_file(0, 2, 0.0, &[&[1]]), shard_file(0, 2, 0.0, &[&[1]])], KINDS).unwrap_err();
         assert_eq!(
             error.to_string(),
             "shard 0/2 is given twice, in shard-0.json and shard-0.json: give each shard's file once"
@@ -677,7 +678,7 @@ mod tests {
         let mut other = shard_file(1, 2, 0.0, &[&[1]]);
         let shard = other.result.run.shard.as_mut().unwrap();
         shard.identity.threads = 8;
-        let error = merge(vec![shard_file(0, 2, 0.0, &[&[1]]), other.clone()], KINDS).unwrap_err().to_string();
+        let error = merge_shards(vec![shard_file(0, 2, 0.0, &[&[1]]), other.clone()], KINDS).unwrap_err().to_string();
         assert!(
             error.starts_with("shard-0.json and shard-1.json are not shards of the same run: --threads 6 against 8;"),
             "{error}"
@@ -685,12 +686,12 @@ mod tests {
         let shard = other.result.run.shard.as_mut().unwrap();
         shard.identity.threads = 6;
         shard.identity.start_at = Some(start_at_text(START_AT + 60.0));
-        let error = merge(vec![shard_file(0, 2, 0.0, &[&[1]]), other.clone()], KINDS).unwrap_err().to_string();
+        let error = merge_shards(vec![shard_file(0, 2, 0.0, &[&[1]]), other.clone()], KINDS).unwrap_err().to_string();
         assert!(error.contains("--start-at 1767225600.000000 against 1767225660.000000"), "{error}");
         let shard = other.result.run.shard.as_mut().unwrap();
         shard.identity.start_at = Some(start_at_text(START_AT));
         other.result.run.options.insert("mysql-host".to_owned(), "db2".to_owned());
-        let run = merge(vec![shard_file(0, 2, 0.0, &[&[1]]), other], KINDS).unwrap();
+        let run = merge_shards(vec![shard_file(0, 2, 0.0, &[&[1]]), other], KINDS).unwrap();
         let text = run.notes.to_string();
         assert_eq!(
             text,
@@ -702,12 +703,12 @@ mod tests {
     fn a_file_without_shard_fields_or_already_merged_is_refused() {
         let mut old = shard_file(0, 1, 0.0, &[&[1]]);
         old.result.recorded = None;
-        let error = merge(vec![old], KINDS).unwrap_err();
+        let error = merge_shards(vec![old], KINDS).unwrap_err();
         assert!(matches!(error, MergeError::NotMergeable { .. }), "{error}");
         assert!(error.to_string().starts_with("shard-0.json has no shard or histogram fields"), "{error}");
         let mut merged = shard_file(0, 1, 0.0, &[&[1]]);
         merged.result.run.shard.as_mut().unwrap().merged_from = Some(3);
-        assert!(merge(vec![merged], KINDS).unwrap_err().to_string().contains("is already a merge of 3 shards"));
+        assert!(merge_shards(vec![merged], KINDS).unwrap_err().to_string().contains("is already a merge of 3 shards"));
     }
 
     /// An interval's counters without its histograms would merge into
@@ -716,7 +717,7 @@ mod tests {
     fn an_interval_without_histograms_is_refused() {
         let mut edited = shard_file(1, 2, 0.0, &[&[1_000], &[2_000]]);
         edited.intervals[1].recorded = None;
-        let error = merge(vec![shard_file(0, 2, 0.0, &[&[1_000], &[2_000]]), edited], KINDS).unwrap_err();
+        let error = merge_shards(vec![shard_file(0, 2, 0.0, &[&[1_000], &[2_000]]), edited], KINDS).unwrap_err();
         assert_eq!(
             error.to_string(),
             "shard-1.json: the interval ending 2.000 s into the run has no histograms (written by an older wirebench, or \

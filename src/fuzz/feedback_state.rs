@@ -9,7 +9,7 @@ use wirebench_protocol::constants::command::*;
 
 /// The client message an answer is to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Step {
+pub enum ClientMessage {
     /// The server's first packet, before the client sends anything.
     Greeting,
     /// The packet sent in answer to the greeting.
@@ -23,12 +23,12 @@ pub enum Step {
     UnknownCommand,
 }
 
-impl Step {
+impl ClientMessage {
     /// The step of a command packet whose first payload byte is `byte`.
-    pub fn of_command(byte: u8) -> Step {
+    pub fn of_command(byte: u8) -> ClientMessage {
         match command_name(byte) {
-            Some(_) => Step::Command(byte),
-            None => Step::UnknownCommand,
+            Some(_) => ClientMessage::Command(byte),
+            None => ClientMessage::UnknownCommand,
         }
     }
 }
@@ -65,7 +65,7 @@ pub enum AnswerClass {
 /// One state: a message, the class of its answer, the error code of an ERR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct State {
-    pub step: Step,
+    pub step: ClientMessage,
     pub class: AnswerClass,
     pub code: u16,
 }
@@ -111,17 +111,17 @@ pub fn command_name(byte: u8) -> Option<&'static str> {
     })
 }
 
-impl fmt::Display for Step {
+impl fmt::Display for ClientMessage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Step::Greeting => f.write_str("greeting"),
-            Step::Login => f.write_str("login"),
-            Step::SslRequest => f.write_str("SSLRequest"),
-            Step::Command(byte) => match command_name(*byte) {
+            ClientMessage::Greeting => f.write_str("greeting"),
+            ClientMessage::Login => f.write_str("login"),
+            ClientMessage::SslRequest => f.write_str("SSLRequest"),
+            ClientMessage::Command(byte) => match command_name(*byte) {
                 Some(name) => f.write_str(name),
                 None => write!(f, "command 0x{byte:02x}"),
             },
-            Step::UnknownCommand => f.write_str("unknown command"),
+            ClientMessage::UnknownCommand => f.write_str("unknown command"),
         }
     }
 }
@@ -179,7 +179,7 @@ impl AnswerClass {
 impl State {
     /// Reads back what follows the step in [`State`]'s display ("ERR
     /// 1243", "result set", "result set, then ERR 1317"), for `step`.
-    pub fn parse_answer(step: Step, answer: &str) -> Option<State> {
+    pub fn parse_answer(step: ClientMessage, answer: &str) -> Option<State> {
         let err = |code: &str| code.trim().parse::<u16>().ok();
         if let Some(code) = answer.strip_prefix("ERR ") {
             return Some(State { step, class: AnswerClass::Err, code: err(code)? });
@@ -209,20 +209,20 @@ mod tests {
 
     #[test]
     fn states_read_as_the_protocol_names_them() {
-        let s = State { step: Step::Command(COM_STMT_EXECUTE), class: AnswerClass::Err, code: 1243 };
+        let s = State { step: ClientMessage::Command(COM_STMT_EXECUTE), class: AnswerClass::Err, code: 1243 };
         assert_eq!(s.to_string(), "COM_STMT_EXECUTE -> ERR 1243");
-        let s = State { step: Step::of_command(0x99), class: AnswerClass::Closed, code: 0 };
+        let s = State { step: ClientMessage::of_command(0x99), class: AnswerClass::Closed, code: 0 };
         assert_eq!(s.to_string(), "unknown command -> connection closed");
-        assert_eq!(Step::of_command(0x20), Step::of_command(0x7f));
-        assert_eq!(Step::of_command(0x17), Step::Command(COM_STMT_EXECUTE));
-        assert_eq!(State { step: Step::Login, class: AnswerClass::Ok, code: 0 }.to_string(), "login -> OK");
-        let s = State { step: Step::Command(COM_QUERY), class: AnswerClass::ResultSet, code: 1317 };
+        assert_eq!(ClientMessage::of_command(0x20), ClientMessage::of_command(0x7f));
+        assert_eq!(ClientMessage::of_command(0x17), ClientMessage::Command(COM_STMT_EXECUTE));
+        assert_eq!(State { step: ClientMessage::Login, class: AnswerClass::Ok, code: 0 }.to_string(), "login -> OK");
+        let s = State { step: ClientMessage::Command(COM_QUERY), class: AnswerClass::ResultSet, code: 1317 };
         assert_eq!(s.to_string(), "COM_QUERY -> result set, then ERR 1317");
     }
 
     #[test]
     fn every_answer_reads_back_from_its_display() {
-        let step = Step::Command(COM_QUERY);
+        let step = ClientMessage::Command(COM_QUERY);
         for class in AnswerClass::ALL {
             for code in [0, 1317] {
                 let state = State { step, class, code: if class == AnswerClass::Err { 1243 } else { code } };

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::options::FuzzOptions;
+use super::fuzz_options::FuzzOptions;
 
 /// Counters at one moment of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

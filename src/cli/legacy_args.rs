@@ -4,7 +4,7 @@
 //! nothing, or refused when nothing like them exists. Every one leaves a
 //! note.
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::raw::RawOpt;
 use super::value;
 use std::time::{SystemTime, UNIX_EPOCH};

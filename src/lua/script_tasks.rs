@@ -1,4 +1,4 @@
-//! A script's states as tasks of the driver's loops (`driver::task`): each
+//! A script's states as tasks of the driver's loops (`driver::fiber_task`): each
 //! `run` state's `thread_init`, `thread_run` (sysbench's event loop, or
 //! the script's own) and `thread_done` run in one task, and so do the main
 //! state's functions (`init`, `done`, commands), on a loop of this thread:
@@ -10,13 +10,13 @@ use std::sync::Arc;
 
 use mlua::Lua;
 
-use super::state::{enter_state, export_options, global_function, new_state};
+use super::lua_state::{enter_state, export_options, global_function, new_state};
 use super::{ScriptEnv, ScriptError};
 use crate::driver::{self, with_caller, Clock, DriverError, LoopContext, RunControl, TaskBody, TaskError, TaskMaker};
 use crate::stats::StatsBoard;
 
 /// The tasks of `run`, one per state of this instance, by state number.
-pub fn run_tasks(env: &Arc<ScriptEnv>) -> Vec<TaskMaker> {
+pub fn run_command_tasks(env: &Arc<ScriptEnv>) -> Vec<TaskMaker> {
     (0..env.threads)
         .map(|tid| {
             let env = env.clone();

@@ -4,24 +4,17 @@
 
 use std::path::Path;
 
-use super::cli_error::CliError;
-use super::cli_error::Refusal;
-use super::credentials::{complete_login, CredentialSources};
+use super::bench_options;
+use super::cli_error::{CliError, Refusal};
+use super::credentials::CredentialSources;
 use super::defs::{self, OptDef};
-use super::general::{general, Said};
-use super::into::{db_options, engine_options, mysql_options, prepare_method, rand_config};
 use super::legacy::{self, Chosen};
-use super::legacy_args;
 use super::lua_script_args;
 use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
-use super::result_args::{result_options, run_identity};
-use super::server_stats::server_stats_options;
 use super::test_name::{self, TestRef};
-use super::test_options::test_options;
 use super::warnings::StartupWarning;
-use super::{compare_args, fuzz, merge_args, null_server, value, Bench, Command, Dialect, Invocation};
-use crate::workload::legacy::{LegacyTest, Rand04};
+use super::{compare_args, fuzz, merge_args, null_server, value, Command, Invocation};
 use crate::workload::Test;
 
 pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
@@ -72,7 +65,7 @@ fn bench_invocation(
     }
     let chosen = legacy::apply(named.test_ref, &named.shown, named.command, &mut list, &mut notes)?;
     refuse_unsupported_command(&chosen)?;
-    let bench = bench(chosen, Opts::new(list), sources, notes, warnings)?;
+    let bench = bench_options::bench(chosen, Opts::new(list), sources, notes, warnings)?;
     Ok(Invocation::Bench(Box::new(bench)))
 }
 
@@ -213,90 +206,6 @@ fn refuse_unsupported_command(chosen: &Chosen) -> Result<(), CliError> {
     })
 }
 
-/// Every option read into the run's configuration; the login completed
-/// from `sources` last, so that a password is asked for only once the
-/// rest of the command line is known to be good.
-pub(crate) fn bench(
-    chosen: Chosen,
-    opts: Opts,
-    sources: &CredentialSources,
-    mut notes: Vec<String>,
-    mut warnings: Vec<StartupWarning>,
-) -> Result<Bench, CliError> {
-    let Chosen { test, legacy, mut legacy_options, command } = chosen;
-    let dialect = match legacy {
-        None => Dialect::V1_0,
-        Some(LegacyTest::Oltp04) => Dialect::V0_4,
-        Some(_) => Dialect::V0_5,
-    };
-    let said = Said { notes: &mut notes, warnings: &mut warnings };
-    let mut general = general(&opts, dialect != Dialect::V1_0, command, said)?;
-    let rand = rand_config(&opts, &mut notes)?;
-    if legacy == Some(LegacyTest::Oltp04) {
-        legacy_options.rand04 = Rand04 { seed: legacy_options.rand04.seed, ..legacy_args::dist04(&rand)? };
-    }
-    let db = db_options(&opts)?;
-    let mut mysql = mysql_options(&opts, command, general.thread_init_timeout, &mut notes)?;
-    let mut test_options = test_options(&opts, test, command, &mut notes)?;
-    // bulk_insert's prepare and cleanup handle one table per thread.
-    test_options.threads = general.threads;
-    test_options.prepare_method = prepare_method(&opts)?;
-    let engine = engine_options(&opts)?;
-    let mut results = result_options(&opts, &general)?;
-    results.run_identity = Some(run_identity(test.name(), &general, &test_options));
-    let server_stats = server_stats_options(&opts, &general, &mysql, &results, &mut notes)?;
-    // Read where the test is named (`lua_script_args.rs`).
-    opts.get("lua");
-    // A script's command line takes it out before it gets here.
-    if let Some(opt) = opts.get("lua_thread_per_state").filter(|o| value::boolean(o).unwrap_or(true)) {
-        return Err(CliError::NotHere {
-            option: opt.label(),
-            reason: "applies to Lua scripts only (a built-in test runs its connections on the event loops)".to_owned(),
-        });
-    }
-    let not_default =
-        |o: &&super::raw::RawOpt| !value::size(o).is_ok_and(|n| n == lua_script_args::DEFAULT_RESULT_LIMIT);
-    if let Some(opt) = opts.get("lua_result_limit").filter(not_default) {
-        return Err(CliError::NotHere {
-            option: opt.label(),
-            reason: "applies to Lua scripts only (a built-in test walks its answers without keeping them)".to_owned(),
-        });
-    }
-    for def in defs::PGSQL {
-        if let Some(opt) = opts.get(&defs::key(def.name)) {
-            notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));
-        }
-    }
-    if mysql.debug {
-        general.verbosity = 5;
-    }
-    let needs_login = command != Command::Help && !mysql.dry_run;
-    complete_login(&mut mysql, &opts, sources, needs_login, &mut notes)?;
-    if let Some(opt) = opts.unused() {
-        // Every option that passed check_scope is read above; this is a
-        // safety net against a table entry without a reader.
-        return Err(CliError::NotHere { option: opt.label(), reason: "not supported by wirebench yet".to_owned() });
-    }
-    Ok(Bench {
-        test,
-        legacy,
-        legacy_options,
-        command,
-        dialect,
-        general,
-        rand,
-        db,
-        mysql,
-        test_options,
-        engine,
-        results,
-        server_stats,
-        script: None,
-        warnings,
-        notes,
-    })
-}
-
 fn is_set(opts: &[RawOpt], key: &str) -> Result<bool, CliError> {
     opts.iter().rev().find(|o| o.key == key).map_or(Ok(false), value::boolean)
 }
@@ -348,6 +257,7 @@ fn check_scope(opt: &RawOpt, test_ref: TestRef) -> Result<(), CliError> {
 mod tests {
     use super::*;
     use crate::cli::raw::split;
+    use crate::cli::Bench;
     use crate::results::ResultOptions;
 
     /// Every option in the tables has a reader: none falls through to the

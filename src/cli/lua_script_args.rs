@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use super::bench_options::{self, DEFAULT_RESULT_LIMIT};
 use super::cli_error::CliError;
 use super::credentials::CredentialSources;
 use super::defs;
@@ -14,7 +15,7 @@ use super::opts::Opts;
 use super::raw::RawOpt;
 use super::test_name::{self, TestRef};
 use super::warnings::StartupWarning;
-use super::{invocation, value, Command, Invocation, Test};
+use super::{value, Command, Invocation, Test};
 use crate::lua::{ScriptCall, ScriptOrigin, STDIN_SCRIPT_NAME};
 use crate::workload::legacy::LegacyOptions;
 
@@ -103,9 +104,6 @@ fn from_stdin(test_opt: Option<&RawOpt>, rest: &[&str]) -> Result<NamedScript, C
     })
 }
 
-/// `--lua-result-limit`'s default: 256 MiB.
-pub(crate) const DEFAULT_RESULT_LIMIT: u64 = 256 << 20;
-
 /// The invocation of `script`'s `command` with the options in `list`.
 pub(crate) fn script_invocation(
     list: Vec<RawOpt>,
@@ -137,7 +135,7 @@ pub(crate) fn script_invocation(
         Chosen { test: Test::OltpReadWrite, legacy: None, legacy_options: LegacyOptions::default(), command: kind };
     let warnings: Vec<StartupWarning> =
         test_opt.into_iter().map(|shown| StartupWarning::DeprecatedTestOption { shown }).collect();
-    let mut bench = invocation::bench(chosen, Opts::new(own), sources, notes, warnings)?;
+    let mut bench = bench_options::bench(chosen, Opts::new(own), sources, notes, warnings)?;
     let options = theirs.into_iter().map(|o| (o.key, o.value)).collect();
     bench.script =
         Some(ScriptCall { path: PathBuf::from(script), origin, command, options, thread_per_state, result_limit });

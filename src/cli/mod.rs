@@ -33,6 +33,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
 mod argv;
+mod bench_options;
 mod cli_error;
 mod compare_args;
 mod credentials;
@@ -55,6 +56,7 @@ mod result_args;
 mod server_stats;
 mod shard_args;
 mod small_file;
+mod sysbench_refusal;
 #[cfg(test)]
 mod sysbench_traces;
 mod terminal;

@@ -389,7 +389,8 @@ impl fmt::Display for LoopOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Uring,
-    Epoll,
+    /// tokio's current-thread runtime (epoll readiness): `--io=epoll`.
+    Tokio,
 }
 
 impl Backend {
@@ -397,9 +398,9 @@ impl Backend {
     /// fails where it does not.
     pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
         match choice {
-            IoBackend::Epoll => Ok(Backend::Epoll),
+            IoBackend::Epoll => Ok(Backend::Tokio),
             IoBackend::Uring => uring::probe().map(|()| Backend::Uring),
-            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Epoll }),
+            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Tokio }),
         }
     }
 }
@@ -414,7 +415,7 @@ pub fn spawn_loops(
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
     spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
-        Backend::Epoll => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
+        Backend::Tokio => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
         Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, poll, None),
     })
 }
@@ -433,7 +434,7 @@ pub fn spawn_task_loops(
         let tasks = makers.into_iter().map(|make| make()).collect();
         let arrival = start_gate::ArrivalGuard::new(gate);
         match backend {
-            Backend::Epoll => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
+            Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
             Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
         }
     })
@@ -450,7 +451,7 @@ pub fn run_tasks(
     context: &LoopContext,
 ) -> Result<(), DriverError> {
     match backend {
-        Backend::Epoll => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
+        Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
         Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, None),
     }
 }

@@ -121,7 +121,7 @@ pub fn choose_polling(plans: &mut [LoopPlan], backend: Backend, asked: PollMode)
     for (index, plan) in plans.iter_mut().enumerate() {
         let (mode, why) = if asked != PollMode::Auto {
             (asked, PollReason::Asked)
-        } else if backend == Backend::Epoll {
+        } else if backend == Backend::Tokio {
             (PollMode::Sleep, PollReason::Epoll)
         } else {
             let seen: Vec<ServerSite> = plan

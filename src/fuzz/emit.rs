@@ -11,8 +11,7 @@ use std::path::Path;
 use super::exec::{Phase, SentPacket};
 use super::fields::LiveValue;
 use super::fuzz_options::DEFAULT_DEADLINE;
-use super::replay::sessions_to_replay;
-use super::reproducer::Reproducer;
+use super::reproducer::{sessions_to_replay, Reproducer};
 use super::spec::WrapEdit;
 
 const TEMPLATE: &str = include_str!("emit.py");

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::reproducer::ReproducerError;
+use super::reproducer_format::ReproducerError;
 use crate::client::{ClientError, Endpoint};
 
 #[derive(Debug, Error)]

@@ -63,6 +63,7 @@ mod progress;
 mod render;
 mod replay;
 mod reproducer;
+mod reproducer_format;
 mod rig;
 #[cfg(test)]
 mod roundtrip_tests;

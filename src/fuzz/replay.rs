@@ -19,7 +19,7 @@ use super::fuzz_error::FuzzError;
 use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE};
 use super::lines::out_line;
 use super::process_watch::ProcessWatch;
-use super::reproducer::{read_reproducer, Reproducer, Reproduces};
+use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
 use super::safety;
 use super::vigil::Vigil;
@@ -111,19 +111,6 @@ fn replay_banner(options: &ReplayOptions, reproducer: &Reproducer, target: &Targ
         target.endpoint, target.user, target.database, reproducer.observed
     );
     line
-}
-
-/// The sessions a replay sends, named for messages: the failing one last,
-/// after the history when it needs it.
-pub fn sessions_to_replay(reproducer: &Reproducer) -> Vec<(String, &[SentPacket])> {
-    let mut sessions: Vec<(String, &[SentPacket])> = Vec::new();
-    if reproducer.reproduces != Reproduces::Alone {
-        for (n, history) in reproducer.history.iter().enumerate() {
-            sessions.push((format!("history session {}", n + 1), history));
-        }
-    }
-    sessions.push(("the failing session".to_owned(), &reproducer.failing));
-    sessions
 }
 
 /// The command line's server and password, with the user, database and

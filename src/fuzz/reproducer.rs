@@ -31,47 +31,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use thiserror::Error;
-
 use super::control::FailureKind;
 use super::exec::{step_of, Phase, Rendered, SentPacket};
 use super::feedback_state::State;
 use super::fields::{LiveSpot, LiveValue};
 use super::fuzz_error::FuzzError;
+use super::reproducer_format::{ReproducerError, MAGIC};
 use super::spec::WrapEdit;
-
-const MAGIC: &str = "wirebench fuzz reproducer 1";
-
-/// What is wrong with a line of a reproducer file.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ReproducerError {
-    #[error("the first line is not {MAGIC:?}")]
-    NoMagic,
-    #[error("`end` outside a session")]
-    StrayEnd,
-    #[error("the last session has no `end`")]
-    Unterminated,
-    #[error("no `session failing` with packets")]
-    NoFailingSession,
-    #[error("expected `key: value`, got {0:?}")]
-    NotKeyValue(String),
-    #[error("{key}: {value:?} is not a number")]
-    NotANumber { key: String, value: String },
-    #[error("failure: {0:?} is not a kind of failure (down, hang, refusing, process-gone, memory or log)")]
-    UnknownFailure(String),
-    #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
-    UnknownPhase(String),
-    #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
-    UnknownAttribute(String),
-    #[error("bytes before the first `packet` line")]
-    BytesOutsidePacket,
-    #[error("{0:?} is not whole bytes of hex")]
-    NotHex(String),
-    #[error("live={0}: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN")]
-    BadLive(String),
-    #[error("wrap edit {0:?}: expected seq:N, payload-length:N, plain-length:N or corrupt:N")]
-    BadWrap(String),
-}
 
 /// Whether the failure came back when its session was run again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,6 +160,19 @@ impl Reproducer {
             .map_err(|source| FuzzError::WriteReproducer { path: path.clone(), source })?;
         Ok(path)
     }
+}
+
+/// The sessions a replay sends, named for messages: the failing one last,
+/// after the history when it needs it.
+pub fn sessions_to_replay(reproducer: &Reproducer) -> Vec<(String, &[SentPacket])> {
+    let mut sessions: Vec<(String, &[SentPacket])> = Vec::new();
+    if reproducer.reproduces != Reproduces::Alone {
+        for (n, history) in reproducer.history.iter().enumerate() {
+            sessions.push((format!("history session {}", n + 1), history));
+        }
+    }
+    sessions.push(("the failing session".to_owned(), &reproducer.failing));
+    sessions
 }
 
 fn write_session(out: &mut String, name: &str, packets: &[SentPacket]) {

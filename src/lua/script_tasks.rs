@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use mlua::Lua;
 
-use super::lua_state::{enter_state, export_options, global_function, new_state};
+use super::context::enter_state;
+use super::lua_state::{export_options, global_function, new_state};
 use super::{ScriptEnv, ScriptError};
 use crate::driver::{self, with_caller, Clock, DriverError, LoopContext, RunControl, TaskBody, TaskError, TaskMaker};
 use crate::stats::StatsBoard;

@@ -422,7 +422,7 @@ fn say_if_cut(stalls: Stalls, time: Option<u32>) -> RunOutcome {
 pub(super) fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
     let spins = matches!(bench.engine.poll, PollMode::Adaptive | PollMode::Spin);
-    if backend == Backend::Epoll && spins && !bench.mysql.dry_run {
+    if backend == Backend::Tokio && spins && !bench.mysql.dry_run {
         stderr_line(format_args!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
             if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }

@@ -29,6 +29,7 @@
 
 mod benchmark;
 mod compare_command;
+mod host_facts;
 mod interrupt;
 mod limits;
 mod load_method;

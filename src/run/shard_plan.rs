@@ -13,13 +13,12 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::host_facts::host_name;
 use super::interrupt::{Interrupts, Signal};
 use super::output::stderr_line;
-use super::result_sink::host_name;
 use super::RunError;
 use crate::cli::{Bench, Command};
 use crate::driver::Shard;
-use crate::results::shard_info::ClockState;
 
 /// How far in the past `--start-at` may be when the command starts: a
 /// launcher that took a moment longer than planned still runs, late (and
@@ -150,23 +149,6 @@ pub(super) fn say_started(bench: &Bench, late: Duration) {
             late.as_secs_f64()
         ));
     }
-}
-
-/// This host's clock as `adjtimex(2)` reports it (read only: modes 0);
-/// `None` where the call fails.
-pub(super) fn clock_state() -> Option<ClockState> {
-    // SAFETY: a zeroed `timex` is a valid argument; with `modes` 0 the
-    // kernel only writes the struct, which lives for the call.
-    let mut timex: libc::timex = unsafe { std::mem::zeroed() };
-    let state = unsafe { libc::adjtimex(&mut timex) };
-    if state < 0 {
-        return None;
-    }
-    Some(ClockState {
-        synchronized: state != libc::TIME_ERROR && timex.status & libc::STA_UNSYNC == 0,
-        max_error_ms: timex.maxerror as f64 / 1e3,
-        estimated_error_ms: timex.esterror as f64 / 1e3,
-    })
 }
 
 #[cfg(test)]

@@ -43,9 +43,10 @@ pub(crate) use emulated::MarkerMismatch;
 pub(crate) use kind::StatementKind;
 pub use oltp_options::OltpOptions;
 pub(crate) use oltp_options::OptionsError;
+pub(crate) use oltp_options::PrepareMethod;
 #[cfg(test)]
 pub(crate) use table_data::RowBatch;
-pub(crate) use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareMethod, PrepareStep};
+pub(crate) use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareStep};
 pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -300,7 +301,7 @@ pub trait Workload: Send + Sync {
         rng: Rng,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
         let (options, rows) = self.common_tables()?;
-        Some(common::numbered_load(options, rows, context, rng))
+        Some(table_data::numbered_load(options, rows, context, rng))
     }
 
     /// SQL for `prewarm`, spread over threads like `prepare`.

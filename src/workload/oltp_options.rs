@@ -59,7 +59,7 @@ pub struct OltpOptions {
     /// from [`super::ScriptContext`].
     pub threads: u32,
     /// `--prepare-method`: how `prepare` sends the rows.
-    pub prepare_method: super::PrepareMethod,
+    pub prepare_method: PrepareMethod,
 }
 
 impl Default for OltpOptions {
@@ -87,9 +87,24 @@ impl Default for OltpOptions {
             number_of_ranges: 10,
             delta: 5,
             threads: 1,
-            prepare_method: super::PrepareMethod::Auto,
+            prepare_method: PrepareMethod::Auto,
         }
     }
+}
+
+/// How `prepare` sends the rows (`--prepare-method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrepareMethod {
+    /// LOAD DATA LOCAL INFILE where the server allows it, else INSERTs.
+    #[default]
+    Auto,
+    /// LOAD DATA LOCAL INFILE, or an error if the server refuses it.
+    LoadData,
+    /// MariaDB's COM_STMT_BULK_EXECUTE of a prepared INSERT, or an error
+    /// if the server has none.
+    BulkExecute,
+    /// sysbench's multi-row INSERTs, byte for byte.
+    Insert,
 }
 
 /// Why a test cannot run with the given options.

@@ -1,4 +1,4 @@
-//! The epoll backend: a tokio current-thread runtime per loop, one task per
+//! The tokio backend (`--io=epoll`): a tokio current-thread runtime per loop, one task per
 //! connection. Portable and simple; io_uring amortises wake-ups better.
 //!
 //! A connection task stamps its waits for the server ([`Waits`]); the

@@ -36,7 +36,7 @@ use std::sync::Mutex;
 
 use mlua::Lua;
 
-use super::lua_state::ThreadCtx;
+use super::context::ThreadCtx;
 
 /// sysbench's declarations, made in every state before the prelude.
 pub(crate) const CDEFS: &str = include_str!("../cdefs.lua");
@@ -51,7 +51,7 @@ pub(crate) struct Entered(#[allow(dead_code)] Option<super::context::OutsideGuar
 impl Entered {
     /// Marks `lua` as the state running on this thread.
     pub(crate) fn new(lua: &Lua) -> Entered {
-        Entered(super::lua_state::enter_state(lua).ok().flatten())
+        Entered(super::context::enter_state(lua).ok().flatten())
     }
 }
 

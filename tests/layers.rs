@@ -477,3 +477,57 @@ fn crate_paths_are_resolved_from_the_module() {
     let paths: Vec<String> = crate_paths(text, &here).iter().map(|p| p.join("::")).collect();
     assert_eq!(paths, ["cli::Bench", "run::output::Console", "run::output::Level", "run::RunError", "x::y"]);
 }
+
+/// The names a module root's top comment (`//!`) gives in backticks as
+/// files of its folder: `name.rs` or `name/`, with no path before them.
+fn file_map(text: &str) -> BTreeSet<String> {
+    let comment: String = text.lines().take_while(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
+    let mut named = BTreeSet::new();
+    for quoted in comment.split('`').skip(1).step_by(2) {
+        let plain =
+            quoted.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.' || c == '/');
+        let file = quoted.strip_suffix(".rs").is_some_and(|stem| !stem.is_empty() && !stem.contains(['/', '.']));
+        let folder = quoted.strip_suffix('/').is_some_and(|stem| !stem.is_empty() && !stem.contains(['/', '.']));
+        if plain && (file || folder) {
+            named.insert(quoted.to_owned());
+        }
+    }
+    named
+}
+
+/// The top comment of each folder's mod.rs (lib.rs for src/) names every
+/// file and module folder in it, and nothing that is not there: the file
+/// map a newcomer reads first stays true.
+#[test]
+fn each_folders_map_names_its_files() {
+    let (src, files) = source_files();
+    let mut wrong = Vec::new();
+    for root in files.iter().filter(|f| f.ends_with("mod.rs") || f.as_os_str() == "lib.rs") {
+        let folder = src.join(root).parent().unwrap().to_owned();
+        let mut present = BTreeSet::new();
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            if path.is_dir() && path.join("mod.rs").exists() {
+                present.insert(format!("{name}/"));
+            } else if name.ends_with(".rs") && name != "mod.rs" && name != "lib.rs" {
+                present.insert(name);
+            }
+        }
+        let named = file_map(&std::fs::read_to_string(src.join(root)).unwrap());
+        for missing in present.difference(&named) {
+            wrong.push(format!("src/{}: does not name `{missing}`", root.display()));
+        }
+        for stale in named.difference(&present) {
+            wrong.push(format!("src/{}: names `{stale}`, which is not in its folder", root.display()));
+        }
+    }
+    assert!(wrong.is_empty(), "file maps in the top comments of mod.rs and lib.rs:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn file_maps_are_read_from_the_top_comment_only() {
+    let text = "//! - `a.rs`: one; `b/`: two, beside `src/main.rs` and `x.y.rs`\n//! `c.rs`\n\n//! `d.rs`\nfn f() {}";
+    let named: Vec<String> = file_map(text).into_iter().collect();
+    assert_eq!(named, ["a.rs", "b/", "c.rs"]);
+}

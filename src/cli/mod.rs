@@ -24,11 +24,39 @@
 //! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
 //!   fuzz a server's protocol handling (`fuzz.rs`).
 //!
-//! Layer: the top, with `run` and `main.rs`. It reads options into the
+//! Layer: the top, with `run` and `src/main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
 //! `test_options.rs`, `fuzz.rs`) and may import client, driver, fuzz, rand,
-//! transport and workload for them; nothing but `run` and `main.rs` imports it
+//! transport and workload for them; nothing but `run` and `src/main.rs` imports it
 //! (`tests/layers.rs`).
+//!
+//! Files:
+//! - `raw.rs`: the arguments split into options and words; `argv.rs`:
+//!   passwords hidden from `ps`.
+//! - `invocation.rs`: from split arguments to an [`Invocation`];
+//!   `bench_options.rs`: a test's options read into each layer's
+//!   configuration ([`Bench`]); `opts.rs`: the options, each read once;
+//!   `value.rs`: one option's text into a value.
+//! - `defs.rs`: every option wirebench knows, its kind, default and help.
+//! - `test_name.rs`: what a test name refers to; `test_options.rs`: the test
+//!   script's options; `general.rs`: sysbench's general options; `into.rs`:
+//!   the random, client, TLS and driver options.
+//! - `legacy.rs` and `legacy_args.rs`: sysbench 0.4/0.5 command lines and
+//!   their options.
+//! - `lua_script_args.rs`: a command line naming a Lua script.
+//! - `credentials.rs`: the login from the mysql client's sources;
+//!   `option_file.rs`: the mysql option files; `small_file.rs`: reading one
+//!   safely; `terminal.rs`: the password asked on the terminal.
+//! - `result_args.rs`: `--format`, `--chart`, `--label`; `server_stats.rs`:
+//!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
+//! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`: the
+//!   other subcommands' command lines.
+//! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
+//!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
+//!   line it accepts.
+//! - `help.rs`: the help texts; `personality.rs`: wirebench or `sysbench`.
+//! - `sysbench_traces.rs` (tests): the statements of the real sysbench,
+//!   captured, against wirebench's.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 

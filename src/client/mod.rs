@@ -6,6 +6,16 @@
 //! Layer: below the driver and the orchestration; owns where connections go
 //! ([`Endpoint`], [`ServerAddresses`]) and how they log in
 //! ([`ConnectOptions`]). It may import transport and the protocol crate.
+//!
+//! Files:
+//! - `endpoint.rs`: a TCP host and port or a unix socket, and how a run's
+//!   connections are spread over the servers.
+//! - `stream.rs`: one stream type over TCP and unix sockets.
+//! - `tls_login.rs`: the TLS part of the login.
+//! - `server_key.rs`: the server's RSA key for caching_sha2_password and
+//!   sha256_password over unencrypted TCP.
+//! - `peer.rs`: the process at the other end, when it runs on this host.
+//! - `client_error.rs`: what can go wrong on a connection.
 
 mod client_error;
 mod endpoint;

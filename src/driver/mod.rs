@@ -14,6 +14,24 @@
 //! once, in `conn_io`; a backend only moves bytes between the socket and
 //! its buffers: io_uring (batched submissions and completions) or epoll
 //! (tokio). `--mysql-dry-run` drives the sessions with no I/O ([`dry`]).
+//!
+//! Files:
+//! - `engine_options.rs`: the driver's own settings (`--cpus`, `--io`,
+//!   `--poll`, `--pipeline`, `--db-ps-mode`, `--mysql-ignore-errors`).
+//! - `uring/` and `tokio_backend/`: the two backends (`--io=uring`,
+//!   `--io=epoll`); `dry.rs`: `--mysql-dry-run`, no I/O.
+//! - `session.rs`: a connection's hot-path state machine; `conn_io.rs`: its
+//!   work above the socket, the same under both backends; `call_session.rs`:
+//!   the state machine of a caller making one call at a time (a script).
+//! - `fiber_task.rs`: tasks (a script's states) run on a loop as fibers;
+//!   `start_gate.rs`: where they wait for the run to start.
+//! - `budget.rs`: when an event may start (the run's limits, `--rate`);
+//!   `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
+//!   connection waits, and its timeouts.
+//! - `cpus.rs`: the cores a loop may be pinned to; `polling.rs`: which
+//!   loops spin; `spin.rs`: how long a loop spins; `busy_core.rs`: whether
+//!   another task wants its core.
 
 mod budget;
 mod busy_core;

@@ -36,6 +36,31 @@
 //! seeds) and the protocol crate; not cli, run or driver: fuzzed sessions
 //! need no pinned event loops, and tokio tasks give thousands of sessions
 //! a second.
+//!
+//! Files:
+//! - `fuzz_options.rs`: the fuzzer's configuration; `fuzz_error.rs`: what
+//!   stops a run before it can say; `safety.rs`: what keeps it on its target.
+//! - `campaign.rs`: a run from start to summary; `worker.rs`: the workers;
+//!   `progress.rs` and `lines.rs`: what it prints.
+//! - `spec.rs`: what a session sends; `generate.rs`: fresh sessions from the
+//!   grammar; `seeds.rs`: the seed corpus of real sysbench traffic;
+//!   `dictionary.rs` and `values.rs`: what mutators splice in.
+//! - `mutate.rs`: mutations of a session; `fields.rs`, `encode_spec.rs`,
+//!   `edits.rs`: a packet as typed fields and their edits; `frame.rs`:
+//!   framing edits; `text.rs`: statement text mutations; `fuzz_rng.rs`: the
+//!   seeded randomness.
+//! - `exec.rs`: one session on a fresh connection; `conn.rs`: its socket;
+//!   `render.rs`: a planned packet into bytes; `answer_reader.rs`: the
+//!   server's answer, untrusted; `vigil.rs`: late answers.
+//! - `feedback_state.rs`: the states a session reached; `corpus.rs`: the
+//!   sessions that reached one first.
+//! - `control.rs`: failure detection; `process_watch.rs`: the server's
+//!   process and log; `failure.rs`: a failure confirmed and minimised;
+//!   `minimize.rs`: minimising a session; `rig.rs`: running sessions again.
+//! - `reproducer.rs`: the reproducer file; `reproducer_format.rs`: its
+//!   marker and line errors; `replay.rs`: `fuzz-replay`; `emit.rs`: the
+//!   reproducer as a Python script.
+//! - `roundtrip_tests.rs` (tests): the reproducer's round trip, end to end.
 
 mod answer_reader;
 mod campaign;

@@ -22,6 +22,17 @@
 //! Layer: below `run`, beside `driver`: it may import driver (limits and
 //! ignored errors), client, stats, rand and the protocol crate; only `run`
 //! imports it, and `cli` fills its [`ScriptCall`].
+//!
+//! Files:
+//! - `lua_state.rs`: one Lua state, loaded; `context.rs`: where a state's
+//!   context is found; `api.rs`: the raw functions under the prelude;
+//!   `ffi/`: sysbench's C functions through LuaJIT's FFI, with `sql_ffi.rs`
+//!   (`sysbench.sql`) and `events.rs` (the event loop's functions).
+//! - `cmdline_options.rs`: a script's options; `commands.rs`: the commands
+//!   other than `run`; `threads.rs`: `run`'s main state; `script_tasks.rs`:
+//!   the states as tasks of the driver's loops; `report_hooks.rs`: a
+//!   script's own reports.
+//! - `script_error.rs`: what goes wrong with a script.
 
 mod api;
 mod cmdline_options;

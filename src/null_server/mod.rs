@@ -12,6 +12,15 @@
 //!
 //! Layer: a program of its own beside the engine; it may import transport
 //! (the compressed protocol) and the protocol crate.
+//!
+//! Files:
+//! - `event_loop.rs`: the loops, pinned, and the acceptor.
+//! - `null_session.rs`: one client connection, sans-IO.
+//! - `handshake.rs`: the server side of the connection phase.
+//! - `sql_scan.rs`: just enough SQL to fake an answer; `answer.rs`: the
+//!   answers.
+//! - `server_compress.rs`: the compressed protocol on the server's side.
+//! - `delay.rs`: `--delay-us`.
 
 mod answer;
 mod delay;

@@ -28,6 +28,15 @@
 //!
 //! Layer: at the bottom; it imports nothing of the crate and owns the
 //! `--rand-*` settings ([`RandConfig`]).
+//!
+//! Files:
+//! - `config.rs`: the `--rand-*` options; `rng.rs`: one connection's
+//!   generator (`sb_rand_*`).
+//! - `xoroshiro.rs`: xoroshiro128+ as sysbench ships it; `glibc.rs`:
+//!   glibc's `random()`, for the seeds; `lrand48.rs`: glibc's `lrand48()`,
+//!   for sysbench 0.4.
+//! - `unique.rs`: `sysbench.rand.unique()`.
+//! - `distribution_tests.rs` (tests): goodness of fit of every distribution.
 
 mod config;
 mod glibc;

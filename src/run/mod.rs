@@ -1,7 +1,7 @@
 //! The run orchestration: a parsed command line ([`crate::cli::Bench`])
 //! carried out, from the first connection to the report.
 //!
-//! The only layer besides `main.rs` that knows the command line: it hands
+//! The only layer besides `src/main.rs` that knows the command line: it hands
 //! each layer below its own configuration (the client its servers and TLS,
 //! the driver its engine options, the workload its test options) and
 //! imports them all; nothing below imports it.
@@ -26,6 +26,14 @@
 //!   `merge_command.rs`: `wirebench merge`, a run's shards put back together.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
+//! - `run_error.rs`: why a command failed, with what to do.
+//! - `load_method.rs`: how `prepare` sends the rows (`--prepare-method`).
+//! - `server_sampling.rs`: `--server-stats` in a run.
+//! - `shard_plan.rs`: `--shard=I/N` and `--start-at`; `host_facts.rs`: the
+//!   host's name and clock, which a result records.
+//! - `lua_script_command.rs`: a Lua script's command; `script_text.rs`: its
+//!   text, read once; `script_options.rs`: sysbench's options as a script
+//!   reads them.
 
 mod benchmark;
 mod compare_command;

@@ -10,7 +10,8 @@
 //! it gives the figures per query, per transaction and per second
 //! (`figures.rs`), and the check that nobody else used the server
 //! (`consistency.rs`). `server_watch.rs` is what the report thread keeps between
-//! samples; `server_report.rs` the text it prints.
+//! samples; `server_report.rs` the text it prints; `status.rs` which
+//! status variables are read.
 //!
 //! Layer: beside the driver, below the run orchestration; it imports the
 //! client and nothing else of the crate, and owns its options

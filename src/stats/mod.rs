@@ -1,17 +1,20 @@
 //! Latency and throughput statistics, reported exactly as sysbench 1.0.20
 //! reports them.
 //!
-//! - [`histogram`] holds sysbench's 1024-bucket log histogram with its
+//! - `histogram.rs` holds sysbench's 1024-bucket log histogram with its
 //!   exact bucket and percentile arithmetic ([`LatencyHistogram`]).
-//! - [`counters`] has reads/writes/other/events/errors/reconnects
+//! - `counters.rs` has reads/writes/other/events/errors/reconnects
 //!   ([`Counters`]) and per-connection work ([`ConnStats`]).
-//! - [`collector`] is how per-core event loops record without sharing
+//! - `collector.rs` is how per-core event loops record without sharing
 //!   ([`LoopStats`]) and hand their data to the report thread once per
 //!   interval ([`StatsBoard`], [`Collector`]).
-//! - [`latency`] keeps the same latencies in an HdrHistogram
-//!   ([`HdrLatency`]: every percentile to 3 digits, no cap), and [`kinds`]
+//! - `latency.rs` keeps the same latencies in an HdrHistogram
+//!   ([`HdrLatency`]: every percentile to 3 digits, no cap), and `kinds.rs`
 //!   per statement kind ([`KindTable`]).
-//! - [`report`] writes the text sysbench prints, byte for byte.
+//! - `report.rs` writes the text sysbench prints, byte for byte;
+//!   `extra_report.rs` the blocks wirebench adds after it.
+//! - `hdr_log.rs`: `--hdr-log`, the latencies as an HdrHistogram interval
+//!   log.
 //!
 //! Layer: at the bottom; it imports nothing of the crate, so the driver, the
 //! orchestration and the null server can all use it.

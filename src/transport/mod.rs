@@ -12,6 +12,11 @@
 //!
 //! Layer: just above the protocol crate, which is all it may import; owns
 //! the TLS options ([`tls::TlsOptions`]).
+//!
+//! Files:
+//! - `compress.rs`: the compressed protocol as a transport layer.
+//! - `tls.rs`: TLS with rustls, and the client configuration from
+//!   `--mysql-ssl*`.
 
 mod compress;
 pub(crate) mod tls;

@@ -14,6 +14,20 @@
 //!
 //! Layer: below the driver; it may import rand and the protocol crate, and
 //! owns the list of tests ([`Test`]) and their options ([`OltpOptions`]).
+//!
+//! Files:
+//! - `test.rs`: the eleven tests, the one list of them; one file per test:
+//!   `oltp_read_only.rs`, `oltp_read_write.rs`, `oltp_write_only.rs`,
+//!   `oltp_point_select.rs`, `oltp_update_index.rs`,
+//!   `oltp_update_non_index.rs`, `oltp_delete.rs`, `oltp_insert.rs`,
+//!   `select_random_points.rs`, `select_random_ranges.rs`, `bulk_insert.rs`.
+//! - `common.rs`: what the OLTP scripts share (`oltp_common.lua`);
+//!   `oltp_options.rs`: their options.
+//! - `table_data.rs`: `prepare`'s rows as data for LOAD DATA.
+//! - `emulated.rs`: `--db-ps-mode=disable`'s emulated statements; `kind.rs`:
+//!   each statement's kind, for the per-statement report.
+//! - `legacy/`: the sysbench 0.4 and 0.5 tests.
+//! - `testkit.rs` (tests): a script run into memory, its commands decoded.
 
 mod common;
 mod emulated;

@@ -6,6 +6,10 @@
 //! and shuts down the socket of a connection that waited past its read or
 //! write timeout, or that still waits when the run is cut: its read or
 //! write then returns, and the task learns from its [`WatchedConn`] why.
+//!
+//! Files:
+//! - `tokio_tasks.rs`: the loop's tasks (a script's states), one tokio task
+//!   each.
 
 mod tokio_tasks;
 

@@ -23,6 +23,10 @@
 //! least every [`PUBLISH_TICK`]) and treats a wait past its timeout as a
 //! lost connection, and every connection still waiting once the run is cut
 //! as stalled: its operations are cancelled, as for any other ending.
+//!
+//! Files:
+//! - `uring_tasks.rs`: the loop's tasks (a script's states), resumed with
+//!   what they waited for.
 
 mod uring_tasks;
 

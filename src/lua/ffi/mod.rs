@@ -21,6 +21,12 @@
 //!
 //! The event loop's functions (`sb_more_events`, ...) are in
 //! `super::events`, the SQL driver's (`db_*`) in `super::sql_ffi`.
+//!
+//! Files:
+//! - `exports.rs`: the list of exported names (the build script reads it).
+//! - `cmdline_ffi.rs`: `sysbench.cmdline`'s; `counter_ffi.rs`: the
+//!   statistics counters'; `histogram_ffi.rs`: `sysbench.histogram`'s;
+//!   `rand_ffi.rs`: `sysbench.rand`'s C functions.
 
 mod cmdline_ffi;
 mod counter_ffi;

@@ -333,7 +333,7 @@ pub enum DriverError {
     /// A task (a script's state) failed: the script's error.
     #[error("{0}")]
     Script(TaskError),
-    /// A connection task of the epoll loop panicked.
+    /// A connection task of the tokio backend's loop panicked.
     #[error("event loop {index}: a connection task failed: {source}")]
     Task { index: usize, source: tokio::task::JoinError },
 }

@@ -42,7 +42,7 @@ pub struct PollChoice {
 pub enum PollReason {
     /// `--poll=` said so.
     Asked,
-    /// The epoll backend always waits in `epoll_wait`.
+    /// The tokio backend (`--io=epoll`) always waits in `epoll_wait`.
     Epoll,
     /// The loop is not pinned to a core (its affinity is unknown).
     Unpinned,

@@ -1,4 +1,4 @@
-//! The epoll loop's tasks (a script's states, see `driver::fiber_task`): one
+//! The tokio backend's tasks (a script's states, see `driver::fiber_task`): one
 //! tokio task per state resumes its fiber and does what it asks, on the
 //! loop's runtime. Its connections are exchanged with as a built-in test's
 //! are (`exchange`): the same buffers, waits, ticker and redial.

@@ -91,6 +91,7 @@ ensure_rust() {
     fi
     if have cargo; then
         say "Rust: $(cargo --version)"
+        ensure_lint_tools
         return
     fi
     need curl curl
@@ -98,7 +99,22 @@ ensure_rust() {
     install_needed
     say "installing the stable Rust toolchain with rustup into $HOME/.cargo"
     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs |
-        sh -s -- -y --no-modify-path --profile minimal --default-toolchain stable
+        sh -s -- -y --no-modify-path --profile minimal --default-toolchain stable --component rustfmt,clippy
     PATH="$HOME/.cargo/bin:$PATH"
     say "Rust: $(cargo --version)"
+}
+
+# rustfmt and clippy, for scripts/test.sh's lint step: added through rustup
+# when the toolchain came without them (rustup's minimal profile).
+ensure_lint_tools() {
+    if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
+        return
+    fi
+    if have rustup; then
+        say "adding rustfmt and clippy (rustup component add rustfmt clippy)"
+        rustup component add rustfmt clippy
+    else
+        say "cargo fmt and cargo clippy are missing and there is no rustup to add them: install your distribution's rustfmt and clippy packages"
+        exit 1
+    fi
 }

@@ -4,9 +4,11 @@
 #   scripts/test.sh [extra cargo test arguments]
 #
 # Installs what is missing (build tools, MariaDB, Rust), starts the throwaway
-# MariaDB server (scripts/mariadb.sh), runs `cargo test --workspace` against
-# it with WIREBENCH_REQUIRE_SERVER=1 (so a test that cannot reach the server
-# fails instead of skipping), then builds the fuzz targets and replays their
+# MariaDB server (scripts/mariadb.sh), checks the formatting (`cargo fmt
+# --check`) and the lints (`cargo clippy -D warnings`) before anything
+# slow, runs `cargo test --workspace` against the server with
+# WIREBENCH_REQUIRE_SERVER=1 (so a test that cannot reach the server fails
+# instead of skipping), then builds the fuzz targets and replays their
 # corpus once. A server this script started is stopped at the end; one that
 # was already running is left running. Exits non-zero on any failure.
 set -euo pipefail
@@ -64,6 +66,17 @@ need debootstrap debootstrap
 install_needed
 ensure_rust
 
+# Incremental state would double the size of target/ for a one-shot build.
+export CARGO_INCREMENTAL=0
+
+# The lints first: they fail in seconds where the tests take minutes.
+step "cargo fmt --check"
+cargo fmt --all --check ||
+    { say "the code is not formatted as rustfmt.toml says: run \`cargo fmt --all\` and commit the result"; exit 1; }
+step "cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings ||
+    { say "clippy found the problems above: fix them, then check with \`cargo clippy --workspace --all-targets -- -D warnings\` (an #[allow(clippy::...)] only where the lint is wrong for that spot, with a one-line reason)"; exit 1; }
+
 step "MariaDB test server"
 if "$MARIADB" status 2>/dev/null; then
     say "reusing the server that is already running; it will be left running"
@@ -77,8 +90,6 @@ export WIREBENCH_REQUIRE_SERVER=1
 say "WIREBENCH_TEST_HOST=$WIREBENCH_TEST_HOST WIREBENCH_TEST_PORT=$WIREBENCH_TEST_PORT"
 say "WIREBENCH_TEST_SOCKET=$WIREBENCH_TEST_SOCKET WIREBENCH_REQUIRE_SERVER=1"
 
-# Incremental state would double the size of target/ for a one-shot build.
-export CARGO_INCREMENTAL=0
 say "disk before the build: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free"
 step "cargo test --workspace $*"
 cargo test --workspace "$@"

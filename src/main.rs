@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions, Personality, Refusal};
 use wirebench::fuzz::ReplayVerdict;
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
-use wirebench::run::{self, fatal_line, stderr_line, Console, Outcome, Output, OutputError, RunError};
+use wirebench::run::{self, fatal_line, stderr_line, Console, Output, OutputError, RunError, RunOutcome};
 
 /// `wirebench fuzz` found failures (or `fuzz-replay` saw one again).
 const FAILURES_FOUND: u8 = 3;
@@ -128,11 +128,11 @@ fn bench_status(bench: &Bench, personality: Personality) -> ExitCode {
         stderr_line(format_args!("wirebench: {note}"));
     }
     match run::execute(bench) {
-        Ok(Outcome::Completed) => ExitCode::SUCCESS,
+        Ok(RunOutcome::Completed) => ExitCode::SUCCESS,
         // sysbench's status when --forced-shutdown cut the run; a run cut
         // with stalled connections is that case too.
-        Ok(Outcome::ForcedShutdown | Outcome::Cut { .. }) => ExitCode::from(2),
-        Ok(Outcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
+        Ok(RunOutcome::ForcedShutdown | RunOutcome::Cut { .. }) => ExitCode::from(2),
+        Ok(RunOutcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
         Err(RunError::Output(e)) => output_failed(&e),
         Err(e) => {
             fatal_line(e);

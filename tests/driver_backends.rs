@@ -337,10 +337,10 @@ async fn run(
 /// Both backends, or only epoll (with a note) where io_uring is unavailable.
 fn backends() -> Vec<Backend> {
     match Backend::resolve(IoBackend::Uring) {
-        Ok(uring) => vec![uring, Backend::Epoll],
+        Ok(uring) => vec![uring, Backend::Tokio],
         Err(reason) => {
             eprintln!("io_uring backend not tested: {reason}");
-            vec![Backend::Epoll]
+            vec![Backend::Tokio]
         }
     }
 }
@@ -513,7 +513,7 @@ async fn server_error_stops_an_unlimited_run() {
             // The failing connection is the second of loop 1. The epoll loop
             // awaits its connection tasks in order and only stops the run
             // when it reaches a failed one, so there it must come first.
-            let failing = if backend == Backend::Epoll { 1 } else { 3 };
+            let failing = if backend == Backend::Tokio { 1 } else { 3 };
             let script = move |i| -> Box<dyn Script> {
                 if i == failing {
                     Box::new(FailAt { fail_at: 200, events: 0 })
@@ -566,8 +566,8 @@ async fn auto_picks_io_uring_when_it_works() {
         Err(reason) => {
             let reason = reason.to_string();
             assert!(reason.starts_with("--io=uring: "), "{reason}");
-            assert_eq!(auto, Backend::Epoll);
+            assert_eq!(auto, Backend::Tokio);
         }
     }
-    assert_eq!(Backend::resolve(IoBackend::Epoll).unwrap(), Backend::Epoll);
+    assert_eq!(Backend::resolve(IoBackend::Epoll).unwrap(), Backend::Tokio);
 }

@@ -537,7 +537,7 @@ mod in_memory {
     }
 
     fn backends() -> Vec<Backend> {
-        let mut backends = vec![Backend::Epoll];
+        let mut backends = vec![Backend::Tokio];
         if Backend::resolve(IoBackend::Uring).is_ok() {
             backends.push(Backend::Uring);
         }

@@ -132,7 +132,7 @@ fn lookup_script(names: &[&str]) -> String {
 /// libc's `usleep`), and `ffi.C` finds it in wirebench's.
 #[test]
 fn the_exported_functions_are_sysbench_s_and_ffi_finds_them() {
-    let names: Vec<&str> = EXPORTED_C_FUNCTIONS.iter().copied().collect();
+    let names: Vec<&str> = EXPORTED_C_FUNCTIONS.to_vec();
     let output = run(&wirebench(), &[], &lookup_script(&names));
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}{stderr}");

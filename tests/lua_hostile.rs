@@ -150,6 +150,8 @@ fn on_each_backend(how: Misbehaviour, extra: &[&str], check: impl Fn(&Ran)) {
     }
 }
 
+// The child is reaped by libc::wait4 (for its rusage), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
 fn run(how: Misbehaviour, extra: &[&str]) -> Ran {
     let port = start(how);
     let dir = ScratchDir::new(&format!("lua_hostile_{how:?}"));

@@ -19,7 +19,7 @@ use common::{sysbench, ScratchDir};
 use std::path::Path;
 use std::sync::Arc;
 
-use wirebench::stats::histogram::{bucket_value, BUCKETS};
+use wirebench::stats::{bucket_value, BUCKETS};
 use wirebench::stats::{
     Banner, Collector, ConnStats, Counters, FinalReport, HistogramReport, InterimReport, LatencyHistogram, LoopStats,
     QueryKind, QueueStats, RunHeader, StatsBoard, INITIALIZING_WORKERS, THREADS_STARTED, VERSION_LINE,
@@ -198,7 +198,7 @@ fn glibc_format(format: &std::ffi::CStr, x: f64) -> String {
 /// binary value, ties to even), for every precision sysbench prints.
 #[test]
 fn float_formatting_matches_glibc() {
-    use wirebench::stats::report::CFloat;
+    use wirebench::stats::CFloat;
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut values = vec![0.0, -0.0, 0.5, 1.5, 2.5, 0.125, 0.375, 1.005, 2.675, 0.0049999, 99.995, 1e-9, 123456.785];
     for i in 0..30_000u64 {

@@ -115,7 +115,7 @@ fn f64_at(value: &Value, pointer: &str) -> f64 {
 /// The server's process, through its socket.
 fn server_pid(server: &TestServer) -> u32 {
     let socket = UnixStream::connect(server.socket.as_ref().expect("WIREBENCH_TEST_SOCKET")).unwrap();
-    wirebench::client::peer::unix_peer_pid(&socket).expect("the server's pid through its socket")
+    wirebench::client::unix_peer_pid(&socket).expect("the server's pid through its socket")
 }
 
 /// A process's CPU time so far (user and system), µs, read here apart

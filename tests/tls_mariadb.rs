@@ -16,8 +16,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use common::{rows, ScratchDir, TestServer};
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
-use wirebench::transport::tls::client_tls;
-use wirebench::transport::tls::{SslMode, TlsOptions};
+use wirebench::transport::client_tls;
+use wirebench::transport::{SslMode, TlsOptions};
 use wirebench_protocol::command::Param;
 use wirebench_protocol::response::QueryResult;
 

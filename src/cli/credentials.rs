@@ -23,7 +23,7 @@
 
 use std::path::PathBuf;
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::option_file::{read_option_file, FileSetting, LoginKey};
 use super::opts::Opts;
 use super::terminal::{self, TerminalError};

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::cli_error::CliError;
 use super::defs::{self, OptDef};
-use super::error::CliError;
 use super::into::mysql_options;
 use super::opts::{Opts, INT_MAX};
 use super::raw::RawOpt;
@@ -211,7 +211,7 @@ mod tests {
 
     fn parse(line: &str) -> Result<Invocation, CliError> {
         let sources = crate::cli::credentials::CredentialSources::none();
-        crate::cli::build::invocation(split(line.split_whitespace().map(str::to_owned).collect()), &sources)
+        crate::cli::invocation::read_invocation(split(line.split_whitespace().map(str::to_owned).collect()), &sources)
             .map_err(|refusal| refusal.error)
     }
 

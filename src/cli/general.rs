@@ -1,11 +1,11 @@
 //! sysbench's general options (`--threads`, `--time`, `--report-*`, ...),
 //! with the deprecated aliases 1.0.20 still accepts folded in.
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::warnings::StartupWarning;
-use super::{shard, value, Command, ForcedShutdown, GeneralOptions};
+use super::{shard_args, value, Command, ForcedShutdown, GeneralOptions};
 use crate::driver::Arrival;
 
 /// A general option and the deprecated alias sysbench 1.0.20 still takes
@@ -102,8 +102,8 @@ pub(crate) fn general(
     read_limits(&mut general, opts, legacy_line, command, &mut said)?;
     read_reports(&mut general, opts)?;
     read_the_rest(&mut general, opts, said.notes)?;
-    general.shard = shard::shard(opts, std::env::var(shard::JOB_INDEX_VARIABLE).ok().as_deref())?;
-    general.start_at = shard::start_at(opts)?;
+    general.shard = shard_args::shard(opts, std::env::var(shard_args::JOB_INDEX_VARIABLE).ok().as_deref())?;
+    general.start_at = shard_args::start_at(opts)?;
     if !general.shard.is_whole() && !general.sweep.is_empty() {
         return Err(CliError::Conflict(format!(
             "--shard={} with a --threads list: a sweep is not split between shards yet; run one step per command",

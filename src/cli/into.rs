@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::{value, Command, DbOptions, MysqlOptions, RUN_WAIT_TIMEOUT};

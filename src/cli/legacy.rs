@@ -7,23 +7,23 @@
 //! `--oltp-test-mode`, `--oltp-nontrx-mode`, `--oltp-read-only` and
 //! `--oltp-write-only` give it; or, on a line with 0.5's options
 //! (`--oltp-tables-count`, ...), the `oltp.lua` that 0.5 loaded from its
-//! data directory for that name. `legacy_options.rs` then reads the
+//! data directory for that name. `legacy_args.rs` then reads the
 //! options only the 0.4/0.5 tests have and renames the others to their
 //! 1.0 names. Every decision leaves a note.
 //!
 //! The general aliases that 1.0.20 still accepts (`--num-threads`,
-//! `--max-requests`, `--max-time`, `--tx-rate`) are resolved in `build.rs`,
+//! `--max-requests`, `--max-time`, `--tx-rate`) are resolved in `invocation.rs`,
 //! which also applies the 0.4/0.5 defaults (10000 requests, no time limit).
 
-use super::error::CliError;
-use super::legacy_options;
+use super::cli_error::CliError;
+use super::legacy_args;
 use super::raw::RawOpt;
 use super::test_name::TestRef;
 use super::value;
 use super::{Command, Test};
 use crate::workload::legacy::{LegacyOptions, LegacyTest, NontrxMode, Oltp04Mode};
 
-pub(crate) use legacy_options::modern_hint;
+pub(crate) use legacy_args::modern_hint;
 
 /// The options that choose the 0.4 OLTP mode.
 const MODE_KEYS: [&str; 4] = ["oltp_test_mode", "oltp_nontrx_mode", "oltp_read_only", "oltp_write_only"];
@@ -84,7 +84,7 @@ pub(crate) fn apply(
         TestRef::Modern(test) => {
             return Ok(Chosen { test, legacy: None, legacy_options: LegacyOptions::default(), command })
         }
-        // The script's options are its own: cli/lua_script.rs reads the line.
+        // The script's options are its own: cli/lua_script_args.rs reads the line.
         TestRef::Lua => {
             return Ok(Chosen {
                 test: Test::OltpReadWrite,
@@ -102,9 +102,9 @@ pub(crate) fn apply(
         script => script05_test(script, named, command, opts, &mut legacy_options, notes)?,
     };
     opts.retain(|o| !MODE_KEYS.contains(&o.key.as_str()));
-    legacy_options::read_legacy_only(legacy, opts, &mut legacy_options, notes)?;
-    legacy_options::rewrite(opts, notes)?;
-    legacy_options::transaction_note(legacy, &legacy_options, opts, notes);
+    legacy_args::read_legacy_only(legacy, opts, &mut legacy_options, notes)?;
+    legacy_args::rewrite(opts, notes)?;
+    legacy_args::transaction_note(legacy, &legacy_options, opts, notes);
     Ok(Chosen { test, legacy: Some(legacy), legacy_options, command })
 }
 

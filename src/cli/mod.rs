@@ -24,37 +24,67 @@
 //! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
 //!   fuzz a server's protocol handling (`fuzz.rs`).
 //!
-//! Layer: the top, with `run` and `main.rs`. It reads options into the
+//! Layer: the top, with `run` and `src/main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
 //! `test_options.rs`, `fuzz.rs`) and may import client, driver, fuzz, rand,
-//! transport and workload for them; nothing but `run` and `main.rs` imports it
+//! transport and workload for them; nothing but `run` and `src/main.rs` imports it
 //! (`tests/layers.rs`).
+//!
+//! Files:
+//! - `raw.rs`: the arguments split into options and words; `argv.rs`:
+//!   passwords hidden from `ps`.
+//! - `invocation.rs`: from split arguments to an [`Invocation`];
+//!   `bench_options.rs`: a test's options read into each layer's
+//!   configuration ([`Bench`]); `opts.rs`: the options, each read once;
+//!   `value.rs`: one option's text into a value.
+//! - `defs.rs`: every option wirebench knows, its kind, default and help.
+//! - `test_name.rs`: what a test name refers to; `test_options.rs`: the test
+//!   script's options; `general.rs`: sysbench's general options; `into.rs`:
+//!   the random, client, TLS and driver options.
+//! - `legacy.rs` and `legacy_args.rs`: sysbench 0.4/0.5 command lines and
+//!   their options.
+//! - `lua_script_args.rs`: a command line naming a Lua script.
+//! - `credentials.rs`: the login from the mysql client's sources;
+//!   `option_file.rs`: the mysql option files; `small_file.rs`: reading one
+//!   safely; `terminal.rs`: the password asked on the terminal.
+//! - `result_args.rs`: `--format`, `--chart`, `--label`; `server_stats.rs`:
+//!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
+//! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`: the
+//!   other subcommands' command lines.
+//! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
+//!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
+//!   line it accepts.
+//! - `help.rs`: the help texts; `personality.rs`: wirebench or `sysbench`.
+//! - `sysbench_traces.rs` (tests): the statements of the real sysbench,
+//!   captured, against wirebench's.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
 
 mod argv;
-mod build;
-mod compare;
+mod bench_options;
+mod cli_error;
+mod compare_args;
 mod credentials;
 mod defs;
-mod error;
 mod fuzz;
 mod general;
 mod help;
 mod into;
+mod invocation;
 mod legacy;
-mod legacy_options;
-mod lua_script;
-mod merge;
+mod legacy_args;
+mod lua_script_args;
+mod merge_args;
 mod null_server;
 mod option_file;
 mod opts;
 mod personality;
 mod raw;
-mod result_options;
+mod result_args;
 mod server_stats;
-mod shard;
+mod shard_args;
 mod small_file;
+mod sysbench_refusal;
 #[cfg(test)]
 mod sysbench_traces;
 mod terminal;
@@ -81,10 +111,11 @@ use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
 
 pub use argv::hide_passwords_from_ps;
+pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
-pub use error::{CliError, Refusal, SysbenchRefusal};
 pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, test_help};
-pub use personality::{Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
+pub(crate) use personality::SYSBENCH_VERSION_LINE;
+pub use personality::{Personality, SYSBENCH_BANNER_LINE};
 pub use terminal::TerminalError;
 pub use warnings::StartupWarning;
 
@@ -409,7 +440,7 @@ pub fn read(args: impl IntoIterator<Item = OsString>, sources: &CredentialSource
         .map(unicode_arg)
         .collect::<Result<Vec<String>, CliError>>()
         .map_err(|error| Refusal { error, verbosity: 3 })?;
-    build::invocation(raw::split(args), sources)
+    invocation::read_invocation(raw::split(args), sources)
 }
 
 /// An argument as text, or the refusal naming it (a password's value not

@@ -3,15 +3,15 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
+use super::cli_error::CliError;
 use super::defs;
-use super::error::CliError;
 use super::raw::RawOpt;
 use super::{value, Invocation, NullServerOptions};
 
 const ADDRESS: &str =
     "one address such as 127.0.0.1:3307, [::1]:3307 or a bare port (on 127.0.0.1); the null server listens on one TCP address (and --socket)";
 
-pub(crate) fn parse(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
+pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
     if let Some(extra) = words.first() {
         return Err(CliError::UnexpectedArgument((*extra).to_owned()));
     }

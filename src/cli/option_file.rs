@@ -10,8 +10,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::cli_error::CliError;
 use super::defs;
-use super::error::CliError;
 use super::small_file::read_small_text;
 
 /// The groups read: every mysql client's, and wirebench's own.

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::raw::RawOpt;
 use super::value;
 

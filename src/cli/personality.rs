@@ -37,14 +37,6 @@ impl Personality {
             Personality::Wirebench
         }
     }
-
-    /// The program name for usage lines and messages.
-    pub fn program(self) -> &'static str {
-        match self {
-            Personality::Wirebench => "wirebench",
-            Personality::Sysbench => "sysbench",
-        }
-    }
 }
 
 #[cfg(test)]

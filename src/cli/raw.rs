@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use super::cli_error::CliError;
 use super::defs::{self, Kind};
-use super::error::CliError;
 use super::small_file::read_small_text;
 
 /// One option as written, before interpretation.

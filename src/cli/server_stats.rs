@@ -1,7 +1,7 @@
 //! `--server-stats[=on|off|interim]` and `--server-pid`, read into the
 //! sampling layer's [`ServerStatsOptions`].
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::opts::Opts;
 use super::{GeneralOptions, MysqlOptions};
 use crate::results::{OutputFormat, ResultOptions};

@@ -107,7 +107,7 @@ fn every_trace_is_reproduced() {
     for trace in &traces {
         let ours = match trace.command.as_str() {
             "run" if trace.workload.name() == "bulk_insert" => {
-                compare(&trace.name, &bulk_insert_first_flush(trace), &trace.lines[..1], &mut failures);
+                compare_traces(&trace.name, &bulk_insert_first_flush(trace), &trace.lines[..1], &mut failures);
                 continue;
             }
             "run" => run_lines(trace),
@@ -118,9 +118,9 @@ fn every_trace_is_reproduced() {
         let digits = trace.command == "prepare" && !trace.padded;
         if trace.padded || digits {
             let mask = |lines: &[String]| lines.iter().map(|l| masked(l, digits)).collect::<Vec<_>>();
-            compare(&trace.name, &mask(&ours), &mask(&trace.lines), &mut failures);
+            compare_traces(&trace.name, &mask(&ours), &mask(&trace.lines), &mut failures);
         } else {
-            compare(&trace.name, &ours, &trace.lines, &mut failures);
+            compare_traces(&trace.name, &ours, &trace.lines, &mut failures);
         }
     }
     assert!(failures.is_empty(), "{} of {} traces differ:\n{}", failures.len(), traces.len(), failures.join("\n"));
@@ -150,7 +150,7 @@ fn bulk_insert_first_flush(trace: &Trace) -> Vec<String> {
     vec![hash_line(&sql)]
 }
 
-fn compare(name: &str, ours: &[String], theirs: &[String], failures: &mut Vec<String>) {
+fn compare_traces(name: &str, ours: &[String], theirs: &[String], failures: &mut Vec<String>) {
     if ours.len() != theirs.len() {
         failures.push(format!("{name}: {} commands, sysbench sent {}", ours.len(), theirs.len()));
     }

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use super::cli_error::CliError;
 use super::defs;
-use super::error::CliError;
 use super::Test;
 use crate::workload::legacy::LegacyTest;
 

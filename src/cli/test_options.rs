@@ -2,8 +2,8 @@
 //! `select_random_*` scripts) into the workload's [`OltpOptions`], with a
 //! note for each option the test ignores, as sysbench silently does.
 
+use super::cli_error::CliError;
 use super::defs;
-use super::error::CliError;
 use super::opts::{master_note, Opts, INT_MAX};
 use super::{value, Command};
 use crate::workload::{OltpOptions, Test};

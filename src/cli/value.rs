@@ -1,7 +1,7 @@
 //! Turning one option's text into a value, as sysbench reads each kind, or
 //! a one-line refusal naming the option.
 
-use super::error::CliError;
+use super::cli_error::CliError;
 use super::raw::RawOpt;
 use crate::transport::tls::SslMode;
 

@@ -6,13 +6,23 @@
 //! Layer: below the driver and the orchestration; owns where connections go
 //! ([`Endpoint`], [`ServerAddresses`]) and how they log in
 //! ([`ConnectOptions`]). It may import transport and the protocol crate.
+//!
+//! Files:
+//! - `endpoint.rs`: a TCP host and port or a unix socket, and how a run's
+//!   connections are spread over the servers.
+//! - `stream.rs`: one stream type over TCP and unix sockets.
+//! - `tls_login.rs`: the TLS part of the login.
+//! - `server_key.rs`: the server's RSA key for caching_sha2_password and
+//!   sha256_password over unencrypted TCP.
+//! - `peer.rs`: the process at the other end, when it runs on this host.
+//! - `client_error.rs`: what can go wrong on a connection.
 
+mod client_error;
 mod endpoint;
-mod error;
-pub mod peer;
+pub(crate) mod peer;
 mod server_key;
 mod stream;
-mod tls;
+mod tls_login;
 
 use std::time::Duration;
 
@@ -30,11 +40,13 @@ use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 use crate::transport::tls::ClientTls;
 use crate::transport::{Transport, TransportError};
 
-pub use endpoint::{Endpoint, ServerAddresses};
-pub use error::ClientError;
-pub use peer::PeerProcess;
-pub use server_key::{ServerKey, ServerKeyError};
-pub use stream::Stream;
+pub use client_error::ClientError;
+pub use endpoint::Endpoint;
+pub(crate) use endpoint::ServerAddresses;
+pub use peer::unix_peer_pid;
+pub(crate) use peer::PeerProcess;
+pub use server_key::ServerKey;
+pub(crate) use stream::Stream;
 
 pub type Result<T, E = ClientError> = std::result::Result<T, E>;
 
@@ -214,7 +226,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         let mut machine = ClientHandshake::new(options.handshake_config());
         loop {
             let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| match &options.tls {
-                Some(tls) => tls::not_offered(tls, &io.endpoint, e),
+                Some(tls) => tls_login::not_offered(tls, &io.endpoint, e),
                 None => io.codec_error(e),
             })?;
             io.rbuf.advance(used);
@@ -440,13 +452,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.io.flush().await
     }
 
-    /// COM_STMT_RESET.
-    pub async fn reset_statement(&mut self, statement_id: u32) -> Result<()> {
-        command::encode_stmt_reset(&mut self.io.wbuf, statement_id);
-        self.io.flush().await?;
-        self.expect_ok().await
-    }
-
     /// COM_PING.
     pub async fn ping(&mut self) -> Result<()> {
         command::encode_ping(&mut self.io.wbuf);
@@ -640,7 +645,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
             }));
         }
         self.scratch.clear();
-        let layer = tls::handshake(&mut self.stream, config, &self.endpoint, &mut self.scratch).await?;
+        let layer = tls_login::handshake(&mut self.stream, config, &self.endpoint, &mut self.scratch).await?;
         self.rbuf.extend_from_slice(&self.scratch);
         self.transport.start_tls(layer);
         Ok(())

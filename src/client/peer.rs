@@ -116,39 +116,6 @@ fn process_with_socket(inode: u64) -> Option<u32> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn proc_net_addresses_are_read_in_host_order() {
-        let v4 = proc_net_addr("0100007F:0D58").unwrap();
-        assert_eq!(v4, "127.0.0.1:3416".parse().unwrap());
-        let v6 = proc_net_addr("00000000000000000000000001000000:0CEA").unwrap();
-        assert_eq!(v6, "[::1]:3306".parse().unwrap());
-        let mapped = proc_net_addr("0000000000000000FFFF00000100007F:0D58").unwrap();
-        assert_eq!(mapped.ip().to_canonical(), "127.0.0.1".parse::<IpAddr>().unwrap());
-        assert_eq!(proc_net_addr("0100007F"), None);
-        assert_eq!(proc_net_addr("zz00007F:0D58"), None);
-    }
-
-    /// This process is the server here: both kinds of socket lead to it.
-    #[test]
-    fn the_peer_process_is_found_through_its_socket() {
-        let me = std::process::id();
-        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
-        assert_eq!(unix_peer_pid(&a), Some(me));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (_accepted, _) = listener.accept().unwrap();
-        let (ours, theirs) = (client.local_addr().unwrap(), client.peer_addr().unwrap());
-        assert_eq!(PeerProcess::of_tcp(ours, theirs), PeerProcess::ThisHost(Some(me)));
-        assert_eq!(unix_peer_pid(&client), None, "not a unix socket");
-        let far: SocketAddr = "192.0.2.1:3306".parse().unwrap();
-        assert_eq!(PeerProcess::of_tcp(ours, far), PeerProcess::Elsewhere);
-    }
-}
-
 /// The process listening at `endpoint` on this host, found without
 /// connecting: the socket bound to its path (`/proc/net/unix`) or
 /// listening on its TCP port, and the process holding it.
@@ -183,4 +150,37 @@ fn tcp_listener_inode(port: u16) -> Option<u64> {
             fields.get(9)?.parse().ok().filter(|&inode| inode != 0)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_net_addresses_are_read_in_host_order() {
+        let v4 = proc_net_addr("0100007F:0D58").unwrap();
+        assert_eq!(v4, "127.0.0.1:3416".parse().unwrap());
+        let v6 = proc_net_addr("00000000000000000000000001000000:0CEA").unwrap();
+        assert_eq!(v6, "[::1]:3306".parse().unwrap());
+        let mapped = proc_net_addr("0000000000000000FFFF00000100007F:0D58").unwrap();
+        assert_eq!(mapped.ip().to_canonical(), "127.0.0.1".parse::<IpAddr>().unwrap());
+        assert_eq!(proc_net_addr("0100007F"), None);
+        assert_eq!(proc_net_addr("zz00007F:0D58"), None);
+    }
+
+    /// This process is the server here: both kinds of socket lead to it.
+    #[test]
+    fn the_peer_process_is_found_through_its_socket() {
+        let me = std::process::id();
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        assert_eq!(unix_peer_pid(&a), Some(me));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_accepted, _) = listener.accept().unwrap();
+        let (ours, theirs) = (client.local_addr().unwrap(), client.peer_addr().unwrap());
+        assert_eq!(PeerProcess::of_tcp(ours, theirs), PeerProcess::ThisHost(Some(me)));
+        assert_eq!(unix_peer_pid(&client), None, "not a unix socket");
+        let far: SocketAddr = "192.0.2.1:3306".parse().unwrap();
+        assert_eq!(PeerProcess::of_tcp(ours, far), PeerProcess::Elsewhere);
+    }
 }

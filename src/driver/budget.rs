@@ -258,7 +258,7 @@ impl Budget {
             let rate = shares.per_loop.get(index).copied().unwrap_or(0.0);
             let stream = shares.first_stream.saturating_add(index as u32);
             let phase = (index as f64 + 1.0) / loops as f64;
-            Arrivals::new(rate, Schedule::new(shares.arrival, arrival_rng(shares.seed, stream), phase))
+            Arrivals::new(rate, ArrivalSchedule::new(shares.arrival, arrival_rng(shares.seed, stream), phase))
         });
         Budget { control, index, permits: 0, deadline_ns, arrivals, in_progress: 0 }
     }
@@ -458,7 +458,7 @@ fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
 /// One loop's arrival times: a stream drawn in order, Poisson gaps or
 /// fixed ones.
 #[derive(Debug, Clone)]
-struct Schedule {
+struct ArrivalSchedule {
     arrival: Arrival,
     rng: Xoroshiro128Plus,
     /// `1e9 / rate`: the mean gap in ns (sysbench's `lambda`).
@@ -471,11 +471,11 @@ struct Schedule {
     first_ns: f64,
 }
 
-impl Schedule {
+impl ArrivalSchedule {
     /// `phase` (0 to 1] places a fixed schedule's first arrival within its
     /// first gap, so that the loops' fixed arrivals interleave.
     fn new(arrival: Arrival, rng: Xoroshiro128Plus, phase: f64) -> Self {
-        Schedule { arrival, rng, mean_gap_ns: f64::INFINITY, next_ns: 0, drawn: 0, first_ns: phase }
+        ArrivalSchedule { arrival, rng, mean_gap_ns: f64::INFINITY, next_ns: 0, drawn: 0, first_ns: phase }
     }
 
     /// Starts the stream at `rate` arrivals per second.
@@ -530,10 +530,10 @@ const EXACT_COUNT: u32 = 1_000_000;
 #[derive(Debug)]
 struct Arrivals {
     /// Its `next_ns` is the oldest arrival not yet served.
-    serve: Schedule,
+    serve: ArrivalSchedule,
     /// Runs ahead of `serve`, up to the last look at the clock: its
     /// `next_ns` is the first arrival not yet due.
-    count: Schedule,
+    count: ArrivalSchedule,
     /// Arrivals served (events started) from `serve`.
     served: u64,
     /// Arrivals due, counted by `count`.
@@ -543,7 +543,7 @@ struct Arrivals {
 }
 
 impl Arrivals {
-    fn new(rate: f64, schedule: Schedule) -> Self {
+    fn new(rate: f64, schedule: ArrivalSchedule) -> Self {
         let serve = schedule.start(rate);
         Arrivals { count: serve.clone(), serve, served: 0, due: 0, refunded: VecDeque::with_capacity(64) }
     }

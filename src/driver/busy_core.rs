@@ -63,7 +63,7 @@ fn busy(window: Duration, before: Denied, after: Denied) -> bool {
 
 /// Where the loop is in its watch of the core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Watch {
+enum CorePhase {
     /// Spinning allowed; judged at `since + WINDOW` against `base`. `hold`
     /// is the sleep a busy verdict brings.
     Spinning { since: Instant, base: Denied, hold: Duration },
@@ -71,16 +71,16 @@ enum Watch {
     Holding { until: Instant, hold: Duration },
 }
 
-impl Watch {
+impl CorePhase {
     fn start(now: Instant, sample: Denied) -> Self {
-        Watch::Spinning { since: now, base: sample, hold: FIRST_HOLD }
+        CorePhase::Spinning { since: now, base: sample, hold: FIRST_HOLD }
     }
 
     /// Whether a look is due at `now`.
     fn due(&self, now: Instant) -> bool {
         match *self {
-            Watch::Spinning { since, .. } => now.saturating_duration_since(since) >= WINDOW,
-            Watch::Holding { until, .. } => now >= until,
+            CorePhase::Spinning { since, .. } => now.saturating_duration_since(since) >= WINDOW,
+            CorePhase::Holding { until, .. } => now >= until,
         }
     }
 
@@ -89,12 +89,12 @@ impl Watch {
     /// after a hold), a quiet one another window; a hold ends in a probe.
     fn next(self, now: Instant, sample: Denied) -> Self {
         match self {
-            Watch::Spinning { since, base, hold } if busy(now.saturating_duration_since(since), base, sample) => {
-                Watch::Holding { until: now + hold, hold }
+            CorePhase::Spinning { since, base, hold } if busy(now.saturating_duration_since(since), base, sample) => {
+                CorePhase::Holding { until: now + hold, hold }
             }
-            Watch::Spinning { .. } => Watch::start(now, sample),
-            Watch::Holding { hold, .. } => {
-                Watch::Spinning { since: now, base: sample, hold: hold.saturating_mul(2).min(LONGEST_HOLD) }
+            CorePhase::Spinning { .. } => CorePhase::start(now, sample),
+            CorePhase::Holding { hold, .. } => {
+                CorePhase::Spinning { since: now, base: sample, hold: hold.saturating_mul(2).min(LONGEST_HOLD) }
             }
         }
     }
@@ -103,13 +103,13 @@ impl Watch {
     /// a hold, as after a busy window.
     fn preempted(self, now: Instant) -> Self {
         match self {
-            Watch::Spinning { hold, .. } => Watch::Holding { until: now + hold, hold },
+            CorePhase::Spinning { hold, .. } => CorePhase::Holding { until: now + hold, hold },
             holding => holding,
         }
     }
 
     fn may_spin(&self) -> bool {
-        matches!(self, Watch::Spinning { .. })
+        matches!(self, CorePhase::Spinning { .. })
     }
 }
 
@@ -118,13 +118,13 @@ impl Watch {
 #[derive(Debug)]
 pub(super) struct CoreWatch {
     schedstat: Option<File>,
-    watch: Watch,
+    watch: CorePhase,
 }
 
 impl CoreWatch {
     pub(super) fn new(now: Instant) -> Self {
         let schedstat = File::open("/proc/thread-self/schedstat").ok();
-        let watch = Watch::start(now, denied(schedstat.as_ref()));
+        let watch = CorePhase::start(now, denied(schedstat.as_ref()));
         CoreWatch { schedstat, watch }
     }
 
@@ -202,45 +202,45 @@ mod tests {
     #[test]
     fn a_busy_window_holds_the_spinning_back_doubling_while_it_stays_busy() {
         let t0 = Instant::now();
-        let mut watch = Watch::start(t0, delayed(0));
+        let mut watch = CorePhase::start(t0, delayed(0));
         assert!(watch.may_spin() && !watch.due(t0 + 19 * MS) && watch.due(t0 + WINDOW));
         watch = watch.next(t0 + WINDOW, delayed(10_000_000));
-        assert_eq!(watch, Watch::Holding { until: t0 + WINDOW + FIRST_HOLD, hold: FIRST_HOLD });
+        assert_eq!(watch, CorePhase::Holding { until: t0 + WINDOW + FIRST_HOLD, hold: FIRST_HOLD });
         assert!(!watch.may_spin() && !watch.due(t0 + WINDOW + FIRST_HOLD - MS));
         let probe_at = t0 + WINDOW + FIRST_HOLD;
         watch = watch.next(probe_at, delayed(11_000_000));
         assert!(watch.may_spin(), "a hold ends in a probe");
         watch = watch.next(probe_at + WINDOW, delayed(21_000_000));
-        assert_eq!(watch, Watch::Holding { until: probe_at + WINDOW + 2 * FIRST_HOLD, hold: 2 * FIRST_HOLD });
+        assert_eq!(watch, CorePhase::Holding { until: probe_at + WINDOW + 2 * FIRST_HOLD, hold: 2 * FIRST_HOLD });
         let mut at = probe_at + WINDOW + 2 * FIRST_HOLD;
         for _ in 0..10 {
             watch = watch.next(at, delayed(0)).next(at + WINDOW, delayed(u64::MAX));
-            let Watch::Holding { until, hold } = watch else { panic!("{watch:?}") };
+            let CorePhase::Holding { until, hold } = watch else { panic!("{watch:?}") };
             assert!(hold <= LONGEST_HOLD);
             at = until;
         }
-        assert!(matches!(watch, Watch::Holding { hold: LONGEST_HOLD, .. }));
+        assert!(matches!(watch, CorePhase::Holding { hold: LONGEST_HOLD, .. }));
     }
 
     #[test]
     fn a_spin_that_lost_its_core_holds_at_once() {
         let t0 = Instant::now();
-        let watch = Watch::start(t0, delayed(0)).preempted(t0 + MS);
-        assert_eq!(watch, Watch::Holding { until: t0 + MS + FIRST_HOLD, hold: FIRST_HOLD });
+        let watch = CorePhase::start(t0, delayed(0)).preempted(t0 + MS);
+        assert_eq!(watch, CorePhase::Holding { until: t0 + MS + FIRST_HOLD, hold: FIRST_HOLD });
         assert_eq!(watch.preempted(t0 + 2 * MS), watch, "a hold goes on as it was");
         let probe = watch.next(t0 + MS + FIRST_HOLD, delayed(0));
         let again = probe.preempted(t0 + 2 * MS + FIRST_HOLD);
-        assert_eq!(again, Watch::Holding { until: t0 + 2 * MS + 3 * FIRST_HOLD, hold: 2 * FIRST_HOLD }, "doubled");
+        assert_eq!(again, CorePhase::Holding { until: t0 + 2 * MS + 3 * FIRST_HOLD, hold: 2 * FIRST_HOLD }, "doubled");
     }
 
     #[test]
     fn a_quiet_probe_spins_on_and_forgets_the_holds() {
         let t0 = Instant::now();
-        let watch = Watch::Holding { until: t0, hold: LONGEST_HOLD };
+        let watch = CorePhase::Holding { until: t0, hold: LONGEST_HOLD };
         let watch = watch.next(t0, delayed(100)).next(t0 + WINDOW, delayed(200));
-        assert_eq!(watch, Watch::Spinning { since: t0 + WINDOW, base: delayed(200), hold: FIRST_HOLD });
+        assert_eq!(watch, CorePhase::Spinning { since: t0 + WINDOW, base: delayed(200), hold: FIRST_HOLD });
         let busy_again = watch.next(t0 + 2 * WINDOW, delayed(20_000_000));
-        assert_eq!(busy_again, Watch::Holding { until: t0 + 2 * WINDOW + FIRST_HOLD, hold: FIRST_HOLD });
+        assert_eq!(busy_again, CorePhase::Holding { until: t0 + 2 * WINDOW + FIRST_HOLD, hold: FIRST_HOLD });
     }
 
     /// The real signal: this test's thread spins beside a hog pinned to

@@ -23,10 +23,12 @@ use super::Lost;
 /// What the caller wants of a call's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
-    /// A query's results decoded in full, rows as text.
+    /// A query's results decoded in full, rows as text: what the walked
+    /// answers are checked against in the tests.
+    #[cfg(test)]
     Response,
     /// An execution's answer walked without decoding; its packets kept
-    /// for [`CallSession::decode_kept`] when `keep_rows` (a statement
+    /// (for `CallSession::decode_kept`) when `keep_rows` (a statement
     /// with columns, whose rows a script may fetch).
     Walk { keep_rows: bool },
     /// A query's answer walked without decoding, its packets kept: its
@@ -42,6 +44,7 @@ pub enum Expect {
 #[derive(Debug)]
 pub enum CallAnswer {
     /// A query's results, decoded in full.
+    #[cfg(test)]
     Response(Response),
     /// A statement COM_STMT_PREPARE made.
     Prepared(PreparedStatement),
@@ -112,6 +115,7 @@ impl CallError {
 #[derive(Debug)]
 enum Awaiting {
     Nothing,
+    #[cfg(test)]
     Response {
         decoder: ResultSetDecoder,
         seq: u8,
@@ -166,17 +170,13 @@ impl CallSession {
         }
     }
 
-    /// What was negotiated at login.
-    pub fn capabilities(&self) -> Capabilities {
-        self.caps
-    }
-
     /// Whether a call is under way: written, sent or awaiting its answer.
     pub fn in_call(&self) -> bool {
         self.pending_expect.is_some() || !matches!(self.awaiting, Awaiting::Nothing) || self.answer.is_some()
     }
 
     /// Whether bytes are waiting for the loop to send them.
+    #[cfg(test)]
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
     }
@@ -201,12 +201,6 @@ impl CallSession {
         Ok(())
     }
 
-    /// Queues packets that have no answer (COM_STMT_CLOSE): they go out
-    /// with the next command.
-    pub fn queue_unanswered(&mut self, packets: &[u8]) {
-        self.pending.extend_from_slice(packets);
-    }
-
     /// Moves what is to be sent into `out` (the transport's input), and
     /// says whether a call now starts waiting; [`sent`](Self::sent) must
     /// follow then, once the transport has encoded it.
@@ -224,6 +218,7 @@ impl CallSession {
     /// 1, after the command's single packet).
     pub fn sent(&mut self, expect: Expect, answer_seq: u8) {
         self.awaiting = match expect {
+            #[cfg(test)]
             Expect::Response => {
                 Awaiting::Response { decoder: ResultSetDecoder::new(self.caps, RowFormat::Text), seq: answer_seq }
             }
@@ -290,11 +285,13 @@ impl CallSession {
 
     /// The last walked answer whose packets were kept, decoded in full,
     /// its rows described by `columns` (its prepared statement's).
+    #[cfg(test)]
     pub fn decode_kept(&self, columns: Vec<Column>) -> Result<Response, CallError> {
         decode_walked(&self.kept, self.caps, self.max_packet, columns)
     }
 
     /// The kept packets of the last walked answer (see [`Expect::Walk`]).
+    #[cfg(test)]
     pub fn kept(&self) -> &[u8] {
         &self.kept
     }
@@ -355,6 +352,7 @@ impl CallSession {
             PacketFed::Answer(answer) => self.answer = Some(Ok(answer)),
             PacketFed::Failed(error) => self.answer = Some(Err(error)),
             PacketFed::Broken(error) => return Err(CallError::Protocol(error)),
+            #[cfg(test)]
             PacketFed::AsksForFile(file) => self.refuse_file(file, next_seq),
         }
         Ok(consumed)
@@ -478,9 +476,9 @@ impl Awaiting {
     fn seq(&self) -> Option<u8> {
         match self {
             Awaiting::Nothing | Awaiting::Walk { .. } => None,
-            Awaiting::Response { seq, .. } | Awaiting::Prepare { seq, .. } | Awaiting::Refusal { seq, .. } => {
-                Some(*seq)
-            }
+            #[cfg(test)]
+            Awaiting::Response { seq, .. } => Some(*seq),
+            Awaiting::Prepare { seq, .. } | Awaiting::Refusal { seq, .. } => Some(*seq),
         }
     }
 
@@ -488,6 +486,7 @@ impl Awaiting {
     fn feed(&mut self, payload: &[u8], next_seq: u8) -> PacketFed {
         let fed = match self {
             Awaiting::Nothing | Awaiting::Walk { .. } => return PacketFed::More,
+            #[cfg(test)]
             Awaiting::Response { decoder, seq } => {
                 *seq = next_seq;
                 match decoder.feed(payload) {
@@ -526,6 +525,7 @@ enum PacketFed {
     Failed(CallError),
     /// The answer broke the protocol.
     Broken(CodecError),
+    #[cfg(test)]
     AsksForFile(String),
 }
 

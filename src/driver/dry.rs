@@ -23,17 +23,17 @@ pub struct DryLoopPlan {
 }
 
 /// Starts one pinned thread per loop, as [`spawn_loops`](super::spawn_loops) does.
-pub fn spawn_loops(
+pub fn spawn_dry_loops(
     plans: Vec<DryLoopPlan>,
     context: &LoopContext,
 ) -> std::io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, plan.connections));
-    super::spawn_pinned("wirebench-dry", plans, context, run_loop)
+    super::spawn_pinned("wirebench-dry", plans, context, run_dry_loop)
 }
 
 /// Round-robin over the sessions, one command each per turn, until every
 /// one is done.
-pub fn run_loop(index: usize, mut connections: Vec<DryConn>, context: &LoopContext) -> Result<(), DriverError> {
+pub fn run_dry_loop(index: usize, mut connections: Vec<DryConn>, context: &LoopContext) -> Result<(), DriverError> {
     let mut stats = context.board.loop_stats(index);
     let mut budget = Budget::new(context.control.clone(), context.deadline_ns);
     let mut out = Vec::with_capacity(64 * 1024);

@@ -14,22 +14,40 @@
 //! once, in `conn_io`; a backend only moves bytes between the socket and
 //! its buffers: io_uring (batched submissions and completions) or epoll
 //! (tokio). `--mysql-dry-run` drives the sessions with no I/O ([`dry`]).
+//!
+//! Files:
+//! - `engine_options.rs`: the driver's own settings (`--cpus`, `--io`,
+//!   `--poll`, `--pipeline`, `--db-ps-mode`, `--mysql-ignore-errors`).
+//! - `uring/` and `tokio_backend/`: the two backends (`--io=uring`,
+//!   `--io=epoll`); `dry.rs`: `--mysql-dry-run`, no I/O.
+//! - `session.rs`: a connection's hot-path state machine; `conn_io.rs`: its
+//!   work above the socket, the same under both backends; `call_session.rs`:
+//!   the state machine of a caller making one call at a time (a script).
+//! - `fiber_task.rs`: tasks (a script's states) run on a loop as fibers;
+//!   `start_gate.rs`: where they wait for the run to start.
+//! - `budget.rs`: when an event may start (the run's limits, `--rate`);
+//!   `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
+//!   connection waits, and its timeouts.
+//! - `cpus.rs`: the cores a loop may be pinned to; `polling.rs`: which
+//!   loops spin; `spin.rs`: how long a loop spins; `busy_core.rs`: whether
+//!   another task wants its core.
 
 mod budget;
 mod busy_core;
 mod call_session;
 mod conn_io;
 mod cpus;
-pub mod dry;
-mod epoll;
-mod options;
+pub(crate) mod dry;
+mod engine_options;
+mod fiber_task;
 mod polling;
 mod redial;
 mod session;
-mod shard;
+mod shard_split;
 mod spin;
 mod start_gate;
-mod task;
+mod tokio_backend;
 mod uring;
 mod waits;
 
@@ -45,20 +63,22 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
-pub use budget::{Admission, Arrival, Backlog, Budget, RunControl};
-pub use call_session::{decode_walked, CallAnswer, CallError, CallSession, Expect, KeptTextRows};
-pub use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
-pub use options::{EngineOptions, IgnoreErrors, IoBackend, PollMode, PsMode};
-pub use polling::{choose_polling, server_shares_our_cores, PollChoice, PollReason};
-pub use redial::{Lost, OpenError, Redial, Redialled, Reopened, CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
-pub use session::{RefusedCommand, Session, SessionError};
-pub use shard::{Shard, ShardError};
-pub use start_gate::{StartGate, Started};
-pub use task::{
-    with_caller, Caller, ConnId, CounterKind, EventTimes, OpenCalls, OpenedConn, TaskBody, TaskError, TaskMaker,
-};
-pub use uring::UringUnavailable;
-pub use waits::Stalls;
+pub(crate) use budget::Admission;
+pub use budget::{Arrival, Budget, RunControl};
+pub(crate) use call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
+pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
+pub(crate) use engine_options::EngineOptions;
+pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
+pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
+pub(crate) use polling::{choose_polling, server_shares_our_cores, PollChoice};
+pub use redial::{Lost, Redial};
+pub(crate) use redial::{OpenError, Reopened};
+pub use session::Session;
+pub(crate) use session::{RefusedCommand, SessionError};
+pub(crate) use shard_split::Shard;
+pub(crate) use start_gate::{StartGate, Started};
+pub(crate) use uring::UringUnavailable;
+pub(crate) use waits::Stalls;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
@@ -284,13 +304,7 @@ pub struct LoopContext {
     pub usage: Arc<LoopUsage>,
 }
 
-impl LoopContext {
-    /// True once no event may start any more: the run was stopped, or its
-    /// deadline has passed.
-    pub fn run_over(&self) -> bool {
-        self.control.is_stopped() || self.deadline_ns.is_some_and(|d| self.clock.now_ns() >= d)
-    }
-}
+impl LoopContext {}
 
 /// Why a loop stopped before the run was over.
 #[derive(Debug, thiserror::Error)]
@@ -319,7 +333,7 @@ pub enum DriverError {
     /// A task (a script's state) failed: the script's error.
     #[error("{0}")]
     Script(TaskError),
-    /// A connection task of the epoll loop panicked.
+    /// A connection task of the tokio backend's loop panicked.
     #[error("event loop {index}: a connection task failed: {source}")]
     Task { index: usize, source: tokio::task::JoinError },
 }
@@ -393,7 +407,8 @@ impl fmt::Display for LoopOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Uring,
-    Epoll,
+    /// tokio's current-thread runtime (epoll readiness): `--io=epoll`.
+    Tokio,
 }
 
 impl Backend {
@@ -401,9 +416,9 @@ impl Backend {
     /// fails where it does not.
     pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
         match choice {
-            IoBackend::Epoll => Ok(Backend::Epoll),
+            IoBackend::Epoll => Ok(Backend::Tokio),
             IoBackend::Uring => uring::probe().map(|()| Backend::Uring),
-            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Epoll }),
+            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Tokio }),
         }
     }
 }
@@ -418,8 +433,8 @@ pub fn spawn_loops(
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
     spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
-        Backend::Epoll => epoll::run_loop(index, connections, Vec::new(), context, None),
-        Backend::Uring => uring::run_loop(index, connections, Vec::new(), context, poll, None),
+        Backend::Tokio => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
+        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, poll, None),
     })
 }
 
@@ -437,8 +452,8 @@ pub fn spawn_task_loops(
         let tasks = makers.into_iter().map(|make| make()).collect();
         let arrival = start_gate::ArrivalGuard::new(gate);
         match backend {
-            Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, Some(arrival)),
-            Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
+            Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
+            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
         }
     })
 }
@@ -454,8 +469,8 @@ pub fn run_tasks(
     context: &LoopContext,
 ) -> Result<(), DriverError> {
     match backend {
-        Backend::Epoll => epoll::run_loop(index, Vec::new(), tasks, context, None),
-        Backend::Uring => uring::run_loop(index, Vec::new(), tasks, context, poll, None),
+        Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
+        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, None),
     }
 }
 

@@ -42,7 +42,7 @@ pub struct PollChoice {
 pub enum PollReason {
     /// `--poll=` said so.
     Asked,
-    /// The epoll backend always waits in `epoll_wait`.
+    /// The tokio backend (`--io=epoll`) always waits in `epoll_wait`.
     Epoll,
     /// The loop is not pinned to a core (its affinity is unknown).
     Unpinned,
@@ -121,7 +121,7 @@ pub fn choose_polling(plans: &mut [LoopPlan], backend: Backend, asked: PollMode)
     for (index, plan) in plans.iter_mut().enumerate() {
         let (mode, why) = if asked != PollMode::Auto {
             (asked, PollReason::Asked)
-        } else if backend == Backend::Epoll {
+        } else if backend == Backend::Tokio {
             (PollMode::Sleep, PollReason::Epoll)
         } else {
             let seen: Vec<ServerSite> = plan

@@ -182,15 +182,16 @@ impl Redial {
     /// One attempt at [`open`](Self::open) for a loop thread without a
     /// tokio runtime (a task's new connection): blocks the calling thread
     /// until it is open, fails, times out, or `give_up` says the run is
-    /// over. Must not be called from within a tokio runtime.
-    pub fn open_once_blocking(&self, give_up: impl Fn() -> bool) -> Result<Reopened, OpenError> {
+    /// over. Must not be called from within a tokio runtime. The error is
+    /// boxed: a `ClientError` inside makes it large for a return value.
+    pub fn open_once_blocking(&self, give_up: impl Fn() -> bool) -> Result<Reopened, Box<OpenError>> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|source| {
             OpenError::Connect(ClientError::Io { endpoint: self.options.endpoint.clone(), source })
         })?;
         runtime.block_on(async {
             let (conn, statement_ids) = tokio::select! {
                 opened = self.open() => opened?,
-                () = given_up(&give_up) => return Err(OpenError::GivenUp),
+                () = given_up(&give_up) => return Err(Box::new(OpenError::GivenUp)),
             };
             let (stream, leftover, login, transport) = conn.into_parts();
             let socket = StdSocket::from_stream(stream).map_err(|source| {

@@ -12,18 +12,18 @@ use tokio::time::Instant;
 
 use super::control::{Checker, Failure};
 use super::corpus::{Corpus, Coverage};
-use super::error::FuzzError;
 use super::exec::Limits;
 use super::failure::{handle_failure, FailureReport};
+use super::fuzz_error::FuzzError;
+use super::fuzz_options::FuzzOptions;
 use super::lines::{err_line, out_line};
-use super::options::FuzzOptions;
-use super::report::{banner, interim_line, summary, Progress};
+use super::process_watch::ProcessWatch;
+use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
 use super::safety;
 use super::seeds::recorded_seeds;
 use super::vigil::Vigil;
-use super::watch::Watch;
-use super::worker::{fuzz_worker, lock_shared, Shared};
+use super::worker::{fuzz_worker, lock_shared, CampaignShared};
 
 /// How long a fuzzed packet's answer may take. Servers answer malformed
 /// packets at once or wait for bytes that never come; waiting longer only
@@ -69,7 +69,7 @@ fn clock_seed() -> u64 {
 /// before anything is sent (exit status 1 otherwise).
 async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
     safety::check_target(&options.target.endpoint, options.allow_remote)?;
-    let watch = Watch::start(&options.watch)?;
+    let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&options.target, options.deadline, watch);
     checker.connect().await.map_err(|source| FuzzError::Connect { source })?;
     std::fs::create_dir_all(&options.fuzz_dir)
@@ -90,7 +90,7 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
     out_line(format_args!("{}", banner(options, seed).trim_end()));
     let seeds = recorded_seeds();
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(CampaignShared {
         target: options.target.clone(),
         limits: rig.limits,
         seed,
@@ -124,7 +124,7 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
 
 /// Epochs of fuzzing, each ended by the time limit, Ctrl-C or a failure.
 async fn fuzz_until_done(
-    shared: &Arc<Shared>,
+    shared: &Arc<CampaignShared>,
     rig: &mut Rig,
     options: &FuzzOptions,
     seed: u64,
@@ -171,7 +171,7 @@ async fn fuzz_until_done(
 }
 
 async fn fuzz_epoch(
-    shared: &Arc<Shared>,
+    shared: &Arc<CampaignShared>,
     rig: &mut Rig,
     threads: u32,
     epoch: u64,
@@ -183,7 +183,7 @@ async fn fuzz_epoch(
         (0..threads).map(|i| tokio::spawn(fuzz_worker(shared.clone(), epoch << 32 | u64::from(i)))).collect();
     let end = tokio::select! {
         failure = control_loop(shared, &mut rig.checker) => EpochEnd::Failure(failure),
-        () = until(end_at) => EpochEnd::Time,
+        () = sleep_until_end(end_at) => EpochEnd::Time,
         () = interrupted() => EpochEnd::Interrupted,
     };
     shared.stop.store(true, Ordering::Relaxed);
@@ -223,7 +223,7 @@ async fn interrupted() {
     }
 }
 
-async fn until(at: Option<Instant>) {
+async fn sleep_until_end(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
@@ -233,7 +233,7 @@ async fn until(at: Option<Instant>) {
 /// Checks the server after each batch (every second) and whenever a
 /// session asks (its answer is late, or it ended as a dead server would
 /// end it); returns the first failure.
-async fn control_loop(shared: &Shared, checker: &mut Checker) -> Failure {
+async fn control_loop(shared: &CampaignShared, checker: &mut Checker) -> Failure {
     loop {
         tokio::select! {
             () = tokio::time::sleep(BATCH) => {}
@@ -252,7 +252,7 @@ async fn control_loop(shared: &Shared, checker: &mut Checker) -> Failure {
     }
 }
 
-fn progress(shared: &Shared) -> Progress {
+fn progress(shared: &CampaignShared) -> Progress {
     Progress {
         elapsed: shared.started.elapsed(),
         sessions: shared.finished.load(Ordering::Relaxed),
@@ -265,7 +265,7 @@ fn progress(shared: &Shared) -> Progress {
     }
 }
 
-async fn report_loop(shared: Arc<Shared>, every: Duration) {
+async fn report_loop(shared: Arc<CampaignShared>, every: Duration) {
     let mut previous = progress(&shared);
     let mut next = Instant::now() + every;
     loop {
@@ -278,7 +278,7 @@ async fn report_loop(shared: Arc<Shared>, every: Duration) {
 }
 
 /// Distinct states at each report interval (or at ten points of the run).
-fn timeline(shared: &Shared, elapsed: Duration, interval: Option<Duration>) -> Vec<(u64, usize)> {
+fn timeline(shared: &CampaignShared, elapsed: Duration, interval: Option<Duration>) -> Vec<(u64, usize)> {
     let step = interval.unwrap_or(elapsed / 10).max(Duration::from_secs(1));
     let coverage = lock_shared(&shared.coverage);
     let mut points = Vec::new();
@@ -291,7 +291,7 @@ fn timeline(shared: &Shared, elapsed: Duration, interval: Option<Duration>) -> V
 }
 
 /// The distinct states, one per line, in `--fuzz-dir`/states.txt.
-fn write_states(shared: &Shared, options: &FuzzOptions) {
+fn write_states(shared: &CampaignShared, options: &FuzzOptions) {
     let text: String = lock_shared(&shared.coverage).states().iter().map(|s| format!("{s}\n")).collect();
     let path = options.fuzz_dir.join("states.txt");
     if let Err(e) = std::fs::write(&path, text) {

@@ -4,14 +4,14 @@
 //! connection does, logged in normally: COM_PING and `SELECT 1` must be
 //! answered within the deadline. Refused, reset or unanswered, the server
 //! has failed (a hang is a failure too). The watch of the process and the
-//! log (`watch.rs`) confirms and describes.
+//! log (`process_watch.rs`) confirms and describes.
 
 use std::fmt::Write as _;
 use std::io::ErrorKind;
 use std::time::Duration;
 
-use super::options::Target;
-use super::watch::{Sighting, Watch};
+use super::fuzz_options::Target;
+use super::process_watch::{ProcessWatch, Sighting};
 use crate::client::{ClientError, ConnectOptions, Connection};
 
 /// What kind of failure.
@@ -72,7 +72,7 @@ pub struct Checker {
     options: ConnectOptions,
     conn: Option<Connection>,
     deadline: Duration,
-    watch: Watch,
+    watch: ProcessWatch,
     /// Checks made.
     pub checks: u64,
     /// The server's version, from its last greeting (empty before one).
@@ -80,7 +80,7 @@ pub struct Checker {
 }
 
 impl Checker {
-    pub fn new(target: &Target, deadline: Duration, watch: Watch) -> Checker {
+    pub fn new(target: &Target, deadline: Duration, watch: ProcessWatch) -> Checker {
         let mut options =
             ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password).database(&target.database);
         options.connect_timeout = deadline;

@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::rng::FuzzRng;
+use super::feedback_state::State;
+use super::fuzz_rng::FuzzRng;
 use super::spec::SessionPlan;
-use super::state::State;
 
 /// Sessions kept at most; the oldest non-seed ones go first.
 const MAX_ENTRIES: usize = 4096;
@@ -106,13 +106,13 @@ impl Corpus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::state::{AnswerClass, Step};
+    use crate::fuzz::feedback_state::{AnswerClass, ClientMessage};
 
     #[test]
     fn only_new_states_count_and_growth_is_kept() {
         let mut c = Coverage::default();
-        let a = State { step: Step::Login, class: AnswerClass::Ok, code: 0 };
-        let b = State { step: Step::Command(3), class: AnswerClass::Err, code: 1064 };
+        let a = State { step: ClientMessage::Login, class: AnswerClass::Ok, code: 0 };
+        let b = State { step: ClientMessage::Command(3), class: AnswerClass::Err, code: 1064 };
         assert_eq!(c.merge(&[a, a, b], Duration::from_secs(1)), 2);
         assert_eq!(c.merge(&[a], Duration::from_secs(2)), 0);
         assert_eq!(c.len(), 2);

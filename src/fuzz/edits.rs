@@ -6,7 +6,7 @@ use wirebench_protocol::buf::Reader;
 
 use super::dictionary::{ATTRIBUTES, OTHER_COMMANDS, TABLES};
 use super::fields::{Edit, Field, FieldKind, LengthForm};
-use super::rng::FuzzRng;
+use super::fuzz_rng::FuzzRng;
 use super::values::{edge_bytes, edge_lenenc, edge_one_byte_len, edge_u16, edge_u32, edge_u8};
 
 /// Column types a parameter may claim, valid or not.

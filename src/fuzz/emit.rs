@@ -9,10 +9,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::exec::{Phase, SentPacket};
-use super::fields::Live;
-use super::options::DEFAULT_DEADLINE;
-use super::replay::sessions_to_replay;
-use super::reproducer::Reproducer;
+use super::fields::LiveValue;
+use super::fuzz_options::DEFAULT_DEADLINE;
+use super::reproducer::{sessions_to_replay, Reproducer};
 use super::spec::WrapEdit;
 
 const TEMPLATE: &str = include_str!("emit.py");
@@ -66,8 +65,8 @@ fn python_packet(out: &mut String, packet: &SentPacket) {
             .iter()
             .map(|spot| {
                 let what = match &spot.live {
-                    Live::Scramble { plugin } => format!("\"scramble\", {}", py_str(plugin)),
-                    Live::Statement { prepare } => format!("\"statement\", {prepare}"),
+                    LiveValue::Scramble { plugin } => format!("\"scramble\", {}", py_str(plugin)),
+                    LiveValue::Statement { prepare } => format!("\"statement\", {prepare}"),
                 };
                 format!("({what}, {}, {})", spot.range.start, spot.range.len())
             })

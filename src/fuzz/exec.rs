@@ -13,14 +13,14 @@ use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN, MAX_FRAGMENT};
 use wirebench_protocol::handshake::{AuthSwitchRequest, InitialHandshake};
 
-use super::answer::{err_code, read_answer, Answer, Expect};
-use super::build::BuildCtx;
+use super::answer_reader::{err_code, read_answer, Answer, AnswerShape};
 use super::conn::{FuzzConn, Gone};
+use super::encode_spec::BuildCtx;
+use super::feedback_state::{AnswerClass, ClientMessage, State};
 use super::fields::LiveSpot;
-use super::options::Target;
+use super::fuzz_options::Target;
 use super::safety;
 use super::spec::WrapEdit;
-use super::state::{AnswerClass, State, Step};
 use super::vigil::{Patience, Vigil};
 
 /// How the server reads a packet.
@@ -111,7 +111,7 @@ pub struct SessionOutcome {
 }
 
 /// What the connection has established so far.
-struct Live {
+struct Established {
     server_caps: Capabilities,
     nonce: Vec<u8>,
     session_caps: Capabilities,
@@ -201,16 +201,16 @@ pub fn kept_back(rendered: &Rendered, database: &str) -> Option<String> {
 }
 
 /// The step a packet is: how the server reads it.
-pub fn step_of(rendered: &Rendered) -> Step {
+pub fn step_of(rendered: &Rendered) -> ClientMessage {
     match rendered.phase {
-        Phase::Login => Step::Login,
-        Phase::SslRequest => Step::SslRequest,
-        Phase::Command => Step::of_command(rendered.bytes.get(HEADER_LEN).copied().unwrap_or(0)),
+        Phase::Login => ClientMessage::Login,
+        Phase::SslRequest => ClientMessage::SslRequest,
+        Phase::Command => ClientMessage::of_command(rendered.bytes.get(HEADER_LEN).copied().unwrap_or(0)),
     }
 }
 
 /// Reads and parses the greeting; records its state.
-async fn greet(conn: &mut FuzzConn, limits: &Limits, outcome: &mut SessionOutcome) -> Option<Live> {
+async fn greet(conn: &mut FuzzConn, limits: &Limits, outcome: &mut SessionOutcome) -> Option<Established> {
     let deadline = Instant::now() + limits.connect;
     let payload = match read_packet(conn, deadline).await {
         Ok((_, payload)) => payload,
@@ -225,12 +225,12 @@ async fn greet(conn: &mut FuzzConn, limits: &Limits, outcome: &mut SessionOutcom
         _ => AnswerClass::Garbled,
     };
     let code = if class == AnswerClass::Err { err_code(&payload) } else { 0 };
-    outcome.states.push(State { step: Step::Greeting, class, code });
+    outcome.states.push(State { step: ClientMessage::Greeting, class, code });
     let Ok(hs) = InitialHandshake::parse(&payload) else {
         outcome.ending = Ending::ConnectFailed(format!("the greeting was {class}"));
         return None;
     };
-    Some(Live {
+    Some(Established {
         server_caps: hs.capabilities,
         nonce: hs.auth_plugin_data,
         session_caps: hs.capabilities,
@@ -240,7 +240,7 @@ async fn greet(conn: &mut FuzzConn, limits: &Limits, outcome: &mut SessionOutcom
     })
 }
 
-fn build_ctx<'a>(target: &'a Target, live: &'a Live) -> BuildCtx<'a> {
+fn build_ctx<'a>(target: &'a Target, live: &'a Established) -> BuildCtx<'a> {
     BuildCtx {
         user: &target.user,
         password: &target.password,
@@ -259,10 +259,10 @@ fn build_ctx<'a>(target: &'a Target, live: &'a Live) -> BuildCtx<'a> {
 async fn exchange(
     conn: &mut FuzzConn,
     rendered: &Rendered,
-    live: &mut Live,
+    live: &mut Established,
     target: &Target,
     mut patience: Patience<'_>,
-) -> (Step, Vec<Answer>) {
+) -> (ClientMessage, Vec<Answer>) {
     let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
     let command = payload.first().copied();
     let step = step_of(rendered);
@@ -287,7 +287,7 @@ async fn exchange(
             // A packet sent with lies in its framing, or one that expects
             // no answer, may still get one (or several): read what comes at
             // once, so that the next packet is not blamed for it.
-            if expect == Expect::Nothing || !is_one_clean_packet(&rendered.bytes) {
+            if expect == AnswerShape::Nothing || !is_one_clean_packet(&rendered.bytes) {
                 if let Some(extra) = drain_extra(conn, EXTRA_ANSWER_WINDOW).await {
                     answers.push(extra);
                 }
@@ -362,16 +362,16 @@ fn extra_answer(payload: &[u8]) -> Answer {
 }
 
 /// The answer a command byte calls for.
-pub fn expect_for(command: u8) -> Expect {
+pub fn expect_for(command: u8) -> AnswerShape {
     use wirebench_protocol::constants::command::*;
     match command {
-        COM_QUERY | COM_STMT_EXECUTE => Expect::Results,
-        COM_STMT_PREPARE => Expect::Prepare,
-        COM_STMT_FETCH => Expect::Rows,
-        COM_FIELD_LIST => Expect::Definitions,
-        COM_STMT_CLOSE | COM_STMT_SEND_LONG_DATA => Expect::Nothing,
-        COM_QUIT => Expect::Closing,
-        _ => Expect::One,
+        COM_QUERY | COM_STMT_EXECUTE => AnswerShape::Results,
+        COM_STMT_PREPARE => AnswerShape::Prepare,
+        COM_STMT_FETCH => AnswerShape::Rows,
+        COM_FIELD_LIST => AnswerShape::Definitions,
+        COM_STMT_CLOSE | COM_STMT_SEND_LONG_DATA => AnswerShape::Nothing,
+        COM_QUIT => AnswerShape::Closing,
+        _ => AnswerShape::One,
     }
 }
 
@@ -384,7 +384,7 @@ pub fn sent_capabilities(payload: &[u8]) -> Capabilities {
     Capabilities::from_parts(low, ext)
 }
 
-fn ending(gone: Gone, live: &Live) -> Ending {
+fn ending(gone: Gone, live: &Established) -> Ending {
     let after_err = live.last_class == AnswerClass::Err;
     let after_quit = live.last_command == Some(COM_QUIT);
     match gone {
@@ -429,7 +429,7 @@ fn take_packet(conn: &mut FuzzConn) -> Result<Option<(u8, Vec<u8>)>, Gone> {
 /// requests as a client does, each server packet one answer.
 async fn authenticate(
     conn: &mut FuzzConn,
-    live: &mut Live,
+    live: &mut Established,
     target: &Target,
     patience: &mut Patience<'_>,
 ) -> Vec<Answer> {
@@ -497,8 +497,8 @@ fn more_auth_data(data: &[u8], password: &[u8], nonce: &[u8], secure: bool) -> V
 mod tests {
     use super::*;
 
-    fn live(last_class: AnswerClass, last_command: Option<u8>) -> Live {
-        Live {
+    fn live(last_class: AnswerClass, last_command: Option<u8>) -> Established {
+        Established {
             server_caps: Capabilities::empty(),
             nonce: Vec::new(),
             session_caps: Capabilities::empty(),

@@ -5,14 +5,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::control::{Failure, FailureKind};
-use super::error::FuzzError;
 use super::exec::Ending;
+use super::fuzz_error::FuzzError;
+use super::fuzz_options::FuzzOptions;
 use super::lines::{err_line, out_line};
 use super::minimize::{minimise, Minimised};
-use super::options::FuzzOptions;
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::{same_bug, Rig};
-use super::worker::Finished;
+use super::worker::FinishedSession;
 
 /// Suspects re-run alone at most.
 const SUSPECTS: usize = 8;
@@ -26,7 +26,7 @@ const SUSPECTS: usize = 8;
 /// come first, the one waiting longest for its answer first: the culprit
 /// of a hang is usually still waiting. Sessions that sent nothing cannot
 /// have caused anything.
-fn suspects(history: &[Finished], checked_through: u64, kind: FailureKind) -> Vec<usize> {
+fn suspects(history: &[FinishedSession], checked_through: u64, kind: FailureKind) -> Vec<usize> {
     let mut order: Vec<usize> =
         (0..history.len()).filter(|&i| history.get(i).is_some_and(|h| !h.outcome.sent.is_empty())).collect();
     order.sort_by_key(|&i| {
@@ -50,7 +50,7 @@ struct Confirmed {
     minimised: Option<Minimised>,
 }
 
-async fn confirm(rig: &mut Rig, history: &[Finished], checked_through: u64, failure: &Failure) -> Confirmed {
+async fn confirm(rig: &mut Rig, history: &[FinishedSession], checked_through: u64, failure: &Failure) -> Confirmed {
     let order = suspects(history, checked_through, failure.kind);
     let first = order.first().copied().unwrap_or(0);
     let unconfirmed =
@@ -93,7 +93,7 @@ async fn confirm(rig: &mut Rig, history: &[Finished], checked_through: u64, fail
 /// [`SUSPECTS`]): halves of them run together until one session does it
 /// alone, in about log2(sessions) runs; then it is minimised. `None` when
 /// only sessions together cause it.
-async fn narrow_down(rig: &mut Rig, history: &[Finished], failure: &Failure) -> Option<Confirmed> {
+async fn narrow_down(rig: &mut Rig, history: &[FinishedSession], failure: &Failure) -> Option<Confirmed> {
     rig.ensure_up().await.ok()?;
     let mut range = 0..history.len();
     while range.len() > 1 {
@@ -125,7 +125,7 @@ pub struct FailureReport<'a> {
     pub options: &'a FuzzOptions,
     pub seed: u64,
     /// The sessions that ran last, in the order they finished.
-    pub history: &'a [Finished],
+    pub history: &'a [FinishedSession],
     pub checked_through: u64,
     pub failure: &'a Failure,
     pub found_after: Duration,
@@ -211,7 +211,7 @@ mod tests {
     use crate::fuzz::exec::{SentPacket, SessionOutcome};
     use crate::fuzz::spec::SessionPlan;
 
-    fn finished(index: u64, ending: Ending, sent: usize) -> Finished {
+    fn finished(index: u64, ending: Ending, sent: usize) -> FinishedSession {
         let packet = SentPacket {
             rendered: crate::fuzz::exec::Rendered {
                 phase: crate::fuzz::exec::Phase::Command,
@@ -229,7 +229,7 @@ mod tests {
             took: std::time::Duration::ZERO,
             unanswered_since: None,
         };
-        Finished { number: 100 - index, index, plan: SessionPlan::default(), outcome }
+        FinishedSession { number: 100 - index, index, plan: SessionPlan::default(), outcome }
     }
 
     #[test]

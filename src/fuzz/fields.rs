@@ -3,7 +3,7 @@
 //! random bytes.
 //!
 //! A valid packet is first encoded by the protocol crate, then split into
-//! fields (`build.rs`); [`FieldEdit`]s change fields; [`Fields::finish`]
+//! fields (`encode_spec.rs`); [`FieldEdit`]s change fields; [`Fields::finish`]
 //! writes the payload, recomputing every length prefix whose fields
 //! changed, unless an edit set that prefix itself (then it keeps the
 //! edited value and no longer matches: that is the point).
@@ -72,7 +72,7 @@ pub struct Measure {
 /// A value that depends on the connection: recomputed when a session is
 /// replayed on a new connection, unless an edit replaced it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Live {
+pub enum LiveValue {
     /// The auth plugin's answer to the connection's nonce.
     Scramble { plugin: String },
     /// The id the server gave the session's `prepare`-th COM_STMT_PREPARE (from 0).
@@ -86,7 +86,7 @@ pub struct Field {
     pub measures: Option<Measure>,
     /// A length prefix set by an edit: written as it is.
     pub pinned: bool,
-    pub live: Option<Live>,
+    pub live: Option<LiveValue>,
 }
 
 impl Field {
@@ -99,7 +99,7 @@ impl Field {
     }
 
     #[cfg(test)]
-    pub fn live(kind: FieldKind, bytes: &[u8], live: Live) -> Self {
+    pub fn live(kind: FieldKind, bytes: &[u8], live: LiveValue) -> Self {
         Field { live: Some(live), ..Field::new(kind, bytes) }
     }
 }
@@ -130,7 +130,7 @@ pub struct FieldEdit {
 /// A value recomputed per connection, found at `range` of the payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveSpot {
-    pub live: Live,
+    pub live: LiveValue,
     pub range: Range<usize>,
 }
 
@@ -223,7 +223,7 @@ mod tests {
         f.push(Field::length(LengthForm::Lenenc, &[1], 1));
         f.push(Field::new(FieldKind::AttrKey, b"k"));
         f.push(Field::length(LengthForm::Lenenc, &[1], 1));
-        f.push(Field::live(FieldKind::AttrValue, b"v", Live::Statement { prepare: 0 }));
+        f.push(Field::live(FieldKind::AttrValue, b"v", LiveValue::Statement { prepare: 0 }));
         f
     }
 
@@ -248,7 +248,7 @@ mod tests {
         let mut out = Vec::new();
         let spots = f.finish(&mut out);
         assert_eq!(out, [0x11, 0xFE, 0xFF, 0x03, b'k', b'e', b'y', 0x01, b'v']);
-        assert_eq!(spots, vec![LiveSpot { live: Live::Statement { prepare: 0 }, range: 8..9 }]);
+        assert_eq!(spots, vec![LiveSpot { live: LiveValue::Statement { prepare: 0 }, range: 8..9 }]);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use wirebench_protocol::command::{count_placeholders, CURSOR_TYPE_READ_ONLY, MULTI_STATEMENTS_OFF};
 
 use super::dictionary::{OTHER_COMMANDS, STATEMENTS, TABLES};
-use super::rng::FuzzRng;
+use super::fuzz_rng::FuzzRng;
 use super::seeds::{client_login, Seeds};
 use super::spec::{OwnedParam, PlannedPacket, SessionPlan, Spec, StmtRef};
 use super::values::{edge_bytes, edge_u16, edge_u32, plain_param, random_param};
@@ -72,7 +72,7 @@ pub fn random_command(rng: &mut FuzzRng, seeds: &Seeds, prepared: &[usize]) -> S
         StmtRef::Literal(_) => rng.below(4),
     };
     match rng.below(100) {
-        0..=29 => execute(rng, stmt, params),
+        0..=29 => execute_spec(rng, stmt, params),
         30..=39 => {
             let param = if rng.one_in(5) { edge_u16(rng) } else { rng.below(params + 1) as u16 };
             Spec::SendLongData { stmt, param, data: edge_bytes(rng) }
@@ -97,7 +97,7 @@ pub fn random_command(rng: &mut FuzzRng, seeds: &Seeds, prepared: &[usize]) -> S
 }
 
 /// A COM_STMT_EXECUTE with `params` values, mostly plausible ones.
-fn execute(rng: &mut FuzzRng, stmt: StmtRef, params: usize) -> Spec {
+fn execute_spec(rng: &mut FuzzRng, stmt: StmtRef, params: usize) -> Spec {
     let count = if rng.one_in(8) { rng.below(params + 3) } else { params };
     let values: Vec<OwnedParam> =
         (0..count).map(|_| if rng.one_in(3) { random_param(rng) } else { plain_param(rng) }).collect();

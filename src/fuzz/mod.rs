@@ -8,7 +8,7 @@
 //!   encoders on the live connection and split into typed fields
 //!   ([`build`], [`fields`]); the exchange itself, the login's auth
 //!   switches and caching_sha2 steps included, is `exec.rs` over `conn.rs`
-//!   (the compressed protocol when the login asks for it) and `answer.rs`.
+//!   (the compressed protocol when the login asks for it) and `answer_reader.rs`.
 //! - Structure-aware mutation: field edits fitting each field's kind
 //!   ([`edits`], [`values`], [`text`] for statement text), framing and
 //!   compressed-packet edits ([`frame`]), whole-session mutations
@@ -36,9 +36,33 @@
 //! seeds) and the protocol crate; not cli, run or driver: fuzzed sessions
 //! need no pinned event loops, and tokio tasks give thousands of sessions
 //! a second.
+//!
+//! Files:
+//! - `fuzz_options.rs`: the fuzzer's configuration; `fuzz_error.rs`: what
+//!   stops a run before it can say; `safety.rs`: what keeps it on its target.
+//! - `campaign.rs`: a run from start to summary; `worker.rs`: the workers;
+//!   `progress.rs` and `lines.rs`: what it prints.
+//! - `spec.rs`: what a session sends; `generate.rs`: fresh sessions from the
+//!   grammar; `seeds.rs`: the seed corpus of real sysbench traffic;
+//!   `dictionary.rs` and `values.rs`: what mutators splice in.
+//! - `mutate.rs`: mutations of a session; `fields.rs`, `encode_spec.rs`,
+//!   `edits.rs`: a packet as typed fields and their edits; `frame.rs`:
+//!   framing edits; `text.rs`: statement text mutations; `fuzz_rng.rs`: the
+//!   seeded randomness.
+//! - `exec.rs`: one session on a fresh connection; `conn.rs`: its socket;
+//!   `render.rs`: a planned packet into bytes; `answer_reader.rs`: the
+//!   server's answer, untrusted; `vigil.rs`: late answers.
+//! - `feedback_state.rs`: the states a session reached; `corpus.rs`: the
+//!   sessions that reached one first.
+//! - `control.rs`: failure detection; `process_watch.rs`: the server's
+//!   process and log; `failure.rs`: a failure confirmed and minimised;
+//!   `minimize.rs`: minimising a session; `rig.rs`: running sessions again.
+//! - `reproducer.rs`: the reproducer file; `reproducer_format.rs`: its
+//!   marker and line errors; `replay.rs`: `fuzz-replay`; `emit.rs`: the
+//!   reproducer as a Python script.
+//! - `roundtrip_tests.rs` (tests): the reproducer's round trip, end to end.
 
-mod answer;
-mod build;
+mod answer_reader;
 mod campaign;
 mod conn;
 mod control;
@@ -46,40 +70,39 @@ mod corpus;
 mod dictionary;
 mod edits;
 mod emit;
-mod error;
+mod encode_spec;
 mod exec;
 mod failure;
+mod feedback_state;
 mod fields;
 mod frame;
+mod fuzz_error;
+mod fuzz_options;
+mod fuzz_rng;
 mod generate;
 mod lines;
 mod minimize;
 mod mutate;
-mod options;
+mod process_watch;
+mod progress;
 mod render;
 mod replay;
-mod report;
 mod reproducer;
+mod reproducer_format;
 mod rig;
-mod rng;
 #[cfg(test)]
 mod roundtrip_tests;
 mod safety;
 mod seeds;
 mod spec;
-mod state;
 mod text;
 mod values;
 mod vigil;
-mod watch;
 mod worker;
 
-pub use campaign::{fuzz, FuzzSummary};
-pub use control::{Failure, FailureKind};
-pub use error::FuzzError;
-pub use options::{
+pub use campaign::fuzz;
+pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
     DEFAULT_RSS_GROWTH,
 };
 pub use replay::{replay, ReplayVerdict};
-pub use report::Progress;

@@ -5,12 +5,12 @@
 
 use wirebench_protocol::constants::Capabilities;
 
-use super::build::{build_fields, BuildCtx};
 use super::dictionary::{ATTRIBUTES, OTHER_COMMANDS, TABLES};
 use super::edits::edit_for;
+use super::encode_spec::{build_fields, BuildCtx};
 use super::fields::FieldEdit;
+use super::fuzz_rng::FuzzRng;
 use super::generate::random_command;
-use super::rng::FuzzRng;
 use super::seeds::Seeds;
 use super::spec::{FrameEdit, PlannedPacket, SessionPlan, Spec, StmtRef, WrapEdit};
 use super::text::mutate_text;

@@ -1,7 +1,7 @@
 //! Turning a planned packet, or one recorded in a reproducer, into the
 //! bytes to send on a live connection.
 
-use super::build::{build_fields, live_value, BuildCtx};
+use super::encode_spec::{build_fields, live_value, BuildCtx};
 use super::exec::{Outgoing, Phase, Rendered};
 use super::fields::LiveSpot;
 use super::frame::{frame_payload, PAYLOAD_AT};
@@ -54,7 +54,7 @@ impl Outgoing for Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::fields::{Edit, FieldEdit, FieldKind, Live};
+    use crate::fuzz::fields::{Edit, FieldEdit, FieldKind, LiveValue};
     use crate::fuzz::spec::{FrameEdit, StmtRef};
     use wirebench_protocol::constants::Capabilities;
 
@@ -77,7 +77,7 @@ mod tests {
         let mut packet = PlannedPacket::new(Spec::Close(StmtRef::Prepared(0)));
         let r = packet.render(1, &ctx(&[Some(0x0102_0304)], b"n"));
         assert_eq!(r.bytes, [5, 0, 0, 0, 0x19, 4, 3, 2, 1]);
-        assert_eq!(r.spots, vec![LiveSpot { live: Live::Statement { prepare: 0 }, range: 5..9 }]);
+        assert_eq!(r.spots, vec![LiveSpot { live: LiveValue::Statement { prepare: 0 }, range: 5..9 }]);
         // Replayed where the prepare got id 9: the recorded bytes follow.
         assert_eq!(r.render(1, &ctx(&[Some(9)], b"n")).bytes, [5, 0, 0, 0, 0x19, 9, 0, 0, 0]);
         packet.edits.push(FieldEdit { kind: FieldKind::StatementId, nth: 0, edit: Edit::Set(vec![0xFF; 4]) });

@@ -14,15 +14,15 @@ use std::sync::Arc;
 use super::campaign::ANSWER_TIMEOUT;
 use super::control::{Checker, Failure};
 use super::emit::python_script;
-use super::error::FuzzError;
 use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
+use super::fuzz_error::FuzzError;
+use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE};
 use super::lines::out_line;
-use super::options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE};
-use super::reproducer::{read_reproducer, Reproducer, Reproduces};
+use super::process_watch::ProcessWatch;
+use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
 use super::safety;
 use super::vigil::Vigil;
-use super::watch::Watch;
 use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::HEADER_LEN;
 
@@ -58,7 +58,7 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     check_nothing_withheld(&sessions, &target.database)?;
     safety::check_target(&target.endpoint, options.allow_remote)?;
     let deadline = options.deadline.or(reproducer.deadline).unwrap_or(DEFAULT_DEADLINE);
-    let watch = Watch::start(&options.watch)?;
+    let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&target, deadline, watch);
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });
@@ -111,19 +111,6 @@ fn replay_banner(options: &ReplayOptions, reproducer: &Reproducer, target: &Targ
         target.endpoint, target.user, target.database, reproducer.observed
     );
     line
-}
-
-/// The sessions a replay sends, named for messages: the failing one last,
-/// after the history when it needs it.
-pub fn sessions_to_replay(reproducer: &Reproducer) -> Vec<(String, &[SentPacket])> {
-    let mut sessions: Vec<(String, &[SentPacket])> = Vec::new();
-    if reproducer.reproduces != Reproduces::Alone {
-        for (n, history) in reproducer.history.iter().enumerate() {
-            sessions.push((format!("history session {}", n + 1), history));
-        }
-    }
-    sessions.push(("the failing session".to_owned(), &reproducer.failing));
-    sessions
 }
 
 /// The command line's server and password, with the user, database and
@@ -181,7 +168,7 @@ fn check_nothing_withheld(sessions: &[(String, &[SentPacket])], database: &str) 
 mod tests {
     use super::*;
     use crate::client::Endpoint;
-    use crate::fuzz::options::{GivenOptions, WatchOptions};
+    use crate::fuzz::fuzz_options::{GivenOptions, WatchOptions};
     use crate::fuzz::reproducer::parse_reproducer;
 
     fn options(given: GivenOptions, user: &str, database: &str) -> ReplayOptions {

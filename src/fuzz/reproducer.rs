@@ -31,47 +31,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use thiserror::Error;
-
 use super::control::FailureKind;
-use super::error::FuzzError;
 use super::exec::{step_of, Phase, Rendered, SentPacket};
-use super::fields::{Live, LiveSpot};
+use super::feedback_state::State;
+use super::fields::{LiveSpot, LiveValue};
+use super::fuzz_error::FuzzError;
+use super::reproducer_format::{ReproducerError, MAGIC};
 use super::spec::WrapEdit;
-use super::state::State;
-
-const MAGIC: &str = "wirebench fuzz reproducer 1";
-
-/// What is wrong with a line of a reproducer file.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ReproducerError {
-    #[error("the first line is not {MAGIC:?}")]
-    NoMagic,
-    #[error("`end` outside a session")]
-    StrayEnd,
-    #[error("the last session has no `end`")]
-    Unterminated,
-    #[error("no `session failing` with packets")]
-    NoFailingSession,
-    #[error("expected `key: value`, got {0:?}")]
-    NotKeyValue(String),
-    #[error("{key}: {value:?} is not a number")]
-    NotANumber { key: String, value: String },
-    #[error("failure: {0:?} is not a kind of failure (down, hang, refusing, process-gone, memory or log)")]
-    UnknownFailure(String),
-    #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
-    UnknownPhase(String),
-    #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
-    UnknownAttribute(String),
-    #[error("bytes before the first `packet` line")]
-    BytesOutsidePacket,
-    #[error("{0:?} is not whole bytes of hex")]
-    NotHex(String),
-    #[error("live={0}: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN")]
-    BadLive(String),
-    #[error("wrap edit {0:?}: expected seq:N, payload-length:N, plain-length:N or corrupt:N")]
-    BadWrap(String),
-}
 
 /// Whether the failure came back when its session was run again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,6 +162,19 @@ impl Reproducer {
     }
 }
 
+/// The sessions a replay sends, named for messages: the failing one last,
+/// after the history when it needs it.
+pub fn sessions_to_replay(reproducer: &Reproducer) -> Vec<(String, &[SentPacket])> {
+    let mut sessions: Vec<(String, &[SentPacket])> = Vec::new();
+    if reproducer.reproduces != Reproduces::Alone {
+        for (n, history) in reproducer.history.iter().enumerate() {
+            sessions.push((format!("history session {}", n + 1), history));
+        }
+    }
+    sessions.push(("the failing session".to_owned(), &reproducer.failing));
+    sessions
+}
+
 fn write_session(out: &mut String, name: &str, packets: &[SentPacket]) {
     let _ = writeln!(out, "\nsession {name}");
     for packet in packets {
@@ -208,8 +187,8 @@ fn write_session(out: &mut String, name: &str, packets: &[SentPacket]) {
         let _ = write!(out, "packet {phase}");
         for spot in &r.spots {
             let what = match &spot.live {
-                Live::Scramble { plugin } => format!("scramble:{plugin}"),
-                Live::Statement { prepare } => format!("statement:{prepare}"),
+                LiveValue::Scramble { plugin } => format!("scramble:{plugin}"),
+                LiveValue::Statement { prepare } => format!("statement:{prepare}"),
             };
             let _ = write!(out, " live={what}@{}+{}", spot.range.start, spot.range.len());
         }
@@ -432,8 +411,8 @@ fn parse_live(text: &str) -> Result<LiveSpot, ReproducerError> {
     let start: usize = start.parse().map_err(|_| bad())?;
     let len: usize = len.parse().map_err(|_| bad())?;
     let live = match what.split_once(':') {
-        Some(("scramble", plugin)) => Live::Scramble { plugin: plugin.to_owned() },
-        Some(("statement", n)) => Live::Statement { prepare: n.parse().map_err(|_| bad())? },
+        Some(("scramble", plugin)) => LiveValue::Scramble { plugin: plugin.to_owned() },
+        Some(("statement", n)) => LiveValue::Statement { prepare: n.parse().map_err(|_| bad())? },
         _ => return Err(bad()),
     };
     Ok(LiveSpot { live, range: start..start.saturating_add(len) })
@@ -455,22 +434,25 @@ fn parse_wrap(text: &str) -> Result<WrapEdit, ReproducerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::state::{AnswerClass, State, Step};
+    use crate::fuzz::feedback_state::{AnswerClass, ClientMessage, State};
 
     fn sample() -> Reproducer {
         let login = Rendered {
             phase: Phase::Login,
             bytes: (0..40u8).collect(),
-            spots: vec![LiveSpot { live: Live::Scramble { plugin: "mysql_native_password".into() }, range: 8..28 }],
+            spots: vec![LiveSpot {
+                live: LiveValue::Scramble { plugin: "mysql_native_password".into() },
+                range: 8..28,
+            }],
             wrap: Vec::new(),
         };
         let execute = Rendered {
             phase: Phase::Command,
             bytes: b"\x0b\x00\x00\x00\x17\x01\x00\x00\x00\x00\x01\x00\x00\x00|#".to_vec(),
-            spots: vec![LiveSpot { live: Live::Statement { prepare: 0 }, range: 5..9 }],
+            spots: vec![LiveSpot { live: LiveValue::Statement { prepare: 0 }, range: 5..9 }],
             wrap: vec![WrapEdit::Seq(9), WrapEdit::Corrupt(77)],
         };
-        let answered = Some(State { step: Step::Command(0x17), class: AnswerClass::Closed, code: 0 });
+        let answered = Some(State { step: ClientMessage::Command(0x17), class: AnswerClass::Closed, code: 0 });
         Reproducer {
             observed: "the server is down".into(),
             details: vec!["server log: got signal 11".into()],
@@ -507,7 +489,7 @@ mod tests {
     #[test]
     fn answers_in_flight_and_edited_by_hand() {
         let mut r = sample();
-        let pending = State { step: Step::Command(0x17), class: AnswerClass::Pending, code: 0 };
+        let pending = State { step: ClientMessage::Command(0x17), class: AnswerClass::Pending, code: 0 };
         r.failing[1].answered = Some(pending);
         let text = r.to_text();
         assert!(text.contains("# answer: COM_STMT_EXECUTE -> none yet (in flight when the server failed)\n"), "{text}");

@@ -11,8 +11,8 @@ use tokio::time::Instant;
 
 use super::control::{Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
+use super::fuzz_options::Target;
 use super::lines::err_line;
-use super::options::Target;
 use super::vigil::Vigil;
 
 /// How long a restarted (or self-restarting) server may take to answer again.

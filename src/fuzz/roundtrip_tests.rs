@@ -26,7 +26,7 @@ use wirebench_protocol::Capabilities;
 use super::emit::python_script;
 use super::exec::{run_session, Limits, SessionOutcome};
 use super::fields::{Edit, FieldEdit, FieldKind};
-use super::options::{GivenOptions, ReplayOptions, Target, WatchOptions};
+use super::fuzz_options::{GivenOptions, ReplayOptions, Target, WatchOptions};
 use super::replay::{replay, ReplayVerdict};
 use super::reproducer::{Reproducer, Reproduces};
 use super::seeds::client_login;

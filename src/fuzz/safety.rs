@@ -8,7 +8,7 @@ use wirebench_protocol::constants::command::{COM_CHANGE_USER, COM_INIT_DB, COM_Q
 use wirebench_protocol::constants::Capabilities;
 
 use super::dictionary::{FORBIDDEN_COMMANDS, FORBIDDEN_WORDS};
-use super::error::FuzzError;
+use super::fuzz_error::FuzzError;
 use crate::client::Endpoint;
 
 /// Refuses a target that is not on this host unless `allow_remote`: a unix

@@ -1,7 +1,7 @@
 //! What a fuzzed session sends: a plan of packets, each a valid message
 //! ([`Spec`]) plus the edits that break it ([`FieldEdit`]s on its fields,
 //! [`FrameEdit`]s on its framing, [`WrapEdit`]s on its compressed packet).
-//! Plans are what the corpus keeps and the mutators change; `build.rs`
+//! Plans are what the corpus keeps and the mutators change; `encode_spec.rs`
 //! turns one into bytes on a live connection.
 
 use wirebench_protocol::command::{Date, DateTime, Param, Time};

@@ -3,7 +3,7 @@
 //! reach the parser's deeper rules rather than failing at the first byte.
 
 use super::dictionary::{STATEMENTS, TOKENS, VALUES};
-use super::rng::FuzzRng;
+use super::fuzz_rng::FuzzRng;
 
 /// Statement text no mutation grows beyond.
 pub const MAX_TEXT: usize = 256 * 1024;

@@ -5,7 +5,7 @@ use wirebench_protocol::buf::WriteExt;
 use wirebench_protocol::command::{Date, DateTime, Time};
 
 use super::dictionary::VALUES;
-use super::rng::FuzzRng;
+use super::fuzz_rng::FuzzRng;
 use super::spec::OwnedParam;
 
 /// A 32-bit value near a boundary, or a random one.

@@ -11,10 +11,10 @@ use tokio::time::Instant;
 
 use super::corpus::{Corpus, Coverage};
 use super::exec::{run_session, Ending, Limits, SessionOutcome};
+use super::fuzz_options::Target;
+use super::fuzz_rng::FuzzRng;
 use super::generate::fresh_session;
 use super::mutate::{mutate_plan, Pool};
-use super::options::Target;
-use super::rng::FuzzRng;
 use super::seeds::Seeds;
 use super::spec::SessionPlan;
 use super::vigil::Vigil;
@@ -26,7 +26,7 @@ const REFUSED_PAUSE: Duration = Duration::from_millis(100);
 
 /// A session that ran.
 #[derive(Debug, Clone)]
-pub struct Finished {
+pub struct FinishedSession {
     /// In the order sessions started.
     pub number: u64,
     /// In the order they finished.
@@ -37,7 +37,7 @@ pub struct Finished {
 
 /// What the workers, the control loop and the reporter share.
 #[derive(Debug)]
-pub struct Shared {
+pub struct CampaignShared {
     pub target: Target,
     pub limits: Limits,
     pub seed: u64,
@@ -57,7 +57,7 @@ pub struct Shared {
     pub failures: AtomicU64,
     pub coverage: Mutex<Coverage>,
     pub corpus: Mutex<Corpus>,
-    pub history: Mutex<VecDeque<Finished>>,
+    pub history: Mutex<VecDeque<FinishedSession>>,
     /// Late answers wait for the control connection's checks; a failure
     /// halts the sessions.
     pub vigil: Vigil,
@@ -70,7 +70,7 @@ pub fn lock_shared<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// One worker's loop, until `shared.stop`; `stream` picks its random stream.
-pub async fn fuzz_worker(shared: Arc<Shared>, stream: u64) {
+pub async fn fuzz_worker(shared: Arc<CampaignShared>, stream: u64) {
     let mut rng = FuzzRng::new(shared.seed, stream.wrapping_add(1));
     while !shared.stop.load(Ordering::Relaxed) {
         let number = shared.sessions.fetch_add(1, Ordering::Relaxed);
@@ -78,7 +78,7 @@ pub async fn fuzz_worker(shared: Arc<Shared>, stream: u64) {
         let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.vigil).await;
         let index = shared.finished.fetch_add(1, Ordering::Relaxed);
         let refused = matches!(outcome.ending, Ending::ConnectFailed(_));
-        record(&shared, Finished { number, index, plan, outcome });
+        record(&shared, FinishedSession { number, index, plan, outcome });
         if refused {
             // The server is probably down: give the control connection
             // time to say so rather than hammer a closed port.
@@ -89,7 +89,7 @@ pub async fn fuzz_worker(shared: Arc<Shared>, stream: u64) {
 
 /// The next session: mostly a mutant of the corpus, sometimes a fresh one
 /// from the grammar or a seed as recorded.
-fn next_plan(shared: &Shared, rng: &mut FuzzRng) -> SessionPlan {
+fn next_plan(shared: &CampaignShared, rng: &mut FuzzRng) -> SessionPlan {
     match rng.below(20) {
         0..=2 => return fresh_session(rng, &shared.seeds),
         3 => {
@@ -113,7 +113,7 @@ fn next_plan(shared: &Shared, rng: &mut FuzzRng) -> SessionPlan {
     mutate_plan(&base, rng, &pool)
 }
 
-fn record(shared: &Shared, finished: Finished) {
+fn record(shared: &CampaignShared, finished: FinishedSession) {
     shared.packets.fetch_add(finished.outcome.sent.len() as u64, Ordering::Relaxed);
     shared.withheld.fetch_add(finished.outcome.withheld.len() as u64, Ordering::Relaxed);
     let new = lock_shared(&shared.coverage).merge(&finished.outcome.states, shared.started.elapsed());

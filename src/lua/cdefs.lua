@@ -15,7 +15,7 @@
 
 ffi = require("ffi")
 
--- sysbench.rand: the thread's generator (src/lua/ffi/rand.rs).
+-- sysbench.rand: the thread's generator (src/lua/ffi/rand_ffi.rs).
 ffi.cdef[[
 uint64_t sb_rand_uniform_uint64(void);
 uint32_t sb_rand_default(uint32_t, uint32_t);
@@ -187,7 +187,7 @@ int db_close(sql_statement *stmt);
 int db_free_results(sql_result *);
 ]]
 
--- sysbench.histogram: a histogram is an opaque pointer (src/lua/ffi/histogram.rs).
+-- sysbench.histogram: a histogram is an opaque pointer (src/lua/ffi/histogram_ffi.rs).
 ffi.cdef[[
 typedef struct histogram sb_histogram_t;
 

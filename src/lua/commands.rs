@@ -7,9 +7,9 @@ use std::sync::Arc;
 use mlua::{Function, Lua, Table};
 
 use super::ffi::Entered;
-use super::state::{export_options, global_function, new_state, script_name};
-use super::tasks::{command_state, in_task, run_here};
-use super::{options, ScriptEnv, ScriptError};
+use super::lua_state::{export_options, global_function, new_state, script_name};
+use super::script_tasks::{command_state, in_task, run_here};
+use super::{cmdline_options, ScriptEnv, ScriptError};
 
 /// What `script_help` found to print.
 pub enum Help {
@@ -37,12 +37,12 @@ fn help_in_state(env: &Arc<ScriptEnv>) -> Result<Help, ScriptError> {
         help.call::<()>(()).map_err(|e| ScriptError::function("help", &e))?;
         return Ok(Help::Printed);
     }
-    let defs = options::definitions(&lua)?;
+    let defs = cmdline_options::definitions(&lua)?;
     let name = script_name(&env.call.path);
     if defs.is_empty() {
         return Err(ScriptError::NoCommand { command: "help".to_owned(), script: name });
     }
-    Ok(Help::Options(options::help_text(&name, &defs)))
+    Ok(Help::Options(cmdline_options::help_text(&name, &defs)))
 }
 
 /// No command (a script on standard input, as sysbench reads one): the
@@ -114,7 +114,7 @@ fn call_command(lua: &Lua, name: &str) -> Result<(), ScriptError> {
 /// its own `sysbench.tid`, as sysbench's command worker threads do; here
 /// tasks of one loop, which keep their connections busy side by side.
 fn parallel_command(env: &Arc<ScriptEnv>, command: &str) -> Result<(), ScriptError> {
-    let bodies = (0..env.threads).map(|tid| command_state(env, tid, command, |lua, name| call_command(lua, name)));
+    let bodies = (0..env.threads).map(|tid| command_state(env, tid, command, call_command));
     run_here(env, bodies.collect())
 }
 

@@ -5,16 +5,16 @@
 //! script's `thread_run` (its event loop, in Lua) in it, each SQL call a
 //! C call that blocks on libmysqlclient. wirebench gives each `--threads`
 //! a Lua state too, run as a task of the driver's event loops
-//! (`driver::task`, `tasks.rs`): a SQL call is the same C call (sysbench's
+//! (`driver::fiber_task`, `script_tasks.rs`): a SQL call is the same C call (sysbench's
 //! `db_query`, `db_execute`, ... exported by wirebench's binary,
-//! `sql.rs`), which hands the command to the state's loop and waits there
+//! `sql_ffi.rs`), which hands the command to the state's loop and waits there
 //! while the loop runs its other states and connections. The loops are
 //! the built-in tests' (io_uring or epoll, the same buffers, timeouts,
 //! redial and statistics); nothing here opens a socket or waits on one.
 //!
 //! The Lua-visible API is sysbench's (`sysbench.sql`, `sysbench.rand`,
 //! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): C
-//! functions with sysbench's names and signatures (`sql.rs`, `events.rs`)
+//! functions with sysbench's names and signatures (`sql_ffi.rs`, `events.rs`)
 //! and thin Rust functions (`api.rs`) under a Lua prelude of wirebench's
 //! own (`prelude.lua`) that shapes them as sysbench's scripts expect,
 //! raising errors at the script's line as sysbench does.
@@ -22,31 +22,42 @@
 //! Layer: below `run`, beside `driver`: it may import driver (limits and
 //! ignored errors), client, stats, rand and the protocol crate; only `run`
 //! imports it, and `cli` fills its [`ScriptCall`].
+//!
+//! Files:
+//! - `lua_state.rs`: one Lua state, loaded; `context.rs`: where a state's
+//!   context is found; `api.rs`: the raw functions under the prelude;
+//!   `ffi/`: sysbench's C functions through LuaJIT's FFI, with `sql_ffi.rs`
+//!   (`sysbench.sql`) and `events.rs` (the event loop's functions).
+//! - `cmdline_options.rs`: a script's options; `commands.rs`: the commands
+//!   other than `run`; `threads.rs`: `run`'s main state; `script_tasks.rs`:
+//!   the states as tasks of the driver's loops; `report_hooks.rs`: a
+//!   script's own reports.
+//! - `script_error.rs`: what goes wrong with a script.
 
 mod api;
+mod cmdline_options;
 mod commands;
 mod context;
-mod error;
 mod events;
 mod ffi;
-mod options;
-mod reports;
-mod sql;
-mod state;
-mod tasks;
+mod lua_state;
+mod report_hooks;
+mod script_error;
+mod script_tasks;
+mod sql_ffi;
 mod threads;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-pub use commands::{load_only, run_command, script_help, Help};
-pub use error::ScriptError;
+pub(crate) use cmdline_options::OptValue;
+pub(crate) use commands::{load_only, run_command, script_help, Help};
 pub use ffi::EXPORTED_C_FUNCTIONS;
-pub use options::OptValue;
-pub use reports::ReportHooks;
-pub use tasks::run_tasks;
-pub use threads::ThreadsPlan;
+pub(crate) use report_hooks::ReportHooks;
+pub(crate) use script_error::ScriptError;
+pub(crate) use script_tasks::run_command_tasks;
+pub(crate) use threads::ThreadsPlan;
 
 use crate::client::ConnectOptions;
 use crate::driver::IgnoreErrors;
@@ -97,7 +108,7 @@ impl ScriptCall {
     /// The script's name in messages, as sysbench's: the file name
     /// (`my_test.lua`), or [`STDIN_SCRIPT_NAME`].
     pub fn name(&self) -> String {
-        state::script_name(&self.path)
+        lua_state::script_name(&self.path)
     }
 
     /// The name Lua gives the chunk, which its messages start with:

@@ -110,7 +110,7 @@ function cmdline.print_test_options()
 end
 
 -- ----------------------------------------------------------------------
--- sysbench.rand: the exported C functions (src/lua/ffi/rand.rs), called
+-- sysbench.rand: the exported C functions (src/lua/ffi/rand_ffi.rs), called
 -- through the FFI as sysbench's module calls them, so that arguments
 -- convert and draws come as there.
 -- ----------------------------------------------------------------------
@@ -142,7 +142,7 @@ do
 end
 
 -- ----------------------------------------------------------------------
--- sysbench.histogram: an sb_histogram_t pointer (src/lua/ffi/histogram.rs)
+-- sysbench.histogram: an sb_histogram_t pointer (src/lua/ffi/histogram_ffi.rs)
 -- with update() and print(), freed when collected.
 -- ----------------------------------------------------------------------
 do

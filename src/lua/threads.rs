@@ -1,14 +1,14 @@
 //! `run`'s main state: the script's `init()` before the states start on
-//! the driver's loops (`tasks.rs`), `done()` after they end.
+//! the driver's loops (`script_tasks.rs`), `done()` after they end.
 
 use std::sync::{Arc, PoisonError};
 
 use mlua::Lua;
 
 use super::context;
-use super::reports::{HooksSet, ReportHooks};
-use super::state::{export_options, global_function, new_state, script_name};
-use super::tasks::{in_task, with_state_in_task};
+use super::lua_state::{export_options, global_function, new_state, script_name};
+use super::report_hooks::{HooksSet, ReportHooks};
+use super::script_tasks::{in_task, with_state_in_task};
 use super::{ScriptEnv, ScriptError};
 
 /// The main state of a `run`: `init()` before the threads start, `done()`

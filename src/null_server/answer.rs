@@ -16,7 +16,7 @@ use wirebench_protocol::response::text_row::encode_text_row;
 use wirebench_protocol::response::{Column, ColumnDefinition, EofPacket, ErrPacket, OkPacket, Value};
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, StatusFlags, UsageError};
 
-use super::sql::{ColumnKind, ColumnSpec, Select};
+use super::sql_scan::{ColumnKind, ColumnSpec, Select};
 
 /// The status every answer carries: autocommit on, no transaction tracked.
 pub const STATUS: StatusFlags = StatusFlags::AUTOCOMMIT;
@@ -301,7 +301,7 @@ pub fn renumber(out: &mut [u8], start: usize, mut seq: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::null_server::sql::{classify, Statement};
+    use crate::null_server::sql_scan::{classify, Statement};
     use wirebench_protocol::framing::decode_packet;
     use wirebench_protocol::response::{ResponseReader, ResultSetDecoder, RowFormat};
 

@@ -13,10 +13,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 
-use super::compress::ServerCompression;
 use super::delay::AnswerDelay;
 use super::handshake::NONCE_LEN;
-use super::session::{NullSession, ServerProfile};
+use super::null_session::{NullSession, ServerProfile};
+use super::server_compress::ServerCompression;
 
 /// Read buffer kept per connection; grows for larger packets.
 const READ_BUFFER: usize = 16 * 1024;
@@ -115,12 +115,12 @@ fn spawn_connection(accepted: Accepted, id: u32, profile: Arc<ServerProfile>, st
     match accepted {
         Accepted::Tcp(stream) => {
             if let Ok(stream) = TcpStream::from_std(stream) {
-                tokio::spawn(serve(stream, id, profile, stats));
+                tokio::spawn(serve_connection(stream, id, profile, stats));
             }
         }
         Accepted::Unix(stream) => {
             if let Ok(stream) = UnixStream::from_std(stream) {
-                tokio::spawn(serve(stream, id, profile, stats));
+                tokio::spawn(serve_connection(stream, id, profile, stats));
             }
         }
     }
@@ -128,7 +128,7 @@ fn spawn_connection(accepted: Accepted, id: u32, profile: Arc<ServerProfile>, st
 
 /// Serves one connection until the client leaves or breaks the protocol.
 /// Per batch: one read, one pass over every complete command, one write.
-async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     id: u32,
     profile: Arc<ServerProfile>,
@@ -287,7 +287,7 @@ fn current_tid() -> Option<u32> {
 
 /// CPU time a thread of this process has used, from its schedstat
 /// (nanoseconds on CPU); `None` once the thread is gone or off Linux.
-pub fn thread_cpu_time(tid: u32) -> Option<Duration> {
+pub fn schedstat_cpu_time(tid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
     let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
     Some(Duration::from_nanos(ns))
@@ -314,7 +314,7 @@ mod tests {
             std::hint::spin_loop();
         }
         std::thread::sleep(Duration::from_millis(1));
-        let spent = thread_cpu_time(tid).expect("schedstat");
+        let spent = schedstat_cpu_time(tid).expect("schedstat");
         assert!(spent > Duration::ZERO);
     }
 }

@@ -12,14 +12,23 @@
 //!
 //! Layer: a program of its own beside the engine; it may import transport
 //! (the compressed protocol) and the protocol crate.
+//!
+//! Files:
+//! - `event_loop.rs`: the loops, pinned, and the acceptor.
+//! - `null_session.rs`: one client connection, sans-IO.
+//! - `handshake.rs`: the server side of the connection phase.
+//! - `sql_scan.rs`: just enough SQL to fake an answer; `answer.rs`: the
+//!   answers.
+//! - `server_compress.rs`: the compressed protocol on the server's side.
+//! - `delay.rs`: `--delay-us`.
 
 mod answer;
-mod compress;
 mod delay;
 mod event_loop;
 mod handshake;
-mod session;
-mod sql;
+mod null_session;
+mod server_compress;
+mod sql_scan;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,7 +44,7 @@ use tokio::sync::{mpsc, watch};
 
 use answer::CannedAnswers;
 use event_loop::{Listeners, ServerLoop, ServerLoopStats};
-use session::ServerProfile;
+use null_session::ServerProfile;
 
 /// The version the greeting announces by default: MariaDB-like (the
 /// `5.5.5-` prefix is MariaDB's compatibility shim) and plainly not a
@@ -238,7 +247,7 @@ impl NullServer {
             stats.connections += loop_stats.connections.load(Ordering::Relaxed);
             stats.commands += loop_stats.commands.load(Ordering::Relaxed);
             stats.quits += loop_stats.quits.load(Ordering::Relaxed);
-            let spent = event_loop::thread_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
+            let spent = event_loop::schedstat_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
             stats.cpu_time = stats.cpu_time.zip(spent).map(|(a, b)| a + b);
         }
         stats

@@ -141,6 +141,7 @@ impl RandParams {
         })
     }
 
+    #[cfg(test)]
     pub fn distribution(&self) -> Distribution {
         self.distribution
     }

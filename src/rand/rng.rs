@@ -67,10 +67,6 @@ impl Rng {
         std::iter::repeat_with(move || Rng::new(Xoroshiro128Plus::from_sysbench_thread_init(&mut glibc), params))
     }
 
-    pub fn params(&self) -> &RandParams {
-        &self.params
-    }
-
     /// `sysbench.rand.uniform_uint64()`.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {

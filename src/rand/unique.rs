@@ -144,6 +144,7 @@ pub struct SharedUnique {
 }
 
 impl SharedUnique {
+    #[cfg(test)]
     pub fn new(sequence: RandUnique) -> Self {
         SharedUnique { sequence, next: AtomicU32::new(0) }
     }

@@ -29,6 +29,7 @@ impl Xoroshiro128Plus {
         Xoroshiro128Plus { s0, s1 }
     }
 
+    #[cfg(test)]
     pub fn state(&self) -> (u64, u64) {
         (self.s0, self.s1)
     }

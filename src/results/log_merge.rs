@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::Histogram;
 
-use super::merge::{slot_of, MergeError, MergeNotes, LATE_MS};
 use super::recorded::decode_histogram;
+use super::shard_merge::{slot_of, MergeError, MergeNotes, LATE_MS};
 use crate::stats::HdrLatency;
 
 /// The comment [`super::shard_info::ShardInfo::log_comment`] writes.

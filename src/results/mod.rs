@@ -11,13 +11,13 @@
 //! - `csv.rs`: one CSV row per interval, pgbench's aggregate log fields.
 //! - `table.rs`: a table written as aligned text, Markdown or CSV.
 //! - `sweep.rs`: the table that ends a sweep.
-//! - `compare.rs`: result files read back, and the comparison tables.
+//! - `comparison.rs`: result files read back, and the comparison tables.
 //! - `recorded.rs`: the histograms a result keeps so that shards add up
 //!   exactly; `shard_info.rs`: which shard of which run a result is;
-//!   `merge.rs`: a run's shards put back together (`wirebench merge`),
+//!   `shard_merge.rs`: a run's shards put back together (`wirebench merge`),
 //!   `log_merge.rs`: their `--hdr-log` files, latencies only.
 //! - `chart.rs`: the SVG charts.
-//! - `options.rs`: the options of these outputs, which the command line
+//! - `result_options.rs`: the options of these outputs, which the command line
 //!   converts into.
 //! - `clock.rs`: the start time as RFC 3339 text.
 //!
@@ -25,23 +25,24 @@
 //! hands it the numbers and writes what it makes. It does no I/O itself
 //! but for the chart file.
 
-pub mod chart;
-pub mod clock;
-pub mod compare;
-pub mod csv;
-pub mod latency_summary;
-pub mod log_merge;
-pub mod merge;
-pub mod options;
-pub mod record;
-pub mod recorded;
-pub mod shard_info;
-pub mod sweep;
-pub mod table;
+pub(crate) mod chart;
+pub(crate) mod clock;
+pub(crate) mod comparison;
+pub(crate) mod csv;
+pub(crate) mod latency_summary;
+pub(crate) mod log_merge;
+pub(crate) mod record;
+pub(crate) mod recorded;
+pub(crate) mod result_options;
+pub(crate) mod shard_info;
+pub(crate) mod shard_merge;
+pub(crate) mod sweep;
+pub(crate) mod table;
 
-pub use chart::{ChartError, Curve};
-pub use compare::{CompareError, Comparison, ResultFile};
-pub use latency_summary::{LatencyListing, LatencySummary, StatementResult};
-pub use options::{CompareOptions, MergeOptions, Metric, OutputFormat, ResultOptions, TableFormat};
-pub use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
-pub use table::Table;
+pub(crate) use chart::ChartError;
+pub(crate) use comparison::{CompareError, Comparison, ResultFile};
+pub(crate) use latency_summary::LatencyListing;
+pub(crate) use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
+pub(crate) use result_options::{CompareOptions, MergeOptions, ResultOptions};
+pub use result_options::{Metric, OutputFormat, TableFormat};
+pub(crate) use table::Table;

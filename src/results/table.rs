@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::options::TableFormat;
+use super::result_options::TableFormat;
 
 /// A title, a header row and rows of cells; the first column is a label
 /// (left-aligned in text), the others numbers (right-aligned).

@@ -13,9 +13,9 @@ use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::result_sink::ResultSink;
 use super::server_sampling::{open_sampler, start_sampling, ServerSampling};
 use super::setup::{connect_options, rand_params, seed};
-use super::shard::{say_started, wait_for_start, ShardThreads};
-use super::supervise::{secs_to_ns, supervise, Schedule};
-use super::{Outcome, RunError};
+use super::shard_plan::{say_started, wait_for_start, ShardThreads};
+use super::supervise::{secs_to_ns, supervise, ReportSchedule};
+use super::{RunError, RunOutcome};
 use crate::cli::{Bench, GeneralOptions, Personality};
 use crate::driver::{self, Arrival, Backend, Clock, LoopContext, LoopUsage, PollChoice, PollMode, RunControl, Stalls};
 use crate::lua::ReportHooks;
@@ -27,7 +27,7 @@ use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, St
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
-pub(super) fn run(
+pub(super) fn run_benchmark(
     bench: &Bench,
     threads: ShardThreads,
     tls: Option<&ClientTls>,
@@ -35,7 +35,7 @@ pub(super) fn run(
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
     sink: &mut ResultSink,
-) -> Result<Outcome, RunError> {
+) -> Result<RunOutcome, RunError> {
     let backend = backend(bench)?;
     if let Some(cpus) = &bench.engine.cpus {
         driver::check_loop_cpus(cpus)?;
@@ -48,7 +48,7 @@ pub(super) fn run(
         Ok(plans) => plans,
         Err(signal) => {
             alert_line(format_args!("wirebench: run interrupted by {signal} while connecting: no event ran"));
-            return Ok(Outcome::Interrupted(signal));
+            return Ok(RunOutcome::Interrupted(signal));
         }
     };
     let sampler = open_sampler(bench, || connect_options(bench, tls, 0))?;
@@ -56,7 +56,7 @@ pub(super) fn run(
     let mut context = unstarted_context(bench, &plans.connections_per_loop(), shard_seed, StatementKind::NAMES);
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
-        return Ok(Outcome::Interrupted(signal));
+        return Ok(RunOutcome::Interrupted(signal));
     }
     let server = start_sampling(bench, sampler)?;
     let late = start_clock(bench, &mut context, bench.general.start_at);
@@ -68,7 +68,7 @@ pub(super) fn run(
             say_polling(&driver::choose_polling(&mut plans, backend, bench.engine.poll));
             driver::spawn_loops(plans, backend, &context)
         }
-        Loops::Dry(plans) => driver::dry::spawn_loops(plans, &context),
+        Loops::Dry(plans) => driver::dry::spawn_dry_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
     let threads = Threads { handles, hdr_log, hooks: None, sql_used: None, server };
@@ -130,7 +130,7 @@ pub(super) fn supervise_to_report<E>(
     forced_shutdown_s: Option<u32>,
     interrupts: &Interrupts,
     sink: &mut ResultSink,
-) -> Result<Outcome, RunError>
+) -> Result<RunOutcome, RunError>
 where
     RunError: From<E>,
 {
@@ -144,7 +144,7 @@ where
     if let Some(server) = server {
         reports.sample_server(server);
     }
-    let mut schedule = Schedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
+    let mut schedule = ReportSchedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
         Ok(outcome) => outcome,
@@ -157,14 +157,14 @@ where
     };
     let end_ns = context.clock.now_ns();
     match outcome {
-        Outcome::ForcedShutdown => {
+        RunOutcome::ForcedShutdown => {
             let rate = rate_summary(general, &context.control, &reports, end_ns);
             // The report is printed; the loops may still be sending.
             let server = server_block(&mut reports, true)?;
             reports.final_result(end_ns, rate, RunEnd::ForcedShutdown, server)?;
             return Ok(outcome);
         }
-        Outcome::Interrupted(signal) if finished.count() < loops => {
+        RunOutcome::Interrupted(signal) if finished.count() < loops => {
             report_stalled(&mut reports, general, context, signal, end_ns)?;
             return Ok(outcome);
         }
@@ -174,29 +174,29 @@ where
     // then prints the error.
     let joined = join_loops(handles);
     reports.drain(end_ns);
-    if joined.is_ok() && outcome == Outcome::Completed {
+    if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
     let rate = rate_summary(general, &context.control, &reports, end_ns);
     let end = run_end(outcome, context.control.stalls());
     let done = RunEnding { end, usage: Some(&context.usage), loops_running: false };
     final_report(&mut reports, general, end_ns, rate, done)?;
-    if let Outcome::Interrupted(signal) = outcome {
+    if let RunOutcome::Interrupted(signal) = outcome {
         say_interrupted(signal, end_ns);
     }
     joined.map(|()| match outcome {
-        Outcome::Completed => say_if_cut(context.control.stalls(), general.time),
+        RunOutcome::Completed => say_if_cut(context.control.stalls(), general.time),
         other => other,
     })
 }
 
 /// How a run that reached its final report ended, for the results.
-fn run_end(outcome: Outcome, stalls: Stalls) -> RunEnd {
+fn run_end(outcome: RunOutcome, stalls: Stalls) -> RunEnd {
     match outcome {
-        Outcome::Completed if stalls.connections > 0 => RunEnd::Cut,
-        Outcome::Completed => RunEnd::Completed,
-        Outcome::ForcedShutdown | Outcome::Cut { .. } => RunEnd::ForcedShutdown,
-        Outcome::Interrupted(_) => RunEnd::Interrupted,
+        RunOutcome::Completed if stalls.connections > 0 => RunEnd::Cut,
+        RunOutcome::Completed => RunEnd::Completed,
+        RunOutcome::ForcedShutdown | RunOutcome::Cut { .. } => RunEnd::ForcedShutdown,
+        RunOutcome::Interrupted(_) => RunEnd::Interrupted,
     }
 }
 
@@ -402,9 +402,9 @@ fn say_failed_reconnects(failed: u64) -> Result<(), OutputError> {
 
 /// A run whose time was up while connections still waited for answers was
 /// cut: says so, with how many and for how long, on stderr.
-fn say_if_cut(stalls: Stalls, time: Option<u32>) -> Outcome {
+fn say_if_cut(stalls: Stalls, time: Option<u32>) -> RunOutcome {
     if stalls.connections == 0 {
-        return Outcome::Completed;
+        return RunOutcome::Completed;
     }
     stderr_line(format_args!(
         "wirebench: the run was cut {:.1} s after --time={}: {} connection(s) still waited for the server's answer, \
@@ -414,7 +414,7 @@ fn say_if_cut(stalls: Stalls, time: Option<u32>) -> Outcome {
         stalls.connections,
         stalls.longest_wait_ns as f64 / 1e9,
     ));
-    Outcome::Cut { stalled: stalls.connections }
+    RunOutcome::Cut { stalled: stalls.connections }
 }
 
 /// `--io`, resolved; `--poll` asked of the epoll backend is named as not
@@ -422,7 +422,7 @@ fn say_if_cut(stalls: Stalls, time: Option<u32>) -> Outcome {
 pub(super) fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
     let spins = matches!(bench.engine.poll, PollMode::Adaptive | PollMode::Spin);
-    if backend == Backend::Epoll && spins && !bench.mysql.dry_run {
+    if backend == Backend::Tokio && spins && !bench.mysql.dry_run {
         stderr_line(format_args!(
             "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
             if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }

@@ -56,10 +56,10 @@ impl fmt::Display for Signal {
 
 /// SIGINT and SIGTERM as a command sees them, from when it starts.
 pub(super) struct Interrupts {
-    shared: Arc<Shared>,
+    shared: Arc<InterruptShared>,
 }
 
-struct Shared {
+struct InterruptShared {
     /// The first signal, once one came.
     received: watch::Sender<Option<Signal>>,
     /// The running loops and the report thread, once they exist.
@@ -74,7 +74,7 @@ impl Interrupts {
             (Signal::Interrupt, signal(SignalKind::interrupt())?),
             (Signal::Terminate, signal(SignalKind::terminate())?),
         ];
-        let shared = Arc::new(Shared { received: watch::Sender::new(None), run: Mutex::new(None) });
+        let shared = Arc::new(InterruptShared { received: watch::Sender::new(None), run: Mutex::new(None) });
         for (which, mut stream) in streams {
             let shared = shared.clone();
             runtime.spawn(async move {
@@ -117,7 +117,7 @@ impl Interrupts {
     }
 }
 
-impl Shared {
+impl InterruptShared {
     fn on_signal(&self, signal: Signal) {
         if self.received.borrow().is_some() {
             stderr_line(format_args!("wirebench: {signal} again: exiting at once, without a report"));

@@ -1,7 +1,7 @@
 //! The run orchestration: a parsed command line ([`crate::cli::Bench`])
 //! carried out, from the first connection to the report.
 //!
-//! The only layer besides `main.rs` that knows the command line: it hands
+//! The only layer besides `src/main.rs` that knows the command line: it hands
 //! each layer below its own configuration (the client its servers and TLS,
 //! the driver its engine options, the workload its test options) and
 //! imports them all; nothing below imports it.
@@ -22,28 +22,37 @@
 //! - `steps.rs`: one run, or a `--threads` sweep of them;
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
-//! - `compare.rs`: `wirebench compare`, the result files read back;
-//!   `merge.rs`: `wirebench merge`, a run's shards put back together.
+//! - `compare_command.rs`: `wirebench compare`, the result files read back;
+//!   `merge_command.rs`: `wirebench merge`, a run's shards put back together.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
+//! - `run_error.rs`: why a command failed, with what to do.
+//! - `load_method.rs`: how `prepare` sends the rows (`--prepare-method`).
+//! - `server_sampling.rs`: `--server-stats` in a run.
+//! - `shard_plan.rs`: `--shard=I/N` and `--start-at`; `host_facts.rs`: the
+//!   host's name and clock, which a result records.
+//! - `lua_script_command.rs`: a Lua script's command; `script_text.rs`: its
+//!   text, read once; `script_options.rs`: sysbench's options as a script
+//!   reads them.
 
 mod benchmark;
-mod compare;
-mod error;
+mod compare_command;
+mod host_facts;
 mod interrupt;
 mod limits;
 mod load_method;
-mod lua_script;
-mod merge;
+mod lua_script_command;
+mod merge_command;
 mod output;
 mod plan;
 mod reports;
 mod result_sink;
+mod run_error;
 mod script_options;
 mod script_text;
 mod server_sampling;
 mod setup;
-mod shard;
+mod shard_plan;
 mod shared_steps;
 mod steps;
 mod supervise;
@@ -52,14 +61,12 @@ mod tables;
 
 use std::sync::Arc;
 
-pub use compare::compare;
-pub use error::RunError;
-pub use interrupt::Signal;
-pub use merge::merge;
-pub use output::{
-    alert_line, fatal_line, stderr_line, Console, Level, Output, OutputError, EXIT_CLOSED_PIPE, EXIT_OUTPUT_FAILED,
-};
-pub use script_text::ScriptTextError;
+pub use compare_command::compare;
+pub(crate) use interrupt::Signal;
+pub use merge_command::merge;
+pub(crate) use output::Level;
+pub use output::{fatal_line, stderr_line, Console, Output, OutputError};
+pub use run_error::RunError;
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;
@@ -69,7 +76,7 @@ use interrupt::Interrupts;
 /// How a command that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
-pub enum Outcome {
+pub enum RunOutcome {
     /// Everything it had to do is done.
     Completed,
     /// `--forced-shutdown`: `--time` and the grace period passed with
@@ -106,21 +113,21 @@ pub fn print_banner() -> Result<(), OutputError> {
 }
 
 /// Carries out `bench.command`.
-pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
+pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
     if let Some(call) = &bench.script {
-        return lua_script::execute(bench, call);
+        return lua_script_command::execute_script(bench, call);
     }
     if bench.command == Command::Help {
         print_banner()?;
         Output::Stdout.print(test_help(bench.test, Console::current().personality))?;
-        return Ok(Outcome::Completed);
+        return Ok(RunOutcome::Completed);
     }
-    shard::check_start_at(bench.general.start_at)?;
-    let (part, threads) = match shard::plan_shard(bench) {
-        shard::ShardPlan::Run { bench, threads } => (bench, threads),
-        shard::ShardPlan::Idle(why) => {
+    shard_plan::check_start_at(bench.general.start_at)?;
+    let (part, threads) = match shard_plan::plan_shard(bench) {
+        shard_plan::ShardPlan::Run { bench, threads } => (bench, threads),
+        shard_plan::ShardPlan::Idle(why) => {
             stderr_line(format_args!("{why}"));
-            return Ok(Outcome::Completed);
+            return Ok(RunOutcome::Completed);
         }
     };
     let bench = &*part;
@@ -145,6 +152,6 @@ pub fn execute(bench: &Bench) -> Result<Outcome, RunError> {
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
         Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts),
-        Command::Help => Ok(Outcome::Completed),
+        Command::Help => Ok(RunOutcome::Completed),
     }
 }

@@ -9,7 +9,7 @@ use wirebench_protocol::Capabilities;
 
 use super::interrupt::{Interrupts, Signal};
 use super::setup::{connect_options, for_each_connection, say_tls, warn_if_uncompressed};
-use super::shard::ShardThreads;
+use super::shard_plan::ShardThreads;
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;

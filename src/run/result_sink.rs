@@ -5,8 +5,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::host_facts::{clock_state, host_name};
 use super::output::{Output, OutputError};
-use super::shard::clock_state;
 use super::RunError;
 use crate::cli::Bench;
 use crate::results::csv::CsvColumns;
@@ -234,12 +234,6 @@ fn shard_info(bench: &Bench) -> Option<ShardInfo> {
     let identity = bench.results.run_identity.clone()?;
     let start_at = bench.general.start_at.map(clock::unix_seconds);
     Some(ShardInfo::new(bench.general.shard.index(), identity, start_at))
-}
-
-/// This host's name, as `hostname` prints it (Linux keeps it in
-/// /proc); empty when it cannot be read.
-pub(super) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|name| name.trim().to_owned()).unwrap_or_default()
 }
 
 #[cfg(test)]

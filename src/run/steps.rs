@@ -10,8 +10,8 @@ use super::benchmark;
 use super::interrupt::Interrupts;
 use super::output::Level;
 use super::result_sink::ResultSink;
-use super::shard::ShardThreads;
-use super::{Outcome, RunError};
+use super::shard_plan::ShardThreads;
+use super::{RunError, RunOutcome};
 use crate::cli::Bench;
 use crate::results::SweepStep;
 use crate::transport::tls::ClientTls;
@@ -27,19 +27,19 @@ pub(super) fn run_steps(
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
-) -> Result<Outcome, RunError> {
+) -> Result<RunOutcome, RunError> {
     let mut sink = ResultSink::new(bench);
     let steps = &bench.general.sweep;
     if steps.is_empty() {
-        let outcome = benchmark::run(bench, threads, tls, workload, runtime, interrupts, &mut sink)?;
+        let outcome = benchmark::run_benchmark(bench, threads, tls, workload, runtime, interrupts, &mut sink)?;
         sink.finish_run(bench)?;
         return Ok(outcome);
     }
-    let mut outcome = Ok(Outcome::Completed);
+    let mut outcome = Ok(RunOutcome::Completed);
     for (index, &threads) in steps.iter().enumerate() {
         if index > 0 {
             if let Some(signal) = pause(bench.general.sweep_pause, interrupts) {
-                outcome = Ok(Outcome::Interrupted(signal));
+                outcome = Ok(RunOutcome::Interrupted(signal));
                 break;
             }
         }
@@ -47,8 +47,9 @@ pub(super) fn run_steps(
         Level::Notice.print(format_args!("[ sweep step {}/{} ] threads: {threads}\n\n", step.index, step.steps))?;
         sink.start_step(step);
         let (step_bench, step_threads) = (step_bench(bench, threads), ShardThreads { first: 0, total: threads });
-        outcome = benchmark::run(&step_bench, step_threads, tls, workload.clone(), runtime, interrupts, &mut sink);
-        if !matches!(outcome, Ok(Outcome::Completed)) {
+        outcome =
+            benchmark::run_benchmark(&step_bench, step_threads, tls, workload.clone(), runtime, interrupts, &mut sink);
+        if !matches!(outcome, Ok(RunOutcome::Completed)) {
             break;
         }
     }

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 use super::interrupt::Interrupts;
 use super::output::{fatal_line, OutputError};
 use super::reports::Reports;
-use super::Outcome;
+use super::RunOutcome;
 use crate::cli::GeneralOptions;
 use crate::driver::{Clock, Finished, RunControl};
 
 /// When the report thread has something to do, in ns since the start.
-pub(super) struct Schedule {
+pub(super) struct ReportSchedule {
     /// When `--warmup-time` ends, until it has.
     warmup_end: Option<Instant>,
     /// `--report-interval`.
@@ -26,14 +26,14 @@ pub(super) struct Schedule {
     forced_at_ns: Option<u64>,
 }
 
-impl Schedule {
+impl ReportSchedule {
     /// Report times count from the end of `--warmup-time`.
     pub(super) fn new(general: &GeneralOptions, clock: Clock, forced_shutdown_s: Option<u32>) -> Self {
         let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
         let warmup_ns = secs_to_ns(general.warmup_time);
         let checkpoints: Vec<u64> = general.report_checkpoints.iter().map(|&c| warmup_ns + secs_to_ns(c)).collect();
         let measured_from = clock.started() + Duration::from_nanos(warmup_ns);
-        Schedule {
+        ReportSchedule {
             warmup_end: (warmup_ns > 0).then_some(measured_from),
             interval,
             next_report: interval.map(|i| measured_from + i),
@@ -69,13 +69,13 @@ const IN_FLIGHT_AFTER_SIGNAL: Duration = Duration::from_secs(2);
 /// [`IN_FLIGHT_AFTER_SIGNAL`] at most.
 pub(super) fn supervise(
     reports: &mut Reports,
-    schedule: &mut Schedule,
+    schedule: &mut ReportSchedule,
     loops: usize,
     finished: &Finished,
     control: &RunControl,
     clock: Clock,
     interrupts: &Interrupts,
-) -> Result<Outcome, OutputError> {
+) -> Result<RunOutcome, OutputError> {
     let mut ended = 0;
     let mut given_up_at = None;
     while ended < loops {
@@ -87,7 +87,7 @@ pub(super) fn supervise(
         if let Some(signal) = interrupts.first_signal() {
             let at = *given_up_at.get_or_insert_with(|| Instant::now() + IN_FLIGHT_AFTER_SIGNAL);
             if Instant::now() >= at {
-                return Ok(Outcome::Interrupted(signal));
+                return Ok(RunOutcome::Interrupted(signal));
             }
             continue;
         }
@@ -100,15 +100,15 @@ pub(super) fn supervise(
         checkpoint_if_due(reports, schedule, clock)?;
         if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
             forced_shutdown(reports, control, clock)?;
-            return Ok(Outcome::ForcedShutdown);
+            return Ok(RunOutcome::ForcedShutdown);
         }
     }
-    Ok(interrupts.first_signal().map_or(Outcome::Completed, Outcome::Interrupted))
+    Ok(interrupts.first_signal().map_or(RunOutcome::Completed, RunOutcome::Interrupted))
 }
 
 /// `--warmup-time` is over: what ran until now is dropped, and from now on
 /// `--events` counts, as sysbench master checkpoints away its warm-up.
-fn end_warmup_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &RunControl, clock: Clock) {
+fn end_warmup_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, control: &RunControl, clock: Clock) {
     if schedule.warmup_end.is_some_and(|at| Instant::now() >= at) {
         schedule.warmup_end = None;
         control.end_warmup();
@@ -116,7 +116,7 @@ fn end_warmup_if_due(reports: &mut Reports, schedule: &mut Schedule, control: &R
     }
 }
 
-fn log_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) {
+fn log_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, clock: Clock) {
     let Some(at) = schedule.next_log else { return };
     if Instant::now() >= at {
         reports.collect(clock.now_ns());
@@ -126,7 +126,7 @@ fn log_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) {
 
 fn interim_if_due(
     reports: &mut Reports,
-    schedule: &mut Schedule,
+    schedule: &mut ReportSchedule,
     control: &RunControl,
     clock: Clock,
 ) -> Result<(), OutputError> {
@@ -139,7 +139,7 @@ fn interim_if_due(
     Ok(())
 }
 
-fn checkpoint_if_due(reports: &mut Reports, schedule: &mut Schedule, clock: Clock) -> Result<(), OutputError> {
+fn checkpoint_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, clock: Clock) -> Result<(), OutputError> {
     if schedule.checkpoints.peek().is_some_and(|&at| clock.now_ns() >= at) {
         let now_ns = clock.now_ns();
         reports.checkpoint(now_ns)?;

@@ -11,10 +11,10 @@ use super::interrupt::Interrupts;
 use super::load_method::{loading_connections, rows_by, LoadPlan, RowsBy};
 use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
-use super::shard::{shard_statements, ShardThreads};
+use super::shard_plan::{shard_statements, ShardThreads};
 use super::shared_steps::SharedSteps;
 use super::table_progress::TableProgress;
-use super::{Outcome, RunError};
+use super::{RunError, RunOutcome};
 use crate::cli::{Bench, Command, Dialect};
 use crate::client::Connection;
 use crate::rand::Rng;
@@ -28,7 +28,7 @@ pub(super) async fn prepare(
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
-) -> Result<Outcome, RunError> {
+) -> Result<RunOutcome, RunError> {
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let threads = shard_threads.total;
     let first = || (ScriptContext { thread: 0, threads }, Rng::for_thread(seed, 0, params));
@@ -132,7 +132,7 @@ pub(super) async fn prewarm(
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
-) -> Result<Outcome, RunError> {
+) -> Result<RunOutcome, RunError> {
     let threads = shard_threads.total;
     let progress = Arc::new(TableProgress::default());
     let statements = move |n| {
@@ -158,12 +158,12 @@ pub(super) async fn cleanup(
     tls: Option<&ClientTls>,
     workload: Arc<dyn Workload>,
     interrupts: &Interrupts,
-) -> Result<Outcome, RunError> {
+) -> Result<RunOutcome, RunError> {
     let progress = TableProgress::default();
     let statements = shard_statements(bench.general.shard, workload.cleanup());
     if statements.is_empty() && !bench.general.shard.is_whole() {
         stderr_line(format_args!("wirebench: shard {} has no table to drop", bench.general.shard));
-        return Ok(Outcome::Completed);
+        return Ok(RunOutcome::Completed);
     }
     let total = statements.len() as u32;
     let work = async {
@@ -192,12 +192,12 @@ async fn stop_on_signal(
     command: Command,
     work: impl std::future::Future<Output = Result<(), RunError>>,
     summary: impl FnOnce() -> String,
-) -> Result<Outcome, RunError> {
+) -> Result<RunOutcome, RunError> {
     match interrupts.or_signal(work).await {
-        Ok(done) => done.map(|()| Outcome::Completed),
+        Ok(done) => done.map(|()| RunOutcome::Completed),
         Err(signal) => {
             alert_line(format_args!("wirebench: {command} interrupted by {signal}: {}", summary()));
-            Ok(Outcome::Interrupted(signal))
+            Ok(RunOutcome::Interrupted(signal))
         }
     }
 }

@@ -21,7 +21,7 @@ pub struct RunStatements {
     /// connections have all finished are sharp.
     pub busy_edges: u32,
     /// Statements the run may have sent within the busy edges' blur (see
-    /// `watch.rs`), on either side; in `wirebench merge`, also those of the
+    /// `server_watch.rs`), on either side; in `wirebench merge`, also those of the
     /// other shards outside the sampling shard's span.
     pub edge_statements: u64,
 }

@@ -9,8 +9,9 @@
 //! samples make a [`ServerDelta`] (`delta.rs`); with the run's own counts
 //! it gives the figures per query, per transaction and per second
 //! (`figures.rs`), and the check that nobody else used the server
-//! (`consistency.rs`). `watch.rs` is what the report thread keeps between
-//! samples; `report.rs` the text it prints.
+//! (`consistency.rs`). `server_watch.rs` is what the report thread keeps between
+//! samples; `server_report.rs` the text it prints; `status.rs` which
+//! status variables are read.
 //!
 //! Layer: beside the driver, below the run orchestration; it imports the
 //! client and nothing else of the crate, and owns its options
@@ -20,19 +21,20 @@ mod consistency;
 mod delta;
 mod figures;
 mod process;
-mod report;
 mod sampler;
+mod server_report;
+mod server_watch;
 mod status;
-mod watch;
 
 pub use consistency::{ConsistencyCheck, RunStatements};
-pub use delta::{ServerDelta, ServerSample};
-pub use figures::{ClientCounts, ServerFigures, ServerLocation, ServerResult, ServerSource};
-pub use process::{ProcessDelta, ProcessReading};
-pub use report::{ServerBlock, ServerInterimLine};
+pub use delta::ServerDelta;
+pub use figures::{ClientCounts, ServerFigures, ServerLocation, ServerResult};
+#[cfg(test)]
+pub use process::ProcessDelta;
 pub use sampler::{Sampler, SamplerConfig, SamplerError};
-pub use status::{StatusReading, STATUS_COUNTERS};
-pub use watch::{EdgeCut, ServerWatch};
+pub use server_report::{ServerBlock, ServerInterimLine};
+pub use server_watch::{EdgeCut, ServerWatch};
+pub use status::STATUS_COUNTERS;
 
 /// `--server-stats`: whether the server is sampled, and what shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,9 +49,6 @@ pub enum SamplingMode {
 }
 
 impl SamplingMode {
-    pub const NAMES: [(&'static str, SamplingMode); 3] =
-        [("on", SamplingMode::On), ("off", SamplingMode::Off), ("interim", SamplingMode::Interim)];
-
     pub fn samples(self) -> bool {
         self != SamplingMode::Off
     }

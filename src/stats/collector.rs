@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use super::counters::{ConnStats, Counters, QueryKind};
 use super::histogram::LatencyHistogram;
-use super::kinds::{KindStats, KindTable};
+#[cfg(test)]
+use super::kinds::KindStats;
+use super::kinds::KindTable;
 use super::latency::{HdrLatency, HdrRecorder};
 
 /// Latencies of one stretch of the run, each kept two ways: sysbench's
@@ -273,14 +275,6 @@ impl LoopStats {
         self.pending.counters.merge(more);
     }
 
-    /// Every count this recorder took, handed over or not: sysbench's
-    /// per-thread counters, which reports never reset (`sb_counter_val`).
-    pub fn counters_so_far(&self) -> Counters {
-        let mut total = self.handed_over;
-        total.merge(&self.pending.counters);
-        total
-    }
-
     /// What was recorded since the last hand-over; its HdrHistograms are
     /// filled at hand-over ([`StatsBoard::publish`]).
     pub fn pending(&self) -> &IntervalBlock {
@@ -338,10 +332,6 @@ impl StatsBoard {
     /// The statement kinds the loops keep.
     pub fn kind_names(&self) -> &'static [&'static str] {
         self.kind_names
-    }
-
-    pub fn loops(&self) -> usize {
-        self.slots.len()
     }
 
     /// The recorder for loop `index`, sized to match its slot.
@@ -464,6 +454,7 @@ impl Totals {
 
     /// Percentile `p` (0-100) of the events' latency in ms, from the
     /// HdrHistogram: exact to 3 digits, never above the max, no cap.
+    #[cfg(test)]
     pub fn latency_percentile(&self, p: f64) -> f64 {
         self.latencies.events.percentile_ms(p)
     }
@@ -480,12 +471,14 @@ impl Totals {
     }
 
     /// Percentile `p` of the events' service time in ms.
+    #[cfg(test)]
     pub fn service_percentile(&self, p: f64) -> f64 {
         self.service().percentile_ms(p)
     }
 
     /// Counts, errors and latencies per statement kind, every kind the
     /// workload names (kinds never sent have a count of 0).
+    #[cfg(test)]
     pub fn per_kind(&self) -> impl Iterator<Item = (&'static str, &KindStats)> + '_ {
         self.latencies.kinds.iter()
     }

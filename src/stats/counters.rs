@@ -74,6 +74,7 @@ impl Counters {
 
     /// What happened between snapshot `earlier` and `self` (both totals of
     /// the same monotonic counters), as `sb_counters_checkpoint()` computes.
+    #[cfg(test)]
     pub fn delta(&self, earlier: &Counters) -> Counters {
         Counters {
             reads: self.reads.wrapping_sub(earlier.reads),

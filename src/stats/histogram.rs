@@ -63,7 +63,8 @@ impl Scale {
 }
 
 /// The bucket a latency of `ms` milliseconds is counted in.
-pub fn bucket_index(ms: f64) -> usize {
+#[cfg(test)]
+fn bucket_index(ms: f64) -> usize {
     Scale::sysbench().index(ms)
 }
 
@@ -251,6 +252,7 @@ impl LatencyHistogram {
         self.sum_ns.checked_div(self.events).unwrap_or(0)
     }
 
+    #[cfg(test)]
     pub fn counts(&self) -> &[u64; BUCKETS] {
         &self.counts
     }

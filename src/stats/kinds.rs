@@ -53,6 +53,7 @@ impl KindTable {
     /// A statement of kind `kind` answered after `latency_ns`. A kind
     /// beyond the table counts as its last kind (by convention "other").
     #[inline]
+    #[cfg(test)]
     pub fn record(&mut self, kind: usize, latency_ns: u64) {
         if let Some(k) = self.slot(kind) {
             k.count += 1;
@@ -115,6 +116,7 @@ impl KindTable {
     }
 
     /// The kind called `name`.
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<&KindStats> {
         self.iter().find(|(n, _)| *n == name).map(|(_, k)| k)
     }

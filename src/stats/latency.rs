@@ -59,6 +59,7 @@ impl HdrLatency {
     }
 
     #[inline]
+    #[cfg(test)]
     pub fn record_ns(&mut self, ns: u64) {
         // Sized for every u64 up to HIGHEST_TRACKABLE_NS: saturating only
         // matters above it, and never resizes.
@@ -197,7 +198,7 @@ const LEADING_ZERO_BASE: u32 = 64 - (SUB_BUCKET_HALF_MAGNITUDE + 1);
 
 /// The crate's `index_for`, values clamped as `saturating_record` clamps.
 #[inline]
-fn bucket_index(ns: u64) -> usize {
+fn hdr_bucket_index(ns: u64) -> usize {
     let value = ns.clamp(1, HIGHEST_TRACKABLE_NS);
     let bucket = LEADING_ZERO_BASE - (value | SUB_BUCKET_MASK).leading_zeros();
     let sub_bucket = (value >> bucket) as usize;
@@ -205,7 +206,7 @@ fn bucket_index(ns: u64) -> usize {
 }
 
 /// The lowest value of bucket index `index` (the crate's `value_for`).
-fn bucket_value(index: usize) -> u64 {
+fn hdr_bucket_value(index: usize) -> u64 {
     let bucket = (index >> SUB_BUCKET_HALF_MAGNITUDE) as u32;
     let sub_bucket = (index & (SUB_BUCKET_HALF - 1)) as u64;
     match bucket.checked_sub(1) {
@@ -229,7 +230,7 @@ impl fmt::Debug for HdrRecorder {
 impl HdrRecorder {
     /// Allocates every bucket now (zeroed pages, most never touched).
     pub fn new() -> Self {
-        let len = bucket_index(HIGHEST_TRACKABLE_NS) + 1;
+        let len = hdr_bucket_index(HIGHEST_TRACKABLE_NS) + 1;
         HdrRecorder {
             counts: vec![0; len].into_boxed_slice(),
             low: usize::MAX,
@@ -242,7 +243,7 @@ impl HdrRecorder {
 
     #[inline]
     pub fn record_ns(&mut self, ns: u64) {
-        let index = bucket_index(ns);
+        let index = hdr_bucket_index(ns);
         if let Some(count) = self.counts.get_mut(index) {
             *count += 1;
         }
@@ -260,7 +261,7 @@ impl HdrRecorder {
         }
         let touched = self.counts.get_mut(self.low..=self.high).unwrap_or_default();
         for (i, count) in touched.iter_mut().enumerate().filter(|(_, c)| **c > 0) {
-            into.histogram.saturating_record_n(bucket_value(self.low + i), *count);
+            into.histogram.saturating_record_n(hdr_bucket_value(self.low + i), *count);
             *count = 0;
         }
         into.min_ns = into.min_ns.min(self.min_ns);
@@ -373,8 +374,8 @@ mod tests {
         recorder.drain_into(&mut drained);
         assert_eq!(drained, direct);
         // Index 0 would be the value 0, below the lowest value, 1.
-        for index in 1..bucket_index(HIGHEST_TRACKABLE_NS) {
-            assert_eq!(bucket_index(bucket_value(index)), index, "{index}");
+        for index in 1..hdr_bucket_index(HIGHEST_TRACKABLE_NS) {
+            assert_eq!(hdr_bucket_index(hdr_bucket_value(index)), index, "{index}");
         }
         recorder.drain_into(&mut drained);
         assert_eq!(drained, direct, "a second drain adds nothing");

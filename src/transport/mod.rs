@@ -12,11 +12,17 @@
 //!
 //! Layer: just above the protocol crate, which is all it may import; owns
 //! the TLS options ([`tls::TlsOptions`]).
+//!
+//! Files:
+//! - `compress.rs`: the compressed protocol as a transport layer.
+//! - `tls.rs`: TLS with rustls, and the client configuration from
+//!   `--mysql-ssl*`.
 
 mod compress;
-pub mod tls;
+pub(crate) mod tls;
 
 pub(crate) use compress::with_thread_codec;
+pub use tls::{client_tls, SslMode, TlsOptions};
 
 use std::fmt;
 

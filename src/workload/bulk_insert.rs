@@ -24,7 +24,7 @@
 //! ([`bulk_insert05`]).
 
 use super::common::{push_decimal, BULK_PACKET_SIZE};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
 

@@ -26,8 +26,7 @@ use std::sync::Arc;
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
 use wirebench_protocol::UsageError;
 
-use super::options::{OltpOptions, OptionsError};
-use super::table_data::PrepareStep;
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, StmtId, Workload, WorkloadError};
 use crate::rand::Rng;
 
@@ -608,17 +607,6 @@ pub(crate) fn draw_row(
 /// `cmd_prepare()` for one thread, produced lazily: for each of its tables
 /// the CREATE TABLE, the rows as multi-row INSERTs cut where sysbench's
 /// bulk-insert buffer cuts them, then the index on `k`.
-/// `prepare_numbered` of the tests that load oltp_common.lua's tables:
-/// sysbench's INSERTs with every row's id named, as steps.
-pub(super) fn numbered_load(
-    options: &OltpOptions,
-    rows: u32,
-    context: ScriptContext,
-    rng: Rng,
-) -> Box<dyn Iterator<Item = PrepareStep> + Send> {
-    Box::new(TableLoad::new(options, rows, context, rng).with_row_ids().map(PrepareStep::of_numbered_load))
-}
-
 pub(crate) struct TableLoad {
     sql: Box<dyn TableSql>,
     auto_inc: bool,

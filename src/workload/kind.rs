@@ -23,6 +23,7 @@ pub enum StatementKind {
 
 impl StatementKind {
     /// Every kind, in index order.
+    #[cfg(test)]
     pub const ALL: [StatementKind; 12] = [
         StatementKind::PointSelect,
         StatementKind::SimpleRange,
@@ -61,6 +62,7 @@ impl StatementKind {
         self as usize
     }
 
+    #[cfg(test)]
     pub fn name(self) -> &'static str {
         Self::NAMES.get(self.index()).copied().unwrap_or("other")
     }

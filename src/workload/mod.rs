@@ -14,35 +14,53 @@
 //!
 //! Layer: below the driver; it may import rand and the protocol crate, and
 //! owns the list of tests ([`Test`]) and their options ([`OltpOptions`]).
+//!
+//! Files:
+//! - `test.rs`: the eleven tests, the one list of them; one file per test:
+//!   `oltp_read_only.rs`, `oltp_read_write.rs`, `oltp_write_only.rs`,
+//!   `oltp_point_select.rs`, `oltp_update_index.rs`,
+//!   `oltp_update_non_index.rs`, `oltp_delete.rs`, `oltp_insert.rs`,
+//!   `select_random_points.rs`, `select_random_ranges.rs`, `bulk_insert.rs`.
+//! - `common.rs`: what the OLTP scripts share (`oltp_common.lua`);
+//!   `oltp_options.rs`: their options.
+//! - `table_data.rs`: `prepare`'s rows as data for LOAD DATA.
+//! - `emulated.rs`: `--db-ps-mode=disable`'s emulated statements; `kind.rs`:
+//!   each statement's kind, for the per-statement report.
+//! - `legacy/`: the sysbench 0.4 and 0.5 tests.
+//! - `testkit.rs` (tests): a script run into memory, its commands decoded.
 
 mod common;
 mod emulated;
 mod kind;
 pub mod legacy;
-mod options;
+mod oltp_options;
 mod table_data;
 mod test;
 
-pub mod bulk_insert;
-pub mod oltp_delete;
-pub mod oltp_insert;
-pub mod oltp_point_select;
-pub mod oltp_read_only;
-pub mod oltp_read_write;
-pub mod oltp_update_index;
-pub mod oltp_update_non_index;
-pub mod oltp_write_only;
-pub mod select_random_points;
-pub mod select_random_ranges;
+pub(crate) mod bulk_insert;
+pub(crate) mod oltp_delete;
+pub(crate) mod oltp_insert;
+pub(crate) mod oltp_point_select;
+pub(crate) mod oltp_read_only;
+pub(crate) mod oltp_read_write;
+pub(crate) mod oltp_update_index;
+pub(crate) mod oltp_update_non_index;
+pub(crate) mod oltp_write_only;
+pub(crate) mod select_random_points;
+pub(crate) mod select_random_ranges;
 
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use common::OltpWorkload;
-pub use emulated::{EmulatedStatement, MarkerMismatch};
-pub use kind::StatementKind;
-pub use options::{OltpOptions, OptionsError};
-pub use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareMethod, PrepareStep, RowBatch, ROW_BATCH_BYTES};
+pub use emulated::EmulatedStatement;
+pub(crate) use emulated::MarkerMismatch;
+pub(crate) use kind::StatementKind;
+pub use oltp_options::OltpOptions;
+pub(crate) use oltp_options::OptionsError;
+pub(crate) use oltp_options::PrepareMethod;
+#[cfg(test)]
+pub(crate) use table_data::RowBatch;
+pub(crate) use table_data::{bulk_param_types, BatchForm, DataCharset, PrepareStep};
 pub use test::Test;
 
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -297,7 +315,7 @@ pub trait Workload: Send + Sync {
         rng: Rng,
     ) -> Option<Box<dyn Iterator<Item = PrepareStep> + Send>> {
         let (options, rows) = self.common_tables()?;
-        Some(common::numbered_load(options, rows, context, rng))
+        Some(table_data::numbered_load(options, rows, context, rng))
     }
 
     /// SQL for `prewarm`, spread over threads like `prepare`.

@@ -2,7 +2,7 @@
 //! draws the table and the id itself, in the same order as a group does.
 
 use super::common::{EventStep, OltpWorkload, StatementGroup};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 
 pub const NAME: &str = "oltp_delete";
 

@@ -14,7 +14,7 @@
 use super::common::{
     cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
 };
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::{RandUnique, Rng, UniqueCursor};
 
@@ -33,6 +33,7 @@ pub fn workload(options: &OltpOptions) -> Result<OltpInsert, OptionsError> {
     Ok(OltpInsert { options: options.clone(), unique: RandUnique::sysbench_upstream() })
 }
 
+#[cfg(test)]
 impl OltpInsert {
     /// Uses another `sysbench.rand.unique()` sequence for the ids (only
     /// with `auto_inc` off). The default is upstream sysbench's.

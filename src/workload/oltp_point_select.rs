@@ -2,7 +2,7 @@
 //! (the script sets `point_selects=1` whatever the command line says).
 
 use super::common::{EventStep, OltpWorkload, StatementGroup};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 
 pub const NAME: &str = "oltp_point_select";
 

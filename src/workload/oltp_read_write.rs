@@ -2,7 +2,7 @@
 //! writes, in one transaction.
 
 use super::common::{EventStep, OltpWorkload, StatementGroup};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::{oltp_read_only, oltp_write_only};
 
 pub const NAME: &str = "oltp_read_write";

@@ -1,7 +1,7 @@
 //! `oltp_update_index.lua`: `--index_updates` UPDATEs of `k`, no transaction.
 
 use super::common::{EventStep, OltpWorkload, StatementGroup};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 
 pub const NAME: &str = "oltp_update_index";
 

@@ -2,7 +2,7 @@
 //! transaction.
 
 use super::common::{EventStep, OltpWorkload, StatementGroup};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 
 pub const NAME: &str = "oltp_update_non_index";
 

@@ -2,7 +2,7 @@
 //! DELETE/INSERT pairs, COMMIT.
 
 use super::common::{EventStep, OltpWorkload, StatementGroup};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 
 pub const NAME: &str = "oltp_write_only";
 

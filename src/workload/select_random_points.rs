@@ -10,7 +10,7 @@
 //! `--tables > 1`; wirebench drops every table instead.
 
 use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
 use wirebench_protocol::command::ParamSlot;

@@ -6,7 +6,7 @@
 //! [`super::select_random_points`]).
 
 use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::select_random_points::thread_slice;
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;

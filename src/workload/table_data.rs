@@ -16,24 +16,9 @@ use std::ops::RangeInclusive;
 
 use wirebench_protocol::command::{push_bulk_row, Param};
 
-use super::common::{create_index_sql, create_table_sql, draw_row, tables_of, C_TEMPLATE, PAD_TEMPLATE};
+use super::common::{create_index_sql, create_table_sql, draw_row, tables_of, TableLoad, C_TEMPLATE, PAD_TEMPLATE};
 use super::{OltpOptions, ScriptContext};
 use crate::rand::Rng;
-
-/// How `prepare` sends the rows (`--prepare-method`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PrepareMethod {
-    /// LOAD DATA LOCAL INFILE where the server allows it, else INSERTs.
-    #[default]
-    Auto,
-    /// LOAD DATA LOCAL INFILE, or an error if the server refuses it.
-    LoadData,
-    /// MariaDB's COM_STMT_BULK_EXECUTE of a prepared INSERT, or an error
-    /// if the server has none.
-    BulkExecute,
-    /// sysbench's multi-row INSERTs, byte for byte.
-    Insert,
-}
 
 /// The data of one LOAD DATA statement: at most this many bytes. Large
 /// enough that the round trip per statement is lost in the server's work,
@@ -62,6 +47,17 @@ impl PrepareStep {
             PrepareStep::Sql(sql)
         }
     }
+}
+
+/// `prepare_numbered` of the tests that load oltp_common.lua's tables:
+/// sysbench's INSERTs with every row's id named, as steps.
+pub(super) fn numbered_load(
+    options: &OltpOptions,
+    rows: u32,
+    context: ScriptContext,
+    rng: Rng,
+) -> Box<dyn Iterator<Item = PrepareStep> + Send> {
+    Box::new(TableLoad::new(options, rows, context, rng).with_row_ids().map(PrepareStep::of_numbered_load))
 }
 
 /// How a [`RowBatch`] carries its rows.

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::options::{OltpOptions, OptionsError};
+use super::oltp_options::{OltpOptions, OptionsError};
 use super::{
     bulk_insert, oltp_delete, oltp_insert, oltp_point_select, oltp_read_only, oltp_read_write, oltp_update_index,
     oltp_update_non_index, oltp_write_only, select_random_points, select_random_ranges, Workload,

@@ -23,8 +23,12 @@
 //! least every [`PUBLISH_TICK`]) and treats a wait past its timeout as a
 //! lost connection, and every connection still waiting once the run is cut
 //! as stalled: its operations are cancelled, as for any other ending.
+//!
+//! Files:
+//! - `uring_tasks.rs`: the loop's tasks (a script's states), resumed with
+//!   what they waited for.
 
-mod tasks;
+mod uring_tasks;
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::VecDeque;
@@ -38,12 +42,12 @@ use bytes::BytesMut;
 use io_uring::{cqueue, opcode, types, IoUring};
 
 use super::conn_io::ConnIo;
+use super::fiber_task::{Reply, Task, TaskBody, TaskError};
 use super::spin::Spinner;
-use super::task::{Reply, Task, TaskBody, TaskError};
 use super::waits::{WaitCheck, WaitLimits, Waits};
 use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, Stalls, StdSocket};
 use crate::stats::LoopStats;
-use tasks::register_sockets;
+use uring_tasks::register_sockets;
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
@@ -366,7 +370,7 @@ impl RecvBuffer {
 
 /// Where a connection is in its life on the ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ConnState {
+enum RingConnState {
     Running,
     /// Lost, and `--mysql-ignore-errors` lists the error: waiting for its
     /// operations to complete, then opened again.
@@ -398,7 +402,7 @@ struct Conn {
     sent: usize,
     recv_pending: bool,
     send_pending: bool,
-    state: ConnState,
+    state: RingConnState,
     /// Since when the receive and the send in flight have waited.
     waits: Waits,
     limits: WaitLimits,
@@ -441,7 +445,7 @@ impl Conn {
             sent: 0,
             recv_pending: false,
             send_pending: false,
-            state: ConnState::Running,
+            state: RingConnState::Running,
             waits: Waits::default(),
             limits,
             owner,
@@ -562,7 +566,7 @@ struct Tasks {
     slots: usize,
 }
 
-pub fn run_loop(
+pub fn run_uring_loop(
     index: usize,
     connections: Vec<ConnPlan>,
     tasks: Vec<TaskBody>,
@@ -695,7 +699,7 @@ impl<'c> Driver<'c> {
     /// while it waits for answers.
     fn advance(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != ConnState::Running {
+        if conn.state != RingConnState::Running {
             return Ok(());
         }
         let now = self.clock.now_ns();
@@ -756,12 +760,12 @@ impl<'c> Driver<'c> {
         conn.waits.end_read();
         let provided = cqueue::buffer_select(flags);
         if let (Some(bid), Some(pool)) = (provided, self.pool.as_mut()) {
-            if conn.state == ConnState::Running {
+            if conn.state == RingConnState::Running {
                 conn.recv.append(pool.filled(bid, usize::try_from(result).unwrap_or(0)));
             }
             pool.put(bid);
         }
-        if conn.state != ConnState::Running {
+        if conn.state != RingConnState::Running {
             return self.settle(i);
         }
         if result < 0 {
@@ -792,8 +796,8 @@ impl<'c> Driver<'c> {
         conn.send_pending = false;
         conn.waits.end_write();
         self.ops -= 1;
-        let quitting = conn.state == ConnState::Quitting;
-        if conn.state != ConnState::Running && !quitting {
+        let quitting = conn.state == RingConnState::Quitting;
+        if conn.state != RingConnState::Running && !quitting {
             return self.settle(i);
         }
         if result < 0 {
@@ -831,7 +835,7 @@ impl<'c> Driver<'c> {
     /// every byte of it), and finishes once it is sent.
     fn start_quit(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = ConnState::Quitting;
+        conn.state = RingConnState::Quitting;
         if conn.io.write_quit(&mut conn.filling).is_err() {
             // The transport cannot encode it: leave without a goodbye.
             conn.filling.clear();
@@ -852,7 +856,7 @@ impl<'c> Driver<'c> {
 
     fn end_after_quit(&mut self, i: usize) -> Result<(), DriverError> {
         if let Some(conn) = self.conns.get_mut(i) {
-            conn.state = ConnState::Finishing;
+            conn.state = RingConnState::Finishing;
         }
         self.retire_if_idle(i);
         Ok(())
@@ -867,7 +871,7 @@ impl<'c> Driver<'c> {
         self.context.control.stop();
         self.first_error.get_or_insert(error);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = ConnState::Finishing;
+        conn.state = RingConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
         Ok(())
@@ -897,7 +901,7 @@ impl<'c> Driver<'c> {
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
             return self.fail(i, error);
         }
-        conn.state = ConnState::Reconnecting;
+        conn.state = RingConnState::Reconnecting;
         self.cancel_ops(i)?;
         self.settle(i)
     }
@@ -917,7 +921,7 @@ impl<'c> Driver<'c> {
     /// only one connection was killed.
     fn reopen_if_idle(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
+        if conn.state != RingConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
         let (control, clock, deadline) = (self.context.control.clone(), self.clock, self.deadline_ns);
@@ -927,7 +931,7 @@ impl<'c> Driver<'c> {
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted
                 // (a task's call ends as the run's cut ends it).
-                conn.state = ConnState::Finishing;
+                conn.state = RingConnState::Finishing;
                 self.retire_if_idle(i);
                 self.cut_call(i);
                 return Ok(());
@@ -938,7 +942,7 @@ impl<'c> Driver<'c> {
             let error = conn.io.io_error(source);
             return self.fail(i, error);
         }
-        conn.state = ConnState::Running;
+        conn.state = RingConnState::Running;
         self.tell_lost(i, true);
         self.advance(i)
     }
@@ -954,8 +958,8 @@ impl<'c> Driver<'c> {
             let Some(conn) = self.conns.get(i) else { continue };
             let Some(overdue) = conn.waits.overdue(now, conn.limits) else { continue };
             match conn.state {
-                ConnState::Running => self.lose(i, overdue.lost())?,
-                ConnState::Quitting => self.abandon(i)?,
+                RingConnState::Running => self.lose(i, overdue.lost())?,
+                RingConnState::Quitting => self.abandon(i)?,
                 _ => {}
             }
         }
@@ -972,11 +976,11 @@ impl<'c> Driver<'c> {
         for i in 0..self.conns.len() {
             let Some(conn) = self.conns.get(i) else { continue };
             match conn.state {
-                ConnState::Running if conn.io.awaits_answers() => {
+                RingConnState::Running if conn.io.awaits_answers() => {
                     stalls.add(conn.waits.waited(now).unwrap_or(0));
                     self.abandon(i)?;
                 }
-                ConnState::Quitting => self.abandon(i)?,
+                RingConnState::Quitting => self.abandon(i)?,
                 _ => {}
             }
         }
@@ -991,7 +995,7 @@ impl<'c> Driver<'c> {
     /// operations are cancelled, and it retires once they complete.
     fn abandon(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = ConnState::Finishing;
+        conn.state = RingConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
         self.end_call(i, Err(crate::driver::CallError::Cut));
@@ -1000,8 +1004,8 @@ impl<'c> Driver<'c> {
 
     fn retire_if_idle(&mut self, i: usize) {
         if let Some(conn) = self.conns.get_mut(i) {
-            if conn.state == ConnState::Finishing && !conn.recv_pending && !conn.send_pending {
-                conn.state = ConnState::Retired;
+            if conn.state == RingConnState::Finishing && !conn.recv_pending && !conn.send_pending {
+                conn.state = RingConnState::Retired;
                 self.live -= 1;
             }
         }
@@ -1355,7 +1359,7 @@ mod tests {
 
     /// How the fake server answers each COM_QUERY.
     #[derive(Clone, Copy)]
-    enum Reply {
+    enum FakeReply {
         /// An OK packet, written one byte at a time.
         Trickle,
         /// A result set whose one row is larger than the receive buffer.
@@ -1369,14 +1373,14 @@ mod tests {
     const CAPS: Capabilities =
         Capabilities(Capabilities::PROTOCOL_41.0 | Capabilities::DEPRECATE_EOF.0 | Capabilities::SECURE_CONNECTION.0);
 
-    fn answer(reply: Reply, out: &mut Vec<u8>) {
+    fn answer(reply: FakeReply, out: &mut Vec<u8>) {
         use wirebench_protocol::response::{resultset, text_row, ColumnDefinition, OkPacket};
         use wirebench_protocol::{ColumnType, StatusFlags};
         match reply {
-            Reply::Trickle | Reply::CloseAfter(_) | Reply::Slow => {
+            FakeReply::Trickle | FakeReply::CloseAfter(_) | FakeReply::Slow => {
                 OkPacket::default().encode(0, CAPS, 1, out);
             }
-            Reply::Big => {
+            FakeReply::Big => {
                 let col = ColumnDefinition::new(b"c", ColumnType::VarString);
                 let seq = resultset::encode_metadata(&[col], true, StatusFlags::AUTOCOMMIT, CAPS, 1, out);
                 let value = vec![b'x'; 3 * RECV_BUFFER];
@@ -1387,7 +1391,7 @@ mod tests {
     }
 
     /// Answers every command on `stream` until the client hangs up.
-    fn fake_server(mut stream: std::os::unix::net::UnixStream, reply: Reply) {
+    fn fake_server(mut stream: std::os::unix::net::UnixStream, reply: FakeReply) {
         use std::io::{Read, Write};
         let mut header = [0u8; 4];
         let mut answered = 0;
@@ -1397,16 +1401,16 @@ mod tests {
             if stream.read_exact(&mut body).is_err() {
                 return;
             }
-            if matches!(reply, Reply::CloseAfter(n) if answered == n) {
+            if matches!(reply, FakeReply::CloseAfter(n) if answered == n) {
                 return;
             }
             let mut out = Vec::new();
             answer(reply, &mut out);
-            if matches!(reply, Reply::Slow) {
+            if matches!(reply, FakeReply::Slow) {
                 std::thread::sleep(Duration::from_millis(3));
             }
             let written = match reply {
-                Reply::Trickle => out.chunks(1).try_for_each(|b| stream.write_all(b).and_then(|()| stream.flush())),
+                FakeReply::Trickle => out.chunks(1).try_for_each(|b| stream.write_all(b).and_then(|()| stream.flush())),
                 _ => stream.write_all(&out),
             };
             if written.is_err() {
@@ -1418,14 +1422,19 @@ mod tests {
 
     /// Runs `events` events over `connections` socket pairs, each answered
     /// by a fake server thread.
-    fn run_fake(reply: Reply, connections: usize, pipeline: usize, events: u64) -> (Result<(), DriverError>, Counters) {
+    fn run_fake(
+        reply: FakeReply,
+        connections: usize,
+        pipeline: usize,
+        events: u64,
+    ) -> (Result<(), DriverError>, Counters) {
         let (result, counters, _) = run_fake_polling(reply, connections, pipeline, events, PollMode::Sleep);
         (result, counters)
     }
 
     /// [`run_fake`] with the loop waiting as `poll` says; also the time it spun.
     fn run_fake_polling(
-        reply: Reply,
+        reply: FakeReply,
         connections: usize,
         pipeline: usize,
         events: u64,
@@ -1434,7 +1443,7 @@ mod tests {
         let context = test_context(connections, Some(events));
         let mut collector = Collector::new(context.board.clone());
         let (plans, servers) = fake_servers(connections, pipeline, reply);
-        let result = run_loop(0, plans, Vec::new(), &context, poll, None);
+        let result = run_uring_loop(0, plans, Vec::new(), &context, poll, None);
         for server in servers {
             server.join().unwrap();
         }
@@ -1461,7 +1470,7 @@ mod tests {
     fn fake_servers(
         connections: usize,
         pipeline: usize,
-        reply: Reply,
+        reply: FakeReply,
     ) -> (Vec<ConnPlan>, Vec<std::thread::JoinHandle<()>>) {
         socket_pair_plans(connections, pipeline)
             .into_iter()
@@ -1509,7 +1518,7 @@ mod tests {
         let bound = Duration::from_micros(30) * 400 / 2;
         let mut tries = Vec::new();
         for _ in 0..3 {
-            let (result, counters, spun) = run_fake_polling(Reply::Slow, 1, 1, 400, PollMode::Adaptive);
+            let (result, counters, spun) = run_fake_polling(FakeReply::Slow, 1, 1, 400, PollMode::Adaptive);
             result.unwrap();
             assert_eq!(counters.events, 400);
             if spun < bound {
@@ -1525,7 +1534,7 @@ mod tests {
         if probe().is_err() {
             return;
         }
-        let (result, counters) = run_fake(Reply::Trickle, 3, 4, 200);
+        let (result, counters) = run_fake(FakeReply::Trickle, 3, 4, 200);
         result.unwrap();
         assert_eq!((counters.events, counters.reads, counters.others), (200, 0, 200));
     }
@@ -1535,7 +1544,7 @@ mod tests {
         if probe().is_err() {
             return;
         }
-        let (result, counters) = run_fake(Reply::Big, 2, 2, 20);
+        let (result, counters) = run_fake(FakeReply::Big, 2, 2, 20);
         result.unwrap();
         assert_eq!((counters.events, counters.reads), (20, 20));
     }
@@ -1549,7 +1558,7 @@ mod tests {
             return;
         }
         let context = test_context(1, Some(20));
-        let (plans, servers) = fake_servers(1, 1, Reply::Big);
+        let (plans, servers) = fake_servers(1, 1, FakeReply::Big);
         let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         if d.pool.is_none() {
             return;
@@ -1574,7 +1583,7 @@ mod tests {
             return;
         }
         let context = test_context(3, Some(300));
-        let (plans, servers) = fake_servers(3, 1, Reply::Trickle);
+        let (plans, servers) = fake_servers(3, 1, FakeReply::Trickle);
         let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
         d.run().unwrap();
         let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
@@ -1598,7 +1607,7 @@ mod tests {
         if probe().is_err() {
             return;
         }
-        let (result, counters) = run_fake(Reply::CloseAfter(5), 2, 1, 1_000);
+        let (result, counters) = run_fake(FakeReply::CloseAfter(5), 2, 1, 1_000);
         assert!(matches!(result, Err(DriverError::Lost { lost: Lost::Closed, .. })), "{result:?}");
         assert!(counters.events >= 5 && counters.events < 1_000, "{counters:?}");
     }

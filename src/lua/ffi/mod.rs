@@ -20,12 +20,18 @@
 //! wrong, once per kind of mistake, and does nothing or returns 0.
 //!
 //! The event loop's functions (`sb_more_events`, ...) are in
-//! `super::events`, the SQL driver's (`db_*`) in `super::sql`.
+//! `super::events`, the SQL driver's (`db_*`) in `super::sql_ffi`.
+//!
+//! Files:
+//! - `exports.rs`: the list of exported names (the build script reads it).
+//! - `cmdline_ffi.rs`: `sysbench.cmdline`'s; `counter_ffi.rs`: the
+//!   statistics counters'; `histogram_ffi.rs`: `sysbench.histogram`'s;
+//!   `rand_ffi.rs`: `sysbench.rand`'s C functions.
 
-mod cmdline;
-mod counters;
-mod histogram;
-mod rand;
+mod cmdline_ffi;
+mod counter_ffi;
+mod histogram_ffi;
+mod rand_ffi;
 
 include!("exports.rs");
 
@@ -36,7 +42,7 @@ use std::sync::Mutex;
 
 use mlua::Lua;
 
-use super::state::ThreadCtx;
+use super::context::ThreadCtx;
 
 /// sysbench's declarations, made in every state before the prelude.
 pub(crate) const CDEFS: &str = include_str!("../cdefs.lua");
@@ -51,7 +57,7 @@ pub(crate) struct Entered(#[allow(dead_code)] Option<super::context::OutsideGuar
 impl Entered {
     /// Marks `lua` as the state running on this thread.
     pub(crate) fn new(lua: &Lua) -> Entered {
-        Entered(super::state::enter_state(lua).ok().flatten())
+        Entered(super::context::enter_state(lua).ok().flatten())
     }
 }
 
@@ -149,29 +155,29 @@ mod tests {
             .eval()
             .unwrap();
         let ours = (
-            std::mem::size_of::<cmdline::SbArg>(),
-            std::mem::offset_of!(cmdline::SbArg, kind),
-            std::mem::offset_of!(cmdline::SbArg, validate),
+            std::mem::size_of::<cmdline_ffi::SbArg>(),
+            std::mem::offset_of!(cmdline_ffi::SbArg, kind),
+            std::mem::offset_of!(cmdline_ffi::SbArg, validate),
         );
         assert_eq!(ours, layout);
     }
 
     #[test]
     fn calls_with_no_state_running_do_nothing() {
-        assert_eq!(rand::sb_rand_uniform(1, 10), 0);
-        assert_eq!(rand::sb_rand_uniform_double(), 0.0);
-        counters::sb_counter_inc(0, 1);
-        assert_eq!(counters::sb_counter_val(0, 1), 0);
+        assert_eq!(rand_ffi::sb_rand_uniform(1, 10), 0);
+        assert_eq!(rand_ffi::sb_rand_uniform_double(), 0.0);
+        counter_ffi::sb_counter_inc(0, 1);
+        assert_eq!(counter_ffi::sb_counter_val(0, 1), 0);
         let mut buf = *b"xxxx";
         // SAFETY: a NUL-terminated template and a buffer as long.
-        unsafe { rand::sb_rand_str(c"#@#@".as_ptr(), buf.as_mut_ptr().cast()) };
+        unsafe { rand_ffi::sb_rand_str(c"#@#@".as_ptr(), buf.as_mut_ptr().cast()) };
         assert_eq!(&buf, b"xxxx");
         // SAFETY: NULL is allowed.
-        unsafe { rand::sb_rand_str(std::ptr::null(), std::ptr::null_mut()) };
-        cmdline::sb_print_test_options();
+        unsafe { rand_ffi::sb_rand_str(std::ptr::null(), std::ptr::null_mut()) };
+        cmdline_ffi::sb_print_test_options();
         // A state without a script state's context is no state.
         let lua = Lua::new();
         let _entered = Entered::new(&lua);
-        assert_eq!(rand::sb_rand_gaussian(1, 10), 0);
+        assert_eq!(rand_ffi::sb_rand_gaussian(1, 10), 0);
     }
 }

@@ -26,18 +26,25 @@
 //!   - `parallel_prepare.lua`: `common.lua`'s tables, created by every
 //!     thread in parallel (its `run` is a `prepare`), without its "thread
 //!     prepareN" lines.
+//!
+//! Files:
+//! - `legacy_options.rs`: the options only the 0.4/0.5 tests have.
+//! - `oltp04.rs`: 0.4's `--test=oltp`, with `table04.rs` (its table) and
+//!   `rand04.rs` (its random ids).
+//! - `oltp05.rs`: 0.5's `oltp.lua`; `single05.rs`: its one-statement
+//!   scripts; `common05.rs`: 0.5's `common.lua`.
 
 mod common05;
+mod legacy_options;
 mod oltp04;
 mod oltp05;
-mod options;
 mod rand04;
 mod single05;
 mod table04;
 
 use std::fmt;
 
-pub use options::{EngineTrx, LegacyOptions, NontrxMode, Oltp04Mode};
+pub use legacy_options::{EngineTrx, LegacyOptions, NontrxMode, Oltp04Mode};
 pub use rand04::{Dist04, Rand04, Seed04};
 
 use super::{

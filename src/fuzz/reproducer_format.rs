@@ -1,0 +1,40 @@
+//! The reproducer file's format marker and what can be wrong with one of
+//! its lines: below the error type of the fuzzer (`fuzz_error.rs`), which
+//! reports a bad file, and the reproducer (`reproducer.rs`), which reads
+//! and writes the files.
+
+use thiserror::Error;
+
+/// The first line of every reproducer file.
+pub(crate) const MAGIC: &str = "wirebench fuzz reproducer 1";
+
+/// What is wrong with a line of a reproducer file.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ReproducerError {
+    #[error("the first line is not {MAGIC:?}")]
+    NoMagic,
+    #[error("`end` outside a session")]
+    StrayEnd,
+    #[error("the last session has no `end`")]
+    Unterminated,
+    #[error("no `session failing` with packets")]
+    NoFailingSession,
+    #[error("expected `key: value`, got {0:?}")]
+    NotKeyValue(String),
+    #[error("{key}: {value:?} is not a number")]
+    NotANumber { key: String, value: String },
+    #[error("failure: {0:?} is not a kind of failure (down, hang, refusing, process-gone, memory or log)")]
+    UnknownFailure(String),
+    #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
+    UnknownPhase(String),
+    #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
+    UnknownAttribute(String),
+    #[error("bytes before the first `packet` line")]
+    BytesOutsidePacket,
+    #[error("{0:?} is not whole bytes of hex")]
+    NotHex(String),
+    #[error("live={0}: expected scramble:PLUGIN@START+LEN or statement:N@START+LEN")]
+    BadLive(String),
+    #[error("wrap edit {0:?}: expected seq:N, payload-length:N, plain-length:N or corrupt:N")]
+    BadWrap(String),
+}

@@ -1,0 +1,271 @@
+//! A Lua script's command (`wirebench ./my_test.lua run`): the script
+//! gets sysbench's options and the login, and `run` goes through the same
+//! header, limits, interim and final reports as the built-in tests.
+
+use std::sync::Arc;
+
+use super::benchmark::{
+    forced_shutdown_s, print_header, start_clock, start_threads, supervise_to_report, unstarted_context, Threads,
+};
+use super::interrupt::Interrupts;
+use super::output::{alert_line, stderr_line, Output};
+use super::result_sink::ResultSink;
+use super::script_options::general_options;
+use super::script_text;
+use super::server_sampling::{open_sampler, start_sampling};
+use super::setup::{connect_options, rand_params, seed, tls_config};
+use super::shard_plan::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
+use super::{print_banner, RunError, RunOutcome};
+use crate::cli::Bench;
+use crate::driver::{self, Backend, PollMode, TaskLoopPlan};
+use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
+use crate::rand::{shard_seed, RandUnique, SharedUnique};
+
+/// Carries out `call` for `bench`'s command line; with `--shard`, this
+/// instance's part of the script's `run`.
+pub(super) fn execute_script(bench: &Bench, call: &ScriptCall) -> Result<RunOutcome, RunError> {
+    refuse_engine_options(bench, call)?;
+    let backend = super::benchmark::backend(bench)?;
+    let (part, threads) = match script_shard(bench, call)? {
+        Some(planned) => planned,
+        None => return Ok(RunOutcome::Completed),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
+    // sysbench prints its banner before it reads a script from stdin.
+    print_banner()?;
+    let text = script_text::read_script(call)?;
+    let env = Arc::new(script_env(bench, &part, call, text, threads, backend)?);
+    match call.command.as_deref() {
+        None => lua::load_only(&env)?,
+        Some("help") => {
+            if let Help::Options(text) = lua::script_help(&env)? {
+                Output::Stdout.print(text)?;
+            }
+        }
+        Some("run") => return run_script(&part, env, backend, &runtime, &interrupts),
+        Some(command) => lua::run_command(&env, command)?,
+    }
+    Ok(RunOutcome::Completed)
+}
+
+/// This instance's part of the script's command: the whole of it in one
+/// instance; with `--shard`, its threads, `--events` and `--rate` of a
+/// `run` (the other commands are the script's own code, which no shard
+/// can split), or `None` for a shard with nothing to do.
+fn script_shard(bench: &Bench, call: &ScriptCall) -> Result<Option<(Bench, ShardThreads)>, RunError> {
+    if !bench.general.shard.is_whole() && call.command.as_deref() != Some("run") {
+        let command = call.command.clone().unwrap_or_else(|| "top-level".to_owned());
+        return Err(RunError::ShardedScriptCommand { command });
+    }
+    check_start_at(bench.general.start_at)?;
+    match plan_shard(bench) {
+        ShardPlan::Run { bench, threads } => Ok(Some((*bench, threads))),
+        ShardPlan::Idle(why) => {
+            stderr_line(format_args!("{why}"));
+            Ok(None)
+        }
+    }
+}
+
+/// Options of the event loops that would silently do nothing here, and a
+/// `--cpus` core this process may not run on.
+fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunError> {
+    if bench.mysql.dry_run {
+        return Err(RunError::NotForScripts("--mysql-dry-run"));
+    }
+    if bench.engine.pipeline > 1 {
+        return Err(RunError::NotForScripts("--pipeline"));
+    }
+    if bench.general.per_statement {
+        return Err(RunError::PerStatementForScripts);
+    }
+    if let Some(cpus) = &bench.engine.cpus {
+        if call.thread_per_state {
+            return Err(RunError::CpusWithThreadPerState);
+        }
+        driver::check_loop_cpus(cpus)?;
+    }
+    Ok(())
+}
+
+/// Where a script's states run, and how many share each loop: with
+/// `--cpus`, a loop pinned to each core given; with
+/// `--lua-thread-per-state`, a loop per state, as sysbench has a thread
+/// per state. By default, where the server shares this process's cores
+/// (on this host, not pinned apart), a loop per state, each waiting for
+/// its own answers so that the server gets the cores between them, as the
+/// built-in tests leave a local server its cores (up to
+/// [`LOCAL_LOOPS_PER_CORE`] loops a core: beyond, states share them, each
+/// loop's statistics taking about a megabyte); else (a server elsewhere or
+/// on cores of its own) a loop per core this process may use, its states
+/// side by side on it.
+fn script_loops(bench: &Bench, env: &ScriptEnv) -> Vec<Option<usize>> {
+    let threads = bench.general.threads.max(1) as usize;
+    if env.call.thread_per_state {
+        return vec![None; threads];
+    }
+    if let Some(cpus) = &bench.engine.cpus {
+        return cpus.iter().map(|&cpu| Some(cpu)).take(threads).collect();
+    }
+    let cores = driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
+    if servers_share_our_cores(env) {
+        return vec![None; threads.min(cores * LOCAL_LOOPS_PER_CORE)];
+    }
+    vec![None; cores.min(threads)]
+}
+
+/// With a server on this host, at most this many loops a core: 16 states
+/// on 2 cores still get a loop each (measured best against MariaDB here),
+/// 256 states share 16 loops (each loop's statistics take about a
+/// megabyte: a loop each took 540-610 MiB at 256 states, sysbench 149).
+const LOCAL_LOOPS_PER_CORE: usize = 8;
+
+/// Whether a server the script's states connect to (by the whole run's
+/// thread numbers) shares this process's cores.
+fn servers_share_our_cores(env: &ScriptEnv) -> bool {
+    let tids = (0..env.threads).map(|tid| env.first_tid.saturating_add(tid));
+    let servers: std::collections::HashSet<_> = tids.map(|tid| (env.connect)(tid).endpoint).collect();
+    servers.iter().any(driver::server_shares_our_cores)
+}
+
+/// The loops' plans: state `tid` runs on loop `tid % loops`. With
+/// `--poll=auto`, a loop pinned to a core spins for answers only when its
+/// server is elsewhere (its core is then the loop's alone); otherwise
+/// loops sleep, as a built-in test's do with a local server.
+fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
+    let cpus = script_loops(bench, env);
+    let remote = !servers_share_our_cores(env);
+    let mut plans: Vec<TaskLoopPlan> = cpus
+        .iter()
+        .map(|&cpu| {
+            let poll = match bench.engine.poll {
+                PollMode::Auto if cpu.is_some() && remote && backend == Backend::Uring => PollMode::Adaptive,
+                PollMode::Auto => PollMode::Sleep,
+                asked => asked,
+            };
+            TaskLoopPlan { cpu, tasks: Vec::new(), poll }
+        })
+        .collect();
+    let count = plans.len().max(1);
+    for (tid, task) in lua::run_command_tasks(env).into_iter().enumerate() {
+        if let Some(plan) = plans.get_mut(tid % count) {
+            plan.tasks.push(task);
+        }
+    }
+    plans
+}
+
+/// What the script's states share: `whole`'s options in `sysbench.opt`
+/// (with `--shard`, the whole run's `--threads`, `--events` and `--rate`,
+/// as its threads' numbers are the whole run's), `part`'s threads.
+fn script_env(
+    whole: &Bench,
+    part: &Bench,
+    call: &ScriptCall,
+    text: Arc<[u8]>,
+    threads: ShardThreads,
+    backend: Backend,
+) -> Result<ScriptEnv, RunError> {
+    let tls = tls_config(part)?;
+    let login = part.clone();
+    let connect = Box::new(move |n: u32| connect_options(&login, tls.as_ref(), n as usize));
+    let shard = part.general.shard;
+    let unique = SharedUnique::for_part(RandUnique::sysbench_upstream(), shard.index(), shard.count());
+    Ok(ScriptEnv {
+        call: call.clone(),
+        text,
+        threads: part.general.threads,
+        first_tid: threads.first,
+        argv: std::env::args().collect(),
+        general: general_options(whole),
+        connect,
+        rand: rand_params(part)?,
+        seed: seed(part),
+        unique: Arc::new(unique),
+        ignore: part.mysql.ignore_errors.clone(),
+        draw_after_event: part.general.percentile.is_some(),
+        sql_used: Default::default(),
+        result_limit: usize::try_from(call.result_limit).unwrap_or(usize::MAX),
+        backend,
+        poll: match part.engine.poll {
+            PollMode::Auto => PollMode::Sleep,
+            asked => asked,
+        },
+        init_counts: Default::default(),
+    })
+}
+
+/// `run`: `init()`, the threads, the reports, `done()`.
+fn run_script(
+    bench: &Bench,
+    env: Arc<ScriptEnv>,
+    backend: Backend,
+    runtime: &tokio::runtime::Runtime,
+    interrupts: &Interrupts,
+) -> Result<RunOutcome, RunError> {
+    let forced_shutdown_s = forced_shutdown_s(bench);
+    let mut identified = bench.clone();
+    if let Some(identity) = identified.results.run_identity.as_mut() {
+        identity.test = env.call.name();
+        identity.script = Some(script_digest(&env));
+    }
+    let bench = &identified;
+    // As sysbench: the script's top level and init() run before the header.
+    let plan = ThreadsPlan::init(env)?;
+    print_header(bench, forced_shutdown_s)?;
+    let loops = task_loop_plans(bench, plan.env(), backend);
+    let per_loop: Vec<usize> = loops.iter().map(|l| l.tasks.len().max(1)).collect();
+    let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
+    let mut context = unstarted_context(bench, &per_loop, shard_seed, &[]);
+    let general = &bench.general;
+    let hooks =
+        plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
+    let mut sink = ResultSink::new(bench);
+    sink.name_test(plan.env().call.name());
+    let sampler = open_sampler(bench, || (plan.env().connect)(plan.env().first_tid))?;
+    if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
+        alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
+        return Ok(RunOutcome::Interrupted(signal));
+    }
+    // The states load and run thread_init on their loops, then wait at the
+    // gate: the run's clock starts once all have (sysbench's barrier).
+    let gate = driver::StartGate::new();
+    let loop_count = loops.len();
+    let handles = driver::spawn_task_loops(loops, backend, &context, &gate).map_err(RunError::SpawnLoops)?;
+    gate.wait_for_loops(loop_count);
+    let server = start_sampling(bench, sampler)?;
+    let late = start_clock(bench, &mut context, general.start_at);
+    say_started(bench, late);
+    // A script's connections are its own: no server version to give.
+    sink.clock_started(None, late);
+    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
+    gate.open(driver::Started { clock: context.clock, deadline_ns: context.deadline_ns });
+    let sql_used = Some(plan.env().sql_used.clone());
+    let threads = Threads { handles, hdr_log, hooks, sql_used, server };
+    let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
+    plan.done()?;
+    sink.finish_run(bench)?;
+    Ok(outcome)
+}
+
+/// What tells one script's run from another's in its `run_id`: a hash
+/// (FNV-1a, as the run_id's) of the script's text and of the options
+/// given to it, so that `wirebench merge` refuses shards that ran
+/// different scripts, versions of one, or its options set otherwise.
+fn script_digest(env: &ScriptEnv) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let options = env.call.options.iter().flat_map(|(name, value)| {
+        [name.as_bytes(), b"=", value.as_deref().unwrap_or("").as_bytes(), b"\n"].into_iter()
+    });
+    for part in std::iter::once(&env.text[..]).chain([&b"\0"[..]]).chain(options) {
+        for &byte in part {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}

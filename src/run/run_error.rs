@@ -1,0 +1,161 @@
+//! Why a command failed, printed by `main` as `FATAL: ...`; each says what
+//! to do where there is something to do.
+
+use std::io;
+
+use super::output::OutputError;
+use crate::client::ClientError;
+use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
+use crate::rand::RandConfigError;
+use crate::results::shard_merge::MergeError;
+use crate::results::{ChartError, CompareError};
+use crate::transport::tls::TlsConfigError;
+use crate::workload::{MarkerMismatch, OptionsError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The test's options make no workload.
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+    #[error(transparent)]
+    Rand(#[from] RandConfigError),
+    #[error(transparent)]
+    Tls(#[from] TlsConfigError),
+    #[error("--mysql-ssl: cannot tell the current directory: {0}")]
+    CurrentDir(io::Error),
+    #[error("cannot start the set-up runtime: {0}")]
+    Runtime(io::Error),
+    #[error("cannot watch for SIGINT and SIGTERM: {0}")]
+    Signals(io::Error),
+    #[error(
+        "--threads={threads} needs {needed} open files (a socket per connection, and some for wirebench itself), \
+         and this process may open at most {limit}: raise the hard limit (ulimit -Hn, LimitNOFILE= of a systemd \
+         unit, /etc/security/limits.conf) or use fewer --threads"
+    )]
+    OpenFiles { threads: u32, needed: u64, limit: u64 },
+    #[error("cannot read or raise the open-files limit (RLIMIT_NOFILE): {0}")]
+    FileLimit(io::Error),
+    #[error(
+        "--threads={threads} needs about {} of memory (at least 18 KiB per connection), and this machine has {} \
+         available: use fewer --threads, or spread them over several client hosts",
+        gib(*needed), gib(*available)
+    )]
+    Memory { threads: u32, needed: u64, available: u64 },
+    /// A connection could not be opened; the hint says what to check.
+    #[error("unable to connect: {error}{}", connect_hint(.error))]
+    Connect { error: ClientError },
+    /// `--prepare-method=load-data` against a server that refuses it.
+    #[error(
+        "--prepare-method=load-data: {reason}; run prepare with --prepare-method=insert (or auto, which falls back \
+         to INSERTs), or allow it on the server"
+    )]
+    LoadDataRefused { reason: String },
+    /// `--prepare-method=bulk-execute` against a server that has no
+    /// COM_STMT_BULK_EXECUTE.
+    #[error(
+        "--prepare-method=bulk-execute: {reason}; run prepare with --prepare-method=auto (which takes LOAD DATA or \
+         INSERTs where the server has no bulk execute) or --prepare-method=insert"
+    )]
+    BulkExecuteRefused { reason: String },
+    /// A statement of `prepare`, `prewarm` or `cleanup` failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The SQL run after login, or a statement's PREPARE, failed.
+    #[error(transparent)]
+    Open(Box<OpenError>),
+    #[error(transparent)]
+    Emulated(#[from] MarkerMismatch),
+    #[error("cannot encode the execute of {sql:?}: {source}")]
+    Encode { sql: String, source: wirebench_protocol::UsageError },
+    #[error("a set-up task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error("cannot hand a connection's socket to its event loop: {0}")]
+    Socket(io::Error),
+    #[error(transparent)]
+    Backend(#[from] UringUnavailable),
+    #[error(transparent)]
+    Cpus(#[from] CpuUnavailable),
+    #[error("cannot start the event loops: {0}")]
+    SpawnLoops(io::Error),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    #[error(transparent)]
+    HdrLog(#[from] crate::stats::HdrLogError),
+    /// A Lua script could not be loaded, or one of its functions failed.
+    #[error(transparent)]
+    Script(#[from] crate::lua::ScriptError),
+    #[error(transparent)]
+    ScriptText(#[from] super::script_text::ScriptTextError),
+    /// An engine option the Lua engine does not honour yet.
+    #[error(
+        "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
+    )]
+    NotForScripts(&'static str),
+    #[error(
+        "--per-statement does not apply to a Lua script: its statements have no kind (the built-in tests' point \
+         selects, ranges, updates, ...), so the table would be empty; drop it"
+    )]
+    PerStatementForScripts,
+    #[error(
+        "--cpus and --lua-thread-per-state go against each other: --cpus pins the loop threads a script's states \
+         share, --lua-thread-per-state gives each state an unpinned thread of its own; drop one"
+    )]
+    CpusWithThreadPerState,
+    #[error(
+        "--start-at is {ago_s:.0} s in the past: give an instant a little ahead of the time every shard needs to \
+         connect, such as $(( $(date +%s) + 30 ))"
+    )]
+    StartAtPassed { ago_s: f64 },
+    #[error(
+        "--shard splits a script's run only: its '{command}' command is the script's own code, which every shard \
+         would run whole; run it once, from one host, without --shard"
+    )]
+    ShardedScriptCommand { command: String },
+    #[error("an event loop panicked; please report it with the command line")]
+    LoopPanicked,
+    /// `--server-stats` was asked for and its sampler cannot start.
+    #[error(transparent)]
+    ServerStats(#[from] crate::server_stats::SamplerError),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    #[error(transparent)]
+    Compare(#[from] CompareError),
+    /// `wirebench merge`'s files are not one run's shards, or unreadable.
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+    /// The report could not be written; `main` exits with
+    /// [`OutputError::exit_status`].
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+impl From<OpenError> for RunError {
+    fn from(error: OpenError) -> Self {
+        match error {
+            OpenError::Connect(error) => RunError::Connect { error },
+            other => RunError::Open(Box::new(other)),
+        }
+    }
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+}
+
+/// sysbench's advice for a connection error, where one applies.
+fn connect_hint(error: &ClientError) -> &'static str {
+    match error.server_error().map(|e| e.code) {
+        Some(1040) => "; the server's max_connections is reached: raise it or use fewer --threads",
+        Some(1045) => {
+            "; check --mysql-user and --mysql-password (an account that REQUIREs SSL or X509 also needs --mysql-ssl, \
+             and X509 a client certificate)"
+        }
+        Some(1044 | 1049) => "; check --mysql-db (create the database first)",
+        _ => match error {
+            ClientError::Io { .. } | ClientError::Timeout { .. } => {
+                "; check --mysql-host/--mysql-port/--mysql-socket and that the server is running"
+            }
+            _ => "",
+        },
+    }
+}

@@ -67,7 +67,10 @@ fn prose_lines(text: &str) -> Vec<String> {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
         if let Some(open) = &fence {
-            if indent <= 3 && trimmed.starts_with(open.as_str()) && trimmed.trim_start_matches(open.as_str()).trim().is_empty() {
+            if indent <= 3
+                && trimmed.starts_with(open.as_str())
+                && trimmed.trim_start_matches(open.as_str()).trim().is_empty()
+            {
                 fence = None;
             }
             out.push(String::new());
@@ -242,7 +245,10 @@ fn broken_links(root: &Path, files: &[PathBuf]) -> Vec<String> {
             if !known.contains(anchor) {
                 let mut near: Vec<_> = known.iter().filter(|a| a.starts_with(&anchor[..anchor.len().min(4)])).collect();
                 near.sort();
-                problems.push(format!("{at}: no heading of {} has the anchor #{anchor} (near: {near:?})", resolved.display()));
+                problems.push(format!(
+                    "{at}: no heading of {} has the anchor #{anchor} (near: {near:?})",
+                    resolved.display()
+                ));
             }
         }
     }
@@ -435,7 +441,8 @@ fn the_readme_quick_start_runs() {
     let commands = quick_start_commands();
     let Some(server) = TestServer::find() else { return };
     let login = server.login_args("sbtest_quickstart");
-    let connection = ["--mysql-host=", "--mysql-port=", "--mysql-socket=", "--mysql-user=", "--mysql-password=", "--mysql-db="];
+    let connection =
+        ["--mysql-host=", "--mysql-port=", "--mysql-socket=", "--mysql-user=", "--mysql-password=", "--mysql-db="];
     let args_of = |words: &[String]| -> Vec<String> {
         let mut args: Vec<String> = words[1..]
             .iter()
@@ -472,7 +479,9 @@ fn the_readme_quick_start_runs() {
     let prepared = run(&args_of(&commands[0]));
     assert!(prepared.contains("Creating table 'sbtest1'"), "{prepared}");
     let report = run(&args_of(&commands[1]));
-    for line in ["SQL statistics:", "transactions:", "queries:", "General statistics:", "Latency (ms):", "Threads fairness:"] {
+    for line in
+        ["SQL statistics:", "transactions:", "queries:", "General statistics:", "Latency (ms):", "Threads fairness:"]
+    {
         assert!(report.contains(line), "the quick start's run printed no '{line}':\n{report}");
     }
     assert!(report.contains("[ 1s ] thds:"), "no interim line:\n{report}");

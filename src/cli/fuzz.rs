@@ -89,12 +89,10 @@ pub(crate) fn parse_replay(opts: &[RawOpt], words: &[&str]) -> Result<Invocation
     }
     let file = match words {
         [file] => PathBuf::from(file),
-        [] => {
-            return Err(CliError::Conflict(
-                "fuzz-replay needs the reproducer: wirebench fuzz-replay FILE [connection options] (see docs/fuzzing.md)"
-                    .to_owned(),
-            ))
-        }
+        [] => return Err(CliError::Conflict(
+            "fuzz-replay needs the reproducer: wirebench fuzz-replay FILE [connection options] (see docs/fuzzing.md)"
+                .to_owned(),
+        )),
         [_, extra, ..] => return Err(CliError::UnexpectedArgument((*extra).to_owned())),
     };
     let opts = Opts::new(opts.to_vec());
@@ -165,7 +163,9 @@ fn target(opts: &Opts) -> Result<Target, CliError> {
         ));
     }
     if mysql.db.is_empty() {
-        return Err(CliError::Conflict("--mysql-db must name the database the fuzzer may use (see docs/fuzzing.md#run-it-safely)".to_owned()));
+        return Err(CliError::Conflict(
+            "--mysql-db must name the database the fuzzer may use (see docs/fuzzing.md#run-it-safely)".to_owned(),
+        ));
     }
     Ok(Target {
         endpoint: servers.connect_to(0),

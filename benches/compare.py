@@ -3,7 +3,7 @@
 server, same test and options. Prints qps, client CPU per query, server CPU
 per query, and the wirebench/sysbench ratios.
 
-Cases (see README, "Benchmark against sysbench"):
+Cases (see docs/benchmarking.md):
   a  MariaDB (the rig from scripts/mariadb.sh), oltp_point_select,
      16 connections, TCP and unix socket, nothing pinned;
   b  the null server pinned to one core, the generator to the other,

@@ -11,7 +11,7 @@
 //!   spread of events over threads), masked by [`mask`];
 //! - the order of lines that sysbench's threads print in whatever order
 //!   they run (and which their Lua `print` can even interleave);
-//! - the differences README.md lists ("Installed as sysbench"), each
+//! - the differences docs/as-sysbench.md lists, each
 //!   checked here as exactly that difference: the banner's parentheses,
 //!   `--help`'s drivers and compiled-in tests, no test name at all.
 //!
@@ -322,7 +322,7 @@ fn every_verbosity_prints_what_sysbench_prints() {
         drop_tables(&pair, &base, test);
     }
     // A FATAL error, at the quietest level and the default: sysbench's
-    // text differs (README), so only where it goes and the status compare.
+    // text differs (docs/as-sysbench.md), so only where it goes and the status compare.
     let base = args(&server_args(&server), &["--tables=1", "--table-size=5"]);
     fresh_tables(&pair, &base, Test::OltpPointSelect);
     for verbosity in ["--verbosity=0", "--verbosity=3"] {
@@ -450,7 +450,7 @@ fn version_is_sysbench_s() {
     }
 }
 
-/// `--help` is sysbench's, apart from what README lists: the drivers
+/// `--help` is sysbench's, apart from what docs/as-sysbench.md lists: the drivers
 /// (mysql only, so no pgsql options), the database driver's line, and the
 /// compiled-in tests (wirebench's database tests, not fileio, cpu, ...).
 #[test]

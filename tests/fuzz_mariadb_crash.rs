@@ -1,8 +1,8 @@
 //! The reproducer `wirebench fuzz` saved of a MariaDB 10.11.19 crash
 //! (tests/fuzz/mariadb-10.11.19-signal11.repro: a prepared `BETWEEN ? AND
 //! ?` executed with integers, COM_STMT_SEND_LONG_DATA, executed again with
-//! strings: signal 11) must crash a fresh MariaDB again, replayed as the
-//! README says (server and password only), and so must the Python script
+//! strings: signal 11) must crash a fresh MariaDB again, replayed as
+//! docs/fuzzing.md says (server and password only), and so must the Python script
 //! `fuzz-replay --emit=python` writes of it.
 //!
 //! It crashes the server, so it never touches the shared test server: it

@@ -1,4 +1,4 @@
-//! The one-way layers (README, "Layout"): which of the crate's modules each
+//! The one-way layers (docs/architecture.md): which of the crate's modules each
 //! module may import. A new `use crate::...` that breaks the order fails
 //! here, naming the file; nothing below the run orchestration imports the
 //! command line, and no two modules import each other. Within a folder,
@@ -84,7 +84,7 @@ fn layers_import_one_way() {
             }
         }
     }
-    assert!(broken.is_empty(), "layering broken (README, Layout):\n{}", broken.join("\n"));
+    assert!(broken.is_empty(), "layering broken (docs/architecture.md):\n{}", broken.join("\n"));
 }
 
 /// The table itself has no cycle: a module never reaches itself.

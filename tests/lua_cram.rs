@@ -6,7 +6,7 @@
 //! .t file's `(re)` lines are written as globs), any other line exactly.
 //! Where MariaDB 10.11 words a message differently from the MySQL the .t
 //! files were recorded against, the expected text is MariaDB's, checked
-//! against sysbench 1.0.20 itself on the same server. README lists which
+//! against sysbench 1.0.20 itself on the same server. docs/lua.md lists which
 //! tests are ported and which are not.
 //!
 //! The tests that talk to the server use database sbtest_lua, as
@@ -1005,7 +1005,7 @@ fn script_bulk_insert_mysql() {
 /// file need not exist). Compared: standard output, without sysbench's
 /// deprecation warnings. For a 0.5 line wirebench writes, on standard
 /// error, a note per translated option instead of sysbench's warnings (a
-/// known difference of its 0.4/0.5 command lines, see README).
+/// known difference of its 0.4/0.5 command lines, see docs/legacy.md).
 #[test]
 fn api_legacy_sql_oltp() {
     let Some((server, _serial)) = server() else { return };

@@ -61,14 +61,18 @@ pub(crate) fn bench(
     if let Some(opt) = opts.get("lua_thread_per_state").filter(|o| value::boolean(o).unwrap_or(true)) {
         return Err(CliError::NotHere {
             option: opt.label(),
-            reason: "applies to Lua scripts only (a built-in test runs its connections on the event loops)".to_owned(),
+            reason:
+                "applies to Lua scripts only (a built-in test runs its connections on the event loops; see docs/lua.md)"
+                    .to_owned(),
         });
     }
     let not_default = |o: &&RawOpt| !value::size(o).is_ok_and(|n| n == DEFAULT_RESULT_LIMIT);
     if let Some(opt) = opts.get("lua_result_limit").filter(not_default) {
         return Err(CliError::NotHere {
             option: opt.label(),
-            reason: "applies to Lua scripts only (a built-in test walks its answers without keeping them)".to_owned(),
+            reason:
+                "applies to Lua scripts only (a built-in test walks its answers without keeping them; see docs/lua.md)"
+                    .to_owned(),
         });
     }
     for def in defs::PGSQL {

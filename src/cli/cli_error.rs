@@ -25,7 +25,7 @@ pub enum CliError {
     MissingValue { option: String, expected: String },
 
     /// A sysbench 0.4/0.5 option with no equivalent in sysbench 1.0.
-    #[error("{option} has no equivalent in sysbench 1.0 or wirebench: {advice}")]
+    #[error("{option} has no equivalent in sysbench 1.0 or wirebench: {advice} (see docs/legacy.md)")]
     NoEquivalent { option: String, advice: String },
 
     /// Options that are valid alone but not together.

@@ -89,11 +89,10 @@ pub(crate) fn parse_replay(opts: &[RawOpt], words: &[&str]) -> Result<Invocation
     }
     let file = match words {
         [file] => PathBuf::from(file),
-        [] => {
-            return Err(CliError::Conflict(
-                "fuzz-replay needs the reproducer: wirebench fuzz-replay FILE [connection options]".to_owned(),
-            ))
-        }
+        [] => return Err(CliError::Conflict(
+            "fuzz-replay needs the reproducer: wirebench fuzz-replay FILE [connection options] (see docs/fuzzing.md)"
+                .to_owned(),
+        )),
         [_, extra, ..] => return Err(CliError::UnexpectedArgument((*extra).to_owned())),
     };
     let opts = Opts::new(opts.to_vec());
@@ -158,11 +157,15 @@ fn target(opts: &Opts) -> Result<Target, CliError> {
     let several = servers.hosts.len() > 1 || servers.ports.len() > 1 || servers.sockets.len() > 1;
     if several {
         return Err(CliError::Conflict(
-            "wirebench fuzz takes one server: give one --mysql-host and --mysql-port, or one --mysql-socket".to_owned(),
+            "wirebench fuzz takes one server: give one --mysql-host and --mysql-port, or one --mysql-socket \
+             (see docs/fuzzing.md)"
+                .to_owned(),
         ));
     }
     if mysql.db.is_empty() {
-        return Err(CliError::Conflict("--mysql-db must name the database the fuzzer may use".to_owned()));
+        return Err(CliError::Conflict(
+            "--mysql-db must name the database the fuzzer may use (see docs/fuzzing.md#run-it-safely)".to_owned(),
+        ));
     }
     Ok(Target {
         endpoint: servers.connect_to(0),

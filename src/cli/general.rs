@@ -106,7 +106,8 @@ pub(crate) fn general(
     general.start_at = shard_args::start_at(opts)?;
     if !general.shard.is_whole() && !general.sweep.is_empty() {
         return Err(CliError::Conflict(format!(
-            "--shard={} with a --threads list: a sweep is not split between shards yet; run one step per command",
+            "--shard={} with a --threads list: a sweep is not split between shards yet; run one step per command \
+             (see docs/shards.md)",
             general.shard
         )));
     }

@@ -98,6 +98,11 @@ fn wirebench_help() -> String {
          banner, help and messages.\n\n",
     );
     out.push_str("See 'wirebench <testname> help' for a list of options for each test.\n\n");
+    out.push_str(
+        "Manual: docs/README.md in wirebench's source tree, one chapter a topic (connecting, TLS, latency, \
+         results, shards, Lua scripts, 0.4/0.5 lines, exit status, fuzzing, the engine); README.md there has the \
+         quick start and how to read a report.\n",
+    );
     out
 }
 
@@ -141,7 +146,7 @@ pub fn compare_help() -> String {
         "Usage:\n  wirebench compare [options] A.json B.json ...\n\n\
          Reads results written by `wirebench ... --format=json run > FILE` (a run, or a sweep with a --threads list), \
          and prints a figure per connection count per file, named by --label or the server's version, then each \
-         file against the first, in %.\n\n",
+         file against the first, in %. Manual: docs/results.md.\n\n",
     );
     section(&mut out, "compare options:", defs::COMPARE, Personality::Wirebench);
     out
@@ -154,7 +159,8 @@ pub fn merge_help() -> String {
          Reads the results the shards of one run wrote (`wirebench ... --shard=I/N --start-at=TIME --format=json run > \
          shard-I.json`), adds their counters and histograms, and prints sysbench's report of the whole run, with \
          exact percentiles. It names missing shards, shards that started late and options that differ, and refuses \
-         files of different runs. Given the shards' --hdr-log files instead, it prints the run's latencies from them.\n\n",
+         files of different runs. Given the shards' --hdr-log files instead, it prints the run's latencies from them. \
+         Manual: docs/shards.md.\n\n",
     );
     section(&mut out, "merge options:", defs::MERGE, Personality::Wirebench);
     out
@@ -173,7 +179,7 @@ pub fn fuzz_help() -> String {
          what crashes it, hangs it or blows up its memory; each failure is saved as a reproducer that \
          `wirebench fuzz-replay` sends again. Only servers on this host, unless --fuzz-allow-remote: it destroys \
          data. Exit status: 0 no failure within --time, 3 failures found (reproducers written), 1 usage or \
-         connection error.\n\n",
+         connection error. Manual: docs/fuzzing.md.\n\n",
     );
     let wirebench = Personality::Wirebench;
     section(&mut out, "fuzz options:", defs::FUZZ, wirebench);
@@ -189,7 +195,8 @@ pub fn fuzz_replay_help() -> String {
         "Sends a reproducer's sessions again, then checks the server with the control connection. Exit status: 3 \
          the failure happened again, 0 the server survived, 1 usage or connection error. It logs in as the \
          reproducer's user to its database (its packets name them); give the account's password. \
-         --fuzz-deadline defaults to the deadline that found the failure, as the reproducer records it.\n\n",
+         --fuzz-deadline defaults to the deadline that found the failure, as the reproducer records it. Manual: \
+         docs/fuzzing.md.\n\n",
     );
     let wirebench = Personality::Wirebench;
     section(&mut out, "replay options:", defs::FUZZ_REPLAY, wirebench);

@@ -233,7 +233,7 @@ fn check_scope(opt: &RawOpt, test_ref: TestRef) -> Result<(), CliError> {
             option: opt.label(),
             reason: format!(
                 "a sysbench 0.4/0.5 option, which sysbench 1.0.20 refuses with {test}: {hint}, or name the test \
-                 the 0.4/0.5 way (--test=oltp) for a whole 0.4/0.5 command line"
+                 the 0.4/0.5 way (--test=oltp) for a whole 0.4/0.5 command line (see docs/legacy.md)"
             ),
         });
     }

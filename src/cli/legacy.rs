@@ -123,7 +123,7 @@ fn bare_oltp(named: &str, opts: &[RawOpt], notes: &mut Vec<String>) -> Result<Le
     match (first(&ONLY_04), first(&ONLY_05)) {
         (Some(of_04), Some(of_05)) => Err(CliError::Conflict(format!(
             "{named} with {} (a sysbench 0.4 option) and {} (a 0.5 option): 0.4's oltp test has one table \
-             sbtest, 0.5's oltp.lua has tables sbtest1..N; drop the one that is not yours",
+             sbtest, 0.5's oltp.lua has tables sbtest1..N; drop the one that is not yours (see docs/legacy.md)",
             of_04.shown(),
             of_05.shown()
         ))),
@@ -240,7 +240,7 @@ fn complex_test(read_only: bool, write_only: bool) -> Result<(Test, String), Cli
         (false, true) => Ok((Test::OltpWriteOnly, "a transaction of writes only".to_owned())),
         (true, true) => Err(CliError::Conflict(
             "--oltp-read-only and --oltp-write-only are mutually exclusive (sysbench 0.4 and 0.5 refuse both too): \
-             drop one"
+             drop one (see docs/legacy.md)"
                 .to_owned(),
         )),
     }

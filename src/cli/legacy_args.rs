@@ -242,7 +242,8 @@ fn refuse_seed_from_time_with_a_seed(opts: &[RawOpt]) -> Result<(), CliError> {
     let Some(seed) = last("seed_rng").filter(|_| init_rng_on) else { return Ok(()) };
     if value::int(seed, i64::MIN, i64::MAX, "a seed")? != 0 {
         return Err(CliError::Conflict(
-            "--init-rng=on and --seed-rng are exclusive (sysbench 0.4 refuses both too): drop one".to_owned(),
+            "--init-rng=on and --seed-rng are exclusive (sysbench 0.4 refuses both too): drop one (see docs/legacy.md)"
+                .to_owned(),
         ));
     }
     Ok(())

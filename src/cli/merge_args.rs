@@ -17,7 +17,7 @@ pub(crate) fn parse_merge(opts: &[RawOpt], files: &[&str]) -> Result<Invocation,
             return Err(CliError::NotHere {
                 option: opt.label(),
                 reason: "not a merge option: merge takes --format, --percentile and --per-statement, then the \
-                         shards' result files"
+                         shards' result files (see docs/shards.md)"
                     .to_owned(),
             });
         }
@@ -44,7 +44,7 @@ pub(crate) fn parse_merge(opts: &[RawOpt], files: &[&str]) -> Result<Invocation,
     if options.files.is_empty() {
         return Err(CliError::Conflict(
             "merge needs the shards' result files: wirebench merge shard-0.json shard-1.json ..., each written by \
-             `wirebench ... --shard=I/N --format=json run > shard-I.json`"
+             `wirebench ... --shard=I/N --format=json run > shard-I.json` (see docs/shards.md)"
                 .to_owned(),
         ));
     }

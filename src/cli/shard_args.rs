@@ -25,7 +25,7 @@ pub(crate) fn shard(opts: &Opts, job_index: Option<&str>) -> Result<Shard, CliEr
         let given = shard_value(opt)?;
         return match count {
             Some(count) if count != given.count() => Err(CliError::Conflict(format!(
-                "--shard={given} and --shards={count} disagree on the number of shards: give one of them"
+                "--shard={given} and --shards={count} disagree on the number of shards: give one of them (see docs/shards.md)"
             ))),
             _ => Ok(given),
         };
@@ -34,7 +34,7 @@ pub(crate) fn shard(opts: &Opts, job_index: Option<&str>) -> Result<Shard, CliEr
     let Some(index) = job_index else {
         return Err(CliError::Conflict(format!(
             "--shards={count} needs this instance's index: add --shard=I/{count} (I from 0 to {}), or set \
-             {JOB_INDEX_VARIABLE} as a Kubernetes Indexed Job does",
+             {JOB_INDEX_VARIABLE} as a Kubernetes Indexed Job does (see docs/shards.md)",
             count - 1
         )));
     };

@@ -46,7 +46,7 @@ pub enum ClientError {
         "{endpoint}: error 2061: authentication plugin '{plugin}' reported error: Authentication requires secure \
          connection. Over unencrypted TCP it would encrypt the password to the RSA key of whoever answers; give \
          --mysql-server-public-key-path=FILE (the server's public key, PEM), or --mysql-get-server-public-key to \
-         trust the key the server sends, or connect with --mysql-ssl or over --mysql-socket"
+         trust the key the server sends, or connect with --mysql-ssl or over --mysql-socket (see docs/tls.md)"
     )]
     InsecureAuth { endpoint: Endpoint, plugin: &'static str },
     /// The caller misused the API (wrong parameter count, ...).

@@ -66,7 +66,7 @@ pub(super) fn not_offered(tls: &ClientTls, endpoint: &Endpoint, error: CodecErro
         message: format!(
             "--mysql-ssl={} requires TLS, and the server does not offer it: configure its ssl_cert and ssl_key \
              (MariaDB, MySQL 5.7) or check that TLS is not disabled; --mysql-ssl=PREFERRED falls back to plain text \
-             (as sysbench 1.0.20 with libmariadb does silently), --mysql-ssl=off does without",
+             (as sysbench 1.0.20 with libmariadb does silently), --mysql-ssl=off does without (see docs/tls.md)",
             tls.mode
         ),
     }

@@ -14,7 +14,7 @@ pub enum FuzzError {
     #[error(
         "{endpoint} is not on this host: wirebench fuzz sends malformed packets that crash servers and destroy \
          data, so it only fuzzes a server on this host (a unix socket or a loopback address); add \
-         --fuzz-allow-remote if that server is a throwaway one"
+         --fuzz-allow-remote if that server is a throwaway one (see docs/fuzzing.md#run-it-safely)"
     )]
     RemoteTarget { endpoint: Endpoint },
     #[error("cannot resolve host {host:?} to check that it is this host: {reason}; give an IP address")]

@@ -19,7 +19,7 @@ pub enum RunError {
     Options(#[from] OptionsError),
     #[error(transparent)]
     Rand(#[from] RandConfigError),
-    #[error(transparent)]
+    #[error("{0} (see docs/tls.md)")]
     Tls(#[from] TlsConfigError),
     #[error("--mysql-ssl: cannot tell the current directory: {0}")]
     CurrentDir(io::Error),
@@ -88,27 +88,28 @@ pub enum RunError {
     ScriptText(#[from] super::script_text::ScriptTextError),
     /// An engine option the Lua engine does not honour yet.
     #[error(
-        "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it"
+        "{0} does not apply to a Lua script yet (its threads send one query at a time, as sysbench's do): drop it \
+         (see docs/lua.md)"
     )]
     NotForScripts(&'static str),
     #[error(
         "--per-statement does not apply to a Lua script: its statements have no kind (the built-in tests' point \
-         selects, ranges, updates, ...), so the table would be empty; drop it"
+         selects, ranges, updates, ...), so the table would be empty; drop it (see docs/lua.md)"
     )]
     PerStatementForScripts,
     #[error(
         "--cpus and --lua-thread-per-state go against each other: --cpus pins the loop threads a script's states \
-         share, --lua-thread-per-state gives each state an unpinned thread of its own; drop one"
+         share, --lua-thread-per-state gives each state an unpinned thread of its own; drop one (see docs/lua.md)"
     )]
     CpusWithThreadPerState,
     #[error(
         "--start-at is {ago_s:.0} s in the past: give an instant a little ahead of the time every shard needs to \
-         connect, such as $(( $(date +%s) + 30 ))"
+         connect, such as $(( $(date +%s) + 30 )) (see docs/shards.md)"
     )]
     StartAtPassed { ago_s: f64 },
     #[error(
         "--shard splits a script's run only: its '{command}' command is the script's own code, which every shard \
-         would run whole; run it once, from one host, without --shard"
+         would run whole; run it once, from one host, without --shard (see docs/lua.md)"
     )]
     ShardedScriptCommand { command: String },
     #[error("an event loop panicked; please report it with the command line")]
@@ -121,7 +122,7 @@ pub enum RunError {
     #[error(transparent)]
     Compare(#[from] CompareError),
     /// `wirebench merge`'s files are not one run's shards, or unreadable.
-    #[error(transparent)]
+    #[error("{0} (see docs/shards.md)")]
     Merge(#[from] MergeError),
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].

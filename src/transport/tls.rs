@@ -7,7 +7,7 @@
 //! packet-stream bytes go into [`TlsLayer::encode`], TLS records come out.
 //! The async client and both engine backends drive the same layer.
 //!
-//! What the modes mean (see README, "TLS"):
+//! What the modes mean (see docs/tls.md):
 //! - `on` (sysbench 1.0.20): TLS is required; `cacert.pem`, `client-cert.pem`
 //!   and `client-key.pem` are taken from the current directory when present
 //!   (`--mysql-ssl-ca/-cert/-key` override each). sysbench fails with "No
@@ -36,7 +36,7 @@ pub const SYSBENCH_CA: &str = "cacert.pem";
 pub const SYSBENCH_CERT: &str = "client-cert.pem";
 pub const SYSBENCH_KEY: &str = "client-key.pem";
 
-/// What TLS without a CA means, said once per run (README, "TLS"): the
+/// What TLS without a CA means, said once per run (docs/tls.md): the
 /// connection is encrypted, but to whoever answers, and a login that sends
 /// the password itself sends it to them.
 const UNAUTHENTICATED: &str = "the server is not authenticated, and a password sent in full (caching_sha2_password's \
@@ -296,7 +296,7 @@ fn display_rustls(error: &TlsError) -> String {
 /// Why a connection's TLS session could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsStartError {
-    #[error("--mysql-ssl=VERIFY_IDENTITY: host {host:?} is not a valid DNS name or IP address ({problem}): connect with a name its certificate carries, or use --mysql-ssl=VERIFY_CA to check the CA only")]
+    #[error("--mysql-ssl=VERIFY_IDENTITY: host {host:?} is not a valid DNS name or IP address ({problem}): connect with a name its certificate carries, or use --mysql-ssl=VERIFY_CA to check the CA only (see docs/tls.md)")]
     NotAServerName { host: String, problem: String },
     #[error("cannot start TLS: {0}")]
     Rustls(rustls::Error),

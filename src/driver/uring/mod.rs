@@ -10,7 +10,7 @@
 //! sockets are registered files. At one query in flight over loopback TCP
 //! what is left is the kernel's: the send, which also runs the server's
 //! receive in our softirq, is three quarters of the client's CPU, and the
-//! receive's copy most of the rest (README, "Benchmark against sysbench").
+//! receive's copy most of the rest (docs/benchmarking.md).
 //!
 //! On this kind of machine a sleep and wake-up costs more than the query's
 //! own work, so the loop waits for several completions per wake-up when

@@ -158,7 +158,13 @@ fn loop_makers_are_found() {
 
 /// Every `.rs` file under src/, as its path relative to src/.
 fn source_files() -> (PathBuf, Vec<PathBuf>) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    crate_files("src")
+}
+
+/// The Rust files under `dir` (relative to the repository), sorted,
+/// relative to it.
+fn crate_files(dir: &str) -> (PathBuf, Vec<PathBuf>) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut relative: Vec<PathBuf> = files.iter().map(|f| f.strip_prefix(&src).unwrap().to_owned()).collect();
@@ -184,12 +190,19 @@ fn code_of(text: &str) -> String {
     code
 }
 
-/// A file name says which file it is: no two files under src/ share one,
+/// A file name says which file it is: no two files under src/ (or under
+/// protocol/src/) share one,
 /// except the module roots (README, "Layout": a newcomer finds a file by
 /// its name).
 #[test]
 fn no_two_source_files_share_a_name() {
-    let (_, files) = source_files();
+    for dir in ["src", "protocol/src"] {
+        assert_file_names_unique(dir);
+    }
+}
+
+fn assert_file_names_unique(dir: &str) {
+    let (_, files) = crate_files(dir);
     let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in &files {
         let name = file.file_name().unwrap().to_str().unwrap().to_owned();
@@ -202,7 +215,11 @@ fn no_two_source_files_share_a_name() {
         .filter(|(_, at)| at.len() > 1)
         .map(|(name, at)| format!("{name}: {}", at.join(", ")))
         .collect();
-    assert!(shared.is_empty(), "file names used twice under src/ (rename one for what it is):\n{}", shared.join("\n"));
+    assert!(
+        shared.is_empty(),
+        "file names used twice under {dir}/ (rename one for what it is):\n{}",
+        shared.join("\n")
+    );
 }
 
 /// The types a file defines (struct, enum, union, trait, and type aliases
@@ -235,11 +252,17 @@ fn defined_types(text: &str) -> Vec<(String, usize)> {
     found
 }
 
-/// Each type name means one thing in the crate: no two type definitions
-/// under src/ share a name, tests' included.
+/// Each type name means one thing in its crate: no two type definitions
+/// under src/ (or under protocol/src/) share a name, tests' included.
 #[test]
 fn no_two_types_share_a_name() {
-    let (src, files) = source_files();
+    for dir in ["src", "protocol/src"] {
+        assert_type_names_unique(dir);
+    }
+}
+
+fn assert_type_names_unique(dir: &str) {
+    let (src, files) = crate_files(dir);
     let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in &files {
         let text = std::fs::read_to_string(src.join(file)).unwrap();
@@ -254,7 +277,7 @@ fn no_two_types_share_a_name() {
         .collect();
     assert!(
         shared.is_empty(),
-        "type names defined twice under src/ (rename one for what it is):\n{}",
+        "type names defined twice under {dir}/ (rename one for what it is):\n{}",
         shared.join("\n")
     );
 }

@@ -340,4 +340,4 @@ fn command_len(stream: &[u8]) -> usize {
 }
 
 #[cfg(test)]
-mod tests;
+mod compress_tests;

@@ -4,7 +4,7 @@ pub mod binary_row;
 pub mod column;
 pub mod err;
 pub mod ok;
-pub mod prepare;
+pub mod prepare_ok;
 pub mod resultset;
 #[doc(hidden)]
 pub mod testdata;
@@ -14,7 +14,7 @@ pub use binary_row::{BinaryRow, Value};
 pub use column::{Column, ColumnDefinition};
 pub use err::{ErrPacket, ServerError};
 pub use ok::{EofPacket, OkPacket};
-pub use prepare::{PrepareOk, PrepareOutcome, PrepareResponse, PreparedStatement};
+pub use prepare_ok::{PrepareOk, PrepareOutcome, PrepareResponse, PreparedStatement};
 pub use resultset::{
     ErrorInfo, Outcome, Progress, QueryResult, Response, ResponseReader, ResultSet, ResultSetDecoder, Row, RowFormat,
 };

@@ -708,4 +708,4 @@ impl ResultSetDecoder {
 }
 
 #[cfg(test)]
-mod tests;
+mod resultset_tests;

@@ -8,7 +8,7 @@ use crate::framing::{decode_packet, encode_packet};
 use crate::response::binary_row::encode_binary_row;
 use crate::response::column::tests::{any_column, hex};
 use crate::response::err::ErrPacket;
-use crate::response::prepare::{PrepareOutcome, PrepareResponse, PreparedStatement};
+use crate::response::prepare_ok::{PrepareOutcome, PrepareResponse, PreparedStatement};
 use crate::response::text_row::encode_text_row;
 use proptest::prelude::*;
 
@@ -532,7 +532,7 @@ fn finished_decoders_refuse_more_packets() {
     ));
     // PREPARE_OK without parameters or columns: a whole prepare response.
     let mut packet = Vec::new();
-    crate::response::prepare::PrepareOk { statement_id: 1, ..Default::default() }.encode(1, &mut packet);
+    crate::response::prepare_ok::PrepareOk { statement_id: 1, ..Default::default() }.encode(1, &mut packet);
     let mut prepare = PrepareResponse::new(DEOF);
     assert!(prepare.feed(&packet[4..]).unwrap().is_some());
     assert!(matches!(
@@ -881,7 +881,7 @@ proptest! {
                           columns in proptest::collection::vec(any_column(true), 0..4),
                           id in any::<u32>(), warnings in any::<u16>(), caps in any_caps()) {
         let stmt = PreparedStatement {
-            ok: crate::response::prepare::PrepareOk {
+            ok: crate::response::prepare_ok::PrepareOk {
                 statement_id: id,
                 num_columns: columns.len() as u16,
                 num_params: params.len() as u16,

@@ -282,6 +282,63 @@ fn assert_type_names_unique(dir: &str) {
     );
 }
 
+/// The free functions a file defines at its top level (methods and test
+/// functions are indented), with their line numbers.
+fn defined_free_functions(text: &str) -> Vec<(String, usize)> {
+    let mut found = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let mut rest = line;
+        if let Some(after) = rest.strip_prefix("pub") {
+            rest = after.trim_start();
+            if rest.starts_with('(') {
+                rest = rest.get(rest.find(')').map_or(0, |at| at + 1)..).unwrap_or_default().trim_start();
+            }
+        }
+        for qualifier in ["async ", "const ", "unsafe ", "extern \"C\" "] {
+            rest = rest.strip_prefix(qualifier).unwrap_or(rest);
+        }
+        if let Some(after) = rest.strip_prefix("fn ") {
+            let name: String = after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            found.push((name, n + 1));
+        }
+    }
+    found
+}
+
+/// Each free function's name means one thing in the crate: no two files
+/// under src/ define a top-level function of the same name. The one
+/// exception is `workload`, each built-in test's constructor in its own
+/// file (workload/*.rs), which is one role.
+#[test]
+fn no_two_free_functions_share_a_name() {
+    let (src, files) = source_files();
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        for (name, line) in defined_free_functions(&code_of(&text)) {
+            by_name.entry(name).or_default().push(format!("{}:{line}", file.display()));
+        }
+    }
+    let shared: Vec<String> = by_name
+        .into_iter()
+        .filter(|(name, at)| at.len() > 1 && name != "workload")
+        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
+        .collect();
+    assert!(
+        shared.is_empty(),
+        "free functions defined twice under src/ (rename one for what it does):\n{}",
+        shared.join("\n")
+    );
+}
+
+#[test]
+fn free_functions_are_found() {
+    let text =
+        "fn a() {}\npub(crate) async fn b() {}\npub unsafe extern \"C\" fn c() {}\nimpl X {\n    fn method() {}\n}";
+    let names: Vec<String> = defined_free_functions(text).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+}
+
 #[test]
 fn type_definitions_are_found() {
     let text = "pub struct A;\nenum B { X }\npub(crate) trait C {}\ntype D = u8;\nimpl Iterator for A {\n    type Item = u8;\n}\n    pub(super) union E { a: u8 }";

@@ -112,7 +112,7 @@ fn last<'a>(opts: &'a [RawOpt], key: &str) -> Option<&'a RawOpt> {
     opts.iter().rev().find(|o| o.key == key)
 }
 
-fn flag(opts: &[RawOpt], key: &str) -> Result<Option<(bool, String)>, CliError> {
+fn legacy_flag(opts: &[RawOpt], key: &str) -> Result<Option<(bool, String)>, CliError> {
     last(opts, key).map(|o| Ok((value::boolean(o)?, o.shown()))).transpose()
 }
 
@@ -152,8 +152,8 @@ fn oltp04_mode(
         Some(o) => value::text(o, "simple|complex|nontrx")?,
         None => "complex",
     };
-    let read_only = flag(opts, "oltp_read_only")?;
-    let write_only = flag(opts, "oltp_write_only")?;
+    let read_only = legacy_flag(opts, "oltp_read_only")?;
+    let write_only = legacy_flag(opts, "oltp_write_only")?;
     let shown = |o: &Option<(bool, String)>| o.iter().map(|(_, shown)| shown.clone()).collect::<Vec<_>>();
     let mut decided_by = vec![named.to_owned()];
     decided_by.extend(mode_opt.map(RawOpt::shown));
@@ -259,7 +259,7 @@ fn script05_test(
     let mut decided_by = vec![named.to_owned()];
     if script == LegacyTest::Oltp05 {
         for (key, slot) in [("oltp_read_only", &mut legacy.read_only), ("oltp_write_only", &mut legacy.write_only)] {
-            if let Some((on, shown)) = flag(opts, key)? {
+            if let Some((on, shown)) = legacy_flag(opts, key)? {
                 *slot = on;
                 decided_by.push(shown);
             }

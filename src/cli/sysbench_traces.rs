@@ -67,7 +67,7 @@ fn traces() -> Vec<Trace> {
     paths.iter().map(|p| load(p)).collect()
 }
 
-fn rng(trace: &Trace) -> Rng {
+fn trace_rng(trace: &Trace) -> Rng {
     Rng::for_thread(trace.seed, 0, RandParams::new(&trace.rand).unwrap())
 }
 
@@ -111,7 +111,7 @@ fn every_trace_is_reproduced() {
                 continue;
             }
             "run" => run_lines(trace),
-            "prepare" => trace.workload.prepare(context(0, 1), rng(trace)).map(|sql| query_line(&sql)).collect(),
+            "prepare" => trace.workload.prepare(context(0, 1), trace_rng(trace)).map(|sql| query_line(&sql)).collect(),
             other => panic!("{}: command {other}", trace.name),
         };
         // 0.4's load is all alike: its prepare compares but for the padding.
@@ -133,7 +133,7 @@ fn query_line(sql: &str) -> String {
 /// What a run sends: the workload's SQL for before the run (0.4's
 /// TRUNCATE), then `--events` events.
 fn run_lines(trace: &Trace) -> Vec<String> {
-    let mut harness = Harness::new(&*trace.workload, context(0, 1), rng(trace));
+    let mut harness = Harness::new(&*trace.workload, context(0, 1), trace_rng(trace));
     let before = trace.workload.before_run().into_iter().map(|sql| query_line(&sql));
     before.chain((0..trace.events).flat_map(|_| harness.event()).map(|c| c.trace_line())).collect()
 }
@@ -141,7 +141,7 @@ fn run_lines(trace: &Trace) -> Vec<String> {
 /// sysbench's first flush is wirebench's first event; its second statement
 /// is the remainder flushed at thread_done, whose first row is checked.
 fn bulk_insert_first_flush(trace: &Trace) -> Vec<String> {
-    let mut harness = Harness::new(&*trace.workload, context(0, 1), rng(trace));
+    let mut harness = Harness::new(&*trace.workload, context(0, 1), trace_rng(trace));
     let DecodedCommand::Query(sql) = harness.event().remove(0) else { panic!("bulk_insert sends COM_QUERY") };
     let rows = harness.script().last_event_weight();
     let table = &sql[..sql.find(" VALUES").unwrap()];

@@ -108,7 +108,7 @@ impl Checker {
             Ok(Ok(())) => None,
             Ok(Err(e)) => {
                 self.conn = None;
-                Some(classify(&e))
+                Some(failure_of(&e))
             }
             Err(_) => {
                 self.conn = None;
@@ -133,7 +133,7 @@ impl Checker {
     }
 }
 
-fn classify(error: &ClientError) -> Failure {
+fn failure_of(error: &ClientError) -> Failure {
     let (kind, summary) = match error {
         ClientError::Io { source, .. } if source.kind() == ErrorKind::ConnectionRefused => {
             (FailureKind::Down, format!("the server is down: connection refused ({error})"))

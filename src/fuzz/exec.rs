@@ -177,7 +177,7 @@ async fn run_items<T: Outgoing>(
         outcome.unanswered_since = Some(Instant::now());
         let Some(sending) = outcome.sent.last() else { break };
         let patience = Patience::new(limits.answer, vigil);
-        let (step, answers) = exchange(&mut conn, &sending.rendered, &mut live, target, patience).await;
+        let (step, answers) = exchange_packets(&mut conn, &sending.rendered, &mut live, target, patience).await;
         outcome.unanswered_since = None;
         let gone = answers.last().and_then(|a| a.gone);
         outcome.states.extend(answers.iter().map(|a| State { step, class: a.class, code: a.code }));
@@ -256,7 +256,7 @@ fn build_ctx<'a>(target: &'a Target, live: &'a Established) -> BuildCtx<'a> {
 
 /// Sends one packet and reads what it causes; returns the step it was and
 /// the answers (several for a login that switched plugins).
-async fn exchange(
+async fn exchange_packets(
     conn: &mut FuzzConn,
     rendered: &Rendered,
     live: &mut Established,

@@ -15,7 +15,7 @@ use super::values::{edge_bytes, edge_u16, edge_u32, plain_param, random_param};
 const VERSION_ID: u32 = 101_100;
 
 /// A statement to prepare: a seed's, or one of the dictionary's.
-fn statement(rng: &mut FuzzRng, seeds: &Seeds) -> Vec<u8> {
+fn fuzzed_statement(rng: &mut FuzzRng, seeds: &Seeds) -> Vec<u8> {
     match rng.pick(&seeds.statements) {
         Some(s) if rng.one_in(2) => s.clone(),
         _ => rng.pick(STATEMENTS).map_or_else(Vec::new, |s| s.as_bytes().to_vec()),
@@ -40,7 +40,7 @@ pub fn fresh_session(rng: &mut FuzzRng, seeds: &Seeds) -> SessionPlan {
     let mut packets = vec![PlannedPacket::new(first)];
     let prepared: Vec<usize> = (0..1 + rng.below(3))
         .map(|_| {
-            let sql = statement(rng, seeds);
+            let sql = fuzzed_statement(rng, seeds);
             let params = count_placeholders(&sql, VERSION_ID);
             packets.push(PlannedPacket::new(Spec::Prepare(sql)));
             params
@@ -91,7 +91,7 @@ pub fn random_command(rng: &mut FuzzRng, seeds: &Seeds, prepared: &[usize]) -> S
             wildcard: if rng.one_in(2) { Vec::new() } else { edge_bytes(rng) },
         },
         88..=89 => Spec::Statistics,
-        90..=91 => Spec::Prepare(statement(rng, seeds)),
+        90..=91 => Spec::Prepare(fuzzed_statement(rng, seeds)),
         _ => Spec::Other { command: *rng.pick(OTHER_COMMANDS).unwrap_or(&0x0F), body: edge_bytes(rng) },
     }
 }

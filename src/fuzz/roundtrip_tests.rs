@@ -473,7 +473,7 @@ fn ssl_request_session() -> SessionPlan {
     SessionPlan { packets: vec![packet(Spec::SslRequest), packet(Spec::Ping)] }
 }
 
-fn target(port: u16, compression: bool) -> Target {
+fn recording_target(port: u16, compression: bool) -> Target {
     Target {
         endpoint: Endpoint::tcp("127.0.0.1", port),
         user: "fuzzer".into(),
@@ -502,9 +502,9 @@ async fn run_plan(target: &Target, plan: &SessionPlan) -> SessionOutcome {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
     let server = RecordingServer::start().await;
-    let failing = run_plan(&target(server.port, false), &plain_session()).await;
-    let compressed = run_plan(&target(server.port, true), &compressed_session()).await;
-    let ssl = run_plan(&target(server.port, false), &ssl_request_session()).await;
+    let failing = run_plan(&recording_target(server.port, false), &plain_session()).await;
+    let compressed = run_plan(&recording_target(server.port, true), &compressed_session()).await;
+    let ssl = run_plan(&recording_target(server.port, false), &ssl_request_session()).await;
     let first = server.take();
     assert_eq!(failing.sent.len(), plain_session().packets.len(), "every packet went out: {:?}", failing.states);
     assert_eq!(compressed.sent.len(), compressed_session().packets.len(), "{:?}", compressed.states);
@@ -531,7 +531,7 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
     let file = std::env::temp_dir().join(format!("wirebench-roundtrip-{}.repro", std::process::id()));
     std::fs::write(&file, reproducer.to_text()).unwrap();
     // As a user replays it: the server and the password, nothing else.
-    let mut command_line = target(server.port, false);
+    let mut command_line = recording_target(server.port, false);
     command_line.user = "sbtest".into();
     command_line.database = "sbtest".into();
     let options = ReplayOptions {

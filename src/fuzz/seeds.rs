@@ -84,7 +84,7 @@ pub fn recorded_seeds() -> Seeds {
 }
 
 /// sysbench's generator for thread 0 with the default `--rand-*` settings.
-fn rng() -> Option<Rng> {
+fn seed_rng() -> Option<Rng> {
     RandParams::new(&RandConfig::default()).ok().map(|params| Rng::for_thread(1, 0, params))
 }
 
@@ -99,7 +99,7 @@ fn recorded_session(workload: &dyn Workload, specs: &[StatementSpec], emulate: b
         specs.iter().enumerate().filter_map(|(i, s)| ExecuteTemplate::new(i as u32, &s.slots).ok()).collect();
     let emulated = EmulatedStatement::all(specs).ok();
     let mut script: Box<dyn Script> = workload.script(ScriptContext { thread: 0, threads: 1 });
-    let Some(mut rng) = rng() else { return SessionPlan { packets } };
+    let Some(mut rng) = seed_rng() else { return SessionPlan { packets } };
     let mut events = 0;
     while events < EVENTS && packets.len() < MAX_COMMANDS {
         let mut out = Vec::new();
@@ -127,7 +127,7 @@ fn recorded_session(workload: &dyn Workload, specs: &[StatementSpec], emulate: b
 /// the rows, CREATE INDEX.
 fn prepare_session(workload: &dyn Workload) -> SessionPlan {
     let mut packets = vec![PlannedPacket::new(Spec::Login(client_login()))];
-    if let Some(rng) = rng() {
+    if let Some(rng) = seed_rng() {
         let sql = workload.prepare(ScriptContext { thread: 0, threads: 1 }, rng);
         packets.extend(sql.take(4).map(|s| PlannedPacket::new(Spec::Query(s.into_bytes()))));
     }

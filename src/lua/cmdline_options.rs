@@ -172,7 +172,7 @@ fn typed(def: &ScriptOption, text: Option<&str>) -> Result<OptValue, ScriptError
         },
         OptKind::Int => OptValue::Number(text.trim().parse::<i64>().map_err(|_| bad("an integer"))? as f64),
         OptKind::Double => OptValue::Number(text.trim().parse::<f64>().map_err(|_| bad("a number"))?),
-        OptKind::Size => OptValue::Number(size(text).ok_or_else(|| bad("a size such as 16K, 1M or 2G"))? as f64),
+        OptKind::Size => OptValue::Number(parse_size(text).ok_or_else(|| bad("a size such as 16K, 1M or 2G"))? as f64),
         OptKind::Text => OptValue::Text(text.to_owned()),
         OptKind::List => OptValue::List(text.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect()),
         OptKind::File => OptValue::Nil,
@@ -180,7 +180,7 @@ fn typed(def: &ScriptOption, text: Option<&str>) -> Result<OptValue, ScriptError
 }
 
 /// sysbench's sizes: a number with an optional K, M, G or T (powers of 1024).
-fn size(text: &str) -> Option<u64> {
+fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim();
     let (digits, shift) = match text.char_indices().last()? {
         (at, 'k' | 'K') => (&text[..at], 10),
@@ -334,9 +334,9 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(size("16K"), Some(16 << 10));
-        assert_eq!(size("2g"), Some(2 << 30));
-        assert_eq!(size("12"), Some(12));
-        assert_eq!(size("x"), None);
+        assert_eq!(parse_size("16K"), Some(16 << 10));
+        assert_eq!(parse_size("2g"), Some(2 << 30));
+        assert_eq!(parse_size("12"), Some(12));
+        assert_eq!(parse_size("x"), None);
     }
 }

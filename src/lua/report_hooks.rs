@@ -83,21 +83,21 @@ impl ReportHooks {
         let queue = line.queue.unwrap_or_default();
         stat.set("queue_length", queue.length)?;
         stat.set("concurrency", queue.concurrency)?;
-        call(lua, INTERMEDIATE, stat)
+        call_report_hook(lua, INTERMEDIATE, stat)
     }
 
     /// Calls `report_cumulative` for a `--report-checkpoints` report,
     /// while `threads` threads still run.
     pub fn checkpoint(&self, report: &FinalReport<'_>, threads: u32) -> Result<bool, ScriptError> {
         let Some(lua) = &self.checkpoints else { return Ok(false) };
-        call(lua, CUMULATIVE, cumulative_stat(lua, report, threads)?)
+        call_report_hook(lua, CUMULATIVE, cumulative_stat(lua, report, threads)?)
     }
 
     /// Calls `report_cumulative` for the final report, once every thread
     /// has ended.
     pub fn last(&self, report: &FinalReport<'_>) -> Result<bool, ScriptError> {
         let Some(lua) = &self.main else { return Ok(false) };
-        call(lua, CUMULATIVE, cumulative_stat(lua, report, 0)?)
+        call_report_hook(lua, CUMULATIVE, cumulative_stat(lua, report, 0)?)
     }
 
     /// The run's threads have ended: the interim and checkpoint states
@@ -117,7 +117,7 @@ fn hook(lua: &Lua, name: &str) -> mlua::Result<Option<Function>> {
 }
 
 /// Calls the hook `name` with `stat`, if the state has it.
-fn call(lua: &Lua, name: &str, stat: Table) -> Result<bool, ScriptError> {
+fn call_report_hook(lua: &Lua, name: &str, stat: Table) -> Result<bool, ScriptError> {
     let Some(f) = hook(lua, name)? else { return Ok(false) };
     let _entered = Entered::new(lua);
     f.call::<()>(stat).map_err(|e| ScriptError::function(name, &e))?;

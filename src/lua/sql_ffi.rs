@@ -219,7 +219,7 @@ pub struct SqlBind {
 }
 
 /// Runs `f`, turning a panic into `failed` (C callers cannot unwind).
-fn guarded<T>(failed: T, f: impl FnOnce() -> T) -> T {
+fn sql_guarded<T>(failed: T, f: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(failed)
 }
 
@@ -246,7 +246,7 @@ unsafe fn connection<'a>(con: *mut SqlConnection) -> Option<&'a mut SqlConnectio
 
 /// # Safety
 /// `stmt` is null or was returned by `db_prepare` and not closed.
-unsafe fn statement<'a>(stmt: *mut SqlStatement) -> Option<&'a mut SqlStatement> {
+unsafe fn statement_at<'a>(stmt: *mut SqlStatement) -> Option<&'a mut SqlStatement> {
     // SAFETY: as the caller promises.
     let stmt = unsafe { stmt.as_mut() }?;
     (stmt.inner.magic == STMT_MAGIC).then_some(stmt)
@@ -269,7 +269,7 @@ unsafe fn bytes<'a>(ptr: *const c_char, len: usize) -> &'a [u8] {
 /// SQL statistics.
 #[no_mangle]
 pub extern "C" fn db_create(name: *const c_char) -> *mut SqlDriver {
-    guarded(std::ptr::null_mut(), || {
+    sql_guarded(std::ptr::null_mut(), || {
         // SAFETY: a NUL-terminated string from Lua, or NULL.
         let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned());
         if name.as_deref().is_some_and(|n| n != "mysql") {
@@ -292,7 +292,7 @@ pub extern "C" fn db_destroy(_driver: *mut SqlDriver) -> c_int {
 /// deals them); NULL when it cannot, the reason logged.
 #[no_mangle]
 pub extern "C" fn db_connection_create(_driver: *mut SqlDriver) -> *mut SqlConnection {
-    guarded(std::ptr::null_mut(), || {
+    sql_guarded(std::ptr::null_mut(), || {
         let Some((options, limit)) = context::with_current(|ctx| ((ctx.env.connect)(ctx.tid), ctx.env.result_limit))
         else {
             alert("db_connection_create() called outside a script's thread");
@@ -459,7 +459,7 @@ fn count(kind: CounterKind) {
 
 /// How sysbench classifies an answer: rows make a read, affected rows a
 /// write, anything else other.
-fn classify(result_sets: bool, affected_rows: u64) -> CounterKind {
+fn counter_kind_of(result_sets: bool, affected_rows: u64) -> CounterKind {
     if result_sets {
         CounterKind::Read
     } else if affected_rows > 0 {
@@ -474,7 +474,7 @@ fn classify(result_sets: bool, affected_rows: u64) -> CounterKind {
 pub unsafe extern "C" fn db_connection_close(con: *mut SqlConnection) -> c_int {
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
-    guarded(1, || {
+    sql_guarded(1, || {
         if con.inner.state == SqlConnState::Invalid {
             alert("attempt to close an already closed connection");
             return 0;
@@ -494,7 +494,7 @@ pub unsafe extern "C" fn db_connection_close(con: *mut SqlConnection) -> c_int {
 pub unsafe extern "C" fn db_connection_reconnect(con: *mut SqlConnection) -> c_int {
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return DB_ERROR_FATAL };
-    guarded(DB_ERROR_FATAL, || {
+    sql_guarded(DB_ERROR_FATAL, || {
         if con.inner.state == SqlConnState::Invalid {
             alert("attempt to close an already closed connection");
             return 0;
@@ -543,7 +543,7 @@ pub unsafe extern "C" fn db_query(con: *mut SqlConnection, query: *const c_char,
     let Some(con) = (unsafe { connection(con) }) else { return std::ptr::null_mut() };
     // SAFETY: Lua passes a string and its length.
     let sql = unsafe { bytes(query, len) };
-    guarded(std::ptr::null_mut(), || {
+    sql_guarded(std::ptr::null_mut(), || {
         if !con.usable() {
             return std::ptr::null_mut();
         }
@@ -563,7 +563,7 @@ pub unsafe extern "C" fn db_query(con: *mut SqlConnection, query: *const c_char,
 /// A query's answer: its first result set's rows, kept for fetching.
 fn query_answered(con: &mut SqlConnection, outcome: &Outcome) -> *mut SqlResult {
     if outcome.result_sets == 0 {
-        return con.answered(classify(false, outcome.affected_rows), outcome.affected_rows, 0);
+        return con.answered(counter_kind_of(false, outcome.affected_rows), outcome.affected_rows, 0);
     }
     let found = KeptTextRows::new(&con.inner.kept, con.inner.capabilities, con.inner.max_packet);
     let Ok(Some(rows)) = found else {
@@ -599,7 +599,7 @@ pub unsafe extern "C" fn db_fetch_row(rs: *mut SqlResult) -> *mut SqlRow {
         alert("attempt to fetch row from an invalid result set");
         return std::ptr::null_mut();
     };
-    guarded(std::ptr::null_mut(), || {
+    sql_guarded(std::ptr::null_mut(), || {
         if con.inner.state != SqlConnState::ResultSet || slot == ResultSlot::NoRows {
             let what = if con.inner.state == SqlConnState::Invalid {
                 "attempt to use an already closed connection"
@@ -641,7 +641,7 @@ fn decode_rows(con: &mut SqlConnection) -> Result<(), CallError> {
     }
     // SAFETY: an execution's result names its statement, which the script
     // holds while it fetches (sysbench's rule too).
-    let stmt = unsafe { statement(con.inner.rs.statement) };
+    let stmt = unsafe { statement_at(con.inner.rs.statement) };
     let columns = stmt.and_then(|s| s.inner.prepared.as_ref()).map(|p| p.columns.clone()).unwrap_or_default();
     let response = decode_walked(&con.inner.kept, con.inner.capabilities, con.inner.max_packet, columns)?;
     let set = response.results.into_iter().find_map(|r| match r {
@@ -729,7 +729,7 @@ pub unsafe extern "C" fn db_prepare(con: *mut SqlConnection, query: *const c_cha
     let Some(con) = (unsafe { connection(con) }) else { return std::ptr::null_mut() };
     // SAFETY: Lua passes a string and its length.
     let sql = unsafe { bytes(query, len) };
-    guarded(std::ptr::null_mut(), || {
+    sql_guarded(std::ptr::null_mut(), || {
         if !con.usable() {
             return std::ptr::null_mut();
         }
@@ -775,7 +775,7 @@ fn prepare_failed(con: &mut SqlConnection, error: &CallError) {
 #[no_mangle]
 pub unsafe extern "C" fn db_bind_param(stmt: *mut SqlStatement, params: *mut SqlBind, len: usize) -> c_int {
     // SAFETY: a pointer the script got from db_prepare.
-    let Some(stmt) = (unsafe { statement(stmt) }) else { return 1 };
+    let Some(stmt) = (unsafe { statement_at(stmt) }) else { return 1 };
     if params.is_null() && len > 0 {
         return 1;
     }
@@ -802,11 +802,11 @@ pub extern "C" fn db_bind_result(_stmt: *mut SqlStatement, _results: *mut SqlBin
 #[no_mangle]
 pub unsafe extern "C" fn db_execute(stmt: *mut SqlStatement) -> *mut SqlResult {
     // SAFETY: a pointer the script got from db_prepare.
-    let Some(stmt) = (unsafe { statement(stmt) }) else { return std::ptr::null_mut() };
+    let Some(stmt) = (unsafe { statement_at(stmt) }) else { return std::ptr::null_mut() };
     // SAFETY: the statement's connection outlives it in the script (it
     // holds both); checked by its magic.
     let Some(con) = (unsafe { connection(stmt.connection) }) else { return std::ptr::null_mut() };
-    guarded(std::ptr::null_mut(), || execute_statement(con, stmt))
+    sql_guarded(std::ptr::null_mut(), || execute_statement(con, stmt))
 }
 
 fn execute_statement(con: &mut SqlConnection, stmt: &mut SqlStatement) -> *mut SqlResult {
@@ -844,7 +844,7 @@ fn execute_statement(con: &mut SqlConnection, stmt: &mut SqlStatement) -> *mut S
         Ok(CallAnswer::Walked(outcome)) => {
             let reads = outcome.result_sets > 0;
             let nrows = if reads { outcome.rows } else { outcome.affected_rows };
-            let rs = con.answered(classify(reads, outcome.affected_rows), nrows, nfields);
+            let rs = con.answered(counter_kind_of(reads, outcome.affected_rows), nrows, nfields);
             if reads {
                 con.inner.rs.statement = stmt_ptr;
             }
@@ -923,13 +923,13 @@ fn template_for_params(statement_id: u32, params: &[Param]) -> Option<ExecuteTem
 #[no_mangle]
 pub unsafe extern "C" fn db_close(stmt: *mut SqlStatement) -> c_int {
     // SAFETY: a pointer the script got from db_prepare, closed once.
-    if unsafe { statement(stmt) }.is_none() {
+    if unsafe { statement_at(stmt) }.is_none() {
         return 0;
     }
     // SAFETY: made by Box::into_raw in db_prepare.
     let mut owned = unsafe { Box::from_raw(stmt) };
     owned.inner.magic = 0;
-    guarded(0, || {
+    sql_guarded(0, || {
         // SAFETY: the connection, if still alive (checked by its magic).
         let Some(con) = (unsafe { connection(owned.connection) }) else { return 0 };
         if con.inner.rs.statement == stmt {
@@ -970,7 +970,7 @@ pub unsafe extern "C" fn db_bulk_insert_next(con: *mut SqlConnection, row: *cons
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
     // SAFETY: Lua passes a string and its length.
     let row = unsafe { bytes(row, len) };
-    guarded(1, || {
+    sql_guarded(1, || {
         let Some(bulk) = con.inner.bulk.as_ref() else {
             alert("attempt to call bulk_insert_next() before bulk_insert_init()");
             return 1;
@@ -993,7 +993,7 @@ pub unsafe extern "C" fn db_bulk_insert_next(con: *mut SqlConnection, row: *cons
 pub unsafe extern "C" fn db_bulk_insert_done(con: *mut SqlConnection) -> c_int {
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
-    guarded(1, || {
+    sql_guarded(1, || {
         let sent = bulk_send(con);
         con.inner.bulk = None;
         sent

@@ -185,7 +185,7 @@ impl NullSession {
         };
         let caps = self.caps;
         match command {
-            COM_STMT_EXECUTE => match statement_id(body).map(|id| self.statements.get(&id)) {
+            COM_STMT_EXECUTE => match executed_statement_id(body).map(|id| self.statements.get(&id)) {
                 Some(Some(prepared)) => prepared.write(seq, out),
                 Some(None) => {
                     answer::err(errors::UNKNOWN_STATEMENT, seq, out);
@@ -201,7 +201,7 @@ impl NullSession {
                 };
             }
             COM_STMT_PREPARE => self.prepare(body, seq, out),
-            COM_STMT_CLOSE => match statement_id(body) {
+            COM_STMT_CLOSE => match executed_statement_id(body) {
                 Some(id) => {
                     self.statements.remove(&id);
                 }
@@ -281,7 +281,7 @@ impl NullSession {
     }
 }
 
-fn statement_id(body: &[u8]) -> Option<u32> {
+fn executed_statement_id(body: &[u8]) -> Option<u32> {
     let bytes: [u8; 4] = body.get(..4)?.try_into().ok()?;
     Some(u32::from_le_bytes(bytes))
 }

@@ -18,7 +18,7 @@ const A: u32 = 1;
 const B: u32 = 1000;
 const N: usize = (B - A + 1) as usize;
 
-fn rng(config: RandConfig) -> Rng {
+fn rng_for(config: RandConfig) -> Rng {
     match RandParams::new(&config) {
         Ok(params) => Rng::for_thread(20_240_601, 0, params),
         Err(e) => panic!("{e}"),
@@ -250,7 +250,7 @@ fn irwin_hall_cdf_is_right() {
 
 #[test]
 fn uniform_fits() {
-    let mut rng = rng(config(Distribution::Uniform));
+    let mut rng = rng_for(config(Distribution::Uniform));
     let observed = histogram(SAMPLES, || rng.default(A, B));
     assert_fits("uniform", &observed, &uniform_pmf(N));
     // Off by one (values 1..=1001): the missing top value must show.
@@ -261,7 +261,7 @@ fn uniform_fits() {
 
 #[test]
 fn gaussian_fits() {
-    let mut rng = rng(config(Distribution::Gaussian));
+    let mut rng = rng_for(config(Distribution::Gaussian));
     let observed = histogram(SAMPLES, || rng.default(A, B));
     assert_fits("gaussian", &observed, &scaled_irwin_hall_pmf(N as f64, 12, N));
     assert_rejected("gaussian", &observed, &scaled_irwin_hall_pmf(N as f64, 11, N));
@@ -269,7 +269,7 @@ fn gaussian_fits() {
 
 #[test]
 fn gaussian_follows_spec_iter() {
-    let mut rng = rng(RandConfig { spec_iter: 3, ..config(Distribution::Gaussian) });
+    let mut rng = rng_for(RandConfig { spec_iter: 3, ..config(Distribution::Gaussian) });
     let observed = histogram(SAMPLES / 4, || rng.default(A, B));
     assert_fits("gaussian iter=3", &observed, &scaled_irwin_hall_pmf(N as f64, 3, N));
     assert_rejected("gaussian iter=3", &observed, &scaled_irwin_hall_pmf(N as f64, 12, N));
@@ -277,7 +277,7 @@ fn gaussian_follows_spec_iter() {
 
 #[test]
 fn special_fits() {
-    let mut rng = rng(config(Distribution::Special));
+    let mut rng = rng_for(config(Distribution::Special));
     let observed = histogram(SAMPLES, || rng.default(A, B));
     assert_fits("special", &observed, &special_pmf(B - A, 12, 1, 75));
     assert_rejected("special", &observed, &special_pmf(B - A, 12, 2, 75));
@@ -287,7 +287,7 @@ fn special_fits() {
 #[test]
 fn special_follows_its_options() {
     let options = RandConfig { spec_iter: 4, spec_pct: 10, spec_res: 50, ..config(Distribution::Special) };
-    let mut rng = rng(options);
+    let mut rng = rng_for(options);
     let observed = histogram(SAMPLES / 4, || rng.default(A, B));
     assert_fits("special 4/10/50", &observed, &special_pmf(B - A, 4, 10, 50));
     assert_rejected("special 4/10/50", &observed, &special_pmf(B - A, 12, 1, 75));
@@ -295,7 +295,7 @@ fn special_follows_its_options() {
 
 #[test]
 fn pareto_fits() {
-    let mut rng = rng(config(Distribution::Pareto));
+    let mut rng = rng_for(config(Distribution::Pareto));
     let observed = histogram(SAMPLES, || rng.default(A, B));
     assert_fits("pareto", &observed, &pareto_pmf(0.2, N));
     assert_rejected("pareto", &observed, &pareto_pmf(0.21, N));
@@ -303,7 +303,7 @@ fn pareto_fits() {
 
 #[test]
 fn zipfian_fits() {
-    let mut rng = rng(config(Distribution::Zipfian));
+    let mut rng = rng_for(config(Distribution::Zipfian));
     let observed = histogram(SAMPLES, || rng.default(A, B));
     assert_fits("zipfian", &observed, &zipf_pmf(0.8, N));
     assert_rejected("zipfian", &observed, &zipf_pmf(0.79, N));
@@ -313,7 +313,7 @@ fn zipfian_fits() {
 fn zipfian_fits_other_exponents() {
     // 0 is uniform, 1 takes the logarithm branch, 2.5 is very steep.
     for e in [0.0, 1.0, 2.5] {
-        let mut rng = rng(RandConfig { zipfian_exp: e, ..config(Distribution::Zipfian) });
+        let mut rng = rng_for(RandConfig { zipfian_exp: e, ..config(Distribution::Zipfian) });
         let observed = histogram(SAMPLES / 5, || rng.default(A, B));
         assert_fits(&format!("zipfian e={e}"), &observed, &zipf_pmf(e, N));
         assert_rejected(&format!("zipfian e={e}"), &observed, &zipf_pmf(e + 0.05, N));

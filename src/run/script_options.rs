@@ -12,7 +12,7 @@ use crate::transport::tls::SslMode;
 
 /// The options in `bench`, as sysbench 1.0.20 exports them.
 pub(super) fn general_options(bench: &Bench) -> Vec<(String, OptValue)> {
-    let mut options = general(bench);
+    let mut options = general_opts(bench);
     options.extend(rand_and_log(bench));
     options.extend(database(bench));
     options.extend(mysql(bench));
@@ -23,15 +23,15 @@ fn number(name: &str, n: f64) -> (String, OptValue) {
     (name.to_owned(), OptValue::Number(n))
 }
 
-fn flag(name: &str, b: bool) -> (String, OptValue) {
+fn flag_opt(name: &str, b: bool) -> (String, OptValue) {
     (name.to_owned(), OptValue::Bool(b))
 }
 
-fn text(name: &str, s: &str) -> (String, OptValue) {
+fn text_opt(name: &str, s: &str) -> (String, OptValue) {
     (name.to_owned(), OptValue::Text(s.to_owned()))
 }
 
-fn list<T: ToString>(name: &str, items: &[T]) -> (String, OptValue) {
+fn list_opt<T: ToString>(name: &str, items: &[T]) -> (String, OptValue) {
     (name.to_owned(), OptValue::List(items.iter().map(T::to_string).collect()))
 }
 
@@ -43,7 +43,7 @@ fn alias(bench: &Bench, name: &str, resolved: f64, default: f64) -> (String, Opt
     number(&name.replace('-', "_"), if given { resolved } else { default })
 }
 
-fn general(bench: &Bench) -> Vec<(String, OptValue)> {
+fn general_opts(bench: &Bench) -> Vec<(String, OptValue)> {
     let g = &bench.general;
     let (threads, time) = (f64::from(g.threads), f64::from(g.time.unwrap_or(0)));
     let (events, rate) = (g.events.unwrap_or(0) as f64, f64::from(g.rate.unwrap_or(0)));
@@ -56,15 +56,15 @@ fn general(bench: &Bench) -> Vec<(String, OptValue)> {
         number("threads", threads),
         number("events", events),
         number("time", time),
-        text("forced_shutdown", &forced_shutdown),
+        text_opt("forced_shutdown", &forced_shutdown),
         number("thread_stack_size", g.thread_stack_size as f64),
         number("rate", rate),
         number("report_interval", f64::from(g.report_interval.unwrap_or(0))),
-        list("report_checkpoints", &g.report_checkpoints),
-        flag("debug", g.debug),
-        flag("validate", g.validate),
-        flag("help", false),
-        flag("version", false),
+        list_opt("report_checkpoints", &g.report_checkpoints),
+        flag_opt("debug", g.debug),
+        flag_opt("validate", g.validate),
+        flag_opt("help", false),
+        flag_opt("version", false),
         alias(bench, "tx-rate", rate, 0.0),
         alias(bench, "max-requests", events, 0.0),
         alias(bench, "max-time", time, 0.0),
@@ -75,7 +75,7 @@ fn general(bench: &Bench) -> Vec<(String, OptValue)> {
 fn rand_and_log(bench: &Bench) -> Vec<(String, OptValue)> {
     let (r, g) = (&bench.rand, &bench.general);
     vec![
-        text("rand_type", r.distribution.name()),
+        text_opt("rand_type", r.distribution.name()),
         number("rand_spec_iter", f64::from(r.spec_iter)),
         number("rand_spec_pct", f64::from(r.spec_pct)),
         number("rand_spec_res", f64::from(r.spec_res)),
@@ -83,7 +83,7 @@ fn rand_and_log(bench: &Bench) -> Vec<(String, OptValue)> {
         number("rand_pareto_h", r.pareto_h),
         number("verbosity", f64::from(g.verbosity)),
         number("percentile", f64::from(g.percentile.unwrap_or(0))),
-        flag("histogram", g.histogram),
+        flag_opt("histogram", g.histogram),
     ]
 }
 
@@ -92,7 +92,7 @@ fn database(bench: &Bench) -> Vec<(String, OptValue)> {
         PsMode::Auto => "auto",
         PsMode::Disable => "disable",
     };
-    vec![text("db_driver", "mysql"), text("db_ps_mode", ps_mode), flag("db_debug", bench.db.debug)]
+    vec![text_opt("db_driver", "mysql"), text_opt("db_ps_mode", ps_mode), flag_opt("db_debug", bench.db.debug)]
 }
 
 fn mysql(bench: &Bench) -> Vec<(String, OptValue)> {
@@ -103,17 +103,17 @@ fn mysql(bench: &Bench) -> Vec<(String, OptValue)> {
         IgnoreErrors::List(codes) => codes.iter().map(u16::to_string).collect(),
     };
     vec![
-        list("mysql_host", &m.servers.hosts),
-        list("mysql_port", &m.servers.ports),
-        list("mysql_socket", &sockets),
-        text("mysql_user", &m.user),
-        text("mysql_password", &m.password),
-        text("mysql_db", &m.db),
-        flag("mysql_ssl", m.tls.mode != SslMode::Disabled),
-        text("mysql_ssl_cipher", &m.tls.cipher),
-        flag("mysql_compression", m.compression),
-        flag("mysql_debug", m.debug),
-        list("mysql_ignore_errors", &ignore_errors),
-        flag("mysql_dry_run", m.dry_run),
+        list_opt("mysql_host", &m.servers.hosts),
+        list_opt("mysql_port", &m.servers.ports),
+        list_opt("mysql_socket", &sockets),
+        text_opt("mysql_user", &m.user),
+        text_opt("mysql_password", &m.password),
+        text_opt("mysql_db", &m.db),
+        flag_opt("mysql_ssl", m.tls.mode != SslMode::Disabled),
+        text_opt("mysql_ssl_cipher", &m.tls.cipher),
+        flag_opt("mysql_compression", m.compression),
+        flag_opt("mysql_debug", m.debug),
+        list_opt("mysql_ignore_errors", &ignore_errors),
+        flag_opt("mysql_dry_run", m.dry_run),
     ]
 }

@@ -99,7 +99,7 @@ pub(super) fn supervise(
         }
         checkpoint_if_due(reports, schedule, clock)?;
         if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
-            forced_shutdown(reports, control, clock)?;
+            shut_down_forcibly(reports, control, clock)?;
             return Ok(RunOutcome::ForcedShutdown);
         }
     }
@@ -153,7 +153,7 @@ fn checkpoint_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, clock
 /// events are still in flight. As sysbench's alarm handler does: stop, say
 /// so, and print the cumulative report with the number of unfinished
 /// events, without waiting for the loops (their events may never finish).
-fn forced_shutdown(reports: &mut Reports, control: &RunControl, clock: Clock) -> Result<(), OutputError> {
+fn shut_down_forcibly(reports: &mut Reports, control: &RunControl, clock: Clock) -> Result<(), OutputError> {
     let now_ns = clock.now_ns();
     control.stop();
     reports.collect(now_ns);

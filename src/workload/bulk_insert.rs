@@ -59,7 +59,7 @@ pub(crate) fn bulk_insert05(options: &OltpOptions) -> Result<BulkInsert, Options
 }
 
 /// The script's CREATE TABLE, indentation of its Lua long string included.
-fn create_table_sql(table: u32) -> String {
+fn bulk_table_sql(table: u32) -> String {
     format!(
         "        CREATE TABLE IF NOT EXISTS sbtest{table} (\n          id INTEGER NOT NULL,\n          \
          k INTEGER DEFAULT '0' NOT NULL,\n          PRIMARY KEY (id))"
@@ -101,7 +101,7 @@ impl Workload for BulkInsert {
     fn prepare(&self, context: ScriptContext, _rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
         let threads = if context.thread == 0 { context.threads.max(1) } else { 0 };
         let create = match self.tables {
-            BulkTables::V1_0 => create_table_sql,
+            BulkTables::V1_0 => bulk_table_sql,
             BulkTables::V0_5 => create_table_sql05,
         };
         Box::new(self.table_numbers(threads).map(create))
@@ -240,14 +240,14 @@ mod tests {
     fn prepare_and_cleanup() {
         let w = workload(&OltpOptions { threads: 3, ..OltpOptions::default() }).unwrap();
         let sql: Vec<String> = w.prepare(context(0, 3), rng(1)).collect();
-        assert_eq!(sql, (1..=3).map(create_table_sql).collect::<Vec<_>>());
+        assert_eq!(sql, (1..=3).map(bulk_table_sql).collect::<Vec<_>>());
         assert_eq!(w.prepare(context(1, 3), rng(1)).count(), 0);
         assert_eq!(w.cleanup().len(), 3);
         assert!(w.prewarm(context(0, 3)).is_empty());
         let Some(lua) = lua_script("bulk_insert.lua") else { return };
         let strings = long_strings(&lua);
         assert_eq!(strings.len(), 1);
-        assert_eq!(create_table_sql(2), lua_format(&strings[0], &["2"]));
+        assert_eq!(bulk_table_sql(2), lua_format(&strings[0], &["2"]));
         assert!(lua.contains(r#"con:bulk_insert_init("INSERT INTO sbtest" .. thread_id+1 .. " VALUES")"#));
         assert!(lua.contains(r#"con:bulk_insert_next("(" .. cursize .. "," .. cursize .. ")")"#));
     }

@@ -46,7 +46,7 @@ pub unsafe extern "C" fn sb_lua_set_test_args(args: *const SbArg, len: usize) ->
             }
         };
         // SAFETY: the caller's promise above.
-        let Some(defs) = entries.iter().map(|arg| unsafe { definition(arg) }).collect::<Option<Vec<_>>>() else {
+        let Some(defs) = entries.iter().map(|arg| unsafe { option_of_arg(arg) }).collect::<Option<Vec<_>>>() else {
             return 1;
         };
         with_state("sb_lua_set_test_args", |ctx| ctx.test_args = defs).map_or(1, |()| 0)
@@ -72,7 +72,7 @@ pub extern "C" fn sb_print_test_options() {
 /// # Safety
 ///
 /// Each string of `arg` is NULL or NUL-terminated.
-unsafe fn definition(arg: &SbArg) -> Option<ScriptOption> {
+unsafe fn option_of_arg(arg: &SbArg) -> Option<ScriptOption> {
     // SAFETY: the caller's promise above.
     let text = |p: *const c_char| (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
     let kind = OptKind::from_arg_type(i64::from(arg.kind));
@@ -106,10 +106,10 @@ mod tests {
         let arg = |name, kind| SbArg { name, desc: name, value: std::ptr::null(), kind, validate: std::ptr::null() };
         // SAFETY: the strings are NUL-terminated or NULL.
         unsafe {
-            assert!(definition(&arg(name, 2)).is_some());
-            assert!(definition(&arg(std::ptr::null(), 2)).is_none());
-            assert!(definition(&arg(name, 0)).is_none());
-            assert!(definition(&arg(name, 8)).is_none());
+            assert!(option_of_arg(&arg(name, 2)).is_some());
+            assert!(option_of_arg(&arg(std::ptr::null(), 2)).is_none());
+            assert!(option_of_arg(&arg(name, 0)).is_none());
+            assert!(option_of_arg(&arg(name, 8)).is_none());
             assert_eq!(sb_lua_set_test_args(std::ptr::null(), 3), 1);
         }
     }

@@ -191,35 +191,50 @@ fn code_of(text: &str) -> String {
 }
 
 /// A file name says which file it is: no two files under src/ (or under
-/// protocol/src/) share one,
-/// except the module roots (README, "Layout": a newcomer finds a file by
-/// its name).
+/// protocol/src/) share one, except the module roots (README, "Layout": a
+/// newcomer finds a file by its name).
 #[test]
 fn no_two_source_files_share_a_name() {
     for dir in ["src", "protocol/src"] {
-        assert_file_names_unique(dir);
+        let (_, files) = crate_files(dir);
+        let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for file in &files {
+            let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+            if !["mod.rs", "lib.rs", "main.rs"].contains(&name.as_str()) {
+                by_name.entry(name).or_default().push(file.display().to_string());
+            }
+        }
+        let shared = names_used_twice(by_name, &[]);
+        assert!(
+            shared.is_empty(),
+            "file names used twice under {dir}/ (rename one for what it is):\n{}",
+            shared.join("\n")
+        );
     }
 }
 
-fn assert_file_names_unique(dir: &str) {
-    let (_, files) = crate_files(dir);
+/// The names `find` finds in the code of each Rust file under `dir`, each
+/// with where it stands (`file:line`).
+fn definitions_in(dir: &str, find: fn(&str) -> Vec<(String, usize)>) -> BTreeMap<String, Vec<String>> {
+    let (src, files) = crate_files(dir);
     let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in &files {
-        let name = file.file_name().unwrap().to_str().unwrap().to_owned();
-        if !["mod.rs", "lib.rs", "main.rs"].contains(&name.as_str()) {
-            by_name.entry(name).or_default().push(file.display().to_string());
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        for (name, line) in find(&code_of(&text)) {
+            by_name.entry(name).or_default().push(format!("{}:{line}", file.display()));
         }
     }
-    let shared: Vec<String> = by_name
+    by_name
+}
+
+/// The names that stand in more than one place (but `exempt`), a line
+/// each with their places.
+fn names_used_twice(by_name: BTreeMap<String, Vec<String>>, exempt: &[&str]) -> Vec<String> {
+    by_name
         .into_iter()
-        .filter(|(_, at)| at.len() > 1)
+        .filter(|(name, at)| at.len() > 1 && !exempt.contains(&name.as_str()))
         .map(|(name, at)| format!("{name}: {}", at.join(", ")))
-        .collect();
-    assert!(
-        shared.is_empty(),
-        "file names used twice under {dir}/ (rename one for what it is):\n{}",
-        shared.join("\n")
-    );
+        .collect()
 }
 
 /// The types a file defines (struct, enum, union, trait, and type aliases
@@ -257,29 +272,13 @@ fn defined_types(text: &str) -> Vec<(String, usize)> {
 #[test]
 fn no_two_types_share_a_name() {
     for dir in ["src", "protocol/src"] {
-        assert_type_names_unique(dir);
+        let shared = names_used_twice(definitions_in(dir, defined_types), &[]);
+        assert!(
+            shared.is_empty(),
+            "type names defined twice under {dir}/ (rename one for what it is):\n{}",
+            shared.join("\n")
+        );
     }
-}
-
-fn assert_type_names_unique(dir: &str) {
-    let (src, files) = crate_files(dir);
-    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for file in &files {
-        let text = std::fs::read_to_string(src.join(file)).unwrap();
-        for (name, line) in defined_types(&code_of(&text)) {
-            by_name.entry(name).or_default().push(format!("{}:{line}", file.display()));
-        }
-    }
-    let shared: Vec<String> = by_name
-        .into_iter()
-        .filter(|(_, at)| at.len() > 1)
-        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
-        .collect();
-    assert!(
-        shared.is_empty(),
-        "type names defined twice under {dir}/ (rename one for what it is):\n{}",
-        shared.join("\n")
-    );
 }
 
 /// The free functions a file defines at its top level (methods and test
@@ -311,19 +310,7 @@ fn defined_free_functions(text: &str) -> Vec<(String, usize)> {
 /// file (workload/*.rs), which is one role.
 #[test]
 fn no_two_free_functions_share_a_name() {
-    let (src, files) = source_files();
-    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for file in &files {
-        let text = std::fs::read_to_string(src.join(file)).unwrap();
-        for (name, line) in defined_free_functions(&code_of(&text)) {
-            by_name.entry(name).or_default().push(format!("{}:{line}", file.display()));
-        }
-    }
-    let shared: Vec<String> = by_name
-        .into_iter()
-        .filter(|(name, at)| at.len() > 1 && name != "workload")
-        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
-        .collect();
+    let shared = names_used_twice(definitions_in("src", defined_free_functions), &["workload"]);
     assert!(
         shared.is_empty(),
         "free functions defined twice under src/ (rename one for what it does):\n{}",

@@ -15,7 +15,7 @@ use wirebench::client::{Connection, Endpoint};
 use wirebench::driver::{
     spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, Redial, RunControl, Session, StdSocket,
 };
-use wirebench::driver::{IgnoreErrors, IoBackend, PollMode};
+use wirebench::driver::{AnswerWait, IgnoreErrors, IoBackend, PollMode};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::{Collector, Counters, StatsBoard};
 use wirebench::workload::{CommandSink, Script, Step, WorkloadError};
@@ -268,9 +268,17 @@ impl Shape {
     }
 }
 
-async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box<dyn Script>) -> Vec<LoopPlan> {
+/// The loops of `shape`, awaiting answers as `answers` says: waiting on
+/// each socket, a loop per connection, as the run plans them.
+async fn plans(
+    server: &TestServer,
+    shape: &Shape,
+    answers: AnswerWait,
+    script: &dyn Fn(usize) -> Box<dyn Script>,
+) -> Vec<LoopPlan> {
+    let count = if answers == AnswerWait::Socket { shape.connections } else { shape.loops };
     let mut loops: Vec<LoopPlan> =
-        (0..shape.loops).map(|_| LoopPlan { cpu: None, connections: Vec::new(), poll: shape.poll }).collect();
+        (0..count).map(|_| LoopPlan { cpu: None, connections: Vec::new(), poll: shape.poll, answers }).collect();
     for i in 0..shape.connections {
         let options = server.options(shape.endpoint.clone());
         let mut conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
@@ -284,7 +292,7 @@ async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box
             conn.query_drop(sql).await.unwrap_or_else(|e| panic!("{e}"));
         }
         let (stream, leftover, login, transport) = conn.into_parts();
-        let lp = &mut loops[i % shape.loops];
+        let lp = &mut loops[i % count];
         let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
         let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline)
             .autocommit_off(shape.autocommit_off);
@@ -302,20 +310,25 @@ async fn plans(server: &TestServer, shape: &Shape, script: &dyn Fn(usize) -> Box
     loops
 }
 
-/// Runs the shape on `backend`; the first loop error, and what was counted.
+/// A backend, and where its loops await answers.
+#[derive(Debug, Clone, Copy)]
+struct Way(Backend, AnswerWait);
+
+/// Runs the shape the `way` says; the first loop error, and what was counted.
 async fn run(
     server: &TestServer,
-    backend: Backend,
+    Way(backend, answers): Way,
     shape: &Shape,
     script: &dyn Fn(usize) -> Box<dyn Script>,
 ) -> (Result<(), DriverError>, Counters) {
-    let loops = plans(server, shape, script).await;
+    let loops = plans(server, shape, answers, script).await;
+    let loop_count = loops.len();
     let per_loop: Vec<usize> = loops.iter().map(|l| l.connections.len()).collect();
     let board = StatsBoard::new(&per_loop);
     let mut collector = Collector::new(board.clone());
     let context = LoopContext {
         board,
-        control: RunControl::new(shape.events, shape.loops),
+        control: RunControl::new(shape.events, loop_count),
         clock: Clock::start(),
         deadline_ns: None,
         ignore: shape.ignore.clone(),
@@ -334,18 +347,21 @@ async fn run(
     (result, collector.totals().counters)
 }
 
-/// Both backends, or only epoll (with a note) where io_uring is unavailable.
-fn backends() -> Vec<Backend> {
+/// Both backends, io_uring awaiting answers on its ring and on each
+/// socket, or only epoll (with a note) where io_uring is unavailable.
+fn backends() -> Vec<Way> {
     match Backend::resolve(IoBackend::Uring) {
-        Ok(uring) => vec![uring, Backend::Tokio],
+        Ok(uring) => {
+            vec![Way(uring, AnswerWait::Ring), Way(uring, AnswerWait::Socket), Way(Backend::Tokio, AnswerWait::Ring)]
+        }
         Err(reason) => {
             eprintln!("io_uring backend not tested: {reason}");
-            vec![Backend::Tokio]
+            vec![Way(Backend::Tokio, AnswerWait::Ring)]
         }
     }
 }
 
-fn expect_clean(backend: Backend, result: Result<(), DriverError>, counters: &Counters, events: u64, reads: u64) {
+fn expect_clean(backend: Way, result: Result<(), DriverError>, counters: &Counters, events: u64, reads: u64) {
     if let Err(e) = result {
         panic!("{backend:?}: {e}");
     }
@@ -391,10 +407,11 @@ async fn prepared_multi_command_events_on_two_loops() {
 #[tokio::test]
 async fn every_poll_mode_completes() {
     let Some(server) = TestServer::find() else { return };
-    let Ok(backend) = Backend::resolve(IoBackend::Uring) else {
+    let Ok(uring) = Backend::resolve(IoBackend::Uring) else {
         eprintln!("skipped: no io_uring here");
         return;
     };
+    let backend = Way(uring, AnswerWait::Ring);
     const EVENTS: u64 = 1_000;
     for poll in [PollMode::Sleep, PollMode::Adaptive, PollMode::Spin] {
         let mut shape = Shape::new(server.tcp(), EVENTS);
@@ -513,7 +530,7 @@ async fn server_error_stops_an_unlimited_run() {
             // The failing connection is the second of loop 1. The epoll loop
             // awaits its connection tasks in order and only stops the run
             // when it reaches a failed one, so there it must come first.
-            let failing = if backend == Backend::Tokio { 1 } else { 3 };
+            let failing = if backend.0 == Backend::Tokio { 1 } else { 3 };
             let script = move |i| -> Box<dyn Script> {
                 if i == failing {
                     Box::new(FailAt { fail_at: 200, events: 0 })

@@ -482,8 +482,8 @@ mod in_memory {
 
     use wirebench::client::{ConnectOptions, Endpoint};
     use wirebench::driver::{
-        spawn_loops, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, IoBackend, LoopContext, LoopPlan, Lost,
-        PollMode, Redial, RunControl, Session, StdSocket,
+        spawn_loops, AnswerWait, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, IoBackend, LoopContext, LoopPlan,
+        Lost, PollMode, Redial, RunControl, Session, StdSocket,
     };
     use wirebench::rand::{RandConfig, RandParams, Rng};
     use wirebench::stats::StatsBoard;
@@ -536,10 +536,13 @@ mod in_memory {
         let _ = stream.flush();
     }
 
-    fn backends() -> Vec<Backend> {
-        let mut backends = vec![Backend::Tokio];
+    /// epoll; io_uring waiting on its ring, and waiting on each socket
+    /// (a loop per connection, as the run plans it).
+    fn backends() -> Vec<(Backend, AnswerWait)> {
+        let mut backends = vec![(Backend::Tokio, AnswerWait::Ring)];
         if Backend::resolve(IoBackend::Uring).is_ok() {
-            backends.push(Backend::Uring);
+            backends.push((Backend::Uring, AnswerWait::Ring));
+            backends.push((Backend::Uring, AnswerWait::Socket));
         }
         backends
     }
@@ -549,7 +552,7 @@ mod in_memory {
     /// `deadline_ms` and a cut at `cut_ms`; the loops' result, the run's
     /// control and how long the loops took.
     fn run(
-        backend: Backend,
+        (backend, answers): (Backend, AnswerWait),
         fake: Fake,
         sql: &'static [u8],
         limits: (Option<Duration>, Option<Duration>),
@@ -557,9 +560,13 @@ mod in_memory {
         events: Option<u64>,
     ) -> (Result<(), DriverError>, Arc<RunControl>, Duration) {
         let connections = 2;
+        // On the ring, one loop drives both; waiting on each socket, a
+        // loop each.
+        let per_loop = if answers == AnswerWait::Socket { 1 } else { connections };
+        let loops = connections / per_loop;
         let context = LoopContext {
-            board: StatsBoard::new(&[connections]),
-            control: RunControl::new(events, 1),
+            board: StatsBoard::new(&vec![per_loop; loops]),
+            control: RunControl::new(events, loops),
             clock: Clock::start(),
             deadline_ns: deadline_cut_ms.map(|(deadline, _)| deadline * 1_000_000),
             ignore: IgnoreErrors::List(vec![]),
@@ -570,7 +577,7 @@ mod in_memory {
             context.control.cut_at(cut * 1_000_000);
         }
         let until = Instant::now() + Duration::from_secs(10);
-        let mut plan = LoopPlan { cpu: None, connections: Vec::new(), poll: PollMode::Sleep };
+        let mut plans = Vec::new();
         let mut servers = Vec::new();
         for i in 0..connections {
             let (client, server) = UnixStream::pair().unwrap();
@@ -578,6 +585,10 @@ mod in_memory {
             let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
             let mut options = ConnectOptions::new(Endpoint::unix("fake"), "u", "p");
             (options.read_timeout, options.write_timeout) = limits;
+            if plans.len() < loops && i % per_loop == 0 {
+                plans.push(LoopPlan { cpu: None, connections: Vec::new(), poll: PollMode::Sleep, answers });
+            }
+            let plan = plans.last_mut().expect("a loop for the connection");
             plan.connections.push(ConnPlan {
                 endpoint: Endpoint::unix("fake"),
                 socket: StdSocket::Unix(client),
@@ -588,7 +599,7 @@ mod in_memory {
             });
         }
         let started = Instant::now();
-        let handles = spawn_loops(vec![plan], backend, &context).unwrap();
+        let handles = spawn_loops(plans, backend, &context).unwrap();
         let mut result = Ok(());
         for handle in handles {
             if let Err(e) = handle.join().unwrap() {

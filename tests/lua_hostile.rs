@@ -3,13 +3,19 @@
 //! announcing 2^40 columns, garbage, an answer that never comes, a reset,
 //! and an error message full of terminal escapes. Each run ends near its
 //! `--time` (or at once, with an error that names what happened), in
-//! bounded memory, and prints no raw control byte.
+//! bounded memory, and prints no raw control byte. Each case runs over
+//! TCP on both backends, and over a unix socket, where a script state alone
+//! on its loop awaits its answers on the socket itself
+//! (`driver::AnswerWait::Socket`): the server here is this process, on
+//! the run's cores.
 
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -33,13 +39,13 @@ enum Misbehaviour {
     HostileError,
 }
 
-fn send(stream: &mut TcpStream, seq: u8, payload: &[u8]) -> std::io::Result<()> {
+fn send(stream: &mut impl Write, seq: u8, payload: &[u8]) -> std::io::Result<()> {
     let len = payload.len().to_le_bytes();
     stream.write_all(&[len[0], len[1], len[2], seq])?;
     stream.write_all(payload)
 }
 
-fn receive(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+fn receive(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
     let mut header = [0; 4];
     stream.read_exact(&mut header)?;
     let mut payload = vec![0; u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize];
@@ -48,7 +54,7 @@ fn receive(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
 }
 
 /// Logs the client in, then misbehaves at its first command.
-fn serve(mut stream: TcpStream, how: Misbehaviour) -> std::io::Result<()> {
+fn serve(mut stream: impl Read + Write, how: Misbehaviour) -> std::io::Result<()> {
     let caps = Capabilities::LONG_PASSWORD
         | Capabilities::PROTOCOL_41
         | Capabilities::SECURE_CONNECTION
@@ -108,8 +114,34 @@ fn column_definition() -> Vec<u8> {
     def
 }
 
-/// A server misbehaving `how` on every connection it accepts.
-fn start(how: Misbehaviour) -> u16 {
+/// Where the scripted server listens.
+enum Listening {
+    Tcp(u16),
+    Unix(PathBuf),
+}
+
+impl Listening {
+    fn args(&self) -> Vec<String> {
+        match self {
+            Listening::Tcp(port) => vec!["--mysql-host=127.0.0.1".to_owned(), format!("--mysql-port={port}")],
+            Listening::Unix(path) => vec![format!("--mysql-socket={}", path.display())],
+        }
+    }
+}
+
+/// A server misbehaving `how` on every connection it accepts, over TCP or
+/// (given a directory) a unix socket in `dir`.
+fn start(how: Misbehaviour, dir: Option<&ScratchDir>) -> Listening {
+    if let Some(dir) = dir {
+        let path = dir.0.join("hostile.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || serve(stream, how));
+            }
+        });
+        return Listening::Unix(path);
+    }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -117,7 +149,7 @@ fn start(how: Misbehaviour) -> u16 {
             std::thread::spawn(move || serve(stream, how));
         }
     });
-    port
+    Listening::Tcp(port)
 }
 
 const SCRIPT: &str = "\
@@ -138,29 +170,41 @@ struct Ran {
     stdout: String,
 }
 
-/// Runs against each backend: the default (io_uring where the kernel
-/// has it) and epoll; `check` judges each run.
+/// Runs over TCP against each backend (the default, io_uring where the
+/// kernel has it, and epoll), and over a unix socket with the default;
+/// `check` judges each run.
 fn on_each_backend(how: Misbehaviour, extra: &[&str], check: impl Fn(&Ran)) {
-    for io in ["--io=auto", "--io=epoll"] {
+    for (io, unix) in [("--io=auto", false), ("--io=epoll", false), ("--io=auto", true)] {
         let mut args = extra.to_vec();
-        args.push(io);
-        let ran = run(how, &args);
+        args.extend([io, "--verbosity=4"]);
+        let ran = run(how, &args, unix);
         assert_contained(&ran, how);
+        let on_socket = ran.stderr.contains("2 event loops wait for each answer on their connection's socket");
+        assert_eq!(on_socket, unix && io_uring(), "{how:?} {io} unix={unix}: {}", ran.stderr);
         check(&ran);
     }
 }
 
+/// Whether wirebench runs on io_uring here (`--io=auto`'s choice).
+fn io_uring() -> bool {
+    let probe = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        .args(["oltp_point_select", "--mysql-dry-run", "--io=uring", "--events=1", "run"])
+        .output()
+        .unwrap();
+    probe.status.success()
+}
+
 // The child is reaped by libc::wait4 (for its rusage), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
-fn run(how: Misbehaviour, extra: &[&str]) -> Ran {
-    let port = start(how);
-    let dir = ScratchDir::new(&format!("lua_hostile_{how:?}"));
+fn run(how: Misbehaviour, extra: &[&str], unix: bool) -> Ran {
+    let dir = ScratchDir::new(&format!("lua_hostile_{how:?}_{}", if unix { "unix" } else { "tcp" }));
+    let listening = start(how, unix.then_some(&dir));
     let script = dir.write("hostile.lua", SCRIPT);
     let started = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
         .arg(&script)
-        .args(["--mysql-host=127.0.0.1", "--mysql-user=u", "--mysql-password=p", "--threads=2", "--time=3"])
-        .arg(format!("--mysql-port={port}"))
+        .args(["--mysql-user=u", "--mysql-password=p", "--threads=2", "--time=3"])
+        .args(listening.args())
         .args(extra)
         .arg("run")
         .stdout(Stdio::piped())

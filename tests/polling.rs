@@ -1,5 +1,6 @@
 //! `--poll=auto`: a loop spins on a core the server does not use, sleeps on
-//! one it shares, says why at `--verbosity=4`, and reports the CPU it spent
+//! one it shares (waiting on its connection's socket when it holds one
+//! over a unix socket), says why at `--verbosity=4`, and reports the CPU it spent
 //! spinning. The null server runs under `taskset`, so every thread of it
 //! is on its core.
 
@@ -82,7 +83,17 @@ fn a_loop_spins_on_a_core_of_its_own_and_sleeps_on_the_servers() {
     assert!(stderr.contains(&format!("the server (pid {}) runs on other cores", server.child.id())), "{stderr}");
     assert!(stdout.contains("Client CPU (event loops):") && stdout.contains("spinning with nothing to do"), "{stdout}");
 
+    // On the server's core, over its unix socket, each connection has a
+    // loop that waits on its socket, as sysbench's threads do.
     let (stdout, stderr) = run_on(1, &server, &[]);
+    for index in 0..2 {
+        let own = format!("event loop {index} sleeps when idle: it waits for each answer on its connection's socket");
+        assert!(stderr.contains(&own), "{stderr}");
+    }
+    assert!(!stdout.contains("Client CPU"), "no spinning, no block: {stdout}");
+
+    // Several queries in flight are the ring's: a loop pinned there sleeps.
+    let (stdout, stderr) = run_on(1, &server, &["--pipeline=2"]);
     let shared =
         format!("event loop 0 (cpu 1) sleeps when idle: the server (pid {}) may run on its core", server.child.id());
     assert!(stderr.contains(&shared), "{stderr}");

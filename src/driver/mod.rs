@@ -70,13 +70,14 @@ pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
-pub(crate) use polling::{choose_polling, server_shares_our_cores, PollChoice};
+pub(crate) use polling::{choose_polling, runs_a_thread_per_connection, server_shares_our_cores, PollChoice};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
 pub use session::Session;
 pub(crate) use session::{RefusedCommand, SessionError};
 pub(crate) use shard_split::Shard;
 pub(crate) use start_gate::{StartGate, Started};
+pub use uring::AnswerWait;
 pub(crate) use uring::UringUnavailable;
 pub(crate) use waits::Stalls;
 
@@ -166,6 +167,8 @@ pub struct LoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<ConnPlan>,
     pub poll: PollMode,
+    /// Where the connections' answers are awaited (io_uring only).
+    pub answers: AnswerWait,
 }
 
 /// The tasks one loop runs (a script's states; see [`task`]), the core it
@@ -174,6 +177,8 @@ pub struct TaskLoopPlan {
     pub cpu: Option<usize>,
     pub tasks: Vec<TaskMaker>,
     pub poll: PollMode,
+    /// Where the tasks' answers are awaited (io_uring only).
+    pub answers: AnswerWait,
 }
 
 /// What the loops spent, each adding its share as it ends: their threads'
@@ -431,10 +436,10 @@ pub fn spawn_loops(
     backend: Backend,
     context: &LoopContext,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.poll)));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, poll), context| match backend {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, (plan.poll, plan.answers))));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, waits), context| match backend {
         Backend::Tokio => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
-        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, poll, None),
+        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, waits, None),
     })
 }
 
@@ -447,13 +452,13 @@ pub fn spawn_task_loops(
     context: &LoopContext,
     gate: &Arc<StartGate>,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.poll, gate.clone())));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, poll, gate), context| {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, (plan.poll, plan.answers), gate.clone())));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, waits, gate), context| {
         let tasks = makers.into_iter().map(|make| make()).collect();
         let arrival = start_gate::ArrivalGuard::new(gate);
         match backend {
             Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
-            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, Some(arrival)),
+            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, waits, Some(arrival)),
         }
     })
 }
@@ -470,7 +475,7 @@ pub fn run_tasks(
 ) -> Result<(), DriverError> {
     match backend {
         Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
-        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, poll, None),
+        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, (poll, AnswerWait::Ring), None),
     }
 }
 

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
 
-use super::{allowed_cpus, Backend, LoopPlan, PollMode, StdSocket};
+use super::{allowed_cpus, AnswerWait, Backend, LoopPlan, PollMode, StdSocket};
 use crate::client::peer::{is_local, tcp_peer_pid, unix_peer_pid};
 
 /// What a loop does with nothing to do, and why.
@@ -55,6 +55,11 @@ pub enum PollReason {
     CoreOfItsOwn { servers: Vec<u32>, remote: bool },
     /// A server on another host, and no core left over here.
     NoSpareCore { cores: usize, loops: usize },
+    /// The loop holds one connection, over a unix socket to a server on
+    /// its cores that runs a thread per connection, and waits for its
+    /// answers on the socket
+    /// ([`AnswerWait::Socket`](super::AnswerWait::Socket)).
+    OnItsSocket,
 }
 
 impl fmt::Display for PollChoice {
@@ -90,6 +95,10 @@ impl fmt::Display for PollChoice {
             PollReason::NoSpareCore { cores, loops } => {
                 write!(f, "the server is on another host, but the {loops} loops take all {cores} cores here")
             }
+            PollReason::OnItsSocket => f.write_str(
+                "it waits for each answer on its connection's socket, as sysbench's threads do: the server shares \
+                 this host's cores over a unix socket, a thread per connection",
+            ),
         }
         .and_then(|()| f.write_str(" (--poll=sleep|adaptive|spin to choose)"))
     }
@@ -121,6 +130,8 @@ pub fn choose_polling(plans: &mut [LoopPlan], backend: Backend, asked: PollMode)
     for (index, plan) in plans.iter_mut().enumerate() {
         let (mode, why) = if asked != PollMode::Auto {
             (asked, PollReason::Asked)
+        } else if plan.answers == AnswerWait::Socket && backend == Backend::Uring {
+            (PollMode::Sleep, PollReason::OnItsSocket)
         } else if backend == Backend::Tokio {
             (PollMode::Sleep, PollReason::Epoll)
         } else {
@@ -198,6 +209,22 @@ pub fn server_shares_our_cores(endpoint: &crate::client::Endpoint) -> bool {
         (Some(theirs), Some(ours)) => theirs.iter().any(|cpu| ours.contains(cpu)),
         _ => true,
     }
+}
+
+/// Whether the server at `endpoint`, on this host, looks like it runs a
+/// thread per connection, as MySQL and MariaDB do by default: its process
+/// (found as [`server_shares_our_cores`] finds it) has at least
+/// `connections` threads. An event-loop server (a proxy, the null server)
+/// serves every connection from a few threads, and gains nothing from a
+/// client thread that waits on each socket (against the null server, 16
+/// such threads drove 95-115k qps where one loop on the ring drove 170k).
+/// Threads a server keeps from earlier connections (its thread cache)
+/// count: they serve the next ones.
+pub fn runs_a_thread_per_connection(endpoint: &crate::client::Endpoint, connections: usize) -> bool {
+    let Some(pid) = crate::client::peer::listener_pid(endpoint) else { return false };
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
+    let threads = status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse::<usize>().ok());
+    threads.is_some_and(|n| n >= connections)
 }
 
 /// Every core any thread of process `pid` may run on (a server's

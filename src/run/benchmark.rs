@@ -44,7 +44,7 @@ pub(super) fn run_benchmark(
     let forced_shutdown_s = forced_shutdown_s(bench);
     print_header(bench, forced_shutdown_s)?;
     let sessions = Sessions::new(bench, workload, params, seed, threads)?;
-    let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts)? {
+    let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts, backend)? {
         Ok(plans) => plans,
         Err(signal) => {
             alert_line(format_args!("wirebench: run interrupted by {signal} while connecting: no event ran"));

@@ -8,7 +8,7 @@ use super::benchmark::{
     forced_shutdown_s, print_header, start_clock, start_threads, supervise_to_report, unstarted_context, Threads,
 };
 use super::interrupt::Interrupts;
-use super::output::{alert_line, stderr_line, Output};
+use super::output::{alert_line, stderr_line, Console, Level, Output};
 use super::result_sink::ResultSink;
 use super::script_options::general_options;
 use super::script_text;
@@ -16,8 +16,9 @@ use super::server_sampling::{open_sampler, start_sampling};
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::shard_plan::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
 use super::{print_banner, RunError, RunOutcome};
-use crate::cli::Bench;
-use crate::driver::{self, Backend, PollMode, TaskLoopPlan};
+use crate::cli::{Bench, Personality};
+use crate::client::Endpoint;
+use crate::driver::{self, AnswerWait, Backend, PollMode, TaskLoopPlan};
 use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
 use crate::rand::{shard_seed, RandUnique, SharedUnique};
 
@@ -136,7 +137,9 @@ fn servers_share_our_cores(env: &ScriptEnv) -> bool {
 /// The loops' plans: state `tid` runs on loop `tid % loops`. With
 /// `--poll=auto`, a loop pinned to a core spins for answers only when its
 /// server is elsewhere (its core is then the loop's alone); otherwise
-/// loops sleep, as a built-in test's do with a local server.
+/// loops sleep, as a built-in test's do with a local server. A loop that
+/// holds one state whose server shares our cores over a unix socket
+/// awaits its answers on the socket, as sysbench does ([`answer_wait`]).
 fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
     let cpus = script_loops(bench, env);
     let remote = !servers_share_our_cores(env);
@@ -148,7 +151,7 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
                 PollMode::Auto => PollMode::Sleep,
                 asked => asked,
             };
-            TaskLoopPlan { cpu, tasks: Vec::new(), poll }
+            TaskLoopPlan { cpu, tasks: Vec::new(), poll, answers: AnswerWait::Ring }
         })
         .collect();
     let count = plans.len().max(1);
@@ -157,7 +160,47 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
             plan.tasks.push(task);
         }
     }
+    let one_state_each = env.threads as usize <= count;
+    for (index, plan) in plans.iter_mut().enumerate() {
+        let local = !remote && one_state_each && bench.engine.poll == PollMode::Auto && backend == Backend::Uring;
+        if local && plan.cpu.is_none() {
+            plan.answers = answer_wait(env, index);
+        }
+    }
     plans
+}
+
+/// At `--verbosity=4` or more, on stderr, as the built-in tests say how
+/// their loops wait: how many of the script's loops wait on their socket.
+fn say_socket_waits(loops: &[TaskLoopPlan]) {
+    let on_socket = loops.iter().filter(|l| l.answers == AnswerWait::Socket).count();
+    let console = Console::current();
+    if on_socket > 0 && console.shows(Level::Info) && console.personality == Personality::Wirebench {
+        stderr_line(format_args!(
+            "wirebench: {on_socket} of the script's {} event loops wait for each answer on their connection's socket, \
+             as sysbench's threads do: the server shares this host's cores over a unix socket, a thread per connection",
+            loops.len()
+        ));
+    }
+}
+
+/// Where the loop of state `tid` (alone on it, with its server on this
+/// host's cores) awaits answers: on a unix socket to a server that runs a
+/// thread per connection (as many threads as the run has states for it),
+/// on the socket itself (the server's thread and ours then take turns on
+/// a core without sleeping between queries; see `driver::AnswerWait`);
+/// over TCP, or to an event-loop server, on the ring, which measured as
+/// well there and cost the client less.
+fn answer_wait(env: &ScriptEnv, tid: usize) -> AnswerWait {
+    let endpoint = (env.connect)(env.first_tid.saturating_add(tid as u32)).endpoint;
+    if !matches!(endpoint, Endpoint::Unix(_)) {
+        return AnswerWait::Ring;
+    }
+    let states = (0..env.threads).filter(|&t| (env.connect)(env.first_tid.saturating_add(t)).endpoint == endpoint);
+    match driver::runs_a_thread_per_connection(&endpoint, states.count()) {
+        true => AnswerWait::Socket,
+        false => AnswerWait::Ring,
+    }
 }
 
 /// What the script's states share: `whole`'s options in `sysbench.opt`
@@ -219,6 +262,7 @@ fn run_script(
     let plan = ThreadsPlan::init(env)?;
     print_header(bench, forced_shutdown_s)?;
     let loops = task_loop_plans(bench, plan.env(), backend);
+    say_socket_waits(&loops);
     let per_loop: Vec<usize> = loops.iter().map(|l| l.tasks.len().max(1)).collect();
     let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
     let mut context = unstarted_context(bench, &per_loop, shard_seed, &[]);

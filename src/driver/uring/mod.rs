@@ -27,8 +27,13 @@
 //! Files:
 //! - `uring_tasks.rs`: the loop's tasks (a script's states), resumed with
 //!   what they waited for.
+//! - `socket_waits.rs`: a script state's exchanges on its own socket, for
+//!   a loop that holds one state and a server on this host's cores.
 
+mod socket_waits;
 mod uring_tasks;
+
+pub use socket_waits::AnswerWait;
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::VecDeque;
@@ -541,6 +546,9 @@ struct Driver<'c> {
     deadline_ns: Option<u64>,
     /// Where a script run's tasks wait for its start, until they have.
     arrival: Option<super::start_gate::ArrivalGuard>,
+    /// Where answers are awaited: on the ring, or (tasks' connections
+    /// only) on each socket.
+    answers: AnswerWait,
 }
 
 /// A loop's tasks and what each waits for.
@@ -571,11 +579,13 @@ pub fn run_uring_loop(
     connections: Vec<ConnPlan>,
     tasks: Vec<TaskBody>,
     context: &LoopContext,
-    poll: PollMode,
+    waits: (PollMode, AnswerWait),
     arrival: Option<super::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
+    let (poll, answers) = waits;
     let mut driver = Driver::new(index, connections, tasks.len(), context, poll)?;
     driver.arrival = arrival;
+    driver.answers = answers;
     if let Err(source) = driver.add_tasks(tasks) {
         return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
     }
@@ -652,6 +662,7 @@ impl<'c> Driver<'c> {
             clock: context.clock,
             deadline_ns: context.deadline_ns,
             arrival: None,
+            answers: AnswerWait::Ring,
         })
     }
 
@@ -701,6 +712,10 @@ impl<'c> Driver<'c> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         if conn.state != RingConnState::Running {
             return Ok(());
+        }
+        let on_socket = self.answers == AnswerWait::Socket;
+        if on_socket && !conn.recv_pending && !conn.send_pending {
+            return self.exchange_on_socket(i);
         }
         let now = self.clock.now_ns();
         self.now_ns = now;
@@ -1443,7 +1458,7 @@ mod tests {
         let context = test_context(connections, Some(events));
         let mut collector = Collector::new(context.board.clone());
         let (plans, servers) = fake_servers(connections, pipeline, reply);
-        let result = run_uring_loop(0, plans, Vec::new(), &context, poll, None);
+        let result = run_uring_loop(0, plans, Vec::new(), &context, (poll, AnswerWait::Ring), None);
         for server in servers {
             server.join().unwrap();
         }

@@ -1,0 +1,229 @@
+//! Answers awaited on the socket itself ([`AnswerWait::Socket`]), for a loop
+//! that holds one state's connection to a server on this host's cores:
+//! the command goes out with `send`, and the answer is read with `recv`,
+//! waiting in `poll` when it is not there yet, as libmysqlclient does for
+//! sysbench. The ring is not used for these exchanges (a COM_QUIT still
+//! goes through it).
+//!
+//! Why: a unix socket wakes the thread that waits on it synchronously, on
+//! the waker's core, where it takes the core at once. So the server's
+//! thread, woken by the query, answers, and its answer wakes the loop,
+//! which sends the next query before the server's thread gets back to its
+//! socket: that thread finds the query waiting instead of sleeping for it.
+//! A ring's completion wakes the loop through task work, with no such
+//! hint, and the server's thread sleeps and is woken once per query.
+//! Measured with MariaDB on this 2-core VM, oltp_point_select.lua and
+//! oltp_read_only.lua with `--lua`, 16 threads, four alternating rounds
+//! beside sysbench: the server's voluntary context switches per query fell
+//! from 1.0 to 0.1, its CPU per query from 16-20 µs to 13-15 µs
+//! (point_select), and the rate from 0.81-1.45x sysbench's to 0.94-1.49x
+//! (read_only: 0.82-1.31x to 0.89-1.42x), the client's CPU per query
+//! unchanged (docs/benchmarking.md). Over loopback TCP it measured no
+//! better and cost the client more, so a TCP connection keeps the ring.
+//!
+//! `poll`, not a blocking `recv`: a unix socket also wakes a reader
+//! blocked in `recv` when the server reads the query (the writer's space
+//! is back), a wasted switch per query; `poll` waits for input alone.
+//!
+//! The wait looks at the run every [`PUBLISH_TICK`](super::PUBLISH_TICK),
+//! as the ring's does: the collector's requests, the read and write
+//! timeouts (a connection past one is lost), and the run's cut, which ends
+//! the call as stalled.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use super::{Driver, RingConnState, PUBLISH_TICK};
+use crate::driver::Lost;
+
+/// How a loop waits for its connections' answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AnswerWait {
+    /// On the ring, with every connection of the loop.
+    #[default]
+    Ring,
+    /// On each connection's own socket, one exchange at a time: for a
+    /// loop holding one script state's connections to a server on this
+    /// host over a unix socket.
+    Socket,
+}
+
+/// Whether an exchange on the socket goes on.
+enum Exchange {
+    Goes,
+    /// The connection was lost, failed or cut: the loop's usual handling
+    /// (reopen, the task's failed call, the stall) has been done.
+    Ended,
+}
+
+/// What a wait on the socket is for.
+#[derive(Clone, Copy)]
+enum Readiness {
+    Input,
+    Room,
+}
+
+impl Driver<'_> {
+    /// Sends connection `i`'s next commands and reads their answers on its
+    /// socket until its session awaits nothing more: a task's call is
+    /// answered, a built-in test's connection is done or waits for its
+    /// `--rate` arrival.
+    pub(super) fn exchange_on_socket(&mut self, i: usize) -> Result<(), crate::driver::DriverError> {
+        loop {
+            let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+            if conn.state != RingConnState::Running {
+                return Ok(());
+            }
+            let now = self.clock.now_ns();
+            self.now_ns = now;
+            if let Err(error) = conn.fill(now, &mut self.budget) {
+                return self.fail(i, error);
+            }
+            if !conn.filling.is_empty() {
+                if let Exchange::Ended = self.send_on_socket(i)? {
+                    return Ok(());
+                }
+            }
+            let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+            if conn.io.is_done() {
+                return self.start_quit(i);
+            }
+            if conn.io.is_waiting() {
+                self.waiting.push(i);
+                return Ok(());
+            }
+            if !conn.io.awaits_answers() {
+                self.answer_call(i);
+                return Ok(());
+            }
+            if let Exchange::Ended = self.receive_on_socket(i)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Sends what connection `i` has filled, waiting for room as long as
+    /// its write timeout allows.
+    fn send_on_socket(&mut self, i: usize) -> Result<Exchange, crate::driver::DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(Exchange::Ended) };
+        let fd = conn.raw_fd();
+        conn.waits.start_write(self.now_ns);
+        let mut sent = 0;
+        while let Some(rest) = self.conns.get(i).and_then(|c| c.filling.get(sent..)).filter(|r| !r.is_empty()) {
+            // SAFETY: `rest` is valid for `rest.len()` bytes of reads.
+            let n =
+                unsafe { libc::send(fd, rest.as_ptr().cast(), rest.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            if n > 0 {
+                sent += n as usize;
+                continue;
+            }
+            let error = if n == 0 { io::ErrorKind::WriteZero.into() } else { io::Error::last_os_error() };
+            match error.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => {
+                    if let Exchange::Ended = self.wait_on_socket(i, fd, Readiness::Room)? {
+                        return Ok(Exchange::Ended);
+                    }
+                }
+                _ => {
+                    self.lose(i, Lost::Write(error))?;
+                    return Ok(Exchange::Ended);
+                }
+            }
+        }
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(Exchange::Ended) };
+        conn.filling.clear();
+        conn.waits.end_write();
+        Ok(Exchange::Goes)
+    }
+
+    /// Reads what the server sent on connection `i` (waiting for it if
+    /// nothing is there yet) and hands it to the session.
+    fn receive_on_socket(&mut self, i: usize) -> Result<Exchange, crate::driver::DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(Exchange::Ended) };
+        let fd = conn.raw_fd();
+        conn.waits.start_read_unless_reading(self.now_ns);
+        loop {
+            let Some(conn) = self.conns.get_mut(i) else { return Ok(Exchange::Ended) };
+            conn.recv.make_room();
+            let (room, len) = conn.recv.room();
+            // SAFETY: `room` is valid for `len` bytes of writes, and no ring
+            // operation of this connection is in flight to write there too.
+            let n = unsafe { libc::recv(fd, room.cast(), len as usize, libc::MSG_DONTWAIT) };
+            if n > 0 {
+                conn.waits.end_read();
+                conn.recv.received(n as usize);
+                let now = self.clock.now_ns();
+                self.now_ns = now;
+                if let Err(error) = conn.on_input(now, &mut self.stats, &self.context.ignore) {
+                    self.fail(i, error)?;
+                    return Ok(Exchange::Ended);
+                }
+                return self.look_at_run(i, now);
+            }
+            let lost = match n {
+                0 => Lost::Closed,
+                _ => {
+                    let error = io::Error::last_os_error();
+                    match error.kind() {
+                        io::ErrorKind::Interrupted => continue,
+                        io::ErrorKind::WouldBlock => match self.wait_on_socket(i, fd, Readiness::Input)? {
+                            Exchange::Goes => continue,
+                            Exchange::Ended => return Ok(Exchange::Ended),
+                        },
+                        _ => Lost::Read(error),
+                    }
+                }
+            };
+            if let Some(conn) = self.conns.get(i) {
+                conn.waits.end_read();
+            }
+            self.lose(i, lost)?;
+            return Ok(Exchange::Ended);
+        }
+    }
+
+    /// Waits in `poll` until connection `i`'s socket is ready, looking at
+    /// the run every [`PUBLISH_TICK`]: ended when the wait outlasted its
+    /// timeout (the connection is lost) or the run was cut (it stalled).
+    fn wait_on_socket(&mut self, i: usize, fd: RawFd, want: Readiness) -> Result<Exchange, crate::driver::DriverError> {
+        let events = match want {
+            Readiness::Input => libc::POLLIN,
+            Readiness::Room => libc::POLLOUT,
+        };
+        loop {
+            let mut watched = libc::pollfd { fd, events, revents: 0 };
+            let tick = PUBLISH_TICK.as_millis() as libc::c_int;
+            // SAFETY: one valid `pollfd`.
+            let ready = unsafe { libc::poll(&mut watched, 1, tick) };
+            if ready > 0 {
+                // Readiness, a hang-up or an error: the next call says which.
+                return Ok(Exchange::Goes);
+            }
+            let now = self.clock.now_ns();
+            self.now_ns = now;
+            if let Exchange::Ended = self.look_at_run(i, now)? {
+                return Ok(Exchange::Ended);
+            }
+        }
+    }
+
+    /// What the ring's loop does on each wake-up: hands the collector its
+    /// statistics when asked, publishes the events in progress, ends the
+    /// exchange when the run is cut (stalled: rows that keep coming count
+    /// as waiting too) or when connection `i` waited past a timeout (lost).
+    fn look_at_run(&mut self, i: usize, now: u64) -> Result<Exchange, crate::driver::DriverError> {
+        self.context.board.publish_if_requested(self.index, &mut self.stats);
+        self.budget.publish(now);
+        if self.context.control.cut_due(now) {
+            self.cut_stalled(now)?;
+            return Ok(Exchange::Ended);
+        }
+        let Some(conn) = self.conns.get(i) else { return Ok(Exchange::Ended) };
+        if let Some(overdue) = conn.waits.overdue(now, conn.limits) {
+            self.lose(i, overdue.lost())?;
+            return Ok(Exchange::Ended);
+        }
+        Ok(Exchange::Goes)
+    }
+}

@@ -34,7 +34,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::{Driver, RingConnState, PUBLISH_TICK};
-use crate::driver::Lost;
+use crate::driver::{DriverError, Lost};
 
 /// How a loop waits for its connections' answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,7 +68,7 @@ impl Driver<'_> {
     /// socket until its session awaits nothing more: a task's call is
     /// answered, a built-in test's connection is done or waits for its
     /// `--rate` arrival.
-    pub(super) fn exchange_on_socket(&mut self, i: usize) -> Result<(), crate::driver::DriverError> {
+    pub(super) fn exchange_on_socket(&mut self, i: usize) -> Result<(), DriverError> {
         loop {
             let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
             if conn.state != RingConnState::Running {
@@ -104,7 +104,7 @@ impl Driver<'_> {
 
     /// Sends what connection `i` has filled, waiting for room as long as
     /// its write timeout allows.
-    fn send_on_socket(&mut self, i: usize) -> Result<Exchange, crate::driver::DriverError> {
+    fn send_on_socket(&mut self, i: usize) -> Result<Exchange, DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(Exchange::Ended) };
         let fd = conn.raw_fd();
         conn.waits.start_write(self.now_ns);
@@ -139,7 +139,7 @@ impl Driver<'_> {
 
     /// Reads what the server sent on connection `i` (waiting for it if
     /// nothing is there yet) and hands it to the session.
-    fn receive_on_socket(&mut self, i: usize) -> Result<Exchange, crate::driver::DriverError> {
+    fn receive_on_socket(&mut self, i: usize) -> Result<Exchange, DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(Exchange::Ended) };
         let fd = conn.raw_fd();
         conn.waits.start_read_unless_reading(self.now_ns);
@@ -186,7 +186,7 @@ impl Driver<'_> {
     /// Waits in `poll` until connection `i`'s socket is ready, looking at
     /// the run every [`PUBLISH_TICK`]: ended when the wait outlasted its
     /// timeout (the connection is lost) or the run was cut (it stalled).
-    fn wait_on_socket(&mut self, i: usize, fd: RawFd, want: Readiness) -> Result<Exchange, crate::driver::DriverError> {
+    fn wait_on_socket(&mut self, i: usize, fd: RawFd, want: Readiness) -> Result<Exchange, DriverError> {
         let events = match want {
             Readiness::Input => libc::POLLIN,
             Readiness::Room => libc::POLLOUT,
@@ -212,7 +212,7 @@ impl Driver<'_> {
     /// statistics when asked, publishes the events in progress, ends the
     /// exchange when the run is cut (stalled: rows that keep coming count
     /// as waiting too) or when connection `i` waited past a timeout (lost).
-    fn look_at_run(&mut self, i: usize, now: u64) -> Result<Exchange, crate::driver::DriverError> {
+    fn look_at_run(&mut self, i: usize, now: u64) -> Result<Exchange, DriverError> {
         self.context.board.publish_if_requested(self.index, &mut self.stats);
         self.budget.publish(now);
         if self.context.control.cut_due(now) {

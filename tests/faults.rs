@@ -470,6 +470,70 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
     drop(null);
 }
 
+/// Forwards a unix socket to `to`: the server's bytes as they come, the
+/// client's first packet (its login) too, and at its second (its first
+/// command) drops both connections: a server that resets every
+/// connection once logged in.
+fn resetting_proxy(listen: std::path::PathBuf, to: std::path::PathBuf) {
+    use std::io::{Read, Write};
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let listener = UnixListener::bind(listen).unwrap();
+    std::thread::spawn(move || {
+        for mut client in listener.incoming().flatten() {
+            let Ok(mut server) = UnixStream::connect(&to) else { continue };
+            let (mut from_server, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_server, &mut to_client);
+            });
+            std::thread::spawn(move || {
+                let mut header = [0u8; 4];
+                if client.read_exact(&mut header).is_err() {
+                    return;
+                }
+                let mut login = vec![0u8; u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize];
+                if client.read_exact(&mut login).is_err() {
+                    return;
+                }
+                let _ = server.write_all(&header).and_then(|()| server.write_all(&login));
+                let _ = client.read_exact(&mut header);
+                let _ = client.shutdown(std::net::Shutdown::Both);
+                let _ = server.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+}
+
+/// A server that resets every connection at its first command, with 2013
+/// ignored, over a unix socket (where a loop waits on its connection's
+/// socket): thousands of reconnects one after the other, and the run
+/// still ends at its time, counting them, without the loop's stack
+/// growing with each (it did once: a reconnect went on inside the
+/// exchange that lost the connection).
+#[test]
+fn a_server_resetting_every_connection_over_a_unix_socket_ends_with_the_run() {
+    use wirebench::null_server::{NullServer, NullServerConfig};
+    let dir = std::env::temp_dir().join(format!("wb-faults-reset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (behind, front) = (dir.join("null.sock"), dir.join("reset.sock"));
+    let config = NullServerConfig { unix: Some(behind.clone()), cpus: vec![0], ..Default::default() };
+    let null = NullServer::start(config).expect("the null server starts");
+    resetting_proxy(front.clone(), behind);
+    for backend in backends() {
+        let line = format!(
+            "oltp_point_select --mysql-socket={} --tables=1 --threads=1 --time=2 --db-ps-mode=disable \
+             --mysql-ignore-errors=2013,2006 {backend} run",
+            front.display()
+        );
+        let (child, started) = spawn(&line);
+        let ran = wait(child, started);
+        assert_eq!(ran.code, Some(0), "{backend}: {ran}");
+        assert!(ran.took < Duration::from_millis(4_500), "{backend}: {ran}");
+        assert!(ran.counter("reconnects:") > 100, "{backend}: {ran}");
+    }
+    drop(null);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------
 // The event loops in memory: a fake server on the other end of a socket
 // pair that stops reading, or stops answering.

@@ -549,6 +549,8 @@ struct Driver<'c> {
     /// Where answers are awaited: on the ring, or (tasks' connections
     /// only) on each socket.
     answers: AnswerWait,
+    /// An exchange on a socket is under way (see `socket_waits`).
+    exchanging: bool,
 }
 
 /// A loop's tasks and what each waits for.
@@ -663,6 +665,7 @@ impl<'c> Driver<'c> {
             deadline_ns: context.deadline_ns,
             arrival: None,
             answers: AnswerWait::Ring,
+            exchanging: false,
         })
     }
 

@@ -69,6 +69,22 @@ impl Driver<'_> {
     /// answered, a built-in test's connection is done or waits for its
     /// `--rate` arrival.
     pub(super) fn exchange_on_socket(&mut self, i: usize) -> Result<(), DriverError> {
+        if self.exchanging {
+            // Reached from within an exchange (a connection opened again
+            // after a loss goes on at once): it goes on at the loop's next
+            // turn instead, so that a server that drops every connection
+            // cannot deepen the stack without end.
+            self.waiting.push(i);
+            return Ok(());
+        }
+        self.exchanging = true;
+        let exchanged = self.exchange_until_answered(i);
+        self.exchanging = false;
+        exchanged
+    }
+
+    /// [`exchange_on_socket`](Self::exchange_on_socket)'s work.
+    fn exchange_until_answered(&mut self, i: usize) -> Result<(), DriverError> {
         loop {
             let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
             if conn.state != RingConnState::Running {

@@ -201,30 +201,38 @@ fn server_site(socket: &StdSocket) -> ServerSite {
 /// on its socket or port, and its threads' cores); a server elsewhere does
 /// not, and one on this host whose process cannot be found is taken to.
 pub fn server_shares_our_cores(endpoint: &crate::client::Endpoint) -> bool {
-    if !endpoint.is_on_this_host() {
-        return false;
-    }
-    let server_cpus = crate::client::peer::listener_pid(endpoint).and_then(process_cpus);
-    match (server_cpus, allowed_cpus()) {
+    endpoint.is_on_this_host() && process_shares_our_cores(crate::client::peer::listener_pid(endpoint))
+}
+
+/// Whether process `pid` may run on a core this process may use; one that
+/// was not found, or whose cores are unknown, is taken to.
+fn process_shares_our_cores(pid: Option<u32>) -> bool {
+    match (pid.and_then(process_cpus), allowed_cpus()) {
         (Some(theirs), Some(ours)) => theirs.iter().any(|cpu| ours.contains(cpu)),
         _ => true,
     }
 }
 
-/// Whether the server at `endpoint`, on this host, looks like it runs a
-/// thread per connection, as MySQL and MariaDB do by default: its process
-/// (found as [`server_shares_our_cores`] finds it) has at least
-/// `connections` threads. An event-loop server (a proxy, the null server)
-/// serves every connection from a few threads, and gains nothing from a
-/// client thread that waits on each socket (against the null server, 16
-/// such threads drove 95-115k qps where one loop on the ring drove 170k).
-/// Threads a server keeps from earlier connections (its thread cache)
-/// count: they serve the next ones.
-pub fn runs_a_thread_per_connection(endpoint: &crate::client::Endpoint, connections: usize) -> bool {
+/// Whether loops holding `connections` connections to the server at
+/// `endpoint` each should wait for their answers on the socket
+/// ([`AnswerWait::Socket`]): a unix socket to a server that shares our
+/// cores ([`server_shares_our_cores`]) and looks like it runs a thread per
+/// connection, as MySQL and MariaDB do by default: its process has at
+/// least `connections` threads. An event-loop server (a proxy, the null
+/// server) serves every connection from a few threads, and gains nothing
+/// from a client thread that waits on each socket (against the null
+/// server, 16 such threads drove 95-115k qps where one loop on the ring
+/// drove 170k). Threads a server keeps from earlier connections (its
+/// thread cache) count: they serve the next ones. Its process is looked
+/// up once.
+pub fn socket_waits_suit(endpoint: &crate::client::Endpoint, connections: usize) -> bool {
+    if !matches!(endpoint, crate::client::Endpoint::Unix(_)) {
+        return false;
+    }
     let Some(pid) = crate::client::peer::listener_pid(endpoint) else { return false };
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
     let threads = status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse::<usize>().ok());
-    threads.is_some_and(|n| n >= connections)
+    threads.is_some_and(|n| n >= connections) && process_shares_our_cores(Some(pid))
 }
 
 /// Every core any thread of process `pid` may run on (a server's

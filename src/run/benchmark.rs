@@ -89,14 +89,20 @@ pub(super) struct Threads<E> {
 }
 
 /// At `--verbosity=4` or more, on stderr: how each loop waits, and why
-/// (see `driver::choose_polling`). Installed as sysbench, never: its
-/// output at every verbosity is sysbench's.
+/// (see `driver::choose_polling`).
 fn say_polling(choices: &[PollChoice]) {
+    for choice in choices {
+        say_engine_choice(choice);
+    }
+}
+
+/// At `--verbosity=4` or more, on stderr, `wirebench: ` and what the
+/// engine chose. Installed as sysbench, never: its output at every
+/// verbosity is sysbench's.
+pub(super) fn say_engine_choice(choice: impl std::fmt::Display) {
     let console = Console::current();
     if console.shows(Level::Info) && console.personality == Personality::Wirebench {
-        for choice in choices {
-            stderr_line(format_args!("wirebench: {choice}"));
-        }
+        stderr_line(format_args!("wirebench: {choice}"));
     }
 }
 

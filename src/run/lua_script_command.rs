@@ -2,13 +2,15 @@
 //! gets sysbench's options and the login, and `run` goes through the same
 //! header, limits, interim and final reports as the built-in tests.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::benchmark::{
-    forced_shutdown_s, print_header, start_clock, start_threads, supervise_to_report, unstarted_context, Threads,
+    forced_shutdown_s, print_header, say_engine_choice, start_clock, start_threads, supervise_to_report,
+    unstarted_context, Threads,
 };
 use super::interrupt::Interrupts;
-use super::output::{alert_line, stderr_line, Console, Level, Output};
+use super::output::{alert_line, stderr_line, Output};
 use super::result_sink::ResultSink;
 use super::script_options::general_options;
 use super::script_text;
@@ -16,7 +18,7 @@ use super::server_sampling::{open_sampler, start_sampling};
 use super::setup::{connect_options, rand_params, seed, tls_config};
 use super::shard_plan::{check_start_at, plan_shard, say_started, wait_for_start, ShardPlan, ShardThreads};
 use super::{print_banner, RunError, RunOutcome};
-use crate::cli::{Bench, Personality};
+use crate::cli::Bench;
 use crate::client::Endpoint;
 use crate::driver::{self, AnswerWait, Backend, PollMode, TaskLoopPlan};
 use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
@@ -139,7 +141,8 @@ fn servers_share_our_cores(env: &ScriptEnv) -> bool {
 /// server is elsewhere (its core is then the loop's alone); otherwise
 /// loops sleep, as a built-in test's do with a local server. A loop that
 /// holds one state whose server shares our cores over a unix socket
-/// awaits its answers on the socket, as sysbench does ([`answer_wait`]).
+/// awaits its answers on the socket, as sysbench does
+/// ([`socket_waits_by_server`]).
 fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
     let cpus = script_loops(bench, env);
     let remote = !servers_share_our_cores(env);
@@ -161,10 +164,13 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
         }
     }
     let one_state_each = env.threads as usize <= count;
-    for (index, plan) in plans.iter_mut().enumerate() {
-        let local = !remote && one_state_each && bench.engine.poll == PollMode::Auto && backend == Backend::Uring;
-        if local && plan.cpu.is_none() {
-            plan.answers = answer_wait(env, index);
+    if !remote && one_state_each && bench.engine.poll == PollMode::Auto && backend == Backend::Uring {
+        let suits = socket_waits_by_server(env);
+        for (tid, plan) in plans.iter_mut().enumerate().filter(|(_, plan)| plan.cpu.is_none()) {
+            let endpoint = (env.connect)(env.first_tid.saturating_add(tid as u32)).endpoint;
+            if suits.get(&endpoint) == Some(&true) {
+                plan.answers = AnswerWait::Socket;
+            }
         }
     }
     plans
@@ -174,33 +180,36 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
 /// their loops wait: how many of the script's loops wait on their socket.
 fn say_socket_waits(loops: &[TaskLoopPlan]) {
     let on_socket = loops.iter().filter(|l| l.answers == AnswerWait::Socket).count();
-    let console = Console::current();
-    if on_socket > 0 && console.shows(Level::Info) && console.personality == Personality::Wirebench {
-        stderr_line(format_args!(
-            "wirebench: {on_socket} of the script's {} event loops wait for each answer on their connection's socket, \
-             as sysbench's threads do: the server shares this host's cores over a unix socket, a thread per connection",
+    if on_socket > 0 {
+        say_engine_choice(format_args!(
+            "{on_socket} of the script's {} event loops wait for each answer on their connection's socket, as \
+             sysbench's threads do: the server shares this host's cores over a unix socket, a thread per connection",
             loops.len()
         ));
     }
 }
 
-/// Where the loop of state `tid` (alone on it, with its server on this
-/// host's cores) awaits answers: on a unix socket to a server that runs a
-/// thread per connection (as many threads as the run has states for it),
-/// on the socket itself (the server's thread and ours then take turns on
-/// a core without sleeping between queries; see `driver::AnswerWait`);
-/// over TCP, or to an event-loop server, on the ring, which measured as
-/// well there and cost the client less.
-fn answer_wait(env: &ScriptEnv, tid: usize) -> AnswerWait {
-    let endpoint = (env.connect)(env.first_tid.saturating_add(tid as u32)).endpoint;
-    if !matches!(endpoint, Endpoint::Unix(_)) {
-        return AnswerWait::Ring;
+/// For each server the script's states connect to, whether a loop holding
+/// one state (alone on it, with its server on this host's cores) awaits
+/// answers on its socket: over a unix socket to a server that runs a
+/// thread per connection (as many threads as the run has states for it;
+/// `driver::socket_waits_suit`, looked up once per server), the server's
+/// thread and ours then take turns on a core without sleeping between
+/// queries (see `driver::AnswerWait`); over TCP, or to an event-loop
+/// server, on the ring, which measured as well there and cost the client
+/// less.
+fn socket_waits_by_server(env: &ScriptEnv) -> HashMap<Endpoint, bool> {
+    let mut states: HashMap<Endpoint, usize> = HashMap::new();
+    for tid in 0..env.threads {
+        *states.entry((env.connect)(env.first_tid.saturating_add(tid)).endpoint).or_default() += 1;
     }
-    let states = (0..env.threads).filter(|&t| (env.connect)(env.first_tid.saturating_add(t)).endpoint == endpoint);
-    match driver::runs_a_thread_per_connection(&endpoint, states.count()) {
-        true => AnswerWait::Socket,
-        false => AnswerWait::Ring,
-    }
+    states
+        .into_iter()
+        .map(|(server, count)| {
+            let suits = driver::socket_waits_suit(&server, count);
+            (server, suits)
+        })
+        .collect()
 }
 
 /// What the script's states share: `whole`'s options in `sysbench.opt`

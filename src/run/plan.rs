@@ -17,8 +17,8 @@ use crate::client::Connection;
 use crate::client::Endpoint;
 use crate::driver::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
-    allowed_cpus, runs_a_thread_per_connection, server_shares_our_cores, AnswerWait, Backend, ConnPlan, LoopPlan,
-    PollMode, PsMode, Redial, Session, StdSocket,
+    allowed_cpus, socket_waits_suit, AnswerWait, Backend, ConnPlan, LoopPlan, PollMode, PsMode, Redial, Session,
+    StdSocket,
 };
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
@@ -238,9 +238,9 @@ pub(super) fn plan_loops(
 /// Whether each connection gets a loop of its own that awaits its answers
 /// on the socket (`driver::AnswerWait::Socket`), as sysbench's threads do:
 /// when every connection is a unix socket to a server that shares our
-/// cores and runs a thread per connection (see
-/// `driver::runs_a_thread_per_connection`), one query at a time (`--pipeline=1`), on io_uring with the
-/// default `--poll` and no `--cpus`, and at most
+/// cores and runs a thread per connection (`driver::socket_waits_suit`),
+/// one query at a time (`--pipeline=1`), on io_uring with the default
+/// `--poll` and no `--cpus`, and at most
 /// [`SOCKET_WAIT_LOOPS_PER_CORE`] connections a core. The server's thread
 /// and the connection's then take turns on a core without sleeping between
 /// queries. Measured with MariaDB on this 2-core VM, 16 connections, three
@@ -257,16 +257,14 @@ fn socket_waits_fit(bench: &Bench, backend: Backend, opened: &[Opened], cores: u
         && engine.cpus.is_none()
         && engine.pipeline <= 1
         && opened.len() <= cores.max(1) * SOCKET_WAIT_LOOPS_PER_CORE;
-    if !fits || !opened.iter().all(|o| matches!(o.conn.endpoint(), Endpoint::Unix(_))) {
+    if !fits {
         return false;
     }
     let mut servers: HashMap<&Endpoint, usize> = HashMap::new();
     for o in opened {
         *servers.entry(o.conn.endpoint()).or_default() += 1;
     }
-    servers.into_iter().all(|(server, connections)| {
-        server_shares_our_cores(server) && runs_a_thread_per_connection(server, connections)
-    })
+    servers.into_iter().all(|(server, connections)| socket_waits_suit(server, connections))
 }
 
 /// Connection n goes to loop n % loops.

@@ -27,8 +27,9 @@
 //! Files:
 //! - `uring_tasks.rs`: the loop's tasks (a script's states), resumed with
 //!   what they waited for.
-//! - `socket_waits.rs`: a script state's exchanges on its own socket, for
-//!   a loop that holds one state and a server on this host's cores.
+//! - `socket_waits.rs`: exchanges on the connection's own socket, for a
+//!   loop that holds one connection (or one script state's) and a
+//!   thread-per-connection server on this host's cores.
 
 mod socket_waits;
 mod uring_tasks;
@@ -546,8 +547,7 @@ struct Driver<'c> {
     deadline_ns: Option<u64>,
     /// Where a script run's tasks wait for its start, until they have.
     arrival: Option<super::start_gate::ArrivalGuard>,
-    /// Where answers are awaited: on the ring, or (tasks' connections
-    /// only) on each socket.
+    /// Where answers are awaited: on the ring, or on each socket.
     answers: AnswerWait,
     /// An exchange on a socket is under way (see `socket_waits`).
     exchanging: bool,

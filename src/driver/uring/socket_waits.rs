@@ -1,5 +1,6 @@
 //! Answers awaited on the socket itself ([`AnswerWait::Socket`]), for a loop
-//! that holds one state's connection to a server on this host's cores:
+//! that holds one connection (a built-in test's, or a script state's) to a
+//! thread-per-connection server on this host's cores:
 //! the command goes out with `send`, and the answer is read with `recv`,
 //! waiting in `poll` when it is not there yet, as libmysqlclient does for
 //! sysbench. The ring is not used for these exchanges (a COM_QUIT still
@@ -43,8 +44,8 @@ pub enum AnswerWait {
     #[default]
     Ring,
     /// On each connection's own socket, one exchange at a time: for a
-    /// loop holding one script state's connections to a server on this
-    /// host over a unix socket.
+    /// loop holding one connection (or one script state's) to a server on
+    /// this host's cores over a unix socket (`driver::socket_waits_suit`).
     Socket,
 }
 

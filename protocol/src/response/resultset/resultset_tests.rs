@@ -155,34 +155,29 @@ fn without_message_range(mut outcome: Outcome) -> Outcome {
     outcome
 }
 
-/// Splits raw bytes into payloads with the framing decoder and feeds them.
-fn decode_whole(bytes: &[u8], mut decoder: ResultSetDecoder) -> Result<Response, CodecError> {
+/// Splits raw bytes into payloads with the framing decoder and hands each
+/// to `feed` until it returns the whole answer, which must end the input.
+fn feed_frames<T>(bytes: &[u8], mut feed: impl FnMut(&[u8]) -> Result<Option<T>, CodecError>) -> Result<T, CodecError> {
     let mut at = 0;
     let mut seq = 1;
     loop {
         let frame = decode_packet(&bytes[at..], seq, usize::MAX)?.expect("whole packet");
         at += frame.consumed;
         seq = frame.next_seq;
-        if let Some(response) = decoder.feed(&frame.payload)? {
+        if let Some(answer) = feed(&frame.payload)? {
             assert_eq!(at, bytes.len(), "response ends with the input");
-            return Ok(response);
+            return Ok(answer);
         }
     }
 }
 
+fn decode_whole(bytes: &[u8], mut decoder: ResultSetDecoder) -> Result<Response, CodecError> {
+    feed_frames(bytes, |payload| decoder.feed(payload))
+}
+
 fn prepare_whole(bytes: &[u8], caps: Capabilities) -> Result<PrepareOutcome, CodecError> {
     let mut reader = PrepareResponse::new(caps);
-    let mut at = 0;
-    let mut seq = 1;
-    loop {
-        let frame = decode_packet(&bytes[at..], seq, usize::MAX)?.expect("whole packet");
-        at += frame.consumed;
-        seq = frame.next_seq;
-        if let Some(outcome) = reader.feed(&frame.payload)? {
-            assert_eq!(at, bytes.len(), "response ends with the input");
-            return Ok(outcome);
-        }
-    }
+    feed_frames(bytes, |payload| reader.feed(payload))
 }
 
 fn prepared(bytes: &[u8], caps: Capabilities) -> PreparedStatement {

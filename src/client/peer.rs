@@ -128,13 +128,19 @@ pub fn listener_pid(endpoint: &super::Endpoint) -> Option<u32> {
 }
 
 /// The inode of the socket listening at `path` (`/proc/net/unix`: the
-/// path is the last field, flags 00010000 mark a listening socket).
+/// path is the last field, flags 00010000 mark a listening socket). The
+/// path matches as the server bound it, or through the links and relative
+/// steps of either side (`--mysql-socket=./x.sock`, `/var/run` -> `/run`).
 fn unix_listener_inode(path: &std::path::Path) -> Option<u64> {
     let table = std::fs::read_to_string("/proc/net/unix").ok()?;
-    let wanted = path.to_str()?;
+    let real = std::fs::canonicalize(path).ok();
+    let same_file = |bound: &str| {
+        std::path::Path::new(bound) == path
+            || real.as_ref().is_some_and(|real| std::fs::canonicalize(bound).is_ok_and(|b| &b == real))
+    };
     table.lines().skip(1).find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        (fields.get(7) == Some(&wanted) && fields.get(3) == Some(&"00010000")).then_some(())?;
+        (fields.get(3) == Some(&"00010000") && same_file(fields.get(7)?)).then_some(())?;
         fields.get(6)?.parse().ok()
     })
 }
@@ -182,5 +188,28 @@ mod tests {
         assert_eq!(unix_peer_pid(&client), None, "not a unix socket");
         let far: SocketAddr = "192.0.2.1:3306".parse().unwrap();
         assert_eq!(PeerProcess::of_tcp(ours, far), PeerProcess::Elsewhere);
+    }
+
+    /// A listener is found by the path it was bound to, and through a
+    /// link or a relative path that leads to the same file.
+    #[test]
+    fn a_unix_listener_is_found_by_any_path_to_its_file() {
+        let me = std::process::id();
+        let dir = std::env::temp_dir().join(format!("wirebench-peer-{me}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bound = dir.join("server.sock");
+        let _ = std::fs::remove_file(&bound);
+        let _listener = std::os::unix::net::UnixListener::bind(&bound).unwrap();
+        let link = dir.join("link.sock");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&bound, &link).unwrap();
+        let through_dot = dir.join(".").join("server.sock");
+        for path in [&bound, &link, &through_dot] {
+            let endpoint = crate::client::Endpoint::Unix(path.clone());
+            assert_eq!(listener_pid(&endpoint), Some(me), "{}", path.display());
+        }
+        let nobody = crate::client::Endpoint::Unix(dir.join("absent.sock"));
+        assert_eq!(listener_pid(&nobody), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -25,12 +25,14 @@
 //! as stalled: its operations are cancelled, as for any other ending.
 //!
 //! Files:
+//! - `batch_gate.rs`: whether a sleep waits for a batch of answers.
 //! - `uring_tasks.rs`: the loop's tasks (a script's states), resumed with
 //!   what they waited for.
 //! - `socket_waits.rs`: exchanges on the connection's own socket, for a
 //!   loop that holds one connection (or one script state's) and a
 //!   thread-per-connection server on this host's cores.
 
+mod batch_gate;
 mod socket_waits;
 mod uring_tasks;
 
@@ -53,6 +55,7 @@ use super::spin::Spinner;
 use super::waits::{WaitCheck, WaitLimits, Waits};
 use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, Stalls, StdSocket};
 use crate::stats::LoopStats;
+use batch_gate::BatchGate;
 use uring_tasks::register_sockets;
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
@@ -525,6 +528,8 @@ struct Driver<'c> {
     /// Entries queued since the last `io_uring_enter` that usually complete
     /// at once (sends, cancellations): a wait counts them too.
     quick_queued: usize,
+    /// Whether sleeps wait for a batch of answers ([`BatchGate`]).
+    batch_gate: BatchGate,
     /// Connections not yet retired.
     live: usize,
     /// `--rate`: connections with nothing in flight, waiting for an
@@ -653,6 +658,7 @@ impl<'c> Driver<'c> {
             recvs: 0,
             recv_arms: 0,
             quick_queued: 0,
+            batch_gate: BatchGate::default(),
             waiting: Vec::with_capacity(conns_len),
             spare: Vec::with_capacity(conns_len),
             first_error: None,
@@ -1163,9 +1169,10 @@ impl<'c> Driver<'c> {
     }
 
     /// How many completions a sleep waits for: the quick ones just queued,
-    /// plus one per few busy connections; never more than can come.
+    /// plus one per few busy connections while batches fill
+    /// ([`BatchGate`]); never more than can come.
     fn wanted(&self) -> usize {
-        let batch = (self.recvs / CONNS_PER_WAKEUP).clamp(1, MAX_BATCH);
+        let batch = if self.batch_gate.open() { (self.recvs / CONNS_PER_WAKEUP).clamp(1, MAX_BATCH) } else { 1 };
         (self.quick_queued + batch).min(self.ops.max(1))
     }
 
@@ -1188,6 +1195,7 @@ impl<'c> Driver<'c> {
         };
         let result = self.ring.submitter().submit_with_args(want, &args);
         self.quick_queued = 0;
+        self.batch_gate.after_sleep(batching, want, self.ring.completion().len());
         match result {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
@@ -1647,6 +1655,9 @@ mod tests {
         assert_eq!(want(1000, 0, 0), MAX_BATCH);
         assert_eq!(want(0, 2, 0), 2, "only sends in flight");
         assert_eq!(want(0, 1, 1), 1, "a send and its cancellation: wake early rather than late");
+        d.batch_gate.after_sleep(true, 8, 1);
+        (d.recvs, d.ops, d.quick_queued) = (16, 19, 3);
+        assert_eq!(d.wanted(), 3 + 1, "a batch fell short: the next sleeps wake at the first answer");
         (d.recvs, d.ops, d.quick_queued) = (0, 0, 0);
         assert!(d.run().is_ok(), "no connections: nothing to do");
     }

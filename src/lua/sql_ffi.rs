@@ -23,7 +23,6 @@
 //! pointers it is given against what it made.
 
 use std::ffi::{c_char, c_int, c_ulong, c_void, CStr, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use smallvec::SmallVec;
 use wirebench_protocol::command::{self, ExecuteTemplate, Param, ParamSlot};
@@ -31,6 +30,7 @@ use wirebench_protocol::response::{Outcome, PreparedStatement, QueryResult, Resu
 use wirebench_protocol::Capabilities;
 
 use super::context;
+use super::ffi::guarded;
 use crate::driver::{decode_walked, with_caller, CallAnswer, CallError, ConnId, CounterKind, Expect, KeptTextRows};
 
 /// sysbench's `BULK_PACKET_SIZE`: a bulk INSERT is sent before it grows past this.
@@ -218,11 +218,6 @@ pub struct SqlBind {
     is_null: *mut c_char,
 }
 
-/// Runs `f`, turning a panic into `failed` (C callers cannot unwind).
-fn sql_guarded<T>(failed: T, f: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(failed)
-}
-
 /// sysbench's `log_text(LOG_ALERT, ...)`.
 fn alert(message: &str) {
     eprintln!("ALERT: {message}");
@@ -269,7 +264,7 @@ unsafe fn bytes<'a>(ptr: *const c_char, len: usize) -> &'a [u8] {
 /// SQL statistics.
 #[no_mangle]
 pub extern "C" fn db_create(name: *const c_char) -> *mut SqlDriver {
-    sql_guarded(std::ptr::null_mut(), || {
+    guarded("db_create", std::ptr::null_mut(), || {
         // SAFETY: a NUL-terminated string from Lua, or NULL.
         let name = (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned());
         if name.as_deref().is_some_and(|n| n != "mysql") {
@@ -292,7 +287,7 @@ pub extern "C" fn db_destroy(_driver: *mut SqlDriver) -> c_int {
 /// deals them); NULL when it cannot, the reason logged.
 #[no_mangle]
 pub extern "C" fn db_connection_create(_driver: *mut SqlDriver) -> *mut SqlConnection {
-    sql_guarded(std::ptr::null_mut(), || {
+    guarded("db_connection_create", std::ptr::null_mut(), || {
         let Some((options, limit)) = context::with_current(|ctx| ((ctx.env.connect)(ctx.tid), ctx.env.result_limit))
         else {
             alert("db_connection_create() called outside a script's thread");
@@ -474,7 +469,7 @@ fn counter_kind_of(result_sets: bool, affected_rows: u64) -> CounterKind {
 pub unsafe extern "C" fn db_connection_close(con: *mut SqlConnection) -> c_int {
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
-    sql_guarded(1, || {
+    guarded("db_connection_close", 1, || {
         if con.inner.state == SqlConnState::Invalid {
             alert("attempt to close an already closed connection");
             return 0;
@@ -494,7 +489,7 @@ pub unsafe extern "C" fn db_connection_close(con: *mut SqlConnection) -> c_int {
 pub unsafe extern "C" fn db_connection_reconnect(con: *mut SqlConnection) -> c_int {
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return DB_ERROR_FATAL };
-    sql_guarded(DB_ERROR_FATAL, || {
+    guarded("db_connection_reconnect", DB_ERROR_FATAL, || {
         if con.inner.state == SqlConnState::Invalid {
             alert("attempt to close an already closed connection");
             return 0;
@@ -543,7 +538,7 @@ pub unsafe extern "C" fn db_query(con: *mut SqlConnection, query: *const c_char,
     let Some(con) = (unsafe { connection(con) }) else { return std::ptr::null_mut() };
     // SAFETY: Lua passes a string and its length.
     let sql = unsafe { bytes(query, len) };
-    sql_guarded(std::ptr::null_mut(), || {
+    guarded("db_query", std::ptr::null_mut(), || {
         if !con.usable() {
             return std::ptr::null_mut();
         }
@@ -599,7 +594,7 @@ pub unsafe extern "C" fn db_fetch_row(rs: *mut SqlResult) -> *mut SqlRow {
         alert("attempt to fetch row from an invalid result set");
         return std::ptr::null_mut();
     };
-    sql_guarded(std::ptr::null_mut(), || {
+    guarded("db_fetch_row", std::ptr::null_mut(), || {
         if con.inner.state != SqlConnState::ResultSet || slot == ResultSlot::NoRows {
             let what = if con.inner.state == SqlConnState::Invalid {
                 "attempt to use an already closed connection"
@@ -729,7 +724,7 @@ pub unsafe extern "C" fn db_prepare(con: *mut SqlConnection, query: *const c_cha
     let Some(con) = (unsafe { connection(con) }) else { return std::ptr::null_mut() };
     // SAFETY: Lua passes a string and its length.
     let sql = unsafe { bytes(query, len) };
-    sql_guarded(std::ptr::null_mut(), || {
+    guarded("db_prepare", std::ptr::null_mut(), || {
         if !con.usable() {
             return std::ptr::null_mut();
         }
@@ -806,7 +801,7 @@ pub unsafe extern "C" fn db_execute(stmt: *mut SqlStatement) -> *mut SqlResult {
     // SAFETY: the statement's connection outlives it in the script (it
     // holds both); checked by its magic.
     let Some(con) = (unsafe { connection(stmt.connection) }) else { return std::ptr::null_mut() };
-    sql_guarded(std::ptr::null_mut(), || execute_statement(con, stmt))
+    guarded("db_execute", std::ptr::null_mut(), || execute_statement(con, stmt))
 }
 
 fn execute_statement(con: &mut SqlConnection, stmt: &mut SqlStatement) -> *mut SqlResult {
@@ -929,7 +924,7 @@ pub unsafe extern "C" fn db_close(stmt: *mut SqlStatement) -> c_int {
     // SAFETY: made by Box::into_raw in db_prepare.
     let mut owned = unsafe { Box::from_raw(stmt) };
     owned.inner.magic = 0;
-    sql_guarded(0, || {
+    guarded("db_close", 0, || {
         // SAFETY: the connection, if still alive (checked by its magic).
         let Some(con) = (unsafe { connection(owned.connection) }) else { return 0 };
         if con.inner.rs.statement == stmt {
@@ -970,7 +965,7 @@ pub unsafe extern "C" fn db_bulk_insert_next(con: *mut SqlConnection, row: *cons
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
     // SAFETY: Lua passes a string and its length.
     let row = unsafe { bytes(row, len) };
-    sql_guarded(1, || {
+    guarded("db_bulk_insert_next", 1, || {
         let Some(bulk) = con.inner.bulk.as_ref() else {
             alert("attempt to call bulk_insert_next() before bulk_insert_init()");
             return 1;
@@ -993,7 +988,7 @@ pub unsafe extern "C" fn db_bulk_insert_next(con: *mut SqlConnection, row: *cons
 pub unsafe extern "C" fn db_bulk_insert_done(con: *mut SqlConnection) -> c_int {
     // SAFETY: a pointer the script got from db_connection_create.
     let Some(con) = (unsafe { connection(con) }) else { return 1 };
-    sql_guarded(1, || {
+    guarded("db_bulk_insert_done", 1, || {
         let sent = bulk_send(con);
         con.inner.bulk = None;
         sent

@@ -81,7 +81,7 @@ fn with_state<T>(function: &'static str, f: impl FnOnce(&mut ThreadCtx) -> T) ->
 
 /// Runs the body of the exported `function`; a panic is caught (it must
 /// not unwind into LuaJIT), logged, and answered with `fallback`.
-fn guarded<T>(function: &'static str, fallback: T, body: impl FnOnce() -> T) -> T {
+pub(super) fn guarded<T>(function: &'static str, fallback: T, body: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
         alert_once(function, "panic", format_args!("{function}() failed (a wirebench bug): it did nothing"));
         fallback

@@ -1394,6 +1394,8 @@ mod tests {
         CloseAfter(usize),
         /// An OK packet, 3 ms late: slower than the longest adaptive spin.
         Slow,
+        /// An OK packet, 20 ms late: a query held in the server.
+        Held,
     }
 
     const CAPS: Capabilities =
@@ -1403,7 +1405,7 @@ mod tests {
         use wirebench_protocol::response::{resultset, text_row, ColumnDefinition, OkPacket};
         use wirebench_protocol::{ColumnType, StatusFlags};
         match reply {
-            FakeReply::Trickle | FakeReply::CloseAfter(_) | FakeReply::Slow => {
+            FakeReply::Trickle | FakeReply::CloseAfter(_) | FakeReply::Slow | FakeReply::Held => {
                 OkPacket::default().encode(0, CAPS, 1, out);
             }
             FakeReply::Big => {
@@ -1432,8 +1434,10 @@ mod tests {
             }
             let mut out = Vec::new();
             answer(reply, &mut out);
-            if matches!(reply, FakeReply::Slow) {
-                std::thread::sleep(Duration::from_millis(3));
+            match reply {
+                FakeReply::Slow => std::thread::sleep(Duration::from_millis(3)),
+                FakeReply::Held => std::thread::sleep(Duration::from_millis(20)),
+                _ => {}
             }
             let written = match reply {
                 FakeReply::Trickle => out.chunks(1).try_for_each(|b| stream.write_all(b).and_then(|()| stream.flush())),
@@ -1526,6 +1530,46 @@ mod tests {
             plans.push((plan, server));
         }
         plans
+    }
+
+    /// Fifteen of sixteen connections held in the server (their answers
+    /// 20 ms late) and one answered at once: the batches never fill, so
+    /// the loop stops waiting for them and the quick connection's answers
+    /// are handled as they come. With batching always on, each of them
+    /// waited out `BATCH_WAIT_US`: 400 events took at least 400 x 500 µs.
+    #[test]
+    fn batches_that_never_fill_do_not_hold_back_the_answers_that_come() {
+        if probe().is_err() {
+            return;
+        }
+        let bound = Duration::from_micros(u64::from(BATCH_WAIT_US)) * 400 / 4;
+        let mut tries = Vec::new();
+        for _ in 0..3 {
+            let context = test_context(16, Some(400));
+            let mut collector = Collector::new(context.board.clone());
+            let (plans, servers): (Vec<_>, Vec<_>) = socket_pair_plans(16, 1)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (plan, server))| {
+                    let reply = if i == 0 { FakeReply::CloseAfter(usize::MAX) } else { FakeReply::Held };
+                    (plan, std::thread::spawn(move || fake_server(server, reply)))
+                })
+                .unzip();
+            let start = Instant::now();
+            let result = run_uring_loop(0, plans, Vec::new(), &context, (PollMode::Sleep, AnswerWait::Ring), None);
+            let took = start.elapsed();
+            for server in servers {
+                server.join().unwrap();
+            }
+            result.unwrap();
+            collector.drain();
+            assert_eq!(collector.totals().counters.events, 400);
+            if took < bound + Duration::from_millis(40) {
+                return;
+            }
+            tries.push(took);
+        }
+        panic!("400 events took {tries:?}, each more than {bound:?} and the held answers' 40 ms");
     }
 
     /// Spins that keep missing (answers slower than the longest spin: one

@@ -22,7 +22,7 @@ Cases (see docs/benchmarking.md):
   s  (not in the default set) sysbench's Lua scripts through wirebench's
      Lua engine (--lua) beside sysbench, and Percona-Lab/sysbench-tpcc,
      with issue 22's targets (benches/lua_compare.py, which also runs
-     alone: its cases s1, s2, t and m);
+     alone: its cases s1, s2, t and m, and t2 on request);
   p  (not in the default set) oltp_read_write prepare, 8x100k and 2x1M,
      8 threads, on MariaDB's socket: wall time and server CPU, each
      round's and the medians' ratios, the target (<= 0.6x) PASS or FAIL

@@ -342,7 +342,10 @@ fn tcp_finds_the_process_and_server_pid_names_it() {
 
 /// Two shards of one run: only shard 0 samples; its own result has no
 /// figures per query (its queries are half the server's); merged, the
-/// figures are per query of both shards', and the check holds.
+/// figures are per query of both shards', and the check holds. The shards
+/// end by time, together: shard 0 samples until its own end, so a shard
+/// still running after it (a run of `--events`, one shard slower) would
+/// leave queries out of the window, as the check would then say.
 #[test]
 fn shards_count_the_one_server_once() {
     let Some((_turn, server)) = server_to_myself() else { return };
@@ -353,7 +356,7 @@ fn shards_count_the_one_server_once() {
     let shards: Vec<Child> = (0..2)
         .map(|i| {
             let shard = format!("--shard={i}/2");
-            let args = ["--events=4000", "--threads=4", "--format=json", "--report-interval=1", &start_at, &shard];
+            let args = ["--time=2", "--threads=4", "--format=json", "--report-interval=1", &start_at, &shard];
             wirebench_at(Path::new(env!("CARGO_BIN_EXE_wirebench")), &run_args(&server, "oltp_point_select", &args))
                 .stdout(std::fs::File::create(&files[i]).unwrap())
                 .stderr(Stdio::piped())
@@ -373,11 +376,14 @@ fn shards_count_the_one_server_once() {
     let merged = succeeded(wirebench(&[strings(&["merge", "--format=json"]), paths.clone()].concat()), "merge");
     let lines = schema_checked(&text(&merged.stdout));
     let result = final_of(&lines);
-    assert_eq!(u64_at(result, "/counters/reads"), 4000);
+    let reads = u64_at(&finals[0], "/counters/reads") + u64_at(&finals[1], "/counters/reads");
+    assert!(reads > 0);
+    assert_eq!(u64_at(result, "/counters/reads"), reads);
     assert_eq!(u64_at(result, "/server/source/merged_shards"), 2);
     assert_eq!(result["server"]["consistency"]["consistent"], true, "{}", result["server"]);
     let selects = u64_at(result, "/server/delta/status/Com_select");
-    assert!(selects <= 4000 && selects + u64_at(result, "/server/consistency/allowed_below") >= 4000, "{selects}");
+    let allowed = u64_at(result, "/server/consistency/allowed_below");
+    assert!(selects <= reads && selects + allowed >= reads, "{selects} of {reads}");
     assert!(result["server"]["figures"]["cpu_us_per_query"].as_f64().unwrap() > 0.0);
     let report = text(&succeeded(wirebench(&[strings(&["merge"]), paths].concat()), "merge").stdout);
     assert!(report.contains("    sampled by shard 0/2 alone, for the whole run"), "{report}");

@@ -70,7 +70,7 @@ pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
-pub(crate) use polling::{choose_polling, server_shares_our_cores, socket_waits_suit, PollChoice};
+pub(crate) use polling::{choose_polling, server_shares_our_cores, socket_waits_by_server, PollChoice};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
 pub use session::Session;

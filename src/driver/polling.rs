@@ -225,7 +225,7 @@ fn process_shares_our_cores(pid: Option<u32>) -> bool {
 /// drove 170k). Threads a server keeps from earlier connections (its
 /// thread cache) count: they serve the next ones. Its process is looked
 /// up once.
-pub fn socket_waits_suit(endpoint: &crate::client::Endpoint, connections: usize) -> bool {
+fn socket_waits_suit(endpoint: &crate::client::Endpoint, connections: usize) -> bool {
     if !matches!(endpoint, crate::client::Endpoint::Unix(_)) {
         return false;
     }
@@ -233,6 +233,26 @@ pub fn socket_waits_suit(endpoint: &crate::client::Endpoint, connections: usize)
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
     let threads = status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse::<usize>().ok());
     threads.is_some_and(|n| n >= connections) && process_shares_our_cores(Some(pid))
+}
+
+/// For each server among `endpoints` (one per connection or script state
+/// of the run), whether its loops await answers on the socket
+/// ([`socket_waits_suit`], with as many connections as it appears here):
+/// each server's process is looked up once.
+pub fn socket_waits_by_server(
+    endpoints: impl Iterator<Item = crate::client::Endpoint>,
+) -> HashMap<crate::client::Endpoint, bool> {
+    let mut connections: HashMap<crate::client::Endpoint, usize> = HashMap::new();
+    for endpoint in endpoints {
+        *connections.entry(endpoint).or_default() += 1;
+    }
+    connections
+        .into_iter()
+        .map(|(server, count)| {
+            let suits = socket_waits_suit(&server, count);
+            (server, suits)
+        })
+        .collect()
 }
 
 /// Every core any thread of process `pid` may run on (a server's

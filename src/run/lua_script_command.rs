@@ -2,7 +2,6 @@
 //! gets sysbench's options and the login, and `run` goes through the same
 //! header, limits, interim and final reports as the built-in tests.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::benchmark::{
@@ -100,14 +99,14 @@ fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunErro
 /// `--cpus`, a loop pinned to each core given; with
 /// `--lua-thread-per-state`, a loop per state, as sysbench has a thread
 /// per state. By default, where the server shares this process's cores
-/// (on this host, not pinned apart), a loop per state, each waiting for
+/// (`local`: on this host, not pinned apart), a loop per state, each waiting for
 /// its own answers so that the server gets the cores between them, as the
 /// built-in tests leave a local server its cores (up to
 /// [`LOCAL_LOOPS_PER_CORE`] loops a core: beyond, states share them, each
 /// loop's statistics taking about a megabyte); else (a server elsewhere or
 /// on cores of its own) a loop per core this process may use, its states
 /// side by side on it.
-fn script_loops(bench: &Bench, env: &ScriptEnv) -> Vec<Option<usize>> {
+fn script_loops(bench: &Bench, env: &ScriptEnv, local: bool) -> Vec<Option<usize>> {
     let threads = bench.general.threads.max(1) as usize;
     if env.call.thread_per_state {
         return vec![None; threads];
@@ -116,7 +115,7 @@ fn script_loops(bench: &Bench, env: &ScriptEnv) -> Vec<Option<usize>> {
         return cpus.iter().map(|&cpu| Some(cpu)).take(threads).collect();
     }
     let cores = driver::allowed_cpus().map_or(1, |cpus| cpus.len().max(1));
-    if servers_share_our_cores(env) {
+    if local {
         return vec![None; threads.min(cores * LOCAL_LOOPS_PER_CORE)];
     }
     vec![None; cores.min(threads)]
@@ -131,8 +130,7 @@ const LOCAL_LOOPS_PER_CORE: usize = 8;
 /// Whether a server the script's states connect to (by the whole run's
 /// thread numbers) shares this process's cores.
 fn servers_share_our_cores(env: &ScriptEnv) -> bool {
-    let tids = (0..env.threads).map(|tid| env.first_tid.saturating_add(tid));
-    let servers: std::collections::HashSet<_> = tids.map(|tid| (env.connect)(tid).endpoint).collect();
+    let servers: std::collections::HashSet<_> = state_endpoints(env).collect();
     servers.iter().any(driver::server_shares_our_cores)
 }
 
@@ -142,10 +140,10 @@ fn servers_share_our_cores(env: &ScriptEnv) -> bool {
 /// loops sleep, as a built-in test's do with a local server. A loop that
 /// holds one state whose server shares our cores over a unix socket
 /// awaits its answers on the socket, as sysbench does
-/// ([`socket_waits_by_server`]).
+/// ([`state_endpoints`]).
 fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
-    let cpus = script_loops(bench, env);
     let remote = !servers_share_our_cores(env);
+    let cpus = script_loops(bench, env, !remote);
     let mut plans: Vec<TaskLoopPlan> = cpus
         .iter()
         .map(|&cpu| {
@@ -165,9 +163,8 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
     }
     let one_state_each = env.threads as usize <= count;
     if !remote && one_state_each && bench.engine.poll == PollMode::Auto && backend == Backend::Uring {
-        let suits = socket_waits_by_server(env);
-        for (tid, plan) in plans.iter_mut().enumerate().filter(|(_, plan)| plan.cpu.is_none()) {
-            let endpoint = (env.connect)(env.first_tid.saturating_add(tid as u32)).endpoint;
+        let suits = driver::socket_waits_by_server(state_endpoints(env));
+        for (endpoint, plan) in state_endpoints(env).zip(&mut plans).filter(|(_, plan)| plan.cpu.is_none()) {
             if suits.get(&endpoint) == Some(&true) {
                 plan.answers = AnswerWait::Socket;
             }
@@ -189,27 +186,16 @@ fn say_socket_waits(loops: &[TaskLoopPlan]) {
     }
 }
 
-/// For each server the script's states connect to, whether a loop holding
-/// one state (alone on it, with its server on this host's cores) awaits
-/// answers on its socket: over a unix socket to a server that runs a
-/// thread per connection (as many threads as the run has states for it;
-/// `driver::socket_waits_suit`, looked up once per server), the server's
-/// thread and ours then take turns on a core without sleeping between
-/// queries (see `driver::AnswerWait`); over TCP, or to an event-loop
-/// server, on the ring, which measured as well there and cost the client
-/// less.
-fn socket_waits_by_server(env: &ScriptEnv) -> HashMap<Endpoint, bool> {
-    let mut states: HashMap<Endpoint, usize> = HashMap::new();
-    for tid in 0..env.threads {
-        *states.entry((env.connect)(env.first_tid.saturating_add(tid)).endpoint).or_default() += 1;
-    }
-    states
-        .into_iter()
-        .map(|(server, count)| {
-            let suits = driver::socket_waits_suit(&server, count);
-            (server, suits)
-        })
-        .collect()
+/// The server each of the script's states connects to, by the whole
+/// run's thread numbers. A loop holding one state (alone on it, with its
+/// server on this host's cores) awaits answers on its socket when the
+/// server suits (`driver::socket_waits_by_server`: a unix socket to a
+/// server that runs a thread per connection); the server's thread and ours
+/// then take turns on a core without sleeping between queries (see
+/// `driver::AnswerWait`); over TCP, or to an event-loop server, on the
+/// ring, which measured as well there and cost the client less.
+fn state_endpoints(env: &ScriptEnv) -> impl Iterator<Item = Endpoint> + '_ {
+    (0..env.threads).map(|tid| (env.connect)(env.first_tid.saturating_add(tid)).endpoint)
 }
 
 /// What the script's states share: `whole`'s options in `sysbench.opt`

@@ -1,7 +1,6 @@
 //! The `run` command's connections: every one logged in and its statements
 //! prepared, then spread over the event loops, one per chosen core.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use bytes::BytesMut;
@@ -14,10 +13,9 @@ use super::shard_plan::ShardThreads;
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;
-use crate::client::Endpoint;
 use crate::driver::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
-    allowed_cpus, socket_waits_suit, AnswerWait, Backend, ConnPlan, LoopPlan, PollMode, PsMode, Redial, Session,
+    allowed_cpus, socket_waits_by_server, AnswerWait, Backend, ConnPlan, LoopPlan, PollMode, PsMode, Redial, Session,
     StdSocket,
 };
 use crate::rand::{RandParams, Rng};
@@ -238,7 +236,7 @@ pub(super) fn plan_loops(
 /// Whether each connection gets a loop of its own that awaits its answers
 /// on the socket (`driver::AnswerWait::Socket`), as sysbench's threads do:
 /// when every connection is a unix socket to a server that shares our
-/// cores and runs a thread per connection (`driver::socket_waits_suit`),
+/// cores and runs a thread per connection (`driver::socket_waits_by_server`),
 /// one query at a time (`--pipeline=1`), on io_uring with the default
 /// `--poll` and no `--cpus`, and at most
 /// [`SOCKET_WAIT_LOOPS_PER_CORE`] connections a core. The server's thread
@@ -260,11 +258,7 @@ fn socket_waits_fit(bench: &Bench, backend: Backend, opened: &[Opened], cores: u
     if !fits {
         return false;
     }
-    let mut servers: HashMap<&Endpoint, usize> = HashMap::new();
-    for o in opened {
-        *servers.entry(o.conn.endpoint()).or_default() += 1;
-    }
-    servers.into_iter().all(|(server, connections)| socket_waits_suit(server, connections))
+    socket_waits_by_server(opened.iter().map(|o| o.conn.endpoint().clone())).values().all(|&suits| suits)
 }
 
 /// Connection n goes to loop n % loops.

@@ -158,9 +158,34 @@ fn tcp_listener_inode(port: u16) -> Option<u64> {
     })
 }
 
+/// The value after `label` (`"Threads:"`, `"Cpus_allowed_list:"`) in the
+/// text of a `/proc/PID/status` file, trimmed.
+pub fn status_entry<'a>(status: &'a str, label: &str) -> Option<&'a str> {
+    status.lines().find_map(|line| line.strip_prefix(label)).map(str::trim)
+}
+
+/// The number a `/proc/PID/status` entry starts with (`VmRSS:  1234 kB`
+/// is 1234).
+pub fn status_number(status: &str, label: &str) -> Option<u64> {
+    status_entry(status, label)?.split_ascii_whitespace().next()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_entries_are_read_by_label() {
+        let status = "Name:\tmariadbd\nThreads:\t21\nVmRSS:\t  123456 kB\nCpus_allowed_list:\t0-1\n\
+                      voluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(status_number(status, "Threads:"), Some(21));
+        assert_eq!(status_number(status, "VmRSS:"), Some(123_456));
+        assert_eq!(status_number(status, "voluntary_ctxt_switches:"), Some(12));
+        assert_eq!(status_number(status, "nonvoluntary_ctxt_switches:"), Some(3));
+        assert_eq!(status_entry(status, "Cpus_allowed_list:"), Some("0-1"));
+        assert_eq!(status_number(status, "VmSwap:"), None);
+        assert_eq!(status_number(status, "Name:"), None);
+    }
 
     #[test]
     fn proc_net_addresses_are_read_in_host_order() {

@@ -231,8 +231,8 @@ fn socket_waits_suit(endpoint: &crate::client::Endpoint, connections: usize) -> 
     }
     let Some(pid) = crate::client::peer::listener_pid(endpoint) else { return false };
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return false };
-    let threads = status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse::<usize>().ok());
-    threads.is_some_and(|n| n >= connections) && process_shares_our_cores(Some(pid))
+    let threads = crate::client::peer::status_number(&status, "Threads:");
+    threads.is_some_and(|n| n >= connections as u64) && process_shares_our_cores(Some(pid))
 }
 
 /// For each server among `endpoints` (one per connection or script state
@@ -261,8 +261,8 @@ fn process_cpus(pid: u32) -> Option<Vec<usize>> {
     let mut cpus = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
         let Ok(status) = std::fs::read_to_string(task.path().join("status")) else { continue };
-        let Some(list) = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")) else { continue };
-        cpus.extend(cpu_ranges(list.trim())?);
+        let Some(list) = crate::client::peer::status_entry(&status, "Cpus_allowed_list:") else { continue };
+        cpus.extend(cpu_ranges(list)?);
     }
     cpus.sort_unstable();
     cpus.dedup();

@@ -15,6 +15,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::client::peer::status_number;
+
 /// One look at the process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcessReading {
@@ -36,14 +38,14 @@ impl ProcessReading {
         let (user_ticks, system_ticks) = cpu_ticks(&stat).ok_or_else(|| malformed(&dir, "stat"))?;
         let tick_us = 1_000_000 / clock_ticks_per_second();
         let status = std::fs::read_to_string(dir.join("status"))?;
-        let rss_kb = status_field(&status, "VmRSS:").ok_or_else(|| malformed(&dir, "status"))?;
+        let rss_kb = status_number(&status, "VmRSS:").ok_or_else(|| malformed(&dir, "status"))?;
         let mut switches = BTreeMap::new();
         for task in std::fs::read_dir(dir.join("task"))?.flatten() {
             let Some(tid) = task.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
             // A thread that ended since the listing is simply not counted.
             let Ok(text) = std::fs::read_to_string(task.path().join("status")) else { continue };
-            let voluntary = status_field(&text, "voluntary_ctxt_switches:").unwrap_or(0);
-            let involuntary = status_field(&text, "nonvoluntary_ctxt_switches:").unwrap_or(0);
+            let voluntary = status_number(&text, "voluntary_ctxt_switches:").unwrap_or(0);
+            let involuntary = status_number(&text, "nonvoluntary_ctxt_switches:").unwrap_or(0);
             switches.insert(tid, (voluntary, involuntary));
         }
         Ok(ProcessReading {
@@ -66,12 +68,6 @@ fn cpu_ticks(stat: &str) -> Option<(u64, u64)> {
     let (_, after_name) = stat.rsplit_once(')')?;
     let mut fields = after_name.split_ascii_whitespace().skip(11);
     Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
-}
-
-/// The number after `label` in a `/proc/.../status` text.
-fn status_field(text: &str, label: &str) -> Option<u64> {
-    let line = text.lines().find_map(|line| line.strip_prefix(label))?;
-    line.split_ascii_whitespace().next()?.parse().ok()
 }
 
 /// `sysconf(_SC_CLK_TCK)`: the unit of `/proc`'s CPU times (100 on every
@@ -140,16 +136,6 @@ mod tests {
         let stat = "6225 (mariadbd (x) 2) S 1 6224 6224 0 -1 4194560 32149 0 0 0 1534 377 0 0 20 0 38 0 4470 0";
         assert_eq!(cpu_ticks(stat), Some((1534, 377)));
         assert_eq!(cpu_ticks("6225 (short) S 1"), None);
-    }
-
-    #[test]
-    fn status_fields_are_read_by_label() {
-        let status =
-            "Name:\tmariadbd\nVmRSS:\t  123456 kB\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
-        assert_eq!(status_field(status, "VmRSS:"), Some(123_456));
-        assert_eq!(status_field(status, "voluntary_ctxt_switches:"), Some(12));
-        assert_eq!(status_field(status, "nonvoluntary_ctxt_switches:"), Some(3));
-        assert_eq!(status_field(status, "VmSwap:"), None);
     }
 
     /// Threads alive at both readings count their increase; a thread

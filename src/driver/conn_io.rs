@@ -55,6 +55,21 @@ pub(super) enum Work {
 /// What became of a task's call once the answer came in.
 pub(super) type CallDone = Result<CallAnswer, CallError>;
 
+/// What a running connection waits for once its commands are sent
+/// ([`ConnIo::after_send`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AfterSend {
+    /// Its work is done and every answer is in: it quits.
+    Quit,
+    /// Nothing in flight and, under `--rate`, no event may start yet: the
+    /// next arrival.
+    Arrival,
+    /// A task's call has its answer (or awaits none): the task resumes.
+    CallAnswered,
+    /// The server's answers.
+    Answers,
+}
+
 impl ConnIo {
     /// Splits a plan into what this layer keeps and what the backend takes:
     /// the socket, and the bytes already read from it.
@@ -108,6 +123,22 @@ impl ConnIo {
         match &self.work {
             Work::Events(session) => session.in_flight() > 0,
             Work::Calls(calls) => calls.awaits_answer(),
+        }
+    }
+
+    /// What the connection waits for once what it filled is on its way;
+    /// the one answer for every backend and way of waiting.
+    pub(super) fn after_send(&self) -> AfterSend {
+        if self.is_done() {
+            AfterSend::Quit
+        } else if self.is_waiting() {
+            AfterSend::Arrival
+        } else if !self.awaits_answers() {
+            // Only a task's connection: a built-in test's that is neither
+            // done nor waiting has a command in flight.
+            AfterSend::CallAnswered
+        } else {
+            AfterSend::Answers
         }
     }
 

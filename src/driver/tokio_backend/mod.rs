@@ -22,7 +22,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use super::conn_io::ConnIo;
+use super::conn_io::{AfterSend, ConnIo};
 use super::waits::{Overdue, WaitCheck, WaitLimits, Waits};
 use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Stalls};
 use crate::client::Stream;
@@ -359,14 +359,14 @@ async fn exchange(
             }
         }
         wire.wbuf.clear();
-        if io.is_done() || (io.is_task_conn() && !io.awaits_answers()) {
-            return Ok(None);
+        match io.after_send() {
+            AfterSend::Quit | AfterSend::CallAnswered => return Ok(None),
+            AfterSend::Arrival => {
+                shared.waiters.wait().await;
+                continue;
+            }
+            AfterSend::Answers => {}
         }
-        if io.is_waiting() {
-            shared.waiters.wait().await;
-            continue;
-        }
-        // Not done, so at least one command is in flight: wait for its answer.
         wire.make_room();
         waits.start_read(now);
         let read = wire.stream.read_buf(&mut wire.rbuf).await;

@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use io_uring::{cqueue, opcode, types, IoUring};
 
-use super::conn_io::ConnIo;
+use super::conn_io::{AfterSend, ConnIo};
 use super::fiber_task::{Reply, Task, TaskBody, TaskError};
 use super::spin::Spinner;
 use super::waits::{WaitCheck, WaitLimits, Waits};
@@ -737,18 +737,13 @@ impl<'c> Driver<'c> {
             self.push_send(i)?;
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.io.is_done() {
-            return self.start_quit(i);
-        } else if conn.io.is_waiting() {
-            self.waiting.push(i);
-        } else if conn.io.is_task_conn() && !conn.io.awaits_answers() {
-            // A task's connection between calls: nothing is awaited.
-            self.answer_call(i);
-        } else if !conn.recv_pending {
-            self.push_recv(i)?;
-        } else {
+        match conn.io.after_send() {
+            AfterSend::Quit => return self.start_quit(i),
+            AfterSend::Arrival => self.waiting.push(i),
+            AfterSend::CallAnswered => self.answer_call(i),
+            AfterSend::Answers if !conn.recv_pending => self.push_recv(i)?,
             // A multishot receive stays armed: answers are awaited from now.
-            conn.waits.start_read_unless_reading(self.now_ns);
+            AfterSend::Answers => conn.waits.start_read_unless_reading(self.now_ns),
         }
         Ok(())
     }

@@ -35,6 +35,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::{Driver, RingConnState, PUBLISH_TICK};
+use crate::driver::conn_io::AfterSend;
 use crate::driver::{DriverError, Lost};
 
 /// How a loop waits for its connections' answers.
@@ -102,19 +103,21 @@ impl Driver<'_> {
                 }
             }
             let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-            if conn.io.is_done() {
-                return self.start_quit(i);
-            }
-            if conn.io.is_waiting() {
-                self.waiting.push(i);
-                return Ok(());
-            }
-            if !conn.io.awaits_answers() {
-                self.answer_call(i);
-                return Ok(());
-            }
-            if let Exchange::Ended = self.receive_on_socket(i)? {
-                return Ok(());
+            match conn.io.after_send() {
+                AfterSend::Quit => return self.start_quit(i),
+                AfterSend::Arrival => {
+                    self.waiting.push(i);
+                    return Ok(());
+                }
+                AfterSend::CallAnswered => {
+                    self.answer_call(i);
+                    return Ok(());
+                }
+                AfterSend::Answers => {
+                    if let Exchange::Ended = self.receive_on_socket(i)? {
+                        return Ok(());
+                    }
+                }
             }
         }
     }

@@ -23,6 +23,8 @@
 //!   `select_random_points.rs`, `select_random_ranges.rs`, `bulk_insert.rs`.
 //! - `common.rs`: what the OLTP scripts share (`oltp_common.lua`);
 //!   `oltp_options.rs`: their options.
+//! - `sbtest_insert.rs`: the one-row INSERT of oltp_insert and 0.5's
+//!   insert.lua and oltp.lua.
 //! - `table_data.rs`: `prepare`'s rows as data for LOAD DATA.
 //! - `emulated.rs`: `--db-ps-mode=disable`'s emulated statements; `kind.rs`:
 //!   each statement's kind, for the per-statement report.
@@ -34,6 +36,7 @@ mod emulated;
 mod kind;
 pub mod legacy;
 mod oltp_options;
+mod sbtest_insert;
 mod table_data;
 mod test;
 

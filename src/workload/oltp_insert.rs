@@ -11,12 +11,11 @@
 //! so values stay unique without shared state, and one connection gets
 //! sysbench's order.
 
-use super::common::{
-    cleanup_sql, oltp_common_progress_line, prewarm_sql, push_decimal, TableLoad, C_TEMPLATE, PAD_TEMPLATE,
-};
+use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, TableLoad};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::sbtest_insert::{SbtestRowInsert, UniqueIdSql};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
-use crate::rand::{RandUnique, Rng, UniqueCursor};
+use crate::rand::{RandUnique, Rng};
 
 pub const NAME: &str = "oltp_insert";
 
@@ -53,18 +52,15 @@ impl Workload for OltpInsert {
     }
 
     fn script(&self, context: ScriptContext) -> Box<dyn Script> {
-        let threads = context.threads.max(1);
-        let part = context.thread % threads;
         Box::new(InsertScript {
             tables: self.options.tables,
-            table_size: self.options.table_size,
-            auto_inc: self.options.auto_inc,
-            unique: self.unique,
-            part,
-            parts: threads,
-            ids: self.unique.split(part, threads),
-            c: *C_TEMPLATE,
-            pad: *PAD_TEMPLATE,
+            row: SbtestRowInsert::new(
+                self.options.table_size,
+                self.options.auto_inc,
+                UniqueIdSql::SignedInt,
+                self.unique,
+                context,
+            ),
         })
     }
 
@@ -95,50 +91,13 @@ impl Workload for OltpInsert {
 
 struct InsertScript {
     tables: u32,
-    table_size: u32,
-    auto_inc: bool,
-    unique: RandUnique,
-    part: u32,
-    parts: u32,
-    ids: UniqueCursor,
-    c: [u8; C_TEMPLATE.len()],
-    pad: [u8; PAD_TEMPLATE.len()],
-}
-
-impl InsertScript {
-    /// The next unique value; after 2^32 / connections values the slice
-    /// starts over, as sysbench's counter wraps after 2^32.
-    fn unique(&mut self) -> u32 {
-        if let Some(v) = self.ids.next() {
-            return v;
-        }
-        self.ids = self.unique.split(self.part, self.parts);
-        self.ids.next().unwrap_or(0)
-    }
+    row: SbtestRowInsert,
 }
 
 impl Script for InsertScript {
     fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
         let table = rng.uniform(1, self.tables);
-        let k = rng.default(1, self.table_size);
-        rng.rand_str(C_TEMPLATE, &mut self.c);
-        rng.rand_str(PAD_TEMPLATE, &mut self.pad);
-        // "Convert a uint32_t value to SQL INT".
-        let id = if self.auto_inc { 0 } else { i64::from(self.unique()) - (1 << 31) };
-        let (c, pad) = (&self.c, &self.pad);
-        sink.query_with(b"INSERT INTO sbtest%d (id, k, c, pad) VALUES (%d, %d, '%s', '%s')", |out| {
-            out.extend_from_slice(b"INSERT INTO sbtest");
-            push_decimal(out, table);
-            out.extend_from_slice(b" (id, k, c, pad) VALUES (");
-            push_decimal(out, id);
-            out.extend_from_slice(b", ");
-            push_decimal(out, k);
-            out.extend_from_slice(b", '");
-            out.extend_from_slice(c);
-            out.extend_from_slice(b"', '");
-            out.extend_from_slice(pad);
-            out.extend_from_slice(b"')");
-        });
+        self.row.send(table, rng, sink);
         sink.set_query_kind(StatementKind::Insert);
         Ok(Step::Last)
     }
@@ -149,6 +108,7 @@ impl Script for InsertScript {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::common::{C_TEMPLATE, PAD_TEMPLATE};
     use crate::workload::testkit::{context, rng, split_table, DecodedCommand, Harness};
 
     /// `(table, id, k, c, pad)` of an INSERT.

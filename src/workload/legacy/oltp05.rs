@@ -29,6 +29,7 @@
 use std::sync::Arc;
 
 use super::super::common::{push_decimal, C_TEMPLATE, PAD_TEMPLATE};
+use super::super::sbtest_insert::query_sbtest_insert;
 use super::super::{
     CommandSink, OltpOptions, OptionsError, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError,
 };
@@ -290,20 +291,15 @@ impl Oltp05Script {
         rng.rand_str(C_TEMPLATE, &mut self.c);
         rng.rand_str(PAD_TEMPLATE, &mut self.pad);
         let k = self.draw_id(rng);
-        let (c, pad) = (&self.c, &self.pad);
-        sink.query_with(b"INSERT INTO sbtest%u (id, k, c, pad) VALUES (%u, %u, '%s', '%s')", |out| {
-            out.extend_from_slice(b"INSERT INTO sbtest");
-            push_decimal(out, table);
-            out.extend_from_slice(b" (id, k, c, pad) VALUES (");
-            push_decimal(out, id);
-            out.extend_from_slice(b", ");
-            push_decimal(out, k);
-            out.extend_from_slice(b", '");
-            out.extend_from_slice(c);
-            out.extend_from_slice(b"', '");
-            out.extend_from_slice(pad);
-            out.extend_from_slice(b"')");
-        });
+        query_sbtest_insert(
+            sink,
+            b"INSERT INTO sbtest%u (id, k, c, pad) VALUES (%u, %u, '%s', '%s')",
+            table,
+            i64::from(id),
+            k,
+            &self.c,
+            &self.pad,
+        );
         true
     }
 

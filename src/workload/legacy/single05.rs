@@ -20,13 +20,14 @@
 //! copy, followed here, does not). As for `oltp_insert`, each connection
 //! takes its own slice of that sequence.
 
-use super::super::common::{push_decimal, C_TEMPLATE, PAD_TEMPLATE};
+use super::super::common::{push_decimal, C_TEMPLATE};
+use super::super::sbtest_insert::{SbtestRowInsert, UniqueIdSql};
 use super::super::{
     CommandSink, OltpOptions, OptionsError, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError,
 };
 use super::common05::{cleanup05, prepare05, progress_line05};
 use super::LegacyOptions;
-use crate::rand::{RandUnique, Rng, UniqueCursor};
+use crate::rand::{RandUnique, Rng};
 
 /// Which one-statement script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,19 +110,18 @@ impl Workload for Single05Workload {
     }
 
     fn script(&self, context: ScriptContext) -> Box<dyn Script> {
-        let parts = context.threads.max(1);
-        let part = context.thread % parts;
         Box::new(Single05Script {
             script: self.script,
             tables: self.options.tables,
             table_size: self.options.table_size,
-            auto_inc: self.options.auto_inc,
-            unique: self.unique,
-            part,
-            parts,
-            ids: self.unique.split(part, parts),
             c: *C_TEMPLATE,
-            pad: *PAD_TEMPLATE,
+            insert: SbtestRowInsert::new(
+                self.options.table_size,
+                self.options.auto_inc,
+                UniqueIdSql::Unsigned,
+                self.unique,
+                context,
+            ),
         })
     }
 
@@ -146,53 +146,17 @@ struct Single05Script {
     script: Single05,
     tables: u32,
     table_size: u32,
-    auto_inc: bool,
-    unique: RandUnique,
-    part: u32,
-    parts: u32,
-    ids: UniqueCursor,
+    /// update_non_index.lua's string.
     c: [u8; C_TEMPLATE.len()],
-    pad: [u8; PAD_TEMPLATE.len()],
-}
-
-impl Single05Script {
-    /// The next value of this connection's slice of `sysbench.rand.unique()`,
-    /// starting the slice over once it is used up, as sysbench's counter wraps.
-    fn next_unique_id(&mut self) -> u32 {
-        if let Some(v) = self.ids.next() {
-            return v;
-        }
-        self.ids = self.unique.split(self.part, self.parts);
-        self.ids.next().unwrap_or(0)
-    }
-
-    fn write_insert(&mut self, table: u32, rng: &mut Rng, sink: &mut CommandSink<'_>) {
-        let k = rng.default(1, self.table_size);
-        rng.rand_str(C_TEMPLATE, &mut self.c);
-        rng.rand_str(PAD_TEMPLATE, &mut self.pad);
-        let id = if self.auto_inc { 0 } else { self.next_unique_id() };
-        let (c, pad) = (&self.c, &self.pad);
-        sink.query_with(b"INSERT INTO sbtest%u (id, k, c, pad) VALUES (%u, %u, '%s', '%s')", |out| {
-            out.extend_from_slice(b"INSERT INTO sbtest");
-            push_decimal(out, table);
-            out.extend_from_slice(b" (id, k, c, pad) VALUES (");
-            push_decimal(out, id);
-            out.extend_from_slice(b", ");
-            push_decimal(out, k);
-            out.extend_from_slice(b", '");
-            out.extend_from_slice(c);
-            out.extend_from_slice(b"', '");
-            out.extend_from_slice(pad);
-            out.extend_from_slice(b"')");
-        });
-    }
+    /// insert.lua's row.
+    insert: SbtestRowInsert,
 }
 
 impl Script for Single05Script {
     fn next(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
         let table = rng.uniform(1, self.tables);
         match self.script {
-            Single05::Insert => self.write_insert(table, rng, sink),
+            Single05::Insert => self.insert.send(table, rng, sink),
             Single05::UpdateNonIndex => {
                 rng.rand_str(C_TEMPLATE, &mut self.c);
                 let (id, c) = (rng.default(1, self.table_size), &self.c);

@@ -281,24 +281,8 @@ impl Workload for OltpWorkload {
         })
     }
 
-    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
-        Box::new(TableLoad::new(&self.options, self.options.table_size, context, rng))
-    }
-
     fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
         Some((&self.options, self.options.table_size))
-    }
-
-    fn prewarm(&self, context: ScriptContext) -> Vec<String> {
-        prewarm_sql(&self.options, context)
-    }
-
-    fn cleanup(&self) -> Vec<String> {
-        cleanup_sql(self.options.tables)
-    }
-
-    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
-        oltp_common_progress_line(sql, loading, self.options.table_size)
     }
 
     fn statement_kinds(&self) -> Vec<StatementKind> {

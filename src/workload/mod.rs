@@ -284,13 +284,21 @@ pub trait Workload: Send + Sync {
 
     /// SQL for `prepare` run by connection `context.thread`: sysbench spreads
     /// tables over threads (thread t creates tables t+1, t+1+threads, ...).
-    /// Statements are produced lazily: data loads are large.
-    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send>;
+    /// Statements are produced lazily: data loads are large. By default
+    /// oltp_common.lua's load of [`Workload::common_tables`]; nothing
+    /// without them.
+    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
+        match self.common_tables() {
+            Some((options, rows)) => Box::new(common::TableLoad::new(options, rows, context, rng)),
+            None => Box::new(std::iter::empty()),
+        }
+    }
 
     /// The tables `prepare` loads as oltp_common.lua does: their options
     /// and the rows each gets. `None` for the scripts whose load is sent
-    /// only as sysbench sends it; [`Workload::prepare_data`] and
-    /// [`Workload::prepare_numbered`] follow from it.
+    /// only as sysbench sends it, which then have their own `prepare`,
+    /// `prewarm`, `cleanup` and `progress_line`; [`Workload::prepare_data`]
+    /// and [`Workload::prepare_numbered`] follow from it.
     fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
         None
     }
@@ -321,17 +329,27 @@ pub trait Workload: Send + Sync {
         Some(table_data::numbered_load(options, rows, context, rng))
     }
 
-    /// SQL for `prewarm`, spread over threads like `prepare`.
-    fn prewarm(&self, context: ScriptContext) -> Vec<String>;
+    /// SQL for `prewarm`, spread over threads like `prepare`; by default
+    /// oltp_common.lua's, on [`Workload::common_tables`].
+    fn prewarm(&self, context: ScriptContext) -> Vec<String> {
+        self.common_tables().map_or_else(Vec::new, |(options, _)| common::prewarm_sql(options, context))
+    }
 
-    /// SQL for `cleanup` (run by one connection).
-    fn cleanup(&self) -> Vec<String>;
+    /// SQL for `cleanup` (run by one connection); by default
+    /// oltp_common.lua's, dropping [`Workload::common_tables`].
+    fn cleanup(&self) -> Vec<String> {
+        self.common_tables().map_or_else(Vec::new, |(options, _)| common::cleanup_sql(options.tables))
+    }
 
     /// The line the script prints as `prepare` or `cleanup` is about to
     /// send `sql` (sysbench's "Creating table 'sbtest1'..."), if any.
     /// `loading` is the table whose rows are being inserted: a script
-    /// announces a table's rows once, before the first INSERT.
-    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String>;
+    /// announces a table's rows once, before the first INSERT. By default
+    /// oltp_common.lua's, for [`Workload::common_tables`].
+    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
+        let (options, _) = self.common_tables()?;
+        common::oltp_common_progress_line(sql, loading, options.table_size)
+    }
 
     /// SQL run once before `run` starts its events, on a connection of its
     /// own (0.4 emptied its table before a nontrx insert run).

@@ -11,7 +11,6 @@
 //! so values stay unique without shared state, and one connection gets
 //! sysbench's order.
 
-use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, TableLoad};
 use super::oltp_options::{OltpOptions, OptionsError};
 use super::sbtest_insert::{SbtestRowInsert, UniqueIdSql};
 use super::{CommandSink, Script, ScriptContext, StatementKind, StatementSpec, Step, Workload, WorkloadError};
@@ -64,28 +63,11 @@ impl Workload for OltpInsert {
         })
     }
 
-    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
-        let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
-        Box::new(TableLoad::new(&self.options, rows, context, rng))
-    }
-
     /// With `--auto_inc=off` the tables start empty: sysbench's ids
     /// would collide with the run's.
     fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
         let rows = if self.options.auto_inc { self.options.table_size } else { 0 };
         Some((&self.options, rows))
-    }
-
-    fn prewarm(&self, context: ScriptContext) -> Vec<String> {
-        prewarm_sql(&self.options, context)
-    }
-
-    fn cleanup(&self) -> Vec<String> {
-        cleanup_sql(self.options.tables)
-    }
-
-    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
-        oltp_common_progress_line(sql, loading, self.options.table_size)
     }
 }
 

@@ -9,7 +9,7 @@
 //! the common `prepare` command takes precedence. Its `cleanup()` refuses
 //! `--tables > 1`; wirebench drops every table instead.
 
-use super::common::{cleanup_sql, oltp_common_progress_line, prewarm_sql, set_int, TableLoad};
+use super::common::set_int;
 use super::oltp_options::{OltpOptions, OptionsError};
 use super::{CommandSink, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError};
 use crate::rand::Rng;
@@ -60,24 +60,8 @@ impl Workload for SelectRandomPoints {
         Box::new(PointsScript { points: self.options.random_points as usize, low, high, int32: self.int32 })
     }
 
-    fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
-        Box::new(TableLoad::new(&self.options, self.options.table_size, context, rng))
-    }
-
     fn common_tables(&self) -> Option<(&OltpOptions, u32)> {
         Some((&self.options, self.options.table_size))
-    }
-
-    fn prewarm(&self, context: ScriptContext) -> Vec<String> {
-        prewarm_sql(&self.options, context)
-    }
-
-    fn cleanup(&self) -> Vec<String> {
-        cleanup_sql(self.options.tables)
-    }
-
-    fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
-        oltp_common_progress_line(sql, loading, self.options.table_size)
     }
 }
 

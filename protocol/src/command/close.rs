@@ -3,16 +3,11 @@
 //! The server sends no response at all, not even OK: the caller must not wait
 //! for one, and the next command still starts at sequence id 0.
 
-use crate::buf::WriteExt;
 use crate::constants::command::COM_STMT_CLOSE;
-use crate::framing::{finish_packet, start_packet};
 
 /// Appends a COM_STMT_CLOSE packet for `stmt_id`. Nothing comes back.
 pub fn encode_stmt_close(out: &mut Vec<u8>, stmt_id: u32) {
-    let start = start_packet(out);
-    out.put_u8(COM_STMT_CLOSE);
-    out.put_u32(stmt_id);
-    finish_packet(out, start, 0);
+    super::encode_simple(out, COM_STMT_CLOSE, &stmt_id.to_le_bytes());
 }
 
 #[cfg(test)]

@@ -2,16 +2,11 @@
 //! sent with COM_STMT_SEND_LONG_DATA and closes an open cursor; the server
 //! answers OK or ERR (response sequence id 1).
 
-use crate::buf::WriteExt;
 use crate::constants::command::COM_STMT_RESET;
-use crate::framing::{finish_packet, start_packet};
 
 /// Appends a COM_STMT_RESET packet for `stmt_id`.
 pub fn encode_stmt_reset(out: &mut Vec<u8>, stmt_id: u32) {
-    let start = start_packet(out);
-    out.put_u8(COM_STMT_RESET);
-    out.put_u32(stmt_id);
-    finish_packet(out, start, 0);
+    super::encode_simple(out, COM_STMT_RESET, &stmt_id.to_le_bytes());
 }
 
 #[cfg(test)]

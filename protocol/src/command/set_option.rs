@@ -2,9 +2,7 @@
 //! CLIENT_MULTI_STATEMENTS on, 1 off. The server answers with an EOF
 //! packet (not OK) or ERR (1047 for an unknown option on MariaDB).
 
-use crate::buf::WriteExt;
 use crate::constants::command::COM_SET_OPTION;
-use crate::framing::{finish_packet, start_packet};
 
 /// MYSQL_OPTION_MULTI_STATEMENTS_ON.
 pub const MULTI_STATEMENTS_ON: u16 = 0;
@@ -13,10 +11,7 @@ pub const MULTI_STATEMENTS_OFF: u16 = 1;
 
 /// Appends a COM_SET_OPTION packet.
 pub fn encode_set_option(out: &mut Vec<u8>, option: u16) {
-    let start = start_packet(out);
-    out.put_u8(COM_SET_OPTION);
-    out.put_u16(option);
-    finish_packet(out, start, 0);
+    super::encode_simple(out, COM_SET_OPTION, &option.to_le_bytes());
 }
 
 #[cfg(test)]

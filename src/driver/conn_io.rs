@@ -411,6 +411,24 @@ mod tests {
         ConnIo::from_plan(plan).0
     }
 
+    /// A connection over `transport` that has written its first command
+    /// (SELECT 1) to `wire`, and what its answers are counted against.
+    struct FirstCommandSent {
+        io: ConnIo,
+        budget: Budget,
+        stats: LoopStats,
+        ignore: IgnoreErrors,
+        wire: Vec<u8>,
+    }
+
+    fn first_command_sent(transport: Transport) -> FirstCommandSent {
+        let mut io = conn_io(transport);
+        let mut budget = Budget::new(RunControl::new(None, 1), None);
+        let mut wire = Vec::new();
+        io.fill(&mut wire, 0, &mut budget).unwrap();
+        FirstCommandSent { io, budget, stats: LoopStats::new(1), ignore: IgnoreErrors::default(), wire }
+    }
+
     fn ok_packet() -> Vec<u8> {
         let mut ok = Vec::new();
         OkPacket::default().encode(0x00, CAPS, 1, &mut ok);
@@ -421,12 +439,7 @@ mod tests {
     /// session writes and walks the backend's buffers, no copy between.
     #[test]
     fn plain_bytes_pass_through_untouched() {
-        let mut io = conn_io(Transport::plain());
-        let mut budget = Budget::new(RunControl::new(None, 1), None);
-        let mut stats = LoopStats::new(1);
-        let ignore = IgnoreErrors::default();
-        let mut wire = Vec::new();
-        io.fill(&mut wire, 0, &mut budget).unwrap();
+        let FirstCommandSent { mut io, mut stats, ignore, wire, .. } = first_command_sent(Transport::plain());
         assert_eq!(wire, SELECT_1);
         let ok = ok_packet();
         assert_eq!(io.on_input(&ok[..ok.len() - 1], 1, &mut stats, &ignore).unwrap(), 0, "a partial packet waits");
@@ -439,12 +452,7 @@ mod tests {
     /// decoded on their way in; the wire bytes consumed are reported.
     #[test]
     fn compressed_bytes_pass_through_the_transport() {
-        let mut io = conn_io(Transport::compressed());
-        let mut budget = Budget::new(RunControl::new(None, 1), None);
-        let mut stats = LoopStats::new(1);
-        let ignore = IgnoreErrors::default();
-        let mut wire = Vec::new();
-        io.fill(&mut wire, 0, &mut budget).unwrap();
+        let FirstCommandSent { mut io, mut stats, ignore, wire, .. } = first_command_sent(Transport::compressed());
         let mut commands = Vec::new();
         let used = CompressedStream::new().decode(&wire, &mut commands, &mut Inflater::new()).unwrap();
         assert_eq!((used, &commands[..]), (wire.len(), SELECT_1));
@@ -459,12 +467,8 @@ mod tests {
     /// and takes the new transport.
     #[test]
     fn a_restart_forgets_the_old_connections_bytes() {
-        let mut io = conn_io(Transport::compressed());
-        let mut budget = Budget::new(RunControl::new(None, 1), None);
-        let mut stats = LoopStats::new(1);
-        let ignore = IgnoreErrors::default();
-        let mut wire = Vec::new();
-        io.fill(&mut wire, 0, &mut budget).unwrap();
+        let FirstCommandSent { mut io, mut budget, mut stats, ignore, mut wire } =
+            first_command_sent(Transport::compressed());
         let ok = ok_packet();
         let mut answer = Vec::new();
         encode_chunk(&ok[..ok.len() - 1], 1, &mut answer, &mut Deflater::new());

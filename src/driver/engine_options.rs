@@ -78,4 +78,11 @@ pub enum PollMode {
     Adaptive,
     /// Never block (burns the CPU, lowest latency).
     Spin,
+    /// Spin a few microseconds ([`BRIEF_SPIN`](super::spin::BRIEF_SPIN),
+    /// about what a sleep and its wake-up cost the loop's own thread),
+    /// then block: not a `--poll` value, but what `auto` gives a script's
+    /// loop that is not pinned (its core may be another loop's) while its
+    /// server runs elsewhere or on cores of its own. It spends at most
+    /// what a sleep would and catches the answers that come within it.
+    Brief,
 }

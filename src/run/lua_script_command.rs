@@ -136,8 +136,10 @@ fn servers_share_our_cores(env: &ScriptEnv) -> bool {
 
 /// The loops' plans: state `tid` runs on loop `tid % loops`. With
 /// `--poll=auto`, a loop pinned to a core spins for answers only when its
-/// server is elsewhere (its core is then the loop's alone); otherwise
-/// loops sleep, as a built-in test's do with a local server. A loop that
+/// server is elsewhere (its core is then the loop's alone); an unpinned
+/// loop with its server elsewhere spins briefly ([`PollMode::Brief`]: no
+/// longer than a sleep costs it); otherwise loops sleep, as a built-in
+/// test's do with a local server. A loop that
 /// holds one state whose server shares our cores over a unix socket
 /// awaits its answers on the socket, as sysbench does
 /// ([`state_endpoints`]).
@@ -149,6 +151,7 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
         .map(|&cpu| {
             let poll = match bench.engine.poll {
                 PollMode::Auto if cpu.is_some() && remote && backend == Backend::Uring => PollMode::Adaptive,
+                PollMode::Auto if remote && backend == Backend::Uring => PollMode::Brief,
                 PollMode::Auto => PollMode::Sleep,
                 asked => asked,
             };

@@ -136,6 +136,7 @@ impl ConnIo {
         } else if !self.awaits_answers() {
             // Only a task's connection: a built-in test's that is neither
             // done nor waiting has a command in flight.
+            debug_assert!(self.is_task_conn(), "a built-in connection awaits nothing but is not done");
             AfterSend::CallAnswered
         } else {
             AfterSend::Answers

@@ -69,7 +69,8 @@ pub enum IoBackend {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PollMode {
     /// Adaptive on a core the loop has to itself, else sleep
-    /// (`driver::choose_polling` decides, per loop).
+    /// (`driver::choose_polling` decides, per loop); a script's unpinned
+    /// loops with their server elsewhere look briefly ([`PollMode::Brief`]).
     #[default]
     Auto,
     /// Block in the kernel.
@@ -78,11 +79,13 @@ pub enum PollMode {
     Adaptive,
     /// Never block (burns the CPU, lowest latency).
     Spin,
-    /// Spin a few microseconds ([`BRIEF_SPIN`](super::spin::BRIEF_SPIN),
-    /// about what a sleep and its wake-up cost the loop's own thread),
-    /// then block: not a `--poll` value, but what `auto` gives a script's
-    /// loop that is not pinned (its core may be another loop's) while its
-    /// server runs elsewhere or on cores of its own. It spends at most
-    /// what a sleep would and catches the answers that come within it.
+    /// Look for answers until [`BRIEF_SPIN`](super::spin::BRIEF_SPIN)
+    /// (about what a sleep and its wake-up cost the loop's own thread) has
+    /// passed since the wait began, sending what is queued included, then
+    /// block: after a send that is mostly a single look. Not a `--poll`
+    /// value, but what `auto` gives a script's loop that is not pinned
+    /// (its core may be another loop's) while its server runs elsewhere or
+    /// on cores of its own: answers that came in while it sent are taken
+    /// without a sleep, and it spends at most what a sleep would.
     Brief,
 }

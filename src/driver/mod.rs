@@ -187,7 +187,7 @@ pub struct TaskLoopPlan {
 pub struct LoopUsage {
     cpu_ns: AtomicU64,
     polling_ns: AtomicU64,
-    /// Loops that spun at all (adaptive or spin).
+    /// Loops that spun at all (adaptive, spin, or a script's brief looks).
     polling_loops: AtomicUsize,
 }
 

@@ -136,13 +136,13 @@ fn servers_share_our_cores(env: &ScriptEnv) -> bool {
 
 /// The loops' plans: state `tid` runs on loop `tid % loops`. With
 /// `--poll=auto`, a loop pinned to a core spins for answers only when its
-/// server is elsewhere (its core is then the loop's alone); an unpinned
-/// loop with its server elsewhere spins briefly ([`PollMode::Brief`]: no
-/// longer than a sleep costs it); otherwise loops sleep, as a built-in
-/// test's do with a local server. A loop that
-/// holds one state whose server shares our cores over a unix socket
-/// awaits its answers on the socket, as sysbench does
-/// ([`state_endpoints`]).
+/// server is elsewhere (its core is then the loop's alone); the default
+/// unpinned loops (one a core) with their server elsewhere look briefly
+/// before they sleep ([`PollMode::Brief`]: no longer than a sleep costs);
+/// otherwise loops sleep (a loop per state for `--lua-thread-per-state`,
+/// as a built-in test's loops with a local server). A loop that holds one
+/// state whose server shares our cores over a unix socket awaits its
+/// answers on the socket, as sysbench does ([`state_endpoints`]).
 fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
     let remote = !servers_share_our_cores(env);
     let cpus = script_loops(bench, env, !remote);
@@ -151,7 +151,7 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
         .map(|&cpu| {
             let poll = match bench.engine.poll {
                 PollMode::Auto if cpu.is_some() && remote && backend == Backend::Uring => PollMode::Adaptive,
-                PollMode::Auto if remote && backend == Backend::Uring => PollMode::Brief,
+                PollMode::Auto if remote && backend == Backend::Uring && !env.call.thread_per_state => PollMode::Brief,
                 PollMode::Auto => PollMode::Sleep,
                 asked => asked,
             };

@@ -1110,9 +1110,11 @@ impl<'c> Driver<'c> {
     }
 
     /// Submits what is queued and waits for completions as `--poll` says
-    /// ([`Spinner`]). A spin's time counts as polling (its last check,
-    /// which found the work, included; the gaps in which it was seen off
-    /// its core not); it stops at once for `--rate` arrivals to serve.
+    /// ([`Spinner`]). The spin's window counts from the start of the wait,
+    /// the submission included; its time counts as polling from the end of
+    /// the first look (which submits: sending is work, not spinning) to the
+    /// last (which found the work), less the gaps in which it was seen off
+    /// its core. It stops at once for `--rate` arrivals to serve.
     fn wait(&mut self) -> Result<(), DriverError> {
         if !self.tasks.yielded.is_empty() {
             return self.poll_once();
@@ -1126,9 +1128,11 @@ impl<'c> Driver<'c> {
         let start = Instant::now();
         let Some(limit) = self.spinner.spin_for(start) else { return self.sleep_for_answers(start, answers_only) };
         let (mut looked, mut off_core) = (start, Duration::ZERO);
+        let mut submitted = None;
         loop {
             self.poll_once()?;
             let now = Instant::now();
+            let spinning_since = *submitted.get_or_insert(now);
             let spun = now - start;
             let found = !self.ring.completion().is_empty();
             // The first look submits what is queued: it may take long.
@@ -1139,7 +1143,7 @@ impl<'c> Driver<'c> {
             looked = now;
             if found || spun >= limit || !self.waiting.is_empty() || (lost && !self.spinner.never_sleeps()) {
                 // Time off the core was no spinning.
-                self.polled += spun.saturating_sub(off_core);
+                self.polled += (now - spinning_since).saturating_sub(off_core);
                 if found && answers_only {
                     self.spinner.found();
                 }

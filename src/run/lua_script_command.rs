@@ -149,12 +149,8 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
     let mut plans: Vec<TaskLoopPlan> = cpus
         .iter()
         .map(|&cpu| {
-            let poll = match bench.engine.poll {
-                PollMode::Auto if cpu.is_some() && remote && backend == Backend::Uring => PollMode::Adaptive,
-                PollMode::Auto if remote && backend == Backend::Uring && !env.call.thread_per_state => PollMode::Brief,
-                PollMode::Auto => PollMode::Sleep,
-                asked => asked,
-            };
+            let site = ScriptLoopSite { pinned: cpu.is_some(), remote, thread_per_state: env.call.thread_per_state };
+            let poll = script_loop_poll(bench.engine.poll, site, backend);
             TaskLoopPlan { cpu, tasks: Vec::new(), poll, answers: AnswerWait::Ring }
         })
         .collect();
@@ -174,6 +170,29 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
         }
     }
     plans
+}
+
+/// What [`script_loop_poll`] looks at for one of a script's loops.
+#[derive(Debug, Clone, Copy)]
+struct ScriptLoopSite {
+    /// Pinned to a core (`--cpus`).
+    pinned: bool,
+    /// Its server runs elsewhere or on cores of its own.
+    remote: bool,
+    /// `--lua-thread-per-state`: a loop per state.
+    thread_per_state: bool,
+}
+
+/// How one of a script's loops waits for answers when `--poll` is `asked`
+/// ([`task_loop_plans`] says why).
+fn script_loop_poll(asked: PollMode, site: ScriptLoopSite, backend: Backend) -> PollMode {
+    let uring = backend == Backend::Uring;
+    match asked {
+        PollMode::Auto if site.pinned && site.remote && uring => PollMode::Adaptive,
+        PollMode::Auto if site.remote && uring && !site.thread_per_state => PollMode::Brief,
+        PollMode::Auto => PollMode::Sleep,
+        asked => asked,
+    }
 }
 
 /// At `--verbosity=4` or more, on stderr, as the built-in tests say how
@@ -310,4 +329,31 @@ fn script_digest(env: &ScriptEnv) -> String {
         }
     }
     format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(pinned: bool, remote: bool, thread_per_state: bool) -> ScriptLoopSite {
+        ScriptLoopSite { pinned, remote, thread_per_state }
+    }
+
+    #[test]
+    fn a_scripts_loops_wait_as_their_site_suits() {
+        let (auto, uring, tokio) = (PollMode::Auto, Backend::Uring, Backend::Tokio);
+        assert_eq!(
+            script_loop_poll(auto, site(true, true, false), uring),
+            PollMode::Adaptive,
+            "--cpus, server elsewhere"
+        );
+        assert_eq!(script_loop_poll(auto, site(false, true, false), uring), PollMode::Brief, "the default loops");
+        assert_eq!(script_loop_poll(auto, site(false, true, true), uring), PollMode::Sleep, "a loop per state");
+        assert_eq!(script_loop_poll(auto, site(false, false, false), uring), PollMode::Sleep, "a local server");
+        assert_eq!(script_loop_poll(auto, site(true, false, false), uring), PollMode::Sleep, "pinned, server here");
+        assert_eq!(script_loop_poll(auto, site(false, true, false), tokio), PollMode::Sleep, "epoll waits");
+        for asked in [PollMode::Sleep, PollMode::Adaptive, PollMode::Spin] {
+            assert_eq!(script_loop_poll(asked, site(false, true, false), uring), asked, "--poll as asked");
+        }
+    }
 }

@@ -86,6 +86,6 @@ pub enum PollMode {
     /// value, but what `auto` gives a script's loop that is not pinned
     /// (its core may be another loop's) while its server runs elsewhere or
     /// on cores of its own: answers that came in while it sent are taken
-    /// without a sleep, and it spends at most what a sleep would.
+    /// without a sleep; a miss costs one system call more than a sleep.
     Brief,
 }

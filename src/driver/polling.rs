@@ -68,7 +68,7 @@ impl fmt::Display for PollChoice {
             PollMode::Sleep => "sleeps when idle",
             PollMode::Adaptive | PollMode::Auto => "spins briefly, then sleeps, when idle",
             PollMode::Spin => "spins when idle",
-            PollMode::Brief => "spins a few microseconds, then sleeps, when idle",
+            PollMode::Brief => "looks for answers a few microseconds, then sleeps, when idle",
         };
         write!(f, "event loop {}", self.index)?;
         if let Some(cpu) = self.cpu {

@@ -38,8 +38,8 @@ const PREEMPTED_GAP: Duration = Duration::from_micros(200);
 /// of it after a send: then it is one look; the loop's polling line shows
 /// 4% of its CPU spinning, `adaptive` 48%). About what a sleep and its
 /// wake-up cost the loop's thread on the 2-core VM (a context switch each
-/// way), so a look that misses costs at most what the sleep it avoids
-/// would have. Measured there with 16 states of
+/// way); a look that misses costs one system call more than sleeping at
+/// once (the send, then the wait). Measured there with 16 states of
 /// oltp_point_select.lua on one loop and MariaDB on the other core (8
 /// alternating rounds beside sysbench): against sleeping at once, qps
 /// 1.04-1.21x sysbench's instead of 0.96-1.14x and client CPU per query

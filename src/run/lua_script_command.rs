@@ -127,11 +127,11 @@ fn script_loops(bench: &Bench, env: &ScriptEnv, local: bool) -> Vec<Option<usize
 /// megabyte: a loop each took 540-610 MiB at 256 states, sysbench 149).
 const LOCAL_LOOPS_PER_CORE: usize = 8;
 
-/// Whether a server the script's states connect to (by the whole run's
-/// thread numbers) shares this process's cores.
-fn servers_share_our_cores(env: &ScriptEnv) -> bool {
-    let servers: std::collections::HashSet<_> = state_endpoints(env).collect();
-    servers.iter().any(driver::server_shares_our_cores)
+/// Whether a server among `endpoints` (the script's states') shares this
+/// process's cores; each server is looked up once.
+fn servers_share_our_cores(endpoints: &[Endpoint]) -> bool {
+    let servers: std::collections::HashSet<_> = endpoints.iter().collect();
+    servers.into_iter().any(driver::server_shares_our_cores)
 }
 
 /// The loops' plans: state `tid` runs on loop `tid % loops`. With
@@ -144,7 +144,8 @@ fn servers_share_our_cores(env: &ScriptEnv) -> bool {
 /// state whose server shares our cores over a unix socket awaits its
 /// answers on the socket, as sysbench does ([`state_endpoints`]).
 fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
-    let remote = !servers_share_our_cores(env);
+    let endpoints: Vec<Endpoint> = state_endpoints(env).collect();
+    let remote = !servers_share_our_cores(&endpoints);
     let cpus = script_loops(bench, env, !remote);
     let mut plans: Vec<TaskLoopPlan> = cpus
         .iter()
@@ -162,9 +163,9 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
     }
     let one_state_each = env.threads as usize <= count;
     if !remote && one_state_each && bench.engine.poll == PollMode::Auto && backend == Backend::Uring {
-        let suits = driver::socket_waits_by_server(state_endpoints(env));
-        for (endpoint, plan) in state_endpoints(env).zip(&mut plans).filter(|(_, plan)| plan.cpu.is_none()) {
-            if suits.get(&endpoint) == Some(&true) {
+        let suits = driver::socket_waits_by_server(endpoints.iter().cloned());
+        for (endpoint, plan) in endpoints.iter().zip(&mut plans).filter(|(_, plan)| plan.cpu.is_none()) {
+            if suits.get(endpoint) == Some(&true) {
                 plan.answers = AnswerWait::Socket;
             }
         }

@@ -37,6 +37,10 @@ pub(crate) fn query_sbtest_insert(
     });
 }
 
+/// 0.5's row INSERT with its values left out (insert.lua and oltp.lua):
+/// its values unsigned (`%u`).
+pub(crate) const SBTEST_INSERT_FORM_05: &[u8] = b"INSERT INTO sbtest%u (id, k, c, pad) VALUES (%u, %u, '%s', '%s')";
+
 /// How a row's id is written when the server does not number the rows
 /// (`auto_inc` off): from the next `sysbench.rand.unique()` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,9 +113,7 @@ impl SbtestRowInsert {
         rng.rand_str(PAD_TEMPLATE, &mut self.pad);
         let unique = if self.auto_inc { None } else { Some(self.next_unique_id()) };
         let (form, id): (&'static [u8], i64) = match self.id_sql {
-            UniqueIdSql::Unsigned => {
-                (b"INSERT INTO sbtest%u (id, k, c, pad) VALUES (%u, %u, '%s', '%s')", unique.map_or(0, i64::from))
-            }
+            UniqueIdSql::Unsigned => (SBTEST_INSERT_FORM_05, unique.map_or(0, i64::from)),
             UniqueIdSql::SignedInt => (
                 b"INSERT INTO sbtest%d (id, k, c, pad) VALUES (%d, %d, '%s', '%s')",
                 unique.map_or(0, |v| i64::from(v) - (1 << 31)),

@@ -29,7 +29,7 @@
 use std::sync::Arc;
 
 use super::super::common::{push_decimal, C_TEMPLATE, PAD_TEMPLATE};
-use super::super::sbtest_insert::query_sbtest_insert;
+use super::super::sbtest_insert::{query_sbtest_insert, SBTEST_INSERT_FORM_05};
 use super::super::{
     CommandSink, OltpOptions, OptionsError, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError,
 };
@@ -291,15 +291,7 @@ impl Oltp05Script {
         rng.rand_str(C_TEMPLATE, &mut self.c);
         rng.rand_str(PAD_TEMPLATE, &mut self.pad);
         let k = self.draw_id(rng);
-        query_sbtest_insert(
-            sink,
-            b"INSERT INTO sbtest%u (id, k, c, pad) VALUES (%u, %u, '%s', '%s')",
-            table,
-            i64::from(id),
-            k,
-            &self.c,
-            &self.pad,
-        );
+        query_sbtest_insert(sink, SBTEST_INSERT_FORM_05, table, i64::from(id), k, &self.c, &self.pad);
         true
     }
 

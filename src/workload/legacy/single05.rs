@@ -21,7 +21,7 @@
 //! takes its own slice of that sequence.
 
 use super::super::common::{push_decimal, C_TEMPLATE};
-use super::super::sbtest_insert::{SbtestRowInsert, UniqueIdSql};
+use super::super::sbtest_insert::{SbtestRowInsert, UniqueIdSql, SBTEST_INSERT_FORM_05};
 use super::super::{
     CommandSink, OltpOptions, OptionsError, Script, ScriptContext, StatementSpec, Step, Workload, WorkloadError,
 };
@@ -52,7 +52,6 @@ impl Single05 {
         }
     }
 
-    /// The statement's text before the table number and between it and the id.
     /// The statement's SQL with its values left out, for error messages.
     fn form(self) -> &'static [u8] {
         match self {
@@ -61,10 +60,11 @@ impl Single05 {
             Single05::UpdateIndex => b"UPDATE sbtest%u SET k=k+1 WHERE id=%u",
             Single05::Delete => b"DELETE FROM sbtest%u WHERE id=%u",
             Single05::UpdateNonIndex => b"UPDATE sbtest%u SET c='%s' WHERE id=%u",
-            Single05::Insert => b"INSERT INTO sbtest%u (id, k, c, pad) VALUES (%u, %u, '%s', '%s')",
+            Single05::Insert => SBTEST_INSERT_FORM_05,
         }
     }
 
+    /// The statement's text before the table number and between it and the id.
     fn text(self) -> (&'static [u8], &'static [u8]) {
         match self {
             Single05::OltpSimple => (b"SELECT c FROM sbtest", b" WHERE id="),
@@ -160,7 +160,7 @@ impl Script for Single05Script {
             Single05::UpdateNonIndex => {
                 rng.rand_str(C_TEMPLATE, &mut self.c);
                 let (id, c) = (rng.default(1, self.table_size), &self.c);
-                sink.query_with(b"UPDATE sbtest%u SET c='%s' WHERE id=%u", |out| {
+                sink.query_with(Single05::UpdateNonIndex.form(), |out| {
                     out.extend_from_slice(b"UPDATE sbtest");
                     push_decimal(out, table);
                     out.extend_from_slice(b" SET c='");

@@ -256,30 +256,42 @@ impl OltpScript {
                     t.set_i64(1, i64::from(id))
                 })?;
             }
-            StatementGroup::DeleteInserts => match self.insert.take() {
-                None => {
-                    // All four values are drawn before the DELETE runs.
-                    let id = self.id(rng);
-                    let k = self.id(rng);
-                    rng.rand_str(C_TEMPLATE, &mut self.c);
-                    rng.rand_str(PAD_TEMPLATE, &mut self.pad);
-                    sink.execute(self.layout.id(table, OltpStatement::Delete), |t| t.set_i64(0, i64::from(id)))?;
-                    self.insert = Some((id, k));
+            StatementGroup::DeleteInserts => {
+                if !self.emit_delete_or_insert(rng, sink)? {
                     return Ok(false);
                 }
-                Some((id, k)) => {
-                    let (c, pad) = (&self.c, &self.pad);
-                    sink.execute(self.layout.id(table, OltpStatement::Insert), |t| {
-                        t.set_i64(0, i64::from(id))?;
-                        t.set_i64(1, i64::from(k))?;
-                        t.set_bytes(2, c)?;
-                        t.set_bytes(3, pad)
-                    })?;
-                }
-            },
+            }
         }
         self.done += 1;
         Ok(self.done >= count)
+    }
+
+    /// Writes the DELETE of a DELETE/INSERT pair, or the INSERT it owes;
+    /// true when that completed the pair.
+    fn emit_delete_or_insert(&mut self, rng: &mut Rng, sink: &mut CommandSink<'_>) -> Result<bool, WorkloadError> {
+        let table = self.table;
+        match self.insert.take() {
+            None => {
+                // All four values are drawn before the DELETE runs.
+                let id = self.id(rng);
+                let k = self.id(rng);
+                rng.rand_str(C_TEMPLATE, &mut self.c);
+                rng.rand_str(PAD_TEMPLATE, &mut self.pad);
+                sink.execute(self.layout.id(table, OltpStatement::Delete), |t| t.set_i64(0, i64::from(id)))?;
+                self.insert = Some((id, k));
+                Ok(false)
+            }
+            Some((id, k)) => {
+                let (c, pad) = (&self.c, &self.pad);
+                sink.execute(self.layout.id(table, OltpStatement::Insert), |t| {
+                    t.set_i64(0, i64::from(id))?;
+                    t.set_i64(1, i64::from(k))?;
+                    t.set_bytes(2, c)?;
+                    t.set_bytes(3, pad)
+                })?;
+                Ok(true)
+            }
+        }
     }
 }
 

@@ -34,11 +34,7 @@ pub(crate) fn bench(
     mut warnings: Vec<StartupWarning>,
 ) -> Result<Bench, CliError> {
     let Chosen { test, legacy, mut legacy_options, command } = chosen;
-    let dialect = match legacy {
-        None => Dialect::V1_0,
-        Some(LegacyTest::Oltp04) => Dialect::V0_4,
-        Some(_) => Dialect::V0_5,
-    };
+    let dialect = dialect_of(legacy);
     let said = Said { notes: &mut notes, warnings: &mut warnings };
     let mut general = general(&opts, dialect != Dialect::V1_0, command, said)?;
     let rand = rand_config(&opts, &mut notes)?;
@@ -57,29 +53,8 @@ pub(crate) fn bench(
     let server_stats = server_stats_options(&opts, &general, &mysql, &results, &mut notes)?;
     // Read where the test is named (`lua_script_args.rs`).
     opts.get("lua");
-    // A script's command line takes it out before it gets here.
-    if let Some(opt) = opts.get("lua_thread_per_state").filter(|o| value::boolean(o).unwrap_or(true)) {
-        return Err(CliError::NotHere {
-            option: opt.label(),
-            reason:
-                "applies to Lua scripts only (a built-in test runs its connections on the event loops; see docs/lua.md)"
-                    .to_owned(),
-        });
-    }
-    let not_default = |o: &&RawOpt| !value::size(o).is_ok_and(|n| n == DEFAULT_RESULT_LIMIT);
-    if let Some(opt) = opts.get("lua_result_limit").filter(not_default) {
-        return Err(CliError::NotHere {
-            option: opt.label(),
-            reason:
-                "applies to Lua scripts only (a built-in test walks its answers without keeping them; see docs/lua.md)"
-                    .to_owned(),
-        });
-    }
-    for def in defs::PGSQL {
-        if let Some(opt) = opts.get(&defs::key(def.name)) {
-            notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));
-        }
-    }
+    refuse_script_options(&opts)?;
+    note_pgsql_options(&opts, &mut notes);
     if mysql.debug {
         general.verbosity = 5;
     }
@@ -108,4 +83,46 @@ pub(crate) fn bench(
         warnings,
         notes,
     })
+}
+
+/// The sysbench whose scripts the test follows: 1.0, or 0.4 and 0.5 for
+/// the legacy tests.
+fn dialect_of(legacy: Option<LegacyTest>) -> Dialect {
+    match legacy {
+        None => Dialect::V1_0,
+        Some(LegacyTest::Oltp04) => Dialect::V0_4,
+        Some(_) => Dialect::V0_5,
+    }
+}
+
+/// The Lua scripts' own options, refused on a built-in test's line (a
+/// script's line takes them out before it gets here).
+fn refuse_script_options(opts: &Opts) -> Result<(), CliError> {
+    if let Some(opt) = opts.get("lua_thread_per_state").filter(|o| value::boolean(o).unwrap_or(true)) {
+        return Err(CliError::NotHere {
+            option: opt.label(),
+            reason:
+                "applies to Lua scripts only (a built-in test runs its connections on the event loops; see docs/lua.md)"
+                    .to_owned(),
+        });
+    }
+    let not_default = |o: &&RawOpt| !value::size(o).is_ok_and(|n| n == DEFAULT_RESULT_LIMIT);
+    if let Some(opt) = opts.get("lua_result_limit").filter(not_default) {
+        return Err(CliError::NotHere {
+            option: opt.label(),
+            reason:
+                "applies to Lua scripts only (a built-in test walks its answers without keeping them; see docs/lua.md)"
+                    .to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// sysbench's PostgreSQL driver options: accepted, said to be ignored.
+fn note_pgsql_options(opts: &Opts, notes: &mut Vec<String>) {
+    for def in defs::PGSQL {
+        if let Some(opt) = opts.get(&defs::key(def.name)) {
+            notes.push(format!("{}: ignored (a PostgreSQL driver option; wirebench speaks MySQL only)", opt.shown()));
+        }
+    }
 }

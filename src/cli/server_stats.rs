@@ -3,6 +3,7 @@
 
 use super::cli_error::CliError;
 use super::opts::Opts;
+use super::raw::RawOpt;
 use super::{GeneralOptions, MysqlOptions};
 use crate::results::{OutputFormat, ResultOptions};
 use crate::server_stats::{SamplingMode, ServerStatsOptions};
@@ -17,21 +18,7 @@ pub(crate) fn server_stats_options(
     results: &ResultOptions,
     notes: &mut Vec<String>,
 ) -> Result<ServerStatsOptions, CliError> {
-    let given = match opts.get("server_stats") {
-        Some(opt) => Some(match opt.value.as_deref() {
-            None | Some("on" | "true" | "1") => SamplingMode::On,
-            Some("off" | "false" | "0") => SamplingMode::Off,
-            Some("interim") => SamplingMode::Interim,
-            Some(other) => {
-                return Err(CliError::InvalidValue {
-                    option: opt.label(),
-                    value: other.to_owned(),
-                    expected: "on, off or interim".to_owned(),
-                })
-            }
-        }),
-        None => None,
-    };
+    let given = opts.get("server_stats").map(sampling_mode).transpose()?;
     let default =
         if results.format == OutputFormat::Json && !mysql.dry_run { SamplingMode::On } else { SamplingMode::Off };
     let mut stats = ServerStatsOptions { mode: given.unwrap_or(default), asked: given.is_some(), pid: None };
@@ -72,4 +59,18 @@ pub(crate) fn server_stats_options(
         stats.pid = None;
     }
     Ok(stats)
+}
+
+/// `--server-stats`'s value; none is `on`.
+fn sampling_mode(opt: &RawOpt) -> Result<SamplingMode, CliError> {
+    match opt.value.as_deref() {
+        None | Some("on" | "true" | "1") => Ok(SamplingMode::On),
+        Some("off" | "false" | "0") => Ok(SamplingMode::Off),
+        Some("interim") => Ok(SamplingMode::Interim),
+        Some(other) => Err(CliError::InvalidValue {
+            option: opt.label(),
+            value: other.to_owned(),
+            expected: "on, off or interim".to_owned(),
+        }),
+    }
 }

@@ -7,14 +7,14 @@
 //! a Lua state too, run as a task of the driver's event loops
 //! (`driver::fiber_task`, `script_tasks.rs`): a SQL call is the same C call (sysbench's
 //! `db_query`, `db_execute`, ... exported by wirebench's binary,
-//! `sql_ffi.rs`), which hands the command to the state's loop and waits there
+//! `sql_ffi/`), which hands the command to the state's loop and waits there
 //! while the loop runs its other states and connections. The loops are
 //! the built-in tests' (io_uring or epoll, the same buffers, timeouts,
 //! redial and statistics); nothing here opens a socket or waits on one.
 //!
 //! The Lua-visible API is sysbench's (`sysbench.sql`, `sysbench.rand`,
 //! `sysbench.cmdline`, `sysbench.opt`, hooks, reports, histograms): C
-//! functions with sysbench's names and signatures (`sql_ffi.rs`, `events.rs`)
+//! functions with sysbench's names and signatures (`sql_ffi/`, `events.rs`)
 //! and thin Rust functions (`api.rs`) under a Lua prelude of wirebench's
 //! own (`prelude.lua`) that shapes them as sysbench's scripts expect,
 //! raising errors at the script's line as sysbench does.
@@ -26,7 +26,7 @@
 //! Files:
 //! - `lua_state.rs`: one Lua state, loaded; `context.rs`: where a state's
 //!   context is found; `api.rs`: the raw functions under the prelude;
-//!   `ffi/`: sysbench's C functions through LuaJIT's FFI, with `sql_ffi.rs`
+//!   `ffi/`: sysbench's C functions through LuaJIT's FFI, with `sql_ffi/`
 //!   (`sysbench.sql`) and `events.rs` (the event loop's functions).
 //! - `cmdline_options.rs`: a script's options; `commands.rs`: the commands
 //!   other than `run`; `threads.rs`: `run`'s main state; `script_tasks.rs`:

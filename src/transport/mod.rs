@@ -15,8 +15,8 @@
 //!
 //! Files:
 //! - `compress.rs`: the compressed protocol as a transport layer.
-//! - `tls.rs`: TLS with rustls, and the client configuration from
-//!   `--mysql-ssl*`.
+//! - `tls/`: TLS with rustls: the stream, and the client configuration
+//!   from `--mysql-ssl*`.
 
 mod compress;
 pub(crate) mod tls;

@@ -196,8 +196,8 @@ impl Script for BulkInsertScript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::common::tests::{long_strings, lua_format, lua_script};
     use crate::workload::testkit::{context, rng, DecodedCommand, Harness};
+    use crate::workload::testkit::{long_strings, lua_format, lua_script};
 
     #[test]
     fn each_event_is_one_full_statement_continuing_the_rows() {

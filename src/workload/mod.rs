@@ -21,8 +21,12 @@
 //!   `oltp_point_select.rs`, `oltp_update_index.rs`,
 //!   `oltp_update_non_index.rs`, `oltp_delete.rs`, `oltp_insert.rs`,
 //!   `select_random_points.rs`, `select_random_ranges.rs`, `bulk_insert.rs`.
-//! - `common.rs`: what the OLTP scripts share (`oltp_common.lua`);
+//! - `oltp_workload.rs`: the OLTP tests' event engine (`oltp_common.lua`);
+//!   `oltp_statements.rs`: its statements and event steps;
+//!   `table_load.rs`: their tables' `prepare`, `prewarm` and `cleanup`;
 //!   `oltp_options.rs`: their options.
+//! - `common.rs`: what sysbench's scripts share below their statements
+//!   (the `c` and `pad` templates, the bulk-insert size, `%d`).
 //! - `sbtest_insert.rs`: the one-row INSERT of oltp_insert and 0.5's
 //!   insert.lua and oltp.lua.
 //! - `table_data.rs`: `prepare`'s rows as data for LOAD DATA.
@@ -36,8 +40,11 @@ mod emulated;
 mod kind;
 pub mod legacy;
 mod oltp_options;
+mod oltp_statements;
+mod oltp_workload;
 mod sbtest_insert;
 mod table_data;
+mod table_load;
 mod test;
 
 pub(crate) mod bulk_insert;
@@ -289,7 +296,7 @@ pub trait Workload: Send + Sync {
     /// without them.
     fn prepare(&self, context: ScriptContext, rng: Rng) -> Box<dyn Iterator<Item = String> + Send> {
         match self.common_tables() {
-            Some((options, rows)) => Box::new(common::TableLoad::new(options, rows, context, rng)),
+            Some((options, rows)) => Box::new(table_load::TableLoad::new(options, rows, context, rng)),
             None => Box::new(std::iter::empty()),
         }
     }
@@ -332,13 +339,13 @@ pub trait Workload: Send + Sync {
     /// SQL for `prewarm`, spread over threads like `prepare`; by default
     /// oltp_common.lua's, on [`Workload::common_tables`].
     fn prewarm(&self, context: ScriptContext) -> Vec<String> {
-        self.common_tables().map_or_else(Vec::new, |(options, _)| common::prewarm_sql(options, context))
+        self.common_tables().map_or_else(Vec::new, |(options, _)| table_load::prewarm_sql(options, context))
     }
 
     /// SQL for `cleanup` (run by one connection); by default
     /// oltp_common.lua's, dropping [`Workload::common_tables`].
     fn cleanup(&self) -> Vec<String> {
-        self.common_tables().map_or_else(Vec::new, |(options, _)| common::cleanup_sql(options.tables))
+        self.common_tables().map_or_else(Vec::new, |(options, _)| table_load::cleanup_sql(options.tables))
     }
 
     /// The line the script prints as `prepare` or `cleanup` is about to
@@ -348,7 +355,7 @@ pub trait Workload: Send + Sync {
     /// oltp_common.lua's, for [`Workload::common_tables`].
     fn progress_line(&self, sql: &str, loading: &mut String) -> Option<String> {
         let (options, _) = self.common_tables()?;
-        common::oltp_common_progress_line(sql, loading, options.table_size)
+        table_load::oltp_common_progress_line(sql, loading, options.table_size)
     }
 
     /// SQL run once before `run` starts its events, on a connection of its

@@ -1,8 +1,9 @@
 //! `oltp_delete.lua`: one DELETE per event, no transaction. Its `event()`
 //! draws the table and the id itself, in the same order as a group does.
 
-use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::oltp_statements::{EventStep, StatementGroup};
+use super::oltp_workload::OltpWorkload;
 
 pub const NAME: &str = "oltp_delete";
 

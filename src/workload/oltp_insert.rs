@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn text_is_oltp_insert_lua() {
-        let Some(lua) = crate::workload::common::tests::lua_script("oltp_insert.lua") else { return };
+        let Some(lua) = crate::workload::testkit::lua_script("oltp_insert.lua") else { return };
         let unquote = lua.replace("\" ..\n                                 \"", "");
         assert!(unquote.contains(r#""INSERT INTO %s (id, k, c, pad) VALUES (%d, %d, '%s', '%s')""#));
         assert!(lua.contains(r#"local table_name = "sbtest" .. sysbench.rand.uniform(1, sysbench.opt.tables)"#));

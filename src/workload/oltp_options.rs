@@ -138,7 +138,7 @@ mod tests {
     use super::*;
     #[test]
     fn defaults_are_the_scripts() {
-        let Some(common) = crate::workload::common::tests::lua_script("oltp_common.lua") else { return };
+        let Some(common) = crate::workload::testkit::lua_script("oltp_common.lua") else { return };
         let o = OltpOptions::default();
         for (name, value) in [
             ("table_size", o.table_size.to_string()),
@@ -164,9 +164,9 @@ mod tests {
             let entry = &common[at..at + common[at..].find('}').unwrap()];
             assert!(entry.ends_with(&format!(", {value}")), "{name}: {entry}");
         }
-        let Some(points) = crate::workload::common::tests::lua_script("select_random_points.lua") else { return };
+        let Some(points) = crate::workload::testkit::lua_script("select_random_points.lua") else { return };
         assert!(points.contains(&format!("IN() clause in generated SELECTs\", {}}}", o.random_points)));
-        let Some(ranges) = crate::workload::common::tests::lua_script("select_random_ranges.lua") else { return };
+        let Some(ranges) = crate::workload::testkit::lua_script("select_random_ranges.lua") else { return };
         assert!(ranges.contains(&format!("BETWEEN ranges per SELECT\", {}}}", o.number_of_ranges)));
         assert!(ranges.contains(&format!("\"Size of BETWEEN ranges\", {}}}", o.delta)));
     }

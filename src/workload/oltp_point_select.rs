@@ -1,8 +1,9 @@
 //! `oltp_point_select.lua`: one point select per event, no transaction
 //! (the script sets `point_selects=1` whatever the command line says).
 
-use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::oltp_statements::{EventStep, StatementGroup};
+use super::oltp_workload::OltpWorkload;
 
 pub const NAME: &str = "oltp_point_select";
 

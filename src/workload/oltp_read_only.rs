@@ -1,8 +1,9 @@
 //! `oltp_read_only.lua`: BEGIN, point selects, the four range selects,
 //! COMMIT.
 
-use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::oltp_statements::{EventStep, StatementGroup};
+use super::oltp_workload::OltpWorkload;
 
 pub const NAME: &str = "oltp_read_only";
 

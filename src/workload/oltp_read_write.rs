@@ -1,8 +1,9 @@
 //! `oltp_read_write.lua`: oltp_read_only's reads, then oltp_write_only's
 //! writes, in one transaction.
 
-use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::oltp_statements::{EventStep, StatementGroup};
+use super::oltp_workload::OltpWorkload;
 use super::{oltp_read_only, oltp_write_only};
 
 pub const NAME: &str = "oltp_read_write";

@@ -1,7 +1,8 @@
 //! `oltp_update_index.lua`: `--index_updates` UPDATEs of `k`, no transaction.
 
-use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::oltp_statements::{EventStep, StatementGroup};
+use super::oltp_workload::OltpWorkload;
 
 pub const NAME: &str = "oltp_update_index";
 

@@ -1,8 +1,9 @@
 //! `oltp_update_non_index.lua`: `--non_index_updates` UPDATEs of `c`, no
 //! transaction.
 
-use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::oltp_statements::{EventStep, StatementGroup};
+use super::oltp_workload::OltpWorkload;
 
 pub const NAME: &str = "oltp_update_non_index";
 

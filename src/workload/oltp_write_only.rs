@@ -1,8 +1,9 @@
 //! `oltp_write_only.lua`: BEGIN, index updates, non-index updates,
 //! DELETE/INSERT pairs, COMMIT.
 
-use super::common::{EventStep, OltpWorkload, StatementGroup};
 use super::oltp_options::{OltpOptions, OptionsError};
+use super::oltp_statements::{EventStep, StatementGroup};
+use super::oltp_workload::OltpWorkload;
 
 pub const NAME: &str = "oltp_write_only";
 

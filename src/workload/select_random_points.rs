@@ -100,8 +100,8 @@ impl Script for PointsScript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::common::tests::{long_strings, lua_format, lua_script};
     use crate::workload::testkit::{context, rng, Harness};
+    use crate::workload::testkit::{long_strings, lua_format, lua_script};
 
     #[test]
     fn statement_is_the_scripts() {

@@ -16,7 +16,8 @@ use std::ops::RangeInclusive;
 
 use wirebench_protocol::command::{push_bulk_row, Param};
 
-use super::common::{create_index_sql, create_table_sql, draw_row, tables_of, TableLoad, C_TEMPLATE, PAD_TEMPLATE};
+use super::common::{C_TEMPLATE, PAD_TEMPLATE};
+use super::table_load::{create_index_sql, create_table_sql, draw_row, tables_of, TableLoad};
 use super::{OltpOptions, ScriptContext};
 use crate::rand::Rng;
 

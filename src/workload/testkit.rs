@@ -1,5 +1,8 @@
 //! Test support: runs a script into an in-memory sink and decodes the
-//! commands it wrote, so tests compare SQL and parameter values.
+//! commands it wrote, so tests compare SQL and parameter values; reads
+//! sysbench's installed scripts, to compare with their text.
+
+use std::path::Path;
 
 use wirebench_protocol::buf::Reader;
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -269,4 +272,60 @@ pub(crate) fn check_oltp_event(event: &[DecodedCommand], options: &crate::worklo
         }
         previous = Some((shape, table, command));
     }
+}
+
+/// An installed sysbench script, or `None` (with a message) when
+/// sysbench is not installed; with WIREBENCH_REQUIRE_SERVER=1 a missing
+/// script fails the test instead.
+pub(crate) fn lua_script(name: &str) -> Option<String> {
+    let dir = std::env::var("WIREBENCH_SYSBENCH_SCRIPTS").unwrap_or_else(|_| "/usr/share/sysbench".to_string());
+    let path = Path::new(&dir).join(name);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1") => {
+            panic!("{}: {e} (WIREBENCH_REQUIRE_SERVER=1)", path.display())
+        }
+        Err(e) => {
+            eprintln!(
+                "skipped: {}: {e} (set WIREBENCH_SYSBENCH_SCRIPTS to sysbench's script directory)",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// The Lua long strings (`[[...]]`) of a script, the newline right
+/// after `[[` dropped as Lua does.
+pub(crate) fn long_strings(lua: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = lua;
+    while let Some(start) = rest.find("[[") {
+        let body = &rest[start + 2..];
+        let end = body.find("]]").expect("unterminated long string");
+        let text = &body[..end];
+        found.push(text.strip_prefix('\n').unwrap_or(text).to_string());
+        rest = &body[end + 2..];
+    }
+    found
+}
+
+/// Lua's `string.format` for `%d`, `%u`, `%s` and `%%`, enough for the scripts.
+pub(crate) fn lua_format(format: &str, args: &[&str]) -> String {
+    let mut out = String::new();
+    let mut args = args.iter();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('d' | 'u' | 's') => out.push_str(args.next().expect("too few arguments")),
+            other => panic!("format {other:?}"),
+        }
+    }
+    assert!(args.next().is_none(), "too many arguments");
+    out
 }

@@ -25,7 +25,7 @@ pub const EXPORTED_C_FUNCTIONS: &[&str] = &[
     "sb_more_events",
     "sb_event_start",
     "sb_event_stop",
-    // sysbench.sql's driver functions (sql_ffi.rs).
+    // sysbench.sql's driver functions (sql_ffi/).
     "db_create",
     "db_destroy",
     "db_connection_create",

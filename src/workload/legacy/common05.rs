@@ -15,7 +15,7 @@
 //! Unlike `oltp_common.lua`, `prepare` is one function run once: one
 //! connection creates and loads the tables, one after the other.
 
-use super::super::common::{oltp_common_progress_line, TableLoad, TableSql};
+use super::super::table_load::{oltp_common_progress_line, TableLoad, TableSql};
 use super::super::{OltpOptions, ScriptContext};
 use super::LegacyOptions;
 use crate::rand::Rng;

@@ -236,7 +236,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
                 HandshakeStep::Done(login) => {
-                    tolerance::record(&login.deviations);
+                    tolerance::record_login(&login.deviations);
                     // Everything after the login's OK goes through the
                     // transport: TLS, started mid-login, stays; the
                     // compressed protocol starts now.

@@ -21,8 +21,8 @@ fn slot(kind: Deviation) -> usize {
     Deviation::ALL.iter().position(|&k| k == kind).unwrap_or(0)
 }
 
-/// Adds what one connection (or one answer) tolerated.
-pub fn record(found: &Deviations) {
+/// Adds what one login tolerated.
+pub fn record_login(found: &Deviations) {
     for (kind, n) in found.iter() {
         if let Some(count) = COUNTS.get(slot(kind)) {
             count.fetch_add(n, Ordering::Relaxed);
@@ -70,8 +70,8 @@ mod tests {
         let before = tally().get(Deviation::NoTransactions);
         let mut found = Deviations::default();
         found.add(Deviation::NoTransactions, 1);
-        record(&found);
-        record(&found);
+        record_login(&found);
+        record_login(&found);
         assert_eq!(tally().get(Deviation::NoTransactions), before + 2);
         let first = unsaid();
         assert!(first.contains(&Deviation::NoTransactions));

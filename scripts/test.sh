@@ -63,6 +63,10 @@ need openssh-client ssh ssh-keygen
 need podman podman
 need runc runc
 need debootstrap debootstrap
+# tests/interop_servers.rs runs a test server on node-mysql2's server API
+# (tests/servers/node_mysql2, its version pinned in package-lock.json).
+need nodejs node
+need npm npm
 install_needed
 ensure_rust
 
@@ -76,6 +80,15 @@ cargo fmt --all --check ||
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings ||
     { say "clippy found the problems above: fix them, then check with \`cargo clippy --workspace --all-targets -- -D warnings\` (an #[allow(clippy::...)] only where the lint is wrong for that spot, with a one-line reason)"; exit 1; }
+
+step "interop test servers (tests/servers/)"
+# npm ci only when node_modules lacks the pinned mysql2; the msql-srv server
+# is its own cargo project (not a workspace member), built where the test
+# looks for it.
+if ! grep -qs '"version": "3.24.5"' tests/servers/node_mysql2/node_modules/mysql2/package.json; then
+    npm ci --prefix tests/servers/node_mysql2 --no-audit --no-fund
+fi
+cargo build --quiet --locked --manifest-path tests/servers/msql_srv/Cargo.toml --target-dir target/interop-servers
 
 step "MariaDB test server"
 if "$MARIADB" status 2>/dev/null; then

@@ -261,6 +261,9 @@ pub struct CompressedStream {
     seq: u8,
     /// Where the server's answer to the last command sent starts.
     answer_seq: u8,
+    /// Compressed packets whose id followed neither, not yet taken by
+    /// [`take_seq_jumps`](Self::take_seq_jumps).
+    seq_jumps: u32,
 }
 
 impl Default for CompressedStream {
@@ -271,7 +274,7 @@ impl Default for CompressedStream {
 
 impl CompressedStream {
     pub fn new() -> Self {
-        CompressedStream { seq: 0, answer_seq: 0 }
+        CompressedStream { seq: 0, answer_seq: 0, seq_jumps: 0 }
     }
 
     /// The sequence id the server's answer to the last command sent starts
@@ -284,17 +287,19 @@ impl CompressedStream {
     /// appending the packet stream they carry to `plain`. Returns the bytes
     /// of `wire` used; a partial packet is left for the next call.
     ///
-    /// A packet's id must continue the previous one, or be where an answer
+    /// A packet's id should continue the previous one, or be where an answer
     /// starts: with commands pipelined, each answer starts its numbering
-    /// anew, and which one comes next is not known here. The packets inside
-    /// are checked by whoever reads the stream.
+    /// anew, and which one comes next is not known here. Another id is
+    /// adopted and counted ([`take_seq_jumps`](Self::take_seq_jumps)), as
+    /// libmariadb takes the server's `compress_pkt_nr` without checking it.
+    /// The packets inside are checked by whoever reads the stream.
     pub fn decode(&mut self, wire: &[u8], plain: &mut Vec<u8>, inflater: &mut Inflater) -> Result<usize> {
         let mut used = 0usize;
         loop {
             let rest = wire.get(used..).unwrap_or_default();
             let Some(header) = CompressedHeader::parse(rest) else { return Ok(used) };
             if header.seq != self.seq && header.seq != self.answer_seq {
-                return Err(ProtocolError::OutOfSync { expected: self.seq, got: header.seq });
+                self.seq_jumps = self.seq_jumps.saturating_add(1);
             }
             let end = COMPRESSED_HEADER_LEN + header.payload_len;
             let Some(payload) = rest.get(COMPRESSED_HEADER_LEN..end) else { return Ok(used) };
@@ -302,6 +307,12 @@ impl CompressedStream {
             self.seq = header.seq.wrapping_add(1);
             used += end;
         }
+    }
+
+    /// The compressed packets whose sequence id was adopted since the last
+    /// call ([`Deviation::SequenceRenumbered`](crate::tolerance::Deviation)).
+    pub fn take_seq_jumps(&mut self) -> u32 {
+        std::mem::take(&mut self.seq_jumps)
     }
 
     /// Appends `plain`, whole packets of one or more commands (or the

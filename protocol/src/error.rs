@@ -48,6 +48,14 @@ pub enum ProtocolError {
     /// The server speaks a handshake protocol version other than 10.
     #[error("unsupported handshake protocol version {0} (only version 10 is spoken)")]
     UnsupportedProtocolVersion(u8),
+    /// The greeting carries only the 8-byte scramble of MySQL before 4.1
+    /// (mysql_old_password): libmariadb would fall back to that broken hash
+    /// unless told `MYSQL_SECURE_AUTH`; wirebench always refuses it.
+    #[error(
+        "the server's greeting carries only the 8-byte pre-4.1 scramble (mysql_old_password, MySQL 4.0 and \
+         older): wirebench speaks 4.1 authentication only, as libmariadb does under MYSQL_SECURE_AUTH"
+    )]
+    Pre41Scramble,
     /// The server lacks a capability this client needs.
     #[error("the server does not offer the {0} capability, which wirebench requires")]
     MissingCapability(&'static str),

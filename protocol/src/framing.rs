@@ -4,7 +4,11 @@
 //! empty when the payload is an exact multiple of 0xFFFFFF.
 //!
 //! Sequence ids: every command starts at 0; each packet, in either
-//! direction, takes the next id (wrapping at 255).
+//! direction, takes the next id (wrapping at 255). A server's packets are
+//! read with [`decode_answer_packet`], which follows the server's numbering
+//! where it departs from that rule, as libmariadb does
+//! ([`Deviation::SequenceRenumbered`](crate::tolerance::Deviation)); a
+//! client's are read with the strict [`decode_packet`].
 
 use std::borrow::Cow;
 
@@ -42,6 +46,9 @@ pub struct Frame<'a> {
     pub consumed: usize,
     /// The sequence id the next packet must carry.
     pub next_seq: u8,
+    /// Fragments whose sequence id did not follow the one expected, and
+    /// whose id was adopted ([`decode_answer_packet`]; 0 from [`decode_packet`]).
+    pub seq_jumps: u8,
 }
 
 /// Decodes the logical packet at the start of `buf`, joining fragments.
@@ -50,8 +57,21 @@ pub struct Frame<'a> {
 /// checked as soon as each header is visible, before waiting for the payload,
 /// so a peer cannot make the caller buffer more than `max_payload` bytes.
 pub fn decode_packet(buf: &[u8], expected_seq: u8, max_payload: usize) -> Result<Option<Frame<'_>>> {
+    decode(buf, expected_seq, max_payload, false)
+}
+
+/// [`decode_packet`] for a server's packets: a fragment whose sequence id
+/// does not follow is accepted and its id adopted (counted in
+/// [`Frame::seq_jumps`]), as libmariadb's `ma_real_read` does. The length
+/// and size checks stay: they are what keeps the stream in step.
+pub fn decode_answer_packet(buf: &[u8], expected_seq: u8, max_payload: usize) -> Result<Option<Frame<'_>>> {
+    decode(buf, expected_seq, max_payload, true)
+}
+
+fn decode(buf: &[u8], expected_seq: u8, max_payload: usize, adopt_seq: bool) -> Result<Option<Frame<'_>>> {
     let mut pos = 0usize;
     let mut seq = expected_seq;
+    let mut seq_jumps = 0u8;
     let mut total = 0usize;
     // First pass: validate headers and find where the packet ends.
     let mut fragments = 0usize;
@@ -59,7 +79,11 @@ pub fn decode_packet(buf: &[u8], expected_seq: u8, max_payload: usize) -> Result
         let Some(rest) = buf.get(pos..) else { return Ok(None) };
         let Some(header) = Header::parse(rest) else { return Ok(None) };
         if header.seq != seq {
-            return Err(ProtocolError::OutOfSync { expected: seq, got: header.seq });
+            if !adopt_seq {
+                return Err(ProtocolError::OutOfSync { expected: seq, got: header.seq });
+            }
+            seq = header.seq;
+            seq_jumps = seq_jumps.saturating_add(1);
         }
         total = total
             .checked_add(header.len)
@@ -91,7 +115,7 @@ pub fn decode_packet(buf: &[u8], expected_seq: u8, max_payload: usize) -> Result
         }
         Cow::Owned(joined)
     };
-    Ok(Some(Frame { payload, consumed: pos, next_seq: seq }))
+    Ok(Some(Frame { payload, consumed: pos, next_seq: seq, seq_jumps }))
 }
 
 /// Appends `payload` as one logical packet starting at sequence id `seq`,
@@ -169,6 +193,25 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_out_of_sequence_is_followed() {
+        // node-mysql2's OK after a COM_QUERY (seq 0) when its counter stood at 4.
+        let out = [0x07, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00];
+        let frame = decode_answer_packet(&out, 1, 1024).unwrap().unwrap();
+        assert_eq!((frame.consumed, frame.next_seq, frame.seq_jumps), (11, 5, 1));
+        let frame = decode_answer_packet(&out, 4, 1024).unwrap().unwrap();
+        assert_eq!((frame.next_seq, frame.seq_jumps), (5, 0));
+        // A fragment that jumps is followed too; the joined payload is whole.
+        let payload = vec![0u8; MAX_FRAGMENT + 1];
+        let mut out = Vec::new();
+        encode_packet(&mut out, 1, &payload);
+        out[MAX_FRAGMENT + HEADER_LEN + 3] = 9;
+        let frame = decode_answer_packet(&out, 1, usize::MAX).unwrap().unwrap();
+        assert_eq!((frame.payload.len(), frame.next_seq, frame.seq_jumps), (MAX_FRAGMENT + 1, 10, 1));
+        // What keeps the stream in step still holds: a size over the limit.
+        assert!(decode_answer_packet(&[0, 0, 0x10, 7], 1, 1024).is_err());
+    }
+
+    #[test]
     fn too_large_is_refused_before_the_payload_arrives() {
         // Only the header of a 1 MiB packet: refused without waiting for 1 MiB.
         let header = [0x00, 0x00, 0x10, 0x00];
@@ -232,6 +275,7 @@ mod tests {
         #[test]
         fn never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64), seq in any::<u8>(), max in 0usize..100) {
             let _ = decode_packet(&bytes, seq, max);
+            let _ = decode_answer_packet(&bytes, seq, max);
         }
     }
 }

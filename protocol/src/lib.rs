@@ -19,7 +19,8 @@
 //! machine) with [`auth`] for the plugins; [`command`] for what the client
 //! sends afterwards and [`response`] for what comes back; [`compress`] for
 //! the compressed protocol; [`server_text`] for showing what a server
-//! wrote without letting it drive the user's terminal.
+//! wrote without letting it drive the user's terminal; [`tolerance`] for
+//! what a server may get wrong and still be served, as libmariadb serves it.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic))]
@@ -34,6 +35,7 @@ pub mod framing;
 pub mod handshake;
 pub mod response;
 pub mod server_text;
+pub mod tolerance;
 
 pub use constants::{Capabilities, ColumnFlags, ColumnType, StatusFlags};
 pub use error::{CodecError, ProtocolError, UsageError};

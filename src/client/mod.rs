@@ -16,6 +16,7 @@
 //!   sha256_password over unencrypted TCP.
 //! - `peer.rs`: the process at the other end, when it runs on this host.
 //! - `client_error.rs`: what can go wrong on a connection.
+//! - `tolerance.rs`: the run's tally of the server deviations tolerated.
 
 mod client_error;
 mod endpoint;
@@ -23,6 +24,7 @@ pub(crate) mod peer;
 mod server_key;
 mod stream;
 mod tls_login;
+pub mod tolerance;
 
 use std::time::Duration;
 
@@ -234,14 +236,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             match step {
                 HandshakeStep::NeedMore => io.fill().await?,
                 HandshakeStep::Done(login) => {
+                    tolerance::record_login(&login.deviations);
                     // Everything after the login's OK goes through the
                     // transport: TLS, started mid-login, stays; the
                     // compressed protocol starts now.
                     if login.capabilities.contains(Capabilities::COMPRESS) {
                         io.start_compression();
                     }
+                    let mut connection = Connection { io, login };
+                    if connection.login.select_database {
+                        // No CLIENT_CONNECT_WITH_DB: libmariadb's
+                        // mysql_real_connect selects it with COM_INIT_DB.
+                        let database = options.database.as_deref().unwrap_or_default();
+                        connection.init_db(database).await?;
+                    }
+                    let io = &mut connection.io;
                     (io.read_timeout, io.write_timeout) = (options.read_timeout, options.write_timeout);
-                    return Ok(Connection { io, login });
+                    return Ok(connection);
                 }
                 HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
                 HandshakeStep::StartTls => {
@@ -511,6 +522,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             match reader.advance(&self.io.rbuf) {
                 Ok(progress) => {
                     if let Some(outcome) = progress.done {
+                        tolerance::record_seq_jumps(outcome.seq_jumps);
                         let error = outcome.error.as_ref().map(|e| e.to_server_error(&self.io.rbuf));
                         self.io.rbuf.advance(progress.consumed);
                         return match error {
@@ -606,6 +618,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
             self.scratch.clear();
             let used = self.transport.decode(&self.wire, &mut self.scratch).map_err(|e| self.transport_error(e))?;
             self.wire.advance(used);
+            tolerance::record_seq_jumps(self.transport.take_seq_jumps());
             if !self.scratch.is_empty() {
                 self.rbuf.extend_from_slice(&self.scratch);
                 return Ok(());
@@ -673,9 +686,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
     /// and advances `*seq` past it.
     async fn read_packet(&mut self, seq: &mut u8) -> Result<Bytes> {
         loop {
-            match framing::decode_packet(&self.rbuf, *seq, self.max_packet) {
+            match framing::decode_answer_packet(&self.rbuf, *seq, self.max_packet) {
                 Ok(Some(frame)) => {
                     *seq = frame.next_seq;
+                    tolerance::record_seq_jumps(u32::from(frame.seq_jumps));
                     let consumed = frame.consumed;
                     return Ok(match frame.payload {
                         std::borrow::Cow::Borrowed(_) => {

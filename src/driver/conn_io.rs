@@ -221,6 +221,7 @@ impl ConnIo {
             return self.walk(wire_in, now_ns, stats, ignore);
         }
         let decoded = self.transport.decode(wire_in, &mut self.plain_in).map_err(|e| self.transport_error(e))?;
+        crate::client::tolerance::record_seq_jumps(self.transport.take_seq_jumps());
         let plain_in = std::mem::take(&mut self.plain_in);
         let walked = self.walk(&plain_in, now_ns, stats, ignore);
         self.plain_in = plain_in;

@@ -230,6 +230,11 @@ pub struct RunResult {
     /// the warm-up, or the last checkpoint) to the end.
     #[serde(default)]
     pub server: Option<ServerResult>,
+    /// The server's deviations from the protocol that the client tolerated,
+    /// as libmariadb does, by kind (`sequence_renumbered`: packets;
+    /// the others: logins); absent when there were none (docs/connecting.md).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tolerated: BTreeMap<String, u64>,
 }
 
 /// What the statistics hold at the end of a run (or a step).
@@ -278,6 +283,7 @@ impl RunResult {
             fairness: FairnessResult::of(measured.connections, latencies.sysbench.sum_ns()),
             recorded: listing.recorded(latencies, measured.connections),
             server: None,
+            tolerated: BTreeMap::new(),
         }
     }
 

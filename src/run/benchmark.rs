@@ -23,7 +23,7 @@ use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
 use crate::server_stats::{ServerBlock, ServerResult};
 use crate::stats::report::{self, RunHeader};
-use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, StatsBoard};
+use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -106,6 +106,14 @@ pub(super) fn say_engine_choice(choice: impl std::fmt::Display) {
     }
 }
 
+/// Each kind of server deviation the connections tolerated so far, said
+/// once per run on standard error (docs/connecting.md has the table).
+pub(super) fn say_tolerated() {
+    for kind in crate::client::tolerance::unsaid() {
+        stderr_line(format_args!("wirebench: warning: {}", kind.warning()));
+    }
+}
+
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
 /// be written ends the command before any load), sysbench's lines, and
 /// the warm-up begun.
@@ -116,6 +124,7 @@ pub(super) fn start_threads(
     log_comment: &str,
 ) -> Result<Option<HdrLog>, RunError> {
     let hdr_log = open_hdr_log(&bench.general, context.clock, log_comment)?;
+    say_tolerated();
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
     if general_warmup(bench) > 0 {
@@ -302,8 +311,13 @@ fn final_report(
         Output::report().print(reports.collector.totals().sysbench_latency().rows())?;
         Level::Notice.print(report::HISTOGRAM_END)?;
     }
+    say_tolerated();
     let mut additions = reports.additions(rate);
     let wirebench = Console::current().personality == Personality::Wirebench;
+    let tolerated = crate::client::tolerance::tally();
+    if wirebench && !tolerated.is_empty() {
+        additions += &ToleratedBlock { deviations: &tolerated }.to_string();
+    }
     if let Some(usage) = usage.filter(|u| u.polled() && wirebench) {
         additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.polling() }.to_string();
     }

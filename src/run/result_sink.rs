@@ -172,7 +172,8 @@ impl ResultSink {
             warmup_s: self.warmup_s,
             listing: &self.listing,
         };
-        let result = RunResult { server, ..RunResult::new(shape, measured) };
+        let tolerated = crate::client::tolerance::tally().iter().map(|(kind, n)| (kind.key().to_string(), n)).collect();
+        let result = RunResult { server, tolerated, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
         if self.format == OutputFormat::Json {
             Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))?;

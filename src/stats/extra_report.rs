@@ -13,6 +13,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use wirebench_protocol::tolerance::{Deviation, Deviations};
+
 use super::kinds::KindTable;
 use super::latency::HdrLatency;
 
@@ -83,6 +85,24 @@ impl fmt::Display for ClientCpuBlock {
         f.write_str("\nClient CPU (event loops):\n")?;
         writeln!(f, "{:>12}: {:>38.4}s", "total", cpu)?;
         writeln!(f, "{:>12}: {:>38.4}s ({share:.1}% of it spinning with nothing to do)", "polling", polling)
+    }
+}
+
+/// The server's deviations from the protocol that the connections
+/// tolerated, as libmariadb does: packets renumbered, logins without a
+/// capability. Printed only when there were some.
+pub struct ToleratedBlock<'a> {
+    pub deviations: &'a Deviations,
+}
+
+impl fmt::Display for ToleratedBlock<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\nServer deviations tolerated (as libmariadb tolerates them):\n")?;
+        for (kind, n) in self.deviations.iter() {
+            let unit = if kind == Deviation::SequenceRenumbered { "packets" } else { "logins" };
+            writeln!(f, "{:>24}: {n:>26} {unit}", kind.key())?;
+        }
+        Ok(())
     }
 }
 

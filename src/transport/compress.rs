@@ -58,6 +58,11 @@ impl Zlib {
         self.stream.answer_seq()
     }
 
+    /// See [`CompressedStream::take_seq_jumps`].
+    pub fn take_seq_jumps(&mut self) -> u32 {
+        self.stream.take_seq_jumps()
+    }
+
     pub fn decode(&mut self, wire: &[u8], plain: &mut Vec<u8>) -> Result<usize, TransportError> {
         let stream = &mut self.stream;
         with_codec(|codec| {

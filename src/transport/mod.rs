@@ -90,6 +90,12 @@ impl Transport {
         self.zlib.as_ref().map(|zlib| zlib.answer_seq())
     }
 
+    /// Compressed packets whose sequence id the server numbered its own way
+    /// since the last call (tolerated, as libmariadb does).
+    pub fn take_seq_jumps(&mut self) -> u32 {
+        self.zlib.as_mut().map_or(0, |zlib| zlib.take_seq_jumps())
+    }
+
     /// True when nothing sits between the socket and the packet stream: the
     /// caller passes its bytes through untouched and needs no second buffer.
     #[inline]

@@ -222,15 +222,17 @@ fn one_packet(seq: u8, payload: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn out_of_order_ids_are_errors() {
+fn out_of_order_ids_are_adopted_and_counted() {
     let mut stream = CompressedStream::new();
     let packet = one_packet(5, b"\x01\x00\x00\x01\x00");
     let mut plain = Vec::new();
-    assert_eq!(
-        stream.decode(&packet, &mut plain, &mut Inflater::new()),
-        Err(ProtocolError::OutOfSync { expected: 0, got: 5 })
-    );
-    assert!(plain.is_empty());
+    assert_eq!(stream.decode(&packet, &mut plain, &mut Inflater::new()), Ok(packet.len()));
+    assert_eq!(plain, b"\x01\x00\x00\x01\x00");
+    // The next one follows the server's numbering: no further jump.
+    let next = one_packet(6, b"\x01\x00\x00\x02\x00");
+    assert_eq!(stream.decode(&next, &mut plain, &mut Inflater::new()), Ok(next.len()));
+    assert_eq!(stream.take_seq_jumps(), 1);
+    assert_eq!(stream.take_seq_jumps(), 0);
 }
 
 #[test]

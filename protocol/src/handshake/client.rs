@@ -12,17 +12,18 @@
 use std::fmt;
 
 use super::packets::{
-    negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting, HandshakeResponse41,
-    SslRequest, AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER,
+    greeting_deviations, negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting,
+    HandshakeResponse41, SslRequest, AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER,
 };
 use crate::auth::{caching_sha2, rsa_key, sha256_password, AuthPlugin, CryptoRngCore};
 use crate::buf::WriteExt;
 use crate::constants::{Capabilities, StatusFlags, CHARSET_UTF8MB4_GENERAL_CI, DEFAULT_MAX_PACKET_SIZE};
 use crate::error::{CodecError, ProtocolError, Result, UsageError};
-use crate::framing::{decode_packet, finish_packet, start_packet};
+use crate::framing::{decode_answer_packet, finish_packet, start_packet};
 use crate::response::err::{ErrPacket, ServerError, ERR_HEADER};
 use crate::response::ok::{OkPacket, OK_HEADER};
 use crate::server_text::ServerText;
+use crate::tolerance::{Deviation, Deviations};
 
 /// MariaDB may chain plugins (`IDENTIFIED VIA a OR b`), so more than one
 /// switch is legitimate; a bound keeps a confused server from looping.
@@ -142,6 +143,12 @@ pub struct LoginInfo {
     /// The PEM key the server sent when asked for it, so that later
     /// connections can pass it in [`HandshakeConfig::server_public_key`].
     pub server_public_key: Option<Vec<u8>>,
+    /// The server lacks CLIENT_CONNECT_WITH_DB, so the configured database
+    /// was not sent with the login: select it with COM_INIT_DB before
+    /// anything else, as libmariadb's `mysql_real_connect` does.
+    pub select_database: bool,
+    /// What the login tolerated of the server (see [`crate::tolerance`]).
+    pub deviations: Deviations,
 }
 
 /// What the caller does next.
@@ -219,6 +226,7 @@ pub struct ClientHandshake {
     fetched_key: Option<Vec<u8>>,
     tls_active: bool,
     switches: u8,
+    deviations: Deviations,
 }
 
 impl ClientHandshake {
@@ -234,6 +242,7 @@ impl ClientHandshake {
             fetched_key: None,
             tls_active: false,
             switches: 0,
+            deviations: Deviations::default(),
         }
     }
 
@@ -292,10 +301,11 @@ impl ClientHandshake {
         let mut consumed = 0usize;
         loop {
             let rest = input.get(consumed..).unwrap_or_default();
-            let Some(frame) = decode_packet(rest, self.seq, max)? else {
+            let Some(frame) = decode_answer_packet(rest, self.seq, max)? else {
                 return Ok((consumed, HandshakeStep::NeedMore));
             };
             consumed += frame.consumed;
+            self.deviations.add(Deviation::SequenceRenumbered, u64::from(frame.seq_jumps));
             self.seq = frame.next_seq;
             let step = match self.phase {
                 LoginPhase::Greeting => self.on_greeting(&frame.payload, out, rng)?,
@@ -321,6 +331,9 @@ impl ClientHandshake {
             Greeting::Error(err) => return Ok(Some(self.server_error(err))),
             Greeting::Handshake(hs) => hs,
         };
+        if !hs.has_41_scramble() {
+            return Err(ProtocolError::Pre41Scramble.into());
+        }
         let tls = match self.config.tls {
             TlsMode::Disabled => false,
             TlsMode::Preferred => hs.capabilities.contains(Capabilities::SSL),
@@ -334,6 +347,7 @@ impl ClientHandshake {
             extra: self.config.extra_capabilities,
         };
         self.caps = negotiate_capabilities(hs.capabilities, &options)?;
+        self.deviations.merge(&greeting_deviations(hs.capabilities, &options));
         self.server = GreetedServer {
             version: ServerText(&String::from_utf8_lossy(hs.display_version())).to_string(),
             is_mariadb: hs.is_mariadb(),
@@ -540,6 +554,8 @@ impl ClientHandshake {
             status,
             auth_plugin: self.plugin,
             server_public_key: self.fetched_key.clone(),
+            select_database: self.config.database.is_some() && !self.caps.contains(Capabilities::CONNECT_WITH_DB),
+            deviations: self.deviations,
         }
     }
 }
@@ -547,12 +563,12 @@ impl ClientHandshake {
 #[cfg(test)]
 mod tests {
     use super::super::packets::test_support::{
-        from_hex, parse_response, ParsedResponse, MARIADB_GREETING, MYSQL8_GREETING,
+        from_hex, parse_response, ParsedResponse, MARIADB_GREETING, MSQL_SRV_GREETING, MYSQL8_GREETING,
     };
     use super::*;
     use crate::auth::rsa_key::tests::{server_decrypt, test_key, TestRng};
     use crate::auth::{caching_sha2, ed25519, native_password};
-    use crate::framing::encode_packet;
+    use crate::framing::{decode_packet, encode_packet};
     use proptest::prelude::*;
 
     const PASSWORD: &[u8] = b"sbtest";
@@ -993,19 +1009,74 @@ mod tests {
     }
 
     #[test]
-    fn wrong_sequence_ids() {
+    fn sequence_ids_that_do_not_follow_are_followed() {
+        // A greeting numbered 3 (a server counting on from elsewhere): the
+        // response follows it (4), and so does the OK (5).
         let mut c = Client::new(config());
         let mut greeting = from_hex(MARIADB_GREETING);
-        greeting[3] = 1;
-        assert_eq!(c.exchange(&greeting), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 0, got: 1 })));
+        greeting[3] = 3;
+        let out = c.expect_more(&greeting);
+        assert_eq!(client_response(&out, 4).user, b"sbtest");
+        let login = c.expect_done(&ok(5));
+        assert_eq!(login.deviations.iter().collect::<Vec<_>>(), [(Deviation::SequenceRenumbered, 1)]);
+        // In step, then an OK that jumps back to 1: followed, counted.
         let mut c = Client::new(config());
         c.expect_more(&from_hex(MARIADB_GREETING));
-        assert_eq!(c.exchange(&ok(1)), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 2, got: 1 })));
-        // The error is final.
-        assert!(matches!(
-            c.hs.advance(&ok(2), &mut Vec::new(), &mut TestRng(0)),
-            Err(CodecError::Usage(UsageError::OutOfOrder { state: "the handshake was over", .. }))
-        ));
+        let login = c.expect_done(&ok(1));
+        assert_eq!(login.deviations.get(Deviation::SequenceRenumbered), 1);
+        assert!(!login.select_database);
+        // In step: nothing tolerated.
+        let mut c = Client::new(config());
+        c.expect_more(&from_hex(MARIADB_GREETING));
+        assert!(c.expect_done(&ok(2)).deviations.is_empty());
+    }
+
+    #[test]
+    fn msql_srv_login_without_secure_connection_or_connect_with_db() {
+        // msql-srv 0.11: no SECURE_CONNECTION, CONNECT_WITH_DB, TRANSACTIONS,
+        // PLUGIN_AUTH or DEPRECATE_EOF, but the 4.1 scramble.
+        let mut c = Client::new(config());
+        let out = c.expect_more(&pkt(0, MSQL_SRV_GREETING));
+        let resp = client_response(&out, 1);
+        // Bit 0 (LONG_PASSWORD) is not offered either, so the intersection clears it.
+        assert_eq!(resp.capabilities, Capabilities::PROTOCOL_41 | Capabilities::SECURE_CONNECTION);
+        assert_eq!(resp.auth_response, native_password::scramble(PASSWORD, b";X,po_k}>o6^Wz!/kM}N"));
+        assert_eq!((resp.database, resp.auth_plugin_name), (None, None), "neither offered");
+        let login = c.expect_done(&ok(2));
+        assert!(login.select_database, "the database goes by COM_INIT_DB");
+        assert_eq!(
+            login.deviations.iter().map(|(d, _)| d).collect::<Vec<_>>(),
+            [
+                Deviation::NoSecureConnection,
+                Deviation::NoConnectWithDb,
+                Deviation::NoTransactions,
+                Deviation::NoPluginAuth,
+                Deviation::NoDeprecateEof
+            ]
+        );
+        // Without a database to select, CONNECT_WITH_DB's absence is no deviation.
+        let mut cfg = config();
+        cfg.database = None;
+        let mut c = Client::new(cfg);
+        c.expect_more(&pkt(0, MSQL_SRV_GREETING));
+        let login = c.expect_done(&ok(2));
+        assert!(!login.select_database);
+        assert_eq!(login.deviations.get(Deviation::NoConnectWithDb), 0);
+    }
+
+    #[test]
+    fn a_greeting_before_4_1_is_refused() {
+        // The 8-byte scramble alone: mysql_old_password's.
+        let cut = &MSQL_SRV_GREETING[..MSQL_SRV_GREETING.len() - 13];
+        let mut c = Client::new(config());
+        assert_eq!(c.exchange(&pkt(0, cut)), Err(CodecError::Protocol(ProtocolError::Pre41Scramble)));
+        // A 3.23/4.0 greeting: flags without PROTOCOL_41, nothing after them.
+        let mut old = vec![10];
+        old.extend_from_slice(b"4.0.27\0\x01\x00\x00\x00ABCDEFGH\0\x2c\x00");
+        let mut c = Client::new(config());
+        let error = c.exchange(&pkt(0, &old)).unwrap_err();
+        assert_eq!(error, CodecError::Protocol(ProtocolError::Pre41Scramble));
+        assert!(error.to_string().contains("pre-4.1"), "{error}");
     }
 
     #[test]

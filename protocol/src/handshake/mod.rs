@@ -18,6 +18,7 @@ mod packets;
 
 pub use client::{ClientHandshake, HandshakeConfig, HandshakeStep, LoginInfo, TlsMode, MAX_LOGIN_PACKET};
 pub use packets::{
-    client_capabilities, negotiate_capabilities, AuthMoreData, AuthSwitchRequest, CapabilityOptions, Greeting,
-    HandshakeResponse41, InitialHandshake, SslRequest, AUTH_MORE_DATA_HEADER, AUTH_SWITCH_HEADER, PROTOCOL_VERSION,
+    client_capabilities, greeting_deviations, negotiate_capabilities, AuthMoreData, AuthSwitchRequest,
+    CapabilityOptions, Greeting, HandshakeResponse41, InitialHandshake, SslRequest, AUTH_MORE_DATA_HEADER,
+    AUTH_SWITCH_HEADER, PROTOCOL_VERSION,
 };

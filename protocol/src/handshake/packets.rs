@@ -9,6 +9,7 @@ use crate::constants::{Capabilities, StatusFlags};
 use crate::error::{ProtocolError, Result, UsageError};
 use crate::framing::{finish_packet, start_packet};
 use crate::response::err::{ErrPacket, ERR_HEADER};
+use crate::tolerance::{Deviation, Deviations};
 
 /// The only handshake protocol version spoken since MySQL 3.21.
 pub const PROTOCOL_VERSION: u8 = 10;
@@ -24,6 +25,12 @@ const MARIADB_VERSION_PREFIX: &[u8] = b"5.5.5-";
 const RESPONSE_FILLER_LEN: usize = 23;
 /// Bytes of the greeting's reserved block; MariaDB uses the last 4.
 const GREETING_RESERVED_LEN: usize = 10;
+/// The 4.1 scramble's second part with its NUL: libmariadb reads it
+/// whenever that many bytes follow the reserved block, whatever the
+/// capabilities say.
+const SCRAMBLE_41_PART2_LEN: usize = 13;
+/// The whole 4.1 scramble.
+pub const SCRAMBLE_41_LEN: usize = 20;
 
 /// The server's first packet: a greeting, or an ERR it sends instead when it
 /// refuses the connection outright ("Too many connections", "Host ... is
@@ -58,7 +65,7 @@ pub struct InitialHandshake<'a> {
     pub charset: u8,
     pub status: StatusFlags,
     /// The nonce (scramble): part 1 and part 2 joined, part 2's trailing NUL
-    /// dropped. 20 bytes from every current server.
+    /// dropped. 20 bytes from every current server; 8 from one before 4.1.
     pub auth_plugin_data: Vec<u8>,
     /// The plugin the nonce is meant for; empty when the server lacks
     /// CLIENT_PLUGIN_AUTH (then it is `mysql_native_password`).
@@ -104,8 +111,14 @@ impl<'a> InitialHandshake<'a> {
             caps = Capabilities::from_parts(low, u32::from_le_bytes([a, b, c, d]));
         }
         hs.capabilities = caps;
-        if caps.contains(Capabilities::SECURE_CONNECTION) {
-            let len = usize::from(data_len).saturating_sub(8).max(13);
+        let part2_len = if caps.contains(Capabilities::SECURE_CONNECTION) {
+            Some(usize::from(data_len).saturating_sub(8).max(SCRAMBLE_41_PART2_LEN))
+        } else {
+            // No SECURE_CONNECTION, yet the 4.1 part may be there (msql-srv
+            // sends it): libmariadb takes it when the bytes are there.
+            (r.remaining() >= SCRAMBLE_41_PART2_LEN).then_some(SCRAMBLE_41_PART2_LEN)
+        };
+        if let Some(len) = part2_len {
             let mut data2 = r.take(len, "auth plugin data part 2")?;
             if let [head @ .., 0] = data2 {
                 data2 = head;
@@ -125,6 +138,12 @@ impl<'a> InitialHandshake<'a> {
             Some(rest) if self.is_mariadb() => rest,
             _ => self.server_version,
         }
+    }
+
+    /// Whether the greeting carries the 4.1 scramble (20 bytes), which the
+    /// login needs; a server before 4.1 sent only the first 8.
+    pub fn has_41_scramble(&self) -> bool {
+        self.auth_plugin_data.len() >= SCRAMBLE_41_LEN
     }
 
     /// MariaDB clears CLIENT_MYSQL (bit 0) since 10.2 and names itself in the version.
@@ -179,18 +198,38 @@ pub fn client_capabilities(options: &CapabilityOptions) -> Capabilities {
 /// LONG_PASSWORD (bit 0) is always asked for; against MariaDB, which clears
 /// it, the intersection clears it too, which is how a client says "read my
 /// extended capabilities from the filler".
+///
+/// PROTOCOL_41 is required (wirebench reads 4.1 result sets only).
+/// SECURE_CONNECTION is not: a greeting with the 4.1 scramble is answered
+/// with 4.1 authentication whatever its flags say, as libmariadb answers it
+/// ([`InitialHandshake::has_41_scramble`] is the caller's check), so the
+/// flag stays in what the client announces.
 pub fn negotiate_capabilities(server: Capabilities, options: &CapabilityOptions) -> Result<Capabilities> {
-    for (flag, name) in
-        [(Capabilities::PROTOCOL_41, "PROTOCOL_41"), (Capabilities::SECURE_CONNECTION, "SECURE_CONNECTION")]
-    {
-        if !server.contains(flag) {
-            return Err(ProtocolError::MissingCapability(name));
-        }
+    if !server.contains(Capabilities::PROTOCOL_41) {
+        return Err(ProtocolError::MissingCapability("PROTOCOL_41"));
     }
     if options.tls && !server.contains(Capabilities::SSL) {
         return Err(ProtocolError::MissingCapability("SSL"));
     }
-    Ok(client_capabilities(options) & server)
+    Ok((client_capabilities(options) & server) | Capabilities::SECURE_CONNECTION)
+}
+
+/// The deviations a greeting's capabilities show against what the client
+/// asked for, each of which the login tolerates (see [`Deviation`]).
+pub fn greeting_deviations(server: Capabilities, options: &CapabilityOptions) -> Deviations {
+    let mut found = Deviations::default();
+    for (missing, asked, kind) in [
+        (Capabilities::SECURE_CONNECTION, true, Deviation::NoSecureConnection),
+        (Capabilities::CONNECT_WITH_DB, options.with_database, Deviation::NoConnectWithDb),
+        (Capabilities::TRANSACTIONS, true, Deviation::NoTransactions),
+        (Capabilities::PLUGIN_AUTH, true, Deviation::NoPluginAuth),
+        (Capabilities::DEPRECATE_EOF, options.deprecate_eof, Deviation::NoDeprecateEof),
+    ] {
+        if asked && !server.contains(missing) {
+            found.add(kind, 1);
+        }
+    }
+    found
 }
 
 /// Writes the prefix HandshakeResponse41 and SSLRequest share: capabilities,
@@ -367,6 +406,13 @@ pub(crate) mod test_support {
         "4a000000 0a 382e302e333200 d8010000 7571731458073040 00 ffff ff 0200 ffdf 15
         00000000000000000000 2841384f5745210e22157738 00 63616368696e675f736861325f70617373776f726400";
 
+    /// msql-srv 0.11's greeting, byte for byte as it writes it: flags 0x4200
+    /// (PROTOCOL_41 and bit 14, no SECURE_CONNECTION), a zero plugin-data
+    /// length, and the 4.1 scramble's second part all the same.
+    pub(crate) const MSQL_SRV_GREETING: &[u8] =
+        b"\x0a5.1.10-alpha-msql-proxy\0\x08\x00\x00\x00;X,po_k}\0\x00\x42\x21\x00\x00\x00\x00\x00\
+          \0\0\0\0\0\0\0\0\0\0>o6^Wz!/kM}N\0";
+
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub(crate) struct ParsedResponse {
         pub capabilities: Capabilities,
@@ -433,7 +479,7 @@ pub(crate) mod test_support {
 
 #[cfg(test)]
 mod tests {
-    use super::test_support::{from_hex, parse_response, MARIADB_GREETING, MYSQL8_GREETING};
+    use super::test_support::{from_hex, parse_response, MARIADB_GREETING, MSQL_SRV_GREETING, MYSQL8_GREETING};
     use super::*;
     use crate::framing::decode_packet;
     use proptest::prelude::*;
@@ -476,6 +522,21 @@ mod tests {
         assert_eq!(hs.capabilities, Capabilities(0xdfff_ffff), "no extended capabilities when bit 0 is set");
         assert_eq!(hs.auth_plugin_data, from_hex("7571731458073040 2841384f5745210e22157738"));
         assert_eq!(hs.auth_plugin_name, b"caching_sha2_password");
+    }
+
+    #[test]
+    fn greeting_without_secure_connection_keeps_its_41_scramble() {
+        let hs = InitialHandshake::parse(MSQL_SRV_GREETING).unwrap();
+        assert_eq!(hs.capabilities, Capabilities(0x4200));
+        assert_eq!(hs.auth_plugin_data, b";X,po_k}>o6^Wz!/kM}N");
+        assert!(hs.has_41_scramble());
+        assert_eq!(hs.auth_plugin_name, b"");
+        // The same greeting cut before its second part: what a server before
+        // 4.1 sent (8 bytes of scramble): parsed, but not a 4.1 scramble.
+        let cut = &MSQL_SRV_GREETING[..MSQL_SRV_GREETING.len() - 13];
+        let hs = InitialHandshake::parse(cut).unwrap();
+        assert_eq!(hs.auth_plugin_data, b";X,po_k}");
+        assert!(!hs.has_41_scramble());
     }
 
     #[test]
@@ -562,12 +623,21 @@ mod tests {
         assert!(negotiate_capabilities(mysql, &tls).unwrap().contains(Capabilities::SSL));
         assert_eq!(negotiate_capabilities(mariadb, &tls), Err(ProtocolError::MissingCapability("SSL")));
         assert!(!negotiate_capabilities(mysql, &CapabilityOptions::default()).unwrap().contains(Capabilities::SSL));
-        // Missing essentials.
+        // Without SECURE_CONNECTION (msql-srv), the client still announces it.
         let no_secure = Capabilities(mysql.0 & !Capabilities::SECURE_CONNECTION.0);
-        assert_eq!(
-            negotiate_capabilities(no_secure, &opts),
-            Err(ProtocolError::MissingCapability("SECURE_CONNECTION"))
-        );
+        assert!(negotiate_capabilities(no_secure, &opts).unwrap().contains(Capabilities::SECURE_CONNECTION));
+        assert_eq!(greeting_deviations(mysql, &opts), Deviations::default());
+        let seen = greeting_deviations(no_secure, &opts);
+        assert_eq!(seen.iter().collect::<Vec<_>>(), [(Deviation::NoSecureConnection, 1)]);
+        // msql-srv's flags: PROTOCOL_41 and bit 14, nothing else.
+        let msql_srv = Capabilities(0x4200);
+        let asked = CapabilityOptions { with_database: true, deprecate_eof: true, ..Default::default() };
+        let caps = negotiate_capabilities(msql_srv, &asked).unwrap();
+        assert_eq!(caps, Capabilities::PROTOCOL_41 | Capabilities::SECURE_CONNECTION);
+        assert_eq!(greeting_deviations(msql_srv, &asked).iter().count(), 5);
+        // Without PROTOCOL_41: refused.
+        let pre41 = Capabilities(mysql.0 & !Capabilities::PROTOCOL_41.0);
+        assert_eq!(negotiate_capabilities(pre41, &opts), Err(ProtocolError::MissingCapability("PROTOCOL_41")));
     }
 
     #[test]

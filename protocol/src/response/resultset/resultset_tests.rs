@@ -536,19 +536,50 @@ fn finished_decoders_refuse_more_packets() {
     ));
 }
 
+/// `bytes` with its packets numbered from `first` on, as a server that
+/// continues its own counter across commands (node-mysql2's) sends them.
+fn renumbered(bytes: &[u8], first: u8) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let (mut at, mut seq) = (0usize, first);
+    while at + 4 <= out.len() {
+        out[at + 3] = seq;
+        seq = seq.wrapping_add(1);
+        at += 4 + (u32::from_le_bytes([out[at], out[at + 1], out[at + 2], 0]) as usize);
+    }
+    out
+}
+
 #[test]
-fn sequence_ids_are_checked() {
-    let mut bytes = capture("exec_point_select_deof").to_vec();
-    // The row packet is the third: column count (5 bytes), column definition (48 bytes).
-    assert_eq!(bytes[53 + 3], 3);
-    bytes[53 + 3] = 7;
+fn sequence_ids_that_do_not_follow_are_followed_and_counted() {
+    let bytes = capture("exec_point_select_deof").to_vec();
     let mut reader = ResponseReader::new(DEOF, RowFormat::Binary);
-    assert_eq!(reader.advance(&bytes), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 3, got: 7 })));
-    // A response must start at sequence id 1.
-    let mut bytes = capture("text_update_deof").to_vec();
-    bytes[3] = 0;
-    let mut reader = ResponseReader::new(DEOF, RowFormat::Text);
-    assert_eq!(reader.advance(&bytes), Err(CodecError::Protocol(ProtocolError::OutOfSync { expected: 1, got: 0 })));
+    let expected = reader.advance(&bytes).unwrap().done.unwrap();
+    assert_eq!(expected.seq_jumps, 0);
+    // An answer numbered from the server's own counter (node-mysql2): one jump, at its start.
+    for first in [0u8, 5, 255] {
+        let mut reader = ResponseReader::new(DEOF, RowFormat::Binary);
+        let outcome = reader.advance(&renumbered(&bytes, first)).unwrap().done.unwrap();
+        assert_eq!(outcome, Outcome { seq_jumps: 1, ..expected.clone() }, "numbered from {first}");
+    }
+    // A jump inside the answer (the row, the third packet), then back: two, and the same rows.
+    let mut jumped = bytes.clone();
+    assert_eq!(jumped[53 + 3], 3);
+    jumped[53 + 3] = 7;
+    let mut reader = ResponseReader::new(DEOF, RowFormat::Binary);
+    let outcome = reader.advance(&jumped).unwrap().done.unwrap();
+    assert_eq!(outcome, Outcome { seq_jumps: 2, ..expected });
+    // Byte by byte, the same.
+    let mut reader = ResponseReader::new(DEOF, RowFormat::Binary);
+    let whole = renumbered(&bytes, 9);
+    let mut buf = Vec::new();
+    let mut done = None;
+    for &b in &whole {
+        buf.push(b);
+        let progress = reader.advance(&buf).unwrap();
+        buf.drain(..progress.consumed);
+        done = done.or(progress.done);
+    }
+    assert_eq!(done.map(|o| (o.rows, o.seq_jumps)), Some((1, 1)));
 }
 
 #[test]

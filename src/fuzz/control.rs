@@ -5,6 +5,12 @@
 //! answered within the deadline. Refused, reset or unanswered, the server
 //! has failed (a hang is a failure too). The watch of the process and the
 //! log (`process_watch.rs`) confirms and describes.
+//!
+//! The verdict is about what the server did, never about what the client
+//! expected: an answer the client refuses (one that breaks the protocol
+//! even for a client as tolerant as libmariadb, which wirebench's client
+//! is) came from a live server, so it is a protocol deviation, a finding
+//! of its own, and not the server going down.
 
 use std::fmt::Write as _;
 use std::io::ErrorKind;
@@ -27,6 +33,13 @@ pub enum FailureKind {
     Memory,
     /// Its log reports a crash.
     Log,
+    /// It is up, but answered the control connection with bytes that
+    /// break the protocol (what a tolerant client refuses too).
+    Deviation,
+    /// One form of login (with a database, or without) is not completed
+    /// (no answer, a close, a broken answer) while the other is: judged
+    /// by the login's own answer, not by the control connection.
+    Login,
 }
 
 impl FailureKind {
@@ -39,6 +52,8 @@ impl FailureKind {
             FailureKind::ProcessGone => "process-gone",
             FailureKind::Memory => "memory",
             FailureKind::Log => "log",
+            FailureKind::Deviation => "protocol-deviation",
+            FailureKind::Login => "login",
         }
     }
 
@@ -50,6 +65,8 @@ impl FailureKind {
             FailureKind::ProcessGone,
             FailureKind::Memory,
             FailureKind::Log,
+            FailureKind::Deviation,
+            FailureKind::Login,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -133,7 +150,11 @@ impl Checker {
     }
 }
 
-fn failure_of(error: &ClientError) -> Failure {
+/// What a failed check says about the server: only what the server did
+/// (refused, closed, reset, silent, an ERR, bytes that break the
+/// protocol) decides; what this client cannot do (TLS set-up, a misused
+/// API) is no verdict of "down".
+pub fn failure_of(error: &ClientError) -> Failure {
     let (kind, summary) = match error {
         ClientError::Io { source, .. } if source.kind() == ErrorKind::ConnectionRefused => {
             (FailureKind::Down, format!("the server is down: connection refused ({error})"))
@@ -145,7 +166,14 @@ fn failure_of(error: &ClientError) -> Failure {
         ClientError::Server { .. } => {
             (FailureKind::Refusing, format!("the server refuses the control connection: {error}"))
         }
-        other => (FailureKind::Down, format!("the control connection failed: {other}")),
+        ClientError::Protocol { .. } | ClientError::Transport { .. } => (
+            FailureKind::Deviation,
+            format!(
+                "the server is up but broke the protocol: the control connection got an answer no client \
+                 accepts ({error})"
+            ),
+        ),
+        other => (FailureKind::Refusing, format!("the control connection cannot log in: {other}")),
     };
     Failure { kind, summary, details: Vec::new() }
 }
@@ -193,6 +221,43 @@ fn with_sightings(failure: Option<Failure>, sightings: Vec<Sighting>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fuzz::fuzz_options::WatchOptions;
+    use crate::fuzz::scripted_server::{Script, ScriptedServer};
+
+    /// The control connection's verdict on a server that does `script`.
+    async fn verdict(script: Script) -> Option<Failure> {
+        let server = ScriptedServer::start(script).await;
+        let watch = ProcessWatch::start(&WatchOptions::default()).unwrap();
+        let mut checker = Checker::new(&server.target(), Duration::from_millis(300), watch);
+        let failure = checker.check().await;
+        let acted = server.acted.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(acted || script == Script::Healthy, "{script:?} was not exercised");
+        failure
+    }
+
+    #[tokio::test]
+    async fn the_server_is_judged_by_what_it_did() {
+        assert_eq!(verdict(Script::Healthy).await, None);
+        let reset = verdict(Script::ResetOnCommand).await.unwrap();
+        assert_eq!(reset.kind, FailureKind::Down, "{reset:?}");
+        let silent = verdict(Script::SilentOnCommand).await.unwrap();
+        assert_eq!(silent.kind, FailureKind::Hang, "{silent:?}");
+        let garbled = verdict(Script::GarbledAnswer).await.unwrap();
+        assert_eq!(garbled.kind, FailureKind::Deviation, "{garbled:?}");
+        assert!(garbled.summary.starts_with("the server is up but broke the protocol"), "{garbled:?}");
+    }
+
+    /// node-mysql2's numbering: the server is up and answering. A client
+    /// as tolerant as libmariadb accepts it (no failure); a stricter one
+    /// may refuse it, but never as the server going down or hanging.
+    #[tokio::test]
+    async fn live_but_odd_is_not_down() {
+        let failure = verdict(Script::ContinuingSequence).await;
+        assert!(
+            failure.as_ref().is_none_or(|f| f.kind == FailureKind::Deviation),
+            "a live server reported as failed: {failure:?}"
+        );
+    }
 
     #[test]
     fn sightings_describe_or_make_a_failure() {

@@ -434,14 +434,19 @@ class Watch:
                 refused = self.connect(deadline)
                 if refused:
                     return refused
-            for command in (b"\x0e", b"\x03SELECT 1"):
+            for command, expect, fine in ((b"\x0e", "one", ("OK",)), (b"\x03SELECT 1", "results", ("OK", "result set"))):
                 self.conn.send(frame(0, command), deadline=deadline.at)
-                answer = read_answer(self.conn, "results", 0, deadline)
+                answer = read_answer(self.conn, expect, 0, deadline)
                 if answer["class"] == "ERR":
                     self.conn = None
                     return ("refusing", "the server refuses the control connection's queries: ERR %d" % answer["code"])
                 if answer["gone"]:
                     raise Gone(answer["gone"])
+                if answer["class"] not in fine:
+                    # Up, but its answer fits no answer to the command.
+                    self.conn = None
+                    return ("protocol-deviation", "the server is up but broke the protocol: the control connection "
+                                                  "got %s" % answer["class"])
             return None
         except Gone as gone:
             self.conn = None
@@ -450,6 +455,9 @@ class Watch:
                                 "within %.1f s" % DEADLINE)
             if gone.how == "connection refused":
                 return ("down", "the server is down: connection refused")
+            if gone.how == "unreadable bytes":
+                return ("protocol-deviation", "the server is up but broke the protocol: the control connection "
+                                              "got unreadable bytes")
             return ("down", "the server dropped the control connection: %s" % gone.how)
 
     def late(self):

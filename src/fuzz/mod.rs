@@ -93,6 +93,8 @@ mod rig;
 #[cfg(test)]
 mod roundtrip_tests;
 mod safety;
+#[cfg(test)]
+mod scripted_server;
 mod seeds;
 mod spec;
 mod text;

@@ -157,7 +157,8 @@ async fn check_when_asked(vigil: &Vigil, checker: &mut Checker) -> Failure {
 }
 
 /// Whether two failures are the same bug as far as the outside can tell:
-/// the same kind, or both a dead server however it showed.
+/// the same kind, or both a dead server however it showed. A protocol
+/// deviation is its own kind: the server was up.
 pub fn same_bug(a: &Failure, b: &Failure) -> bool {
     let dead = |f: &Failure| matches!(f.kind, FailureKind::Down | FailureKind::ProcessGone | FailureKind::Log);
     a.kind == b.kind || dead(a) && dead(b)

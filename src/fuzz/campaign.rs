@@ -82,6 +82,8 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
         restarts: 0,
         known_down: false,
         vigil: Arc::new(Vigil::new(options.deadline)),
+        restart_wait: options.restart_wait,
+        waited: Duration::ZERO,
     })
 }
 

@@ -8,13 +8,15 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::control::Failure;
-use super::exec::SentPacket;
+use super::exec::{Ending, SentPacket};
 use super::rig::{same_bug, Rig};
 use super::spec::{OwnedParam, SessionPlan, Spec};
 
 /// Re-runs one minimisation may take at most.
 const MAX_RUNS: u32 = 60;
-/// And how long.
+/// And how long, not counting the waits for the server to come back
+/// (`--fuzz-restart-wait` bounds each of those): a server that takes a
+/// minute to restart gets its 60 re-runs too.
 const MAX_TIME: Duration = Duration::from_secs(90);
 
 /// A smaller session that still fails.
@@ -32,7 +34,9 @@ struct Search<'r> {
     rig: &'r mut Rig,
     failure: Failure,
     best: Minimised,
-    until: Instant,
+    started: Instant,
+    /// The rig's waits for the server before the search began.
+    waited_before: Duration,
 }
 
 impl Search<'_> {
@@ -41,17 +45,37 @@ impl Search<'_> {
         if self.best.cut_short.is_some() {
             return false;
         }
-        if self.best.runs >= MAX_RUNS || Instant::now() >= self.until {
+        let waiting = self.rig.waited.saturating_sub(self.waited_before);
+        if self.best.runs >= MAX_RUNS || self.started.elapsed().saturating_sub(waiting) >= MAX_TIME {
             self.best.cut_short = Some(format!("stopped after {} re-runs", self.best.runs));
             return false;
         }
-        if let Err(why) = self.rig.ensure_up().await {
-            self.best.cut_short = Some(why.to_string());
-            return false;
-        }
+        let mut tries = 0;
+        let (failure, outcome) = loop {
+            if let Err(why) = self.rig.ensure_up().await {
+                self.best.cut_short = Some(why.to_string());
+                return false;
+            }
+            let (failure, outcomes) = self.rig.run_and_check(vec![candidate.packets.clone()]).await;
+            let outcome = outcomes.into_iter().next();
+            // No connection at all: the server was not back yet, whatever
+            // the check before said. That run says nothing; run it again
+            // once the server answers.
+            let not_back = outcome.as_ref().is_some_and(|o| matches!(o.ending, Ending::ConnectFailed(_)));
+            tries += 1;
+            if !not_back || tries == 3 {
+                break (failure, outcome);
+            }
+            let began = Instant::now();
+            let back = self.rig.wait_back().await;
+            self.rig.waited += began.elapsed();
+            if let Err(why) = back {
+                self.best.cut_short = Some(why.to_string());
+                return false;
+            }
+        };
         self.best.runs += 1;
-        let (failure, outcomes) = self.rig.run_and_check(vec![candidate.packets.clone()]).await;
-        match (failure, outcomes.into_iter().next()) {
+        match (failure, outcome) {
             (Some(f), Some(outcome)) if same_bug(&f, &self.failure) => {
                 self.best.plan = candidate;
                 self.best.sent = outcome.sent;
@@ -65,7 +89,8 @@ impl Search<'_> {
 /// Minimises `plan`, which failed with `failure` (its run sent `sent`).
 pub async fn minimise(rig: &mut Rig, plan: SessionPlan, sent: Vec<SentPacket>, failure: &Failure) -> Minimised {
     let best = Minimised { plan, sent, runs: 0, cut_short: None };
-    let mut search = Search { rig, failure: failure.clone(), best, until: Instant::now() + MAX_TIME };
+    let waited_before = rig.waited;
+    let mut search = Search { rig, failure: failure.clone(), best, started: Instant::now(), waited_before };
     drop_packets(&mut search).await;
     drop_edits(&mut search).await;
     shrink_contents(&mut search).await;

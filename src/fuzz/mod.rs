@@ -105,6 +105,6 @@ mod worker;
 pub use campaign::fuzz;
 pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
-    DEFAULT_RSS_GROWTH,
+    DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 pub use replay::{replay, ReplayVerdict};

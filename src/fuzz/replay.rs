@@ -16,7 +16,7 @@ use super::control::{Checker, Failure};
 use super::emit::python_script;
 use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::fuzz_error::FuzzError;
-use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE};
+use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE, DEFAULT_RESTART_WAIT};
 use super::lines::out_line;
 use super::process_watch::ProcessWatch;
 use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
@@ -72,6 +72,8 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         restarts: 0,
         known_down: false,
         vigil: Arc::new(Vigil::new(deadline)),
+        restart_wait: DEFAULT_RESTART_WAIT,
+        waited: std::time::Duration::ZERO,
     };
     let sessions: Vec<Vec<Rendered>> =
         sessions.into_iter().map(|(_, packets)| packets.iter().map(|p| p.rendered.clone()).collect()).collect();

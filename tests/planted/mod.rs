@@ -115,9 +115,16 @@ impl PlantedServer {
 
     /// Stops the current instance (if any) and serves afresh on the same port.
     pub async fn restart(&self) {
+        self.restart_after(Duration::ZERO).await;
+    }
+
+    /// Stops the current instance (if any), stays down for `down`, then
+    /// serves afresh on the same port: a server slow to restart.
+    pub async fn restart_after(&self, down: Duration) {
         if let Some(instance) = self.instance.lock().unwrap().take() {
             let _ = instance.stop.send(true);
         }
+        tokio::time::sleep(down).await;
         for _ in 0..100 {
             match TcpListener::bind(("127.0.0.1", self.port)).await {
                 Ok(listener) => return self.serve(listener),
@@ -129,12 +136,18 @@ impl PlantedServer {
 
     /// Restarts whenever `file` appears (the fuzzer's `--restart-cmd` touches it).
     pub fn restart_on(self: &Arc<Self>, file: PathBuf) {
+        self.slow_restart_on(file, Duration::ZERO);
+    }
+
+    /// Restarts whenever `file` appears, down for `down` each time (the
+    /// `--restart-cmd` that touches it returns at once).
+    pub fn slow_restart_on(self: &Arc<Self>, file: PathBuf, down: Duration) {
         let server = self.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 if std::fs::remove_file(&file).is_ok() {
-                    server.restart().await;
+                    server.restart_after(down).await;
                 }
             }
         });

@@ -22,6 +22,7 @@ use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
 use super::safety;
 use super::seeds::recorded_seeds;
+use super::setup::{capture, Setup};
 use super::vigil::Vigil;
 use super::worker::{fuzz_worker, lock_shared, CampaignShared};
 
@@ -84,6 +85,7 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
         vigil: Arc::new(Vigil::new(options.deadline)),
         restart_wait: options.restart_wait,
         waited: Duration::ZERO,
+        setup: Setup::default(),
     })
 }
 
@@ -113,7 +115,14 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
     });
     let end_at = options.time.map(|t| shared.started + t);
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
-    let (reproducers, unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at).await;
+    let tables_at_start = match capture(&options.target, options.deadline).await {
+        Ok(tables) => tables,
+        Err(e) => {
+            err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
+            Setup::default()
+        }
+    };
+    let (reproducers, unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at, &tables_at_start).await;
     if let Some(reporter) = reporter {
         reporter.abort();
     }
@@ -131,6 +140,7 @@ async fn fuzz_until_done(
     options: &FuzzOptions,
     seed: u64,
     end_at: Option<Instant>,
+    tables_at_start: &Setup,
 ) -> (Vec<PathBuf>, Vec<String>) {
     let mut reproducers = Vec::new();
     let mut unsaved = Vec::new();
@@ -154,6 +164,7 @@ async fn fuzz_until_done(
                 failure: &failure,
                 found_after: shared.started.elapsed(),
                 server: &server,
+                tables_at_start,
             };
             match handle_failure(rig, &report).await {
                 Ok(path) => reproducers.push(path),

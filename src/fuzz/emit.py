@@ -4,7 +4,9 @@ standard library only, no wirebench, no MySQL client library.
 
     python3 THIS_SCRIPT --host=H --port=P --user=U --password=W [--socket=PATH]
 
-It opens a control connection first (a normal login, COM_PING), then opens
+It opens a control connection first (a normal login, COM_PING), makes the
+tables the session needs in DATABASE (SETUP: each dropped if there,
+created as the fuzzer recorded it, its rows inserted), then opens
 the recorded session's connection, reads the greeting, and sends the
 session's packets byte for byte: only the login's scramble (computed from
 this greeting's nonce and --password) and the ids the server gives the
@@ -483,6 +485,33 @@ class Watch:
         return None
 
 
+def make_setup(args):
+    """Runs SETUP's statements in DATABASE on a connection of its own;
+    CannotRun when the server refuses one."""
+    conn = Conn(args, DEADLINE)
+    try:
+        deadline = Deadline(DEADLINE)
+        greeting = Greeting(conn.packet(deadline)[1])
+        conn.send(login_packet(args.user.encode(), args.password.encode(), greeting), deadline=deadline.at)
+        answers = []
+        if not authenticate(conn, args.password.encode(), greeting.nonce, deadline, answers):
+            raise CannotRun("the setup's login was refused: %s" % ", ".join(answers))
+        commands = [(b"\x02" + DATABASE.encode(), "one"), (b"\x03SET SESSION foreign_key_checks = 0", "results")]
+        commands += [(b"\x03" + statement.encode(), "results") for statement in SETUP]
+        for command, expect in commands:
+            deadline = Deadline(max(DEADLINE, 30.0))
+            conn.send(frame(0, command), deadline=deadline.at)
+            answer = read_answer(conn, expect, 0, deadline)
+            if answer["class"] == "ERR" or answer["gone"]:
+                raise CannotRun("cannot make the setup: %s got %s; check that --user may create and drop tables "
+                                "in %s" % (command[1:70].decode("utf-8", "replace"), shown(answer) if not
+                                           answer["gone"] else answer["gone"], DATABASE))
+    except Gone as gone:
+        raise CannotRun("cannot make the setup: %s" % gone.how)
+    finally:
+        conn.close()
+
+
 class Walk:
     """Reads one answer to its end: one packet, PREPARE_OK and its
     definitions, or result sets to their terminators (as wirebench)."""
@@ -750,6 +779,9 @@ def main():
         watch = Watch(args)
         print("%s: %s against %s (server %s) as %s on %s; the fuzzer saw: %s"
               % (sys.argv[0], REPRODUCER, where, watch.version, args.user, DATABASE, OBSERVED))
+        if SETUP:
+            make_setup(args)
+            print("%s: made the setup in %s: %s" % (sys.argv[0], DATABASE, SETUP_SAID))
         lines = [[] for _ in SESSIONS]
         threads = [threading.Thread(target=run_session, args=(name, packets, args, watch, lines[i]))
                    for i, (name, packets) in enumerate(SESSIONS)]

@@ -31,6 +31,16 @@ pub enum FuzzError {
          or not at all, so remove that packet from the file (wirebench fuzz never sends it)"
     )]
     WouldWithhold { session: String, packet: usize, reason: String },
+    #[error(
+        "{reason}; fuzz-replay makes only the tables the reproducer's sessions name, in its database, so fix or \
+         remove that table in the file's setup section"
+    )]
+    UnsafeSetup { reason: String },
+    #[error(
+        "cannot make the tables the reproducer needs (its setup section): {source}; check that the account may \
+         create and drop tables in the reproducer's database"
+    )]
+    Setup { source: ClientError },
     #[error("the server does not answer before the replay ({reason}): start it, then replay")]
     DownBeforeReplay { reason: String },
     #[error("cannot create the reproducer directory {path}: {source}; give a writable --fuzz-dir")]

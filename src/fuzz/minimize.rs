@@ -1,7 +1,9 @@
 //! Minimising a failing session before it is saved: drop packets, then
 //! drop edits, then shrink what is left (statement text, parameter lists,
-//! connection attributes, long data), keeping each change only when a
-//! re-run (the server restarted first when needed) fails the same way.
+//! connection attributes, long data), then the setup (the tables the
+//! session needs: their rows, then the tables, then half the rows at a
+//! time), keeping each change only when a re-run (the server restarted
+//! first when needed, the setup made afresh) fails the same way.
 
 use std::time::Duration;
 
@@ -10,6 +12,7 @@ use tokio::time::Instant;
 use super::control::Failure;
 use super::exec::{Ending, SentPacket};
 use super::rig::{same_bug, Rig};
+use super::setup::{Setup, TableSetup};
 use super::spec::{OwnedParam, SessionPlan, Spec};
 
 /// Re-runs one minimisation may take at most.
@@ -28,6 +31,8 @@ pub struct Minimised {
     pub runs: u32,
     /// Why it stopped early, if it did.
     pub cut_short: Option<String>,
+    /// The tables it needs (made before each re-run).
+    pub setup: Setup,
 }
 
 struct Search<'r> {
@@ -42,6 +47,18 @@ struct Search<'r> {
 impl Search<'_> {
     /// Whether `candidate` fails the same way; if so it becomes the best.
     async fn keep_if_failing(&mut self, candidate: SessionPlan) -> bool {
+        let setup = self.best.setup.clone();
+        self.keep_if_failing_with(candidate, setup).await
+    }
+
+    /// Whether the best session with `setup` fails the same way; if so
+    /// that setup becomes the best.
+    async fn keep_setup_if_failing(&mut self, setup: Setup) -> bool {
+        let plan = self.best.plan.clone();
+        self.keep_if_failing_with(plan, setup).await
+    }
+
+    async fn keep_if_failing_with(&mut self, candidate: SessionPlan, setup: Setup) -> bool {
         if self.best.cut_short.is_some() {
             return false;
         }
@@ -56,6 +73,7 @@ impl Search<'_> {
                 self.best.cut_short = Some(why.to_string());
                 return false;
             }
+            self.rig.setup = setup.clone();
             let (failure, outcomes) = self.rig.run_and_check(vec![candidate.packets.clone()]).await;
             let outcome = outcomes.into_iter().next();
             // No connection at all: the server was not back yet, whatever
@@ -79,6 +97,7 @@ impl Search<'_> {
             (Some(f), Some(outcome)) if same_bug(&f, &self.failure) => {
                 self.best.plan = candidate;
                 self.best.sent = outcome.sent;
+                self.best.setup = setup;
                 true
             }
             _ => false,
@@ -88,13 +107,61 @@ impl Search<'_> {
 
 /// Minimises `plan`, which failed with `failure` (its run sent `sent`).
 pub async fn minimise(rig: &mut Rig, plan: SessionPlan, sent: Vec<SentPacket>, failure: &Failure) -> Minimised {
-    let best = Minimised { plan, sent, runs: 0, cut_short: None };
+    let setup = rig.setup.clone();
+    let best = Minimised { plan, sent, runs: 0, cut_short: None, setup };
     let waited_before = rig.waited;
     let mut search = Search { rig, failure: failure.clone(), best, started: Instant::now(), waited_before };
     drop_packets(&mut search).await;
     drop_edits(&mut search).await;
     shrink_contents(&mut search).await;
+    minimise_setup(&mut search).await;
     search.best
+}
+
+/// The setup made smaller: the tables the session no longer names, then
+/// every row, then each table, then half of a table's rows at a time
+/// (the first half, else the second), each kept only if it still fails.
+async fn minimise_setup(search: &mut Search<'_>) {
+    let named = search.best.setup.for_sessions([&search.best.sent[..]]);
+    if named != search.best.setup {
+        search.keep_setup_if_failing(named).await;
+    }
+    let rowless = Setup {
+        tables: search.best.setup.tables.iter().map(|t| TableSetup { rows: Vec::new(), ..t.clone() }).collect(),
+    };
+    if rowless != search.best.setup {
+        search.keep_setup_if_failing(rowless).await;
+    }
+    let mut at = search.best.setup.tables.len();
+    while at > 0 {
+        at -= 1;
+        let mut fewer = search.best.setup.clone();
+        fewer.tables.remove(at);
+        search.keep_setup_if_failing(fewer).await;
+    }
+    for table in 0..search.best.setup.tables.len() {
+        loop {
+            let rows = search.best.setup.tables.get(table).map_or(0, |t| t.rows.len());
+            if rows < 2 || search.best.cut_short.is_some() {
+                break;
+            }
+            let halves = [(0, rows / 2), (rows / 2, rows)];
+            let mut kept = false;
+            for (from, to) in halves {
+                let mut half = search.best.setup.clone();
+                if let Some(t) = half.tables.get_mut(table) {
+                    t.rows = t.rows.get(from..to).unwrap_or_default().to_vec();
+                }
+                if search.keep_setup_if_failing(half).await {
+                    kept = true;
+                    break;
+                }
+            }
+            if !kept {
+                break;
+            }
+        }
+    }
 }
 
 async fn drop_packets(search: &mut Search<'_>) {

@@ -96,6 +96,7 @@ mod safety;
 #[cfg(test)]
 mod scripted_server;
 mod seeds;
+mod setup;
 mod spec;
 mod text;
 mod values;

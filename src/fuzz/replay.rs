@@ -22,6 +22,7 @@ use super::process_watch::ProcessWatch;
 use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
 use super::safety;
+use super::setup::Setup;
 use super::vigil::Vigil;
 use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::HEADER_LEN;
@@ -56,6 +57,9 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     let target = recorded_target(reproducer, options)?;
     let sessions = sessions_to_replay(reproducer);
     check_nothing_withheld(&sessions, &target.database)?;
+    if let Some(reason) = reproducer.setup.unsafe_statement() {
+        return Err(FuzzError::UnsafeSetup { reason });
+    }
     safety::check_target(&target.endpoint, options.allow_remote)?;
     let deadline = options.deadline.or(reproducer.deadline).unwrap_or(DEFAULT_DEADLINE);
     let watch = ProcessWatch::start(&options.watch)?;
@@ -64,6 +68,16 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });
     }
     out_line(replay_banner(options, reproducer, &target, sessions.len()));
+    if !reproducer.setup.is_empty() {
+        let names: Vec<&str> = reproducer.setup.tables.iter().map(|t| t.name.as_str()).collect();
+        let rows: usize = reproducer.setup.tables.iter().map(|t| t.rows.len()).sum();
+        reproducer.setup.make(&target, deadline).await.map_err(|source| FuzzError::Setup { source })?;
+        out_line(format_args!(
+            "wirebench fuzz-replay: made the setup in {}: {} ({rows} rows)",
+            target.database,
+            names.join(", ")
+        ));
+    }
     let mut rig = Rig {
         target,
         limits: Limits { connect: deadline, answer: ANSWER_TIMEOUT },
@@ -74,6 +88,7 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         vigil: Arc::new(Vigil::new(deadline)),
         restart_wait: DEFAULT_RESTART_WAIT,
         waited: std::time::Duration::ZERO,
+        setup: Setup::default(),
     };
     let sessions: Vec<Vec<Rendered>> =
         sessions.into_iter().map(|(_, packets)| packets.iter().map(|p| p.rendered.clone()).collect()).collect();

@@ -13,6 +13,7 @@ use super::control::{Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
 use super::fuzz_options::Target;
 use super::lines::err_line;
+use super::setup::Setup;
 use super::vigil::Vigil;
 
 /// How long `--restart-cmd` itself may run.
@@ -50,6 +51,8 @@ pub struct Rig {
     /// The time spent waiting for the server to come back, in all: what
     /// the time limits of confirming and minimising leave out.
     pub waited: Duration,
+    /// The tables the next sessions need: made afresh before they run.
+    pub setup: Setup,
 }
 
 impl Rig {
@@ -105,6 +108,9 @@ impl Rig {
     where
         T: Outgoing + Send + Sync + 'static,
     {
+        if let Err(e) = self.setup.make(&self.target, self.limits.connect).await {
+            err_line(format_args!("wirebench fuzz: cannot make the tables the session needs: {e}"));
+        }
         self.vigil.resume();
         let tasks: Vec<_> = sessions
             .into_iter()

@@ -17,6 +17,7 @@ use super::failure::{handle_failure, FailureReport};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::FuzzOptions;
 use super::lines::{err_line, out_line};
+use super::login_probe::{probe_logins, save_login_finding, LoginFinding, LoginVerdict};
 use super::process_watch::ProcessWatch;
 use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
@@ -66,16 +67,31 @@ fn clock_seed() -> u64 {
     (nanos % 1_000_000_000).max(1)
 }
 
-/// Checks the target and logs in the control connection: what must work
-/// before anything is sent (exit status 1 otherwise).
-async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
+/// Checks the target, tries both forms of login (a finding when the
+/// server completes one and not the other), and logs in the control
+/// connection: what must work before anything is sent (exit status 1
+/// otherwise).
+async fn prepare_rig(options: &FuzzOptions) -> Result<(Rig, Option<LoginFinding>), FuzzError> {
     safety::check_target(&options.target.endpoint, options.allow_remote)?;
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&options.target, options.deadline, watch);
+    let login_finding = match probe_logins(&options.target, options.deadline).await {
+        LoginVerdict::Fine => None,
+        LoginVerdict::Unusable(source) => return Err(FuzzError::Connect { source }),
+        LoginVerdict::Finding(finding) => {
+            if finding.with_database {
+                checker.without_database();
+            }
+            Some(finding)
+        }
+    };
     checker.connect().await.map_err(|source| FuzzError::Connect { source })?;
+    if let Some(failure) = checker.check().await {
+        return Err(FuzzError::NotWellBefore { summary: failure.summary });
+    }
     std::fs::create_dir_all(&options.fuzz_dir)
         .map_err(|source| FuzzError::FuzzDir { path: options.fuzz_dir.clone(), source })?;
-    Ok(Rig {
+    let rig = Rig {
         target: options.target.clone(),
         limits: Limits { connect: options.deadline, answer: ANSWER_TIMEOUT },
         checker,
@@ -86,13 +102,21 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
         restart_wait: options.restart_wait,
         waited: Duration::ZERO,
         setup: Setup::default(),
-    })
+    };
+    Ok((rig, login_finding))
 }
 
 async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
-    let mut rig = prepare_rig(options).await?;
+    let (mut rig, login_finding) = prepare_rig(options).await?;
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
     out_line(format_args!("{}", banner(options, seed).trim_end()));
+    let mut found_first = (Vec::new(), Vec::new());
+    if let Some(finding) = &login_finding {
+        match save_login_finding(&rig, options, seed, finding).await {
+            Ok(path) => found_first.0.push(path),
+            Err(e) => found_first.1.push(e.to_string()),
+        }
+    }
     let seeds = recorded_seeds();
     let shared = Arc::new(CampaignShared {
         target: options.target.clone(),
@@ -112,7 +136,11 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         coverage: Mutex::new(Coverage::default()),
         history: Mutex::new(Default::default()),
         vigil: Vigil::new(options.deadline),
+        login_database: login_finding.as_ref().map(|f| !f.with_database),
     });
+    if login_finding.is_some() {
+        shared.failures.fetch_add(1, Ordering::Relaxed);
+    }
     let end_at = options.time.map(|t| shared.started + t);
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
     let tables_at_start = match capture(&options.target, options.deadline).await {
@@ -122,7 +150,12 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
             Setup::default()
         }
     };
-    let (reproducers, unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at, &tables_at_start).await;
+    let (mut reproducers, mut unsaved) = found_first;
+    if login_finding.is_none() || options.keep_going {
+        let (more, more_unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at, &tables_at_start).await;
+        reproducers.extend(more);
+        unsaved.extend(more_unsaved);
+    }
     if let Some(reporter) = reporter {
         reporter.abort();
     }

@@ -17,6 +17,7 @@ use std::io::ErrorKind;
 use std::time::Duration;
 
 use super::fuzz_options::Target;
+use super::login_probe::control_options;
 use super::process_watch::{ProcessWatch, Sighting};
 use crate::client::{ClientError, ConnectOptions, Connection};
 
@@ -98,10 +99,16 @@ pub struct Checker {
 
 impl Checker {
     pub fn new(target: &Target, deadline: Duration, watch: ProcessWatch) -> Checker {
-        let mut options =
-            ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password).database(&target.database);
-        options.connect_timeout = deadline;
+        let options = control_options(target, deadline, true);
         Checker { options, conn: None, deadline, watch, checks: 0, server_version: String::new() }
+    }
+
+    /// Logs in naming no database from now on: the server does not
+    /// complete the login naming it (a login finding), and COM_PING and
+    /// `SELECT 1` need none.
+    pub fn without_database(&mut self) {
+        self.options.database = None;
+        self.conn = None;
     }
 
     /// Logs in the control connection, before fuzzing starts.

@@ -690,6 +690,10 @@ def patched(pkt, password, nonce, prepared, secure):
     return bytes(data)
 
 
+# Each session's login: (completed, what it got).
+LOGINS = []
+
+
 def run_session(name, packets, args, watch, out):
     """Runs one recorded session on a new connection; appends its lines to
     `out` (a CannotRun as its last item)."""
@@ -715,8 +719,12 @@ def run_session(name, packets, args, watch, out):
                 if not answers or answers[-1] != gone.how:
                     answers.append(gone.how)
                 out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
+                if pkt["phase"] == "login":
+                    LOGINS.append(("OK" in answers, ", ".join(answers)))
                 return
             out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
+            if pkt["phase"] == "login":
+                LOGINS.append(("OK" in answers, ", ".join(answers)))
     except CannotRun as e:
         out.append(e)
     finally:
@@ -770,6 +778,11 @@ def main():
     parser.add_argument("--password", default="")
     parser.add_argument("--socket", default=None, help="a unix socket instead of --host and --port")
     args = parser.parse_args()
+    if FAILURE == "login":
+        # A login finding: the login gets the deadline to be answered, and
+        # its answer is the verdict (the server's other logins are fine).
+        global ANSWER_TIMEOUT
+        ANSWER_TIMEOUT = DEADLINE
     if USER and args.user != USER:
         print("%s: the reproducer's login names user %r in its bytes: run it with --user=%s (and that account's "
               "password)" % (sys.argv[0], USER, USER), file=sys.stderr)
@@ -800,6 +813,14 @@ def main():
                 print("%s: %s" % (sys.argv[0], line), file=sys.stderr)
                 return 1
             print(line)
+    if FAILURE == "login":
+        failed = [what for completed, what in LOGINS if not completed]
+        if not failed:
+            print("%s: the server survived (the login was completed)" % sys.argv[0])
+            return 0
+        print("%s: FAILURE again: the login was not completed within %.1f s: %s" % (sys.argv[0], DEADLINE, failed[0]))
+        print("%s: as the reproducer says (the fuzzer saw: %s)" % (sys.argv[0], OBSERVED))
+        return 3
     failure = watch.failure or watch.after()
     if failure is None and FAILURE == "memory":
         print("%s: the fuzzer saw the server's memory grow, which this script does not measure: watch its RSS"

@@ -22,6 +22,12 @@ pub enum FuzzError {
     #[error("cannot log in to the server under test before fuzzing: {source}; check the --mysql-* options and that the server is running")]
     Connect { source: ClientError },
     #[error(
+        "the server fails the control connection's COM_PING and SELECT 1 before anything was fuzzed ({summary}): \
+         the fuzzer cannot tell what its packets do to it; wirebench's client accepts what libmariadb accepts \
+         (docs/connecting.md)"
+    )]
+    NotWellBefore { summary: String },
+    #[error(
         "{option}={given}, but the reproducer's packets were recorded with {recorded}, and its login's bytes name \
          it: leave {option} out (the replay takes the reproducer's), or give {option}={recorded}"
     )]

@@ -81,6 +81,7 @@ mod fuzz_options;
 mod fuzz_rng;
 mod generate;
 mod lines;
+mod login_probe;
 mod minimize;
 mod mutate;
 mod process_watch;

@@ -12,12 +12,13 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::campaign::ANSWER_TIMEOUT;
-use super::control::{Checker, Failure};
+use super::control::{Checker, Failure, FailureKind};
 use super::emit::python_script;
 use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE, DEFAULT_RESTART_WAIT};
 use super::lines::out_line;
+use super::login_probe::{login_failed, run_login_session};
 use super::process_watch::ProcessWatch;
 use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
@@ -64,6 +65,12 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     let deadline = options.deadline.or(reproducer.deadline).unwrap_or(DEFAULT_DEADLINE);
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&target, deadline, watch);
+    let login_finding = reproducer.failure_kind() == FailureKind::Login;
+    if login_finding && login_asks_for(&reproducer.failing, Capabilities::CONNECT_WITH_DB) {
+        // The login naming the database is the one that fails: the
+        // control connection's names none.
+        checker.without_database();
+    }
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });
     }
@@ -77,6 +84,9 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
             target.database,
             names.join(", ")
         ));
+    }
+    if login_finding {
+        return Ok(replay_login(&target, reproducer, deadline).await);
     }
     let mut rig = Rig {
         target,
@@ -117,6 +127,27 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     })
 }
 
+/// A login finding's replay: judged by the login's own answer, which may
+/// take the deadline to come.
+async fn replay_login(target: &Target, reproducer: &Reproducer, deadline: std::time::Duration) -> ReplayVerdict {
+    let packets: Vec<Rendered> = reproducer.failing.iter().map(|p| p.rendered.clone()).collect();
+    let outcome = run_login_session(target, &packets, deadline).await;
+    for state in &outcome.states {
+        out_line(format_args!("  {state}"));
+    }
+    match login_failed(&outcome) {
+        Some(what) => {
+            let summary = format!("the login was not completed within {:.1} s: {what}", deadline.as_secs_f64());
+            out_line(format_args!("wirebench fuzz-replay: FAILURE again: {summary}"));
+            ReplayVerdict::Failed(Failure { kind: FailureKind::Login, summary, details: Vec::new() })
+        }
+        None => {
+            out_line("wirebench fuzz-replay: the server survived (the login was completed)");
+            ReplayVerdict::Survived
+        }
+    }
+}
+
 fn replay_banner(options: &ReplayOptions, reproducer: &Reproducer, target: &Target, sessions: usize) -> String {
     let mut line = format!("wirebench fuzz-replay: {} ({} packets", options.file.display(), reproducer.failing.len());
     if sessions > 1 {
@@ -149,7 +180,7 @@ fn recorded_target(reproducer: &Reproducer, options: &ReplayOptions) -> Result<T
         }
         value.clone_from(recorded);
     }
-    let compressed = asks_for_compression(&reproducer.failing);
+    let compressed = login_asks_for(&reproducer.failing, Capabilities::COMPRESS);
     if options.given.compression && target.compression != compressed {
         let on_off = |on: bool| if on { "on" } else { "off" }.to_owned();
         let (given, recorded) = (on_off(target.compression), on_off(compressed));
@@ -159,12 +190,13 @@ fn recorded_target(reproducer: &Reproducer, options: &ReplayOptions) -> Result<T
     Ok(target)
 }
 
-/// Whether the session's login asks for the compressed protocol.
-fn asks_for_compression(packets: &[SentPacket]) -> bool {
+/// Whether the session's login asks for `capability` (the compressed
+/// protocol, a database).
+fn login_asks_for(packets: &[SentPacket], capability: Capabilities) -> bool {
     let login = packets.first().filter(|p| p.rendered.phase == Phase::Login);
     login.is_some_and(|p| {
         let payload = p.rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
-        sent_capabilities(payload).contains(Capabilities::COMPRESS)
+        sent_capabilities(payload).contains(capability)
     })
 }
 

@@ -17,6 +17,9 @@
 //!   on no command of any connection is (greetings and logins still are, so
 //!   new sessions get as far as their first command): the reset waits for
 //!   a lock the long data holds;
+//! - `Bug::DatabaseLoginHang`: a login that names a database
+//!   (CONNECT_WITH_DB) is never answered; logins without one are, and so
+//!   is everything else (another server library's bug);
 //! - `Bug::None`: a healthy server.
 //!
 //! A crash stops serving: the listener and every connection are dropped.
@@ -50,6 +53,7 @@ pub enum Bug {
     ConnectAttrs,
     LongDataHang,
     ResetHang,
+    DatabaseLoginHang,
 }
 
 /// What the server does after a packet.
@@ -61,6 +65,8 @@ enum Verdict {
     Hang,
     /// This command is never answered, nor any command after it.
     HangCommands,
+    /// This connection is never answered again (the others are).
+    Silent,
 }
 
 fn caps() -> Capabilities {
@@ -233,6 +239,10 @@ impl Conn {
                         ctl.commands_hung.store(true, std::sync::atomic::Ordering::SeqCst);
                         return std::future::pending::<()>().await;
                     }
+                    Verdict::Silent => {
+                        ctl.fired.lock().unwrap().push("login hang");
+                        return std::future::pending::<()>().await;
+                    }
                 }
                 if ctl.hung.load(std::sync::atomic::Ordering::SeqCst) {
                     return std::future::pending::<()>().await;
@@ -288,7 +298,8 @@ impl Conn {
             return Verdict::Close;
         }
         match parse_login(payload) {
-            Login::Ok { deprecate_eof } => {
+            Login::Ok { with_database: true, .. } if self.bug == Bug::DatabaseLoginHang => Verdict::Silent,
+            Login::Ok { deprecate_eof, .. } => {
                 self.deprecate_eof = deprecate_eof;
                 self.ok(seq.wrapping_add(1)).await;
                 Verdict::Serve
@@ -391,7 +402,7 @@ impl Conn {
 }
 
 enum Login {
-    Ok { deprecate_eof: bool },
+    Ok { deprecate_eof: bool, with_database: bool },
     BadAttrs,
     Bad,
 }
@@ -422,7 +433,10 @@ fn parse_login(payload: &[u8]) -> Login {
     if caps.contains(Capabilities::CONNECT_ATTRS) && !attrs_are_well_formed(&mut r) {
         return Login::BadAttrs;
     }
-    Login::Ok { deprecate_eof: caps.contains(Capabilities::DEPRECATE_EOF) }
+    Login::Ok {
+        deprecate_eof: caps.contains(Capabilities::DEPRECATE_EOF),
+        with_database: caps.contains(Capabilities::CONNECT_WITH_DB),
+    }
 }
 
 fn attrs_are_well_formed(r: &mut Reader<'_>) -> bool {

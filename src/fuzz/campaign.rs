@@ -23,7 +23,7 @@ use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
 use super::safety;
 use super::seeds::recorded_seeds;
-use super::setup::{capture, Setup};
+use super::table_setup::{capture, Setup};
 use super::vigil::Vigil;
 use super::worker::{fuzz_worker, lock_shared, CampaignShared};
 

@@ -17,7 +17,6 @@ use std::io::ErrorKind;
 use std::time::Duration;
 
 use super::fuzz_options::Target;
-use super::login_probe::control_options;
 use super::process_watch::{ProcessWatch, Sighting};
 use crate::client::{ClientError, ConnectOptions, Connection};
 
@@ -157,6 +156,17 @@ impl Checker {
     }
 }
 
+/// The control connection's options for `target`, naming its database
+/// or none.
+pub fn control_options(target: &Target, deadline: Duration, with_database: bool) -> ConnectOptions {
+    let mut options = ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password);
+    if with_database {
+        options = options.database(&target.database);
+    }
+    options.connect_timeout = deadline;
+    options
+}
+
 /// What a failed check says about the server: only what the server did
 /// (refused, closed, reset, silent, an ERR, bytes that break the
 /// protocol) decides; what this client cannot do (TLS set-up, a misused
@@ -229,27 +239,27 @@ fn with_sightings(failure: Option<Failure>, sightings: Vec<Sighting>) -> Option<
 mod tests {
     use super::*;
     use crate::fuzz::fuzz_options::WatchOptions;
-    use crate::fuzz::scripted_server::{Script, ScriptedServer};
+    use crate::fuzz::scripted_server::{ScriptedServer, ServerScript};
 
     /// The control connection's verdict on a server that does `script`.
-    async fn verdict(script: Script) -> Option<Failure> {
+    async fn verdict(script: ServerScript) -> Option<Failure> {
         let server = ScriptedServer::start(script).await;
         let watch = ProcessWatch::start(&WatchOptions::default()).unwrap();
         let mut checker = Checker::new(&server.target(), Duration::from_millis(300), watch);
         let failure = checker.check().await;
         let acted = server.acted.load(std::sync::atomic::Ordering::SeqCst);
-        assert!(acted || script == Script::Healthy, "{script:?} was not exercised");
+        assert!(acted || script == ServerScript::Healthy, "{script:?} was not exercised");
         failure
     }
 
     #[tokio::test]
     async fn the_server_is_judged_by_what_it_did() {
-        assert_eq!(verdict(Script::Healthy).await, None);
-        let reset = verdict(Script::ResetOnCommand).await.unwrap();
+        assert_eq!(verdict(ServerScript::Healthy).await, None);
+        let reset = verdict(ServerScript::ResetOnCommand).await.unwrap();
         assert_eq!(reset.kind, FailureKind::Down, "{reset:?}");
-        let silent = verdict(Script::SilentOnCommand).await.unwrap();
+        let silent = verdict(ServerScript::SilentOnCommand).await.unwrap();
         assert_eq!(silent.kind, FailureKind::Hang, "{silent:?}");
-        let garbled = verdict(Script::GarbledAnswer).await.unwrap();
+        let garbled = verdict(ServerScript::GarbledAnswer).await.unwrap();
         assert_eq!(garbled.kind, FailureKind::Deviation, "{garbled:?}");
         assert!(garbled.summary.starts_with("the server is up but broke the protocol"), "{garbled:?}");
     }
@@ -259,7 +269,7 @@ mod tests {
     /// may refuse it, but never as the server going down or hanging.
     #[tokio::test]
     async fn live_but_odd_is_not_down() {
-        let failure = verdict(Script::ContinuingSequence).await;
+        let failure = verdict(ServerScript::ContinuingSequence).await;
         assert!(
             failure.as_ref().is_none_or(|f| f.kind == FailureKind::Deviation),
             "a live server reported as failed: {failure:?}"

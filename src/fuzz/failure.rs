@@ -12,7 +12,7 @@ use super::lines::{err_line, out_line};
 use super::minimize::{minimise, Minimised};
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::{same_bug, Rig};
-use super::setup::{capture, Setup};
+use super::table_setup::{capture, Setup};
 use super::worker::FinishedSession;
 
 /// Suspects re-run alone at most.

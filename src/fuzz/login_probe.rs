@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::control::{failure_of, Failure, FailureKind};
+use super::control::{control_options, failure_of, Failure, FailureKind};
 use super::exec::{run_session, Ending, Limits, SessionOutcome};
 use super::feedback_state::AnswerClass;
 use super::fuzz_error::FuzzError;
@@ -24,8 +24,8 @@ use super::lines::{err_line, out_line};
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::Rig;
 use super::seeds::client_login;
-use super::setup::Setup;
 use super::spec::{PlannedPacket, Spec};
+use super::table_setup::Setup;
 use super::vigil::Vigil;
 use crate::client::{ClientError, ConnectOptions, Connection};
 
@@ -48,17 +48,6 @@ pub struct LoginFinding {
     /// Whether the failing form names the database.
     pub with_database: bool,
     pub failure: Failure,
-}
-
-/// The control connection's options for `target`, naming its database
-/// or none.
-pub fn control_options(target: &Target, deadline: Duration, with_database: bool) -> ConnectOptions {
-    let mut options = ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password);
-    if with_database {
-        options = options.database(&target.database);
-    }
-    options.connect_timeout = deadline;
-    options
 }
 
 /// Logs in once, within `deadline` in all.
@@ -201,11 +190,11 @@ pub async fn save_login_finding(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::scripted_server::{Script, ScriptedServer};
+    use crate::fuzz::scripted_server::{ScriptedServer, ServerScript};
 
     #[tokio::test]
     async fn a_login_that_hangs_with_a_database_is_a_finding() {
-        let server = ScriptedServer::start(Script::LoginHangsWithDatabase).await;
+        let server = ScriptedServer::start(ServerScript::LoginHangsWithDatabase).await;
         let deadline = Duration::from_millis(300);
         let LoginVerdict::Finding(finding) = probe_logins(&server.target(), deadline).await else {
             panic!("not a finding")
@@ -225,7 +214,7 @@ mod tests {
 
     #[tokio::test]
     async fn healthy_logins_and_a_server_that_is_not_there() {
-        let server = ScriptedServer::start(Script::Healthy).await;
+        let server = ScriptedServer::start(ServerScript::Healthy).await;
         assert!(matches!(probe_logins(&server.target(), Duration::from_secs(2)).await, LoginVerdict::Fine));
         let mut gone = server.target();
         drop(server);

@@ -12,8 +12,8 @@ use tokio::time::Instant;
 use super::control::Failure;
 use super::exec::{Ending, SentPacket};
 use super::rig::{same_bug, Rig};
-use super::setup::{Setup, TableSetup};
 use super::spec::{OwnedParam, SessionPlan, Spec};
+use super::table_setup::{Setup, TableSetup};
 
 /// Re-runs one minimisation may take at most.
 const MAX_RUNS: u32 = 60;

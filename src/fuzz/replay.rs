@@ -23,7 +23,7 @@ use super::process_watch::ProcessWatch;
 use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
 use super::safety;
-use super::setup::Setup;
+use super::table_setup::Setup;
 use super::vigil::Vigil;
 use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::HEADER_LEN;

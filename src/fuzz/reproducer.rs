@@ -37,8 +37,8 @@ use super::feedback_state::State;
 use super::fields::{LiveSpot, LiveValue};
 use super::fuzz_error::FuzzError;
 use super::reproducer_format::{ReproducerError, MAGIC, MAGIC_V1};
-use super::setup::{Setup, TableSetup};
 use super::spec::WrapEdit;
+use super::table_setup::{Setup, TableSetup};
 
 /// Whether the failure came back when its session was run again.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use super::control::{Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
 use super::fuzz_options::Target;
 use super::lines::err_line;
-use super::setup::Setup;
+use super::table_setup::Setup;
 use super::vigil::Vigil;
 
 /// How long `--restart-cmd` itself may run.

@@ -17,7 +17,7 @@ use crate::client::Endpoint;
 
 /// What the server does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Script {
+pub enum ServerScript {
     /// Answers everything as it should.
     Healthy,
     /// Numbers its answers from its own counter (node-mysql2's server API
@@ -49,14 +49,14 @@ impl Drop for ScriptedServer {
 }
 
 impl ScriptedServer {
-    pub async fn start(script: Script) -> ScriptedServer {
+    pub async fn start(script: ServerScript) -> ScriptedServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let acted = Arc::new(AtomicBool::new(false));
         let flag = acted.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, script, flag.clone()));
+                tokio::spawn(serve_script(stream, script, flag.clone()));
             }
         });
         ScriptedServer { port, acted, task }
@@ -108,7 +108,7 @@ async fn send(stream: &mut TcpStream, seq: u8, payload: &[u8]) {
     let _ = stream.write_all(&out).await;
 }
 
-async fn read_packet(stream: &mut TcpStream) -> Option<Vec<u8>> {
+async fn read_scripted_packet(stream: &mut TcpStream) -> Option<Vec<u8>> {
     let mut header = [0u8; 4];
     stream.read_exact(&mut header).await.ok()?;
     let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
@@ -117,7 +117,7 @@ async fn read_packet(stream: &mut TcpStream) -> Option<Vec<u8>> {
     Some(payload)
 }
 
-async fn serve(mut stream: TcpStream, script: Script, acted: Arc<AtomicBool>) {
+async fn serve_script(mut stream: TcpStream, script: ServerScript, acted: Arc<AtomicBool>) {
     let mut ok = Vec::new();
     OkPacket { status: StatusFlags::AUTOCOMMIT, ..OkPacket::default() }.encode_payload(
         0,
@@ -125,35 +125,35 @@ async fn serve(mut stream: TcpStream, script: Script, acted: Arc<AtomicBool>) {
         &mut ok,
     );
     send(&mut stream, 0, &greeting()).await;
-    let Some(login) = read_packet(&mut stream).await else { return };
+    let Some(login) = read_scripted_packet(&mut stream).await else { return };
     let with_db = login.first().is_some_and(|low| low & 0x08 != 0);
-    if script == Script::LoginHangsWithDatabase && with_db {
+    if script == ServerScript::LoginHangsWithDatabase && with_db {
         acted.store(true, Ordering::SeqCst);
         return std::future::pending().await;
     }
     send(&mut stream, 2, &ok).await;
     let mut counter = 3u8;
-    while let Some(command) = read_packet(&mut stream).await {
+    while let Some(command) = read_scripted_packet(&mut stream).await {
         if command.first() == Some(&0x01) {
             return;
         }
         match script {
-            Script::Healthy | Script::LoginHangsWithDatabase => send(&mut stream, 1, &ok).await,
-            Script::ContinuingSequence => {
+            ServerScript::Healthy | ServerScript::LoginHangsWithDatabase => send(&mut stream, 1, &ok).await,
+            ServerScript::ContinuingSequence => {
                 acted.store(true, Ordering::SeqCst);
                 send(&mut stream, counter, &ok).await;
                 counter = counter.wrapping_add(1);
             }
-            Script::ResetOnCommand => {
+            ServerScript::ResetOnCommand => {
                 acted.store(true, Ordering::SeqCst);
                 let _ = stream.set_zero_linger();
                 return;
             }
-            Script::SilentOnCommand => {
+            ServerScript::SilentOnCommand => {
                 acted.store(true, Ordering::SeqCst);
                 return std::future::pending().await;
             }
-            Script::GarbledAnswer => {
+            ServerScript::GarbledAnswer => {
                 acted.store(true, Ordering::SeqCst);
                 send(&mut stream, 1, &[0x07, 1, 2, 3]).await;
             }

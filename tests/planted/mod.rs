@@ -20,6 +20,13 @@
 //! - `Bug::DatabaseLoginHang`: a login that names a database
 //!   (CONNECT_WITH_DB) is never answered; logins without one are, and so
 //!   is everything else (another server library's bug);
+//! - `Bug::RowsCrash`: COM_STMT_EXECUTE of a statement whose text names
+//!   `sbtest1` crashes it while that table has a row. It keeps tables in
+//!   memory (they outlive restarts, as on disk: `sbtest1` with ids 1 to 5
+//!   and `sbtest2` with 1 to 3 unless started empty) and answers what the
+//!   fuzzer's setup needs: SHOW FULL TABLES, SHOW CREATE TABLE, SELECT *
+//!   ... LIMIT, and DROP TABLE IF EXISTS / CREATE TABLE / INSERT INTO with
+//!   backquoted names (sysbench's own unquoted statements only get OK);
 //! - `Bug::None`: a healthy server.
 //!
 //! A crash stops serving: the listener and every connection are dropped.
@@ -40,6 +47,8 @@ use wirebench_protocol::buf::Reader;
 use wirebench_protocol::command::count_placeholders;
 use wirebench_protocol::constants::command::*;
 use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN};
+use wirebench_protocol::response::resultset::{encode_metadata, encode_result_end};
+use wirebench_protocol::response::text_row::encode_text_row;
 use wirebench_protocol::response::{Column, ColumnDefinition, ErrPacket, OkPacket, PrepareOk, PreparedStatement};
 use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
 
@@ -54,6 +63,14 @@ pub enum Bug {
     LongDataHang,
     ResetHang,
     DatabaseLoginHang,
+    RowsCrash,
+}
+
+/// Tables in memory: name -> (CREATE statement, the rows' ids).
+pub type Tables = Arc<Mutex<std::collections::BTreeMap<String, (String, Vec<String>)>>>;
+
+fn create_statement(name: &str) -> String {
+    format!("CREATE TABLE `{name}` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB")
 }
 
 /// What the server does after a packet.
@@ -96,14 +113,35 @@ pub struct PlantedServer {
     instance: Mutex<Option<Instance>>,
     /// Set when the bug fired: what fired it.
     pub fired: Arc<Mutex<Vec<&'static str>>>,
+    /// Its tables (for `Bug::RowsCrash`).
+    pub tables: Tables,
 }
 
 impl PlantedServer {
     /// Starts on a free port.
     pub async fn start(bug: Bug) -> Arc<PlantedServer> {
+        let server = PlantedServer::start_empty(bug).await;
+        if bug == Bug::RowsCrash {
+            let mut tables = server.tables.lock().unwrap();
+            for (name, rows) in [("sbtest1", 5), ("sbtest2", 3)] {
+                let ids = (1..=rows).map(|i: u32| i.to_string()).collect();
+                tables.insert(name.to_owned(), (create_statement(name), ids));
+            }
+        }
+        server
+    }
+
+    /// Starts on a free port with no tables.
+    pub async fn start_empty(bug: Bug) -> Arc<PlantedServer> {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let server = Arc::new(PlantedServer { port, bug, instance: Mutex::new(None), fired: Arc::default() });
+        let server = Arc::new(PlantedServer {
+            port,
+            bug,
+            instance: Mutex::new(None),
+            fired: Arc::default(),
+            tables: Arc::default(),
+        });
         server.serve(listener);
         server
     }
@@ -114,7 +152,8 @@ impl PlantedServer {
         let fired = self.fired.clone();
         let hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let commands_hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let ctl = Control { stop: stop.clone(), stopped, fired, hung, commands_hung };
+        let tables = self.tables.clone();
+        let ctl = Control { stop: stop.clone(), stopped, fired, hung, commands_hung, tables };
         tokio::spawn(accept_loop(listener, bug, ctl));
         *self.instance.lock().unwrap() = Some(Instance { stop });
     }
@@ -176,6 +215,8 @@ async fn accept_loop(listener: TcpListener, bug: Bug, ctl: Control) {
             next_id: 1,
             deprecate_eof: false,
             long_data: Vec::new(),
+            texts: HashMap::new(),
+            tables: ctl.tables.clone(),
         };
         tokio::spawn(conn.serve(ctl.clone()));
     }
@@ -191,6 +232,7 @@ struct Control {
     hung: Arc<std::sync::atomic::AtomicBool>,
     /// No command is answered any more.
     commands_hung: Arc<std::sync::atomic::AtomicBool>,
+    tables: Tables,
 }
 
 struct Conn {
@@ -203,6 +245,9 @@ struct Conn {
     long_data: Vec<u32>,
     next_id: u32,
     deprecate_eof: bool,
+    /// Statement id -> its text.
+    texts: HashMap<u32, Vec<u8>>,
+    tables: Tables,
 }
 
 impl Conn {
@@ -324,6 +369,7 @@ impl Conn {
         match command {
             COM_QUIT => return Verdict::Close,
             COM_STMT_RESET if self.bug == Bug::ResetHang && self.has_long_data(body) => return Verdict::HangCommands,
+            COM_QUERY if self.bug == Bug::RowsCrash => self.query(body).await,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,
             COM_STMT_EXECUTE => return self.execute(body).await,
@@ -348,6 +394,7 @@ impl Conn {
         let id = self.next_id;
         self.next_id += 1;
         self.statements.insert(id, params);
+        self.texts.insert(id, sql.to_vec());
         let param = {
             let mut p = ColumnDefinition::new(b"?", ColumnType::Null);
             p.org_name = (&b""[..]).into();
@@ -369,6 +416,9 @@ impl Conn {
             self.err(1, 1210, "Incorrect arguments to mysqld_stmt_execute").await;
             return Verdict::Serve;
         };
+        if self.bug == Bug::RowsCrash && self.names_a_full_sbtest1(id) {
+            return Verdict::Crash;
+        }
         let Some(&params) = self.statements.get(&id) else {
             if self.bug == Bug::UnknownStatement {
                 return Verdict::Crash;
@@ -384,6 +434,64 @@ impl Conn {
             }
         }
         Verdict::Serve
+    }
+
+    /// Whether statement `id` names sbtest1 while that table has a row.
+    fn names_a_full_sbtest1(&self, id: u32) -> bool {
+        let names = self
+            .texts
+            .get(&id)
+            .is_some_and(|text| String::from_utf8_lossy(text).to_ascii_lowercase().contains("sbtest1"));
+        names && self.tables.lock().unwrap().get("sbtest1").is_some_and(|(_, rows)| !rows.is_empty())
+    }
+
+    /// COM_QUERY for `Bug::RowsCrash`: what the fuzzer's setup sends, on
+    /// the tables in memory; anything else gets OK.
+    async fn query(&mut self, body: &[u8]) {
+        let sql = String::from_utf8_lossy(body).into_owned();
+        let name_after = |prefix: &str| {
+            let rest = sql.strip_prefix(prefix)?.strip_prefix('`')?;
+            Some(rest.split('`').next()?.to_owned())
+        };
+        let result: Option<(Vec<&[u8]>, Vec<Vec<String>>)> = {
+            let mut tables = self.tables.lock().unwrap();
+            if sql.starts_with("SHOW FULL TABLES") {
+                let rows = tables.keys().map(|n| vec![n.clone(), "BASE TABLE".to_owned()]).collect();
+                Some((vec![b"Tables_in_planted", b"Table_type"], rows))
+            } else if let Some(name) = name_after("SHOW CREATE TABLE ") {
+                let rows =
+                    tables.get(&name).map(|(create, _)| vec![name.clone(), create.clone()]).into_iter().collect();
+                Some((vec![b"Table", b"Create Table"], rows))
+            } else if let Some(name) = name_after("SELECT * FROM ") {
+                let rows = tables.get(&name).map(|(_, ids)| ids.iter().map(|id| vec![id.clone()]).collect());
+                Some((vec![b"id"], rows.unwrap_or_default()))
+            } else {
+                if let Some(name) = name_after("DROP TABLE IF EXISTS ") {
+                    tables.remove(&name);
+                } else if let Some(name) = name_after("CREATE TABLE ") {
+                    tables.insert(name.clone(), (sql.clone(), Vec::new()));
+                } else if let Some(name) = name_after("INSERT INTO ") {
+                    let values = sql.split_once(" VALUES ").map_or("", |(_, v)| v);
+                    if let Some((_, rows)) = tables.get_mut(&name) {
+                        for tuple in values.split("),(") {
+                            rows.push(tuple.chars().filter(char::is_ascii_digit).collect());
+                        }
+                    }
+                }
+                None
+            }
+        };
+        let Some((columns, rows)) = result else { return self.ok(1).await };
+        let caps = if self.deprecate_eof { caps() } else { caps() & !Capabilities::DEPRECATE_EOF };
+        let definitions: Vec<ColumnDefinition<'_>> =
+            columns.iter().map(|name| ColumnDefinition::new(name, ColumnType::VarString)).collect();
+        let mut out = Vec::new();
+        let mut seq = encode_metadata(&definitions, true, StatusFlags::AUTOCOMMIT, caps, 1, &mut out);
+        for row in &rows {
+            seq = encode_text_row(row.iter().map(|v| Some(v.as_bytes())), seq, &mut out);
+        }
+        encode_result_end(StatusFlags::AUTOCOMMIT, 0, caps, seq, &mut out);
+        let _ = self.stream.write_all(&out).await;
     }
 
     fn long_data(&mut self, body: &[u8]) -> Verdict {

@@ -69,6 +69,9 @@ pub enum Bug {
 /// Tables in memory: name -> (CREATE statement, the rows' ids).
 pub type Tables = Arc<Mutex<std::collections::BTreeMap<String, (String, Vec<String>)>>>;
 
+/// A text result set: its column names and rows.
+type TextResult = (Vec<&'static [u8]>, Vec<Vec<String>>);
+
 fn create_statement(name: &str) -> String {
     format!("CREATE TABLE `{name}` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB")
 }
@@ -453,7 +456,7 @@ impl Conn {
             let rest = sql.strip_prefix(prefix)?.strip_prefix('`')?;
             Some(rest.split('`').next()?.to_owned())
         };
-        let result: Option<(Vec<&[u8]>, Vec<Vec<String>>)> = {
+        let result: Option<TextResult> = {
             let mut tables = self.tables.lock().unwrap();
             if sql.starts_with("SHOW FULL TABLES") {
                 let rows = tables.keys().map(|n| vec![n.clone(), "BASE TABLE".to_owned()]).collect();

@@ -16,9 +16,10 @@
 
 use std::fmt::Write as _;
 
+use super::control::control_options;
 use super::exec::{Phase, SentPacket};
 use super::fuzz_options::Target;
-use crate::client::{ClientError, ConnectOptions, Connection};
+use crate::client::{ClientError, Connection};
 use wirebench_protocol::framing::HEADER_LEN;
 
 /// Rows recorded per table, at most.
@@ -96,7 +97,7 @@ impl Setup {
         if self.is_empty() {
             return Ok(());
         }
-        let mut conn = Connection::connect(&options(target, connect)).await?;
+        let mut conn = connect_to(target, connect).await?;
         conn.query_drop("SET SESSION foreign_key_checks = 0").await?;
         for statement in self.statements() {
             conn.query_drop(&statement).await?;
@@ -106,17 +107,26 @@ impl Setup {
     }
 }
 
-fn options(target: &Target, connect: std::time::Duration) -> ConnectOptions {
-    let mut options =
-        ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password).database(&target.database);
-    options.connect_timeout = connect;
-    options
+/// A connection to `target`'s database: a login naming no database, then
+/// COM_INIT_DB (the form of login the emitted Python script uses too, and
+/// one that works when the server does not complete a login naming it),
+/// the login within `connect`.
+async fn connect_to(target: &Target, connect: std::time::Duration) -> Result<Connection, ClientError> {
+    let options = control_options(target, connect, false);
+    let mut conn = match tokio::time::timeout(connect, Connection::connect(&options)).await {
+        Ok(conn) => conn?,
+        Err(_) => {
+            return Err(ClientError::Timeout { endpoint: target.endpoint.clone(), what: "the login", after: connect })
+        }
+    };
+    conn.init_db(&target.database).await?;
+    Ok(conn)
 }
 
 /// Records the base tables of `target`'s database (up to 64), each with
 /// its first rows: what [`Setup::for_sessions`] picks from later.
 pub async fn capture(target: &Target, connect: std::time::Duration) -> Result<Setup, ClientError> {
-    let mut conn = Connection::connect(&options(target, connect)).await?;
+    let mut conn = connect_to(target, connect).await?;
     let listed = conn.query("SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'").await?;
     let names: Vec<String> = first_column(&listed).into_iter().take(MAX_TABLES).collect();
     let mut tables = Vec::new();

@@ -339,8 +339,11 @@ class Greeting:
             if not caps & CLIENT_LONG_PASSWORD:
                 caps |= int.from_bytes(p[at + 12:at + 16], "little") << 32
             at += 16
-            if caps & CLIENT_SECURE_CONNECTION:
-                n = max(13, data_len - 8)
+            # The 4.1 scramble's second part: libmariadb reads it whenever the
+            # bytes are there, whatever CLIENT_SECURE_CONNECTION says (msql-srv
+            # sends it without the flag).
+            n = max(13, data_len - 8) if caps & CLIENT_SECURE_CONNECTION else (13 if len(p) - at >= 13 else 0)
+            if n:
                 part = p[at:at + n]
                 self.nonce += part[:-1] if part.endswith(b"\0") else part
                 at += n
@@ -390,12 +393,16 @@ def authenticate(conn, password, nonce, patience, answers):
 
 def login_packet(user, password, greeting):
     """A plain HandshakeResponse41 for the control connection."""
+    # The auth data is 4.1's, length-prefixed: SECURE_CONNECTION says so even
+    # to a server that does not offer it, as libmariadb's login does.
     caps = (CLIENT_LONG_PASSWORD | CLIENT_PROTOCOL_41 | CLIENT_TRANSACTIONS | CLIENT_SECURE_CONNECTION
-            | CLIENT_MULTI_RESULTS | CLIENT_PLUGIN_AUTH) & (greeting.caps | CLIENT_PROTOCOL_41)
+            | CLIENT_MULTI_RESULTS | CLIENT_PLUGIN_AUTH) & (greeting.caps | CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION)
     plugin = greeting.plugin if greeting.plugin in ("mysql_native_password", "caching_sha2_password") else "mysql_native_password"
     auth = scramble(plugin, password, greeting.nonce, False)
     body = caps.to_bytes(4, "little") + (1 << 24).to_bytes(4, "little") + bytes([45]) + bytes(23)
-    body += user + b"\0" + bytes([len(auth)]) + auth + plugin.encode() + b"\0"
+    body += user + b"\0" + bytes([len(auth)]) + auth
+    if caps & CLIENT_PLUGIN_AUTH:
+        body += plugin.encode() + b"\0"
     return frame(1, body)
 
 

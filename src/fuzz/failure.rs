@@ -54,11 +54,6 @@ struct Confirmed {
     tables: Setup,
 }
 
-/// The tables `sessions` name, of those recorded.
-fn needed<'a>(tables: &Setup, sessions: impl IntoIterator<Item = &'a FinishedSession>) -> Setup {
-    tables.for_sessions(sessions.into_iter().map(|h| &h.outcome.sent[..]))
-}
-
 async fn confirm(
     rig: &mut Rig,
     history: &[FinishedSession],
@@ -84,13 +79,18 @@ async fn confirm(
             tables_at_start.clone()
         }
     };
+    // Every recorded table is made before each re-run: a session halted
+    // by the failure had sent only part of what it sends when run again.
+    // Once one fails alone, the tables its run named are the setup the
+    // minimiser starts from.
+    rig.setup = tables.clone();
     for &i in order.iter().take(SUSPECTS) {
         let Some(suspect) = history.get(i) else { continue };
-        rig.setup = needed(&tables, [suspect]);
         let (again, outcomes) = rig.run_and_check(vec![suspect.plan.packets.clone()]).await;
         match again {
             Some(f) if same_bug(&f, failure) => {
                 let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
+                rig.setup = tables.for_sessions([&sent[..]]);
                 let minimised = minimise(rig, suspect.plan.clone(), sent, failure).await;
                 return Confirmed { reproduces: Reproduces::Alone, culprit: i, minimised: Some(minimised), tables };
             }
@@ -103,7 +103,6 @@ async fn confirm(
         }
     }
     let together: Vec<_> = history.iter().map(|h| h.plan.packets.clone()).collect();
-    rig.setup = needed(&tables, history);
     match rig.run_and_check(together).await {
         (Some(f), _) if same_bug(&f, failure) => match narrow_down(rig, history, failure, &tables).await {
             Some(minimised) => {
@@ -138,9 +137,8 @@ async fn narrow_down(
         let mid = range.start + range.len() / 2;
         let mut reproducing = None;
         for half in [range.start..mid, mid..range.end] {
-            let half_history = history.get(half.clone())?;
-            let sessions = half_history.iter().map(|h| h.plan.packets.clone()).collect();
-            rig.setup = needed(tables, half_history);
+            let sessions = history.get(half.clone())?.iter().map(|h| h.plan.packets.clone()).collect();
+            rig.setup = tables.clone();
             let (again, _) = rig.run_and_check(sessions).await;
             if again.is_some() {
                 rig.ensure_up().await.ok()?;
@@ -153,10 +151,11 @@ async fn narrow_down(
         range = reproducing?;
     }
     let culprit = history.get(range.start)?;
-    rig.setup = needed(tables, [culprit]);
+    rig.setup = tables.clone();
     let (again, outcomes) = rig.run_and_check(vec![culprit.plan.packets.clone()]).await;
     again.filter(|f| same_bug(f, failure))?;
     let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
+    rig.setup = tables.for_sessions([&sent[..]]);
     let minimised = minimise(rig, culprit.plan.clone(), sent, failure).await;
     Some((range.start, minimised))
 }

@@ -15,12 +15,17 @@ use super::rig::{same_bug, Rig};
 use super::spec::{OwnedParam, SessionPlan, Spec};
 use super::table_setup::{Setup, TableSetup};
 
-/// Re-runs one minimisation may take at most.
+/// Re-runs minimising the session may take at most.
 const MAX_RUNS: u32 = 60;
 /// And how long, not counting the waits for the server to come back
 /// (`--fuzz-restart-wait` bounds each of those): a server that takes a
 /// minute to restart gets its 60 re-runs too.
 const MAX_TIME: Duration = Duration::from_secs(90);
+/// Re-runs and time minimising the setup may take besides: a setup is
+/// made small in a few runs (a table at a time, then halves of rows), and
+/// a long session that used up the session's budget still gets them.
+const SETUP_RUNS: u32 = 20;
+const SETUP_TIME: Duration = Duration::from_secs(30);
 
 /// A smaller session that still fails.
 #[derive(Debug, Clone)]
@@ -42,6 +47,12 @@ struct Search<'r> {
     started: Instant,
     /// The rig's waits for the server before the search began.
     waited_before: Duration,
+    /// The phase's budget: re-runs in all, and time from `started`.
+    run_limit: u32,
+    time_limit: Duration,
+    /// The budget ran out (the search goes on only in a phase with a
+    /// budget of its own).
+    spent: bool,
 }
 
 impl Search<'_> {
@@ -59,12 +70,12 @@ impl Search<'_> {
     }
 
     async fn keep_if_failing_with(&mut self, candidate: SessionPlan, setup: Setup) -> bool {
-        if self.best.cut_short.is_some() {
+        if self.best.cut_short.is_some() || self.spent {
             return false;
         }
         let waiting = self.rig.waited.saturating_sub(self.waited_before);
-        if self.best.runs >= MAX_RUNS || self.started.elapsed().saturating_sub(waiting) >= MAX_TIME {
-            self.best.cut_short = Some(format!("stopped after {} re-runs", self.best.runs));
+        if self.best.runs >= self.run_limit || self.started.elapsed().saturating_sub(waiting) >= self.time_limit {
+            self.spent = true;
             return false;
         }
         let mut tries = 0;
@@ -110,11 +121,27 @@ pub async fn minimise(rig: &mut Rig, plan: SessionPlan, sent: Vec<SentPacket>, f
     let setup = rig.setup.clone();
     let best = Minimised { plan, sent, runs: 0, cut_short: None, setup };
     let waited_before = rig.waited;
-    let mut search = Search { rig, failure: failure.clone(), best, started: Instant::now(), waited_before };
+    let mut search = Search {
+        rig,
+        failure: failure.clone(),
+        best,
+        started: Instant::now(),
+        waited_before,
+        run_limit: MAX_RUNS,
+        time_limit: MAX_TIME,
+        spent: false,
+    };
     drop_packets(&mut search).await;
     drop_edits(&mut search).await;
     shrink_contents(&mut search).await;
+    let session_spent = std::mem::take(&mut search.spent);
+    let waiting = search.rig.waited.saturating_sub(search.waited_before);
+    search.run_limit = search.best.runs + SETUP_RUNS;
+    search.time_limit = search.started.elapsed().saturating_sub(waiting) + SETUP_TIME;
     minimise_setup(&mut search).await;
+    if search.best.cut_short.is_none() && (session_spent || search.spent) {
+        search.best.cut_short = Some(format!("stopped after {} re-runs", search.best.runs));
+    }
     search.best
 }
 

@@ -439,12 +439,13 @@ impl Conn {
         Verdict::Serve
     }
 
-    /// Whether statement `id` names sbtest1 while that table has a row.
+    /// Whether statement `id` names sbtest1 (a word of its text:
+    /// `sbtest10` is another table) while that table has a row.
     fn names_a_full_sbtest1(&self, id: u32) -> bool {
-        let names = self
-            .texts
-            .get(&id)
-            .is_some_and(|text| String::from_utf8_lossy(text).to_ascii_lowercase().contains("sbtest1"));
+        let names = self.texts.get(&id).is_some_and(|text| {
+            text.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$'))
+                .any(|word| word.eq_ignore_ascii_case(b"sbtest1"))
+        });
         names && self.tables.lock().unwrap().get("sbtest1").is_some_and(|(_, rows)| !rows.is_empty())
     }
 

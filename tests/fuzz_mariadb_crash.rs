@@ -3,7 +3,9 @@
 //! ?` executed with integers, COM_STMT_SEND_LONG_DATA, executed again with
 //! strings: signal 11) must crash a fresh MariaDB again, replayed as
 //! docs/fuzzing.md says (server and password only), and so must the Python script
-//! `fuzz-replay --emit=python` writes of it.
+//! `fuzz-replay --emit=python` writes of it. Each starts from an empty
+//! `sbtest_fuzz` (its tables dropped first): the table the session reads
+//! comes from the reproducer's own setup section, not from this test.
 //!
 //! It crashes the server, so it never touches the shared test server: it
 //! starts a MariaDB of its own with scripts/mariadb.sh (a data directory
@@ -102,16 +104,20 @@ fn installed(program: &str, what: &str) -> bool {
     false
 }
 
-/// The table the reproducer's session reads (sysbench's, empty is enough).
-async fn create_the_table(port: u16) {
+/// Drops every table of `sbtest_fuzz`: the replay must bring what it needs.
+async fn empty_the_database(port: u16) {
     let options = ConnectOptions::new(Endpoint::tcp("127.0.0.1", port), "sbtest", "sbtest").database("sbtest_fuzz");
     let mut conn = Connection::connect(&options).await.expect("log in to the test's own MariaDB");
-    conn.query_drop(
-        "CREATE TABLE IF NOT EXISTS sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, \
-         c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB",
-    )
-    .await
-    .unwrap();
+    let tables = |r: &wirebench_protocol::response::Response| -> Vec<String> {
+        r.result_sets()
+            .flat_map(|set| set.text_rows().unwrap())
+            .map(|row| String::from_utf8(row[0].clone().unwrap()).unwrap())
+            .collect()
+    };
+    for table in tables(&conn.query("SHOW TABLES").await.unwrap()) {
+        conn.query_drop(&format!("DROP TABLE `{table}`")).await.unwrap();
+    }
+    assert!(tables(&conn.query("SHOW TABLES").await.unwrap()).is_empty());
 }
 
 fn run(program: &str, args: &[String]) -> (Option<i32>, String) {
@@ -139,7 +145,7 @@ async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() 
     }
     let dir = std::env::temp_dir().join(format!("wb-own-mariadb-{}", std::process::id()));
     let server = tokio::task::spawn_blocking(move || OwnMariaDb::start(dir)).await.unwrap();
-    create_the_table(server.port).await;
+    empty_the_database(server.port).await;
 
     let mut replay = vec!["fuzz-replay".to_owned(), REPRODUCER.to_owned()];
     replay.extend(server.server_args());
@@ -147,6 +153,7 @@ async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() 
     eprintln!("{out}");
     assert_eq!(code, Some(3), "the replay must crash MariaDB again:\n{out}");
     assert!(out.contains("  login -> OK\n"), "the login is sent: {out}");
+    assert!(out.contains("made the setup in sbtest_fuzz: sbtest1 (0 rows)"), "{out}");
     assert_eq!(signals(&server.log()), 1, "{}", server.log());
 
     let server = tokio::task::spawn_blocking(move || {
@@ -155,6 +162,7 @@ async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() 
     })
     .await
     .unwrap();
+    empty_the_database(server.port).await;
     let (code, script) =
         run(env!("CARGO_BIN_EXE_wirebench"), &[replay[0].clone(), replay[1].clone(), "--emit=python".into()]);
     assert_eq!(code, Some(0), "{script}");
@@ -171,6 +179,7 @@ async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() 
     eprintln!("{out}");
     assert_eq!(code, Some(3), "the emitted script must crash MariaDB too:\n{out}");
     assert!(out.contains("as the reproducer says"), "{out}");
+    assert!(out.contains("made the setup in sbtest_fuzz: sbtest1 (0 rows)"), "{out}");
     assert_eq!(signals(&server.log()), 2, "{}", server.log());
     tokio::task::spawn_blocking(move || drop(server)).await.unwrap();
 }

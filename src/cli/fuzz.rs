@@ -12,7 +12,7 @@ use super::raw::RawOpt;
 use super::{value, Command, GeneralOptions, Invocation};
 use crate::fuzz::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
-    DEFAULT_RSS_GROWTH,
+    DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 
 /// Whether `key` is one of the connection options fuzzing takes.
@@ -76,6 +76,9 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
         keep_going: opts.flag("keep_going", false)?,
         allow_remote,
         deadline,
+        restart_wait: opts
+            .int("fuzz_restart_wait", 1, 86_400, "seconds from 1 to 86400")?
+            .map_or(DEFAULT_RESTART_WAIT, secs),
     };
     finish(&opts)?;
     Ok(Invocation::Fuzz(Box::new(options)))

@@ -194,7 +194,8 @@ pub fn fuzz_replay_help() -> String {
     out.push_str(
         "Sends a reproducer's sessions again, then checks the server with the control connection. Exit status: 3 \
          the failure happened again, 0 the server survived, 1 usage or connection error. It logs in as the \
-         reproducer's user to its database (its packets name them); give the account's password. \
+         reproducer's user to its database (its packets name them); give the account's password. It first makes \
+         the tables the reproducer's setup section names there (dropped, created, their rows inserted). \
          --fuzz-deadline defaults to the deadline that found the failure, as the reproducer records it. Manual: \
          docs/fuzzing.md.\n\n",
     );

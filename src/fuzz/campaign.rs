@@ -17,11 +17,13 @@ use super::failure::{handle_failure, FailureReport};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::FuzzOptions;
 use super::lines::{err_line, out_line};
+use super::login_probe::{probe_logins, save_login_finding, LoginFinding, LoginVerdict};
 use super::process_watch::ProcessWatch;
 use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
 use super::safety;
 use super::seeds::recorded_seeds;
+use super::table_setup::{capture, Setup};
 use super::vigil::Vigil;
 use super::worker::{fuzz_worker, lock_shared, CampaignShared};
 
@@ -65,16 +67,31 @@ fn clock_seed() -> u64 {
     (nanos % 1_000_000_000).max(1)
 }
 
-/// Checks the target and logs in the control connection: what must work
-/// before anything is sent (exit status 1 otherwise).
-async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
+/// Checks the target, tries both forms of login (a finding when the
+/// server completes one and not the other), and logs in the control
+/// connection: what must work before anything is sent (exit status 1
+/// otherwise).
+async fn prepare_rig(options: &FuzzOptions) -> Result<(Rig, Option<LoginFinding>), FuzzError> {
     safety::check_target(&options.target.endpoint, options.allow_remote)?;
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&options.target, options.deadline, watch);
+    let login_finding = match probe_logins(&options.target, options.deadline).await {
+        LoginVerdict::Fine => None,
+        LoginVerdict::Unusable(source) => return Err(FuzzError::Connect { source }),
+        LoginVerdict::Finding(finding) => {
+            if finding.with_database {
+                checker.without_database();
+            }
+            Some(finding)
+        }
+    };
     checker.connect().await.map_err(|source| FuzzError::Connect { source })?;
+    if let Some(failure) = checker.check().await {
+        return Err(FuzzError::NotWellBefore { summary: failure.summary });
+    }
     std::fs::create_dir_all(&options.fuzz_dir)
         .map_err(|source| FuzzError::FuzzDir { path: options.fuzz_dir.clone(), source })?;
-    Ok(Rig {
+    let rig = Rig {
         target: options.target.clone(),
         limits: Limits { connect: options.deadline, answer: ANSWER_TIMEOUT },
         checker,
@@ -82,13 +99,24 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<Rig, FuzzError> {
         restarts: 0,
         known_down: false,
         vigil: Arc::new(Vigil::new(options.deadline)),
-    })
+        restart_wait: options.restart_wait,
+        waited: Duration::ZERO,
+        setup: Setup::default(),
+    };
+    Ok((rig, login_finding))
 }
 
 async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
-    let mut rig = prepare_rig(options).await?;
+    let (mut rig, login_finding) = prepare_rig(options).await?;
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
     out_line(format_args!("{}", banner(options, seed).trim_end()));
+    let mut found_first = (Vec::new(), Vec::new());
+    if let Some(finding) = &login_finding {
+        match save_login_finding(&rig, options, seed, finding).await {
+            Ok(path) => found_first.0.push(path),
+            Err(e) => found_first.1.push(e.to_string()),
+        }
+    }
     let seeds = recorded_seeds();
     let shared = Arc::new(CampaignShared {
         target: options.target.clone(),
@@ -108,10 +136,26 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         coverage: Mutex::new(Coverage::default()),
         history: Mutex::new(Default::default()),
         vigil: Vigil::new(options.deadline),
+        login_database: login_finding.as_ref().map(|f| !f.with_database),
     });
+    if login_finding.is_some() {
+        shared.failures.fetch_add(1, Ordering::Relaxed);
+    }
     let end_at = options.time.map(|t| shared.started + t);
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
-    let (reproducers, unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at).await;
+    let tables_at_start = match capture(&options.target, options.deadline).await {
+        Ok(tables) => tables,
+        Err(e) => {
+            err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
+            Setup::default()
+        }
+    };
+    let (mut reproducers, mut unsaved) = found_first;
+    if login_finding.is_none() || options.keep_going {
+        let (more, more_unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at, &tables_at_start).await;
+        reproducers.extend(more);
+        unsaved.extend(more_unsaved);
+    }
     if let Some(reporter) = reporter {
         reporter.abort();
     }
@@ -129,6 +173,7 @@ async fn fuzz_until_done(
     options: &FuzzOptions,
     seed: u64,
     end_at: Option<Instant>,
+    tables_at_start: &Setup,
 ) -> (Vec<PathBuf>, Vec<String>) {
     let mut reproducers = Vec::new();
     let mut unsaved = Vec::new();
@@ -152,6 +197,7 @@ async fn fuzz_until_done(
                 failure: &failure,
                 found_after: shared.started.elapsed(),
                 server: &server,
+                tables_at_start,
             };
             match handle_failure(rig, &report).await {
                 Ok(path) => reproducers.push(path),

@@ -5,6 +5,12 @@
 //! answered within the deadline. Refused, reset or unanswered, the server
 //! has failed (a hang is a failure too). The watch of the process and the
 //! log (`process_watch.rs`) confirms and describes.
+//!
+//! The verdict is about what the server did, never about what the client
+//! expected: an answer the client refuses (one that breaks the protocol
+//! even for a client as tolerant as libmariadb, which wirebench's client
+//! is) came from a live server, so it is a protocol deviation, a finding
+//! of its own, and not the server going down.
 
 use std::fmt::Write as _;
 use std::io::ErrorKind;
@@ -27,6 +33,13 @@ pub enum FailureKind {
     Memory,
     /// Its log reports a crash.
     Log,
+    /// It is up, but answered the control connection with bytes that
+    /// break the protocol (what a tolerant client refuses too).
+    Deviation,
+    /// One form of login (with a database, or without) is not completed
+    /// (no answer, a close, a broken answer) while the other is: judged
+    /// by the login's own answer, not by the control connection.
+    Login,
 }
 
 impl FailureKind {
@@ -39,6 +52,8 @@ impl FailureKind {
             FailureKind::ProcessGone => "process-gone",
             FailureKind::Memory => "memory",
             FailureKind::Log => "log",
+            FailureKind::Deviation => "protocol-deviation",
+            FailureKind::Login => "login",
         }
     }
 
@@ -50,6 +65,8 @@ impl FailureKind {
             FailureKind::ProcessGone,
             FailureKind::Memory,
             FailureKind::Log,
+            FailureKind::Deviation,
+            FailureKind::Login,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -81,10 +98,16 @@ pub struct Checker {
 
 impl Checker {
     pub fn new(target: &Target, deadline: Duration, watch: ProcessWatch) -> Checker {
-        let mut options =
-            ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password).database(&target.database);
-        options.connect_timeout = deadline;
+        let options = control_options(target, deadline, true);
         Checker { options, conn: None, deadline, watch, checks: 0, server_version: String::new() }
+    }
+
+    /// Logs in naming no database from now on: the server does not
+    /// complete the login naming it (a login finding), and COM_PING and
+    /// `SELECT 1` need none.
+    pub fn without_database(&mut self) {
+        self.options.database = None;
+        self.conn = None;
     }
 
     /// Logs in the control connection, before fuzzing starts.
@@ -133,7 +156,22 @@ impl Checker {
     }
 }
 
-fn failure_of(error: &ClientError) -> Failure {
+/// The control connection's options for `target`, naming its database
+/// or none.
+pub fn control_options(target: &Target, deadline: Duration, with_database: bool) -> ConnectOptions {
+    let mut options = ConnectOptions::new(target.endpoint.clone(), &target.user, &target.password);
+    if with_database {
+        options = options.database(&target.database);
+    }
+    options.connect_timeout = deadline;
+    options
+}
+
+/// What a failed check says about the server: only what the server did
+/// (refused, closed, reset, silent, an ERR, bytes that break the
+/// protocol) decides; what this client cannot do (TLS set-up, a misused
+/// API) is no verdict of "down".
+pub fn failure_of(error: &ClientError) -> Failure {
     let (kind, summary) = match error {
         ClientError::Io { source, .. } if source.kind() == ErrorKind::ConnectionRefused => {
             (FailureKind::Down, format!("the server is down: connection refused ({error})"))
@@ -145,7 +183,14 @@ fn failure_of(error: &ClientError) -> Failure {
         ClientError::Server { .. } => {
             (FailureKind::Refusing, format!("the server refuses the control connection: {error}"))
         }
-        other => (FailureKind::Down, format!("the control connection failed: {other}")),
+        ClientError::Protocol { .. } | ClientError::Transport { .. } => (
+            FailureKind::Deviation,
+            format!(
+                "the server is up but broke the protocol: the control connection got an answer no client \
+                 accepts ({error})"
+            ),
+        ),
+        other => (FailureKind::Refusing, format!("the control connection cannot log in: {other}")),
     };
     Failure { kind, summary, details: Vec::new() }
 }
@@ -193,6 +238,43 @@ fn with_sightings(failure: Option<Failure>, sightings: Vec<Sighting>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fuzz::fuzz_options::WatchOptions;
+    use crate::fuzz::scripted_server::{ScriptedServer, ServerScript};
+
+    /// The control connection's verdict on a server that does `script`.
+    async fn verdict(script: ServerScript) -> Option<Failure> {
+        let server = ScriptedServer::start(script).await;
+        let watch = ProcessWatch::start(&WatchOptions::default()).unwrap();
+        let mut checker = Checker::new(&server.target(), Duration::from_millis(300), watch);
+        let failure = checker.check().await;
+        let acted = server.acted.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(acted || script == ServerScript::Healthy, "{script:?} was not exercised");
+        failure
+    }
+
+    #[tokio::test]
+    async fn the_server_is_judged_by_what_it_did() {
+        assert_eq!(verdict(ServerScript::Healthy).await, None);
+        let reset = verdict(ServerScript::ResetOnCommand).await.unwrap();
+        assert_eq!(reset.kind, FailureKind::Down, "{reset:?}");
+        let silent = verdict(ServerScript::SilentOnCommand).await.unwrap();
+        assert_eq!(silent.kind, FailureKind::Hang, "{silent:?}");
+        let garbled = verdict(ServerScript::GarbledAnswer).await.unwrap();
+        assert_eq!(garbled.kind, FailureKind::Deviation, "{garbled:?}");
+        assert!(garbled.summary.starts_with("the server is up but broke the protocol"), "{garbled:?}");
+    }
+
+    /// node-mysql2's numbering: the server is up and answering. A client
+    /// as tolerant as libmariadb accepts it (no failure); a stricter one
+    /// may refuse it, but never as the server going down or hanging.
+    #[tokio::test]
+    async fn live_but_odd_is_not_down() {
+        let failure = verdict(ServerScript::ContinuingSequence).await;
+        assert!(
+            failure.as_ref().is_none_or(|f| f.kind == FailureKind::Deviation),
+            "a live server reported as failed: {failure:?}"
+        );
+    }
 
     #[test]
     fn sightings_describe_or_make_a_failure() {

@@ -4,7 +4,9 @@ standard library only, no wirebench, no MySQL client library.
 
     python3 THIS_SCRIPT --host=H --port=P --user=U --password=W [--socket=PATH]
 
-It opens a control connection first (a normal login, COM_PING), then opens
+It opens a control connection first (a normal login, COM_PING), makes the
+tables the session needs in DATABASE (SETUP: each dropped if there,
+created as the fuzzer recorded it, its rows inserted), then opens
 the recorded session's connection, reads the greeting, and sends the
 session's packets byte for byte: only the login's scramble (computed from
 this greeting's nonce and --password) and the ids the server gives the
@@ -337,8 +339,11 @@ class Greeting:
             if not caps & CLIENT_LONG_PASSWORD:
                 caps |= int.from_bytes(p[at + 12:at + 16], "little") << 32
             at += 16
-            if caps & CLIENT_SECURE_CONNECTION:
-                n = max(13, data_len - 8)
+            # The 4.1 scramble's second part: libmariadb reads it whenever the
+            # bytes are there, whatever CLIENT_SECURE_CONNECTION says (msql-srv
+            # sends it without the flag).
+            n = max(13, data_len - 8) if caps & CLIENT_SECURE_CONNECTION else (13 if len(p) - at >= 13 else 0)
+            if n:
                 part = p[at:at + n]
                 self.nonce += part[:-1] if part.endswith(b"\0") else part
                 at += n
@@ -388,12 +393,16 @@ def authenticate(conn, password, nonce, patience, answers):
 
 def login_packet(user, password, greeting):
     """A plain HandshakeResponse41 for the control connection."""
+    # The auth data is 4.1's, length-prefixed: SECURE_CONNECTION says so even
+    # to a server that does not offer it, as libmariadb's login does.
     caps = (CLIENT_LONG_PASSWORD | CLIENT_PROTOCOL_41 | CLIENT_TRANSACTIONS | CLIENT_SECURE_CONNECTION
-            | CLIENT_MULTI_RESULTS | CLIENT_PLUGIN_AUTH) & (greeting.caps | CLIENT_PROTOCOL_41)
+            | CLIENT_MULTI_RESULTS | CLIENT_PLUGIN_AUTH) & (greeting.caps | CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION)
     plugin = greeting.plugin if greeting.plugin in ("mysql_native_password", "caching_sha2_password") else "mysql_native_password"
     auth = scramble(plugin, password, greeting.nonce, False)
     body = caps.to_bytes(4, "little") + (1 << 24).to_bytes(4, "little") + bytes([45]) + bytes(23)
-    body += user + b"\0" + bytes([len(auth)]) + auth + plugin.encode() + b"\0"
+    body += user + b"\0" + bytes([len(auth)]) + auth
+    if caps & CLIENT_PLUGIN_AUTH:
+        body += plugin.encode() + b"\0"
     return frame(1, body)
 
 
@@ -434,14 +443,19 @@ class Watch:
                 refused = self.connect(deadline)
                 if refused:
                     return refused
-            for command in (b"\x0e", b"\x03SELECT 1"):
+            for command, expect, fine in ((b"\x0e", "one", ("OK",)), (b"\x03SELECT 1", "results", ("OK", "result set"))):
                 self.conn.send(frame(0, command), deadline=deadline.at)
-                answer = read_answer(self.conn, "results", 0, deadline)
+                answer = read_answer(self.conn, expect, 0, deadline)
                 if answer["class"] == "ERR":
                     self.conn = None
                     return ("refusing", "the server refuses the control connection's queries: ERR %d" % answer["code"])
                 if answer["gone"]:
                     raise Gone(answer["gone"])
+                if answer["class"] not in fine:
+                    # Up, but its answer fits no answer to the command.
+                    self.conn = None
+                    return ("protocol-deviation", "the server is up but broke the protocol: the control connection "
+                                                  "got %s" % answer["class"])
             return None
         except Gone as gone:
             self.conn = None
@@ -450,6 +464,9 @@ class Watch:
                                 "within %.1f s" % DEADLINE)
             if gone.how == "connection refused":
                 return ("down", "the server is down: connection refused")
+            if gone.how == "unreadable bytes":
+                return ("protocol-deviation", "the server is up but broke the protocol: the control connection "
+                                              "got unreadable bytes")
             return ("down", "the server dropped the control connection: %s" % gone.how)
 
     def late(self):
@@ -473,6 +490,33 @@ class Watch:
             if self.failure:
                 return self.failure
         return None
+
+
+def make_setup(args):
+    """Runs SETUP's statements in DATABASE on a connection of its own;
+    CannotRun when the server refuses one."""
+    conn = Conn(args, DEADLINE)
+    try:
+        deadline = Deadline(DEADLINE)
+        greeting = Greeting(conn.packet(deadline)[1])
+        conn.send(login_packet(args.user.encode(), args.password.encode(), greeting), deadline=deadline.at)
+        answers = []
+        if not authenticate(conn, args.password.encode(), greeting.nonce, deadline, answers):
+            raise CannotRun("the setup's login was refused: %s" % ", ".join(answers))
+        commands = [(b"\x02" + DATABASE.encode(), "one"), (b"\x03SET SESSION foreign_key_checks = 0", "results")]
+        commands += [(b"\x03" + statement.encode(), "results") for statement in SETUP]
+        for command, expect in commands:
+            deadline = Deadline(max(DEADLINE, 30.0))
+            conn.send(frame(0, command), deadline=deadline.at)
+            answer = read_answer(conn, expect, 0, deadline)
+            if answer["class"] == "ERR" or answer["gone"]:
+                raise CannotRun("cannot make the setup: %s got %s; check that --user may create and drop tables "
+                                "in %s" % (command[1:70].decode("utf-8", "replace"), shown(answer) if not
+                                           answer["gone"] else answer["gone"], DATABASE))
+    except Gone as gone:
+        raise CannotRun("cannot make the setup: %s" % gone.how)
+    finally:
+        conn.close()
 
 
 class Walk:
@@ -653,6 +697,10 @@ def patched(pkt, password, nonce, prepared, secure):
     return bytes(data)
 
 
+# Each session's login: (completed, what it got).
+LOGINS = []
+
+
 def run_session(name, packets, args, watch, out):
     """Runs one recorded session on a new connection; appends its lines to
     `out` (a CannotRun as its last item)."""
@@ -678,8 +726,12 @@ def run_session(name, packets, args, watch, out):
                 if not answers or answers[-1] != gone.how:
                     answers.append(gone.how)
                 out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
+                if pkt["phase"] == "login":
+                    LOGINS.append(("OK" in answers, ", ".join(answers)))
                 return
             out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
+            if pkt["phase"] == "login":
+                LOGINS.append(("OK" in answers, ", ".join(answers)))
     except CannotRun as e:
         out.append(e)
     finally:
@@ -733,6 +785,11 @@ def main():
     parser.add_argument("--password", default="")
     parser.add_argument("--socket", default=None, help="a unix socket instead of --host and --port")
     args = parser.parse_args()
+    if FAILURE == "login":
+        # A login finding: the login gets the deadline to be answered, and
+        # its answer is the verdict (the server's other logins are fine).
+        global ANSWER_TIMEOUT
+        ANSWER_TIMEOUT = DEADLINE
     if USER and args.user != USER:
         print("%s: the reproducer's login names user %r in its bytes: run it with --user=%s (and that account's "
               "password)" % (sys.argv[0], USER, USER), file=sys.stderr)
@@ -742,6 +799,9 @@ def main():
         watch = Watch(args)
         print("%s: %s against %s (server %s) as %s on %s; the fuzzer saw: %s"
               % (sys.argv[0], REPRODUCER, where, watch.version, args.user, DATABASE, OBSERVED))
+        if SETUP:
+            make_setup(args)
+            print("%s: made the setup in %s: %s" % (sys.argv[0], DATABASE, SETUP_SAID))
         lines = [[] for _ in SESSIONS]
         threads = [threading.Thread(target=run_session, args=(name, packets, args, watch, lines[i]))
                    for i, (name, packets) in enumerate(SESSIONS)]
@@ -760,6 +820,14 @@ def main():
                 print("%s: %s" % (sys.argv[0], line), file=sys.stderr)
                 return 1
             print(line)
+    if FAILURE == "login":
+        failed = [what for completed, what in LOGINS if not completed]
+        if not failed:
+            print("%s: the server survived (the login was completed)" % sys.argv[0])
+            return 0
+        print("%s: FAILURE again: the login was not completed within %.1f s: %s" % (sys.argv[0], DEADLINE, failed[0]))
+        print("%s: as the reproducer says (the fuzzer saw: %s)" % (sys.argv[0], OBSERVED))
+        return 3
     failure = watch.failure or watch.after()
     if failure is None and FAILURE == "memory":
         print("%s: the fuzzer saw the server's memory grow, which this script does not measure: watch its RSS"

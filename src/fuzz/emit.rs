@@ -39,6 +39,15 @@ fn python_data(r: &Reproducer, name: &str) -> String {
     ] {
         let _ = writeln!(out, "{constant} = {value}");
     }
+    let names: Vec<&str> = r.setup.tables.iter().map(|t| t.name.as_str()).collect();
+    let rows: usize = r.setup.tables.iter().map(|t| t.rows.len()).sum();
+    let _ = writeln!(out, "SETUP_SAID = {}", py_str(&format!("{} ({rows} rows)", names.join(", "))));
+    out.push_str("\n# What the sessions need in DATABASE, made first: each table dropped if there, created as\n");
+    out.push_str("# SHOW CREATE TABLE gave it when the failure was found, and its rows inserted.\nSETUP = [\n");
+    for statement in r.setup.statements() {
+        let _ = writeln!(out, "    {},", py_str(&statement));
+    }
+    out.push_str("]\n");
     out.push_str("\n# The sessions, run at the same time, each on its own connection.\nSESSIONS = [\n");
     for (session, packets) in sessions_to_replay(r) {
         let _ = writeln!(out, "    ({}, [", py_str(&session));

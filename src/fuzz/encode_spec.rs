@@ -203,7 +203,11 @@ fn login_capabilities(login_deprecate_eof: bool, with_db: bool, attrs: bool, ctx
         connect_attrs: attrs,
         extra: if ctx.compress { Capabilities::COMPRESS } else { Capabilities::empty() },
     };
-    client_capabilities(&options) & ctx.server_caps
+    // The login's auth data is 4.1's, length-prefixed: it says so with
+    // SECURE_CONNECTION even to a server that does not offer it (msql-srv
+    // sends a 4.1 scramble without the flag), as libmariadb's login does,
+    // so that such a server reads the fields where they are.
+    (client_capabilities(&options) & ctx.server_caps) | Capabilities::SECURE_CONNECTION
 }
 
 fn login_fields(login: &LoginSpec, ctx: &BuildCtx<'_>) -> Fields {
@@ -458,6 +462,19 @@ mod tests {
         assert!(matches!(auth.live, Some(LiveValue::Scramble { .. })));
         assert_eq!(fields.count(FieldKind::AttrKey), 1);
         assert!(bytes.ends_with(b"\x0f\x0c_client_name\x01x"), "{bytes:?}");
+    }
+
+    #[test]
+    fn a_login_to_a_server_without_secure_connection_still_says_its_auth_is_41() {
+        let login = LoginSpec { deprecate_eof: false, with_database: false, connect_attrs: Vec::new(), charset: 45 };
+        let mut c = ctx(&[]);
+        // msql-srv's greeting: PROTOCOL_41 and bit 14, nothing more.
+        c.server_caps = Capabilities(0x4200);
+        let (fields, bytes) = payload(&Spec::Login(login), &c);
+        let caps = Capabilities(u64::from(u32::from_le_bytes(bytes[..4].try_into().unwrap())));
+        assert!(caps.contains(Capabilities::SECURE_CONNECTION | Capabilities::PROTOCOL_41), "{caps:?}");
+        assert!(!caps.contains(Capabilities::PLUGIN_AUTH), "not offered: {caps:?}");
+        assert_eq!(fields.nth(FieldKind::AuthData, 0).unwrap().bytes.len(), 20);
     }
 
     #[test]

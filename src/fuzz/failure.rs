@@ -12,6 +12,7 @@ use super::lines::{err_line, out_line};
 use super::minimize::{minimise, Minimised};
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::{same_bug, Rig};
+use super::table_setup::{capture, Setup};
 use super::worker::FinishedSession;
 
 /// Suspects re-run alone at most.
@@ -48,28 +49,54 @@ struct Confirmed {
     /// Index of the failing session in the history.
     culprit: usize,
     minimised: Option<Minimised>,
+    /// The database's tables as they were once the server was back (or,
+    /// when it did not come back, as they were when the run began).
+    tables: Setup,
 }
 
-async fn confirm(rig: &mut Rig, history: &[FinishedSession], checked_through: u64, failure: &Failure) -> Confirmed {
+async fn confirm(
+    rig: &mut Rig,
+    history: &[FinishedSession],
+    checked_through: u64,
+    failure: &Failure,
+    tables_at_start: &Setup,
+) -> Confirmed {
     let order = suspects(history, checked_through, failure.kind);
     let first = order.first().copied().unwrap_or(0);
-    let unconfirmed =
-        |why: String| Confirmed { reproduces: Reproduces::NotConfirmed(why), culprit: first, minimised: None };
+    let unconfirmed = |why: String, tables: Setup| Confirmed {
+        reproduces: Reproduces::NotConfirmed(why),
+        culprit: first,
+        minimised: None,
+        tables,
+    };
     if let Err(why) = rig.ensure_up().await {
-        return unconfirmed(why.to_string());
+        return unconfirmed(why.to_string(), tables_at_start.clone());
     }
+    let tables = match capture(&rig.target, rig.limits.connect).await {
+        Ok(tables) => tables,
+        Err(e) => {
+            err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
+            tables_at_start.clone()
+        }
+    };
+    // Every recorded table is made before each re-run: a session halted
+    // by the failure had sent only part of what it sends when run again.
+    // Once one fails alone, the tables its run named are the setup the
+    // minimiser starts from.
+    rig.setup = tables.clone();
     for &i in order.iter().take(SUSPECTS) {
         let Some(suspect) = history.get(i) else { continue };
         let (again, outcomes) = rig.run_and_check(vec![suspect.plan.packets.clone()]).await;
         match again {
             Some(f) if same_bug(&f, failure) => {
                 let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
+                rig.setup = tables.for_sessions([&sent[..]]);
                 let minimised = minimise(rig, suspect.plan.clone(), sent, failure).await;
-                return Confirmed { reproduces: Reproduces::Alone, culprit: i, minimised: Some(minimised) };
+                return Confirmed { reproduces: Reproduces::Alone, culprit: i, minimised: Some(minimised), tables };
             }
             Some(_) => {
                 if let Err(why) = rig.ensure_up().await {
-                    return unconfirmed(why.to_string());
+                    return unconfirmed(why.to_string(), tables);
                 }
             }
             None => {}
@@ -77,14 +104,19 @@ async fn confirm(rig: &mut Rig, history: &[FinishedSession], checked_through: u6
     }
     let together: Vec<_> = history.iter().map(|h| h.plan.packets.clone()).collect();
     match rig.run_and_check(together).await {
-        (Some(f), _) if same_bug(&f, failure) => match narrow_down(rig, history, failure).await {
-            Some(confirmed) => confirmed,
-            None => Confirmed { reproduces: Reproduces::WithHistory, culprit: first, minimised: None },
+        (Some(f), _) if same_bug(&f, failure) => match narrow_down(rig, history, failure, &tables).await {
+            Some(minimised) => {
+                Confirmed { reproduces: Reproduces::Alone, culprit: minimised.0, minimised: Some(minimised.1), tables }
+            }
+            None => Confirmed { reproduces: Reproduces::WithHistory, culprit: first, minimised: None, tables },
         },
-        _ => unconfirmed(format!(
-            "it did not happen again when the last {} sessions were run again, alone and together",
-            history.len()
-        )),
+        _ => unconfirmed(
+            format!(
+                "it did not happen again when the last {} sessions were run again, alone and together",
+                history.len()
+            ),
+            tables,
+        ),
     }
 }
 
@@ -93,7 +125,12 @@ async fn confirm(rig: &mut Rig, history: &[FinishedSession], checked_through: u6
 /// [`SUSPECTS`]): halves of them run together until one session does it
 /// alone, in about log2(sessions) runs; then it is minimised. `None` when
 /// only sessions together cause it.
-async fn narrow_down(rig: &mut Rig, history: &[FinishedSession], failure: &Failure) -> Option<Confirmed> {
+async fn narrow_down(
+    rig: &mut Rig,
+    history: &[FinishedSession],
+    failure: &Failure,
+    tables: &Setup,
+) -> Option<(usize, Minimised)> {
     rig.ensure_up().await.ok()?;
     let mut range = 0..history.len();
     while range.len() > 1 {
@@ -101,6 +138,7 @@ async fn narrow_down(rig: &mut Rig, history: &[FinishedSession], failure: &Failu
         let mut reproducing = None;
         for half in [range.start..mid, mid..range.end] {
             let sessions = history.get(half.clone())?.iter().map(|h| h.plan.packets.clone()).collect();
+            rig.setup = tables.clone();
             let (again, _) = rig.run_and_check(sessions).await;
             if again.is_some() {
                 rig.ensure_up().await.ok()?;
@@ -113,11 +151,13 @@ async fn narrow_down(rig: &mut Rig, history: &[FinishedSession], failure: &Failu
         range = reproducing?;
     }
     let culprit = history.get(range.start)?;
+    rig.setup = tables.clone();
     let (again, outcomes) = rig.run_and_check(vec![culprit.plan.packets.clone()]).await;
     again.filter(|f| same_bug(f, failure))?;
     let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
+    rig.setup = tables.for_sessions([&sent[..]]);
     let minimised = minimise(rig, culprit.plan.clone(), sent, failure).await;
-    Some(Confirmed { reproduces: Reproduces::Alone, culprit: range.start, minimised: Some(minimised) })
+    Some((range.start, minimised))
 }
 
 /// What is known of a failure when the fuzzing stops.
@@ -131,6 +171,9 @@ pub struct FailureReport<'a> {
     pub found_after: Duration,
     /// The server's version, from the control connection's greeting.
     pub server: &'a str,
+    /// The database's tables when the run began: the setup when they
+    /// cannot be recorded again after the failure.
+    pub tables_at_start: &'a Setup,
 }
 
 /// Confirms, minimises and saves one failure; returns the reproducer's
@@ -147,13 +190,15 @@ pub async fn handle_failure(rig: &mut Rig, report: &FailureReport<'_>) -> Result
     ));
     let first = suspects(report.history, report.checked_through, failure.kind).first().copied().unwrap_or(0);
     let confirmed = tokio::select! {
-        confirmed = confirm(rig, report.history, report.checked_through, failure) => confirmed,
+        confirmed = confirm(rig, report.history, report.checked_through, failure, report.tables_at_start) => confirmed,
         _ = tokio::signal::ctrl_c() => Confirmed {
             reproduces: Reproduces::NotConfirmed("interrupted (Ctrl-C) while confirming".to_owned()),
             culprit: first,
             minimised: None,
+            tables: report.tables_at_start.clone(),
         },
     };
+    rig.setup = Setup::default();
     let path = save_reproducer(report, confirmed)?;
     out_line(format_args!("wirebench fuzz: FAILURE: {}", failure.summary));
     out_line(format_args!("wirebench fuzz: reproducer written to {}", path.display()));
@@ -176,13 +221,18 @@ fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<P
     if failing.is_empty() {
         return Err(FuzzError::NoCulprit(report.failure.summary.clone()));
     }
-    let history = report
+    let history: Vec<Vec<_>> = report
         .history
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != confirmed.culprit)
         .map(|(_, h)| h.outcome.sent.clone())
         .collect();
+    let setup = match (&confirmed.minimised, &confirmed.reproduces) {
+        (Some(m), _) => m.setup.clone(),
+        (None, Reproduces::Alone) => confirmed.tables.for_sessions([&failing[..]]),
+        (None, _) => confirmed.tables.for_sessions(history.iter().map(|h| &h[..]).chain([&failing[..]])),
+    };
     let t = &report.options.target;
     let reproducer = Reproducer {
         observed: report.failure.summary.clone(),
@@ -199,6 +249,7 @@ fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<P
         compression: t.compression,
         minimised,
         reproduces: confirmed.reproduces,
+        setup,
         failing,
         history,
     };

@@ -22,6 +22,12 @@ pub enum FuzzError {
     #[error("cannot log in to the server under test before fuzzing: {source}; check the --mysql-* options and that the server is running")]
     Connect { source: ClientError },
     #[error(
+        "the server fails the control connection's COM_PING and SELECT 1 before anything was fuzzed ({summary}): \
+         the fuzzer cannot tell what its packets do to it; wirebench's client accepts what libmariadb accepts \
+         (docs/connecting.md)"
+    )]
+    NotWellBefore { summary: String },
+    #[error(
         "{option}={given}, but the reproducer's packets were recorded with {recorded}, and its login's bytes name \
          it: leave {option} out (the replay takes the reproducer's), or give {option}={recorded}"
     )]
@@ -31,6 +37,16 @@ pub enum FuzzError {
          or not at all, so remove that packet from the file (wirebench fuzz never sends it)"
     )]
     WouldWithhold { session: String, packet: usize, reason: String },
+    #[error(
+        "{reason}; fuzz-replay makes only the tables the reproducer's sessions name, in its database, so fix or \
+         remove that table in the file's setup section"
+    )]
+    UnsafeSetup { reason: String },
+    #[error(
+        "cannot make the tables the reproducer needs (its setup section): {source}; check that the account may \
+         create and drop tables in the reproducer's database"
+    )]
+    Setup { source: ClientError },
     #[error("the server does not answer before the replay ({reason}): start it, then replay")]
     DownBeforeReplay { reason: String },
     #[error("cannot create the reproducer directory {path}: {source}; give a writable --fuzz-dir")]

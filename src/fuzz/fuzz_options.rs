@@ -63,6 +63,9 @@ pub struct FuzzOptions {
     /// `--fuzz-deadline`: how long the control connection waits for an
     /// answer before the server counts as hung.
     pub deadline: Duration,
+    /// `--fuzz-restart-wait`: how long a restarted server may take to
+    /// answer again.
+    pub restart_wait: Duration,
 }
 
 /// `wirebench fuzz-replay FILE`.
@@ -99,6 +102,8 @@ pub enum Emit {
     Python,
 }
 
+/// The default `--fuzz-restart-wait`.
+pub const DEFAULT_RESTART_WAIT: Duration = Duration::from_secs(60);
 /// The default `--fuzz-deadline`.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(5);
 /// The default `--server-rss-growth`: 1 GiB.

@@ -55,12 +55,17 @@
 //! - `feedback_state.rs`: the states a session reached; `corpus.rs`: the
 //!   sessions that reached one first.
 //! - `control.rs`: failure detection; `process_watch.rs`: the server's
-//!   process and log; `failure.rs`: a failure confirmed and minimised;
-//!   `minimize.rs`: minimising a session; `rig.rs`: running sessions again.
+//!   process and log; `login_probe.rs`: the two forms of login tried
+//!   before fuzzing (findings in the login); `failure.rs`: a failure
+//!   confirmed and minimised; `minimize.rs`: minimising a session;
+//!   `rig.rs`: running sessions again; `table_setup.rs`: the tables a
+//!   failing session needs, recorded and made again.
 //! - `reproducer.rs`: the reproducer file; `reproducer_format.rs`: its
 //!   marker and line errors; `replay.rs`: `fuzz-replay`; `emit.rs`: the
 //!   reproducer as a Python script.
-//! - `roundtrip_tests.rs` (tests): the reproducer's round trip, end to end.
+//! - `roundtrip_tests.rs` (tests): the reproducer's round trip, end to end;
+//!   `scripted_server.rs` (tests): servers that misbehave in one scripted
+//!   way, for the control connection's and the login probe's verdicts.
 
 mod answer_reader;
 mod campaign;
@@ -81,6 +86,7 @@ mod fuzz_options;
 mod fuzz_rng;
 mod generate;
 mod lines;
+mod login_probe;
 mod minimize;
 mod mutate;
 mod process_watch;
@@ -93,8 +99,11 @@ mod rig;
 #[cfg(test)]
 mod roundtrip_tests;
 mod safety;
+#[cfg(test)]
+mod scripted_server;
 mod seeds;
 mod spec;
+mod table_setup;
 mod text;
 mod values;
 mod vigil;
@@ -103,6 +112,6 @@ mod worker;
 pub use campaign::fuzz;
 pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
-    DEFAULT_RSS_GROWTH,
+    DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 pub use replay::{replay, ReplayVerdict};

@@ -12,16 +12,18 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::campaign::ANSWER_TIMEOUT;
-use super::control::{Checker, Failure};
+use super::control::{Checker, Failure, FailureKind};
 use super::emit::python_script;
 use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::fuzz_error::FuzzError;
-use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE};
+use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE, DEFAULT_RESTART_WAIT};
 use super::lines::out_line;
+use super::login_probe::{login_failed, run_login_session};
 use super::process_watch::ProcessWatch;
 use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
 use super::safety;
+use super::table_setup::Setup;
 use super::vigil::Vigil;
 use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::HEADER_LEN;
@@ -56,14 +58,36 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     let target = recorded_target(reproducer, options)?;
     let sessions = sessions_to_replay(reproducer);
     check_nothing_withheld(&sessions, &target.database)?;
+    if let Some(reason) = reproducer.setup.unsafe_statement() {
+        return Err(FuzzError::UnsafeSetup { reason });
+    }
     safety::check_target(&target.endpoint, options.allow_remote)?;
     let deadline = options.deadline.or(reproducer.deadline).unwrap_or(DEFAULT_DEADLINE);
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&target, deadline, watch);
+    let login_finding = reproducer.failure_kind() == FailureKind::Login;
+    if login_finding && login_asks_for(&reproducer.failing, Capabilities::CONNECT_WITH_DB) {
+        // The login naming the database is the one that fails: the
+        // control connection's names none.
+        checker.without_database();
+    }
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });
     }
     out_line(replay_banner(options, reproducer, &target, sessions.len()));
+    if !reproducer.setup.is_empty() {
+        let names: Vec<&str> = reproducer.setup.tables.iter().map(|t| t.name.as_str()).collect();
+        let rows: usize = reproducer.setup.tables.iter().map(|t| t.rows.len()).sum();
+        reproducer.setup.make(&target, deadline).await.map_err(|source| FuzzError::Setup { source })?;
+        out_line(format_args!(
+            "wirebench fuzz-replay: made the setup in {}: {} ({rows} rows)",
+            target.database,
+            names.join(", ")
+        ));
+    }
+    if login_finding {
+        return Ok(replay_login(&target, reproducer, deadline).await);
+    }
     let mut rig = Rig {
         target,
         limits: Limits { connect: deadline, answer: ANSWER_TIMEOUT },
@@ -72,6 +96,9 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         restarts: 0,
         known_down: false,
         vigil: Arc::new(Vigil::new(deadline)),
+        restart_wait: DEFAULT_RESTART_WAIT,
+        waited: std::time::Duration::ZERO,
+        setup: Setup::default(),
     };
     let sessions: Vec<Vec<Rendered>> =
         sessions.into_iter().map(|(_, packets)| packets.iter().map(|p| p.rendered.clone()).collect()).collect();
@@ -98,6 +125,27 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
             ReplayVerdict::Survived
         }
     })
+}
+
+/// A login finding's replay: judged by the login's own answer, which may
+/// take the deadline to come.
+async fn replay_login(target: &Target, reproducer: &Reproducer, deadline: std::time::Duration) -> ReplayVerdict {
+    let packets: Vec<Rendered> = reproducer.failing.iter().map(|p| p.rendered.clone()).collect();
+    let outcome = run_login_session(target, &packets, deadline).await;
+    for state in &outcome.states {
+        out_line(format_args!("  {state}"));
+    }
+    match login_failed(&outcome) {
+        Some(what) => {
+            let summary = format!("the login was not completed within {:.1} s: {what}", deadline.as_secs_f64());
+            out_line(format_args!("wirebench fuzz-replay: FAILURE again: {summary}"));
+            ReplayVerdict::Failed(Failure { kind: FailureKind::Login, summary, details: Vec::new() })
+        }
+        None => {
+            out_line("wirebench fuzz-replay: the server survived (the login was completed)");
+            ReplayVerdict::Survived
+        }
+    }
 }
 
 fn replay_banner(options: &ReplayOptions, reproducer: &Reproducer, target: &Target, sessions: usize) -> String {
@@ -132,7 +180,7 @@ fn recorded_target(reproducer: &Reproducer, options: &ReplayOptions) -> Result<T
         }
         value.clone_from(recorded);
     }
-    let compressed = asks_for_compression(&reproducer.failing);
+    let compressed = login_asks_for(&reproducer.failing, Capabilities::COMPRESS);
     if options.given.compression && target.compression != compressed {
         let on_off = |on: bool| if on { "on" } else { "off" }.to_owned();
         let (given, recorded) = (on_off(target.compression), on_off(compressed));
@@ -142,12 +190,13 @@ fn recorded_target(reproducer: &Reproducer, options: &ReplayOptions) -> Result<T
     Ok(target)
 }
 
-/// Whether the session's login asks for the compressed protocol.
-fn asks_for_compression(packets: &[SentPacket]) -> bool {
+/// Whether the session's login asks for `capability` (the compressed
+/// protocol, a database).
+fn login_asks_for(packets: &[SentPacket], capability: Capabilities) -> bool {
     let login = packets.first().filter(|p| p.rendered.phase == Phase::Login);
     login.is_some_and(|p| {
         let payload = p.rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
-        sent_capabilities(payload).contains(Capabilities::COMPRESS)
+        sent_capabilities(payload).contains(capability)
     })
 }
 

@@ -36,8 +36,9 @@ use super::exec::{step_of, Phase, Rendered, SentPacket};
 use super::feedback_state::State;
 use super::fields::{LiveSpot, LiveValue};
 use super::fuzz_error::FuzzError;
-use super::reproducer_format::{ReproducerError, MAGIC};
+use super::reproducer_format::{ReproducerError, MAGIC, MAGIC_V1};
 use super::spec::WrapEdit;
+use super::table_setup::{Setup, TableSetup};
 
 /// Whether the failure came back when its session was run again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +73,8 @@ pub struct Reproducer {
     /// How minimisation went, in words.
     pub minimised: String,
     pub reproduces: Reproduces,
+    /// The tables the sessions need, made before they run.
+    pub setup: Setup,
     pub failing: Vec<SentPacket>,
     /// The sessions before it, oldest first.
     pub history: Vec<Vec<SentPacket>>,
@@ -137,6 +140,7 @@ impl Reproducer {
         ] {
             let _ = writeln!(out, "{key}: {value}");
         }
+        write_setup(&mut out, &self.setup);
         write_session(&mut out, "failing", &self.failing);
         for session in &self.history {
             write_session(&mut out, "history", session);
@@ -173,6 +177,51 @@ pub fn sessions_to_replay(reproducer: &Reproducer) -> Vec<(String, &[SentPacket]
     }
     sessions.push(("the failing session".to_owned(), &reproducer.failing));
     sessions
+}
+
+/// The setup section: each table's CREATE statement, a line each, and
+/// its rows, a tuple a line.
+fn write_setup(out: &mut String, setup: &Setup) {
+    if setup.is_empty() {
+        return;
+    }
+    out.push_str("\n# What the sessions need in the database, made before they run: each table dropped if\n");
+    out.push_str("# there, created as SHOW CREATE TABLE gave it when the failure was found, and its rows inserted.\n");
+    out.push_str("setup\n");
+    for table in &setup.tables {
+        let _ = writeln!(out, "table {}", table.name);
+        for line in table.create.lines() {
+            let _ = writeln!(out, "  create {line}");
+        }
+        for row in &table.rows {
+            let _ = writeln!(out, "  row {row}");
+        }
+    }
+    out.push_str("end\n");
+}
+
+/// A line of the setup section; `Ok(true)` at its `end`.
+fn parse_setup_line(trimmed: &str, setup: &mut Setup) -> Result<bool, ReproducerError> {
+    let bad = || ReproducerError::BadSetupLine(trimmed.to_owned());
+    if trimmed == "end" {
+        return Ok(true);
+    }
+    if let Some(name) = trimmed.strip_prefix("table ") {
+        setup.tables.push(TableSetup { name: name.trim().to_owned(), create: String::new(), rows: Vec::new() });
+        return Ok(false);
+    }
+    let table = setup.tables.last_mut().ok_or_else(bad)?;
+    if let Some(line) = trimmed.strip_prefix("create ").or((trimmed == "create").then_some("")) {
+        if !table.create.is_empty() {
+            table.create.push('\n');
+        }
+        table.create.push_str(line);
+    } else if let Some(row) = trimmed.strip_prefix("row ") {
+        table.rows.push(row.trim().to_owned());
+    } else {
+        return Err(bad());
+    }
+    Ok(false)
 }
 
 fn write_session(out: &mut String, name: &str, packets: &[SentPacket]) {
@@ -232,7 +281,7 @@ pub fn read_reproducer(path: &Path) -> Result<Reproducer, FuzzError> {
 pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerError)> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     match lines.next() {
-        Some((_, first)) if first.trim() == MAGIC => {}
+        Some((_, first)) if first.trim() == MAGIC || first.trim() == MAGIC_V1 => {}
         _ => return Err((1, ReproducerError::NoMagic)),
     }
     let mut r = Reproducer {
@@ -250,12 +299,24 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerErro
         compression: false,
         minimised: String::new(),
         reproduces: Reproduces::Alone,
+        setup: Setup::default(),
         failing: Vec::new(),
         history: Vec::new(),
     };
     let mut session: Option<SessionText> = None;
+    let mut in_setup = false;
     for (number, line) in lines {
         let trimmed = line.trim();
+        if in_setup && !trimmed.is_empty() && !trimmed.starts_with('#') {
+            // Only the line's indentation goes: a CREATE statement keeps its own.
+            let text = line.trim_start().trim_end_matches(['\r', '\n']);
+            in_setup = !parse_setup_line(text, &mut r.setup).map_err(|reason| (number, reason))?;
+            continue;
+        }
+        if session.is_none() && trimmed == "setup" {
+            in_setup = true;
+            continue;
+        }
         if let (Some(answer), Some(s)) = (trimmed.strip_prefix("# answer:"), &mut session) {
             s.note_answer(answer.trim());
             continue;
@@ -279,7 +340,7 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerErro
             parse_header_line(trimmed, &mut r).map_err(|reason| (number, reason))?;
         }
     }
-    if session.is_some() {
+    if session.is_some() || in_setup {
         return Err((text.lines().count(), ReproducerError::Unterminated));
     }
     if r.failing.is_empty() {
@@ -468,6 +529,15 @@ mod tests {
             compression: true,
             minimised: "5 packets -> 2 in 6 re-runs".into(),
             reproduces: Reproduces::NotConfirmed("the server did not come back".into()),
+            setup: Setup {
+                tables: vec![TableSetup {
+                    name: "sbtest1".into(),
+                    create:
+                        "CREATE TABLE `sbtest1` (\n  `id` int(11) NOT NULL,\n\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB"
+                            .into(),
+                    rows: vec!["('1')".into(), "('2')".into()],
+                }],
+            },
             failing: vec![
                 SentPacket { rendered: login.clone(), answered: None },
                 SentPacket { rendered: execute, answered },
@@ -484,6 +554,28 @@ mod tests {
         assert!(text.contains("  0b000000 17010000 00000100 00007c23  |...............#|\n"), "{text}");
         assert!(text.contains("\nfailure: log\nserver: 10.11.19-MariaDB\nfuzz-deadline: 0.5 s\n"), "{text}");
         assert_eq!(parse_reproducer(&text).unwrap(), r);
+    }
+
+    #[test]
+    fn the_setup_reads_back_and_version_1_files_still_read() {
+        let r = sample();
+        let text = r.to_text();
+        assert!(text.starts_with("wirebench fuzz reproducer 2\n"), "{text}");
+        assert!(
+            text.contains("\nsetup\ntable sbtest1\n  create CREATE TABLE `sbtest1` (\n  create   `id` int(11) NOT NULL,\n  create \n"),
+            "{text}"
+        );
+        assert!(text.contains("  row ('2')\nend\n"), "{text}");
+        assert_eq!(parse_reproducer(&text).unwrap().setup, r.setup);
+        let old = text.replacen("reproducer 2", "reproducer 1", 1);
+        let start = old.find("\n# What the sessions need").unwrap();
+        let end = old.find("\nsession failing").unwrap();
+        let old = format!("{}{}", &old[..start], &old[end..]);
+        let read = parse_reproducer(&old).unwrap();
+        assert!(read.setup.is_empty());
+        assert_eq!(read.failing, r.failing);
+        let text = format!("{MAGIC}\nsetup\nrow (1)\nend\n");
+        assert!(matches!(parse_reproducer(&text).unwrap_err(), (3, ReproducerError::BadSetupLine(_))));
     }
 
     #[test]

@@ -5,17 +5,23 @@
 
 use thiserror::Error;
 
-/// The first line of every reproducer file.
-pub(crate) const MAGIC: &str = "wirebench fuzz reproducer 1";
+/// The first line of every reproducer file this version writes: version 2
+/// adds the `setup` section (the tables the session needs).
+pub(crate) const MAGIC: &str = "wirebench fuzz reproducer 2";
+/// The first line of the files of version 1, which still replay (with no
+/// setup: they run against whatever the database holds).
+pub(crate) const MAGIC_V1: &str = "wirebench fuzz reproducer 1";
 
 /// What is wrong with a line of a reproducer file.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ReproducerError {
-    #[error("the first line is not {MAGIC:?}")]
+    #[error("the first line is not {MAGIC:?} (or {MAGIC_V1:?})")]
     NoMagic,
+    #[error("{0}: expected `table NAME`, `create SQL`, `row (VALUES)` or `end` in the setup section")]
+    BadSetupLine(String),
     #[error("`end` outside a session")]
     StrayEnd,
-    #[error("the last session has no `end`")]
+    #[error("the last session (or the setup) has no `end`")]
     Unterminated,
     #[error("no `session failing` with packets")]
     NoFailingSession,

@@ -13,10 +13,9 @@ use super::control::{Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
 use super::fuzz_options::Target;
 use super::lines::err_line;
+use super::table_setup::Setup;
 use super::vigil::Vigil;
 
-/// How long a restarted (or self-restarting) server may take to answer again.
-pub const COME_BACK_WAIT: Duration = Duration::from_secs(60);
 /// How long `--restart-cmd` itself may run.
 const RESTART_CMD_LIMIT: Duration = Duration::from_secs(120);
 
@@ -29,7 +28,7 @@ pub enum RestartError {
     Failed { cmd: String, status: ExitStatus },
     #[error("--restart-cmd {cmd:?} did not finish within {} s", .limit.as_secs())]
     TooSlow { cmd: String, limit: Duration },
-    #[error("the server did not answer again within {} s{}", .waited.as_secs(), if *.restart_cmd { "" } else { "; give --restart-cmd to bring it back" })]
+    #[error("the server did not answer again within {} s{}", .waited.as_secs(), if *.restart_cmd { "; give it longer with --fuzz-restart-wait" } else { "; give --restart-cmd to bring it back, or --fuzz-restart-wait for longer" })]
     NotBack { waited: Duration, restart_cmd: bool },
 }
 
@@ -46,6 +45,14 @@ pub struct Rig {
     pub known_down: bool,
     /// The sessions' late answers wait for this rig's checks.
     pub vigil: Arc<Vigil>,
+    /// How long a restarted (or self-restarting) server may take to
+    /// answer again (`--fuzz-restart-wait`).
+    pub restart_wait: Duration,
+    /// The time spent waiting for the server to come back, in all: what
+    /// the time limits of confirming and minimising leave out.
+    pub waited: Duration,
+    /// The tables the next sessions need: made afresh before they run.
+    pub setup: Setup,
 }
 
 impl Rig {
@@ -57,25 +64,39 @@ impl Rig {
         if !std::mem::take(&mut self.known_down) && self.checker.check().await.is_none() {
             return Ok(());
         }
+        let began = Instant::now();
+        let back = self.bring_back().await;
+        self.waited += began.elapsed();
+        back
+    }
+
+    async fn bring_back(&mut self) -> Result<(), RestartError> {
         match &self.restart_cmd {
             Some(cmd) => run_restart_cmd(cmd).await?,
             None => err_line(format_args!(
                 "wirebench fuzz: waiting up to {} s for the server to come back by itself (no --restart-cmd)",
-                COME_BACK_WAIT.as_secs()
+                self.restart_wait.as_secs()
             )),
         }
         self.restarts += 1;
-        let until = Instant::now() + COME_BACK_WAIT;
+        self.wait_back().await
+    }
+
+    /// Waits up to `--fuzz-restart-wait` for the server to answer the
+    /// control connection again (after a restart, or while one goes on).
+    pub async fn wait_back(&mut self) -> Result<(), RestartError> {
+        let until = Instant::now() + self.restart_wait;
         let mut pause = Duration::from_millis(20);
         while Instant::now() < until {
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(500));
             self.checker.rebase();
             if self.checker.check().await.is_none() {
+                self.known_down = false;
                 return Ok(());
             }
         }
-        Err(RestartError::NotBack { waited: COME_BACK_WAIT, restart_cmd: self.restart_cmd.is_some() })
+        Err(RestartError::NotBack { waited: self.restart_wait, restart_cmd: self.restart_cmd.is_some() })
     }
 
     /// Runs `sessions` at the same time, each on its own connection, then
@@ -87,6 +108,9 @@ impl Rig {
     where
         T: Outgoing + Send + Sync + 'static,
     {
+        if let Err(e) = self.setup.make(&self.target, self.limits.connect).await {
+            err_line(format_args!("wirebench fuzz: cannot make the tables the session needs: {e}"));
+        }
         self.vigil.resume();
         let tasks: Vec<_> = sessions
             .into_iter()
@@ -157,7 +181,8 @@ async fn check_when_asked(vigil: &Vigil, checker: &mut Checker) -> Failure {
 }
 
 /// Whether two failures are the same bug as far as the outside can tell:
-/// the same kind, or both a dead server however it showed.
+/// the same kind, or both a dead server however it showed. A protocol
+/// deviation is its own kind: the server was up.
 pub fn same_bug(a: &Failure, b: &Failure) -> bool {
     let dead = |f: &Failure| matches!(f.kind, FailureKind::Down | FailureKind::ProcessGone | FailureKind::Log);
     a.kind == b.kind || dead(a) && dead(b)

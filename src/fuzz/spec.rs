@@ -204,4 +204,22 @@ impl SessionPlan {
         }
         plan
     }
+
+    /// The session with every login naming the database or not; a login
+    /// that does not is followed by COM_INIT_DB (as a client selects the
+    /// database then).
+    pub fn with_login_database(mut self, with_database: bool) -> SessionPlan {
+        let mut at = 0;
+        while at < self.packets.len() {
+            if let Some(PlannedPacket { spec: Spec::Login(login), .. }) = self.packets.get_mut(at) {
+                login.with_database = with_database;
+                let selected = matches!(self.packets.get(at + 1).map(|p| &p.spec), Some(Spec::InitDb));
+                if !with_database && !selected {
+                    self.packets.insert(at + 1, PlannedPacket::new(Spec::InitDb));
+                }
+            }
+            at += 1;
+        }
+        self
+    }
 }

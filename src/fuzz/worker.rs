@@ -61,6 +61,10 @@ pub struct CampaignShared {
     /// Late answers wait for the control connection's checks; a failure
     /// halts the sessions.
     pub vigil: Vigil,
+    /// After a login finding, the form of login every session uses (with
+    /// the database or without, then COM_INIT_DB): the other form is the
+    /// one the server does not complete, already saved.
+    pub login_database: Option<bool>,
 }
 
 /// A lock that outlives a worker that panicked while holding it: the data
@@ -74,7 +78,10 @@ pub async fn fuzz_worker(shared: Arc<CampaignShared>, stream: u64) {
     let mut rng = FuzzRng::new(shared.seed, stream.wrapping_add(1));
     while !shared.stop.load(Ordering::Relaxed) {
         let number = shared.sessions.fetch_add(1, Ordering::Relaxed);
-        let plan = next_plan(&shared, &mut rng);
+        let mut plan = next_plan(&shared, &mut rng);
+        if let Some(with_database) = shared.login_database {
+            plan = plan.with_login_database(with_database);
+        }
         let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.vigil).await;
         let index = shared.finished.fetch_add(1, Ordering::Relaxed);
         let refused = matches!(outcome.ending, Ending::ConnectFailed(_));

@@ -17,6 +17,16 @@
 //!   on no command of any connection is (greetings and logins still are, so
 //!   new sessions get as far as their first command): the reset waits for
 //!   a lock the long data holds;
+//! - `Bug::DatabaseLoginHang`: a login that names a database
+//!   (CONNECT_WITH_DB) is never answered; logins without one are, and so
+//!   is everything else (another server library's bug);
+//! - `Bug::RowsCrash`: COM_STMT_EXECUTE of a statement whose text names
+//!   `sbtest1` crashes it while that table has a row. It keeps tables in
+//!   memory (they outlive restarts, as on disk: `sbtest1` with ids 1 to 5
+//!   and `sbtest2` with 1 to 3 unless started empty) and answers what the
+//!   fuzzer's setup needs: SHOW FULL TABLES, SHOW CREATE TABLE, SELECT *
+//!   ... LIMIT, and DROP TABLE IF EXISTS / CREATE TABLE / INSERT INTO with
+//!   backquoted names (sysbench's own unquoted statements only get OK);
 //! - `Bug::None`: a healthy server.
 //!
 //! A crash stops serving: the listener and every connection are dropped.
@@ -37,6 +47,8 @@ use wirebench_protocol::buf::Reader;
 use wirebench_protocol::command::count_placeholders;
 use wirebench_protocol::constants::command::*;
 use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN};
+use wirebench_protocol::response::resultset::{encode_metadata, encode_result_end};
+use wirebench_protocol::response::text_row::encode_text_row;
 use wirebench_protocol::response::{Column, ColumnDefinition, ErrPacket, OkPacket, PrepareOk, PreparedStatement};
 use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
 
@@ -50,6 +62,18 @@ pub enum Bug {
     ConnectAttrs,
     LongDataHang,
     ResetHang,
+    DatabaseLoginHang,
+    RowsCrash,
+}
+
+/// Tables in memory: name -> (CREATE statement, the rows' ids).
+pub type Tables = Arc<Mutex<std::collections::BTreeMap<String, (String, Vec<String>)>>>;
+
+/// A text result set: its column names and rows.
+type TextResult = (Vec<&'static [u8]>, Vec<Vec<String>>);
+
+fn create_statement(name: &str) -> String {
+    format!("CREATE TABLE `{name}` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB")
 }
 
 /// What the server does after a packet.
@@ -61,6 +85,8 @@ enum Verdict {
     Hang,
     /// This command is never answered, nor any command after it.
     HangCommands,
+    /// This connection is never answered again (the others are).
+    Silent,
 }
 
 fn caps() -> Capabilities {
@@ -90,14 +116,35 @@ pub struct PlantedServer {
     instance: Mutex<Option<Instance>>,
     /// Set when the bug fired: what fired it.
     pub fired: Arc<Mutex<Vec<&'static str>>>,
+    /// Its tables (for `Bug::RowsCrash`).
+    pub tables: Tables,
 }
 
 impl PlantedServer {
     /// Starts on a free port.
     pub async fn start(bug: Bug) -> Arc<PlantedServer> {
+        let server = PlantedServer::start_empty(bug).await;
+        if bug == Bug::RowsCrash {
+            let mut tables = server.tables.lock().unwrap();
+            for (name, rows) in [("sbtest1", 5), ("sbtest2", 3)] {
+                let ids = (1..=rows).map(|i: u32| i.to_string()).collect();
+                tables.insert(name.to_owned(), (create_statement(name), ids));
+            }
+        }
+        server
+    }
+
+    /// Starts on a free port with no tables.
+    pub async fn start_empty(bug: Bug) -> Arc<PlantedServer> {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let server = Arc::new(PlantedServer { port, bug, instance: Mutex::new(None), fired: Arc::default() });
+        let server = Arc::new(PlantedServer {
+            port,
+            bug,
+            instance: Mutex::new(None),
+            fired: Arc::default(),
+            tables: Arc::default(),
+        });
         server.serve(listener);
         server
     }
@@ -108,16 +155,24 @@ impl PlantedServer {
         let fired = self.fired.clone();
         let hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let commands_hung = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let ctl = Control { stop: stop.clone(), stopped, fired, hung, commands_hung };
+        let tables = self.tables.clone();
+        let ctl = Control { stop: stop.clone(), stopped, fired, hung, commands_hung, tables };
         tokio::spawn(accept_loop(listener, bug, ctl));
         *self.instance.lock().unwrap() = Some(Instance { stop });
     }
 
     /// Stops the current instance (if any) and serves afresh on the same port.
     pub async fn restart(&self) {
+        self.restart_after(Duration::ZERO).await;
+    }
+
+    /// Stops the current instance (if any), stays down for `down`, then
+    /// serves afresh on the same port: a server slow to restart.
+    pub async fn restart_after(&self, down: Duration) {
         if let Some(instance) = self.instance.lock().unwrap().take() {
             let _ = instance.stop.send(true);
         }
+        tokio::time::sleep(down).await;
         for _ in 0..100 {
             match TcpListener::bind(("127.0.0.1", self.port)).await {
                 Ok(listener) => return self.serve(listener),
@@ -129,12 +184,18 @@ impl PlantedServer {
 
     /// Restarts whenever `file` appears (the fuzzer's `--restart-cmd` touches it).
     pub fn restart_on(self: &Arc<Self>, file: PathBuf) {
+        self.slow_restart_on(file, Duration::ZERO);
+    }
+
+    /// Restarts whenever `file` appears, down for `down` each time (the
+    /// `--restart-cmd` that touches it returns at once).
+    pub fn slow_restart_on(self: &Arc<Self>, file: PathBuf, down: Duration) {
         let server = self.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 if std::fs::remove_file(&file).is_ok() {
-                    server.restart().await;
+                    server.restart_after(down).await;
                 }
             }
         });
@@ -157,6 +218,8 @@ async fn accept_loop(listener: TcpListener, bug: Bug, ctl: Control) {
             next_id: 1,
             deprecate_eof: false,
             long_data: Vec::new(),
+            texts: HashMap::new(),
+            tables: ctl.tables.clone(),
         };
         tokio::spawn(conn.serve(ctl.clone()));
     }
@@ -172,6 +235,7 @@ struct Control {
     hung: Arc<std::sync::atomic::AtomicBool>,
     /// No command is answered any more.
     commands_hung: Arc<std::sync::atomic::AtomicBool>,
+    tables: Tables,
 }
 
 struct Conn {
@@ -184,6 +248,9 @@ struct Conn {
     long_data: Vec<u32>,
     next_id: u32,
     deprecate_eof: bool,
+    /// Statement id -> its text.
+    texts: HashMap<u32, Vec<u8>>,
+    tables: Tables,
 }
 
 impl Conn {
@@ -218,6 +285,10 @@ impl Conn {
                     Verdict::HangCommands => {
                         ctl.fired.lock().unwrap().push("hang");
                         ctl.commands_hung.store(true, std::sync::atomic::Ordering::SeqCst);
+                        return std::future::pending::<()>().await;
+                    }
+                    Verdict::Silent => {
+                        ctl.fired.lock().unwrap().push("login hang");
                         return std::future::pending::<()>().await;
                     }
                 }
@@ -275,7 +346,8 @@ impl Conn {
             return Verdict::Close;
         }
         match parse_login(payload) {
-            Login::Ok { deprecate_eof } => {
+            Login::Ok { with_database: true, .. } if self.bug == Bug::DatabaseLoginHang => Verdict::Silent,
+            Login::Ok { deprecate_eof, .. } => {
                 self.deprecate_eof = deprecate_eof;
                 self.ok(seq.wrapping_add(1)).await;
                 Verdict::Serve
@@ -300,6 +372,7 @@ impl Conn {
         match command {
             COM_QUIT => return Verdict::Close,
             COM_STMT_RESET if self.bug == Bug::ResetHang && self.has_long_data(body) => return Verdict::HangCommands,
+            COM_QUERY if self.bug == Bug::RowsCrash => self.query(body).await,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,
             COM_STMT_EXECUTE => return self.execute(body).await,
@@ -324,6 +397,7 @@ impl Conn {
         let id = self.next_id;
         self.next_id += 1;
         self.statements.insert(id, params);
+        self.texts.insert(id, sql.to_vec());
         let param = {
             let mut p = ColumnDefinition::new(b"?", ColumnType::Null);
             p.org_name = (&b""[..]).into();
@@ -345,6 +419,9 @@ impl Conn {
             self.err(1, 1210, "Incorrect arguments to mysqld_stmt_execute").await;
             return Verdict::Serve;
         };
+        if self.bug == Bug::RowsCrash && self.names_a_full_sbtest1(id) {
+            return Verdict::Crash;
+        }
         let Some(&params) = self.statements.get(&id) else {
             if self.bug == Bug::UnknownStatement {
                 return Verdict::Crash;
@@ -360,6 +437,65 @@ impl Conn {
             }
         }
         Verdict::Serve
+    }
+
+    /// Whether statement `id` names sbtest1 (a word of its text:
+    /// `sbtest10` is another table) while that table has a row.
+    fn names_a_full_sbtest1(&self, id: u32) -> bool {
+        let names = self.texts.get(&id).is_some_and(|text| {
+            text.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$'))
+                .any(|word| word.eq_ignore_ascii_case(b"sbtest1"))
+        });
+        names && self.tables.lock().unwrap().get("sbtest1").is_some_and(|(_, rows)| !rows.is_empty())
+    }
+
+    /// COM_QUERY for `Bug::RowsCrash`: what the fuzzer's setup sends, on
+    /// the tables in memory; anything else gets OK.
+    async fn query(&mut self, body: &[u8]) {
+        let sql = String::from_utf8_lossy(body).into_owned();
+        let name_after = |prefix: &str| {
+            let rest = sql.strip_prefix(prefix)?.strip_prefix('`')?;
+            Some(rest.split('`').next()?.to_owned())
+        };
+        let result: Option<TextResult> = {
+            let mut tables = self.tables.lock().unwrap();
+            if sql.starts_with("SHOW FULL TABLES") {
+                let rows = tables.keys().map(|n| vec![n.clone(), "BASE TABLE".to_owned()]).collect();
+                Some((vec![b"Tables_in_planted", b"Table_type"], rows))
+            } else if let Some(name) = name_after("SHOW CREATE TABLE ") {
+                let rows =
+                    tables.get(&name).map(|(create, _)| vec![name.clone(), create.clone()]).into_iter().collect();
+                Some((vec![b"Table", b"Create Table"], rows))
+            } else if let Some(name) = name_after("SELECT * FROM ") {
+                let rows = tables.get(&name).map(|(_, ids)| ids.iter().map(|id| vec![id.clone()]).collect());
+                Some((vec![b"id"], rows.unwrap_or_default()))
+            } else {
+                if let Some(name) = name_after("DROP TABLE IF EXISTS ") {
+                    tables.remove(&name);
+                } else if let Some(name) = name_after("CREATE TABLE ") {
+                    tables.insert(name.clone(), (sql.clone(), Vec::new()));
+                } else if let Some(name) = name_after("INSERT INTO ") {
+                    let values = sql.split_once(" VALUES ").map_or("", |(_, v)| v);
+                    if let Some((_, rows)) = tables.get_mut(&name) {
+                        for tuple in values.split("),(") {
+                            rows.push(tuple.chars().filter(char::is_ascii_digit).collect());
+                        }
+                    }
+                }
+                None
+            }
+        };
+        let Some((columns, rows)) = result else { return self.ok(1).await };
+        let caps = if self.deprecate_eof { caps() } else { caps() & !Capabilities::DEPRECATE_EOF };
+        let definitions: Vec<ColumnDefinition<'_>> =
+            columns.iter().map(|name| ColumnDefinition::new(name, ColumnType::VarString)).collect();
+        let mut out = Vec::new();
+        let mut seq = encode_metadata(&definitions, true, StatusFlags::AUTOCOMMIT, caps, 1, &mut out);
+        for row in &rows {
+            seq = encode_text_row(row.iter().map(|v| Some(v.as_bytes())), seq, &mut out);
+        }
+        encode_result_end(StatusFlags::AUTOCOMMIT, 0, caps, seq, &mut out);
+        let _ = self.stream.write_all(&out).await;
     }
 
     fn long_data(&mut self, body: &[u8]) -> Verdict {
@@ -378,7 +514,7 @@ impl Conn {
 }
 
 enum Login {
-    Ok { deprecate_eof: bool },
+    Ok { deprecate_eof: bool, with_database: bool },
     BadAttrs,
     Bad,
 }
@@ -409,7 +545,10 @@ fn parse_login(payload: &[u8]) -> Login {
     if caps.contains(Capabilities::CONNECT_ATTRS) && !attrs_are_well_formed(&mut r) {
         return Login::BadAttrs;
     }
-    Login::Ok { deprecate_eof: caps.contains(Capabilities::DEPRECATE_EOF) }
+    Login::Ok {
+        deprecate_eof: caps.contains(Capabilities::DEPRECATE_EOF),
+        with_database: caps.contains(Capabilities::CONNECT_WITH_DB),
+    }
 }
 
 fn attrs_are_well_formed(r: &mut Reader<'_>) -> bool {

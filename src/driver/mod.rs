@@ -26,13 +26,14 @@
 //! - `fiber_task.rs`: tasks (a script's states) run on a loop as fibers;
 //!   `start_gate.rs`: where they wait for the run to start.
 //! - `budget.rs`: when an event may start (the run's limits, `--rate`);
-//!   `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//!   `arrivals.rs`: when `--rate`'s events arrive; `shard_split.rs`: `--shard=I/N`'s part of the totals.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
 //! - `cpus.rs`: the cores a loop may be pinned to; `polling.rs`: which
 //!   loops spin; `spin.rs`: how long a loop spins; `busy_core.rs`: whether
 //!   another task wants its core.
 
+mod arrivals;
 mod budget;
 mod busy_core;
 mod call_session;
@@ -63,8 +64,9 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
+pub use arrivals::Arrival;
 pub(crate) use budget::Admission;
-pub use budget::{Arrival, Budget, RunControl};
+pub use budget::{Budget, RunControl};
 pub(crate) use call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
 pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;

@@ -21,7 +21,9 @@
 //! evenly instead ([`Arrival::Fixed`]).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
+use super::rate_stages::RateProfile;
 use crate::rand::{GlibcRandom, Xoroshiro128Plus};
 
 /// How `--rate` arrivals are spaced.
@@ -44,18 +46,39 @@ pub(super) fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
     Xoroshiro128Plus::from_sysbench_thread_init(&mut glibc)
 }
 
+/// How fast a loop's arrivals come.
+#[derive(Debug, Clone)]
+pub(super) enum Pace {
+    /// `--rate`: one rate; the mean gap in ns (sysbench's `lambda`).
+    Constant { mean_gap_ns: f64 },
+    /// `--rate-stages`: the loop's target over time; the next arrival
+    /// comes when the expected arrivals reach `position`
+    /// ([`RateProfile::time_of`]), `piece` the profile's piece it is in.
+    Stages { profile: Arc<RateProfile>, position: f64, piece: usize },
+}
+
+impl Pace {
+    /// `rate` arrivals per second.
+    pub(super) fn constant(rate: f64) -> Self {
+        Pace::Constant { mean_gap_ns: if rate > 0.0 { 1e9 / rate } else { f64::INFINITY } }
+    }
+
+    pub(super) fn stages(profile: Arc<RateProfile>) -> Self {
+        Pace::Stages { profile, position: 0.0, piece: 0 }
+    }
+}
+
 /// One loop's arrival times: a stream drawn in order, Poisson gaps or
 /// fixed ones.
 #[derive(Debug, Clone)]
 pub(super) struct ArrivalSchedule {
     arrival: Arrival,
     rng: Xoroshiro128Plus,
-    /// `1e9 / rate`: the mean gap in ns (sysbench's `lambda`).
-    mean_gap_ns: f64,
+    pace: Pace,
     /// The next arrival's time.
     pub(super) next_ns: u64,
-    /// Fixed arrivals: how many came before `next_ns`, and when the first
-    /// was, so that `next_ns` does not drift by rounding.
+    /// Fixed arrivals at a constant pace: how many came before `next_ns`,
+    /// and when the first was, so that `next_ns` does not drift by rounding.
     drawn: u64,
     first_ns: f64,
 }
@@ -64,17 +87,31 @@ impl ArrivalSchedule {
     /// `phase` (0 to 1] places a fixed schedule's first arrival within its
     /// first gap, so that the loops' fixed arrivals interleave.
     pub(super) fn new(arrival: Arrival, rng: Xoroshiro128Plus, phase: f64) -> Self {
-        ArrivalSchedule { arrival, rng, mean_gap_ns: f64::INFINITY, next_ns: 0, drawn: 0, first_ns: phase }
+        let pace = Pace::constant(0.0);
+        ArrivalSchedule { arrival, rng, pace, next_ns: 0, drawn: 0, first_ns: phase }
     }
 
-    /// Starts the stream at `rate` arrivals per second.
-    fn start(mut self, rate: f64) -> Self {
-        self.mean_gap_ns = if rate > 0.0 { 1e9 / rate } else { f64::INFINITY };
-        self.first_ns *= self.mean_gap_ns;
-        self.next_ns = match self.arrival {
-            Arrival::Poisson => self.poisson_gap(),
-            // `as` saturates: an infinite gap (rate 0) never comes.
-            Arrival::Fixed => self.first_ns as u64,
+    /// Starts the stream at `pace`.
+    fn start(mut self, pace: Pace) -> Self {
+        self.pace = pace;
+        self.next_ns = match &mut self.pace {
+            Pace::Constant { mean_gap_ns } => {
+                self.first_ns *= *mean_gap_ns;
+                match self.arrival {
+                    Arrival::Poisson => self.poisson_gap(),
+                    // `as` saturates: an infinite gap (rate 0) never comes.
+                    Arrival::Fixed => self.first_ns as u64,
+                }
+            }
+            Pace::Stages { position, .. } => {
+                // The first fixed arrival where the integral reaches the
+                // phase, the next ones a whole arrival apart.
+                *position = match self.arrival {
+                    Arrival::Poisson => unit_gap(&mut self.rng),
+                    Arrival::Fixed => self.first_ns,
+                };
+                self.stage_time()
+            }
         };
         self
     }
@@ -82,17 +119,44 @@ impl ArrivalSchedule {
     /// `sb_rand_exp()`: `-lambda * ln(1 - u)`, truncated to whole ns as
     /// sysbench adds it to its `uint64_t` schedule.
     fn poisson_gap(&mut self) -> u64 {
-        let gap = -self.mean_gap_ns * (1.0 - self.rng.next_f64()).ln();
+        let Pace::Constant { mean_gap_ns } = self.pace else { return 0 };
+        let gap = -mean_gap_ns * (1.0 - self.rng.next_f64()).ln();
         gap as u64
+    }
+
+    /// Under stages, when the expected arrivals reach the position; never
+    /// (`u64::MAX`) past the last stage.
+    #[inline]
+    fn stage_time(&mut self) -> u64 {
+        let Pace::Stages { profile, position, piece } = &mut self.pace else { return self.next_ns };
+        // `as` saturates; past the last stage nothing comes.
+        profile.time_of(*position, piece).map_or(u64::MAX, |t| t as u64)
     }
 
     /// Moves `n` arrivals on without drawing them: Poisson by their mean gap.
     fn skip(&mut self, n: u64) {
-        match self.arrival {
-            Arrival::Poisson => self.next_ns = self.next_ns.saturating_add((n as f64 * self.mean_gap_ns) as u64),
-            Arrival::Fixed => {
+        match (&mut self.pace, self.arrival) {
+            (Pace::Constant { mean_gap_ns }, Arrival::Poisson) => {
+                self.next_ns = self.next_ns.saturating_add((n as f64 * *mean_gap_ns) as u64)
+            }
+            (Pace::Constant { mean_gap_ns }, Arrival::Fixed) => {
                 self.drawn += n;
-                self.next_ns = (self.first_ns + self.drawn as f64 * self.mean_gap_ns) as u64;
+                self.next_ns = (self.first_ns + self.drawn as f64 * *mean_gap_ns) as u64;
+            }
+            (Pace::Stages { position, .. }, _) => {
+                *position += n as f64;
+                self.next_ns = self.stage_time();
+            }
+        }
+    }
+
+    /// About how many arrivals come from the next one to `until`: the
+    /// count of a look too far behind to draw them one by one.
+    fn expected_until(&self, until: u64) -> f64 {
+        match &self.pace {
+            Pace::Constant { mean_gap_ns } => until.saturating_sub(self.next_ns) as f64 / mean_gap_ns,
+            Pace::Stages { profile, position, piece } => {
+                (profile.expected_by(until as f64, &mut piece.clone()) - position).max(0.0)
             }
         }
     }
@@ -100,15 +164,34 @@ impl ArrivalSchedule {
     /// Moves to the next arrival.
     #[inline]
     fn advance(&mut self) {
-        self.next_ns = match self.arrival {
-            Arrival::Poisson => self.next_ns.saturating_add(self.poisson_gap()),
-            Arrival::Fixed => {
+        self.next_ns = match (&mut self.pace, self.arrival) {
+            (Pace::Constant { .. }, Arrival::Poisson) => self.next_ns.saturating_add(self.poisson_gap()),
+            (Pace::Constant { mean_gap_ns }, Arrival::Fixed) => {
                 self.drawn += 1;
-                (self.first_ns + self.drawn as f64 * self.mean_gap_ns) as u64
+                (self.first_ns + self.drawn as f64 * *mean_gap_ns) as u64
+            }
+            (Pace::Stages { position, .. }, arrival) => {
+                *position += match arrival {
+                    Arrival::Poisson => unit_gap(&mut self.rng),
+                    Arrival::Fixed => 1.0,
+                };
+                self.stage_time()
             }
         };
     }
 }
+
+/// A gap of a unit-rate Poisson stream: exponential with mean 1.
+#[inline]
+fn unit_gap(rng: &mut Xoroshiro128Plus) -> f64 {
+    -(1.0 - rng.next_f64()).ln()
+}
+
+/// An event starts on time within this of its arrival: one that starts
+/// later counts as late, and under `--rate-stages` an arrival not started
+/// by then is dropped. A second: far beyond a healthy server's latency,
+/// short enough that a stage the server cannot hold shows within it.
+pub(super) const ON_TIME_NS: u64 = 1_000_000_000;
 
 /// Arrivals counted one by one per look at the clock (every few ms); past
 /// that, 200 million a second, the count is estimated from the rate.
@@ -123,18 +206,24 @@ pub(super) struct Arrivals {
     /// Runs ahead of `serve`, up to the last look at the clock: its
     /// `next_ns` is the first arrival not yet due.
     count: ArrivalSchedule,
-    /// Arrivals served (events started) from `serve`.
+    /// Arrivals taken from `serve`: events started, or dropped.
     served: u64,
     /// Arrivals due, counted by `count`.
     pub(super) due: u64,
     /// Arrivals of abandoned events, to be served again first, oldest first.
     pub(super) refunded: VecDeque<u64>,
+    /// Under stages, arrivals that could not start on time and never will
+    /// ([`drop_overdue`](Self::drop_overdue)).
+    pub(super) dropped: u64,
+    /// Events that started more than [`ON_TIME_NS`] after their arrival.
+    pub(super) late: u64,
 }
 
 impl Arrivals {
-    pub(super) fn new(rate: f64, schedule: ArrivalSchedule) -> Self {
-        let serve = schedule.start(rate);
-        Arrivals { count: serve.clone(), serve, served: 0, due: 0, refunded: VecDeque::with_capacity(64) }
+    pub(super) fn new(pace: Pace, schedule: ArrivalSchedule) -> Self {
+        let serve = schedule.start(pace);
+        let refunded = VecDeque::with_capacity(64);
+        Arrivals { count: serve.clone(), serve, served: 0, due: 0, refunded, dropped: 0, late: 0 }
     }
 
     /// The oldest arrival due by `until` and not yet served.
@@ -172,10 +261,33 @@ impl Arrivals {
             self.due += 1;
         }
         if self.count.next_ns <= until {
-            let behind = (until - self.count.next_ns) as f64 / self.count.mean_gap_ns;
-            let skipped = behind as u64 + 1;
+            let skipped = self.count.expected_until(until) as u64 + 1;
             self.count.skip(skipped);
             self.due += skipped;
+        }
+    }
+
+    /// Drops the arrivals due and not started that were due more than
+    /// [`ON_TIME_NS`] before `now_ns`: they could not start on time, and
+    /// under stages they never will, so that the backlog stays within what
+    /// the loop's connections could have started on time. One by one up to
+    /// [`EXACT_COUNT`] per look, then by the rate, as
+    /// [`count_due`](Self::count_due) counts.
+    pub(super) fn drop_overdue(&mut self, now_ns: u64) {
+        let limit = now_ns.saturating_sub(ON_TIME_NS);
+        for _ in 0..EXACT_COUNT {
+            if self.due <= self.served || self.serve.next_ns >= limit {
+                return;
+            }
+            self.serve.advance();
+            self.served += 1;
+            self.dropped += 1;
+        }
+        if self.due > self.served && self.serve.next_ns < limit {
+            let skipped = (self.serve.expected_until(limit) as u64 + 1).min(self.due - self.served);
+            self.serve.skip(skipped);
+            self.served += skipped;
+            self.dropped += skipped;
         }
     }
 

@@ -26,7 +26,8 @@
 //! - `fiber_task.rs`: tasks (a script's states) run on a loop as fibers;
 //!   `start_gate.rs`: where they wait for the run to start.
 //! - `budget.rs`: when an event may start (the run's limits, `--rate`);
-//!   `arrivals.rs`: when `--rate`'s events arrive; `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//!   `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
+//!   `--rate-stages`' target over time; `shard_split.rs`: `--shard=I/N`'s part of the totals.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
 //! - `cpus.rs`: the cores a loop may be pinned to; `polling.rs`: which
@@ -43,6 +44,7 @@ pub(crate) mod dry;
 mod engine_options;
 mod fiber_task;
 mod polling;
+mod rate_stages;
 mod redial;
 mod session;
 mod shard_split;
@@ -73,6 +75,7 @@ pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
 pub(crate) use polling::{choose_polling, server_shares_our_cores, socket_waits_by_server, PollChoice};
+pub use rate_stages::{RateStages, Stage, StagesError};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
 pub use session::Session;

@@ -68,7 +68,7 @@ use wirebench_protocol::ServerText;
 
 pub use arrivals::Arrival;
 pub(crate) use budget::Admission;
-pub use budget::{Budget, RunControl};
+pub use budget::{Budget, RunControl, Tardiness};
 pub(crate) use call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
 pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;

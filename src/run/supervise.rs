@@ -132,8 +132,7 @@ fn interim_if_due(
 ) -> Result<(), OutputError> {
     let (Some(at), Some(every)) = (schedule.next_report, schedule.interval) else { return Ok(()) };
     if Instant::now() >= at {
-        let queue = control.has_rate().then(|| control.queue_stats());
-        reports.interim(clock.now_ns(), queue)?;
+        reports.interim(clock.now_ns(), control)?;
         schedule.next_report = Some(at + every);
     }
     Ok(())

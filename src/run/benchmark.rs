@@ -338,8 +338,11 @@ fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Report
     let target = match general.rate {
         Some(rate) => rate,
         None => {
-            let from_ns = end_ns.saturating_sub((measured_s * 1e9) as u64);
-            control.target_rate(from_ns, end_ns)?.round().max(1.0) as u32
+            // Over the stages only: the run ends a moment after them.
+            let stages_end_ns = general.time.map_or(end_ns, |t| secs_to_ns(t) + secs_to_ns(general.warmup_time));
+            let to_ns = end_ns.min(stages_end_ns);
+            let from_ns = end_ns.saturating_sub((measured_s * 1e9) as u64).min(to_ns);
+            control.target_rate(from_ns, to_ns)?.round().max(1.0) as u32
         }
     };
     let missed =

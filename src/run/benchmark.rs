@@ -333,7 +333,7 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
 fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Reports, end_ns: u64) -> Option<RateSummary> {
     let backlog = control.backlog();
     let measured_s = reports.measured_s(end_ns);
-    let tardiness = control.tardiness();
+    let tardiness = reports.measured_tardiness(control);
     let dropped = control.has_stages().then_some(tardiness.dropped);
     let target = match general.rate {
         Some(rate) => rate,

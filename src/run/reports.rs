@@ -55,6 +55,8 @@ pub(super) struct Reports<'a> {
     last_cut: EdgeCut,
     /// The arrivals that had not started on time at the last interim line.
     last_tardiness: Tardiness,
+    /// ... and at the end of `--warmup-time`, which the totals leave out.
+    warmup_tardiness: Tardiness,
 }
 
 impl<'a> Reports<'a> {
@@ -84,6 +86,7 @@ impl<'a> Reports<'a> {
             server: None,
             last_cut: (Instant::now(), Instant::now()),
             last_tardiness: Tardiness::default(),
+            warmup_tardiness: Tardiness::default(),
         }
     }
 
@@ -181,6 +184,19 @@ impl<'a> Reports<'a> {
             late: now.late.saturating_sub(last.late),
             staged: control.has_stages(),
         })
+    }
+
+    /// The end of `--warmup-time`: the first interim line counts the
+    /// drops and late starts from here.
+    pub(super) fn forget_tardiness(&mut self, control: &RunControl) {
+        self.last_tardiness = control.tardiness();
+        self.warmup_tardiness = self.last_tardiness;
+    }
+
+    /// The arrivals dropped and started late since the end of the warm-up.
+    pub(super) fn measured_tardiness(&self, control: &RunControl) -> Tardiness {
+        let (now, base) = (control.tardiness(), self.warmup_tardiness);
+        Tardiness { dropped: now.dropped.saturating_sub(base.dropped), late: now.late.saturating_sub(base.late) }
     }
 
     /// A `--report-checkpoints` report: everything since the start or the

@@ -113,6 +113,7 @@ fn end_warmup_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, contr
         schedule.warmup_end = None;
         control.end_warmup();
         reports.end_warmup(clock.now_ns());
+        reports.forget_tardiness(control);
     }
 }
 

@@ -114,6 +114,7 @@ fn seed_interim_lines() {
             latency: &latency,
             percentile: 95,
             queue: None,
+            arrivals: None,
             at: None,
             sql: true,
         };
@@ -494,6 +495,7 @@ fn wirebench_output(o: &Options) -> String {
             latency: &interval.latencies.sysbench,
             percentile: o.percentile,
             queue: (o.rate > 0).then_some(QueueStats { length: 0, concurrency: 1 }),
+            arrivals: None,
             at: None,
             sql: true,
         };
@@ -701,6 +703,7 @@ fn identical_to_sysbench_without_events() {
             latency: &latency,
             percentile: 95,
             queue: None,
+            arrivals: None,
             at: None,
             sql: true,
         }

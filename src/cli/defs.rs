@@ -254,6 +254,15 @@ pub(crate) const ENGINE: &[OptDef] = &[
     ),
     opt("rate-arrival", STRING, Some("poisson"), "how --rate spaces the events {poisson (as sysbench),fixed}"),
     opt(
+        "rate-stages",
+        List,
+        None,
+        "a target rate that changes over the run, instead of --rate and --time: RATE:SECONDS stages, each moving \
+         the target linearly from the previous stage's end to its RATE over its SECONDS (the first holds its RATE), \
+         e.g. 0:0,5000:30,5000:60; the run lasts their total, and an event not started within 1 s of its arrival is \
+         dropped and counted",
+    ),
+    opt(
         "hdr-log",
         File,
         None,

@@ -6,7 +6,7 @@ use super::opts::{master_note, Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::warnings::StartupWarning;
 use super::{shard_args, value, Command, ForcedShutdown, GeneralOptions};
-use crate::driver::Arrival;
+use crate::driver::{Arrival, RateStages, Stage};
 
 /// A general option and the deprecated alias sysbench 1.0.20 still takes
 /// for it (`--num-threads` for `--threads`, ...).
@@ -123,6 +123,11 @@ fn read_limits(
     said: &mut Said<'_>,
 ) -> Result<(), CliError> {
     let run = command == Command::Run;
+    // Whether a limit was given at all, before the readers below apply
+    // their defaults: --rate-stages sets the run's length itself.
+    let time_given = ["time", "max_time"].iter().find_map(|k| opts.peek(k).map(RawOpt::label));
+    let events_given =
+        ["events", "max_requests"].iter().find_map(|k| opts.peek(k).map(|o| (o.label(), o.value.clone())));
     let steps = thread_steps(opts)?;
     if let Some(&largest) = steps.iter().max() {
         if let Some(alias) = opts.get("num_threads") {
@@ -162,15 +167,84 @@ fn read_limits(
         }
         None => {}
     }
-    if general.events.is_none() && general.time.is_none() {
-        said.warnings.push(StartupWarning::NoLimit);
-    }
     if let Some(rate) = RATE.read(opts, legacy_line, said)? {
         general.rate = (rate > 0).then_some(rate);
+    }
+    if let Some(opt) = opts.get("rate_stages") {
+        let stages = rate_stages(opt)?;
+        refuse_beside_stages(general, &opt.label(), time_given, events_given)?;
+        general.time = Some(stages.total_secs());
+        general.rate_stages = Some(stages);
+    }
+    if general.events.is_none() && general.time.is_none() {
+        said.warnings.push(StartupWarning::NoLimit);
     }
     if let Some(opt) = opts.get("rate_arrival") {
         let choices = [("poisson", Arrival::Poisson), ("fixed", Arrival::Fixed)];
         general.rate_arrival = value::choice(opt, &choices, "poisson or fixed")?;
+    }
+    Ok(())
+}
+
+/// `--rate-stages=RATE:SECONDS[,RATE:SECONDS...]`; an error names the
+/// stage that is not one.
+fn rate_stages(opt: &RawOpt) -> Result<RateStages, CliError> {
+    let invalid = |expected: String| CliError::InvalidValue {
+        option: opt.label(),
+        value: opt.value.clone().unwrap_or_default(),
+        expected,
+    };
+    let mut stages = Vec::new();
+    for (n, item) in value::list(opt)?.iter().enumerate() {
+        let whole = |part: Option<&str>| part.and_then(|p| p.trim().parse::<u32>().ok()).filter(|&v| v <= INT_MAX);
+        let mut parts = item.split(':');
+        let (rate, secs, rest) = (whole(parts.next()), whole(parts.next()), parts.next());
+        let (Some(rate), Some(secs), None) = (rate, secs, rest) else {
+            return Err(invalid(format!(
+                "RATE:SECONDS pairs such as 0:0,5000:30,5000:60, each a whole number of events per second and of \
+                 seconds; stage {} is '{item}'",
+                n + 1
+            )));
+        };
+        stages.push(Stage { rate, secs });
+    }
+    RateStages::new(stages).map_err(|e| invalid(e.to_string()))
+}
+
+/// `--rate-stages` gives the target and the run's length; the options that
+/// would give them too are refused, naming both and what to do.
+fn refuse_beside_stages(
+    general: &GeneralOptions,
+    stages: &str,
+    time_given: Option<String>,
+    events_given: Option<(String, Option<String>)>,
+) -> Result<(), CliError> {
+    let conflict = |why: String| Err(CliError::Conflict(why));
+    if let Some(time) = time_given {
+        return conflict(format!(
+            "{time} with {stages}: the stages set the run's length (their seconds add up to it); drop {time}, or \
+             lengthen or add a stage"
+        ));
+    }
+    if let Some(rate) = general.rate {
+        return conflict(format!(
+            "--rate={rate} with {stages}: --rate is one constant target, the stages a target that changes; give \
+             one stage (--rate-stages={rate}:SECONDS) for a constant rate"
+        ));
+    }
+    // --events=0 is no limit, and fine.
+    if let Some((events, value)) = events_given.filter(|(_, v)| v.as_deref().map(str::trim) != Some("0")) {
+        return conflict(format!(
+            "{events}={} with {stages}: the run would stop at that count, at a point of the stages that depends \
+             on how fast the server went, and the later stages would not run; drop {events} (the stages' seconds \
+             set the run's length)",
+            value.unwrap_or_default()
+        ));
+    }
+    if !general.sweep.is_empty() {
+        return conflict(format!(
+            "a --threads list with {stages}: a sweep is not run under stages; run one --threads count per command"
+        ));
     }
     Ok(())
 }

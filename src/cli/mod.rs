@@ -100,7 +100,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::client::{ServerAddresses, ServerKey};
-use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, Shard};
+use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, RateStages, Shard};
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
@@ -268,6 +268,9 @@ pub struct GeneralOptions {
     pub hdr_log: Option<PathBuf>,
     /// `--rate-arrival`: how `--rate` spaces the events.
     pub rate_arrival: Arrival,
+    /// `--rate-stages`: a target that changes over the run, which then
+    /// lasts the stages' total (`time` is set to it); `rate` is then `None`.
+    pub rate_stages: Option<RateStages>,
     pub histogram: bool,
     pub forced_shutdown: ForcedShutdown,
     /// 0 (critical only) to 5 (debug); `--debug` makes it 5.
@@ -304,6 +307,7 @@ impl Default for GeneralOptions {
             per_statement: false,
             hdr_log: None,
             rate_arrival: Arrival::Poisson,
+            rate_stages: None,
             histogram: false,
             forced_shutdown: ForcedShutdown::Off,
             verbosity: 3,
@@ -315,6 +319,14 @@ impl Default for GeneralOptions {
             start_at: None,
             thread_init_timeout: 30,
         }
+    }
+}
+
+impl GeneralOptions {
+    /// Whether events come on a schedule (`--rate`, `--rate-stages`)
+    /// rather than as fast as the connections go.
+    pub fn open_loop(&self) -> bool {
+        self.rate.is_some() || self.rate_stages.is_some()
     }
 }
 

@@ -43,6 +43,7 @@ pub(crate) fn run_identity(test: &str, general: &GeneralOptions, test_options: &
         events: general.events,
         rate: general.rate,
         time: general.time,
+        rate_stages: general.rate_stages.as_ref().map(ToString::to_string),
         start_at: general.start_at.map(|at| start_at_text(unix_seconds(at))),
         script: None,
     }

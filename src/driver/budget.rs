@@ -3,43 +3,15 @@
 //! without a shared write per event: loops claim `--events` permits in
 //! batches, and each loop draws its own share of the arrivals.
 //!
-//! `--rate` (sysbench's open loop). sysbench runs one generator thread that
-//! queues Poisson arrivals (exponential gaps, mean 1e9/rate ns) into one
-//! 131072-slot ring; a free worker takes the oldest, and its latency counts
-//! from that arrival (queue time included). Here each loop generates its own
-//! Poisson stream with rate `rate × its connections / all connections`;
-//! independent Poisson streams add up to one Poisson stream of rate `rate`,
-//! so the server sees sysbench's arrival process. A loop's connection
-//! starts an event only once the loop's oldest unserved arrival is due, and
-//! the event's start is that arrival's intended time, not the send time.
-//! Arrivals due and not yet served form the loop's backlog. sysbench
-//! keeps them in a 131072-slot ring and aborts the run when it is full
-//! ("The event queue is full", #483); here the backlog is not stored but
-//! counted: the schedule is a random stream, so the loop keeps two cursors
-//! on it, the next arrival to serve and the last one due, and the backlog
-//! is the distance between them, however long. An overloaded run goes on
-//! to its end, and the report says by how much the target was missed.
-//! Unlike sysbench, an arrival waits for a connection of its own loop, not
-//! for any free connection. `--rate-arrival=fixed` spaces the arrivals
-//! evenly instead ([`Arrival::Fixed`]).
+//! The arrival schedule itself is in [`super::arrivals`].
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::arrivals::{arrival_rng, Arrival, ArrivalSchedule, Arrivals, Pace, ON_TIME_NS};
+use super::rate_stages::{RateProfile, RateStages};
 use super::Stalls;
-use crate::rand::{GlibcRandom, Xoroshiro128Plus};
 use crate::stats::QueueStats;
-
-/// How `--rate` arrivals are spaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Arrival {
-    /// Exponential gaps, a Poisson process, as sysbench.
-    #[default]
-    Poisson,
-    /// Every gap `1 / rate` (per loop, the loops' phases spread evenly).
-    Fixed,
-}
 
 /// What the `--rate` backlog was at some moment, over all loops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -74,16 +46,39 @@ pub struct RunControl {
     longest_stall_ns: AtomicU64,
 }
 
-/// `--rate` split over the loops.
+/// `--rate` or `--rate-stages` split over the loops.
 #[derive(Debug)]
 struct RateShares {
-    /// Arrivals per second, per loop.
+    /// `--rate`: arrivals per second, per loop. `--rate-stages`: each
+    /// loop's share of the target (its share of the connections).
     per_loop: Box<[f64]>,
+    /// `--rate-stages`.
+    stages: Option<StagedTarget>,
     /// `srandom` seed of the run; loop `i` draws from the stream sysbench's
     /// thread `first_stream + i` would get, past every connection's.
     seed: u32,
     first_stream: u32,
     arrival: Arrival,
+}
+
+/// `--rate-stages`, as the loops and the report thread use it.
+#[derive(Debug)]
+struct StagedTarget {
+    stages: RateStages,
+    /// `--warmup-time`, held at the first stage's rate before the stages.
+    hold_secs: u32,
+    /// This instance's whole target over time, for the reports.
+    whole: RateProfile,
+}
+
+/// Under `--rate` or `--rate-stages`, arrivals that did not start on time
+/// since the start, over all loops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tardiness {
+    /// `--rate-stages`: arrivals dropped, not started within a second.
+    pub dropped: u64,
+    /// Events started more than a second after their arrival.
+    pub late: u64,
 }
 
 #[derive(Debug)]
@@ -93,6 +88,8 @@ struct LoopGauges {
     /// When the oldest waiting arrival was due; `u64::MAX` for none.
     oldest: AtomicU64,
     arrived: AtomicU64,
+    dropped: AtomicU64,
+    late: AtomicU64,
 }
 
 impl Default for LoopGauges {
@@ -102,6 +99,8 @@ impl Default for LoopGauges {
             in_progress: AtomicU64::new(0),
             oldest: AtomicU64::new(u64::MAX),
             arrived: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            late: AtomicU64::new(0),
         }
     }
 }
@@ -129,8 +128,26 @@ impl RunControl {
     ) -> Arc<Self> {
         let total: usize = connections_per_loop.iter().sum();
         let per_loop = connections_per_loop.iter().map(|&n| f64::from(rate) * n as f64 / total.max(1) as f64).collect();
-        let shares = RateShares { per_loop, seed, first_stream: total as u32, arrival };
+        let shares = RateShares { per_loop, stages: None, seed, first_stream: total as u32, arrival };
         Arc::new(Self::build(events, connections_per_loop.len(), Some(shares)))
+    }
+
+    /// A run whose target follows `stages` (`--rate-stages`), after
+    /// `hold_secs` (`--warmup-time`) at its first stage's rate; loop `i`
+    /// gets the share of the target that its connections are of all.
+    pub fn with_stages(
+        connections_per_loop: &[usize],
+        stages: &RateStages,
+        hold_secs: u32,
+        seed: u32,
+        arrival: Arrival,
+    ) -> Arc<Self> {
+        let total: usize = connections_per_loop.iter().sum();
+        let per_loop = connections_per_loop.iter().map(|&n| n as f64 / total.max(1) as f64).collect();
+        let whole = stages.profile(1.0, hold_secs);
+        let stages = Some(StagedTarget { stages: stages.clone(), hold_secs, whole });
+        let shares = RateShares { per_loop, stages, seed, first_stream: total as u32, arrival };
+        Arc::new(Self::build(None, connections_per_loop.len(), Some(shares)))
     }
 
     fn build(events: Option<u64>, loops: usize, rate: Option<RateShares>) -> Self {
@@ -196,6 +213,29 @@ impl RunControl {
         self.rate.is_some()
     }
 
+    /// Whether the target follows `--rate-stages`.
+    pub fn has_stages(&self) -> bool {
+        self.rate.as_ref().is_some_and(|r| r.stages.is_some())
+    }
+
+    /// The mean target between two instants (ns since the start), in
+    /// events per second: `--rate`'s, or `--rate-stages`' over that span;
+    /// `None` for a closed-loop run.
+    pub fn target_rate(&self, from_ns: u64, to_ns: u64) -> Option<f64> {
+        let shares = self.rate.as_ref()?;
+        Some(match &shares.stages {
+            Some(staged) => staged.whole.mean_rate(from_ns, to_ns),
+            None => shares.per_loop.iter().sum(),
+        })
+    }
+
+    /// Arrivals that did not start on time, as the loops last published
+    /// them (every few ms).
+    pub fn tardiness(&self) -> Tardiness {
+        let sum = |f: fn(&LoopGauges) -> &AtomicU64| self.gauges.iter().map(|g| f(g).load(Ordering::Relaxed)).sum();
+        Tardiness { dropped: sum(|g| &g.dropped), late: sum(|g| &g.late) }
+    }
+
     /// The `--rate` backlog as the loops last published it (every few ms).
     pub fn backlog(&self) -> Backlog {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
@@ -255,10 +295,14 @@ impl Budget {
     pub fn for_loop(control: Arc<RunControl>, deadline_ns: Option<u64>, index: usize) -> Self {
         let loops = control.gauges.len();
         let arrivals = control.rate.as_ref().map(|shares| {
-            let rate = shares.per_loop.get(index).copied().unwrap_or(0.0);
+            let share = shares.per_loop.get(index).copied().unwrap_or(0.0);
+            let pace = match &shares.stages {
+                Some(staged) => Pace::stages(Arc::new(staged.stages.profile(share, staged.hold_secs))),
+                None => Pace::constant(share),
+            };
             let stream = shares.first_stream.saturating_add(index as u32);
             let phase = (index as f64 + 1.0) / loops as f64;
-            Arrivals::new(rate, ArrivalSchedule::new(shares.arrival, arrival_rng(shares.seed, stream), phase))
+            Arrivals::new(pace, ArrivalSchedule::new(shares.arrival, arrival_rng(shares.seed, stream), phase))
         });
         Budget { control, index, permits: 0, deadline_ns, arrivals, in_progress: 0 }
     }
@@ -315,6 +359,7 @@ impl Budget {
         }
         if let Some(arrivals) = &mut self.arrivals {
             arrivals.serve();
+            arrivals.late += u64::from(now_ns.saturating_sub(arrival) > ON_TIME_NS);
         }
         self.in_progress += 1;
         Admission::Start(arrival)
@@ -417,8 +462,12 @@ impl Budget {
         // so nothing queues then; after the deadline nothing new arrives.
         let accepting = !(self.control.is_stopped() || self.events_spent());
         let until = self.arrival_horizon(now_ns);
+        let staged = self.control.has_stages();
         if let (Some(arrivals), true) = (&mut self.arrivals, accepting) {
             arrivals.count_due(until);
+            if staged {
+                arrivals.drop_overdue(until);
+            }
         }
         let Some(gauges) = self.control.gauges.get(self.index) else { return };
         gauges.in_progress.store(self.in_progress, Ordering::Relaxed);
@@ -426,6 +475,8 @@ impl Budget {
             gauges.queued.store(arrivals.waiting(), Ordering::Relaxed);
             gauges.oldest.store(arrivals.oldest_waiting().unwrap_or(u64::MAX), Ordering::Relaxed);
             gauges.arrived.store(arrivals.due, Ordering::Relaxed);
+            gauges.dropped.store(arrivals.dropped, Ordering::Relaxed);
+            gauges.late.store(arrivals.late, Ordering::Relaxed);
         }
     }
 
@@ -442,162 +493,6 @@ impl Budget {
     /// `--events`: this loop can start no more.
     fn events_spent(&self) -> bool {
         self.permits == 0 && self.control.events_exhausted()
-    }
-}
-
-/// The stream sysbench's thread `stream` would draw from after
-/// `srandom(seed)`: distinct from every connection's.
-fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
-    let mut glibc = GlibcRandom::new(seed);
-    for _ in 0..u64::from(stream) * 4 {
-        glibc.random();
-    }
-    Xoroshiro128Plus::from_sysbench_thread_init(&mut glibc)
-}
-
-/// One loop's arrival times: a stream drawn in order, Poisson gaps or
-/// fixed ones.
-#[derive(Debug, Clone)]
-struct ArrivalSchedule {
-    arrival: Arrival,
-    rng: Xoroshiro128Plus,
-    /// `1e9 / rate`: the mean gap in ns (sysbench's `lambda`).
-    mean_gap_ns: f64,
-    /// The next arrival's time.
-    next_ns: u64,
-    /// Fixed arrivals: how many came before `next_ns`, and when the first
-    /// was, so that `next_ns` does not drift by rounding.
-    drawn: u64,
-    first_ns: f64,
-}
-
-impl ArrivalSchedule {
-    /// `phase` (0 to 1] places a fixed schedule's first arrival within its
-    /// first gap, so that the loops' fixed arrivals interleave.
-    fn new(arrival: Arrival, rng: Xoroshiro128Plus, phase: f64) -> Self {
-        ArrivalSchedule { arrival, rng, mean_gap_ns: f64::INFINITY, next_ns: 0, drawn: 0, first_ns: phase }
-    }
-
-    /// Starts the stream at `rate` arrivals per second.
-    fn start(mut self, rate: f64) -> Self {
-        self.mean_gap_ns = if rate > 0.0 { 1e9 / rate } else { f64::INFINITY };
-        self.first_ns *= self.mean_gap_ns;
-        self.next_ns = match self.arrival {
-            Arrival::Poisson => self.poisson_gap(),
-            // `as` saturates: an infinite gap (rate 0) never comes.
-            Arrival::Fixed => self.first_ns as u64,
-        };
-        self
-    }
-
-    /// `sb_rand_exp()`: `-lambda * ln(1 - u)`, truncated to whole ns as
-    /// sysbench adds it to its `uint64_t` schedule.
-    fn poisson_gap(&mut self) -> u64 {
-        let gap = -self.mean_gap_ns * (1.0 - self.rng.next_f64()).ln();
-        gap as u64
-    }
-
-    /// Moves `n` arrivals on without drawing them: Poisson by their mean gap.
-    fn skip(&mut self, n: u64) {
-        match self.arrival {
-            Arrival::Poisson => self.next_ns = self.next_ns.saturating_add((n as f64 * self.mean_gap_ns) as u64),
-            Arrival::Fixed => {
-                self.drawn += n;
-                self.next_ns = (self.first_ns + self.drawn as f64 * self.mean_gap_ns) as u64;
-            }
-        }
-    }
-
-    /// Moves to the next arrival.
-    #[inline]
-    fn advance(&mut self) {
-        self.next_ns = match self.arrival {
-            Arrival::Poisson => self.next_ns.saturating_add(self.poisson_gap()),
-            Arrival::Fixed => {
-                self.drawn += 1;
-                (self.first_ns + self.drawn as f64 * self.mean_gap_ns) as u64
-            }
-        };
-    }
-}
-
-/// Arrivals counted one by one per look at the clock (every few ms); past
-/// that, 200 million a second, the count is estimated from the rate.
-const EXACT_COUNT: u32 = 1_000_000;
-
-/// One loop's `--rate` arrivals: the next to serve and the count of those
-/// due, two cursors on the same schedule; no queue to fill.
-#[derive(Debug)]
-struct Arrivals {
-    /// Its `next_ns` is the oldest arrival not yet served.
-    serve: ArrivalSchedule,
-    /// Runs ahead of `serve`, up to the last look at the clock: its
-    /// `next_ns` is the first arrival not yet due.
-    count: ArrivalSchedule,
-    /// Arrivals served (events started) from `serve`.
-    served: u64,
-    /// Arrivals due, counted by `count`.
-    due: u64,
-    /// Arrivals of abandoned events, to be served again first, oldest first.
-    refunded: VecDeque<u64>,
-}
-
-impl Arrivals {
-    fn new(rate: f64, schedule: ArrivalSchedule) -> Self {
-        let serve = schedule.start(rate);
-        Arrivals { count: serve.clone(), serve, served: 0, due: 0, refunded: VecDeque::with_capacity(64) }
-    }
-
-    /// The oldest arrival due by `until` and not yet served.
-    #[inline]
-    fn oldest_due(&self, until: u64) -> Option<u64> {
-        if let Some(&at) = self.refunded.front() {
-            return Some(at);
-        }
-        (self.serve.next_ns <= until).then_some(self.serve.next_ns)
-    }
-
-    /// The arrival [`oldest_due`](Self::oldest_due) gave is served.
-    #[inline]
-    fn serve(&mut self) {
-        if self.refunded.pop_front().is_none() {
-            self.serve.advance();
-            self.served += 1;
-        }
-    }
-
-    /// When a connection should look again for an arrival.
-    fn next_to_serve(&self) -> u64 {
-        self.refunded.front().copied().unwrap_or(self.serve.next_ns)
-    }
-
-    /// Counts the arrivals due by `until`: one by one up to
-    /// [`EXACT_COUNT`] per look, then by the rate, so that a target far
-    /// beyond what anything can serve never stalls the loop that counts.
-    fn count_due(&mut self, until: u64) {
-        for _ in 0..EXACT_COUNT {
-            if self.count.next_ns > until {
-                return;
-            }
-            self.count.advance();
-            self.due += 1;
-        }
-        if self.count.next_ns <= until {
-            let behind = (until - self.count.next_ns) as f64 / self.count.mean_gap_ns;
-            let skipped = behind as u64 + 1;
-            self.count.skip(skipped);
-            self.due += skipped;
-        }
-    }
-
-    /// Arrivals due (at the last count) and not yet served.
-    fn waiting(&self) -> u64 {
-        self.due.saturating_sub(self.served) + self.refunded.len() as u64
-    }
-
-    /// When the oldest waiting arrival was due.
-    fn oldest_waiting(&self) -> Option<u64> {
-        self.refunded.front().copied().or((self.due > self.served).then_some(self.serve.next_ns))
     }
 }
 
@@ -796,5 +691,95 @@ mod tests {
         budget.publish(200_000_001);
         assert_eq!(control.backlog().waiting, backlog.waiting - 1);
         assert!(control.backlog().oldest_ns > Some(first));
+    }
+
+    /// The arrival times of loop `index` under `stages` (rate, seconds).
+    fn staged_times(arrival: Arrival, stages: &[(u32, u32)], loops: &[usize], index: usize) -> Vec<u64> {
+        let list = stages.iter().map(|&(rate, secs)| crate::driver::Stage { rate, secs }).collect();
+        let stages = RateStages::new(list).unwrap();
+        let control = RunControl::with_stages(loops, &stages, 0, 11, arrival);
+        let mut budget = Budget::for_loop(control, None, index);
+        let arrivals = budget.arrivals.as_mut().unwrap();
+        let mut times = Vec::new();
+        while let Some(at) = arrivals.oldest_due(u64::MAX - 1) {
+            times.push(at);
+            arrivals.serve();
+        }
+        times
+    }
+
+    fn per_second(times: &[u64], secs: usize) -> Vec<usize> {
+        let mut counts = vec![0; secs];
+        for &t in times {
+            counts[(t / 1_000_000_000) as usize] += 1;
+        }
+        counts
+    }
+
+    /// Through a ramp from 0, a hold and a ramp down, each second gets the
+    /// integral of the target over it: exactly (within one) for fixed
+    /// arrivals, within 4 sd for Poisson ones; nothing after the stages.
+    #[test]
+    fn staged_arrivals_follow_the_target() {
+        let stages = [(0, 0), (20_000, 4), (20_000, 2), (0, 2)];
+        // The target's integral over each second of the 8.
+        let expected = [2_500.0, 7_500.0, 12_500.0, 17_500.0, 20_000.0, 20_000.0, 15_000.0, 5_000.0];
+        let fixed = staged_times(Arrival::Fixed, &stages, &[1], 0);
+        assert!(fixed.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(
+            fixed.len(),
+            99_999,
+            "the whole integral (the last at the very end, when the run is over), then none"
+        );
+        for (got, want) in per_second(&fixed, 8).iter().zip(expected) {
+            assert!((*got as f64 - want).abs() <= 1.0, "fixed: {got} vs {want}");
+        }
+        // Two loops of 1 and 3 connections: a quarter and three quarters.
+        let poisson: Vec<u64> =
+            [0, 1].iter().flat_map(|&i| staged_times(Arrival::Poisson, &stages, &[1, 3], i)).collect();
+        let counts = per_second(&poisson, 8);
+        for (got, want) in counts.iter().zip(expected) {
+            assert!((*got as f64 - want).abs() <= 4.0 * want.sqrt(), "poisson: {got} vs {want}");
+        }
+        assert!(poisson.iter().all(|&t| t < 8_000_000_000));
+        let quarter = staged_times(Arrival::Poisson, &stages, &[1, 3], 0).len() as f64;
+        assert!((quarter - 25_000.0).abs() < 4.0 * 25_000f64.sqrt(), "{quarter}");
+    }
+
+    /// A stage at rate 0 has no arrival, and a loop with no share none.
+    #[test]
+    fn a_stage_at_rate_zero_sends_nothing() {
+        let times = staged_times(Arrival::Poisson, &[(1_000, 1), (0, 0), (0, 2), (1_000, 0), (1_000, 1)], &[1], 0);
+        assert!(times.iter().all(|&t| !(1_000_000_000..3_000_000_000).contains(&t)));
+        assert!((1_800..2_200).contains(&times.len()), "{}", times.len());
+        assert!(staged_times(Arrival::Fixed, &[(1_000, 1)], &[0, 1], 0).is_empty());
+    }
+
+    /// Under stages an arrival not started within a second is dropped and
+    /// counted, so the backlog stays within a second's arrivals; plain
+    /// `--rate` keeps its queue and counts the late starts.
+    #[test]
+    fn overdue_arrivals_are_dropped_under_stages_only() {
+        let stages = RateStages::new(vec![crate::driver::Stage { rate: 10_000, secs: 10 }]).unwrap();
+        let control = RunControl::with_stages(&[1], &stages, 0, 5, Arrival::Fixed);
+        let mut budget = Budget::new(control.clone(), Some(10_000_000_000));
+        budget.publish(3_000_000_000);
+        assert_eq!(control.tardiness().dropped, 20_000, "due before 2 s: dropped");
+        assert_eq!(control.backlog().waiting, 10_000, "the last second's wait");
+        let Admission::Start(at) = budget.admit(3_000_000_000) else { panic!("due") };
+        assert!(at >= 2_000_000_000, "{at}");
+        budget.publish(3_000_000_000);
+        assert_eq!(control.tardiness(), Tardiness { dropped: 20_000, late: 0 });
+        assert!(control.target_rate(0, 5_000_000_000).is_some_and(|r| (r - 10_000.0).abs() < 1e-6));
+
+        let control = RunControl::with_arrival(None, &[1], 10_000, 5, Arrival::Fixed);
+        let mut budget = Budget::new(control.clone(), None);
+        budget.publish(3_000_000_000);
+        assert_eq!(control.backlog().waiting, 30_000);
+        let Admission::Start(at) = budget.admit(3_000_000_000) else { panic!("due") };
+        assert!(at < 1_000_000);
+        budget.publish(3_000_000_000);
+        assert_eq!(control.tardiness(), Tardiness { dropped: 0, late: 1 });
+        assert_eq!(control.target_rate(0, 1), Some(10_000.0));
     }
 }

@@ -26,13 +26,15 @@
 //! - `fiber_task.rs`: tasks (a script's states) run on a loop as fibers;
 //!   `start_gate.rs`: where they wait for the run to start.
 //! - `budget.rs`: when an event may start (the run's limits, `--rate`);
-//!   `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//!   `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
+//!   `--rate-stages`' target over time; `shard_split.rs`: `--shard=I/N`'s part of the totals.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
 //! - `cpus.rs`: the cores a loop may be pinned to; `polling.rs`: which
 //!   loops spin; `spin.rs`: how long a loop spins; `busy_core.rs`: whether
 //!   another task wants its core.
 
+mod arrivals;
 mod budget;
 mod busy_core;
 mod call_session;
@@ -42,6 +44,7 @@ pub(crate) mod dry;
 mod engine_options;
 mod fiber_task;
 mod polling;
+mod rate_stages;
 mod redial;
 mod session;
 mod shard_split;
@@ -63,14 +66,16 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
+pub use arrivals::Arrival;
 pub(crate) use budget::Admission;
-pub use budget::{Arrival, Budget, RunControl};
+pub use budget::{Budget, RunControl, Tardiness};
 pub(crate) use call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
 pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
 pub(crate) use polling::{choose_polling, server_shares_our_cores, socket_waits_by_server, PollChoice};
+pub use rate_stages::{RateStages, Stage, StagesError};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
 pub use session::Session;

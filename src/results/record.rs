@@ -14,7 +14,7 @@ use super::latency_summary::{
 use super::recorded::Recorded;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ServerFigures, ServerResult};
-use crate::stats::report::{Fairness, QueueStats};
+use crate::stats::report::{ArrivalStats, Fairness, QueueStats};
 use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
 
 /// The version of these objects' layout, in every final object: a reader
@@ -148,6 +148,17 @@ pub struct RateResult {
     pub backlog: u64,
     /// How long the oldest of them had waited at the end, in seconds.
     pub oldest_wait_s: f64,
+    /// `--rate-stages`: `target_tps` is then the mean target over the
+    /// measured time.
+    #[serde(default)]
+    pub stages: bool,
+    /// `--rate-stages`: arrivals dropped, not started within a second of
+    /// their time; none under `--rate`, whose arrivals wait.
+    #[serde(default)]
+    pub dropped: Option<u64>,
+    /// Events started more than a second after their arrival.
+    #[serde(default)]
+    pub late_starts: u64,
 }
 
 impl RateResult {
@@ -159,6 +170,9 @@ impl RateResult {
             target_met: !summary.missed,
             backlog: summary.waiting,
             oldest_wait_s: finite(summary.oldest_wait_s),
+            stages: summary.dropped.is_some(),
+            dropped: summary.dropped,
+            late_starts: summary.late,
         }
     }
 }
@@ -335,6 +349,20 @@ pub struct IntervalResult {
     pub statements: Vec<StatementResult>,
     /// With `--rate`.
     pub queue: Option<QueueResult>,
+    /// Under `--rate` or `--rate-stages`, the mean target over the
+    /// interval in events per second (beside `rates.tps`, what was done);
+    /// none for a closed-loop run.
+    #[serde(default)]
+    pub target_rate: Option<f64>,
+    /// Under `--rate-stages`, arrivals dropped in the interval: not
+    /// started within a second of their time, never run. None under
+    /// `--rate`, which keeps them waiting instead.
+    #[serde(default)]
+    pub dropped: Option<u64>,
+    /// Under `--rate` or `--rate-stages`, events of the interval that
+    /// started more than a second after their arrival.
+    #[serde(default)]
+    pub late_starts: Option<u64>,
     /// The interval's histograms, for `wirebench merge`.
     #[serde(default)]
     pub recorded: Option<Recorded>,
@@ -371,8 +399,23 @@ impl IntervalResult {
             service_latency_ms: listing.service_summary(latencies),
             statements: listing.kind_results(latencies),
             queue: queue.map(QueueResult::from),
+            target_rate: None,
+            dropped: None,
+            late_starts: None,
             recorded: listing.recorded(latencies, &[]),
             server: None,
+        }
+    }
+
+    /// With an open loop's target and the arrivals that did not start on
+    /// time.
+    pub fn with_arrivals(self, arrivals: Option<ArrivalStats>) -> Self {
+        let Some(a) = arrivals else { return self };
+        IntervalResult {
+            target_rate: Some(finite(a.target_rate)),
+            dropped: a.staged.then_some(a.dropped),
+            late_starts: Some(a.late),
+            ..self
         }
     }
 }
@@ -473,6 +516,8 @@ mod tests {
             waiting: 0,
             oldest_wait_s: 0.0,
             missed: false,
+            dropped: None,
+            late: 0,
         };
         let measured = Measured {
             counters: &counters,
@@ -497,8 +542,16 @@ mod tests {
         let counters = Counters { events: 100, reads: 1000, ..Counters::default() };
         let latencies = latencies();
         let connections = [ConnStats { events: 100, busy_ns: latencies.sysbench.sum_ns() }];
-        let rate =
-            RateSummary { target: 80, arrival: "fixed", achieved: 50.0, waiting: 7, oldest_wait_s: 0.5, missed: true };
+        let rate = RateSummary {
+            target: 80,
+            arrival: "fixed",
+            achieved: 50.0,
+            waiting: 7,
+            oldest_wait_s: 0.5,
+            missed: true,
+            dropped: None,
+            late: 0,
+        };
         let measured = Measured {
             counters: &counters,
             latencies: &latencies,

@@ -26,6 +26,10 @@ pub struct RunIdentity {
     pub rate: Option<u32>,
     /// `--time`; none for no limit.
     pub time: Option<u32>,
+    /// `--rate-stages`, the whole run's. Absent without it, which leaves
+    /// the run_id of a run without it as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_stages: Option<String>,
     /// `--start-at` as Unix time, to the microsecond.
     pub start_at: Option<String>,
     /// For a Lua script (`test` is then its file name): a hash of its text
@@ -60,6 +64,7 @@ impl RunIdentity {
             ("--events", self.events.map(|e| e.to_string()), other.events.map(|e| e.to_string())),
             ("--rate", self.rate.map(|r| r.to_string()), other.rate.map(|r| r.to_string())),
             ("--time", self.time.map(|t| t.to_string()), other.time.map(|t| t.to_string())),
+            ("--rate-stages", self.rate_stages.clone(), other.rate_stages.clone()),
             ("--start-at", self.start_at.clone(), other.start_at.clone()),
             ("the script's text or options", self.script.clone(), other.script.clone()),
         ];
@@ -154,6 +159,7 @@ mod tests {
             events: None,
             rate: None,
             time: Some(10),
+            rate_stages: None,
             start_at: Some(start_at_text(1_767_225_600.25)),
             script: None,
         }

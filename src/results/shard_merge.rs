@@ -22,7 +22,7 @@ use super::record::{CounterTotals, IntervalResult, ResultLine, RunEnd, RunInfo, 
 use super::recorded::{Recorded, RecordedError};
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ClientCounts, ConsistencyCheck, RunStatements, ServerDelta, ServerFigures, ServerResult};
-use crate::stats::report::QueueStats;
+use crate::stats::report::{ArrivalStats, QueueStats};
 use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
 
 /// How late after `--start-at` a shard may start before merge says so.
@@ -256,6 +256,8 @@ pub struct MergedInterval {
     pub threads: u32,
     pub interval: Interval,
     pub queue: Option<QueueStats>,
+    /// The shards' targets and late or dropped arrivals, added up.
+    pub arrivals: Option<ArrivalStats>,
     /// The sampling shard's server delta of this slot.
     pub server: Option<ServerDelta>,
 }
@@ -446,6 +448,8 @@ fn merged_rate(files: &[ShardFile], events: u64, time_s: f64) -> Option<RateSumm
         waiting: rates.iter().map(|r| r.backlog).sum(),
         oldest_wait_s: rates.iter().map(|r| r.oldest_wait_s).fold(0.0, f64::max),
         missed: rates.iter().any(|r| !r.target_met),
+        dropped: rates.iter().any(|r| r.stages).then(|| rates.iter().filter_map(|r| r.dropped).sum()),
+        late: rates.iter().map(|r| r.late_starts).sum(),
     })
 }
 
@@ -471,6 +475,7 @@ fn merge_intervals(
                 threads: 0,
                 interval: Interval::new(kind_names),
                 queue: None,
+                arrivals: None,
                 server: None,
             });
             if let (true, Some(server)) = (sampler == Some(index), &interval.server) {
@@ -514,6 +519,13 @@ fn add_interval(
         sum.length += queue.length;
         sum.concurrency += queue.concurrency;
     }
+    if let Some(target) = interval.target_rate {
+        let sum = merged.arrivals.get_or_insert_with(ArrivalStats::default);
+        sum.target_rate += target;
+        sum.dropped += interval.dropped.unwrap_or(0);
+        sum.late += interval.late_starts.unwrap_or(0);
+        sum.staged |= interval.dropped.is_some();
+    }
     Ok(())
 }
 
@@ -538,6 +550,7 @@ mod tests {
             events: None,
             rate: None,
             time: Some(2),
+            rate_stages: None,
             start_at: Some(start_at_text(START_AT)),
             script: None,
         }

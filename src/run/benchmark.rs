@@ -222,7 +222,7 @@ fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result
     let now = Instant::now();
     let start =
         SystemTime::now() + measured_from.saturating_duration_since(now) - now.saturating_duration_since(measured_from);
-    Ok(Some(HdrLog::create(path, start, general.rate.is_some(), comment)?))
+    Ok(Some(HdrLog::create(path, start, general.open_loop(), comment)?))
 }
 
 /// The loops' shared state, made before `--start-at` is waited for: its
@@ -237,9 +237,10 @@ pub(super) fn unstarted_context(
     kind_names: &'static [&'static str],
 ) -> LoopContext {
     let general = &bench.general;
-    let control = match general.rate {
-        Some(rate) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
-        None => RunControl::new(general.events, per_loop.len()),
+    let control = match (general.rate, &general.rate_stages) {
+        (_, Some(stages)) => RunControl::with_stages(per_loop, stages, general.warmup_time, seed, general.rate_arrival),
+        (Some(rate), None) => RunControl::with_arrival(general.events, per_loop, rate, seed, general.rate_arrival),
+        (None, None) => RunControl::new(general.events, per_loop.len()),
     };
     LoopContext {
         board: StatsBoard::with_recording(per_loop, kind_names, recording(bench)),
@@ -276,7 +277,7 @@ fn recording(bench: &Bench) -> Recording {
     let general = &bench.general;
     let json = bench.results.format == OutputFormat::Json;
     Recording {
-        service_time: general.rate.is_some(),
+        service_time: general.open_loop(),
         statement_latency: general.per_statement || general.hdr_log.is_some() || json,
     }
 }
@@ -341,11 +342,25 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
 /// met when more arrivals were waiting at the end than the connections
 /// could have been about to start, and more than 1 % of all arrivals: a
 /// backlog that grew, not one caught at a busy moment.
+/// Under `--rate-stages`, the target is the stages' mean over the measured
+/// time, and missed when any arrival was dropped.
 fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Reports, end_ns: u64) -> Option<RateSummary> {
-    let target = general.rate?;
     let backlog = control.backlog();
     let measured_s = reports.measured_s(end_ns);
-    let missed = backlog.waiting > u64::from(general.threads).max(backlog.arrived / 100);
+    let tardiness = reports.measured_tardiness(control);
+    let dropped = control.has_stages().then_some(tardiness.dropped);
+    let target = match general.rate {
+        Some(rate) => rate,
+        None => {
+            // Over the stages only: the run ends a moment after them.
+            let stages_end_ns = general.time.map_or(end_ns, |t| secs_to_ns(t) + secs_to_ns(general.warmup_time));
+            let to_ns = end_ns.min(stages_end_ns);
+            let from_ns = end_ns.saturating_sub((measured_s * 1e9) as u64).min(to_ns);
+            control.target_rate(from_ns, to_ns)?.round().max(1.0) as u32
+        }
+    };
+    let missed =
+        backlog.waiting > u64::from(general.threads).max(backlog.arrived / 100) || dropped.is_some_and(|d| d > 0);
     Some(RateSummary {
         target,
         arrival: match general.rate_arrival {
@@ -356,6 +371,8 @@ fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Report
         waiting: backlog.waiting,
         oldest_wait_s: backlog.oldest_ns.map_or(0.0, |t| end_ns.saturating_sub(t) as f64 / 1e9),
         missed,
+        dropped,
+        late: tardiness.late,
     })
 }
 

@@ -125,6 +125,7 @@ fn print_report(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputErr
             latency: &slot.interval.latencies.sysbench,
             percentile,
             queue: slot.queue,
+            arrivals: slot.arrivals,
             at: Some(&at),
             sql: true,
         })?;
@@ -203,7 +204,10 @@ fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError
         let counters = &slot.interval.counters;
         let counts = ClientCounts { queries: counters.queries(), transactions: counters.events };
         let server = slot.server.clone().map(|delta| Box::new(ServerResult::interval(delta, Some(counts))));
-        let interval = IntervalResult { server, ..IntervalResult::new(span, &slot.interval, &listing, slot.queue) };
+        let interval = IntervalResult {
+            server,
+            ..IntervalResult::new(span, &slot.interval, &listing, slot.queue).with_arrivals(slot.arrivals)
+        };
         Output::Stdout.json_line(&ResultLine::Interval(interval))?;
     }
     let shape = RunShape {

@@ -9,11 +9,12 @@ use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
 use super::server_sampling::ServerSampling;
 use crate::cli::{GeneralOptions, Personality};
+use crate::driver::{RunControl, Tardiness};
 use crate::lua::ReportHooks;
 use crate::results::record::Measured;
 use crate::results::RunEnd;
 use crate::server_stats::{EdgeCut, SamplingMode, ServerInterimLine, ServerResult};
-use crate::stats::report::{CheckpointLine, FinalReport, InterimReport, QueueStats};
+use crate::stats::report::{ArrivalStats, CheckpointLine, FinalReport, InterimReport};
 use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
 /// How long the report thread waits for the loops to hand over their data.
@@ -52,6 +53,10 @@ pub(super) struct Reports<'a> {
     /// When the last collection ran: the run's side of an edge of the
     /// server's totals.
     last_cut: EdgeCut,
+    /// The arrivals that had not started on time at the last interim line.
+    last_tardiness: Tardiness,
+    /// ... and at the end of `--warmup-time`, which the totals leave out.
+    warmup_tardiness: Tardiness,
 }
 
 impl<'a> Reports<'a> {
@@ -80,6 +85,8 @@ impl<'a> Reports<'a> {
             sql_used: None,
             server: None,
             last_cut: (Instant::now(), Instant::now()),
+            last_tardiness: Tardiness::default(),
+            warmup_tardiness: Tardiness::default(),
         }
     }
 
@@ -131,11 +138,13 @@ impl<'a> Reports<'a> {
     }
 
     /// One `--report-interval` line (two with `--rate`).
-    pub(super) fn interim(&mut self, now_ns: u64, queue: Option<QueueStats>) -> Result<(), OutputError> {
+    pub(super) fn interim(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
         if let Some(server) = self.server.as_mut() {
             server.ask();
         }
         self.collect(now_ns);
+        let queue = control.has_rate().then(|| control.queue_stats());
+        let arrivals = self.arrivals(now_ns, control);
         let at = self.sink.wall_clock_at(self.measured(now_ns));
         let line = InterimReport {
             time_total_s: self.measured(now_ns),
@@ -145,6 +154,7 @@ impl<'a> Reports<'a> {
             latency: &self.owed.latencies.sysbench,
             percentile: self.percentile,
             queue,
+            arrivals,
             at: at.as_deref(),
             sql: self.sql(),
         };
@@ -156,10 +166,37 @@ impl<'a> Reports<'a> {
         if let Some(result) = server.as_ref().filter(|_| self.server_mode() == SamplingMode::Interim) {
             Level::Notice.print(ServerInterimLine { time_total_s: window.0, result, at: at.as_deref() })?;
         }
-        self.sink.interval(window, &self.owed, queue, server)?;
+        self.sink.interval(window, &self.owed, (queue, arrivals), server)?;
         self.owed.reset();
         self.last_interim_ns = now_ns;
         Ok(())
+    }
+
+    /// The interval's target and the arrivals that did not start on time
+    /// in it, under `--rate` or `--rate-stages`.
+    fn arrivals(&mut self, now_ns: u64, control: &RunControl) -> Option<ArrivalStats> {
+        let target_rate = control.target_rate(self.last_interim_ns, now_ns)?;
+        let (now, last) = (control.tardiness(), self.last_tardiness);
+        self.last_tardiness = now;
+        Some(ArrivalStats {
+            target_rate,
+            dropped: now.dropped.saturating_sub(last.dropped),
+            late: now.late.saturating_sub(last.late),
+            staged: control.has_stages(),
+        })
+    }
+
+    /// The end of `--warmup-time`: the first interim line counts the
+    /// drops and late starts from here.
+    pub(super) fn forget_tardiness(&mut self, control: &RunControl) {
+        self.last_tardiness = control.tardiness();
+        self.warmup_tardiness = self.last_tardiness;
+    }
+
+    /// The arrivals dropped and started late since the end of the warm-up.
+    pub(super) fn measured_tardiness(&self, control: &RunControl) -> Tardiness {
+        let (now, base) = (control.tardiness(), self.warmup_tardiness);
+        Tardiness { dropped: now.dropped.saturating_sub(base.dropped), late: now.late.saturating_sub(base.late) }
     }
 
     /// A `--report-checkpoints` report: everything since the start or the
@@ -338,7 +375,7 @@ pub(super) fn print_threads_starting(general: &GeneralOptions) -> Result<(), Out
     if general.report_interval.is_some() {
         Level::Debug.line("Reporting thread started")?;
     }
-    if general.rate.is_some() {
+    if general.open_loop() {
         Level::Debug.line("Event generating thread started")?;
     }
     if !general.report_checkpoints.is_empty() {

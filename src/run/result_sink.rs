@@ -18,7 +18,7 @@ use crate::results::{
     StepFigures, SweepStep, SweepSummary, Table,
 };
 use crate::server_stats::ServerResult;
-use crate::stats::report::QueueStats;
+use crate::stats::report::{ArrivalStats, QueueStats};
 use crate::stats::Interval;
 
 /// The results of one command, as they come.
@@ -50,10 +50,10 @@ impl ResultSink {
     pub(super) fn new(bench: &Bench) -> Self {
         let general = &bench.general;
         let histograms = histograms_written(bench.results.format);
-        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.rate.is_some(), histograms);
+        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.open_loop(), histograms);
         let csv = CsvColumns {
             percentiles: general.percentiles.clone(),
-            rate: general.rate.is_some(),
+            rate: general.open_loop(),
             server: bench.server_stats.mode.samples(),
         };
         let info = RunInfo {
@@ -133,13 +133,16 @@ impl ResultSink {
         &mut self,
         (end_s, length_s): (f64, f64),
         measured: &Interval,
-        queue: Option<QueueStats>,
+        (queue, arrivals): (Option<QueueStats>, Option<ArrivalStats>),
         server: Option<ServerResult>,
     ) -> Result<(), OutputError> {
         let threads = self.threads;
         let span = IntervalSpan { threads, end_s, length_s, measured_from_unix_s: self.measured_from_unix_s };
         let server = server.map(Box::new);
-        let interval = IntervalResult { server, ..IntervalResult::new(span, measured, &self.listing, queue) };
+        let interval = IntervalResult {
+            server,
+            ..IntervalResult::new(span, measured, &self.listing, queue).with_arrivals(arrivals)
+        };
         match self.format {
             OutputFormat::Text => {}
             OutputFormat::Json => Output::Stdout.json_line(&ResultLine::Interval(interval.clone()))?,
@@ -270,7 +273,7 @@ mod tests {
         interval.counters = Counters { events: 2, reads: 2, ..Counters::default() };
         interval.latencies.events.record_ns(1_000_000);
         interval.latencies.sysbench.record_ns(1_000_000);
-        sink.interval((1.0, 1.0), &interval, None, None).unwrap();
+        sink.interval((1.0, 1.0), &interval, (None, None), None).unwrap();
         assert_eq!(
             sink.intervals.iter().map(|i| (i.counters.transactions, i.recorded.is_some())).collect::<Vec<_>>(),
             [(2, false)]

@@ -1,15 +1,15 @@
 //! `--shard=I/N` and `--start-at`: this instance's part of a run that N
 //! instances carry out together, and the instant they all start at.
 //!
-//! The command line's `--threads`, `--events` and `--rate` are the whole
-//! run's. A shard runs the connections [`Shard::range`] gives it, each
+//! The command line's `--threads`, `--events`, `--rate` and
+//! `--rate-stages` are the whole run's. A shard runs the connections [`Shard::range`] gives it, each
 //! with the number it has in the whole run: its generator
 //! (`Rng::for_thread(seed, n)`), its host of a `--mysql-host` list, its
 //! tables in `prepare` and its ids (bulk_insert's table, oltp_insert's
 //! unique ids) are those one instance would give connection n, so shards
 //! never collide and the same `--rand-seed` repeats each shard's draws.
-//! `--events` and `--rate` are split between the shards that have
-//! connections; `cleanup`'s DROPs go round the shards.
+//! `--events`, `--rate` and each stage's rate are split between the
+//! shards that have connections; `cleanup`'s DROPs go round the shards.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -79,6 +79,13 @@ pub(super) fn plan_shard(bench: &Bench) -> ShardPlan {
             0 => return idle(format!("--rate={rate} leaves no events/s to this one of {} shards", active.count())),
             share => part.general.rate = Some(share as u32),
         }
+    }
+    if let Some(stages) = &bench.general.rate_stages {
+        let mine = stages.share(active);
+        if mine.peak() == 0 {
+            return idle(format!("--rate-stages={stages} leaves no events/s to this one of {} shards", active.count()));
+        }
+        part.general.rate_stages = Some(mine);
     }
     ShardPlan::Run { bench: Box::new(part), threads }
 }

@@ -113,6 +113,7 @@ fn end_warmup_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, contr
         schedule.warmup_end = None;
         control.end_warmup();
         reports.end_warmup(clock.now_ns());
+        reports.forget_tardiness(control);
     }
 }
 
@@ -132,8 +133,7 @@ fn interim_if_due(
 ) -> Result<(), OutputError> {
     let (Some(at), Some(every)) = (schedule.next_report, schedule.interval) else { return Ok(()) };
     if Instant::now() >= at {
-        let queue = control.has_rate().then(|| control.queue_stats());
-        reports.interim(clock.now_ns(), queue)?;
+        reports.interim(clock.now_ns(), control)?;
         schedule.next_report = Some(at + every);
     }
     Ok(())

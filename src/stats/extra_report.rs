@@ -121,10 +121,27 @@ pub struct RateSummary {
     pub oldest_wait_s: f64,
     /// Whether the target counts as not met (the run decides how).
     pub missed: bool,
+    /// `--rate-stages` (`target` is then the mean target over the measured
+    /// time): arrivals dropped, not started within a second of their time.
+    pub dropped: Option<u64>,
+    /// Events started more than a second after their arrival.
+    pub late: u64,
 }
 
 impl fmt::Display for RateSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(dropped) = self.dropped else { return self.fmt_constant(f) };
+        writeln!(
+            f,
+            "\nRate: --rate-stages, mean target {}/s ({} arrivals), achieved {:.2}/s",
+            self.target, self.arrival, self.achieved
+        )?;
+        writeln!(f, "Dropped: {dropped} arrivals could not start within 1 s of their time and were not run")
+    }
+}
+
+impl RateSummary {
+    fn fmt_constant(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "\nRate: target {}/s ({} arrivals), achieved {:.2}/s", self.target, self.arrival, self.achieved)?;
         if self.missed {
             writeln!(
@@ -212,6 +229,8 @@ mod tests {
             waiting: 0,
             oldest_wait_s: 0.0,
             missed: false,
+            dropped: None,
+            late: 3,
         };
         assert_eq!(r.to_string(), "\nRate: target 1000/s (poisson arrivals), achieved 812.35/s\n");
         r.missed = true;
@@ -220,6 +239,12 @@ mod tests {
         assert!(r
             .to_string()
             .contains("Target rate not met: 4123 arrivals were still waiting at the end, the oldest for 3.214s"));
+        r.dropped = Some(17);
+        assert_eq!(
+            r.to_string(),
+            "\nRate: --rate-stages, mean target 1000/s (poisson arrivals), achieved 812.35/s\n\
+             Dropped: 17 arrivals could not start within 1 s of their time and were not run\n"
+        );
     }
 
     #[test]

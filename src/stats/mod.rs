@@ -39,6 +39,6 @@ pub(crate) use kinds::KindTable;
 pub(crate) use latency::HdrLatency;
 pub use report::CFloat;
 pub use report::{
-    Banner, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader, INITIALIZING_WORKERS, THREADS_STARTED,
-    VERSION_LINE,
+    ArrivalStats, Banner, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader, INITIALIZING_WORKERS,
+    THREADS_STARTED, VERSION_LINE,
 };

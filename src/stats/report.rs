@@ -158,6 +158,33 @@ pub struct QueueStats {
     pub concurrency: u64,
 }
 
+/// An open-loop interval (`--rate`, `--rate-stages`): the target and the
+/// arrivals that did not start on time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ArrivalStats {
+    /// The mean target over the interval, events per second.
+    pub target_rate: f64,
+    /// `--rate-stages`: arrivals dropped, not started within a second.
+    pub dropped: u64,
+    /// Events started more than a second after their arrival.
+    pub late: u64,
+    /// Whether the target follows `--rate-stages`: the interim line then
+    /// shows it and the drops (sysbench's lines stay as they are).
+    pub staged: bool,
+}
+
+/// ` target: 5000.00 dropped: 0` under `--rate-stages`, else nothing.
+struct StagedSuffix(Option<ArrivalStats>);
+
+impl fmt::Display for StagedSuffix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(a) if a.staged => write!(f, " target: {} dropped: {}", cf(a.target_rate, 4, 2), a.dropped),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// `db_report_intermediate()`: one `--report-interval` line (two with
 /// `--rate`).
 #[derive(Clone, Copy, Debug)]
@@ -176,6 +203,8 @@ pub struct InterimReport<'a> {
     pub percentile: u32,
     /// `Some` with `--rate`.
     pub queue: Option<QueueStats>,
+    /// `Some` with `--rate` or `--rate-stages`.
+    pub arrivals: Option<ArrivalStats>,
     /// The interval's end by the wall clock (RFC 3339), appended to each
     /// line as ` at TIME` in a sharded run or one with `--start-at`, so
     /// the lines of shards on several hosts can be aligned; `None` keeps
@@ -197,7 +226,7 @@ impl fmt::Display for InterimReport<'_> {
         let at = AtSuffix(self.at);
         writeln!(
             f,
-            "[ {:.0}s ] thds: {} tps: {} qps: {} (r/w/o: {}/{}/{}) lat (ms,{}%): {} err/s: {} reconn/s: {}{at}",
+            "[ {:.0}s ] thds: {} tps: {} qps: {} (r/w/o: {}/{}/{}) lat (ms,{}%): {} err/s: {} reconn/s: {}{}{at}",
             self.time_total_s,
             self.threads_running,
             per_s(c.events),
@@ -209,6 +238,7 @@ impl fmt::Display for InterimReport<'_> {
             cf(ms_round_trip(self.latency.percentile(f64::from(self.percentile))), 4, 2),
             per_s(c.errors),
             per_s(c.reconnects),
+            StagedSuffix(self.arrivals),
         )?;
         if let Some(q) = self.queue {
             writeln!(
@@ -227,12 +257,13 @@ impl InterimReport<'_> {
         let at = AtSuffix(self.at);
         writeln!(
             f,
-            "[ {:.0}s ] thds: {} eps: {} lat (ms,{}%): {}{at}",
+            "[ {:.0}s ] thds: {} eps: {} lat (ms,{}%): {}{}{at}",
             self.time_total_s,
             self.threads_running,
             cf(self.counters.events as f64 / self.time_interval_s, 4, 2),
             self.percentile,
             cf(ms_round_trip(self.latency.percentile(f64::from(self.percentile))), 4, 2),
+            StagedSuffix(self.arrivals),
         )?;
         if let Some(q) = self.queue {
             writeln!(f, "[ {:.0}s ] queue length: {} concurrency: {}{at}", self.time_total_s, q.length, q.concurrency)?;
@@ -481,6 +512,7 @@ mod tests {
             latency: &latency,
             percentile: 0,
             queue: Some(QueueStats { length: 3, concurrency: 1 }),
+            arrivals: Some(ArrivalStats { target_rate: 100.0, dropped: 0, late: 2, staged: false }),
             at: None,
             sql: true,
         };
@@ -499,6 +531,17 @@ mod tests {
         // sb_report_intermediate(), for a script that made no driver.
         let events_only = InterimReport { sql: false, ..line }.to_string();
         assert_eq!(events_only, "[ 1s ] thds: 2 eps: 94.89 lat (ms,0%): 0.00\n[ 1s ] queue length: 3 concurrency: 1\n");
+        // --rate-stages: the target and the drops after sysbench's figures.
+        let arrivals = Some(ArrivalStats { target_rate: 5000.0, dropped: 7, late: 1, staged: true });
+        let staged = InterimReport { arrivals, at: Some("2026-01-01T00:00:01.000Z"), ..line }.to_string();
+        assert_eq!(
+            staged,
+            "[ 1s ] thds: 2 tps: 94.89 qps: 94.89 (r/w/o: 0.00/0.00/94.89) lat (ms,0%): 0.00 err/s: 0.00 reconn/s: 0.00 \
+             target: 5000.00 dropped: 7 at 2026-01-01T00:00:01.000Z\n\
+             [ 1s ] queue length: 3, concurrency: 1 at 2026-01-01T00:00:01.000Z\n"
+        );
+        let events_only = InterimReport { arrivals, sql: false, ..line }.to_string();
+        assert!(events_only.starts_with("[ 1s ] thds: 2 eps: 94.89 lat (ms,0%): 0.00 target: 5000.00 dropped: 7\n"));
     }
 
     /// sb_report_cumulative() alone starts at "General statistics".

@@ -29,9 +29,10 @@
 //!   `shard_split.rs`: `--shard=I/N`'s part of the totals.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
-//! - `cpus.rs`: the cores a loop may be pinned to; `polling.rs`: which
-//!   loops spin; `spin.rs`: how long a loop spins; `busy_core.rs`: whether
-//!   another task wants its core.
+//! - `wait_plan/`: how each loop waits (the one place that decides), from
+//!   where its servers run; `spin.rs`: how long a loop spins;
+//!   `busy_core.rs`: whether another task wants its core; `cpus.rs`: the
+//!   cores a loop may be pinned to.
 
 mod budget;
 mod busy_core;
@@ -41,7 +42,6 @@ mod cpus;
 pub(crate) mod dry;
 mod engine_options;
 mod fiber_task;
-mod polling;
 mod redial;
 mod session;
 mod shard_split;
@@ -49,6 +49,7 @@ mod spin;
 mod start_gate;
 mod tokio_backend;
 mod uring;
+mod wait_plan;
 mod waits;
 
 use std::fmt;
@@ -70,15 +71,15 @@ pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
-pub(crate) use polling::{choose_polling, server_shares_our_cores, socket_waits_by_server, PollChoice};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
 pub use session::Session;
 pub(crate) use session::{RefusedCommand, SessionError};
 pub(crate) use shard_split::Shard;
 pub(crate) use start_gate::{StartGate, Started};
-pub use uring::AnswerWait;
 pub(crate) use uring::UringUnavailable;
+pub(crate) use wait_plan::{plan_wait, LoopRuns, LoopSite, ServerPlacement, ServerPlacements, WaitRequest};
+pub use wait_plan::{LoopWait, WaitMode, WaitReason};
 pub(crate) use waits::Stalls;
 
 use crate::client::{Endpoint, Stream};
@@ -166,9 +167,8 @@ impl AsRawFd for StdSocket {
 pub struct LoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<ConnPlan>,
-    pub poll: PollMode,
-    /// Where the connections' answers are awaited (io_uring only).
-    pub answers: AnswerWait,
+    /// How it waits for answers ([`plan_wait`]).
+    pub wait: LoopWait,
 }
 
 /// The tasks one loop runs (a script's states; see [`task`]), the core it
@@ -176,9 +176,8 @@ pub struct LoopPlan {
 pub struct TaskLoopPlan {
     pub cpu: Option<usize>,
     pub tasks: Vec<TaskMaker>,
-    pub poll: PollMode,
-    /// Where the tasks' answers are awaited (io_uring only).
-    pub answers: AnswerWait,
+    /// How it waits for answers ([`plan_wait`]).
+    pub wait: LoopWait,
 }
 
 /// What the loops spent, each adding its share as it ends: their threads'
@@ -436,10 +435,10 @@ pub fn spawn_loops(
     backend: Backend,
     context: &LoopContext,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, (plan.poll, plan.answers))));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, waits), context| match backend {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.wait.mode)));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, wait), context| match backend {
         Backend::Tokio => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
-        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, waits, None),
+        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, wait, None),
     })
 }
 
@@ -452,13 +451,13 @@ pub fn spawn_task_loops(
     context: &LoopContext,
     gate: &Arc<StartGate>,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, (plan.poll, plan.answers), gate.clone())));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, waits, gate), context| {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.wait.mode, gate.clone())));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, wait, gate), context| {
         let tasks = makers.into_iter().map(|make| make()).collect();
         let arrival = start_gate::ArrivalGuard::new(gate);
         match backend {
             Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
-            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, waits, Some(arrival)),
+            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, wait, Some(arrival)),
         }
     })
 }
@@ -470,12 +469,12 @@ pub fn run_tasks(
     index: usize,
     tasks: Vec<TaskBody>,
     backend: Backend,
-    poll: PollMode,
+    wait: WaitMode,
     context: &LoopContext,
 ) -> Result<(), DriverError> {
     match backend {
         Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
-        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, (poll, AnswerWait::Ring), None),
+        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, wait, None),
     }
 }
 

@@ -17,7 +17,7 @@
 use std::time::{Duration, Instant};
 
 use super::busy_core::CoreWatch;
-use super::PollMode;
+use super::WaitMode;
 
 /// The window an adaptive loop starts with, and goes back to when answers
 /// are out of reach.
@@ -54,7 +54,7 @@ const SPIN_ROUND: Duration = Duration::from_millis(1);
 /// A loop's spinning policy.
 #[derive(Debug)]
 pub(super) struct Spinner {
-    mode: PollMode,
+    mode: WaitMode,
     /// `adaptive`: how long the next spin may last.
     window: Duration,
     /// `adaptive`: answers in a row that came after [`LONGEST_SPIN`]
@@ -66,31 +66,31 @@ pub(super) struct Spinner {
 
 impl Spinner {
     /// Made on the loop's thread, whose core it watches.
-    pub(super) fn new(mode: PollMode) -> Self {
-        let core = (mode == PollMode::Adaptive).then(|| CoreWatch::new(Instant::now()));
+    pub(super) fn new(mode: WaitMode) -> Self {
+        let core = (mode == WaitMode::Adaptive).then(|| CoreWatch::new(Instant::now()));
         Spinner { mode, window: SHORTEST_SPIN, misses: 0, core }
     }
 
     /// Whether every wait sleeps (no clock is read for the spinner then).
     #[inline]
     pub(super) fn never_spins(&self) -> bool {
-        matches!(self.mode, PollMode::Sleep | PollMode::Auto)
+        matches!(self.mode, WaitMode::Sleep | WaitMode::OnSocket)
     }
 
     /// Whether a spin that finds nothing goes on spinning instead of sleeping.
     #[inline]
     pub(super) fn never_sleeps(&self) -> bool {
-        self.mode == PollMode::Spin
+        self.mode == WaitMode::Spin
     }
 
     /// How long the wait starting at `now` may spin; `None`: it sleeps at once.
     #[inline]
     pub(super) fn spin_for(&mut self, now: Instant) -> Option<Duration> {
         match self.mode {
-            PollMode::Sleep | PollMode::Auto => None,
-            PollMode::Spin => Some(SPIN_ROUND),
-            PollMode::Brief => Some(BRIEF_SPIN),
-            PollMode::Adaptive => {
+            WaitMode::Sleep | WaitMode::OnSocket => None,
+            WaitMode::Spin => Some(SPIN_ROUND),
+            WaitMode::Brief => Some(BRIEF_SPIN),
+            WaitMode::Adaptive => {
                 let quiet = self.core.as_mut().map_or(true, |core| core.may_spin(now));
                 (quiet && self.misses < SPIN_MISSES).then_some(self.window)
             }
@@ -121,7 +121,7 @@ impl Spinner {
     /// ended `waited` after it began: the window grows to reach such an
     /// answer, or, when it is out of reach, the miss counts.
     pub(super) fn answered_after(&mut self, waited: Duration) {
-        if self.mode != PollMode::Adaptive {
+        if self.mode != WaitMode::Adaptive {
             return;
         }
         if waited <= LONGEST_SPIN {
@@ -144,7 +144,7 @@ mod tests {
 
     /// An adaptive spinner that does not watch its core.
     fn adaptive() -> Spinner {
-        Spinner { mode: PollMode::Adaptive, window: SHORTEST_SPIN, misses: 0, core: None }
+        Spinner { mode: WaitMode::Adaptive, window: SHORTEST_SPIN, misses: 0, core: None }
     }
 
     #[test]
@@ -183,13 +183,13 @@ mod tests {
     #[test]
     fn a_spin_off_its_core_stops_the_adaptive_spinning() {
         let now = Instant::now();
-        let mut spinner = Spinner::new(PollMode::Adaptive);
+        let mut spinner = Spinner::new(WaitMode::Adaptive);
         assert!(spinner.spin_for(now).is_some());
         assert!(!spinner.lost_core(now, now + PREEMPTED_GAP - US));
         assert!(spinner.spin_for(now + PREEMPTED_GAP).is_some());
         assert!(spinner.lost_core(now, now + PREEMPTED_GAP));
         assert_eq!(spinner.spin_for(now + PREEMPTED_GAP), None, "held back");
-        let mut spin = Spinner::new(PollMode::Spin);
+        let mut spin = Spinner::new(WaitMode::Spin);
         assert!(spin.lost_core(now, now + PREEMPTED_GAP));
         assert!(spin.spin_for(now + PREEMPTED_GAP).is_some(), "--poll=spin spins on");
     }
@@ -197,15 +197,15 @@ mod tests {
     #[test]
     fn sleep_and_spin_are_obeyed_as_given() {
         let now = Instant::now();
-        let mut sleep = Spinner::new(PollMode::Sleep);
+        let mut sleep = Spinner::new(WaitMode::Sleep);
         assert!(sleep.never_spins() && sleep.spin_for(now).is_none() && sleep.core.is_none());
-        let mut spin = Spinner::new(PollMode::Spin);
+        let mut spin = Spinner::new(WaitMode::Spin);
         for _ in 0..SPIN_MISSES + 1 {
             spin.answered_after(5 * LONGEST_SPIN);
         }
         assert_eq!(spin.spin_for(now), Some(SPIN_ROUND));
         assert!(spin.never_sleeps() && spin.core.is_none(), "--poll=spin spins whatever its core runs");
-        assert!(Spinner::new(PollMode::Adaptive).core.is_some());
+        assert!(Spinner::new(WaitMode::Adaptive).core.is_some());
     }
 
     /// A brief spin keeps its few microseconds whatever the answers take:
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn a_brief_spin_stays_brief() {
         let now = Instant::now();
-        let mut brief = Spinner::new(PollMode::Brief);
+        let mut brief = Spinner::new(WaitMode::Brief);
         assert!(!brief.never_spins() && !brief.never_sleeps() && brief.core.is_none());
         assert_eq!(brief.spin_for(now), Some(BRIEF_SPIN));
         brief.answered_after(240 * US);

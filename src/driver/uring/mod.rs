@@ -36,7 +36,7 @@ mod batch_gate;
 mod socket_waits;
 mod uring_tasks;
 
-pub use socket_waits::AnswerWait;
+use socket_waits::AnswerWait;
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::VecDeque;
@@ -53,7 +53,7 @@ use super::conn_io::{AfterSend, ConnIo};
 use super::fiber_task::{Reply, Task, TaskBody, TaskError};
 use super::spin::Spinner;
 use super::waits::{WaitCheck, WaitLimits, Waits};
-use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, PollMode, Stalls, StdSocket};
+use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, Stalls, StdSocket, WaitMode};
 use crate::stats::LoopStats;
 use batch_gate::BatchGate;
 use uring_tasks::register_sockets;
@@ -586,19 +586,20 @@ pub fn run_uring_loop(
     connections: Vec<ConnPlan>,
     tasks: Vec<TaskBody>,
     context: &LoopContext,
-    waits: (PollMode, AnswerWait),
+    wait: WaitMode,
     arrival: Option<super::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
-    let (poll, answers) = waits;
-    let mut driver = Driver::new(index, connections, tasks.len(), context, poll)?;
+    let mut driver = Driver::new(index, connections, tasks.len(), context, wait)?;
     driver.arrival = arrival;
-    driver.answers = answers;
+    if wait == WaitMode::OnSocket {
+        driver.answers = AnswerWait::Socket;
+    }
     if let Err(source) = driver.add_tasks(tasks) {
         return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
     }
     let result = driver.run();
     context.board.publish(index, &mut driver.stats);
-    if !matches!(poll, PollMode::Sleep | PollMode::Auto) {
+    if wait.spins() {
         context.usage.add_polling(driver.polled);
     }
     result
@@ -610,7 +611,7 @@ impl<'c> Driver<'c> {
         connections: Vec<ConnPlan>,
         tasks: usize,
         context: &'c LoopContext,
-        poll: PollMode,
+        wait: WaitMode,
     ) -> Result<Self, DriverError> {
         // Each connection has at most a receive, a send and their two
         // cancellations queued between two submissions; the completion
@@ -665,7 +666,7 @@ impl<'c> Driver<'c> {
             now_ns: context.clock.now_ns(),
             wait_check: WaitCheck::default(),
             polled: Duration::ZERO,
-            spinner: Spinner::new(poll),
+            spinner: Spinner::new(wait),
             tasks: Tasks { slots, ..Tasks::default() },
             clock: context.clock,
             deadline_ns: context.deadline_ns,
@@ -1457,7 +1458,7 @@ mod tests {
         pipeline: usize,
         events: u64,
     ) -> (Result<(), DriverError>, Counters) {
-        let (result, counters, _) = run_fake_polling(reply, connections, pipeline, events, PollMode::Sleep);
+        let (result, counters, _) = run_fake_polling(reply, connections, pipeline, events, WaitMode::Sleep);
         (result, counters)
     }
 
@@ -1467,12 +1468,12 @@ mod tests {
         connections: usize,
         pipeline: usize,
         events: u64,
-        poll: PollMode,
+        poll: WaitMode,
     ) -> (Result<(), DriverError>, Counters, Duration) {
         let context = test_context(connections, Some(events));
         let mut collector = Collector::new(context.board.clone());
         let (plans, servers) = fake_servers(connections, pipeline, reply);
-        let result = run_uring_loop(0, plans, Vec::new(), &context, (poll, AnswerWait::Ring), None);
+        let result = run_uring_loop(0, plans, Vec::new(), &context, poll, None);
         for server in servers {
             server.join().unwrap();
         }
@@ -1555,7 +1556,7 @@ mod tests {
                 })
                 .unzip();
             let start = Instant::now();
-            let result = run_uring_loop(0, plans, Vec::new(), &context, (PollMode::Sleep, AnswerWait::Ring), None);
+            let result = run_uring_loop(0, plans, Vec::new(), &context, WaitMode::Sleep, None);
             let took = start.elapsed();
             for server in servers {
                 server.join().unwrap();
@@ -1587,7 +1588,7 @@ mod tests {
         let bound = Duration::from_micros(30) * 400 / 2;
         let mut tries = Vec::new();
         for _ in 0..3 {
-            let (result, counters, spun) = run_fake_polling(FakeReply::Slow, 1, 1, 400, PollMode::Adaptive);
+            let (result, counters, spun) = run_fake_polling(FakeReply::Slow, 1, 1, 400, WaitMode::Adaptive);
             result.unwrap();
             assert_eq!(counters.events, 400);
             if spun < bound {
@@ -1628,7 +1629,7 @@ mod tests {
         }
         let context = test_context(1, Some(20));
         let (plans, servers) = fake_servers(1, 1, FakeReply::Big);
-        let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
         if d.pool.is_none() {
             return;
         }
@@ -1653,7 +1654,7 @@ mod tests {
         }
         let context = test_context(3, Some(300));
         let (plans, servers) = fake_servers(3, 1, FakeReply::Trickle);
-        let mut d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
         d.run().unwrap();
         let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
         drop(d);
@@ -1687,7 +1688,7 @@ mod tests {
             return;
         }
         let context = test_context(0, None);
-        let mut d = Driver::new(0, Vec::new(), 0, &context, PollMode::Sleep).unwrap();
+        let mut d = Driver::new(0, Vec::new(), 0, &context, WaitMode::Sleep).unwrap();
         let mut want = |recvs, sends, cancels| {
             (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
             d.wanted()
@@ -1715,7 +1716,7 @@ mod tests {
         }
         let context = test_context(3, Some(1));
         let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
-        let d = Driver::new(0, plans, 0, &context, PollMode::Sleep).unwrap();
+        let d = Driver::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
         for (i, conn) in d.conns.iter().enumerate() {
             assert_eq!(conn.slot.0 as usize, i);
             assert_eq!(d.ring.submitter().register_files_update(conn.slot.0, &[conn.raw_fd()]).unwrap(), 1);

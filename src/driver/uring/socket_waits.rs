@@ -46,7 +46,7 @@ pub enum AnswerWait {
     Ring,
     /// On each connection's own socket, one exchange at a time: for a
     /// loop holding one connection (or one script state's) to a server on
-    /// this host's cores over a unix socket (`driver::socket_waits_suit`).
+    /// this host's cores over a unix socket (`WaitMode::OnSocket`).
     Socket,
 }
 

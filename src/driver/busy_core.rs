@@ -116,16 +116,16 @@ impl CorePhase {
 /// One loop thread's watch of its core. Made on that thread: the files it
 /// reads are the thread's own.
 #[derive(Debug)]
-pub(super) struct CoreWatch {
+pub(super) struct BusyCore {
     schedstat: Option<File>,
     watch: CorePhase,
 }
 
-impl CoreWatch {
+impl BusyCore {
     pub(super) fn new(now: Instant) -> Self {
         let schedstat = File::open("/proc/thread-self/schedstat").ok();
         let watch = CorePhase::start(now, denied(schedstat.as_ref()));
-        CoreWatch { schedstat, watch }
+        BusyCore { schedstat, watch }
     }
 
     /// Whether the loop may spin now; looks at its run delay when a look
@@ -262,7 +262,7 @@ mod tests {
         let file = File::open("/proc/thread-self/schedstat").ok();
         let (start, before) = (Instant::now(), denied(file.as_ref()));
         assert!(before.run_delay_ns.is_some(), "{before:?}");
-        let mut watch = CoreWatch::new(start);
+        let mut watch = BusyCore::new(start);
         assert!(watch.may_spin(start), "the first window is a probe");
         while start.elapsed() < 10 * WINDOW {
             std::hint::spin_loop();

@@ -163,7 +163,7 @@ impl AsRawFd for StdSocket {
 }
 
 /// The connections one loop drives, the core it is pinned to, and what it
-/// does with nothing to do ([`choose_polling`] resolves `Auto`).
+/// does with nothing to do.
 pub struct LoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<ConnPlan>,
@@ -171,7 +171,7 @@ pub struct LoopPlan {
     pub wait: LoopWait,
 }
 
-/// The tasks one loop runs (a script's states; see [`task`]), the core it
+/// The tasks one loop runs (a script's states; see [`fiber_task`]), the core it
 /// is pinned to, and what it does with nothing to do.
 pub struct TaskLoopPlan {
     pub cpu: Option<usize>,
@@ -185,9 +185,9 @@ pub struct TaskLoopPlan {
 #[derive(Debug, Default)]
 pub struct LoopUsage {
     cpu_ns: AtomicU64,
-    polling_ns: AtomicU64,
+    spinning_ns: AtomicU64,
     /// Loops that spun at all (adaptive, spin, or a script's brief looks).
-    polling_loops: AtomicUsize,
+    spinning_loops: AtomicUsize,
 }
 
 impl LoopUsage {
@@ -198,23 +198,23 @@ impl LoopUsage {
 
     /// Time spent spinning for completions: a loop that spins owns its
     /// core, so this is CPU time too, spent waiting rather than working.
-    pub fn polling(&self) -> Duration {
-        Duration::from_nanos(self.polling_ns.load(Ordering::Relaxed))
+    pub fn spinning(&self) -> Duration {
+        Duration::from_nanos(self.spinning_ns.load(Ordering::Relaxed))
     }
 
     /// Whether any loop spun.
-    pub fn polled(&self) -> bool {
-        self.polling_loops.load(Ordering::Relaxed) > 0
+    pub fn spun(&self) -> bool {
+        self.spinning_loops.load(Ordering::Relaxed) > 0
     }
 
     fn add_cpu(&self, spent: Duration) {
         self.cpu_ns.fetch_add(spent.as_nanos() as u64, Ordering::Relaxed);
     }
 
-    /// A spinning loop's polling time, once, as it ends.
-    fn add_polling(&self, spun: Duration) {
-        self.polling_ns.fetch_add(spun.as_nanos() as u64, Ordering::Relaxed);
-        self.polling_loops.fetch_add(1, Ordering::Relaxed);
+    /// A spinning loop's time spinning, once, as it ends.
+    fn add_spinning(&self, spun: Duration) {
+        self.spinning_ns.fetch_add(spun.as_nanos() as u64, Ordering::Relaxed);
+        self.spinning_loops.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -228,7 +228,7 @@ fn thread_cpu_time() -> Option<Duration> {
 
 /// Counts loop threads that have ended, and wakes whoever waits for them:
 /// the report thread sleeps until a loop ends or its next report is due,
-/// instead of polling (a wake-up costs more than it looks on a VM). An
+/// instead of looking again and again (a wake-up costs more than it looks). An
 /// [`alert`](Finished::alert) wakes it too, for a stop from outside (a
 /// signal).
 #[derive(Clone, Default)]

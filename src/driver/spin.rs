@@ -10,13 +10,13 @@
 //! 200 µs soon spins through each wait. Answers slower than the longest
 //! spin are not worth it: after [`SPIN_MISSES`] of them in a row the loop
 //! sleeps at once, until an answer comes within reach again. And it never
-//! spins while another task wants its core ([`CoreWatch`]): there a
+//! spins while another task wants its core ([`BusyCore`]): there a
 //! sleeping loop, woken by its answer, gets the core sooner than a
 //! spinning one gets its turn back.
 
 use std::time::{Duration, Instant};
 
-use super::busy_core::CoreWatch;
+use super::busy_core::BusyCore;
 use super::WaitMode;
 
 /// The window an adaptive loop starts with, and goes back to when answers
@@ -61,13 +61,13 @@ pub(super) struct Spinner {
     /// (at most [`SPIN_MISSES`]).
     misses: u32,
     /// `adaptive`: whether others want the core.
-    core: Option<CoreWatch>,
+    core: Option<BusyCore>,
 }
 
 impl Spinner {
     /// Made on the loop's thread, whose core it watches.
     pub(super) fn new(mode: WaitMode) -> Self {
-        let core = (mode == WaitMode::Adaptive).then(|| CoreWatch::new(Instant::now()));
+        let core = (mode == WaitMode::Adaptive).then(|| BusyCore::new(Instant::now()));
         Spinner { mode, window: SHORTEST_SPIN, misses: 0, core }
     }
 

@@ -304,8 +304,8 @@ fn final_report(
     }
     let mut additions = reports.additions(rate);
     let wirebench = Console::current().personality == Personality::Wirebench;
-    if let Some(usage) = usage.filter(|u| u.polled() && wirebench) {
-        additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.polling() }.to_string();
+    if let Some(usage) = usage.filter(|u| u.spun() && wirebench) {
+        additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.spinning() }.to_string();
     }
     reports.print_final(end_ns, 0, &additions)?;
     let server = server_block(reports, loops_running)?;

@@ -26,7 +26,7 @@
 //!
 //! Files:
 //! - `batch_gate.rs`: whether a sleep waits for a batch of answers.
-//! - `uring_tasks.rs`: the loop's tasks (a script's states), resumed with
+//! - `tasks.rs`: the loop's tasks (a script's states), resumed with
 //!   what they waited for.
 //! - `socket_waits.rs`: exchanges on the connection's own socket, for a
 //!   loop that holds one connection (or one script state's) and a
@@ -34,7 +34,7 @@
 
 mod batch_gate;
 mod socket_waits;
-mod uring_tasks;
+mod tasks;
 
 use socket_waits::AnswerWait;
 
@@ -56,7 +56,7 @@ use super::waits::{WaitCheck, WaitLimits, Waits};
 use super::{Budget, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopOp, Lost, Stalls, StdSocket, WaitMode};
 use crate::stats::LoopStats;
 use batch_gate::BatchGate;
-use uring_tasks::register_sockets;
+use tasks::register_sockets;
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
@@ -438,8 +438,9 @@ impl Conn {
         slot: u32,
         owner: Option<usize>,
     ) -> Result<Self, DriverError> {
-        // io_uring tries every receive and send without blocking and polls
-        // when it must wait; a blocking socket keeps EAGAIN from reaching us.
+        // io_uring tries every receive and send without blocking and, when it
+        // must, waits for readiness itself; a blocking socket keeps EAGAIN
+        // from reaching us.
         if let Err(e) = socket.set_nonblocking(false) {
             return Err(io.io_error(e));
         }
@@ -497,7 +498,7 @@ impl Conn {
 }
 
 /// One loop's ring and connections.
-struct Driver<'c> {
+struct UringLoop<'c> {
     index: usize,
     context: &'c LoopContext,
     ring: IoUring,
@@ -542,7 +543,7 @@ struct Driver<'c> {
     now_ns: u64,
     wait_check: WaitCheck,
     /// Time spent spinning for completions.
-    polled: Duration,
+    spun: Duration,
     spinner: Spinner,
     /// The tasks this loop runs (a script's states): see [`tasks`].
     tasks: Tasks,
@@ -589,23 +590,23 @@ pub fn run_uring_loop(
     wait: WaitMode,
     arrival: Option<super::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
-    let mut driver = Driver::new(index, connections, tasks.len(), context, wait)?;
-    driver.arrival = arrival;
+    let mut ring_loop = UringLoop::new(index, connections, tasks.len(), context, wait)?;
+    ring_loop.arrival = arrival;
     if wait == WaitMode::OnSocket {
-        driver.answers = AnswerWait::Socket;
+        ring_loop.answers = AnswerWait::Socket;
     }
-    if let Err(source) = driver.add_tasks(tasks) {
+    if let Err(source) = ring_loop.add_tasks(tasks) {
         return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
     }
-    let result = driver.run();
-    context.board.publish(index, &mut driver.stats);
+    let result = ring_loop.run();
+    context.board.publish(index, &mut ring_loop.stats);
     if wait.spins() {
-        context.usage.add_polling(driver.polled);
+        context.usage.add_spinning(ring_loop.spun);
     }
     result
 }
 
-impl<'c> Driver<'c> {
+impl<'c> UringLoop<'c> {
     fn new(
         index: usize,
         connections: Vec<ConnPlan>,
@@ -643,7 +644,7 @@ impl<'c> Driver<'c> {
         };
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
         let conns_len = conns.len();
-        Ok(Driver {
+        Ok(UringLoop {
             index,
             context,
             ring,
@@ -665,7 +666,7 @@ impl<'c> Driver<'c> {
             first_error: None,
             now_ns: context.clock.now_ns(),
             wait_check: WaitCheck::default(),
-            polled: Duration::ZERO,
+            spun: Duration::ZERO,
             spinner: Spinner::new(wait),
             tasks: Tasks { slots, ..Tasks::default() },
             clock: context.clock,
@@ -1064,7 +1065,7 @@ impl<'c> Driver<'c> {
         self.recvs += 1;
         self.recv_arms += 1;
         // SAFETY: the receive writes only into the pool's buffers, which
-        // outlive the ring (see `Driver::pool`).
+        // outlive the ring (see `UringLoop::pool`).
         unsafe { self.push(&entry) }
     }
 
@@ -1110,15 +1111,15 @@ impl<'c> Driver<'c> {
         }
     }
 
-    /// Submits what is queued and waits for completions as `--poll` says
+    /// Submits what is queued and waits for completions as its wait mode says
     /// ([`Spinner`]). The spin's window counts from the start of the wait,
-    /// the submission included; its time counts as polling from the end of
+    /// the submission included; its time counts as spinning from the end of
     /// the first look (which submits: sending is work, not spinning) to the
     /// last (which found the work), less the gaps in which it was seen off
     /// its core. It stops at once for `--rate` arrivals to serve.
     fn wait(&mut self) -> Result<(), DriverError> {
         if !self.tasks.yielded.is_empty() {
-            return self.poll_once();
+            return self.look_once();
         }
         if self.spinner.never_spins() {
             return self.sleep();
@@ -1131,7 +1132,7 @@ impl<'c> Driver<'c> {
         let (mut looked, mut off_core) = (start, Duration::ZERO);
         let mut submitted = None;
         loop {
-            self.poll_once()?;
+            self.look_once()?;
             let now = Instant::now();
             let spinning_since = *submitted.get_or_insert(now);
             let spun = now - start;
@@ -1144,7 +1145,7 @@ impl<'c> Driver<'c> {
             looked = now;
             if found || spun >= limit || !self.waiting.is_empty() || (lost && !self.spinner.never_sleeps()) {
                 // Time off the core was no spinning.
-                self.polled += (now - spinning_since).saturating_sub(off_core);
+                self.spun += (now - spinning_since).saturating_sub(off_core);
                 if found && answers_only {
                     self.spinner.found();
                 }
@@ -1178,7 +1179,7 @@ impl<'c> Driver<'c> {
 
     fn sleep(&mut self) -> Result<(), DriverError> {
         if !self.tasks.yielded.is_empty() {
-            return self.poll_once();
+            return self.look_once();
         }
         if !self.waiting.is_empty() || self.tasks.have_timers() {
             return self.sleep_until_arrival();
@@ -1211,7 +1212,7 @@ impl<'c> Driver<'c> {
         let arrival =
             if self.waiting.is_empty() && self.tasks.admitting.is_empty() { None } else { self.budget.wake_at(now) };
         let next = arrival.into_iter().chain(self.tasks.next_wake()).min();
-        let Some(at) = next.filter(|&at| at > now) else { return self.poll_once() };
+        let Some(at) = next.filter(|&at| at > now) else { return self.look_once() };
         let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);
         let timeout = timespec(pause);
         let args = types::SubmitArgs::new().timespec(&timeout);
@@ -1225,7 +1226,7 @@ impl<'c> Driver<'c> {
     }
 
     /// Submits what is queued and collects finished work, never blocking.
-    fn poll_once(&mut self) -> Result<(), DriverError> {
+    fn look_once(&mut self) -> Result<(), DriverError> {
         let sq = self.ring.submission();
         // Deferred or cooperative task work (completions) runs only in an
         // `io_uring_enter`, which the kernel asks for with the TASKRUN flag.
@@ -1295,7 +1296,7 @@ impl<'c> Driver<'c> {
     }
 }
 
-impl Drop for Driver<'_> {
+impl Drop for UringLoop<'_> {
     fn drop(&mut self) {
         // A task still suspended (the loop failed) is left as it is:
         // unwinding its stack would run through LuaJIT's frames.
@@ -1458,27 +1459,27 @@ mod tests {
         pipeline: usize,
         events: u64,
     ) -> (Result<(), DriverError>, Counters) {
-        let (result, counters, _) = run_fake_polling(reply, connections, pipeline, events, WaitMode::Sleep);
+        let (result, counters, _) = run_fake_waiting(reply, connections, pipeline, events, WaitMode::Sleep);
         (result, counters)
     }
 
-    /// [`run_fake`] with the loop waiting as `poll` says; also the time it spun.
-    fn run_fake_polling(
+    /// [`run_fake`] with the loop waiting as `wait` says; also the time it spun.
+    fn run_fake_waiting(
         reply: FakeReply,
         connections: usize,
         pipeline: usize,
         events: u64,
-        poll: WaitMode,
+        wait: WaitMode,
     ) -> (Result<(), DriverError>, Counters, Duration) {
         let context = test_context(connections, Some(events));
         let mut collector = Collector::new(context.board.clone());
         let (plans, servers) = fake_servers(connections, pipeline, reply);
-        let result = run_uring_loop(0, plans, Vec::new(), &context, poll, None);
+        let result = run_uring_loop(0, plans, Vec::new(), &context, wait, None);
         for server in servers {
             server.join().unwrap();
         }
         collector.drain();
-        (result, collector.totals().counters, context.usage.polling())
+        (result, collector.totals().counters, context.usage.spinning())
     }
 
     /// A loop's context for a test: `connections` connections, `events`
@@ -1588,7 +1589,7 @@ mod tests {
         let bound = Duration::from_micros(30) * 400 / 2;
         let mut tries = Vec::new();
         for _ in 0..3 {
-            let (result, counters, spun) = run_fake_polling(FakeReply::Slow, 1, 1, 400, WaitMode::Adaptive);
+            let (result, counters, spun) = run_fake_waiting(FakeReply::Slow, 1, 1, 400, WaitMode::Adaptive);
             result.unwrap();
             assert_eq!(counters.events, 400);
             if spun < bound {
@@ -1629,7 +1630,7 @@ mod tests {
         }
         let context = test_context(1, Some(20));
         let (plans, servers) = fake_servers(1, 1, FakeReply::Big);
-        let mut d = Driver::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
+        let mut d = UringLoop::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
         if d.pool.is_none() {
             return;
         }
@@ -1654,7 +1655,7 @@ mod tests {
         }
         let context = test_context(3, Some(300));
         let (plans, servers) = fake_servers(3, 1, FakeReply::Trickle);
-        let mut d = Driver::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
+        let mut d = UringLoop::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
         d.run().unwrap();
         let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
         drop(d);
@@ -1688,7 +1689,7 @@ mod tests {
             return;
         }
         let context = test_context(0, None);
-        let mut d = Driver::new(0, Vec::new(), 0, &context, WaitMode::Sleep).unwrap();
+        let mut d = UringLoop::new(0, Vec::new(), 0, &context, WaitMode::Sleep).unwrap();
         let mut want = |recvs, sends, cancels| {
             (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
             d.wanted()
@@ -1716,7 +1717,7 @@ mod tests {
         }
         let context = test_context(3, Some(1));
         let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
-        let d = Driver::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
+        let d = UringLoop::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
         for (i, conn) in d.conns.iter().enumerate() {
             assert_eq!(conn.slot.0 as usize, i);
             assert_eq!(d.ring.submitter().register_files_update(conn.slot.0, &[conn.raw_fd()]).unwrap(), 1);

@@ -34,7 +34,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::{Driver, RingConnState, PUBLISH_TICK};
+use super::{RingConnState, UringLoop, PUBLISH_TICK};
 use crate::driver::conn_io::AfterSend;
 use crate::driver::{DriverError, Lost};
 
@@ -65,7 +65,7 @@ enum Readiness {
     Room,
 }
 
-impl Driver<'_> {
+impl UringLoop<'_> {
     /// Sends connection `i`'s next commands and reads their answers on its
     /// socket until its session awaits nothing more: a task's call is
     /// answered, a built-in test's connection is done or waits for its

@@ -5,10 +5,8 @@
 //! use, but other work may still run there (a build, another benchmark).
 //! A spinning loop then gets only its fair share of the core, and an
 //! answer that comes while the other task has its turn waits out that
-//! turn: measured on the 2-core VM with builds on the loop's core, one
-//! connection to a server answering in 200 µs took 2.8 ms on average
-//! spinning against 0.7 ms sleeping, since a sleeping loop woken by its
-//! answer preempts the other task at once.
+//! turn, where a sleeping loop woken by its answer preempts the other task
+//! at once (docs/benchmarking.md#the-busy-core-watch).
 //!
 //! The sign is the loop thread's own run delay: time it was ready to run
 //! while another task had its core (`/proc/thread-self/schedstat`, the

@@ -1,9 +1,9 @@
-//! How long a loop spins for answers before it sleeps, wait by wait
-//! (`--poll`, resolved for the loop).
+//! How long a loop spins for answers before it sleeps, wait by wait, as
+//! its wait mode says (`wait_plan`).
 //!
 //! A loop that sleeps pays a wake-up per answer it waits for: at one
-//! connection, the whole of the client's added latency, and on a VM tens
-//! of microseconds. `adaptive` spins instead for as long as answers have
+//! connection, the whole of the client's added latency (tens of
+//! microseconds on a VM). `adaptive` spins instead for as long as answers have
 //! been taking, up to [`LONGEST_SPIN`]: its window starts at
 //! [`SHORTEST_SPIN`] and grows to a quarter more than the wait for an
 //! answer that came after it, so one connection to a server answering in
@@ -33,19 +33,10 @@ const SPIN_MISSES: u32 = 8;
 /// found nothing means the loop was off its core meanwhile (a look that
 /// finds nothing takes well under a microsecond, an interrupt a few).
 const PREEMPTED_GAP: Duration = Duration::from_micros(200);
-/// `Brief` polling: how long after its start a wait looks for answers
-/// before it sleeps, submitting what is queued included (which takes most
-/// of it after a send: then it is one look; the loop's polling line shows
-/// 4% of its CPU spinning, `adaptive` 48%). About what a sleep and its
-/// wake-up cost the loop's thread on the 2-core VM (a context switch each
-/// way); a look that misses costs one system call more than sleeping at
-/// once (the send, then the wait). Measured there with 16 states of
-/// oltp_point_select.lua on one loop and MariaDB on the other core (8
-/// alternating rounds beside sysbench): against sleeping at once, qps
-/// 1.04-1.21x sysbench's instead of 0.96-1.14x and client CPU per query
-/// 0.52-0.63x instead of 0.56-0.73x (lower in all eight rounds, qps
-/// higher in seven); 2 and 5 µs measured alike, 8 µs raised the client's
-/// CPU to 0.82x.
+/// `Brief`: how long after its start a wait looks for answers before it
+/// sleeps, sending what is queued included: about what a sleep and its
+/// wake-up cost the loop's thread, so a miss costs no more than it could
+/// save (docs/benchmarking.md#a-brief-look).
 pub(super) const BRIEF_SPIN: Duration = Duration::from_micros(3);
 /// `--poll=spin`: how long a spin goes on before the loop's other chores
 /// (answering the collector, looking at waits) get a turn.

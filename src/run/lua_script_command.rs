@@ -126,10 +126,9 @@ fn script_loops(bench: &Bench, env: &ScriptEnv, local: bool) -> Vec<Option<usize
     vec![None; cores.min(threads)]
 }
 
-/// With a server on this host, at most this many loops a core: 16 states
-/// on 2 cores still get a loop each (measured best against MariaDB here),
-/// 256 states share 16 loops (each loop's statistics take about a
-/// megabyte: a loop each took 540-610 MiB at 256 states, sysbench 149).
+/// With a server on this host, at most this many loops a core: beyond,
+/// states share them (each loop's statistics take about a megabyte;
+/// docs/benchmarking.md#a-loop-per-state).
 const LOCAL_LOOPS_PER_CORE: usize = 8;
 
 /// The loops' plans: state `tid` runs on loop `tid % loops`, each loop

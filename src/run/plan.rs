@@ -27,18 +27,14 @@ use crate::workload::{EmulatedStatement, ScriptContext, StatementKind, Statement
 const CONNECT_PARALLELISM: usize = 256;
 
 /// Connections one event loop takes before another core is used, when
-/// `--cpus` is not given and the server runs on this host. A loop drives
-/// 150-200k queries per second at `--pipeline=1`; a second loop on a host
-/// that also runs the server only takes CPU from it and wakes more
-/// threads. Measured here with MariaDB on the same 2-core VM: 16
-/// connections 53k qps on one loop vs 45k on two, 256 connections 53k vs
-/// 48k.
+/// `--cpus` is not given and the server runs on this host: a second loop
+/// there only takes CPU from the server and wakes more threads
+/// (docs/benchmarking.md#connections-per-loop).
 const CONNECTIONS_PER_LOOP: usize = 256;
 
-/// With answers awaited on each socket (see [`on_sockets`]), at
-/// most this many loops a core (one per connection): beyond, connections
-/// share loops on the ring, each loop's statistics taking about a
-/// megabyte.
+/// With answers awaited on each socket (see [`on_sockets`]), at most this
+/// many loops a core (one per connection): beyond, connections share loops
+/// on the ring (each loop's statistics take about a megabyte).
 const SOCKET_WAIT_LOOPS_PER_CORE: usize = 8;
 
 /// What every connection of the run is made from: the workload's

@@ -6,25 +6,11 @@
 //! sysbench. The ring is not used for these exchanges (a COM_QUIT still
 //! goes through it).
 //!
-//! Why: a unix socket wakes the thread that waits on it synchronously, on
-//! the waker's core, where it takes the core at once. So the server's
-//! thread, woken by the query, answers, and its answer wakes the loop,
-//! which sends the next query before the server's thread gets back to its
-//! socket: that thread finds the query waiting instead of sleeping for it.
-//! A ring's completion wakes the loop through task work, with no such
-//! hint, and the server's thread sleeps and is woken once per query.
-//! Measured with MariaDB on this 2-core VM, oltp_point_select.lua and
-//! oltp_read_only.lua with `--lua`, 16 threads, four alternating rounds
-//! beside sysbench: the server's voluntary context switches per query fell
-//! from 1.0 to 0.1, its CPU per query from 16-20 µs to 13-15 µs
-//! (point_select), and the rate from 0.81-1.45x sysbench's to 0.94-1.49x
-//! (read_only: 0.82-1.31x to 0.89-1.42x), the client's CPU per query
-//! unchanged (docs/benchmarking.md). Over loopback TCP it measured no
-//! better and cost the client more, so a TCP connection keeps the ring.
-//!
-//! `poll`, not a blocking `recv`: a unix socket also wakes a reader
-//! blocked in `recv` when the server reads the query (the writer's space
-//! is back), a wasted switch per query; `poll` waits for input alone.
+//! Why: a unix socket wakes the thread that waits on it on the waker's
+//! core, so the server's thread finds the next query waiting instead of
+//! sleeping for it; a ring's completion gives no such hint. `poll(2)`, not
+//! a blocking `recv`, which a unix socket also wakes when the server reads
+//! the query (docs/benchmarking.md#waits-on-the-socket).
 //!
 //! The wait looks at the run every [`PUBLISH_TICK`](super::PUBLISH_TICK),
 //! as the ring's does: the collector's requests, the read and write

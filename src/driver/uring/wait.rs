@@ -15,13 +15,8 @@ use crate::driver::{DriverError, LoopOp};
 pub(super) const BATCH_WAIT_US: u32 = 500;
 /// Busy connections per completion waited for, and the most waited for.
 /// Waking when half of the busy connections have answered keeps the other
-/// half working at the server while the loop handles the first. Measured
-/// against MariaDB on the 2-core VM, 16 connections, alternating rounds:
-/// 1 in 2 instead of 1 in 4 took the client from 6.0-6.9 to 3.3-3.9 µs
-/// per query at `--pipeline=4` (89-105k qps instead of 76-87k) and from
-/// 8.8-11.8 to 7.3-8.0 µs at `--pipeline=1`; waiting for all of them
-/// (1 in 1) costs still less CPU but leaves the server idle in turns
-/// (qps 10-20% lower). Against the null server it makes no difference.
+/// half working at the server while the loop handles the first
+/// (docs/benchmarking.md#batch-waits).
 const CONNS_PER_WAKEUP: usize = 2;
 pub(super) const MAX_BATCH: usize = 32;
 

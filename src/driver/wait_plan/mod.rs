@@ -14,7 +14,7 @@
 //! - An unpinned loop holding one connection, one query in flight, to a
 //!   server that shares our cores over a unix socket and runs a thread per
 //!   connection waits on that socket, as sysbench's threads do
-//!   ([the figures](../../../docs/benchmarking.md#waits-on-the-socket)).
+//!   (docs/benchmarking.md#waits-on-the-socket).
 //! - A pinned loop spins (adaptively) when its core is its own: no server
 //!   may run on it, and against another host a core is left over for the
 //!   kernel's network work and the report thread; else it sleeps. What the
@@ -22,8 +22,7 @@
 //!   loops follow the built-in tests' rule.
 //! - An unpinned loop of a script's states whose servers run off our cores
 //!   looks briefly before it sleeps ([`WaitMode::Brief`],
-//!   [the figures](../../../docs/benchmarking.md#a-brief-look)); other
-//!   unpinned loops sleep.
+//!   docs/benchmarking.md#a-brief-look); other unpinned loops sleep.
 //!
 //! Files: `placement.rs`: where a server runs, looked up once per server.
 

@@ -133,8 +133,10 @@ struct UringLoop<'c> {
     arrival: Option<super::start_gate::ArrivalGuard>,
     /// Where answers are awaited: on the ring, or on each socket.
     answers: AnswerWait,
-    /// An exchange on a socket is under way (see `socket_waits`).
-    exchanging: bool,
+    /// Connections whose next exchange on their socket is due: the loop
+    /// runs them at its turn (see `socket_waits`), never from within
+    /// another exchange.
+    exchanges: Vec<usize>,
 }
 
 /// A loop's tasks and what each waits for.
@@ -251,7 +253,7 @@ impl<'c> UringLoop<'c> {
             deadline_ns: context.deadline_ns,
             arrival: None,
             answers: AnswerWait::Ring,
-            exchanging: false,
+            exchanges: Vec::new(),
         })
     }
 
@@ -260,6 +262,7 @@ impl<'c> UringLoop<'c> {
             self.advance(i)?;
         }
         self.run_tasks()?;
+        self.exchange_due()?;
         while self.live > 0 || self.tasks.live > 0 {
             self.wait()?;
             let mut completions = std::mem::take(&mut self.completions);
@@ -280,6 +283,7 @@ impl<'c> UringLoop<'c> {
             self.serve_arrivals()?;
             self.wake_tasks();
             self.run_tasks()?;
+            self.exchange_due()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
             self.now_ns = self.clock.now_ns();
             if self.wait_check.due(self.now_ns) {
@@ -304,7 +308,10 @@ impl<'c> UringLoop<'c> {
         }
         let on_socket = self.answers == AnswerWait::Socket;
         if on_socket && !conn.recv_pending && !conn.send_pending {
-            return self.exchange_on_socket(i);
+            if !self.exchanges.contains(&i) {
+                self.exchanges.push(i);
+            }
+            return Ok(());
         }
         let now = self.clock.now_ns();
         self.now_ns = now;
@@ -765,6 +772,71 @@ mod tests {
         let (result, counters) = run_fake(FakeReply::CloseAfter(5), 2, 1, 1_000);
         assert!(matches!(result, Err(DriverError::Lost { lost: Lost::Closed, .. })), "{result:?}");
         assert!(counters.events >= 5 && counters.events < 1_000, "{counters:?}");
+    }
+
+    /// Waiting on each socket: answers a byte at a time and rows larger
+    /// than the receive buffer are read whole, each loop's one connection
+    /// at a time, as on the ring.
+    #[test]
+    fn answers_awaited_on_the_socket_come_whole() {
+        if probe().is_err() {
+            return;
+        }
+        let (result, counters, spun) = run_fake_waiting(FakeReply::Trickle, 1, 1, 200, WaitMode::OnSocket);
+        result.unwrap();
+        assert_eq!((counters.events, counters.others), (200, 200));
+        assert_eq!(spun, Duration::ZERO, "a socket wait never spins");
+        let (result, counters, _) = run_fake_waiting(FakeReply::Big, 1, 1, 20, WaitMode::OnSocket);
+        result.unwrap();
+        assert_eq!((counters.events, counters.reads), (20, 20));
+    }
+
+    #[test]
+    fn a_connection_closed_under_a_socket_wait_is_lost() {
+        if probe().is_err() {
+            return;
+        }
+        let (result, counters, _) = run_fake_waiting(FakeReply::CloseAfter(5), 1, 1, 1_000, WaitMode::OnSocket);
+        assert!(matches!(result, Err(DriverError::Lost { lost: Lost::Closed, .. })), "{result:?}");
+        assert_eq!(counters.events, 5, "{counters:?}");
+    }
+
+    /// The transcript of a socket wait, as the server sees it: each query
+    /// sent whole once its answer is in (never two in flight), then a
+    /// COM_QUIT on the same socket, and the socket closed.
+    #[test]
+    fn a_socket_wait_says_goodbye_on_its_socket() {
+        use std::io::{Read, Write};
+        if probe().is_err() {
+            return;
+        }
+        let context = test_context(1, Some(3));
+        let (plan, mut server) = socket_pair_plans(1, 1).pop().unwrap();
+        let transcript = std::thread::spawn(move || {
+            let mut commands = Vec::new();
+            let mut header = [0u8; 4];
+            while server.read_exact(&mut header).is_ok() {
+                let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+                let mut body = vec![0; len];
+                server.read_exact(&mut body).unwrap();
+                commands.push(body[0]);
+                server.set_nonblocking(true).unwrap();
+                let mut early = [0u8; 1];
+                let pipelined = server.read(&mut early).is_ok_and(|n| n > 0);
+                server.set_nonblocking(false).unwrap();
+                assert!(!pipelined, "a second command came before the answer");
+                if body[0] == 0x01 {
+                    continue;
+                }
+                let mut out = Vec::new();
+                answer(FakeReply::Trickle, &mut out);
+                server.write_all(&out).unwrap();
+            }
+            commands
+        });
+        let result = run_uring_loop(0, vec![plan], Vec::new(), &context, WaitMode::OnSocket, None);
+        result.unwrap();
+        assert_eq!(transcript.join().unwrap(), [0x03, 0x03, 0x03, 0x01], "three COM_QUERY, then COM_QUIT");
     }
 
     #[test]

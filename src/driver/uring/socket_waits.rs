@@ -3,8 +3,10 @@
 //! thread-per-connection server on this host's cores:
 //! the command goes out with `send`, and the answer is read with `recv`,
 //! waiting in `poll` when it is not there yet, as libmysqlclient does for
-//! sysbench. The ring is not used for these exchanges (a COM_QUIT still
-//! goes through it).
+//! sysbench. The ring is not used for these exchanges, nor for the
+//! COM_QUIT at the end. The loop runs the exchanges due at its turn
+//! ([`exchange_due`](UringLoop::exchange_due)), never from within another
+//! exchange or the ring's `advance`.
 //!
 //! Why: a unix socket wakes the thread that waits on it on the waker's
 //! core, so the server's thread finds the next query waiting instead of
@@ -51,27 +53,57 @@ enum Readiness {
     Room,
 }
 
+/// Exchanges a loop runs in one turn before it looks at its ring, its
+/// arrivals and the collector again (a server that drops every connection
+/// sends the loop through reconnections without end).
+const EXCHANGES_PER_TURN: usize = 64;
+
 impl UringLoop<'_> {
+    /// Runs the exchanges that are due, and the tasks they answer, whose
+    /// next calls are due in turn, up to [`EXCHANGES_PER_TURN`]; the rest
+    /// at the loop's next turn, which does not sleep while some are due.
+    pub(super) fn exchange_due(&mut self) -> Result<(), DriverError> {
+        let mut ran = 0;
+        while ran < EXCHANGES_PER_TURN && !self.exchanges.is_empty() {
+            let i = self.exchanges.remove(0);
+            self.exchange_until_answered(i)?;
+            ran += 1;
+            if self.exchanges.is_empty() {
+                self.run_tasks()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A connection done on its socket says goodbye there (COM_QUIT, a few
+    /// bytes a socket's buffer always has room for: sent without waiting,
+    /// and a failure leaves without a goodbye, as the ring's does).
+    pub(super) fn quit_on_socket(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        let fd = conn.raw_fd();
+        let mut sent = 0;
+        while let Some(rest) = conn.filling.get(sent..).filter(|r| !r.is_empty()) {
+            // SAFETY: `rest` is valid for `rest.len()` bytes of reads.
+            let n =
+                unsafe { libc::send(fd, rest.as_ptr().cast(), rest.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            if n <= 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            if n <= 0 {
+                break;
+            }
+            sent += n as usize;
+        }
+        conn.filling.clear();
+        self.end_after_quit(i)
+    }
+
     /// Sends connection `i`'s next commands and reads their answers on its
     /// socket until its session awaits nothing more: a task's call is
     /// answered, a built-in test's connection is done or waits for its
-    /// `--rate` arrival.
-    pub(super) fn exchange_on_socket(&mut self, i: usize) -> Result<(), DriverError> {
-        if self.exchanging {
-            // Reached from within an exchange (a connection opened again
-            // after a loss goes on at once): it goes on at the loop's next
-            // turn instead, so that a server that drops every connection
-            // cannot deepen the stack without end.
-            self.waiting.push(i);
-            return Ok(());
-        }
-        self.exchanging = true;
-        let exchanged = self.exchange_until_answered(i);
-        self.exchanging = false;
-        exchanged
-    }
-
-    /// [`exchange_on_socket`](Self::exchange_on_socket)'s work.
+    /// `--rate` arrival. A connection opened again after a loss goes on at
+    /// the loop's next turn (`advance` queues it), so that a server that
+    /// drops every connection cannot deepen the stack.
     fn exchange_until_answered(&mut self, i: usize) -> Result<(), DriverError> {
         loop {
             let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };

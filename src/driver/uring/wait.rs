@@ -27,7 +27,7 @@ impl UringLoop<'_> {
     /// last (which found the work), less the gaps in which it was seen off
     /// its core. It stops at once for `--rate` arrivals to serve.
     pub(super) fn wait(&mut self) -> Result<(), DriverError> {
-        if !self.tasks.yielded.is_empty() {
+        if !self.tasks.yielded.is_empty() || !self.exchanges.is_empty() {
             return self.look_once();
         }
         if self.spinner.never_spins() {

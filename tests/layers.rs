@@ -312,8 +312,8 @@ fn type_definitions_are_found() {
     assert_eq!(names, ["A", "B", "C", "D", "E"]);
 }
 
-/// The module path of a file of src/: `["driver", "uring", "uring_tasks"]`
-/// for `driver/uring/uring_tasks.rs`, `["driver", "uring"]` for
+/// The module path of a file of src/: `["driver", "uring", "tasks"]`
+/// for `driver/uring/tasks.rs`, `["driver", "uring"]` for
 /// `driver/uring/mod.rs`, `[]` for lib.rs.
 fn module_path(file: &Path) -> Vec<String> {
     let mut parts: Vec<String> = file.iter().map(|p| p.to_str().unwrap().to_owned()).collect();

@@ -15,7 +15,7 @@ use wirebench::client::{Connection, Endpoint};
 use wirebench::driver::{
     spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, Redial, RunControl, Session, StdSocket,
 };
-use wirebench::driver::{AnswerWait, IgnoreErrors, IoBackend, PollMode};
+use wirebench::driver::{IgnoreErrors, IoBackend, LoopWait, WaitMode};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::{Collector, Counters, StatsBoard};
 use wirebench::workload::{CommandSink, Script, Step, WorkloadError};
@@ -244,7 +244,7 @@ struct Shape {
     pipeline: usize,
     events: Option<u64>,
     ignore: IgnoreErrors,
-    poll: PollMode,
+    poll: WaitMode,
     /// Whether connections prepare `SELECT ?` (statement 0).
     prepare: bool,
     /// Whether connections run with autocommit off, as a transactional
@@ -261,7 +261,7 @@ impl Shape {
             pipeline: 1,
             events: Some(events),
             ignore: IgnoreErrors::List(vec![]),
-            poll: PollMode::Sleep,
+            poll: WaitMode::Sleep,
             prepare: false,
             autocommit_off: false,
         }
@@ -276,9 +276,13 @@ async fn plans(
     answers: AnswerWait,
     script: &dyn Fn(usize) -> Box<dyn Script>,
 ) -> Vec<LoopPlan> {
-    let count = if answers == AnswerWait::Socket { shape.connections } else { shape.loops };
+    let (count, mode) = match answers {
+        AnswerWait::Socket => (shape.connections, WaitMode::OnSocket),
+        AnswerWait::Ring => (shape.loops, shape.poll),
+    };
+    let wait = LoopWait::asked(mode);
     let mut loops: Vec<LoopPlan> =
-        (0..count).map(|_| LoopPlan { cpu: None, connections: Vec::new(), poll: shape.poll, answers }).collect();
+        (0..count).map(|_| LoopPlan { cpu: None, connections: Vec::new(), wait: wait.clone() }).collect();
     for i in 0..shape.connections {
         let options = server.options(shape.endpoint.clone());
         let mut conn = Connection::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
@@ -308,6 +312,14 @@ async fn plans(
         });
     }
     loops
+}
+
+/// Where a loop awaits answers: on its ring (as its `poll` says), or on
+/// each socket (`WaitMode::OnSocket`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AnswerWait {
+    Ring,
+    Socket,
 }
 
 /// A backend, and where its loops await answers.
@@ -413,7 +425,7 @@ async fn every_poll_mode_completes() {
     };
     let backend = Way(uring, AnswerWait::Ring);
     const EVENTS: u64 = 1_000;
-    for poll in [PollMode::Sleep, PollMode::Adaptive, PollMode::Spin] {
+    for poll in [WaitMode::Sleep, WaitMode::Adaptive, WaitMode::Spin] {
         let mut shape = Shape::new(server.tcp(), EVENTS);
         shape.poll = poll;
         shape.pipeline = 2;

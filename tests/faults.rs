@@ -546,8 +546,8 @@ mod in_memory {
 
     use wirebench::client::{ConnectOptions, Endpoint};
     use wirebench::driver::{
-        spawn_loops, AnswerWait, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, IoBackend, LoopContext, LoopPlan,
-        Lost, PollMode, Redial, RunControl, Session, StdSocket,
+        spawn_loops, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, IoBackend, LoopContext, LoopPlan, LoopWait,
+        Lost, Redial, RunControl, Session, StdSocket, WaitMode,
     };
     use wirebench::rand::{RandConfig, RandParams, Rng};
     use wirebench::stats::StatsBoard;
@@ -600,13 +600,13 @@ mod in_memory {
         let _ = stream.flush();
     }
 
-    /// epoll; io_uring waiting on its ring, and waiting on each socket
-    /// (a loop per connection, as the run plans it).
-    fn backends() -> Vec<(Backend, AnswerWait)> {
-        let mut backends = vec![(Backend::Tokio, AnswerWait::Ring)];
+    /// epoll; io_uring waiting on its ring (sleeping), and waiting on each
+    /// socket (a loop per connection, as the run plans it).
+    fn backends() -> Vec<(Backend, WaitMode)> {
+        let mut backends = vec![(Backend::Tokio, WaitMode::Sleep)];
         if Backend::resolve(IoBackend::Uring).is_ok() {
-            backends.push((Backend::Uring, AnswerWait::Ring));
-            backends.push((Backend::Uring, AnswerWait::Socket));
+            backends.push((Backend::Uring, WaitMode::Sleep));
+            backends.push((Backend::Uring, WaitMode::OnSocket));
         }
         backends
     }
@@ -616,7 +616,7 @@ mod in_memory {
     /// `deadline_ms` and a cut at `cut_ms`; the loops' result, the run's
     /// control and how long the loops took.
     fn run(
-        (backend, answers): (Backend, AnswerWait),
+        (backend, wait): (Backend, WaitMode),
         fake: Fake,
         sql: &'static [u8],
         limits: (Option<Duration>, Option<Duration>),
@@ -626,7 +626,7 @@ mod in_memory {
         let connections = 2;
         // On the ring, one loop drives both; waiting on each socket, a
         // loop each.
-        let per_loop = if answers == AnswerWait::Socket { 1 } else { connections };
+        let per_loop = if wait == WaitMode::OnSocket { 1 } else { connections };
         let loops = connections / per_loop;
         let context = LoopContext {
             board: StatsBoard::new(&vec![per_loop; loops]),
@@ -650,7 +650,7 @@ mod in_memory {
             let mut options = ConnectOptions::new(Endpoint::unix("fake"), "u", "p");
             (options.read_timeout, options.write_timeout) = limits;
             if plans.len() < loops && i % per_loop == 0 {
-                plans.push(LoopPlan { cpu: None, connections: Vec::new(), poll: PollMode::Sleep, answers });
+                plans.push(LoopPlan { cpu: None, connections: Vec::new(), wait: LoopWait::asked(wait) });
             }
             let plan = plans.last_mut().expect("a loop for the connection");
             plan.connections.push(ConnPlan {

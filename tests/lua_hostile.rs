@@ -6,7 +6,7 @@
 //! bounded memory, and prints no raw control byte. Each case runs over
 //! TCP on both backends, and over a unix socket, where a script state alone
 //! on its loop awaits its answers on the socket itself
-//! (`driver::AnswerWait::Socket`): the server here is this process, on
+//! (`driver::WaitMode::OnSocket`): the server here is this process, on
 //! the run's cores.
 
 mod common;
@@ -179,7 +179,7 @@ fn on_each_backend(how: Misbehaviour, extra: &[&str], check: impl Fn(&Ran)) {
         args.extend([io, "--verbosity=4"]);
         let ran = run(how, &args, unix);
         assert_contained(&ran, how);
-        let on_socket = ran.stderr.contains("2 event loops wait for each answer on their connection's socket");
+        let on_socket = ran.stderr.matches("waits for each answer on its connection's socket").count() == 2;
         assert_eq!(on_socket, unix && io_uring(), "{how:?} {io} unix={unix}: {}", ran.stderr);
         check(&ran);
     }

@@ -5,10 +5,8 @@
 //! use, but other work may still run there (a build, another benchmark).
 //! A spinning loop then gets only its fair share of the core, and an
 //! answer that comes while the other task has its turn waits out that
-//! turn: measured on the 2-core VM with builds on the loop's core, one
-//! connection to a server answering in 200 µs took 2.8 ms on average
-//! spinning against 0.7 ms sleeping, since a sleeping loop woken by its
-//! answer preempts the other task at once.
+//! turn, where a sleeping loop woken by its answer preempts the other task
+//! at once (docs/benchmarking.md#the-busy-core-watch).
 //!
 //! The sign is the loop thread's own run delay: time it was ready to run
 //! while another task had its core (`/proc/thread-self/schedstat`, the
@@ -116,16 +114,16 @@ impl CorePhase {
 /// One loop thread's watch of its core. Made on that thread: the files it
 /// reads are the thread's own.
 #[derive(Debug)]
-pub(super) struct CoreWatch {
+pub(super) struct BusyCore {
     schedstat: Option<File>,
     watch: CorePhase,
 }
 
-impl CoreWatch {
+impl BusyCore {
     pub(super) fn new(now: Instant) -> Self {
         let schedstat = File::open("/proc/thread-self/schedstat").ok();
         let watch = CorePhase::start(now, denied(schedstat.as_ref()));
-        CoreWatch { schedstat, watch }
+        BusyCore { schedstat, watch }
     }
 
     /// Whether the loop may spin now; looks at its run delay when a look
@@ -262,7 +260,7 @@ mod tests {
         let file = File::open("/proc/thread-self/schedstat").ok();
         let (start, before) = (Instant::now(), denied(file.as_ref()));
         assert!(before.run_delay_ns.is_some(), "{before:?}");
-        let mut watch = CoreWatch::new(start);
+        let mut watch = BusyCore::new(start);
         assert!(watch.may_spin(start), "the first window is a probe");
         while start.elapsed() < 10 * WINDOW {
             std::hint::spin_loop();

@@ -80,10 +80,8 @@ struct SchedAttr {
 /// Asks the kernel (EEVDF, Linux 6.12) to give the calling thread short
 /// time slices. An answer that wakes a sleeping loop then preempts
 /// whatever else runs on its core at once, instead of waiting for that
-/// task's slice to end (1.4 ms on the 2-core VM): measured there with
-/// builds on the loop's core, one connection to a server answering in
-/// 200 µs, 0.72 ms on average instead of 0.86 ms, p99 8 ms instead of 10.
-/// A loop's share of its core does not change (that is its weight, its
+/// task's slice to end (docs/benchmarking.md#short-time-slices). A
+/// loop's share of its core does not change (that is its weight, its
 /// nice value, which is kept), only how soon it gets its turn. Only a
 /// thread of the normal policy is touched (not one `chrt` made real-time
 /// or idle); an older kernel ignores the request, and a refusal changes

@@ -68,9 +68,7 @@ pub enum IoBackend {
 /// `--poll`: what an engine thread does with nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PollMode {
-    /// Adaptive on a core the loop has to itself, else sleep
-    /// (`driver::choose_polling` decides, per loop); a script's unpinned
-    /// loops with their server elsewhere look briefly ([`PollMode::Brief`]).
+    /// Per loop, as the wait plan decides (`driver::plan_wait`).
     #[default]
     Auto,
     /// Block in the kernel.
@@ -79,13 +77,4 @@ pub enum PollMode {
     Adaptive,
     /// Never block (burns the CPU, lowest latency).
     Spin,
-    /// Look for answers until [`BRIEF_SPIN`](super::spin::BRIEF_SPIN)
-    /// (about what a sleep and its wake-up cost the loop's own thread) has
-    /// passed since the wait began, sending what is queued included, then
-    /// block: after a send that is mostly a single look. Not a `--poll`
-    /// value, but what `auto` gives a script's loop that is not pinned
-    /// (its core may be another loop's) while its server runs elsewhere or
-    /// on cores of its own: answers that came in while it sent are taken
-    /// without a sleep; a miss costs one system call more than a sleep.
-    Brief,
 }

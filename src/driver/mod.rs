@@ -30,9 +30,10 @@
 //!   `--rate-stages`' target over time; `shard_split.rs`: `--shard=I/N`'s part of the totals.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
-//! - `cpus.rs`: the cores a loop may be pinned to; `polling.rs`: which
-//!   loops spin; `spin.rs`: how long a loop spins; `busy_core.rs`: whether
-//!   another task wants its core.
+//! - `wait_plan/`: how each loop waits (the one place that decides), from
+//!   where its servers run; `spin.rs`: how long a loop spins;
+//!   `busy_core.rs`: whether another task wants its core; `cpus.rs`: the
+//!   cores a loop may be pinned to.
 
 mod arrivals;
 mod budget;
@@ -43,7 +44,6 @@ mod cpus;
 pub(crate) mod dry;
 mod engine_options;
 mod fiber_task;
-mod polling;
 mod rate_stages;
 mod redial;
 mod session;
@@ -52,6 +52,7 @@ mod spin;
 mod start_gate;
 mod tokio_backend;
 mod uring;
+mod wait_plan;
 mod waits;
 
 use std::fmt;
@@ -74,7 +75,6 @@ pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
-pub(crate) use polling::{choose_polling, server_shares_our_cores, socket_waits_by_server, PollChoice};
 pub use rate_stages::{RateStages, Stage, StagesError};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
@@ -82,8 +82,9 @@ pub use session::Session;
 pub(crate) use session::{RefusedCommand, SessionError};
 pub(crate) use shard_split::Shard;
 pub(crate) use start_gate::{StartGate, Started};
-pub use uring::AnswerWait;
 pub(crate) use uring::UringUnavailable;
+pub(crate) use wait_plan::{plan_wait, LoopRuns, LoopSite, ServerPlacement, ServerPlacements, WaitRequest};
+pub use wait_plan::{LoopWait, WaitMode, WaitReason};
 pub(crate) use waits::Stalls;
 
 use crate::client::{Endpoint, Stream};
@@ -167,23 +168,21 @@ impl AsRawFd for StdSocket {
 }
 
 /// The connections one loop drives, the core it is pinned to, and what it
-/// does with nothing to do ([`choose_polling`] resolves `Auto`).
+/// does with nothing to do.
 pub struct LoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<ConnPlan>,
-    pub poll: PollMode,
-    /// Where the connections' answers are awaited (io_uring only).
-    pub answers: AnswerWait,
+    /// How it waits for answers ([`plan_wait`]).
+    pub wait: LoopWait,
 }
 
-/// The tasks one loop runs (a script's states; see [`task`]), the core it
+/// The tasks one loop runs (a script's states; see [`fiber_task`]), the core it
 /// is pinned to, and what it does with nothing to do.
 pub struct TaskLoopPlan {
     pub cpu: Option<usize>,
     pub tasks: Vec<TaskMaker>,
-    pub poll: PollMode,
-    /// Where the tasks' answers are awaited (io_uring only).
-    pub answers: AnswerWait,
+    /// How it waits for answers ([`plan_wait`]).
+    pub wait: LoopWait,
 }
 
 /// What the loops spent, each adding its share as it ends: their threads'
@@ -191,9 +190,9 @@ pub struct TaskLoopPlan {
 #[derive(Debug, Default)]
 pub struct LoopUsage {
     cpu_ns: AtomicU64,
-    polling_ns: AtomicU64,
+    spinning_ns: AtomicU64,
     /// Loops that spun at all (adaptive, spin, or a script's brief looks).
-    polling_loops: AtomicUsize,
+    spinning_loops: AtomicUsize,
 }
 
 impl LoopUsage {
@@ -204,23 +203,23 @@ impl LoopUsage {
 
     /// Time spent spinning for completions: a loop that spins owns its
     /// core, so this is CPU time too, spent waiting rather than working.
-    pub fn polling(&self) -> Duration {
-        Duration::from_nanos(self.polling_ns.load(Ordering::Relaxed))
+    pub fn spinning(&self) -> Duration {
+        Duration::from_nanos(self.spinning_ns.load(Ordering::Relaxed))
     }
 
     /// Whether any loop spun.
-    pub fn polled(&self) -> bool {
-        self.polling_loops.load(Ordering::Relaxed) > 0
+    pub fn spun(&self) -> bool {
+        self.spinning_loops.load(Ordering::Relaxed) > 0
     }
 
     fn add_cpu(&self, spent: Duration) {
         self.cpu_ns.fetch_add(spent.as_nanos() as u64, Ordering::Relaxed);
     }
 
-    /// A spinning loop's polling time, once, as it ends.
-    fn add_polling(&self, spun: Duration) {
-        self.polling_ns.fetch_add(spun.as_nanos() as u64, Ordering::Relaxed);
-        self.polling_loops.fetch_add(1, Ordering::Relaxed);
+    /// A spinning loop's time spinning, once, as it ends.
+    fn add_spinning(&self, spun: Duration) {
+        self.spinning_ns.fetch_add(spun.as_nanos() as u64, Ordering::Relaxed);
+        self.spinning_loops.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -234,7 +233,7 @@ fn thread_cpu_time() -> Option<Duration> {
 
 /// Counts loop threads that have ended, and wakes whoever waits for them:
 /// the report thread sleeps until a loop ends or its next report is due,
-/// instead of polling (a wake-up costs more than it looks on a VM). An
+/// instead of looking again and again (a wake-up costs more than it looks). An
 /// [`alert`](Finished::alert) wakes it too, for a stop from outside (a
 /// signal).
 #[derive(Clone, Default)]
@@ -441,10 +440,10 @@ pub fn spawn_loops(
     backend: Backend,
     context: &LoopContext,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, (plan.poll, plan.answers))));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, waits), context| match backend {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.wait.mode)));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, wait), context| match backend {
         Backend::Tokio => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
-        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, waits, None),
+        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, wait, None),
     })
 }
 
@@ -457,13 +456,13 @@ pub fn spawn_task_loops(
     context: &LoopContext,
     gate: &Arc<StartGate>,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
-    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, (plan.poll, plan.answers), gate.clone())));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, waits, gate), context| {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.wait.mode, gate.clone())));
+    spawn_pinned("wirebench-loop", plans, context, move |index, (makers, wait, gate), context| {
         let tasks = makers.into_iter().map(|make| make()).collect();
         let arrival = start_gate::ArrivalGuard::new(gate);
         match backend {
             Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
-            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, waits, Some(arrival)),
+            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, wait, Some(arrival)),
         }
     })
 }
@@ -475,12 +474,12 @@ pub fn run_tasks(
     index: usize,
     tasks: Vec<TaskBody>,
     backend: Backend,
-    poll: PollMode,
+    wait: WaitMode,
     context: &LoopContext,
 ) -> Result<(), DriverError> {
     match backend {
         Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
-        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, (poll, AnswerWait::Ring), None),
+        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, wait, None),
     }
 }
 

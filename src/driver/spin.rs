@@ -1,23 +1,23 @@
-//! How long a loop spins for answers before it sleeps, wait by wait
-//! (`--poll`, resolved for the loop).
+//! How long a loop spins for answers before it sleeps, wait by wait, as
+//! its wait mode says (`wait_plan`).
 //!
 //! A loop that sleeps pays a wake-up per answer it waits for: at one
-//! connection, the whole of the client's added latency, and on a VM tens
-//! of microseconds. `adaptive` spins instead for as long as answers have
+//! connection, the whole of the client's added latency (tens of
+//! microseconds on a VM). `adaptive` spins instead for as long as answers have
 //! been taking, up to [`LONGEST_SPIN`]: its window starts at
 //! [`SHORTEST_SPIN`] and grows to a quarter more than the wait for an
 //! answer that came after it, so one connection to a server answering in
 //! 200 µs soon spins through each wait. Answers slower than the longest
 //! spin are not worth it: after [`SPIN_MISSES`] of them in a row the loop
 //! sleeps at once, until an answer comes within reach again. And it never
-//! spins while another task wants its core ([`CoreWatch`]): there a
+//! spins while another task wants its core ([`BusyCore`]): there a
 //! sleeping loop, woken by its answer, gets the core sooner than a
 //! spinning one gets its turn back.
 
 use std::time::{Duration, Instant};
 
-use super::busy_core::CoreWatch;
-use super::PollMode;
+use super::busy_core::BusyCore;
+use super::WaitMode;
 
 /// The window an adaptive loop starts with, and goes back to when answers
 /// are out of reach.
@@ -33,19 +33,10 @@ const SPIN_MISSES: u32 = 8;
 /// found nothing means the loop was off its core meanwhile (a look that
 /// finds nothing takes well under a microsecond, an interrupt a few).
 const PREEMPTED_GAP: Duration = Duration::from_micros(200);
-/// `Brief` polling: how long after its start a wait looks for answers
-/// before it sleeps, submitting what is queued included (which takes most
-/// of it after a send: then it is one look; the loop's polling line shows
-/// 4% of its CPU spinning, `adaptive` 48%). About what a sleep and its
-/// wake-up cost the loop's thread on the 2-core VM (a context switch each
-/// way); a look that misses costs one system call more than sleeping at
-/// once (the send, then the wait). Measured there with 16 states of
-/// oltp_point_select.lua on one loop and MariaDB on the other core (8
-/// alternating rounds beside sysbench): against sleeping at once, qps
-/// 1.04-1.21x sysbench's instead of 0.96-1.14x and client CPU per query
-/// 0.52-0.63x instead of 0.56-0.73x (lower in all eight rounds, qps
-/// higher in seven); 2 and 5 µs measured alike, 8 µs raised the client's
-/// CPU to 0.82x.
+/// `Brief`: how long after its start a wait looks for answers before it
+/// sleeps, sending what is queued included: about what a sleep and its
+/// wake-up cost the loop's thread, so a miss costs no more than it could
+/// save (docs/benchmarking.md#a-brief-look).
 pub(super) const BRIEF_SPIN: Duration = Duration::from_micros(3);
 /// `--poll=spin`: how long a spin goes on before the loop's other chores
 /// (answering the collector, looking at waits) get a turn.
@@ -54,43 +45,43 @@ const SPIN_ROUND: Duration = Duration::from_millis(1);
 /// A loop's spinning policy.
 #[derive(Debug)]
 pub(super) struct Spinner {
-    mode: PollMode,
+    mode: WaitMode,
     /// `adaptive`: how long the next spin may last.
     window: Duration,
     /// `adaptive`: answers in a row that came after [`LONGEST_SPIN`]
     /// (at most [`SPIN_MISSES`]).
     misses: u32,
     /// `adaptive`: whether others want the core.
-    core: Option<CoreWatch>,
+    core: Option<BusyCore>,
 }
 
 impl Spinner {
     /// Made on the loop's thread, whose core it watches.
-    pub(super) fn new(mode: PollMode) -> Self {
-        let core = (mode == PollMode::Adaptive).then(|| CoreWatch::new(Instant::now()));
+    pub(super) fn new(mode: WaitMode) -> Self {
+        let core = (mode == WaitMode::Adaptive).then(|| BusyCore::new(Instant::now()));
         Spinner { mode, window: SHORTEST_SPIN, misses: 0, core }
     }
 
     /// Whether every wait sleeps (no clock is read for the spinner then).
     #[inline]
     pub(super) fn never_spins(&self) -> bool {
-        matches!(self.mode, PollMode::Sleep | PollMode::Auto)
+        matches!(self.mode, WaitMode::Sleep | WaitMode::OnSocket)
     }
 
     /// Whether a spin that finds nothing goes on spinning instead of sleeping.
     #[inline]
     pub(super) fn never_sleeps(&self) -> bool {
-        self.mode == PollMode::Spin
+        self.mode == WaitMode::Spin
     }
 
     /// How long the wait starting at `now` may spin; `None`: it sleeps at once.
     #[inline]
     pub(super) fn spin_for(&mut self, now: Instant) -> Option<Duration> {
         match self.mode {
-            PollMode::Sleep | PollMode::Auto => None,
-            PollMode::Spin => Some(SPIN_ROUND),
-            PollMode::Brief => Some(BRIEF_SPIN),
-            PollMode::Adaptive => {
+            WaitMode::Sleep | WaitMode::OnSocket => None,
+            WaitMode::Spin => Some(SPIN_ROUND),
+            WaitMode::Brief => Some(BRIEF_SPIN),
+            WaitMode::Adaptive => {
                 let quiet = self.core.as_mut().map_or(true, |core| core.may_spin(now));
                 (quiet && self.misses < SPIN_MISSES).then_some(self.window)
             }
@@ -121,7 +112,7 @@ impl Spinner {
     /// ended `waited` after it began: the window grows to reach such an
     /// answer, or, when it is out of reach, the miss counts.
     pub(super) fn answered_after(&mut self, waited: Duration) {
-        if self.mode != PollMode::Adaptive {
+        if self.mode != WaitMode::Adaptive {
             return;
         }
         if waited <= LONGEST_SPIN {
@@ -144,7 +135,7 @@ mod tests {
 
     /// An adaptive spinner that does not watch its core.
     fn adaptive() -> Spinner {
-        Spinner { mode: PollMode::Adaptive, window: SHORTEST_SPIN, misses: 0, core: None }
+        Spinner { mode: WaitMode::Adaptive, window: SHORTEST_SPIN, misses: 0, core: None }
     }
 
     #[test]
@@ -183,13 +174,13 @@ mod tests {
     #[test]
     fn a_spin_off_its_core_stops_the_adaptive_spinning() {
         let now = Instant::now();
-        let mut spinner = Spinner::new(PollMode::Adaptive);
+        let mut spinner = Spinner::new(WaitMode::Adaptive);
         assert!(spinner.spin_for(now).is_some());
         assert!(!spinner.lost_core(now, now + PREEMPTED_GAP - US));
         assert!(spinner.spin_for(now + PREEMPTED_GAP).is_some());
         assert!(spinner.lost_core(now, now + PREEMPTED_GAP));
         assert_eq!(spinner.spin_for(now + PREEMPTED_GAP), None, "held back");
-        let mut spin = Spinner::new(PollMode::Spin);
+        let mut spin = Spinner::new(WaitMode::Spin);
         assert!(spin.lost_core(now, now + PREEMPTED_GAP));
         assert!(spin.spin_for(now + PREEMPTED_GAP).is_some(), "--poll=spin spins on");
     }
@@ -197,15 +188,15 @@ mod tests {
     #[test]
     fn sleep_and_spin_are_obeyed_as_given() {
         let now = Instant::now();
-        let mut sleep = Spinner::new(PollMode::Sleep);
+        let mut sleep = Spinner::new(WaitMode::Sleep);
         assert!(sleep.never_spins() && sleep.spin_for(now).is_none() && sleep.core.is_none());
-        let mut spin = Spinner::new(PollMode::Spin);
+        let mut spin = Spinner::new(WaitMode::Spin);
         for _ in 0..SPIN_MISSES + 1 {
             spin.answered_after(5 * LONGEST_SPIN);
         }
         assert_eq!(spin.spin_for(now), Some(SPIN_ROUND));
         assert!(spin.never_sleeps() && spin.core.is_none(), "--poll=spin spins whatever its core runs");
-        assert!(Spinner::new(PollMode::Adaptive).core.is_some());
+        assert!(Spinner::new(WaitMode::Adaptive).core.is_some());
     }
 
     /// A brief spin keeps its few microseconds whatever the answers take:
@@ -214,7 +205,7 @@ mod tests {
     #[test]
     fn a_brief_spin_stays_brief() {
         let now = Instant::now();
-        let mut brief = Spinner::new(PollMode::Brief);
+        let mut brief = Spinner::new(WaitMode::Brief);
         assert!(!brief.never_spins() && !brief.never_sleeps() && brief.core.is_none());
         assert_eq!(brief.spin_for(now), Some(BRIEF_SPIN));
         brief.answered_after(240 * US);

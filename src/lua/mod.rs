@@ -161,9 +161,10 @@ pub struct ScriptEnv {
     /// The most bytes one answer to a script's call may keep
     /// (`--lua-result-limit`).
     pub result_limit: usize,
-    /// The event loops' backend and how they wait (`--io`, `--poll`).
+    /// The event loops' backend (`--io`), and how the loop of a command
+    /// other than `run` (and `init()`) waits (`driver::plan_wait`).
     pub backend: crate::driver::Backend,
-    pub poll: crate::driver::PollMode,
+    pub command_wait: crate::driver::WaitMode,
     /// The counts `init()` made (its queries, its `sb_counter_inc`), which
     /// the first state to run takes: sysbench counts them in thread 0's
     /// counters, so its reports show them.

@@ -122,7 +122,7 @@ pub fn run_here(env: &ScriptEnv, bodies: Vec<TaskBody>) -> Result<(), ScriptErro
         finished: Default::default(),
         usage: Default::default(),
     };
-    match driver::run_tasks(0, bodies, env.backend, env.poll, &context) {
+    match driver::run_tasks(0, bodies, env.backend, env.command_wait, &context) {
         Ok(()) => Ok(()),
         Err(DriverError::Script(error)) => Err(match error.downcast::<ScriptError>() {
             Ok(error) => *error,

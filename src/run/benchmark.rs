@@ -17,7 +17,7 @@ use super::shard_plan::{say_started, wait_for_start, ShardThreads};
 use super::supervise::{secs_to_ns, supervise, ReportSchedule};
 use super::{RunError, RunOutcome};
 use crate::cli::{Bench, GeneralOptions, Personality};
-use crate::driver::{self, Arrival, Backend, Clock, LoopContext, LoopUsage, PollChoice, PollMode, RunControl, Stalls};
+use crate::driver::{self, Arrival, Backend, Clock, LoopContext, LoopUsage, PollMode, RunControl, Stalls};
 use crate::lua::ReportHooks;
 use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
@@ -64,8 +64,8 @@ pub(super) fn run_benchmark(
     sink.clock_started(sessions.server_version(), late);
     let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
     let handles = match plans {
-        Loops::Net(mut plans) => {
-            say_polling(&driver::choose_polling(&mut plans, backend, bench.engine.poll));
+        Loops::Net(plans) => {
+            say_waits(plans.iter().map(|plan| (plan.cpu, &plan.wait)));
             driver::spawn_loops(plans, backend, &context)
         }
         Loops::Dry(plans) => driver::dry::spawn_dry_loops(plans, &context),
@@ -88,11 +88,11 @@ pub(super) struct Threads<E> {
     pub(super) server: Option<ServerSampling>,
 }
 
-/// At `--verbosity=4` or more, on stderr: how each loop waits, and why
-/// (see `driver::choose_polling`).
-fn say_polling(choices: &[PollChoice]) {
-    for choice in choices {
-        say_engine_choice(choice);
+/// At `--verbosity=4` or more, on stderr: how each loop (on its core, if
+/// pinned) waits, and why (see `driver::plan_wait`).
+pub(super) fn say_waits<'w>(loops: impl Iterator<Item = (Option<usize>, &'w driver::LoopWait)>) {
+    for (index, (cpu, wait)) in loops.enumerate() {
+        say_engine_choice(wait.describe(index, cpu));
     }
 }
 
@@ -319,8 +319,8 @@ fn final_report(
     if wirebench && !tolerated.is_empty() {
         additions += &ToleratedBlock { deviations: &tolerated }.to_string();
     }
-    if let Some(usage) = usage.filter(|u| u.polled() && wirebench) {
-        additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.polling() }.to_string();
+    if let Some(usage) = usage.filter(|u| u.spun() && wirebench) {
+        additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.spinning() }.to_string();
     }
     reports.print_final(end_ns, 0, &additions)?;
     let server = server_block(reports, loops_running)?;

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::benchmark::{
-    forced_shutdown_s, print_header, say_engine_choice, start_clock, start_threads, supervise_to_report,
-    unstarted_context, Threads,
+    forced_shutdown_s, print_header, say_waits, start_clock, start_threads, supervise_to_report, unstarted_context,
+    Threads,
 };
 use super::interrupt::Interrupts;
 use super::output::{alert_line, stderr_line, Output};
@@ -19,7 +19,10 @@ use super::shard_plan::{check_start_at, plan_shard, say_started, wait_for_start,
 use super::{print_banner, RunError, RunOutcome};
 use crate::cli::Bench;
 use crate::client::Endpoint;
-use crate::driver::{self, AnswerWait, Backend, PollMode, TaskLoopPlan};
+use crate::driver::{
+    self, plan_wait, Backend, LoopRuns, LoopSite, LoopWait, ServerPlacement, ServerPlacements, TaskLoopPlan, TaskMaker,
+    WaitRequest,
+};
 use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
 use crate::rand::{shard_seed, RandUnique, SharedUnique};
 
@@ -50,7 +53,10 @@ pub(super) fn execute_script(bench: &Bench, call: &ScriptCall) -> Result<RunOutc
             }
         }
         Some("run") => return run_script(&part, env, backend, &runtime, &interrupts),
-        Some(command) => lua::run_command(&env, command)?,
+        Some(command) => {
+            say_waits(std::iter::once((None, &command_wait(&part, backend))));
+            lua::run_command(&env, command)?
+        }
     }
     Ok(RunOutcome::Completed)
 }
@@ -99,13 +105,12 @@ fn refuse_engine_options(bench: &Bench, call: &ScriptCall) -> Result<(), RunErro
 /// `--cpus`, a loop pinned to each core given; with
 /// `--lua-thread-per-state`, a loop per state, as sysbench has a thread
 /// per state. By default, where the server shares this process's cores
-/// (`local`: on this host, not pinned apart), a loop per state, each waiting for
-/// its own answers so that the server gets the cores between them, as the
-/// built-in tests leave a local server its cores (up to
-/// [`LOCAL_LOOPS_PER_CORE`] loops a core: beyond, states share them, each
-/// loop's statistics taking about a megabyte); else (a server elsewhere or
-/// on cores of its own) a loop per core this process may use, its states
-/// side by side on it.
+/// (`local`), a loop per state, each waiting for its own answers so that
+/// the server gets the cores between them, as the built-in tests leave a
+/// local server its cores (up to [`LOCAL_LOOPS_PER_CORE`] loops a core:
+/// beyond, states share them, each loop's statistics taking about a
+/// megabyte); else (a server elsewhere or on cores of its own) a loop per
+/// core this process may use, its states side by side on it.
 fn script_loops(bench: &Bench, env: &ScriptEnv, local: bool) -> Vec<Option<usize>> {
     let threads = bench.general.threads.max(1) as usize;
     if env.call.thread_per_state {
@@ -121,102 +126,54 @@ fn script_loops(bench: &Bench, env: &ScriptEnv, local: bool) -> Vec<Option<usize
     vec![None; cores.min(threads)]
 }
 
-/// With a server on this host, at most this many loops a core: 16 states
-/// on 2 cores still get a loop each (measured best against MariaDB here),
-/// 256 states share 16 loops (each loop's statistics take about a
-/// megabyte: a loop each took 540-610 MiB at 256 states, sysbench 149).
+/// With a server on this host, at most this many loops a core: beyond,
+/// states share them (each loop's statistics take about a megabyte;
+/// docs/benchmarking.md#a-loop-per-state).
 const LOCAL_LOOPS_PER_CORE: usize = 8;
 
-/// Whether a server among `endpoints` (the script's states') shares this
-/// process's cores; each server is looked up once.
-fn servers_share_our_cores(endpoints: &[Endpoint]) -> bool {
-    let servers: std::collections::HashSet<_> = endpoints.iter().collect();
-    servers.into_iter().any(driver::server_shares_our_cores)
-}
-
-/// The loops' plans: state `tid` runs on loop `tid % loops`. With
-/// `--poll=auto`, a loop pinned to a core spins for answers only when its
-/// server is elsewhere (its core is then the loop's alone); the default
-/// unpinned loops (one a core) with their server elsewhere look briefly
-/// before they sleep ([`PollMode::Brief`]: no longer than a sleep costs);
-/// otherwise loops sleep (a loop per state for `--lua-thread-per-state`,
-/// as a built-in test's loops with a local server). A loop that holds one
-/// state whose server shares our cores over a unix socket awaits its
-/// answers on the socket, as sysbench does ([`state_endpoints`]).
+/// The loops' plans: state `tid` runs on loop `tid % loops`, each loop
+/// waiting as the wait plan says for its site (`driver::plan_wait`).
 fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec<TaskLoopPlan> {
     let endpoints: Vec<Endpoint> = state_endpoints(env).collect();
-    let remote = !servers_share_our_cores(&endpoints);
-    let cpus = script_loops(bench, env, !remote);
-    let mut plans: Vec<TaskLoopPlan> = cpus
-        .iter()
-        .map(|&cpu| {
-            let site = ScriptLoopSite { pinned: cpu.is_some(), remote, thread_per_state: env.call.thread_per_state };
-            let poll = script_loop_poll(bench.engine.poll, site, backend);
-            TaskLoopPlan { cpu, tasks: Vec::new(), poll, answers: AnswerWait::Ring }
-        })
-        .collect();
-    let count = plans.len().max(1);
+    let servers = ServerPlacements::look_up(endpoints.iter(), |_| None);
+    let our_cpus = driver::allowed_cpus();
+    let local = servers.all().any(|server| server.shares_cores(our_cpus.as_deref()));
+    let cpus = script_loops(bench, env, local);
+    let count = cpus.len().max(1);
+    let mut loops: Vec<(Vec<TaskMaker>, Vec<&ServerPlacement>)> = cpus.iter().map(|_| Default::default()).collect();
     for (tid, task) in lua::run_command_tasks(env).into_iter().enumerate() {
-        if let Some(plan) = plans.get_mut(tid % count) {
-            plan.tasks.push(task);
+        let Some((tasks, seen)) = loops.get_mut(tid % count) else { continue };
+        tasks.push(task);
+        let server = endpoints.get(tid).and_then(|endpoint| servers.get(endpoint));
+        if let Some(server) = server.filter(|server| !seen.iter().any(|s| std::ptr::eq(*s, *server))) {
+            seen.push(server);
         }
     }
-    let one_state_each = env.threads as usize <= count;
-    if !remote && one_state_each && bench.engine.poll == PollMode::Auto && backend == Backend::Uring {
-        let suits = driver::socket_waits_by_server(endpoints.iter().cloned());
-        for (endpoint, plan) in endpoints.iter().zip(&mut plans).filter(|(_, plan)| plan.cpu.is_none()) {
-            if suits.get(endpoint) == Some(&true) {
-                plan.answers = AnswerWait::Socket;
-            }
-        }
-    }
-    plans
+    let request = WaitRequest {
+        asked: bench.engine.poll,
+        backend,
+        pipeline: bench.engine.pipeline,
+        our_cpus: our_cpus.as_deref(),
+        loops: cpus.len(),
+    };
+    let runs = LoopRuns::ScriptStates { thread_per_state: env.call.thread_per_state };
+    let plans = cpus.into_iter().zip(loops).map(|(cpu, (tasks, servers))| {
+        let wait = plan_wait(&request, &LoopSite { cpu, connections: tasks.len(), runs, servers });
+        TaskLoopPlan { cpu, tasks, wait }
+    });
+    plans.collect()
 }
 
-/// What [`script_loop_poll`] looks at for one of a script's loops.
-#[derive(Debug, Clone, Copy)]
-struct ScriptLoopSite {
-    /// Pinned to a core (`--cpus`).
-    pinned: bool,
-    /// Its server runs elsewhere or on cores of its own.
-    remote: bool,
-    /// `--lua-thread-per-state`: a loop per state.
-    thread_per_state: bool,
-}
-
-/// How one of a script's loops waits for answers when `--poll` is `asked`
-/// ([`task_loop_plans`] says why).
-fn script_loop_poll(asked: PollMode, site: ScriptLoopSite, backend: Backend) -> PollMode {
-    let uring = backend == Backend::Uring;
-    match asked {
-        PollMode::Auto if site.pinned && site.remote && uring => PollMode::Adaptive,
-        PollMode::Auto if site.remote && uring && !site.thread_per_state => PollMode::Brief,
-        PollMode::Auto => PollMode::Sleep,
-        asked => asked,
-    }
-}
-
-/// At `--verbosity=4` or more, on stderr, as the built-in tests say how
-/// their loops wait: how many of the script's loops wait on their socket.
-fn say_socket_waits(loops: &[TaskLoopPlan]) {
-    let on_socket = loops.iter().filter(|l| l.answers == AnswerWait::Socket).count();
-    if on_socket > 0 {
-        say_engine_choice(format_args!(
-            "{on_socket} of the script's {} event loops wait for each answer on their connection's socket, as \
-             sysbench's threads do: the server shares this host's cores over a unix socket, a thread per connection",
-            loops.len()
-        ));
-    }
+/// How the loop of a script's command other than `run` (and its `init()`)
+/// waits.
+fn command_wait(bench: &Bench, backend: Backend) -> LoopWait {
+    let request =
+        WaitRequest { asked: bench.engine.poll, backend, pipeline: bench.engine.pipeline, our_cpus: None, loops: 1 };
+    plan_wait(&request, &LoopSite { cpu: None, connections: 1, runs: LoopRuns::ScriptCommand, servers: Vec::new() })
 }
 
 /// The server each of the script's states connects to, by the whole
-/// run's thread numbers. A loop holding one state (alone on it, with its
-/// server on this host's cores) awaits answers on its socket when the
-/// server suits (`driver::socket_waits_by_server`: a unix socket to a
-/// server that runs a thread per connection); the server's thread and ours
-/// then take turns on a core without sleeping between queries (see
-/// `driver::AnswerWait`); over TCP, or to an event-loop server, on the
-/// ring, which measured as well there and cost the client less.
+/// run's thread numbers.
 fn state_endpoints(env: &ScriptEnv) -> impl Iterator<Item = Endpoint> + '_ {
     (0..env.threads).map(|tid| (env.connect)(env.first_tid.saturating_add(tid)).endpoint)
 }
@@ -253,10 +210,7 @@ fn script_env(
         sql_used: Default::default(),
         result_limit: usize::try_from(call.result_limit).unwrap_or(usize::MAX),
         backend,
-        poll: match part.engine.poll {
-            PollMode::Auto => PollMode::Sleep,
-            asked => asked,
-        },
+        command_wait: command_wait(part, backend).mode,
         init_counts: Default::default(),
     })
 }
@@ -280,7 +234,7 @@ fn run_script(
     let plan = ThreadsPlan::init(env)?;
     print_header(bench, forced_shutdown_s)?;
     let loops = task_loop_plans(bench, plan.env(), backend);
-    say_socket_waits(&loops);
+    say_waits(loops.iter().map(|plan| (plan.cpu, &plan.wait)));
     let per_loop: Vec<usize> = loops.iter().map(|l| l.tasks.len().max(1)).collect();
     let shard_seed = shard_seed(seed(bench), bench.general.shard.index());
     let mut context = unstarted_context(bench, &per_loop, shard_seed, &[]);
@@ -330,31 +284,4 @@ fn script_digest(env: &ScriptEnv) -> String {
         }
     }
     format!("{hash:016x}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn site(pinned: bool, remote: bool, thread_per_state: bool) -> ScriptLoopSite {
-        ScriptLoopSite { pinned, remote, thread_per_state }
-    }
-
-    #[test]
-    fn a_scripts_loops_wait_as_their_site_suits() {
-        let (auto, uring, tokio) = (PollMode::Auto, Backend::Uring, Backend::Tokio);
-        assert_eq!(
-            script_loop_poll(auto, site(true, true, false), uring),
-            PollMode::Adaptive,
-            "--cpus, server elsewhere"
-        );
-        assert_eq!(script_loop_poll(auto, site(false, true, false), uring), PollMode::Brief, "the default loops");
-        assert_eq!(script_loop_poll(auto, site(false, true, true), uring), PollMode::Sleep, "a loop per state");
-        assert_eq!(script_loop_poll(auto, site(false, false, false), uring), PollMode::Sleep, "a local server");
-        assert_eq!(script_loop_poll(auto, site(true, false, false), uring), PollMode::Sleep, "pinned, server here");
-        assert_eq!(script_loop_poll(auto, site(false, true, false), tokio), PollMode::Sleep, "epoll waits");
-        for asked in [PollMode::Sleep, PollMode::Adaptive, PollMode::Spin] {
-            assert_eq!(script_loop_poll(asked, site(false, true, false), uring), asked, "--poll as asked");
-        }
-    }
 }

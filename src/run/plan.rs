@@ -15,8 +15,8 @@ use crate::cli::Bench;
 use crate::client::Connection;
 use crate::driver::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
-    allowed_cpus, socket_waits_by_server, AnswerWait, Backend, ConnPlan, LoopPlan, PollMode, PsMode, Redial, Session,
-    StdSocket,
+    allowed_cpus, plan_wait, Backend, ConnPlan, LoopPlan, LoopRuns, LoopSite, LoopWait, PsMode, Redial,
+    ServerPlacement, ServerPlacements, Session, StdSocket, WaitMode, WaitRequest,
 };
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
@@ -27,18 +27,14 @@ use crate::workload::{EmulatedStatement, ScriptContext, StatementKind, Statement
 const CONNECT_PARALLELISM: usize = 256;
 
 /// Connections one event loop takes before another core is used, when
-/// `--cpus` is not given and the server runs on this host. A loop drives
-/// 150-200k queries per second at `--pipeline=1`; a second loop on a host
-/// that also runs the server only takes CPU from it and wakes more
-/// threads. Measured here with MariaDB on the same 2-core VM: 16
-/// connections 53k qps on one loop vs 45k on two, 256 connections 53k vs
-/// 48k.
+/// `--cpus` is not given and the server runs on this host: a second loop
+/// there only takes CPU from the server and wakes more threads
+/// (docs/benchmarking.md#connections-per-loop).
 const CONNECTIONS_PER_LOOP: usize = 256;
 
-/// With answers awaited on each socket (see [`socket_waits_fit`]), at
-/// most this many loops a core (one per connection): beyond, connections
-/// share loops on the ring, each loop's statistics taking about a
-/// megabyte.
+/// With answers awaited on each socket (see [`on_sockets`]), at most this
+/// many loops a core (one per connection): beyond, connections share loops
+/// on the ring (each loop's statistics take about a megabyte).
 const SOCKET_WAIT_LOOPS_PER_CORE: usize = 8;
 
 /// What every connection of the run is made from: the workload's
@@ -219,46 +215,71 @@ pub(super) fn plan_loops(
         Ok(opened) => opened?,
         Err(signal) => return Ok(Err(signal)),
     };
-    let server = if opened.iter().all(|c| c.conn.server_is_on_this_host()) {
-        ServerPlace::ThisHost
-    } else {
-        ServerPlace::Elsewhere
+    // Each server looked up once, through its first open connection.
+    let servers = ServerPlacements::look_up(opened.iter().map(|o| o.conn.endpoint()), |endpoint| {
+        opened.iter().find(|o| o.conn.endpoint() == endpoint).map(|o| o.conn.server_process())
+    });
+    let server =
+        if servers.all().all(ServerPlacement::on_this_host) { ServerPlace::ThisHost } else { ServerPlace::Elsewhere };
+    let our_cpus = allowed_cpus();
+    let request = |loops| WaitRequest {
+        asked: bench.engine.poll,
+        backend,
+        pipeline: bench.engine.pipeline,
+        our_cpus: our_cpus.as_deref(),
+        loops,
     };
-    if socket_waits_fit(bench, backend, &opened, cpus.len()) {
+    let (cpus, loops) = if on_sockets(bench, &opened, &servers, &request(opened.len()), cpus.len()) {
         // Unpinned: a connection's thread goes where the server's wakes it.
-        let loops = (opened.len().max(1), AnswerWait::Socket);
-        return Ok(Ok(Loops::Net(net_loops(opened, sessions, &[], loops, runtime)?)));
-    }
-    let loops = (loop_count(bench, &cpus, server), AnswerWait::Ring);
-    Ok(Ok(Loops::Net(net_loops(opened, sessions, &cpus, loops, runtime)?)))
+        (Vec::new(), opened.len().max(1))
+    } else {
+        let loops = loop_count(bench, &cpus, server);
+        (cpus, loops)
+    };
+    let grouped = net_loops(opened, sessions, &cpus, loops, runtime)?;
+    let request = request(grouped.len());
+    let plans = grouped.into_iter().map(|(cpu, connections)| {
+        let wait = loop_wait(&request, cpu, &connections, &servers);
+        LoopPlan { cpu, connections, wait }
+    });
+    Ok(Ok(Loops::Net(plans.collect())))
 }
 
-/// Whether each connection gets a loop of its own that awaits its answers
-/// on the socket (`driver::AnswerWait::Socket`), as sysbench's threads do:
-/// when every connection is a unix socket to a server that shares our
-/// cores and runs a thread per connection (`driver::socket_waits_by_server`),
-/// one query at a time (`--pipeline=1`), on io_uring with the default
-/// `--poll` and no `--cpus`, and at most
-/// [`SOCKET_WAIT_LOOPS_PER_CORE`] connections a core. The server's thread
-/// and the connection's then take turns on a core without sleeping between
-/// queries. Measured with MariaDB on this 2-core VM, 16 connections, three
-/// alternating rounds beside sysbench: oltp_read_only 1.11-1.21x
-/// sysbench's rate where one loop on the ring drove 0.87-1.05x (the
-/// server's CPU per query 35-45 µs instead of 40-50); oltp_point_select
-/// 1.03x, 1.42x and 0.88x where the ring drove 1.02x, 1.16x and 0.89x. The
-/// client's CPU per query rises from 0.5-0.7x sysbench's to 0.7-1.1x: each
-/// query starts on caches the server has just used.
-fn socket_waits_fit(bench: &Bench, backend: Backend, opened: &[Opened], cores: usize) -> bool {
-    let engine = &bench.engine;
-    let fits = backend == Backend::Uring
-        && engine.poll == PollMode::Auto
-        && engine.cpus.is_none()
-        && engine.pipeline <= 1
-        && opened.len() <= cores.max(1) * SOCKET_WAIT_LOOPS_PER_CORE;
-    if !fits {
+/// Whether each connection gets a loop of its own, unpinned, that waits
+/// for its answers on its socket: when the wait plan says a loop holding
+/// any one of them would (`driver::plan_wait`), `--cpus` is not given, and
+/// there are at most [`SOCKET_WAIT_LOOPS_PER_CORE`] connections a core.
+fn on_sockets(
+    bench: &Bench,
+    opened: &[Opened],
+    servers: &ServerPlacements,
+    request: &WaitRequest<'_>,
+    cores: usize,
+) -> bool {
+    if bench.engine.cpus.is_some() || opened.is_empty() || opened.len() > cores.max(1) * SOCKET_WAIT_LOOPS_PER_CORE {
         return false;
     }
-    socket_waits_by_server(opened.iter().map(|o| o.conn.endpoint().clone())).values().all(|&suits| suits)
+    servers.all().all(|server| {
+        let site = LoopSite { cpu: None, connections: 1, runs: LoopRuns::Test, servers: vec![server] };
+        plan_wait(request, &site).mode == WaitMode::OnSocket
+    })
+}
+
+/// How a built-in test's loop on `cpu` holding `connections` waits.
+fn loop_wait(
+    request: &WaitRequest<'_>,
+    cpu: Option<usize>,
+    connections: &[ConnPlan],
+    servers: &ServerPlacements,
+) -> LoopWait {
+    let mut seen: Vec<&ServerPlacement> = Vec::new();
+    for server in connections.iter().filter_map(|c| servers.get(&c.endpoint)) {
+        if !seen.iter().any(|s| std::ptr::eq(*s, server)) {
+            seen.push(server);
+        }
+    }
+    let site = LoopSite { cpu, connections: connections.len(), runs: LoopRuns::Test, servers: seen };
+    plan_wait(request, &site)
 }
 
 /// Connection n goes to loop n % loops.
@@ -313,30 +334,32 @@ async fn open_all(bench: &Bench, tls: Option<&ClientTls>, sessions: &Sessions<'_
     .await
 }
 
+/// A loop's core (if pinned) and connections, before its wait is planned.
+type LoopConnections = (Option<usize>, Vec<ConnPlan>);
+
 /// Hands each opened connection, as a plain socket and its session, to
-/// its loop.
+/// its loop: each loop's core and connections.
 fn net_loops(
     opened: Vec<Opened>,
     sessions: &Sessions<'_>,
     cpus: &[usize],
-    (loops, answers): (usize, AnswerWait),
+    loops: usize,
     runtime: &tokio::runtime::Runtime,
-) -> Result<Vec<LoopPlan>, RunError> {
-    let poll = sessions.bench.engine.poll;
-    let mut plans = empty_loops(cpus, loops, |cpu| LoopPlan { cpu, connections: Vec::new(), poll, answers });
+) -> Result<Vec<LoopConnections>, RunError> {
+    let mut plans = empty_loops(cpus, loops, |cpu| (cpu, Vec::new()));
     for (n, Opened { conn, ids, redial }) in opened.into_iter().enumerate() {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());
             let _ = sessions.server_version.set(conn.login().server_version.clone());
         }
-        let Some(plan) = plans.get_mut(n % loops) else { continue };
+        let Some((_, connections)) = plans.get_mut(n % loops) else { continue };
         let endpoint = conn.endpoint().clone();
         let (stream, leftover, login, transport) = conn.into_parts();
         // Leaving tokio: the socket must be deregistered inside its runtime.
         let socket = runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(RunError::Socket)?;
-        let session = sessions.session(n, plan.connections.len(), &ids, login.capabilities)?;
+        let session = sessions.session(n, connections.len(), &ids, login.capabilities)?;
         let leftover = BytesMut::from(&leftover[..]);
-        plan.connections.push(ConnPlan { endpoint, socket, leftover, session, transport, redial });
+        connections.push(ConnPlan { endpoint, socket, leftover, session, transport, redial });
     }
     Ok(plans)
 }

@@ -8,10 +8,10 @@
 //! write then returns, and the task learns from its [`WatchedConn`] why.
 //!
 //! Files:
-//! - `tokio_tasks.rs`: the loop's tasks (a script's states), one tokio task
+//! - `tasks.rs`: the loop's tasks (a script's states), one tokio task
 //!   each.
 
-mod tokio_tasks;
+mod tasks;
 
 use std::cell::{Cell, RefCell};
 use std::os::fd::{AsRawFd, RawFd};
@@ -59,8 +59,8 @@ struct EpollLoop {
     /// gate opens).
     clock: Cell<super::Clock>,
     deadline_ns: Cell<Option<u64>>,
-    /// Where a script run's tasks wait for its start (`tokio_tasks.rs`).
-    start: tokio_tasks::StartWait,
+    /// Where a script run's tasks wait for its start (`tasks.rs`).
+    start: tasks::StartWait,
 }
 
 /// A connection as the ticker sees it: its waits, its socket, and why the
@@ -127,7 +127,7 @@ pub fn run_tokio_loop(
         watches: connections.iter().map(WatchedConn::new).chain(tasks.iter().map(|_| WatchedConn::idle())).collect(),
         clock: Cell::new(context.clock),
         deadline_ns: Cell::new(context.deadline_ns),
-        start: tokio_tasks::StartWait::new(tasks.len(), arrival),
+        start: tasks::StartWait::new(tasks.len(), arrival),
     });
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
@@ -144,7 +144,7 @@ impl EpollLoop {
 }
 
 /// Runs one tokio task per connection, and one per task (a script's
-/// state, see `tokio_tasks.rs`), until all are done, with the `--rate`
+/// state, see `tasks.rs`), until all are done, with the `--rate`
 /// dispatcher and the publishing ticker beside them.
 async fn run_all(
     connections: Vec<ConnPlan>,
@@ -157,7 +157,7 @@ async fn run_all(
         tasks.push(tokio::task::spawn_local(drive(conn, shared.clone(), i)));
     }
     for (t, body) in bodies.into_iter().enumerate() {
-        tasks.push(tokio::task::spawn_local(tokio_tasks::drive_task(body, shared.clone(), t, first_task + t)));
+        tasks.push(tokio::task::spawn_local(tasks::drive_task(body, shared.clone(), t, first_task + t)));
     }
     let dispatcher = shared.budget.borrow().has_rate().then(|| tokio::task::spawn_local(dispatch(shared.clone())));
     let ticker = tokio::task::spawn_local(tick(shared.clone()));

@@ -3,28 +3,16 @@
 //! thread-per-connection server on this host's cores:
 //! the command goes out with `send`, and the answer is read with `recv`,
 //! waiting in `poll` when it is not there yet, as libmysqlclient does for
-//! sysbench. The ring is not used for these exchanges (a COM_QUIT still
-//! goes through it).
+//! sysbench. The ring is not used for these exchanges, nor for the
+//! COM_QUIT at the end. The loop runs the exchanges due at its turn
+//! ([`exchange_due`](UringLoop::exchange_due)), never from within another
+//! exchange or the ring's `advance`.
 //!
-//! Why: a unix socket wakes the thread that waits on it synchronously, on
-//! the waker's core, where it takes the core at once. So the server's
-//! thread, woken by the query, answers, and its answer wakes the loop,
-//! which sends the next query before the server's thread gets back to its
-//! socket: that thread finds the query waiting instead of sleeping for it.
-//! A ring's completion wakes the loop through task work, with no such
-//! hint, and the server's thread sleeps and is woken once per query.
-//! Measured with MariaDB on this 2-core VM, oltp_point_select.lua and
-//! oltp_read_only.lua with `--lua`, 16 threads, four alternating rounds
-//! beside sysbench: the server's voluntary context switches per query fell
-//! from 1.0 to 0.1, its CPU per query from 16-20 µs to 13-15 µs
-//! (point_select), and the rate from 0.81-1.45x sysbench's to 0.94-1.49x
-//! (read_only: 0.82-1.31x to 0.89-1.42x), the client's CPU per query
-//! unchanged (docs/benchmarking.md). Over loopback TCP it measured no
-//! better and cost the client more, so a TCP connection keeps the ring.
-//!
-//! `poll`, not a blocking `recv`: a unix socket also wakes a reader
-//! blocked in `recv` when the server reads the query (the writer's space
-//! is back), a wasted switch per query; `poll` waits for input alone.
+//! Why: a unix socket wakes the thread that waits on it on the waker's
+//! core, so the server's thread finds the next query waiting instead of
+//! sleeping for it; a ring's completion gives no such hint. `poll(2)`, not
+//! a blocking `recv`, which a unix socket also wakes when the server reads
+//! the query (docs/benchmarking.md#waits-on-the-socket).
 //!
 //! The wait looks at the run every [`PUBLISH_TICK`](super::PUBLISH_TICK),
 //! as the ring's does: the collector's requests, the read and write
@@ -34,7 +22,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::{Driver, RingConnState, PUBLISH_TICK};
+use super::{RingConnState, UringLoop, PUBLISH_TICK};
 use crate::driver::conn_io::AfterSend;
 use crate::driver::{DriverError, Lost};
 
@@ -46,7 +34,7 @@ pub enum AnswerWait {
     Ring,
     /// On each connection's own socket, one exchange at a time: for a
     /// loop holding one connection (or one script state's) to a server on
-    /// this host's cores over a unix socket (`driver::socket_waits_suit`).
+    /// this host's cores over a unix socket (`WaitMode::OnSocket`).
     Socket,
 }
 
@@ -65,27 +53,57 @@ enum Readiness {
     Room,
 }
 
-impl Driver<'_> {
+/// Exchanges a loop runs in one turn before it looks at its ring, its
+/// arrivals and the collector again (a server that drops every connection
+/// sends the loop through reconnections without end).
+const EXCHANGES_PER_TURN: usize = 64;
+
+impl UringLoop<'_> {
+    /// Runs the exchanges that are due, and the tasks they answer, whose
+    /// next calls are due in turn, up to [`EXCHANGES_PER_TURN`]; the rest
+    /// at the loop's next turn, which does not sleep while some are due.
+    pub(super) fn exchange_due(&mut self) -> Result<(), DriverError> {
+        let mut ran = 0;
+        while ran < EXCHANGES_PER_TURN && !self.exchanges.is_empty() {
+            let i = self.exchanges.remove(0);
+            self.exchange_until_answered(i)?;
+            ran += 1;
+            if self.exchanges.is_empty() {
+                self.run_tasks()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A connection done on its socket says goodbye there (COM_QUIT, a few
+    /// bytes a socket's buffer always has room for: sent without waiting,
+    /// and a failure leaves without a goodbye, as the ring's does).
+    pub(super) fn quit_on_socket(&mut self, i: usize) -> Result<(), DriverError> {
+        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        let fd = conn.raw_fd();
+        let mut sent = 0;
+        while let Some(rest) = conn.filling.get(sent..).filter(|r| !r.is_empty()) {
+            // SAFETY: `rest` is valid for `rest.len()` bytes of reads.
+            let n =
+                unsafe { libc::send(fd, rest.as_ptr().cast(), rest.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            if n <= 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            if n <= 0 {
+                break;
+            }
+            sent += n as usize;
+        }
+        conn.filling.clear();
+        self.end_after_quit(i)
+    }
+
     /// Sends connection `i`'s next commands and reads their answers on its
     /// socket until its session awaits nothing more: a task's call is
     /// answered, a built-in test's connection is done or waits for its
-    /// `--rate` arrival.
-    pub(super) fn exchange_on_socket(&mut self, i: usize) -> Result<(), DriverError> {
-        if self.exchanging {
-            // Reached from within an exchange (a connection opened again
-            // after a loss goes on at once): it goes on at the loop's next
-            // turn instead, so that a server that drops every connection
-            // cannot deepen the stack without end.
-            self.waiting.push(i);
-            return Ok(());
-        }
-        self.exchanging = true;
-        let exchanged = self.exchange_until_answered(i);
-        self.exchanging = false;
-        exchanged
-    }
-
-    /// [`exchange_on_socket`](Self::exchange_on_socket)'s work.
+    /// `--rate` arrival. A connection opened again after a loss goes on at
+    /// the loop's next turn (`advance` queues it), so that a server that
+    /// drops every connection cannot deepen the stack.
     fn exchange_until_answered(&mut self, i: usize) -> Result<(), DriverError> {
         loop {
             let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };

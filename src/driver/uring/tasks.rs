@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::{Conn, Driver, RingConnState, Tasks};
+use super::{Conn, RingConnState, Tasks, UringLoop};
 use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
 use crate::driver::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
@@ -54,7 +54,7 @@ impl Tasks {
     }
 }
 
-impl Driver<'_> {
+impl UringLoop<'_> {
     /// Makes the tasks' fibers; they start at the loop's first turn.
     pub(super) fn add_tasks(&mut self, bodies: Vec<TaskBody>) -> std::io::Result<()> {
         for body in bodies {

@@ -1,0 +1,126 @@
+//! A connection's received bytes not yet consumed.
+
+/// A receive buffer's starting size. Responses are walked as they arrive,
+/// so it only grows when one packet does not fit.
+pub(super) const RECV_BUFFER: usize = 8 * 1024;
+/// Below this much free room at its end, the receive buffer is compacted.
+pub(super) const MIN_RECV_ROOM: usize = 2 * 1024;
+
+/// Received bytes not yet consumed, in a heap allocation that stays put
+/// while a one-shot receive into it is in flight.
+pub(super) struct RecvBuffer {
+    pub(super) data: Box<[u8]>,
+    /// Consumed up to here.
+    pub(super) start: usize,
+    /// Received up to here.
+    pub(super) end: usize,
+}
+
+impl RecvBuffer {
+    pub(super) fn new(leftover: &[u8]) -> Self {
+        let mut data = vec![0; RECV_BUFFER.max(leftover.len() + MIN_RECV_ROOM)].into_boxed_slice();
+        data[..leftover.len()].copy_from_slice(leftover);
+        RecvBuffer { data, start: 0, end: leftover.len() }
+    }
+
+    pub(super) fn unread(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+
+    pub(super) fn consume(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    pub(super) fn received(&mut self, n: usize) {
+        self.end = (self.end + n).min(self.data.len());
+    }
+
+    /// Makes at least [`MIN_RECV_ROOM`] free at the end: moves the unread
+    /// bytes to the front, and grows only if they fill the buffer. Call
+    /// only with no receive in flight.
+    pub(super) fn make_room(&mut self) {
+        if self.data.len() - self.end >= MIN_RECV_ROOM {
+            return;
+        }
+        if self.start > 0 {
+            self.data.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.data.len() - self.end < MIN_RECV_ROOM {
+            let mut bigger = vec![0; self.data.len() * 2].into_boxed_slice();
+            bigger[..self.end].copy_from_slice(&self.data[..self.end]);
+            self.data = bigger;
+        }
+    }
+
+    /// Appends bytes a multishot receive left in a provided buffer,
+    /// compacting or (for an answer larger than the buffer) growing first.
+    pub(super) fn append(&mut self, bytes: &[u8]) {
+        if self.data.len() - self.end < bytes.len() {
+            self.data.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.data.len() - self.end < bytes.len() {
+            let mut bigger = vec![0; (self.end + bytes.len()).max(self.data.len() * 2)].into_boxed_slice();
+            bigger[..self.end].copy_from_slice(&self.data[..self.end]);
+            self.data = bigger;
+        }
+        self.data[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
+    }
+
+    /// The free room at the end, for the next receive.
+    pub(super) fn room(&mut self) -> (*mut u8, u32) {
+        let room = &mut self.data[self.end..];
+        (room.as_mut_ptr(), u32::try_from(room.len()).unwrap_or(u32::MAX))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recv_buffer_compacts_before_growing() {
+        let mut b = RecvBuffer::new(b"abc");
+        assert_eq!(b.unread(), b"abc");
+        b.consume(1);
+        assert_eq!(b.unread(), b"bc");
+        // Fill up to leave less than MIN_RECV_ROOM free at the end.
+        let filled = RECV_BUFFER - 3 - MIN_RECV_ROOM + 1;
+        b.received(filled);
+        b.make_room();
+        assert_eq!(b.start, 0, "compacted");
+        assert_eq!(b.data.len(), RECV_BUFFER, "not grown while compaction was enough");
+        assert_eq!(&b.unread()[..2], b"bc");
+        b.consume(b.unread().len());
+        assert_eq!((b.start, b.end), (0, 0));
+    }
+
+    #[test]
+    fn recv_buffer_grows_when_one_packet_fills_it() {
+        let mut b = RecvBuffer::new(&[]);
+        b.received(RECV_BUFFER - 10);
+        b.data[RECV_BUFFER - 11] = 42;
+        b.make_room();
+        assert_eq!(b.data.len(), 2 * RECV_BUFFER);
+        assert_eq!(b.unread().len(), RECV_BUFFER - 10);
+        assert_eq!(b.unread()[RECV_BUFFER - 11], 42);
+        let (_, room) = b.room();
+        assert_eq!(room as usize, RECV_BUFFER + 10);
+    }
+
+    #[test]
+    fn recv_buffer_keeps_a_large_leftover() {
+        let leftover = vec![7u8; RECV_BUFFER];
+        let mut b = RecvBuffer::new(&leftover);
+        assert_eq!(b.unread(), &leftover[..]);
+        assert!(b.room().1 as usize >= MIN_RECV_ROOM);
+    }
+}

@@ -1,0 +1,156 @@
+//! How the loop waits on its ring for completions: a spin as its wait mode
+//! says, then a sleep, for a batch of answers while batches fill
+//! ([`BatchGate`](super::batch_gate::BatchGate)), or until the next
+//! `--rate` arrival or task timer.
+
+use std::time::{Duration, Instant};
+
+use io_uring::types;
+
+use super::ring::{is_transient, timespec};
+use super::{UringLoop, PUBLISH_TICK};
+use crate::driver::{DriverError, LoopOp};
+
+/// How long a wait for a batch of completions may hold back the first one.
+pub(super) const BATCH_WAIT_US: u32 = 500;
+/// Busy connections per completion waited for, and the most waited for.
+/// Waking when half of the busy connections have answered keeps the other
+/// half working at the server while the loop handles the first
+/// (docs/benchmarking.md#batch-waits).
+const CONNS_PER_WAKEUP: usize = 2;
+pub(super) const MAX_BATCH: usize = 32;
+
+impl UringLoop<'_> {
+    /// ([`Spinner`]). The spin's window counts from the start of the wait,
+    /// the submission included; its time counts as spinning from the end of
+    /// the first look (which submits: sending is work, not spinning) to the
+    /// last (which found the work), less the gaps in which it was seen off
+    /// its core. It stops at once for `--rate` arrivals to serve.
+    pub(super) fn wait(&mut self) -> Result<(), DriverError> {
+        if !self.tasks.yielded.is_empty() || !self.exchanges.is_empty() {
+            return self.look_once();
+        }
+        if self.spinner.never_spins() {
+            return self.sleep();
+        }
+        // Sends just queued complete at once: finding them says nothing
+        // about how soon answers come, nor does a `--rate` arrival.
+        let answers_only = self.quick_queued == 0 && self.waiting.is_empty();
+        let start = Instant::now();
+        let Some(limit) = self.spinner.spin_for(start) else { return self.sleep_for_answers(start, answers_only) };
+        let (mut looked, mut off_core) = (start, Duration::ZERO);
+        let mut submitted = None;
+        loop {
+            self.look_once()?;
+            let now = Instant::now();
+            let spinning_since = *submitted.get_or_insert(now);
+            let spun = now - start;
+            let found = !self.ring.completion().is_empty();
+            // The first look submits what is queued: it may take long.
+            let lost = !found && looked != start && self.spinner.lost_core(looked, now);
+            if lost {
+                off_core += now - looked;
+            }
+            looked = now;
+            if found || spun >= limit || !self.waiting.is_empty() || (lost && !self.spinner.never_sleeps()) {
+                // Time off the core was no spinning.
+                self.spun += (now - spinning_since).saturating_sub(off_core);
+                if found && answers_only {
+                    self.spinner.found();
+                }
+                return if found || self.spinner.never_sleeps() {
+                    Ok(())
+                } else {
+                    self.sleep_for_answers(start, answers_only)
+                };
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Sleeps; tells the spinner how long answers took, when that is what
+    /// the wait since `start` was for.
+    pub(super) fn sleep_for_answers(&mut self, start: Instant, answers_only: bool) -> Result<(), DriverError> {
+        self.sleep()?;
+        if answers_only {
+            self.spinner.answered_after(start.elapsed());
+        }
+        Ok(())
+    }
+
+    /// How many completions a sleep waits for: the quick ones just queued,
+    /// plus one per few busy connections while batches fill
+    /// ([`BatchGate`]); never more than can come.
+    pub(super) fn wanted(&self) -> usize {
+        let batch = if self.batch_gate.open() { (self.recvs / CONNS_PER_WAKEUP).clamp(1, MAX_BATCH) } else { 1 };
+        (self.quick_queued + batch).min(self.ops.max(1))
+    }
+
+    pub(super) fn sleep(&mut self) -> Result<(), DriverError> {
+        if !self.tasks.yielded.is_empty() {
+            return self.look_once();
+        }
+        if !self.waiting.is_empty() || self.tasks.have_timers() {
+            return self.sleep_until_arrival();
+        }
+        let want = self.wanted();
+        let batching = want > self.quick_queued + 1;
+        let tick = timespec(PUBLISH_TICK);
+        let short = timespec(Duration::from_micros(u64::from(BATCH_WAIT_US)));
+        let args = types::SubmitArgs::new();
+        let args = match (batching, self.min_timeout) {
+            (true, true) => args.timespec(&tick).min_wait_usec(BATCH_WAIT_US),
+            (true, false) => args.timespec(&short),
+            (false, _) => args.timespec(&tick),
+        };
+        let result = self.ring.submitter().submit_with_args(want, &args);
+        self.quick_queued = 0;
+        self.batch_gate.after_sleep(batching, want, self.ring.completion().len());
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
+        }
+    }
+
+    /// `--rate` with connections waiting: sleeps until the first completion
+    /// or the next arrival, whichever comes first; no batching, since an
+    /// arrival's latency counts from its due time.
+    pub(super) fn sleep_until_arrival(&mut self) -> Result<(), DriverError> {
+        let now = self.clock.now_ns();
+        let arrival =
+            if self.waiting.is_empty() && self.tasks.admitting.is_empty() { None } else { self.budget.wake_at(now) };
+        let next = arrival.into_iter().chain(self.tasks.next_wake()).min();
+        let Some(at) = next.filter(|&at| at > now) else { return self.look_once() };
+        let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);
+        let timeout = timespec(pause);
+        let args = types::SubmitArgs::new().timespec(&timeout);
+        let result = self.ring.submitter().submit_with_args(self.quick_queued + 1, &args);
+        self.quick_queued = 0;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
+        }
+    }
+
+    /// Submits what is queued and collects finished work, never blocking.
+    pub(super) fn look_once(&mut self) -> Result<(), DriverError> {
+        let sq = self.ring.submission();
+        // Deferred or cooperative task work (completions) runs only in an
+        // `io_uring_enter`, which the kernel asks for with the TASKRUN flag.
+        let pending = !sq.is_empty() || sq.taskrun();
+        drop(sq);
+        if !pending {
+            return Ok(());
+        }
+        // With TASKRUN set, `submit` enters with GETEVENTS, which runs it.
+        let result = self.ring.submit();
+        self.quick_queued = 0;
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
+            Err(e) => Err(self.ring_error(LoopOp::SubmitToRing, e)),
+        }
+    }
+}

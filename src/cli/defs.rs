@@ -461,6 +461,12 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
     opt("socket", STRING, None, "unix socket path to listen on"),
     opt("cpus", List, None, "CPUs to run the server threads on, e.g. 0-3 (default: all)"),
     opt("delay-us", Int, Some("0"), "answer every command N microseconds after it arrives (a slow server)"),
+    opt(
+        "wait-timeout",
+        Int,
+        Some("0"),
+        "close a connection silent for this many seconds, as MariaDB's wait_timeout (0: never)",
+    ),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 

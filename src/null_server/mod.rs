@@ -72,6 +72,9 @@ pub struct NullServerConfig {
     /// How long each batch of commands waits before its answers go out
     /// (`--delay-us`): a slow server, for `--rate` past capacity.
     pub answer_delay: Duration,
+    /// Closes a connection that sent nothing for this long (`--wait-timeout`),
+    /// as MariaDB's `wait_timeout` does; `None` never.
+    pub wait_timeout: Option<Duration>,
 }
 
 impl Default for NullServerConfig {
@@ -83,6 +86,7 @@ impl Default for NullServerConfig {
             rows_per_select: 1,
             version: DEFAULT_VERSION.to_string(),
             answer_delay: Duration::ZERO,
+            wait_timeout: None,
         }
     }
 }
@@ -309,6 +313,7 @@ fn server_profile(config: &NullServerConfig) -> ServerProfile {
             rows_per_select: config.rows_per_select,
         },
         answer_delay: config.answer_delay,
+        wait_timeout: config.wait_timeout,
     }
 }
 

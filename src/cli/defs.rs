@@ -241,6 +241,21 @@ pub(crate) const ENGINE: &[OptDef] = &[
     opt("poll", STRING, Some("auto"), "how an idle engine thread waits {auto,sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
     opt(
+        "idle-connections",
+        Int,
+        Some("0"),
+        "N more logged-in connections beside --threads, held for the whole run and sending nothing but a COM_PING \
+         every --idle-ping-interval; lost ones are logged in again, and the report counts them",
+    ),
+    opt("idle-ping-interval", Int, Some("10"), "seconds between an idle connection's pings"),
+    opt(
+        "idle-connect-rate",
+        Int,
+        Some("1000"),
+        "logins per second of the idle connections (each loop at most 32 at once), so the server's back-log \
+         and max_connections are not what the run measures",
+    ),
+    opt(
         "prepare-method",
         STRING,
         Some("auto"),

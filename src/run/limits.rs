@@ -22,11 +22,13 @@ const RESERVED_FILES: u64 = 128;
 /// is never refused.
 const BYTES_PER_CONNECTION: u64 = 18 * 1024;
 
-/// Checks that `threads` connections fit: raises the soft open-files limit
-/// to the hard one when it is too low (as servers do; said on stderr), and
-/// refuses what neither the hard limit nor the available memory allows.
-pub(super) fn check_room_for(threads: u32) -> Result<(), RunError> {
-    let files = u64::from(threads) + RESERVED_FILES;
+/// Checks that `threads` connections (and `idle` more, `--idle-connections`,
+/// whose state is a few dozen bytes beside their socket) fit: raises the
+/// soft open-files limit to the hard one when it is too low (as servers
+/// do; said on stderr), and refuses what neither the hard limit nor the
+/// available memory allows.
+pub(super) fn check_room_for(threads: u32, idle: u64) -> Result<(), RunError> {
+    let files = u64::from(threads) + idle + RESERVED_FILES;
     if let Some(raised) = make_room_for_files(threads, files)? {
         stderr_line(format_args!(
             "wirebench: raised the open-files limit (ulimit -n) from {} to {} for --threads={threads}",

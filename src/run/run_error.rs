@@ -14,6 +14,10 @@ use crate::workload::{MarkerMismatch, OptionsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    #[error(transparent)]
+    Idle(#[from] super::idle_connections::IdleRefusal),
+    #[error(transparent)]
+    IdleSetup(#[from] crate::driver::IdleSetupError),
     /// The test's options make no workload.
     #[error(transparent)]
     Options(#[from] OptionsError),

@@ -137,6 +137,8 @@ struct UringLoop<'c> {
     /// runs them at its turn (see `socket_waits`), never from within
     /// another exchange.
     exchanges: Vec<usize>,
+    /// `--idle-connections`: this loop's share, served at each turn.
+    idle: Option<super::IdleSet>,
 }
 
 /// A loop's tasks and what each waits for.
@@ -224,6 +226,7 @@ impl<'c> UringLoop<'c> {
         };
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
         let conns_len = conns.len();
+        let idle = context.idle_set(index)?;
         Ok(UringLoop {
             index,
             context,
@@ -254,6 +257,7 @@ impl<'c> UringLoop<'c> {
             arrival: None,
             answers: AnswerWait::Ring,
             exchanges: Vec::new(),
+            idle,
         })
     }
 
@@ -286,6 +290,9 @@ impl<'c> UringLoop<'c> {
             self.exchange_due()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
             self.now_ns = self.clock.now_ns();
+            if let Some(idle) = &mut self.idle {
+                idle.serve();
+            }
             if self.wait_check.due(self.now_ns) {
                 self.check_waits(self.now_ns)?;
             }
@@ -584,6 +591,7 @@ mod tests {
             ignore: IgnoreErrors::List(vec![]),
             finished: Default::default(),
             usage: Default::default(),
+            idle: None,
         }
     }
 

@@ -34,7 +34,6 @@ use socket2::{Domain, SockAddr, Socket, Type};
 use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::framing::decode_answer_packet;
 use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, MAX_LOGIN_PACKET};
-use wirebench_protocol::response::err::ERR_HEADER;
 use wirebench_protocol::ServerText;
 
 use super::{Clock, Shard};
@@ -497,23 +496,23 @@ impl IdleSet {
         let mut buf = [0u8; 512];
         let answer = loop {
             match (&*socket).read(&mut buf) {
-                Ok(0) => break Answer::Lost,
+                Ok(0) => break PingAnswer::Lost,
                 Ok(n) if pinged && conn.partial.len() + n <= MAX_PING_ANSWER => {
                     conn.partial.extend_from_slice(buf.get(..n).unwrap_or_default());
                 }
-                Ok(_) => break Answer::Lost,
+                Ok(_) => break PingAnswer::Lost,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break ping_answer(&conn.partial),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break Answer::Lost,
+                Err(_) => break PingAnswer::Lost,
             }
         };
         match answer {
-            Answer::Incomplete => {}
-            Answer::Ok => {
+            PingAnswer::Incomplete => {}
+            PingAnswer::Ok => {
                 conn.partial.clear();
                 conn.state = IdleState::Held { pinged: false };
             }
-            Answer::Lost => self.lose(i),
+            PingAnswer::Lost => self.lose(i),
         }
     }
 
@@ -574,7 +573,7 @@ enum LoginProgress {
 }
 
 /// What a held connection's input was.
-enum Answer {
+enum PingAnswer {
     Incomplete,
     Ok,
     Lost,
@@ -642,13 +641,13 @@ fn flush(socket: &Socket, login: &mut Login) -> Result<bool, String> {
 
 /// A held connection's bytes: a ping's OK, or anything else (an ERR, a
 /// packet out of turn), after which the connection is not used again.
-fn ping_answer(bytes: &[u8]) -> Answer {
+fn ping_answer(bytes: &[u8]) -> PingAnswer {
     match decode_answer_packet(bytes, 1, MAX_PING_ANSWER) {
-        Ok(None) if bytes.is_empty() => Answer::Incomplete,
-        Ok(None) => Answer::Incomplete,
-        Ok(Some(frame)) if frame.consumed == bytes.len() && frame.payload.first() == Some(&0x00) => Answer::Ok,
-        Ok(Some(frame)) if frame.payload.first() == Some(&ERR_HEADER) => Answer::Lost,
-        Ok(Some(_)) | Err(_) => Answer::Lost,
+        Ok(None) => PingAnswer::Incomplete,
+        Ok(Some(frame)) if frame.consumed == bytes.len() && frame.payload.first() == Some(&0x00) => PingAnswer::Ok,
+        // An ERR (a server closing the connection), a second packet, or
+        // bytes that are no packet: the connection is out of step.
+        Ok(Some(_)) | Err(_) => PingAnswer::Lost,
     }
 }
 
@@ -690,13 +689,13 @@ mod tests {
     #[test]
     fn a_ping_answer_is_an_ok_packet_with_sequence_one() {
         let ok = [7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0];
-        assert!(matches!(ping_answer(&ok), Answer::Ok));
-        assert!(matches!(ping_answer(&ok[..5]), Answer::Incomplete));
+        assert!(matches!(ping_answer(&ok), PingAnswer::Ok));
+        assert!(matches!(ping_answer(&ok[..5]), PingAnswer::Incomplete));
         let err = [9, 0, 0, 1, 0xff, 0x7f, 0x0f, b'#', b'H', b'Y', b'0', b'0', b'0'];
-        assert!(matches!(ping_answer(&err), Answer::Lost));
+        assert!(matches!(ping_answer(&err), PingAnswer::Lost));
         let mut two = ok.to_vec();
         two.extend_from_slice(&ok);
-        assert!(matches!(ping_answer(&two), Answer::Lost), "a second packet is out of turn");
+        assert!(matches!(ping_answer(&two), PingAnswer::Lost), "a second packet is out of turn");
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub struct NullServerStats {
     pub commands: u64,
     /// Connections the client ended with COM_QUIT.
     pub quits: u64,
+    /// Connections closed for their silence (`wait_timeout`).
+    pub timed_out: u64,
     /// CPU time of the event loop threads (user + system), when the platform tells.
     pub cpu_time: Option<Duration>,
 }
@@ -251,6 +253,7 @@ impl NullServer {
             stats.connections += loop_stats.connections.load(Ordering::Relaxed);
             stats.commands += loop_stats.commands.load(Ordering::Relaxed);
             stats.quits += loop_stats.quits.load(Ordering::Relaxed);
+            stats.timed_out += loop_stats.timed_out.load(Ordering::Relaxed);
             let spent = event_loop::schedstat_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
             stats.cpu_time = stats.cpu_time.zip(spent).map(|(a, b)| a + b);
         }

@@ -14,18 +14,6 @@ use crate::driver::{IdlePlan, IdleSettings, LoopContext, Shard};
 use super::result_sink::ResultSink;
 use super::RunError;
 
-/// Why `--idle-connections` cannot run as asked.
-#[derive(Debug, thiserror::Error)]
-pub enum IdleRefusal {
-    #[error("--idle-connections needs a server, and --mysql-dry-run connects to none: drop one of them")]
-    DryRun,
-    #[error(
-        "--idle-connections does not log in over TLS: drop --mysql-ssl for this run, or measure the idle \
-         connections' cost over plain connections"
-    )]
-    Tls,
-}
-
 /// This instance's part of the idle connections: their numbers in the
 /// whole run, and its logins per second.
 fn this_part(bench: &Bench, threads_total: u32) -> (std::ops::Range<u64>, u32) {
@@ -57,14 +45,14 @@ pub(super) fn attach(
         return Ok(());
     }
     if bench.mysql.dry_run {
-        return Err(IdleRefusal::DryRun.into());
+        return Err(RunError::IdleDryRun);
     }
     let (range, rate) = this_part(bench, threads_total);
     let mut options = Vec::with_capacity((range.end - range.start) as usize);
     for g in range {
         let login = options_for(g as usize);
         if login.tls.is_some() {
-            return Err(IdleRefusal::Tls.into());
+            return Err(RunError::IdleTls);
         }
         options.push(login);
     }

@@ -14,8 +14,13 @@ use crate::workload::{MarkerMismatch, OptionsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error(transparent)]
-    Idle(#[from] super::idle_connections::IdleRefusal),
+    #[error("--idle-connections needs a server, and --mysql-dry-run connects to none: drop one of them")]
+    IdleDryRun,
+    #[error(
+        "--idle-connections does not log in over TLS: drop --mysql-ssl for this run, or measure the idle \
+         connections' cost over plain connections"
+    )]
+    IdleTls,
     #[error(transparent)]
     IdleSetup(#[from] crate::driver::IdleSetupError),
     /// The test's options make no workload.

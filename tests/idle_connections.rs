@@ -125,6 +125,19 @@ fn a_server_that_closes_idle_connections_gets_them_back() {
     assert!(server.stats().timed_out >= 40, "{:?}", server.stats());
 }
 
+/// Logins are paced: at 20 a second, a 2-second run has logged in about
+/// 40 of 100, never all of them.
+#[test]
+fn logins_are_paced() {
+    let _serial = serial();
+    let server = null_server(None);
+    let args = ["oltp_point_select", "--threads=1", "--time=2", "--idle-connections=100", "--idle-connect-rate=20"];
+    let result = final_result(&succeeded(&run(&server, &[&args[..], &["--format=json", "run"]].concat())));
+    let open = count(&result, "open");
+    assert!((10..=70).contains(&open), "{open} logged in at 20/s in about 2 s: {result}");
+    assert_eq!(count(&result, "failed_logins"), 0, "{result}");
+}
+
 /// Two shards split the idle connections as they split `--threads`, and
 /// merge adds them up.
 #[test]

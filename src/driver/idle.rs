@@ -42,7 +42,7 @@ use crate::stats::IdleCounts;
 
 /// Logins one loop has in flight at most: enough to keep a login storm at
 /// its rate over a slow network, few enough not to fill a back-log.
-pub const LOGINS_IN_FLIGHT: usize = 32;
+const LOGINS_IN_FLIGHT: usize = 32;
 
 /// How long a refused login waits before it is tried again.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
@@ -696,6 +696,35 @@ mod tests {
         let mut two = ok.to_vec();
         two.extend_from_slice(&ok);
         assert!(matches!(ping_answer(&two), PingAnswer::Lost), "a second packet is out of turn");
+    }
+
+    /// A server that accepts and never speaks: no more than
+    /// [`LOGINS_IN_FLIGHT`] logins wait on it at once, and each fails at
+    /// the connect timeout, counted, to be tried again later.
+    #[test]
+    fn logins_in_flight_are_bounded_and_time_out() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = Endpoint::tcp("127.0.0.1", listener.local_addr().unwrap().port());
+        let mut options = ConnectOptions::new(endpoint, "u", "p");
+        options.connect_timeout = Duration::from_millis(50);
+        let plan = IdlePlan::new(std::iter::repeat(options).take(100), Duration::from_secs(1), 1_000_000, 1).unwrap();
+        let plan = Arc::new(plan);
+        let mut idle = IdleSet::for_loop(&plan, 0).unwrap().unwrap();
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(30) {
+            idle.serve();
+            assert!(idle.logins.len() <= LOGINS_IN_FLIGHT);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(idle.logins.len(), LOGINS_IN_FLIGHT, "the bucket allows all, the bound holds");
+        assert_eq!(plan.counts.tally().failed_logins, 0);
+        std::thread::sleep(Duration::from_millis(60));
+        idle.serve();
+        let tally = plan.counts.tally();
+        assert!(tally.failed_logins >= LOGINS_IN_FLIGHT as u64, "{tally:?}");
+        assert!(tally.last_failure.is_some_and(|why| why.contains("connect timeout")));
+        assert_eq!(tally.open, 0);
+        drop(listener);
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
 pub(crate) use idle::IdleSet;
-pub use idle::{IdlePlan, IdleSettings, IdleSetupError, LOGINS_IN_FLIGHT};
+pub use idle::{IdlePlan, IdleSettings, IdleSetupError};
 pub use rate_stages::{RateStages, Stage, StagesError};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};

@@ -86,7 +86,7 @@ fn idle_connections_are_held_and_counted() {
     let _serial = serial();
     for io in ["--io=auto", "--io=epoll"] {
         let server = null_server(None);
-        let args = ["oltp_point_select", "--threads=2", "--time=3", "--idle-connections=200", io];
+        let args = ["oltp_point_select", "--threads=2", "--time=4", "--idle-connections=200", io];
         let out = run(&server, &[&args[..], &["--idle-connect-rate=2000", "--format=json", "run"]].concat());
         let result = final_result(&succeeded(&out));
         assert_eq!(
@@ -225,13 +225,22 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
     let _serial = serial();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut admin = runtime.block_on(wirebench::client::Connection::connect(&server.options(server.tcp()))).unwrap();
-    let sleeping = "SELECT id FROM information_schema.processlist WHERE user = 'sbtest' AND db IS NULL \
+    // The sessions of `pid`'s sockets: the server names each by its
+    // client's address, whose port only that socket has.
+    let sleeping = "SELECT id, host FROM information_schema.processlist WHERE user = 'sbtest' AND db IS NULL \
                     AND command = 'Sleep'";
-    let ids = |admin: &mut wirebench::client::Connection| -> HashSet<String> {
+    let ids_of = |admin: &mut wirebench::client::Connection, pid: u32| -> HashSet<String> {
+        let ports = local_ports(pid);
         let response = runtime.block_on(admin.query(sleeping)).unwrap();
-        rows(&response).into_iter().filter_map(|row| row.into_iter().next().flatten()).collect()
+        let port = |host: &str| host.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
+        rows(&response)
+            .into_iter()
+            .filter_map(|row| match &row[..] {
+                [Some(id), Some(host)] if port(host).is_some_and(|p| ports.contains(&p)) => Some(id.clone()),
+                _ => None,
+            })
+            .collect()
     };
-    let before = ids(&mut admin);
     let dir = ScratchDir::new("idle-mariadb");
     let script = dir.write("select_one.lua", SELECT_ONE);
     let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
@@ -242,13 +251,13 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Ours: the new sessions without a database (the script's own select
-    // `sbtest`), once all 20 are in.
+    // Ours: the child's sessions without a database (the script's own
+    // select `sbtest`), once all 20 are in.
     let deadline = Instant::now() + Duration::from_secs(8);
     let ours = loop {
-        let new: Vec<String> = ids(&mut admin).difference(&before).cloned().collect();
-        if new.len() >= 20 || Instant::now() > deadline {
-            break new;
+        let ours: Vec<String> = ids_of(&mut admin, child.id()).into_iter().collect();
+        if ours.len() >= 20 || Instant::now() > deadline {
+            break ours;
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -262,4 +271,31 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
     assert!(count(&result, "lost") >= 20 && count(&result, "reconnected") >= 20, "{result}");
     assert_eq!(count(&result, "open"), 20, "all back by the end: {result}");
     assert_eq!(count(&result, "failed_logins"), 0, "{result}");
+}
+
+/// The local TCP ports of process `pid`'s sockets: its descriptors'
+/// socket inodes, looked up in the kernel's TCP tables.
+fn local_ports(pid: u32) -> HashSet<u16> {
+    let inodes: HashSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| fds.flatten().filter_map(|fd| std::fs::read_link(fd.path()).ok()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|link| {
+            let link = link.to_string_lossy().into_owned();
+            Some(link.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+        })
+        .collect();
+    let mut ports = HashSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(inode)) = (fields.get(1), fields.get(9)) else { continue };
+            let port = local.rsplit(':').next().and_then(|hex| u16::from_str_radix(hex, 16).ok());
+            if let (Some(port), true) = (port, inodes.contains(*inode)) {
+                ports.insert(port);
+            }
+        }
+    }
+    ports
 }

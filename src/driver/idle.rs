@@ -427,6 +427,8 @@ impl IdleSet {
             _ => return,
         };
         match outcome {
+            // What waited for room has gone: input is all that matters again.
+            Ok(LoginProgress::Going) if flags & libc::EPOLLOUT as u32 != 0 => self.watch_output(i, false, now_ns),
             Ok(LoginProgress::Going) => {}
             Ok(LoginProgress::Sending) => self.watch_output(i, true, now_ns),
             Ok(LoginProgress::Done) => self.logged_in(i, now_ns),

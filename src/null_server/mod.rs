@@ -25,7 +25,7 @@
 mod answer;
 mod delay;
 mod event_loop;
-mod handshake;
+pub(crate) mod handshake;
 mod null_session;
 mod server_compress;
 mod sql_scan;

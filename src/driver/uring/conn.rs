@@ -6,8 +6,8 @@ use std::io;
 use bytes::BytesMut;
 use io_uring::{types, IoUring};
 
-use super::recv_buffer::RecvBuffer;
 use crate::driver::conn_io::ConnIo;
+use crate::driver::recv_buffer::RecvBuffer;
 use crate::driver::waits::{WaitLimits, Waits};
 use crate::driver::{Budget, ConnPlan, DriverError, IgnoreErrors, Lost, StdSocket};
 use crate::stats::LoopStats;

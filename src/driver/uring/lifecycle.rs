@@ -4,7 +4,6 @@
 
 use super::conn::RingConnState;
 use super::ring::Op;
-use super::socket_waits::AnswerWait;
 use super::UringLoop;
 use crate::driver::{DriverError, Lost, Stalls};
 
@@ -19,9 +18,6 @@ impl UringLoop<'_> {
             // The transport cannot encode it: leave without a goodbye.
             conn.filling.clear();
             return self.end_after_quit(i);
-        }
-        if self.answers == AnswerWait::Socket && !conn.recv_pending && !conn.send_pending {
-            return self.quit_on_socket(i);
         }
         if conn.recv_pending {
             // No answer is due: the armed multishot receive ends.
@@ -169,7 +165,7 @@ impl UringLoop<'_> {
         if stalls.connections > 0 {
             self.context.control.record_stalls(stalls);
         }
-        self.cut_tasks();
+        self.tasks.cut();
         Ok(())
     }
 

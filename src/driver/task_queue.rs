@@ -90,13 +90,13 @@ impl TaskQueue {
     /// What the queue can do itself (give way, pause, wait for an arrival
     /// or the start) it does; a request for the task's connections, or its
     /// end, comes back for the backend.
-    pub(super) fn resume_next(&mut self, turn: &mut TaskTurn<'_>) -> Option<(usize, Resumed)> {
+    pub(super) fn resume_next(&mut self, turn: &mut TaskTurn<'_>) -> Option<(usize, TaskStep)> {
         while let Some((t, reply)) = self.ready.pop_front() {
             let Some(task) = self.list.get_mut(t).and_then(Option::as_mut) else { continue };
             let resumed = task.resume(reply);
             task.fold_into(t, turn.stats, turn.budget);
             let request = match resumed {
-                super::fiber_task::Resumed::Ended(result) => return Some((t, Resumed::Ended(result))),
+                super::fiber_task::Resumed::Ended(result) => return Some((t, TaskStep::Ended(result))),
                 super::fiber_task::Resumed::Asks(request) => request,
             };
             let conn_request = match request {
@@ -126,7 +126,7 @@ impl TaskQueue {
                     continue;
                 }
             };
-            return Some((t, Resumed::Asks(conn_request)));
+            return Some((t, TaskStep::Asks(conn_request)));
         }
         None
     }
@@ -243,7 +243,7 @@ impl TaskQueue {
 }
 
 /// What a resumed task did: asked something of its connections, or ended.
-pub(super) enum Resumed {
+pub(super) enum TaskStep {
     Asks(ConnRequest),
     Ended(Result<(), TaskError>),
 }

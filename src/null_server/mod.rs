@@ -25,7 +25,7 @@
 mod answer;
 mod delay;
 mod event_loop;
-pub(crate) mod handshake;
+mod handshake;
 mod null_session;
 mod server_compress;
 mod sql_scan;

@@ -29,6 +29,7 @@
 //!   loss, timeout, the run's cut) or starts again (a reconnect).
 //! - `tasks.rs`: what the loop's tasks (a script's states) ask of their
 //!   connections.
+//! - `tests.rs`: the loop against scripted servers.
 
 mod conn;
 mod exchange;

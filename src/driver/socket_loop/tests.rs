@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use wirebench_protocol::buf::WriteExt;
+use wirebench_protocol::framing::encode_packet;
 use wirebench_protocol::response::{resultset, text_row, ColumnDefinition, OkPacket};
 use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
 
@@ -18,7 +20,6 @@ use crate::driver::testing::SelectOne;
 use crate::driver::{
     Clock, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, RunControl, Session, StdSocket,
 };
-use crate::null_server::handshake::{ServerGreeting, NONCE_LEN, SERVER_CAPABILITIES};
 use crate::rand::{RandConfig, RandParams, Rng};
 use crate::stats::{Collector, Counters, StatsBoard};
 use crate::transport::Transport;
@@ -30,7 +31,7 @@ const COM_QUERY: u8 = 0x03;
 
 /// How the scripted server answers each COM_QUERY.
 #[derive(Clone, Copy)]
-enum Reply {
+enum ScriptedAnswer {
     /// An OK packet, written one byte at a time.
     Trickle,
     /// A result set whose one row is larger than the receive buffer.
@@ -43,12 +44,12 @@ enum Reply {
 
 /// The server's side of one connection: the first byte of every command
 /// it read, in order, until the client hung up (or, for
-/// [`Reply::CloseAfter`], until it closed). A second command arriving
+/// [`ScriptedAnswer::CloseAfter`], until it closed). A second command arriving
 /// before the first's answer fails the test: the loop never pipelines.
-fn serve(mut stream: UnixStream, reply: Reply) -> Vec<u8> {
+fn serve_commands(mut stream: UnixStream, reply: ScriptedAnswer) -> Vec<u8> {
     let mut commands = Vec::new();
     let mut answered = 0;
-    while let Some(command) = read_packet(&mut stream) {
+    while let Some(command) = read_command(&mut stream) {
         commands.push(command[0]);
         if command[0] == COM_QUIT {
             continue;
@@ -59,16 +60,16 @@ fn serve(mut stream: UnixStream, reply: Reply) -> Vec<u8> {
         assert!(!pipelined, "a second command came before the answer");
         let mut out = Vec::new();
         match reply {
-            Reply::Never => {
+            ScriptedAnswer::Never => {
                 // Held until the client hangs up.
-                while read_packet(&mut stream).is_some() {}
+                while read_command(&mut stream).is_some() {}
                 return commands;
             }
-            Reply::CloseAfter(n) if answered == n => return commands,
-            Reply::Trickle | Reply::CloseAfter(_) => {
+            ScriptedAnswer::CloseAfter(n) if answered == n => return commands,
+            ScriptedAnswer::Trickle | ScriptedAnswer::CloseAfter(_) => {
                 OkPacket::default().encode(0, CAPS, 1, &mut out);
             }
-            Reply::Big => {
+            ScriptedAnswer::Big => {
                 let col = ColumnDefinition::new(b"c", ColumnType::VarString);
                 let seq = resultset::encode_metadata(&[col], true, StatusFlags::AUTOCOMMIT, CAPS, 1, &mut out);
                 let value = vec![b'x'; 3 * RECV_BUFFER];
@@ -77,7 +78,7 @@ fn serve(mut stream: UnixStream, reply: Reply) -> Vec<u8> {
             }
         }
         let written = match reply {
-            Reply::Trickle => out.iter().try_for_each(|b| stream.write_all(std::slice::from_ref(b))),
+            ScriptedAnswer::Trickle => out.iter().try_for_each(|b| stream.write_all(std::slice::from_ref(b))),
             _ => stream.write_all(&out),
         };
         if written.is_err() {
@@ -89,7 +90,7 @@ fn serve(mut stream: UnixStream, reply: Reply) -> Vec<u8> {
 }
 
 /// The next packet's payload, or `None` once the client hung up.
-fn read_packet(stream: &mut UnixStream) -> Option<Vec<u8>> {
+fn read_command(stream: &mut UnixStream) -> Option<Vec<u8>> {
     let mut header = [0u8; 4];
     stream.read_exact(&mut header).ok()?;
     let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
@@ -99,23 +100,38 @@ fn read_packet(stream: &mut UnixStream) -> Option<Vec<u8>> {
 }
 
 /// Plays a login on `stream` (a greeting, any credentials, OK), then
-/// serves it as [`serve`] does.
-fn log_in_and_serve(mut stream: UnixStream, reply: Reply) -> Vec<u8> {
+/// serves it as [`serve_commands`] does.
+fn log_in_and_serve(mut stream: UnixStream, reply: ScriptedAnswer) -> Vec<u8> {
     let mut out = Vec::new();
-    let greeting = ServerGreeting {
-        server_version: b"5.5.5-10.11.99-scripted",
-        connection_id: 2,
-        nonce: &[b'n'; NONCE_LEN],
-        capabilities: SERVER_CAPABILITIES,
-        status: StatusFlags::AUTOCOMMIT,
-    };
-    greeting.encode(&mut out);
+    encode_packet(&mut out, 0, &scripted_greeting());
     stream.write_all(&out).unwrap();
-    read_packet(&mut stream).expect("a login");
+    read_command(&mut stream).expect("a login");
     out.clear();
     OkPacket::default().encode(0, CAPS, 2, &mut out);
     stream.write_all(&out).unwrap();
-    serve(stream, reply)
+    serve_commands(stream, reply)
+}
+
+/// A HandshakeV10 payload, field by field from the protocol's
+/// documentation: MariaDB's layout, mysql_native_password.
+fn scripted_greeting() -> Vec<u8> {
+    let caps = Capabilities(CAPS.0 | Capabilities::PLUGIN_AUTH.0);
+    let mut p = vec![10];
+    p.put_null_terminated(b"5.5.5-10.11.99-scripted");
+    p.put_u32(2);
+    p.put_bytes(b"01234567");
+    p.put_u8(0);
+    p.put_u16(caps.low() as u16);
+    p.put_u8(45);
+    p.put_u16(StatusFlags::AUTOCOMMIT.0);
+    p.put_u16((caps.low() >> 16) as u16);
+    p.put_u8(21);
+    p.put_zeros(6);
+    p.put_u32(caps.mariadb_ext());
+    p.put_bytes(b"89abcdefghij");
+    p.put_u8(0);
+    p.put_null_terminated(b"mysql_native_password");
+    p
 }
 
 /// A loop's context for a test: one connection, `events` events in all.
@@ -147,7 +163,7 @@ fn socket_pair_plan(options: ConnectOptions) -> (ConnPlan, UnixStream) {
     (plan, server)
 }
 
-fn options(path: impl Into<PathBuf>) -> ConnectOptions {
+fn redial_options(path: impl Into<PathBuf>) -> ConnectOptions {
     ConnectOptions::new(Endpoint::unix(path), "u", "p")
 }
 
@@ -156,11 +172,11 @@ fn options(path: impl Into<PathBuf>) -> ConnectOptions {
 fn run_scripted(
     context: &LoopContext,
     options: ConnectOptions,
-    reply: Reply,
+    reply: ScriptedAnswer,
 ) -> (Result<(), DriverError>, Counters, Vec<u8>) {
     let mut collector = Collector::new(context.board.clone());
     let (plan, server) = socket_pair_plan(options);
-    let server = std::thread::spawn(move || serve(server, reply));
+    let server = std::thread::spawn(move || serve_commands(server, reply));
     let result = run_socket_loop(0, vec![plan], Vec::new(), context, None);
     let commands = server.join().unwrap();
     collector.drain();
@@ -173,13 +189,13 @@ fn run_scripted(
 #[test]
 fn answers_come_whole_one_exchange_at_a_time() {
     let context = test_context(Some(3));
-    let (result, counters, commands) = run_scripted(&context, options("unused"), Reply::Trickle);
+    let (result, counters, commands) = run_scripted(&context, redial_options("unused"), ScriptedAnswer::Trickle);
     result.unwrap();
     assert_eq!((counters.events, counters.others), (3, 3));
     assert_eq!(commands, [COM_QUERY, COM_QUERY, COM_QUERY, COM_QUIT], "three COM_QUERY, then COM_QUIT");
     assert_eq!(context.usage.spinning(), Duration::ZERO, "a socket wait never spins");
     let context = test_context(Some(20));
-    let (result, counters, _) = run_scripted(&context, options("unused"), Reply::Big);
+    let (result, counters, _) = run_scripted(&context, redial_options("unused"), ScriptedAnswer::Big);
     result.unwrap();
     assert_eq!((counters.events, counters.reads), (20, 20));
 }
@@ -189,7 +205,7 @@ fn answers_come_whole_one_exchange_at_a_time() {
 #[test]
 fn a_closed_connection_is_lost() {
     let context = test_context(Some(1_000));
-    let (result, counters, _) = run_scripted(&context, options("unused"), Reply::CloseAfter(5));
+    let (result, counters, _) = run_scripted(&context, redial_options("unused"), ScriptedAnswer::CloseAfter(5));
     assert!(matches!(result, Err(DriverError::Lost { lost: Lost::Closed, .. })), "{result:?}");
     assert_eq!(counters.events, 5, "{counters:?}");
     assert!(context.control.is_stopped(), "a failed loop stops the run");
@@ -207,11 +223,11 @@ fn a_lost_connection_is_opened_again() {
     let listener = UnixListener::bind(&path).unwrap();
     let again: JoinHandle<Vec<u8>> = std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
-        log_in_and_serve(stream, Reply::Trickle)
+        log_in_and_serve(stream, ScriptedAnswer::Trickle)
     });
     let mut context = test_context(Some(12));
     context.ignore = IgnoreErrors::List(vec![Lost::Closed.code()]);
-    let (result, counters, first) = run_scripted(&context, options(&path), Reply::CloseAfter(5));
+    let (result, counters, first) = run_scripted(&context, redial_options(&path), ScriptedAnswer::CloseAfter(5));
     let second = again.join().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     result.unwrap();
@@ -226,10 +242,10 @@ fn a_lost_connection_is_opened_again() {
 #[test]
 fn a_read_timeout_loses_the_connection() {
     let context = test_context(Some(10));
-    let mut options = options("unused");
+    let mut options = redial_options("unused");
     options.read_timeout = Some(Duration::from_millis(50));
     let start = Instant::now();
-    let (result, counters, _) = run_scripted(&context, options, Reply::Never);
+    let (result, counters, _) = run_scripted(&context, options, ScriptedAnswer::Never);
     assert!(matches!(result, Err(DriverError::Lost { lost: Lost::ReadTimeout(_), .. })), "{result:?}");
     assert_eq!(counters.events, 0);
     assert!(start.elapsed() >= Duration::from_millis(50), "not before the timeout");
@@ -243,11 +259,57 @@ fn the_runs_cut_ends_a_wait_for_a_server_that_never_answers() {
     let mut context = test_context(None);
     context.deadline_ns = Some(Duration::from_millis(50).as_nanos() as u64);
     context.control.cut_at(Duration::from_millis(100).as_nanos() as u64);
-    let (result, counters, commands) = run_scripted(&context, options("unused"), Reply::Never);
+    let (result, counters, commands) = run_scripted(&context, redial_options("unused"), ScriptedAnswer::Never);
     result.unwrap();
     assert_eq!(counters.events, 0);
     assert_eq!(commands, [COM_QUERY], "the one query, no goodbye from a stalled connection");
     let stalls = context.control.stalls();
     assert_eq!(stalls.connections, 1);
     assert!(stalls.longest_wait_ns >= Duration::from_millis(50).as_nanos() as u64, "{stalls:?}");
+}
+
+/// A script's states on one socket loop: each logs in (at the loop's
+/// endpoint), makes its calls one at a time, each exchange to its end, and
+/// says goodbye on its own connection as it ends.
+#[test]
+fn tasks_call_on_their_own_connections() {
+    use crate::driver::{with_caller, CallAnswer, Expect, TaskBody};
+    let dir = std::env::temp_dir().join(format!("wirebench-socket-loop-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tasks.sock");
+    let _ = std::fs::remove_file(&path);
+    let listener = UnixListener::bind(&path).unwrap();
+    let server = std::thread::spawn(move || {
+        let sessions: Vec<_> = (0..2)
+            .map(|_| {
+                let (stream, _) = listener.accept().unwrap();
+                std::thread::spawn(move || log_in_and_serve(stream, ScriptedAnswer::Trickle))
+            })
+            .collect();
+        sessions.into_iter().map(|s| s.join().unwrap()).collect::<Vec<_>>()
+    });
+    let task = |path: PathBuf| -> TaskBody {
+        Box::new(move || {
+            with_caller(|caller| {
+                let opened = caller.open(redial_options(path), 1 << 20)?;
+                for _ in 0..3 {
+                    let answer = caller.call(opened.id, Expect::WalkText, &mut Vec::new(), |out| {
+                        encode_packet(out, 0, b"\x03SELECT 1");
+                    })?;
+                    assert!(matches!(answer, CallAnswer::Walked(_)), "{answer:?}");
+                }
+                caller.close(opened.id);
+                Ok(())
+            })
+            .expect("run as a task")
+        })
+    };
+    let context = test_context(None);
+    let result = run_socket_loop(0, Vec::new(), vec![task(path.clone()), task(path)], &context, None);
+    let transcripts = server.join().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    result.unwrap();
+    for commands in transcripts {
+        assert_eq!(commands, [COM_QUERY, COM_QUERY, COM_QUERY, COM_QUIT]);
+    }
 }

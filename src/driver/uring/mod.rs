@@ -29,14 +29,14 @@
 //!   and what an entry's `user_data` says.
 //! - `recv_pool.rs`: the provided buffers of multishot receives (shared
 //!   with the kernel); a connection's unread bytes are in the driver's
-//!   `recv_buffer.rs`.
+//!   receive buffer.
 //! - `conn.rs`: a connection on the ring; `lifecycle.rs`: how its life
 //!   ends (COM_QUIT, failure, loss, timeout, the run's cut) or starts again.
 //! - `submit.rs`: receives, sends and cancellations queued for the kernel.
 //! - `wait.rs`: how the loop waits for completions; `batch_gate.rs`:
 //!   whether a sleep waits for a batch of answers.
 //! - `tasks.rs`: what the loop's tasks (a script's states) ask of their
-//!   connections; the driver's `task_queue.rs` resumes them.
+//!   connections; the driver's task queue resumes them.
 
 mod batch_gate;
 mod conn;

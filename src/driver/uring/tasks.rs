@@ -12,7 +12,7 @@ use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
 use crate::driver::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply};
 use crate::driver::redial::Reopened;
-use crate::driver::task_queue::{ConnRequest, Resumed, TaskQueue, TaskTurn};
+use crate::driver::task_queue::{ConnRequest, TaskQueue, TaskStep, TaskTurn};
 use crate::driver::{DriverError, Lost, Redial, TaskError};
 use wirebench_protocol::constants::client_error::is_lost_connection;
 
@@ -61,8 +61,8 @@ impl UringLoop<'_> {
                 let (queue, mut turn) = self.task_turn();
                 let Some((t, resumed)) = queue.resume_next(&mut turn) else { break };
                 match resumed {
-                    Resumed::Asks(request) => self.on_request(t, request)?,
-                    Resumed::Ended(result) => self.task_ended(t, result)?,
+                    TaskStep::Asks(request) => self.on_request(t, request)?,
+                    TaskStep::Ended(result) => self.task_ended(t, result)?,
                 }
             }
             let (queue, mut turn) = self.task_turn();

@@ -268,6 +268,23 @@ fn the_runs_cut_ends_a_wait_for_a_server_that_never_answers() {
     assert!(stalls.longest_wait_ns >= Duration::from_millis(50).as_nanos() as u64, "{stalls:?}");
 }
 
+/// `--rate`: the connection waits for each event's arrival between its
+/// exchanges (the loop sleeping meanwhile), and the run takes about as
+/// long as the arrivals say, not less.
+#[test]
+fn rate_arrivals_pace_the_exchanges() {
+    use crate::driver::Arrival;
+    let mut context = test_context(Some(20));
+    context.control = RunControl::with_arrival(Some(20), &[1], 200, 1, Arrival::Fixed);
+    let start = Instant::now();
+    let (result, counters, commands) = run_scripted(&context, redial_options("unused"), ScriptedAnswer::Trickle);
+    result.unwrap();
+    assert_eq!(counters.events, 20);
+    assert_eq!(commands.len(), 21, "twenty queries and the goodbye");
+    // Twenty arrivals 5 ms apart: nineteen gaps at least.
+    assert!(start.elapsed() >= Duration::from_millis(19 * 5), "{:?}", start.elapsed());
+}
+
 /// A script's states on one socket loop: each logs in (at the loop's
 /// endpoint), makes its calls one at a time, each exchange to its end, and
 /// says goodbye on its own connection as it ends.

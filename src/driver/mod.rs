@@ -25,8 +25,9 @@
 //!   whose wait plan is to wait on each connection's own socket
 //!   ([`WaitMode::OnSocket`]); `dry.rs`: `--mysql-dry-run`, no I/O.
 //! - `task_queue.rs`: a loop's tasks and what each waits for, shared by
-//!   the loops without a runtime (io_uring, socket); `recv_buffer.rs`: a
-//!   connection's unread bytes, for the same two.
+//!   the loops without a runtime (io_uring, socket); `task_calls.rs`: a
+//!   task's calls on their connections, for the same two; `recv_buffer.rs`:
+//!   a connection's unread bytes, for the same two.
 //! - `session.rs`: a connection's hot-path state machine; `conn_io.rs`: its
 //!   work above the socket, the same under both backends; `call_session.rs`:
 //!   the state machine of a caller making one call at a time (a script).
@@ -59,6 +60,7 @@ mod shard_split;
 mod socket_loop;
 mod spin;
 mod start_gate;
+mod task_calls;
 mod task_queue;
 mod tokio_backend;
 mod uring;

@@ -6,8 +6,9 @@ use bytes::BytesMut;
 
 use crate::driver::conn_io::ConnIo;
 use crate::driver::recv_buffer::RecvBuffer;
+use crate::driver::task_calls::TaskLink;
 use crate::driver::waits::{WaitLimits, Waits};
-use crate::driver::{Budget, ConnPlan, DriverError, IgnoreErrors, Lost, StdSocket};
+use crate::driver::{Budget, ConnPlan, DriverError, IgnoreErrors, StdSocket};
 use crate::stats::LoopStats;
 
 /// A connection's socket, its buffers and its state.
@@ -25,25 +26,19 @@ pub(super) struct SocketConn {
     /// Since when its receive and send have waited.
     pub(super) waits: Waits,
     pub(super) limits: WaitLimits,
-    /// The task whose connection it is (a built-in test's has none).
-    pub(super) owner: Option<usize>,
-    /// How a task's connection was lost, until the task hears of it.
-    pub(super) lost: Option<Lost>,
-    /// A task's connection: the most bytes one answer may keep.
-    pub(super) result_limit: usize,
-    /// A task's connection: its task waits for a call's answer on it.
-    pub(super) task_waits: bool,
+    /// The task whose connection it is, if any, and its call.
+    pub(super) task: TaskLink,
 }
 
 impl SocketConn {
     pub(super) fn new(plan: ConnPlan) -> SocketConn {
         let (io, socket, leftover) = ConnIo::from_plan(plan);
-        Self::with_io(io, socket, leftover, None)
+        Self::with_io(io, socket, leftover, TaskLink::default())
     }
 
     /// A connection whose sends and receives never block: each exchange
     /// waits for its socket in `poll`, where it can look at the run.
-    pub(super) fn with_io(io: ConnIo, socket: StdSocket, leftover: BytesMut, owner: Option<usize>) -> SocketConn {
+    pub(super) fn with_io(io: ConnIo, socket: StdSocket, leftover: BytesMut, task: TaskLink) -> SocketConn {
         let limits = io.wait_limits();
         SocketConn {
             io,
@@ -53,10 +48,7 @@ impl SocketConn {
             running: true,
             waits: Waits::default(),
             limits,
-            owner,
-            lost: None,
-            result_limit: 0,
-            task_waits: false,
+            task,
         }
     }
 

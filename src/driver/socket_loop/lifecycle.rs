@@ -42,7 +42,7 @@ impl SocketLoop<'_> {
     /// result), stops the run and retires the connection. A task's
     /// connection fails only the task's call.
     pub(super) fn fail(&mut self, i: usize, error: DriverError) -> Result<(), DriverError> {
-        if self.conns.get(i).is_some_and(|c| c.owner.is_some()) {
+        if self.conns.get(i).is_some_and(|c| c.task.owner.is_some()) {
             self.fail_call(i, error);
             return Ok(());
         }
@@ -56,7 +56,7 @@ impl SocketLoop<'_> {
     /// code; then it is opened again at once.
     pub(super) fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.owner.is_some() {
+        if conn.task.owner.is_some() {
             return self.lose_call(i, lost);
         }
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
@@ -89,7 +89,7 @@ impl SocketLoop<'_> {
             }
         }
         self.tell_lost(i, true);
-        if !self.due.contains(&i) && self.conns.get(i).is_some_and(|c| c.owner.is_none()) {
+        if !self.due.contains(&i) && self.conns.get(i).is_some_and(|c| c.task.owner.is_none()) {
             self.due.push(i);
         }
         Ok(())

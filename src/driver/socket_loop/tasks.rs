@@ -14,6 +14,7 @@ use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
 use crate::driver::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply};
 use crate::driver::redial::Reopened;
+use crate::driver::task_calls::TaskLink;
 use crate::driver::task_queue::{ConnRequest, TaskQueue, TaskStep, TaskTurn};
 use crate::driver::{DriverError, Lost, Redial, TaskError};
 use wirebench_protocol::constants::client_error::is_lost_connection;
@@ -79,8 +80,8 @@ impl SocketLoop<'_> {
                 let open = self
                     .conns
                     .get(conn)
-                    .filter(|c| c.owner == Some(t))
-                    .map(|c| OpenCalls { options: c.io.redial().options.clone(), result_limit: c.result_limit });
+                    .filter(|c| c.task.owner == Some(t))
+                    .map(|c| OpenCalls { options: c.io.redial().options.clone(), result_limit: c.task.result_limit });
                 self.close_task_conn(t, conn)?;
                 let reply = match open {
                     Some(open) => self.open_for(t, open),
@@ -105,15 +106,14 @@ impl SocketLoop<'_> {
         let endpoint = redial.options.endpoint.clone();
         let opened = OpenedCalls { endpoint, socket, leftover, calls, transport };
         let (io, socket, leftover) = ConnIo::for_calls(opened, redial);
-        let retired = self.conns.iter().position(|c| !c.running && c.owner.is_some());
+        let retired = self.conns.iter().position(|c| !c.running && c.task.owner.is_some());
         let id = retired.or((self.conns.len() < MAX_TASK_CONNS).then_some(self.conns.len())).ok_or_else(|| {
             format!(
                 "this event loop holds {MAX_TASK_CONNS} connections already (every thread's open ones): close \
                  some (disconnect()) before opening more"
             )
         })?;
-        let mut conn = SocketConn::with_io(io, socket, leftover, Some(t));
-        conn.result_limit = result_limit;
+        let conn = SocketConn::with_io(io, socket, leftover, TaskLink::for_task(t, result_limit));
         match self.conns.get_mut(id) {
             Some(slot) => *slot = conn,
             None => self.conns.push(conn),
@@ -125,63 +125,24 @@ impl SocketLoop<'_> {
     /// Task `t` calls on `conn`: its exchange is due, and its answer comes
     /// back through [`answer_call`](Self::answer_call).
     fn start_call(&mut self, t: usize, id: ConnId, expect: Expect) {
-        let Some(task) = self.tasks.task(t) else { return };
-        let shared = task.shared.clone();
-        let Some(conn) = self.conns.get_mut(id).filter(|c| c.owner == Some(t)) else {
-            self.tasks.ready.push_back((t, Reply::Answered(Err(CallError::Closed))));
-            return;
-        };
-        if !conn.running {
-            let error = match conn.lost.take() {
-                Some(lost) => CallError::Lost { lost, reopened: false },
-                None => CallError::Closed,
-            };
-            self.tasks.ready.push_back((t, Reply::Answered(Err(error))));
-            return;
-        }
-        let started = match conn.io.calls() {
-            Some(calls) => calls.start(&shared.borrow().command, expect),
-            None => Err(CallError::Closed),
-        };
-        if let Err(error) = started {
-            self.tasks.ready.push_back((t, Reply::Answered(Err(error))));
-            return;
-        }
-        conn.task_waits = true;
-        if !self.due.contains(&id) {
+        let conn = self.conns.get_mut(id).map(|c| (&mut c.task, &mut c.io, c.running));
+        if self.tasks.start_call(t, conn, expect) && !self.due.contains(&id) {
             self.due.push(id);
         }
     }
 
     /// Hands a task its call's answer, if it is in.
     pub(super) fn answer_call(&mut self, i: usize) {
-        let Some(conn) = self.conns.get_mut(i) else { return };
-        let Some(done) = conn.io.take_call_answer() else { return };
-        self.reply_call(i, done);
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.answer_call(&mut conn.task, &mut conn.io);
+        }
     }
 
     /// Ends the call under way on connection `i`, if there is one, with `done`.
     pub(super) fn end_call(&mut self, i: usize, done: Result<CallAnswer, CallError>) {
-        let Some(conn) = self.conns.get_mut(i) else { return };
-        if let Some(calls) = conn.io.calls() {
-            calls.abandon();
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.end_call(&mut conn.task, &mut conn.io, done);
         }
-        if conn.task_waits {
-            self.reply_call(i, done);
-        }
-    }
-
-    /// Resumes connection `i`'s task with its call's answer (an
-    /// execution's kept packets handed over with it).
-    fn reply_call(&mut self, i: usize, done: Result<CallAnswer, CallError>) {
-        let Some(conn) = self.conns.get_mut(i) else { return };
-        let Some(t) = conn.owner else { return };
-        conn.task_waits = false;
-        let Some(task) = self.tasks.task(t) else { return };
-        if let (Ok(CallAnswer::Walked(_)), Some(calls)) = (&done, conn.io.calls()) {
-            calls.swap_kept(&mut task.shared.borrow_mut().kept);
-        }
-        self.tasks.ready.push_back((t, Reply::Answered(done)));
     }
 
     /// A task's connection received what it cannot take: the task's call
@@ -203,7 +164,7 @@ impl SocketLoop<'_> {
         let code = lost.code();
         let reopen = self.context.ignore.ignores(code) && is_lost_connection(code);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.lost = Some(lost);
+        conn.task.lost = Some(lost);
         if reopen {
             return self.reopen(i);
         }
@@ -215,31 +176,23 @@ impl SocketLoop<'_> {
     /// Tells the task of connection `i` that it was lost, and whether it
     /// is open again: its call in flight fails with that.
     pub(super) fn tell_lost(&mut self, i: usize, reopened: bool) {
-        let Some(conn) = self.conns.get_mut(i).filter(|c| c.owner.is_some()) else { return };
-        if !conn.task_waits {
-            if reopened {
-                // Opened again between calls: the next call goes on as usual.
-                conn.lost = None;
-            }
-            // Else kept for the next call, which fails with it.
-            return;
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.tell_lost(&mut conn.task, &mut conn.io, reopened);
         }
-        let Some(lost) = conn.lost.take() else { return };
-        self.end_call(i, Err(CallError::Lost { lost, reopened }));
     }
 
     /// The run ended before connection `i` could be opened again: its
     /// task's call ends as the run's cut ends calls.
     pub(super) fn cut_call(&mut self, i: usize) {
-        let Some(t) = self.conns.get(i).and_then(|c| c.owner) else { return };
-        self.tasks.mark_cut(t);
-        self.end_call(i, Err(CallError::Cut));
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.cut_call(&mut conn.task, &mut conn.io);
+        }
     }
 
     /// Task `t` is done with `conn`: COM_QUIT unless an answer is still
     /// due, then it closes.
     fn close_task_conn(&mut self, t: usize, id: ConnId) -> Result<(), DriverError> {
-        let Some(conn) = self.conns.get(id).filter(|c| c.owner == Some(t) && c.running) else { return Ok(()) };
+        let Some(conn) = self.conns.get(id).filter(|c| c.task.owner == Some(t) && c.running) else { return Ok(()) };
         if conn.io.awaits_answers() {
             self.retire(id);
             return Ok(());
@@ -252,7 +205,7 @@ impl SocketLoop<'_> {
     fn task_ended(&mut self, t: usize, result: Result<(), TaskError>) -> Result<(), DriverError> {
         self.tasks.ended(t, result, self.context);
         for id in 0..self.conns.len() {
-            if self.conns.get(id).is_some_and(|c| c.owner == Some(t)) {
+            if self.conns.get(id).is_some_and(|c| c.task.owner == Some(t)) {
                 self.close_task_conn(t, id)?;
             }
         }

@@ -43,7 +43,7 @@ impl UringLoop<'_> {
     /// Records a connection's fatal error (the first one is the loop's
     /// result), stops the run and cancels what the connection has in flight.
     pub(super) fn fail(&mut self, i: usize, error: DriverError) -> Result<(), DriverError> {
-        if self.conns.get(i).is_some_and(|c| c.owner.is_some()) {
+        if self.conns.get(i).is_some_and(|c| c.task.owner.is_some()) {
             return self.fail_call(i, error);
         }
         self.context.control.stop();
@@ -73,7 +73,7 @@ impl UringLoop<'_> {
     /// once they have completed (and counted as a reconnect if that works).
     pub(super) fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.owner.is_some() {
+        if conn.task.owner.is_some() {
             return self.lose_call(i, lost);
         }
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {

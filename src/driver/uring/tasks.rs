@@ -12,6 +12,7 @@ use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
 use crate::driver::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply};
 use crate::driver::redial::Reopened;
+use crate::driver::task_calls::TaskLink;
 use crate::driver::task_queue::{ConnRequest, TaskQueue, TaskStep, TaskTurn};
 use crate::driver::{DriverError, Lost, Redial, TaskError};
 use wirebench_protocol::constants::client_error::is_lost_connection;
@@ -96,8 +97,8 @@ impl UringLoop<'_> {
                 let open = self
                     .conns
                     .get(conn)
-                    .filter(|c| c.owner == Some(t))
-                    .map(|c| OpenCalls { options: c.io.redial().options.clone(), result_limit: c.result_limit });
+                    .filter(|c| c.task.owner == Some(t))
+                    .map(|c| OpenCalls { options: c.io.redial().options.clone(), result_limit: c.task.result_limit });
                 self.close_task_conn(t, conn)?;
                 let reply = match open {
                     Some(open) => self.open_for(t, open),
@@ -130,8 +131,8 @@ impl UringLoop<'_> {
                 self.slots
             )
         })?;
-        let mut conn = Conn::with_io(io, socket, leftover, id as u32, Some(t)).map_err(|e| e.to_string())?;
-        conn.result_limit = result_limit;
+        let link = TaskLink::for_task(t, result_limit);
+        let conn = Conn::with_io(io, socket, leftover, id as u32, link).map_err(|e| e.to_string())?;
         self.ring
             .submitter()
             .register_files_update(id as u32, &[conn.raw_fd()])
@@ -146,68 +147,35 @@ impl UringLoop<'_> {
 
     /// A slot for a new connection: a retired one's, or the next.
     fn free_conn_slot(&self) -> Option<ConnId> {
-        let retired = self.conns.iter().position(|c| c.state == RingConnState::Retired && c.owner.is_some());
+        let retired = self.conns.iter().position(|c| c.state == RingConnState::Retired && c.task.owner.is_some());
         retired.or((self.conns.len() < self.slots).then_some(self.conns.len()))
     }
 
     /// Task `t` calls on `conn`: its command goes out, its answer comes
     /// back through [`answer_call`](Self::answer_call).
     fn start_call(&mut self, t: usize, id: ConnId, expect: Expect) -> Result<(), DriverError> {
-        let Some(task) = self.tasks.task(t) else { return Ok(()) };
-        let shared = task.shared.clone();
-        let Some(conn) = self.conns.get_mut(id).filter(|c| c.owner == Some(t)) else {
-            self.tasks.ready.push_back((t, Reply::Answered(Err(CallError::Closed))));
-            return Ok(());
-        };
-        if conn.state != RingConnState::Running {
-            let error = match conn.lost.take() {
-                Some(lost) => CallError::Lost { lost, reopened: false },
-                None => CallError::Closed,
-            };
-            self.tasks.ready.push_back((t, Reply::Answered(Err(error))));
-            return Ok(());
+        let conn = self.conns.get_mut(id).map(|c| {
+            let running = c.state == RingConnState::Running;
+            (&mut c.task, &mut c.io, running)
+        });
+        if self.tasks.start_call(t, conn, expect) {
+            return self.advance(id);
         }
-        let started = match conn.io.calls() {
-            Some(calls) => calls.start(&shared.borrow().command, expect),
-            None => Err(CallError::Closed),
-        };
-        if let Err(error) = started {
-            self.tasks.ready.push_back((t, Reply::Answered(Err(error))));
-            return Ok(());
-        }
-        conn.task_waits = true;
-        self.advance(id)
+        Ok(())
     }
 
     /// Hands a task its call's answer, if it is in.
     pub(super) fn answer_call(&mut self, i: usize) {
-        let Some(conn) = self.conns.get_mut(i) else { return };
-        let Some(done) = conn.io.take_call_answer() else { return };
-        self.reply_call(i, done);
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.answer_call(&mut conn.task, &mut conn.io);
+        }
     }
 
     /// Ends the call under way on connection `i`, if there is one, with `done`.
     pub(super) fn end_call(&mut self, i: usize, done: Result<CallAnswer, CallError>) {
-        let Some(conn) = self.conns.get_mut(i) else { return };
-        if let Some(calls) = conn.io.calls() {
-            calls.abandon();
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.end_call(&mut conn.task, &mut conn.io, done);
         }
-        if conn.task_waits {
-            self.reply_call(i, done);
-        }
-    }
-
-    /// Resumes connection `i`'s task with its call's answer (an
-    /// execution's kept packets handed over with it).
-    fn reply_call(&mut self, i: usize, done: Result<CallAnswer, CallError>) {
-        let Some(conn) = self.conns.get_mut(i) else { return };
-        let Some(t) = conn.owner else { return };
-        conn.task_waits = false;
-        let Some(task) = self.tasks.task(t) else { return };
-        if let (Ok(CallAnswer::Walked(_)), Some(calls)) = (&done, conn.io.calls()) {
-            calls.swap_kept(&mut task.shared.borrow_mut().kept);
-        }
-        self.tasks.ready.push_back((t, Reply::Answered(done)));
     }
 
     /// A task's connection received what it cannot take: the task's call
@@ -233,7 +201,7 @@ impl UringLoop<'_> {
         let code = lost.code();
         let reopen = self.context.ignore.ignores(code) && is_lost_connection(code);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.lost = Some(lost);
+        conn.task.lost = Some(lost);
         conn.state = if reopen { RingConnState::Reconnecting } else { RingConnState::Finishing };
         self.cancel_ops(i)?;
         if !reopen {
@@ -247,34 +215,22 @@ impl UringLoop<'_> {
     /// Tells the task of connection `i` that it was lost, and whether it
     /// is open again: its call in flight fails with that.
     pub(super) fn tell_lost(&mut self, i: usize, reopened: bool) {
-        let Some(conn) = self.conns.get_mut(i) else { return };
-        if conn.owner.is_none() {
-            return;
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.tell_lost(&mut conn.task, &mut conn.io, reopened);
         }
-        if !conn.task_waits && !reopened {
-            // Kept for the next call, which fails with it.
-            return;
-        }
-        if !conn.task_waits {
-            // Opened again between calls: the next call goes on as usual.
-            conn.lost = None;
-            return;
-        }
-        let Some(lost) = conn.lost.take() else { return };
-        self.end_call(i, Err(CallError::Lost { lost, reopened }));
     }
 
     /// The run ended before connection `i` could be opened again: its
     /// task's call ends as the run's cut ends calls.
     pub(super) fn cut_call(&mut self, i: usize) {
-        let Some(t) = self.conns.get(i).and_then(|c| c.owner) else { return };
-        self.tasks.mark_cut(t);
-        self.end_call(i, Err(CallError::Cut));
+        if let Some(conn) = self.conns.get_mut(i) {
+            self.tasks.cut_call(&mut conn.task, &mut conn.io);
+        }
     }
 
     /// Task `t` is done with `conn`: COM_QUIT, then it closes.
     fn close_task_conn(&mut self, t: usize, id: ConnId) -> Result<(), DriverError> {
-        let Some(conn) = self.conns.get_mut(id).filter(|c| c.owner == Some(t)) else { return Ok(()) };
+        let Some(conn) = self.conns.get_mut(id).filter(|c| c.task.owner == Some(t)) else { return Ok(()) };
         match conn.state {
             RingConnState::Running if !conn.io.awaits_answers() => self.start_quit(id),
             RingConnState::Running | RingConnState::Reconnecting => {
@@ -291,7 +247,7 @@ impl UringLoop<'_> {
     /// run's time cut it short) ends the run.
     fn task_ended(&mut self, t: usize, result: Result<(), TaskError>) -> Result<(), DriverError> {
         self.tasks.ended(t, result, self.context);
-        let owned: Vec<ConnId> = (0..self.conns.len()).filter(|&i| self.conns[i].owner == Some(t)).collect();
+        let owned: Vec<ConnId> = (0..self.conns.len()).filter(|&i| self.conns[i].task.owner == Some(t)).collect();
         for id in owned {
             self.close_task_conn(t, id)?;
         }

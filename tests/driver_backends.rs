@@ -278,7 +278,7 @@ async fn plans(
 ) -> Vec<LoopPlan> {
     let (count, mode) = match answers {
         AnswerWait::Socket => (shape.connections, WaitMode::OnSocket),
-        AnswerWait::Ring => (shape.loops, shape.poll),
+        AnswerWait::Backend => (shape.loops, shape.poll),
     };
     let wait = LoopWait::asked(mode);
     let mut loops: Vec<LoopPlan> =
@@ -314,11 +314,12 @@ async fn plans(
     loops
 }
 
-/// Where a loop awaits answers: on its ring (as its `poll` says), or on
-/// each socket (`WaitMode::OnSocket`).
+/// Where a loop awaits answers: as its backend does (on the ring as its
+/// `poll` says, or in `epoll_wait`), or on each socket
+/// (`WaitMode::OnSocket`, which the socket loop runs whatever `--io` says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AnswerWait {
-    Ring,
+    Backend,
     Socket,
 }
 
@@ -359,16 +360,19 @@ async fn run(
     (result, collector.totals().counters)
 }
 
-/// Both backends, io_uring awaiting answers on its ring and on each
-/// socket, or only epoll (with a note) where io_uring is unavailable.
+/// Every backend: io_uring and epoll awaiting answers their own way, and
+/// the socket loop; epoll and the socket loop only (with a note) where
+/// io_uring is unavailable.
 fn backends() -> Vec<Way> {
     match Backend::resolve(IoBackend::Uring) {
-        Ok(uring) => {
-            vec![Way(uring, AnswerWait::Ring), Way(uring, AnswerWait::Socket), Way(Backend::Tokio, AnswerWait::Ring)]
-        }
+        Ok(uring) => vec![
+            Way(uring, AnswerWait::Backend),
+            Way(uring, AnswerWait::Socket),
+            Way(Backend::Tokio, AnswerWait::Backend),
+        ],
         Err(reason) => {
             eprintln!("io_uring backend not tested: {reason}");
-            vec![Way(Backend::Tokio, AnswerWait::Ring)]
+            vec![Way(Backend::Tokio, AnswerWait::Backend), Way(Backend::Tokio, AnswerWait::Socket)]
         }
     }
 }
@@ -423,7 +427,7 @@ async fn every_poll_mode_completes() {
         eprintln!("skipped: no io_uring here");
         return;
     };
-    let backend = Way(uring, AnswerWait::Ring);
+    let backend = Way(uring, AnswerWait::Backend);
     const EVENTS: u64 = 1_000;
     for poll in [WaitMode::Sleep, WaitMode::Adaptive, WaitMode::Spin] {
         let mut shape = Shape::new(server.tcp(), EVENTS);

@@ -497,10 +497,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             match decoder.feed(&packet) {
                 Ok(None) => continue,
                 Ok(Some(response)) => {
+                    tolerance::record_column_count_trailing(response.column_count_trailing);
                     return match response.error {
                         Some(error) => Err(ClientError::Server { endpoint: self.io.endpoint.clone(), error }),
                         None => Ok(response),
-                    }
+                    };
                 }
                 Err(CodecError::Protocol(ProtocolError::LocalInfileRefused(file))) => {
                     return Err(self.refuse_local_infile(file, seq).await)
@@ -522,7 +523,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
             match reader.advance(&self.io.rbuf) {
                 Ok(progress) => {
                     if let Some(outcome) = progress.done {
-                        tolerance::record_seq_jumps(outcome.seq_jumps);
+                        tolerance::record_answer(&outcome);
                         let error = outcome.error.as_ref().map(|e| e.to_server_error(&self.io.rbuf));
                         self.io.rbuf.advance(progress.consumed);
                         return match error {

@@ -269,3 +269,24 @@ fn msql_srv_greeting_without_secure_connection_or_connect_with_db() {
     );
     timed_run(&server, &["no_secure_connection", "no_connect_with_db", "no_plugin_auth"]);
 }
+
+/// msql-srv's greeting lacks CONNECT_WITH_DB, so the database is selected
+/// with COM_INIT_DB after the login; a database the server lacks ends the
+/// run at once with an error naming it and saying what to do.
+#[test]
+fn msql_srv_refusing_the_database_after_the_login() {
+    let Some(server) = msql_srv_server() else { return };
+    let mut args = point_select_args(server.port, 1, "--time=5");
+    args.retain(|a| a != "--mysql-db=sbtest");
+    args.insert(1, "--mysql-db=sbtest_missing".into());
+    let ran = wirebench(&args);
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    for part in [
+        "selected with COM_INIT_DB",
+        "refused database 'sbtest_missing'",
+        "ERROR 1049 (42000): Unknown database 'sbtest_missing'",
+        "create that database on the server, or name one it has; check --mysql-db",
+    ] {
+        assert!(ran.stderr.contains(part), "{part:?} missing from:\n{}", ran.stderr);
+    }
+}

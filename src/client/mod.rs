@@ -248,7 +248,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                         // No CLIENT_CONNECT_WITH_DB: libmariadb's
                         // mysql_real_connect selects it with COM_INIT_DB.
                         let database = options.database.as_deref().unwrap_or_default();
-                        connection.init_db(database).await?;
+                        connection.init_db(database).await.map_err(|e| match e {
+                            ClientError::Server { endpoint, error } => {
+                                ClientError::SelectDatabase { endpoint, database: database.to_string(), error }
+                            }
+                            other => other,
+                        })?;
                     }
                     let io = &mut connection.io;
                     (io.read_timeout, io.write_timeout) = (options.read_timeout, options.write_timeout);

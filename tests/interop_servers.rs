@@ -290,3 +290,55 @@ fn msql_srv_refusing_the_database_after_the_login() {
         assert!(ran.stderr.contains(part), "{part:?} missing from:\n{}", ran.stderr);
     }
 }
+
+/// A Lua script's point selects, with and without its own final report
+/// (`sysbench.hooks.report_cumulative`).
+const LUA_POINT_SELECT: &str = r#"
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+end
+function event()
+  con:query("SELECT c FROM sbtest1 WHERE id=" .. sysbench.rand.uniform(1, 1000))
+end
+function thread_done()
+  con:disconnect()
+end
+"#;
+
+const LUA_REPORT_HOOK: &str = r#"
+sysbench.hooks.report_cumulative = function(stat)
+  print("the script's own report: " .. stat.events .. " events")
+end
+"#;
+
+/// A Lua script against the node-mysql2 server: its final report carries
+/// the tolerated block as the built-in tests' does, and so does a script
+/// that replaces the report with its own hook.
+#[test]
+fn a_lua_script_reports_what_was_tolerated() {
+    let Some(server) = node_mysql2_server() else { return };
+    let dir = common::ScratchDir::new("interop-lua");
+    for (name, hook) in [("plain.lua", ""), ("hooked.lua", LUA_REPORT_HOOK)] {
+        let script = dir.write(name, &format!("{LUA_POINT_SELECT}{hook}"));
+        let mut args = point_select_args(server.port, 2, "--events=200");
+        args[0] = script.display().to_string();
+        args.insert(1, "--time=0".into());
+        let ran = wirebench(&args);
+        assert_eq!(ran.code, Some(0), "{name}: {}\n{}", ran.stdout, ran.stderr);
+        assert!(ran.stdout.contains("Server deviations tolerated (as libmariadb tolerates them):"), "{}", ran.stdout);
+        let renumbered = ran.stdout.lines().find_map(|l| l.trim().strip_prefix("sequence_renumbered:"));
+        let packets = renumbered.and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok());
+        assert!(packets.is_some_and(|n| n >= 200), "{name}: one per answer at least:\n{}", ran.stdout);
+        assert_eq!(
+            ran.stderr.matches("the server numbers its packets from its own counter").count(),
+            1,
+            "{name}: said once:\n{}",
+            ran.stderr
+        );
+        if !hook.is_empty() {
+            assert!(ran.stdout.contains("the script's own report: 200 events"), "{}", ran.stdout);
+            assert!(!ran.stdout.contains("SQL statistics:"), "the hook replaces the report:\n{}", ran.stdout);
+        }
+    }
+}

@@ -489,6 +489,7 @@ mod tests {
             threads: 2,
             warmup_s: 5,
             rate: 100,
+            rate_stages: &[],
             report_interval: 1,
             checkpoints: &[10, 20],
             debug: true,

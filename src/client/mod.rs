@@ -35,7 +35,8 @@ use wirebench_protocol::command::{self, ExecuteTemplate, Param};
 use wirebench_protocol::framing;
 use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, LoginInfo, TlsMode};
 use wirebench_protocol::response::{
-    Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder, RowFormat,
+    err, ok, Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder,
+    RowFormat,
 };
 use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 
@@ -490,9 +491,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         self.io.stream.shutdown().await.map_err(|e| self.io.io_error(e))
     }
 
+    /// The answer to a command that only succeeds or fails (COM_PING): an
+    /// OK or an ERR, nothing else. libmariadb's `mysql_ping` takes any
+    /// packet that is not an ERR; read here as a result set's start (a
+    /// column count, whose trailing bytes are tolerated) it would wait for
+    /// column definitions that never come, a hang where the server
+    /// answered, so it is refused as the packet that does not fit it is.
     async fn expect_ok(&mut self) -> Result<()> {
+        let mut seq = self.io.answer_seq(1);
+        let first = self.io.read_packet(&mut seq).await?;
+        if !matches!(first.first(), Some(&(ok::OK_HEADER | err::ERR_HEADER))) {
+            let state = "reading the answer to COM_PING (OK or ERR)";
+            return Err(self
+                .io
+                .protocol_error(ProtocolError::UnexpectedMessage { state, got: "packet neither OK nor ERR" }));
+        }
         let decoder = ResultSetDecoder::new(self.login.capabilities, RowFormat::Text);
-        self.read_response(decoder, self.io.answer_seq(1)).await.map(drop)
+        self.finish_response(decoder, first, seq).await.map(drop)
     }
 
     /// Reads packets into `decoder` until the response is complete.

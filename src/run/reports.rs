@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
 use super::server_sampling::ServerSampling;
-use super::supervise::secs_to_ns;
 use crate::cli::{GeneralOptions, Personality};
 use crate::driver::{Arrival, RunControl, Tardiness};
 use crate::lua::ReportHooks;
@@ -83,7 +82,9 @@ impl RateAsked {
                 Arrival::Fixed => "fixed",
             },
             threads: general.threads,
-            stages_end_ns: general.time.map(|t| secs_to_ns(t) + secs_to_ns(general.warmup_time)),
+            stages_end_ns: general
+                .time
+                .map(|t| Duration::from_secs(u64::from(t) + u64::from(general.warmup_time)).as_nanos() as u64),
         }
     }
 }

@@ -447,3 +447,92 @@ fn a_server_without_compression_gets_one_warning_and_an_uncompressed_run() {
     assert!(warnings[0].contains(&format!("127.0.0.1:{}", addr.port())), "{stderr}");
     assert!(warnings[0].contains("10.11.19-MariaDB") && warnings[0].contains("uncompressed"), "{stderr}");
 }
+
+/// A proxy to `server` that adds 5 to the sequence id of every compressed
+/// packet the server sends (the outer, 7-byte header's; the login before
+/// compression starts passes as it is): a server that numbers its
+/// compressed packets from a counter of its own, as node-mysql2 numbers
+/// plain ones.
+fn renumbering_proxy(server: std::net::SocketAddr) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(mut client) = client else { return };
+            let Ok(mut upstream) = std::net::TcpStream::connect(server) else { return };
+            let (Ok(mut to_server), Ok(mut from_server)) = (client.try_clone(), upstream.try_clone()) else { return };
+            std::thread::spawn(move || std::io::copy(&mut client, &mut upstream));
+            std::thread::spawn(move || {
+                // Plain packets up to the login's OK, then compressed ones.
+                let mut header = [0u8; 4];
+                let mut greeted = false;
+                loop {
+                    if from_server.read_exact(&mut header).is_err() {
+                        return;
+                    }
+                    let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+                    let mut body = vec![0; len];
+                    if from_server.read_exact(&mut body).is_err()
+                        || to_server.write_all(&header).is_err()
+                        || to_server.write_all(&body).is_err()
+                    {
+                        return;
+                    }
+                    if greeted && body.first() == Some(&0x00) {
+                        break;
+                    }
+                    greeted = true;
+                }
+                let mut header = [0u8; 7];
+                while from_server.read_exact(&mut header).is_ok() {
+                    let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+                    let mut body = vec![0; len];
+                    header[3] = header[3].wrapping_add(5);
+                    if from_server.read_exact(&mut body).is_err()
+                        || to_server.write_all(&header).is_err()
+                        || to_server.write_all(&body).is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The real MariaDB, compressed, behind a proxy that renumbers its
+/// compressed packets: tolerated as libmariadb tolerates it (sysbench runs
+/// the same through it), counted once per answer, and every query answered.
+#[test]
+fn compressed_packets_numbered_by_the_server_are_followed_and_counted() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = serial();
+    let upstream =
+        std::net::ToSocketAddrs::to_socket_addrs(&(server.host.as_str(), server.port)).unwrap().next().unwrap();
+    let tables = with(connection_args(&server), &["--tables=1", "--table-size=1000"]);
+    wirebench("oltp_point_select", &tables, "cleanup");
+    wirebench("oltp_point_select", &tables, "prepare");
+    let proxy = renumbering_proxy(upstream);
+    let mut args = with(
+        tables.clone(),
+        &["--threads=2", "--time=0", "--events=300", "--db-ps-mode=disable", "--mysql-compression=on"],
+    );
+    args.retain(|a| !a.starts_with("--mysql-host=") && !a.starts_with("--mysql-port="));
+    args.extend(["--mysql-host=127.0.0.1".to_string(), format!("--mysql-port={}", proxy.port())]);
+    let ours = wirebench("oltp_point_select", &args, "run");
+    let [read, write, other, events, errors] = counts(&ours.stdout);
+    assert_eq!((read, write, other, events, errors), (300, 0, 0, 300, 0));
+    let stdout = String::from_utf8_lossy(&ours.stdout);
+    let renumbered = counter(&ours.stdout, "sequence_renumbered:");
+    assert!(renumbered >= 300, "one per answer at least:\n{stdout}");
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert_eq!(stderr.matches("numbers its packets from its own counter").count(), 1, "{stderr}");
+    if let Some(sysbench) = common::sysbench() {
+        let theirs = run(&sysbench.to_string_lossy(), "oltp_point_select", &args, "run");
+        assert!(theirs.status.success(), "sysbench through the proxy: {}", String::from_utf8_lossy(&theirs.stderr));
+        assert_eq!(counts(&theirs.stdout), [300, 0, 0, 300, 0]);
+    }
+    wirebench("oltp_point_select", &tables, "cleanup");
+}

@@ -36,13 +36,18 @@ impl ServerProcess {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
+        let mut stdout = BufReader::new(stdout);
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("the server's first line");
+        stdout.read_line(&mut line).expect("the server's first line");
         let port = line.trim().strip_prefix("listening ").and_then(|p| p.parse().ok());
         let Some(port) = port else {
             let _ = child.kill();
             panic!("{command:?} did not say where it listens: {line:?}");
         };
+        // The rest is read and dropped: node-mysql2 logs each unknown
+        // command there, and a full pipe (or a closed one) would stall or
+        // kill the server under the fuzzer.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         ServerProcess { child, port }
     }
 }
@@ -192,6 +197,49 @@ fn timed_run(server: &ServerProcess, tolerated: &[&str]) {
     }
 }
 
+/// 30 s of `wirebench fuzz` (2 connections): the server stays up and
+/// answers, so no finding (down, hang, protocol deviation) may come of it:
+/// exit status 0, a summary of none, no reproducer. The control check
+/// once left half an answer on its connection when cut short and took
+/// the server for deviating.
+fn fuzz_finds_nothing(server: &ServerProcess, name: &str) {
+    let dir = common::ScratchDir::new(&format!("interop-fuzz-{name}"));
+    let args: Vec<String> = [
+        "fuzz",
+        "--mysql-host=127.0.0.1",
+        &format!("--mysql-port={}", server.port),
+        "--mysql-user=sbtest",
+        "--mysql-password=sbtest",
+        "--mysql-db=sbtest",
+        "--threads=2",
+        "--time=30",
+        &format!("--fuzz-dir={}", dir.0.display()),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let ran = wirebench(&args);
+    let output = format!("{}\n{}", ran.stdout, ran.stderr);
+    assert_eq!(ran.code, Some(0), "{output}");
+    assert!(output.contains("failures:            0"), "{output}");
+    assert!(!output.contains("FAILURE"), "{output}");
+    let reproducers = std::fs::read_dir(&dir.0)
+        .map(|entries| entries.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "repro")).count());
+    assert_eq!(reproducers.unwrap_or(0), 0, "{output}");
+}
+
+#[test]
+fn fuzzing_node_mysql2_for_30_s_finds_nothing() {
+    let Some(server) = node_mysql2_server() else { return };
+    fuzz_finds_nothing(&server, "node-mysql2");
+}
+
+#[test]
+fn fuzzing_msql_srv_for_30_s_finds_nothing() {
+    let Some(server) = msql_srv_server() else { return };
+    fuzz_finds_nothing(&server, "msql-srv");
+}
+
 #[test]
 fn node_mysql2_numbering_its_answers_from_its_own_counter() {
     let Some(server) = node_mysql2_server() else { return };
@@ -220,4 +268,77 @@ fn msql_srv_greeting_without_secure_connection_or_connect_with_db() {
         ],
     );
     timed_run(&server, &["no_secure_connection", "no_connect_with_db", "no_plugin_auth"]);
+}
+
+/// msql-srv's greeting lacks CONNECT_WITH_DB, so the database is selected
+/// with COM_INIT_DB after the login; a database the server lacks ends the
+/// run at once with an error naming it and saying what to do.
+#[test]
+fn msql_srv_refusing_the_database_after_the_login() {
+    let Some(server) = msql_srv_server() else { return };
+    let mut args = point_select_args(server.port, 1, "--time=5");
+    args.retain(|a| a != "--mysql-db=sbtest");
+    args.insert(1, "--mysql-db=sbtest_missing".into());
+    let ran = wirebench(&args);
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    for part in [
+        "selected with COM_INIT_DB",
+        "refused database 'sbtest_missing'",
+        "ERROR 1049 (42000): Unknown database 'sbtest_missing'",
+        "create that database on the server, or name one it has; check --mysql-db",
+    ] {
+        assert!(ran.stderr.contains(part), "{part:?} missing from:\n{}", ran.stderr);
+    }
+}
+
+/// A Lua script's point selects, with and without its own final report
+/// (`sysbench.hooks.report_cumulative`).
+const LUA_POINT_SELECT: &str = r#"
+function thread_init()
+  drv = sysbench.sql.driver()
+  con = drv:connect()
+end
+function event()
+  con:query("SELECT c FROM sbtest1 WHERE id=" .. sysbench.rand.uniform(1, 1000))
+end
+function thread_done()
+  con:disconnect()
+end
+"#;
+
+const LUA_REPORT_HOOK: &str = r#"
+sysbench.hooks.report_cumulative = function(stat)
+  print("the script's own report: " .. stat.events .. " events")
+end
+"#;
+
+/// A Lua script against the node-mysql2 server: its final report carries
+/// the tolerated block as the built-in tests' does, and so does a script
+/// that replaces the report with its own hook.
+#[test]
+fn a_lua_script_reports_what_was_tolerated() {
+    let Some(server) = node_mysql2_server() else { return };
+    let dir = common::ScratchDir::new("interop-lua");
+    for (name, hook) in [("plain.lua", ""), ("hooked.lua", LUA_REPORT_HOOK)] {
+        let script = dir.write(name, &format!("{LUA_POINT_SELECT}{hook}"));
+        let mut args = point_select_args(server.port, 2, "--events=200");
+        args[0] = script.display().to_string();
+        args.insert(1, "--time=0".into());
+        let ran = wirebench(&args);
+        assert_eq!(ran.code, Some(0), "{name}: {}\n{}", ran.stdout, ran.stderr);
+        assert!(ran.stdout.contains("Server deviations tolerated (as libmariadb tolerates them):"), "{}", ran.stdout);
+        let renumbered = ran.stdout.lines().find_map(|l| l.trim().strip_prefix("sequence_renumbered:"));
+        let packets = renumbered.and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok());
+        assert!(packets.is_some_and(|n| n >= 200), "{name}: one per answer at least:\n{}", ran.stdout);
+        assert_eq!(
+            ran.stderr.matches("the server numbers its packets from its own counter").count(),
+            1,
+            "{name}: said once:\n{}",
+            ran.stderr
+        );
+        if !hook.is_empty() {
+            assert!(ran.stdout.contains("the script's own report: 200 events"), "{}", ran.stdout);
+            assert!(!ran.stdout.contains("SQL statistics:"), "the hook replaces the report:\n{}", ran.stdout);
+        }
+    }
 }

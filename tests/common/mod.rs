@@ -22,6 +22,17 @@ pub fn required() -> bool {
     std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1")
 }
 
+/// Whether this kernel runs wirebench's io_uring loop. Without it the
+/// io_uring part of a test is skipped with a note, or fails under
+/// WIREBENCH_REQUIRE_URING=1 (scripts/test.sh sets it), so a suite meant to
+/// test the ring cannot pass without running it.
+pub fn ring_here() -> bool {
+    let Err(why) = wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring) else { return true };
+    assert!(std::env::var("WIREBENCH_REQUIRE_URING").as_deref() != Ok("1"), "WIREBENCH_REQUIRE_URING=1 but {why}");
+    eprintln!("io_uring not tested: {why}");
+    false
+}
+
 /// The one way a test does without something it needs (`what`, with how to
 /// get it): under WIREBENCH_REQUIRE_SERVER=1 the test fails, so a suite that
 /// was meant to run it cannot pass by skipping; otherwise it says so on

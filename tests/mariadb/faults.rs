@@ -171,20 +171,10 @@ impl Drop for Freeze {
     }
 }
 
-fn uring_available() -> bool {
-    match wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring) {
-        Ok(_) => true,
-        Err(reason) => {
-            eprintln!("io_uring backend not tested: {reason}");
-            false
-        }
-    }
-}
-
 /// The backends this machine runs.
 fn backends() -> Vec<&'static str> {
     let mut backends = vec!["--io=epoll"];
-    if uring_available() {
+    if common::ring_here() {
         backends.push("--io=uring");
     }
     backends
@@ -546,8 +536,8 @@ mod in_memory {
 
     use wirebench::client::{ConnectOptions, Endpoint};
     use wirebench::driver::{
-        spawn_loops, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, IoBackend, LoopContext, LoopPlan, LoopWait,
-        Lost, Redial, RunControl, Session, StdSocket, WaitMode,
+        spawn_loops, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopPlan, LoopWait, Lost,
+        Redial, RunControl, Session, StdSocket, WaitMode,
     };
     use wirebench::rand::{RandConfig, RandParams, Rng};
     use wirebench::stats::StatsBoard;
@@ -604,7 +594,7 @@ mod in_memory {
     /// socket (a loop per connection, as the run plans it).
     fn backends() -> Vec<(Backend, WaitMode)> {
         let mut backends = vec![(Backend::Tokio, WaitMode::Sleep)];
-        if Backend::resolve(IoBackend::Uring).is_ok() {
+        if crate::common::ring_here() {
             backends.push((Backend::Uring, WaitMode::Sleep));
             backends.push((Backend::Uring, WaitMode::OnSocket));
         }

@@ -88,7 +88,7 @@ fn two_cores_make_two_loop_threads() {
     let Some(server) = TestServer::find() else { return };
     let allowed = core_affinity::get_core_ids().map_or(0, |ids| ids.len());
     if allowed < 2 {
-        eprintln!("skipped: this process may run on {allowed} core(s)");
+        common::unavailable(&format!("two cores (this process may run on {allowed})"));
         return;
     }
     let cores: Vec<String> = core_affinity::get_core_ids().unwrap().iter().take(2).map(|c| c.id.to_string()).collect();

@@ -17,10 +17,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 const STOCK_DIR: &str = "/usr/share/sysbench";
 
-fn required() -> bool {
-    std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1")
-}
-
 fn login(server: &TestServer) -> Vec<String> {
     server.login_args("sbtest_lua")
 }
@@ -57,8 +53,7 @@ fn counts(report: &str) -> Vec<u64> {
 fn setup() -> Option<(TestServer, std::sync::MutexGuard<'static, ()>)> {
     let server = TestServer::find()?;
     if !Path::new(STOCK_DIR).join("oltp_common.lua").exists() {
-        assert!(!required(), "no sysbench scripts in {STOCK_DIR}, and WIREBENCH_REQUIRE_SERVER=1");
-        eprintln!("skipped: no sysbench scripts in {STOCK_DIR}");
+        common::unavailable(&format!("no sysbench scripts in {STOCK_DIR} (apt-get install sysbench)"));
         return None;
     }
     Some((server, SERIAL.lock().unwrap_or_else(|e| e.into_inner())))

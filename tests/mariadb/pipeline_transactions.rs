@@ -15,8 +15,6 @@ use std::process::{Command, Output};
 
 use common::TestServer;
 use wirebench::client::Connection;
-use wirebench::driver::Backend;
-use wirebench::driver::IoBackend;
 
 const DB: &str = "sbtest_pipeline";
 const TABLE_SIZE: u64 = 50;
@@ -86,12 +84,10 @@ fn rows(server: &TestServer) -> u64 {
 }
 
 fn io_backends() -> Vec<&'static str> {
-    match Backend::resolve(IoBackend::Uring) {
-        Ok(_) => vec!["uring", "epoll"],
-        Err(reason) => {
-            eprintln!("io_uring backend not tested: {reason}");
-            vec!["epoll"]
-        }
+    if common::ring_here() {
+        vec!["uring", "epoll"]
+    } else {
+        vec!["epoll"]
     }
 }
 

@@ -8,6 +8,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common;
+
 const WIREBENCH: &str = env!("CARGO_BIN_EXE_wirebench");
 
 struct NullServer {
@@ -64,14 +66,14 @@ fn two_cores() -> bool {
     let ok = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
         && Command::new("taskset").arg("-c").arg("1").arg("true").status().is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("skipped: needs cores 0 and 1 and taskset");
+        common::unavailable("cores 0 and 1 and taskset (util-linux)");
     }
     ok
 }
 
 #[test]
 fn a_loop_spins_on_a_core_of_its_own_and_sleeps_on_the_servers() {
-    if !two_cores() || !wirebench_uses_uring() {
+    if !two_cores() || !common::ring_here() {
         return;
     }
     let server = NullServer::on_cpu(1);
@@ -103,16 +105,4 @@ fn a_loop_spins_on_a_core_of_its_own_and_sleeps_on_the_servers() {
     let (stdout, stderr) = run_on(0, &server, &["--poll=sleep"]);
     assert!(stderr.contains("event loop 0 (cpu 0) sleeps when idle: as --poll says"), "{stderr}");
     assert!(!stdout.contains("Client CPU"), "{stdout}");
-}
-
-/// The default backend here: io_uring, unless the kernel refuses it.
-fn wirebench_uses_uring() -> bool {
-    let probe = Command::new(WIREBENCH)
-        .args(["oltp_point_select", "--mysql-dry-run", "--io=uring", "--events=1", "run"])
-        .output()
-        .unwrap();
-    if !probe.status.success() {
-        eprintln!("skipped: no io_uring here");
-    }
-    probe.status.success()
 }

@@ -549,7 +549,7 @@ fn a_finished_run_closes_every_connection_with_com_quit() {
     for io in backends {
         for pipeline in ["1", "4"] {
             let before = server.stats();
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            let out = common::wirebench()
                 .args(["oltp_read_only", "--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest"])
                 .arg(format!("--mysql-port={}", server.local_addr().unwrap().port()))
                 .args(["--threads=5", "--events=300", "--time=0", "--table-size=100"])
@@ -580,7 +580,7 @@ fn poll_modes_the_epoll_backend_ignores_are_named() {
     let dir = TempDir::new("poll");
     let server = start(&dir, 1);
     let run = |io: &str, poll: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        let out = common::wirebench()
             .args(["oltp_point_select", "--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest"])
             .arg(format!("--mysql-port={}", server.local_addr().unwrap().port()))
             .args(["--threads=2", "--events=200", "--time=0", "--table-size=100"])

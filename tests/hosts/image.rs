@@ -14,7 +14,7 @@
 //! through a containers.conf of the test's own in CONTAINERS_CONF, and
 //! keeps its images in storage of the test's own, removed at the end.
 
-use crate::common;
+use crate::common::{self, text};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -53,10 +53,6 @@ fn tools_present() -> Option<()> {
     };
     common::unavailable(&message);
     None
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// `command`'s output, which must be a success.

@@ -3,7 +3,7 @@
 //! instance would make (exact `--events`, bulk_insert's rows without a
 //! duplicate key, prepare's and cleanup's tables split between them).
 
-use crate::common;
+use crate::common::{self, text};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -25,7 +25,7 @@ fn login(server: &TestServer) -> Vec<String> {
 fn run_shards(count: u32, args: &[String]) -> Vec<Output> {
     let children: Vec<_> = (0..count)
         .map(|shard| {
-            Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            common::wirebench()
                 .args(args)
                 .arg(format!("--shard={shard}/{count}"))
                 .stdin(std::process::Stdio::null())
@@ -36,10 +36,6 @@ fn run_shards(count: u32, args: &[String]) -> Vec<Output> {
         })
         .collect();
     children.into_iter().map(|child| child.wait_with_output().unwrap()).collect()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Each shard ended well; its stdout and stderr.
@@ -162,11 +158,11 @@ fn idle_shards_and_past_start_times() {
     let Some(server) = TestServer::find() else { return };
     let mut args = login(&server);
     args.extend(["oltp_point_select", "--threads=2", "--shard=2/3", "run"].map(String::from));
-    let output = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(&args).output().unwrap();
+    let output = common::wirebench().args(&args).output().unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(text(&output.stderr).contains("shard 2/3 has nothing to do: --threads=2"), "{}", text(&output.stderr));
     let past = format!("--start-at={}", unix_now() as u64 - 60);
-    let output = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(&args[..6]).args([&past, "run"]).output().unwrap();
+    let output = common::wirebench().args(&args[..6]).args([&past, "run"]).output().unwrap();
     let stderr = text(&output.stderr);
     assert!(!output.status.success() && stderr.contains(" s in the past: give an instant a little ahead"), "{stderr}");
 }

@@ -13,7 +13,7 @@ use common::ScratchDir;
 const WIREBENCH: &str = env!("CARGO_BIN_EXE_wirebench");
 
 fn wirebench(args: &[&str]) -> Output {
-    Command::new(WIREBENCH).args(args).stdin(Stdio::null()).output().unwrap()
+    common::wirebench().args(args).stdin(Stdio::null()).output().unwrap()
 }
 
 fn stderr(out: &Output) -> String {
@@ -57,7 +57,7 @@ fn cpus_outside_the_affinity_are_refused_for_runs_and_the_null_server() {
 #[test]
 fn the_password_is_hidden_from_ps() {
     let secret = "s3cr3t-in-argv";
-    let mut child = Command::new(WIREBENCH)
+    let mut child = common::wirebench()
         .args(["oltp_point_select", "--mysql-dry-run", "--time=30", "--report-interval=1", "run"])
         .arg(format!("--mysql-password={secret}"))
         .arg(format!("--pgsql_password={secret}"))
@@ -122,7 +122,7 @@ fn my_cnf_and_mysql_pwd_log_in_to_mariadb() {
     let home = ScratchDir::new("env-home");
     home.write(".my.cnf", &format!("[client]\nhost={}\nport={}\n[wirebench]\nuser=sbtest\n", server.host, server.port));
     let login = |pwd: &str, extra: &[&str]| {
-        let out = Command::new(WIREBENCH)
+        let out = common::wirebench()
             .args(["oltp_point_select", NO_SUCH_DB])
             .args(extra)
             .arg("cleanup")

@@ -22,7 +22,6 @@ use crate::common;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 
 use common::{ScratchDir, TestServer};
 
@@ -422,7 +421,7 @@ fn chapters_named_in_the_source_exist() {
 /// exists.
 #[test]
 fn help_ends_with_the_manual() {
-    let output = Command::new(env!("CARGO_BIN_EXE_wirebench")).arg("--help").output().expect("wirebench runs");
+    let output = common::wirebench().arg("--help").output().expect("wirebench runs");
     assert!(output.status.success());
     let help = String::from_utf8(output.stdout).expect("UTF-8 help");
     let last = help.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -463,7 +462,7 @@ fn the_readme_quick_start_runs() {
         args
     };
     let run = |args: &[String]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("wirebench runs");
+        let output = common::wirebench().args(args).output().expect("wirebench runs");
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         assert!(

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -60,7 +60,7 @@ fn words(line: &str) -> Vec<String> {
 
 /// Starts wirebench with `line`; `wait` collects it.
 fn spawn(line: &str) -> (std::process::Child, Instant) {
-    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let child = common::wirebench()
         .args(words(line))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

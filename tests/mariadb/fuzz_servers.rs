@@ -5,7 +5,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{ScratchDir, TestServer};
 use wirebench::null_server::{NullServer, NullServerConfig};
@@ -14,7 +13,7 @@ use wirebench_protocol::handshake::HandshakeResponse41;
 use wirebench_protocol::Capabilities;
 
 fn wirebench(args: &[String]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("run wirebench");
+    let out = common::wirebench().args(args).output().expect("run wirebench");
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

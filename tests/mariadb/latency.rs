@@ -9,7 +9,7 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -33,7 +33,7 @@ fn null_server(dir: &ScratchDir, delay: Duration) -> NullServer {
 }
 
 fn wirebench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().unwrap()
+    common::wirebench().args(args).output().unwrap()
 }
 
 /// Runs wirebench and returns its stdout, which must be a success.

@@ -16,7 +16,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{rows, TestServer};
 use wirebench::client::Connection;
@@ -30,7 +29,7 @@ fn wirebench(server: &TestServer, args: &str) -> String {
         "--mysql-password=sbtest".into(),
         "--mysql-db=sbtest".into(),
     ]);
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(&all).output().expect("wirebench runs");
+    let out = common::wirebench().args(&all).output().expect("wirebench runs");
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "wirebench {args} failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
     stdout.into_owned()

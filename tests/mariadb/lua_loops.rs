@@ -7,7 +7,7 @@
 use crate::common;
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use common::TestServer;
@@ -17,7 +17,7 @@ fn script() -> String {
 }
 
 fn start(server: &TestServer, cpus: &str, limit: &str, extra: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    common::wirebench()
         .arg(script())
         .args(extra)
         .args(server.login_args("sbtest_lua"))
@@ -138,14 +138,13 @@ fn thread_per_state_gives_each_state_a_thread() {
     args.push("--time=2".to_owned());
     args.extend(server.login_args("sbtest_lua"));
     args.push("run".to_owned());
-    let child =
-        Command::new(env!("CARGO_BIN_EXE_wirebench")).args(&args).stdout(Stdio::piped()).spawn().expect("starts");
+    let child = common::wirebench().args(&args).stdout(Stdio::piped()).spawn().expect("starts");
     std::thread::sleep(Duration::from_millis(1200));
     let threads = lua_threads(child.id());
     let output = child.wait_with_output().expect("wirebench ends");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
     assert_eq!(threads.len(), 8, "{threads:?}");
-    let built_in = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let built_in = common::wirebench()
         .args(["oltp_point_select", "--lua-thread-per-state", "--mysql-dry-run", "--events=1", "run"])
         .output()
         .expect("wirebench runs");

@@ -8,7 +8,7 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Mutex;
 
 use common::TestServer;
@@ -22,7 +22,7 @@ fn login(server: &TestServer) -> Vec<String> {
 }
 
 fn wirebench(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("wirebench runs")
+    common::wirebench().args(args).output().expect("wirebench runs")
 }
 
 fn ok(output: Output, what: &str) -> String {

@@ -6,7 +6,7 @@
 //! refuses shards of another script or script option. Skipped without a
 //! server unless WIREBENCH_REQUIRE_SERVER=1.
 
-use crate::common;
+use crate::common::{self, text};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -20,17 +20,13 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lua/shard.lua")
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn succeeded(output: Output, what: &str) -> Output {
     assert!(output.status.success(), "{what}: {}\n{}\n{}", output.status, text(&output.stdout), text(&output.stderr));
     output
 }
 
 fn wirebench(args: &[String]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+    let mut command = common::wirebench();
     command.args(args).stdin(Stdio::null());
     command
 }
@@ -100,7 +96,7 @@ fn a_scripts_shards_run_as_one_instance_and_merge() {
     assert_eq!(shard_field(&finals[0], "run_id"), shard_field(&finals[1], "run_id"));
     assert_eq!(finals[0]["run"]["test"], "shard.lua", "{}", finals[0]["run"]);
     let merge = |files: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+        let mut command = common::wirebench();
         command.arg("merge").arg("--format=json").args(files.iter().map(|f| file(f)));
         command.output().unwrap()
     };

@@ -5,11 +5,11 @@
 //! against MariaDB uses database sbtest_lua, as tests/mariadb/lua_mariadb.rs;
 //! skipped without a server unless WIREBENCH_REQUIRE_SERVER=1.
 
-use crate::common;
+use crate::common::{self, text};
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use common::TestServer;
 
@@ -17,7 +17,7 @@ const STOCK_DIR: &str = "/usr/share/sysbench";
 
 /// wirebench with `args`, `input` on its standard input.
 fn with_stdin(args: &[String], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let mut child = common::wirebench()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -33,10 +33,6 @@ fn with_stdin(args: &[String], input: &[u8]) -> Output {
 
 fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// No test named: the script's top level runs and nothing else, with

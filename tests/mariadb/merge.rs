@@ -6,7 +6,7 @@
 //! named; files of another run, or with another `--threads`, are refused,
 //! and so are files without the histograms merge adds.
 
-use crate::common;
+use crate::common::{self, text};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -20,17 +20,13 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 fn wirebench(args: &[String]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+    let mut command = common::wirebench();
     command.args(args).stdin(Stdio::null());
     command
 }
 
 fn login(server: &TestServer) -> Vec<String> {
     server.login_args("sbtest")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn succeeded(output: Output, what: &str) -> Output {
@@ -88,7 +84,7 @@ fn counter(result: &Value, name: &str) -> u64 {
 }
 
 fn merge(args: &[&Path], extra: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+    let mut command = common::wirebench();
     command.arg("merge").args(extra).args(args);
     command.output().unwrap()
 }

@@ -11,7 +11,7 @@
 
 use crate::common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::TestServer;
 use wirebench::client::Connection;
@@ -37,12 +37,8 @@ fn args(server: &TestServer, more: &[&str]) -> Vec<String> {
 }
 
 fn wirebench(test: &str, args: &[String], command: &str) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
-        .arg(test)
-        .args(args)
-        .arg(command)
-        .output()
-        .unwrap_or_else(|e| panic!("wirebench: {e}"));
+    let out =
+        common::wirebench().arg(test).args(args).arg(command).output().unwrap_or_else(|e| panic!("wirebench: {e}"));
     assert!(
         out.status.success(),
         "wirebench {test} {args:?} {command} failed: {}\n{}\n{}",

@@ -21,7 +21,7 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn wirebench(server: &TestServer, args: &[&str]) -> Output {
     let socket = server.socket.as_ref().expect("WIREBENCH_TEST_SOCKET");
-    Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    common::wirebench()
         .arg("oltp_read_write")
         .arg(format!("--mysql-socket={}", socket.display()))
         .args(["--mysql-user=sbtest", "--mysql-password=sbtest", "--mysql-db=sbtest"])

@@ -3,7 +3,7 @@
 //! `--threads` sweep against the real MariaDB with its table and a chart
 //! that headless Chromium renders, and `wirebench compare`'s tables.
 
-use crate::common;
+use crate::common::{self, text};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -15,11 +15,7 @@ use serde_json::{json, Value};
 use wirebench::null_server::{NullServer, NullServerConfig};
 
 fn wirebench<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("wirebench runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    common::wirebench().args(args).output().expect("wirebench runs")
 }
 
 fn schema() -> jsonschema::Validator {

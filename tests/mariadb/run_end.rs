@@ -8,14 +8,14 @@
 //! Against the null server, a scripted server that never answers, and the
 //! test MariaDB.
 
-use crate::common;
+use crate::common::{self, number_after};
 
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,7 +40,7 @@ struct Wirebench {
 impl Wirebench {
     fn start(dir: &Path, args: &[String]) -> Wirebench {
         let (stdout, stderr) = (dir.join("stdout"), dir.join("stderr"));
-        let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        let child = common::wirebench()
             .args(args)
             .stdin(Stdio::null())
             .stdout(File::create(&stdout).unwrap())
@@ -94,15 +94,6 @@ impl Wirebench {
     }
 }
 
-/// The number after `label` on the report line that starts with it.
-fn number_after(text: &str, label: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.trim_start().strip_prefix(label))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.trim_end_matches('s').parse().ok())
-        .unwrap_or_else(|| panic!("no {label:?} in\n{text}"))
-}
-
 fn null_server(dir: &ScratchDir) -> NullServer {
     let config = NullServerConfig {
         tcp: Some("127.0.0.1:0".parse().unwrap()),
@@ -153,8 +144,8 @@ fn a_signal_mid_run_prints_the_report_and_closes_with_com_quit() {
             let at = format!("--io={io} {name}\n{stdout}\n{stderr}");
             assert_eq!(exit.code(), Some(status), "{at}");
             assert!(took < Duration::from_secs(3), "{took:?}: {at}");
-            assert!(number_after(&stdout, "transactions:") > 0.0, "{at}");
-            assert!(number_after(&stdout, "total time:") < 30.0, "{at}");
+            assert!(number_after::<f64>(&stdout, "transactions:") > 0.0, "{at}");
+            assert!(number_after::<f64>(&stdout, "total time:") < 30.0, "{at}");
             assert!(stdout.contains("Threads fairness:"), "the whole report: {at}");
             assert!(stderr.contains(&format!("run interrupted by {name} after ")), "{at}");
             let (connections, quits) = counted_quits(&server, before);
@@ -274,7 +265,7 @@ fn a_signal_with_answers_outstanding_reports_after_a_bounded_wait() {
     let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
     assert_eq!(exit.code(), Some(143), "{stdout}\n{stderr}");
     assert!(took >= Duration::from_millis(1500) && took < Duration::from_secs(5), "{took:?}");
-    assert_eq!(number_after(&stdout, "transactions:"), 0.0, "{stdout}");
+    assert_eq!(number_after::<f64>(&stdout, "transactions:"), 0.0, "{stdout}");
     assert!(stderr.contains("run interrupted by SIGTERM"), "{stderr}");
     assert!(stderr.contains("3 events still waited for the server's answers"), "{stderr}");
 }
@@ -376,8 +367,8 @@ fn ctrl_c_mid_run_against_mariadb_reports_and_quits_cleanly() {
     let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
     assert_eq!(exit.code(), Some(130), "{stdout}\n{stderr}");
     assert!(took < Duration::from_secs(3), "{took:?}");
-    assert!(number_after(&stdout, "transactions:") > 0.0, "{stdout}");
-    assert!(number_after(&stdout, "total time:") < 30.0, "{stdout}");
+    assert!(number_after::<f64>(&stdout, "transactions:") > 0.0, "{stdout}");
+    assert!(number_after::<f64>(&stdout, "total time:") < 30.0, "{stdout}");
     assert!(stderr.contains("run interrupted by SIGINT"), "{stderr}");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(aborted(&mut conn), before, "a connection closed without COM_QUIT\n{stderr}");
@@ -400,12 +391,7 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
     let both = dir.0.join("both");
     let file = File::create(&both).unwrap();
     let run = mariadb_args(&server, "oltp_point_select", &[&tables[..], &["--threads=3", "--time=60", "run"]].concat());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
-        .args(&run)
-        .stdout(file.try_clone().unwrap())
-        .stderr(file)
-        .spawn()
-        .unwrap();
+    let mut child = common::wirebench().args(&run).stdout(file.try_clone().unwrap()).stderr(file).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while !std::fs::read_to_string(&both).unwrap().contains("Threads started!") {
         assert!(Instant::now() < deadline && child.try_wait().unwrap().is_none(), "the run did not start");
@@ -428,7 +414,7 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
     let fatal = output.find("FATAL: ").unwrap_or_else(|| panic!("no FATAL line:\n{output}"));
     assert!(report < fatal, "the report comes first:\n{output}");
     assert!(output[fatal..].contains("1146"), "{output}");
-    assert!(number_after(&output, "transactions:") > 0.0, "{output}");
+    assert!(number_after::<f64>(&output, "transactions:") > 0.0, "{output}");
     assert!(output.contains("Threads fairness:"), "{output}");
     runtime.block_on(conn.quit()).unwrap();
     wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));

@@ -8,8 +8,6 @@
 
 use crate::common;
 
-use std::process::Command;
-
 use common::{rows, TestServer};
 use wirebench::client::Connection;
 
@@ -54,7 +52,7 @@ fn scaled(line: &str, server: &TestServer, command: &str) -> Vec<String> {
 }
 
 fn wirebench(args: &[String]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("wirebench runs");
+    let out = common::wirebench().args(args).output().expect("wirebench runs");
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

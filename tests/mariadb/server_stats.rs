@@ -10,7 +10,7 @@
 //! The tests take turns: each reads the server's counters, which a test
 //! running beside it would move.
 
-use crate::common;
+use crate::common::{self, text};
 
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -25,10 +25,6 @@ use wirebench::client::Connection;
 
 const DB: &str = "sbtest";
 const TABLE: &[&str] = &["--tables=1", "--table-size=1000"];
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn succeeded(output: Output, what: &str) -> Output {
     assert!(output.status.success(), "{what}: {}\n{}\n{}", output.status, text(&output.stdout), text(&output.stderr));

@@ -6,10 +6,10 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-const WIREBENCH: &str = env!("CARGO_BIN_EXE_wirebench");
+use crate::common;
 
 /// One of every command that prints: version, help texts, the four test
 /// commands (without a server), and the null server (its lines go to
@@ -26,7 +26,7 @@ const COMMANDS: &[&[&str]] = &[
 ];
 
 fn run_with_stdout(args: &[&str], stdout: impl Into<Stdio>) -> Output {
-    Command::new(WIREBENCH).args(args).stdin(Stdio::null()).stdout(stdout).output().unwrap()
+    common::wirebench().args(args).stdin(Stdio::null()).stdout(stdout).output().unwrap()
 }
 
 fn assert_no_panic(args: &[&str], out: &Output) {
@@ -77,7 +77,7 @@ fn every_command_into_a_full_disk_says_so_in_one_line() {
 #[test]
 fn a_run_whose_reader_leaves_stops_at_the_next_report() {
     let started = Instant::now();
-    let mut child = Command::new(WIREBENCH)
+    let mut child = common::wirebench()
         .args(["oltp_read_write", "--mysql-dry-run", "--time=20", "--report-interval=1", "run"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -100,7 +100,7 @@ fn a_run_whose_reader_leaves_stops_at_the_next_report() {
 /// ends it as a closed stdout ends the other commands.
 #[test]
 fn null_server_lines_into_a_closed_pipe() {
-    let mut child = Command::new(WIREBENCH)
+    let mut child = common::wirebench()
         .args(["null-server", "--listen=127.0.0.1:0"])
         .stdout(Stdio::null())
         .stderr(closed_pipe())

@@ -25,7 +25,7 @@ struct Exit {
 
 fn wirebench(args: &[String]) -> Exit {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("run wirebench");
+    let out = common::wirebench().args(args).output().expect("run wirebench");
     Exit {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

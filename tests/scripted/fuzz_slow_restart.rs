@@ -7,7 +7,6 @@ use crate::common;
 use crate::planted;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::ScratchDir;
@@ -34,7 +33,7 @@ async fn fuzz(port: u16, dir: &Path, restart_wait: u32) -> (Option<i32>, String,
     ];
     tokio::task::spawn_blocking(move || {
         let started = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(&args).output().expect("run wirebench");
+        let out = common::wirebench().args(&args).output().expect("run wirebench");
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),

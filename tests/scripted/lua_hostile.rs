@@ -16,7 +16,7 @@ use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{greeting, ScratchDir};
@@ -187,7 +187,7 @@ fn on_each_backend(how: Misbehaviour, extra: &[&str], check: impl Fn(&Ran)) {
 
 /// Whether wirebench runs on io_uring here (`--io=auto`'s choice).
 fn io_uring() -> bool {
-    let probe = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let probe = common::wirebench()
         .args(["oltp_point_select", "--mysql-dry-run", "--io=uring", "--events=1", "run"])
         .output()
         .unwrap();
@@ -201,7 +201,7 @@ fn run(how: Misbehaviour, extra: &[&str], unix: bool) -> Ran {
     let listening = start(how, unix.then_some(&dir));
     let script = dir.write("hostile.lua", SCRIPT);
     let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let child = common::wirebench()
         .arg(&script)
         .args(["--mysql-user=u", "--mysql-password=p", "--threads=2", "--time=3"])
         .args(listening.args())

@@ -4,7 +4,7 @@
 //! stages, a Lua script runs under them; and the command line's refusals.
 
 use std::net::SocketAddr;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 use wirebench::null_server::{NullServer, NullServerConfig};
 
 // One run at a time: the runs' rates are what is measured.
-use crate::common::serial;
+use crate::common::{self, serial};
 
 fn null_server(delay: Duration) -> NullServer {
     let config = NullServerConfig {
@@ -24,7 +24,7 @@ fn null_server(delay: Duration) -> NullServer {
 }
 
 fn wirebench(server: &NullServer, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    common::wirebench()
         .args(["--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest", "--table-size=100"])
         .arg(format!("--mysql-port={}", server.local_addr().unwrap().port()))
         .args(args)
@@ -144,7 +144,7 @@ fn shards_merged_add_up_to_the_stages() {
     let shards: Vec<_> = (0..2)
         .map(|i| {
             let port = format!("--mysql-port={}", server.local_addr().unwrap().port());
-            let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            let child = common::wirebench()
                 .args(["--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest", "--table-size=100", &port])
                 .args(["oltp_point_select", "--threads=4", "--rate-stages=1000:1,3001:2", "--rate-arrival=fixed"])
                 .args(["--report-interval=1", "--format=json", &format!("--shard={i}/2")])
@@ -167,7 +167,7 @@ fn shards_merged_add_up_to_the_stages() {
         std::fs::write(&path, stdout).unwrap();
         files.push(path);
     }
-    let merged = Command::new(env!("CARGO_BIN_EXE_wirebench")).arg("merge").arg("--format=json").args(&files).output();
+    let merged = common::wirebench().arg("merge").arg("--format=json").args(&files).output();
     let merged = succeeded(&merged.unwrap());
     let _ = std::fs::remove_dir_all(&dir);
     let lines = json_lines(&merged);
@@ -210,7 +210,7 @@ fn a_lua_script_runs_under_stages() {
 #[test]
 fn refusals_name_the_options() {
     let refused = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).arg("run").output().unwrap();
+        let out = common::wirebench().args(args).arg("run").output().unwrap();
         assert!(!out.status.success(), "{args:?}");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };

@@ -7,7 +7,6 @@ use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::Command;
 
 use common::greeting;
 use wirebench_protocol::Capabilities;
@@ -60,7 +59,7 @@ fn server_text_is_printed_without_control_characters_and_cut() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = std::thread::spawn(move || hostile_server(listener));
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let out = common::wirebench()
         .args(["oltp_point_select", "--mysql-host=127.0.0.1", "--mysql-compression=on", "cleanup"])
         .arg(format!("--mysql-port={port}"))
         .output()

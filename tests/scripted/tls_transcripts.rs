@@ -454,7 +454,7 @@ fn the_command_line_against_a_server_without_tls() {
     let addr = server.local_addr().expect("it listens on TCP");
     let dir = ScratchDir::new("tls-cli");
     let run = |extra: &[&str]| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        let output = common::wirebench()
             .args(["oltp_point_select", "--mysql-host=127.0.0.1", "--events=20", "--time=0"])
             .arg(format!("--mysql-port={}", addr.port()))
             .args(extra)

@@ -240,7 +240,7 @@ fn killed_compressed_connections_reconnect() {
     wirebench("oltp_point_select", &tables, "cleanup");
     wirebench("oltp_point_select", &tables, "prepare");
     let args = with(tables.clone(), &["--threads=2", "--time=3", "--mysql-ignore-errors=2013,2006", "--io=epoll"]);
-    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let child = common::wirebench()
         .arg("oltp_point_select")
         .args(&args)
         .arg("run")

@@ -33,11 +33,7 @@ fn cram_dir() -> PathBuf {
 /// scratch directory, where the script is); stdout and stderr together,
 /// as cram sees them, and whether it succeeded.
 fn wirebench(args: &[String]) -> (String, bool) {
-    let output = Command::new(env!("CARGO_BIN_EXE_wirebench"))
-        .args(args)
-        .current_dir(cram_dir())
-        .output()
-        .expect("wirebench runs");
+    let output = common::wirebench().args(args).current_dir(cram_dir()).output().expect("wirebench runs");
     let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stderr));
     (text, output.status.success())
@@ -175,7 +171,7 @@ fn server() -> Option<(TestServer, std::sync::MutexGuard<'static, ()>)> {
 fn run_sql_script(server: &TestServer, script: &str) -> String {
     let out_path = std::env::temp_dir().join(format!("wirebench-cram-{}-{script}.out", std::process::id()));
     let file = std::fs::File::create(&out_path).expect("output file");
-    let status = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let status = common::wirebench()
         .args(["--verbosity=1", "--events=1", "--db-driver=mysql"])
         .arg(format!("--mysql-host={}", server.host))
         .arg(format!("--mysql-port={}", server.port))

@@ -174,7 +174,7 @@ struct Output {
 }
 
 fn wirebench(args: &[String]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("wirebench runs");
+    let out = common::wirebench().args(args).output().expect("wirebench runs");
     Output {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -442,12 +442,7 @@ fn run_with_kills(server: &TestServer, extra: &str) -> (Output, String) {
     let endpoint = proxy.addr.to_string();
     let connect = connection_args("127.0.0.1", proxy.addr.port());
     let line = format!("oltp_point_select {connect} --tables=1 --table-size=1000 --threads=2 --time=4 {extra} run");
-    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
-        .args(args(&line))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = common::wirebench().args(args(&line)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut killed = 0;
     for _ in 0..2 {

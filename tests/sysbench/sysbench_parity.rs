@@ -18,7 +18,7 @@
 //! server; one more checks that the `--rate` schedule allocates nothing
 //! per event (implementing `GlobalAlloc` needs `unsafe`, hence here).
 
-use crate::common;
+use crate::common::{self, number_after};
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -88,18 +88,8 @@ struct Counts {
     ignored_errors: u64,
 }
 
-/// The number after `label` on the first line that starts with it
-/// (leading spaces aside).
-fn number_after(text: &str, label: &str) -> Option<u64> {
-    text.lines()
-        .find_map(|l| l.trim_start().strip_prefix(label))
-        .and_then(|rest| rest.split_whitespace().next())?
-        .parse()
-        .ok()
-}
-
 fn counts(report: &str) -> Counts {
-    let get = |label| number_after(report, label).unwrap_or_else(|| panic!("no {label:?} in\n{report}"));
+    let get = |label| number_after(report, label);
     Counts {
         read: get("read:"),
         write: get("write:"),
@@ -288,7 +278,7 @@ fn checkpoints_report_and_restart() {
             .parse()
             .unwrap();
         assert!((150.0..=450.0).contains(&per_sec), "report {n}: {per_sec}/s\n{stdout}");
-        assert_eq!(number_after(report, "total number of events:"), Some(c.transactions));
+        assert_eq!(number_after::<u64>(report, "total number of events:"), c.transactions);
     }
     // The interim lines are not reset by the checkpoints: about 300/s each.
     for line in stdout.lines().filter(|l| l.contains("] thds: ")) {

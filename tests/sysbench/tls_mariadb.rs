@@ -8,7 +8,7 @@
 //! sbtest_tls and sbtest_x509; the tests that use sbtest_tls.sbtest1 run one
 //! at a time.
 
-use crate::common;
+use crate::common::{self, number_after};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -141,12 +141,7 @@ async fn commands_and_a_20_mib_row_both_ways_over_tls() {
 }
 
 fn wirebench(cwd: &Path, args: &[String], command: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirebench"))
-        .args(args)
-        .arg(command)
-        .current_dir(cwd)
-        .output()
-        .expect("wirebench starts")
+    common::wirebench().args(args).arg(command).current_dir(cwd).output().expect("wirebench starts")
 }
 
 fn stdout_of(output: &Output, what: &str) -> String {
@@ -157,14 +152,6 @@ fn stdout_of(output: &Output, what: &str) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
-}
-
-fn number_after(text: &str, label: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.trim_start().strip_prefix(label))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {label:?} in\n{text}"))
 }
 
 /// A directory as sysbench 1.0.20 wants it for `--mysql-ssl=on`.
@@ -225,14 +212,14 @@ fn the_engine_runs_over_tls_on_both_backends() {
             let stdout = stdout_of(&output, &format!("run --io={io} --pipeline={pipeline}"));
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert!(!stderr.contains("not found"), "all three files are there: {stderr}");
-            assert_eq!(number_after(&stdout, "transactions:"), events, "{io} {pipeline}\n{stdout}");
+            assert_eq!(number_after::<u64>(&stdout, "transactions:"), events, "{io} {pipeline}\n{stdout}");
             // Three connections on 500 rows may deadlock (1213, ignored as
             // sysbench does) or collide (1062): the event restarts and its
             // statements count again. A write that finds nothing to change (another
             // connection got there first) counts as other.
-            let read = number_after(&stdout, "read:");
-            let (write, other) = (number_after(&stdout, "write:"), number_after(&stdout, "other:"));
-            let ignored = number_after(&stdout, "ignored errors:");
+            let read = number_after::<u64>(&stdout, "read:");
+            let (write, other) = (number_after::<u64>(&stdout, "write:"), number_after::<u64>(&stdout, "other:"));
+            let ignored = number_after::<u64>(&stdout, "ignored errors:");
             if ignored == 0 {
                 assert_eq!(read, 14 * events, "{io} {pipeline}");
                 assert_eq!(write + other, 6 * events, "{io} {pipeline}");
@@ -288,7 +275,8 @@ fn same_counts_as_sysbench_with_mysql_ssl_on() {
     };
     let wirebench = Path::new(env!("CARGO_BIN_EXE_wirebench"));
     let counts = |report: &str| {
-        ["read:", "write:", "other:", "transactions:", "ignored errors:"].map(|label| number_after(report, label))
+        ["read:", "write:", "other:", "transactions:", "ignored errors:"]
+            .map(|label| number_after::<u64>(report, label))
     };
     run_tool(&sysbench, "cleanup");
     run_tool(&sysbench, "prepare");
@@ -312,7 +300,7 @@ fn killed_tls_connections_reconnect_over_tls() {
     stdout_of(&wirebench(&cwd.0, &args, "prepare"), "prepare");
     let mut run = args.clone();
     run.extend(["--threads=2", "--time=4", "--mysql-ignore-errors=2013,2006"].map(String::from));
-    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let child = common::wirebench()
         .args(&run)
         .arg("run")
         .current_dir(&cwd.0)
@@ -342,8 +330,8 @@ fn killed_tls_connections_reconnect_over_tls() {
     let output = child.wait_with_output().unwrap();
     let stdout = stdout_of(&output, "run with kills");
     assert!(killed > 0, "nothing to kill");
-    assert!(number_after(&stdout, "reconnects:") > 0, "{stdout}");
-    assert_eq!(number_after(&stdout, "ignored errors:"), 0, "{stdout}");
-    assert!(number_after(&stdout, "transactions:") > 0, "{stdout}");
+    assert!(number_after::<u64>(&stdout, "reconnects:") > 0, "{stdout}");
+    assert_eq!(number_after::<u64>(&stdout, "ignored errors:"), 0, "{stdout}");
+    assert!(number_after::<u64>(&stdout, "transactions:") > 0, "{stdout}");
     stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
 }

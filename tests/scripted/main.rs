@@ -13,7 +13,6 @@ mod fuzz_slow_restart;
 mod interop_servers;
 mod lua_hostile;
 mod polling;
-mod rate_stages;
 mod server_text;
 mod tls_transcripts;
 mod transcripts;

@@ -210,6 +210,52 @@ pub fn number_after<T: std::str::FromStr>(text: &str, label: &str) -> T {
         .unwrap_or_else(|| panic!("no number after {label:?} in\n{text}"))
 }
 
+/// A child's stdout, read on a thread of its own as it comes: a test waits
+/// for a line (an event of the run) instead of sleeping, then takes the rest.
+pub struct StdoutWatch {
+    lines: std::sync::mpsc::Receiver<String>,
+    reader: std::thread::JoinHandle<String>,
+}
+
+impl StdoutWatch {
+    /// Takes `child`'s stdout, which must be piped.
+    pub fn new(child: &mut std::process::Child) -> StdoutWatch {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().expect("the child's stdout is piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut seen = String::new();
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line.clone());
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+            seen
+        });
+        StdoutWatch { lines, reader }
+    }
+
+    /// Waits for a line starting with `prefix`; fails the test if the child
+    /// ends, or `deadline` passes, without one.
+    #[track_caller]
+    pub fn wait_for_line(&self, prefix: &str, deadline: Duration) {
+        let started = Instant::now();
+        loop {
+            let left = deadline.saturating_sub(started.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.starts_with(prefix) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no line {prefix:?} on stdout within {deadline:?}: {e}"),
+            }
+        }
+    }
+
+    /// All of stdout, once the child has closed it.
+    pub fn rest(self) -> String {
+        self.reader.join().expect("the stdout reader")
+    }
+}
+
 /// Waits until `ready` holds, polling every few milliseconds, for at most
 /// `deadline` (generous: a loaded machine is slow, a hung one fails here
 /// rather than hanging the suite). Panics naming `what` when it never does.

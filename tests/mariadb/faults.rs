@@ -89,7 +89,8 @@ fn wait_for_threads_started(mut child: std::process::Child) -> std::process::Chi
         let _ = stdout.read_to_end(&mut seen);
         seen
     });
-    let _ = rx.recv_timeout(Duration::from_secs(10));
+    // Generous: a loaded machine is slow to connect; a run that never starts fails here.
+    rx.recv_timeout(Duration::from_secs(60)).expect("no \"Threads started!\" on stdout within 60 s");
     READ_ASIDE.lock().unwrap().insert(child.id(), reader);
     child
 }
@@ -198,7 +199,7 @@ fn a_fatal_sql_error_names_the_statement() {
     for backend in backends() {
         prepare_table(&server, 1000);
         let (child, started) = spawn(&format!("oltp_point_select {connect} --tables=1 --time=10 {backend} run"));
-        std::thread::sleep(Duration::from_millis(500));
+        let child = wait_for_threads_started(child);
         drop_table(&server);
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(1), "{backend}: {ran}");
@@ -298,7 +299,7 @@ fn a_frozen_server_cuts_the_run_at_its_time() {
     for backend in backends() {
         let line = format!("oltp_point_select {} --tables=1 --threads=4 --time=2 {backend} run", connect_args(&server));
         let (child, started) = spawn(&line);
-        std::thread::sleep(Duration::from_millis(700));
+        let child = wait_for_threads_started(child);
         let freeze = Freeze::start(&server);
         let ran = wait(child, started);
         drop(freeze);
@@ -327,7 +328,7 @@ fn a_read_timeout_loses_the_connection() {
             connect_args(&server)
         );
         let (child, started) = spawn(&line);
-        std::thread::sleep(Duration::from_millis(500));
+        let child = wait_for_threads_started(child);
         let freeze = Freeze::start(&server);
         let ran = wait(child, started);
         drop(freeze);
@@ -355,7 +356,7 @@ fn timed_out_connections_reconnect_when_2013_is_ignored() {
             connect_args(&server)
         );
         let (child, started) = spawn(&line);
-        std::thread::sleep(Duration::from_millis(500));
+        let child = wait_for_threads_started(child);
         let freeze = Freeze::start(&server);
         std::thread::sleep(Duration::from_millis(2_500));
         drop(freeze);
@@ -375,6 +376,8 @@ struct MuteProxy {
     addr: std::net::SocketAddr,
     muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
     carried: std::sync::Arc<Mutex<Vec<std::net::TcpStream>>>,
+    /// Bytes carried from the server to the clients: the run's answers.
+    answered: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl MuteProxy {
@@ -384,7 +387,8 @@ impl MuteProxy {
         let addr = listener.local_addr().unwrap();
         let muted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let carried = std::sync::Arc::new(Mutex::new(Vec::new()));
-        let (muted_in, carried_in) = (muted.clone(), carried.clone());
+        let answered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (muted_in, carried_in, answered_in) = (muted.clone(), carried.clone(), answered.clone());
         std::thread::spawn(move || {
             let mut silent = Vec::new();
             for client in listener.incoming() {
@@ -395,11 +399,11 @@ impl MuteProxy {
                 }
                 let server = std::net::TcpStream::connect(upstream).unwrap();
                 carried_in.lock().unwrap().extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
-                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
-                pipe(server, client);
+                pipe(client.try_clone().unwrap(), server.try_clone().unwrap(), None);
+                pipe(server, client, Some(answered_in.clone()));
             }
         });
-        MuteProxy { addr, muted, carried }
+        MuteProxy { addr, muted, carried, answered }
     }
 
     fn mute(&self) {
@@ -410,9 +414,23 @@ impl MuteProxy {
     }
 }
 
-fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream) {
+/// Copies `from` to `to` until either closes, adding the bytes to `count`.
+fn pipe(
+    mut from: std::net::TcpStream,
+    mut to: std::net::TcpStream,
+    count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+) {
+    use std::io::{Read, Write};
     std::thread::spawn(move || {
-        let _ = std::io::copy(&mut from, &mut to);
+        let mut buffer = [0u8; 16 * 1024];
+        while let Ok(n @ 1..) = from.read(&mut buffer) {
+            if to.write_all(&buffer[..n]).is_err() {
+                break;
+            }
+            if let Some(count) = &count {
+                count.fetch_add(n as u64, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
         let _ = to.shutdown(std::net::Shutdown::Both);
     });
 }
@@ -437,7 +455,9 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
         proxy.muted.store(false, std::sync::atomic::Ordering::SeqCst);
         let (child, started) = spawn(&line);
         let child = wait_for_threads_started(child);
-        std::thread::sleep(Duration::from_millis(500));
+        // Mid-run: the server has answered some of the run's queries.
+        let answered = || proxy.answered.load(std::sync::atomic::Ordering::SeqCst) > 64 * 1024;
+        common::wait_until("64 KiB of answers through the proxy", Duration::from_secs(60), answered);
         proxy.mute();
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");

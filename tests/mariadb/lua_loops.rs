@@ -51,11 +51,12 @@ fn total_time(report: &str) -> f64 {
 /// Eight states on `cpus`' loops for 2 s: the Lua threads seen mid-run and
 /// the report.
 fn run_on(server: &TestServer, cpus: &str) -> (Vec<String>, String) {
-    let child = start(server, cpus, "--time=2", &[]);
-    std::thread::sleep(Duration::from_millis(1200));
+    let mut child = start(server, cpus, "--time=2", &[]);
+    let watch = common::StdoutWatch::new(&mut child);
+    watch.wait_for_line("Threads started!", Duration::from_secs(60));
     let threads = lua_threads(child.id());
     let output = child.wait_with_output().expect("wirebench ends");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stdout = watch.rest();
     assert!(output.status.success(), "{}\n{stdout}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
     (threads, stdout)
 }
@@ -138,11 +139,12 @@ fn thread_per_state_gives_each_state_a_thread() {
     args.push("--time=2".to_owned());
     args.extend(server.login_args("sbtest_lua"));
     args.push("run".to_owned());
-    let child = common::wirebench().args(&args).stdout(Stdio::piped()).spawn().expect("starts");
-    std::thread::sleep(Duration::from_millis(1200));
+    let mut child = common::wirebench().args(&args).stdout(Stdio::piped()).spawn().expect("starts");
+    let watch = common::StdoutWatch::new(&mut child);
+    watch.wait_for_line("Threads started!", Duration::from_secs(60));
     let threads = lua_threads(child.id());
     let output = child.wait_with_output().expect("wirebench ends");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(output.status.success(), "{}", watch.rest());
     assert_eq!(threads.len(), 8, "{threads:?}");
     let built_in = common::wirebench()
         .args(["oltp_point_select", "--lua-thread-per-state", "--mysql-dry-run", "--events=1", "run"])

@@ -105,7 +105,7 @@ fn null_server(dir: &ScratchDir) -> NullServer {
 
 fn io_backends() -> Vec<&'static str> {
     let mut backends = vec!["epoll"];
-    if wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_ok() {
+    if common::ring_here() {
         backends.push("uring");
     }
     backends
@@ -137,7 +137,9 @@ fn a_signal_mid_run_prints_the_report_and_closes_with_com_quit() {
             .to_vec();
             let mut wirebench = Wirebench::start(&dir.0, &args);
             wirebench.wait_for_stdout("Threads started!");
-            std::thread::sleep(Duration::from_millis(300));
+            // Mid-run: some transactions are through (18 commands each).
+            let answered = || server.stats().commands - before.commands > 1_000;
+            common::wait_until("1000 commands answered", Duration::from_secs(60), answered);
             wirebench.signal(signal);
             let (exit, took) = wirebench.wait(Duration::from_secs(10));
             let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
@@ -358,10 +360,14 @@ fn ctrl_c_mid_run_against_mariadb_reports_and_quits_cleanly() {
     let mut conn = admin(&server, &runtime);
     let aborted = |conn: &mut Connection| status(conn, &runtime, "SHOW GLOBAL STATUS LIKE 'Aborted_clients'");
     let before = aborted(&mut conn);
-    let run = mariadb_args(&server, "oltp_read_write", &[&tables[..], &["--threads=4", "--time=60", "run"]].concat());
+    let run = mariadb_args(
+        &server,
+        "oltp_read_write",
+        &[&tables[..], &["--threads=4", "--time=60", "--report-interval=1", "run"]].concat(),
+    );
     let mut wirebench = Wirebench::start(&dir.0, &run);
-    wirebench.wait_for_stdout("Threads started!");
-    std::thread::sleep(Duration::from_millis(700));
+    // Mid-run: the first interim report is out, transactions with it.
+    wirebench.wait_for_stdout("[ 1s ] ");
     wirebench.signal(libc::SIGINT);
     let (exit, took) = wirebench.wait(Duration::from_secs(10));
     let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
@@ -390,14 +396,18 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
     wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["prepare"]].concat()));
     let both = dir.0.join("both");
     let file = File::create(&both).unwrap();
-    let run = mariadb_args(&server, "oltp_point_select", &[&tables[..], &["--threads=3", "--time=60", "run"]].concat());
+    let run = mariadb_args(
+        &server,
+        "oltp_point_select",
+        &[&tables[..], &["--threads=3", "--time=60", "--report-interval=1", "run"]].concat(),
+    );
     let mut child = common::wirebench().args(&run).stdout(file.try_clone().unwrap()).stderr(file).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !std::fs::read_to_string(&both).unwrap().contains("Threads started!") {
+    // Mid-run: the first interim report is out.
+    while !std::fs::read_to_string(&both).unwrap().contains("[ 1s ] ") {
         assert!(Instant::now() < deadline && child.try_wait().unwrap().is_none(), "the run did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(500));
     let mut conn = admin(&server, &runtime);
     runtime.block_on(conn.query("DROP TABLE sbtest2")).unwrap();
     let started = Instant::now();

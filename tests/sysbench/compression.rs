@@ -187,8 +187,7 @@ fn the_engine_runs_compressed_on_both_backends_pipelined_or_not() {
     wirebench("oltp_read_write", &tables, "cleanup");
     wirebench("oltp_read_write", &tables, "prepare");
     for io in ["uring", "epoll"] {
-        if io == "uring" && wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_err() {
-            eprintln!("skipping --io=uring: not available here");
+        if io == "uring" && !common::ring_here() {
             continue;
         }
         for pipeline in ["1", "4"] {
@@ -359,7 +358,7 @@ fn the_engine_and_sysbench_run_compressed_against_the_null_server() {
         "--mysql-compression=on".into(),
     ];
     for io in ["uring", "epoll"] {
-        if io == "uring" && wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring).is_err() {
+        if io == "uring" && !common::ring_here() {
             continue;
         }
         for pipeline in ["1", "4"] {

@@ -459,16 +459,6 @@ fn run_with_kills(server: &TestServer, extra: &str) -> (Output, String) {
     (output, endpoint)
 }
 
-fn uring_available() -> bool {
-    match wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring) {
-        Ok(_) => true,
-        Err(reason) => {
-            eprintln!("io_uring backend not tested: {reason}");
-            false
-        }
-    }
-}
-
 #[test]
 fn killed_connections_reconnect_when_2013_and_2006_are_ignored() {
     let Some(server) = TestServer::find() else { return };
@@ -476,7 +466,7 @@ fn killed_connections_reconnect_when_2013_and_2006_are_ignored() {
     prepare_table(&server, 1000);
     let modes = ["--io=epoll", "--io=uring", "--io=epoll --db-ps-mode=disable", "--io=uring --db-ps-mode=disable"];
     let modes = modes.iter().chain(["--io=uring --pipeline=4", "--io=epoll --pipeline=4"].iter());
-    for mode in modes.filter(|m| !m.contains("uring") || uring_available()) {
+    for mode in modes.filter(|m| !m.contains("uring") || common::ring_here()) {
         let (out, _) = run_with_kills(&server, &format!("--mysql-ignore-errors=2013,2006 {mode}"));
         assert_eq!(out.code, Some(0), "{mode}: {}\n{}", out.stdout, out.stderr);
         assert!(counter(&out.stdout, "reconnects:") > 0, "{mode}: {}", out.stdout);

@@ -83,7 +83,7 @@ run_tests() {
     cargo test -p wirebench-protocol --test "*" "${cargo_args[@]}" -- "${TEST_ARGS[@]}"
     step "test groups (tests/README.md; each group's output in $LOGS)"
     lane offline
-    lane mariadb sysbench hosts alloc_driver_backends &
+    lane mariadb sysbench hosts alloc_driver_backends child_rss &
     local with_server=$!
     lane scripted alloc_engine alloc_null_server &
     local without_server=$!

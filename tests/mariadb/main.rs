@@ -8,7 +8,6 @@ mod common;
 
 mod cli_environment;
 mod docs;
-mod faults;
 mod fuzz_mariadb_crash;
 mod fuzz_servers;
 mod latency;

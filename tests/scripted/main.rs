@@ -11,7 +11,6 @@ mod fuzz_planted;
 mod fuzz_setup;
 mod fuzz_slow_restart;
 mod interop_servers;
-mod lua_hostile;
 mod polling;
 mod server_text;
 mod tls_transcripts;

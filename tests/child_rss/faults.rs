@@ -71,7 +71,13 @@ fn spawn(line: &str) -> (std::process::Child, Instant) {
 
 /// Returns once the run has printed "Threads started!" (its connections
 /// are open), its stdout then read on aside for [`wait`].
-fn wait_for_threads_started(mut child: std::process::Child) -> std::process::Child {
+fn wait_for_threads_started(child: std::process::Child) -> std::process::Child {
+    wait_for_line(child, "Threads started!")
+}
+
+/// Returns once the run has printed a line starting with `prefix`, its
+/// stdout then read on aside for [`wait`].
+fn wait_for_line(mut child: std::process::Child, prefix: &'static str) -> std::process::Child {
     use std::io::{BufRead, Read};
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -80,7 +86,7 @@ fn wait_for_threads_started(mut child: std::process::Child) -> std::process::Chi
         let mut seen = Vec::new();
         let mut line = String::new();
         while stdout.read_line(&mut line).unwrap_or(0) > 0 {
-            if line.starts_with("Threads started!") {
+            if line.starts_with(prefix) {
                 let _ = tx.send(());
             }
             seen.extend_from_slice(line.as_bytes());
@@ -90,7 +96,7 @@ fn wait_for_threads_started(mut child: std::process::Child) -> std::process::Chi
         seen
     });
     // Generous: a loaded machine is slow to connect; a run that never starts fails here.
-    rx.recv_timeout(Duration::from_secs(60)).expect("no \"Threads started!\" on stdout within 60 s");
+    rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("no {prefix:?} on stdout within 60 s"));
     READ_ASIDE.lock().unwrap().insert(child.id(), reader);
     child
 }
@@ -297,9 +303,13 @@ fn a_frozen_server_cuts_the_run_at_its_time() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     prepare_table(&server, 1000);
     for backend in backends() {
-        let line = format!("oltp_point_select {} --tables=1 --threads=4 --time=2 {backend} run", connect_args(&server));
+        let line = format!(
+            "oltp_point_select {} --tables=1 --threads=4 --time=2 --report-interval=1 {backend} run",
+            connect_args(&server)
+        );
         let (child, started) = spawn(&line);
-        let child = wait_for_threads_started(child);
+        // Mid-run: the first interim report is out, transactions with it.
+        let child = wait_for_line(child, "[ 1s ] ");
         let freeze = Freeze::start(&server);
         let ran = wait(child, started);
         drop(freeze);
@@ -376,8 +386,6 @@ struct MuteProxy {
     addr: std::net::SocketAddr,
     muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
     carried: std::sync::Arc<Mutex<Vec<std::net::TcpStream>>>,
-    /// Bytes carried from the server to the clients: the run's answers.
-    answered: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl MuteProxy {
@@ -387,8 +395,7 @@ impl MuteProxy {
         let addr = listener.local_addr().unwrap();
         let muted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let carried = std::sync::Arc::new(Mutex::new(Vec::new()));
-        let answered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let (muted_in, carried_in, answered_in) = (muted.clone(), carried.clone(), answered.clone());
+        let (muted_in, carried_in) = (muted.clone(), carried.clone());
         std::thread::spawn(move || {
             let mut silent = Vec::new();
             for client in listener.incoming() {
@@ -399,11 +406,11 @@ impl MuteProxy {
                 }
                 let server = std::net::TcpStream::connect(upstream).unwrap();
                 carried_in.lock().unwrap().extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
-                pipe(client.try_clone().unwrap(), server.try_clone().unwrap(), None);
-                pipe(server, client, Some(answered_in.clone()));
+                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
+                pipe(server, client);
             }
         });
-        MuteProxy { addr, muted, carried, answered }
+        MuteProxy { addr, muted, carried }
     }
 
     fn mute(&self) {
@@ -414,23 +421,9 @@ impl MuteProxy {
     }
 }
 
-/// Copies `from` to `to` until either closes, adding the bytes to `count`.
-fn pipe(
-    mut from: std::net::TcpStream,
-    mut to: std::net::TcpStream,
-    count: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-) {
-    use std::io::{Read, Write};
+fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream) {
     std::thread::spawn(move || {
-        let mut buffer = [0u8; 16 * 1024];
-        while let Ok(n @ 1..) = from.read(&mut buffer) {
-            if to.write_all(&buffer[..n]).is_err() {
-                break;
-            }
-            if let Some(count) = &count {
-                count.fetch_add(n as u64, std::sync::atomic::Ordering::SeqCst);
-            }
-        }
+        let _ = std::io::copy(&mut from, &mut to);
         let _ = to.shutdown(std::net::Shutdown::Both);
     });
 }
@@ -449,15 +442,13 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
     for backend in backends() {
         let line = format!(
             "oltp_point_select --mysql-host=127.0.0.1 --mysql-port={} --tables=1 --threads=2 --time=2 \
-             --mysql-ignore-errors=2013,2006 {backend} run",
+             --report-interval=1 --mysql-ignore-errors=2013,2006 {backend} run",
             proxy.addr.port()
         );
         proxy.muted.store(false, std::sync::atomic::Ordering::SeqCst);
         let (child, started) = spawn(&line);
-        let child = wait_for_threads_started(child);
-        // Mid-run: the server has answered some of the run's queries.
-        let answered = || proxy.answered.load(std::sync::atomic::Ordering::SeqCst) > 64 * 1024;
-        common::wait_until("64 KiB of answers through the proxy", Duration::from_secs(60), answered);
+        // Mid-run: the first interim report is out, transactions with it.
+        let child = wait_for_line(child, "[ 1s ] ");
         proxy.mute();
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");

@@ -279,7 +279,7 @@ async fn plans(
 ) -> Vec<LoopPlan> {
     let (count, mode) = match answers {
         AnswerWait::Socket => (shape.connections, WaitMode::OnSocket),
-        AnswerWait::Ring => (shape.loops, shape.poll),
+        AnswerWait::Backend => (shape.loops, shape.poll),
     };
     let wait = LoopWait::asked(mode);
     let mut loops: Vec<LoopPlan> =
@@ -315,11 +315,12 @@ async fn plans(
     loops
 }
 
-/// Where a loop awaits answers: on its ring (as its `poll` says), or on
-/// each socket (`WaitMode::OnSocket`).
+/// Where a loop awaits answers: as its backend does (on the ring as its
+/// `poll` says, or in `epoll_wait`), or on each socket
+/// (`WaitMode::OnSocket`, which the socket loop runs whatever `--io` says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AnswerWait {
-    Ring,
+    Backend,
     Socket,
 }
 
@@ -360,17 +361,18 @@ async fn run(
     (result, collector.totals().counters)
 }
 
-/// Both backends, io_uring awaiting answers on its ring and on each
-/// socket, or only epoll (with a note) where io_uring is unavailable.
+/// Every backend: io_uring and epoll awaiting answers their own way, and
+/// the socket loop; epoll and the socket loop only (with a note) where
+/// io_uring is unavailable.
 fn backends() -> Vec<Way> {
     if common::ring_here() {
         vec![
-            Way(Backend::Uring, AnswerWait::Ring),
+            Way(Backend::Uring, AnswerWait::Backend),
             Way(Backend::Uring, AnswerWait::Socket),
-            Way(Backend::Tokio, AnswerWait::Ring),
+            Way(Backend::Tokio, AnswerWait::Backend),
         ]
     } else {
-        vec![Way(Backend::Tokio, AnswerWait::Ring)]
+        vec![Way(Backend::Tokio, AnswerWait::Backend), Way(Backend::Tokio, AnswerWait::Socket)]
     }
 }
 
@@ -423,7 +425,7 @@ async fn every_poll_mode_completes() {
     if !common::ring_here() {
         return;
     }
-    let backend = Way(Backend::Uring, AnswerWait::Ring);
+    let backend = Way(Backend::Uring, AnswerWait::Backend);
     const EVENTS: u64 = 1_000;
     for poll in [WaitMode::Sleep, WaitMode::Adaptive, WaitMode::Spin] {
         let mut shape = Shape::new(server.tcp(), EVENTS);

@@ -241,6 +241,21 @@ pub(crate) const ENGINE: &[OptDef] = &[
     opt("poll", STRING, Some("auto"), "how an idle engine thread waits {auto,sleep,adaptive,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
     opt(
+        "idle-connections",
+        Int,
+        Some("0"),
+        "N more logged-in connections beside --threads, held for the whole run and sending nothing but a COM_PING \
+         every --idle-ping-interval; lost ones are logged in again, and the report counts them",
+    ),
+    opt("idle-ping-interval", Int, Some("10"), "seconds between an idle connection's pings"),
+    opt(
+        "idle-connect-rate",
+        Int,
+        Some("1000"),
+        "logins per second of the idle connections (each loop at most 32 at once), so the server's back-log \
+         and max_connections are not what the run measures",
+    ),
+    opt(
         "prepare-method",
         STRING,
         Some("auto"),
@@ -461,6 +476,12 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
     opt("socket", STRING, None, "unix socket path to listen on"),
     opt("cpus", List, None, "CPUs to run the server threads on, e.g. 0-3 (default: all)"),
     opt("delay-us", Int, Some("0"), "answer every command N microseconds after it arrives (a slow server)"),
+    opt(
+        "wait-timeout",
+        Int,
+        Some("0"),
+        "close a connection silent for this many seconds, as MariaDB's wait_timeout (0: never)",
+    ),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 

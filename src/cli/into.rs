@@ -243,7 +243,7 @@ pub(crate) fn prepare_method(opts: &Opts) -> Result<PrepareMethod, CliError> {
     value::choice(opt, &methods, "auto, bulk-execute, load-data or insert")
 }
 
-/// wirebench's own `--cpus`, `--io`, `--poll`, `--pipeline`.
+/// wirebench's own `--cpus`, `--io`, `--poll`, `--pipeline`, `--idle-*`.
 pub(crate) fn engine_options(opts: &Opts) -> Result<EngineOptions, CliError> {
     let mut engine = EngineOptions::default();
     if let Some(opt) = opts.get("cpus") {
@@ -269,6 +269,15 @@ pub(crate) fn engine_options(opts: &Opts) -> Result<EngineOptions, CliError> {
     }
     if let Some(n) = opts.int("pipeline", 1, 65_536, "a number of events in flight per connection >= 1")? {
         engine.pipeline = n;
+    }
+    if let Some(n) = opts.int("idle_connections", 0, 1_000_000, "a number of idle connections from 0 to 1000000")? {
+        engine.idle.count = u64::from(n);
+    }
+    if let Some(s) = opts.int("idle_ping_interval", 1, 86_400, "a number of seconds from 1 to 86400")? {
+        engine.idle.ping_interval = Duration::from_secs(u64::from(s));
+    }
+    if let Some(n) = opts.int("idle_connect_rate", 1, 1_000_000, "a number of logins per second from 1 to 1000000")? {
+        engine.idle.connect_rate = n;
     }
     Ok(engine)
 }

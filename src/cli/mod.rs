@@ -426,6 +426,8 @@ pub struct NullServerOptions {
     pub cpus: Option<Vec<usize>>,
     /// `--delay-us`: every answer waits this many microseconds.
     pub delay_us: u64,
+    /// `--wait-timeout`: seconds of silence that close a connection; 0 never.
+    pub wait_timeout_s: u64,
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()

@@ -1,4 +1,4 @@
-//! `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST`.
+//! `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST --delay-us=N --wait-timeout=S`.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
         if defs::find(&opt.key).is_some() {
             return Err(CliError::NotHere {
                 option: opt.label(),
-                reason: "not a null-server option: null-server takes --listen, --socket, --cpus and --delay-us"
+                reason: "not a null-server option: null-server takes --listen, --socket, --cpus, --delay-us and --wait-timeout"
                     .to_owned(),
             });
         }
@@ -36,7 +36,7 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
     if last("help").map_or(Ok(false), value::boolean)? {
         return Ok(Invocation::Help { null_server: true });
     }
-    let mut options = NullServerOptions { listen: None, socket: None, cpus: None, delay_us: 0 };
+    let mut options = NullServerOptions { listen: None, socket: None, cpus: None, delay_us: 0, wait_timeout_s: 0 };
     if let Some(opt) = last("listen") {
         let text = value::text(opt, "ADDR")?;
         let addr = listen_addr(text).ok_or_else(|| CliError::InvalidValue {
@@ -58,6 +58,9 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
     }
     if let Some(opt) = last("delay_us") {
         options.delay_us = value::u32_in(opt, 0, 60_000_000, "microseconds from 0 to 60000000")?.into();
+    }
+    if let Some(opt) = last("wait_timeout") {
+        options.wait_timeout_s = value::u32_in(opt, 0, 31_536_000, "seconds from 0 (never) to 31536000")?.into();
     }
     if options.listen.is_none() && options.socket.is_none() {
         return Err(CliError::Conflict(

@@ -118,7 +118,7 @@ impl ConnectOptions {
         self
     }
 
-    fn handshake_config(&self) -> HandshakeConfig {
+    pub(crate) fn handshake_config(&self) -> HandshakeConfig {
         let mut config = HandshakeConfig::new(self.user.clone(), self.password.clone().into_bytes());
         config.database = self.database.clone();
         config.secure_transport = self.endpoint.is_secure_transport();

@@ -1,5 +1,5 @@
 //! The driver's own settings: how the engine runs (`--cpus`, `--io`,
-//! `--poll`, `--pipeline`), how statements go out (`--db-ps-mode`) and
+//! `--poll`, `--pipeline`, `--idle-connections`), how statements go out (`--db-ps-mode`) and
 //! which server errors a connection survives (`--mysql-ignore-errors`).
 //! The command line fills them; nothing here knows it.
 
@@ -47,11 +47,19 @@ pub struct EngineOptions {
     /// `--pipeline=N`: events in flight per connection; 1 is sysbench's
     /// one-at-a-time behaviour.
     pub pipeline: u32,
+    /// `--idle-connections` and how they are held.
+    pub idle: super::IdleSettings,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { cpus: None, io: IoBackend::Auto, poll: PollMode::Auto, pipeline: 1 }
+        EngineOptions {
+            cpus: None,
+            io: IoBackend::Auto,
+            poll: PollMode::Auto,
+            pipeline: 1,
+            idle: super::IdleSettings::default(),
+        }
     }
 }
 

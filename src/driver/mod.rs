@@ -36,6 +36,8 @@
 //! - `budget.rs`: when an event may start (the run's limits, `--rate`);
 //!   `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
 //!   `--rate-stages`' target over time; `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//! - `idle.rs`: `--idle-connections`, held beside the active ones on each
+//!   loop's own readiness set, served from the loop's turn.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
 //! - `wait_plan/`: how each loop waits (the one place that decides), from
@@ -52,6 +54,7 @@ mod cpus;
 pub(crate) mod dry;
 mod engine_options;
 mod fiber_task;
+mod idle;
 mod rate_stages;
 mod recv_buffer;
 mod redial;
@@ -87,6 +90,8 @@ pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
+pub(crate) use idle::IdleSet;
+pub use idle::{IdlePlan, IdleSettings, IdleSetupError};
 pub use rate_stages::{RateStages, Stage, StagesError};
 pub use redial::{Lost, Redial};
 pub(crate) use redial::{OpenError, Reopened};
@@ -327,9 +332,18 @@ pub struct LoopContext {
     pub ignore: IgnoreErrors,
     pub finished: Finished,
     pub usage: Arc<LoopUsage>,
+    /// `--idle-connections`: what the loops hold beside their connections,
+    /// each its share ([`idle::IdleSet`]); `None` for none.
+    pub idle: Option<Arc<IdlePlan>>,
 }
 
-impl LoopContext {}
+impl LoopContext {
+    /// Loop `index`'s idle connections, if it holds any.
+    fn idle_set(&self, index: usize) -> Result<Option<IdleSet>, DriverError> {
+        let Some(plan) = &self.idle else { return Ok(None) };
+        IdleSet::for_loop(plan, index).map_err(|source| DriverError::Loop { index, op: LoopOp::StartIdle, source })
+    }
+}
 
 /// Why a loop stopped before the run was over.
 #[derive(Debug, thiserror::Error)]
@@ -412,6 +426,7 @@ pub enum LoopOp {
     SubmitToRing,
     WaitOnRing,
     StartTask,
+    StartIdle,
 }
 
 impl fmt::Display for LoopOp {
@@ -424,6 +439,7 @@ impl fmt::Display for LoopOp {
             LoopOp::SubmitToRing => "submit to its io_uring",
             LoopOp::WaitOnRing => "wait on its io_uring",
             LoopOp::StartTask => "start a task (map its stack)",
+            LoopOp::StartIdle => "make the readiness set of its idle connections (--idle-connections)",
         })
     }
 }

@@ -121,6 +121,7 @@ pub fn run_here(env: &ScriptEnv, bodies: Vec<TaskBody>) -> Result<(), ScriptErro
         ignore: env.ignore.clone(),
         finished: Default::default(),
         usage: Default::default(),
+        idle: None,
     };
     match driver::run_tasks(0, bodies, env.backend, env.command_wait, &context) {
         Ok(()) => Ok(()),

@@ -42,6 +42,8 @@ pub struct ServerLoopStats {
     pub commands: AtomicU64,
     /// Connections the client ended with COM_QUIT.
     pub quits: AtomicU64,
+    /// Connections closed for their silence (`--wait-timeout`).
+    pub timed_out: AtomicU64,
     /// The loop thread's Linux thread id, for its CPU time; 0 until known.
     pub tid: AtomicU32,
 }
@@ -143,6 +145,7 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
             Err(_) => return,
         },
     };
+    let wait_timeout = profile.wait_timeout;
     let mut session = NullSession::new(profile, id, &nonce(id), &mut output);
     // Once the login negotiated it, every byte is in compressed packets.
     let mut compression: Option<ServerCompression> = None;
@@ -159,8 +162,22 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
         if input.capacity() - input.len() < MIN_READ_ROOM {
             input.reserve(READ_BUFFER);
         }
-        // EOF (mid-packet or not) and socket errors end the connection quietly.
-        match stream.read_buf(&mut input).await {
+        // EOF (mid-packet or not) and socket errors end the connection
+        // quietly; so does silence past the wait timeout, as MariaDB's
+        // wait_timeout closes a connection without a word.
+        let read = stream.read_buf(&mut input);
+        let read = match wait_timeout {
+            None => read.await,
+            Some(limit) => match tokio::time::timeout(limit, read).await {
+                Ok(read) => read,
+                Err(_) => {
+                    ServerLoopStats::add(&stats.timed_out, 1);
+                    let _ = stream.shutdown().await;
+                    return;
+                }
+            },
+        };
+        match read {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }

@@ -72,6 +72,9 @@ pub struct NullServerConfig {
     /// How long each batch of commands waits before its answers go out
     /// (`--delay-us`): a slow server, for `--rate` past capacity.
     pub answer_delay: Duration,
+    /// Closes a connection that sent nothing for this long (`--wait-timeout`),
+    /// as MariaDB's `wait_timeout` does; `None` never.
+    pub wait_timeout: Option<Duration>,
 }
 
 impl Default for NullServerConfig {
@@ -83,6 +86,7 @@ impl Default for NullServerConfig {
             rows_per_select: 1,
             version: DEFAULT_VERSION.to_string(),
             answer_delay: Duration::ZERO,
+            wait_timeout: None,
         }
     }
 }
@@ -117,6 +121,8 @@ pub struct NullServerStats {
     pub commands: u64,
     /// Connections the client ended with COM_QUIT.
     pub quits: u64,
+    /// Connections closed for their silence (`wait_timeout`).
+    pub timed_out: u64,
     /// CPU time of the event loop threads (user + system), when the platform tells.
     pub cpu_time: Option<Duration>,
 }
@@ -247,6 +253,7 @@ impl NullServer {
             stats.connections += loop_stats.connections.load(Ordering::Relaxed);
             stats.commands += loop_stats.commands.load(Ordering::Relaxed);
             stats.quits += loop_stats.quits.load(Ordering::Relaxed);
+            stats.timed_out += loop_stats.timed_out.load(Ordering::Relaxed);
             let spent = event_loop::schedstat_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
             stats.cpu_time = stats.cpu_time.zip(spent).map(|(a, b)| a + b);
         }
@@ -309,6 +316,7 @@ fn server_profile(config: &NullServerConfig) -> ServerProfile {
             rows_per_select: config.rows_per_select,
         },
         answer_delay: config.answer_delay,
+        wait_timeout: config.wait_timeout,
     }
 }
 

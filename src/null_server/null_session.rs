@@ -41,6 +41,8 @@ pub struct ServerProfile {
     pub canned: CannedAnswers,
     /// Answers to commands wait this long before they are written.
     pub answer_delay: std::time::Duration,
+    /// A connection silent this long is closed (MariaDB's `wait_timeout`).
+    pub wait_timeout: Option<std::time::Duration>,
 }
 
 /// Where a connection is in the protocol.
@@ -312,6 +314,7 @@ mod tests {
                 rows_per_select: 1,
             },
             answer_delay: std::time::Duration::ZERO,
+            wait_timeout: None,
         })
     }
 

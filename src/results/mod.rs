@@ -42,7 +42,9 @@ pub(crate) mod table;
 pub(crate) use chart::ChartError;
 pub(crate) use comparison::{CompareError, Comparison, ResultFile};
 pub(crate) use latency_summary::LatencyListing;
-pub(crate) use record::{IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
+pub(crate) use record::{
+    IdleResult, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary,
+};
 pub(crate) use result_options::{CompareOptions, MergeOptions, ResultOptions};
 pub use result_options::{Metric, OutputFormat, TableFormat};
 pub(crate) use table::Table;

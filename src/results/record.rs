@@ -15,7 +15,7 @@ use super::recorded::Recorded;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, Fairness, QueueStats};
-use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
+use crate::stats::{ConnStats, Counters, IdleTally, Interval, Latencies, RateSummary};
 
 /// The version of these objects' layout, in every final object: a reader
 /// that finds a higher one knows fields may have changed meaning.
@@ -249,6 +249,44 @@ pub struct RunResult {
     /// `column_count_trailing`: result sets; the others: logins); absent when there were none (docs/connecting.md).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tolerated: BTreeMap<String, u64>,
+    /// `--idle-connections`: what happened to them; absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_connections: Option<IdleResult>,
+}
+
+/// `--idle-connections` at the end of the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdleResult {
+    /// Asked for (this shard's part).
+    pub wanted: u64,
+    /// Logged in and not lost at the end.
+    pub open: u64,
+    /// Closed by the server (its wait_timeout), or a ping unanswered.
+    pub lost: u64,
+    /// Lost ones logged in again.
+    pub reconnected: u64,
+    pub failed_logins: u64,
+}
+
+impl IdleResult {
+    pub fn of(tally: &IdleTally) -> Self {
+        let IdleTally { wanted, open, lost, reconnected, failed_logins, .. } = *tally;
+        IdleResult { wanted, open, lost, reconnected, failed_logins }
+    }
+
+    /// The shards' figures added up (`wirebench merge`).
+    pub fn sum<'a>(parts: impl Iterator<Item = &'a IdleResult>) -> Option<IdleResult> {
+        parts.fold(None, |total, part| {
+            let t = total.unwrap_or_default();
+            Some(IdleResult {
+                wanted: t.wanted + part.wanted,
+                open: t.open + part.open,
+                lost: t.lost + part.lost,
+                reconnected: t.reconnected + part.reconnected,
+                failed_logins: t.failed_logins + part.failed_logins,
+            })
+        })
+    }
 }
 
 /// What the statistics hold at the end of a run (or a step).
@@ -298,6 +336,7 @@ impl RunResult {
             recorded: listing.recorded(latencies, measured.connections),
             server: None,
             tolerated: BTreeMap::new(),
+            idle_connections: None,
         }
     }
 

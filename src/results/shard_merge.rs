@@ -18,7 +18,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::record::{CounterTotals, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, FORMAT_VERSION};
+use super::record::{
+    CounterTotals, IdleResult, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, FORMAT_VERSION,
+};
 use super::recorded::{Recorded, RecordedError};
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ClientCounts, ConsistencyCheck, RunStatements, ServerDelta, ServerFigures, ServerResult};
@@ -284,6 +286,8 @@ pub struct MergedRun {
     /// `--server-stats`: the sampling shard's totals, per query of the
     /// whole run's, checked against every shard's statements.
     pub server: Option<ServerResult>,
+    /// `--idle-connections`: every shard's, added up.
+    pub idle_connections: Option<IdleResult>,
 }
 
 /// Merges `files`, the JSON results of one run's shards; statement kinds
@@ -333,6 +337,7 @@ pub fn merge_shards(files: Vec<ShardFile>, kind_names: &'static [&'static str]) 
         connections,
         intervals,
         server,
+        idle_connections: IdleResult::sum(files.iter().filter_map(|f| f.result.idle_connections.as_ref())),
     })
 }
 

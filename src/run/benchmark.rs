@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::idle_connections;
 use super::interrupt::{Interrupts, Signal};
 use super::output::{alert_line, stderr_line, Console, Level, Output, OutputError};
 use super::plan::{plan_loops, Loops, Sessions};
@@ -53,7 +54,10 @@ pub(super) fn run_benchmark(
     };
     let sampler = open_sampler(bench, || connect_options(bench, tls, 0))?;
     let shard_seed = shard_seed(seed, bench.general.shard.index());
-    let mut context = unstarted_context(bench, &plans.connections_per_loop(), shard_seed, StatementKind::NAMES);
+    let per_loop = plans.connections_per_loop();
+    let mut context = unstarted_context(bench, &per_loop, shard_seed, StatementKind::NAMES);
+    let options_for = |g| connect_options(bench, tls, g);
+    idle_connections::attach(bench, threads.total, per_loop.len(), options_for, &mut context, sink)?;
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));
         return Ok(RunOutcome::Interrupted(signal));
@@ -250,6 +254,7 @@ pub(super) fn unstarted_context(
         ignore: bench.mysql.ignore_errors.clone(),
         finished: Default::default(),
         usage: Default::default(),
+        idle: None,
     }
 }
 
@@ -318,6 +323,9 @@ fn final_report(
     let tolerated = crate::client::tolerance::tally();
     if wirebench && !tolerated.is_empty() {
         additions += &ToleratedBlock { deviations: &tolerated }.to_string();
+    }
+    if let Some(idle) = reports.idle_tally().filter(|_| wirebench) {
+        additions += &idle.to_string();
     }
     if let Some(usage) = usage.filter(|u| u.spun() && wirebench) {
         additions += &ClientCpuBlock { cpu: usage.cpu(), polling: usage.spinning() }.to_string();

@@ -22,15 +22,19 @@ const RESERVED_FILES: u64 = 128;
 /// is never refused.
 const BYTES_PER_CONNECTION: u64 = 18 * 1024;
 
-/// Checks that `threads` connections fit: raises the soft open-files limit
-/// to the hard one when it is too low (as servers do; said on stderr), and
-/// refuses what neither the hard limit nor the available memory allows.
-pub(super) fn check_room_for(threads: u32) -> Result<(), RunError> {
-    let files = u64::from(threads) + RESERVED_FILES;
-    if let Some(raised) = make_room_for_files(threads, files)? {
+/// Checks that `threads` connections (and `idle` more, `--idle-connections`,
+/// whose state is a few dozen bytes beside their socket) fit: raises the
+/// soft open-files limit to the hard one when it is too low (as servers
+/// do; said on stderr), and refuses what neither the hard limit nor the
+/// available memory allows.
+pub(super) fn check_room_for(threads: u32, idle: u64) -> Result<(), RunError> {
+    let files = u64::from(threads) + idle + RESERVED_FILES;
+    if let Some(raised) = make_room_for_files(threads, idle, files)? {
         stderr_line(format_args!(
-            "wirebench: raised the open-files limit (ulimit -n) from {} to {} for --threads={threads}",
-            raised.from, raised.to
+            "wirebench: raised the open-files limit (ulimit -n) from {} to {} for --threads={threads}{}",
+            raised.from,
+            raised.to,
+            super::run_error::with_idle(idle)
         ));
     }
     memory_fits(threads, available_memory())
@@ -53,13 +57,13 @@ struct Raised {
 
 /// Raises the soft open-files limit to the hard one if `files` do not fit
 /// under it; an error when they do not fit under the hard one either.
-fn make_room_for_files(threads: u32, files: u64) -> Result<Option<Raised>, RunError> {
+fn make_room_for_files(threads: u32, idle: u64, files: u64) -> Result<Option<Raised>, RunError> {
     let (soft, hard) = open_files_limits().map_err(RunError::FileLimit)?;
     if files <= soft {
         return Ok(None);
     }
     if files > hard {
-        return Err(RunError::OpenFiles { threads, needed: files, limit: hard });
+        return Err(RunError::OpenFiles { threads, idle, needed: files, limit: hard });
     }
     raise_open_files_limit(hard).map_err(RunError::FileLimit)?;
     Ok(Some(Raised { from: soft, to: hard }))
@@ -148,10 +152,12 @@ mod tests {
             return;
         }
         let threads = u32::try_from(hard).unwrap_or(u32::MAX);
-        let error = make_room_for_files(threads, hard + 1).err().unwrap();
+        let error = make_room_for_files(threads, 0, hard + 1).err().unwrap();
         let text = error.to_string();
         assert!(text.contains(&format!("--threads={threads} needs {} open files", hard + 1)), "{text}");
         assert!(text.contains(&format!("at most {hard}")) && text.contains("ulimit -Hn"), "{text}");
-        assert!(make_room_for_files(1, 16).unwrap().is_none());
+        assert!(make_room_for_files(1, 0, 16).unwrap().is_none());
+        let text = make_room_for_files(1, hard, hard + 1).err().unwrap().to_string();
+        assert!(text.contains(&format!("--threads=1 with --idle-connections={hard} needs")), "{text}");
     }
 }

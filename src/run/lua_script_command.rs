@@ -8,6 +8,7 @@ use super::benchmark::{
     forced_shutdown_s, print_header, say_waits, start_clock, start_threads, supervise_to_report, unstarted_context,
     Threads,
 };
+use super::idle_connections;
 use super::interrupt::Interrupts;
 use super::output::{alert_line, stderr_line, Output};
 use super::result_sink::ResultSink;
@@ -52,7 +53,7 @@ pub(super) fn execute_script(bench: &Bench, call: &ScriptCall) -> Result<RunOutc
                 Output::Stdout.print(text)?;
             }
         }
-        Some("run") => return run_script(&part, env, backend, &runtime, &interrupts),
+        Some("run") => return run_script(&part, env, threads.total, backend, &runtime, &interrupts),
         Some(command) => {
             say_waits(std::iter::once((None, &command_wait(&part, backend))));
             lua::run_command(&env, command)?
@@ -219,6 +220,7 @@ fn script_env(
 fn run_script(
     bench: &Bench,
     env: Arc<ScriptEnv>,
+    threads_total: u32,
     backend: Backend,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
@@ -243,6 +245,9 @@ fn run_script(
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     let mut sink = ResultSink::new(bench);
     sink.name_test(plan.env().call.name());
+    let connect = &plan.env().connect;
+    let options_for = |g: usize| connect(u32::try_from(g).unwrap_or(u32::MAX));
+    idle_connections::attach(bench, threads_total, per_loop.len(), options_for, &mut context, &mut sink)?;
     let sampler = open_sampler(bench, || (plan.env().connect)(plan.env().first_tid))?;
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         alert_line(format_args!("wirebench: run interrupted by {signal} while waiting for --start-at: no event ran"));

@@ -226,6 +226,10 @@ fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError
         rate_window_s: run.time_s,
         rate: run.rate,
     };
-    let result = RunResult { server: run.server.clone(), ..RunResult::new(shape, measured) };
+    let result = RunResult {
+        server: run.server.clone(),
+        idle_connections: run.idle_connections.clone(),
+        ..RunResult::new(shape, measured)
+    };
     Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))
 }

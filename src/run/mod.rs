@@ -7,6 +7,8 @@
 //! imports them all; nothing below imports it.
 //!
 //! - `limits.rs`: whether this machine can hold `--threads` connections.
+//! - `idle_connections.rs`: `--idle-connections`, this instance's part
+//!   handed to the loops and counted in the report.
 //! - `setup.rs`: what every command needs: connection options, TLS, the
 //!   random generator's settings, connection errors with advice.
 //! - `interrupt.rs`: Ctrl-C and SIGTERM, which stop any command.
@@ -38,6 +40,7 @@
 mod benchmark;
 mod compare_command;
 mod host_facts;
+mod idle_connections;
 mod interrupt;
 mod limits;
 mod load_method;
@@ -136,7 +139,8 @@ pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
         None => bench.test.workload(&bench.test_options)?,
     });
     if bench.command != Command::Cleanup && !bench.mysql.dry_run {
-        limits::check_room_for(bench.general.threads)?;
+        let idle = idle_connections::count_here(bench, threads.total);
+        limits::check_room_for(bench.general.threads, idle)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

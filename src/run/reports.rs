@@ -300,6 +300,11 @@ impl<'a> Reports<'a> {
 
     /// The final numbers at `end_ns`, to `--format`'s output (the text
     /// report is [`cumulative`](Self::cumulative)'s).
+    /// `--idle-connections`' figures now, if the run holds any.
+    pub(super) fn idle_tally(&self) -> Option<crate::stats::IdleTally> {
+        self.sink.idle_tally()
+    }
+
     pub(super) fn final_result(
         &mut self,
         end_ns: u64,

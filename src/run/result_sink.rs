@@ -3,6 +3,7 @@
 //! `--chart` draws, and each step's figures for the table that ends a
 //! sweep. One sink lives through every step of a sweep.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::host_facts::{clock_state, host_name};
@@ -14,12 +15,12 @@ use crate::results::record::{IntervalSpan, Measured, RunShape, FORMAT_VERSION};
 use crate::results::recorded::RecordedHistograms;
 use crate::results::shard_info::ShardInfo;
 use crate::results::{
-    chart, clock, sweep, IntervalResult, LatencyListing, OutputFormat, ResultLine, RunEnd, RunInfo, RunResult,
-    StepFigures, SweepStep, SweepSummary, Table,
+    chart, clock, sweep, IdleResult, IntervalResult, LatencyListing, OutputFormat, ResultLine, RunEnd, RunInfo,
+    RunResult, StepFigures, SweepStep, SweepSummary, Table,
 };
 use crate::server_stats::ServerResult;
 use crate::stats::report::{ArrivalStats, QueueStats};
-use crate::stats::Interval;
+use crate::stats::{IdleCounts, IdleTally, Interval};
 
 /// The results of one command, as they come.
 pub(super) struct ResultSink {
@@ -44,6 +45,8 @@ pub(super) struct ResultSink {
     intervals: Vec<IntervalResult>,
     /// Each finished step's (or the run's) figures.
     steps: Vec<StepFigures>,
+    /// `--idle-connections`: their counts, while the run holds them.
+    idle: Option<Arc<IdleCounts>>,
 }
 
 impl ResultSink {
@@ -80,6 +83,7 @@ impl ResultSink {
             measured_from_unix_s: clock::unix_seconds(SystemTime::now()),
             intervals: Vec::new(),
             steps: Vec::new(),
+            idle: None,
         }
     }
 
@@ -176,12 +180,23 @@ impl ResultSink {
             listing: &self.listing,
         };
         let tolerated = crate::client::tolerance::tally().iter().map(|(kind, n)| (kind.key().to_string(), n)).collect();
-        let result = RunResult { server, tolerated, ..RunResult::new(shape, measured) };
+        let idle_connections = self.idle_tally().as_ref().map(IdleResult::of);
+        let result = RunResult { server, tolerated, idle_connections, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
         if self.format == OutputFormat::Json {
             Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))?;
         }
         Ok(())
+    }
+
+    /// Counts `--idle-connections` in the results from now on.
+    pub(super) fn hold_idle(&mut self, counts: Arc<IdleCounts>) {
+        self.idle = Some(counts);
+    }
+
+    /// The idle connections' figures now, if the run holds any.
+    pub(super) fn idle_tally(&self) -> Option<IdleTally> {
+        self.idle.as_ref().map(|counts| counts.tally())
     }
 
     /// After a single run: its chart over time, if asked for.

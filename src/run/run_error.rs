@@ -14,6 +14,15 @@ use crate::workload::{MarkerMismatch, OptionsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    #[error("--idle-connections needs a server, and --mysql-dry-run connects to none: drop one of them")]
+    IdleDryRun,
+    #[error(
+        "--idle-connections does not log in over TLS: drop --mysql-ssl for this run, or measure the idle \
+         connections' cost over plain connections"
+    )]
+    IdleTls,
+    #[error(transparent)]
+    IdleSetup(#[from] crate::driver::IdleSetupError),
     /// The test's options make no workload.
     #[error(transparent)]
     Options(#[from] OptionsError),
@@ -28,11 +37,12 @@ pub enum RunError {
     #[error("cannot watch for SIGINT and SIGTERM: {0}")]
     Signals(io::Error),
     #[error(
-        "--threads={threads} needs {needed} open files (a socket per connection, and some for wirebench itself), \
+        "--threads={threads}{} needs {needed} open files (a socket per connection, and some for wirebench itself), \
          and this process may open at most {limit}: raise the hard limit (ulimit -Hn, LimitNOFILE= of a systemd \
-         unit, /etc/security/limits.conf) or use fewer --threads"
+         unit, /etc/security/limits.conf) or use fewer connections",
+        with_idle(*idle)
     )]
-    OpenFiles { threads: u32, needed: u64, limit: u64 },
+    OpenFiles { threads: u32, idle: u64, needed: u64, limit: u64 },
     #[error("cannot read or raise the open-files limit (RLIMIT_NOFILE): {0}")]
     FileLimit(io::Error),
     #[error(
@@ -163,4 +173,12 @@ fn connect_hint(error: &ClientError) -> &'static str {
             _ => "",
         },
     }
+}
+
+/// `--idle-connections`' part of a count of connections, if any.
+pub(super) fn with_idle(idle: u64) -> String {
+    if idle == 0 {
+        return String::new();
+    }
+    format!(" with --idle-connections={idle}")
 }

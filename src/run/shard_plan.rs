@@ -9,7 +9,8 @@
 //! unique ids) are those one instance would give connection n, so shards
 //! never collide and the same `--rand-seed` repeats each shard's draws.
 //! `--events`, `--rate` and each stage's rate are split between the
-//! shards that have connections; `cleanup`'s DROPs go round the shards.
+//! shards that have connections (`--idle-connections` and its login rate
+//! too, in `idle_connections.rs`); `cleanup`'s DROPs go round the shards.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

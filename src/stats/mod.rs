@@ -15,6 +15,7 @@
 //!   `extra_report.rs` the blocks wirebench adds after it.
 //! - `hdr_log.rs`: `--hdr-log`, the latencies as an HdrHistogram interval
 //!   log.
+//! - `idle_counts.rs`: what happened to `--idle-connections` ([`IdleCounts`]).
 //!
 //! Layer: at the bottom; it imports nothing of the crate, so the driver, the
 //! orchestration and the null server can all use it.
@@ -24,6 +25,7 @@ pub(crate) mod counters;
 pub(crate) mod extra_report;
 pub(crate) mod hdr_log;
 pub(crate) mod histogram;
+pub(crate) mod idle_counts;
 pub(crate) mod kinds;
 pub(crate) mod latency;
 pub(crate) mod report;
@@ -35,6 +37,7 @@ pub(crate) use extra_report::{ClientCpuBlock, PerStatementBlock, PercentileBlock
 pub(crate) use hdr_log::{HdrLog, HdrLogError};
 pub(crate) use histogram::HistogramParts;
 pub use histogram::{bucket_value, LatencyHistogram, BUCKETS};
+pub use idle_counts::{IdleCounts, IdleTally};
 pub(crate) use kinds::KindTable;
 pub(crate) use latency::HdrLatency;
 pub use report::CFloat;

@@ -348,6 +348,7 @@ async fn run(
         ignore: shape.ignore.clone(),
         finished: Default::default(),
         usage: Default::default(),
+        idle: None,
     };
     let handles = spawn_loops(loops, backend, &context).unwrap();
     let mut result = Ok(());

@@ -637,6 +637,7 @@ mod in_memory {
             ignore: IgnoreErrors::List(vec![]),
             finished: Default::default(),
             usage: Default::default(),
+            idle: None,
         };
         if let Some((_, cut)) = deadline_cut_ms {
             context.control.cut_at(cut * 1_000_000);

@@ -163,12 +163,15 @@ impl SocketLoop<'_> {
     }
 
     /// What the loop's chores do, within an exchange: hands the collector
-    /// its statistics when asked, publishes the events in progress, ends
+    /// its statistics when asked, serves the idle connections, publishes the events in progress, ends
     /// the exchange when the run is cut (stalled: rows that keep coming
     /// count as waiting too) or when connection `i` waited past a timeout
     /// (lost).
     fn look_at_run(&mut self, i: usize, now: u64) -> Result<Exchange, DriverError> {
         self.context.board.publish_if_requested(self.index, &mut self.stats);
+        if let Some(idle) = &mut self.idle {
+            idle.serve();
+        }
         self.budget.publish(now);
         if self.context.control.cut_due(now) {
             self.cut_stalled(now);

@@ -81,6 +81,8 @@ struct SocketLoop<'c> {
     deadline_ns: Option<u64>,
     /// Where a script run's tasks wait for its start, until they have.
     arrival: Option<ArrivalGuard>,
+    /// `--idle-connections`: this loop's share, served at each turn.
+    idle: Option<super::IdleSet>,
 }
 
 /// Runs a socket loop over `connections` (a built-in test's) or `tasks`
@@ -94,6 +96,7 @@ pub fn run_socket_loop(
 ) -> Result<(), DriverError> {
     let mut socket_loop = SocketLoop::new(index, connections, context);
     socket_loop.arrival = arrival;
+    socket_loop.idle = context.idle_set(index)?;
     if let Err(source) = socket_loop.tasks.add(tasks, socket_loop.clock) {
         return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
     }
@@ -122,6 +125,7 @@ impl<'c> SocketLoop<'c> {
             clock: context.clock,
             deadline_ns: context.deadline_ns,
             arrival: None,
+            idle: None,
         }
     }
 
@@ -152,11 +156,15 @@ impl<'c> SocketLoop<'c> {
     /// run's clock, hands the collector its statistics when asked,
     /// publishes the events in progress (for --forced-shutdown's report),
     /// looks at the timeouts and the run's cut, lets the connections and
-    /// tasks whose `--rate` arrival came go on, and wakes the tasks whose
-    /// pause is over. Another per-turn chore belongs here.
+    /// tasks whose `--rate` arrival came go on, wakes the tasks whose
+    /// pause is over, and serves the idle connections. Another per-turn
+    /// chore belongs here.
     fn chores(&mut self) -> Result<(), DriverError> {
         self.now_ns = self.clock.now_ns();
         self.context.board.publish_if_requested(self.index, &mut self.stats);
+        if let Some(idle) = &mut self.idle {
+            idle.serve();
+        }
         self.budget.publish(self.now_ns);
         if self.wait_check.due(self.now_ns) {
             self.check_waits(self.now_ns)?;

@@ -144,6 +144,7 @@ fn test_context(events: Option<u64>) -> LoopContext {
         ignore: IgnoreErrors::List(vec![]),
         finished: Default::default(),
         usage: Default::default(),
+        idle: None,
     }
 }
 

@@ -58,6 +58,8 @@ struct EpollLoop {
     deadline_ns: Cell<Option<u64>>,
     /// Where a script run's tasks wait for its start (`tasks.rs`).
     start: tasks::StartWait,
+    /// `--idle-connections`: this loop's share, served by the ticker.
+    idle: RefCell<Option<super::IdleSet>>,
 }
 
 /// A connection as the ticker sees it: its waits, its socket, and why the
@@ -115,6 +117,7 @@ pub fn run_tokio_loop(
         .enable_all()
         .build()
         .map_err(|source| DriverError::Loop { index, op: LoopOp::StartRuntime, source })?;
+    let idle = context.idle_set(index)?;
     let shared = Rc::new(EpollLoop {
         index,
         context: context.clone(),
@@ -125,6 +128,7 @@ pub fn run_tokio_loop(
         clock: Cell::new(context.clock),
         deadline_ns: Cell::new(context.deadline_ns),
         start: tasks::StartWait::new(tasks.len(), arrival),
+        idle: RefCell::new(idle),
     });
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
@@ -174,7 +178,8 @@ async fn run_all(
 }
 
 /// Answers the collector, and brings the `--rate` queue up to date, even
-/// when no connection is busy; looks at the connections' waits.
+/// when no connection is busy; looks at the connections' waits; serves
+/// the idle connections.
 async fn tick(shared: Rc<EpollLoop>) {
     let mut tick = tokio::time::interval(PUBLISH_TICK);
     let mut check = WaitCheck::default();
@@ -186,6 +191,9 @@ async fn tick(shared: Rc<EpollLoop>) {
             shut_late_connections(&shared, now);
         }
         shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
+        if let Some(idle) = shared.idle.borrow_mut().as_mut() {
+            idle.serve();
+        }
     }
 }
 

@@ -125,6 +125,8 @@ struct UringLoop<'c> {
     deadline_ns: Option<u64>,
     /// Where a script run's tasks wait for its start, until they have.
     arrival: Option<super::start_gate::ArrivalGuard>,
+    /// `--idle-connections`: this loop's share, served at each turn.
+    idle: Option<super::IdleSet>,
 }
 
 pub fn run_uring_loop(
@@ -186,6 +188,7 @@ impl<'c> UringLoop<'c> {
         };
         let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
         let conns_len = conns.len();
+        let idle = context.idle_set(index)?;
         Ok(UringLoop {
             index,
             context,
@@ -215,6 +218,7 @@ impl<'c> UringLoop<'c> {
             clock: context.clock,
             deadline_ns: context.deadline_ns,
             arrival: None,
+            idle,
         })
     }
 
@@ -245,6 +249,9 @@ impl<'c> UringLoop<'c> {
             self.run_tasks()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
             self.now_ns = self.clock.now_ns();
+            if let Some(idle) = &mut self.idle {
+                idle.serve();
+            }
             if self.wait_check.due(self.now_ns) {
                 self.check_waits(self.now_ns)?;
             }
@@ -532,6 +539,7 @@ mod tests {
             ignore: IgnoreErrors::List(vec![]),
             finished: Default::default(),
             usage: Default::default(),
+            idle: None,
         }
     }
 

@@ -180,6 +180,7 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerExit> {
         unix: options.socket,
         cpus: options.cpus.unwrap_or_default(),
         answer_delay: std::time::Duration::from_micros(options.delay_us),
+        serial: options.serial,
         ..Default::default()
     };
     let server = NullServer::start(config)?;

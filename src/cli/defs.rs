@@ -461,6 +461,13 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
     opt("socket", STRING, None, "unix socket path to listen on"),
     opt("cpus", List, None, "CPUs to run the server threads on, e.g. 0-3 (default: all)"),
     opt("delay-us", Int, Some("0"), "answer every command N microseconds after it arrives (a slow server)"),
+    opt(
+        "serial",
+        Bool,
+        Some("off"),
+        "serve one command at a time over all connections, each taking --delay-us: a server of known capacity \
+         (1,000,000 / delay-us commands per second)",
+    ),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 

@@ -426,6 +426,9 @@ pub struct NullServerOptions {
     pub cpus: Option<Vec<usize>>,
     /// `--delay-us`: every answer waits this many microseconds.
     pub delay_us: u64,
+    /// `--serial`: one command at a time over all connections, each taking
+    /// `--delay-us`, so that the server holds exactly 1/delay per second.
+    pub serial: bool,
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()

@@ -22,8 +22,9 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
         if defs::find(&opt.key).is_some() {
             return Err(CliError::NotHere {
                 option: opt.label(),
-                reason: "not a null-server option: null-server takes --listen, --socket, --cpus and --delay-us"
-                    .to_owned(),
+                reason:
+                    "not a null-server option: null-server takes --listen, --socket, --cpus, --delay-us and --serial"
+                        .to_owned(),
             });
         }
         return Err(CliError::UnknownOption {
@@ -36,7 +37,7 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
     if last("help").map_or(Ok(false), value::boolean)? {
         return Ok(Invocation::Help { null_server: true });
     }
-    let mut options = NullServerOptions { listen: None, socket: None, cpus: None, delay_us: 0 };
+    let mut options = NullServerOptions { listen: None, socket: None, cpus: None, delay_us: 0, serial: false };
     if let Some(opt) = last("listen") {
         let text = value::text(opt, "ADDR")?;
         let addr = listen_addr(text).ok_or_else(|| CliError::InvalidValue {
@@ -58,6 +59,16 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
     }
     if let Some(opt) = last("delay_us") {
         options.delay_us = value::u32_in(opt, 0, 60_000_000, "microseconds from 0 to 60000000")?.into();
+    }
+    if let Some(opt) = last("serial") {
+        options.serial = value::boolean(opt)?;
+        if options.serial && options.delay_us == 0 {
+            return Err(CliError::Conflict(
+                "--serial without --delay-us: give each command its service time, e.g. --serial --delay-us=4000 \
+                 for a server that holds 250 commands per second"
+                    .to_owned(),
+            ));
+        }
     }
     if options.listen.is_none() && options.socket.is_none() {
         return Err(CliError::Conflict(

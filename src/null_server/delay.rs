@@ -33,11 +33,22 @@ impl AnswerDelay {
 
     /// Waits the delay from now.
     pub async fn wait(&self) -> io::Result<()> {
+        self.wait_for(self.delay).await
+    }
+
+    /// The delay each command takes.
+    pub fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// Waits `delay` from now (at least a nanosecond: a zero would disarm
+    /// the timer).
+    pub async fn wait_for(&self, delay: Duration) -> io::Result<()> {
         let spec = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: libc::timespec {
-                tv_sec: self.delay.as_secs() as libc::time_t,
-                tv_nsec: libc::c_long::from(self.delay.subsec_nanos() as i32).max(1),
+                tv_sec: delay.as_secs() as libc::time_t,
+                tv_nsec: libc::c_long::from(delay.subsec_nanos() as i32).max(1),
             },
         };
         let fd = self.timer.as_raw_fd();

@@ -72,6 +72,9 @@ pub struct NullServerConfig {
     /// How long each batch of commands waits before its answers go out
     /// (`--delay-us`): a slow server, for `--rate` past capacity.
     pub answer_delay: Duration,
+    /// `--serial`: commands served one at a time over all connections,
+    /// each for `answer_delay`, so that capacity is exactly 1/delay.
+    pub serial: bool,
 }
 
 impl Default for NullServerConfig {
@@ -83,6 +86,7 @@ impl Default for NullServerConfig {
             rows_per_select: 1,
             version: DEFAULT_VERSION.to_string(),
             answer_delay: Duration::ZERO,
+            serial: false,
         }
     }
 }
@@ -309,6 +313,7 @@ fn server_profile(config: &NullServerConfig) -> ServerProfile {
             rows_per_select: config.rows_per_select,
         },
         answer_delay: config.answer_delay,
+        serial: config.serial.then(|| Arc::new(std::sync::Mutex::new(std::time::Instant::now()))),
     }
 }
 

@@ -41,7 +41,12 @@ pub struct ServerProfile {
     pub canned: CannedAnswers,
     /// Answers to commands wait this long before they are written.
     pub answer_delay: std::time::Duration,
+    /// `--serial`: the one service slot every connection takes in turn.
+    pub serial: Option<std::sync::Arc<SerialSlot>>,
 }
+
+/// `--serial`'s service slot: when the server is next free.
+pub type SerialSlot = std::sync::Mutex<std::time::Instant>;
 
 /// Where a connection is in the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +317,7 @@ mod tests {
                 rows_per_select: 1,
             },
             answer_delay: std::time::Duration::ZERO,
+            serial: None,
         })
     }
 

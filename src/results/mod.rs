@@ -16,6 +16,8 @@
 //!   exactly; `shard_info.rs`: which shard of which run a result is;
 //!   `shard_merge.rs`: a run's shards put back together (`wirebench merge`),
 //!   `log_merge.rs`: their `--hdr-log` files, latencies only.
+//! - `search_record.rs`: the capacity search's settings, its steps and its
+//!   summary.
 //! - `chart.rs`: the SVG charts.
 //! - `result_options.rs`: the options of these outputs, which the command line
 //!   converts into.
@@ -34,6 +36,7 @@ pub(crate) mod log_merge;
 pub(crate) mod record;
 pub(crate) mod recorded;
 pub(crate) mod result_options;
+pub(crate) mod search_record;
 pub(crate) mod shard_info;
 pub(crate) mod shard_merge;
 pub(crate) mod sweep;

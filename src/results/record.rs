@@ -12,10 +12,11 @@ use super::latency_summary::{
     latency_spectrum, LatencyListing, LatencySummary, PercentileValue, SpectrumValue, StatementResult,
 };
 use super::recorded::Recorded;
+use super::search_record::{SearchStepResult, SearchSummary};
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, Fairness, QueueStats};
-use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
+use crate::stats::{ClientLoad, ConnStats, Counters, Interval, Latencies, RateSummary};
 
 /// The version of these objects' layout, in every final object: a reader
 /// that finds a higher one knows fields may have changed meaning.
@@ -31,6 +32,10 @@ pub enum ResultLine {
     Final(Box<RunResult>),
     /// After the last step of a sweep: one row per step.
     Sweep(SweepSummary),
+    /// One step of a capacity search, as it ends.
+    SearchStep(SearchStepResult),
+    /// After a capacity search's last step.
+    Search(SearchSummary),
 }
 
 /// What was run, where, by what, when: the same for every step of a sweep.
@@ -159,6 +164,30 @@ pub struct RateResult {
     /// Events started more than a second after their arrival.
     #[serde(default)]
     pub late_starts: u64,
+    /// How hard the client's event loops worked: when they were busy
+    /// nearly all the time, the client was the limit, not the server.
+    #[serde(default)]
+    pub client: Option<ClientResult>,
+}
+
+/// The client's own load over a run (see [`ClientLoad`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClientResult {
+    /// The event loops' CPU time less spinning, plus their time ready to
+    /// run without a core, over their lives: 0 to 1.
+    pub busy_share: f64,
+    /// Seconds the loops were ready to run while another task had their core.
+    pub run_delay_s: f64,
+}
+
+impl ClientResult {
+    pub fn of(load: &ClientLoad) -> Self {
+        ClientResult { busy_share: finite(load.busy_share), run_delay_s: finite(load.run_delay_s) }
+    }
+
+    pub fn load(&self) -> ClientLoad {
+        ClientLoad { busy_share: self.busy_share, run_delay_s: self.run_delay_s }
+    }
 }
 
 impl RateResult {
@@ -173,6 +202,7 @@ impl RateResult {
             stages: summary.dropped.is_some(),
             dropped: summary.dropped,
             late_starts: summary.late,
+            client: summary.client.as_ref().map(ClientResult::of),
         }
     }
 }
@@ -518,6 +548,7 @@ mod tests {
             missed: false,
             dropped: None,
             late: 0,
+            client: None,
         };
         let measured = Measured {
             counters: &counters,
@@ -551,6 +582,7 @@ mod tests {
             missed: true,
             dropped: None,
             late: 0,
+            client: None,
         };
         let measured = Measured {
             counters: &counters,

@@ -23,7 +23,7 @@ use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
 use crate::server_stats::{ServerBlock, ServerResult};
 use crate::stats::report::{self, RunHeader};
-use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock};
+use crate::stats::{ClientCpuBlock, ClientLoad, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -192,7 +192,9 @@ where
     if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    let rate = rate_summary(general, &context.control, &reports, end_ns);
+    let client = client_load(&context.usage);
+    reports.client_load(client);
+    let rate = rate_summary(general, &context.control, &reports, end_ns).map(|rate| RateSummary { client, ..rate });
     let end = run_end(outcome, context.control.stalls());
     let done = RunEnding { end, usage: Some(&context.usage), loops_running: false };
     final_report(&mut reports, general, end_ns, rate, done)?;
@@ -373,7 +375,14 @@ fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Report
         missed,
         dropped,
         late: tardiness.late,
+        client: None,
     })
+}
+
+/// How hard the loops worked, once they have all ended.
+fn client_load(usage: &LoopUsage) -> Option<ClientLoad> {
+    let busy_share = usage.busy_share()?;
+    Some(ClientLoad { busy_share, run_delay_s: usage.run_delay().as_secs_f64() })
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {

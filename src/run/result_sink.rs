@@ -19,7 +19,7 @@ use crate::results::{
 };
 use crate::server_stats::ServerResult;
 use crate::stats::report::{ArrivalStats, QueueStats};
-use crate::stats::Interval;
+use crate::stats::{ClientLoad, Interval};
 
 /// The results of one command, as they come.
 pub(super) struct ResultSink {
@@ -44,6 +44,10 @@ pub(super) struct ResultSink {
     intervals: Vec<IntervalResult>,
     /// Each finished step's (or the run's) figures.
     steps: Vec<StepFigures>,
+    /// The last final result, for a search's step.
+    last_result: Option<RunResult>,
+    /// The client's load over the last run, closed loop or not.
+    client: Option<ClientLoad>,
 }
 
 impl ResultSink {
@@ -80,6 +84,8 @@ impl ResultSink {
             measured_from_unix_s: clock::unix_seconds(SystemTime::now()),
             intervals: Vec::new(),
             steps: Vec::new(),
+            last_result: None,
+            client: None,
         }
     }
 
@@ -179,9 +185,20 @@ impl ResultSink {
         let result = RunResult { server, tolerated, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
         if self.format == OutputFormat::Json {
-            Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))?;
+            Output::Stdout.json_line(&ResultLine::Final(Box::new(result.clone())))?;
         }
+        self.last_result = Some(result);
         Ok(())
+    }
+
+    /// The client's load over the run, once its loops have ended.
+    pub(super) fn client_load(&mut self, load: Option<ClientLoad>) {
+        self.client = load;
+    }
+
+    /// The last run's final result and its client's load, taken.
+    pub(super) fn take_result(&mut self) -> Option<(RunResult, Option<ClientLoad>)> {
+        self.last_result.take().map(|result| (result, self.client.take()))
     }
 
     /// After a single run: its chart over time, if asked for.

@@ -49,7 +49,7 @@ pub(crate) fn bench(
     test_options.threads = general.threads;
     test_options.prepare_method = prepare_method(&opts)?;
     let engine = engine_options(&opts)?;
-    let mut results = result_options(&opts, &general)?;
+    let mut results = result_options(&opts, &general, command)?;
     results.run_identity = Some(run_identity(test.name(), &general, &test_options));
     let server_stats = server_stats_options(&opts, &general, &mysql, &results, &mut notes)?;
     let search = search_options(&opts, command, &general)?;

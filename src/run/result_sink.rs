@@ -89,6 +89,11 @@ impl ResultSink {
         }
     }
 
+    /// What was run, where, by what, when.
+    pub(super) fn info(&self) -> &RunInfo {
+        &self.info
+    }
+
     /// The next step of a sweep starts.
     pub(super) fn start_step(&mut self, step: SweepStep) {
         self.step = Some(step);

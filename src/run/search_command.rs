@@ -59,12 +59,19 @@ pub(super) fn run_search(
         let ran = quietly(|| {
             benchmark::run_benchmark(&step_bench, threads, tls, workload.clone(), runtime, interrupts, &mut sink)
         })?;
-        let Some((result, client)) = sink.take_result().filter(|_| ran == RunOutcome::Completed) else {
-            outcome = ran;
-            break;
+        record.info.get_or_insert_with(|| sink.info().clone());
+        // A step cut with answers still owed has its report; any other end
+        // (a signal, a forced shutdown) stops the search.
+        let stalled = match ran {
+            RunOutcome::Completed => 0,
+            RunOutcome::Cut { stalled } => stalled,
+            other => {
+                outcome = other;
+                break;
+            }
         };
-        record.info_from(&result);
-        let measured = measure(&options.slo, target, &result, client);
+        let Some((result, client)) = sink.take_result() else { break };
+        let measured = StepMeasure { stalled, ..measure(&options.slo, target, &result, client) };
         let rules = StepRules { slo: &options.slo, max_errors: options.max_errors };
         let (verdict, reasons) = judge(&rules, &measured);
         record.add(phase, &measured, &result, client, (verdict, reasons));
@@ -134,6 +141,7 @@ fn measure(slo: &[SloBound], target: Option<u32>, result: &RunResult, client: Op
         errors: result.counters.ignored_errors,
         latency_ms: slo.iter().map(|b| result.latency_ms.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
         client_busy: client.map(|c| c.busy_share),
+        stalled: 0,
     }
 }
 
@@ -164,13 +172,6 @@ impl SearchRecord {
             slo_text(&self.slo),
             self.precision * 100.0
         )
-    }
-
-    /// The run's description, from the first step's result.
-    fn info_from(&mut self, result: &RunResult) {
-        if self.info.is_none() {
-            self.info = Some(result.run.clone());
-        }
     }
 
     fn add(

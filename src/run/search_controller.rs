@@ -161,6 +161,9 @@ pub(super) struct StepMeasure {
     pub(super) latency_ms: Vec<f64>,
     /// The client's event loops' busy share (0 to 1), if known.
     pub(super) client_busy: Option<f64>,
+    /// Connections still waiting for answers when the step's time was up
+    /// (the run was cut a second later): their events are not counted.
+    pub(super) stalled: usize,
 }
 
 /// The rules of a step's verdict.
@@ -214,6 +217,9 @@ pub(super) fn judge(rules: &StepRules<'_>, measure: &StepMeasure) -> (StepVerdic
             measure.errors,
             measure.events
         ));
+    }
+    if measure.stalled > 0 {
+        reasons.push(format!("{} connections still waited for answers at the end", measure.stalled));
     }
     if measure.achieved < ACHIEVED_SHARE * f64::from(target) {
         reasons.push(format!("achieved {:.1}/s < 99% of {target}/s", measure.achieved));
@@ -315,7 +321,15 @@ mod tests {
     }
 
     fn measure(target: Option<u32>, achieved: f64, p99: f64, busy: f64) -> StepMeasure {
-        StepMeasure { target, achieved, events: 1000, errors: 0, latency_ms: vec![p99], client_busy: Some(busy) }
+        StepMeasure {
+            target,
+            achieved,
+            events: 1000,
+            errors: 0,
+            latency_ms: vec![p99],
+            client_busy: Some(busy),
+            stalled: 0,
+        }
     }
 
     #[test]
@@ -338,5 +352,10 @@ mod tests {
         assert_eq!(verdict, StepVerdict::Fail);
         assert_eq!(reasons, ["errors 0.300% > 0% (3 of 1000)"]);
         assert_eq!(judge(&StepRules { max_errors: 0.01, ..rules }, &errors).0, StepVerdict::Pass);
+        let cut = StepMeasure { stalled: 2, ..measure(Some(100), 100.0, 4.0, 0.2) };
+        assert_eq!(
+            judge(&rules, &cut),
+            (StepVerdict::Fail, vec!["2 connections still waited for answers at the end".to_owned()])
+        );
     }
 }

@@ -105,8 +105,9 @@ fn fixed_arrivals_find_the_servers_capacity() {
     let server = serial_server();
     let mut args = vec!["oltp_point_select", "--threads=8", "--rate-arrival=fixed", "--slo=99:50"];
     args.extend(SHORT_STEPS);
-    args.push("search");
-    let summary = succeeded(&wirebench(&null_args(&server, &args)));
+    args.extend(["--chart=/dev/null", "search"]);
+    let out = wirebench(&null_args(&server, &args));
+    let summary = succeeded(&out);
     assert_eq!(summary["end"], "found", "{summary}");
     let found = summary["max_rate"].as_f64().unwrap();
     assert!((found - CAPACITY).abs() <= 0.05 * CAPACITY, "found {found}/s, capacity {CAPACITY}/s: {summary}");
@@ -114,6 +115,24 @@ fn fixed_arrivals_find_the_servers_capacity() {
     let probe = &summary["steps"][0];
     assert_eq!(probe["phase"], "probe");
     assert!(probe["client"]["busy_share"].as_f64().unwrap() < 0.5, "the client was not the limit: {probe}");
+    compared_with_itself(&out.stdout, found);
+}
+
+/// `wirebench compare` puts two searches side by side, and charts them.
+fn compared_with_itself(stdout: &[u8], found: f64) {
+    let dir = common::ScratchDir::new("search-compare");
+    let (a, b) = (dir.write("a.json", &String::from_utf8_lossy(stdout)), dir.write("b.json", ""));
+    std::fs::copy(&a, &b).unwrap();
+    let chart = dir.write("searches.svg", "");
+    let line = ["compare".to_owned(), format!("--chart={}", chart.display()), a.display().to_string()];
+    let out = wirebench(&[&line[..], &[b.display().to_string()]].concat());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(table.starts_with("Capacity search: the highest rate that held the bounds"), "{table}");
+    let row = table.lines().find(|l| l.contains("(b)")).unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains(&format!(" {found} ")) && row.contains("+0.0%") && row.contains("found"), "{table}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("p99 bound, 50 ms"), "{}", &svg[..svg.len().min(300)]);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::record::{IntervalResult, StepFigures};
-use super::search_record::{SearchStepResult, SloBound};
+use super::search_record::{SearchStepResult, SearchSummary, SloBound};
 use crate::server_stats::ServerFigures;
 
 /// Why a chart could not be made.
@@ -128,13 +128,34 @@ pub fn over_time(title: &str, intervals: &[IntervalResult], percentile: f64) -> 
 /// against the rate it achieved, sorted by rate, with each bound as a flat
 /// line across.
 pub fn search_chart(title: &str, steps: &[SearchStepResult], slo: &[SloBound]) -> Result<String, ChartError> {
-    let (x_lo, x_hi) = padded(steps.iter().map(|s| s.achieved_tps));
+    searches_drawn(title, &[(String::new(), steps)], slo)
+}
+
+/// Several searches (`wirebench compare`): the first's bounds, each
+/// search's steps a line per bound's percentile, labelled by the search.
+pub fn searches(title: &str, searches: &[(String, SearchSummary)]) -> Result<String, ChartError> {
+    let slo = searches.first().map(|(_, s)| s.slo.clone()).unwrap_or_default();
+    let steps: Vec<(String, &[SearchStepResult])> =
+        searches.iter().map(|(label, s)| (format!("{label}: "), s.steps.as_slice())).collect();
+    searches_drawn(title, &steps, &slo)
+}
+
+fn searches_drawn(
+    title: &str,
+    searches: &[(String, &[SearchStepResult])],
+    slo: &[SloBound],
+) -> Result<String, ChartError> {
+    let (x_lo, x_hi) = padded(searches.iter().flat_map(|(_, steps)| steps.iter().map(|s| s.achieved_tps)));
     let mut curves = Vec::new();
-    for (i, bound) in slo.iter().enumerate() {
-        let mut points: Vec<(f64, f64)> =
-            steps.iter().filter_map(|s| s.latency_ms.get(i).map(|p| (s.achieved_tps, p.ms))).collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        curves.push(Curve { label: format!("p{}", bound.percentile), points });
+    for (label, steps) in searches {
+        for (i, bound) in slo.iter().enumerate() {
+            let mut points: Vec<(f64, f64)> =
+                steps.iter().filter_map(|s| s.latency_ms.get(i).map(|p| (s.achieved_tps, p.ms))).collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            curves.push(Curve { label: format!("{label}p{}", bound.percentile), points });
+        }
+    }
+    for bound in slo {
         let label = format!("p{} bound, {} ms", bound.percentile, bound.max_ms);
         curves.push(Curve { label, points: vec![(x_lo, bound.max_ms), (x_hi, bound.max_ms)] });
     }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::latency_summary::PercentileValue;
 use super::record::{ClientResult, RunInfo};
+use super::table::Table;
 
 /// One `--slo` bound: the `percentile` of the latency, counted from each
 /// event's intended start, at most `max_ms`.
@@ -132,4 +133,46 @@ pub struct SearchSummary {
     /// The precision asked for, as a share (0.02 = 2 %).
     pub precision: f64,
     pub steps: Vec<SearchStepResult>,
+}
+
+impl SearchSummary {
+    /// The confirming step (else the last passing step) at `max_rate`.
+    pub fn step_at_max(&self) -> Option<&SearchStepResult> {
+        let rate = self.max_rate?;
+        let at_rate = |s: &&SearchStepResult| s.target_tps == Some(rate) && s.verdict == StepVerdict::Pass;
+        let confirm = self.steps.iter().rev().filter(at_rate).find(|s| s.phase == SearchPhase::Confirm);
+        confirm.or_else(|| self.steps.iter().rev().find(at_rate))
+    }
+}
+
+/// `wirebench compare` of searches: a row per search (its label), with
+/// the maximum rate, that rate against the first search's, the bound's
+/// percentiles there, how the search ended and its steps.
+pub fn search_table(searches: &[(&String, &SearchSummary)]) -> Table {
+    let bounds: Vec<SloBound> = searches.first().map(|(_, s)| s.slo.clone()).unwrap_or_default();
+    let mut header = vec!["result".to_owned(), "max rate/s".to_owned(), "vs first".to_owned()];
+    header.extend(bounds.iter().map(|b| format!("p{} ms (<= {})", b.percentile, b.max_ms)));
+    header.extend(["end".to_owned(), "steps".to_owned()]);
+    let base = searches.first().and_then(|(_, s)| s.max_rate);
+    let rows = searches
+        .iter()
+        .map(|(label, search)| {
+            let mut row = vec![(*label).clone(), search.max_rate.map_or("-".to_owned(), |r| r.to_string())];
+            row.push(match (base, search.max_rate) {
+                (Some(base), Some(rate)) if base > 0 => {
+                    format!("{:+.1}%", (f64::from(rate) - f64::from(base)) / f64::from(base) * 100.0)
+                }
+                _ => "-".to_owned(),
+            });
+            let at_max = search.step_at_max();
+            for bound in &bounds {
+                let ms = at_max.and_then(|s| s.latency_ms.iter().find(|p| p.percentile == bound.percentile));
+                row.push(ms.map_or("-".to_owned(), |p| format!("{:.2}", p.ms)));
+            }
+            let end = serde_json::to_value(search.end).ok().and_then(|v| v.as_str().map(str::to_owned));
+            row.extend([end.unwrap_or_default(), search.steps.len().to_string()]);
+            row
+        })
+        .collect();
+    Table { title: "Capacity search: the highest rate that held the bounds".to_owned(), header, rows }
 }

@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::record::{ResultLine, StepFigures, FORMAT_VERSION};
+use super::record::{StepFigures, FORMAT_VERSION};
+use super::result_line::ResultLine;
 use super::result_options::{Metric, TableFormat};
 use super::search_record::{search_table, SearchSummary};
 use super::sweep::cell;

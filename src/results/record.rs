@@ -12,7 +12,6 @@ use super::latency_summary::{
     latency_spectrum, LatencyListing, LatencySummary, PercentileValue, SpectrumValue, StatementResult,
 };
 use super::recorded::Recorded;
-use super::search_record::{SearchStepResult, SearchSummary};
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, Fairness, QueueStats};
@@ -21,22 +20,6 @@ use crate::stats::{ClientLoad, ConnStats, Counters, Interval, Latencies, RateSum
 /// The version of these objects' layout, in every final object: a reader
 /// that finds a higher one knows fields may have changed meaning.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// One line of `--format=json` output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ResultLine {
-    /// One `--report-interval`.
-    Interval(IntervalResult),
-    /// The whole run, or one step of a sweep.
-    Final(Box<RunResult>),
-    /// After the last step of a sweep: one row per step.
-    Sweep(SweepSummary),
-    /// One step of a capacity search, as it ends.
-    SearchStep(SearchStepResult),
-    /// After a capacity search's last step.
-    Search(SearchSummary),
-}
 
 /// What was run, where, by what, when: the same for every step of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -501,6 +484,7 @@ pub struct SweepSummary {
 mod tests {
     use super::*;
     use crate::results::recorded::RecordedHistograms;
+    use crate::results::result_line::ResultLine;
 
     fn info() -> RunInfo {
         RunInfo {

@@ -18,8 +18,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::record::{CounterTotals, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, FORMAT_VERSION};
+use super::record::{CounterTotals, IntervalResult, RunEnd, RunInfo, RunResult, FORMAT_VERSION};
 use super::recorded::{Recorded, RecordedError};
+use super::result_line::ResultLine;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ClientCounts, ConsistencyCheck, RunStatements, ServerDelta, ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, QueueStats};

@@ -54,7 +54,7 @@ pub(super) fn run_search(
                 break;
             }
         }
-        let step_bench = step_bench(bench, options, target, phase);
+        let step_bench = rate_step_bench(bench, options, target, phase);
         let mut sink = ResultSink::new(&step_bench);
         let ran = quietly(|| {
             benchmark::run_benchmark(&step_bench, threads, tls, workload.clone(), runtime, interrupts, &mut sink)
@@ -98,7 +98,7 @@ fn controller_best(record: &SearchRecord) -> Option<u32> {
 /// The command line of one step: a `run` at `target` (unthrottled for the
 /// probe), its warm-up and measured time the search's, the `--slo`
 /// percentiles listed, nothing written but the search's own output.
-fn step_bench(bench: &Bench, options: &SearchOptions, target: Option<u32>, phase: SearchPhase) -> Bench {
+fn rate_step_bench(bench: &Bench, options: &SearchOptions, target: Option<u32>, phase: SearchPhase) -> Bench {
     let mut step = bench.clone();
     step.command = Command::Run;
     step.search = None;

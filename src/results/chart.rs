@@ -146,11 +146,15 @@ fn searches_drawn(
     slo: &[SloBound],
 ) -> Result<String, ChartError> {
     let (x_lo, x_hi) = padded(searches.iter().flat_map(|(_, steps)| steps.iter().map(|s| s.achieved_tps)));
+    // A step past capacity queues for seconds; drawn to scale, it would
+    // flatten the bounds into the axis, so latencies are drawn up to a
+    // few times the largest bound, and higher ones at that ceiling.
+    let ceiling = slo.iter().map(|b| b.max_ms).fold(0.0, f64::max) * SEARCH_CHART_CEILING;
     let mut curves = Vec::new();
     for (label, steps) in searches {
         for (i, bound) in slo.iter().enumerate() {
             let mut points: Vec<(f64, f64)> =
-                steps.iter().filter_map(|s| s.latency_ms.get(i).map(|p| (s.achieved_tps, p.ms))).collect();
+                steps.iter().filter_map(|s| s.latency_ms.get(i).map(|p| (s.achieved_tps, p.ms.min(ceiling)))).collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             curves.push(Curve { label: format!("{label}p{}", bound.percentile), points });
         }
@@ -159,14 +163,14 @@ fn searches_drawn(
         let label = format!("p{} bound, {} ms", bound.percentile, bound.max_ms);
         curves.push(Curve { label, points: vec![(x_lo, bound.max_ms), (x_hi, bound.max_ms)] });
     }
-    let panel = Panel {
-        title: "Latency from intended start against the rate achieved, one point per step",
-        y_label: "ms",
-        curves,
-        legend: SeriesLabelPosition::UpperLeft,
-    };
+    let title_of_panel =
+        format!("Latency from intended start against the rate achieved, one point per step (drawn up to {ceiling} ms)");
+    let panel = Panel { title: &title_of_panel, y_label: "ms", curves, legend: SeriesLabelPosition::UpperLeft };
     draw(title, "events per second achieved", XScale::Linear, &[panel])
 }
+
+/// How many times the largest bound a search's chart shows.
+const SEARCH_CHART_CEILING: f64 = 4.0;
 
 const SERVER_CPU: &str = "Server CPU time per query (--server-stats)";
 

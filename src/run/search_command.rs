@@ -15,6 +15,7 @@ use super::shard_plan::ShardThreads;
 use super::steps::pause;
 use super::{RunError, RunOutcome};
 use crate::cli::{Bench, Command};
+use crate::driver::Arrival;
 use crate::results::chart;
 use crate::results::latency_summary::PercentileValue;
 use crate::results::record::ClientResult;
@@ -71,7 +72,8 @@ pub(super) fn run_search(
             }
         };
         let Some((result, client)) = sink.take_result() else { break };
-        let measured = StepMeasure { stalled, ..measure(&options.slo, target, &result, client) };
+        let poisson = bench.general.rate_arrival == Arrival::Poisson;
+        let measured = StepMeasure { stalled, poisson, ..measure(&options.slo, target, &result, client) };
         let rules = StepRules { slo: &options.slo, max_errors: options.max_errors };
         let (verdict, reasons) = judge(&rules, &measured);
         record.add(phase, &measured, &result, client, (verdict, reasons));
@@ -142,6 +144,9 @@ fn measure(slo: &[SloBound], target: Option<u32>, result: &RunResult, client: Op
         latency_ms: slo.iter().map(|b| result.latency_ms.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
         client_busy: client.map(|c| c.busy_share),
         stalled: 0,
+        time_s: result.time_s,
+        poisson: false,
+        backlog: result.rate.as_ref().filter(|r| !r.target_met).map_or(0, |r| r.backlog.max(1)),
     }
 }
 

@@ -38,7 +38,6 @@ the null server is always target/release/wirebench.
 import argparse
 import os
 import re
-import resource
 import signal
 import socket
 import subprocess
@@ -46,85 +45,12 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILT = os.path.join(REPO, "target", "release", "wirebench")
-# The wirebench measured as a client (--wirebench); the null server is always BUILT.
-WIREBENCH = BUILT
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+import benchlib  # beside this file
+from benchlib import (load_average, mariadb_env, measured, pin_process, proc_cpu_seconds, queries_of,
+                      server_pid_mariadb, unpin_process)
+
 # Case e's target: wirebench's qps at defaults against sysbench's (issue 15).
 E_TARGET = 1.15
-
-
-def proc_cpu_seconds(pid):
-    """user+sys CPU seconds of a process (all its threads) from /proc."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def measured(cmd, cpu=None):
-    """Runs a benchmark client (pinned to `cpu` if given); returns its output,
-    CPU seconds (user+sys), peak RSS in KiB and wall seconds."""
-    if cpu is not None:
-        cmd = ["taskset", "-c", str(cpu)] + cmd
-    start = time.monotonic()
-    with tempfile.TemporaryFile(mode="w+") as err_file:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_file, text=True)
-        out = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.monotonic() - start
-        err_file.seek(0)
-        err = err_file.read()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out}\n{err}")
-    return out, err, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, wall
-
-
-def queries_of(out):
-    m = re.search(r"queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", out)
-    if not m:
-        raise RuntimeError("no 'queries:' line in the report:\n" + out)
-    return int(m.group(1)), float(m.group(2))
-
-
-def server_pid_mariadb():
-    pidfile = os.path.join(REPO, ".wirebench-mariadb", "mariadbd.pid")
-    with open(pidfile) as f:
-        return int(f.read().strip())
-
-
-def mariadb_env():
-    out = subprocess.run([os.path.join(REPO, "scripts", "mariadb.sh"), "env"], capture_output=True, text=True, check=True)
-    env = {}
-    for line in out.stdout.splitlines():
-        m = re.match(r"export (\w+)=(.*)", line)
-        if m:
-            env[m.group(1)] = m.group(2)
-    return env
-
-
-def pin_process(pid, cpus):
-    """Pins every thread of a process (and so the threads it starts later)
-    to `cpus`; returns each thread's former mask, for unpin_process."""
-    former = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            former[int(tid)] = os.sched_getaffinity(int(tid))
-            os.sched_setaffinity(int(tid), cpus)
-        except OSError:
-            pass  # the thread has ended meanwhile
-    return former
-
-
-def unpin_process(pid, former):
-    """Gives every thread of the process the mask its main thread had."""
-    mask = former.get(pid) or set(range(os.cpu_count() or 1))
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            os.sched_setaffinity(int(tid), mask)
-        except OSError:
-            pass
 
 
 class NullServer:
@@ -136,7 +62,7 @@ class NullServer:
             self.port = s.getsockname()[1]
         # taskset too: every thread of it on that core, so that a client's
         # --poll=auto sees the core as the server's alone.
-        cmd = ["taskset", "-c", str(cpu), BUILT, "null-server", f"--listen=127.0.0.1:{self.port}",
+        cmd = ["taskset", "-c", str(cpu), benchlib.BUILT, "null-server", f"--listen=127.0.0.1:{self.port}",
                f"--socket={self.socket}", f"--cpus={cpu}"] + list(extra)
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
@@ -154,7 +80,7 @@ class NullServer:
 
 
 def one(tool, test_args, server_pid, cpu, extra):
-    exe = ["sysbench"] if tool == "sysbench" else [WIREBENCH]
+    exe = ["sysbench"] if tool == "sysbench" else [benchlib.WIREBENCH]
     cmd = exe + ["oltp_point_select"] + test_args + (extra if tool == "wirebench" else []) + ["run"]
     s_before = proc_cpu_seconds(server_pid)
     out, err, cpu_s, rss, wall = measured(cmd, cpu)
@@ -165,11 +91,6 @@ def one(tool, test_args, server_pid, cpu, extra):
         "client_us": cpu_s / queries * 1e6,
         "server_us": (s_after - s_before) / queries * 1e6,
     }
-
-
-def load_average():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
 
 
 def compare(label, test_args, server_pid, rounds, cpu=None, wb_extra=(), each_round=False):
@@ -244,7 +165,7 @@ def client_added_latency(null, delay_us, rounds, seconds):
             rows = []
             for _ in range(rounds):
                 row = []
-                for exe in (["sysbench"], [WIREBENCH]):
+                for exe in (["sysbench"], [benchlib.WIREBENCH]):
                     out = measured(exe + args, cpu=0)[0]
                     avg, p99 = latency_of(out)
                     row.append((avg * 1000 - delay_us, p99 * 1000 - delay_us))
@@ -269,15 +190,14 @@ def main():
     ap.add_argument("--time", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--table-size", type=int, default=100000)
-    ap.add_argument("--wirebench", default=BUILT, help="the wirebench binary to measure as the client")
+    ap.add_argument("--wirebench", default=benchlib.BUILT, help="the wirebench binary to measure as the client")
     args = ap.parse_args()
-    global WIREBENCH
-    WIREBENCH = os.path.abspath(args.wirebench)
-    if not os.access(WIREBENCH, os.X_OK):
+    benchlib.WIREBENCH = os.path.abspath(args.wirebench)
+    if not os.access(benchlib.WIREBENCH, os.X_OK):
         raise RuntimeError(f"--wirebench={args.wirebench}: not an executable file")
     cases = set(args.cases.split(","))
     common = [f"--time={args.time}", "--percentile=95"]
-    print(f"wirebench ({WIREBENCH}) vs sysbench 1.0.20, oltp_point_select, {args.time}s per run, best of {args.rounds} alternating rounds")
+    print(f"wirebench ({benchlib.WIREBENCH}) vs sysbench 1.0.20, oltp_point_select, {args.time}s per run, best of {args.rounds} alternating rounds")
     print("cli/srv = client/server CPU microseconds per query (user+sys)\n")
     print(HEADER, flush=True)
 
@@ -286,8 +206,8 @@ def main():
         login = ["--mysql-user=sbtest", "--mysql-password=sbtest", "--mysql-db=sbtest", "--tables=4", f"--table-size={args.table_size}"]
         tcp = [f"--mysql-host={env['WIREBENCH_TEST_HOST']}", f"--mysql-port={env['WIREBENCH_TEST_PORT']}"]
         sock = [f"--mysql-socket={env['WIREBENCH_TEST_SOCKET']}"]
-        subprocess.run([WIREBENCH, "oltp_point_select"] + tcp + login + ["cleanup"], check=True, capture_output=True)
-        subprocess.run([WIREBENCH, "oltp_point_select"] + tcp + login + ["--threads=4", "prepare"], check=True, capture_output=True)
+        subprocess.run([benchlib.WIREBENCH, "oltp_point_select"] + tcp + login + ["cleanup"], check=True, capture_output=True)
+        subprocess.run([benchlib.WIREBENCH, "oltp_point_select"] + tcp + login + ["--threads=4", "prepare"], check=True, capture_output=True)
         pid = server_pid_mariadb()
         for name, endpoint in (("tcp", tcp), ("socket", sock)):
             base = endpoint + login + common + ["--threads=16"]
@@ -308,13 +228,13 @@ def main():
     if "s" in cases:
         import lua_compare  # beside this file
 
-        lua_compare.compare.WIREBENCH = WIREBENCH  # lua_compare.py sees this file as the module `compare`
+        lua_compare.compare.WIREBENCH = benchlib.WIREBENCH  # lua_compare.py sees this file as the module `compare`
         lua_compare.run({"s1", "s2", "t", "m"}, args)
 
     if "p" in cases:
         import prepare  # beside this file
 
-        prepare.compare.WIREBENCH = WIREBENCH  # prepare.py sees this file as the module `compare`
+        prepare.compare.WIREBENCH = benchlib.WIREBENCH  # prepare.py sees this file as the module `compare`
         prepare.run(["8x100000", "2x1000000"], max(args.rounds, 3), threads=8)
 
     if "l" in cases:
@@ -346,7 +266,7 @@ def main():
                 print()
                 base = ["--mysql-host=127.0.0.1", f"--mysql-port={null.port}"] + login + ["--threads=10000", "--time=2", "--cpus=0"]
                 start = time.monotonic()
-                out, err, cpu_s, rss, wall = measured([WIREBENCH, "oltp_point_select"] + base + ["run"], cpu=0)
+                out, err, cpu_s, rss, wall = measured([benchlib.WIREBENCH, "oltp_point_select"] + base + ["run"], cpu=0)
                 started = re.search(r"Threads started!", out) is not None
                 print(f"d 10,000 connections on one core: wall {wall:.1f}s for connect + 2s run, peak RSS {rss / 1024:.0f} MiB, "
                       f"client CPU {cpu_s:.1f}s, queries/s {queries_of(out)[1]:.0f}, started={started}")

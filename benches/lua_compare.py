@@ -35,17 +35,17 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (beside this file)
+import benchlib  # noqa: E402  (beside this file)
 
 SCRIPTS = "/usr/share/sysbench"
-TPCC_DIR = os.path.join(compare.REPO, "tests", "tpcc")
+TPCC_DIR = os.path.join(benchlib.REPO, "tests", "tpcc")
 
 
 def tool_cmd(tool, script, args):
     """The command line running `script` (a path) with `args`."""
     if tool == "sysbench":
         return ["sysbench", script] + args
-    return [compare.WIREBENCH, script, "--lua"] + args
+    return [benchlib.WIREBENCH, script, "--lua"] + args
 
 
 def events_of(out):
@@ -63,11 +63,11 @@ def one(tool, script, args, cpu, per, cwd=None):
         old = os.getcwd()
         os.chdir(cwd)
     try:
-        out, _err, cpu_s, rss, _wall = compare.measured(cmd, cpu)
+        out, _err, cpu_s, rss, _wall = benchlib.measured(cmd, cpu)
     finally:
         if cwd:
             os.chdir(old)
-    count, rate = compare.queries_of(out) if per == "query" else events_of(out)
+    count, rate = benchlib.queries_of(out) if per == "query" else events_of(out)
     return {"rate": rate, "cpu_us": cpu_s / count * 1e6, "rss": rss}
 
 
@@ -87,7 +87,7 @@ def side_by_side(label, script, args, rounds, cpu=None, per="query", cwd=None, t
     if targets:
         verdict = "PASS" if all(verdicts) else "FAIL"
         print(f"  {label}: target rate >= {targets[0]}x and CPU <= {targets[1]}x in every round: {verdict} "
-              f"(load average {compare.load_average()})", flush=True)
+              f"(load average {benchlib.load_average()})", flush=True)
     return all(verdicts)
 
 
@@ -106,14 +106,14 @@ def case_s(endpoints, login, args, rounds):
 
 
 def case_s2(endpoints, login, args, rounds, pid):
-    former = compare.pin_process(pid, {1})
+    former = benchlib.pin_process(pid, {1})
     try:
         for name, endpoint in endpoints:
             for script in ("oltp_point_select.lua", "oltp_read_only.lua"):
                 side_by_side(f"s2 {script[:-4]} {name} pinned", f"{SCRIPTS}/{script}",
                              endpoint + login + args + ["--threads=16"], rounds, cpu=0, targets=(1.2, 0.6))
     finally:
-        compare.unpin_process(pid, former)
+        benchlib.unpin_process(pid, former)
 
 
 def case_t(endpoints, user, args, rounds, pinned=None):
@@ -134,10 +134,10 @@ def case_t(endpoints, user, args, rounds, pinned=None):
         os.environ["PATH"] = bindir + ":" + os.environ["PATH"]
         db = user + ["--mysql-db=sbtest_tpcc", "--tables=1", "--scale=1", "--db-driver=mysql"]
         base = endpoints[0][1] + db
-        subprocess.run([compare.WIREBENCH, "./tpcc.lua"] + base + ["cleanup"], cwd=work, capture_output=True)
-        subprocess.run([compare.WIREBENCH, "./tpcc.lua"] + base + ["--threads=2", "prepare"], cwd=work, check=True,
+        subprocess.run([benchlib.WIREBENCH, "./tpcc.lua"] + base + ["cleanup"], cwd=work, capture_output=True)
+        subprocess.run([benchlib.WIREBENCH, "./tpcc.lua"] + base + ["--threads=2", "prepare"], cwd=work, check=True,
                        capture_output=True)
-        former = compare.pin_process(pinned, {1}) if pinned else None
+        former = benchlib.pin_process(pinned, {1}) if pinned else None
         try:
             for name, endpoint in endpoints:
                 label = f"t2 tpcc {name} pinned, 8 thr" if pinned else "t tpcc scale 1, 8 thr"
@@ -145,8 +145,8 @@ def case_t(endpoints, user, args, rounds, pinned=None):
                              cwd=work, cpu=0 if pinned else None, targets=None if pinned else (1.0, 0.8))
         finally:
             if former:
-                compare.unpin_process(pinned, former)
-        subprocess.run([compare.WIREBENCH, "./tpcc.lua"] + base + ["cleanup"], cwd=work, capture_output=True)
+                benchlib.unpin_process(pinned, former)
+        subprocess.run([benchlib.WIREBENCH, "./tpcc.lua"] + base + ["cleanup"], cwd=work, capture_output=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -169,23 +169,23 @@ def main():
     ap.add_argument("--time", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--table-size", type=int, default=100000)
-    ap.add_argument("--wirebench", default=compare.BUILT)
+    ap.add_argument("--wirebench", default=benchlib.BUILT)
     args = ap.parse_args()
-    compare.WIREBENCH = os.path.abspath(args.wirebench)
+    benchlib.WIREBENCH = os.path.abspath(args.wirebench)
     run(set(args.cases.split(",")), args)
 
 
 def run(cases, args):
     """The cases named in `cases` (s1, s2, t, m, t2), with `args`' time,
     rounds and table size."""
-    env = compare.mariadb_env()
+    env = benchlib.mariadb_env()
     user = ["--mysql-user=sbtest", "--mysql-password=sbtest"]
     login = user + ["--mysql-db=sbtest", "--tables=4", f"--table-size={args.table_size}"]
     tcp = [f"--mysql-host={env['WIREBENCH_TEST_HOST']}", f"--mysql-port={env['WIREBENCH_TEST_PORT']}"]
     sock = [f"--mysql-socket={env['WIREBENCH_TEST_SOCKET']}"]
     endpoints = [("socket", sock), ("tcp", tcp)]
     common = [f"--time={args.time}", "--percentile=95"]
-    print(f"wirebench --lua ({compare.WIREBENCH}) vs sysbench 1.0.20, {args.time}s per run, {args.rounds} "
+    print(f"wirebench --lua ({benchlib.WIREBENCH}) vs sysbench 1.0.20, {args.time}s per run, {args.rounds} "
           f"alternating rounds; cpu = client CPU microseconds (user+sys) per query (per transaction for t)\n")
     print("| case                               | r | sb rate   | wb rate   | ratio  | sb cpu  | wb cpu  | ratio  | verdict |")
     print("|------------------------------------|---|-----------|-----------|--------|---------|---------|--------|---------|")
@@ -194,12 +194,12 @@ def run(cases, args):
     if "s1" in cases:
         case_s(endpoints, login, common, args.rounds)
     if "s2" in cases:
-        case_s2(endpoints, login, common, args.rounds, compare.server_pid_mariadb())
+        case_s2(endpoints, login, common, args.rounds, benchlib.server_pid_mariadb())
     tpcc_args = [f"--time={max(args.time, 20)}"]
     if "t" in cases:
         case_t([("socket", sock)], user, tpcc_args, args.rounds)
     if "t2" in cases:
-        case_t(endpoints, user, tpcc_args, args.rounds, pinned=compare.server_pid_mariadb())
+        case_t(endpoints, user, tpcc_args, args.rounds, pinned=benchlib.server_pid_mariadb())
     if "m" in cases:
         case_m(sock, login, args.rounds)
 

@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (beside this file)
+import benchlib  # noqa: E402  (beside this file)
 
 VARIABLES = ("innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "innodb_sort_buffer_size",
              "innodb_log_file_size", "local_infile", "max_allowed_packet", "log_bin")
@@ -39,33 +39,33 @@ def server_variables(socket):
 def timed_prepare(exe, args, server_pid):
     """Cleans up, then runs one prepare; its wall and the server's CPU seconds."""
     subprocess.run(exe + args + ["cleanup"], check=True, capture_output=True)
-    before = compare.proc_cpu_seconds(server_pid)
+    before = benchlib.proc_cpu_seconds(server_pid)
     start = time.monotonic()
     done = subprocess.run(exe + args + ["prepare"], capture_output=True, text=True)
     wall = time.monotonic() - start
-    cpu = compare.proc_cpu_seconds(server_pid) - before
+    cpu = benchlib.proc_cpu_seconds(server_pid) - before
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(exe + args)} prepare failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     return wall, cpu
 
 
 def compare_size(tables, rows, rounds, threads, wb_extra, target):
-    env = compare.mariadb_env()
+    env = benchlib.mariadb_env()
     socket = env["WIREBENCH_TEST_SOCKET"]
     args = ["oltp_read_write", f"--mysql-socket={socket}", "--mysql-user=sbtest", "--mysql-password=sbtest",
             "--mysql-db=sbtest", f"--tables={tables}", f"--table-size={rows}", f"--threads={threads}"]
-    pid = compare.server_pid_mariadb()
+    pid = benchlib.server_pid_mariadb()
     runs = {"sysbench": [], "wirebench": []}
     for n in range(rounds):
         # Alternating which goes first spreads a trend in the machine's load over both.
         order = ("sysbench", "wirebench") if n % 2 == 0 else ("wirebench", "sysbench")
         for tool in order:
-            exe = ["sysbench"] if tool == "sysbench" else [compare.WIREBENCH]
+            exe = ["sysbench"] if tool == "sysbench" else [benchlib.WIREBENCH]
             runs[tool].append(timed_prepare(exe, args + (wb_extra if tool == "wirebench" else []), pid))
         s, w = runs["sysbench"][-1], runs["wirebench"][-1]
         print(f"  {tables}x{rows} round {n + 1}: wall {s[0]:.2f} / {w[0]:.2f} s ({w[0] / s[0]:.2f}x), "
-              f"server CPU {s[1]:.2f} / {w[1]:.2f} s ({w[1] / s[1]:.2f}x), load average {compare.load_average()}", flush=True)
-    subprocess.run([compare.WIREBENCH] + args + ["cleanup"], check=True, capture_output=True)
+              f"server CPU {s[1]:.2f} / {w[1]:.2f} s ({w[1] / s[1]:.2f}x), load average {benchlib.load_average()}", flush=True)
+    subprocess.run([benchlib.WIREBENCH] + args + ["cleanup"], check=True, capture_output=True)
     median = {t: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for t, v in runs.items()}
     ratio = median["wirebench"][0] / median["sysbench"][0]
     verdict = "PASS" if ratio <= target else "FAIL"
@@ -76,7 +76,7 @@ def compare_size(tables, rows, rounds, threads, wb_extra, target):
 
 
 def run(sizes, rounds, threads, wb_extra=(), target=0.6):
-    env = compare.mariadb_env()
+    env = benchlib.mariadb_env()
     print(f"\np prepare, oltp_read_write, sysbench / wirebench alternating, {rounds} rounds; "
           f"server: {server_variables(env['WIREBENCH_TEST_SOCKET'])}", flush=True)
     passed = True
@@ -92,9 +92,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--target", type=float, default=0.6)
-    ap.add_argument("--wirebench", default=compare.BUILT)
+    ap.add_argument("--wirebench", default=benchlib.BUILT)
     args, wb_extra = ap.parse_known_args()
-    compare.WIREBENCH = os.path.abspath(args.wirebench)
+    benchlib.WIREBENCH = os.path.abspath(args.wirebench)
     wb_extra = [a for a in wb_extra if a != "--"]
     ok = run(args.sizes.split(","), args.rounds, args.threads, wb_extra, args.target)
     sys.exit(0 if ok else 2)

@@ -31,13 +31,13 @@
 # on sbtest_tls.*. `env` exports the directory as WIREBENCH_TEST_TLS_DIR.
 # Databases sbtest_wl and sbtest_pipeline (all privileges for sbtest) are
 # for tests that need sysbench tables of their own, apart from the ones in
-# sbtest (sbtest_pipeline: tests/pipeline_transactions.rs); sbtest_fuzz is
+# sbtest (sbtest_pipeline: tests/mariadb/pipeline_transactions.rs); sbtest_fuzz is
 # for fuzzing the test server by hand (`wirebench fuzz --mysql-db=sbtest_fuzz`,
-# docs/fuzzing.md; tests/fuzz_servers.rs only replays into it).
-# Databases sbtest_tpcc and sbtest_tpcc_ref are tests/lua_tpcc.rs's:
+# docs/fuzzing.md; tests/mariadb/fuzz_servers.rs only replays into it).
+# Databases sbtest_tpcc and sbtest_tpcc_ref are tests/sysbench/lua_tpcc.rs's:
 # sysbench-tpcc's tables, and a copy of them for sysbench itself.
-# Database sbtest_quickstart is tests/docs.rs's: the README's quick start
-# runs there. Database sbtest_search is tests/search.rs's (a capacity search
+# Database sbtest_quickstart is tests/mariadb/docs.rs's: the README's quick start
+# runs there. Database sbtest_search is tests/rates/search.rs's (a capacity search
 # on tables of its own).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh

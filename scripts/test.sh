@@ -6,10 +6,10 @@
 # Installs what is missing (build tools, MariaDB, Rust), starts the throwaway
 # MariaDB server (scripts/mariadb.sh), checks the formatting (`cargo fmt
 # --check`) and the lints (`cargo clippy -D warnings`) before anything
-# slow, runs `cargo test --workspace` against the server with
-# WIREBENCH_REQUIRE_SERVER=1 (so a test that cannot reach the server fails
-# instead of skipping), then builds the fuzz targets and replays their
-# corpus once. A server this script started is stopped at the end; one that
+# slow, runs the tests group by group (tests/README.md) against the server
+# with WIREBENCH_REQUIRE_SERVER=1 and WIREBENCH_REQUIRE_URING=1 (so a test
+# that cannot reach the server, a tool or io_uring fails instead of
+# skipping), then builds the fuzz targets and replays their corpus once. A server this script started is stopped at the end; one that
 # was already running is left running. Exits non-zero on any failure.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -37,33 +37,105 @@ trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The test binaries of the wirebench package, by [[test]] name, from cargo's
+# build messages (the build above made them).
+test_binaries() {
+    cargo test --no-run --message-format=json "$@" 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["target"]["name"], m["executable"])
+'
+}
+
+# Runs the named test groups one after another, each binary's output into
+# $LOGS/<group>.log; stops at the first that fails.
+lane() {
+    local group
+    for group in "$@"; do
+        local binary=${BINARY[$group]:?"no test binary named $group in Cargo.toml"}
+        local started=$SECONDS
+        if ! "$binary" "${TEST_ARGS[@]}" >"$LOGS/$group.log" 2>&1; then
+            say "test group $group FAILED; its output:"
+            cat "$LOGS/$group.log"
+            return 1
+        fi
+        say "test group $group: $(grep '^test result' "$LOGS/$group.log") ($((SECONDS - started)) s)"
+    done
+}
+
+# The order fails fast: unit tests and the offline group first (seconds).
+# Then two lanes side by side, which share no database: the groups that use
+# the test MariaDB (one binary at a time, as their files share sbtest) and
+# the ones that do not (WIREBENCH_TEST_LANES=1 runs them one after another).
+# The rates group last, alone, as it measures rates.
+run_tests() {
+    local cargo_args=() name path
+    TEST_ARGS=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cargo_args+=("$1"); shift; done
+    [ $# -gt 0 ] && shift && TEST_ARGS=("$@")
+    declare -gA BINARY=()
+    while read -r name path; do BINARY[$name]=$path; done < <(test_binaries -p wirebench "${cargo_args[@]}")
+    LOGS=$(mktemp -d)
+    step "unit tests, doc tests, the protocol crate"
+    cargo test --workspace --lib --bins "${cargo_args[@]}" -- "${TEST_ARGS[@]}"
+    cargo test --workspace --doc "${cargo_args[@]}" -- "${TEST_ARGS[@]}"
+    cargo test -p wirebench-protocol --test "*" "${cargo_args[@]}" -- "${TEST_ARGS[@]}"
+    step "test groups (tests/README.md; each group's output in $LOGS)"
+    lane offline
+    local with_server=(mariadb sysbench hosts alloc_driver_backends child_rss)
+    local without_server=(scripted alloc_engine alloc_null_server)
+    if [ "${WIREBENCH_TEST_LANES:-2}" = 1 ]; then
+        # One lane: every group alone, as when a timing test is in doubt.
+        lane "${with_server[@]}" "${without_server[@]}"
+    else
+        lane "${with_server[@]}" &
+        local with_server_lane=$!
+        lane "${without_server[@]}" &
+        local without_server_lane=$!
+        local failed=0
+        wait "$with_server_lane" || failed=1
+        wait "$without_server_lane" || failed=1
+        [ "$failed" -eq 0 ] || return 1
+    fi
+    lane rates
+    local group
+    for group in "${!BINARY[@]}"; do
+        [ -s "$LOGS/$group.log" ] || { say "test group $group is in Cargo.toml but not in scripts/test.sh's lanes"; return 1; }
+    done
+}
+
 step "installing what is needed"
 need_build_tools
 need_mariadb
 # The parity tests run sysbench itself and read its Lua scripts.
 need sysbench sysbench
-# tests/results_output.rs renders a --chart SVG in headless Chromium. On a
+# tests/mariadb/results_output.rs renders a --chart SVG in headless Chromium. On a
 # fresh Debian 12 it adds 148 packages (198 MB to fetch, 692 MB unpacked)
 # to the rest of this list; measured on the 2-core VM: 2 s to fetch from
 # its mirror, 14 s to unpack, then dpkg's configure step; the screenshot
 # itself takes about 1 s.
 need chromium chromium
-# tests/fuzz_planted.rs and tests/fuzz_mariadb_crash.rs run the Python 3
+# tests/scripted/fuzz_planted.rs and tests/mariadb/fuzz_mariadb_crash.rs run the Python 3
 # scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
 need python3 python3
-# tests/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
+# tests/sysbench/ps_mode.rs reads the statements wirebench and sysbench send
+# from an strace of each.
+need strace strace
+# tests/hosts/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
 # its own sshd (/usr/sbin/sshd, on a free port of 127.0.0.1, with keys it
 # makes) and never uses the system's ssh service, which the package may
 # start on port 22 or policy-rc.d may deny.
 need openssh-server sshd
 need openssh-client ssh ssh-keygen
-# tests/image.rs builds deploy/Containerfile with podman (which runs its
+# tests/hosts/image.rs builds deploy/Containerfile with podman (which runs its
 # containers with runc: crun refuses this machine's hybrid cgroups) from
 # bases it makes with debootstrap from the Debian mirror apt uses.
 need podman podman
 need runc runc
 need debootstrap debootstrap
-# tests/interop_servers.rs runs a test server on node-mysql2's server API
+# tests/scripted/interop_servers.rs runs a test server on node-mysql2's server API
 # (tests/servers/node_mysql2, its version pinned in package-lock.json).
 need nodejs node
 need npm npm
@@ -104,8 +176,12 @@ say "WIREBENCH_TEST_HOST=$WIREBENCH_TEST_HOST WIREBENCH_TEST_PORT=$WIREBENCH_TES
 say "WIREBENCH_TEST_SOCKET=$WIREBENCH_TEST_SOCKET WIREBENCH_REQUIRE_SERVER=1"
 
 say "disk before the build: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free"
-step "cargo test --workspace $*"
-cargo test --workspace "$@"
+# The io_uring tests fail rather than skip where the kernel refuses the ring
+# (set WIREBENCH_REQUIRE_URING=0 to let them skip on such a kernel).
+export WIREBENCH_REQUIRE_URING=${WIREBENCH_REQUIRE_URING:-1}
+step "building the tests (cargo test --workspace --no-run $*)"
+cargo test --workspace --no-run "$@"
+run_tests "$@"
 say "disk after the tests: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free, target/ $(du -sh "$REPO/target" | cut -f1)"
 
 step "fuzz targets"

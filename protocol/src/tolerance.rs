@@ -34,17 +34,23 @@ pub enum Deviation {
     /// CLIENT_DEPRECATE_EOF was asked for and is not offered: result sets end
     /// with EOF packets.
     NoDeprecateEof,
+    /// A result set's column-count packet has bytes after the count (after
+    /// the metadata flag under MARIADB_CLIENT_CACHE_METADATA):
+    /// libmariadb's `mthd_my_read_query_result` reads the count and ignores
+    /// the rest, so the reader does too. Counted per result set.
+    ColumnCountTrailing,
 }
 
 impl Deviation {
     /// Every kind, in the order reports list them.
-    pub const ALL: [Deviation; 6] = [
+    pub const ALL: [Deviation; 7] = [
         Deviation::SequenceRenumbered,
         Deviation::NoSecureConnection,
         Deviation::NoConnectWithDb,
         Deviation::NoTransactions,
         Deviation::NoPluginAuth,
         Deviation::NoDeprecateEof,
+        Deviation::ColumnCountTrailing,
     ];
 
     /// A short name for reports and JSON keys.
@@ -56,6 +62,7 @@ impl Deviation {
             Deviation::NoTransactions => "no_transactions",
             Deviation::NoPluginAuth => "no_plugin_auth",
             Deviation::NoDeprecateEof => "no_deprecate_eof",
+            Deviation::ColumnCountTrailing => "column_count_trailing",
         }
     }
 
@@ -82,6 +89,18 @@ impl Deviation {
             Deviation::NoDeprecateEof => {
                 "the server does not offer CLIENT_DEPRECATE_EOF: result sets end with EOF packets"
             }
+            Deviation::ColumnCountTrailing => {
+                "the server sends bytes after the column count of a result set: ignored, as libmariadb ignores them"
+            }
+        }
+    }
+
+    /// What one count of it is: a packet, a result set or a login.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Deviation::SequenceRenumbered => "packets",
+            Deviation::ColumnCountTrailing => "result sets",
+            _ => "logins",
         }
     }
 
@@ -91,7 +110,8 @@ impl Deviation {
 }
 
 /// How many times each [`Deviation`] was tolerated: per packet for
-/// [`Deviation::SequenceRenumbered`], per login for the others.
+/// [`Deviation::SequenceRenumbered`], per result set for
+/// [`Deviation::ColumnCountTrailing`], per login for the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Deviations([u64; Deviation::ALL.len()]);
 

@@ -16,7 +16,7 @@
 //!   only the name changed; [`Bench::notes`] says, one line per legacy
 //!   option, how each was understood. Legacy options wirebench cannot
 //!   honour are refused with a [`CliError`] saying so.
-//! - What sysbench 1.0.20 refuses, wirebench refuses too (`tests/cli.rs`
+//! - What sysbench 1.0.20 refuses, wirebench refuses too (`tests/sysbench/cli.rs`
 //!   compares the two); wirebench is stricter where sysbench silently runs
 //!   something else (`--threads=+`, `--table-size=abc`, ...).
 //! - `wirebench null-server --listen=ADDR --socket=PATH --cpus=LIST` starts
@@ -28,7 +28,7 @@
 //! configuration types the layers below own (`into.rs`, `general.rs`,
 //! `test_options.rs`, `fuzz.rs`) and may import client, driver, fuzz, rand,
 //! transport and workload for them; nothing but `run` and `src/main.rs` imports it
-//! (`tests/layers.rs`).
+//! (`tests/offline/layers.rs`).
 //!
 //! Files:
 //! - `raw.rs`: the arguments split into options and words; `argv.rs`:

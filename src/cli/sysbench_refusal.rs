@@ -1,6 +1,6 @@
 //! sysbench's own words for a command line it refuses too: when wirebench
 //! runs as `sysbench`, a refusal reads as sysbench 1.0.20's would
-//! (tests/dropin.rs compares the two programs whole).
+//! (tests/sysbench/dropin.rs compares the two programs whole).
 
 use super::cli_error::CliError;
 use super::test_name::{self, TestRef};
@@ -88,7 +88,7 @@ mod tests {
         (refusal.text, refusal.on_stdout, refusal.after_banner, refusal.status)
     }
 
-    /// The texts and streams of `sysbench 1.0.20` (tests/dropin.rs runs
+    /// The texts and streams of `sysbench 1.0.20` (tests/sysbench/dropin.rs runs
     /// both programs to compare them whole).
     #[test]
     fn sysbench_words_for_a_test_or_command_it_refuses() {

@@ -49,6 +49,15 @@ pub enum ClientError {
          trust the key the server sends, or connect with --mysql-ssl or over --mysql-socket (see docs/tls.md)"
     )]
     InsecureAuth { endpoint: Endpoint, plugin: &'static str },
+    /// The server does not offer CLIENT_CONNECT_WITH_DB, so the database
+    /// was selected with COM_INIT_DB after the login (as libmariadb does),
+    /// and the server refused that with an ERR.
+    #[error(
+        "{endpoint}: the server does not take the database in the login (no CLIENT_CONNECT_WITH_DB), so it was \
+         selected with COM_INIT_DB after it, and the server refused database '{database}': {error}; create that \
+         database on the server, or name one it has"
+    )]
+    SelectDatabase { endpoint: Endpoint, database: String, error: ServerError },
     /// The caller misused the API (wrong parameter count, ...).
     #[error("{endpoint}: {message}")]
     Usage { endpoint: Endpoint, message: String },
@@ -73,7 +82,7 @@ impl ClientError {
     /// The server's error, when this is one.
     pub fn server_error(&self) -> Option<&ServerError> {
         match self {
-            ClientError::Server { error, .. } => Some(error),
+            ClientError::Server { error, .. } | ClientError::SelectDatabase { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -10,6 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use wirebench_protocol::response::Outcome;
 use wirebench_protocol::tolerance::{Deviation, Deviations};
 
 const KINDS: usize = Deviation::ALL.len();
@@ -38,6 +39,23 @@ pub fn record_seq_jumps(n: u32) {
             count.fetch_add(u64::from(n), Ordering::Relaxed);
         }
     }
+}
+
+/// Adds `n` result sets whose column count had bytes after it.
+#[inline]
+pub fn record_column_count_trailing(n: u32) {
+    if n > 0 {
+        if let Some(count) = COUNTS.get(slot(Deviation::ColumnCountTrailing)) {
+            count.fetch_add(u64::from(n), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Adds what one walked answer tolerated.
+#[inline]
+pub fn record_answer(outcome: &Outcome) {
+    record_seq_jumps(outcome.seq_jumps);
+    record_column_count_trailing(outcome.column_count_trailing);
 }
 
 /// Everything tolerated so far in this process.

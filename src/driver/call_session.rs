@@ -329,7 +329,7 @@ impl CallSession {
             self.kept.extend_from_slice(input.get(..consumed).unwrap_or_default());
         }
         if let Some(outcome) = progress.done {
-            crate::client::tolerance::record_seq_jumps(outcome.seq_jumps);
+            crate::client::tolerance::record_answer(&outcome);
             self.awaiting = Awaiting::Nothing;
             self.answer = Some(match &outcome.error {
                 Some(error) => Err(CallError::Server(error.to_server_error(input))),

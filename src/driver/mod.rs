@@ -12,14 +12,22 @@
 //! transport around it, opening it again with its [`Redial`] when
 //! `--mysql-ignore-errors` lists the error, as sysbench reconnects) is done
 //! once, in `conn_io`; a backend only moves bytes between the socket and
-//! its buffers: io_uring (batched submissions and completions) or epoll
-//! (tokio). `--mysql-dry-run` drives the sessions with no I/O ([`dry`]).
+//! its buffers: io_uring (batched submissions and completions), epoll
+//! (tokio), or the connection's own socket (`send`, `poll`, `recv`: the
+//! socket loop, which the wait plan chooses). `--mysql-dry-run` drives the
+//! sessions with no I/O ([`dry`]).
 //!
 //! Files:
 //! - `engine_options.rs`: the driver's own settings (`--cpus`, `--io`,
 //!   `--poll`, `--pipeline`, `--db-ps-mode`, `--mysql-ignore-errors`).
-//! - `uring/` and `tokio_backend/`: the two backends (`--io=uring`,
-//!   `--io=epoll`); `dry.rs`: `--mysql-dry-run`, no I/O.
+//! - `uring/` and `tokio_backend/`: the two backends `--io` chooses
+//!   (`--io=uring`, `--io=epoll`); `socket_loop/`: the backend of a loop
+//!   whose wait plan is to wait on each connection's own socket
+//!   ([`WaitMode::OnSocket`]); `dry.rs`: `--mysql-dry-run`, no I/O.
+//! - `task_queue.rs`: a loop's tasks and what each waits for, shared by
+//!   the loops without a runtime (io_uring, socket); `task_calls.rs`: a
+//!   task's calls on their connections, for the same two; `recv_buffer.rs`:
+//!   a connection's unread bytes, for the same two.
 //! - `session.rs`: a connection's hot-path state machine; `conn_io.rs`: its
 //!   work above the socket, the same under both backends; `call_session.rs`:
 //!   the state machine of a caller making one call at a time (a script).
@@ -45,11 +53,15 @@ pub(crate) mod dry;
 mod engine_options;
 mod fiber_task;
 mod rate_stages;
+mod recv_buffer;
 mod redial;
 mod session;
 mod shard_split;
+mod socket_loop;
 mod spin;
 mod start_gate;
+mod task_calls;
+mod task_queue;
 mod tokio_backend;
 mod uring;
 mod wait_plan;
@@ -90,6 +102,10 @@ pub(crate) use waits::Stalls;
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
 use crate::transport::{Transport, TransportError};
+
+/// The longest a loop goes without looking at the run (the collector's
+/// requests, the timeouts, the run's cut) while it waits.
+const PUBLISH_TICK: Duration = Duration::from_millis(5);
 
 /// Nanoseconds since the run started, from the monotonic clock.
 #[derive(Debug, Clone, Copy)]
@@ -470,9 +486,8 @@ pub fn spawn_loops(
     context: &LoopContext,
 ) -> io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.connections, plan.wait.mode)));
-    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, wait), context| match backend {
-        Backend::Tokio => tokio_backend::run_tokio_loop(index, connections, Vec::new(), context, None),
-        Backend::Uring => uring::run_uring_loop(index, connections, Vec::new(), context, wait, None),
+    spawn_pinned("wirebench-loop", plans, context, move |index, (connections, wait), context| {
+        run_loop(index, connections, Vec::new(), backend, wait, context, None)
     })
 }
 
@@ -489,10 +504,7 @@ pub fn spawn_task_loops(
     spawn_pinned("wirebench-loop", plans, context, move |index, (makers, wait, gate), context| {
         let tasks = makers.into_iter().map(|make| make()).collect();
         let arrival = start_gate::ArrivalGuard::new(gate);
-        match backend {
-            Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, Some(arrival)),
-            Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, wait, Some(arrival)),
-        }
+        run_loop(index, Vec::new(), tasks, backend, wait, context, Some(arrival))
     })
 }
 
@@ -506,9 +518,26 @@ pub fn run_tasks(
     wait: WaitMode,
     context: &LoopContext,
 ) -> Result<(), DriverError> {
-    match backend {
-        Backend::Tokio => tokio_backend::run_tokio_loop(index, Vec::new(), tasks, context, None),
-        Backend::Uring => uring::run_uring_loop(index, Vec::new(), tasks, context, wait, None),
+    run_loop(index, Vec::new(), tasks, backend, wait, context, None)
+}
+
+/// Runs one loop on this thread with the backend that does its wait: the
+/// socket loop for a wait on each connection's own socket, else the one
+/// `--io` chose (the epoll backend always sleeps in `epoll_wait`; the run
+/// layer says so when `--poll` asks otherwise).
+fn run_loop(
+    index: usize,
+    connections: Vec<ConnPlan>,
+    tasks: Vec<TaskBody>,
+    backend: Backend,
+    wait: WaitMode,
+    context: &LoopContext,
+    arrival: Option<start_gate::ArrivalGuard>,
+) -> Result<(), DriverError> {
+    match (wait, backend) {
+        (WaitMode::OnSocket, _) => socket_loop::run_socket_loop(index, connections, tasks, context, arrival),
+        (_, Backend::Tokio) => tokio_backend::run_tokio_loop(index, connections, tasks, context, arrival),
+        (_, Backend::Uring) => uring::run_uring_loop(index, connections, tasks, context, wait, arrival),
     }
 }
 

@@ -344,7 +344,7 @@ impl Session {
             let Some(outcome) = progress.done else {
                 return Ok(used + progress.consumed);
             };
-            crate::client::tolerance::record_seq_jumps(outcome.seq_jumps);
+            crate::client::tolerance::record_answer(&outcome);
             let in_tail = self.tail > 0;
             used += progress.consumed;
             self.in_flight.pop();

@@ -112,10 +112,14 @@ impl Checker {
 
     /// Logs in the control connection, before fuzzing starts.
     pub async fn connect(&mut self) -> Result<(), ClientError> {
+        self.conn = Some(self.log_in().await?);
+        Ok(())
+    }
+
+    async fn log_in(&mut self) -> Result<Connection, ClientError> {
         let conn = Connection::connect(&self.options).await?;
         self.server_version.clone_from(&conn.login().server_version);
-        self.conn = Some(conn);
-        Ok(())
+        Ok(conn)
     }
 
     /// After a restart: a new connection, a new process, the log from here.
@@ -145,13 +149,20 @@ impl Checker {
         with_sightings(failure, self.watch.look())
     }
 
+    /// The connection is taken out for the check and put back only when
+    /// both answers were read to their end. A check is cancelled wherever
+    /// it is when the run's time is up or the sessions it watches end; a
+    /// connection left inside an answer would hand that answer's rest to
+    /// the next check as its own (a column definition read as COM_PING's
+    /// answer, a false protocol deviation), so it goes with the check.
     async fn ping_and_select(&mut self) -> Result<(), ClientError> {
-        if self.conn.is_none() {
-            self.connect().await?;
-        }
-        let Some(conn) = &mut self.conn else { return Ok(()) };
+        let mut conn = match self.conn.take() {
+            Some(conn) => conn,
+            None => self.log_in().await?,
+        };
         conn.ping().await?;
         conn.query_drop("SELECT 1").await?;
+        self.conn = Some(conn);
         Ok(())
     }
 }
@@ -239,7 +250,7 @@ fn with_sightings(failure: Option<Failure>, sightings: Vec<Sighting>) -> Option<
 mod tests {
     use super::*;
     use crate::fuzz::fuzz_options::WatchOptions;
-    use crate::fuzz::scripted_server::{ScriptedServer, ServerScript};
+    use crate::fuzz::scripted_server::{ScriptedServer, ServerScript, ANSWER_PAUSE};
 
     /// The control connection's verdict on a server that does `script`.
     async fn verdict(script: ServerScript) -> Option<Failure> {
@@ -274,6 +285,24 @@ mod tests {
             failure.as_ref().is_none_or(|f| f.kind == FailureKind::Deviation),
             "a live server reported as failed: {failure:?}"
         );
+    }
+
+    /// A check cancelled mid-answer (the run's time ran out, or the
+    /// sessions it watched ended) leaves the rest of the answer on the
+    /// connection; the next check must not read it as its own answer (it
+    /// once read the column definition of `SELECT 1` as COM_PING's answer:
+    /// "column count packet has 22 unexpected trailing bytes").
+    #[tokio::test]
+    async fn a_cancelled_check_leaves_nothing_behind() {
+        let server = ScriptedServer::start(ServerScript::PausedResultSet).await;
+        let watch = ProcessWatch::start(&WatchOptions::default()).unwrap();
+        let mut checker = Checker::new(&server.target(), Duration::from_secs(30), watch);
+        checker.connect().await.unwrap();
+        let cancelled = tokio::time::timeout(ANSWER_PAUSE / 2, checker.check()).await;
+        assert!(cancelled.is_err(), "the check was to be cancelled inside SELECT 1's answer");
+        assert!(server.acted.load(std::sync::atomic::Ordering::SeqCst));
+        assert_eq!(checker.check().await, None);
+        assert_eq!(checker.check().await, None);
     }
 
     #[test]

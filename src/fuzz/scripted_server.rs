@@ -9,8 +9,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use wirebench_protocol::buf::WriteExt;
 use wirebench_protocol::framing::encode_packet;
-use wirebench_protocol::response::OkPacket;
-use wirebench_protocol::{Capabilities, StatusFlags};
+use wirebench_protocol::response::resultset::{encode_column_count, encode_result_end};
+use wirebench_protocol::response::text_row::encode_text_row;
+use wirebench_protocol::response::{ColumnDefinition, EofPacket, OkPacket};
+use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
 
 use super::fuzz_options::Target;
 use crate::client::Endpoint;
@@ -32,7 +34,14 @@ pub enum ServerScript {
     /// Never answers a login that names a database (CONNECT_WITH_DB); a
     /// login without one is answered.
     LoginHangsWithDatabase,
+    /// Answers COM_QUERY with a one-row result set, pausing after its
+    /// column count ([`ANSWER_PAUSE`]) as a slow server would between
+    /// packets; COM_PING with OK.
+    PausedResultSet,
 }
+
+/// How long [`ServerScript::PausedResultSet`] pauses inside an answer.
+pub const ANSWER_PAUSE: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// One server on a free port of 127.0.0.1, serving until dropped.
 pub struct ScriptedServer {
@@ -117,6 +126,22 @@ async fn read_scripted_packet(stream: &mut TcpStream) -> Option<Vec<u8>> {
     Some(payload)
 }
 
+/// A result set of one column and one row (`1`), in two writes with
+/// [`ANSWER_PAUSE`] between the column count and the rest.
+async fn send_paused_result_set(stream: &mut TcpStream) {
+    let caps = caps();
+    let mut count = Vec::new();
+    let seq = encode_column_count(1, true, caps, 1, &mut count);
+    let mut rest = Vec::new();
+    let seq = ColumnDefinition::new(b"1", ColumnType::LongLong).encode(caps, seq, &mut rest);
+    let seq = EofPacket { warnings: 0, status: StatusFlags::AUTOCOMMIT }.encode(caps, seq, &mut rest);
+    let seq = encode_text_row([Some(&b"1"[..])], seq, &mut rest);
+    encode_result_end(StatusFlags::AUTOCOMMIT, 0, caps, seq, &mut rest);
+    let _ = stream.write_all(&count).await;
+    tokio::time::sleep(ANSWER_PAUSE).await;
+    let _ = stream.write_all(&rest).await;
+}
+
 async fn serve_script(mut stream: TcpStream, script: ServerScript, acted: Arc<AtomicBool>) {
     let mut ok = Vec::new();
     OkPacket { status: StatusFlags::AUTOCOMMIT, ..OkPacket::default() }.encode_payload(
@@ -157,6 +182,11 @@ async fn serve_script(mut stream: TcpStream, script: ServerScript, acted: Arc<At
                 acted.store(true, Ordering::SeqCst);
                 send(&mut stream, 1, &[0x07, 1, 2, 3]).await;
             }
+            ServerScript::PausedResultSet if command.first() == Some(&0x03) => {
+                acted.store(true, Ordering::SeqCst);
+                send_paused_result_set(&mut stream).await;
+            }
+            ServerScript::PausedResultSet => send(&mut stream, 1, &ok).await,
         }
     }
 }

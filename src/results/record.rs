@@ -259,7 +259,7 @@ pub struct RunResult {
     pub server: Option<ServerResult>,
     /// The server's deviations from the protocol that the client tolerated,
     /// as libmariadb does, by kind (`sequence_renumbered`: packets;
-    /// the others: logins); absent when there were none (docs/connecting.md).
+    /// `column_count_trailing`: result sets; the others: logins); absent when there were none (docs/connecting.md).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tolerated: BTreeMap<String, u64>,
 }

@@ -17,7 +17,7 @@ use super::shard_plan::{say_started, wait_for_start, ShardThreads};
 use super::supervise::{secs_to_ns, supervise, ReportSchedule};
 use super::{RunError, RunOutcome};
 use crate::cli::{Bench, GeneralOptions, Personality};
-use crate::driver::{self, Arrival, Backend, Clock, LoopContext, LoopUsage, PollMode, RunControl, Stalls};
+use crate::driver::{self, Backend, Clock, LoopContext, LoopUsage, PollMode, RunControl, Stalls};
 use crate::lua::ReportHooks;
 use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
@@ -173,7 +173,7 @@ where
     let end_ns = context.clock.now_ns();
     match outcome {
         RunOutcome::ForcedShutdown => {
-            let rate = rate_summary(general, &context.control, &reports, end_ns);
+            let rate = reports.rate_summary(&context.control, end_ns);
             // The report is printed; the loops may still be sending.
             let server = server_block(&mut reports, true)?;
             reports.final_result(end_ns, rate, RunEnd::ForcedShutdown, server)?;
@@ -194,7 +194,7 @@ where
     }
     let client = client_load(&context.usage);
     reports.client_load(client);
-    let rate = rate_summary(general, &context.control, &reports, end_ns).map(|rate| RateSummary { client, ..rate });
+    let rate = reports.rate_summary(&context.control, end_ns).map(|rate| RateSummary { client, ..rate });
     let end = run_end(outcome, context.control.stalls());
     let done = RunEnding { end, usage: Some(&context.usage), loops_running: false };
     final_report(&mut reports, general, end_ns, rate, done)?;
@@ -340,45 +340,6 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
     Ok(server)
 }
 
-/// Under `--rate`, what was asked and what ran. The target counts as not
-/// met when more arrivals were waiting at the end than the connections
-/// could have been about to start, and more than 1 % of all arrivals: a
-/// backlog that grew, not one caught at a busy moment.
-/// Under `--rate-stages`, the target is the stages' mean over the measured
-/// time, and missed when any arrival was dropped.
-fn rate_summary(general: &GeneralOptions, control: &RunControl, reports: &Reports, end_ns: u64) -> Option<RateSummary> {
-    let backlog = control.backlog();
-    let measured_s = reports.measured_s(end_ns);
-    let tardiness = reports.measured_tardiness(control);
-    let dropped = control.has_stages().then_some(tardiness.dropped);
-    let target = match general.rate {
-        Some(rate) => rate,
-        None => {
-            // Over the stages only: the run ends a moment after them.
-            let stages_end_ns = general.time.map_or(end_ns, |t| secs_to_ns(t) + secs_to_ns(general.warmup_time));
-            let to_ns = end_ns.min(stages_end_ns);
-            let from_ns = end_ns.saturating_sub((measured_s * 1e9) as u64).min(to_ns);
-            control.target_rate(from_ns, to_ns)?.round().max(1.0) as u32
-        }
-    };
-    let missed =
-        backlog.waiting > u64::from(general.threads).max(backlog.arrived / 100) || dropped.is_some_and(|d| d > 0);
-    Some(RateSummary {
-        target,
-        arrival: match general.rate_arrival {
-            Arrival::Poisson => "poisson",
-            Arrival::Fixed => "fixed",
-        },
-        achieved: reports.collector.totals().events_per_second(measured_s),
-        waiting: backlog.waiting,
-        oldest_wait_s: backlog.oldest_ns.map_or(0.0, |t| end_ns.saturating_sub(t) as f64 / 1e9),
-        missed,
-        dropped,
-        late: tardiness.late,
-        client: None,
-    })
-}
-
 /// How hard the loops worked, once they have all ended.
 fn client_load(usage: &LoopUsage) -> Option<ClientLoad> {
     let busy_share = usage.busy_share()?;
@@ -403,7 +364,7 @@ fn report_stalled(
     end_ns: u64,
 ) -> Result<(), OutputError> {
     reports.collect(end_ns);
-    let rate = rate_summary(general, &context.control, reports, end_ns);
+    let rate = reports.rate_summary(&context.control, end_ns);
     // The loops have not ended: their CPU time is not known.
     let done = RunEnding { end: RunEnd::Interrupted, usage: None, loops_running: true };
     final_report(reports, general, end_ns, rate, done)?;
@@ -492,10 +453,13 @@ fn general_warmup(bench: &Bench) -> u32 {
 /// sysbench's run header, before the connections open.
 pub(super) fn print_header(bench: &Bench, forced_shutdown_s: Option<u32>) -> Result<(), OutputError> {
     let general = &bench.general;
+    let stages: Vec<(u32, u32)> =
+        general.rate_stages.iter().flat_map(|s| s.stages()).map(|stage| (stage.rate, stage.secs)).collect();
     let header = RunHeader {
         threads: general.threads,
         warmup_s: general.warmup_time,
         rate: general.rate.unwrap_or(0),
+        rate_stages: &stages,
         report_interval: general.report_interval.unwrap_or(0),
         checkpoints: &general.report_checkpoints,
         debug: general.debug,

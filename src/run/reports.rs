@@ -9,7 +9,7 @@ use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
 use super::result_sink::ResultSink;
 use super::server_sampling::ServerSampling;
 use crate::cli::{GeneralOptions, Personality};
-use crate::driver::{RunControl, Tardiness};
+use crate::driver::{Arrival, RunControl, Tardiness};
 use crate::lua::ReportHooks;
 use crate::results::record::Measured;
 use crate::results::RunEnd;
@@ -55,8 +55,38 @@ pub(super) struct Reports<'a> {
     last_cut: EdgeCut,
     /// The arrivals that had not started on time at the last interim line.
     last_tardiness: Tardiness,
-    /// ... and at the end of `--warmup-time`, which the totals leave out.
-    warmup_tardiness: Tardiness,
+    /// ... and where the totals begin (the end of `--warmup-time`, the
+    /// last checkpoint), which the totals leave out.
+    totals_tardiness: Tardiness,
+    /// What `--rate` or `--rate-stages` asked for.
+    asked: RateAsked,
+}
+
+/// What `--rate` or `--rate-stages` asked for, for the reports' rate block.
+#[derive(Debug, Clone, Copy)]
+struct RateAsked {
+    /// `--rate`; `None` under stages (and with no target).
+    rate: Option<u32>,
+    arrival: &'static str,
+    threads: u32,
+    /// When the stages end (ns since the start, the warm-up included).
+    stages_end_ns: Option<u64>,
+}
+
+impl RateAsked {
+    fn of(general: &GeneralOptions) -> RateAsked {
+        RateAsked {
+            rate: general.rate,
+            arrival: match general.rate_arrival {
+                Arrival::Poisson => "poisson",
+                Arrival::Fixed => "fixed",
+            },
+            threads: general.threads,
+            stages_end_ns: general
+                .time
+                .map(|t| Duration::from_secs(u64::from(t) + u64::from(general.warmup_time)).as_nanos() as u64),
+        }
+    }
 }
 
 impl<'a> Reports<'a> {
@@ -86,7 +116,8 @@ impl<'a> Reports<'a> {
             server: None,
             last_cut: (Instant::now(), Instant::now()),
             last_tardiness: Tardiness::default(),
-            warmup_tardiness: Tardiness::default(),
+            totals_tardiness: Tardiness::default(),
+            asked: RateAsked::of(general),
         }
     }
 
@@ -190,36 +221,77 @@ impl<'a> Reports<'a> {
     /// drops and late starts from here.
     pub(super) fn forget_tardiness(&mut self, control: &RunControl) {
         self.last_tardiness = control.tardiness();
-        self.warmup_tardiness = self.last_tardiness;
+        self.totals_tardiness = self.last_tardiness;
     }
 
-    /// The arrivals dropped and started late since the end of the warm-up.
-    pub(super) fn measured_tardiness(&self, control: &RunControl) -> Tardiness {
-        let (now, base) = (control.tardiness(), self.warmup_tardiness);
+    /// The arrivals dropped and started late over the totals' span (since
+    /// the end of the warm-up or the last checkpoint).
+    fn totals_tardiness(&self, control: &RunControl) -> Tardiness {
+        let (now, base) = (control.tardiness(), self.totals_tardiness);
         Tardiness { dropped: now.dropped.saturating_sub(base.dropped), late: now.late.saturating_sub(base.late) }
+    }
+
+    /// Under `--rate`, what was asked and what ran over the totals' span.
+    /// The target counts as not met when more arrivals were waiting at
+    /// `end_ns` than the connections could have been about to start, and
+    /// more than 1 % of all arrivals: a backlog that grew, not one caught
+    /// at a busy moment. Under `--rate-stages`, the target is the stages'
+    /// mean over the span, and missed when any arrival was dropped.
+    pub(super) fn rate_summary(&self, control: &RunControl, end_ns: u64) -> Option<RateSummary> {
+        let backlog = control.backlog();
+        let measured_s = self.measured_s(end_ns);
+        let tardiness = self.totals_tardiness(control);
+        let dropped = control.has_stages().then_some(tardiness.dropped);
+        let target = match self.asked.rate {
+            Some(rate) => rate,
+            None => {
+                // Over the stages only: the run ends a moment after them.
+                let to_ns = end_ns.min(self.asked.stages_end_ns.unwrap_or(end_ns));
+                let from_ns = self.last_checkpoint_ns.min(to_ns);
+                control.target_rate(from_ns, to_ns)?.round().max(1.0) as u32
+            }
+        };
+        let waiting_allowed = u64::from(self.asked.threads).max(backlog.arrived / 100);
+        Some(RateSummary {
+            target,
+            arrival: self.asked.arrival,
+            achieved: self.collector.totals().events_per_second(measured_s),
+            waiting: backlog.waiting,
+            oldest_wait_s: backlog.oldest_ns.map_or(0.0, |t| end_ns.saturating_sub(t) as f64 / 1e9),
+            missed: backlog.waiting > waiting_allowed || dropped.is_some_and(|d| d > 0),
+            dropped,
+            late: tardiness.late,
+            client: None,
+        })
     }
 
     /// A `--report-checkpoints` report: everything since the start or the
     /// last checkpoint, which then starts afresh (sysbench's
     /// `report_cumulative()` resets its cumulative counters, histogram and
     /// per-thread timers); interim lines are not affected.
-    pub(super) fn checkpoint(&mut self, now_ns: u64) -> Result<(), OutputError> {
+    /// Its rate block (target, achieved, dropped and late arrivals) is
+    /// the checkpoint's own too: those counts start afresh with the rest.
+    pub(super) fn checkpoint(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
         if let Some(server) = self.server.as_mut() {
             server.ask();
         }
         self.collect(now_ns);
         let line = CheckpointLine { time_total_s: self.measured(now_ns) };
-        let report = self.cumulative(now_ns, 0);
+        let additions = self.additions(self.rate_summary(control, now_ns));
+        let report = FinalReport { additions: &additions, ..self.cumulative(now_ns, 0) };
         match &self.hooks {
             Some(hooks) => {
                 Level::Notice.print(line)?;
                 if !hooked(Some(hooks.checkpoint(&report, self.threads))) {
                     Level::Notice.print(report)?;
+                } else {
+                    Level::Notice.print(&additions)?;
                 }
             }
             None => Level::Notice.print(format_args!("{line}{report}"))?,
         }
         self.collector.reset_totals();
+        self.totals_tardiness = control.tardiness();
         self.last_checkpoint_ns = now_ns;
         if let Some(server) = self.server.as_mut() {
             server.checkpoint(self.last_cut);

@@ -163,6 +163,10 @@ fn gib(bytes: u64) -> String {
 
 /// sysbench's advice for a connection error, where one applies.
 fn connect_hint(error: &ClientError) -> &'static str {
+    if let ClientError::SelectDatabase { .. } = error {
+        // Its message already says to create the database.
+        return "; check --mysql-db";
+    }
     match error.server_error().map(|e| e.code) {
         Some(1040) => "; the server's max_connections is reached: raise it or use fewer --threads",
         Some(1045) => {

@@ -97,7 +97,7 @@ pub(super) fn supervise(
             interim_if_due(reports, schedule, control, clock)?;
             log_if_due(reports, schedule, clock);
         }
-        checkpoint_if_due(reports, schedule, clock)?;
+        checkpoint_if_due(reports, schedule, control, clock)?;
         if schedule.forced_at_ns.is_some_and(|at| clock.now_ns() >= at) {
             shut_down_forcibly(reports, control, clock)?;
             return Ok(RunOutcome::ForcedShutdown);
@@ -139,10 +139,15 @@ fn interim_if_due(
     Ok(())
 }
 
-fn checkpoint_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, clock: Clock) -> Result<(), OutputError> {
+fn checkpoint_if_due(
+    reports: &mut Reports,
+    schedule: &mut ReportSchedule,
+    control: &RunControl,
+    clock: Clock,
+) -> Result<(), OutputError> {
     if schedule.checkpoints.peek().is_some_and(|&at| clock.now_ns() >= at) {
         let now_ns = clock.now_ns();
-        reports.checkpoint(now_ns)?;
+        reports.checkpoint(now_ns, control)?;
         // Like sysbench, skip checkpoints already past (0, duplicates).
         while schedule.checkpoints.next_if(|&at| at <= now_ns).is_some() {}
     }

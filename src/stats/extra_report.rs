@@ -13,7 +13,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use wirebench_protocol::tolerance::{Deviation, Deviations};
+use wirebench_protocol::tolerance::Deviations;
 
 use super::kinds::KindTable;
 use super::latency::HdrLatency;
@@ -90,7 +90,7 @@ impl fmt::Display for ClientCpuBlock {
 
 /// The server's deviations from the protocol that the connections
 /// tolerated, as libmariadb does: packets renumbered, logins without a
-/// capability. Printed only when there were some.
+/// capability, result sets with bytes after their column count. Printed only when there were some.
 pub struct ToleratedBlock<'a> {
     pub deviations: &'a Deviations,
 }
@@ -99,8 +99,7 @@ impl fmt::Display for ToleratedBlock<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("\nServer deviations tolerated (as libmariadb tolerates them):\n")?;
         for (kind, n) in self.deviations.iter() {
-            let unit = if kind == Deviation::SequenceRenumbered { "packets" } else { "logins" };
-            writeln!(f, "{:>24}: {n:>26} {unit}", kind.key())?;
+            writeln!(f, "{:>24}: {n:>26} {}", kind.key(), kind.unit())?;
         }
         Ok(())
     }

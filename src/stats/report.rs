@@ -97,6 +97,8 @@ pub struct RunHeader<'a> {
     pub warmup_s: u32,
     /// `--rate`; 0 = unlimited (line omitted).
     pub rate: u32,
+    /// `--rate-stages` as (rate, seconds) pairs; empty = none (line omitted).
+    pub rate_stages: &'a [(u32, u32)],
     /// `--report-interval` in seconds; 0 = off (line omitted).
     pub report_interval: u32,
     /// `--report-checkpoints`; empty = off (line omitted).
@@ -120,6 +122,15 @@ impl fmt::Display for RunHeader<'_> {
         }
         if self.rate > 0 {
             writeln!(f, "Target transaction rate: {}/sec", self.rate)?;
+        }
+        if !self.rate_stages.is_empty() {
+            f.write_str("Target transaction rate in stages (each moves it linearly to its rate over its seconds):")?;
+            for (i, (rate, secs)) in self.rate_stages.iter().enumerate() {
+                let verb = if i == 0 { "holds" } else { "to" };
+                write!(f, "{} {verb} {rate}/sec over {secs}s", if i > 0 { "," } else { "" })?;
+            }
+            let total: u64 = self.rate_stages.iter().map(|&(_, secs)| u64::from(secs)).sum();
+            writeln!(f, "; {total}s in all")?;
         }
         if self.report_interval > 0 {
             writeln!(f, "Report intermediate results every {} second(s)", self.report_interval)?;
@@ -478,6 +489,7 @@ mod tests {
             threads: 2,
             warmup_s: 5,
             rate: 100,
+            rate_stages: &[],
             report_interval: 1,
             checkpoints: &[10, 20],
             debug: true,
@@ -485,6 +497,15 @@ mod tests {
             rand_seed: 42,
             forced_shutdown_s: Some(15),
         };
+        let stages = RunHeader { threads: 4, rate_stages: &[(0, 0), (5000, 30), (5000, 60)], ..RunHeader::default() };
+        assert_eq!(
+            stages.to_string(),
+            "Running the test with following options:\n\
+             Number of threads: 4\n\
+             Target transaction rate in stages (each moves it linearly to its rate over its seconds): holds 0/sec \
+             over 0s, to 5000/sec over 30s, to 5000/sec over 60s; 90s in all\n\
+             Initializing random number generator from current time\n\n\n"
+        );
         assert_eq!(
             all.to_string(),
             "Running the test with following options:\n\

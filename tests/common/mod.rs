@@ -1,47 +1,76 @@
-//! Finding the test MariaDB (started by `scripts/mariadb.sh`).
+//! What the tests of every group share: finding the test MariaDB (started
+//! by `scripts/mariadb.sh`) and sysbench, the one rule for a missing one
+//! (`unavailable`), running the binary under test, reading its output, and
+//! taking turns (tests/README.md).
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use wirebench::client::{ClientError, ConnectOptions, Connection, Endpoint};
 use wirebench_protocol::buf::WriteExt;
 use wirebench_protocol::response::{QueryResult, Response};
 use wirebench_protocol::{Capabilities, ProtocolError};
 
-/// Where the test server listens.
+/// Whether a missing server or tool fails the test (WIREBENCH_REQUIRE_SERVER=1,
+/// as scripts/test.sh and CI set it) rather than skipping it.
+pub fn required() -> bool {
+    std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1")
+}
+
+/// Whether this kernel runs wirebench's io_uring loop. Without it the
+/// io_uring part of a test is skipped with a note, or fails under
+/// WIREBENCH_REQUIRE_URING=1 (scripts/test.sh sets it), so a suite meant to
+/// test the ring cannot pass without running it.
+pub fn ring_here() -> bool {
+    let Err(why) = wirebench::driver::Backend::resolve(wirebench::driver::IoBackend::Uring) else { return true };
+    assert!(std::env::var("WIREBENCH_REQUIRE_URING").as_deref() != Ok("1"), "WIREBENCH_REQUIRE_URING=1 but {why}");
+    eprintln!("io_uring not tested: {why}");
+    false
+}
+
+/// The one way a test does without something it needs (`what`, with how to
+/// get it): under WIREBENCH_REQUIRE_SERVER=1 the test fails, so a suite that
+/// was meant to run it cannot pass by skipping; otherwise it says so on
+/// stderr and the caller returns.
+#[track_caller]
+pub fn unavailable(what: &str) {
+    assert!(!required(), "WIREBENCH_REQUIRE_SERVER=1 but {what}");
+    eprintln!("skipped: {what}");
+}
+
+/// Where the test server listens. Holding one is holding the server for the
+/// tests of one file (`ServerTurn`).
 pub struct TestServer {
     pub host: String,
     pub port: u16,
     pub socket: Option<PathBuf>,
+    _turn: ServerTurn,
 }
 
 impl TestServer {
     /// The server named by WIREBENCH_TEST_HOST/PORT/SOCKET, or `None` (the
-    /// test is skipped) when there is none. With WIREBENCH_REQUIRE_SERVER=1,
-    /// as in CI, a missing server fails the test instead.
+    /// test is skipped, or fails under WIREBENCH_REQUIRE_SERVER=1) when there
+    /// is none. Waits until no test of another file holds the server.
+    #[track_caller]
     pub fn find() -> Option<TestServer> {
-        let required = std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1");
         let host = std::env::var("WIREBENCH_TEST_HOST").ok();
         let port = std::env::var("WIREBENCH_TEST_PORT").ok();
-        match (host, port) {
-            (Some(host), Some(port)) => {
-                let port = port.parse().unwrap_or_else(|_| panic!("WIREBENCH_TEST_PORT={port:?} is not a port"));
-                let socket = std::env::var_os("WIREBENCH_TEST_SOCKET").map(PathBuf::from);
-                Some(TestServer { host, port, socket })
-            }
-            _ if required => panic!(
-                "WIREBENCH_REQUIRE_SERVER=1 but WIREBENCH_TEST_HOST/WIREBENCH_TEST_PORT are not set: \
-                 start the server with scripts/mariadb.sh start and eval \"$(scripts/mariadb.sh env)\""
-            ),
-            _ => {
-                eprintln!(
-                    "skipped: no test server (set WIREBENCH_TEST_HOST and WIREBENCH_TEST_PORT, see scripts/mariadb.sh)"
-                );
-                None
-            }
-        }
+        let (Some(host), Some(port)) = (host, port) else {
+            unavailable(
+                "no test server: start one with scripts/mariadb.sh start and \
+                 eval \"$(scripts/mariadb.sh env)\" (WIREBENCH_TEST_HOST, WIREBENCH_TEST_PORT)",
+            );
+            return None;
+        };
+        let port = port.parse().unwrap_or_else(|_| panic!("WIREBENCH_TEST_PORT={port:?} is not a port"));
+        let socket = std::env::var_os("WIREBENCH_TEST_SOCKET").map(PathBuf::from);
+        let _turn = ServerTurn::take(std::panic::Location::caller().file());
+        Some(TestServer { host, port, socket, _turn })
     }
 
     pub fn tcp(&self) -> Endpoint {
@@ -49,11 +78,12 @@ impl TestServer {
     }
 
     pub fn socket(&self) -> Endpoint {
-        let required = std::env::var("WIREBENCH_REQUIRE_SERVER").is_ok_and(|v| v == "1");
         match &self.socket {
             Some(path) => Endpoint::unix(path.clone()),
-            None if required => panic!("WIREBENCH_REQUIRE_SERVER=1 but WIREBENCH_TEST_SOCKET is not set"),
-            None => self.tcp(),
+            None => {
+                assert!(!required(), "WIREBENCH_REQUIRE_SERVER=1 but WIREBENCH_TEST_SOCKET is not set");
+                self.tcp()
+            }
         }
     }
 
@@ -91,23 +121,163 @@ pub fn sysbench() -> Option<PathBuf> {
             .output()
             .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"sysbench 1.0.20"))
     });
-    if let Some(path) = found {
-        return Some(path.clone());
+    if found.is_none() {
+        unavailable(&format!("no runnable sysbench 1.0.20 among {candidates:?} (apt-get install sysbench)"));
     }
-    let message = format!("no runnable sysbench 1.0.20 among {candidates:?}");
-    if std::env::var("WIREBENCH_REQUIRE_SERVER").as_deref() == Ok("1") {
-        panic!("{message}, and WIREBENCH_REQUIRE_SERVER=1");
+    found.cloned()
+}
+
+/// The test MariaDB for the tests of one file at a time. The tests of a file
+/// were written to run beside each other; those of different files share
+/// databases (sbtest above all) and server-wide counters, and ran in
+/// separate processes before the files were grouped into one binary.
+struct ServerTurn {
+    file: &'static str,
+}
+
+/// Which file holds the server, and how many of its tests.
+static SERVER_HOLDER: Mutex<Option<(&'static str, usize)>> = Mutex::new(None);
+static SERVER_FREED: Condvar = Condvar::new();
+
+impl ServerTurn {
+    fn take(file: &'static str) -> ServerTurn {
+        let mut holder = SERVER_HOLDER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        loop {
+            match &mut *holder {
+                None => *holder = Some((file, 1)),
+                Some((holding, tests)) if *holding == file => *tests += 1,
+                Some(_) => {
+                    holder = SERVER_FREED.wait(holder).unwrap_or_else(|poisoned| poisoned.into_inner());
+                    continue;
+                }
+            }
+            return ServerTurn { file };
+        }
     }
-    eprintln!("skipping: {message}");
-    None
+}
+
+impl Drop for ServerTurn {
+    fn drop(&mut self) {
+        let mut holder = SERVER_HOLDER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((holding, tests)) = &mut *holder {
+            debug_assert_eq!(*holding, self.file);
+            *tests -= 1;
+            if *tests == 0 {
+                *holder = None;
+                SERVER_FREED.notify_all();
+            }
+        }
+    }
+}
+
+/// One test of the calling file at a time (for tests that share a table or
+/// measure a rate), while tests of other files go on. Keyed by the caller's
+/// file, so the tests of one file keep the lock they had as a binary of
+/// their own.
+#[track_caller]
+pub fn serial() -> MutexGuard<'static, ()> {
+    static LOCKS: Mutex<Option<HashMap<&'static str, &'static Mutex<()>>>> = Mutex::new(None);
+    let file = std::panic::Location::caller().file();
+    let lock = {
+        let mut locks = LOCKS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *locks.get_or_insert_with(HashMap::new).entry(file).or_insert_with(|| Box::leak(Box::new(Mutex::new(()))))
+    };
+    lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The wirebench binary under test, its stdin closed (a test that means to
+/// feed it replaces that).
+pub fn wirebench() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+    command.stdin(Stdio::null());
+    command
+}
+
+/// A child's output as text (lossy: a stray byte must not hide the rest).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The number after `label` at the start of a line of a report (`label`
+/// includes its colon; a trailing `s` of seconds is dropped), which must be
+/// there.
+#[track_caller]
+pub fn number_after<T: std::str::FromStr>(text: &str, label: &str) -> T {
+    text.lines()
+        .find_map(|l| l.trim_start().strip_prefix(label))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.trim_end_matches('s').parse().ok())
+        .unwrap_or_else(|| panic!("no number after {label:?} in\n{text}"))
+}
+
+/// A child's stdout, read on a thread of its own as it comes: a test waits
+/// for a line (an event of the run) instead of sleeping, then takes the rest.
+pub struct StdoutWatch {
+    lines: std::sync::mpsc::Receiver<String>,
+    reader: std::thread::JoinHandle<String>,
+}
+
+impl StdoutWatch {
+    /// Takes `child`'s stdout, which must be piped.
+    pub fn new(child: &mut std::process::Child) -> StdoutWatch {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().expect("the child's stdout is piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut seen = String::new();
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line.clone());
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+            seen
+        });
+        StdoutWatch { lines, reader }
+    }
+
+    /// Waits for a line starting with `prefix`; fails the test if the child
+    /// ends, or `deadline` passes, without one.
+    #[track_caller]
+    pub fn wait_for_line(&self, prefix: &str, deadline: Duration) {
+        let started = Instant::now();
+        loop {
+            let left = deadline.saturating_sub(started.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.starts_with(prefix) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no line {prefix:?} on stdout within {deadline:?}: {e}"),
+            }
+        }
+    }
+
+    /// All of stdout, once the child has closed it.
+    pub fn rest(self) -> String {
+        self.reader.join().expect("the stdout reader")
+    }
+}
+
+/// Waits until `ready` holds, polling every few milliseconds, for at most
+/// `deadline` (generous: a loaded machine is slow, a hung one fails here
+/// rather than hanging the suite). Panics naming `what` when it never does.
+#[track_caller]
+pub fn wait_until(what: &str, deadline: Duration, mut ready: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < deadline, "waited {deadline:?} for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// A private scratch directory, removed on drop.
 pub struct ScratchDir(pub PathBuf);
 
 impl ScratchDir {
+    /// Unique within the process too: files with tests of the same name now
+    /// share one binary.
     pub fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("wirebench-test-{}-{name}", std::process::id()));
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("wirebench-test-{}-{n}-{name}", std::process::id()));
         if let Err(e) = std::fs::create_dir_all(&dir) {
             panic!("create {}: {e}", dir.display());
         }

@@ -1,5 +1,5 @@
 -- Exercises sysbench 1.0.20's Lua API against a real server; every check is
--- an assert, whose failure fails the command (tests/lua_mariadb.rs).
+-- an assert, whose failure fails the command (tests/mariadb/lua_mariadb.rs).
 
 sysbench.cmdline.options = {
    rows = {"rows in the table", 10},

@@ -1,4 +1,4 @@
--- tests/lua_loops.rs: states whose queries each wait --wait seconds on
+-- tests/mariadb/lua_loops.rs: states whose queries each wait --wait seconds on
 -- the server, so that a loop thread only gets through them quickly by
 -- running the states' coroutines side by side; with --wait=0, events that
 -- never wait, which must still take turns.

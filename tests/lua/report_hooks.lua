@@ -1,5 +1,5 @@
 -- sysbench.hooks.report_intermediate and report_cumulative replace the
--- reports, called with sysbench 1.0.20's stat table (tests/lua_mariadb.rs).
+-- reports, called with sysbench 1.0.20's stat table (tests/mariadb/lua_mariadb.rs).
 -- Each event: one SELECT (a read) and one DO (an other).
 
 local fields = { "threads_running", "time_interval", "time_total", "latency_pct",

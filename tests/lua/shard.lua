@@ -1,4 +1,4 @@
--- tests/lua_shards.rs: each event records its thread's numbers and a
+-- tests/mariadb/lua_shards.rs: each event records its thread's numbers and a
 -- sysbench.rand.unique() value; the unique key refuses a value drawn twice.
 sysbench.cmdline.options = { note = { "a script option (part of the run's identity)", "x" } }
 

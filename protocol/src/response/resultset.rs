@@ -84,6 +84,9 @@ pub struct Outcome {
     /// request's, for the first): the reader took the server's numbering
     /// from there, as libmariadb does ([`Deviation::SequenceRenumbered`](crate::tolerance::Deviation)).
     pub seq_jumps: u32,
+    /// Result sets whose column-count packet had bytes after the count,
+    /// ignored as libmariadb ignores them ([`Deviation::ColumnCountTrailing`](crate::tolerance::Deviation)).
+    pub column_count_trailing: u32,
 }
 
 /// The result of one [`ResponseReader::advance`] call.
@@ -319,8 +322,10 @@ impl ResponseReader {
                 }
                 Some(LOCAL_INFILE_HEADER) => Err(local_infile_refused(payload)),
                 _ => {
-                    let (count, metadata_follows) = read_column_count(payload, self.caps)?;
+                    let ColumnCount { count, metadata_follows, trailing } = read_column_count(payload, self.caps)?;
                     self.outcome.result_sets = self.outcome.result_sets.saturating_add(1);
+                    self.outcome.column_count_trailing =
+                        self.outcome.column_count_trailing.saturating_add(u32::from(trailing));
                     self.state = if metadata_follows {
                         ResponseState::Columns { left: count }
                     } else {
@@ -388,10 +393,19 @@ fn local_infile_refused(payload: &[u8]) -> ProtocolError {
     ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned())
 }
 
-/// Reads a column-count packet: the count, and whether column definitions
-/// follow (always, unless MARIADB_CLIENT_CACHE_METADATA is negotiated and its
-/// flag byte is 0).
-fn read_column_count(payload: &[u8], caps: Capabilities) -> Result<(u64, bool)> {
+/// A column-count packet, read.
+struct ColumnCount {
+    count: u64,
+    /// Whether column definitions follow (always, unless
+    /// MARIADB_CLIENT_CACHE_METADATA is negotiated and its flag byte is 0).
+    metadata_follows: bool,
+    /// Bytes came after the count (and the flag): ignored, as libmariadb's
+    /// `mthd_my_read_query_result` reads the count and nothing after it
+    /// ([`Deviation::ColumnCountTrailing`](crate::tolerance::Deviation)).
+    trailing: bool,
+}
+
+fn read_column_count(payload: &[u8], caps: Capabilities) -> Result<ColumnCount> {
     let mut r = Reader::new(payload);
     let count = r.lenenc_int("column count")?;
     if count == 0 {
@@ -406,8 +420,7 @@ fn read_column_count(payload: &[u8], caps: Capabilities) -> Result<(u64, bool)> 
     } else {
         true
     };
-    r.finish("column count packet")?;
-    Ok((count, metadata_follows))
+    Ok(ColumnCount { count, metadata_follows, trailing: !r.is_empty() })
 }
 
 /// Appends a column-count packet; `metadata_follows` is sent only under
@@ -545,6 +558,8 @@ pub struct Response {
     /// The results before the end (or before the ERR).
     pub results: Vec<QueryResult>,
     pub error: Option<ServerError>,
+    /// See [`Outcome::column_count_trailing`].
+    pub column_count_trailing: u32,
 }
 
 impl Response {
@@ -635,7 +650,8 @@ impl ResultSetDecoder {
     /// A column count: that many definitions follow, or the server skipped
     /// them and the cached ones stand in.
     fn start_result_set(&mut self, payload: &[u8]) -> Result<()> {
-        let (count, metadata_follows) = read_column_count(payload, self.caps)?;
+        let ColumnCount { count, metadata_follows, trailing } = read_column_count(payload, self.caps)?;
+        self.response.column_count_trailing = self.response.column_count_trailing.saturating_add(u32::from(trailing));
         self.current = ResultSet::default();
         if metadata_follows {
             let capacity = usize::try_from(count).unwrap_or(usize::MAX).min(PREALLOCATE_COLUMNS);

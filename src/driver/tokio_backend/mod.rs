@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 
 use super::conn_io::{AfterSend, ConnIo};
 use super::waits::{Overdue, WaitCheck, WaitLimits, Waits};
-use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Stalls};
+use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Stalls, PUBLISH_TICK};
 use crate::client::Stream;
 use crate::stats::LoopStats;
 
@@ -33,9 +33,6 @@ const READ_CHUNK: usize = 4096;
 
 /// How long COM_QUIT may wait for the socket to take it.
 const QUIT_WAIT: Duration = Duration::from_secs(1);
-
-/// How often an idle loop still answers the collector.
-const PUBLISH_TICK: Duration = Duration::from_millis(5);
 
 /// How long connections waiting for a `--rate` arrival may miss a stop.
 const STOP_POLL_NS: u64 = 10_000_000;

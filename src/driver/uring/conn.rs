@@ -6,10 +6,11 @@ use std::io;
 use bytes::BytesMut;
 use io_uring::{types, IoUring};
 
-use super::recv_buffer::RecvBuffer;
 use crate::driver::conn_io::ConnIo;
+use crate::driver::recv_buffer::RecvBuffer;
+use crate::driver::task_calls::TaskLink;
 use crate::driver::waits::{WaitLimits, Waits};
-use crate::driver::{Budget, ConnPlan, DriverError, IgnoreErrors, Lost, StdSocket};
+use crate::driver::{Budget, ConnPlan, DriverError, IgnoreErrors, StdSocket};
 use crate::stats::LoopStats;
 
 /// Where a connection is in its life on the ring.
@@ -50,20 +51,14 @@ pub(super) struct Conn {
     /// Since when the receive and the send in flight have waited.
     pub(super) waits: Waits,
     pub(super) limits: WaitLimits,
-    /// The task whose connection it is (a built-in test's has none).
-    pub(super) owner: Option<usize>,
-    /// How a task's connection was lost, until the task hears of it.
-    pub(super) lost: Option<Lost>,
-    /// A task's connection: the most bytes one answer may keep.
-    pub(super) result_limit: usize,
-    /// A task's connection: its task waits for a call's answer on it.
-    pub(super) task_waits: bool,
+    /// The task whose connection it is, if any, and its call.
+    pub(super) task: TaskLink,
 }
 
 impl Conn {
     pub(super) fn new(plan: ConnPlan, slot: u32) -> Result<Self, DriverError> {
         let (io, socket, leftover) = ConnIo::from_plan(plan);
-        Self::with_io(io, socket, leftover, slot, None)
+        Self::with_io(io, socket, leftover, slot, TaskLink::default())
     }
 
     pub(super) fn with_io(
@@ -71,7 +66,7 @@ impl Conn {
         socket: StdSocket,
         leftover: BytesMut,
         slot: u32,
-        owner: Option<usize>,
+        task: TaskLink,
     ) -> Result<Self, DriverError> {
         // io_uring tries every receive and send without blocking and, when it
         // must, waits for readiness itself; a blocking socket keeps EAGAIN
@@ -93,10 +88,7 @@ impl Conn {
             state: RingConnState::Running,
             waits: Waits::default(),
             limits,
-            owner,
-            lost: None,
-            result_limit: 0,
-            task_waits: false,
+            task,
         })
     }
 

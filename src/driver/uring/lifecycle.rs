@@ -4,7 +4,6 @@
 
 use super::conn::RingConnState;
 use super::ring::Op;
-use super::socket_waits::AnswerWait;
 use super::UringLoop;
 use crate::driver::{DriverError, Lost, Stalls};
 
@@ -19,9 +18,6 @@ impl UringLoop<'_> {
             // The transport cannot encode it: leave without a goodbye.
             conn.filling.clear();
             return self.end_after_quit(i);
-        }
-        if self.answers == AnswerWait::Socket && !conn.recv_pending && !conn.send_pending {
-            return self.quit_on_socket(i);
         }
         if conn.recv_pending {
             // No answer is due: the armed multishot receive ends.
@@ -47,7 +43,7 @@ impl UringLoop<'_> {
     /// Records a connection's fatal error (the first one is the loop's
     /// result), stops the run and cancels what the connection has in flight.
     pub(super) fn fail(&mut self, i: usize, error: DriverError) -> Result<(), DriverError> {
-        if self.conns.get(i).is_some_and(|c| c.owner.is_some()) {
+        if self.conns.get(i).is_some_and(|c| c.task.owner.is_some()) {
             return self.fail_call(i, error);
         }
         self.context.control.stop();
@@ -77,7 +73,7 @@ impl UringLoop<'_> {
     /// once they have completed (and counted as a reconnect if that works).
     pub(super) fn lose(&mut self, i: usize, lost: Lost) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.owner.is_some() {
+        if conn.task.owner.is_some() {
             return self.lose_call(i, lost);
         }
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
@@ -169,7 +165,7 @@ impl UringLoop<'_> {
         if stalls.connections > 0 {
             self.context.control.record_stalls(stalls);
         }
-        self.cut_tasks();
+        self.tasks.cut();
         Ok(())
     }
 

@@ -20,7 +20,7 @@
 //!
 //! A connection's receive and send stamp their waits ([`Waits`]) with the
 //! time the loop last read; the loop looks at them on its wake-ups (at
-//! least every [`PUBLISH_TICK`]) and treats a wait past its timeout as a
+//! least every [`PUBLISH_TICK`](crate::driver::PUBLISH_TICK)) and treats a wait past its timeout as a
 //! lost connection, and every connection still waiting once the run is cut
 //! as stalled: its operations are cancelled, as for any other ending.
 //!
@@ -28,42 +28,36 @@
 //! - `ring.rs`: whether the kernel can run the loop, the ring's set-up,
 //!   and what an entry's `user_data` says.
 //! - `recv_pool.rs`: the provided buffers of multishot receives (shared
-//!   with the kernel); `recv_buffer.rs`: a connection's unread bytes.
+//!   with the kernel); a connection's unread bytes are in the driver's
+//!   receive buffer.
 //! - `conn.rs`: a connection on the ring; `lifecycle.rs`: how its life
 //!   ends (COM_QUIT, failure, loss, timeout, the run's cut) or starts again.
 //! - `submit.rs`: receives, sends and cancellations queued for the kernel.
 //! - `wait.rs`: how the loop waits for completions; `batch_gate.rs`:
 //!   whether a sleep waits for a batch of answers.
-//! - `tasks.rs`: the loop's tasks (a script's states), resumed with
-//!   what they waited for.
-//! - `socket_waits.rs`: exchanges on the connection's own socket, for a
-//!   loop that holds one connection (or one script state's) and a
-//!   thread-per-connection server on this host's cores.
+//! - `tasks.rs`: what the loop's tasks (a script's states) ask of their
+//!   connections; the driver's task queue resumes them.
 
 mod batch_gate;
 mod conn;
 mod lifecycle;
-mod recv_buffer;
 mod recv_pool;
 mod ring;
-mod socket_waits;
 mod submit;
 mod tasks;
 mod wait;
 
-use socket_waits::AnswerWait;
-
 pub use ring::{probe, UringUnavailable};
 
-use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
 use io_uring::{cqueue, IoUring};
 
 use super::conn_io::AfterSend;
-use super::fiber_task::{Reply, Task, TaskBody, TaskError};
+use super::fiber_task::TaskBody;
 use super::spin::Spinner;
+use super::task_queue::TaskQueue;
 use super::waits::WaitCheck;
 use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, WaitMode};
 use crate::stats::LoopStats;
@@ -73,8 +67,6 @@ use recv_pool::RecvPool;
 use ring::{build_ring, decode_user_data, is_transient, Delivery, Op, RECV_POLL_FIRST};
 use tasks::register_sockets;
 
-/// The longest an idle loop waits before answering the collector.
-const PUBLISH_TICK: Duration = Duration::from_millis(5);
 /// One loop's ring and connections.
 struct UringLoop<'c> {
     index: usize,
@@ -124,42 +116,15 @@ struct UringLoop<'c> {
     spun: Duration,
     spinner: Spinner,
     /// The tasks this loop runs (a script's states): see [`tasks`].
-    tasks: Tasks,
+    tasks: TaskQueue,
+    /// How many connections the loop's registered-file table holds.
+    slots: usize,
     /// The run's clock and deadline (the loop's set-up ones until a start
     /// gate opens).
     clock: super::Clock,
     deadline_ns: Option<u64>,
     /// Where a script run's tasks wait for its start, until they have.
     arrival: Option<super::start_gate::ArrivalGuard>,
-    /// Where answers are awaited: on the ring, or on each socket.
-    answers: AnswerWait,
-    /// Connections whose next exchange on their socket is due: the loop
-    /// runs them at its turn (see `socket_waits`), never from within
-    /// another exchange.
-    exchanges: Vec<usize>,
-}
-
-/// A loop's tasks and what each waits for.
-#[derive(Default)]
-struct Tasks {
-    /// By their number in the loop; `None` once ended.
-    list: Vec<Option<Task>>,
-    /// Tasks to resume, and with what.
-    ready: VecDeque<(usize, Reply)>,
-    /// Tasks that gave way: resumed after the loop's next look at its ring.
-    yielded: Vec<usize>,
-    /// Tasks waiting for a `--rate` arrival.
-    admitting: Vec<usize>,
-    /// Tasks pausing, until when (ns since the run's start).
-    sleeping: Vec<(u64, usize)>,
-    /// Tasks set up and waiting for the run to start.
-    at_start: Vec<usize>,
-    /// Tasks not yet ended.
-    live: usize,
-    /// The first task that failed, which ended the run.
-    failure: Option<TaskError>,
-    /// How many connections the loop's registered-file table holds.
-    slots: usize,
 }
 
 pub fn run_uring_loop(
@@ -172,10 +137,7 @@ pub fn run_uring_loop(
 ) -> Result<(), DriverError> {
     let mut ring_loop = UringLoop::new(index, connections, tasks.len(), context, wait)?;
     ring_loop.arrival = arrival;
-    if wait == WaitMode::OnSocket {
-        ring_loop.answers = AnswerWait::Socket;
-    }
-    if let Err(source) = ring_loop.add_tasks(tasks) {
+    if let Err(source) = ring_loop.tasks.add(tasks, ring_loop.clock) {
         return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
     }
     let result = ring_loop.run();
@@ -248,12 +210,11 @@ impl<'c> UringLoop<'c> {
             wait_check: WaitCheck::default(),
             spun: Duration::ZERO,
             spinner: Spinner::new(wait),
-            tasks: Tasks { slots, ..Tasks::default() },
+            tasks: TaskQueue::default(),
+            slots,
             clock: context.clock,
             deadline_ns: context.deadline_ns,
             arrival: None,
-            answers: AnswerWait::Ring,
-            exchanges: Vec::new(),
         })
     }
 
@@ -262,8 +223,7 @@ impl<'c> UringLoop<'c> {
             self.advance(i)?;
         }
         self.run_tasks()?;
-        self.exchange_due()?;
-        while self.live > 0 || self.tasks.live > 0 {
+        while self.live > 0 || self.tasks.live() > 0 {
             self.wait()?;
             let mut completions = std::mem::take(&mut self.completions);
             completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
@@ -283,7 +243,6 @@ impl<'c> UringLoop<'c> {
             self.serve_arrivals()?;
             self.wake_tasks();
             self.run_tasks()?;
-            self.exchange_due()?;
             self.context.board.publish_if_requested(self.index, &mut self.stats);
             self.now_ns = self.clock.now_ns();
             if self.wait_check.due(self.now_ns) {
@@ -293,7 +252,7 @@ impl<'c> UringLoop<'c> {
             // stores per wake-up.
             self.budget.publish(self.now_ns);
         }
-        if let Some(failure) = self.tasks.failure.take() {
+        if let Some(failure) = self.tasks.take_failure() {
             return Err(DriverError::Script(failure));
         }
         self.first_error.take().map_or(Ok(()), Err)
@@ -304,13 +263,6 @@ impl<'c> UringLoop<'c> {
     fn advance(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         if conn.state != RingConnState::Running {
-            return Ok(());
-        }
-        let on_socket = self.answers == AnswerWait::Socket;
-        if on_socket && !conn.recv_pending && !conn.send_pending {
-            if !self.exchanges.contains(&i) {
-                self.exchanges.push(i);
-            }
             return Ok(());
         }
         let now = self.clock.now_ns();
@@ -443,11 +395,7 @@ impl<'c> UringLoop<'c> {
 
 impl Drop for UringLoop<'_> {
     fn drop(&mut self) {
-        // A task still suspended (the loop failed) is left as it is:
-        // unwinding its stack would run through LuaJIT's frames.
-        for task in self.tasks.list.drain(..).flatten() {
-            std::mem::forget(task);
-        }
+        self.tasks.forget_suspended();
         self.quiesce();
         if self.ops > 0 {
             // The kernel still holds pointers into these buffers: leaking
@@ -464,11 +412,11 @@ mod tests {
 
     use std::time::Instant;
 
-    use super::recv_buffer::RECV_BUFFER;
     use super::recv_pool::POOL_GROUP;
     use super::wait::{BATCH_WAIT_US, MAX_BATCH};
     use super::*;
     use crate::client::Endpoint;
+    use crate::driver::recv_buffer::RECV_BUFFER;
     use crate::driver::testing::SelectOne;
     use crate::driver::{Clock, IgnoreErrors, RunControl, Session, StdSocket};
     use crate::rand::{RandConfig, RandParams, Rng};
@@ -631,7 +579,7 @@ mod tests {
     /// waited out `BATCH_WAIT_US`: 400 events took at least 400 x 500 µs.
     #[test]
     fn batches_that_never_fill_do_not_hold_back_the_answers_that_come() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let bound = Duration::from_micros(u64::from(BATCH_WAIT_US)) * 400 / 4;
@@ -674,7 +622,7 @@ mod tests {
     /// so the test still fails then.
     #[test]
     fn adaptive_stops_spinning_when_answers_are_slower_than_a_spin() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let bound = Duration::from_micros(30) * 400 / 2;
@@ -693,7 +641,7 @@ mod tests {
 
     #[test]
     fn responses_arriving_a_byte_at_a_time() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let (result, counters) = run_fake(FakeReply::Trickle, 3, 4, 200);
@@ -703,7 +651,7 @@ mod tests {
 
     #[test]
     fn rows_larger_than_the_receive_buffer() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let (result, counters) = run_fake(FakeReply::Big, 2, 2, 20);
@@ -716,7 +664,7 @@ mod tests {
     /// receive), and the receive is armed again.
     #[test]
     fn answers_larger_than_the_receive_pool() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let context = test_context(1, Some(20));
@@ -741,7 +689,7 @@ mod tests {
     /// is armed once for the whole run, not once per answer.
     #[test]
     fn a_multishot_receive_is_armed_once_per_connection() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let context = test_context(3, Some(300));
@@ -766,7 +714,7 @@ mod tests {
 
     #[test]
     fn a_closed_connection_stops_the_loop() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let (result, counters) = run_fake(FakeReply::CloseAfter(5), 2, 1, 1_000);
@@ -774,74 +722,9 @@ mod tests {
         assert!(counters.events >= 5 && counters.events < 1_000, "{counters:?}");
     }
 
-    /// Waiting on each socket: answers a byte at a time and rows larger
-    /// than the receive buffer are read whole, each loop's one connection
-    /// at a time, as on the ring.
-    #[test]
-    fn answers_awaited_on_the_socket_come_whole() {
-        if probe().is_err() {
-            return;
-        }
-        let (result, counters, spun) = run_fake_waiting(FakeReply::Trickle, 1, 1, 200, WaitMode::OnSocket);
-        result.unwrap();
-        assert_eq!((counters.events, counters.others), (200, 200));
-        assert_eq!(spun, Duration::ZERO, "a socket wait never spins");
-        let (result, counters, _) = run_fake_waiting(FakeReply::Big, 1, 1, 20, WaitMode::OnSocket);
-        result.unwrap();
-        assert_eq!((counters.events, counters.reads), (20, 20));
-    }
-
-    #[test]
-    fn a_connection_closed_under_a_socket_wait_is_lost() {
-        if probe().is_err() {
-            return;
-        }
-        let (result, counters, _) = run_fake_waiting(FakeReply::CloseAfter(5), 1, 1, 1_000, WaitMode::OnSocket);
-        assert!(matches!(result, Err(DriverError::Lost { lost: Lost::Closed, .. })), "{result:?}");
-        assert_eq!(counters.events, 5, "{counters:?}");
-    }
-
-    /// The transcript of a socket wait, as the server sees it: each query
-    /// sent whole once its answer is in (never two in flight), then a
-    /// COM_QUIT on the same socket, and the socket closed.
-    #[test]
-    fn a_socket_wait_says_goodbye_on_its_socket() {
-        use std::io::{Read, Write};
-        if probe().is_err() {
-            return;
-        }
-        let context = test_context(1, Some(3));
-        let (plan, mut server) = socket_pair_plans(1, 1).pop().unwrap();
-        let transcript = std::thread::spawn(move || {
-            let mut commands = Vec::new();
-            let mut header = [0u8; 4];
-            while server.read_exact(&mut header).is_ok() {
-                let len = usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
-                let mut body = vec![0; len];
-                server.read_exact(&mut body).unwrap();
-                commands.push(body[0]);
-                server.set_nonblocking(true).unwrap();
-                let mut early = [0u8; 1];
-                let pipelined = server.read(&mut early).is_ok_and(|n| n > 0);
-                server.set_nonblocking(false).unwrap();
-                assert!(!pipelined, "a second command came before the answer");
-                if body[0] == 0x01 {
-                    continue;
-                }
-                let mut out = Vec::new();
-                answer(FakeReply::Trickle, &mut out);
-                server.write_all(&out).unwrap();
-            }
-            commands
-        });
-        let result = run_uring_loop(0, vec![plan], Vec::new(), &context, WaitMode::OnSocket, None);
-        result.unwrap();
-        assert_eq!(transcript.join().unwrap(), [0x03, 0x03, 0x03, 0x01], "three COM_QUERY, then COM_QUIT");
-    }
-
     #[test]
     fn waits_for_a_batch_but_never_more_than_can_come() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let context = test_context(0, None);
@@ -868,7 +751,7 @@ mod tests {
     /// that was never registered fails with ENXIO).
     #[test]
     fn sockets_are_registered_in_their_connections_slots() {
-        if probe().is_err() {
+        if !ring::ring_here() {
             return;
         }
         let context = test_context(3, Some(1));

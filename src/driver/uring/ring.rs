@@ -82,6 +82,18 @@ impl std::error::Error for UringUnavailable {
     }
 }
 
+/// For a test that needs io_uring: whether this kernel has it; without it
+/// the test is skipped, or fails under WIREBENCH_REQUIRE_URING=1 (as
+/// scripts/test.sh sets it), so a suite meant to test the ring cannot pass
+/// without running it.
+#[cfg(test)]
+pub(crate) fn ring_here() -> bool {
+    let Err(why) = probe() else { return true };
+    assert!(std::env::var("WIREBENCH_REQUIRE_URING").as_deref() != Ok("1"), "WIREBENCH_REQUIRE_URING=1 but {why}");
+    eprintln!("skipped: {why}");
+    false
+}
+
 /// Whether this kernel lets the process use io_uring with what the loop
 /// needs (send/recv operations, timed waits); why not when it does not.
 pub fn probe() -> Result<(), UringUnavailable> {

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use io_uring::types;
 
 use super::ring::{is_transient, timespec};
-use super::{UringLoop, PUBLISH_TICK};
+use super::UringLoop;
+use crate::driver::PUBLISH_TICK;
 use crate::driver::{DriverError, LoopOp};
 
 /// How long a wait for a batch of completions may hold back the first one.
@@ -27,7 +28,7 @@ impl UringLoop<'_> {
     /// last (which found the work), less the gaps in which it was seen off
     /// its core. It stops at once for `--rate` arrivals to serve.
     pub(super) fn wait(&mut self) -> Result<(), DriverError> {
-        if !self.tasks.yielded.is_empty() || !self.exchanges.is_empty() {
+        if self.tasks.have_yielded() {
             return self.look_once();
         }
         if self.spinner.never_spins() {
@@ -87,7 +88,7 @@ impl UringLoop<'_> {
     }
 
     pub(super) fn sleep(&mut self) -> Result<(), DriverError> {
-        if !self.tasks.yielded.is_empty() {
+        if self.tasks.have_yielded() {
             return self.look_once();
         }
         if !self.waiting.is_empty() || self.tasks.have_timers() {
@@ -119,7 +120,7 @@ impl UringLoop<'_> {
     pub(super) fn sleep_until_arrival(&mut self) -> Result<(), DriverError> {
         let now = self.clock.now_ns();
         let arrival =
-            if self.waiting.is_empty() && self.tasks.admitting.is_empty() { None } else { self.budget.wake_at(now) };
+            if self.waiting.is_empty() && !self.tasks.have_admitting() { None } else { self.budget.wake_at(now) };
         let next = arrival.into_iter().chain(self.tasks.next_wake()).min();
         let Some(at) = next.filter(|&at| at > now) else { return self.look_once() };
         let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);

@@ -1,6 +1,6 @@
 -- Every place a script's code runs in wirebench, each calling sysbench's
 -- C functions through ffi.C: each must reach its own state's generator
--- and counters (tests/lua_ffi.rs looks for each line, and for no ALERT).
+-- and counters (tests/sysbench/lua_ffi.rs looks for each line, and for no ALERT).
 
 local C = ffi.C
 ffi.cdef[[

@@ -1,7 +1,7 @@
 -- sysbench 1.0.20's FFI surface, used the way scripts use it: the types,
 -- enums and structs its internal modules declare, declared again as
 -- scripts declare them, and its C functions called through ffi.C. Run by
--- tests/lua_ffi.rs under sysbench itself and under wirebench, with
+-- tests/sysbench/lua_ffi.rs under sysbench itself and under wirebench, with
 -- --threads=1 and a --rand-seed: every line printed must be the same, and
 -- so must the counts the report shows. (The main state's draws are not
 -- seeded in sysbench, nor is sb_rand_unique's sequence: init() draws

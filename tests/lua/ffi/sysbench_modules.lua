@@ -1,4 +1,4 @@
--- Run by tests/lua_ffi.rs under sysbench 1.0.20 only: writes the source
+-- Run by tests/sysbench/lua_ffi.rs under sysbench 1.0.20 only: writes the source
 -- of the internal Lua modules its binary embeds (data symbols it exports),
 -- in the order its sb_lua.c loads them, each after a "-- module" line.
 local modules = {

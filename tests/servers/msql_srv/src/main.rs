@@ -3,6 +3,7 @@
 //! for wirebench's interop tests. It answers what a login and sysbench's
 //! oltp_point_select --db-ps-mode=disable need: `SELECT c FROM sbtest<N> WHERE
 //! id=<id>` gets one row, any other SELECT one row, anything else OK. Its
+//! Its one database is `sbtest`. Its
 //! greeting does not offer CLIENT_SECURE_CONNECTION although it sends a 20-byte
 //! scramble and takes 4.1 auth: the deviation the tests exist for.
 //!
@@ -57,8 +58,13 @@ impl<W: io::Read + io::Write> MysqlShim<W> for Backend {
 
     fn on_close(&mut self, _: u32) {}
 
-    fn on_init(&mut self, _: &str, writer: InitWriter<W>) -> io::Result<()> {
-        writer.ok()
+    /// It has one database, `sbtest`; COM_INIT_DB (how a client without
+    /// CONNECT_WITH_DB selects one) of another is refused as MySQL does.
+    fn on_init(&mut self, database: &str, writer: InitWriter<W>) -> io::Result<()> {
+        if database == "sbtest" {
+            return writer.ok();
+        }
+        writer.error(ErrorKind::ER_BAD_DB_ERROR, format!("Unknown database '{database}'").as_bytes())
     }
 
     fn on_query(&mut self, sql: &str, results: QueryResultWriter<W>) -> io::Result<()> {

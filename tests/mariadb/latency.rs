@@ -1,0 +1,313 @@
+//! Latency reporting end to end, through the wirebench binary: `--rate`
+//! past capacity against a null server with a planted delay (latency from
+//! each arrival far above the service time, the run completes and says the
+//! target was not met), `--hdr-log` read back with the hdrhistogram crate
+//! (its totals equal the report's), `--warmup-time`, and against the test
+//! MariaDB the `--percentile` list and the per-statement counts, which
+//! equal the statements the workload sends.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use base64::Engine as _;
+use common::{ScratchDir, TestServer};
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use wirebench::null_server::{NullServer, NullServerConfig};
+
+/// One MariaDB test at a time: they share the table.
+fn mariadb_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn null_server(dir: &ScratchDir, delay: Duration) -> NullServer {
+    let config =
+        NullServerConfig { unix: Some(dir.0.join("null.sock")), answer_delay: delay, ..NullServerConfig::default() };
+    NullServer::start(config).unwrap()
+}
+
+fn wirebench(args: &[&str]) -> Output {
+    common::wirebench().args(args).output().unwrap()
+}
+
+/// Runs wirebench and returns its stdout, which must be a success.
+fn wirebench_ok(args: &[&str]) -> String {
+    let out = wirebench(args);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{args:?}: {}\n{stdout}\n{stderr}", out.status);
+    stdout.into_owned()
+}
+
+/// The numbers after `label` on the first line that starts with it.
+fn numbers(report: &str, label: &str) -> Vec<f64> {
+    let line = report
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no {label:?} in\n{report}"));
+    line.trim_start()[label.len()..]
+        .split(|c: char| c.is_whitespace() || c == '(' || c == 's' || c == '/' || c == '%')
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+fn first(report: &str, label: &str) -> f64 {
+    numbers(report, label)[0]
+}
+
+/// `--rate` at three times what the server can answer: each of the 2
+/// connections waits 2 ms per answer, so 1,000 events/s at most. The run
+/// completes (no "event queue is full"), says the target was not met, and
+/// the latency from each arrival is far above the service time.
+#[test]
+fn rate_past_capacity_reports_latency_from_arrival_far_above_service_time() {
+    let dir = ScratchDir::new("latency-rate");
+    let server = null_server(&dir, Duration::from_millis(2));
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let start = Instant::now();
+    let report = wirebench_ok(&[
+        "oltp_point_select",
+        &socket,
+        "--threads=2",
+        "--time=2",
+        "--rate=3000",
+        "--percentile=95,50",
+        "run",
+    ]);
+    assert!(start.elapsed() < Duration::from_secs(8), "--time ends the run: {:?}", start.elapsed());
+    let p95 = numbers(&report, "p95:");
+    let (from_arrival, service) = (p95[0], p95[1]);
+    assert!((2.0..20.0).contains(&service), "service time is the planted delay: {report}");
+    assert!(from_arrival > 10.0 * service, "corrected latency {from_arrival} vs service {service}: {report}");
+    assert!(first(&report, "95th percentile:") > 10.0 * service, "sysbench's line counts from the arrival too");
+    assert!(report.contains("Latency under --rate (ms):"), "{report}");
+    let achieved = numbers(&report, "Rate: target 3000/s (poisson arrivals), achieved");
+    assert!(achieved[0] < 1_100.0, "{report}");
+    assert!(report.contains("Target rate not met: "), "{report}");
+    drop(server);
+}
+
+/// Under capacity, nothing is said to be missed, and the latency from
+/// each arrival stays near the service time.
+#[test]
+fn rate_under_capacity_is_met() {
+    let dir = ScratchDir::new("latency-rate-met");
+    let server = null_server(&dir, Duration::from_micros(500));
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let report = wirebench_ok(&[
+        "oltp_point_select",
+        &socket,
+        "--threads=4",
+        "--time=2",
+        "--rate=200",
+        "--rate-arrival=fixed",
+        "run",
+    ]);
+    assert!(!report.contains("not met"), "{report}");
+    let achieved = numbers(&report, "Rate: target 200/s (fixed arrivals), achieved")[0];
+    assert!((180.0..=220.0).contains(&achieved), "{report}");
+    // The client says how hard it worked: far from its limit at 200/s.
+    let busy = numbers(&report, "Client load: event loops busy")[0];
+    assert!((0.0..50.0).contains(&busy), "{report}");
+    // Arrivals wait for nothing but a busy moment of a shared machine.
+    let p95 = numbers(&report, "p95:");
+    assert!(p95[0] < p95[1] + 20.0, "{report}");
+    drop(server);
+}
+
+/// Every histogram of the log, read back as the log's readers do: per
+/// tag (`None` for the events' latency), the total count.
+fn logged_counts(path: &Path) -> Vec<(Option<String>, u64)> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut totals: Vec<(Option<String>, u64)> = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        let LogEntry::Interval(interval) = entry.unwrap() else { continue };
+        let raw = base64::engine::general_purpose::STANDARD.decode(interval.encoded_histogram()).unwrap();
+        let h: Histogram<u64> = Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
+        let tag = interval.tag().map(|t| t.as_str().to_owned());
+        match totals.iter_mut().find(|(t, _)| *t == tag) {
+            Some((_, n)) => *n += h.len(),
+            None => totals.push((tag, h.len())),
+        }
+    }
+    totals
+}
+
+fn logged(totals: &[(Option<String>, u64)], tag: Option<&str>) -> u64 {
+    totals.iter().find(|(t, _)| t.as_deref() == tag).map_or(0, |(_, n)| *n)
+}
+
+/// `--hdr-log`: one interval a second, read back with the hdrhistogram
+/// crate; the events logged are the report's transactions, each statement
+/// kind's the report's per-statement count.
+#[test]
+fn hdr_log_reads_back_to_the_report() {
+    let dir = ScratchDir::new("latency-hdr-log");
+    let server = null_server(&dir, Duration::ZERO);
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let log = dir.0.join("run.hlog");
+    let log_arg = format!("--hdr-log={}", log.display());
+    let before = SystemTime::now();
+    let report =
+        wirebench_ok(&["oltp_read_write", &socket, "--threads=2", "--time=2", &log_arg, "--per-statement=on", "run"]);
+    let totals = logged_counts(&log);
+    let transactions = first(&report, "transactions:") as u64;
+    assert!(transactions > 100, "{report}");
+    assert_eq!(logged(&totals, None), transactions, "{totals:?}");
+    for kind in ["point_select", "simple_range", "update_index", "delete", "insert", "begin", "commit"] {
+        let reported = numbers(&report, kind)[0] as u64;
+        assert_eq!(logged(&totals, Some(kind)), reported, "{kind}: {totals:?}\n{report}");
+    }
+    assert_eq!(logged(&totals, Some("commit")), transactions);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let intervals =
+        text.lines().filter(|l| !l.starts_with('#') && !l.starts_with('"') && !l.starts_with("Tag=")).count();
+    assert!((2..=3).contains(&intervals), "one interval a second: {text}");
+    let start: f64 = numbers(&text, "#[StartTime:")[0];
+    let since_epoch = before.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64();
+    assert!((start - since_epoch).abs() < 5.0, "{start} vs {since_epoch}");
+    drop(server);
+}
+
+/// A log that cannot be created ends the command before any load.
+#[test]
+fn an_hdr_log_that_cannot_be_created_is_refused() {
+    let dir = ScratchDir::new("latency-hdr-bad");
+    let server = null_server(&dir, Duration::ZERO);
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let out = wirebench(&["oltp_point_select", &socket, "--time=1", "--hdr-log=/nonexistent-dir/x.hlog", "run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--hdr-log=/nonexistent-dir/x.hlog: cannot create the file: "), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("SQL statistics"));
+    drop(server);
+}
+
+/// `--warmup-time`: the load runs first, the report covers only `--time`
+/// after it, and `--events` counts from its end.
+#[test]
+fn warmup_runs_before_the_measured_time() {
+    let dir = ScratchDir::new("latency-warmup");
+    let server = null_server(&dir, Duration::from_micros(200));
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let start = Instant::now();
+    let report = wirebench_ok(&[
+        "oltp_point_select",
+        &socket,
+        "--threads=2",
+        "--time=1",
+        "--warmup-time=1",
+        "--report-interval=1",
+        "run",
+    ]);
+    let elapsed = start.elapsed();
+    assert!(elapsed >= Duration::from_secs(2), "warm-up plus --time: {elapsed:?}");
+    assert!(report.contains("Warmup time: 1s\n"), "{report}");
+    assert!(report.contains("Threads started!\n\nWarming up for 1 seconds...\n\n[ 1s ] thds: 2"), "{report}");
+    assert_eq!(report.matches("] thds: ").count(), 1, "no interim line during the warm-up: {report}");
+    let total = first(&report, "total time:");
+    assert!((0.9..1.5).contains(&total), "total time is the measured time: {report}");
+    // At most 2 connections x 1 s / 0.2 ms answered in the measured second.
+    let transactions = first(&report, "transactions:");
+    assert!(transactions <= 10_500.0, "the warm-up's events are not counted: {report}");
+
+    let report = wirebench_ok(&[
+        "oltp_point_select",
+        &socket,
+        "--threads=2",
+        "--time=0",
+        "--events=300",
+        "--warmup-time=1",
+        "run",
+    ]);
+    let transactions = first(&report, "transactions:") as u64;
+    // The events in flight when the warm-up ends finish in the measured run.
+    assert!((300..=302).contains(&transactions), "{report}");
+    drop(server);
+}
+
+/// The arguments that reach the test MariaDB over TCP, with one small table.
+fn mariadb_args<'a>(host: &'a str, port: &'a str) -> Vec<&'a str> {
+    vec![
+        host,
+        port,
+        "--mysql-user=sbtest",
+        "--mysql-password=sbtest",
+        "--mysql-db=sbtest",
+        "--tables=1",
+        "--table-size=1000",
+    ]
+}
+
+fn with_table(test: &str, run: impl FnOnce(&[&str])) {
+    let Some(server) = TestServer::find() else { return };
+    let _lock = mariadb_lock();
+    let (host, port) = (format!("--mysql-host={}", server.host), format!("--mysql-port={}", server.port));
+    let mut args = vec![test];
+    args.extend(mariadb_args(&host, &port));
+    let with = |command: &'static str| [&args[..], &[command]].concat();
+    let _ = wirebench(&with("cleanup"));
+    wirebench_ok(&with("prepare"));
+    run(&args);
+    wirebench_ok(&with("cleanup"));
+}
+
+/// `--percentile=50,95,99,99.9` against the real server: sysbench's line
+/// keeps the first value, the list follows sysbench's block, each value
+/// at most the max and in order.
+#[test]
+fn percentile_list_against_mariadb() {
+    with_table("oltp_point_select", |args| {
+        let run = [args, &["--threads=2", "--events=3000", "--time=0", "--percentile=50,95,99,99.9", "run"]].concat();
+        let report = wirebench_ok(&run);
+        assert!(report.contains("         50th percentile: "), "{report}");
+        let block = report.split("Latency percentiles (ms):\n").nth(1).unwrap_or_else(|| panic!("{report}"));
+        let values: Vec<f64> = ["p50:", "p95:", "p99:", "p99.9:"].iter().map(|l| first(block, l)).collect();
+        let max = first(&report, "max:");
+        assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+        assert!(values.iter().all(|&v| v > 0.0 && v <= max), "{values:?} max {max}\n{report}");
+        let sysbench_line = report.find("50th percentile:").unwrap();
+        let sum_line = report.find("         sum:").unwrap();
+        let block_at = report.find("Latency percentiles (ms):").unwrap();
+        let fairness = report.find("Threads fairness:").unwrap();
+        assert!(sysbench_line < sum_line && sum_line < block_at && block_at < fairness, "{report}");
+    });
+}
+
+/// `--per-statement=on` against the real server: each kind's count is
+/// what oltp_read_write sends per event (10 point selects, one of each
+/// range, update, delete, insert, BEGIN and COMMIT) times the events.
+/// One connection: two could deadlock, and a retried event sends its
+/// statements again (they count, as sent).
+#[test]
+fn per_statement_counts_equal_the_workloads_statements() {
+    with_table("oltp_read_write", |args| {
+        let run = [args, &["--threads=1", "--events=200", "--time=0", "--per-statement=on", "run"]].concat();
+        let report = wirebench_ok(&run);
+        let expected = [
+            ("point_select", 2000),
+            ("simple_range", 200),
+            ("sum_range", 200),
+            ("order_range", 200),
+            ("distinct_range", 200),
+            ("update_index", 200),
+            ("update_non_index", 200),
+            ("delete", 200),
+            ("insert", 200),
+            ("begin", 200),
+            ("commit", 200),
+        ];
+        let block = report.split("Statements (latency in ms").nth(1).unwrap_or_else(|| panic!("{report}"));
+        for (kind, count) in expected {
+            let row = numbers(block, kind);
+            assert_eq!((row[0] as u64, row[1] as u64), (count, 0), "{kind}: {report}");
+        }
+        assert!(!block.contains("other"), "{report}");
+        assert_eq!(first(&report, "total:") as u64, 200 * 20, "{report}");
+    });
+}

@@ -1,0 +1,141 @@
+//! Findings in the login: a server whose login hangs when it names a
+//! database (CONNECT_WITH_DB) while logins without one are answered
+//! (`Bug::DatabaseLoginHang`) is a finding with a reproducer, not a reason
+//! to exit 1; `fuzz-replay` and the emitted Python script judge it by the
+//! login's own answer (exit status 3), a healthy server survives both, and
+//! with `--keep-going` the run goes on fuzzing with the form of login that
+//! works (COM_INIT_DB selecting the database).
+
+use crate::common;
+use crate::planted;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::ScratchDir;
+use planted::{Bug, PlantedServer};
+
+struct Exit {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+async fn run(program: &'static str, args: Vec<String>) -> Exit {
+    tokio::task::spawn_blocking(move || {
+        let out = Command::new(program).args(&args).output().expect(program);
+        Exit {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    })
+    .await
+    .unwrap()
+}
+
+async fn wirebench(args: Vec<String>) -> Exit {
+    run(env!("CARGO_BIN_EXE_wirebench"), args).await
+}
+
+fn fuzz_args(port: u16, dir: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "fuzz",
+        "--mysql-host=127.0.0.1",
+        &format!("--mysql-port={port}"),
+        "--mysql-user=fuzz",
+        "--mysql-password=x",
+        "--mysql-db=planted",
+        "--fuzz-deadline=0.5",
+        "--threads=4",
+        "--rand-seed=3",
+        &format!("--fuzz-dir={}", dir.display()),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn reproducer_path(stdout: &str) -> PathBuf {
+    let line = stdout.lines().find_map(|l| l.strip_prefix("wirebench fuzz: reproducer written to "));
+    PathBuf::from(line.unwrap_or_else(|| panic!("no reproducer path in:\n{stdout}")))
+}
+
+fn replay_args(path: &Path, port: u16) -> Vec<String> {
+    vec![
+        "fuzz-replay".into(),
+        path.display().to_string(),
+        "--mysql-host=127.0.0.1".into(),
+        format!("--mysql-port={port}"),
+        "--mysql-password=x".into(),
+    ]
+}
+
+async fn python(path: &Path, port: u16) -> Exit {
+    let emit = wirebench(vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()]).await;
+    assert_eq!(emit.code, Some(0), "{}", emit.stderr);
+    let script = path.with_extension("py");
+    std::fs::write(&script, &emit.stdout).unwrap();
+    let args = vec![
+        script.display().to_string(),
+        "--host=127.0.0.1".into(),
+        format!("--port={port}"),
+        "--user=fuzz".into(),
+        "--password=x".into(),
+    ];
+    run("python3", args).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_that_hangs_with_a_database_is_a_finding_that_replays() {
+    let server = PlantedServer::start(Bug::DatabaseLoginHang).await;
+    let dir = ScratchDir::new("fuzz-login-hang");
+    let run = wirebench(fuzz_args(server.port, &dir.0, &["--time=30"])).await;
+    eprintln!("{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, Some(3), "a finding, not exit status 1");
+    assert!(!run.stderr.contains("cannot log in"), "{}", run.stderr);
+    let path = reproducer_path(&run.stdout);
+    assert!(path.file_name().unwrap().to_string_lossy().starts_with("failure-login-"), "{}", path.display());
+    let text = std::fs::read_to_string(&path).unwrap();
+    for line in [
+        "\nobserved: the login naming database planted (CONNECT_WITH_DB) got no answer within 0.5 s, while a login \
+         naming no database logs in\n",
+        "\nfailure: login\n",
+        "\nreproduces: alone\n",
+        "\nfuzz-deadline: 0.5 s\n",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+    assert!(text.contains("  # answer: login -> "), "{text}");
+    assert!(run.stdout.contains("    failures:            1\n"), "{}", run.stdout);
+
+    let again = wirebench(replay_args(&path, server.port)).await;
+    assert_eq!(again.code, Some(3), "{}\n{}", again.stdout, again.stderr);
+    assert!(again.stdout.contains("FAILURE again: the login was not completed within 0.5 s"), "{}", again.stdout);
+    let script = python(&path, server.port).await;
+    assert_eq!(script.code, Some(3), "{}\n{}", script.stdout, script.stderr);
+    assert!(script.stdout.contains("as the reproducer says"), "{}", script.stdout);
+
+    let healthy = PlantedServer::start(Bug::None).await;
+    let survived = wirebench(replay_args(&path, healthy.port)).await;
+    assert_eq!(survived.code, Some(0), "{}\n{}", survived.stdout, survived.stderr);
+    assert!(survived.stdout.contains("the login was completed"), "{}", survived.stdout);
+    let survived = python(&path, healthy.port).await;
+    assert_eq!(survived.code, Some(0), "{}\n{}", survived.stdout, survived.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_keep_going_it_fuzzes_on_with_the_login_that_works() {
+    let server = PlantedServer::start(Bug::DatabaseLoginHang).await;
+    let dir = ScratchDir::new("fuzz-login-hang-keep-going");
+    let run = wirebench(fuzz_args(server.port, &dir.0, &["--time=3", "--keep-going"])).await;
+    assert_eq!(run.code, Some(3), "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("going on (--keep-going) with every login naming no database"), "{}", run.stderr);
+    let states = std::fs::read_to_string(dir.0.join("states.txt")).unwrap();
+    for state in ["login -> OK\n", "COM_INIT_DB -> OK\n", "COM_STMT_PREPARE -> PREPARE_OK\n"] {
+        assert!(states.contains(state), "{state:?} missing:\n{states}");
+    }
+    assert!(run.stdout.contains("    failures:            1\n"), "only the login finding:\n{}", run.stdout);
+}

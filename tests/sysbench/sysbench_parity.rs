@@ -1,0 +1,342 @@
+//! wirebench against the real sysbench 1.0.20 on the same MariaDB: for
+//! each of the 11 tests, the same command line must count the same reads,
+//! writes, others and transactions. And the run modes sysbench has beyond
+//! `--events`: `--rate` (open loop), `--report-checkpoints` and
+//! `--forced-shutdown`.
+//!
+//! Why the counts can be equal exactly: with `--rand-seed` and
+//! `--threads=1` wirebench draws sysbench's values in sysbench's order (see
+//! `wirebench::rand`), and `prepare` leaves every id 1..table_size present
+//! whatever the seed, so even the data-dependent counts agree: oltp_delete's
+//! DELETEs that hit an id already deleted affect no row and count as
+//! "other", and the same ids are deleted in the same order in both runs.
+//! Every run starts from a fresh `prepare`.
+//!
+//! Needs the test server (see tests/common) and /usr/bin/sysbench; without
+//! them the tests are skipped, or fail with WIREBENCH_REQUIRE_SERVER=1.
+//! The `--rate`, checkpoint and overflow tests use an in-process null
+//! server; one more checks that the `--rate` schedule allocates nothing
+//! per event (implementing `GlobalAlloc` needs `unsafe`, hence here).
+
+use crate::common::{self, number_after};
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use std::time::{Duration, Instant};
+
+use common::TestServer;
+use wirebench::client::Connection;
+use wirebench::null_server::{NullServer, NullServerConfig};
+
+const SYSBENCH: &str = "/usr/bin/sysbench";
+
+// The tests that use MariaDB's sbtest tables run one at a time.
+use crate::common::serial;
+
+/// The server, when there is one and sysbench too.
+fn server_and_sysbench() -> Option<TestServer> {
+    let server = TestServer::find()?;
+    if !Path::new(SYSBENCH).exists() {
+        common::unavailable(&format!("{SYSBENCH} is missing (apt-get install sysbench)"));
+        return None;
+    }
+    Some(server)
+}
+
+fn mysql_args(host: &str, port: u16) -> Vec<String> {
+    vec![
+        format!("--mysql-host={host}"),
+        format!("--mysql-port={port}"),
+        "--mysql-user=sbtest".into(),
+        "--mysql-password=sbtest".into(),
+        "--mysql-db=sbtest".into(),
+    ]
+}
+
+struct Run {
+    output: Output,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn assert_ok(self, what: &str) -> Run {
+        assert!(self.output.status.success(), "{what} failed\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+fn run(program: &str, test: &str, args: &[String], command: &str) -> Run {
+    let output = Command::new(program).arg(test).args(args).arg(command).output().expect("the program starts");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    Run { output, stdout, stderr }
+}
+
+fn wirebench(test: &str, args: &[String], command: &str) -> Run {
+    run(env!("CARGO_BIN_EXE_wirebench"), test, args, command)
+}
+
+/// What the final report's "SQL statistics" say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    read: u64,
+    write: u64,
+    other: u64,
+    transactions: u64,
+    ignored_errors: u64,
+}
+
+fn counts(report: &str) -> Counts {
+    let get = |label| number_after(report, label);
+    Counts {
+        read: get("read:"),
+        write: get("write:"),
+        other: get("other:"),
+        transactions: get("transactions:"),
+        ignored_errors: get("ignored errors:"),
+    }
+}
+
+/// `cleanup` (whatever is there) then `prepare`, with sysbench.
+fn fresh_tables(test: &str, args: &[String]) {
+    run(SYSBENCH, test, args, "cleanup");
+    run(SYSBENCH, test, args, "prepare").assert_ok(&format!("sysbench {test} prepare"));
+}
+
+/// sysbench's run, then wirebench's on freshly prepared tables.
+fn both(test: &str, args: &[String]) -> (Counts, Counts) {
+    fresh_tables(test, args);
+    let sysbench = run(SYSBENCH, test, args, "run").assert_ok(&format!("sysbench {test} run"));
+    fresh_tables(test, args);
+    let wirebench = wirebench(test, args, "run").assert_ok(&format!("wirebench {test} run"));
+    run(SYSBENCH, test, args, "cleanup");
+    (counts(&sysbench.stdout), counts(&wirebench.stdout))
+}
+
+#[test]
+fn every_test_counts_what_sysbench_counts() {
+    let Some(server) = server_and_sysbench() else { return };
+    let _serial = serial();
+    let started = Instant::now();
+    let mut common = mysql_args(&server.host, server.port);
+    common.extend(["--table-size=200", "--threads=1", "--time=0", "--rand-seed=4242"].map(String::from));
+    let tests = [
+        "oltp_read_only",
+        "oltp_read_write",
+        "oltp_write_only",
+        "oltp_point_select",
+        "oltp_update_index",
+        "oltp_update_non_index",
+        "oltp_delete",
+        "oltp_insert",
+        "select_random_points",
+        "select_random_ranges",
+    ];
+    for test in tests {
+        let mut args = common.clone();
+        // The select_random_* scripts refuse more than one table.
+        let tables = if test.starts_with("select_random") { "--tables=1" } else { "--tables=2" };
+        args.extend([tables.to_string(), "--events=150".to_string()]);
+        let (sysbench, wirebench) = both(test, &args);
+        assert_eq!(wirebench, sysbench, "{test}: wirebench counts differ from sysbench's");
+        assert_eq!(sysbench.transactions, 150, "{test}");
+        if test == "oltp_delete" {
+            // The interesting case: 150 skewed picks among 400 ids repeat.
+            assert!(sysbench.write > 0 && sysbench.other > 0, "{test}: {sysbench:?}");
+        }
+    }
+    bulk_insert_counts_rows(&common);
+    eprintln!("{} tests in {:.1?}", tests.len() + 1, started.elapsed());
+}
+
+/// bulk_insert: sysbench's event appends one row to a client-side buffer
+/// flushed as one INSERT when the next row would pass 512 KiB and at the
+/// end of the run; transactions and `--events` count rows, writes count
+/// statements. wirebench sends statements of the rows `--events` still
+/// allows, so the counts agree for any limit: one row, a partial
+/// statement, and more rows than one 512 KiB statement holds (two).
+fn bulk_insert_counts_rows(common: &[String]) {
+    let test = "bulk_insert";
+    for events in [1u64, 150, 50_000] {
+        let mut args = common.to_vec();
+        args.push(format!("--events={events}"));
+        let (sysbench, wirebench) = both(test, &args);
+        assert_eq!(wirebench, sysbench, "{test} --events={events}: wirebench counts differ from sysbench's");
+        assert_eq!(wirebench.transactions, events, "{wirebench:?}");
+        assert_eq!(wirebench.write, if events > 30_000 { 2 } else { 1 }, "{wirebench:?}");
+    }
+}
+
+/// A null server in this process, and the arguments that reach it.
+fn null_server() -> (NullServer, Vec<String>) {
+    let config = NullServerConfig { tcp: Some("127.0.0.1:0".parse().unwrap()), ..NullServerConfig::default() };
+    let server = NullServer::start(config).expect("the null server starts");
+    let addr = server.local_addr().expect("it listens on TCP");
+    let args = mysql_args(&addr.ip().to_string(), addr.port());
+    (server, args)
+}
+
+fn with(mut args: Vec<String>, more: &[&str]) -> Vec<String> {
+    args.extend(more.iter().map(|s| s.to_string()));
+    args
+}
+
+/// `--rate=200` for 2 s: about 400 events (Poisson, so ±30% is generous),
+/// and each interim line is followed by sysbench's queue line.
+#[test]
+fn rate_paces_the_events() {
+    let (_server, args) = null_server();
+    let args = with(args, &["--threads=4", "--time=2", "--rate=200", "--report-interval=1"]);
+    let out = wirebench("oltp_point_select", &args, "run").assert_ok("wirebench --rate");
+    let stdout = &out.stdout;
+    assert!(stdout.contains("Target transaction rate: 200/sec\n"), "{stdout}");
+    let events = counts(stdout).transactions;
+    assert!((280..=520).contains(&events), "{events} events at 200/s for 2 s\n{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let interim: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("] thds: 4 tps: ")).collect();
+    assert!(!interim.is_empty(), "{stdout}");
+    for i in interim {
+        let queue = lines.get(i + 1).copied().unwrap_or_default();
+        let (stamp, rest) = queue.split_once("] ").unwrap_or_default();
+        assert!(lines[i].starts_with(&format!("{stamp}] ")), "{queue:?} after {:?}", lines[i]);
+        let rest = rest.strip_prefix("queue length: ").unwrap_or_else(|| panic!("no queue line: {queue:?}"));
+        let (length, concurrency) = rest.split_once(", concurrency: ").unwrap();
+        let (length, concurrency): (u64, u64) = (length.parse().unwrap(), concurrency.parse().unwrap());
+        assert!(length < 100 && concurrency <= 4, "{queue}");
+    }
+    // The latency counts from each arrival: a null server answers in well
+    // under a millisecond, the timer wake-up adds about one at most.
+    let avg: f64 = stdout.lines().find_map(|l| l.trim().strip_prefix("avg:")).unwrap().trim().parse().unwrap();
+    assert!(avg < 20.0, "{stdout}");
+}
+
+/// An overloaded `--rate`: sysbench aborts with "The event queue is full"
+/// once 131,072 arrivals wait (#483); wirebench runs to `--time`, the
+/// backlog counted past that, and the report says the target was not met.
+#[test]
+fn rate_past_capacity_runs_to_its_end_and_says_so() {
+    let (_server, args) = null_server();
+    // A million events a second on one connection: far more arrivals wait
+    // than sysbench's queue holds.
+    let args = with(args, &["--threads=1", "--time=2", "--rate=1000000", "--report-interval=1"]);
+    let started = Instant::now();
+    let out = wirebench("oltp_point_select", &args, "run").assert_ok("wirebench --rate past capacity");
+    assert!(started.elapsed() < Duration::from_secs(5), "--time ends the run");
+    assert!(!out.stderr.contains("event queue is full"), "{}", out.stderr);
+    let queue = out.stdout.lines().find(|l| l.contains("] queue length: ")).unwrap_or_else(|| panic!("{}", out.stdout));
+    let length: u64 = queue.split("queue length: ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    assert!(length > 131_072, "{queue}");
+    assert!(out.stdout.contains("SQL statistics:"), "{}", out.stdout);
+    assert!(out.stdout.contains("\nTarget rate not met: "), "{}", out.stdout);
+}
+
+/// `--report-checkpoints=1,2` on a 3 s run: a full report at 1 s and at
+/// 2 s, each covering the time since the previous one (the statistics
+/// restart), then the final report for the last second. At `--rate=300`
+/// each period holds about 300 events.
+#[test]
+fn checkpoints_report_and_restart() {
+    let (_server, args) = null_server();
+    let args = with(
+        args,
+        &["--threads=2", "--time=3", "--rate=300", "--report-checkpoints=1,2", "--report-interval=1", "--histogram"],
+    );
+    let out = wirebench("oltp_point_select", &args, "run").assert_ok("wirebench --report-checkpoints");
+    let stdout = &out.stdout;
+    assert!(stdout.contains("Report checkpoint(s) at 1, 2 seconds\n"), "{stdout}");
+    let reports: Vec<&str> = stdout.split("SQL statistics:").skip(1).collect();
+    assert_eq!(reports.len(), 3, "{stdout}");
+    let before: Vec<&str> = stdout.split("SQL statistics:").collect();
+    for (n, expected_total) in [(0, 1.0), (1, 2.0), (2, 3.0)] {
+        let report = reports[n];
+        if n < 2 {
+            assert!(before[n].ends_with(&format!("[ {}s ] Checkpoint report:\n", n + 1)), "{stdout}");
+        } else {
+            // Only the final report has the histogram before it.
+            assert!(before[n].contains("Latency histogram (values are in milliseconds)"), "{stdout}");
+        }
+        let total: f64 = report
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("total time:"))
+            .and_then(|t| t.trim().strip_suffix('s'))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((total - expected_total).abs() < 0.35, "report {n}: total time {total}\n{stdout}");
+        let c = counts(report);
+        assert!((195..=405).contains(&c.transactions), "report {n}: {c:?}\n{stdout}");
+        assert_eq!(c.read, c.transactions);
+        // Per second over the period since the last checkpoint, not since the start.
+        let per_sec: f64 = report
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("transactions:"))
+            .and_then(|rest| rest.split('(').nth(1))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((150.0..=450.0).contains(&per_sec), "report {n}: {per_sec}/s\n{stdout}");
+        assert_eq!(number_after::<u64>(report, "total number of events:"), c.transactions);
+    }
+    // The interim lines are not reset by the checkpoints: about 300/s each.
+    for line in stdout.lines().filter(|l| l.contains("] thds: ")) {
+        let tps: f64 = line.split("tps: ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        assert!((150.0..=450.0).contains(&tps), "{line}");
+    }
+}
+
+/// `--forced-shutdown`: events blocked on row locks never finish; at
+/// `--time` + 1 s wirebench reports them as unfinished and exits with
+/// status 2, as sysbench does.
+#[test]
+fn forced_shutdown_stops_a_stuck_run() {
+    let Some(server) = TestServer::find() else { return };
+    let _serial = serial();
+    let mut args = mysql_args(&server.host, server.port);
+    args.extend(["--tables=2", "--table-size=50", "--threads=2"].map(String::from));
+    let _ = wirebench("oltp_update_index", &args, "cleanup");
+    wirebench("oltp_update_index", &args, "prepare").assert_ok("prepare");
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut holder = runtime.block_on(async {
+        let mut conn = Connection::connect(&server.options(server.tcp())).await.unwrap();
+        for sql in ["BEGIN", "SELECT id FROM sbtest1 FOR UPDATE", "SELECT id FROM sbtest2 FOR UPDATE"] {
+            conn.query_drop(sql).await.unwrap();
+        }
+        conn
+    });
+    let started = Instant::now();
+    let out = wirebench("oltp_update_index", &with(args.clone(), &["--time=1", "--forced-shutdown=1"]), "run");
+    let elapsed = started.elapsed();
+    runtime.block_on(holder.query_drop("ROLLBACK")).unwrap();
+    drop(holder);
+
+    let stdout = &out.stdout;
+    assert_eq!(out.output.status.code(), Some(2), "{stdout}\n{}", out.stderr);
+    assert!(stdout.contains("Forcing shutdown in 2 seconds\n"), "{stdout}");
+    assert!(out.stderr.contains("FATAL: The --max-time limit has expired, forcing shutdown..."), "{}", out.stderr);
+    assert!(
+        stdout.contains(
+            "    reconnects:                          0      (0.00 per sec.)\n\n\
+             Number of unfinished transactions on forced shutdown: 2\n\n\
+             General statistics:\n"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(counts(stdout).transactions, 0, "{stdout}");
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+
+    // Without stuck events the run ends by itself, before the shutdown.
+    let out = wirebench(
+        "oltp_update_index",
+        &with(args.clone(), &["--time=2", "--forced-shutdown=50%", "--events=20"]),
+        "run",
+    )
+    .assert_ok("a run that ends by itself");
+    assert!(out.stdout.contains("Forcing shutdown in 3 seconds\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("unfinished"), "{}", out.stdout);
+    assert_eq!(counts(&out.stdout).transactions, 20);
+    let _ = wirebench("oltp_update_index", &args, "cleanup");
+}

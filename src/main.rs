@@ -181,6 +181,7 @@ fn null_server(options: NullServerOptions) -> Result<(), NullServerExit> {
         cpus: options.cpus.unwrap_or_default(),
         answer_delay: std::time::Duration::from_micros(options.delay_us),
         wait_timeout: (options.wait_timeout_s > 0).then(|| std::time::Duration::from_secs(options.wait_timeout_s)),
+        serial: options.serial,
         ..Default::default()
     };
     let server = NullServer::start(config)?;

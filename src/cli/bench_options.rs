@@ -14,6 +14,7 @@ use super::legacy_args;
 use super::opts::Opts;
 use super::raw::RawOpt;
 use super::result_args::{result_options, run_identity};
+use super::search_args::search_options;
 use super::server_stats::server_stats_options;
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
@@ -48,9 +49,10 @@ pub(crate) fn bench(
     test_options.threads = general.threads;
     test_options.prepare_method = prepare_method(&opts)?;
     let engine = engine_options(&opts)?;
-    let mut results = result_options(&opts, &general)?;
+    let mut results = result_options(&opts, &general, command)?;
     results.run_identity = Some(run_identity(test.name(), &general, &test_options));
     let server_stats = server_stats_options(&opts, &general, &mysql, &results, &mut notes)?;
+    let search = search_options(&opts, command, &general)?;
     // Read where the test is named (`lua_script_args.rs`).
     opts.get("lua");
     refuse_script_options(&opts)?;
@@ -79,6 +81,7 @@ pub(crate) fn bench(
         engine,
         results,
         server_stats,
+        search,
         script: None,
         warnings,
         notes,

@@ -349,6 +349,34 @@ pub(crate) const RESULTS: &[OptDef] = &[
     opt("server-pid", Int, None, "the server's process on this host, for --server-stats through a port forward"),
 ];
 
+/// The `search` command's options: the latency bounds and each step's shape.
+pub(crate) const SEARCH: &[OptDef] = &[
+    opt(
+        "slo",
+        List,
+        None,
+        "search: the latency bounds the rate must hold, PERCENTILE:MS pairs such as 99:5,99.9:20 (latency from \
+         each event's intended start)",
+    ),
+    opt("search-warmup", Int, Some("2"), "search: seconds each step runs before it is measured"),
+    opt("search-time", Int, Some("10"), "search: seconds each step is measured"),
+    opt("search-pause", Int, Some("1"), "search: seconds to wait between steps, so each starts from a drained server"),
+    opt(
+        "search-precision",
+        Double,
+        Some("2"),
+        "search: stop when the highest passing and lowest failing rates are within this many percent",
+    ),
+    opt("search-steps", Int, Some("20"), "search: at most this many steps, the probe and the confirmation included"),
+    opt("search-confirm-time", Int, Some("30"), "search: seconds the confirming step at the rate found is measured"),
+    opt(
+        "search-max-errors",
+        Double,
+        Some("0"),
+        "search: the percentage of events that may fail (--mysql-ignore-errors) at a passing rate",
+    ),
+];
+
 /// `wirebench compare FILE...`.
 pub(crate) const COMPARE: &[OptDef] = &[
     opt("format", STRING, Some("text"), "{text,markdown,csv}: how the tables are written"),
@@ -482,6 +510,13 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
         Some("0"),
         "close a connection silent for this many seconds, as MariaDB's wait_timeout (0: never)",
     ),
+    opt(
+        "serial",
+        Bool,
+        Some("off"),
+        "serve one command at a time over all connections, each taking --delay-us: a server of known capacity \
+         (1,000,000 / delay-us commands per second)",
+    ),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
@@ -534,6 +569,7 @@ pub(crate) const ALL_GROUPS: &[&[OptDef]] = &[
     MASTER,
     ENGINE,
     RESULTS,
+    SEARCH,
     OPTION_FILES,
     OLTP,
     RANDOM_POINTS,

@@ -122,7 +122,7 @@ fn read_limits(
     command: Command,
     said: &mut Said<'_>,
 ) -> Result<(), CliError> {
-    let run = command == Command::Run;
+    let run = command.runs_events();
     // Whether a limit was given at all, before the readers below apply
     // their defaults: --rate-stages sets the run's length itself.
     let time_given = ["time", "max_time"].iter().find_map(|k| opts.peek(k).map(RawOpt::label));

@@ -66,7 +66,8 @@ fn wirebench_help() -> String {
         "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n",
     );
     out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n\n");
-    out.push_str("Commands implemented by most tests: prepare run cleanup help\n\n");
+    out.push_str("Commands implemented by most tests: prepare run cleanup help\n");
+    out.push_str("  and search: the highest --rate that holds the --slo latency bounds (docs/search.md)\n\n");
     section(&mut out, "General options:", defs::GENERAL, wirebench);
     section(&mut out, "Pseudo-Random Numbers Generator options:", defs::RAND, wirebench);
     section(&mut out, "Log options:", defs::LOG, wirebench);
@@ -81,6 +82,7 @@ fn wirebench_help() -> String {
     section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER, wirebench);
     section(&mut out, "wirebench options:", defs::ENGINE, wirebench);
     section(&mut out, "wirebench result options:", defs::RESULTS, wirebench);
+    section(&mut out, "wirebench search options (the search command, docs/search.md):", defs::SEARCH, wirebench);
     section(&mut out, "mysql client option files (for the login; sysbench reads none):", defs::OPTION_FILES, wirebench);
     out.push_str("Tests:\n");
     for test in Test::ALL {

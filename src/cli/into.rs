@@ -141,7 +141,7 @@ fn read_timeouts(mysql: &mut MysqlOptions, opts: &Opts, command: Command, thread
     let seconds = |n: u32| (n > 0).then(|| Duration::from_secs(u64::from(n)));
     let connect = opts.int("mysql_connect_timeout", 0, INT_MAX, expected)?;
     mysql.connect_timeout = seconds(connect.unwrap_or(thread_init));
-    let wait_default = (command == Command::Run).then_some(RUN_WAIT_TIMEOUT);
+    let wait_default = command.runs_events().then_some(RUN_WAIT_TIMEOUT);
     let read = opts.int("mysql_read_timeout", 0, INT_MAX, expected)?;
     mysql.read_timeout = read.map_or(wait_default, seconds);
     let write = opts.int("mysql_write_timeout", 0, INT_MAX, expected)?;

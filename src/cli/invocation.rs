@@ -296,7 +296,7 @@ mod tests {
     /// its documented default changes nothing.
     #[test]
     fn documented_defaults_are_the_defaults() {
-        let groups: [(&[OptDef], &str); 15] = [
+        let groups: [(&[OptDef], &str); 16] = [
             (defs::GENERAL, "oltp_read_write"),
             (defs::RAND, "oltp_read_write"),
             (defs::LOG, "oltp_read_write"),
@@ -307,6 +307,7 @@ mod tests {
             (defs::MASTER, "oltp_read_write"),
             (defs::ENGINE, "oltp_read_write"),
             (defs::RESULTS, "oltp_read_write"),
+            (defs::SEARCH, "oltp_read_write"),
             (defs::OPTION_FILES, "oltp_read_write"),
             (defs::OLTP, "oltp_read_write"),
             (defs::RANDOM_POINTS, "select_random_points"),

@@ -124,6 +124,15 @@ pub(crate) fn script_invocation(
         Some(opt) => value::size(opt)?.max(1),
         None => DEFAULT_RESULT_LIMIT,
     };
+    if command.as_deref() == Some("search") {
+        return Err(CliError::UnsupportedCommand {
+            test: script.to_owned(),
+            command: "search".to_owned(),
+            advice: "search runs the built-in tests only (a script's events are run by its own event function, \
+                     whose steps the search cannot restart yet); find the rate by hand with run --rate=N, one \
+                     command per rate (docs/search.md)",
+        });
+    }
     // For reading sysbench's options: what kind of command this is.
     let kind = match command.as_deref() {
         Some("run") => Command::Run,

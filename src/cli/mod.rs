@@ -47,6 +47,7 @@
 //! - `credentials.rs`: the login from the mysql client's sources;
 //!   `option_file.rs`: the mysql option files; `small_file.rs`: reading one
 //!   safely; `terminal.rs`: the password asked on the terminal.
+//! - `search_args.rs`: the `search` command's `--slo` and `--search-*`.
 //! - `result_args.rs`: `--format`, `--chart`, `--label`; `server_stats.rs`:
 //!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
 //! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`: the
@@ -81,6 +82,7 @@ mod opts;
 mod personality;
 mod raw;
 mod result_args;
+mod search_args;
 mod server_stats;
 mod shard_args;
 mod small_file;
@@ -104,6 +106,7 @@ use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, RateStages, Sh
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
+use crate::results::search_record::SearchOptions;
 use crate::results::{CompareOptions, MergeOptions, ResultOptions};
 use crate::server_stats::ServerStatsOptions;
 use crate::transport::tls::TlsOptions;
@@ -174,6 +177,8 @@ pub struct Bench {
     pub results: ResultOptions,
     /// `--server-stats`, `--server-pid`.
     pub server_stats: ServerStatsOptions,
+    /// The `search` command's `--slo` and `--search-*`; none for the others.
+    pub search: Option<SearchOptions>,
     /// A Lua script run by the Lua engine (a `.lua` path that is no
     /// built-in test, or any with `--lua`): its path, command and options.
     pub script: Option<ScriptCall>,
@@ -203,6 +208,9 @@ pub enum Command {
     Prepare,
     Prewarm,
     Run,
+    /// Find the highest `--rate` that holds the `--slo` bounds: a run per
+    /// step.
+    Search,
     Cleanup,
     /// Print [`test_help`] for the test and exit 0.
     Help,
@@ -214,15 +222,22 @@ impl Command {
             Command::Prepare => "prepare",
             Command::Prewarm => "prewarm",
             Command::Run => "run",
+            Command::Search => "search",
             Command::Cleanup => "cleanup",
             Command::Help => "help",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Command> {
-        [Command::Prepare, Command::Prewarm, Command::Run, Command::Cleanup, Command::Help]
+        [Command::Prepare, Command::Prewarm, Command::Run, Command::Search, Command::Cleanup, Command::Help]
             .into_iter()
             .find(|c| c.name() == name)
+    }
+
+    /// Whether the command runs the test's events (`run`, and `search`,
+    /// which runs them once per step), as against the table commands.
+    pub fn runs_events(self) -> bool {
+        matches!(self, Command::Run | Command::Search)
     }
 }
 
@@ -428,6 +443,9 @@ pub struct NullServerOptions {
     pub delay_us: u64,
     /// `--wait-timeout`: seconds of silence that close a connection; 0 never.
     pub wait_timeout_s: u64,
+    /// `--serial`: one command at a time over all connections, each taking
+    /// `--delay-us`, so that the server holds exactly 1/delay per second.
+    pub serial: bool,
 }
 
 /// Parses the arguments that follow the program name (`std::env::args_os()

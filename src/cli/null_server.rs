@@ -22,7 +22,8 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
         if defs::find(&opt.key).is_some() {
             return Err(CliError::NotHere {
                 option: opt.label(),
-                reason: "not a null-server option: null-server takes --listen, --socket, --cpus, --delay-us and --wait-timeout"
+                reason: "not a null-server option: null-server takes --listen, --socket, --cpus, --delay-us, \
+                         --wait-timeout and --serial"
                     .to_owned(),
             });
         }
@@ -36,7 +37,8 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
     if last("help").map_or(Ok(false), value::boolean)? {
         return Ok(Invocation::Help { null_server: true });
     }
-    let mut options = NullServerOptions { listen: None, socket: None, cpus: None, delay_us: 0, wait_timeout_s: 0 };
+    let mut options =
+        NullServerOptions { listen: None, socket: None, cpus: None, delay_us: 0, wait_timeout_s: 0, serial: false };
     if let Some(opt) = last("listen") {
         let text = value::text(opt, "ADDR")?;
         let addr = listen_addr(text).ok_or_else(|| CliError::InvalidValue {
@@ -61,6 +63,16 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
     }
     if let Some(opt) = last("wait_timeout") {
         options.wait_timeout_s = value::u32_in(opt, 0, 31_536_000, "seconds from 0 (never) to 31536000")?.into();
+    }
+    if let Some(opt) = last("serial") {
+        options.serial = value::boolean(opt)?;
+        if options.serial && options.delay_us == 0 {
+            return Err(CliError::Conflict(
+                "--serial without --delay-us: give each command its service time, e.g. --serial --delay-us=4000 \
+                 for a server that holds 250 commands per second"
+                    .to_owned(),
+            ));
+        }
     }
     if options.listen.is_none() && options.socket.is_none() {
         return Err(CliError::Conflict(

@@ -6,13 +6,17 @@ use std::path::{Path, PathBuf};
 use super::cli_error::CliError;
 use super::opts::Opts;
 use super::raw::RawOpt;
-use super::{value, GeneralOptions};
+use super::{value, Command, GeneralOptions};
 use crate::results::clock::unix_seconds;
 use crate::results::shard_info::{start_at_text, RunIdentity};
 use crate::results::{OutputFormat, ResultOptions};
 use crate::workload::OltpOptions;
 
-pub(crate) fn result_options(opts: &Opts, general: &GeneralOptions) -> Result<ResultOptions, CliError> {
+pub(crate) fn result_options(
+    opts: &Opts,
+    general: &GeneralOptions,
+    command: Command,
+) -> Result<ResultOptions, CliError> {
     let mut results = ResultOptions { options_given: opts.given(), ..ResultOptions::default() };
     if let Some(opt) = opts.get("format") {
         results.format = value::choice(opt, &OutputFormat::NAMES, "text, json or csv")?;
@@ -27,7 +31,11 @@ pub(crate) fn result_options(opts: &Opts, general: &GeneralOptions) -> Result<Re
     if let Some(opt) = opts.get("chart") {
         results.chart = Some(chart_path(opt)?);
     }
-    check_intervals(&results, general)?;
+    if command == Command::Search {
+        check_search_output(&results)?;
+    } else {
+        check_intervals(&results, general)?;
+    }
     Ok(results)
 }
 
@@ -67,6 +75,18 @@ pub(crate) fn chart_path(opt: &RawOpt) -> Result<PathBuf, CliError> {
 
 /// CSV rows, and a single run's chart over time, are made of the
 /// `--report-interval` intervals: without one there would be nothing.
+/// A search writes its steps as text or JSON lines, and charts them
+/// without intervals.
+fn check_search_output(results: &ResultOptions) -> Result<(), CliError> {
+    if results.format == OutputFormat::Csv {
+        return Err(CliError::Conflict(
+            "--format=csv with search: a search writes a line per step as text, or as JSON with --format=json"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 fn check_intervals(results: &ResultOptions, general: &GeneralOptions) -> Result<(), CliError> {
     if general.report_interval.is_some() {
         return Ok(());

@@ -59,7 +59,7 @@ pub(crate) fn test_options(
         notes.push(format!("{}: ignored (PostgreSQL only)", opt.shown()));
     }
     apply_test_rules(&mut t, opts, test, command, notes)?;
-    if command == Command::Run {
+    if command.runs_events() {
         note_ignored(opts, test, notes);
     }
     Ok(t)
@@ -79,7 +79,7 @@ fn read_table_shape(
     }
     if let Some(opt) = opts.get("table_size") {
         // A run that reads ids needs rows to read.
-        let reads_ids = !matches!(test, Test::OltpInsert | Test::BulkInsert) && command == Command::Run;
+        let reads_ids = !matches!(test, Test::OltpInsert | Test::BulkInsert) && command.runs_events();
         let expected =
             if reads_ids { "a number of rows from 1 to 2147483647" } else { "a number of rows from 0 to 2147483647" };
         t.table_size = value::whole(opt, u32::from(reads_ids), INT_MAX, expected)?;
@@ -165,7 +165,9 @@ fn apply_test_rules(
                     t.tables
                 )))
             }
-            Command::Run => notes.push(format!("--tables={}: {test} reads only sbtest1, as in sysbench", t.tables)),
+            Command::Run | Command::Search => {
+                notes.push(format!("--tables={}: {test} reads only sbtest1, as in sysbench", t.tables))
+            }
             Command::Prepare | Command::Prewarm | Command::Help => {}
         }
     }

@@ -148,6 +148,13 @@ fn denied(schedstat: Option<&File>) -> Denied {
     Denied { run_delay_ns: schedstat.and_then(run_delay_ns), preempted: involuntary_switches() }
 }
 
+/// The calling thread's run delay so far (its time ready to run without a
+/// core), where the kernel keeps schedstat.
+pub(super) fn own_run_delay() -> Option<Duration> {
+    let file = File::open("/proc/thread-self/schedstat").ok()?;
+    run_delay_ns(&file).map(Duration::from_nanos)
+}
+
 /// The second field of `/proc/thread-self/schedstat` ("run_ns delay_ns
 /// slices"), read again from its start.
 fn run_delay_ns(file: &File) -> Option<u64> {

@@ -207,13 +207,18 @@ pub struct TaskLoopPlan {
 }
 
 /// What the loops spent, each adding its share as it ends: their threads'
-/// CPU time, and how much of it went to spinning for answers.
+/// CPU time, how much of it went to spinning for answers, how long they
+/// waited for a core while ready to run, and how long they lived.
 #[derive(Debug, Default)]
 pub struct LoopUsage {
     cpu_ns: AtomicU64,
     spinning_ns: AtomicU64,
     /// Loops that spun at all (adaptive, spin, or a script's brief looks).
     spinning_loops: AtomicUsize,
+    /// Time ready to run while another task had the core (the run queue).
+    run_delay_ns: AtomicU64,
+    /// The loop threads' lives, summed.
+    lived_ns: AtomicU64,
 }
 
 impl LoopUsage {
@@ -233,8 +238,32 @@ impl LoopUsage {
         self.spinning_loops.load(Ordering::Relaxed) > 0
     }
 
+    /// The share of the loops' lives they were working or wanted to: CPU
+    /// time less spinning (a spinning loop has nothing to do), plus time
+    /// ready to run without a core. Near 1, the client itself is the
+    /// limit: an event that arrives waits for the loop, not the server.
+    /// `None` before any loop has ended.
+    pub fn busy_share(&self) -> Option<f64> {
+        let lived = self.lived_ns.load(Ordering::Relaxed);
+        let working = self.cpu().saturating_sub(self.spinning()).as_nanos() as u64;
+        let wanting = self.run_delay_ns.load(Ordering::Relaxed);
+        (lived > 0).then(|| ((working + wanting) as f64 / lived as f64).min(1.0))
+    }
+
+    /// Time the loops were ready to run while another task had their core.
+    pub fn run_delay(&self) -> Duration {
+        Duration::from_nanos(self.run_delay_ns.load(Ordering::Relaxed))
+    }
+
     fn add_cpu(&self, spent: Duration) {
         self.cpu_ns.fetch_add(spent.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// A loop thread's life and its run delay, once, as it ends.
+    fn add_life(&self, lived: Duration, run_delay: Option<Duration>) {
+        self.lived_ns.fetch_add(lived.as_nanos() as u64, Ordering::Relaxed);
+        let delay = run_delay.map_or(0, |d| d.as_nanos() as u64);
+        self.run_delay_ns.fetch_add(delay, Ordering::Relaxed);
     }
 
     /// A spinning loop's time spinning, once, as it ends.
@@ -543,6 +572,7 @@ fn spawn_pinned<C: Send + 'static>(
         let context = context.clone();
         let handle = std::thread::Builder::new().name(format!("{name}-{index}")).spawn(move || {
             let _ended = context.finished.guard();
+            let born = Instant::now();
             if let Some(cpu) = cpu {
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }
@@ -551,6 +581,7 @@ fn spawn_pinned<C: Send + 'static>(
             if let Some(spent) = thread_cpu_time() {
                 context.usage.add_cpu(spent);
             }
+            context.usage.add_life(born.elapsed(), busy_core::own_run_delay());
             if result.is_err() {
                 context.control.stop();
             }

@@ -33,7 +33,17 @@ impl AnswerDelay {
 
     /// Waits the delay from now.
     pub async fn wait(&self) -> io::Result<()> {
-        self.arm()?;
+        self.wait_for(self.delay).await
+    }
+
+    /// The delay each command takes.
+    pub fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// Waits `delay` from now.
+    pub async fn wait_for(&self, delay: Duration) -> io::Result<()> {
+        self.arm(delay)?;
         let fd = self.timer.as_raw_fd();
         loop {
             let mut ready = self.timer.readable().await?;
@@ -51,13 +61,14 @@ impl AnswerDelay {
         }
     }
 
-    /// Sets the timer to fire once, the delay from now.
-    fn arm(&self) -> io::Result<()> {
+    /// Sets the timer to fire once, `delay` from now (at least a
+    /// nanosecond: a zero would disarm it).
+    fn arm(&self, delay: Duration) -> io::Result<()> {
         let spec = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: libc::timespec {
-                tv_sec: self.delay.as_secs() as libc::time_t,
-                tv_nsec: libc::c_long::from(self.delay.subsec_nanos() as i32).max(1),
+                tv_sec: delay.as_secs() as libc::time_t,
+                tv_nsec: libc::c_long::from(delay.subsec_nanos() as i32).max(1),
             },
         };
         let fd = self.timer.as_raw_fd();
@@ -90,7 +101,7 @@ mod tests {
     #[tokio::test]
     async fn the_timer_is_armed_to_the_microsecond() {
         let delay = AnswerDelay::new(Duration::from_micros(200)).unwrap();
-        delay.arm().unwrap();
+        delay.arm(delay.delay()).unwrap();
         // SAFETY: an all-zero itimerspec is a valid value to overwrite.
         let mut left: libc::itimerspec = unsafe { std::mem::zeroed() };
         // SAFETY: `left` is valid for writes.

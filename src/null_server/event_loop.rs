@@ -7,7 +7,7 @@ use std::io::{self, Write as _};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::delay::AnswerDelay;
 use super::handshake::NONCE_LEN;
+use super::null_session::SerialSlot;
 use super::null_session::{NullSession, ServerProfile};
 use super::server_compress::ServerCompression;
 
@@ -146,6 +147,7 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
         },
     };
     let wait_timeout = profile.wait_timeout;
+    let serial = profile.serial.clone();
     let mut session = NullSession::new(profile, id, &nonce(id), &mut output);
     // Once the login negotiated it, every byte is in compressed packets.
     let mut compression: Option<ServerCompression> = None;
@@ -194,7 +196,7 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
         }
         ServerLoopStats::add(&stats.commands, handled.commands);
         if let Some(delay) = delay.as_ref().filter(|_| handled.commands > 0) {
-            if delay.wait().await.is_err() {
+            if serve_in_turn(delay, serial.as_deref(), handled.commands).await.is_err() {
                 return;
             }
         }
@@ -207,6 +209,25 @@ async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
             return;
         }
     }
+}
+
+/// Holds a batch's answers back for its service time: the delay, or under
+/// `--serial` the delay per command after every command that came before
+/// it on any connection. The one service slot is a time (when the server
+/// is next free), booked under a short lock: a batch ends at that time (or
+/// now, if later) plus its commands' delays, so timer lateness never adds
+/// up and the server holds exactly 1/delay commands per second.
+async fn serve_in_turn(delay: &AnswerDelay, serial: Option<&SerialSlot>, commands: u64) -> io::Result<()> {
+    let Some(slot) = serial else { return delay.wait().await };
+    let service = delay.delay().saturating_mul(u32::try_from(commands).unwrap_or(u32::MAX));
+    let now = Instant::now();
+    let done = {
+        let mut free_at = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let done = (*free_at).max(now) + service;
+        *free_at = done;
+        done
+    };
+    delay.wait_for(done.saturating_duration_since(now)).await
 }
 
 /// A per-connection scramble. The null server checks no password, so it

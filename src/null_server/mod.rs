@@ -75,6 +75,9 @@ pub struct NullServerConfig {
     /// Closes a connection that sent nothing for this long (`--wait-timeout`),
     /// as MariaDB's `wait_timeout` does; `None` never.
     pub wait_timeout: Option<Duration>,
+    /// `--serial`: commands served one at a time over all connections,
+    /// each for `answer_delay`, so that capacity is exactly 1/delay.
+    pub serial: bool,
 }
 
 impl Default for NullServerConfig {
@@ -87,6 +90,7 @@ impl Default for NullServerConfig {
             version: DEFAULT_VERSION.to_string(),
             answer_delay: Duration::ZERO,
             wait_timeout: None,
+            serial: false,
         }
     }
 }
@@ -317,6 +321,7 @@ fn server_profile(config: &NullServerConfig) -> ServerProfile {
         },
         answer_delay: config.answer_delay,
         wait_timeout: config.wait_timeout,
+        serial: config.serial.then(|| Arc::new(std::sync::Mutex::new(std::time::Instant::now()))),
     }
 }
 

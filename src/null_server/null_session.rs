@@ -43,7 +43,12 @@ pub struct ServerProfile {
     pub answer_delay: std::time::Duration,
     /// A connection silent this long is closed (MariaDB's `wait_timeout`).
     pub wait_timeout: Option<std::time::Duration>,
+    /// `--serial`: the one service slot every connection takes in turn.
+    pub serial: Option<std::sync::Arc<SerialSlot>>,
 }
+
+/// `--serial`'s service slot: when the server is next free.
+pub type SerialSlot = std::sync::Mutex<std::time::Instant>;
 
 /// Where a connection is in the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,6 +320,7 @@ mod tests {
             },
             answer_delay: std::time::Duration::ZERO,
             wait_timeout: None,
+            serial: None,
         })
     }
 

@@ -5,7 +5,8 @@
 //! result; a single run gets its queries per second and latency over time,
 //! from its `--report-interval` intervals. With `--server-stats`, the
 //! server's CPU time per query is a third panel of either, and a single
-//! run's buffer pool hit ratio a fourth. plotters draws them with its SVG
+//! run's buffer pool hit ratio a fourth. A capacity search gets its steps'
+//! latencies against the rate each achieved, with the bounds. plotters draws them with its SVG
 //! backend alone: the text goes into the file as `<text>` elements that the
 //! browser sets in its own fonts, so no font library is needed here.
 
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use super::record::{IntervalResult, StepFigures};
+use super::search_record::{SearchStepResult, SearchSummary, SloBound};
 use crate::server_stats::ServerFigures;
 
 /// Why a chart could not be made.
@@ -121,6 +123,54 @@ pub fn over_time(title: &str, intervals: &[IntervalResult], percentile: f64) -> 
     panels.extend(server_panels(intervals));
     draw(title, "seconds", XScale::Linear, &panels)
 }
+
+/// A capacity search's chart: each `--slo` percentile of every step
+/// against the rate it achieved, sorted by rate, with each bound as a flat
+/// line across.
+pub fn search_chart(title: &str, steps: &[SearchStepResult], slo: &[SloBound]) -> Result<String, ChartError> {
+    searches_drawn(title, &[(String::new(), steps)], slo)
+}
+
+/// Several searches (`wirebench compare`): the first's bounds, each
+/// search's steps a line per bound's percentile, labelled by the search.
+pub fn searches(title: &str, searches: &[(String, SearchSummary)]) -> Result<String, ChartError> {
+    let slo = searches.first().map(|(_, s)| s.slo.clone()).unwrap_or_default();
+    let steps: Vec<(String, &[SearchStepResult])> =
+        searches.iter().map(|(label, s)| (format!("{label}: "), s.steps.as_slice())).collect();
+    searches_drawn(title, &steps, &slo)
+}
+
+fn searches_drawn(
+    title: &str,
+    searches: &[(String, &[SearchStepResult])],
+    slo: &[SloBound],
+) -> Result<String, ChartError> {
+    let (x_lo, x_hi) = padded(searches.iter().flat_map(|(_, steps)| steps.iter().map(|s| s.achieved_tps)));
+    // A step past capacity queues for seconds; drawn to scale, it would
+    // flatten the bounds into the axis, so latencies are drawn up to a
+    // few times the largest bound, and higher ones at that ceiling.
+    let ceiling = slo.iter().map(|b| b.max_ms).fold(0.0, f64::max) * SEARCH_CHART_CEILING;
+    let mut curves = Vec::new();
+    for (label, steps) in searches {
+        for (i, bound) in slo.iter().enumerate() {
+            let mut points: Vec<(f64, f64)> =
+                steps.iter().filter_map(|s| s.latency_ms.get(i).map(|p| (s.achieved_tps, p.ms.min(ceiling)))).collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            curves.push(Curve { label: format!("{label}p{}", bound.percentile), points });
+        }
+    }
+    for bound in slo {
+        let label = format!("p{} bound, {} ms", bound.percentile, bound.max_ms);
+        curves.push(Curve { label, points: vec![(x_lo, bound.max_ms), (x_hi, bound.max_ms)] });
+    }
+    let title_of_panel =
+        format!("Latency from intended start against the rate achieved, one point per step (drawn up to {ceiling} ms)");
+    let panel = Panel { title: &title_of_panel, y_label: "ms", curves, legend: SeriesLabelPosition::UpperLeft };
+    draw(title, "events per second achieved", XScale::Linear, &[panel])
+}
+
+/// How many times the largest bound a search's chart shows.
+const SEARCH_CHART_CEILING: f64 = 4.0;
 
 const SERVER_CPU: &str = "Server CPU time per query (--server-stats)";
 

@@ -5,8 +5,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::record::{ResultLine, StepFigures, FORMAT_VERSION};
+use super::record::{StepFigures, FORMAT_VERSION};
+use super::result_line::ResultLine;
 use super::result_options::{Metric, TableFormat};
+use super::search_record::{search_table, SearchSummary};
 use super::sweep::cell;
 use super::table::Table;
 
@@ -40,6 +42,11 @@ pub enum CompareError {
     NewerFormat { path: PathBuf, found: u32 },
     #[error("compare needs at least one result file: wirebench compare A.json B.json ...")]
     NoFiles,
+    #[error(
+        "{} holds a capacity search and {} does not: compare puts searches beside searches and runs beside runs",
+        .search.display(), .run.display()
+    )]
+    SearchBesideRun { search: PathBuf, run: PathBuf },
 }
 
 /// One file's results: a run (one step) or a sweep (a step per
@@ -49,6 +56,9 @@ pub struct ResultFile {
     /// `--label`, else the server's version, else the file's name.
     pub label: String,
     pub steps: Vec<StepFigures>,
+    /// A capacity search's summary, when the file holds one (its steps
+    /// then have no final results).
+    pub search: Option<SearchSummary>,
 }
 
 impl ResultFile {
@@ -56,13 +66,22 @@ impl ResultFile {
     pub fn parse(path: &Path, text: &str) -> Result<ResultFile, CompareError> {
         let mut steps: Vec<StepFigures> = Vec::new();
         let mut label = None;
+        let mut search = None;
         for (index, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let parsed = serde_json::from_str::<ResultLine>(line).map_err(|source| CompareError::NotAResult {
                 path: path.to_owned(),
                 line: index + 1,
                 source,
             })?;
-            let ResultLine::Final(result) = parsed else { continue };
+            let result = match parsed {
+                ResultLine::Final(result) => result,
+                ResultLine::Search(summary) => {
+                    label = label.or_else(|| summary.run.label.clone()).or_else(|| summary.run.server_version.clone());
+                    search = Some(summary);
+                    continue;
+                }
+                _ => continue,
+            };
             if result.run.format_version > FORMAT_VERSION {
                 return Err(CompareError::NewerFormat { path: path.to_owned(), found: result.run.format_version });
             }
@@ -72,12 +91,12 @@ impl ResultFile {
             label = label.or_else(|| result.run.label.clone()).or_else(|| result.run.server_version.clone());
             steps.push(result.figures());
         }
-        if steps.is_empty() {
+        if steps.is_empty() && search.is_none() {
             return Err(CompareError::NoFinalResult { path: path.to_owned() });
         }
         steps.sort_by_key(|s| s.threads);
         let label = label.unwrap_or_else(|| file_name(path));
-        Ok(ResultFile { label, steps })
+        Ok(ResultFile { label, steps, search })
     }
 
     fn at(&self, threads: u32, metric: Metric) -> Option<f64> {
@@ -101,6 +120,10 @@ impl Comparison {
     pub fn new(files: Vec<(PathBuf, ResultFile)>, metric: Metric) -> Result<Comparison, CompareError> {
         if files.is_empty() {
             return Err(CompareError::NoFiles);
+        }
+        let search = files.iter().find(|(_, f)| f.search.is_some());
+        if let (Some((search, _)), Some((run, _))) = (search, files.iter().find(|(_, f)| f.search.is_none())) {
+            return Err(CompareError::SearchBesideRun { search: search.clone(), run: run.clone() });
         }
         let labels: Vec<String> = files.iter().map(|(_, f)| f.label.clone()).collect();
         let files = files
@@ -174,7 +197,17 @@ impl Comparison {
         table
     }
 
+    /// Whether the files hold capacity searches (all of them do, or none).
+    pub fn of_searches(&self) -> bool {
+        self.files.iter().all(|f| f.search.is_some())
+    }
+
     pub fn render(&self, format: TableFormat) -> String {
+        if self.of_searches() {
+            let searches: Vec<_> = self.files.iter().filter_map(|f| f.search.as_ref().map(|s| (&f.label, s))).collect();
+            let table = search_table(&searches);
+            return if format == TableFormat::Csv { table.csv() } else { table.render(format) };
+        }
         if format == TableFormat::Csv {
             return self.wide().csv();
         }
@@ -220,7 +253,7 @@ mod tests {
                 server: None,
             })
             .collect();
-        ResultFile { label: label.to_owned(), steps }
+        ResultFile { label: label.to_owned(), steps, search: None }
     }
 
     /// Seed 002's first rows: MariaDB 10.1.8 against 10.0.21 is +2.6 % at

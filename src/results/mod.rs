@@ -16,6 +16,9 @@
 //!   exactly; `shard_info.rs`: which shard of which run a result is;
 //!   `shard_merge.rs`: a run's shards put back together (`wirebench merge`),
 //!   `log_merge.rs`: their `--hdr-log` files, latencies only.
+//! - `result_line.rs`: one JSON line, of whichever kind ([`ResultLine`]).
+//! - `search_record.rs`: the capacity search's settings, its steps and its
+//!   summary.
 //! - `chart.rs`: the SVG charts.
 //! - `result_options.rs`: the options of these outputs, which the command line
 //!   converts into.
@@ -33,7 +36,9 @@ pub(crate) mod latency_summary;
 pub(crate) mod log_merge;
 pub(crate) mod record;
 pub(crate) mod recorded;
+pub(crate) mod result_line;
 pub(crate) mod result_options;
+pub(crate) mod search_record;
 pub(crate) mod shard_info;
 pub(crate) mod shard_merge;
 pub(crate) mod sweep;
@@ -42,9 +47,8 @@ pub(crate) mod table;
 pub(crate) use chart::ChartError;
 pub(crate) use comparison::{CompareError, Comparison, ResultFile};
 pub(crate) use latency_summary::LatencyListing;
-pub(crate) use record::{
-    IdleResult, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary,
-};
+pub(crate) use record::{IdleResult, IntervalResult, RunEnd, RunInfo, RunResult, StepFigures, SweepStep, SweepSummary};
+pub(crate) use result_line::ResultLine;
 pub(crate) use result_options::{CompareOptions, MergeOptions, ResultOptions};
 pub use result_options::{Metric, OutputFormat, TableFormat};
 pub(crate) use table::Table;

@@ -15,23 +15,11 @@ use super::recorded::Recorded;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, Fairness, QueueStats};
-use crate::stats::{ConnStats, Counters, IdleTally, Interval, Latencies, RateSummary};
+use crate::stats::{ClientLoad, ConnStats, Counters, IdleTally, Interval, Latencies, RateSummary};
 
 /// The version of these objects' layout, in every final object: a reader
 /// that finds a higher one knows fields may have changed meaning.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// One line of `--format=json` output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ResultLine {
-    /// One `--report-interval`.
-    Interval(IntervalResult),
-    /// The whole run, or one step of a sweep.
-    Final(Box<RunResult>),
-    /// After the last step of a sweep: one row per step.
-    Sweep(SweepSummary),
-}
 
 /// What was run, where, by what, when: the same for every step of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,6 +147,30 @@ pub struct RateResult {
     /// Events started more than a second after their arrival.
     #[serde(default)]
     pub late_starts: u64,
+    /// How hard the client's event loops worked: when they were busy
+    /// nearly all the time, the client was the limit, not the server.
+    #[serde(default)]
+    pub client: Option<ClientResult>,
+}
+
+/// The client's own load over a run (see [`ClientLoad`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClientResult {
+    /// The event loops' CPU time less spinning, plus their time ready to
+    /// run without a core, over their lives: 0 to 1.
+    pub busy_share: f64,
+    /// Seconds the loops were ready to run while another task had their core.
+    pub run_delay_s: f64,
+}
+
+impl ClientResult {
+    pub fn of(load: &ClientLoad) -> Self {
+        ClientResult { busy_share: finite(load.busy_share), run_delay_s: finite(load.run_delay_s) }
+    }
+
+    pub fn load(&self) -> ClientLoad {
+        ClientLoad { busy_share: self.busy_share, run_delay_s: self.run_delay_s }
+    }
 }
 
 impl RateResult {
@@ -173,6 +185,7 @@ impl RateResult {
             stages: summary.dropped.is_some(),
             dropped: summary.dropped,
             late_starts: summary.late,
+            client: summary.client.as_ref().map(ClientResult::of),
         }
     }
 }
@@ -510,6 +523,7 @@ pub struct SweepSummary {
 mod tests {
     use super::*;
     use crate::results::recorded::RecordedHistograms;
+    use crate::results::result_line::ResultLine;
 
     fn info() -> RunInfo {
         RunInfo {
@@ -557,6 +571,7 @@ mod tests {
             missed: false,
             dropped: None,
             late: 0,
+            client: None,
         };
         let measured = Measured {
             counters: &counters,
@@ -590,6 +605,7 @@ mod tests {
             missed: true,
             dropped: None,
             late: 0,
+            client: None,
         };
         let measured = Measured {
             counters: &counters,

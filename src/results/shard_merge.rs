@@ -18,10 +18,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::record::{
-    CounterTotals, IdleResult, IntervalResult, ResultLine, RunEnd, RunInfo, RunResult, FORMAT_VERSION,
-};
+use super::record::{CounterTotals, IdleResult, IntervalResult, RunEnd, RunInfo, RunResult, FORMAT_VERSION};
 use super::recorded::{Recorded, RecordedError};
+use super::result_line::ResultLine;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ClientCounts, ConsistencyCheck, RunStatements, ServerDelta, ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, QueueStats};
@@ -49,6 +48,8 @@ pub enum MergeError {
     NoFinalResult { path: PathBuf },
     #[error("{} holds a --threads sweep: merge takes single runs, one file per shard", .path.display())]
     Sweep { path: PathBuf },
+    #[error("{} holds a capacity search: merge takes single runs, one file per shard (a search is not sharded)", .path.display())]
+    Search { path: PathBuf },
     #[error("{} was written by a newer wirebench (result format {found}): merge it with that version", .path.display())]
     NewerFormat { path: PathBuf, found: u32 },
     #[error(
@@ -117,6 +118,9 @@ impl ShardFile {
                 ResultLine::Interval(interval) => intervals.push(interval),
                 ResultLine::Final(run) if run.step.is_none() && result.is_none() => result = Some(*run),
                 ResultLine::Final(_) | ResultLine::Sweep(_) => return Err(MergeError::Sweep { path: path.to_owned() }),
+                ResultLine::SearchStep(_) | ResultLine::Search(_) => {
+                    return Err(MergeError::Search { path: path.to_owned() })
+                }
             }
         }
         let result = result.ok_or_else(|| MergeError::NoFinalResult { path: path.to_owned() })?;
@@ -455,6 +459,12 @@ fn merged_rate(files: &[ShardFile], events: u64, time_s: f64) -> Option<RateSumm
         missed: rates.iter().any(|r| !r.target_met),
         dropped: rates.iter().any(|r| r.stages).then(|| rates.iter().filter_map(|r| r.dropped).sum()),
         late: rates.iter().map(|r| r.late_starts).sum(),
+        // The busiest shard's client says whether any part was client-bound.
+        client: rates
+            .iter()
+            .filter_map(|r| r.client)
+            .max_by(|a, b| a.busy_share.total_cmp(&b.busy_share))
+            .map(|c| c.load()),
     })
 }
 

@@ -24,7 +24,7 @@ use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
 use crate::server_stats::{ServerBlock, ServerResult};
 use crate::stats::report::{self, RunHeader};
-use crate::stats::{ClientCpuBlock, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock};
+use crate::stats::{ClientCpuBlock, ClientLoad, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -196,7 +196,9 @@ where
     if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    let rate = reports.rate_summary(&context.control, end_ns);
+    let client = client_load(&context.usage);
+    reports.client_load(client);
+    let rate = reports.rate_summary(&context.control, end_ns).map(|rate| RateSummary { client, ..rate });
     let end = run_end(outcome, context.control.stalls());
     let done = RunEnding { end, usage: Some(&context.usage), loops_running: false };
     final_report(&mut reports, general, end_ns, rate, done)?;
@@ -344,6 +346,12 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
         Level::Notice.print(ServerBlock { result })?;
     }
     Ok(server)
+}
+
+/// How hard the loops worked, once they have all ended.
+fn client_load(usage: &LoopUsage) -> Option<ClientLoad> {
+    let busy_share = usage.busy_share()?;
+    Some(ClientLoad { busy_share, run_delay_s: usage.run_delay().as_secs_f64() })
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {

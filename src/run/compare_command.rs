@@ -16,8 +16,14 @@ pub fn compare(options: &CompareOptions) -> Result<(), RunError> {
     let comparison = Comparison::new(files, options.metric)?;
     Output::Stdout.print(comparison.render(options.format))?;
     if let Some(path) = &options.chart {
-        let results: Vec<_> = comparison.files.iter().map(|f| (f.label.clone(), f.steps.clone())).collect();
-        let svg = chart::by_connections("wirebench compare", &results)?;
+        let svg = if comparison.of_searches() {
+            let searches: Vec<_> =
+                comparison.files.iter().filter_map(|f| Some((f.label.clone(), f.search.clone()?))).collect();
+            chart::searches("wirebench compare: capacity searches", &searches)?
+        } else {
+            let results: Vec<_> = comparison.files.iter().map(|f| (f.label.clone(), f.steps.clone())).collect();
+            chart::by_connections("wirebench compare", &results)?
+        };
         chart::write_chart(path, &svg)?;
     }
     Ok(())

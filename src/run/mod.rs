@@ -21,6 +21,9 @@
 //!   (`supervise.rs`: interim reports, checkpoints, the forced shutdown, a
 //!   signal), print the final report (`reports.rs`), also when a signal or
 //!   a fatal error ends the run early.
+//! - `search_command.rs`: `search`, the highest `--rate` that holds the
+//!   `--slo` bounds, a run per step; `search_controller.rs`: which step
+//!   comes next and each step's verdict, without I/O.
 //! - `steps.rs`: one run, or a `--threads` sweep of them;
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
@@ -53,6 +56,8 @@ mod result_sink;
 mod run_error;
 mod script_options;
 mod script_text;
+mod search_command;
+mod search_controller;
 mod server_sampling;
 mod setup;
 mod shard_plan;
@@ -156,6 +161,7 @@ pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
         Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts),
+        Command::Search => search_command::run_search(bench, threads, tls, workload, &runtime, &interrupts),
         Command::Help => Ok(RunOutcome::Completed),
     }
 }

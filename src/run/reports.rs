@@ -15,7 +15,7 @@ use crate::results::record::Measured;
 use crate::results::RunEnd;
 use crate::server_stats::{EdgeCut, SamplingMode, ServerInterimLine, ServerResult};
 use crate::stats::report::{ArrivalStats, CheckpointLine, FinalReport, InterimReport};
-use crate::stats::{Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
+use crate::stats::{ClientLoad, Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
 
 /// How long the report thread waits for the loops to hand over their data.
 const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
@@ -261,6 +261,7 @@ impl<'a> Reports<'a> {
             missed: backlog.waiting > waiting_allowed || dropped.is_some_and(|d| d > 0),
             dropped,
             late: tardiness.late,
+            client: None,
         })
     }
 
@@ -322,6 +323,11 @@ impl<'a> Reports<'a> {
             rate,
         };
         self.sink.final_result(measured, end, server)
+    }
+
+    /// The client's load over the run, once its loops have ended.
+    pub(super) fn client_load(&mut self, load: Option<ClientLoad>) {
+        self.sink.client_load(load);
     }
 
     fn server_mode(&self) -> SamplingMode {

@@ -20,7 +20,7 @@ use crate::results::{
 };
 use crate::server_stats::ServerResult;
 use crate::stats::report::{ArrivalStats, QueueStats};
-use crate::stats::{IdleCounts, IdleTally, Interval};
+use crate::stats::{ClientLoad, IdleCounts, IdleTally, Interval};
 
 /// The results of one command, as they come.
 pub(super) struct ResultSink {
@@ -47,6 +47,10 @@ pub(super) struct ResultSink {
     steps: Vec<StepFigures>,
     /// `--idle-connections`: their counts, while the run holds them.
     idle: Option<Arc<IdleCounts>>,
+    /// The last final result, for a search's step.
+    last_result: Option<RunResult>,
+    /// The client's load over the last run, closed loop or not.
+    client: Option<ClientLoad>,
 }
 
 impl ResultSink {
@@ -84,7 +88,14 @@ impl ResultSink {
             intervals: Vec::new(),
             steps: Vec::new(),
             idle: None,
+            last_result: None,
+            client: None,
         }
+    }
+
+    /// What was run, where, by what, when.
+    pub(super) fn info(&self) -> &RunInfo {
+        &self.info
     }
 
     /// The next step of a sweep starts.
@@ -184,8 +195,9 @@ impl ResultSink {
         let result = RunResult { server, tolerated, idle_connections, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
         if self.format == OutputFormat::Json {
-            Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))?;
+            Output::Stdout.json_line(&ResultLine::Final(Box::new(result.clone())))?;
         }
+        self.last_result = Some(result);
         Ok(())
     }
 
@@ -197,6 +209,16 @@ impl ResultSink {
     /// The idle connections' figures now, if the run holds any.
     pub(super) fn idle_tally(&self) -> Option<IdleTally> {
         self.idle.as_ref().map(|counts| counts.tally())
+    }
+
+    /// The client's load over the run, once its loops have ended.
+    pub(super) fn client_load(&mut self, load: Option<ClientLoad>) {
+        self.client = load;
+    }
+
+    /// The last run's final result and its client's load, taken.
+    pub(super) fn take_result(&mut self) -> Option<(RunResult, Option<ClientLoad>)> {
+        self.last_result.take().map(|result| (result, self.client.take()))
     }
 
     /// After a single run: its chart over time, if asked for.

@@ -87,6 +87,24 @@ pub enum RunError {
     Cpus(#[from] CpuUnavailable),
     #[error("cannot start the event loops: {0}")]
     SpawnLoops(io::Error),
+    /// The search's client was its limit: no rate is the server's.
+    #[error(
+        "search stopped at step {step}: the client was the limit ({why}); the highest rate that held the bounds \
+         before it was {}, which says nothing of the server's capacity. Give the client more: more --cpus for \
+         its event loops, fewer other tasks on its cores, or find the rate with --rate-stages over --shard on \
+         more client hosts (docs/search.md)",
+        .passed.map_or("none".to_owned(), |r| format!("{r}/s"))
+    )]
+    SearchClientBound { step: u32, why: String, passed: Option<u32> },
+    /// No rate the search tried held the bounds.
+    #[error(
+        "search: no rate held the bounds, down to {lowest}/s ({why}): loosen --slo, raise --search-max-errors if \
+         errors are expected, or check the server with a short run --rate={lowest}"
+    )]
+    SearchNoRate { lowest: u32, why: String },
+    /// `search` without its options (a command line made in code).
+    #[error("search needs --slo: give the latency bounds, e.g. --slo=99:5")]
+    SearchWithoutSlo,
     #[error(transparent)]
     Driver(#[from] DriverError),
     #[error(transparent)]

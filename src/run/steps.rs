@@ -67,7 +67,7 @@ fn step_bench(bench: &Bench, threads: u32) -> Bench {
 }
 
 /// Waits `seconds` between two steps; a signal cuts the wait short.
-fn pause(seconds: u32, interrupts: &Interrupts) -> Option<super::Signal> {
+pub(super) fn pause(seconds: u32, interrupts: &Interrupts) -> Option<super::Signal> {
     let until = Instant::now() + Duration::from_secs(u64::from(seconds));
     loop {
         if let Some(signal) = interrupts.first_signal() {

@@ -125,6 +125,20 @@ pub struct RateSummary {
     pub dropped: Option<u64>,
     /// Events started more than a second after their arrival.
     pub late: u64,
+    /// Whether the client kept up: known once the loops have ended.
+    pub client: Option<ClientLoad>,
+}
+
+/// How hard the client's own event loops worked for a run: when they were
+/// busy nearly all the time, an event that arrived waited for the client,
+/// and the latencies and rate are the client's limit, not the server's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientLoad {
+    /// The loops' CPU time less spinning, plus their time ready to run
+    /// without a core, over their lives (0 to 1).
+    pub busy_share: f64,
+    /// The loops' time ready to run while another task had their core.
+    pub run_delay_s: f64,
 }
 
 impl fmt::Display for RateSummary {
@@ -135,7 +149,8 @@ impl fmt::Display for RateSummary {
             "\nRate: --rate-stages, mean target {}/s ({} arrivals), achieved {:.2}/s",
             self.target, self.arrival, self.achieved
         )?;
-        writeln!(f, "Dropped: {dropped} arrivals could not start within 1 s of their time and were not run")
+        writeln!(f, "Dropped: {dropped} arrivals could not start within 1 s of their time and were not run")?;
+        self.fmt_client(f)
     }
 }
 
@@ -150,7 +165,19 @@ impl RateSummary {
                 self.waiting, self.oldest_wait_s
             )?;
         }
-        Ok(())
+        self.fmt_client(f)
+    }
+
+    /// `Client load:`, once the loops have ended.
+    fn fmt_client(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(client) = self.client else { return Ok(()) };
+        writeln!(
+            f,
+            "Client load: event loops busy {:.1}% of their time ({:.3}s of it waiting for a core), {} late starts",
+            client.busy_share * 100.0,
+            client.run_delay_s,
+            self.late
+        )
     }
 }
 
@@ -230,8 +257,16 @@ mod tests {
             missed: false,
             dropped: None,
             late: 3,
+            client: None,
         };
         assert_eq!(r.to_string(), "\nRate: target 1000/s (poisson arrivals), achieved 812.35/s\n");
+        r.client = Some(ClientLoad { busy_share: 0.4321, run_delay_s: 0.0125 });
+        assert_eq!(
+            r.to_string(),
+            "\nRate: target 1000/s (poisson arrivals), achieved 812.35/s\n\
+             Client load: event loops busy 43.2% of their time (0.013s of it waiting for a core), 3 late starts\n"
+        );
+        r.client = None;
         r.missed = true;
         r.waiting = 4123;
         r.oldest_wait_s = 3.2144;

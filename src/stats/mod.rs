@@ -33,7 +33,9 @@ pub(crate) mod report;
 pub use collector::{Collector, LoopStats, StatsBoard};
 pub(crate) use collector::{Interval, Latencies, Recording};
 pub use counters::{ConnStats, Counters, QueryKind};
-pub(crate) use extra_report::{ClientCpuBlock, PerStatementBlock, PercentileBlock, RateSummary, ToleratedBlock};
+pub(crate) use extra_report::{
+    ClientCpuBlock, ClientLoad, PerStatementBlock, PercentileBlock, RateSummary, ToleratedBlock,
+};
 pub(crate) use hdr_log::{HdrLog, HdrLogError};
 pub(crate) use histogram::HistogramParts;
 pub use histogram::{bucket_value, LatencyHistogram, BUCKETS};

@@ -51,7 +51,7 @@ fn numbers(report: &str, label: &str) -> Vec<f64> {
         .find(|l| l.trim_start().starts_with(label))
         .unwrap_or_else(|| panic!("no {label:?} in\n{report}"));
     line.trim_start()[label.len()..]
-        .split(|c: char| c.is_whitespace() || c == '(' || c == 's' || c == '/')
+        .split(|c: char| c.is_whitespace() || c == '(' || c == 's' || c == '/' || c == '%')
         .filter_map(|w| w.parse().ok())
         .collect()
 }
@@ -111,6 +111,9 @@ fn rate_under_capacity_is_met() {
     assert!(!report.contains("not met"), "{report}");
     let achieved = numbers(&report, "Rate: target 200/s (fixed arrivals), achieved")[0];
     assert!((180.0..=220.0).contains(&achieved), "{report}");
+    // The client says how hard it worked: far from its limit at 200/s.
+    let busy = numbers(&report, "Client load: event loops busy")[0];
+    assert!((0.0..50.0).contains(&busy), "{report}");
     // Arrivals wait for nothing but a busy moment of a shared machine.
     let p95 = numbers(&report, "p95:");
     assert!(p95[0] < p95[1] + 20.0, "{report}");

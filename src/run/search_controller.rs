@@ -1,0 +1,399 @@
+//! The capacity search as a state machine, without I/O: it says which step
+//! to run next and reads each step's outcome, so that its rules are tested
+//! with made-up outcomes (`search_command.rs` runs the steps).
+//!
+//! The method is mutilate's `--search` and Envoy Nighthawk's adaptive load
+//! controller: an unthrottled probe for the ceiling the connections reach,
+//! then steps at target rates, halving down from the ceiling until one
+//! passes (or up by a quarter while they pass: the probe's ceiling is
+//! near what the connections can do), then bisection between the
+//! highest passing and lowest failing rates until they are within the
+//! precision, then a longer confirming step at the rate found; a
+//! confirmation that fails steps down by the precision and confirms again.
+//! A step where the client was the limit ends the search: nothing is known
+//! of the server there.
+
+use crate::results::search_record::{SearchEnd, SearchPhase, SloBound, StepVerdict};
+
+/// What to run next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NextStep {
+    /// Unthrottled, for the ceiling.
+    Probe,
+    /// At `target` events per second.
+    Rate { target: u32, phase: SearchPhase },
+    /// The search is over.
+    Done(Conclusion),
+}
+
+/// How the search ended and the rate it found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Conclusion {
+    pub(super) end: SearchEnd,
+    /// The highest rate that held the bounds (confirmed when `end` is
+    /// `Found`).
+    pub(super) max_rate: Option<u32>,
+}
+
+/// A step's verdict and what it achieved, events per second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct StepOutcome {
+    pub(super) verdict: StepVerdict,
+    pub(super) achieved: f64,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct SearchController {
+    precision: f64,
+    max_steps: u32,
+    steps: u32,
+    ceiling: Option<u32>,
+    /// The highest rate that passed a search step.
+    passed: Option<u32>,
+    /// The lowest rate that failed one.
+    failed: Option<u32>,
+    /// The rate being confirmed, once the bisection is over.
+    confirming: Option<u32>,
+    done: Option<Conclusion>,
+}
+
+impl SearchController {
+    /// `precision`: a share (0.02 = 2 %); `max_steps`: every step counted.
+    pub(super) fn new(precision: f64, max_steps: u32) -> Self {
+        SearchController {
+            precision,
+            max_steps,
+            steps: 0,
+            ceiling: None,
+            passed: None,
+            failed: None,
+            confirming: None,
+            done: None,
+        }
+    }
+
+    /// The step to run now.
+    pub(super) fn next(&self) -> NextStep {
+        if let Some(done) = self.done {
+            return NextStep::Done(done);
+        }
+        let Some(ceiling) = self.ceiling else { return NextStep::Probe };
+        if let Some(target) = self.confirming {
+            return NextStep::Rate { target, phase: SearchPhase::Confirm };
+        }
+        match (self.passed, self.failed) {
+            (None, None) => NextStep::Rate { target: ceiling, phase: SearchPhase::Search },
+            (Some(low), None) => {
+                NextStep::Rate { target: low.saturating_add((low / 4).max(1)), phase: SearchPhase::Search }
+            }
+            (None, Some(high)) => NextStep::Rate { target: high / 2, phase: SearchPhase::Search },
+            (Some(low), Some(high)) => NextStep::Rate { target: low + (high - low) / 2, phase: SearchPhase::Search },
+        }
+    }
+
+    /// The outcome of the step [`next`](Self::next) returned.
+    pub(super) fn record(&mut self, outcome: StepOutcome) {
+        let step = self.next();
+        self.steps += 1;
+        if outcome.verdict == StepVerdict::ClientBound {
+            self.done = Some(Conclusion { end: SearchEnd::ClientBound, max_rate: None });
+            return;
+        }
+        match step {
+            NextStep::Probe => self.ceiling = Some(outcome.achieved.floor().max(0.0) as u32),
+            NextStep::Rate { target, phase: SearchPhase::Confirm } => self.confirmed(target, outcome.verdict),
+            NextStep::Rate { target, .. } => match outcome.verdict {
+                StepVerdict::Pass => self.passed = self.passed.max(Some(target)),
+                _ => self.failed = Some(self.failed.map_or(target, |f| f.min(target))),
+            },
+            NextStep::Done(_) => return,
+        }
+        self.settle();
+    }
+
+    /// Ends a confirmation: found, or one precision lower to confirm next.
+    fn confirmed(&mut self, target: u32, verdict: StepVerdict) {
+        if verdict == StepVerdict::Pass {
+            self.done = Some(Conclusion { end: SearchEnd::Found, max_rate: Some(target) });
+            return;
+        }
+        self.passed = None;
+        let lower = ((f64::from(target) * (1.0 - self.precision)).floor() as u32).min(target.saturating_sub(1));
+        self.confirming = Some(lower);
+    }
+
+    /// After a step: whether the search is over, or the bisection is and
+    /// the confirmation begins.
+    fn settle(&mut self) {
+        if self.done.is_some() {
+            return;
+        }
+        if self.ceiling == Some(0) || self.failed == Some(1) || self.confirming == Some(0) {
+            self.done = Some(Conclusion { end: SearchEnd::NonePassed, max_rate: None });
+            return;
+        }
+        if self.steps >= self.max_steps {
+            self.done = Some(Conclusion { end: SearchEnd::StepCap, max_rate: self.passed });
+            return;
+        }
+        if self.confirming.is_some() {
+            return;
+        }
+        let close = |low: u32, high: u32| high - low <= 1 || f64::from(high - low) <= self.precision * f64::from(high);
+        let last_step_left = self.steps + 1 >= self.max_steps;
+        match (self.passed, self.failed) {
+            (Some(low), Some(high)) if close(low, high) || last_step_left => self.confirming = Some(low),
+            (Some(low), None) if last_step_left => self.confirming = Some(low),
+            _ => {}
+        }
+    }
+}
+
+/// A step's measurements, as the verdict needs them.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct StepMeasure {
+    /// None for the probe.
+    pub(super) target: Option<u32>,
+    pub(super) achieved: f64,
+    pub(super) events: u64,
+    pub(super) errors: u64,
+    /// Each `--slo` percentile's latency, in its order.
+    pub(super) latency_ms: Vec<f64>,
+    /// The client's event loops' busy share (0 to 1), if known.
+    pub(super) client_busy: Option<f64>,
+    /// Connections still waiting for answers when the step's time was up
+    /// (the run was cut a second later): their events are not counted.
+    pub(super) stalled: usize,
+    /// Seconds measured.
+    pub(super) time_s: f64,
+    /// Poisson arrivals: the count over a step is itself random.
+    pub(super) poisson: bool,
+    /// Arrivals still waiting at the end, when the backlog grew (the
+    /// rate summary's "target not met"); 0 otherwise.
+    pub(super) backlog: u64,
+}
+
+/// The rules of a step's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct StepRules<'a> {
+    pub(super) slo: &'a [SloBound],
+    /// The share of events that may fail.
+    pub(super) max_errors: f64,
+}
+
+/// A target counts as met at this share of it, as Nighthawk's does.
+const ACHIEVED_SHARE: f64 = 0.99;
+
+/// Poisson arrivals over `t` seconds at rate `r` number `r·t` on average
+/// with a spread of `√(r·t)`: a target is also met within this many
+/// spreads of it, so that a short step is not failed by its own dice.
+const POISSON_SPREADS: f64 = 3.0;
+
+/// The lowest rate that meets `target` over the step.
+fn lowest_met(target: u32, measure: &StepMeasure) -> f64 {
+    let target = f64::from(target);
+    let share = ACHIEVED_SHARE * target;
+    if !measure.poisson || measure.time_s <= 0.0 {
+        return share;
+    }
+    let expected = target * measure.time_s;
+    share.min((expected - POISSON_SPREADS * expected.sqrt()) / measure.time_s)
+}
+
+/// Past this busy share the client's own loops were the limit: events
+/// waited for the client, and the latency and rate are the client's.
+pub(super) const CLIENT_BUSY_LIMIT: f64 = 0.85;
+
+/// The verdict on a step and its reasons. The probe passes unless its
+/// client was the limit (its rate then is the client's ceiling, not the
+/// server's); a target step fails on any bound over, too many errors, or
+/// a rate under 99 % of its target, and is client-bound when it failed
+/// while the client was past its limit.
+pub(super) fn judge(rules: &StepRules<'_>, measure: &StepMeasure) -> (StepVerdict, Vec<String>) {
+    let busy = measure.client_busy.filter(|&b| b >= CLIENT_BUSY_LIMIT);
+    let client_reason = |b: f64| {
+        format!(
+            "client-bound: its event loops were busy {:.0}% of the time (limit {:.0}%)",
+            b * 100.0,
+            CLIENT_BUSY_LIMIT * 100.0
+        )
+    };
+    let Some(target) = measure.target else {
+        return match busy {
+            Some(b) => (StepVerdict::ClientBound, vec![client_reason(b)]),
+            None => (StepVerdict::Pass, Vec::new()),
+        };
+    };
+    let mut reasons = Vec::new();
+    for (bound, &ms) in rules.slo.iter().zip(&measure.latency_ms) {
+        if ms > bound.max_ms {
+            reasons.push(format!("p{} {ms:.2} ms > {} ms", bound.percentile, bound.max_ms));
+        }
+    }
+    let error_share = if measure.events > 0 { measure.errors as f64 / measure.events as f64 } else { 0.0 };
+    if measure.errors > 0 && error_share > rules.max_errors {
+        reasons.push(format!(
+            "errors {:.3}% > {}% ({} of {})",
+            error_share * 100.0,
+            rules.max_errors * 100.0,
+            measure.errors,
+            measure.events
+        ));
+    }
+    if measure.stalled > 0 {
+        reasons.push(format!("{} connections still waited for answers at the end", measure.stalled));
+    }
+    if measure.backlog > 0 {
+        reasons.push(format!("the backlog grew: {} arrivals waited at the end", measure.backlog));
+    } else if measure.achieved < lowest_met(target, measure) {
+        let poisson = if measure.poisson { " (less Poisson spread)" } else { "" };
+        reasons.push(format!("achieved {:.1}/s < 99% of {target}/s{poisson}", measure.achieved));
+    }
+    match (reasons.is_empty(), busy) {
+        (true, _) => (StepVerdict::Pass, reasons),
+        (false, Some(b)) => {
+            reasons.insert(0, client_reason(b));
+            (StepVerdict::ClientBound, reasons)
+        }
+        (false, None) => (StepVerdict::Fail, reasons),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the controller against a server that holds any rate up to
+    /// `capacity` (and, confirming, up to `confirm_capacity`), reaching
+    /// `ceiling` unthrottled; the targets it ran and how it ended.
+    fn search(capacity: u32, confirm_capacity: u32, ceiling: f64, max_steps: u32) -> (Vec<NextStep>, Conclusion) {
+        let mut controller = SearchController::new(0.02, max_steps);
+        let mut ran = Vec::new();
+        loop {
+            let step = controller.next();
+            let outcome = match step {
+                NextStep::Done(conclusion) => return (ran, conclusion),
+                NextStep::Probe => StepOutcome { verdict: StepVerdict::Pass, achieved: ceiling },
+                NextStep::Rate { target, phase } => {
+                    let cap = if phase == SearchPhase::Confirm { confirm_capacity } else { capacity };
+                    let verdict = if target <= cap { StepVerdict::Pass } else { StepVerdict::Fail };
+                    StepOutcome { verdict, achieved: f64::from(target.min(cap)) }
+                }
+            };
+            ran.push(step);
+            controller.record(outcome);
+            assert!(ran.len() <= max_steps as usize, "more steps than the cap: {ran:?}");
+        }
+    }
+
+    #[test]
+    fn it_bisects_to_the_capacity_and_confirms_it() {
+        let (ran, end) = search(1234, 1234, 2000.0, 20);
+        assert_eq!(ran[0], NextStep::Probe);
+        assert_eq!(ran[1], NextStep::Rate { target: 2000, phase: SearchPhase::Search });
+        assert_eq!(ran[2], NextStep::Rate { target: 1000, phase: SearchPhase::Search });
+        assert_eq!(end.end, SearchEnd::Found);
+        let found = end.max_rate.unwrap();
+        assert!(found <= 1234 && f64::from(found) >= 0.98 * 1234.0, "{found}: {ran:?}");
+        assert!(matches!(ran.last(), Some(NextStep::Rate { phase: SearchPhase::Confirm, .. })));
+    }
+
+    #[test]
+    fn a_ceiling_that_holds_is_passed_by_quarters() {
+        let (ran, end) = search(3000, 3000, 2000.0, 20);
+        assert_eq!(ran[2], NextStep::Rate { target: 2500, phase: SearchPhase::Search });
+        assert_eq!(ran[3], NextStep::Rate { target: 3125, phase: SearchPhase::Search });
+        assert!(end.max_rate.unwrap() >= 2940, "{end:?}");
+    }
+
+    #[test]
+    fn a_failed_confirmation_steps_down_by_the_precision() {
+        let (ran, end) = search(1000, 950, 2000.0, 30);
+        let confirms: Vec<u32> = ran
+            .iter()
+            .filter_map(|s| match s {
+                NextStep::Rate { target, phase: SearchPhase::Confirm } => Some(*target),
+                _ => None,
+            })
+            .collect();
+        assert!(confirms.len() >= 2, "{ran:?}");
+        assert!(confirms.windows(2).all(|w| w[1] < w[0] && f64::from(w[1]) >= 0.97 * f64::from(w[0])), "{confirms:?}");
+        assert_eq!(end, Conclusion { end: SearchEnd::Found, max_rate: confirms.last().copied() });
+        assert!(end.max_rate.unwrap() <= 950);
+    }
+
+    #[test]
+    fn the_step_cap_ends_it_with_the_best_so_far() {
+        let (ran, end) = search(1234, 1234, 100_000.0, 6);
+        assert_eq!(ran.len(), 6, "{ran:?}");
+        assert!(matches!(end.end, SearchEnd::StepCap | SearchEnd::Found | SearchEnd::NonePassed), "{end:?}");
+        assert!(end.max_rate.map_or(true, |r| r <= 1234));
+    }
+
+    #[test]
+    fn no_rate_holds() {
+        let (_, end) = search(0, 0, 50.0, 40);
+        assert_eq!(end, Conclusion { end: SearchEnd::NonePassed, max_rate: None });
+    }
+
+    #[test]
+    fn a_client_bound_step_ends_the_search_without_a_rate() {
+        let mut controller = SearchController::new(0.02, 20);
+        controller.record(StepOutcome { verdict: StepVerdict::Pass, achieved: 3000.0 });
+        controller.record(StepOutcome { verdict: StepVerdict::Fail, achieved: 2000.0 });
+        controller.record(StepOutcome { verdict: StepVerdict::ClientBound, achieved: 1400.0 });
+        assert_eq!(controller.next(), NextStep::Done(Conclusion { end: SearchEnd::ClientBound, max_rate: None }));
+    }
+
+    fn measure(target: Option<u32>, achieved: f64, p99: f64, busy: f64) -> StepMeasure {
+        StepMeasure {
+            target,
+            achieved,
+            events: 1000,
+            errors: 0,
+            latency_ms: vec![p99],
+            client_busy: Some(busy),
+            stalled: 0,
+            time_s: 10.0,
+            poisson: false,
+            backlog: 0,
+        }
+    }
+
+    #[test]
+    fn verdicts() {
+        let slo = [SloBound { percentile: 99.0, max_ms: 5.0 }];
+        let rules = StepRules { slo: &slo, max_errors: 0.0 };
+        assert_eq!(judge(&rules, &measure(Some(100), 99.5, 4.0, 0.2)).0, StepVerdict::Pass);
+        let (verdict, reasons) = judge(&rules, &measure(Some(100), 99.5, 6.0, 0.2));
+        assert_eq!((verdict, reasons), (StepVerdict::Fail, vec!["p99 6.00 ms > 5 ms".to_owned()]));
+        let (verdict, reasons) = judge(&rules, &measure(Some(100), 90.0, 4.0, 0.2));
+        assert_eq!((verdict, reasons), (StepVerdict::Fail, vec!["achieved 90.0/s < 99% of 100/s".to_owned()]));
+        let (verdict, reasons) = judge(&rules, &measure(Some(100), 90.0, 4.0, 0.95));
+        assert_eq!(verdict, StepVerdict::ClientBound);
+        assert!(reasons[0].starts_with("client-bound: its event loops were busy 95%"), "{reasons:?}");
+        assert_eq!(judge(&rules, &measure(Some(100), 100.0, 4.0, 0.95)).0, StepVerdict::Pass);
+        assert_eq!(judge(&rules, &measure(None, 5000.0, 40.0, 0.5)).0, StepVerdict::Pass);
+        assert_eq!(judge(&rules, &measure(None, 5000.0, 40.0, 0.9)).0, StepVerdict::ClientBound);
+        let errors = StepMeasure { errors: 3, ..measure(Some(100), 100.0, 4.0, 0.2) };
+        let (verdict, reasons) = judge(&rules, &errors);
+        assert_eq!(verdict, StepVerdict::Fail);
+        assert_eq!(reasons, ["errors 0.300% > 0% (3 of 1000)"]);
+        assert_eq!(judge(&StepRules { max_errors: 0.01, ..rules }, &errors).0, StepVerdict::Pass);
+        // 3 s at 124/s: 372 arrivals expected, give or take 19.
+        let short = StepMeasure { time_s: 3.0, poisson: true, ..measure(Some(124), 116.0, 4.0, 0.2) };
+        assert_eq!(judge(&rules, &short).0, StepVerdict::Pass);
+        assert_eq!(judge(&rules, &StepMeasure { achieved: 100.0, ..short.clone() }).0, StepVerdict::Fail);
+        assert_eq!(judge(&rules, &StepMeasure { poisson: false, ..short.clone() }).0, StepVerdict::Fail);
+        let (verdict, reasons) = judge(&rules, &StepMeasure { backlog: 40, ..short });
+        assert_eq!(
+            (verdict, reasons),
+            (StepVerdict::Fail, vec!["the backlog grew: 40 arrivals waited at the end".to_owned()])
+        );
+        let cut = StepMeasure { stalled: 2, ..measure(Some(100), 100.0, 4.0, 0.2) };
+        assert_eq!(
+            judge(&rules, &cut),
+            (StepVerdict::Fail, vec!["2 connections still waited for answers at the end".to_owned()])
+        );
+    }
+}

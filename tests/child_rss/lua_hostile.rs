@@ -29,7 +29,10 @@ enum Misbehaviour {
     EndlessRows,
     /// A result announcing 2^40 columns, whose definitions never end.
     HugeColumnCount,
-    /// Bytes that are no answer.
+    /// Bytes that are no answer: a column count whose length-encoded
+    /// integer says three bytes follow where one does (a tolerant client
+    /// ignores bytes after a whole count, as libmariadb does, but not a
+    /// length that lies), then half a header.
     Garbage,
     /// Nothing, ever.
     Stall,
@@ -87,9 +90,7 @@ fn serve(mut stream: impl Read + Write, how: Misbehaviour) -> std::io::Result<()
             }
         }
         // A packet out of sequence, then bytes that frame nothing.
-        Misbehaviour::Garbage => {
-            stream.write_all(&[0x05, 0x00, 0x00, 0x09, b'h', b'e', b'l', b'l', b'o', 0xff, 0x17])?
-        }
+        Misbehaviour::Garbage => stream.write_all(&[0x02, 0x00, 0x00, 0x09, 0xfd, b'h', 0xff, 0x17])?,
         Misbehaviour::Stall => std::thread::sleep(Duration::from_secs(30)),
         Misbehaviour::Reset => return Ok(()),
         Misbehaviour::HostileError => {

@@ -102,6 +102,12 @@ pub enum RunError {
          errors are expected, or check the server with a short run --rate={lowest}"
     )]
     SearchNoRate { lowest: u32, why: String },
+    /// `--search-steps` ran out before any rate held the bounds.
+    #[error(
+        "search: --search-steps={steps} ran out before any rate held the bounds; the lowest tried, {lowest}/s, \
+         failed ({why}): raise --search-steps, loosen --slo, or check the server with a short run --rate={lowest}"
+    )]
+    SearchStepsRanOut { steps: u32, lowest: u32, why: String },
     /// `search` without its options (a command line made in code).
     #[error("search needs --slo: give the latency bounds, e.g. --slo=99:5")]
     SearchWithoutSlo,

@@ -88,6 +88,7 @@ pub(super) fn run_search(
     match conclusion.end {
         SearchEnd::ClientBound => Err(record.client_bound_error()),
         SearchEnd::NonePassed => Err(record.no_rate_error()),
+        SearchEnd::StepCap if conclusion.max_rate.is_none() => Err(record.steps_ran_out_error(options.max_steps)),
         _ => Ok(outcome),
     }
 }
@@ -282,11 +283,22 @@ impl SearchRecord {
     }
 
     fn no_rate_error(&self) -> RunError {
+        let (lowest, why) = self.lowest_failed();
+        RunError::SearchNoRate { lowest, why }
+    }
+
+    fn steps_ran_out_error(&self, steps: u32) -> RunError {
+        let (lowest, why) = self.lowest_failed();
+        RunError::SearchStepsRanOut { steps, lowest, why }
+    }
+
+    /// The lowest target a step tried, and why it failed.
+    fn lowest_failed(&self) -> (u32, String) {
         let lowest = self.steps.iter().filter_map(|s| s.target_tps.map(|t| (t, s))).min_by_key(|(t, _)| *t);
-        RunError::SearchNoRate {
-            lowest: lowest.map_or(0, |(t, _)| t),
-            why: lowest.map(|(_, s)| s.reasons.join(", ")).unwrap_or_else(|| "the probe completed no event".into()),
-        }
+        (
+            lowest.map_or(0, |(t, _)| t),
+            lowest.map(|(_, s)| s.reasons.join(", ")).unwrap_or_else(|| "the probe completed no event".into()),
+        )
     }
 }
 

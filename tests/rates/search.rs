@@ -214,6 +214,27 @@ fn a_client_on_a_busy_core_is_reported_client_bound() {
     assert!(last["client"]["busy_share"].as_f64().unwrap() >= 0.85, "{last}");
 }
 
+/// A bound no rate can hold (the service time alone is over it) and a
+/// step cap too small to reach the bottom: the search ends with an error
+/// that says the steps ran out, and reports no rate.
+#[test]
+fn steps_that_run_out_before_any_rate_holds_are_an_error() {
+    let _one = one_at_a_time();
+    let server = serial_server();
+    let mut args = vec!["oltp_point_select", "--threads=2", "--slo=99:1", "--search-steps=3"];
+    args.extend(SHORT_STEPS);
+    args.push("search");
+    let out = wirebench(&null_args(&server, &args));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--search-steps=3 ran out before any rate held the bounds"), "{stderr}");
+    assert!(stderr.contains("raise --search-steps"), "it says what to do: {stderr}");
+    let summary = summary(&out);
+    assert_eq!(summary["end"], "step_cap", "{summary}");
+    assert_eq!(summary["max_rate"], Value::Null, "{summary}");
+    assert_eq!(summary["steps"].as_array().unwrap().len(), 3, "{summary}");
+}
+
 /// oltp_point_select on the test MariaDB, 2 tables of 10,000 rows: the
 /// search ends (found, or the step cap) and every line keeps to the
 /// schema. Whether a rate is found on a shared 2-core machine is not the
@@ -231,23 +252,34 @@ fn a_search_on_mariadb_completes_and_its_json_keeps_to_the_schema() {
     assert!(cleanup.status.success(), "{}", String::from_utf8_lossy(&cleanup.stderr));
     let prepare = wirebench(&with(&["prepare"]));
     assert!(prepare.status.success(), "{}", String::from_utf8_lossy(&prepare.stderr));
-    let mut args = vec!["--threads=4", "--slo=99:20", "--search-steps=8", "--chart=/dev/null"];
+    let mut args = vec!["--threads=4", "--slo=99:50", "--search-steps=8", "--chart=/dev/null"];
     args.extend(SHORT_STEPS);
     args.push("search");
     let out = wirebench(&with(&args));
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let summary = summary(&out);
-    match summary["end"].as_str().unwrap() {
-        "found" | "step_cap" => {
+    // One latency stall of a VM longer than the bound holds more than 1 %
+    // of a 3 s step's events late at any rate, so on a loaded machine every
+    // step may fail: that end is an error that says so, never a rate.
+    match (summary["end"].as_str().unwrap(), summary["max_rate"].as_u64()) {
+        ("found" | "step_cap", Some(rate)) => {
             assert!(out.status.success(), "{stderr}");
-            assert!(summary["max_rate"].as_u64().unwrap() > 0, "{summary}");
+            assert!(rate > 0, "{summary}");
             assert!(stderr.contains("Search result: "), "the summary goes with the report: {stderr}");
         }
-        "client_bound" => assert!(stderr.contains("the client was the limit"), "{stderr}"),
-        other => panic!("the search ended {other}: {summary}\n{stderr}"),
+        ("step_cap", None) => {
+            assert_eq!(out.status.code(), Some(1), "no rate found is an error: {stderr}");
+            assert!(stderr.contains("--search-steps=8 ran out before any rate held the bounds"), "{stderr}");
+        }
+        ("none_passed", None) => {
+            assert_eq!(out.status.code(), Some(1), "no rate found is an error: {stderr}");
+            assert!(stderr.contains("no rate held the bounds"), "{stderr}");
+        }
+        ("client_bound", None) => assert!(stderr.contains("the client was the limit"), "{stderr}"),
+        other => panic!("the search ended {other:?}: {summary}\n{stderr}"),
     }
     assert_eq!(summary["steps"][0]["phase"], "probe");
-    assert_eq!(summary["slo"], serde_json::json!([{ "percentile": 99.0, "max_ms": 20.0 }]));
+    assert_eq!(summary["slo"], serde_json::json!([{ "percentile": 99.0, "max_ms": 50.0 }]));
 }
 
 /// What a search cannot be run with is refused before anything connects,

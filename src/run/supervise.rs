@@ -108,11 +108,15 @@ pub(super) fn supervise(
 
 /// `--warmup-time` is over: what ran until now is dropped, and from now on
 /// `--events` counts, as sysbench master checkpoints away its warm-up.
+/// The cut comes before `--events` counts, so that every counted event
+/// lands in the measured run (the report shows at least `--events`, plus
+/// those in flight at the cut); the other order loses the events that
+/// start and finish between the two.
 fn end_warmup_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, control: &RunControl, clock: Clock) {
     if schedule.warmup_end.is_some_and(|at| Instant::now() >= at) {
         schedule.warmup_end = None;
-        control.end_warmup();
         reports.end_warmup(clock.now_ns());
+        control.end_warmup();
         reports.forget_tardiness(control);
     }
 }

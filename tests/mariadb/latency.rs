@@ -226,8 +226,10 @@ fn warmup_runs_before_the_measured_time() {
         "run",
     ]);
     let transactions = first(&report, "transactions:") as u64;
-    // The events in flight when the warm-up ends finish in the measured run.
-    assert!((300..=302).contains(&transactions), "{report}");
+    // Every counted event is reported; beside them, the events in flight at
+    // the cut and those run while the loops hand over their warm-up figures
+    // finish in the measured run: a few, never the warm-up's thousands.
+    assert!((300..=400).contains(&transactions), "{report}");
     drop(server);
 }
 

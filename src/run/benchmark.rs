@@ -441,8 +441,8 @@ pub(super) fn backend(bench: &Bench) -> Result<Backend, RunError> {
     }
     if bench.engine.poll == PollMode::AdaptiveRetired {
         stderr_line(format_args!(
-            "wirebench: --poll=adaptive is retired and waits as --poll=sleep: spinning measured no faster than \
-             sleeping (docs/benchmarking.md#adaptive-spinning-against-sleeping)"
+            "wirebench: --poll=adaptive is retired and waits as --poll=sleep: spinning adaptively gained no \
+             more than the rounds' spread; --poll=spin spins (docs/benchmarking.md#adaptive-spinning-against-sleeping)"
         ));
     }
     if backend == Backend::Tokio && bench.engine.poll == PollMode::Spin {

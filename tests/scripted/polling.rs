@@ -78,7 +78,7 @@ fn each_loop_waits_as_the_wait_plan_says_and_says_why() {
         return;
     }
     let server = NullServer::on_cpu(1);
-    // A core of its own: spinning there measured no faster than sleeping.
+    // A core of its own: spinning there gained no more than the spread.
     let (stdout, stderr) = run_on(0, &server, &[]);
     assert!(stderr.contains("event loop 0 (cpu 0) sleeps when idle: it is pinned to a core"), "{stderr}");
     assert!(!stdout.contains("Client CPU"), "no spinning, no block: {stdout}");

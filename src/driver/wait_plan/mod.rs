@@ -16,8 +16,8 @@
 //!   connection waits on that socket, as sysbench's threads do
 //!   (docs/benchmarking.md#waits-on-the-socket).
 //! - A pinned loop sleeps, whoever else runs on its core: spinning there
-//!   measured no faster than sleeping and cost more of the client's CPU
-//!   (docs/benchmarking.md#adaptive-spinning-against-sleeping). What the
+//!   gained no more than the rounds' spread and cost more of the client's
+//!   CPU (docs/benchmarking.md#adaptive-spinning-against-sleeping). What the
 //!   loop runs does not change that, so a script's pinned loops follow the
 //!   built-in tests' rule.
 //! - An unpinned loop of a script's states whose servers run off our cores
@@ -84,7 +84,7 @@ pub struct LoopWait {
 pub enum WaitReason {
     /// `--poll=` said so.
     Asked,
-    /// `--poll=adaptive`, retired: it measured no faster than sleeping.
+    /// `--poll=adaptive`, retired: it gained no more than the rounds' spread.
     AdaptiveRetired,
     /// The epoll backend (`--io=epoll`) always waits in `epoll_wait`.
     Epoll,
@@ -214,7 +214,7 @@ impl fmt::Display for Described<'_> {
         match &self.wait.why {
             WaitReason::Asked => f.write_str("as --poll says"),
             WaitReason::AdaptiveRetired => f.write_str(
-                "--poll=adaptive is retired: it measured no faster than sleeping \
+                "--poll=adaptive is retired: it gained no more than the rounds' spread \
                  (docs/benchmarking.md#adaptive-spinning-against-sleeping)",
             ),
             WaitReason::Epoll => f.write_str("the epoll backend waits in epoll_wait (--io=uring can spin)"),
@@ -223,7 +223,7 @@ impl fmt::Display for Described<'_> {
                 f.write_str("the server shares this host's cores over a unix socket, a thread per connection")
             }
             WaitReason::Pinned => f.write_str(
-                "it is pinned to a core, where spinning measured no faster than sleeping \
+                "it is pinned to a core, where spinning gained no more than the rounds' spread \
                  (docs/benchmarking.md#adaptive-spinning-against-sleeping)",
             ),
             WaitReason::Unpinned => f.write_str("it is not pinned to a core"),

@@ -238,7 +238,7 @@ pub(crate) const ENGINE: &[OptDef] = &[
         "CPUs for the event loops, e.g. 0-3 (default: every core; a loop per 256 connections when the server is local)",
     ),
     opt("io", STRING, Some("auto"), "I/O backend {auto,uring,epoll}"),
-    opt("poll", STRING, Some("auto"), "how an idle engine thread waits {auto,sleep,adaptive,spin}"),
+    opt("poll", STRING, Some("auto"), "how an idle engine thread waits {auto,sleep,spin}"),
     opt("pipeline", Int, Some("1"), "events in flight per connection (1 = as sysbench)"),
     opt(
         "idle-connections",

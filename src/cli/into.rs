@@ -262,10 +262,10 @@ pub(crate) fn engine_options(opts: &Opts) -> Result<EngineOptions, CliError> {
         let modes = [
             ("auto", PollMode::Auto),
             ("sleep", PollMode::Sleep),
-            ("adaptive", PollMode::Adaptive),
+            ("adaptive", PollMode::AdaptiveRetired),
             ("spin", PollMode::Spin),
         ];
-        engine.poll = value::choice(opt, &modes, "auto, sleep, adaptive or spin")?;
+        engine.poll = value::choice(opt, &modes, "auto, sleep or spin")?;
     }
     if let Some(n) = opts.int("pipeline", 1, 65_536, "a number of events in flight per connection >= 1")? {
         engine.pipeline = n;

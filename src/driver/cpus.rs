@@ -2,9 +2,13 @@
 //! on (`sched_getaffinity`, which `taskset` and cgroups set). Pinning to
 //! any other fails, and a loop would then run unpinned without a word, so
 //! `--cpus` is checked against them before anything starts. And how a
-//! loop thread asks to get its core back quickly ([`ask_short_slice`]).
+//! loop thread asks to get its core back quickly ([`ask_short_slice`]),
+//! and how long it waited for one ([`own_run_delay`]).
 
 use std::fmt;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::Duration;
 
 /// The cores this process may run on, ascending; `None` when the kernel
 /// does not say.
@@ -98,6 +102,17 @@ pub(super) fn ask_short_slice() {
     attr.runtime = LOOP_SLICE_NS;
     // SAFETY: `attr` is a whole, initialised sched_attr of `size` bytes.
     unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
+}
+
+/// The calling thread's run delay so far (its time ready to run without a
+/// core: the second field of `/proc/thread-self/schedstat`, "run_ns
+/// delay_ns slices"), where the kernel keeps schedstat.
+pub(super) fn own_run_delay() -> Option<Duration> {
+    let file = File::open("/proc/thread-self/schedstat").ok()?;
+    let mut buf = [0u8; 96];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    let text = std::str::from_utf8(buf.get(..n)?).ok()?;
+    text.split_ascii_whitespace().nth(1)?.parse().ok().map(Duration::from_nanos)
 }
 
 #[cfg(test)]

@@ -81,8 +81,9 @@ pub enum PollMode {
     Auto,
     /// Block in the kernel.
     Sleep,
-    /// Spin briefly, then block.
-    Adaptive,
+    /// `adaptive`, retired: accepted so that command lines that name it
+    /// still run, and waits as `Sleep` (the wait plan says why).
+    AdaptiveRetired,
     /// Never block (burns the CPU, lowest latency).
     Spin,
 }

@@ -41,13 +41,11 @@
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
 //! - `wait_plan/`: how each loop waits (the one place that decides), from
-//!   where its servers run; `spin.rs`: how long a loop spins;
-//!   `busy_core.rs`: whether another task wants its core; `cpus.rs`: the
-//!   cores a loop may be pinned to.
+//!   where its servers run; `spin.rs`: how long a loop spins; `cpus.rs`:
+//!   the cores a loop may be pinned to.
 
 mod arrivals;
 mod budget;
-mod busy_core;
 mod call_session;
 mod conn_io;
 mod cpus;
@@ -213,7 +211,7 @@ pub struct TaskLoopPlan {
 pub struct LoopUsage {
     cpu_ns: AtomicU64,
     spinning_ns: AtomicU64,
-    /// Loops that spun at all (adaptive, spin, or a script's brief looks).
+    /// Loops that spun at all (`--poll=spin`, or a script's brief looks).
     spinning_loops: AtomicUsize,
     /// Time ready to run while another task had the core (the run queue).
     run_delay_ns: AtomicU64,
@@ -581,7 +579,7 @@ fn spawn_pinned<C: Send + 'static>(
             if let Some(spent) = thread_cpu_time() {
                 context.usage.add_cpu(spent);
             }
-            context.usage.add_life(born.elapsed(), busy_core::own_run_delay());
+            context.usage.add_life(born.elapsed(), cpus::own_run_delay());
             if result.is_err() {
                 context.control.stop();
             }

@@ -433,14 +433,21 @@ fn say_if_cut(stalls: Stalls, time: Option<u32>) -> RunOutcome {
 }
 
 /// `--io`, resolved; `--poll` asked of the epoll backend is named as not
-/// applying.
+/// applying, and the retired `--poll=adaptive` as sleeping.
 pub(super) fn backend(bench: &Bench) -> Result<Backend, RunError> {
     let backend = Backend::resolve(bench.engine.io)?;
-    let spins = matches!(bench.engine.poll, PollMode::Adaptive | PollMode::Spin);
-    if backend == Backend::Tokio && spins && !bench.mysql.dry_run {
+    if bench.mysql.dry_run {
+        return Ok(backend);
+    }
+    if bench.engine.poll == PollMode::AdaptiveRetired {
         stderr_line(format_args!(
-            "wirebench: --poll={} applies to the io_uring backend; the epoll backend waits in epoll_wait",
-            if bench.engine.poll == PollMode::Spin { "spin" } else { "adaptive" }
+            "wirebench: --poll=adaptive is retired and waits as --poll=sleep: spinning adaptively gained no \
+             more than the rounds' spread; --poll=spin spins (docs/benchmarking.md#adaptive-spinning-against-sleeping)"
+        ));
+    }
+    if backend == Backend::Tokio && bench.engine.poll == PollMode::Spin {
+        stderr_line(format_args!(
+            "wirebench: --poll=spin applies to the io_uring backend; the epoll backend waits in epoll_wait"
         ));
     }
     Ok(backend)

@@ -155,7 +155,6 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
         backend,
         pipeline: bench.engine.pipeline,
         our_cpus: our_cpus.as_deref(),
-        loops: cpus.len(),
     };
     let runs = LoopRuns::ScriptStates { thread_per_state: env.call.thread_per_state };
     let plans = cpus.into_iter().zip(loops).map(|(cpu, (tasks, servers))| {
@@ -168,8 +167,7 @@ fn task_loop_plans(bench: &Bench, env: &Arc<ScriptEnv>, backend: Backend) -> Vec
 /// How the loop of a script's command other than `run` (and its `init()`)
 /// waits.
 fn command_wait(bench: &Bench, backend: Backend) -> LoopWait {
-    let request =
-        WaitRequest { asked: bench.engine.poll, backend, pipeline: bench.engine.pipeline, our_cpus: None, loops: 1 };
+    let request = WaitRequest { asked: bench.engine.poll, backend, pipeline: bench.engine.pipeline, our_cpus: None };
     plan_wait(&request, &LoopSite { cpu: None, connections: 1, runs: LoopRuns::ScriptCommand, servers: Vec::new() })
 }
 

@@ -222,14 +222,13 @@ pub(super) fn plan_loops(
     let server =
         if servers.all().all(ServerPlacement::on_this_host) { ServerPlace::ThisHost } else { ServerPlace::Elsewhere };
     let our_cpus = allowed_cpus();
-    let request = |loops| WaitRequest {
+    let request = WaitRequest {
         asked: bench.engine.poll,
         backend,
         pipeline: bench.engine.pipeline,
         our_cpus: our_cpus.as_deref(),
-        loops,
     };
-    let (cpus, loops) = if on_sockets(bench, &opened, &servers, &request(opened.len()), cpus.len()) {
+    let (cpus, loops) = if on_sockets(bench, &opened, &servers, &request, cpus.len()) {
         // Unpinned: a connection's thread goes where the server's wakes it.
         (Vec::new(), opened.len().max(1))
     } else {
@@ -237,7 +236,6 @@ pub(super) fn plan_loops(
         (cpus, loops)
     };
     let grouped = net_loops(opened, sessions, &cpus, loops, runtime)?;
-    let request = request(grouped.len());
     let plans = grouped.into_iter().map(|(cpu, connections)| {
         let wait = loop_wait(&request, cpu, &connections, &servers);
         LoopPlan { cpu, connections, wait }

@@ -428,7 +428,7 @@ async fn every_poll_mode_completes() {
     }
     let backend = Way(Backend::Uring, AnswerWait::Backend);
     const EVENTS: u64 = 1_000;
-    for poll in [WaitMode::Sleep, WaitMode::Adaptive, WaitMode::Spin] {
+    for poll in [WaitMode::Sleep, WaitMode::Brief, WaitMode::Spin] {
         let mut shape = Shape::new(server.tcp(), EVENTS);
         shape.poll = poll;
         shape.pipeline = 2;

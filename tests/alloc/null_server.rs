@@ -573,9 +573,10 @@ fn a_finished_run_closes_every_connection_with_com_quit() {
 }
 
 /// `--poll` shapes only the io_uring loop's waits: asked of the epoll
-/// backend, it is named as not applying rather than silently dropped.
+/// backend, it is named as not applying rather than silently dropped; the
+/// retired `adaptive` is named as sleeping.
 #[test]
-fn poll_modes_the_epoll_backend_ignores_are_named() {
+fn poll_modes_that_do_not_apply_are_named() {
     let _serial = serial();
     let dir = TempDir::new("poll");
     let server = start(&dir, 1);
@@ -590,13 +591,19 @@ fn poll_modes_the_epoll_backend_ignores_are_named() {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "--io={io} --poll={poll}: {stderr}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("queries:"));
-        stderr.contains("applies to the io_uring backend")
+        stderr
     };
-    assert!(run("epoll", "spin"));
-    assert!(run("epoll", "adaptive"));
-    assert!(!run("epoll", "sleep"));
-    assert!(!run("epoll", "auto"), "the default is not named");
+    let ignored = |stderr: String| stderr.contains("applies to the io_uring backend");
+    assert!(ignored(run("epoll", "spin")));
+    assert!(!ignored(run("epoll", "sleep")));
+    assert!(!ignored(run("epoll", "auto")), "the default is not named");
     if common::ring_here() {
-        assert!(!run("uring", "spin"));
+        assert!(!ignored(run("uring", "spin")));
+    }
+    // The retired mode still runs, and says that it sleeps.
+    for io in ["epoll", "auto"] {
+        let stderr = run(io, "adaptive");
+        assert!(stderr.contains("--poll=adaptive is retired and waits as --poll=sleep"), "--io={io}: {stderr}");
+        assert!(!ignored(stderr), "--io={io}");
     }
 }

@@ -23,6 +23,7 @@ use crate::driver::{
 use crate::rand::{RandConfig, RandParams, Rng};
 use crate::stats::{Collector, Counters, StatsBoard};
 use crate::transport::Transport;
+use crate::workload::{CommandSink, Script, Step, WorkloadError};
 
 const CAPS: Capabilities =
     Capabilities(Capabilities::PROTOCOL_41.0 | Capabilities::DEPRECATE_EOF.0 | Capabilities::SECURE_CONNECTION.0);
@@ -250,6 +251,36 @@ fn a_read_timeout_loses_the_connection() {
     assert!(matches!(result, Err(DriverError::Lost { lost: Lost::ReadTimeout(_), .. })), "{result:?}");
     assert_eq!(counters.events, 0);
     assert!(start.elapsed() >= Duration::from_millis(50), "not before the timeout");
+}
+
+/// A query larger than the socket takes, to a server that reads nothing:
+/// the send waits for room past `--mysql-write-timeout`, and the
+/// connection is lost with that.
+#[test]
+fn a_write_timeout_loses_the_connection() {
+    struct HugeQuery;
+    impl Script for HugeQuery {
+        fn next(&mut self, _: &mut Rng, sink: &mut CommandSink<'_>) -> Result<Step, WorkloadError> {
+            sink.query_with(b"SELECT 'x...'", |out| {
+                out.extend_from_slice(b"SELECT '");
+                out.resize(out.len() + (4 << 20), b'x');
+                out.push(b'\'');
+            });
+            Ok(Step::Last)
+        }
+        fn restart_event(&mut self) {}
+    }
+    let context = test_context(Some(1));
+    let mut options = redial_options("unused");
+    options.write_timeout = Some(Duration::from_millis(50));
+    let (mut plan, deaf_server) = socket_pair_plan(options);
+    let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
+    plan.session = Session::new(0, Box::new(HugeQuery), rng, Vec::new(), CAPS, 1);
+    let start = Instant::now();
+    let result = run_socket_loop(0, vec![plan], Vec::new(), &context, None);
+    assert!(matches!(result, Err(DriverError::Lost { lost: Lost::WriteTimeout(_), .. })), "{result:?}");
+    assert!(start.elapsed() >= Duration::from_millis(50), "not before the timeout");
+    drop(deaf_server);
 }
 
 /// `--time` ends the run though the server never answers: once the run

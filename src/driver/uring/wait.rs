@@ -9,6 +9,7 @@ use io_uring::types;
 
 use super::ring::{is_transient, timespec};
 use super::UringLoop;
+use crate::driver::spin::Spinner;
 use crate::driver::PUBLISH_TICK;
 use crate::driver::{DriverError, LoopOp};
 
@@ -22,23 +23,19 @@ const CONNS_PER_WAKEUP: usize = 2;
 pub(super) const MAX_BATCH: usize = 32;
 
 impl UringLoop<'_> {
-    /// ([`Spinner`]). The spin's window counts from the start of the wait,
-    /// the submission included; its time counts as spinning from the end of
-    /// the first look (which submits: sending is work, not spinning) to the
-    /// last (which found the work), less the gaps in which it was seen off
-    /// its core. It stops at once for `--rate` arrivals to serve.
+    /// Waits for work: a spin first, as the loop's wait mode says
+    /// ([`Spinner`](crate::driver::spin::Spinner)), then a sleep. The
+    /// spin's window counts from the start of the wait, the submission
+    /// included; its time counts as spinning from the end of the first look
+    /// (which submits: sending is work, not spinning) to the last (which
+    /// found the work), less the gaps in which it was seen off its core. It
+    /// stops at once for `--rate` arrivals to serve.
     pub(super) fn wait(&mut self) -> Result<(), DriverError> {
         if self.tasks.have_yielded() {
             return self.look_once();
         }
-        if self.spinner.never_spins() {
-            return self.sleep();
-        }
-        // Sends just queued complete at once: finding them says nothing
-        // about how soon answers come, nor does a `--rate` arrival.
-        let answers_only = self.quick_queued == 0 && self.waiting.is_empty();
+        let Some(limit) = self.spinner.spin_for() else { return self.sleep() };
         let start = Instant::now();
-        let Some(limit) = self.spinner.spin_for(start) else { return self.sleep_for_answers(start, answers_only) };
         let (mut looked, mut off_core) = (start, Duration::ZERO);
         let mut submitted = None;
         loop {
@@ -48,7 +45,7 @@ impl UringLoop<'_> {
             let spun = now - start;
             let found = !self.ring.completion().is_empty();
             // The first look submits what is queued: it may take long.
-            let lost = !found && looked != start && self.spinner.lost_core(looked, now);
+            let lost = !found && looked != start && Spinner::lost_core(looked, now);
             if lost {
                 off_core += now - looked;
             }
@@ -56,27 +53,10 @@ impl UringLoop<'_> {
             if found || spun >= limit || !self.waiting.is_empty() || (lost && !self.spinner.never_sleeps()) {
                 // Time off the core was no spinning.
                 self.spun += (now - spinning_since).saturating_sub(off_core);
-                if found && answers_only {
-                    self.spinner.found();
-                }
-                return if found || self.spinner.never_sleeps() {
-                    Ok(())
-                } else {
-                    self.sleep_for_answers(start, answers_only)
-                };
+                return if found || self.spinner.never_sleeps() { Ok(()) } else { self.sleep() };
             }
             std::hint::spin_loop();
         }
-    }
-
-    /// Sleeps; tells the spinner how long answers took, when that is what
-    /// the wait since `start` was for.
-    pub(super) fn sleep_for_answers(&mut self, start: Instant, answers_only: bool) -> Result<(), DriverError> {
-        self.sleep()?;
-        if answers_only {
-            self.spinner.answered_after(start.elapsed());
-        }
-        Ok(())
     }
 
     /// How many completions a sleep waits for: the quick ones just queued,

@@ -15,11 +15,11 @@
 //!   server that shares our cores over a unix socket and runs a thread per
 //!   connection waits on that socket, as sysbench's threads do
 //!   (docs/benchmarking.md#waits-on-the-socket).
-//! - A pinned loop spins (adaptively) when its core is its own: no server
-//!   may run on it, and against another host a core is left over for the
-//!   kernel's network work and the report thread; else it sleeps. What the
-//!   loop runs does not change whose core it is, so a script's pinned
-//!   loops follow the built-in tests' rule.
+//! - A pinned loop sleeps, whoever else runs on its core: spinning there
+//!   gained no more than the rounds' spread and cost more of the client's
+//!   CPU (docs/benchmarking.md#adaptive-spinning-against-sleeping). What the
+//!   loop runs does not change that, so a script's pinned loops follow the
+//!   built-in tests' rule.
 //! - An unpinned loop of a script's states whose servers run off our cores
 //!   looks briefly before it sleeps ([`WaitMode::Brief`],
 //!   docs/benchmarking.md#a-brief-look); other unpinned loops sleep.
@@ -30,7 +30,9 @@ mod placement;
 
 use std::fmt;
 
-pub use placement::{ServerHost, ServerPlacement, ServerPlacements, ServerProcess};
+#[cfg(test)]
+use placement::{ServerHost, ServerProcess};
+pub use placement::{ServerPlacement, ServerPlacements};
 
 use super::{Backend, PollMode};
 
@@ -43,9 +45,6 @@ pub enum WaitMode {
     /// passed since the wait began (sending what is queued included: after
     /// a send mostly a single look), then sleeps.
     Brief,
-    /// Spins as long as answers have been taking, then sleeps; not while
-    /// another task wants its core (`busy_core.rs`).
-    Adaptive,
     /// Never sleeps.
     Spin,
     /// Each exchange on the connection's own socket: `send`, then `recv`,
@@ -56,19 +55,19 @@ pub enum WaitMode {
 impl WaitMode {
     /// Whether a wait may spin before (or instead of) sleeping.
     pub fn spins(self) -> bool {
-        matches!(self, WaitMode::Brief | WaitMode::Adaptive | WaitMode::Spin)
+        matches!(self, WaitMode::Brief | WaitMode::Spin)
     }
 }
 
 impl PollMode {
-    /// The wait an explicit `--poll` asks for; `None` for `auto`, which
-    /// [`plan_wait`] resolves.
-    fn explicit(self) -> Option<WaitMode> {
+    /// The wait an explicit `--poll` asks for, and why; `None` for `auto`,
+    /// which [`plan_wait`] resolves.
+    fn explicit(self) -> Option<LoopWait> {
         match self {
             PollMode::Auto => None,
-            PollMode::Sleep => Some(WaitMode::Sleep),
-            PollMode::Adaptive => Some(WaitMode::Adaptive),
-            PollMode::Spin => Some(WaitMode::Spin),
+            PollMode::Sleep => Some(LoopWait::asked(WaitMode::Sleep)),
+            PollMode::AdaptiveRetired => Some(LoopWait { mode: WaitMode::Sleep, why: WaitReason::AdaptiveRetired }),
+            PollMode::Spin => Some(LoopWait::asked(WaitMode::Spin)),
         }
     }
 }
@@ -85,6 +84,8 @@ pub struct LoopWait {
 pub enum WaitReason {
     /// `--poll=` said so.
     Asked,
+    /// `--poll=adaptive`, retired: it gained no more than the rounds' spread.
+    AdaptiveRetired,
     /// The epoll backend (`--io=epoll`) always waits in `epoll_wait`.
     Epoll,
     /// A script's command other than `run`: its tasks run once.
@@ -92,15 +93,8 @@ pub enum WaitReason {
     /// One connection to a server on our cores over a unix socket, a
     /// thread per connection.
     OnItsSocket,
-    /// A server on this host may run on the loop's core.
-    SharedWithServer { pid: u32 },
-    /// A server on this host whose process or cores could not be found.
-    ServerNotFound,
-    /// Every server runs on this host on other cores, or on another host
-    /// with a core to spare here.
-    CoreOfItsOwn { servers: Vec<u32>, other_host: bool },
-    /// A server on another host, and no core left over here.
-    NoSpareCore { cores: usize, loops: usize },
+    /// The loop is pinned to a core.
+    Pinned,
     /// The loop is not pinned to a core (its affinity is unknown).
     Unpinned,
     /// `--lua-thread-per-state`: a loop per state.
@@ -132,8 +126,6 @@ pub struct WaitRequest<'a> {
     pub pipeline: u32,
     /// The cores this process may use (`None`: unknown).
     pub our_cpus: Option<&'a [usize]>,
-    /// The run's loops.
-    pub loops: usize,
 }
 
 /// One loop, as the wait plan sees it.
@@ -151,8 +143,8 @@ pub struct LoopSite<'a> {
 /// How the loop at `site` waits, and why (the module's rule).
 pub fn plan_wait(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> LoopWait {
     let wait = |mode, why| LoopWait { mode, why };
-    if let Some(mode) = request.asked.explicit() {
-        return wait(mode, WaitReason::Asked);
+    if let Some(explicit) = request.asked.explicit() {
+        return explicit;
     }
     if request.backend == Backend::Tokio {
         return wait(WaitMode::Sleep, WaitReason::Epoll);
@@ -163,10 +155,8 @@ pub fn plan_wait(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> LoopWait {
     if suits_socket_waits(request, site) {
         return wait(WaitMode::OnSocket, WaitReason::OnItsSocket);
     }
-    if let Some(cpu) = site.cpu {
-        let cores = request.our_cpus.map_or(1, <[usize]>::len);
-        let (mode, why) = pinned_wait(cpu, &site.servers, cores, request.loops);
-        return wait(mode, why);
+    if site.cpu.is_some() {
+        return wait(WaitMode::Sleep, WaitReason::Pinned);
     }
     match site.runs {
         LoopRuns::ScriptStates { thread_per_state: true } => wait(WaitMode::Sleep, WaitReason::LoopPerState),
@@ -187,29 +177,6 @@ fn suits_socket_waits(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> bool {
         && request.pipeline <= 1
         && !site.servers.is_empty()
         && site.servers.iter().all(|s| s.unix && s.thread_per_connection() && s.shares_cores(request.our_cpus))
-}
-
-/// A pinned loop on `cpu` whose connections go to `servers`, on a machine
-/// with `cores` cores and `loops` loops: adaptive when its core is its own.
-fn pinned_wait(cpu: usize, servers: &[&ServerPlacement], cores: usize, loops: usize) -> (WaitMode, WaitReason) {
-    let mut pids = Vec::new();
-    let mut other_host = false;
-    for server in servers {
-        match &server.host {
-            ServerHost::This(Some(ServerProcess { pid, cpus: Some(cpus), .. })) => {
-                if cpus.contains(&cpu) {
-                    return (WaitMode::Sleep, WaitReason::SharedWithServer { pid: *pid });
-                }
-                if !pids.contains(pid) {
-                    pids.push(*pid);
-                }
-            }
-            ServerHost::This(_) => return (WaitMode::Sleep, WaitReason::ServerNotFound),
-            ServerHost::Other if cores <= loops => return (WaitMode::Sleep, WaitReason::NoSpareCore { cores, loops }),
-            ServerHost::Other => other_host = true,
-        }
-    }
-    (WaitMode::Adaptive, WaitReason::CoreOfItsOwn { servers: pids, other_host })
 }
 
 impl LoopWait {
@@ -235,7 +202,6 @@ impl fmt::Display for Described<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mode = match self.wait.mode {
             WaitMode::Sleep => "sleeps when idle",
-            WaitMode::Adaptive => "spins briefly, then sleeps, when idle",
             WaitMode::Spin => "spins when idle",
             WaitMode::Brief => "looks for answers a few microseconds, then sleeps, when idle",
             WaitMode::OnSocket => "waits for each answer on its connection's socket, as sysbench's threads do",
@@ -247,28 +213,19 @@ impl fmt::Display for Described<'_> {
         write!(f, " {mode}: ")?;
         match &self.wait.why {
             WaitReason::Asked => f.write_str("as --poll says"),
+            WaitReason::AdaptiveRetired => f.write_str(
+                "--poll=adaptive is retired: it gained no more than the rounds' spread \
+                 (docs/benchmarking.md#adaptive-spinning-against-sleeping)",
+            ),
             WaitReason::Epoll => f.write_str("the epoll backend waits in epoll_wait (--io=uring can spin)"),
             WaitReason::ScriptCommand => f.write_str("a script's command other than run"),
             WaitReason::OnItsSocket => {
                 f.write_str("the server shares this host's cores over a unix socket, a thread per connection")
             }
-            WaitReason::SharedWithServer { pid } => write!(f, "the server (pid {pid}) may run on its core"),
-            WaitReason::ServerNotFound => {
-                f.write_str("the server is on this host, but its process or cores could not be found")
-            }
-            WaitReason::CoreOfItsOwn { servers, other_host } => {
-                f.write_str("its core is its own")?;
-                for pid in servers {
-                    write!(f, "; the server (pid {pid}) runs on other cores")?;
-                }
-                if *other_host {
-                    f.write_str("; a server on another host, and this one has a core to spare")?;
-                }
-                Ok(())
-            }
-            WaitReason::NoSpareCore { cores, loops } => {
-                write!(f, "the server is on another host, but the {loops} loops take all {cores} cores here")
-            }
+            WaitReason::Pinned => f.write_str(
+                "it is pinned to a core, where spinning gained no more than the rounds' spread \
+                 (docs/benchmarking.md#adaptive-spinning-against-sleeping)",
+            ),
             WaitReason::Unpinned => f.write_str("it is not pinned to a core"),
             WaitReason::LoopPerState => f.write_str("a loop per state (--lua-thread-per-state)"),
             WaitReason::ServerOnOurCores => f.write_str("it is not pinned, and the server may run on our cores"),
@@ -276,7 +233,7 @@ impl fmt::Display for Described<'_> {
                 f.write_str("it is not pinned (its core may be another loop's), and the server runs off our cores")
             }
         }?;
-        f.write_str(" (--poll=sleep|adaptive|spin to choose)")
+        f.write_str(" (--poll=sleep|spin to choose)")
     }
 }
 
@@ -298,17 +255,16 @@ mod tests {
     }
 
     /// A site and its expected wait: (what it runs, pinned to,
-    /// connections, servers, loops, backend, pipeline, the mode, why).
-    type Case<'a> =
-        (LoopRuns, Option<usize>, usize, Vec<&'a ServerPlacement>, usize, Backend, u32, WaitMode, WaitReason);
+    /// connections, servers, backend, pipeline, the mode, why).
+    type Case<'a> = (LoopRuns, Option<usize>, usize, Vec<&'a ServerPlacement>, Backend, u32, WaitMode, WaitReason);
 
     /// Every site the engine has, and how `--poll=auto` makes it wait:
-    /// (what it runs, pinned to, connections, servers, loops, backend,
+    /// (what it runs, pinned to, connections, servers, backend,
     /// pipeline, the mode, why).
     #[test]
     fn each_site_waits_as_the_rule_says() {
         use LoopRuns::{ScriptCommand, ScriptStates, Test};
-        use WaitMode::{Adaptive, Brief, OnSocket, Sleep};
+        use WaitMode::{Brief, OnSocket, Sleep};
         use WaitReason as R;
         let states = ScriptStates { thread_per_state: false };
         let per_state = ScriptStates { thread_per_state: true };
@@ -320,51 +276,49 @@ mod tests {
         let proxy = local(9, &[0, 1], 4, true); // an event-loop server
         let on_core_0 = local(8, &[0], 64, true);
         let (elsewhere, unfound) = (other_host(), unfound());
-        let own = |servers: Vec<u32>, other_host| R::CoreOfItsOwn { servers, other_host };
         #[rustfmt::skip]
         let cases: Vec<Case<'_>> = vec![
-            // Built-in tests: pinned loops.
-            (Test, Some(0), 16, vec![&on_core_1], 1, uring, 1, Adaptive, own(vec![7], false)),
-            (Test, Some(0), 16, vec![&mariadb], 1, uring, 1, Sleep, R::SharedWithServer { pid: 7 }),
-            (Test, Some(0), 16, vec![&on_core_1, &on_core_0], 1, uring, 1, Sleep, R::SharedWithServer { pid: 8 }),
-            (Test, Some(0), 16, vec![&unfound], 1, uring, 1, Sleep, R::ServerNotFound),
-            (Test, Some(0), 16, vec![&elsewhere], 1, uring, 1, Adaptive, own(vec![], true)),
-            (Test, Some(0), 16, vec![&elsewhere], 2, uring, 1, Sleep, R::NoSpareCore { cores: 2, loops: 2 }),
-            (Test, Some(0), 16, vec![&elsewhere], 1, epoll, 1, Sleep, R::Epoll),
+            // Built-in tests: pinned loops, wherever the server runs.
+            (Test, Some(0), 16, vec![&on_core_1], uring, 1, Sleep, R::Pinned),
+            (Test, Some(0), 16, vec![&mariadb], uring, 1, Sleep, R::Pinned),
+            (Test, Some(0), 16, vec![&on_core_1, &on_core_0], uring, 1, Sleep, R::Pinned),
+            (Test, Some(0), 16, vec![&unfound], uring, 1, Sleep, R::Pinned),
+            (Test, Some(0), 16, vec![&elsewhere], uring, 1, Sleep, R::Pinned),
+            (Test, Some(0), 1, vec![&mariadb], uring, 1, Sleep, R::Pinned),
+            (Test, Some(0), 16, vec![&elsewhere], epoll, 1, Sleep, R::Epoll),
             // Built-in tests: a loop per connection, unpinned.
-            (Test, None, 1, vec![&mariadb], 16, uring, 1, OnSocket, R::OnItsSocket),
-            (Test, None, 1, vec![&mariadb], 16, uring, 4, Sleep, R::Unpinned),
-            (Test, None, 1, vec![&mariadb_tcp], 16, uring, 1, Sleep, R::Unpinned),
-            (Test, None, 1, vec![&proxy], 16, uring, 1, Sleep, R::Unpinned),
-            (Test, None, 1, vec![&off_our_cores], 16, uring, 1, Sleep, R::Unpinned),
-            (Test, None, 1, vec![&unfound], 16, uring, 1, Sleep, R::Unpinned),
-            (Test, None, 1, vec![&mariadb], 16, epoll, 1, Sleep, R::Epoll),
+            (Test, None, 1, vec![&mariadb], uring, 1, OnSocket, R::OnItsSocket),
+            (Test, None, 1, vec![&mariadb], uring, 4, Sleep, R::Unpinned),
+            (Test, None, 1, vec![&mariadb_tcp], uring, 1, Sleep, R::Unpinned),
+            (Test, None, 1, vec![&proxy], uring, 1, Sleep, R::Unpinned),
+            (Test, None, 1, vec![&off_our_cores], uring, 1, Sleep, R::Unpinned),
+            (Test, None, 1, vec![&unfound], uring, 1, Sleep, R::Unpinned),
+            (Test, None, 1, vec![&mariadb], epoll, 1, Sleep, R::Epoll),
             // A script's states: the default loops, unpinned.
-            (states, None, 8, vec![&elsewhere], 2, uring, 1, Brief, R::ServerOffOurCores),
-            (states, None, 8, vec![&off_our_cores], 2, uring, 1, Brief, R::ServerOffOurCores),
-            (states, None, 8, vec![&mariadb], 2, uring, 1, Sleep, R::ServerOnOurCores),
-            (states, None, 8, vec![&unfound], 2, uring, 1, Sleep, R::ServerOnOurCores),
-            (states, None, 1, vec![&mariadb], 16, uring, 1, OnSocket, R::OnItsSocket),
-            (states, None, 1, vec![&mariadb_tcp], 16, uring, 1, Sleep, R::ServerOnOurCores),
-            (states, None, 8, vec![&elsewhere], 2, epoll, 1, Sleep, R::Epoll),
+            (states, None, 8, vec![&elsewhere], uring, 1, Brief, R::ServerOffOurCores),
+            (states, None, 8, vec![&off_our_cores], uring, 1, Brief, R::ServerOffOurCores),
+            (states, None, 8, vec![&mariadb], uring, 1, Sleep, R::ServerOnOurCores),
+            (states, None, 8, vec![&unfound], uring, 1, Sleep, R::ServerOnOurCores),
+            (states, None, 1, vec![&mariadb], uring, 1, OnSocket, R::OnItsSocket),
+            (states, None, 1, vec![&mariadb_tcp], uring, 1, Sleep, R::ServerOnOurCores),
+            (states, None, 8, vec![&elsewhere], epoll, 1, Sleep, R::Epoll),
             // --lua-thread-per-state.
-            (per_state, None, 1, vec![&elsewhere], 16, uring, 1, Sleep, R::LoopPerState),
-            (per_state, None, 1, vec![&mariadb], 16, uring, 1, OnSocket, R::OnItsSocket),
+            (per_state, None, 1, vec![&elsewhere], uring, 1, Sleep, R::LoopPerState),
+            (per_state, None, 1, vec![&mariadb], uring, 1, OnSocket, R::OnItsSocket),
             // A script's states, pinned (--cpus): the built-in tests' rule.
-            (states, Some(0), 8, vec![&elsewhere], 1, uring, 1, Adaptive, own(vec![], true)),
-            (states, Some(0), 8, vec![&elsewhere], 2, uring, 1, Sleep, R::NoSpareCore { cores: 2, loops: 2 }),
-            (states, Some(0), 8, vec![&on_core_1], 1, uring, 1, Adaptive, own(vec![7], false)),
-            (states, Some(0), 1, vec![&mariadb], 1, uring, 1, Sleep, R::SharedWithServer { pid: 7 }),
+            (states, Some(0), 8, vec![&elsewhere], uring, 1, Sleep, R::Pinned),
+            (states, Some(0), 8, vec![&on_core_1], uring, 1, Sleep, R::Pinned),
+            (states, Some(0), 1, vec![&mariadb], uring, 1, Sleep, R::Pinned),
             // A script's other commands.
-            (ScriptCommand, None, 1, vec![], 1, uring, 1, Sleep, R::ScriptCommand),
-            (ScriptCommand, None, 1, vec![], 1, epoll, 1, Sleep, R::Epoll),
+            (ScriptCommand, None, 1, vec![], uring, 1, Sleep, R::ScriptCommand),
+            (ScriptCommand, None, 1, vec![], epoll, 1, Sleep, R::Epoll),
         ];
         let ours = [0, 1];
-        for (runs, cpu, connections, servers, loops, backend, pipeline, mode, why) in cases {
-            let request = WaitRequest { asked: PollMode::Auto, backend, pipeline, our_cpus: Some(&ours), loops };
+        for (runs, cpu, connections, servers, backend, pipeline, mode, why) in cases {
+            let request = WaitRequest { asked: PollMode::Auto, backend, pipeline, our_cpus: Some(&ours) };
             let site = LoopSite { cpu, connections, runs, servers };
             let wait = plan_wait(&request, &site);
-            assert_eq!(wait, LoopWait { mode, why }, "{site:?} with {loops} loops on {backend:?}");
+            assert_eq!(wait, LoopWait { mode, why }, "{site:?} on {backend:?}");
         }
     }
 
@@ -372,15 +326,17 @@ mod tests {
     fn an_explicit_poll_is_obeyed_everywhere() {
         let mariadb = local(7, &[0, 1], 64, true);
         let ours = [0, 1];
-        for (asked, mode) in [(PollMode::Sleep, WaitMode::Sleep), (PollMode::Adaptive, WaitMode::Adaptive)]
-            .into_iter()
-            .chain([(PollMode::Spin, WaitMode::Spin)])
-        {
+        let retired = LoopWait { mode: WaitMode::Sleep, why: WaitReason::AdaptiveRetired };
+        for (asked, wait) in [
+            (PollMode::Sleep, LoopWait::asked(WaitMode::Sleep)),
+            (PollMode::AdaptiveRetired, retired),
+            (PollMode::Spin, LoopWait::asked(WaitMode::Spin)),
+        ] {
             for runs in [LoopRuns::Test, LoopRuns::ScriptStates { thread_per_state: false }, LoopRuns::ScriptCommand] {
                 for backend in [Backend::Uring, Backend::Tokio] {
-                    let request = WaitRequest { asked, backend, pipeline: 1, our_cpus: Some(&ours), loops: 16 };
+                    let request = WaitRequest { asked, backend, pipeline: 1, our_cpus: Some(&ours) };
                     let site = LoopSite { cpu: None, connections: 1, runs, servers: vec![&mariadb] };
-                    assert_eq!(plan_wait(&request, &site), LoopWait { mode, why: WaitReason::Asked });
+                    assert_eq!(plan_wait(&request, &site), wait);
                 }
             }
         }
@@ -388,13 +344,13 @@ mod tests {
 
     #[test]
     fn the_wait_says_why() {
-        let wait = LoopWait {
-            mode: WaitMode::Adaptive,
-            why: WaitReason::CoreOfItsOwn { servers: vec![42], other_host: false },
-        };
+        let wait = LoopWait { mode: WaitMode::Sleep, why: WaitReason::Pinned };
         let line = wait.describe(0, Some(0)).to_string();
-        assert!(line.starts_with("event loop 0 (cpu 0) spins briefly, then sleeps"), "{line}");
-        assert!(line.contains("the server (pid 42) runs on other cores"), "{line}");
+        assert!(line.starts_with("event loop 0 (cpu 0) sleeps when idle: it is pinned to a core"), "{line}");
+        assert!(line.contains("#adaptive-spinning-against-sleeping"), "{line}");
+        let retired = LoopWait { mode: WaitMode::Sleep, why: WaitReason::AdaptiveRetired };
+        let line = retired.describe(1, None).to_string();
+        assert!(line.contains("sleeps when idle: --poll=adaptive is retired"), "{line}");
         let socket = LoopWait { mode: WaitMode::OnSocket, why: WaitReason::OnItsSocket };
         let line = socket.describe(3, None).to_string();
         assert!(

@@ -38,7 +38,8 @@
 # sysbench-tpcc's tables, and a copy of them for sysbench itself.
 # Database sbtest_quickstart is tests/mariadb/docs.rs's: the README's quick start
 # runs there. Database sbtest_search is tests/rates/search.rs's (a capacity search
-# on tables of its own).
+# on tables of its own). Databases sbtest_shards and sbtest_image are
+# tests/hosts/'s, so that group runs beside the ones that use sbtest.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -259,7 +260,7 @@ wait_until_ready() {
 # Idempotent: run after every start, so a data directory made by an older
 # version of this script gets every account, and altered passwords are reset.
 provision() {
-    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline, sbtest_fuzz, sbtest_lua, sbtest_tpcc, sbtest_tpcc_ref, sbtest_quickstart, sbtest_search; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
+    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline, sbtest_fuzz, sbtest_lua, sbtest_tpcc, sbtest_tpcc_ref, sbtest_quickstart, sbtest_search, sbtest_shards, sbtest_image; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
     local plugin
     plugin=$(admin_sql "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
     if [ -z "$plugin" ]; then
@@ -270,7 +271,8 @@ provision() {
 CREATE DATABASE IF NOT EXISTS sbtest_wl; CREATE DATABASE IF NOT EXISTS sbtest_pipeline;
 CREATE DATABASE IF NOT EXISTS sbtest_fuzz; CREATE DATABASE IF NOT EXISTS sbtest_lua;
 CREATE DATABASE IF NOT EXISTS sbtest_tpcc; CREATE DATABASE IF NOT EXISTS sbtest_tpcc_ref;
-CREATE DATABASE IF NOT EXISTS sbtest_quickstart; CREATE DATABASE IF NOT EXISTS sbtest_search;" host user
+CREATE DATABASE IF NOT EXISTS sbtest_quickstart; CREATE DATABASE IF NOT EXISTS sbtest_search;
+CREATE DATABASE IF NOT EXISTS sbtest_shards; CREATE DATABASE IF NOT EXISTS sbtest_image;" host user
     for host in localhost %; do
         sql+="
 CREATE USER IF NOT EXISTS 'sbtest'@'$host';
@@ -287,7 +289,9 @@ GRANT ALL PRIVILEGES ON \`sbtest\\_lua\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_tpcc\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_tpcc\\_ref\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_quickstart\`.* TO 'sbtest'@'$host';
-GRANT ALL PRIVILEGES ON \`sbtest\\_search\`.* TO 'sbtest'@'$host';"
+GRANT ALL PRIVILEGES ON \`sbtest\\_search\`.* TO 'sbtest'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_shards\`.* TO 'sbtest'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_image\`.* TO 'sbtest'@'$host';"
         for user in sbtest_tls:SSL sbtest_x509:X509; do
             sql+="
 CREATE USER IF NOT EXISTS '${user%%:*}'@'$host';

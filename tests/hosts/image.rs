@@ -27,6 +27,8 @@ const SUITE: &str = "bookworm";
 const BUILD_BASE: &str = "localhost/wirebench-test-build:base";
 const RUNTIME_BASE: &str = "localhost/wirebench-test-runtime:base";
 const IMAGE: &str = "localhost/wirebench-test:image";
+/// Its own database, apart from `sbtest` and from shards.rs's tables.
+const DATABASE: &str = "sbtest_image";
 /// What the build base adds to minbase: what the vendored LuaJIT and ring
 /// build with, and certificates for cargo should it have to fetch a crate.
 const BUILD_PACKAGES: &str = "gcc,libc6-dev,make,ca-certificates";
@@ -314,7 +316,8 @@ fn reported(report: &str, label: &str) -> u64 {
 fn rows_in_tables(server: &TestServer) -> u64 {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let mut conn = wirebench::client::Connection::connect(&server.options(server.tcp())).await.unwrap();
+        let mut conn =
+            wirebench::client::Connection::connect(&server.options(server.tcp()).database(DATABASE)).await.unwrap();
         let sql =
             "SELECT (SELECT COUNT(*) FROM sbtest1) + (SELECT COUNT(*) FROM sbtest2) + (SELECT COUNT(*) FROM sbtest3)";
         let response = conn.query(sql).await.unwrap();
@@ -340,7 +343,7 @@ fn image_from_local_bases_runs_shards_that_merge() {
     build_image(&podman, &scratch.0);
     let build_s = started.elapsed().as_secs() - bases_s;
     let size = check_image(&podman);
-    let mut args = server.login_args("sbtest");
+    let mut args = server.login_args(DATABASE);
     args.extend(["bulk_insert", "--threads=3"].map(String::from));
     let with = |extra: &str| [args.clone(), vec![extra.to_owned()]].concat();
     as_sysbench(&podman, &with("cleanup"));

@@ -13,11 +13,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use common::TestServer;
 use wirebench::client::Connection;
 
-// One sharded run at a time: they share the tables of `sbtest`.
+// One sharded run at a time: they share the tables of `sbtest_shards`,
+// a database of their own so that this group runs beside the ones using
+// `sbtest` (scripts/test.sh).
+const DATABASE: &str = "sbtest_shards";
 use crate::common::serial;
 
 fn login(server: &TestServer) -> Vec<String> {
-    server.login_args("sbtest")
+    server.login_args(DATABASE)
 }
 
 /// Runs the `count` shards of `args` at once, each a process of its own;
@@ -61,7 +64,7 @@ fn reported(stdout: &str, label: &str) -> u64 {
 fn query_u64(server: &TestServer, sql: &str) -> u64 {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let mut conn = Connection::connect(&server.options(server.tcp())).await.unwrap();
+        let mut conn = Connection::connect(&server.options(server.tcp()).database(DATABASE)).await.unwrap();
         let response = conn.query(sql).await.unwrap();
         let rows = common::rows(&response);
         rows[0][0].as_deref().unwrap_or("0").parse().unwrap()
@@ -71,7 +74,9 @@ fn query_u64(server: &TestServer, sql: &str) -> u64 {
 fn table_exists(server: &TestServer, table: &str) -> bool {
     query_u64(
         server,
-        &format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='sbtest' AND table_name='{table}'"),
+        &format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='{DATABASE}' AND table_name='{table}'"
+        ),
     ) == 1
 }
 

@@ -39,7 +39,7 @@
 # Database sbtest_quickstart is tests/mariadb/docs.rs's: the README's quick start
 # runs there. Database sbtest_search is tests/rates/search.rs's (a capacity search
 # on tables of its own). Databases sbtest_shards and sbtest_image are
-# tests/hosts/'s, so that group runs beside the ones that use sbtest.
+# tests/hosts/'s: its two files run their shards at the same time.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

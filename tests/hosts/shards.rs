@@ -13,11 +13,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use common::TestServer;
 use wirebench::client::Connection;
 
-// One sharded run at a time: they share the tables of `sbtest_shards`,
-// a database of their own so that this group runs beside the ones using
-// `sbtest` (scripts/test.sh).
-const DATABASE: &str = "sbtest_shards";
 use crate::common::serial;
+
+// One sharded run at a time: they share the tables of `sbtest_shards`, a
+// database of their own, as image.rs runs its shards in this binary at the
+// same time.
+const DATABASE: &str = "sbtest_shards";
 
 fn login(server: &TestServer) -> Vec<String> {
     server.login_args(DATABASE)

@@ -325,15 +325,10 @@ mod tests {
                 let lines = insert_rows_as_lines(&sql);
                 // Without auto_inc the rows carry their ids; with it they are
                 // the server's, numbered from 1 in the order sent.
+                let rows_carry_ids = sql.contains("(id, k, c, pad)");
                 let data = lines
                     .iter()
-                    .map(|l| {
-                        if sql.contains("(id, k, c, pad)") {
-                            format!("{l}\n")
-                        } else {
-                            format!("{}\t{l}\n", next_id())
-                        }
-                    })
+                    .map(|l| if rows_carry_ids { format!("{l}\n") } else { format!("{}\t{l}\n", next_id()) })
                     .collect::<String>();
                 let rows = data.lines().count() as u32;
                 PrepareStep::Rows(RowBatch { table, rows, data: data.into_bytes(), form: BatchForm::Lines })

@@ -99,7 +99,8 @@ run_tests() {
         wait "$without_server_lane" || failed=1
         [ "$failed" -eq 0 ] || return 1
     fi
-    lane rates
+    # A thread per test: its light tests run side by side (tests/README.md).
+    RUST_TEST_THREADS=16 lane rates
     local group
     for group in "${!BINARY[@]}"; do
         [ -s "$LOGS/$group.log" ] || { say "test group $group is in Cargo.toml but not in scripts/test.sh's lanes"; return 1; }

@@ -11,8 +11,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use wirebench::null_server::{NullServer, NullServerConfig};
 
-// One run at a time: the runs' rates are what is measured.
-use crate::common::{self, serial};
+// The runs take a few percent of a core: they run side by side, and
+// beside the searches against the null server.
+use crate::common;
+use crate::light_on_the_cores;
 
 fn null_server(delay: Duration) -> NullServer {
     let config = NullServerConfig {
@@ -89,7 +91,7 @@ fn span_target(stages: &[(f64, f64)], interval: &Value) -> f64 {
 /// test is of the schedule, not of the client's speed.
 #[test]
 fn the_achieved_rate_follows_each_stage() {
-    let _serial = serial();
+    let _light = light_on_the_cores();
     let server = null_server(Duration::ZERO);
     let args = ["oltp_point_select", "--threads=4", "--rate-stages=0:0,1200:3,1200:2,400:2,400:1"];
     let args = [&args[..], &["--rate-arrival=fixed", "--report-interval=1", "--format=json", "run"]].concat();
@@ -152,7 +154,7 @@ fn follows_the_stages(lines: &[Value]) -> Result<(), String> {
 /// much longer than that second.
 #[test]
 fn a_stage_the_server_cannot_hold_drops_events() {
-    let _serial = serial();
+    let _light = light_on_the_cores();
     let server = null_server(Duration::from_millis(2));
     let args = ["oltp_point_select", "--threads=1", "--rate-stages=100:1,3000:0,3000:3", "--report-interval=1"];
     let text = succeeded(&wirebench(&server, &[&args[..], &["run"]].concat()));
@@ -182,7 +184,7 @@ fn a_stage_the_server_cannot_hold_drops_events() {
 /// and the events add up to the stages'.
 #[test]
 fn shards_merged_add_up_to_the_stages() {
-    let _serial = serial();
+    let _light = light_on_the_cores();
     let server = null_server(Duration::ZERO);
     let start = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() + 2.0;
     let dir = std::env::temp_dir().join(format!("wirebench-stages-{}", std::process::id()));
@@ -234,7 +236,7 @@ fn shards_merged_add_up_to_the_stages() {
 /// schedule, every second past the first has its share (none shows tps 0).
 #[test]
 fn a_lua_script_runs_under_stages() {
-    let _serial = serial();
+    let _light = light_on_the_cores();
     let Some(script) = Some("/usr/share/sysbench/oltp_point_select.lua").filter(|p| std::path::Path::new(p).exists())
     else {
         panic!("sysbench's scripts are not installed (scripts/test.sh installs sysbench)");
@@ -274,7 +276,7 @@ fn runs_on_the_ramp(lines: &[Value]) -> Result<(), String> {
 /// overdue. The header lists the stages.
 #[test]
 fn each_checkpoint_counts_its_own_drops() {
-    let _serial = serial();
+    let _light = light_on_the_cores();
     let server = null_server(Duration::from_millis(2));
     let args = ["oltp_point_select", "--threads=1", "--rate-stages=100:1,3000:0,3000:3", "--report-checkpoints=1,2,3"];
     let text = succeeded(&wirebench(&server, &[&args[..], &["run"]].concat()));

@@ -14,18 +14,13 @@
 use std::net::SocketAddr;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 use wirebench::null_server::{NullServer, NullServerConfig};
 
-use crate::common;
-
-/// One search at a time: their rates are what is measured.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    common::serial()
-}
+use crate::{common, light_on_the_cores, the_cores_to_itself};
 
 const CAPACITY: f64 = 250.0;
 
@@ -100,7 +95,7 @@ fn confirmed_p99(summary: &Value) -> f64 {
 
 #[test]
 fn fixed_arrivals_find_the_servers_capacity() {
-    let _one = one_at_a_time();
+    let _light = light_on_the_cores();
     let server = serial_server();
     let mut args = vec!["oltp_point_select", "--threads=8", "--rate-arrival=fixed", "--slo=99:50"];
     args.extend(SHORT_STEPS);
@@ -136,7 +131,7 @@ fn compared_with_itself(stdout: &[u8], found: f64) {
 
 #[test]
 fn poisson_arrivals_find_a_rate_below_capacity_that_holds_the_bound() {
-    let _one = one_at_a_time();
+    let _light = light_on_the_cores();
     let server = serial_server();
     let mut args = vec!["oltp_point_select", "--threads=8", "--rate-arrival=poisson", "--slo=99:100"];
     args.extend(SHORT_STEPS);
@@ -190,7 +185,7 @@ impl Drop for BusyCore {
 /// instead of reporting the client's rate as the server's capacity.
 #[test]
 fn a_client_on_a_busy_core_is_reported_client_bound() {
-    let _one = one_at_a_time();
+    let _alone = the_cores_to_itself();
     let config = NullServerConfig {
         tcp: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
         cpus: vec![1],
@@ -219,7 +214,7 @@ fn a_client_on_a_busy_core_is_reported_client_bound() {
 /// that says the steps ran out, and reports no rate.
 #[test]
 fn steps_that_run_out_before_any_rate_holds_are_an_error() {
-    let _one = one_at_a_time();
+    let _light = light_on_the_cores();
     let server = serial_server();
     let mut args = vec!["oltp_point_select", "--threads=2", "--slo=99:1", "--search-steps=3"];
     args.extend(SHORT_STEPS);
@@ -242,7 +237,7 @@ fn steps_that_run_out_before_any_rate_holds_are_an_error() {
 #[test]
 fn a_search_on_mariadb_completes_and_its_json_keeps_to_the_schema() {
     let Some(server) = common::TestServer::find() else { return };
-    let _one = one_at_a_time();
+    let _alone = the_cores_to_itself();
     let login = server.login_args("sbtest_search");
     let with = |args: &[&str]| -> Vec<String> {
         let table = ["oltp_point_select", "--tables=2", "--table-size=10000"];

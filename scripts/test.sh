@@ -37,55 +37,76 @@ trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The test binaries of the wirebench package, by [[test]] name, from cargo's
-# build messages (the build above made them).
+# The integration test binaries of the workspace's packages, as "package
+# name path" lines, from cargo's build messages (the build above made them).
 test_binaries() {
-    cargo test --no-run --message-format=json "$@" 2>/dev/null | python3 -c '
+    cargo test --workspace --no-run --message-format=json "$@" 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        print(m["target"]["name"], m["executable"])
+        package = m["package_id"].split("#")[-1].split("@")[0].split("/")[-1]
+        print(package, m["target"]["name"], m["executable"])
 '
 }
 
 # Runs the named test groups one after another, each binary's output into
-# $LOGS/<group>.log; stops at the first that fails.
+# $LOGS/<group>.log; stops at the first that fails. An item after:GROUP
+# waits until GROUP, in another lane, has ended.
 lane() {
     local group
     for group in "$@"; do
+        if [[ $group == after:* ]]; then
+            until [ -e "$LOGS/${group#after:}.ended" ] || [ -e "$LOGS/a-lane-failed" ]; do sleep 1; done
+            [ ! -e "$LOGS/a-lane-failed" ] || return 1
+            continue
+        fi
         local binary=${BINARY[$group]:?"no test binary named $group in Cargo.toml"}
         local started=$SECONDS
         if ! "$binary" "${TEST_ARGS[@]}" >"$LOGS/$group.log" 2>&1; then
+            touch "$LOGS/a-lane-failed"
             say "test group $group FAILED; its output:"
             cat "$LOGS/$group.log"
             return 1
         fi
+        touch "$LOGS/$group.ended"
         say "test group $group: $(grep '^test result' "$LOGS/$group.log") ($((SECONDS - started)) s)"
     done
 }
 
 # The order fails fast: unit tests and the offline group first (seconds).
-# Then two lanes side by side, which share no database: the groups that use
-# the test MariaDB (one binary at a time, as their files share sbtest) and
-# the ones that do not (WIREBENCH_TEST_LANES=1 runs them one after another).
-# The rates group last, alone, as it measures rates.
+# Then two lanes side by side (WIREBENCH_TEST_LANES=1 runs them one after
+# another). The first has the groups that use the test MariaDB's sbtest
+# and its server-wide counters, one binary at a time. The second has the
+# groups that need no server, then hosts, which uses databases of its own
+# but not beside the mariadb group, whose tests count the server's
+# statements (Com_select, Questions). The rates group last, alone, as it
+# measures rates.
 run_tests() {
-    local cargo_args=() name path
+    local cargo_args=() package name path
     TEST_ARGS=()
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do cargo_args+=("$1"); shift; done
     [ $# -gt 0 ] && shift && TEST_ARGS=("$@")
     declare -gA BINARY=()
-    while read -r name path; do BINARY[$name]=$path; done < <(test_binaries -p wirebench "${cargo_args[@]}")
+    local protocol_tests=()
+    while read -r package name path; do
+        case $package in
+            wirebench) BINARY[$name]=$path ;;
+            wirebench-protocol) protocol_tests+=("$path") ;;
+            *) say "test binary $name of package $package: scripts/test.sh does not know the package"; return 1 ;;
+        esac
+    done < <(test_binaries "${cargo_args[@]}")
     LOGS=$(mktemp -d)
-    step "unit tests, doc tests, the protocol crate"
+    step "unit tests, doc tests, the protocol crate's tests"
     cargo test --workspace --lib --bins "${cargo_args[@]}" -- "${TEST_ARGS[@]}"
     cargo test --workspace --doc "${cargo_args[@]}" -- "${TEST_ARGS[@]}"
-    cargo test -p wirebench-protocol --test "*" "${cargo_args[@]}" -- "${TEST_ARGS[@]}"
+    # From the workspace's build: `cargo test -p wirebench-protocol` alone
+    # would build the dependencies again with other features.
+    for path in "${protocol_tests[@]}"; do "$path" "${TEST_ARGS[@]}"; done
     step "test groups (tests/README.md; each group's output in $LOGS)"
     lane offline
-    local with_server=(mariadb sysbench hosts alloc_driver_backends child_rss)
-    local without_server=(scripted alloc_engine alloc_null_server)
+    local with_server=(mariadb sysbench alloc_driver_backends child_rss)
+    local without_server=(scripted alloc_engine alloc_null_server after:mariadb hosts)
     if [ "${WIREBENCH_TEST_LANES:-2}" = 1 ]; then
         # One lane: every group alone, as when a timing test is in doubt.
         lane "${with_server[@]}" "${without_server[@]}"

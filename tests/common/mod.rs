@@ -43,13 +43,13 @@ pub fn unavailable(what: &str) {
     eprintln!("skipped: {what}");
 }
 
-/// Where the test server listens. Holding one is holding the server for the
-/// tests of one file (`ServerTurn`).
+/// Where the test server listens. Holding one found by `find` is holding the
+/// server for the tests of one file (`ServerTurn`).
 pub struct TestServer {
     pub host: String,
     pub port: u16,
     pub socket: Option<PathBuf>,
-    _turn: ServerTurn,
+    _turn: Option<ServerTurn>,
 }
 
 impl TestServer {
@@ -58,6 +58,18 @@ impl TestServer {
     /// is none. Waits until no test of another file holds the server.
     #[track_caller]
     pub fn find() -> Option<TestServer> {
+        let file = std::panic::Location::caller().file();
+        Self::named().map(|server| TestServer { _turn: Some(ServerTurn::take(file)), ..server })
+    }
+
+    /// The server, as `find`, for a file whose tests use databases of their
+    /// own and read no server-wide counter: it takes no turn, and the tests
+    /// of other files run beside it.
+    pub fn find_beside_others() -> Option<TestServer> {
+        Self::named()
+    }
+
+    fn named() -> Option<TestServer> {
         let host = std::env::var("WIREBENCH_TEST_HOST").ok();
         let port = std::env::var("WIREBENCH_TEST_PORT").ok();
         let (Some(host), Some(port)) = (host, port) else {
@@ -69,8 +81,7 @@ impl TestServer {
         };
         let port = port.parse().unwrap_or_else(|_| panic!("WIREBENCH_TEST_PORT={port:?} is not a port"));
         let socket = std::env::var_os("WIREBENCH_TEST_SOCKET").map(PathBuf::from);
-        let _turn = ServerTurn::take(std::panic::Location::caller().file());
-        Some(TestServer { host, port, socket, _turn })
+        Some(TestServer { host, port, socket, _turn: None })
     }
 
     pub fn tcp(&self) -> Endpoint {

@@ -333,7 +333,7 @@ fn rows_in_tables(server: &TestServer) -> u64 {
 /// volume, hold the latencies the results count.
 #[test]
 fn image_from_local_bases_runs_shards_that_merge() {
-    let Some(server) = TestServer::find() else { return };
+    let Some(server) = TestServer::find_beside_others() else { return };
     let Some(()) = tools_present() else { return };
     let scratch = ScratchDir::new("image");
     let podman = Podman::new(&scratch.0);

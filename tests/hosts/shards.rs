@@ -16,8 +16,8 @@ use wirebench::client::Connection;
 use crate::common::serial;
 
 // One sharded run at a time: they share the tables of `sbtest_shards`, a
-// database of their own, as image.rs runs its shards in this binary at the
-// same time.
+// database of their own, so they take the server beside image.rs's runs
+// (`find_beside_others`), which have theirs.
 const DATABASE: &str = "sbtest_shards";
 
 fn login(server: &TestServer) -> Vec<String> {
@@ -91,7 +91,7 @@ fn unix_now() -> f64 {
 /// 50 ms of `--start-at` and their events add up to the 1000.
 #[test]
 fn bulk_insert_shards_insert_exactly_the_rows_of_one_run() {
-    let Some(server) = TestServer::find() else { return };
+    let Some(server) = TestServer::find_beside_others() else { return };
     let _serial = serial();
     let mut args = login(&server);
     args.extend(["bulk_insert".to_owned(), "--threads=5".to_owned()]);
@@ -136,7 +136,7 @@ fn lateness_ms(stderr: &str) -> f64 {
 /// of 4 connections run exactly `--events=300` inserts, none a duplicate.
 #[test]
 fn oltp_insert_shards_run_exactly_the_events_without_duplicate_ids() {
-    let Some(server) = TestServer::find() else { return };
+    let Some(server) = TestServer::find_beside_others() else { return };
     let _serial = serial();
     let mut args = login(&server);
     args.extend(["oltp_insert", "--tables=2", "--table-size=10", "--auto_inc=off"].map(String::from));
@@ -161,7 +161,7 @@ fn oltp_insert_shards_run_exactly_the_events_without_duplicate_ids() {
 /// gone is refused before anything connects.
 #[test]
 fn idle_shards_and_past_start_times() {
-    let Some(server) = TestServer::find() else { return };
+    let Some(server) = TestServer::find_beside_others() else { return };
     let mut args = login(&server);
     args.extend(["oltp_point_select", "--threads=2", "--shard=2/3", "run"].map(String::from));
     let output = common::wirebench().args(&args).output().unwrap();
@@ -301,7 +301,7 @@ fn write_sshd_config(dir: &Path) -> (PathBuf, u16) {
 /// ran, the shards add up to `--events`, and the script's merge says so.
 #[test]
 fn ssh_script_runs_one_shard_per_host() {
-    let Some(server) = TestServer::find() else { return };
+    let Some(server) = TestServer::find_beside_others() else { return };
     let _serial = serial();
     let scratch = common::ScratchDir::new("ssh-shards");
     let Some(sshd) = TestSshd::start(&scratch.0) else { return };

@@ -9,8 +9,10 @@
 # slow, runs the tests group by group (tests/README.md) against the server
 # with WIREBENCH_REQUIRE_SERVER=1 and WIREBENCH_REQUIRE_URING=1 (so a test
 # that cannot reach the server, a tool or io_uring fails instead of
-# skipping), then builds the fuzz targets and replays their corpus once. A server this script started is stopped at the end; one that
-# was already running is left running. Exits non-zero on any failure.
+# skipping), and builds the fuzz targets and replays their corpus once
+# (beside the rest, fuzz/replay.sh). A server this script started is
+# stopped at the end; one that was already running is left running. Exits
+# non-zero on any failure.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -18,10 +20,14 @@ cd "$REPO"
 
 MARIADB=$REPO/scripts/mariadb.sh
 STARTED_SERVER=0
+declare -A BACKGROUND=()
 
 finish() {
     local status=$?
     trap - EXIT
+    # The background builds, when the run ends before their turn.
+    local pid
+    for pid in "${BACKGROUND[@]}"; do kill "$pid" 2>/dev/null || true; done
     if [ "$STARTED_SERVER" -eq 1 ]; then
         step "stopping the MariaDB server this run started"
         "$MARIADB" stop || status=1
@@ -167,6 +173,29 @@ ensure_rust
 # Incremental state would double the size of target/ for a one-shot build.
 export CARGO_INCREMENTAL=0
 
+# Two builds with target directories of their own start now, niced, to use
+# the cores the workspace's builds leave idle (their last crates compile
+# one at a time): the msql-srv interop server, built where
+# tests/scripted/interop_servers.rs looks for it, and the fuzz targets
+# with their corpus replay (fuzz/replay.sh). Each is waited for before
+# what needs it.
+BACKGROUND_LOGS=$(mktemp -d)
+in_background() {
+    local name=$1
+    shift
+    nice -n 10 "$@" >"$BACKGROUND_LOGS/$name.log" 2>&1 &
+    BACKGROUND[$name]=$!
+}
+wait_for_background() {
+    local name=$1 what=$2
+    wait "${BACKGROUND[$name]}" ||
+        { say "$what FAILED; its output:"; cat "$BACKGROUND_LOGS/$name.log" >&2; exit 1; }
+}
+in_background msql_srv cargo build --quiet --locked --manifest-path tests/servers/msql_srv/Cargo.toml \
+    --target-dir target/interop-servers
+[ -d "$REPO/fuzz" ] || die "no fuzz/ directory: the fuzz targets are part of the test suite"
+in_background fuzz "$REPO/fuzz/replay.sh"
+
 # The lints first: they fail in seconds where the tests take minutes.
 step "cargo fmt --check"
 cargo fmt --all --check ||
@@ -176,13 +205,10 @@ cargo clippy --workspace --all-targets -- -D warnings ||
     { say "clippy found the problems above: fix them, then check with \`cargo clippy --workspace --all-targets -- -D warnings\` (an #[allow(clippy::...)] only where the lint is wrong for that spot, with a one-line reason)"; exit 1; }
 
 step "interop test servers (tests/servers/)"
-# npm ci only when node_modules lacks the pinned mysql2; the msql-srv server
-# is its own cargo project (not a workspace member), built where the test
-# looks for it.
+# npm ci only when node_modules lacks the pinned mysql2.
 if ! grep -qs '"version": "3.24.5"' tests/servers/node_mysql2/node_modules/mysql2/package.json; then
     npm ci --prefix tests/servers/node_mysql2 --no-audit --no-fund
 fi
-cargo build --quiet --locked --manifest-path tests/servers/msql_srv/Cargo.toml --target-dir target/interop-servers
 
 step "MariaDB test server"
 if "$MARIADB" status 2>/dev/null; then
@@ -203,15 +229,12 @@ say "disk before the build: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' '
 export WIREBENCH_REQUIRE_URING=${WIREBENCH_REQUIRE_URING:-1}
 step "building the tests (cargo test --workspace --no-run $*)"
 cargo test --workspace --no-run "$@"
+wait_for_background msql_srv "the msql-srv interop server's build (cargo build --manifest-path tests/servers/msql_srv/Cargo.toml)"
 run_tests "$@"
 say "disk after the tests: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free, target/ $(du -sh "$REPO/target" | cut -f1)"
 
 step "fuzz targets"
-if [ -d "$REPO/fuzz" ]; then
-    # Every input the campaign kept runs once more: a decoder change that
-    # panics on one of them fails here (fuzz/README.md, "The check").
-    say "building the fuzz targets and replaying each one's corpus once (fuzz/replay.sh)"
-    "$REPO/fuzz/replay.sh"
-else
-    say "no fuzz/ directory yet; skipping the fuzz target build"
-fi
+# Every input the campaign kept runs once more: a decoder change that
+# panics on one of them fails here (fuzz/README.md, "The check").
+wait_for_background fuzz "fuzz/replay.sh (the fuzz targets built, each corpus replayed)"
+say "$(tail -n 1 "$BACKGROUND_LOGS/fuzz.log")"

@@ -76,7 +76,7 @@ lane() {
             return 1
         fi
         touch "$LOGS/$group.ended"
-        say "test group $group: $(grep '^test result' "$LOGS/$group.log") ($((SECONDS - started)) s)"
+        say "test group $group: $(grep '^test result:' "$LOGS/$group.log") ($((SECONDS - started)) s)"
     done
 }
 

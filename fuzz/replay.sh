@@ -1,6 +1,6 @@
 #!/bin/sh
 # The test suite's fuzz check: builds every target and runs each input of
-# its corpus once (-runs=0), failing on the first target that crashes,
+# its corpus once (-runs=0); fails, naming each, if a target crashes,
 # panics or fails an assertion on one of them.
 #
 #   fuzz/replay.sh              # every target
@@ -28,7 +28,8 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 cargo build --quiet --locked --bins --target "$host" --target-dir target/replay
 
 bins=target/replay/$host/debug
-targets=${*:-$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^wirebench-protocol-fuzz$')}
+# The names of Cargo.toml's [[bin]] sections.
+targets=${*:-$(awk '/^\[/ { in_bin = ($0 == "[[bin]]") } in_bin && /^name = / { gsub(/"/, "", $3); print $3 }' Cargo.toml)}
 failed=
 for t in $targets; do
     [ -x "$bins/$t" ] || { echo "replay: no fuzz target named $t (see Cargo.toml)" >&2; exit 1; }

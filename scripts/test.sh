@@ -43,16 +43,17 @@ trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The integration test binaries of the workspace's packages, as "package
-# name path" lines, from cargo's build messages (the build above made them).
+# The integration test binaries of the workspace's packages, as "folder
+# name path" lines (the package's folder: . or protocol), from cargo's build
+# messages (the build above made them).
 test_binaries() {
     cargo test --workspace --no-run --message-format=json "$@" 2>/dev/null | python3 -c '
-import json, sys
+import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        package = m["package_id"].split("#")[-1].split("@")[0].split("/")[-1]
-        print(package, m["target"]["name"], m["executable"])
+        folder = os.path.relpath(os.path.dirname(m["manifest_path"]))
+        print(folder, m["target"]["name"], m["executable"])
 '
 }
 
@@ -89,17 +90,17 @@ lane() {
 # statements (Com_select, Questions). The rates group last, alone, as it
 # measures rates.
 run_tests() {
-    local cargo_args=() package name path
+    local cargo_args=() folder name path
     TEST_ARGS=()
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do cargo_args+=("$1"); shift; done
     [ $# -gt 0 ] && shift && TEST_ARGS=("$@")
     declare -gA BINARY=()
     local protocol_tests=()
-    while read -r package name path; do
-        case $package in
-            wirebench) BINARY[$name]=$path ;;
-            wirebench-protocol) protocol_tests+=("$path") ;;
-            *) say "test binary $name of package $package: scripts/test.sh does not know the package"; return 1 ;;
+    while read -r folder name path; do
+        case $folder in
+            .) BINARY[$name]=$path ;;
+            protocol) protocol_tests+=("$path") ;;
+            *) say "test binary $name of the package in $folder/: scripts/test.sh does not know the package"; return 1 ;;
         esac
     done < <(test_binaries "${cargo_args[@]}")
     LOGS=$(mktemp -d)

@@ -261,17 +261,13 @@ fn cleanup_table(server: &TestServer) {
 fn disable_mode_counts_as_sysbench() {
     let Some(server) = TestServer::find() else { return };
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // Large enough that the two threads' transactions (almost) never meet
-    // on a row: a deadlock would restart an event and blur the counts.
+    // Large enough that the two threads' transactions seldom meet on a row.
     prepare_table(&server, 10_000);
     let connect = connection_args(&server.host, server.port);
     for (test, reads, writes, others) in [("oltp_read_write", 14, 4, 2), ("oltp_point_select", 1, 0, 0)] {
         let line =
             format!("{test} {connect} --tables=1 --table-size=10000 --db-ps-mode=disable --events=50 --threads=2 run");
-        let out = wirebench(&args(&line));
-        assert_eq!(out.code, Some(0), "{test}: {}\n{}", out.stdout, out.stderr);
-        let r = &out.stdout;
-        assert_eq!(counter(r, "ignored errors:"), 0, "{r}");
+        let r = &run_without_deadlocks(&args(&line));
         assert_eq!(counter(r, "transactions:"), 50, "{r}");
         assert_eq!(
             (counter(r, "read:"), counter(r, "write:"), counter(r, "other:")),
@@ -280,6 +276,24 @@ fn disable_mode_counts_as_sysbench() {
         );
     }
     cleanup_table(&server);
+}
+
+/// The report of a run of `args` in which no deadlock restarted an event.
+/// When the threads do meet, InnoDB rolls one transaction back, the event
+/// starts over (an ignored error, as in sysbench) and its queries count
+/// twice; that is right but not the count under test, so the run is
+/// repeated. Three deadlocks in a row are not chance: the test fails.
+fn run_without_deadlocks(args: &[String]) -> String {
+    let mut reports = Vec::new();
+    for _ in 0..3 {
+        let out = wirebench(args);
+        assert_eq!(out.code, Some(0), "{args:?}: {}\n{}", out.stdout, out.stderr);
+        if counter(&out.stdout, "ignored errors:") == 0 {
+            return out.stdout;
+        }
+        reports.push(out.stdout);
+    }
+    panic!("a deadlock restarted an event in three runs in a row:\n{}", reports.join("\n"));
 }
 
 /// `program`, or `None` (with a message) to skip; with

@@ -418,7 +418,10 @@ fn run_sysbench(sysbench: &str, script: &str, command: &str, target: &[String]) 
             "--tables=2",
             "--table-size=100",
             "--threads=4",
-            "--time=2",
+            // A count of events, not a time: the same work on a fast
+            // machine or a slow one; --time stays the bound of a stuck run.
+            "--events=400",
+            "--time=30",
             command,
         ])
         .output()

@@ -45,8 +45,9 @@ fn wirebench(args: &[String]) -> Output {
     wirebench_at(Path::new(env!("CARGO_BIN_EXE_wirebench")), args).output().unwrap()
 }
 
-/// The server to this test alone, its table prepared (once).
-fn server_to_myself() -> Option<(MutexGuard<'static, bool>, TestServer)> {
+/// The server to this test alone, its table prepared (once), no other
+/// client connected.
+fn server_to_myself() -> Option<(MutexGuard<'static, bool>, OnlyClient, TestServer)> {
     static TURN: Mutex<bool> = Mutex::new(false);
     let server = TestServer::find()?;
     let mut prepared = TURN.lock().unwrap_or_else(|e| e.into_inner());
@@ -57,7 +58,29 @@ fn server_to_myself() -> Option<(MutexGuard<'static, bool>, TestServer)> {
         succeeded(wirebench(&[login, strings(&table), strings(&["prepare"])].concat()), "prepare");
         *prepared = true;
     }
-    Some((prepared, server))
+    Some((prepared, only_client(&server), server))
+}
+
+/// A connection of the test's that waited until it was the server's only
+/// client, and stays open, sending nothing, while the test runs. A client
+/// that has left is not gone until the server has read its COM_QUIT, which
+/// counts in Questions; on a loaded machine that can fall after the next
+/// run's first sample. This connection's own ends after the run.
+struct OnlyClient {
+    _connection: Connection,
+    _runtime: tokio::runtime::Runtime,
+}
+
+fn only_client(server: &TestServer) -> OnlyClient {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut connection = runtime.block_on(Connection::connect(&server.options(server.socket()))).unwrap();
+    let others = "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+                  WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Daemon' AND USER <> 'system user'";
+    common::wait_until("the server's other clients to leave", Duration::from_secs(60), || {
+        let answer = runtime.block_on(connection.query(others)).unwrap();
+        rows(&answer)[0][0].as_deref() == Some("0")
+    });
+    OnlyClient { _connection: connection, _runtime: runtime }
 }
 
 /// The command line of a `test` run over the server's unix socket, with
@@ -161,7 +184,7 @@ fn status(server: &TestServer, name: &str) -> u64 {
 /// figure back.
 #[test]
 fn point_selects_are_the_servers_selects() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let out = succeeded(run(&server, "oltp_point_select", &["--events=6000", "--threads=2", "--format=json"]), "run");
     let lines = schema_checked(&text(&out.stdout));
     let result = final_of(&lines);
@@ -193,7 +216,7 @@ fn point_selects_are_the_servers_selects() {
 /// for each.
 #[test]
 fn read_write_transactions_are_the_servers_commits() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let out = succeeded(run(&server, "oltp_read_write", &["--events=300", "--threads=2", "--format=json"]), "run");
     let lines = schema_checked(&text(&out.stdout));
     let result = final_of(&lines);
@@ -207,7 +230,7 @@ fn read_write_transactions_are_the_servers_commits() {
 /// the run's: the check fails, and the report says what it means.
 #[test]
 fn a_second_client_fails_the_check() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let options = server.options(server.socket());
@@ -248,7 +271,7 @@ fn a_second_client_fails_the_check() {
 /// and ticks are 10 ms).
 #[test]
 fn server_cpu_per_query_is_procs() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let pid = server_pid(&server);
     wait_for_idle(pid);
     let before = cpu_us(pid);
@@ -276,7 +299,7 @@ fn server_cpu_per_query_is_procs() {
 /// report stays sysbench's.
 #[test]
 fn the_plain_report_and_the_server_are_left_alone_when_off() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let args = ["--events=500", "--threads=2"];
     for off in [&args[..], &[&args[..], &["--server-stats=off"]].concat()] {
         let before = status(&server, "Com_show_status");
@@ -306,7 +329,7 @@ fn the_plain_report_and_the_server_are_left_alone_when_off() {
 /// carry the server's columns; `--chart` draws its panels.
 #[test]
 fn interim_lines_csv_columns_and_chart_panels() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let dir = ScratchDir::new("server-stats-interim");
     let chart = dir.0.join("run.svg");
     let chart_option = format!("--chart={}", chart.display());
@@ -345,7 +368,7 @@ fn interim_lines_csv_columns_and_chart_panels() {
 /// refused before any load.
 #[test]
 fn tcp_finds_the_process_and_server_pid_names_it() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let pid = server_pid(&server);
     let tcp = |extra: &[String]| {
         let args = [server.login_args(DB), strings(&["oltp_point_select"]), strings(TABLE)].concat();
@@ -375,7 +398,7 @@ fn tcp_finds_the_process_and_server_pid_names_it() {
 /// leave queries out of the window, as the check would then say.
 #[test]
 fn shards_count_the_one_server_once() {
-    let Some((_turn, server)) = server_to_myself() else { return };
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
     let dir = ScratchDir::new("server-stats-shards");
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
     let start_at = format!("--start-at={:.3}", (now + 3.0).ceil());

@@ -196,25 +196,30 @@ fn warmup_runs_before_the_measured_time() {
     let server = null_server(&dir, Duration::from_micros(200));
     let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
     let start = Instant::now();
+    // --time=2: the loops still run when the first interim report is due.
+    // (An interval ending with the run is reported only when the report
+    // thread wakes before the loops end, which a loaded machine can miss.)
     let report = wirebench_ok(&[
         "oltp_point_select",
         &socket,
         "--threads=2",
-        "--time=1",
+        "--time=2",
         "--warmup-time=1",
         "--report-interval=1",
         "run",
     ]);
     let elapsed = start.elapsed();
-    assert!(elapsed >= Duration::from_secs(2), "warm-up plus --time: {elapsed:?}");
+    assert!(elapsed >= Duration::from_secs(3), "warm-up plus --time: {elapsed:?}");
     assert!(report.contains("Warmup time: 1s\n"), "{report}");
-    assert!(report.contains("Threads started!\n\nWarming up for 1 seconds...\n\n[ 1s ] thds: 2"), "{report}");
-    assert_eq!(report.matches("] thds: ").count(), 1, "no interim line during the warm-up: {report}");
+    let first_interim = "Threads started!\n\nWarming up for 1 seconds...\n\n[ 1s ] thds: 2";
+    assert!(report.contains(first_interim), "no interim line during the warm-up: {report}");
+    let interims: Vec<&str> = report.lines().filter(|l| l.contains("] thds: ")).map(|l| &l[..6]).collect();
+    assert!(interims == ["[ 1s ]"] || interims == ["[ 1s ]", "[ 2s ]"], "{report}");
     let total = first(&report, "total time:");
-    assert!((0.9..1.5).contains(&total), "total time is the measured time: {report}");
-    // At most 2 connections x 1 s / 0.2 ms answered in the measured second.
+    assert!((1.9..2.5).contains(&total), "total time is the measured time: {report}");
+    // At most 2 connections x 2 s / 0.2 ms answered in the measured time.
     let transactions = first(&report, "transactions:");
-    assert!(transactions <= 10_500.0, "the warm-up's events are not counted: {report}");
+    assert!(transactions <= 21_000.0, "the warm-up's events are not counted: {report}");
 
     let report = wirebench_ok(&[
         "oltp_point_select",

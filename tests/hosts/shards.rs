@@ -88,7 +88,10 @@ fn unix_now() -> f64 {
 /// bulk_insert over 3 shards and 5 connections (2, 2, 1) with
 /// `--events=1000`: exactly 1000 rows, each table's ids 1..n as its one
 /// connection numbers them, no duplicate key; the shards start within
-/// 50 ms of `--start-at` and their events add up to the 1000.
+/// half a second of `--start-at` (a loaded machine wakes a sleeper late;
+/// a shard that started at once would be seconds early, and one that
+/// slept by whole seconds up to one late) and their events add up to the
+/// 1000.
 #[test]
 fn bulk_insert_shards_insert_exactly_the_rows_of_one_run() {
     let Some(server) = TestServer::find_beside_others() else { return };
@@ -117,7 +120,7 @@ fn bulk_insert_shards_insert_exactly_the_rows_of_one_run() {
     assert_eq!(rows, 1000);
     for (shard, (_, stderr)) in outputs.iter().enumerate() {
         let late_ms = lateness_ms(stderr);
-        assert!(late_ms < 50.0, "shard {shard} started {late_ms} ms late:\n{stderr}");
+        assert!(late_ms < 500.0, "shard {shard} started {late_ms} ms late:\n{stderr}");
     }
     succeeded(&run_shards(3, &with(&["cleanup"])));
     for table in 1..=5 {

@@ -3,16 +3,17 @@
 #
 #   scripts/test.sh [extra cargo test arguments]
 #
-# Installs what is missing (build tools, MariaDB, Rust), starts the throwaway
-# MariaDB server (scripts/mariadb.sh), checks the formatting (`cargo fmt
-# --check`) and the lints (`cargo clippy -D warnings`) before anything
-# slow, runs the tests group by group (tests/README.md) against the server
-# with WIREBENCH_REQUIRE_SERVER=1 and WIREBENCH_REQUIRE_URING=1 (so a test
-# that cannot reach the server, a tool or io_uring fails instead of
-# skipping), and builds the fuzz targets and replays their corpus once
-# (beside the rest, fuzz/replay.sh). A server this script started is
-# stopped at the end; one that was already running is left running. Exits
-# non-zero on any failure.
+# Installs what is missing (build tools, MariaDB, Rust), starts two
+# throwaway MariaDB servers (scripts/mariadb.sh: the test server, and a
+# second one in its directory's second/ on the next port), checks the
+# formatting (`cargo fmt --check`) and the lints (`cargo clippy -D
+# warnings`) before anything slow, runs the tests group by group
+# (tests/README.md) against the servers with WIREBENCH_REQUIRE_SERVER=1 and
+# WIREBENCH_REQUIRE_URING=1 (so a test that cannot reach the server, a tool
+# or io_uring fails instead of skipping), and builds the fuzz targets and
+# replays their corpus once (beside the rest, fuzz/replay.sh). A server
+# this script started is stopped at the end; one that was already running
+# is left running. Exits non-zero on any failure.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -20,6 +21,7 @@ cd "$REPO"
 
 MARIADB=$REPO/scripts/mariadb.sh
 STARTED_SERVER=0
+STARTED_SECOND_SERVER=0
 declare -A BACKGROUND=()
 
 finish() {
@@ -31,6 +33,10 @@ finish() {
     if [ "$STARTED_SERVER" -eq 1 ]; then
         step "stopping the MariaDB server this run started"
         "$MARIADB" stop || status=1
+    fi
+    if [ "$STARTED_SECOND_SERVER" -eq 1 ]; then
+        step "stopping the second MariaDB server this run started"
+        second_server stop || status=1
     fi
     if [ "$status" -eq 0 ]; then
         step "all tests passed"
@@ -57,37 +63,42 @@ for line in sys.stdin:
 '
 }
 
+# The second test server: a data directory inside the first's (so that
+# .gitignore and .dockerignore cover it) and the next port.
+second_server() {
+    local dir=${WIREBENCH_MARIADB_DIR:-$REPO/.wirebench-mariadb}
+    WIREBENCH_MARIADB_DIR=$dir/second WIREBENCH_TEST_PORT=$((${WIREBENCH_TEST_PORT:-3407} + 1)) "$MARIADB" "$@"
+}
+
 # Runs the named test groups one after another, each binary's output into
-# $LOGS/<group>.log; stops at the first that fails. An item after:GROUP
-# waits until GROUP, in another lane, has ended.
+# $LOGS/<group>.log; stops at the first that fails.
 lane() {
     local group
     for group in "$@"; do
-        if [[ $group == after:* ]]; then
-            until [ -e "$LOGS/${group#after:}.ended" ] || [ -e "$LOGS/a-lane-failed" ]; do sleep 1; done
-            [ ! -e "$LOGS/a-lane-failed" ] || return 1
-            continue
-        fi
         local binary=${BINARY[$group]:?"no test binary named $group in Cargo.toml"}
         local started=$SECONDS
         if ! "$binary" "${TEST_ARGS[@]}" >"$LOGS/$group.log" 2>&1; then
-            touch "$LOGS/a-lane-failed"
             say "test group $group FAILED; its output:"
             cat "$LOGS/$group.log"
             return 1
         fi
-        touch "$LOGS/$group.ended"
         say "test group $group: $(grep '^test result:' "$LOGS/$group.log") ($((SECONDS - started)) s)"
     done
 }
 
+# `lane`, with the second server as the test server.
+lane_on_second_server() (
+    eval "$SECOND_SERVER_ENV"
+    lane "$@"
+)
+
 # The order fails fast: unit tests and the offline group first (seconds).
-# Then two lanes side by side (WIREBENCH_TEST_LANES=1 runs them one after
-# another). The first has the groups that use the test MariaDB's sbtest
-# and its server-wide counters, one binary at a time. The second has the
-# groups that need no server, then hosts, which uses databases of its own
-# but not beside the mariadb group, whose tests count the server's
-# statements (Com_select, Questions). The rates group last, alone, as it
+# Then four lanes side by side (WIREBENCH_TEST_LANES=1 runs them one after
+# another): the mariadb group, whose tests count the server's statements
+# (Com_select, Questions), with the others that use the test server's
+# sbtest; the sysbench group, which recreates sbtest's tables, on the
+# second server; hosts, whose databases are its own, on the second server
+# too; the groups that need no server. The rates group last, alone, as it
 # measures rates.
 run_tests() {
     local cargo_args=() folder name path
@@ -112,19 +123,24 @@ run_tests() {
     for path in "${protocol_tests[@]}"; do "$path" "${TEST_ARGS[@]}"; done
     step "test groups (tests/README.md; each group's output in $LOGS)"
     lane offline
-    local with_server=(mariadb sysbench alloc_driver_backends child_rss)
-    local without_server=(scripted alloc_engine alloc_null_server after:mariadb hosts)
-    if [ "${WIREBENCH_TEST_LANES:-2}" = 1 ]; then
+    local with_server=(mariadb alloc_driver_backends child_rss)
+    local without_server=(scripted alloc_engine alloc_null_server)
+    if [ "${WIREBENCH_TEST_LANES:-4}" = 1 ]; then
         # One lane: every group alone, as when a timing test is in doubt.
-        lane "${with_server[@]}" "${without_server[@]}"
+        lane "${with_server[@]}" && lane_on_second_server sysbench hosts && lane "${without_server[@]}"
     else
+        local lanes=() failed=0 pid
         lane "${with_server[@]}" &
-        local with_server_lane=$!
+        lanes+=($!)
+        lane_on_second_server sysbench &
+        lanes+=($!)
+        # Nothing in hosts heeds the clock; its image build takes what
+        # CPU the other lanes leave.
+        (renice -n 10 -p "$BASHPID" >/dev/null && lane_on_second_server hosts) &
+        lanes+=($!)
         lane "${without_server[@]}" &
-        local without_server_lane=$!
-        local failed=0
-        wait "$with_server_lane" || failed=1
-        wait "$without_server_lane" || failed=1
+        lanes+=($!)
+        for pid in "${lanes[@]}"; do wait "$pid" || failed=1; done
         [ "$failed" -eq 0 ] || return 1
     fi
     # A thread per test: its light tests run side by side (tests/README.md).
@@ -178,8 +194,10 @@ export CARGO_INCREMENTAL=0
 # the cores the workspace's builds leave idle (their last crates compile
 # one at a time): the msql-srv interop server, built where
 # tests/scripted/interop_servers.rs looks for it, and the fuzz targets
-# with their corpus replay (fuzz/replay.sh). Each is waited for before
-# what needs it.
+# with their corpus replay (fuzz/replay.sh). Each is waited for at the
+# end, for its verdict; the interop test that needs the msql-srv server
+# runs the same cargo build, which waits on the build directory's lock
+# and then finds the server built.
 BACKGROUND_LOGS=$(mktemp -d)
 in_background() {
     local name=$1
@@ -211,18 +229,25 @@ if ! grep -qs '"version": "3.24.5"' tests/servers/node_mysql2/node_modules/mysql
     npm ci --prefix tests/servers/node_mysql2 --no-audit --no-fund
 fi
 
-step "MariaDB test server"
+step "MariaDB test servers"
 if "$MARIADB" status 2>/dev/null; then
     say "reusing the server that is already running; it will be left running"
-    "$MARIADB" start
 else
     STARTED_SERVER=1
-    "$MARIADB" start
 fi
+"$MARIADB" start
+if second_server status >/dev/null 2>&1; then
+    say "reusing the second server that is already running; it will be left running"
+else
+    STARTED_SECOND_SERVER=1
+fi
+second_server start
+SECOND_SERVER_ENV=$(second_server env)
 eval "$("$MARIADB" env)"
 export WIREBENCH_REQUIRE_SERVER=1
 say "WIREBENCH_TEST_HOST=$WIREBENCH_TEST_HOST WIREBENCH_TEST_PORT=$WIREBENCH_TEST_PORT"
 say "WIREBENCH_TEST_SOCKET=$WIREBENCH_TEST_SOCKET WIREBENCH_REQUIRE_SERVER=1"
+say "the second server (sysbench and hosts groups): $(echo "$SECOND_SERVER_ENV" | sed -n 's/^export WIREBENCH_TEST_PORT=/port /p')"
 
 say "disk before the build: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free"
 # The io_uring tests fail rather than skip where the kernel refuses the ring
@@ -230,8 +255,8 @@ say "disk before the build: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' '
 export WIREBENCH_REQUIRE_URING=${WIREBENCH_REQUIRE_URING:-1}
 step "building the tests (cargo test --workspace --no-run $*)"
 cargo test --workspace --no-run "$@"
-wait_for_background msql_srv "the msql-srv interop server's build (cargo build --manifest-path tests/servers/msql_srv/Cargo.toml)"
 run_tests "$@"
+wait_for_background msql_srv "the msql-srv interop server's build (cargo build --manifest-path tests/servers/msql_srv/Cargo.toml)"
 say "disk after the tests: $(df -h --output=avail "$REPO" | tail -1 | tr -d ' ') free, target/ $(du -sh "$REPO/target" | cut -f1)"
 
 step "fuzz targets"

@@ -127,7 +127,7 @@ run_tests() {
     local without_server=(scripted alloc_engine alloc_null_server)
     if [ "${WIREBENCH_TEST_LANES:-4}" = 1 ]; then
         # One lane: every group alone, as when a timing test is in doubt.
-        lane "${with_server[@]}" && lane_on_second_server sysbench hosts && lane "${without_server[@]}"
+        lane "${with_server[@]}" && lane_on_second_server sysbench hosts && lane "${without_server[@]}" || return 1
     else
         local lanes=() failed=0 pid
         lane "${with_server[@]}" &

@@ -134,7 +134,7 @@ run_tests() {
         lanes+=($!)
         lane_on_second_server sysbench &
         lanes+=($!)
-        # Nothing in hosts heeds the clock; its image build takes what
+        # hosts' one timing check is generous; its image build takes what
         # CPU the other lanes leave.
         (renice -n 10 -p "$BASHPID" >/dev/null && lane_on_second_server hosts) &
         lanes+=($!)

@@ -279,6 +279,22 @@ pub fn wait_until(what: &str, deadline: Duration, mut ready: impl FnMut() -> boo
     }
 }
 
+/// What `attempt` gives in the first of three runs that succeeds, for a
+/// check that chance can fail once (a second in which a shared machine
+/// starved the client, two threads meeting on a row) but not three times
+/// in a row, as a fault would. Panics with the three failures.
+#[track_caller]
+pub fn in_one_of_three_runs<T>(mut attempt: impl FnMut() -> Result<T, String>) -> T {
+    let mut failures = Vec::new();
+    for run in 1..=3 {
+        match attempt() {
+            Ok(value) => return value,
+            Err(failure) => failures.push(format!("run {run}: {failure}")),
+        }
+    }
+    panic!("failed three runs in a row:\n{}", failures.join("\n"));
+}
+
 /// A private scratch directory, removed on drop.
 pub struct ScratchDir(pub PathBuf);
 

@@ -95,22 +95,10 @@ fn the_achieved_rate_follows_each_stage() {
     let server = null_server(Duration::ZERO);
     let args = ["oltp_point_select", "--threads=4", "--rate-stages=0:0,1200:3,1200:2,400:2,400:1"];
     let args = [&args[..], &["--rate-arrival=fixed", "--report-interval=1", "--format=json", "run"]].concat();
-    in_one_of_three_runs(|| follows_the_stages(&json_lines(&succeeded(&wirebench(&server, &args)))));
-}
-
-/// `check` passes in one of three runs. A second in which the machine
-/// starved the client or the in-process server (this VM's 2 cores are
-/// shared) misses its target through no fault of the schedule's; such
-/// noise does not come three runs in a row, a fault of the schedule does.
-fn in_one_of_three_runs(mut check: impl FnMut() -> Result<(), String>) {
-    let mut failures = Vec::new();
-    for run in 1..=3 {
-        match check() {
-            Ok(()) => return,
-            Err(failure) => failures.push(format!("run {run}: {failure}")),
-        }
-    }
-    panic!("failed three runs in a row:\n{}", failures.join("\n"));
+    // A second in which the machine starved the client or the in-process
+    // server (the 2 cores are shared) misses its target through no fault
+    // of the schedule's.
+    common::in_one_of_three_runs(|| follows_the_stages(&json_lines(&succeeded(&wirebench(&server, &args)))));
 }
 
 /// `Err(why)` unless `cond`.
@@ -245,7 +233,7 @@ fn a_lua_script_runs_under_stages() {
     for engine in ["--lua=on", "--lua=off"] {
         let args = [script, engine, "--threads=2", "--rate-stages=500:1,1500:2,1500:1", "--rate-arrival=fixed"];
         let args = [&args[..], &["--report-interval=1", "--format=json", "run"]].concat();
-        in_one_of_three_runs(|| {
+        common::in_one_of_three_runs(|| {
             let lines = json_lines(&succeeded(&wirebench(&server, &args)));
             runs_on_the_ramp(&lines).map_err(|e| format!("{engine}: {e}"))
         });

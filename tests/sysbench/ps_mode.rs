@@ -284,16 +284,14 @@ fn disable_mode_counts_as_sysbench() {
 /// twice; that is right but not the count under test, so the run is
 /// repeated. Three deadlocks in a row are not chance: the test fails.
 fn run_without_deadlocks(args: &[String]) -> String {
-    let mut reports = Vec::new();
-    for _ in 0..3 {
+    common::in_one_of_three_runs(|| {
         let out = wirebench(args);
         assert_eq!(out.code, Some(0), "{args:?}: {}\n{}", out.stdout, out.stderr);
-        if counter(&out.stdout, "ignored errors:") == 0 {
-            return out.stdout;
+        match counter(&out.stdout, "ignored errors:") {
+            0 => Ok(out.stdout),
+            _ => Err(format!("a deadlock restarted an event:\n{}", out.stdout)),
         }
-        reports.push(out.stdout);
-    }
-    panic!("a deadlock restarted an event in three runs in a row:\n{}", reports.join("\n"));
+    })
 }
 
 /// `program`, or `None` (with a message) to skip; with

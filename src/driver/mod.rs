@@ -17,58 +17,30 @@
 //! socket loop, which the wait plan chooses). `--mysql-dry-run` drives the
 //! sessions with no I/O ([`dry`]).
 //!
-//! Files:
+//! Folders, one for each part:
+//! - `pacing/`: when an event may start (the run's limits, `--rate`'s
+//!   arrivals, `--rate-stages`, the client's delay, the active span,
+//!   `--shard`'s part).
+//! - `connections/`: a connection's sessions (a built-in test's, a task's
+//!   calls), its transport and redial, its receive buffer, its waits;
+//!   `--idle-connections`.
+//! - `tasks/`: a script's states as fibers on a loop, their queue, their
+//!   calls, the start gate.
+//! - `backends/`: io_uring, tokio (epoll), each connection's own socket,
+//!   the dry run (`--mysql-dry-run`).
+//! - `wait_plan/`: how each loop waits (the one place that decides), from
+//!   where its servers run; how long a loop spins.
+//! - `threads/`: the cores a loop may be pinned to, its time slices.
 //! - `engine_options.rs`: the driver's own settings (`--cpus`, `--io`,
 //!   `--poll`, `--pipeline`, `--db-ps-mode`, `--mysql-ignore-errors`).
-//! - `uring/` and `tokio_backend/`: the two backends `--io` chooses
-//!   (`--io=uring`, `--io=epoll`); `socket_loop/`: the backend of a loop
-//!   whose wait plan is to wait on each connection's own socket
-//!   ([`WaitMode::OnSocket`]); `dry.rs`: `--mysql-dry-run`, no I/O.
-//! - `task_queue.rs`: a loop's tasks and what each waits for, shared by
-//!   the loops without a runtime (io_uring, socket); `task_calls.rs`: a
-//!   task's calls on their connections, for the same two; `recv_buffer.rs`:
-//!   a connection's unread bytes, for the same two.
-//! - `session.rs`: a connection's hot-path state machine; `conn_io.rs`: its
-//!   work above the socket, the same under both backends; `call_session.rs`:
-//!   the state machine of a caller making one call at a time (a script).
-//! - `fiber_task.rs`: tasks (a script's states) run on a loop as fibers;
-//!   `start_gate.rs`: where they wait for the run to start.
-//! - `budget.rs`: when an event may start (the run's limits, `--rate`);
-//!   `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
-//!   `--rate-stages`' target over time; `shard_split.rs`: `--shard=I/N`'s part of the totals.
-//! - `idle.rs`: `--idle-connections`, held beside the active ones on each
-//!   loop's own readiness set, served from the loop's turn.
-//! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
-//!   connection waits, and its timeouts.
-//! - `wait_plan/`: how each loop waits (the one place that decides), from
-//!   where its servers run; `spin.rs`: how long a loop spins; `cpus.rs`:
-//!   the cores a loop may be pinned to.
 
-mod active_span;
-mod arrivals;
-mod budget;
-mod call_session;
-mod client_delay;
-mod conn_io;
-mod cpus;
-pub(crate) mod dry;
+pub(crate) mod backends;
+mod connections;
 mod engine_options;
-mod fiber_task;
-mod idle;
-mod rate_stages;
-mod recv_buffer;
-mod redial;
-mod session;
-mod shard_split;
-mod socket_loop;
-mod spin;
-mod start_gate;
-mod task_calls;
-mod task_queue;
-mod tokio_backend;
-mod uring;
+mod pacing;
+mod tasks;
+mod threads;
 mod wait_plan;
-mod waits;
 
 use std::fmt;
 use std::io;
@@ -82,27 +54,29 @@ use bytes::BytesMut;
 use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
-pub use arrivals::Arrival;
-pub(crate) use budget::Admission;
-pub use budget::{Budget, RunControl, Tardiness};
-pub(crate) use call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
-pub(crate) use cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
+pub(crate) use backends::uring::UringUnavailable;
+pub(crate) use connections::call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
+pub(crate) use connections::idle::IdleSet;
+pub use connections::idle::{IdlePlan, IdleSettings, IdleSetupError};
+pub use connections::redial::{Lost, Redial};
+pub(crate) use connections::redial::{OpenError, Reopened};
+pub use connections::session::Session;
+pub(crate) use connections::session::{RefusedCommand, SessionError};
+pub(crate) use connections::waits::Stalls;
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
-pub(crate) use fiber_task::{with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker};
-pub(crate) use idle::IdleSet;
-pub use idle::{IdlePlan, IdleSettings, IdleSetupError};
-pub use rate_stages::{RateStages, Stage, StagesError};
-pub use redial::{Lost, Redial};
-pub(crate) use redial::{OpenError, Reopened};
-pub use session::Session;
-pub(crate) use session::{RefusedCommand, SessionError};
-pub(crate) use shard_split::Shard;
-pub(crate) use start_gate::{StartGate, Started};
-pub(crate) use uring::UringUnavailable;
+pub use pacing::arrivals::Arrival;
+pub(crate) use pacing::budget::Admission;
+pub use pacing::budget::{Budget, RunControl, Tardiness};
+pub use pacing::rate_stages::{RateStages, Stage, StagesError};
+pub(crate) use pacing::shard_split::Shard;
+pub(crate) use tasks::fiber_task::{
+    with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker,
+};
+pub(crate) use tasks::start_gate::{StartGate, Started};
+pub(crate) use threads::cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub(crate) use wait_plan::{plan_wait, LoopRuns, LoopSite, ServerPlacement, ServerPlacements, WaitRequest};
 pub use wait_plan::{LoopWait, WaitMode, WaitReason};
-pub(crate) use waits::Stalls;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
@@ -517,8 +491,8 @@ impl Backend {
     pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
         match choice {
             IoBackend::Epoll => Ok(Backend::Tokio),
-            IoBackend::Uring => uring::probe().map(|()| Backend::Uring),
-            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Tokio }),
+            IoBackend::Uring => backends::uring::probe().map(|()| Backend::Uring),
+            IoBackend::Auto => Ok(if backends::uring::probe().is_ok() { Backend::Uring } else { Backend::Tokio }),
         }
     }
 }
@@ -549,7 +523,7 @@ pub fn spawn_task_loops(
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.tasks, plan.wait.mode, gate.clone())));
     spawn_pinned("wirebench-loop", plans, context, move |index, (makers, wait, gate), context| {
         let tasks = makers.into_iter().map(|make| make()).collect();
-        let arrival = start_gate::ArrivalGuard::new(gate);
+        let arrival = tasks::start_gate::ArrivalGuard::new(gate);
         run_loop(index, Vec::new(), tasks, backend, wait, context, Some(arrival))
     })
 }
@@ -578,12 +552,12 @@ fn run_loop(
     backend: Backend,
     wait: WaitMode,
     context: &LoopContext,
-    arrival: Option<start_gate::ArrivalGuard>,
+    arrival: Option<tasks::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
     match (wait, backend) {
-        (WaitMode::OnSocket, _) => socket_loop::run_socket_loop(index, connections, tasks, context, arrival),
-        (_, Backend::Tokio) => tokio_backend::run_tokio_loop(index, connections, tasks, context, arrival),
-        (_, Backend::Uring) => uring::run_uring_loop(index, connections, tasks, context, wait, arrival),
+        (WaitMode::OnSocket, _) => backends::socket_loop::run_socket_loop(index, connections, tasks, context, arrival),
+        (_, Backend::Tokio) => backends::tokio_backend::run_tokio_loop(index, connections, tasks, context, arrival),
+        (_, Backend::Uring) => backends::uring::run_uring_loop(index, connections, tasks, context, wait, arrival),
     }
 }
 
@@ -606,12 +580,12 @@ fn spawn_pinned<C: Send + 'static>(
             if let Some(cpu) = cpu {
                 core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
             }
-            cpus::ask_short_slice();
+            threads::cpus::ask_short_slice();
             let result = run(index, connections, &context);
             if let Some(spent) = thread_cpu_time() {
                 context.usage.add_cpu(spent);
             }
-            context.usage.add_life(born.elapsed(), cpus::own_run_delay());
+            context.usage.add_life(born.elapsed(), threads::cpus::own_run_delay());
             if result.is_err() {
                 context.control.stop();
             }

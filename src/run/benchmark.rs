@@ -74,7 +74,7 @@ pub(super) fn run_benchmark(
             say_waits(plans.iter().map(|plan| (plan.cpu, &plan.wait)));
             driver::spawn_loops(plans, backend, &context)
         }
-        Loops::Dry(plans) => driver::dry::spawn_dry_loops(plans, &context),
+        Loops::Dry(plans) => driver::backends::dry::spawn_dry_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
     let threads = Threads { handles, hdr_log, hooks: None, sql_used: None, server };

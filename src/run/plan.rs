@@ -13,7 +13,7 @@ use super::shard_plan::ShardThreads;
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;
-use crate::driver::dry::{DryConn, DryLoopPlan};
+use crate::driver::backends::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
     allowed_cpus, plan_wait, Backend, ConnPlan, LoopPlan, LoopRuns, LoopSite, LoopWait, PsMode, Redial,
     ServerPlacement, ServerPlacements, Session, StdSocket, WaitMode, WaitRequest,

@@ -6,8 +6,8 @@
 
 use std::thread::JoinHandle;
 
-use super::{Budget, DriverError, LoopContext, Session};
 use crate::client::Endpoint;
+use crate::driver::{Budget, DriverError, LoopContext, Session};
 
 /// One would-be connection: where it would have gone (for error messages)
 /// and its session.
@@ -22,13 +22,13 @@ pub struct DryLoopPlan {
     pub connections: Vec<DryConn>,
 }
 
-/// Starts one pinned thread per loop, as [`spawn_loops`](super::spawn_loops) does.
+/// Starts one pinned thread per loop, as [`spawn_loops`](crate::driver::spawn_loops) does.
 pub fn spawn_dry_loops(
     plans: Vec<DryLoopPlan>,
     context: &LoopContext,
 ) -> std::io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, plan.connections));
-    super::spawn_pinned("wirebench-dry", plans, context, run_dry_loop)
+    crate::driver::spawn_pinned("wirebench-dry", plans, context, run_dry_loop)
 }
 
 /// Round-robin over the sessions, one command each per turn, until every

@@ -8,7 +8,7 @@
 //! (TLS, compression) sits between, and the loop hands the answer to the
 //! task that made the call.
 //!
-//! [`Session`]: super::Session
+//! [`Session`]: crate::driver::Session
 
 use wirebench_protocol::constants::client_error::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 use wirebench_protocol::framing;
@@ -18,7 +18,7 @@ use wirebench_protocol::response::{
 };
 use wirebench_protocol::{Capabilities, CodecError, ProtocolError};
 
-use super::Lost;
+use crate::driver::Lost;
 
 /// What the caller wants of a call's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,21 +18,21 @@ use wirebench_protocol::command;
 use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
-use super::call_session::{CallAnswer, CallError, CallSession};
-use super::redial::Redialled;
-use super::waits::WaitLimits;
-use super::{
+use crate::client::{Endpoint, Stream};
+use crate::driver::connections::call_session::{CallAnswer, CallError, CallSession};
+use crate::driver::connections::redial::Redialled;
+use crate::driver::connections::waits::WaitLimits;
+use crate::driver::{
     Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, Lost, Redial, RefusedCommand, Reopened, Session,
     SessionError, StdSocket,
 };
-use crate::client::{Endpoint, Stream};
 use crate::stats::LoopStats;
 use crate::transport::{Transport, TransportError};
 use crate::workload::CommandSql;
 
 /// A connection's session, what sits between it and the socket, and how
 /// to open it again.
-pub(super) struct ConnIo {
+pub(crate) struct ConnIo {
     endpoint: Endpoint,
     work: Work,
     /// When it is not plain, the backend's buffers hold wire bytes and the
@@ -47,18 +47,18 @@ pub(super) struct ConnIo {
 
 /// What a connection's commands come from: a built-in test's pipelined
 /// events, or a task's calls, one at a time.
-pub(super) enum Work {
+pub(crate) enum Work {
     Events(Session),
     Calls(CallSession),
 }
 
 /// What became of a task's call once the answer came in.
-pub(super) type CallDone = Result<CallAnswer, CallError>;
+pub(crate) type CallDone = Result<CallAnswer, CallError>;
 
 /// What a running connection waits for once its commands are sent
 /// ([`ConnIo::after_send`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum AfterSend {
+pub(crate) enum AfterSend {
     /// Its work is done and every answer is in: it quits.
     Quit,
     /// Nothing in flight and, under `--rate`, no event may start yet: the
@@ -73,7 +73,7 @@ pub(super) enum AfterSend {
 impl ConnIo {
     /// Splits a plan into what this layer keeps and what the backend takes:
     /// the socket, and the bytes already read from it.
-    pub(super) fn from_plan(plan: ConnPlan) -> (Self, StdSocket, BytesMut) {
+    pub(crate) fn from_plan(plan: ConnPlan) -> (Self, StdSocket, BytesMut) {
         let ConnPlan { endpoint, socket, leftover, session, transport, redial } = plan;
         let work = Work::Events(session);
         let io = ConnIo { endpoint, work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
@@ -81,7 +81,7 @@ impl ConnIo {
     }
 
     /// A task's connection, just opened: its calls, one at a time.
-    pub(super) fn for_calls(opened: OpenedCalls, redial: Redial) -> (Self, StdSocket, BytesMut) {
+    pub(crate) fn for_calls(opened: OpenedCalls, redial: Redial) -> (Self, StdSocket, BytesMut) {
         let OpenedCalls { endpoint, socket, leftover, calls, transport } = opened;
         let work = Work::Calls(calls);
         let io = ConnIo { endpoint, work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
@@ -89,20 +89,20 @@ impl ConnIo {
     }
 
     /// The task's calls, if the connection is a task's.
-    pub(super) fn calls(&mut self) -> Option<&mut CallSession> {
+    pub(crate) fn calls(&mut self) -> Option<&mut CallSession> {
         match &mut self.work {
             Work::Calls(calls) => Some(calls),
             Work::Events(_) => None,
         }
     }
 
-    pub(super) fn is_task_conn(&self) -> bool {
+    pub(crate) fn is_task_conn(&self) -> bool {
         matches!(self.work, Work::Calls(_))
     }
 
     /// True once its work is done and every answer is in (a task's
     /// connection is done when the task closes it).
-    pub(super) fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         match &self.work {
             Work::Events(session) => session.is_done(),
             Work::Calls(_) => false,
@@ -111,7 +111,7 @@ impl ConnIo {
 
     /// True when nothing is in flight and, under `--rate`, the connection
     /// waits for an arrival.
-    pub(super) fn is_waiting(&self) -> bool {
+    pub(crate) fn is_waiting(&self) -> bool {
         match &self.work {
             Work::Events(session) => session.is_waiting(),
             Work::Calls(_) => false,
@@ -119,7 +119,7 @@ impl ConnIo {
     }
 
     /// Whether answers are due from the server.
-    pub(super) fn awaits_answers(&self) -> bool {
+    pub(crate) fn awaits_answers(&self) -> bool {
         match &self.work {
             Work::Events(session) => session.in_flight() > 0,
             Work::Calls(calls) => calls.awaits_answer(),
@@ -128,7 +128,7 @@ impl ConnIo {
 
     /// What the connection waits for once what it filled is on its way;
     /// the one answer for every backend and way of waiting.
-    pub(super) fn after_send(&self) -> AfterSend {
+    pub(crate) fn after_send(&self) -> AfterSend {
         if self.is_done() {
             AfterSend::Quit
         } else if self.is_waiting() {
@@ -144,11 +144,11 @@ impl ConnIo {
     }
 
     /// A task's call that has its answer: the answer.
-    pub(super) fn take_call_answer(&mut self) -> Option<CallDone> {
+    pub(crate) fn take_call_answer(&mut self) -> Option<CallDone> {
         self.calls().and_then(CallSession::take_answer)
     }
 
-    pub(super) fn redial(&self) -> &Redial {
+    pub(crate) fn redial(&self) -> &Redial {
         &self.redial
     }
 
@@ -156,7 +156,7 @@ impl ConnIo {
     // Inlined into each backend's caller, which then calls the session
     // itself, as it did when each backend had its own copy of this.
     #[inline(always)]
-    pub(super) fn fill(&mut self, wire_out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<(), DriverError> {
+    pub(crate) fn fill(&mut self, wire_out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<(), DriverError> {
         let Work::Events(session) = &mut self.work else { return self.fill_call(wire_out) };
         if self.transport.is_plain() {
             let filled = session.fill(wire_out, now_ns, budget);
@@ -195,7 +195,7 @@ impl ConnIo {
     /// Appends COM_QUIT, in wire form, to `wire_out`: a connection whose
     /// work is done says goodbye before it closes, as libmysqlclient's
     /// `mysql_close` does, so the server does not count it as aborted.
-    pub(super) fn write_quit(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
+    pub(crate) fn write_quit(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
         if self.transport.is_plain() {
             command::encode_quit(wire_out);
             return Ok(());
@@ -210,7 +210,7 @@ impl ConnIo {
     /// not yet consumed. Returns how many of them are consumed; the rest
     /// (a partial packet) must be passed again with what comes next.
     #[inline(always)]
-    pub(super) fn on_input(
+    pub(crate) fn on_input(
         &mut self,
         wire_in: &[u8],
         now_ns: u64,
@@ -254,7 +254,7 @@ impl ConnIo {
     /// its code; the backend then opens it again with
     /// [`reopen`](Self::reopen) or [`reopen_blocking`](Self::reopen_blocking),
     /// once it no longer uses the old socket.
-    pub(super) fn lost(&self, lost: Lost, ignore: &IgnoreErrors) -> Result<(), DriverError> {
+    pub(crate) fn lost(&self, lost: Lost, ignore: &IgnoreErrors) -> Result<(), DriverError> {
         if !ignore.ignores(lost.code()) {
             return Err(DriverError::Lost { endpoint: self.endpoint.clone(), lost });
         }
@@ -266,7 +266,7 @@ impl ConnIo {
     /// loop's own view: its clock and deadline); the session starts its
     /// event over on it. The new stream and the bytes already read from it,
     /// or none when the run ended first; the attempts are counted in `stats`.
-    pub(super) async fn reopen(
+    pub(crate) async fn reopen(
         &mut self,
         run_over: impl Fn() -> bool,
         stats: &RefCell<LoopStats>,
@@ -282,7 +282,7 @@ impl ConnIo {
     /// [`reopen`](Self::reopen) for a loop without a runtime: blocks the
     /// loop's thread, and so its other connections, until the connection
     /// is back or the run is over (see [`Redial::reopen_blocking`]).
-    pub(super) fn reopen_blocking(
+    pub(crate) fn reopen_blocking(
         &mut self,
         run_over: impl Fn() -> bool,
         stats: &mut LoopStats,
@@ -296,7 +296,7 @@ impl ConnIo {
     }
 
     /// The read and write timeouts the connection was opened with.
-    pub(super) fn wait_limits(&self) -> WaitLimits {
+    pub(crate) fn wait_limits(&self) -> WaitLimits {
         let options = &self.redial.options;
         WaitLimits { read: options.read_timeout, write: options.write_timeout }
     }
@@ -316,7 +316,7 @@ impl ConnIo {
         }
     }
 
-    pub(super) fn io_error(&self, source: io::Error) -> DriverError {
+    pub(crate) fn io_error(&self, source: io::Error) -> DriverError {
         DriverError::Io { endpoint: self.endpoint.clone(), source }
     }
 
@@ -358,12 +358,12 @@ fn packets_after(command: &[u8]) -> u8 {
 }
 
 /// A connection a task opened, before its loop takes it.
-pub(super) struct OpenedCalls {
-    pub(super) endpoint: Endpoint,
-    pub(super) socket: StdSocket,
-    pub(super) leftover: BytesMut,
-    pub(super) calls: CallSession,
-    pub(super) transport: Transport,
+pub(crate) struct OpenedCalls {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) socket: StdSocket,
+    pub(crate) leftover: BytesMut,
+    pub(crate) calls: CallSession,
+    pub(crate) transport: Transport,
 }
 
 /// sysbench's `reconnects` counts a lost connection once it is open again;

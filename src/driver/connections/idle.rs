@@ -36,8 +36,8 @@ use wirebench_protocol::framing::decode_answer_packet;
 use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, MAX_LOGIN_PACKET};
 use wirebench_protocol::ServerText;
 
-use super::{Clock, Shard};
 use crate::client::{ConnectOptions, Endpoint};
+use crate::driver::{Clock, Shard};
 use crate::stats::IdleCounts;
 
 /// Logins one loop has in flight at most: enough to keep a login storm at

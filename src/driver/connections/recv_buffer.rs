@@ -2,32 +2,32 @@
 
 /// A receive buffer's starting size. Responses are walked as they arrive,
 /// so it only grows when one packet does not fit.
-pub(super) const RECV_BUFFER: usize = 8 * 1024;
+pub(crate) const RECV_BUFFER: usize = 8 * 1024;
 /// Below this much free room at its end, the receive buffer is compacted.
-pub(super) const MIN_RECV_ROOM: usize = 2 * 1024;
+pub(crate) const MIN_RECV_ROOM: usize = 2 * 1024;
 
 /// Received bytes not yet consumed, in a heap allocation that stays put
 /// while a one-shot receive into it is in flight.
-pub(super) struct RecvBuffer {
-    pub(super) data: Box<[u8]>,
+pub(crate) struct RecvBuffer {
+    pub(crate) data: Box<[u8]>,
     /// Consumed up to here.
-    pub(super) start: usize,
+    pub(crate) start: usize,
     /// Received up to here.
-    pub(super) end: usize,
+    pub(crate) end: usize,
 }
 
 impl RecvBuffer {
-    pub(super) fn new(leftover: &[u8]) -> Self {
+    pub(crate) fn new(leftover: &[u8]) -> Self {
         let mut data = vec![0; RECV_BUFFER.max(leftover.len() + MIN_RECV_ROOM)].into_boxed_slice();
         data[..leftover.len()].copy_from_slice(leftover);
         RecvBuffer { data, start: 0, end: leftover.len() }
     }
 
-    pub(super) fn unread(&self) -> &[u8] {
+    pub(crate) fn unread(&self) -> &[u8] {
         &self.data[self.start..self.end]
     }
 
-    pub(super) fn consume(&mut self, n: usize) {
+    pub(crate) fn consume(&mut self, n: usize) {
         self.start = (self.start + n).min(self.end);
         if self.start == self.end {
             self.start = 0;
@@ -35,14 +35,14 @@ impl RecvBuffer {
         }
     }
 
-    pub(super) fn received(&mut self, n: usize) {
+    pub(crate) fn received(&mut self, n: usize) {
         self.end = (self.end + n).min(self.data.len());
     }
 
     /// Makes at least [`MIN_RECV_ROOM`] free at the end: moves the unread
     /// bytes to the front, and grows only if they fill the buffer. Call
     /// only with no receive in flight.
-    pub(super) fn make_room(&mut self) {
+    pub(crate) fn make_room(&mut self) {
         if self.data.len() - self.end >= MIN_RECV_ROOM {
             return;
         }
@@ -60,7 +60,7 @@ impl RecvBuffer {
 
     /// Appends bytes a multishot receive left in a provided buffer,
     /// compacting or (for an answer larger than the buffer) growing first.
-    pub(super) fn append(&mut self, bytes: &[u8]) {
+    pub(crate) fn append(&mut self, bytes: &[u8]) {
         if self.data.len() - self.end < bytes.len() {
             self.data.copy_within(self.start..self.end, 0);
             self.end -= self.start;
@@ -76,7 +76,7 @@ impl RecvBuffer {
     }
 
     /// The free room at the end, for the next receive.
-    pub(super) fn room(&mut self) -> (*mut u8, u32) {
+    pub(crate) fn room(&mut self) -> (*mut u8, u32) {
         let room = &mut self.data[self.end..];
         (room.as_mut_ptr(), u32::try_from(room.len()).unwrap_or(u32::MAX))
     }

@@ -26,8 +26,8 @@ use std::time::Duration;
 use bytes::BytesMut;
 use wirebench_protocol::Capabilities;
 
-use super::StdSocket;
 use crate::client::{ClientError, ConnectOptions, Connection};
+use crate::driver::StdSocket;
 use crate::transport::Transport;
 use crate::workload::StatementSpec;
 
@@ -93,7 +93,7 @@ pub struct Redial {
     pub prepare: bool,
     /// SQL run after every login, before the prepares: `SET autocommit=0`
     /// when `--pipeline` > 1 keeps a transactional test's commands in
-    /// flight (see [`Session::autocommit_off`](super::Session::autocommit_off)).
+    /// flight (see [`Session::autocommit_off`](crate::driver::Session::autocommit_off)).
     pub init: &'static [&'static str],
 }
 
@@ -122,7 +122,7 @@ pub struct Reopened {
     pub capabilities: Capabilities,
     /// What the login negotiated between the socket and the packet stream.
     pub transport: Transport,
-    /// For [`Session::reconnected`](super::Session::reconnected).
+    /// For [`Session::reconnected`](crate::driver::Session::reconnected).
     pub statement_ids: Vec<u32>,
 }
 

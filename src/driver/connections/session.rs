@@ -9,8 +9,8 @@ use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::{ResponseReader, RowFormat, ServerError};
 use wirebench_protocol::{Capabilities, CodecError};
 
-use super::budget::{Admission, Budget};
-use super::IgnoreErrors;
+use crate::driver::pacing::budget::{Admission, Budget};
+use crate::driver::IgnoreErrors;
 use crate::rand::Rng;
 use crate::stats::{LoopStats, QueryKind};
 use crate::workload::{CommandSink, CommandSql, EmulatedStatement, Script, StatementKind, Step, WorkloadError};
@@ -211,7 +211,7 @@ impl Session {
     }
 
     /// Says that the connection runs with autocommit off (see
-    /// [`Redial::init`](super::Redial::init)), so that a failed event's
+    /// [`Redial::init`](crate::driver::Redial::init)), so that a failed event's
     /// tail is rolled back when it does not end with the event's COMMIT.
     pub fn autocommit_off(mut self, off: bool) -> Self {
         self.autocommit_off = off;

@@ -15,17 +15,17 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use super::Lost;
+use crate::driver::Lost;
 
 /// How often a loop looks at its connections' waits: timeouts are whole
 /// seconds, and the end of a run is noticed within this.
-pub(super) const CHECK_EVERY_NS: u64 = 100_000_000;
+pub(crate) const CHECK_EVERY_NS: u64 = 100_000_000;
 
 /// A connection's waits in progress, each since when (ns since the run's
 /// start; [`NOT_WAITING`] when there is none). Cells: the epoll backend's
 /// ticker reads what its connection tasks write, on the same thread.
 #[derive(Debug)]
-pub(super) struct Waits {
+pub(crate) struct Waits {
     reading: Cell<u64>,
     writing: Cell<u64>,
 }
@@ -42,37 +42,37 @@ impl Default for Waits {
 impl Waits {
     /// A wait for the server's bytes starts (a receive is outstanding).
     #[inline]
-    pub(super) fn start_read(&self, now_ns: u64) {
+    pub(crate) fn start_read(&self, now_ns: u64) {
         self.reading.set(now_ns);
     }
 
     /// A wait for the server's bytes goes on, or starts now if none was
     /// in progress (a receive that stays armed between answers).
     #[inline]
-    pub(super) fn start_read_unless_reading(&self, now_ns: u64) {
+    pub(crate) fn start_read_unless_reading(&self, now_ns: u64) {
         if self.reading.get() == NOT_WAITING {
             self.reading.set(now_ns);
         }
     }
 
     #[inline]
-    pub(super) fn end_read(&self) {
+    pub(crate) fn end_read(&self) {
         self.reading.set(NOT_WAITING);
     }
 
     /// A wait for the socket to take commands starts (a send is outstanding).
     #[inline]
-    pub(super) fn start_write(&self, now_ns: u64) {
+    pub(crate) fn start_write(&self, now_ns: u64) {
         self.writing.set(now_ns);
     }
 
     #[inline]
-    pub(super) fn end_write(&self) {
+    pub(crate) fn end_write(&self) {
         self.writing.set(NOT_WAITING);
     }
 
     /// The wait that has lasted its limit, if one has.
-    pub(super) fn overdue(&self, now_ns: u64, limits: WaitLimits) -> Option<Overdue> {
+    pub(crate) fn overdue(&self, now_ns: u64, limits: WaitLimits) -> Option<Overdue> {
         let past = |since: Option<u64>, limit: Option<Duration>| match (since, limit) {
             (Some(since), Some(limit)) => now_ns.saturating_sub(since) >= duration_ns(limit),
             _ => false,
@@ -87,7 +87,7 @@ impl Waits {
     }
 
     /// How long the oldest wait in progress has lasted, if one is.
-    pub(super) fn waited(&self, now_ns: u64) -> Option<u64> {
+    pub(crate) fn waited(&self, now_ns: u64) -> Option<u64> {
         let oldest = match (since(&self.reading), since(&self.writing)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -106,14 +106,14 @@ fn duration_ns(d: Duration) -> u64 {
 
 /// A wait that lasted its limit: the read or the write timeout, which it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Overdue {
+pub(crate) enum Overdue {
     Read(Duration),
     Write(Duration),
 }
 
 impl Overdue {
     /// The connection loss libmysqlclient reports for it.
-    pub(super) fn lost(self) -> Lost {
+    pub(crate) fn lost(self) -> Lost {
         match self {
             Overdue::Read(after) => Lost::ReadTimeout(after),
             Overdue::Write(after) => Lost::WriteTimeout(after),
@@ -123,14 +123,14 @@ impl Overdue {
 
 /// A connection's read and write timeouts; `None` waits without limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct WaitLimits {
-    pub(super) read: Option<Duration>,
-    pub(super) write: Option<Duration>,
+pub(crate) struct WaitLimits {
+    pub(crate) read: Option<Duration>,
+    pub(crate) write: Option<Duration>,
 }
 
 /// When a loop next looks at its connections' waits.
 #[derive(Debug, Default)]
-pub(super) struct WaitCheck {
+pub(crate) struct WaitCheck {
     next_ns: u64,
 }
 
@@ -138,7 +138,7 @@ impl WaitCheck {
     /// Whether it is time to look (then the next look is due in
     /// [`CHECK_EVERY_NS`]): one comparison per wake-up.
     #[inline]
-    pub(super) fn due(&mut self, now_ns: u64) -> bool {
+    pub(crate) fn due(&mut self, now_ns: u64) -> bool {
         if now_ns < self.next_ns {
             return false;
         }
@@ -156,7 +156,7 @@ pub struct Stalls {
 }
 
 impl Stalls {
-    pub(super) fn add(&mut self, waited_ns: u64) {
+    pub(crate) fn add(&mut self, waited_ns: u64) {
         self.connections += 1;
         self.longest_wait_ns = self.longest_wait_ns.max(waited_ns);
     }

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::budget::Admission;
+use crate::driver::pacing::budget::Admission;
 
 /// A loop thread's work so far and when it was read.
 #[derive(Debug, Clone, Copy)]
@@ -21,25 +21,25 @@ struct ThreadWork {
 impl ThreadWork {
     /// The calling thread's; `None` where the kernel does not say.
     fn now() -> Option<Self> {
-        let cpu = super::thread_cpu_time()?;
-        let run_delay = super::cpus::own_run_delay().unwrap_or_default();
+        let cpu = crate::driver::thread_cpu_time()?;
+        let run_delay = crate::driver::threads::cpus::own_run_delay().unwrap_or_default();
         Some(ThreadWork { cpu, run_delay, at: Instant::now() })
     }
 }
 
 /// A loop's work over its active span, once it has ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(super) struct SpanWork {
+pub(crate) struct SpanWork {
     /// CPU time plus run delay over the span.
-    pub(super) busy: Duration,
+    pub(crate) busy: Duration,
     /// CPU time alone (to take out the share of it that spinning was).
-    pub(super) cpu: Duration,
-    pub(super) span: Duration,
+    pub(crate) cpu: Duration,
+    pub(crate) span: Duration,
 }
 
 /// Watches a loop's admissions for the start and the end of its span.
 #[derive(Debug, Default)]
-pub(super) struct ActiveSpan {
+pub(crate) struct ActiveSpan {
     start: Option<ThreadWork>,
     ended: bool,
 }
@@ -48,7 +48,7 @@ impl ActiveSpan {
     /// Looks at an admission: the first start opens the span, the first
     /// `Over` after it closes it and returns what the loop did within.
     #[inline]
-    pub(super) fn note(&mut self, admission: Admission) -> Option<SpanWork> {
+    pub(crate) fn note(&mut self, admission: Admission) -> Option<SpanWork> {
         match admission {
             Admission::Start(_) if self.start.is_none() && !self.ended => {
                 self.start = ThreadWork::now();

@@ -23,7 +23,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::rate_stages::RateProfile;
+use crate::driver::pacing::rate_stages::RateProfile;
 use crate::rand::{GlibcRandom, Xoroshiro128Plus};
 
 /// How `--rate` arrivals are spaced.
@@ -38,7 +38,7 @@ pub enum Arrival {
 
 /// The stream sysbench's thread `stream` would draw from after
 /// `srandom(seed)`: distinct from every connection's.
-pub(super) fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
+pub(crate) fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
     let mut glibc = GlibcRandom::new(seed);
     for _ in 0..u64::from(stream) * 4 {
         glibc.random();
@@ -48,7 +48,7 @@ pub(super) fn arrival_rng(seed: u32, stream: u32) -> Xoroshiro128Plus {
 
 /// How fast a loop's arrivals come.
 #[derive(Debug, Clone)]
-pub(super) enum Pace {
+pub(crate) enum Pace {
     /// `--rate`: one rate; the mean gap in ns (sysbench's `lambda`).
     Constant { mean_gap_ns: f64 },
     /// `--rate-stages`: the loop's target over time; the next arrival
@@ -59,11 +59,11 @@ pub(super) enum Pace {
 
 impl Pace {
     /// `rate` arrivals per second.
-    pub(super) fn constant(rate: f64) -> Self {
+    pub(crate) fn constant(rate: f64) -> Self {
         Pace::Constant { mean_gap_ns: if rate > 0.0 { 1e9 / rate } else { f64::INFINITY } }
     }
 
-    pub(super) fn stages(profile: Arc<RateProfile>) -> Self {
+    pub(crate) fn stages(profile: Arc<RateProfile>) -> Self {
         Pace::Stages { profile, position: 0.0, piece: 0 }
     }
 }
@@ -71,12 +71,12 @@ impl Pace {
 /// One loop's arrival times: a stream drawn in order, Poisson gaps or
 /// fixed ones.
 #[derive(Debug, Clone)]
-pub(super) struct ArrivalSchedule {
+pub(crate) struct ArrivalSchedule {
     arrival: Arrival,
     rng: Xoroshiro128Plus,
     pace: Pace,
     /// The next arrival's time.
-    pub(super) next_ns: u64,
+    pub(crate) next_ns: u64,
     /// Fixed arrivals at a constant pace: how many came before `next_ns`,
     /// and when the first was, so that `next_ns` does not drift by rounding.
     drawn: u64,
@@ -86,7 +86,7 @@ pub(super) struct ArrivalSchedule {
 impl ArrivalSchedule {
     /// `phase` (0 to 1] places a fixed schedule's first arrival within its
     /// first gap, so that the loops' fixed arrivals interleave.
-    pub(super) fn new(arrival: Arrival, rng: Xoroshiro128Plus, phase: f64) -> Self {
+    pub(crate) fn new(arrival: Arrival, rng: Xoroshiro128Plus, phase: f64) -> Self {
         let pace = Pace::constant(0.0);
         ArrivalSchedule { arrival, rng, pace, next_ns: 0, drawn: 0, first_ns: phase }
     }
@@ -191,7 +191,7 @@ fn unit_gap(rng: &mut Xoroshiro128Plus) -> f64 {
 /// later counts as late, and under `--rate-stages` an arrival not started
 /// by then is dropped. A second: far beyond a healthy server's latency,
 /// short enough that a stage the server cannot hold shows within it.
-pub(super) const ON_TIME_NS: u64 = 1_000_000_000;
+pub(crate) const ON_TIME_NS: u64 = 1_000_000_000;
 
 /// Arrivals counted one by one per look at the clock (every few ms); past
 /// that, 200 million a second, the count is estimated from the rate.
@@ -200,27 +200,27 @@ const EXACT_COUNT: u32 = 1_000_000;
 /// One loop's `--rate` arrivals: the next to serve and the count of those
 /// due, two cursors on the same schedule; no queue to fill.
 #[derive(Debug)]
-pub(super) struct Arrivals {
+pub(crate) struct Arrivals {
     /// Its `next_ns` is the oldest arrival not yet served.
-    pub(super) serve: ArrivalSchedule,
+    pub(crate) serve: ArrivalSchedule,
     /// Runs ahead of `serve`, up to the last look at the clock: its
     /// `next_ns` is the first arrival not yet due.
     count: ArrivalSchedule,
     /// Arrivals taken from `serve`: events started, or dropped.
     served: u64,
     /// Arrivals due, counted by `count`.
-    pub(super) due: u64,
+    pub(crate) due: u64,
     /// Arrivals of abandoned events, to be served again first, oldest first.
-    pub(super) refunded: VecDeque<u64>,
+    pub(crate) refunded: VecDeque<u64>,
     /// Under stages, arrivals that could not start on time and never will
     /// ([`drop_overdue`](Self::drop_overdue)).
-    pub(super) dropped: u64,
+    pub(crate) dropped: u64,
     /// Events that started more than [`ON_TIME_NS`] after their arrival.
-    pub(super) late: u64,
+    pub(crate) late: u64,
 }
 
 impl Arrivals {
-    pub(super) fn new(pace: Pace, schedule: ArrivalSchedule) -> Self {
+    pub(crate) fn new(pace: Pace, schedule: ArrivalSchedule) -> Self {
         let serve = schedule.start(pace);
         let refunded = VecDeque::with_capacity(64);
         Arrivals { count: serve.clone(), serve, served: 0, due: 0, refunded, dropped: 0, late: 0 }
@@ -228,7 +228,7 @@ impl Arrivals {
 
     /// The oldest arrival due by `until` and not yet served.
     #[inline]
-    pub(super) fn oldest_due(&self, until: u64) -> Option<u64> {
+    pub(crate) fn oldest_due(&self, until: u64) -> Option<u64> {
         if let Some(&at) = self.refunded.front() {
             return Some(at);
         }
@@ -237,7 +237,7 @@ impl Arrivals {
 
     /// The arrival [`oldest_due`](Self::oldest_due) gave is served.
     #[inline]
-    pub(super) fn serve(&mut self) {
+    pub(crate) fn serve(&mut self) {
         if self.refunded.pop_front().is_none() {
             self.serve.advance();
             self.served += 1;
@@ -245,14 +245,14 @@ impl Arrivals {
     }
 
     /// When a connection should look again for an arrival.
-    pub(super) fn next_to_serve(&self) -> u64 {
+    pub(crate) fn next_to_serve(&self) -> u64 {
         self.refunded.front().copied().unwrap_or(self.serve.next_ns)
     }
 
     /// Counts the arrivals due by `until`: one by one up to
     /// [`EXACT_COUNT`] per look, then by the rate, so that a target far
     /// beyond what anything can serve never stalls the loop that counts.
-    pub(super) fn count_due(&mut self, until: u64) {
+    pub(crate) fn count_due(&mut self, until: u64) {
         for _ in 0..EXACT_COUNT {
             if self.count.next_ns > until {
                 return;
@@ -273,7 +273,7 @@ impl Arrivals {
     /// the loop's connections could have started on time. One by one up to
     /// [`EXACT_COUNT`] per look, then by the rate, as
     /// [`count_due`](Self::count_due) counts.
-    pub(super) fn drop_overdue(&mut self, now_ns: u64) {
+    pub(crate) fn drop_overdue(&mut self, now_ns: u64) {
         let limit = now_ns.saturating_sub(ON_TIME_NS);
         for _ in 0..EXACT_COUNT {
             if self.due <= self.served || self.serve.next_ns >= limit {
@@ -292,12 +292,12 @@ impl Arrivals {
     }
 
     /// Arrivals due (at the last count) and not yet served.
-    pub(super) fn waiting(&self) -> u64 {
+    pub(crate) fn waiting(&self) -> u64 {
         self.due.saturating_sub(self.served) + self.refunded.len() as u64
     }
 
     /// When the oldest waiting arrival was due.
-    pub(super) fn oldest_waiting(&self) -> Option<u64> {
+    pub(crate) fn oldest_waiting(&self) -> Option<u64> {
         self.refunded.front().copied().or((self.due > self.served).then_some(self.serve.next_ns))
     }
 }

@@ -3,17 +3,17 @@
 //! without a shared write per event: loops claim `--events` permits in
 //! batches, and each loop draws its own share of the arrivals.
 //!
-//! The arrival schedule itself is in [`super::arrivals`].
+//! The arrival schedule itself is in [`crate::driver::pacing::arrivals`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::active_span::{ActiveSpan, SpanWork};
-use super::arrivals::{arrival_rng, Arrival, ArrivalSchedule, Arrivals, Pace, ON_TIME_NS};
-use super::client_delay::UnsentStarts;
-use super::rate_stages::{RateProfile, RateStages};
-use super::Stalls;
+use crate::driver::pacing::active_span::{ActiveSpan, SpanWork};
+use crate::driver::pacing::arrivals::{arrival_rng, Arrival, ArrivalSchedule, Arrivals, Pace, ON_TIME_NS};
+use crate::driver::pacing::client_delay::UnsentStarts;
+use crate::driver::pacing::rate_stages::{RateProfile, RateStages};
+use crate::driver::Stalls;
 use crate::stats::{LoopStats, QueueStats};
 
 /// What the `--rate` backlog was at some moment, over all loops.
@@ -253,7 +253,7 @@ impl RunControl {
 
     /// The loops' work over their active spans, summed over the loops
     /// whose span has ended; `None` when none has.
-    pub(super) fn span_work(&self) -> Option<SpanWork> {
+    pub(crate) fn span_work(&self) -> Option<SpanWork> {
         let sum = |f: fn(&LoopGauges) -> &AtomicU64| -> u64 {
             self.gauges.iter().map(|g| f(g).load(Ordering::Relaxed)).sum()
         };

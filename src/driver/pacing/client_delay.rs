@@ -22,26 +22,26 @@ const UNSENT_ROOM: usize = 1024;
 /// The ready times (ns since the run's start) of the events a loop has
 /// admitted and not yet handed to the kernel.
 #[derive(Debug)]
-pub(super) struct UnsentStarts {
+pub(crate) struct UnsentStarts {
     ready_ns: Vec<u64>,
 }
 
 impl UnsentStarts {
     /// For a loop of `connections` connections (or tasks).
-    pub(super) fn for_connections(connections: usize) -> Self {
+    pub(crate) fn for_connections(connections: usize) -> Self {
         UnsentStarts { ready_ns: Vec::with_capacity(UNSENT_ROOM.max(2 * connections)) }
     }
 
     /// An event admitted: it could have started at `ready_ns`.
     #[inline]
-    pub(super) fn admitted(&mut self, ready_ns: u64) {
+    pub(crate) fn admitted(&mut self, ready_ns: u64) {
         self.ready_ns.push(ready_ns);
     }
 
     /// The loop handed what it had written to the kernel at `now_ns`: each
     /// event admitted since waited that long for the client.
     #[inline]
-    pub(super) fn sent(&mut self, now_ns: u64, stats: &mut LoopStats) {
+    pub(crate) fn sent(&mut self, now_ns: u64, stats: &mut LoopStats) {
         for &ready in &self.ready_ns {
             stats.record_client_delay(now_ns.saturating_sub(ready));
         }
@@ -50,7 +50,7 @@ impl UnsentStarts {
 
     /// Whether events wait to be stamped.
     #[inline]
-    pub(super) fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.ready_ns.is_empty()
     }
 }

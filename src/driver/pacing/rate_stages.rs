@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use super::Shard;
+use crate::driver::Shard;
 
 /// One stage: the target moves to `rate` (events per second) over `secs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

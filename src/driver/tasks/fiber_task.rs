@@ -23,9 +23,9 @@ use std::time::Duration;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::call_session::{CallAnswer, CallError, Expect};
-use super::{Budget, Clock};
 use crate::client::ConnectOptions;
+use crate::driver::connections::call_session::{CallAnswer, CallError, Expect};
+use crate::driver::{Budget, Clock};
 use crate::stats::{Counters, LoopStats};
 
 /// A task's connection, as its loop numbers them.
@@ -69,7 +69,7 @@ pub enum Request {
     /// Resume after this long.
     Sleep(Duration),
     /// The task is set up: resume it when the run starts (see
-    /// `super::start_gate`).
+    /// `crate::driver::tasks::start_gate`).
     AwaitStart,
 }
 

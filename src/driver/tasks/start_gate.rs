@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use super::Clock;
+use crate::driver::Clock;
 
 /// The run's start, as the loops take it at the gate: its clock, and the
 /// instant (ns on that clock) no event starts after.

@@ -3,27 +3,27 @@
 //! it is ([`TaskLink`]), and how a call starts and ends (answered, failed,
 //! lost, cut), resuming the task through its [`TaskQueue`].
 
-use super::call_session::{CallAnswer, CallError, Expect};
-use super::conn_io::ConnIo;
-use super::fiber_task::Reply;
-use super::task_queue::TaskQueue;
-use super::Lost;
+use crate::driver::connections::call_session::{CallAnswer, CallError, Expect};
+use crate::driver::connections::conn_io::ConnIo;
+use crate::driver::tasks::fiber_task::Reply;
+use crate::driver::tasks::task_queue::TaskQueue;
+use crate::driver::Lost;
 
 /// What a connection keeps of the task whose connection it is (a built-in
 /// test's connection has none).
 #[derive(Default)]
-pub(super) struct TaskLink {
-    pub(super) owner: Option<usize>,
+pub(crate) struct TaskLink {
+    pub(crate) owner: Option<usize>,
     /// How it was lost, until the task hears of it.
-    pub(super) lost: Option<Lost>,
+    pub(crate) lost: Option<Lost>,
     /// The most bytes one answer may keep.
-    pub(super) result_limit: usize,
+    pub(crate) result_limit: usize,
     /// Its task waits for a call's answer on it.
-    pub(super) call_waits: bool,
+    pub(crate) call_waits: bool,
 }
 
 impl TaskLink {
-    pub(super) fn for_task(t: usize, result_limit: usize) -> TaskLink {
+    pub(crate) fn for_task(t: usize, result_limit: usize) -> TaskLink {
         TaskLink { owner: Some(t), result_limit, ..TaskLink::default() }
     }
 }
@@ -32,7 +32,7 @@ impl TaskQueue {
     /// Task `t` calls on a connection: `conn` is it if it is `t`'s, with
     /// whether it still runs. Whether the call's command is to go out;
     /// else the task has been answered with why not.
-    pub(super) fn start_call(
+    pub(crate) fn start_call(
         &mut self,
         t: usize,
         conn: Option<(&mut TaskLink, &mut ConnIo, bool)>,
@@ -65,14 +65,14 @@ impl TaskQueue {
     }
 
     /// Hands a connection's task its call's answer, if it is in.
-    pub(super) fn answer_call(&mut self, link: &mut TaskLink, io: &mut ConnIo) {
+    pub(crate) fn answer_call(&mut self, link: &mut TaskLink, io: &mut ConnIo) {
         if let Some(done) = io.take_call_answer() {
             self.reply_call(link, io, done);
         }
     }
 
     /// Ends the call under way on a connection, if there is one, with `done`.
-    pub(super) fn end_call(&mut self, link: &mut TaskLink, io: &mut ConnIo, done: Result<CallAnswer, CallError>) {
+    pub(crate) fn end_call(&mut self, link: &mut TaskLink, io: &mut ConnIo, done: Result<CallAnswer, CallError>) {
         if let Some(calls) = io.calls() {
             calls.abandon();
         }
@@ -96,7 +96,7 @@ impl TaskQueue {
     /// Tells a connection's task that it was lost (kept in `link.lost`),
     /// and whether it is open again: its call in flight fails with that;
     /// between calls, the next call fails with it unless it is open again.
-    pub(super) fn tell_lost(&mut self, link: &mut TaskLink, io: &mut ConnIo, reopened: bool) {
+    pub(crate) fn tell_lost(&mut self, link: &mut TaskLink, io: &mut ConnIo, reopened: bool) {
         if link.owner.is_none() {
             return;
         }
@@ -112,7 +112,7 @@ impl TaskQueue {
 
     /// The run ended before a connection could be opened again: its
     /// task's call ends as the run's cut ends calls.
-    pub(super) fn cut_call(&mut self, link: &mut TaskLink, io: &mut ConnIo) {
+    pub(crate) fn cut_call(&mut self, link: &mut TaskLink, io: &mut ConnIo) {
         let Some(t) = link.owner else { return };
         self.mark_cut(t);
         self.end_call(link, io, Err(CallError::Cut));

@@ -8,18 +8,18 @@
 
 use std::collections::VecDeque;
 
-use super::fiber_task::{Reply, Request, Task, TaskBody};
-use super::start_gate::ArrivalGuard;
-use super::{Admission, Budget, Clock, LoopContext, TaskError};
+use crate::driver::tasks::fiber_task::{Reply, Request, Task, TaskBody};
+use crate::driver::tasks::start_gate::ArrivalGuard;
+use crate::driver::{Admission, Budget, Clock, LoopContext, TaskError};
 use crate::stats::LoopStats;
 
 /// A loop's tasks and what each waits for.
 #[derive(Default)]
-pub(super) struct TaskQueue {
+pub(crate) struct TaskQueue {
     /// By their number in the loop; `None` once ended.
     list: Vec<Option<Task>>,
     /// Tasks to resume, and with what.
-    pub(super) ready: VecDeque<(usize, Reply)>,
+    pub(crate) ready: VecDeque<(usize, Reply)>,
     /// Tasks that gave way: resumed after the loop's next look at its
     /// connections.
     yielded: Vec<usize>,
@@ -38,16 +38,16 @@ pub(super) struct TaskQueue {
 
 /// What a task asked that only its backend can do: something with its
 /// connections.
-pub(super) enum ConnRequest {
-    Open(Box<super::fiber_task::OpenCalls>),
-    Call { conn: super::ConnId, expect: super::Expect },
-    Close(super::ConnId),
-    Reopen(super::ConnId),
+pub(crate) enum ConnRequest {
+    Open(Box<crate::driver::tasks::fiber_task::OpenCalls>),
+    Call { conn: crate::driver::ConnId, expect: crate::driver::Expect },
+    Close(crate::driver::ConnId),
+    Reopen(crate::driver::ConnId),
 }
 
 impl TaskQueue {
     /// Makes the tasks' fibers; they start at the loop's first turn.
-    pub(super) fn add(&mut self, bodies: Vec<TaskBody>, clock: Clock) -> std::io::Result<()> {
+    pub(crate) fn add(&mut self, bodies: Vec<TaskBody>, clock: Clock) -> std::io::Result<()> {
         for body in bodies {
             let index = self.list.len();
             self.list.push(Some(Task::new(body, clock)?));
@@ -58,31 +58,31 @@ impl TaskQueue {
     }
 
     /// Tasks not yet ended.
-    pub(super) fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.live
     }
 
     /// Whether a task gave way and waits for the loop's next turn.
-    pub(super) fn have_yielded(&self) -> bool {
+    pub(crate) fn have_yielded(&self) -> bool {
         !self.yielded.is_empty()
     }
 
     /// Whether some task waits for a time: a pause or a `--rate` arrival.
-    pub(super) fn have_timers(&self) -> bool {
+    pub(crate) fn have_timers(&self) -> bool {
         !self.sleeping.is_empty() || !self.admitting.is_empty()
     }
 
     /// Whether some task waits for a `--rate` arrival.
-    pub(super) fn have_admitting(&self) -> bool {
+    pub(crate) fn have_admitting(&self) -> bool {
         !self.admitting.is_empty()
     }
 
     /// The earliest pause's end.
-    pub(super) fn next_wake(&self) -> Option<u64> {
+    pub(crate) fn next_wake(&self) -> Option<u64> {
         self.sleeping.iter().map(|&(at, _)| at).min()
     }
 
-    pub(super) fn task(&self, t: usize) -> Option<&Task> {
+    pub(crate) fn task(&self, t: usize) -> Option<&Task> {
         self.list.get(t).and_then(Option::as_ref)
     }
 
@@ -91,14 +91,14 @@ impl TaskQueue {
     /// What the queue can do itself (give way, pause, wait for an arrival
     /// or the start) it does; a request for the task's connections, or its
     /// end, comes back for the backend.
-    pub(super) fn resume_next(&mut self, turn: &mut TaskTurn<'_>) -> Option<(usize, TaskStep)> {
+    pub(crate) fn resume_next(&mut self, turn: &mut TaskTurn<'_>) -> Option<(usize, TaskStep)> {
         while let Some((t, reply)) = self.ready.pop_front() {
             let Some(task) = self.list.get_mut(t).and_then(Option::as_mut) else { continue };
             let resumed = task.resume(reply);
             task.fold_into(t, turn.stats, turn.budget);
             let request = match resumed {
-                super::fiber_task::Resumed::Ended(result) => return Some((t, TaskStep::Ended(result))),
-                super::fiber_task::Resumed::Asks(request) => request,
+                crate::driver::tasks::fiber_task::Resumed::Ended(result) => return Some((t, TaskStep::Ended(result))),
+                crate::driver::tasks::fiber_task::Resumed::Asks(request) => request,
             };
             let conn_request = match request {
                 Request::Open(open) => ConnRequest::Open(open),
@@ -155,7 +155,7 @@ impl TaskQueue {
     /// loop arrives at the start gate and waits there for the run to
     /// start; then its tasks go on, on the run's clock and budget, which
     /// this sets in `turn`.
-    pub(super) fn start_when_set_up(&mut self, turn: &mut TaskTurn<'_>) {
+    pub(crate) fn start_when_set_up(&mut self, turn: &mut TaskTurn<'_>) {
         let Some(arrival) = turn.arrival.as_mut() else { return };
         if arrival.has_arrived() || self.at_start.len() < self.live {
             return;
@@ -171,7 +171,7 @@ impl TaskQueue {
 
     /// Readies the tasks whose pause is over, those that gave way, and
     /// under `--rate` those whose arrival came.
-    pub(super) fn wake(&mut self, turn: &mut TaskTurn<'_>) {
+    pub(crate) fn wake(&mut self, turn: &mut TaskTurn<'_>) {
         let now = turn.clock.now_ns();
         for t in self.yielded.drain(..) {
             self.ready.push_back((t, Reply::Done));
@@ -195,7 +195,7 @@ impl TaskQueue {
 
     /// The run's time is up: tasks hear it at their next call, and a
     /// pause or an arrival they wait for ends now.
-    pub(super) fn cut(&mut self) {
+    pub(crate) fn cut(&mut self) {
         for task in self.list.iter().flatten() {
             task.shared.borrow_mut().cut = true;
         }
@@ -208,7 +208,7 @@ impl TaskQueue {
     }
 
     /// Marks task `t`'s run as cut: its call ends as the run's cut ends calls.
-    pub(super) fn mark_cut(&self, t: usize) {
+    pub(crate) fn mark_cut(&self, t: usize) {
         if let Some(task) = self.task(t) {
             task.shared.borrow_mut().cut = true;
         }
@@ -217,7 +217,7 @@ impl TaskQueue {
     /// Task `t` returned: a failure (unless the run's time cut it short)
     /// stops the run and is kept as the loop's result. The backend closes
     /// its connections.
-    pub(super) fn ended(&mut self, t: usize, result: Result<(), TaskError>, context: &LoopContext) {
+    pub(crate) fn ended(&mut self, t: usize, result: Result<(), TaskError>, context: &LoopContext) {
         let cut = self.task(t).is_some_and(Task::was_cut);
         if let Some(slot) = self.list.get_mut(t) {
             *slot = None;
@@ -232,13 +232,13 @@ impl TaskQueue {
     }
 
     /// The first task's failure, which ended the run.
-    pub(super) fn take_failure(&mut self) -> Option<TaskError> {
+    pub(crate) fn take_failure(&mut self) -> Option<TaskError> {
         self.failure.take()
     }
 
     /// Leaves the tasks still suspended (the loop failed) as they are:
     /// unwinding a task's stack would run through LuaJIT's frames.
-    pub(super) fn forget_suspended(&mut self) {
+    pub(crate) fn forget_suspended(&mut self) {
         for task in self.list.drain(..).flatten() {
             std::mem::forget(task);
         }
@@ -246,7 +246,7 @@ impl TaskQueue {
 }
 
 /// What a resumed task did: asked something of its connections, or ended.
-pub(super) enum TaskStep {
+pub(crate) enum TaskStep {
     Asks(ConnRequest),
     Ended(Result<(), TaskError>),
 }
@@ -254,12 +254,12 @@ pub(super) enum TaskStep {
 /// What of its loop the queue uses while it resumes tasks: the run's
 /// clock, deadline and budget (set anew when the run starts), the loop's
 /// statistics and where it waits for the start.
-pub(super) struct TaskTurn<'a> {
-    pub(super) index: usize,
-    pub(super) context: &'a LoopContext,
-    pub(super) clock: &'a mut Clock,
-    pub(super) deadline_ns: &'a mut Option<u64>,
-    pub(super) budget: &'a mut Budget,
-    pub(super) stats: &'a mut LoopStats,
-    pub(super) arrival: &'a mut Option<ArrivalGuard>,
+pub(crate) struct TaskTurn<'a> {
+    pub(crate) index: usize,
+    pub(crate) context: &'a LoopContext,
+    pub(crate) clock: &'a mut Clock,
+    pub(crate) deadline_ns: &'a mut Option<u64>,
+    pub(crate) budget: &'a mut Budget,
+    pub(crate) stats: &'a mut LoopStats,
+    pub(crate) arrival: &'a mut Option<ArrivalGuard>,
 }

@@ -90,7 +90,7 @@ struct SchedAttr {
 /// thread of the normal policy is touched (not one `chrt` made real-time
 /// or idle); an older kernel ignores the request, and a refusal changes
 /// nothing: both leave the default slice.
-pub(super) fn ask_short_slice() {
+pub(crate) fn ask_short_slice() {
     let mut attr = SchedAttr::default();
     let size = std::mem::size_of::<SchedAttr>() as u32;
     // SAFETY: `attr` is valid for `size` bytes of writes; 0 is this thread.
@@ -107,7 +107,7 @@ pub(super) fn ask_short_slice() {
 /// The calling thread's run delay so far (its time ready to run without a
 /// core: the second field of `/proc/thread-self/schedstat`, "run_ns
 /// delay_ns slices"), where the kernel keeps schedstat.
-pub(super) fn own_run_delay() -> Option<Duration> {
+pub(crate) fn own_run_delay() -> Option<Duration> {
     let file = File::open("/proc/thread-self/schedstat").ok()?;
     let mut buf = [0u8; 96];
     let n = file.read_at(&mut buf, 0).ok()?;

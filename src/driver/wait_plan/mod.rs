@@ -27,6 +27,7 @@
 //! Files: `placement.rs`: where a server runs, looked up once per server.
 
 mod placement;
+pub(crate) mod spin;
 
 use std::fmt;
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::WaitMode;
+use crate::driver::WaitMode;
 
 /// A gap this long between two looks at the completions of a spin that
 /// found nothing means the loop was off its core meanwhile (a look that
@@ -15,31 +15,31 @@ const PREEMPTED_GAP: Duration = Duration::from_micros(200);
 /// sleeps, sending what is queued included: about what a sleep and its
 /// wake-up cost the loop's thread, so a miss costs no more than it could
 /// save (docs/benchmarking.md#a-brief-look).
-pub(super) const BRIEF_SPIN: Duration = Duration::from_micros(3);
+pub(crate) const BRIEF_SPIN: Duration = Duration::from_micros(3);
 /// `--poll=spin`: how long a spin goes on before the loop's other chores
 /// (answering the collector, looking at waits) get a turn.
 const SPIN_ROUND: Duration = Duration::from_millis(1);
 
 /// A loop's spinning policy.
 #[derive(Debug)]
-pub(super) struct Spinner {
+pub(crate) struct Spinner {
     mode: WaitMode,
 }
 
 impl Spinner {
-    pub(super) fn new(mode: WaitMode) -> Self {
+    pub(crate) fn new(mode: WaitMode) -> Self {
         Spinner { mode }
     }
 
     /// Whether a spin that finds nothing goes on spinning instead of sleeping.
     #[inline]
-    pub(super) fn never_sleeps(&self) -> bool {
+    pub(crate) fn never_sleeps(&self) -> bool {
         self.mode == WaitMode::Spin
     }
 
     /// How long a wait may spin; `None`: it sleeps at once.
     #[inline]
-    pub(super) fn spin_for(&self) -> Option<Duration> {
+    pub(crate) fn spin_for(&self) -> Option<Duration> {
         match self.mode {
             WaitMode::Sleep | WaitMode::OnSocket => None,
             WaitMode::Spin => Some(SPIN_ROUND),
@@ -51,7 +51,7 @@ impl Spinner {
     /// again at `now`: whether the loop lost its core in between (that
     /// time is not counted as spinning, and a brief look sleeps at once).
     #[inline]
-    pub(super) fn lost_core(then: std::time::Instant, now: std::time::Instant) -> bool {
+    pub(crate) fn lost_core(then: std::time::Instant, now: std::time::Instant) -> bool {
         now.saturating_duration_since(then) >= PREEMPTED_GAP
     }
 }

@@ -4,10 +4,10 @@
 
 use bytes::BytesMut;
 
-use crate::driver::conn_io::ConnIo;
-use crate::driver::recv_buffer::RecvBuffer;
-use crate::driver::task_calls::TaskLink;
-use crate::driver::waits::{WaitLimits, Waits};
+use crate::driver::connections::conn_io::ConnIo;
+use crate::driver::connections::recv_buffer::RecvBuffer;
+use crate::driver::connections::waits::{WaitLimits, Waits};
+use crate::driver::tasks::task_calls::TaskLink;
 use crate::driver::{Budget, ConnPlan, DriverError, IgnoreErrors, StdSocket};
 use crate::stats::LoopStats;
 

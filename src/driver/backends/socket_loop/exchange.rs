@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::SocketLoop;
-use crate::driver::conn_io::AfterSend;
+use crate::driver::connections::conn_io::AfterSend;
 use crate::driver::{DriverError, Lost, PUBLISH_TICK};
 
 /// Whether an exchange goes on.

@@ -40,10 +40,10 @@ mod tests;
 
 use std::time::Duration;
 
-use super::start_gate::ArrivalGuard;
-use super::task_queue::TaskQueue;
-use super::waits::WaitCheck;
-use super::{Budget, Clock, ConnPlan, DriverError, LoopContext, LoopOp, TaskBody, PUBLISH_TICK};
+use crate::driver::connections::waits::WaitCheck;
+use crate::driver::tasks::start_gate::ArrivalGuard;
+use crate::driver::tasks::task_queue::TaskQueue;
+use crate::driver::{Budget, Clock, ConnPlan, DriverError, LoopContext, LoopOp, TaskBody, PUBLISH_TICK};
 use crate::stats::LoopStats;
 use conn::SocketConn;
 
@@ -82,7 +82,7 @@ struct SocketLoop<'c> {
     /// Where a script run's tasks wait for its start, until they have.
     arrival: Option<ArrivalGuard>,
     /// `--idle-connections`: this loop's share, served at each turn.
-    idle: Option<super::IdleSet>,
+    idle: Option<crate::driver::IdleSet>,
 }
 
 /// Runs a socket loop over `connections` (a built-in test's) or `tasks`

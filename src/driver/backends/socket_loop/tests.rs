@@ -15,7 +15,7 @@ use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
 
 use super::run_socket_loop;
 use crate::client::{ConnectOptions, Endpoint};
-use crate::driver::recv_buffer::RECV_BUFFER;
+use crate::driver::connections::recv_buffer::RECV_BUFFER;
 use crate::driver::testing::SelectOne;
 use crate::driver::{
     Clock, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, RunControl, Session, StdSocket,

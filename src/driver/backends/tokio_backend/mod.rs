@@ -22,10 +22,10 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use super::conn_io::{AfterSend, ConnIo};
-use super::waits::{Overdue, WaitCheck, WaitLimits, Waits};
-use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Stalls, PUBLISH_TICK};
 use crate::client::Stream;
+use crate::driver::connections::conn_io::{AfterSend, ConnIo};
+use crate::driver::connections::waits::{Overdue, WaitCheck, WaitLimits, Waits};
+use crate::driver::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Stalls, PUBLISH_TICK};
 use crate::stats::LoopStats;
 
 /// Bytes a read may fill at least.
@@ -54,12 +54,12 @@ struct EpollLoop {
     watches: Box<[WatchedConn]>,
     /// The run's clock and deadline (the loop's set-up ones until a start
     /// gate opens).
-    clock: Cell<super::Clock>,
+    clock: Cell<crate::driver::Clock>,
     deadline_ns: Cell<Option<u64>>,
     /// Where a script run's tasks wait for its start (`tasks.rs`).
     start: tasks::StartWait,
     /// `--idle-connections`: this loop's share, served by the ticker.
-    idle: RefCell<Option<super::IdleSet>>,
+    idle: RefCell<Option<crate::driver::IdleSet>>,
 }
 
 /// A connection as the ticker sees it: its waits, its socket, and why the
@@ -109,9 +109,9 @@ impl WatchedConn {
 pub fn run_tokio_loop(
     index: usize,
     connections: Vec<ConnPlan>,
-    tasks: Vec<super::TaskBody>,
+    tasks: Vec<crate::driver::TaskBody>,
     context: &LoopContext,
-    arrival: Option<super::start_gate::ArrivalGuard>,
+    arrival: Option<crate::driver::tasks::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -149,7 +149,7 @@ impl EpollLoop {
 /// dispatcher and the publishing ticker beside them.
 async fn run_all(
     connections: Vec<ConnPlan>,
-    bodies: Vec<super::TaskBody>,
+    bodies: Vec<crate::driver::TaskBody>,
     shared: &Rc<EpollLoop>,
 ) -> Result<(), DriverError> {
     let mut tasks = Vec::with_capacity(connections.len() + bodies.len());

@@ -1,4 +1,4 @@
-//! The tokio backend's tasks (a script's states, see `driver::fiber_task`): one
+//! The tokio backend's tasks (a script's states, see `driver::tasks::fiber_task`): one
 //! tokio task per state resumes its fiber and does what it asks, on the
 //! loop's runtime. Its connections are exchanged with as a built-in test's
 //! are (`exchange`): the same buffers, waits, ticker and redial.
@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{exchange, Cut, EpollLoop, WatchedConn, Wire};
-use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
-use crate::driver::conn_io::{ConnIo, OpenedCalls};
-use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
+use crate::driver::connections::call_session::{CallAnswer, CallError, CallSession, Expect};
+use crate::driver::connections::conn_io::{ConnIo, OpenedCalls};
+use crate::driver::tasks::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
 use crate::driver::{Admission, DriverError, LoopOp, Lost, Redial, StdSocket};
 use wirebench_protocol::constants::client_error::is_lost_connection;
 
@@ -108,7 +108,7 @@ async fn serve_request(
 /// other tasks wait here meanwhile, so nothing else could run), then takes
 /// the run's clock and budget and wakes them.
 pub(super) struct StartWait {
-    arrival: std::cell::RefCell<Option<crate::driver::start_gate::ArrivalGuard>>,
+    arrival: std::cell::RefCell<Option<crate::driver::tasks::start_gate::ArrivalGuard>>,
     /// Tasks not yet set up and not ended.
     setting_up: std::cell::Cell<usize>,
     started: std::cell::Cell<bool>,
@@ -116,7 +116,7 @@ pub(super) struct StartWait {
 }
 
 impl StartWait {
-    pub(super) fn new(tasks: usize, arrival: Option<crate::driver::start_gate::ArrivalGuard>) -> Self {
+    pub(super) fn new(tasks: usize, arrival: Option<crate::driver::tasks::start_gate::ArrivalGuard>) -> Self {
         StartWait {
             arrival: std::cell::RefCell::new(arrival),
             setting_up: std::cell::Cell::new(tasks),

@@ -54,12 +54,12 @@ use std::time::Duration;
 
 use io_uring::{cqueue, IoUring};
 
-use super::conn_io::AfterSend;
-use super::fiber_task::TaskBody;
-use super::spin::Spinner;
-use super::task_queue::TaskQueue;
-use super::waits::WaitCheck;
-use super::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, WaitMode};
+use crate::driver::connections::conn_io::AfterSend;
+use crate::driver::connections::waits::WaitCheck;
+use crate::driver::tasks::fiber_task::TaskBody;
+use crate::driver::tasks::task_queue::TaskQueue;
+use crate::driver::wait_plan::spin::Spinner;
+use crate::driver::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, WaitMode};
 use crate::stats::LoopStats;
 use batch_gate::BatchGate;
 use conn::{Conn, RingConnState};
@@ -121,12 +121,12 @@ struct UringLoop<'c> {
     slots: usize,
     /// The run's clock and deadline (the loop's set-up ones until a start
     /// gate opens).
-    clock: super::Clock,
+    clock: crate::driver::Clock,
     deadline_ns: Option<u64>,
     /// Where a script run's tasks wait for its start, until they have.
-    arrival: Option<super::start_gate::ArrivalGuard>,
+    arrival: Option<crate::driver::tasks::start_gate::ArrivalGuard>,
     /// `--idle-connections`: this loop's share, served at each turn.
-    idle: Option<super::IdleSet>,
+    idle: Option<crate::driver::IdleSet>,
 }
 
 pub fn run_uring_loop(
@@ -135,7 +135,7 @@ pub fn run_uring_loop(
     tasks: Vec<TaskBody>,
     context: &LoopContext,
     wait: WaitMode,
-    arrival: Option<super::start_gate::ArrivalGuard>,
+    arrival: Option<crate::driver::tasks::start_gate::ArrivalGuard>,
 ) -> Result<(), DriverError> {
     let mut ring_loop = UringLoop::new(index, connections, tasks.len(), context, wait)?;
     ring_loop.arrival = arrival;
@@ -423,7 +423,7 @@ mod tests {
     use super::wait::{BATCH_WAIT_US, MAX_BATCH};
     use super::*;
     use crate::client::Endpoint;
-    use crate::driver::recv_buffer::RECV_BUFFER;
+    use crate::driver::connections::recv_buffer::RECV_BUFFER;
     use crate::driver::testing::SelectOne;
     use crate::driver::{Clock, IgnoreErrors, RunControl, Session, StdSocket};
     use crate::rand::{RandConfig, RandParams, Rng};

@@ -1,4 +1,4 @@
-//! The io_uring loop's tasks (a script's states, see `driver::fiber_task`):
+//! The io_uring loop's tasks (a script's states, see `driver::tasks::fiber_task`):
 //! the shared [`TaskQueue`] resumes them; what they ask of their
 //! connections is done here. A task's connections are the loop's, like a built-in test's:
 //! the same ring, receive buffers, timeouts and redial; only what fills
@@ -8,12 +8,12 @@
 use std::sync::Arc;
 
 use super::{Conn, RingConnState, UringLoop};
-use crate::driver::call_session::{CallAnswer, CallError, CallSession, Expect};
-use crate::driver::conn_io::{ConnIo, OpenedCalls};
-use crate::driver::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply};
-use crate::driver::redial::Reopened;
-use crate::driver::task_calls::TaskLink;
-use crate::driver::task_queue::{ConnRequest, TaskQueue, TaskStep, TaskTurn};
+use crate::driver::connections::call_session::{CallAnswer, CallError, CallSession, Expect};
+use crate::driver::connections::conn_io::{ConnIo, OpenedCalls};
+use crate::driver::connections::redial::Reopened;
+use crate::driver::tasks::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply};
+use crate::driver::tasks::task_calls::TaskLink;
+use crate::driver::tasks::task_queue::{ConnRequest, TaskQueue, TaskStep, TaskTurn};
 use crate::driver::{DriverError, Lost, Redial, TaskError};
 use wirebench_protocol::constants::client_error::is_lost_connection;
 

@@ -9,7 +9,7 @@ use io_uring::types;
 
 use super::ring::{is_transient, timespec};
 use super::UringLoop;
-use crate::driver::spin::Spinner;
+use crate::driver::wait_plan::spin::Spinner;
 use crate::driver::PUBLISH_TICK;
 use crate::driver::{DriverError, LoopOp};
 
@@ -24,7 +24,7 @@ pub(super) const MAX_BATCH: usize = 32;
 
 impl UringLoop<'_> {
     /// Waits for work: a spin first, as the loop's wait mode says
-    /// ([`Spinner`](crate::driver::spin::Spinner)), then a sleep. The
+    /// ([`Spinner`](crate::driver::wait_plan::spin::Spinner)), then a sleep. The
     /// spin's window counts from the start of the wait, the submission
     /// included; its time counts as spinning from the end of the first look
     /// (which submits: sending is work, not spinning) to the last (which

@@ -1,0 +1,25 @@
+//! Pacing: when an event may start. The run's limits shared by every loop
+//! ([`budget::RunControl`]: `--events`, `--time`, a stop), each loop's view
+//! of them ([`budget::Budget`]), `--rate`'s arrivals and `--rate-stages`'
+//! target over time, the client's own delay before an event's bytes reach
+//! the kernel, the loops' active span, and `--shard=I/N`'s part of the
+//! totals.
+//!
+//! It may import `stats` (where the client's delay and the backlog are
+//! counted) and the driver's own types; nothing of the backends, the
+//! connections or the tasks, which ask it.
+//!
+//! Files:
+//! - `budget.rs`: the run's limits and a loop's budget.
+//! - `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
+//!   `--rate-stages`' target over time.
+//! - `client_delay.rs`: the client's own delay; `active_span.rs`: how hard
+//!   a loop worked from its first event to the first refused.
+//! - `shard_split.rs`: `--shard=I/N`'s part of the totals.
+
+pub(crate) mod active_span;
+pub(crate) mod arrivals;
+pub(crate) mod budget;
+pub(crate) mod client_delay;
+pub(crate) mod rate_stages;
+pub(crate) mod shard_split;

@@ -28,7 +28,7 @@ pub fn spawn_dry_loops(
     context: &LoopContext,
 ) -> std::io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, plan.connections));
-    crate::driver::spawn_pinned("wirebench-dry", plans, context, run_dry_loop)
+    crate::driver::threads::spawn::spawn_pinned("wirebench-dry", plans, context, run_dry_loop)
 }
 
 /// Round-robin over the sessions, one command each per turn, until every

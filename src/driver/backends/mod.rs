@@ -11,3 +11,46 @@ pub(crate) mod dry;
 pub(crate) mod socket_loop;
 pub(crate) mod tokio_backend;
 pub(crate) mod uring;
+
+use crate::driver::tasks::start_gate::ArrivalGuard;
+use crate::driver::{ConnPlan, DriverError, IoBackend, LoopContext, TaskBody, UringUnavailable, WaitMode};
+
+/// Which backend a loop runs, after `--io=auto` is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Uring,
+    /// tokio's current-thread runtime (epoll readiness): `--io=epoll`.
+    Tokio,
+}
+
+impl Backend {
+    /// `--io=auto` picks io_uring where the kernel allows it; `--io=uring`
+    /// fails where it does not.
+    pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
+        match choice {
+            IoBackend::Epoll => Ok(Backend::Tokio),
+            IoBackend::Uring => uring::probe().map(|()| Backend::Uring),
+            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Tokio }),
+        }
+    }
+}
+
+/// Runs one loop on this thread with the backend that does its wait: the
+/// socket loop for a wait on each connection's own socket, else the one
+/// `--io` chose (the epoll backend always sleeps in `epoll_wait`; the run
+/// layer says so when `--poll` asks otherwise).
+pub(crate) fn run_loop(
+    index: usize,
+    connections: Vec<ConnPlan>,
+    tasks: Vec<TaskBody>,
+    backend: Backend,
+    wait: WaitMode,
+    context: &LoopContext,
+    arrival: Option<ArrivalGuard>,
+) -> Result<(), DriverError> {
+    match (wait, backend) {
+        (WaitMode::OnSocket, _) => socket_loop::run_socket_loop(index, connections, tasks, context, arrival),
+        (_, Backend::Tokio) => tokio_backend::run_tokio_loop(index, connections, tasks, context, arrival),
+        (_, Backend::Uring) => uring::run_uring_loop(index, connections, tasks, context, wait, arrival),
+    }
+}

@@ -21,7 +21,7 @@ struct ThreadWork {
 impl ThreadWork {
     /// The calling thread's; `None` where the kernel does not say.
     fn now() -> Option<Self> {
-        let cpu = crate::driver::thread_cpu_time()?;
+        let cpu = crate::driver::threads::loop_usage::thread_cpu_time()?;
         let run_delay = crate::driver::threads::cpus::own_run_delay().unwrap_or_default();
         Some(ThreadWork { cpu, run_delay, at: Instant::now() })
     }

@@ -65,10 +65,12 @@ pub use driver_error::{DriverError, FailedStatement, LoopOp};
 pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use pacing::arrivals::Arrival;
-pub(crate) use pacing::budget::Admission;
-pub use pacing::budget::{Budget, RunControl, Tardiness};
+pub use pacing::budget::Budget;
+pub use pacing::event_permits::ExtraEvents;
 pub use pacing::rate_stages::{RateStages, Stage, StagesError};
+pub use pacing::run_control::{Backlog, RunControl, Tardiness};
 pub(crate) use pacing::shard_split::Shard;
+pub(crate) use pacing::Admission;
 pub(crate) use tasks::fiber_task::{
     with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker,
 };

@@ -9,8 +9,8 @@ use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::{ResponseReader, RowFormat, ServerError};
 use wirebench_protocol::{Capabilities, CodecError};
 
-use crate::driver::pacing::budget::{Admission, Budget};
 use crate::driver::IgnoreErrors;
+use crate::driver::{Admission, Budget};
 use crate::rand::Rng;
 use crate::stats::{LoopStats, QueryKind};
 use crate::workload::{CommandSink, CommandSql, EmulatedStatement, Script, StatementKind, Step, WorkloadError};
@@ -286,7 +286,7 @@ impl Session {
                 }
                 let extra = self.script.max_extra_weight();
                 if extra > 0 {
-                    let limit = 1 + budget.take_extra(extra);
+                    let limit = 1 + budget.extra_events().take(extra);
                     self.script.limit_event_weight(limit);
                     self.weight_limit = Some(limit);
                 }
@@ -312,8 +312,8 @@ impl Session {
                     // (an ignored error) takes its rows again.
                     let weight = self.script.last_event_weight().max(1);
                     match self.weight_limit.take() {
-                        Some(limit) => budget.return_extra(limit.saturating_sub(weight)),
-                        None => budget.consume(weight - 1),
+                        Some(limit) => budget.extra_events().give_back(limit.saturating_sub(weight)),
+                        None => budget.extra_events().consume(weight - 1),
                     }
                     (self.event_started.take(), weight)
                 }

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::driver::pacing::budget::Admission;
+use super::Admission;
 
 /// A loop thread's work so far and when it was read.
 #[derive(Debug, Clone, Copy)]

@@ -21,5 +21,19 @@ pub(crate) mod active_span;
 pub(crate) mod arrivals;
 pub(crate) mod budget;
 pub(crate) mod client_delay;
+pub(crate) mod event_permits;
 pub(crate) mod rate_stages;
+pub(crate) mod run_control;
 pub(crate) mod shard_split;
+
+/// What [`Budget::admit`](budget::Budget::admit) allows a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Start an event that began at this time (ns since the run's start):
+    /// now, or under `--rate` the arrival it serves.
+    Start(u64),
+    /// `--rate`: no arrival is due yet; wait for [`Budget::wake_at`](budget::Budget::wake_at).
+    Wait,
+    /// No more events will start.
+    Over,
+}

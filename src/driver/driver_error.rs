@@ -8,7 +8,7 @@ use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
 use crate::client::Endpoint;
-use crate::driver::{CallError, Lost, SessionError, TaskError};
+use crate::driver::{CallError, Lost, PipelineError, TaskError};
 use crate::transport::TransportError;
 
 /// Why a loop stopped before the run was over.
@@ -20,7 +20,7 @@ pub enum DriverError {
     #[error("{0}")]
     Statement(Box<FailedStatement>),
     #[error("{endpoint}: {source}")]
-    Session { endpoint: Endpoint, source: SessionError },
+    EventPipeline { endpoint: Endpoint, source: PipelineError },
     #[error("{endpoint}: {source}")]
     Io { endpoint: Endpoint, source: io::Error },
     #[error("{endpoint}: {source}")]

@@ -8,21 +8,21 @@
 //! protocol crate; never `cli` or `run`, which sit above it and fill its
 //! settings ([`EngineOptions`], [`IgnoreErrors`], ...).
 //!
-//! What a connection does whatever the backend (its [`Session`], the
+//! What a connection does whatever the backend (its [`EventPipeline`], the
 //! transport around it, opening it again with its [`Redial`] when
 //! `--mysql-ignore-errors` lists the error, as sysbench reconnects) is done
 //! once, in `conn_io`; a backend only moves bytes between the socket and
 //! its buffers: io_uring (batched submissions and completions), epoll
 //! (tokio), or the connection's own socket (`send`, `poll`, `recv`: the
 //! socket loop, which the wait plan chooses). `--mysql-dry-run` drives the
-//! sessions with no I/O ([`dry`]).
+//! pipelines with no I/O (`backends/dry.rs`).
 //!
 //! Folders, one for each part:
 //! - `pacing/`: when an event may start (the run's limits, `--rate`'s
 //!   arrivals, `--rate-stages`, the client's delay, the active span,
 //!   `--shard`'s part).
-//! - `connections/`: a connection's sessions (a built-in test's, a task's
-//!   calls), its transport and redial, its receive buffer, its waits;
+//! - `connections/`: a connection's work (a built-in test's pipeline of
+//!   events, a task's calls), its transport and redial, its receive buffer, its waits;
 //!   `--idle-connections`.
 //! - `tasks/`: a script's states as fibers on a loop, their queue, their
 //!   calls, the start gate.
@@ -53,13 +53,13 @@ use bytes::BytesMut;
 
 pub(crate) use backends::uring::UringUnavailable;
 pub use backends::Backend;
-pub(crate) use connections::call_session::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
+pub(crate) use connections::call_exchange::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
+pub use connections::event_pipeline::EventPipeline;
+pub(crate) use connections::event_pipeline::{PipelineError, RefusedCommand};
 pub(crate) use connections::idle::IdleSet;
 pub use connections::idle::{IdlePlan, IdleSettings, IdleSetupError};
 pub use connections::redial::{Lost, Redial};
 pub(crate) use connections::redial::{OpenError, Reopened};
-pub use connections::session::Session;
-pub(crate) use connections::session::{RefusedCommand, SessionError};
 pub(crate) use connections::waits::Stalls;
 pub use driver_error::{DriverError, FailedStatement, LoopOp};
 pub(crate) use engine_options::EngineOptions;
@@ -117,8 +117,8 @@ pub struct ConnPlan {
     pub socket: StdSocket,
     /// Bytes already read from the socket during set-up.
     pub leftover: BytesMut,
-    pub session: Session,
-    /// What the bytes pass through between the socket and the session
+    pub pipeline: EventPipeline,
+    /// What the bytes pass through between the socket and the pipeline
     /// (compression, TLS); plain in most runs.
     pub transport: Transport,
     /// How to open it again if it is lost and `--mysql-ignore-errors`

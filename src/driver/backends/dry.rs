@@ -1,22 +1,22 @@
 //! `--mysql-dry-run`: no connection, no I/O. As in sysbench, where every
 //! driver call "succeeds" at once, the run measures the client's own cost:
-//! each session's commands are generated into a buffer and dropped, and
+//! each pipeline's commands are generated into a buffer and dropped, and
 //! every command completes as soon as it is written (see
-//! [`Session::answer_dry`]).
+//! [`EventPipeline::answer_dry`]).
 
 use std::thread::JoinHandle;
 
 use crate::client::Endpoint;
-use crate::driver::{Budget, DriverError, LoopContext, Session};
+use crate::driver::{Budget, DriverError, EventPipeline, LoopContext};
 
 /// One would-be connection: where it would have gone (for error messages)
-/// and its session.
+/// and its pipeline of events.
 pub struct DryConn {
     pub endpoint: Endpoint,
-    pub session: Session,
+    pub pipeline: EventPipeline,
 }
 
-/// The sessions one loop drives, and the core it is pinned to.
+/// The pipelines one loop drives, and the core it is pinned to.
 pub struct DryLoopPlan {
     pub cpu: Option<usize>,
     pub connections: Vec<DryConn>,
@@ -31,7 +31,7 @@ pub fn spawn_dry_loops(
     crate::driver::threads::spawn::spawn_pinned("wirebench-dry", plans, context, run_dry_loop)
 }
 
-/// Round-robin over the sessions, one command each per turn, until every
+/// Round-robin over the pipelines, one command each per turn, until every
 /// one is done.
 pub fn run_dry_loop(index: usize, mut connections: Vec<DryConn>, context: &LoopContext) -> Result<(), DriverError> {
     let mut stats = context.board.loop_stats(index);
@@ -40,16 +40,16 @@ pub fn run_dry_loop(index: usize, mut connections: Vec<DryConn>, context: &LoopC
     let mut result = Ok(());
     loop {
         let mut busy = false;
-        for conn in connections.iter_mut().filter(|c| !c.session.is_done()) {
-            let filled = conn.session.fill(&mut out, context.clock.now_ns(), &mut budget);
+        for conn in connections.iter_mut().filter(|c| !c.pipeline.is_done()) {
+            let filled = conn.pipeline.fill(&mut out, context.clock.now_ns(), &mut budget);
             if let Err(source) = filled {
-                result = Err(DriverError::Session { endpoint: conn.endpoint.clone(), source });
+                result = Err(DriverError::EventPipeline { endpoint: conn.endpoint.clone(), source });
                 break;
             }
             out.clear();
             budget.sent(context.clock.now_ns(), &mut stats);
-            conn.session.answer_dry(context.clock.now_ns(), &mut stats);
-            busy |= !conn.session.is_done();
+            conn.pipeline.answer_dry(context.clock.now_ns(), &mut stats);
+            busy |= !conn.pipeline.is_done();
         }
         context.board.publish_if_requested(index, &mut stats);
         if !busy || result.is_err() {

@@ -1,14 +1,14 @@
 //! One connection's state machine for a caller that makes one call at a
 //! time and wants its answer: a Lua script's `con:query()`,
-//! `stmt:execute()`, `con:prepare()`. Where a built-in test's [`Session`]
-//! keeps a pipeline full and only counts what comes back, a call session
+//! `stmt:execute()`, `con:prepare()`. Where a built-in test's [`EventPipeline`]
+//! keeps a pipeline full and only counts what comes back, a call exchange
 //! holds one command until the loop sends it and keeps its answer, within
-//! a bound, for the caller to read. Like [`Session`] it never sees a
+//! a bound, for the caller to read. Like [`EventPipeline`] it never sees a
 //! socket: the loop's backend moves the bytes, the connection's transport
 //! (TLS, compression) sits between, and the loop hands the answer to the
 //! task that made the call.
 //!
-//! [`Session`]: crate::driver::Session
+//! [`EventPipeline`]: crate::driver::EventPipeline
 
 use wirebench_protocol::constants::client_error::{CR_SERVER_GONE_ERROR, CR_SERVER_LOST};
 use wirebench_protocol::framing;
@@ -28,7 +28,7 @@ pub enum Expect {
     #[cfg(test)]
     Response,
     /// An execution's answer walked without decoding; its packets kept
-    /// (for `CallSession::decode_kept`) when `keep_rows` (a statement
+    /// (for `CallExchange::decode_kept`) when `keep_rows` (a statement
     /// with columns, whose rows a script may fetch).
     Walk { keep_rows: bool },
     /// A query's answer walked without decoding, its packets kept: its
@@ -138,7 +138,7 @@ enum Awaiting {
 
 /// A connection's call, from the command the caller wrote to its answer.
 #[derive(Debug)]
-pub struct CallSession {
+pub struct CallExchange {
     caps: Capabilities,
     max_packet: usize,
     /// The most bytes of one answer kept (decoded or as packets).
@@ -155,9 +155,9 @@ pub struct CallSession {
     answer: Option<Result<CallAnswer, CallError>>,
 }
 
-impl CallSession {
+impl CallExchange {
     pub fn new(caps: Capabilities, max_packet: usize, limit: usize) -> Self {
-        CallSession {
+        CallExchange {
             caps,
             max_packet,
             limit,
@@ -546,12 +546,12 @@ mod tests {
 
     const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
 
-    fn session(limit: usize) -> CallSession {
-        CallSession::new(CAPS, 16 << 20, limit)
+    fn exchange(limit: usize) -> CallExchange {
+        CallExchange::new(CAPS, 16 << 20, limit)
     }
 
     /// Starts a call with `command`, as the loop sends it (answer at 1).
-    fn call(calls: &mut CallSession, command: &[u8], expect: Expect) -> Vec<u8> {
+    fn call(calls: &mut CallExchange, command: &[u8], expect: Expect) -> Vec<u8> {
         calls.start(command, expect).unwrap();
         let mut out = Vec::new();
         let filled = calls.fill(&mut out).expect("a call to send");
@@ -562,7 +562,7 @@ mod tests {
     /// Feeds `answer` whole, then (on a fresh session) a byte at a time;
     /// both must give the same answer.
     fn feed(expect: Expect, answer: &[u8]) -> Result<CallAnswer, CallError> {
-        let mut bytewise = session(1 << 20);
+        let mut bytewise = exchange(1 << 20);
         call(&mut bytewise, b"\x01\x00\x00\x00\x0e", expect);
         let mut pending = Vec::new();
         for &byte in answer {
@@ -571,7 +571,7 @@ mod tests {
             pending.drain(..used);
         }
         let slow = bytewise.take_answer().expect("an answer after the last byte");
-        let mut whole = session(1 << 20);
+        let mut whole = exchange(1 << 20);
         call(&mut whole, b"\x01\x00\x00\x00\x0e", expect);
         assert_eq!(whole.on_input(answer)?, answer.len());
         let fast = whole.take_answer().expect("an answer");
@@ -622,7 +622,7 @@ mod tests {
         ErrPacket { code: 1146, sql_state: Some(*b"42S02"), message: b"no such table" }.encode(1, &mut err);
         let Err(CallError::Server(error)) = feed(Expect::Response, &err) else { panic!() };
         assert_eq!((error.code, error.sql_state_str()), (1146, Some("42S02")));
-        let mut calls = session(1 << 20);
+        let mut calls = exchange(1 << 20);
         call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
         calls.on_input(&err).unwrap();
         assert!(calls.take_answer().unwrap().is_err());
@@ -661,7 +661,7 @@ mod tests {
         for keep_rows in [false, true] {
             let Ok(CallAnswer::Walked(outcome)) = feed(Expect::Walk { keep_rows }, &answer) else { panic!() };
             assert_eq!((outcome.result_sets, outcome.rows), (1, 2));
-            let mut calls = session(1 << 20);
+            let mut calls = exchange(1 << 20);
             call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Walk { keep_rows });
             calls.on_input(&answer).unwrap();
             assert_eq!(calls.kept().is_empty(), !keep_rows);
@@ -680,7 +680,7 @@ mod tests {
     fn an_answer_past_the_bound_fails_and_says_what_raises_it() {
         let row: &[Option<&[u8]>] = &[Some(&[b'x'; 1000]), Some(b"1")];
         let answer = text_result(&vec![row; 100]);
-        let mut calls = session(10_000);
+        let mut calls = exchange(10_000);
         call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
         let error = calls.on_input(&answer).unwrap_err();
         assert!(matches!(error, CallError::ResultTooLarge { limit: 10_000 }), "{error}");
@@ -692,7 +692,7 @@ mod tests {
     /// server's answer to that ends the call with the refusal.
     #[test]
     fn a_local_file_request_is_refused() {
-        let mut calls = session(1 << 20);
+        let mut calls = exchange(1 << 20);
         call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
         let mut packet = Vec::new();
         framing::encode_packet(&mut packet, 1, b"\xfb/etc/passwd");
@@ -712,7 +712,7 @@ mod tests {
 
     #[test]
     fn bytes_nobody_asked_for_break_the_connection() {
-        let mut calls = session(1 << 20);
+        let mut calls = exchange(1 << 20);
         let mut ok = Vec::new();
         OkPacket::default().encode(0x00, CAPS, 1, &mut ok);
         assert!(matches!(calls.on_input(&ok), Err(CallError::Protocol(_))));
@@ -722,7 +722,7 @@ mod tests {
     fn an_answer_out_of_sequence_is_followed_and_counted() {
         use wirebench_protocol::tolerance::Deviation;
         let before = crate::client::tolerance::tally().get(Deviation::SequenceRenumbered);
-        let mut calls = session(1 << 20);
+        let mut calls = exchange(1 << 20);
         call(&mut calls, b"\x01\x00\x00\x00\x0e", Expect::Response);
         let mut ok = Vec::new();
         OkPacket::default().encode(0x00, CAPS, 5, &mut ok);
@@ -735,7 +735,7 @@ mod tests {
     /// call before the first's answer is refused.
     #[test]
     fn a_close_ends_at_once_and_calls_do_not_overlap() {
-        let mut calls = session(1 << 20);
+        let mut calls = exchange(1 << 20);
         let mut close = Vec::new();
         command::encode_stmt_close(&mut close, 7);
         let out = call(&mut calls, &close, Expect::Nothing);

@@ -1,12 +1,13 @@
-//! One connection's work above its socket, the same under both backends:
-//! the commands its [`Session`] writes pass through the transport into the
-//! backend's send buffer, the bytes the backend received pass through it
-//! into the session, and a lost connection is either fatal or opened again
+//! One connection's work above its socket, the same under every backend:
+//! the commands its work writes (a built-in test's [`EventPipeline`], a
+//! task's [`CallExchange`]) pass through the transport into the backend's
+//! send buffer, the bytes the backend received pass through it into the
+//! work, and a lost connection is either fatal or opened again
 //! with its [`Redial`]. A backend only moves bytes between the socket and
 //! its two buffers, by its own rules (tokio streams; ring operations whose
 //! buffers must stay put while in flight).
 //!
-//! With a plain transport, the usual case, the session writes straight
+//! With a plain transport, the usual case, the pipeline writes straight
 //! into the backend's send buffer and walks its receive buffer in place:
 //! no second buffer, no copy.
 
@@ -19,18 +20,18 @@ use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
 use crate::client::{Endpoint, Stream};
-use crate::driver::connections::call_session::{CallAnswer, CallError, CallSession};
+use crate::driver::connections::call_exchange::{CallAnswer, CallError, CallExchange};
 use crate::driver::connections::redial::Redialled;
 use crate::driver::connections::waits::WaitLimits;
 use crate::driver::{
-    Budget, ConnPlan, DriverError, FailedStatement, IgnoreErrors, Lost, Redial, RefusedCommand, Reopened, Session,
-    SessionError, StdSocket,
+    Budget, ConnPlan, DriverError, EventPipeline, FailedStatement, IgnoreErrors, Lost, PipelineError, Redial,
+    RefusedCommand, Reopened, StdSocket,
 };
 use crate::stats::LoopStats;
 use crate::transport::{Transport, TransportError};
 use crate::workload::CommandSql;
 
-/// A connection's session, what sits between it and the socket, and how
+/// A connection's work, what sits between it and the socket, and how
 /// to open it again.
 pub(crate) struct ConnIo {
     endpoint: Endpoint,
@@ -48,8 +49,8 @@ pub(crate) struct ConnIo {
 /// What a connection's commands come from: a built-in test's pipelined
 /// events, or a task's calls, one at a time.
 pub(crate) enum Work {
-    Events(Session),
-    Calls(CallSession),
+    Events(EventPipeline),
+    Calls(CallExchange),
 }
 
 /// What became of a task's call once the answer came in.
@@ -74,8 +75,8 @@ impl ConnIo {
     /// Splits a plan into what this layer keeps and what the backend takes:
     /// the socket, and the bytes already read from it.
     pub(crate) fn from_plan(plan: ConnPlan) -> (Self, StdSocket, BytesMut) {
-        let ConnPlan { endpoint, socket, leftover, session, transport, redial } = plan;
-        let work = Work::Events(session);
+        let ConnPlan { endpoint, socket, leftover, pipeline, transport, redial } = plan;
+        let work = Work::Events(pipeline);
         let io = ConnIo { endpoint, work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
         (io, socket, leftover)
     }
@@ -89,7 +90,7 @@ impl ConnIo {
     }
 
     /// The task's calls, if the connection is a task's.
-    pub(crate) fn calls(&mut self) -> Option<&mut CallSession> {
+    pub(crate) fn calls(&mut self) -> Option<&mut CallExchange> {
         match &mut self.work {
             Work::Calls(calls) => Some(calls),
             Work::Events(_) => None,
@@ -104,7 +105,7 @@ impl ConnIo {
     /// connection is done when the task closes it).
     pub(crate) fn is_done(&self) -> bool {
         match &self.work {
-            Work::Events(session) => session.is_done(),
+            Work::Events(pipeline) => pipeline.is_done(),
             Work::Calls(_) => false,
         }
     }
@@ -113,7 +114,7 @@ impl ConnIo {
     /// waits for an arrival.
     pub(crate) fn is_waiting(&self) -> bool {
         match &self.work {
-            Work::Events(session) => session.is_waiting(),
+            Work::Events(pipeline) => pipeline.is_waiting(),
             Work::Calls(_) => false,
         }
     }
@@ -121,7 +122,7 @@ impl ConnIo {
     /// Whether answers are due from the server.
     pub(crate) fn awaits_answers(&self) -> bool {
         match &self.work {
-            Work::Events(session) => session.in_flight() > 0,
+            Work::Events(pipeline) => pipeline.in_flight() > 0,
             Work::Calls(calls) => calls.awaits_answer(),
         }
     }
@@ -145,26 +146,26 @@ impl ConnIo {
 
     /// A task's call that has its answer: the answer.
     pub(crate) fn take_call_answer(&mut self) -> Option<CallDone> {
-        self.calls().and_then(CallSession::take_answer)
+        self.calls().and_then(CallExchange::take_answer)
     }
 
     pub(crate) fn redial(&self) -> &Redial {
         &self.redial
     }
 
-    /// Lets the session append its next commands, in wire form, to `wire_out`.
-    // Inlined into each backend's caller, which then calls the session
+    /// Lets the work append its next commands, in wire form, to `wire_out`.
+    // Inlined into each backend's caller, which then calls the pipeline
     // itself, as it did when each backend had its own copy of this.
     #[inline(always)]
     pub(crate) fn fill(&mut self, wire_out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<(), DriverError> {
-        let Work::Events(session) = &mut self.work else { return self.fill_call(wire_out) };
+        let Work::Events(pipeline) = &mut self.work else { return self.fill_call(wire_out) };
         if self.transport.is_plain() {
-            let filled = session.fill(wire_out, now_ns, budget);
-            filled.map_err(|e| self.session_error(e))?;
+            let filled = pipeline.fill(wire_out, now_ns, budget);
+            filled.map_err(|e| self.pipeline_error(e))?;
             return Ok(());
         }
-        let filled = session.fill(&mut self.plain_out, now_ns, budget);
-        filled.map_err(|e| self.session_error(e))?;
+        let filled = pipeline.fill(&mut self.plain_out, now_ns, budget);
+        filled.map_err(|e| self.pipeline_error(e))?;
         let encoded = self.transport.encode(&self.plain_out, wire_out);
         self.plain_out.clear();
         encoded.map_err(|e| self.transport_error(e))
@@ -206,7 +207,7 @@ impl ConnIo {
         encoded.map_err(|e| self.transport_error(e))
     }
 
-    /// Hands the session the responses in `wire_in`, the bytes received and
+    /// Hands the work the responses in `wire_in`, the bytes received and
     /// not yet consumed. Returns how many of them are consumed; the rest
     /// (a partial packet) must be passed again with what comes next.
     #[inline(always)]
@@ -229,7 +230,7 @@ impl ConnIo {
         Ok(decoded)
     }
 
-    /// Hands the packet stream to the session or the call awaiting it.
+    /// Hands the packet stream to the pipeline or the call awaiting it.
     #[inline(always)]
     fn walk(
         &mut self,
@@ -239,9 +240,9 @@ impl ConnIo {
         ignore: &IgnoreErrors,
     ) -> Result<usize, DriverError> {
         match &mut self.work {
-            Work::Events(session) => {
-                let walked = session.on_input(input, now_ns, stats, ignore);
-                walked.map_err(|e| self.session_error(e))
+            Work::Events(pipeline) => {
+                let walked = pipeline.on_input(input, now_ns, stats, ignore);
+                walked.map_err(|e| self.pipeline_error(e))
             }
             Work::Calls(calls) => {
                 let walked = calls.on_input(input);
@@ -263,7 +264,7 @@ impl ConnIo {
 
     /// Opens the lost connection again, from within the loop's runtime,
     /// retrying until it works or `run_over` says the run is over (the
-    /// loop's own view: its clock and deadline); the session starts its
+    /// loop's own view: its clock and deadline); the pipeline starts its
     /// event over on it. The new stream and the bytes already read from it,
     /// or none when the run ended first; the attempts are counted in `stats`.
     pub(crate) async fn reopen(
@@ -308,7 +309,7 @@ impl ConnIo {
         self.plain_in.clear();
         self.plain_out.clear();
         match &mut self.work {
-            Work::Events(session) => session.reconnected(capabilities, statement_ids),
+            Work::Events(pipeline) => pipeline.reconnected(capabilities, statement_ids),
             Work::Calls(calls) => {
                 calls.abandon();
                 calls.reconnected(capabilities);
@@ -320,11 +321,11 @@ impl ConnIo {
         DriverError::Io { endpoint: self.endpoint.clone(), source }
     }
 
-    /// A server error names the statement's SQL; the rest is the session's.
-    fn session_error(&self, source: SessionError) -> DriverError {
+    /// A server error names the statement's SQL; the rest is the pipeline's.
+    fn pipeline_error(&self, source: PipelineError) -> DriverError {
         let endpoint = self.endpoint.clone();
-        let SessionError::Server(refused) = source else {
-            return DriverError::Session { endpoint, source };
+        let PipelineError::Server(refused) = source else {
+            return DriverError::EventPipeline { endpoint, source };
         };
         let RefusedCommand { error, sql, format } = *refused;
         let sql = match sql {
@@ -333,7 +334,7 @@ impl ConnIo {
         };
         let prepared = format == RowFormat::Binary;
         let test = match &self.work {
-            Work::Events(session) => session.test(),
+            Work::Events(pipeline) => pipeline.test(),
             Work::Calls(_) => "a script",
         };
         DriverError::Statement(Box::new(FailedStatement { endpoint, test, prepared, sql, error }))
@@ -362,7 +363,7 @@ pub(crate) struct OpenedCalls {
     pub(crate) endpoint: Endpoint,
     pub(crate) socket: StdSocket,
     pub(crate) leftover: BytesMut,
-    pub(crate) calls: CallSession,
+    pub(crate) calls: CallExchange,
     pub(crate) transport: Transport,
 }
 
@@ -401,7 +402,7 @@ mod tests {
             endpoint: endpoint.clone(),
             socket: StdSocket::Unix(socket),
             leftover: BytesMut::new(),
-            session: Session::new(0, Box::new(SelectOne), rng, Vec::new(), CAPS, 1),
+            pipeline: EventPipeline::new(0, Box::new(SelectOne), rng, Vec::new(), CAPS, 1),
             transport,
             redial: Redial {
                 options: ConnectOptions::new(endpoint, "u", "p"),
@@ -438,7 +439,7 @@ mod tests {
     }
 
     /// A plain connection's commands and answers are the wire bytes: the
-    /// session writes and walks the backend's buffers, no copy between.
+    /// pipeline writes and walks the backend's buffers, no copy between.
     #[test]
     fn plain_bytes_pass_through_untouched() {
         let FirstCommandSent { mut io, mut stats, ignore, wire, .. } = first_command_sent(Transport::plain());
@@ -526,7 +527,7 @@ mod tests {
         let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
         let template = ExecuteTemplate::new(7, &[ParamSlot::Int32]).unwrap();
         io.work = Work::Events(
-            Session::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select"),
+            EventPipeline::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select"),
         );
         io.redial.statements = Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
         let mut budget = Budget::new(RunControl::new(None, 1), None);

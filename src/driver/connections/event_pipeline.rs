@@ -1,7 +1,9 @@
-//! One connection's hot-path state machine, independent of the I/O backend:
-//! it writes commands into a send buffer when the pipeline has room, and
-//! walks the responses it is given. The io_uring and epoll loops only move
-//! bytes between it and the socket.
+//! A built-in test's connection as a pipeline of events: the hot-path
+//! state machine, independent of the I/O backend. It writes the next
+//! events' commands into a send buffer while the pipeline (`--pipeline`)
+//! has room, and walks the responses it is given, counting each event as
+//! its last answer comes in. The backends only move bytes between it and
+//! the socket.
 
 use std::sync::Arc;
 
@@ -41,7 +43,7 @@ struct InFlight {
 
 /// Why a connection stopped.
 #[derive(Debug, thiserror::Error)]
-pub enum SessionError {
+pub enum PipelineError {
     /// A server error not covered by `--mysql-ignore-errors` (boxed: a
     /// rare error keeps the hot path's `Result` small).
     #[error("{}", .0.error)]
@@ -105,8 +107,8 @@ impl<T: Copy> Ring<T> {
     }
 }
 
-/// A connection's run state.
-pub struct Session {
+/// A built-in test's connection: its events in flight and what comes next.
+pub struct EventPipeline {
     /// This connection's index within its loop (for per-connection stats).
     pub index: usize,
     script: Box<dyn Script>,
@@ -152,7 +154,7 @@ pub struct Session {
     test: &'static str,
 }
 
-impl Session {
+impl EventPipeline {
     pub fn new(
         index: usize,
         script: Box<dyn Script>,
@@ -161,7 +163,7 @@ impl Session {
         caps: Capabilities,
         pipeline: usize,
     ) -> Self {
-        Session {
+        EventPipeline {
             index,
             script,
             rng,
@@ -244,7 +246,7 @@ impl Session {
 
     /// Appends commands to `out` while the pipeline has room and the budget
     /// allows new events. Returns how many were appended.
-    pub fn fill(&mut self, out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<usize, SessionError> {
+    pub fn fill(&mut self, out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<usize, PipelineError> {
         budget.finish(std::mem::take(&mut self.completed));
         if !self.refunds.is_empty() {
             budget.refund(&self.refunds);
@@ -332,11 +334,11 @@ impl Session {
         now_ns: u64,
         stats: &mut LoopStats,
         ignore: &IgnoreErrors,
-    ) -> Result<usize, SessionError> {
+    ) -> Result<usize, PipelineError> {
         let mut used = 0;
         loop {
             let Some(current) = self.in_flight_front() else {
-                return if used < input.len() { Err(SessionError::Unsolicited) } else { Ok(used) };
+                return if used < input.len() { Err(PipelineError::Unsolicited) } else { Ok(used) };
             };
             let rest = input.get(used..).unwrap_or_default();
             if rest.is_empty() {
@@ -363,7 +365,7 @@ impl Session {
                 if !in_tail && !ignore.ignores(error.code) {
                     let error = error.to_server_error(rest);
                     let refused = RefusedCommand { error, sql: current.sql, format: current.format };
-                    return Err(SessionError::Server(Box::new(refused)));
+                    return Err(PipelineError::Server(Box::new(refused)));
                 }
                 stats.record_error();
                 stats.record_statement_error(current.kind.index());
@@ -526,7 +528,7 @@ mod tests {
         sent: Vec<String>,
         counters: Counters,
         max_latency_ns: u64,
-        result: Result<(), SessionError>,
+        result: Result<(), PipelineError>,
     }
 
     /// Runs `events` events of `event` against an in-memory server that
@@ -541,7 +543,7 @@ mod tests {
         mut fail: impl FnMut(usize, &str) -> Option<u16>,
     ) -> Run {
         let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
-        let mut session = Session::new(0, Box::new(Fixed { event, at: 0 }), rng, Vec::new(), CAPS, pipeline)
+        let mut session = EventPipeline::new(0, Box::new(Fixed { event, at: 0 }), rng, Vec::new(), CAPS, pipeline)
             .autocommit_off(autocommit_off);
         let mut budget = Budget::new(RunControl::new(Some(events), 1), None);
         let mut stats = LoopStats::new(1);
@@ -656,7 +658,7 @@ mod tests {
             6 => Some(DUPLICATE),
             _ => None,
         });
-        let Err(SessionError::Server(refused)) = run.result else { panic!("not fatal: {:?}", run.sent) };
+        let Err(PipelineError::Server(refused)) = run.result else { panic!("not fatal: {:?}", run.sent) };
         assert_eq!(refused.error.code, DUPLICATE);
         assert_eq!(run.counters.errors, 1);
     }
@@ -666,7 +668,7 @@ mod tests {
     fn a_reconnect_ends_the_tail() {
         let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
         let script = Box::new(Fixed { event: &["BEGIN", "A", "B", "COMMIT"], at: 0 });
-        let mut session = Session::new(0, script, rng, Vec::new(), CAPS, 4).autocommit_off(true);
+        let mut session = EventPipeline::new(0, script, rng, Vec::new(), CAPS, 4).autocommit_off(true);
         let mut budget = Budget::new(RunControl::new(Some(5), 1), None);
         let mut stats = LoopStats::new(1);
         let ignore = IgnoreErrors::List(vec![DEADLOCK]);
@@ -683,6 +685,6 @@ mod tests {
         assert_eq!(session.fill(&mut out, 2, &mut budget).unwrap(), 4);
         reply.clear();
         ErrPacket { code: DUPLICATE, sql_state: Some(*b"23000"), message: b"dup" }.encode(1, &mut reply);
-        assert!(matches!(session.on_input(&reply, 3, &mut stats, &ignore), Err(SessionError::Server(_))));
+        assert!(matches!(session.on_input(&reply, 3, &mut stats, &ignore), Err(PipelineError::Server(_))));
     }
 }

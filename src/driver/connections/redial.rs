@@ -93,7 +93,7 @@ pub struct Redial {
     pub prepare: bool,
     /// SQL run after every login, before the prepares: `SET autocommit=0`
     /// when `--pipeline` > 1 keeps a transactional test's commands in
-    /// flight (see [`Session::autocommit_off`](crate::driver::Session::autocommit_off)).
+    /// flight (see [`EventPipeline::autocommit_off`](crate::driver::EventPipeline::autocommit_off)).
     pub init: &'static [&'static str],
 }
 
@@ -122,7 +122,7 @@ pub struct Reopened {
     pub capabilities: Capabilities,
     /// What the login negotiated between the socket and the packet stream.
     pub transport: Transport,
-    /// For [`Session::reconnected`](crate::driver::Session::reconnected).
+    /// For [`EventPipeline::reconnected`](crate::driver::EventPipeline::reconnected).
     pub statement_ids: Vec<u32>,
 }
 

@@ -24,7 +24,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use crate::client::ConnectOptions;
-use crate::driver::connections::call_session::{CallAnswer, CallError, Expect};
+use crate::driver::connections::call_exchange::{CallAnswer, CallError, Expect};
 use crate::driver::{Budget, Clock};
 use crate::stats::{Counters, LoopStats};
 

@@ -3,7 +3,7 @@
 //! it is ([`TaskLink`]), and how a call starts and ends (answered, failed,
 //! lost, cut), resuming the task through its [`TaskQueue`].
 
-use crate::driver::connections::call_session::{CallAnswer, CallError, Expect};
+use crate::driver::connections::call_exchange::{CallAnswer, CallError, Expect};
 use crate::driver::connections::conn_io::ConnIo;
 use crate::driver::tasks::fiber_task::Reply;
 use crate::driver::tasks::task_queue::TaskQueue;

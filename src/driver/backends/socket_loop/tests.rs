@@ -18,7 +18,7 @@ use crate::client::{ConnectOptions, Endpoint};
 use crate::driver::connections::recv_buffer::RECV_BUFFER;
 use crate::driver::testing::SelectOne;
 use crate::driver::{
-    Clock, ConnPlan, DriverError, IgnoreErrors, LoopContext, Lost, Redial, RunControl, Session, StdSocket,
+    Clock, ConnPlan, DriverError, EventPipeline, IgnoreErrors, LoopContext, Lost, Redial, RunControl, StdSocket,
 };
 use crate::rand::{RandConfig, RandParams, Rng};
 use crate::stats::{Collector, Counters, StatsBoard};
@@ -158,7 +158,7 @@ fn socket_pair_plan(options: ConnectOptions) -> (ConnPlan, UnixStream) {
         endpoint: options.endpoint.clone(),
         socket: StdSocket::Unix(client),
         leftover: bytes::BytesMut::new(),
-        session: Session::new(0, Box::new(SelectOne), rng, Vec::new(), CAPS, 1),
+        pipeline: EventPipeline::new(0, Box::new(SelectOne), rng, Vec::new(), CAPS, 1),
         transport: Transport::plain(),
         redial: Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &[] },
     };
@@ -275,7 +275,7 @@ fn a_write_timeout_loses_the_connection() {
     options.write_timeout = Some(Duration::from_millis(50));
     let (mut plan, deaf_server) = socket_pair_plan(options);
     let rng = Rng::for_thread(1, 0, RandParams::new(&RandConfig::default()).unwrap());
-    plan.session = Session::new(0, Box::new(HugeQuery), rng, Vec::new(), CAPS, 1);
+    plan.pipeline = EventPipeline::new(0, Box::new(HugeQuery), rng, Vec::new(), CAPS, 1);
     let start = Instant::now();
     let result = run_socket_loop(0, vec![plan], Vec::new(), &context, None);
     assert!(matches!(result, Err(DriverError::Lost { lost: Lost::WriteTimeout(_), .. })), "{result:?}");

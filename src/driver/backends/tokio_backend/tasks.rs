@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{exchange, Cut, EpollLoop, WatchedConn, Wire};
-use crate::driver::connections::call_session::{CallAnswer, CallError, CallSession, Expect};
+use crate::driver::connections::call_exchange::{CallAnswer, CallError, CallExchange, Expect};
 use crate::driver::connections::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::tasks::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply, Request, Resumed, Task, TaskBody};
 use crate::driver::{Admission, DriverError, LoopOp, Lost, Redial, StdSocket};
@@ -175,7 +175,7 @@ async fn open_conn(open: OpenCalls, conns: &mut Vec<Option<TaskConn>>) -> Result
     let (stream, leftover, login, transport) = conn.into_parts();
     let capabilities = login.capabilities;
     let socket = StdSocket::from_stream(stream).map_err(|e| e.to_string())?;
-    let calls = CallSession::new(capabilities, max_packet, result_limit);
+    let calls = CallExchange::new(capabilities, max_packet, result_limit);
     let endpoint = redial.options.endpoint.clone();
     let opened = OpenedCalls { endpoint, socket, leftover, calls, transport };
     let (io, socket, leftover) = ConnIo::for_calls(opened, redial);

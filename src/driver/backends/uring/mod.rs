@@ -425,7 +425,7 @@ mod tests {
     use crate::client::Endpoint;
     use crate::driver::connections::recv_buffer::RECV_BUFFER;
     use crate::driver::testing::SelectOne;
-    use crate::driver::{Clock, IgnoreErrors, RunControl, Session, StdSocket};
+    use crate::driver::{Clock, EventPipeline, IgnoreErrors, RunControl, StdSocket};
     use crate::rand::{RandConfig, RandParams, Rng};
     use crate::stats::{Collector, Counters, StatsBoard};
     use crate::transport::Transport;
@@ -566,7 +566,7 @@ mod tests {
                 endpoint: Endpoint::unix("fake"),
                 socket: StdSocket::Unix(client),
                 leftover: bytes::BytesMut::new(),
-                session: Session::new(i, Box::new(SelectOne), rng, Vec::new(), CAPS, pipeline),
+                pipeline: EventPipeline::new(i, Box::new(SelectOne), rng, Vec::new(), CAPS, pipeline),
                 transport: Transport::plain(),
                 redial: crate::driver::Redial {
                     options: crate::client::ConnectOptions::new(Endpoint::unix("fake"), "u", "p"),

@@ -2,13 +2,13 @@
 //! the shared [`TaskQueue`] resumes them; what they ask of their
 //! connections is done here. A task's connections are the loop's, like a built-in test's:
 //! the same ring, receive buffers, timeouts and redial; only what fills
-//! them differs (a [`CallSession`](crate::driver::CallSession): one call
+//! them differs (a [`CallExchange`](crate::driver::CallExchange): one call
 //! at a time, its answer kept for the task).
 
 use std::sync::Arc;
 
 use super::{Conn, RingConnState, UringLoop};
-use crate::driver::connections::call_session::{CallAnswer, CallError, CallSession, Expect};
+use crate::driver::connections::call_exchange::{CallAnswer, CallError, CallExchange, Expect};
 use crate::driver::connections::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::connections::redial::Reopened;
 use crate::driver::tasks::fiber_task::{ConnId, OpenCalls, OpenedConn, Reply};
@@ -120,7 +120,7 @@ impl UringLoop<'_> {
         let context = self.context;
         let opened = redial.open_once_blocking(|| context.control.is_stopped()).map_err(|e| e.to_string())?;
         let Reopened { socket, leftover, capabilities, transport, .. } = opened;
-        let calls = CallSession::new(capabilities, max_packet, result_limit);
+        let calls = CallExchange::new(capabilities, max_packet, result_limit);
         let endpoint = redial.options.endpoint.clone();
         let opened = OpenedCalls { endpoint, socket, leftover, calls, transport };
         let (io, socket, leftover) = ConnIo::for_calls(opened, redial);

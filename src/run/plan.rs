@@ -15,8 +15,8 @@ use crate::cli::Bench;
 use crate::client::Connection;
 use crate::driver::backends::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
-    allowed_cpus, plan_wait, Backend, ConnPlan, EventPipeline, LoopPlan, LoopRuns, LoopSite, LoopWait, PsMode, Redial,
-    ServerPlacement, ServerPlacements, StdSocket, WaitMode, WaitRequest,
+    allowed_cpus, plan_wait, waits_on_its_socket, Backend, ConnPlan, EventPipeline, LoopPlan, LoopRuns, LoopSite,
+    LoopWait, PsMode, Redial, ServerPlacement, ServerPlacements, StdSocket, WaitRequest,
 };
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
@@ -244,8 +244,8 @@ pub(super) fn plan_loops(
 }
 
 /// Whether each connection gets a loop of its own, unpinned, that waits
-/// for its answers on its socket: when the wait plan says a loop holding
-/// any one of them would (`driver::plan_wait`), `--cpus` is not given, and
+/// for its answers on its socket: when the wait plan says a connection to
+/// each of the servers would (`driver::waits_on_its_socket`), `--cpus` is not given, and
 /// there are at most [`SOCKET_WAIT_LOOPS_PER_CORE`] connections a core.
 fn on_sockets(
     bench: &Bench,
@@ -257,10 +257,7 @@ fn on_sockets(
     if bench.engine.cpus.is_some() || opened.is_empty() || opened.len() > cores.max(1) * SOCKET_WAIT_LOOPS_PER_CORE {
         return false;
     }
-    servers.all().all(|server| {
-        let site = LoopSite { cpu: None, connections: 1, runs: LoopRuns::Test, servers: vec![server] };
-        plan_wait(request, &site).mode == WaitMode::OnSocket
-    })
+    servers.all().all(|server| waits_on_its_socket(request, server))
 }
 
 /// How a built-in test's loop on `cpu` holding `connections` waits.

@@ -51,7 +51,7 @@ pub use login::{LoggedIn, Login, LoginStep};
 pub use peer::unix_peer_pid;
 pub(crate) use peer::PeerProcess;
 pub use server_key::ServerKey;
-pub(crate) use stream::Stream;
+pub(crate) use stream::{connect_started, Stream};
 
 pub type Result<T, E = ClientError> = std::result::Result<T, E>;
 

@@ -8,6 +8,7 @@ use wirebench_protocol::response::ServerError;
 use wirebench_protocol::ServerText;
 
 use crate::client::Endpoint;
+use crate::driver::connections::idle::IdleTrouble;
 use crate::driver::{CallError, Lost, PipelineError, TaskError};
 use crate::transport::TransportError;
 
@@ -35,6 +36,11 @@ pub enum DriverError {
     /// A loop's own machinery failed: its runtime or its ring.
     #[error("event loop {index}: cannot {op}: {source}")]
     Loop { index: usize, op: LoopOp, source: io::Error },
+    /// An idle connection's login failed, or it received what it cannot
+    /// take (it is then lost, counted, and logged in again; never the
+    /// run's end).
+    #[error("{0}")]
+    Idle(Box<IdleTrouble>),
     /// A task (a script's state) failed: the script's error.
     #[error("{0}")]
     Script(TaskError),
@@ -92,7 +98,6 @@ pub enum LoopOp {
     SubmitToRing,
     WaitOnRing,
     StartTask,
-    StartIdle,
 }
 
 impl fmt::Display for LoopOp {
@@ -105,7 +110,6 @@ impl fmt::Display for LoopOp {
             LoopOp::SubmitToRing => "submit to its io_uring",
             LoopOp::WaitOnRing => "wait on its io_uring",
             LoopOp::StartTask => "start a task (map its stack)",
-            LoopOp::StartIdle => "make the readiness set of its idle connections (--idle-connections)",
         })
     }
 }

@@ -38,6 +38,7 @@ pub(crate) mod backends;
 mod connections;
 mod driver_error;
 mod engine_options;
+pub(crate) mod event_loop;
 mod pacing;
 mod tasks;
 mod threads;
@@ -56,7 +57,6 @@ pub use backends::Backend;
 pub(crate) use connections::call_exchange::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
 pub use connections::event_pipeline::EventPipeline;
 pub(crate) use connections::event_pipeline::{PipelineError, RefusedCommand};
-pub(crate) use connections::idle::IdleSet;
 pub use connections::idle::{IdlePlan, IdleSettings, IdleSetupError};
 pub use connections::redial::{Lost, Redial};
 pub(crate) use connections::redial::{OpenError, Reopened};
@@ -153,6 +153,26 @@ impl StdSocket {
         })
     }
 
+    /// A socket the client opened (its connect under way): a unix
+    /// socket's when `unix`.
+    pub(crate) fn from_socket(socket: socket2::Socket, unix: bool) -> Self {
+        if unix {
+            StdSocket::Unix(socket.into())
+        } else {
+            StdSocket::Tcp(socket.into())
+        }
+    }
+
+    /// Sends what the socket takes of `bytes` at once, without waiting and
+    /// without a signal if the peer is gone: for a goodbye as a loop ends.
+    pub(crate) fn send_now(&self, bytes: &[u8]) {
+        // SAFETY: `bytes` is valid for `bytes.len()` bytes of reads, and the
+        // descriptor is this socket's own.
+        unsafe {
+            libc::send(self.as_raw_fd(), bytes.as_ptr().cast(), bytes.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+        };
+    }
+
     pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
         match self {
             StdSocket::Tcp(s) => s.set_nonblocking(nonblocking),
@@ -202,14 +222,6 @@ pub struct LoopContext {
     /// `--idle-connections`: what the loops hold beside their connections,
     /// each its share ([`idle::IdleSet`]); `None` for none.
     pub idle: Option<Arc<IdlePlan>>,
-}
-
-impl LoopContext {
-    /// Loop `index`'s idle connections, if it holds any.
-    fn idle_set(&self, index: usize) -> Result<Option<IdleSet>, DriverError> {
-        let Some(plan) = &self.idle else { return Ok(None) };
-        IdleSet::for_loop(plan, index).map_err(|source| DriverError::Loop { index, op: LoopOp::StartIdle, source })
-    }
 }
 
 /// Starts one pinned thread per loop. Each returns when its connections

@@ -13,14 +13,16 @@
 
 use std::cell::RefCell;
 use std::io;
+use std::sync::Arc;
 
 use bytes::BytesMut;
 use wirebench_protocol::command;
 use wirebench_protocol::response::RowFormat;
 use wirebench_protocol::Capabilities;
 
-use crate::client::{Endpoint, Stream};
+use crate::client::{Endpoint, LoggedIn, Stream};
 use crate::driver::connections::call_exchange::{CallAnswer, CallError, CallExchange};
+use crate::driver::connections::idle::{IdleInput, IdleWork};
 use crate::driver::connections::redial::Redialled;
 use crate::driver::connections::waits::WaitLimits;
 use crate::driver::{
@@ -34,7 +36,6 @@ use crate::workload::CommandSql;
 /// A connection's work, what sits between it and the socket, and how
 /// to open it again.
 pub(crate) struct ConnIo {
-    endpoint: Endpoint,
     work: Work,
     /// When it is not plain, the backend's buffers hold wire bytes and the
     /// packet stream passes through `plain_in` and `plain_out`.
@@ -43,14 +44,18 @@ pub(crate) struct ConnIo {
     plain_in: Vec<u8>,
     /// Commands on their way to the transport.
     plain_out: Vec<u8>,
-    redial: Redial,
+    /// Where it goes and how it logs in; shared by an instance's idle
+    /// connections to one server.
+    redial: Arc<Redial>,
 }
 
 /// What a connection's commands come from: a built-in test's pipelined
-/// events, or a task's calls, one at a time.
+/// events, a task's calls, one at a time, or an idle connection's login
+/// and pings.
 pub(crate) enum Work {
     Events(EventPipeline),
     Calls(CallExchange),
+    Idle(IdleWork),
 }
 
 /// What became of a task's call once the answer came in.
@@ -69,31 +74,81 @@ pub(crate) enum AfterSend {
     CallAnswered,
     /// The server's answers.
     Answers,
+    /// An idle connection: nothing, but a receive stays armed for what the
+    /// server may say (a ping's answer, its close).
+    Idle,
 }
 
 impl ConnIo {
     /// Splits a plan into what this layer keeps and what the backend takes:
     /// the socket, and the bytes already read from it.
     pub(crate) fn from_plan(plan: ConnPlan) -> (Self, StdSocket, BytesMut) {
-        let ConnPlan { endpoint, socket, leftover, pipeline, transport, redial } = plan;
-        let work = Work::Events(pipeline);
-        let io = ConnIo { endpoint, work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
+        let ConnPlan { endpoint: _, socket, leftover, pipeline, transport, redial } = plan;
+        let io = ConnIo::new(Work::Events(pipeline), transport, Arc::new(redial));
         (io, socket, leftover)
     }
 
     /// A task's connection, just opened: its calls, one at a time.
     pub(crate) fn for_calls(opened: OpenedCalls, redial: Redial) -> (Self, StdSocket, BytesMut) {
-        let OpenedCalls { endpoint, socket, leftover, calls, transport } = opened;
-        let work = Work::Calls(calls);
-        let io = ConnIo { endpoint, work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial };
+        let OpenedCalls { socket, leftover, calls, transport } = opened;
+        let io = ConnIo::new(Work::Calls(calls), transport, Arc::new(redial));
         (io, socket, leftover)
+    }
+
+    /// An idle connection, between logins: see [`start_login`](Self::start_login).
+    pub(crate) fn for_idle(redial: Arc<Redial>) -> Self {
+        ConnIo::new(Work::Idle(IdleWork::Closed), Transport::plain(), redial)
+    }
+
+    fn new(work: Work, transport: Transport, redial: Arc<Redial>) -> Self {
+        ConnIo { work, transport, plain_in: Vec::new(), plain_out: Vec::new(), redial }
+    }
+
+    /// An idle connection that logged in elsewhere (the async client's
+    /// login, on the tokio backend): held, with the login's transport.
+    pub(crate) fn for_held_idle(redial: Arc<Redial>, transport: Transport) -> Self {
+        ConnIo::new(Work::Idle(IdleWork::held()), transport, redial)
+    }
+
+    /// An idle connection's login starts, through the client's login, on
+    /// its new socket: its transport is the login's until it is done.
+    pub(crate) fn start_login(&mut self) {
+        self.transport = Transport::plain();
+        self.plain_in = Vec::new();
+        self.plain_out = Vec::new();
+        self.work = Work::Idle(IdleWork::logging_in(&self.redial.options));
+    }
+
+    /// An idle connection's socket is gone: nothing to do until its next
+    /// login.
+    pub(crate) fn close_idle(&mut self) {
+        if let Work::Idle(idle) = &mut self.work {
+            *idle = IdleWork::Closed;
+            self.transport = Transport::plain();
+        }
+    }
+
+    /// An idle connection's work.
+    pub(crate) fn idle(&mut self) -> Option<&mut IdleWork> {
+        match &mut self.work {
+            Work::Idle(idle) => Some(idle),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_idle(&self) -> bool {
+        matches!(self.work, Work::Idle(_))
+    }
+
+    pub(crate) fn endpoint(&self) -> &Endpoint {
+        &self.redial.options.endpoint
     }
 
     /// The task's calls, if the connection is a task's.
     pub(crate) fn calls(&mut self) -> Option<&mut CallExchange> {
         match &mut self.work {
             Work::Calls(calls) => Some(calls),
-            Work::Events(_) => None,
+            Work::Events(_) | Work::Idle(_) => None,
         }
     }
 
@@ -106,7 +161,7 @@ impl ConnIo {
     pub(crate) fn is_done(&self) -> bool {
         match &self.work {
             Work::Events(pipeline) => pipeline.is_done(),
-            Work::Calls(_) => false,
+            Work::Calls(_) | Work::Idle(_) => false,
         }
     }
 
@@ -115,22 +170,27 @@ impl ConnIo {
     pub(crate) fn is_waiting(&self) -> bool {
         match &self.work {
             Work::Events(pipeline) => pipeline.is_waiting(),
-            Work::Calls(_) => false,
+            Work::Calls(_) | Work::Idle(_) => false,
         }
     }
 
-    /// Whether answers are due from the server.
+    /// Whether answers are due from the server: a wait the timeouts and
+    /// the run's cut concern. An idle connection's never is (its ping's
+    /// answer has its own deadline, the next ping).
     pub(crate) fn awaits_answers(&self) -> bool {
         match &self.work {
             Work::Events(pipeline) => pipeline.in_flight() > 0,
             Work::Calls(calls) => calls.awaits_answer(),
+            Work::Idle(_) => false,
         }
     }
 
     /// What the connection waits for once what it filled is on its way;
     /// the one answer for every backend and way of waiting.
     pub(crate) fn after_send(&self) -> AfterSend {
-        if self.is_done() {
+        if self.is_idle() {
+            AfterSend::Idle
+        } else if self.is_done() {
             AfterSend::Quit
         } else if self.is_waiting() {
             AfterSend::Arrival
@@ -158,7 +218,7 @@ impl ConnIo {
     // itself, as it did when each backend had its own copy of this.
     #[inline(always)]
     pub(crate) fn fill(&mut self, wire_out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<(), DriverError> {
-        let Work::Events(pipeline) = &mut self.work else { return self.fill_call(wire_out) };
+        let Work::Events(pipeline) = &mut self.work else { return self.fill_other(wire_out) };
         if self.transport.is_plain() {
             let filled = pipeline.fill(wire_out, now_ns, budget);
             filled.map_err(|e| self.pipeline_error(e))?;
@@ -169,6 +229,36 @@ impl ConnIo {
         let encoded = self.transport.encode(&self.plain_out, wire_out);
         self.plain_out.clear();
         encoded.map_err(|e| self.transport_error(e))
+    }
+
+    /// What a task's connection or an idle one has to send.
+    fn fill_other(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
+        match &mut self.work {
+            Work::Events(_) => Ok(()),
+            Work::Calls(_) => self.fill_call(wire_out),
+            Work::Idle(_) => self.fill_idle(wire_out),
+        }
+    }
+
+    /// An idle connection's login bytes (wire bytes: the login has its own
+    /// transport until it is done), or its ping through the transport,
+    /// awaited at the sequence id the transport numbers its answer with.
+    fn fill_idle(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
+        let Work::Idle(idle) = &mut self.work else { return Ok(()) };
+        idle.take_login_output(wire_out);
+        let plain = self.transport.is_plain();
+        if !idle.fill_packets(if plain { &mut *wire_out } else { &mut self.plain_out }) {
+            return Ok(());
+        }
+        if !plain {
+            let encoded = self.transport.encode(&self.plain_out, wire_out);
+            self.plain_out.clear();
+            encoded.map_err(|e| self.transport_error(e))?;
+        }
+        if let (Some(seq), Work::Idle(idle)) = (self.transport.answer_seq(), &mut self.work) {
+            idle.ping_awaited_at(seq);
+        }
+        Ok(())
     }
 
     /// A task's call, if one is to go out: through the transport, then
@@ -246,9 +336,34 @@ impl ConnIo {
             }
             Work::Calls(calls) => {
                 let walked = calls.on_input(input);
-                walked.map_err(|source| DriverError::Call { endpoint: self.endpoint.clone(), source })
+                walked.map_err(|source| DriverError::Call { endpoint: self.redial.options.endpoint.clone(), source })
             }
+            Work::Idle(idle) => match idle.on_input(input) {
+                Ok(IdleInput::Used(used)) => Ok(used),
+                Ok(IdleInput::LoggedIn(logged_in)) => self.logged_in(*logged_in, input.len(), now_ns, stats, ignore),
+                Err(trouble) => Err(DriverError::Idle(Box::new(trouble))),
+            },
         }
+    }
+
+    /// An idle connection's login is done: it goes on with the login's
+    /// transport, through which the bytes read past the login (usually
+    /// none) pass first.
+    #[cold]
+    fn logged_in(
+        &mut self,
+        logged_in: LoggedIn,
+        used: usize,
+        now_ns: u64,
+        stats: &mut LoopStats,
+        ignore: &IgnoreErrors,
+    ) -> Result<usize, DriverError> {
+        let (_, transport, leftover) = logged_in.into_wire_parts();
+        self.transport = transport;
+        if !leftover.is_empty() || !self.transport.is_plain() {
+            self.on_input(&leftover, now_ns, stats, ignore)?;
+        }
+        Ok(used)
     }
 
     /// The connection was lost: fatal unless `--mysql-ignore-errors` lists
@@ -257,7 +372,7 @@ impl ConnIo {
     /// once it no longer uses the old socket.
     pub(crate) fn lost(&self, lost: Lost, ignore: &IgnoreErrors) -> Result<(), DriverError> {
         if !ignore.ignores(lost.code()) {
-            return Err(DriverError::Lost { endpoint: self.endpoint.clone(), lost });
+            return Err(DriverError::Lost { endpoint: self.endpoint().clone(), lost });
         }
         Ok(())
     }
@@ -314,16 +429,17 @@ impl ConnIo {
                 calls.abandon();
                 calls.reconnected(capabilities);
             }
+            Work::Idle(_) => {}
         }
     }
 
     pub(crate) fn io_error(&self, source: io::Error) -> DriverError {
-        DriverError::Io { endpoint: self.endpoint.clone(), source }
+        DriverError::Io { endpoint: self.endpoint().clone(), source }
     }
 
     /// A server error names the statement's SQL; the rest is the pipeline's.
     fn pipeline_error(&self, source: PipelineError) -> DriverError {
-        let endpoint = self.endpoint.clone();
+        let endpoint = self.endpoint().clone();
         let PipelineError::Server(refused) = source else {
             return DriverError::EventPipeline { endpoint, source };
         };
@@ -336,12 +452,13 @@ impl ConnIo {
         let test = match &self.work {
             Work::Events(pipeline) => pipeline.test(),
             Work::Calls(_) => "a script",
+            Work::Idle(_) => "an idle connection",
         };
         DriverError::Statement(Box::new(FailedStatement { endpoint, test, prepared, sql, error }))
     }
 
     fn transport_error(&self, source: TransportError) -> DriverError {
-        DriverError::Transport { endpoint: self.endpoint.clone(), source }
+        DriverError::Transport { endpoint: self.endpoint().clone(), source }
     }
 }
 
@@ -360,7 +477,6 @@ fn packets_after(command: &[u8]) -> u8 {
 
 /// A connection a task opened, before its loop takes it.
 pub(crate) struct OpenedCalls {
-    pub(crate) endpoint: Endpoint,
     pub(crate) socket: StdSocket,
     pub(crate) leftover: BytesMut,
     pub(crate) calls: CallExchange,
@@ -378,8 +494,6 @@ fn count_attempts(reconnected: bool, failed_attempts: u64, stats: &mut LoopStats
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
     use wirebench_protocol::compress::{encode_chunk, CompressedStream, Deflater, Inflater};
     use wirebench_protocol::response::{ErrPacket, OkPacket};
@@ -529,7 +643,8 @@ mod tests {
         io.work = Work::Events(
             EventPipeline::new(0, Box::new(ExecuteFirst), rng, vec![template], CAPS, 1).running("oltp_point_select"),
         );
-        io.redial.statements = Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
+        Arc::make_mut(&mut io.redial).statements =
+            Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
         let mut budget = Budget::new(RunControl::new(None, 1), None);
         let mut stats = LoopStats::new(1);
         io.fill(&mut Vec::new(), 0, &mut budget).unwrap();

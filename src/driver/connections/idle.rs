@@ -1,65 +1,53 @@
 //! `--idle-connections`: logged-in connections held beside the active ones
 //! for the whole run, sending nothing but a COM_PING now and then, as the
-//! clients of a connection pool or a thread-pool evaluation do. Each loop
-//! holds its share on a readiness set of its own (epoll), served from the
-//! loop's turn ([`IdleSet::serve`]): no thread, task or runtime per
-//! connection, so thousands cost little more than their sockets.
+//! clients of a connection pool or a thread-pool evaluation do. They are
+//! ordinary connections of the loops that hold them ([`IdleWork`] is their
+//! work, as a pipeline of events is a built-in test's): the same sockets,
+//! buffers, transport and readiness as the active ones, no thread, task or
+//! runtime of their own, so thousands cost little more than their
+//! sockets. They log in through the client's own login
+//! ([`Login`](crate::client::Login)), as the active connections do: TLS,
+//! compression and the database come with it.
 //!
-//! A connection logs in through the sans-IO handshake over a non-blocking
-//! socket; logins are paced (`--idle-connect-rate`, a token bucket per
-//! loop) with at most [`LOGINS_IN_FLIGHT`] per loop at once, so that the
-//! server's back-log and `max_connections` are not what the run measures.
-//! Once in, it pings every `--idle-ping-interval`; pings are due in the
-//! order they were scheduled (all at the same interval), so one queue in
-//! due order is the timer. A connection the server closes (its
-//! `wait_timeout`), or that leaves a ping unanswered for an interval, is
-//! lost: counted, and logged in again. A refused login is tried again after
-//! [`RETRY_PAUSE`], so that a server at its `max_connections` is not
-//! flooded with logins.
-//!
-//! Idle connections log in without a database (they run no statement),
-//! uncompressed and without TLS (the orchestration refuses `--mysql-ssl`
-//! with them).
+//! When they log in, ping and are logged in again is each loop's
+//! [`IdleSchedule`]: logins are paced (`--idle-connect-rate`, a token
+//! bucket per loop) with at most [`LOGINS_IN_FLIGHT`] per loop at once, so
+//! that the server's back-log and `max_connections` are not what the run
+//! measures. Once in, a connection pings every `--idle-ping-interval`;
+//! pings are due in the order they were scheduled (all at the same
+//! interval), so one queue in due order is the timer. A connection the
+//! server closes (its `wait_timeout`), or that leaves a ping unanswered for
+//! an interval, is lost: counted, and logged in again. A refused login is
+//! tried again after [`RETRY_PAUSE`], so that a server at its
+//! `max_connections` is not flooded with logins; the report shows why it
+//! was refused, the server's ERR first.
 
 use std::collections::VecDeque;
-use std::io::{self, Read};
-use std::net::ToSocketAddrs;
+use std::io;
 use std::ops::Range;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use smallvec::SmallVec;
-use socket2::{Domain, SockAddr, Socket, Type};
-use wirebench_protocol::auth::rand_core::OsRng;
+use socket2::SockAddr;
+use wirebench_protocol::command;
 use wirebench_protocol::framing::decode_answer_packet;
-use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, MAX_LOGIN_PACKET};
-use wirebench_protocol::ServerText;
 
-use crate::client::{ConnectOptions, Endpoint};
-use crate::driver::{Clock, Shard};
+use crate::client::{ClientError, ConnectOptions, Endpoint, LoggedIn, Login, LoginStep};
+use crate::driver::{Redial, Shard};
 use crate::stats::IdleCounts;
 
 /// Logins one loop has in flight at most: enough to keep a login storm at
 /// its rate over a slow network, few enough not to fill a back-log.
-const LOGINS_IN_FLIGHT: usize = 32;
+pub(crate) const LOGINS_IN_FLIGHT: usize = 32;
 
 /// How long a refused login waits before it is tried again.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
 
-/// How often the loop looks at its idle connections while logins are under
-/// way, and once they are all in: a ping's answer or a server's close
-/// waits that long at most to be seen, which costs nothing but the look.
+/// How often a loop looks at its idle connections while logins are under
+/// way, and once they are all in: a ping's answer or a server's close is
+/// handled as it comes, so the ticks only time logins and pings.
 const LOGIN_TICK_NS: u64 = 1_000_000;
 const HELD_TICK_NS: u64 = 10_000_000;
-
-/// Readiness events taken per look, and looks per turn at most.
-const EVENTS_PER_LOOK: usize = 256;
-const LOOKS_PER_TURN: usize = 8;
-
-/// COM_PING and COM_QUIT, whole packets (sequence id 0).
-const PING: [u8; 5] = [1, 0, 0, 0, 0x0e];
-const QUIT: [u8; 5] = [1, 0, 0, 0, 0x01];
 
 /// The answer to a ping an idle connection accepts at most: an OK packet,
 /// or the ERR of a server that is closing it.
@@ -90,13 +78,14 @@ impl IdleSettings {
     }
 }
 
-/// Where idle connections go and how they log in: one per server they go to.
+/// Where idle connections go and how they log in: one per server they go
+/// to.
 #[derive(Debug)]
-struct IdleTarget {
-    endpoint: Endpoint,
-    address: SockAddr,
-    login: HandshakeConfig,
-    connect_timeout: Duration,
+pub(crate) struct IdleTarget {
+    /// The login, as the active connections' (nothing to prepare).
+    pub(crate) redial: Arc<Redial>,
+    /// Resolved once, before the run starts.
+    pub(crate) address: SockAddr,
 }
 
 /// Why the idle connections cannot be set up.
@@ -104,14 +93,12 @@ struct IdleTarget {
 pub enum IdleSetupError {
     #[error("--idle-connections: cannot resolve {endpoint}: {source}; check --mysql-host")]
     Resolve { endpoint: Endpoint, source: io::Error },
-    #[error("--idle-connections: {endpoint} resolves to no address; check --mysql-host")]
-    NoAddress { endpoint: Endpoint },
 }
 
 /// The idle connections of this instance, for the loops to share out.
 #[derive(Debug)]
 pub struct IdlePlan {
-    targets: Vec<IdleTarget>,
+    pub(crate) targets: Vec<IdleTarget>,
     /// Each connection's target, in connection order.
     assignment: Vec<u16>,
     ping_interval_ns: u64,
@@ -124,7 +111,7 @@ pub struct IdlePlan {
 
 impl IdlePlan {
     /// `options`: how each idle connection logs in, in connection order;
-    /// resolved here once, before the run starts.
+    /// each server resolved here once, before the run starts.
     pub fn new(
         options: impl Iterator<Item = ConnectOptions>,
         ping_interval: Duration,
@@ -134,11 +121,16 @@ impl IdlePlan {
         let mut targets: Vec<IdleTarget> = Vec::new();
         let mut assignment = Vec::new();
         for options in options {
-            let known = targets.iter().position(|t| t.endpoint == options.endpoint);
+            let known = targets.iter().position(|t| t.redial.options.endpoint == options.endpoint);
             let target = match known {
                 Some(t) => t,
                 None => {
-                    targets.push(IdleTarget::new(&options)?);
+                    let address = options
+                        .endpoint
+                        .resolve()
+                        .map_err(|source| IdleSetupError::Resolve { endpoint: options.endpoint.clone(), source })?;
+                    let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &[] };
+                    targets.push(IdleTarget { redial: Arc::new(redial), address });
                     targets.len() - 1
                 }
             };
@@ -156,81 +148,200 @@ impl IdlePlan {
         let range = part.range(self.assignment.len() as u64);
         range.start as usize..range.end as usize
     }
-}
 
-impl IdleTarget {
-    fn new(options: &ConnectOptions) -> Result<IdleTarget, IdleSetupError> {
-        let endpoint = options.endpoint.clone();
-        let address = match &endpoint {
-            Endpoint::Unix(path) => {
-                SockAddr::unix(path).map_err(|source| IdleSetupError::Resolve { endpoint: endpoint.clone(), source })?
-            }
-            Endpoint::Tcp { host, port } => {
-                let mut found = (host.as_str(), *port)
-                    .to_socket_addrs()
-                    .map_err(|source| IdleSetupError::Resolve { endpoint: endpoint.clone(), source })?;
-                let first = found.next().ok_or_else(|| IdleSetupError::NoAddress { endpoint: endpoint.clone() })?;
-                SockAddr::from(first)
-            }
-        };
-        let mut login = options.handshake_config();
-        // Nothing but pings: no database to select, nothing to compress.
-        login.database = None;
-        login.extra_capabilities = wirebench_protocol::Capabilities::empty();
-        Ok(IdleTarget { endpoint, address, login, connect_timeout: options.connect_timeout })
+    /// How many idle connections loop `index` holds.
+    pub(crate) fn count_for(&self, index: usize) -> usize {
+        self.share(index).len()
+    }
+
+    /// The target of the `n`th connection of loop `index`'s share.
+    pub(crate) fn target_for(&self, index: usize, n: usize) -> Option<&IdleTarget> {
+        let global = self.share(index).start + n;
+        let target = self.assignment.get(global)?;
+        self.targets.get(usize::from(*target))
     }
 }
 
-/// A login under way.
-struct Login {
-    machine: ClientHandshake,
-    /// Read and not yet used by the handshake.
-    input: Vec<u8>,
-    /// To send, from `sent` on.
-    output: Vec<u8>,
-    sent: usize,
-    deadline_ns: u64,
-}
-
-enum IdleState {
-    /// Waiting for its turn to log in (or to log in again).
+/// An idle connection's work, as [`ConnIo`](super::conn_io::ConnIo) drives
+/// it: between logins, logging in, or held.
+pub(crate) enum IdleWork {
+    /// No socket: waiting for its turn to log in (or to log in again).
     Closed,
-    /// The socket's connect is under way.
-    Connecting(Box<Login>),
-    LoggingIn(Box<Login>),
-    /// Logged in; `pinged` while a ping waits for its answer.
-    Held {
-        pinged: bool,
-    },
+    /// The client's login, and what it has to send.
+    LoggingIn { login: Box<Login>, out: Vec<u8> },
+    /// Logged in. `fresh` until the loop has counted the login.
+    Held { ping: Ping, fresh: bool },
 }
 
-struct IdleConn {
-    socket: Option<Socket>,
-    state: IdleState,
-    target: u16,
-    /// Bumped with every new socket: readiness and pings of an older one
-    /// are stale.
+/// A held connection's ping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ping {
+    Quiet,
+    /// Due: the next fill sends it.
+    Due,
+    /// Sent; its OK is awaited at this sequence id.
+    Awaited(u8),
+}
+
+/// What an idle connection's input came to.
+pub(crate) enum IdleInput {
+    /// This many bytes of the input were used (the rest: a partial packet).
+    Used(usize),
+    /// The login is done, with all of the input: the connection goes on
+    /// with what it established.
+    LoggedIn(Box<LoggedIn>),
+}
+
+/// Why an idle connection stopped: its login failed (the client's error,
+/// the server's ERR first), or, held, it received what it cannot take.
+#[derive(Debug, thiserror::Error)]
+pub enum IdleTrouble {
+    #[error("{0}")]
+    Login(Box<ClientError>),
+    #[error("{0}")]
+    Held(&'static str),
+}
+
+impl IdleWork {
+    /// A login starts, to be fed from the new socket's first bytes.
+    pub(crate) fn logging_in(options: &ConnectOptions) -> IdleWork {
+        IdleWork::LoggingIn { login: Box::new(Login::new(options)), out: Vec::new() }
+    }
+
+    /// Logged in, its login counted.
+    pub(crate) fn held() -> IdleWork {
+        IdleWork::Held { ping: Ping::Quiet, fresh: false }
+    }
+
+    /// Appends what is to be sent in the packet stream: a due ping. (A
+    /// login's bytes are wire bytes: [`take_login_output`](Self::take_login_output).)
+    pub(crate) fn fill_packets(&mut self, out: &mut Vec<u8>) -> bool {
+        let IdleWork::Held { ping: ping @ Ping::Due, .. } = self else { return false };
+        command::encode_ping(out);
+        *ping = Ping::Awaited(1);
+        true
+    }
+
+    /// The login's wire bytes to send, appended to `wire_out`.
+    pub(crate) fn take_login_output(&mut self, wire_out: &mut Vec<u8>) {
+        if let IdleWork::LoggingIn { out, .. } = self {
+            wire_out.append(out);
+        }
+    }
+
+    /// A ping is awaited at `seq` (the transport's numbering, under
+    /// compression).
+    pub(crate) fn ping_awaited_at(&mut self, seq: u8) {
+        if let IdleWork::Held { ping: ping @ Ping::Awaited(_), .. } = self {
+            *ping = Ping::Awaited(seq);
+        }
+    }
+
+    /// Takes the bytes received: wire bytes for the login (which keeps what
+    /// it cannot use yet), the packet stream once held.
+    pub(crate) fn on_input(&mut self, input: &[u8]) -> Result<IdleInput, IdleTrouble> {
+        match self {
+            IdleWork::Closed => Ok(IdleInput::Used(input.len())),
+            IdleWork::LoggingIn { login, out } => match login.advance(input, out) {
+                Ok(LoginStep::NeedMore) => Ok(IdleInput::Used(input.len())),
+                Ok(LoginStep::Done(logged_in)) => {
+                    *self = IdleWork::Held { ping: Ping::Quiet, fresh: true };
+                    Ok(IdleInput::LoggedIn(logged_in))
+                }
+                Err(error) => Err(IdleTrouble::Login(Box::new(error))),
+            },
+            IdleWork::Held { ping, .. } => ping_answer(ping, input).map(IdleInput::Used),
+        }
+    }
+
+    /// Whether a ping is awaited.
+    pub(crate) fn awaits_ping(&self) -> bool {
+        matches!(self, IdleWork::Held { ping: Ping::Awaited(_), .. })
+    }
+
+    /// Whether the login is done and not yet counted; counts it as seen.
+    pub(crate) fn take_fresh_login(&mut self) -> bool {
+        match self {
+            IdleWork::Held { fresh, .. } => std::mem::take(fresh),
+            _ => false,
+        }
+    }
+
+    /// A ping is due (the previous one answered): the next fill sends it.
+    pub(crate) fn ping_due(&mut self) {
+        if let IdleWork::Held { ping: ping @ Ping::Quiet, .. } = self {
+            *ping = Ping::Due;
+        }
+    }
+
+    pub(crate) fn is_held(&self) -> bool {
+        matches!(self, IdleWork::Held { .. })
+    }
+
+    /// The error of a login whose socket reached its end.
+    pub(crate) fn closed_during_login(&self) -> Option<ClientError> {
+        match self {
+            IdleWork::LoggingIn { login, .. } => Some(login.closed()),
+            _ => None,
+        }
+    }
+}
+
+/// A held connection's bytes: a ping's OK; anything else (an ERR, as a
+/// server closing the connection sends, a packet out of turn, bytes that
+/// are no packet) puts the connection out of step.
+fn ping_answer(ping: &mut Ping, input: &[u8]) -> Result<usize, IdleTrouble> {
+    if input.is_empty() {
+        return Ok(0);
+    }
+    let Ping::Awaited(seq) = *ping else { return Err(IdleTrouble::Held("the server sent a packet unasked")) };
+    match decode_answer_packet(input, seq, MAX_PING_ANSWER) {
+        Ok(None) => Ok(0),
+        Ok(Some(frame)) if frame.payload.first() == Some(&0x00) => {
+            *ping = Ping::Quiet;
+            Ok(frame.consumed)
+        }
+        Ok(Some(_)) => Err(IdleTrouble::Held("the server answered a ping with an error")),
+        Err(_) => Err(IdleTrouble::Held("the server's answer to a ping is no packet")),
+    }
+}
+
+/// What the report says of a failed login: the client's error (the
+/// server's ERR, when it sent one), and what to do about a full server.
+pub(crate) fn login_failure(error: &ClientError) -> String {
+    match error.server_error().map(|e| e.code) {
+        Some(1040) => format!(
+            "{error}; the server's max_connections is reached: raise it above --threads plus \
+             --idle-connections (see docs/idle-connections.md)"
+        ),
+        _ => error.to_string(),
+    }
+}
+
+/// One slot of a loop's idle connections, as the schedule sees it.
+#[derive(Debug, Clone, Copy, Default)]
+struct SlotState {
+    /// Bumped with every login: pings and deadlines of an older one are
+    /// stale.
     generation: u32,
     /// Logged in before: its next login is a reconnect.
     was_open: bool,
-    /// A ping's answer read in part.
-    partial: SmallVec<[u8; 16]>,
 }
 
-/// One loop's idle connections: see the module's description.
-pub struct IdleSet {
+/// When one loop's idle connections log in and ping: see the module's
+/// description. Slots are numbered within the loop's share (0 is its
+/// first idle connection).
+#[derive(Debug)]
+pub(crate) struct IdleSchedule {
     plan: Arc<IdlePlan>,
-    /// Its own: a loop's clock starts again when a script's start gate opens.
-    clock: Clock,
-    epoll: OwnedFd,
-    conns: Vec<IdleConn>,
+    slots: Vec<SlotState>,
     /// Waiting to log in, in order.
     to_login: VecDeque<u32>,
     /// Refused, and when they may try again.
     retry: VecDeque<(u64, u32)>,
-    /// Logins in flight.
-    logins: Vec<u32>,
-    /// Pings due, in due order: when, which, of which socket.
+    /// Logins in flight: which, of which generation, and their deadline.
+    logins: Vec<(u32, u32, u64)>,
+    /// Pings due, in due order: when, which, of which generation.
     pings: VecDeque<(u64, u32, u32)>,
     /// Logins that may start now (the pacing's bucket), refilled at
     /// `rate_per_ns` since `refilled_ns`.
@@ -238,450 +349,156 @@ pub struct IdleSet {
     rate_per_ns: f64,
     refilled_ns: u64,
     next_look_ns: u64,
-    events: Vec<libc::epoll_event>,
+    connect_timeout_ns: u64,
 }
 
-impl IdleSet {
-    /// Loop `index`'s share of `plan`, or `None` when it has none.
-    pub fn for_loop(plan: &Arc<IdlePlan>, index: usize) -> io::Result<Option<IdleSet>> {
-        let share = plan.share(index);
-        if share.is_empty() {
-            return Ok(None);
+/// What one look at the schedule found due.
+#[derive(Debug, Default)]
+pub(crate) struct IdleDue {
+    /// Logins past their connect timeout: they fail.
+    pub(crate) expired: Vec<u32>,
+    /// Pings due on held connections (a ping still unanswered then is
+    /// lost).
+    pub(crate) pings: Vec<u32>,
+    /// Connections whose login starts now.
+    pub(crate) logins: Vec<u32>,
+}
+
+impl IdleDue {
+    fn clear(&mut self) {
+        self.expired.clear();
+        self.pings.clear();
+        self.logins.clear();
+    }
+}
+
+impl IdleSchedule {
+    /// Loop `index`'s share of `plan`, or `None` when it has none; its
+    /// clock starts at `now_ns`.
+    pub(crate) fn for_loop(plan: &Arc<IdlePlan>, index: usize, now_ns: u64) -> Option<IdleSchedule> {
+        let count = plan.count_for(index);
+        if count == 0 {
+            return None;
         }
-        // SAFETY: epoll_create1 takes no pointer; the fd is checked below.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` is a new descriptor nothing else owns.
-        let epoll = unsafe { OwnedFd::from_raw_fd(fd) };
-        let conns: Vec<IdleConn> = plan
-            .assignment
-            .get(share)
-            .unwrap_or_default()
-            .iter()
-            .map(|&target| IdleConn {
-                socket: None,
-                state: IdleState::Closed,
-                target,
-                generation: 0,
-                was_open: false,
-                partial: SmallVec::new(),
-            })
-            .collect();
-        let rate_per_ns = f64::from(plan.connect_rate) / plan.loops as f64 / 1e9;
-        let clock = Clock::start();
-        let now_ns = clock.now_ns();
-        Ok(Some(IdleSet {
+        let timeout = plan.targets.iter().map(|t| t.redial.options.connect_timeout).max().unwrap_or_default();
+        Some(IdleSchedule {
             plan: plan.clone(),
-            clock,
-            epoll,
-            to_login: (0..conns.len() as u32).collect(),
-            conns,
+            slots: vec![SlotState::default(); count],
+            to_login: (0..count as u32).collect(),
             retry: VecDeque::new(),
             logins: Vec::with_capacity(LOGINS_IN_FLIGHT),
             pings: VecDeque::new(),
             tokens: 1.0,
-            rate_per_ns,
+            rate_per_ns: f64::from(plan.connect_rate) / plan.loops as f64 / 1e9,
             refilled_ns: now_ns,
             next_look_ns: now_ns,
-            events: Vec::with_capacity(EVENTS_PER_LOOK),
-        }))
+            connect_timeout_ns: u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX),
+        })
     }
 
-    /// Called on every turn of the loop; does the work due (answers,
-    /// closes, logins, pings) once a tick has passed since the last look,
-    /// and nothing but a read of the clock otherwise.
+    /// How many idle connections the loop holds.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether a look is due: one comparison per turn of the loop.
     #[inline]
-    pub fn serve(&mut self) {
-        let now_ns = self.clock.now_ns();
-        if now_ns >= self.next_look_ns {
-            self.look(now_ns);
-        }
+    pub(crate) fn due(&self, now_ns: u64) -> bool {
+        now_ns >= self.next_look_ns
     }
 
-    #[cold]
-    fn look(&mut self, now_ns: u64) {
-        self.take_events(now_ns);
-        self.expire_logins(now_ns);
-        self.send_pings(now_ns);
-        self.start_logins(now_ns);
+    /// What is due now, into `due`: logins past their timeout, pings, and
+    /// the logins the pacing lets start (counted as in flight from now).
+    pub(crate) fn look(&mut self, now_ns: u64, due: &mut IdleDue) {
+        due.clear();
+        for &(slot, generation, deadline) in &self.logins {
+            if deadline <= now_ns && self.is_current(slot, generation) {
+                due.expired.push(slot);
+            }
+        }
+        while let Some(&(at, slot, generation)) = self.pings.front() {
+            if at > now_ns {
+                break;
+            }
+            self.pings.pop_front();
+            if self.is_current(slot, generation) {
+                due.pings.push(slot);
+                let next = now_ns.saturating_add(self.plan.ping_interval_ns);
+                self.pings.push_back((next, slot, generation));
+            }
+        }
+        self.start_logins(now_ns, due);
         let busy = !self.logins.is_empty() || !self.to_login.is_empty() || !self.retry.is_empty();
         self.next_look_ns = now_ns + if busy { LOGIN_TICK_NS } else { HELD_TICK_NS };
     }
 
-    fn take_events(&mut self, now_ns: u64) {
-        for _ in 0..LOOKS_PER_TURN {
-            self.events.clear();
-            // SAFETY: the buffer has room for `EVENTS_PER_LOOK` events, and
-            // its length is set to what the kernel wrote.
-            let n = unsafe {
-                let n = libc::epoll_wait(
-                    self.epoll.as_raw_fd(),
-                    self.events.as_mut_ptr(),
-                    EVENTS_PER_LOOK as libc::c_int,
-                    0,
-                );
-                if n > 0 {
-                    self.events.set_len(n as usize);
-                }
-                n
-            };
-            if n <= 0 {
-                return;
-            }
-            for e in 0..self.events.len() {
-                let Some(event) = self.events.get(e) else { break };
-                let (token, flags) = (event.u64, event.events);
-                self.on_ready((token & 0xffff_ffff) as u32, (token >> 32) as u32, flags, now_ns);
-            }
-            if (n as usize) < EVENTS_PER_LOOK {
-                return;
-            }
-        }
+    fn is_current(&self, slot: u32, generation: u32) -> bool {
+        self.slots.get(slot as usize).is_some_and(|s| s.generation == generation)
     }
 
-    fn on_ready(&mut self, i: u32, generation: u32, flags: u32, now_ns: u64) {
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        if conn.generation != generation {
-            return;
-        }
-        match conn.state {
-            IdleState::Connecting(_) => self.on_connected(i, now_ns),
-            IdleState::LoggingIn(_) => self.advance_login(i, flags, now_ns),
-            IdleState::Held { .. } => self.on_held_input(i),
-            IdleState::Closed => {}
-        }
-    }
-
-    /// Starts the logins the pacing allows.
-    fn start_logins(&mut self, now_ns: u64) {
-        while self.retry.front().is_some_and(|&(due, _)| due <= now_ns) {
-            if let Some((_, i)) = self.retry.pop_front() {
-                self.to_login.push_back(i);
+    /// The logins the pacing allows now.
+    fn start_logins(&mut self, now_ns: u64, due: &mut IdleDue) {
+        while self.retry.front().is_some_and(|&(at, _)| at <= now_ns) {
+            if let Some((_, slot)) = self.retry.pop_front() {
+                self.to_login.push_back(slot);
             }
         }
         let elapsed = now_ns.saturating_sub(self.refilled_ns) as f64;
         self.tokens = (self.tokens + elapsed * self.rate_per_ns).min(LOGINS_IN_FLIGHT as f64);
         self.refilled_ns = now_ns;
         while self.tokens >= 1.0 && self.logins.len() < LOGINS_IN_FLIGHT {
-            let Some(i) = self.to_login.pop_front() else { break };
+            let Some(slot) = self.to_login.pop_front() else { break };
+            let Some(state) = self.slots.get_mut(slot as usize) else { continue };
             self.tokens -= 1.0;
-            self.start_login(i, now_ns);
+            state.generation = state.generation.wrapping_add(1);
+            let deadline = now_ns.saturating_add(self.connect_timeout_ns);
+            self.logins.push((slot, state.generation, deadline));
+            due.logins.push(slot);
         }
     }
 
-    fn start_login(&mut self, i: u32, now_ns: u64) {
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        let Some(target) = self.plan.targets.get(usize::from(conn.target)) else { return };
-        conn.generation = conn.generation.wrapping_add(1);
-        let timeout = u64::try_from(target.connect_timeout.as_nanos()).unwrap_or(u64::MAX);
-        let login = Box::new(Login {
-            machine: ClientHandshake::new(target.login.clone()),
-            input: Vec::new(),
-            output: Vec::new(),
-            sent: 0,
-            deadline_ns: now_ns.saturating_add(timeout),
-        });
-        conn.state = IdleState::Connecting(login);
-        self.logins.push(i);
-        let socket = match open_socket(&target.address) {
-            Ok(socket) => socket,
-            Err(e) => return self.login_failed(i, &format!("cannot connect: {e}"), now_ns),
-        };
-        let token = u64::from(conn.generation) << 32 | u64::from(i);
-        let interest = (libc::EPOLLOUT | libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
-        let added = epoll_ctl(&self.epoll, libc::EPOLL_CTL_ADD, &socket, interest, token);
-        conn.socket = Some(socket);
-        if let Err(e) = added {
-            self.login_failed(i, &format!("cannot watch the socket: {e}"), now_ns);
-        }
+    /// Slot `slot` cannot log in yet (its last socket is still being
+    /// closed): it goes first at the next look, its token back.
+    pub(crate) fn not_ready(&mut self, slot: u32) {
+        self.end_generation(slot);
+        self.logins.retain(|&(s, ..)| s != slot);
+        self.tokens += 1.0;
+        self.to_login.push_front(slot);
     }
 
-    fn on_connected(&mut self, i: u32, now_ns: u64) {
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        let Some(socket) = &conn.socket else { return };
-        match socket.take_error() {
-            Ok(None) => {}
-            Ok(Some(e)) | Err(e) => return self.login_failed(i, &format!("cannot connect: {e}"), now_ns),
-        }
-        let token = u64::from(conn.generation) << 32 | u64::from(i);
-        // The server speaks first: until the client has something to send,
-        // only its input matters.
-        let watched = epoll_ctl(&self.epoll, libc::EPOLL_CTL_MOD, socket, input_interest(), token);
-        let IdleState::Connecting(login) = std::mem::replace(&mut conn.state, IdleState::Closed) else { return };
-        conn.state = IdleState::LoggingIn(login);
-        if let Err(e) = watched {
-            return self.login_failed(i, &format!("cannot watch the socket: {e}"), now_ns);
-        }
-        self.advance_login(i, libc::EPOLLIN as u32, now_ns);
+    /// Slot `slot` logged in: counted, and its pings start.
+    pub(crate) fn logged_in(&mut self, slot: u32, now_ns: u64) {
+        let Some(state) = self.slots.get_mut(slot as usize) else { return };
+        self.logins.retain(|&(s, ..)| s != slot);
+        self.plan.counts.logged_in(state.was_open);
+        state.was_open = true;
+        self.pings.push_back((now_ns.saturating_add(self.plan.ping_interval_ns), slot, state.generation));
     }
 
-    /// Reads what the server sent, hands it to the handshake and sends its
-    /// answer; logged in, the connection is held.
-    fn advance_login(&mut self, i: u32, flags: u32, now_ns: u64) {
-        let outcome = match self.conns.get_mut(i as usize) {
-            Some(IdleConn { socket: Some(socket), state: IdleState::LoggingIn(login), .. }) => {
-                login_step(socket, login, flags)
-            }
-            _ => return,
-        };
-        match outcome {
-            // What waited for room has gone: input is all that matters again.
-            Ok(LoginProgress::Going) if flags & libc::EPOLLOUT as u32 != 0 => self.watch_output(i, false, now_ns),
-            Ok(LoginProgress::Going) => {}
-            Ok(LoginProgress::Sending) => self.watch_output(i, true, now_ns),
-            Ok(LoginProgress::Done) => self.logged_in(i, now_ns),
-            Err(why) => self.login_failed(i, &why, now_ns),
-        }
-    }
-
-    /// Watches the socket for room to send (`true`) or for input only.
-    fn watch_output(&mut self, i: u32, room: bool, now_ns: u64) {
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        let Some(socket) = &conn.socket else { return };
-        let token = u64::from(conn.generation) << 32 | u64::from(i);
-        let interest = if room { input_interest() | libc::EPOLLOUT as u32 } else { input_interest() };
-        if let Err(e) = epoll_ctl(&self.epoll, libc::EPOLL_CTL_MOD, socket, interest, token) {
-            self.login_failed(i, &format!("cannot watch the socket: {e}"), now_ns);
-        }
-    }
-
-    fn logged_in(&mut self, i: u32, now_ns: u64) {
-        self.watch_output(i, false, now_ns);
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        if !matches!(conn.state, IdleState::LoggingIn(_)) {
-            return;
-        }
-        conn.state = IdleState::Held { pinged: false };
-        self.plan.counts.logged_in(conn.was_open);
-        conn.was_open = true;
-        self.pings.push_back((now_ns.saturating_add(self.plan.ping_interval_ns), i, conn.generation));
-        self.logins.retain(|&l| l != i);
-    }
-
-    fn login_failed(&mut self, i: u32, why: &str, now_ns: u64) {
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        let endpoint = self.plan.targets.get(usize::from(conn.target)).map(|t| &t.endpoint);
-        let place = endpoint.map(|e| e.to_string()).unwrap_or_default();
-        self.plan.counts.login_failed(format!("{place}: {why}"));
-        conn.socket = None;
-        conn.state = IdleState::Closed;
-        conn.generation = conn.generation.wrapping_add(1);
-        self.logins.retain(|&l| l != i);
+    /// Slot `slot`'s login failed, and why: counted, and tried again after
+    /// [`RETRY_PAUSE`].
+    pub(crate) fn login_failed(&mut self, slot: u32, why: String, now_ns: u64) {
+        self.end_generation(slot);
+        self.logins.retain(|&(s, ..)| s != slot);
+        self.plan.counts.login_failed(why);
         let pause = u64::try_from(RETRY_PAUSE.as_nanos()).unwrap_or(u64::MAX);
-        self.retry.push_back((now_ns.saturating_add(pause), i));
+        self.retry.push_back((now_ns.saturating_add(pause), slot));
     }
 
-    /// A login past its connect timeout fails.
-    fn expire_logins(&mut self, now_ns: u64) {
-        let late: SmallVec<[u32; LOGINS_IN_FLIGHT]> = self
-            .logins
-            .iter()
-            .copied()
-            .filter(|&i| match self.conns.get(i as usize).map(|c| &c.state) {
-                Some(IdleState::Connecting(login) | IdleState::LoggingIn(login)) => login.deadline_ns <= now_ns,
-                _ => false,
-            })
-            .collect();
-        for i in late {
-            self.login_failed(i, "no login within the connect timeout (--mysql-connect-timeout)", now_ns);
-        }
-    }
-
-    /// Input on a held connection: a ping's answer, or the server closing
-    /// it (its end of file, or an ERR first, as MySQL sends on `wait_timeout`).
-    fn on_held_input(&mut self, i: u32) {
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        let Some(socket) = &conn.socket else { return };
-        let pinged = matches!(conn.state, IdleState::Held { pinged: true });
-        let mut buf = [0u8; 512];
-        let answer = loop {
-            match (&*socket).read(&mut buf) {
-                Ok(0) => break PingAnswer::Lost,
-                Ok(n) if pinged && conn.partial.len() + n <= MAX_PING_ANSWER => {
-                    conn.partial.extend_from_slice(buf.get(..n).unwrap_or_default());
-                }
-                Ok(_) => break PingAnswer::Lost,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break ping_answer(&conn.partial),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break PingAnswer::Lost,
-            }
-        };
-        match answer {
-            PingAnswer::Incomplete => {}
-            PingAnswer::Ok => {
-                conn.partial.clear();
-                conn.state = IdleState::Held { pinged: false };
-            }
-            PingAnswer::Lost => self.lose(i),
-        }
-    }
-
-    /// Pings the connections due; one whose last ping is still unanswered
-    /// is lost.
-    fn send_pings(&mut self, now_ns: u64) {
-        while let Some(&(due, i, generation)) = self.pings.front() {
-            if due > now_ns {
-                return;
-            }
-            self.pings.pop_front();
-            let Some(conn) = self.conns.get_mut(i as usize) else { continue };
-            let (IdleState::Held { pinged }, Some(socket)) = (&conn.state, &conn.socket) else { continue };
-            if conn.generation != generation {
-                continue;
-            }
-            // Five bytes into an idle socket's empty buffer go at once, or
-            // the socket is broken.
-            if *pinged || socket.send(&PING).ok() != Some(PING.len()) {
-                self.lose(i);
-                continue;
-            }
-            conn.state = IdleState::Held { pinged: true };
-            self.pings.push_back((now_ns.saturating_add(self.plan.ping_interval_ns), i, generation));
-        }
-    }
-
-    /// A held connection is lost: counted, and logged in again at its turn.
-    fn lose(&mut self, i: u32) {
-        let Some(conn) = self.conns.get_mut(i as usize) else { return };
-        conn.socket = None;
-        conn.state = IdleState::Closed;
-        conn.partial = SmallVec::new();
-        conn.generation = conn.generation.wrapping_add(1);
+    /// Slot `slot`, logged in, was lost: counted, and logged in again at
+    /// its turn.
+    pub(crate) fn lost(&mut self, slot: u32) {
+        self.end_generation(slot);
         self.plan.counts.lost();
-        self.to_login.push_back(i);
+        self.to_login.push_back(slot);
     }
-}
 
-impl Drop for IdleSet {
-    /// Says goodbye on every held connection (a COM_QUIT, which an idle
-    /// socket takes at once), so the server counts no aborted client.
-    fn drop(&mut self) {
-        for conn in &self.conns {
-            if let (IdleState::Held { .. }, Some(socket)) = (&conn.state, &conn.socket) {
-                let _ = socket.send(&QUIT);
-            }
+    /// Its pings and deadline are stale from now on.
+    fn end_generation(&mut self, slot: u32) {
+        if let Some(state) = self.slots.get_mut(slot as usize) {
+            state.generation = state.generation.wrapping_add(1);
         }
     }
-}
-
-/// What a login's step came to.
-enum LoginProgress {
-    Going,
-    /// Its answer did not all go: it waits for room.
-    Sending,
-    Done,
-}
-
-/// What a held connection's input was.
-enum PingAnswer {
-    Incomplete,
-    Ok,
-    Lost,
-}
-
-fn login_step(socket: &Socket, login: &mut Login, flags: u32) -> Result<LoginProgress, String> {
-    if flags & libc::EPOLLOUT as u32 != 0 {
-        flush(socket, login)?;
-    }
-    let mut buf = [0u8; 4096];
-    loop {
-        match (&*socket).read(&mut buf) {
-            Ok(0) => return Err("the server closed the connection during the login".to_owned()),
-            Ok(n) if login.input.len() + n <= MAX_LOGIN_PACKET + 4 => {
-                login.input.extend_from_slice(buf.get(..n).unwrap_or_default())
-            }
-            Ok(_) => return Err("the server sent more than a login's packet".to_owned()),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("reading the login: {e}")),
-        }
-    }
-    loop {
-        let (used, step) = login
-            .machine
-            .advance(&login.input, &mut login.output, &mut OsRng)
-            .map_err(|e| format!("the login failed: {e}"))?;
-        login.input.drain(..used.min(login.input.len()));
-        let sending = !flush(socket, login)?;
-        match step {
-            HandshakeStep::NeedMore if used > 0 && !login.input.is_empty() => continue,
-            HandshakeStep::NeedMore if sending => return Ok(LoginProgress::Sending),
-            HandshakeStep::NeedMore => return Ok(LoginProgress::Going),
-            HandshakeStep::Done(_) if sending => {
-                return Err("the login's last packet did not go out at once".to_owned());
-            }
-            HandshakeStep::Done(_) => return Ok(LoginProgress::Done),
-            HandshakeStep::ServerError(error) => {
-                return Err(format!(
-                    "the server refused the login: error {} ({})",
-                    error.code,
-                    ServerText(&error.message)
-                ))
-            }
-            HandshakeStep::StartTls => return Err("the server asked for TLS, which idle connections do not use".into()),
-            other => return Err(format!("the login asked for a step idle connections cannot take: {other:?}")),
-        }
-    }
-}
-
-/// Sends what the login has to send; whether it all went.
-fn flush(socket: &Socket, login: &mut Login) -> Result<bool, String> {
-    while let Some(rest) = login.output.get(login.sent..).filter(|rest| !rest.is_empty()) {
-        match socket.send(rest) {
-            Ok(n) => login.sent += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("sending the login: {e}")),
-        }
-    }
-    login.output.clear();
-    login.sent = 0;
-    Ok(true)
-}
-
-/// A held connection's bytes: a ping's OK, or anything else (an ERR, a
-/// packet out of turn), after which the connection is not used again.
-fn ping_answer(bytes: &[u8]) -> PingAnswer {
-    match decode_answer_packet(bytes, 1, MAX_PING_ANSWER) {
-        Ok(None) => PingAnswer::Incomplete,
-        Ok(Some(frame)) if frame.consumed == bytes.len() && frame.payload.first() == Some(&0x00) => PingAnswer::Ok,
-        // An ERR (a server closing the connection), a second packet, or
-        // bytes that are no packet: the connection is out of step.
-        Ok(Some(_)) | Err(_) => PingAnswer::Lost,
-    }
-}
-
-fn input_interest() -> u32 {
-    (libc::EPOLLIN | libc::EPOLLRDHUP) as u32
-}
-
-/// A non-blocking stream socket whose connect to `address` is under way.
-fn open_socket(address: &SockAddr) -> io::Result<Socket> {
-    let domain = if address.is_unix() {
-        Domain::UNIX
-    } else {
-        Domain::for_address(address.as_socket().ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?)
-    };
-    let socket = Socket::new(domain, Type::STREAM, None)?;
-    socket.set_nonblocking(true)?;
-    match socket.connect(address) {
-        Ok(()) => Ok(socket),
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) || e.kind() == io::ErrorKind::WouldBlock => Ok(socket),
-        Err(e) => Err(e),
-    }
-}
-
-fn epoll_ctl(epoll: &OwnedFd, op: libc::c_int, socket: &Socket, interest: u32, token: u64) -> io::Result<()> {
-    let mut event = libc::epoll_event { events: interest, u64: token };
-    // SAFETY: both descriptors are open (owned by the caller) and `event`
-    // is valid for the call.
-    let rc = unsafe { libc::epoll_ctl(epoll.as_raw_fd(), op, socket.as_raw_fd(), &mut event) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -689,52 +506,84 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_ping_answer_is_an_ok_packet_with_sequence_one() {
+    fn a_ping_answer_is_an_ok_packet_at_its_sequence_id() {
         let ok = [7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0];
-        assert!(matches!(ping_answer(&ok), PingAnswer::Ok));
-        assert!(matches!(ping_answer(&ok[..5]), PingAnswer::Incomplete));
+        let mut ping = Ping::Awaited(1);
+        assert_eq!(ping_answer(&mut ping, &ok[..5]).unwrap(), 0, "a partial packet waits");
+        assert_eq!(ping_answer(&mut ping, &ok).unwrap(), ok.len());
+        assert_eq!(ping, Ping::Quiet);
         let err = [9, 0, 0, 1, 0xff, 0x7f, 0x0f, b'#', b'H', b'Y', b'0', b'0', b'0'];
-        assert!(matches!(ping_answer(&err), PingAnswer::Lost));
-        let mut two = ok.to_vec();
-        two.extend_from_slice(&ok);
-        assert!(matches!(ping_answer(&two), PingAnswer::Lost), "a second packet is out of turn");
+        let mut ping = Ping::Awaited(1);
+        assert!(ping_answer(&mut ping, &err).is_err(), "an ERR puts it out of step");
+        assert!(ping_answer(&mut Ping::Quiet, &ok).is_err(), "a packet unasked");
+        assert!(ping_answer(&mut Ping::Awaited(1), &[0xff; 8]).is_err(), "no packet");
     }
 
-    /// A server that accepts and never speaks: no more than
-    /// [`LOGINS_IN_FLIGHT`] logins wait on it at once, and each fails at
-    /// the connect timeout, counted, to be tried again later.
-    #[test]
-    fn logins_in_flight_are_bounded_and_time_out() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let endpoint = Endpoint::tcp("127.0.0.1", listener.local_addr().unwrap().port());
-        let mut options = ConnectOptions::new(endpoint, "u", "p");
-        options.connect_timeout = Duration::from_millis(50);
-        let plan = IdlePlan::new(std::iter::repeat(options).take(100), Duration::from_secs(1), 1_000_000, 1).unwrap();
-        let plan = Arc::new(plan);
-        let mut idle = IdleSet::for_loop(&plan, 0).unwrap().unwrap();
-        let start = std::time::Instant::now();
-        while start.elapsed() < Duration::from_millis(30) {
-            idle.serve();
-            assert!(idle.logins.len() <= LOGINS_IN_FLIGHT);
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(idle.logins.len(), LOGINS_IN_FLIGHT, "the bucket allows all, the bound holds");
-        assert_eq!(plan.counts.tally().failed_logins, 0);
-        std::thread::sleep(Duration::from_millis(60));
-        idle.serve();
-        let tally = plan.counts.tally();
-        assert!(tally.failed_logins >= LOGINS_IN_FLIGHT as u64, "{tally:?}");
-        assert!(tally.last_failure.is_some_and(|why| why.contains("connect timeout")));
-        assert_eq!(tally.open, 0);
-        drop(listener);
+    fn plan(count: usize, rate: u32, loops: usize, timeout: Duration) -> Arc<IdlePlan> {
+        let mut options = ConnectOptions::new(Endpoint::unix("/nonexistent/sock"), "u", "p");
+        options.connect_timeout = timeout;
+        Arc::new(IdlePlan::new(std::iter::repeat(options).take(count), Duration::from_secs(1), rate, loops).unwrap())
     }
 
     #[test]
     fn loops_share_the_connections_like_shards() {
-        let options = (0..10).map(|_| ConnectOptions::new(Endpoint::unix("/nonexistent/sock"), "u", "p"));
-        let plan = IdlePlan::new(options, Duration::from_secs(1), 100, 3).unwrap();
+        let plan = plan(10, 100, 3, Duration::from_secs(1));
         assert_eq!(plan.targets.len(), 1);
         assert_eq!([plan.share(0), plan.share(1), plan.share(2)], [0..4, 4..7, 7..10]);
         assert_eq!(plan.share(3), 0..0);
+        assert!(IdleSchedule::for_loop(&plan, 3, 0).is_none(), "a loop with no share holds none");
+    }
+
+    /// With a bucket that allows them all, no more than
+    /// [`LOGINS_IN_FLIGHT`] logins are under way at once; each fails at
+    /// the connect timeout, counted, and is tried again a pause later.
+    #[test]
+    fn logins_in_flight_are_bounded_and_time_out() {
+        let plan = plan(100, 1_000_000, 1, Duration::from_millis(50));
+        let mut schedule = IdleSchedule::for_loop(&plan, 0, 0).unwrap();
+        let mut due = IdleDue::default();
+        let mut started = 0;
+        for ms in 0..30 {
+            schedule.look(ms * 1_000_000, &mut due);
+            started += due.logins.len();
+            assert!(due.expired.is_empty());
+        }
+        assert_eq!((started, schedule.logins.len()), (LOGINS_IN_FLIGHT, LOGINS_IN_FLIGHT));
+        schedule.look(51_000_000, &mut due);
+        assert_eq!(due.expired.len(), LOGINS_IN_FLIGHT, "every one past its timeout");
+        for &slot in &due.expired.clone() {
+            schedule.login_failed(slot, "no login within the connect timeout".into(), 51_000_000);
+        }
+        let tally = plan.counts.tally();
+        assert_eq!((tally.failed_logins, tally.open), (LOGINS_IN_FLIGHT as u64, 0));
+        schedule.look(52_000_000, &mut due);
+        assert!(due.logins.iter().all(|&s| s as usize >= LOGINS_IN_FLIGHT), "the refused wait their pause");
+        schedule.look(1_100_000_000, &mut due);
+        assert!(due.expired.len() <= LOGINS_IN_FLIGHT);
+    }
+
+    /// Logins are paced by the rate; a login counts once, its pings come
+    /// every interval, and a lost one is logged in again (counted as such).
+    #[test]
+    fn logins_are_paced_and_pings_follow_the_interval() {
+        let plan = plan(10, 1000, 1, Duration::from_secs(10));
+        let mut schedule = IdleSchedule::for_loop(&plan, 0, 0).unwrap();
+        let mut due = IdleDue::default();
+        schedule.look(0, &mut due);
+        assert_eq!(due.logins, [0], "one token to start with");
+        schedule.look(1_000_000, &mut due);
+        assert_eq!(due.logins, [1], "then one a millisecond at 1000/s");
+        schedule.logged_in(0, 1_000_000);
+        schedule.look(1_500_000_000, &mut due);
+        assert_eq!(due.pings, [0], "slot 0's first ping");
+        schedule.look(1_600_000_000, &mut due);
+        assert!(due.pings.is_empty(), "the next a second later");
+        schedule.lost(0);
+        schedule.look(2_600_000_000, &mut due);
+        assert!(!due.pings.contains(&0), "a lost connection's pings are stale");
+        assert!(due.logins.contains(&0), "and it logs in again");
+        schedule.logged_in(0, 2_600_000_000);
+        let tally = plan.counts.tally();
+        assert_eq!((tally.lost, tally.reconnected, tally.open), (1, 1, 1));
     }
 }

@@ -23,6 +23,18 @@ impl RecvBuffer {
         RecvBuffer { data, start: 0, end: leftover.len() }
     }
 
+    /// An idle connection's: a few bytes, which grow only as its login or
+    /// a ping's answer needs.
+    pub(crate) fn small() -> Self {
+        Self::small_with(&[])
+    }
+
+    /// [`small`](Self::small), holding `leftover`.
+    pub(crate) fn small_with(leftover: &[u8]) -> Self {
+        let data = leftover.to_vec().into_boxed_slice();
+        RecvBuffer { data, start: 0, end: leftover.len() }
+    }
+
     pub(crate) fn unread(&self) -> &[u8] {
         &self.data[self.start..self.end]
     }
@@ -52,7 +64,7 @@ impl RecvBuffer {
             self.start = 0;
         }
         if self.data.len() - self.end < MIN_RECV_ROOM {
-            let mut bigger = vec![0; self.data.len() * 2].into_boxed_slice();
+            let mut bigger = vec![0; (self.data.len() * 2).max(self.end + MIN_RECV_ROOM)].into_boxed_slice();
             bigger[..self.end].copy_from_slice(&self.data[..self.end]);
             self.data = bigger;
         }

@@ -1,10 +1,11 @@
-//! A connection on the ring: its socket's registered slot, its buffers,
-//! its operations in flight and where it is in its life.
+//! A connection of a loop, whatever the backend: its work and transport
+//! ([`ConnIo`]), its socket, its buffers, its operations in flight and
+//! where it is in its life. A built-in test's connection, a task's and an
+//! idle one are all this; only their work differs.
 
-use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 
 use bytes::BytesMut;
-use io_uring::{types, IoUring};
 
 use crate::driver::connections::conn_io::ConnIo;
 use crate::driver::connections::recv_buffer::RecvBuffer;
@@ -13,9 +14,9 @@ use crate::driver::tasks::task_calls::TaskLink;
 use crate::driver::{Budget, ConnPlan, DriverError, IgnoreErrors, StdSocket};
 use crate::stats::LoopStats;
 
-/// Where a connection is in its life on the ring.
+/// Where a connection is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RingConnState {
+pub(crate) enum ConnState {
     Running,
     /// Lost, and `--mysql-ignore-errors` lists the error: waiting for its
     /// operations to complete, then opened again.
@@ -24,100 +25,132 @@ pub(super) enum RingConnState {
     Quitting,
     /// Done or failed; waiting for its operations to complete.
     Finishing,
-    /// No operation in flight and nothing more to do.
+    /// No operation in flight and nothing more to do (an idle connection
+    /// waits here for its next login).
     Retired,
 }
 
 /// A connection's socket, its buffers and its operations in flight.
-pub(super) struct Conn {
-    /// Its session and transport: `recv`, `filling` and `sending` hold
-    /// wire bytes.
-    pub(super) io: ConnIo,
-    /// Its socket's place in the ring's registered files: operations on it
-    /// skip looking the descriptor up and taking a reference each time.
-    pub(super) slot: types::Fixed,
-    /// Owns the descriptor; closed when the loop ends.
-    pub(super) _socket: StdSocket,
-    pub(super) recv: RecvBuffer,
+pub(crate) struct Conn {
+    /// Its work and transport: `recv`, `filling` and `sending` hold wire
+    /// bytes.
+    pub(crate) io: ConnIo,
+    /// Owns the descriptor; none for an idle connection between logins.
+    socket: Option<StdSocket>,
+    pub(crate) recv: RecvBuffer,
     /// Where the next commands are written.
-    pub(super) filling: Vec<u8>,
+    pub(crate) filling: Vec<u8>,
     /// The bytes of the send in flight: never touched until it completes.
-    pub(super) sending: Vec<u8>,
+    pub(crate) sending: Vec<u8>,
     /// How much of `sending` the kernel has taken.
-    pub(super) sent: usize,
-    pub(super) recv_pending: bool,
-    pub(super) send_pending: bool,
-    pub(super) state: RingConnState,
+    pub(crate) sent: usize,
+    pub(crate) recv_pending: bool,
+    pub(crate) send_pending: bool,
+    pub(crate) state: ConnState,
     /// Since when the receive and the send in flight have waited.
-    pub(super) waits: Waits,
-    pub(super) limits: WaitLimits,
+    pub(crate) waits: Waits,
+    pub(crate) limits: WaitLimits,
     /// The task whose connection it is, if any, and its call.
-    pub(super) task: TaskLink,
+    pub(crate) task: TaskLink,
 }
 
 impl Conn {
-    pub(super) fn new(plan: ConnPlan, slot: u32) -> Result<Self, DriverError> {
+    pub(crate) fn new(plan: ConnPlan) -> Self {
         let (io, socket, leftover) = ConnIo::from_plan(plan);
-        Self::with_io(io, socket, leftover, slot, TaskLink::default())
+        Self::with_io(io, socket, leftover, TaskLink::default())
     }
 
-    pub(super) fn with_io(
-        io: ConnIo,
-        socket: StdSocket,
-        leftover: BytesMut,
-        slot: u32,
-        task: TaskLink,
-    ) -> Result<Self, DriverError> {
-        // io_uring tries every receive and send without blocking and, when it
-        // must, waits for readiness itself; a blocking socket keeps EAGAIN
-        // from reaching us.
-        if let Err(e) = socket.set_nonblocking(false) {
-            return Err(io.io_error(e));
-        }
+    pub(crate) fn with_io(io: ConnIo, socket: StdSocket, leftover: BytesMut, task: TaskLink) -> Self {
         let limits = io.wait_limits();
-        Ok(Conn {
+        Conn {
             io,
-            slot: types::Fixed(slot),
-            _socket: socket,
+            socket: Some(socket),
             recv: RecvBuffer::new(&leftover),
             filling: Vec::with_capacity(1024),
             sending: Vec::with_capacity(1024),
             sent: 0,
             recv_pending: false,
             send_pending: false,
-            state: RingConnState::Running,
+            state: ConnState::Running,
             waits: Waits::default(),
             limits,
             task,
-        })
+        }
     }
 
-    pub(super) fn raw_fd(&self) -> std::os::fd::RawFd {
-        std::os::fd::AsRawFd::as_raw_fd(&self._socket)
+    /// An idle connection's place, before its first login: no socket, and
+    /// buffers that grow only as its login needs them.
+    pub(crate) fn idle(io: ConnIo) -> Self {
+        Conn {
+            io,
+            socket: None,
+            recv: RecvBuffer::small(),
+            filling: Vec::new(),
+            sending: Vec::new(),
+            sent: 0,
+            recv_pending: false,
+            send_pending: false,
+            state: ConnState::Retired,
+            waits: Waits::default(),
+            limits: WaitLimits::default(),
+            task: TaskLink::default(),
+        }
     }
 
-    /// Takes over the socket of a connection opened again ([`ConnIo::reopen_blocking`]),
-    /// with fresh buffers, in the old one's registered slot.
-    pub(super) fn replace(&mut self, socket: StdSocket, leftover: BytesMut, ring: &IoUring) -> io::Result<()> {
-        socket.set_nonblocking(false)?;
-        ring.submitter().register_files_update(self.slot.0, &[std::os::fd::AsRawFd::as_raw_fd(&socket)])?;
-        // Drops the old socket, which the ring no longer holds either:
-        // nothing is in flight on it.
-        self._socket = socket;
-        self.recv = RecvBuffer::new(&leftover);
+    /// Its socket's descriptor; -1 without one.
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.socket.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    pub(crate) fn socket(&self) -> Option<&StdSocket> {
+        self.socket.as_ref()
+    }
+
+    /// Takes over a new socket (a connection opened again, an idle one
+    /// logging in), with fresh buffers. Nothing may be in flight on the
+    /// old one, which closes.
+    pub(crate) fn replace(&mut self, socket: StdSocket, leftover: &[u8]) {
+        self.socket = Some(socket);
+        self.recv = if self.io.is_idle() { RecvBuffer::small_with(leftover) } else { RecvBuffer::new(leftover) };
         self.filling.clear();
         self.sending.clear();
         self.sent = 0;
-        Ok(())
+        self.waits = Waits::default();
     }
 
-    /// Lets the session append its next commands to `filling`.
-    pub(super) fn fill(&mut self, now: u64, budget: &mut Budget) -> Result<(), DriverError> {
+    /// Closes the socket (an idle connection between logins).
+    pub(crate) fn close_socket(&mut self) {
+        self.socket = None;
+    }
+
+    /// An idle connection logged in: its login's buffers go, so that a
+    /// held connection is little more than its socket. Only with nothing in
+    /// flight on them (`recv_in_place`: a receive in flight writes into
+    /// the receive buffer itself).
+    pub(crate) fn shrink(&mut self, recv_in_place: bool) {
+        if !self.send_pending {
+            self.filling = Vec::new();
+            self.sending = Vec::new();
+            self.sent = 0;
+        }
+        if self.recv.unread().is_empty() && !(self.recv_pending && recv_in_place) {
+            self.recv = RecvBuffer::small();
+        }
+    }
+
+    pub(crate) fn is_idle(&self) -> bool {
+        self.io.is_idle()
+    }
+
+    /// Lets its work append its next commands to `filling`.
+    #[inline(always)]
+    pub(crate) fn fill(&mut self, now: u64, budget: &mut Budget) -> Result<(), DriverError> {
         self.io.fill(&mut self.filling, now, budget)
     }
 
-    /// Hands the session the responses received so far.
-    pub(super) fn on_input(
+    /// Hands its work the responses received so far.
+    #[inline(always)]
+    pub(crate) fn on_input(
         &mut self,
         now: u64,
         stats: &mut LoopStats,

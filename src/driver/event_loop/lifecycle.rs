@@ -1,26 +1,30 @@
-//! How a connection's life on the ring ends or starts again: its COM_QUIT,
-//! a fatal error, a loss (reopened when `--mysql-ignore-errors` lists it),
-//! a timeout, and the run's cut (stalled).
+//! How a connection's life ends or starts again: its COM_QUIT, a fatal
+//! error, a loss (reopened when `--mysql-ignore-errors` lists it), a
+//! timeout, and the run's cut (stalled). An operation still in flight is
+//! cancelled, and the connection settles once it has completed (at once
+//! on a backend that has nothing in flight between two turns). A task's
+//! connection fails only its task's call (`task_conns.rs`); an idle one
+//! is counted and logged in again later (`idle_conns.rs`).
 
-use super::conn::RingConnState;
-use super::ring::Op;
-use super::UringLoop;
-use crate::driver::{DriverError, Lost, Stalls};
+use super::conn::ConnState;
+use super::loop_io::{LoopIo, Op};
+use super::EventLoop;
+use crate::driver::{CallError, DriverError, Lost, Stalls};
 
-impl UringLoop<'_> {
+impl<B: LoopIo> EventLoop<'_, B> {
     /// A connection whose work is done sends COM_QUIT, behind a send still
     /// in flight if there is one (every answer is in, so the server has
     /// every byte of it), and finishes once it is sent.
     pub(super) fn start_quit(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = RingConnState::Quitting;
+        conn.state = ConnState::Quitting;
         if conn.io.write_quit(&mut conn.filling).is_err() {
             // The transport cannot encode it: leave without a goodbye.
             conn.filling.clear();
             return self.end_after_quit(i);
         }
         if conn.recv_pending {
-            // No answer is due: the armed multishot receive ends.
+            // No answer is due: the receive still armed ends.
             self.push_cancel(i, Op::Recv)?;
         }
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
@@ -34,22 +38,34 @@ impl UringLoop<'_> {
 
     pub(super) fn end_after_quit(&mut self, i: usize) -> Result<(), DriverError> {
         if let Some(conn) = self.conns.get_mut(i) {
-            conn.state = RingConnState::Finishing;
+            conn.state = ConnState::Finishing;
         }
         self.retire_if_idle(i);
         Ok(())
     }
 
     /// Records a connection's fatal error (the first one is the loop's
-    /// result), stops the run and cancels what the connection has in flight.
+    /// result), stops the run and cancels what the connection has in
+    /// flight. A task's connection fails only its task's call; an idle
+    /// one is counted and logged in again.
     pub(super) fn fail(&mut self, i: usize, error: DriverError) -> Result<(), DriverError> {
-        if self.conns.get(i).is_some_and(|c| c.task.owner.is_some()) {
+        let Some(conn) = self.conns.get(i) else { return Ok(()) };
+        if conn.task.owner.is_some() {
             return self.fail_call(i, error);
+        }
+        if conn.is_idle() {
+            return self.drop_idle(i, Some(error));
         }
         self.context.control.stop();
         self.first_error.get_or_insert(error);
+        self.finish(i)
+    }
+
+    /// Ends a connection: what it has in flight is cancelled, and it
+    /// retires once that has completed.
+    pub(super) fn finish(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = RingConnState::Finishing;
+        conn.state = ConnState::Finishing;
         self.cancel_ops(i)?;
         self.retire_if_idle(i);
         Ok(())
@@ -76,10 +92,13 @@ impl UringLoop<'_> {
         if conn.task.owner.is_some() {
             return self.lose_call(i, lost);
         }
+        if conn.is_idle() {
+            return self.drop_idle(i, None);
+        }
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
             return self.fail(i, error);
         }
-        conn.state = RingConnState::Reconnecting;
+        conn.state = ConnState::Reconnecting;
         self.cancel_ops(i)?;
         self.settle(i)
     }
@@ -94,50 +113,52 @@ impl UringLoop<'_> {
 
     /// Opens a lost connection again, retrying every millisecond as
     /// sysbench does, until it works or the run is over. This blocks the
-    /// loop's other connections meanwhile: usually they are lost too (the
-    /// server went away), and a reconnect takes about a millisecond when
-    /// only one connection was killed.
+    /// loop's other connections meanwhile, as a reconnect blocks a sysbench
+    /// thread: usually they are lost too (the server went away), and a
+    /// reconnect takes about a millisecond when only one connection was
+    /// killed.
     pub(super) fn reopen_if_idle(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != RingConnState::Reconnecting || conn.recv_pending || conn.send_pending {
+        if conn.state != ConnState::Reconnecting || conn.recv_pending || conn.send_pending {
             return Ok(());
         }
         let (control, clock, deadline) = (self.context.control.clone(), self.clock, self.deadline_ns);
         let run_over = move || control.is_stopped() || deadline.is_some_and(|d| clock.now_ns() >= d);
-        let replaced = match conn.io.reopen_blocking(run_over, &mut self.stats) {
-            Ok(Some((socket, leftover))) => conn.replace(socket, leftover, &self.ring),
+        let reopened = match conn.io.reopen_blocking(run_over, &mut self.stats) {
+            Ok(Some(reopened)) => reopened,
             Ok(None) => {
                 // The run ended meanwhile; its lost events are not counted
                 // (a task's call ends as the run's cut ends it).
-                conn.state = RingConnState::Finishing;
+                conn.state = ConnState::Finishing;
                 self.retire_if_idle(i);
                 self.cut_call(i);
                 return Ok(());
             }
-            Err(e) => Err(e),
+            Err(source) => {
+                let error = conn.io.io_error(source);
+                return self.fail(i, error);
+            }
         };
-        if let Err(source) = replaced {
+        let (socket, leftover) = reopened;
+        conn.replace(socket, &leftover);
+        if let Err(source) = self.io.adopt(conn, i) {
             let error = conn.io.io_error(source);
             return self.fail(i, error);
         }
-        conn.state = RingConnState::Running;
+        conn.state = ConnState::Running;
         self.tell_lost(i, true);
         self.advance(i)
     }
 
     /// Treats a connection that waited past its read or write timeout as
-    /// lost (one sending its COM_QUIT just ends); once the run is cut, ends
-    /// every connection still waiting for an answer, counted as stalled.
-    pub(super) fn check_waits(&mut self, now: u64) -> Result<(), DriverError> {
-        if self.context.control.cut_due(now) {
-            return self.cut_stalled(now);
-        }
+    /// lost (one sending its COM_QUIT just ends).
+    pub(super) fn check_timeouts(&mut self, now: u64) -> Result<(), DriverError> {
         for i in 0..self.conns.len() {
             let Some(conn) = self.conns.get(i) else { continue };
             let Some(overdue) = conn.waits.overdue(now, conn.limits) else { continue };
             match conn.state {
-                RingConnState::Running => self.lose(i, overdue.lost())?,
-                RingConnState::Quitting => self.abandon(i)?,
+                ConnState::Running => self.lose(i, overdue.lost())?,
+                ConnState::Quitting => self.abandon(i)?,
                 _ => {}
             }
         }
@@ -154,11 +175,11 @@ impl UringLoop<'_> {
         for i in 0..self.conns.len() {
             let Some(conn) = self.conns.get(i) else { continue };
             match conn.state {
-                RingConnState::Running if conn.io.awaits_answers() => {
+                ConnState::Running if conn.io.awaits_answers() => {
                     stalls.add(conn.waits.waited(now).unwrap_or(0));
                     self.abandon(i)?;
                 }
-                RingConnState::Quitting => self.abandon(i)?,
+                ConnState::Quitting => self.abandon(i)?,
                 _ => {}
             }
         }
@@ -172,20 +193,25 @@ impl UringLoop<'_> {
     /// Ends a connection without waiting for what it has in flight: its
     /// operations are cancelled, and it retires once they complete.
     pub(super) fn abandon(&mut self, i: usize) -> Result<(), DriverError> {
-        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = RingConnState::Finishing;
-        self.cancel_ops(i)?;
-        self.retire_if_idle(i);
-        self.end_call(i, Err(crate::driver::CallError::Cut));
+        self.finish(i)?;
+        self.end_call(i, Err(CallError::Cut));
         Ok(())
     }
 
+    /// A finishing connection with nothing in flight retires; an idle one
+    /// closes its socket until its next login.
     pub(super) fn retire_if_idle(&mut self, i: usize) {
-        if let Some(conn) = self.conns.get_mut(i) {
-            if conn.state == RingConnState::Finishing && !conn.recv_pending && !conn.send_pending {
-                conn.state = RingConnState::Retired;
-                self.live -= 1;
-            }
+        let Some(conn) = self.conns.get_mut(i) else { return };
+        if conn.state != ConnState::Finishing || conn.recv_pending || conn.send_pending {
+            return;
+        }
+        conn.state = ConnState::Retired;
+        if conn.is_idle() {
+            conn.close_socket();
+            conn.io.close_idle();
+            self.io.release(i);
+        } else {
+            self.live -= 1;
         }
     }
 }

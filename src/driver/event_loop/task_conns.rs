@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use super::{Conn, RingConnState, UringLoop};
+use super::conn::{Conn, ConnState};
+use super::loop_io::LoopIo;
+use super::EventLoop;
 use crate::driver::connections::call_exchange::{CallAnswer, CallError, CallExchange, Expect};
 use crate::driver::connections::conn_io::{ConnIo, OpenedCalls};
 use crate::driver::connections::redial::Reopened;
@@ -17,30 +19,7 @@ use crate::driver::tasks::task_queue::{ConnRequest, TaskQueue, TaskStep, TaskTur
 use crate::driver::{DriverError, Lost, Redial, TaskError};
 use wirebench_protocol::constants::client_error::is_lost_connection;
 
-/// Registered-file slots a loop keeps per task, for the connections its
-/// tasks open (a script usually opens one per state).
-const SLOTS_PER_TASK: usize = 16;
-
-/// Registers the loop's sockets with its ring: the built-in test's
-/// connections as they are, or for tasks a table with room for the
-/// connections they will open. How many slots the table has.
-pub(super) fn register_sockets(ring: &io_uring::IoUring, conns: &[Conn], tasks: usize) -> std::io::Result<usize> {
-    let fds: Vec<_> = conns.iter().map(Conn::raw_fd).collect();
-    if tasks == 0 {
-        if !fds.is_empty() {
-            ring.submitter().register_files(&fds)?;
-        }
-        return Ok(fds.len());
-    }
-    let slots = (fds.len() + tasks * SLOTS_PER_TASK).clamp(64, 32 * 1024);
-    ring.submitter().register_files_sparse(slots as u32)?;
-    if !fds.is_empty() {
-        ring.submitter().register_files_update(0, &fds)?;
-    }
-    Ok(slots)
-}
-
-impl UringLoop<'_> {
+impl<B: LoopIo> EventLoop<'_, B> {
     /// The task queue, and what of the loop it uses as it resumes tasks.
     fn task_turn(&mut self) -> (&mut TaskQueue, TaskTurn<'_>) {
         let turn = TaskTurn {
@@ -121,22 +100,17 @@ impl UringLoop<'_> {
         let opened = redial.open_once_blocking(|| context.control.is_stopped()).map_err(|e| e.to_string())?;
         let Reopened { socket, leftover, capabilities, transport, .. } = opened;
         let calls = CallExchange::new(capabilities, max_packet, result_limit);
-        let endpoint = redial.options.endpoint.clone();
-        let opened = OpenedCalls { endpoint, socket, leftover, calls, transport };
+        let opened = OpenedCalls { socket, leftover, calls, transport };
         let (io, socket, leftover) = ConnIo::for_calls(opened, redial);
         let id = self.free_conn_slot().ok_or_else(|| {
             format!(
                 "this event loop holds {} connections already (every thread's open ones): close some \
                  (disconnect()) before opening more",
-                self.slots
+                self.max_conns
             )
         })?;
-        let link = TaskLink::for_task(t, result_limit);
-        let conn = Conn::with_io(io, socket, leftover, id as u32, link).map_err(|e| e.to_string())?;
-        self.ring
-            .submitter()
-            .register_files_update(id as u32, &[conn.raw_fd()])
-            .map_err(|e| format!("cannot register the new connection with the loop's io_uring: {e}"))?;
+        let conn = Conn::with_io(io, socket, leftover, TaskLink::for_task(t, result_limit));
+        self.io.adopt(&conn, id).map_err(|e| format!("cannot take the new connection into the event loop: {e}"))?;
         match self.conns.get_mut(id) {
             Some(slot) => *slot = conn,
             None => self.conns.push(conn),
@@ -147,15 +121,15 @@ impl UringLoop<'_> {
 
     /// A slot for a new connection: a retired one's, or the next.
     fn free_conn_slot(&self) -> Option<ConnId> {
-        let retired = self.conns.iter().position(|c| c.state == RingConnState::Retired && c.task.owner.is_some());
-        retired.or((self.conns.len() < self.slots).then_some(self.conns.len()))
+        let retired = self.conns.iter().position(|c| c.state == ConnState::Retired && c.task.owner.is_some());
+        retired.or((self.conns.len() < self.max_conns).then_some(self.conns.len()))
     }
 
     /// Task `t` calls on `conn`: its command goes out, its answer comes
     /// back through [`answer_call`](Self::answer_call).
     fn start_call(&mut self, t: usize, id: ConnId, expect: Expect) -> Result<(), DriverError> {
         let conn = self.conns.get_mut(id).map(|c| {
-            let running = c.state == RingConnState::Running;
+            let running = c.state == ConnState::Running;
             (&mut c.task, &mut c.io, running)
         });
         if self.tasks.start_call(t, conn, expect) {
@@ -186,10 +160,7 @@ impl UringLoop<'_> {
             DriverError::Call { source, .. } => source,
             other => CallError::Loop(other.to_string()),
         };
-        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.state = RingConnState::Finishing;
-        self.cancel_ops(i)?;
-        self.retire_if_idle(i);
+        self.finish(i)?;
         self.end_call(i, Err(error));
         Ok(())
     }
@@ -202,7 +173,7 @@ impl UringLoop<'_> {
         let reopen = self.context.ignore.ignores(code) && is_lost_connection(code);
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.task.lost = Some(lost);
-        conn.state = if reopen { RingConnState::Reconnecting } else { RingConnState::Finishing };
+        conn.state = if reopen { ConnState::Reconnecting } else { ConnState::Finishing };
         self.cancel_ops(i)?;
         if !reopen {
             self.retire_if_idle(i);
@@ -232,13 +203,8 @@ impl UringLoop<'_> {
     fn close_task_conn(&mut self, t: usize, id: ConnId) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(id).filter(|c| c.task.owner == Some(t)) else { return Ok(()) };
         match conn.state {
-            RingConnState::Running if !conn.io.awaits_answers() => self.start_quit(id),
-            RingConnState::Running | RingConnState::Reconnecting => {
-                conn.state = RingConnState::Finishing;
-                self.cancel_ops(id)?;
-                self.retire_if_idle(id);
-                Ok(())
-            }
+            ConnState::Running if !conn.io.awaits_answers() => self.start_quit(id),
+            ConnState::Running | ConnState::Reconnecting => self.finish(id),
             _ => Ok(()),
         }
     }

@@ -1,88 +1,53 @@
 //! The socket loop: the backend of loops whose wait plan is
-//! [`WaitMode::OnSocket`](crate::driver::WaitMode::OnSocket). Each
-//! exchange runs on the connection's own socket, as libmysqlclient runs
-//! sysbench's: the command goes out with `send`, and the answer is read
-//! with `recv`, waiting in `poll(2)` when it is not there yet. No ring and
-//! no runtime: one exchange at a time, each to its end (a built-in test's
-//! event, or a task's call), then the next connection's.
+//! [`WaitMode::OnSocket`](crate::driver::WaitMode::OnSocket). It submits
+//! nothing to a ring: a send goes out with `send` at once, and a receive
+//! is read with `recv` when its answer is there, waiting in `poll(2)` on
+//! the sockets that await one, as libmysqlclient waits in sysbench's
+//! threads. The loop itself (what an answer leads to, its chores, its
+//! connections' lives, its tasks and idle connections) is
+//! `driver::event_loop`'s, as the io_uring backend's is.
 //!
 //! Why: a unix socket wakes the thread that waits on it on the waker's
 //! core, so the server's thread finds the next query waiting instead of
 //! sleeping for it; a ring's completion gives no such hint. `poll(2)`, not
 //! a blocking `recv`, which a unix socket also wakes when the server reads
-//! the query (docs/benchmarking.md#waits-on-the-socket).
-//!
-//! The loop's turn ([`SocketLoop::turn`]) does the chores every loop does
-//! first ([`SocketLoop::chores`]: the run's clock, the collector's
-//! requests, the events in progress, the timeouts and the run's cut,
-//! `--rate` arrivals and the tasks' timers), then resumes the tasks that
-//! are ready and runs the exchanges that are due, and sleeps when nothing
-//! is. A wait in `poll` looks at the run every
-//! [`PUBLISH_TICK`](crate::driver::PUBLISH_TICK) too: a connection past its
-//! read or write timeout is lost, and the run's cut ends the exchange as
-//! stalled.
+//! the query (docs/benchmarking.md#waits-on-the-socket). A loop here holds
+//! one connection (or a script's state, one call at a time), so a wait
+//! watches one socket; a loop's idle connections are looked at on their
+//! own tick, never in that wait.
 //!
 //! Files:
-//! - `conn.rs`: a connection on its socket.
-//! - `exchange.rs`: one connection's exchanges: send, wait in `poll`, receive.
-//! - `lifecycle.rs`: how a connection's life ends (COM_QUIT, failure,
-//!   loss, timeout, the run's cut) or starts again (a reconnect).
-//! - `tasks.rs`: what the loop's tasks (a script's states) ask of their
-//!   connections.
 //! - `tests.rs`: the loop against scripted servers.
 
-mod conn;
-mod exchange;
-mod lifecycle;
-mod tasks;
 #[cfg(test)]
 mod tests;
 
+use std::io;
+use std::os::fd::RawFd;
 use std::time::Duration;
 
-use crate::driver::connections::waits::WaitCheck;
+use crate::driver::event_loop::conn::Conn;
+use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, WaitFor};
+use crate::driver::event_loop::{loop_conns, EventLoop};
 use crate::driver::tasks::start_gate::ArrivalGuard;
-use crate::driver::tasks::task_queue::TaskQueue;
-use crate::driver::{Budget, Clock, ConnPlan, DriverError, LoopContext, LoopOp, TaskBody, PUBLISH_TICK};
-use crate::stats::LoopStats;
-use conn::SocketConn;
+use crate::driver::{ConnPlan, DriverError, LoopContext, TaskBody, PUBLISH_TICK};
 
-/// Exchanges a loop runs in one turn before it does its chores again (a
-/// server that drops every connection sends the loop through
-/// reconnections without end).
-const EXCHANGES_PER_TURN: usize = 64;
+/// The most connections a socket loop's tasks hold at once.
+const MAX_TASK_CONNS: usize = 32 * 1024;
 
-/// One loop's connections, each exchanged with on its own socket.
-struct SocketLoop<'c> {
-    index: usize,
-    context: &'c LoopContext,
-    /// A built-in test's connections, or those the tasks opened (a
-    /// retired one's place is taken by the next a task opens).
-    conns: Vec<SocketConn>,
-    /// Connections not yet retired.
-    live: usize,
-    budget: Budget,
-    stats: LoopStats,
-    /// Connections whose next exchange is due, in turn.
-    due: Vec<usize>,
-    /// `--rate`: connections with nothing in flight, waiting for an
-    /// arrival.
-    waiting: Vec<usize>,
-    first_error: Option<DriverError>,
-    /// The latest time the loop read (ns since the run's start): what
-    /// waits are stamped with.
-    now_ns: u64,
-    wait_check: WaitCheck,
-    /// The tasks this loop runs (a script's states).
-    tasks: TaskQueue,
-    /// The run's clock and deadline (the loop's set-up ones until a start
-    /// gate opens).
-    clock: Clock,
-    deadline_ns: Option<u64>,
-    /// Where a script run's tasks wait for its start, until they have.
-    arrival: Option<ArrivalGuard>,
-    /// `--idle-connections`: this loop's share, served at each turn.
-    idle: Option<crate::driver::IdleSet>,
+/// One loop's sockets and what it waits for on them.
+#[derive(Default)]
+pub(crate) struct SocketIo {
+    /// What finished at once (sends, cancellations), handed out at the
+    /// next wait.
+    done: Vec<Completion>,
+    /// Connections whose receive is armed, and those whose send waits for
+    /// room; the idle connections' apart.
+    reading: Vec<usize>,
+    writing: Vec<usize>,
+    idle_reading: Vec<usize>,
+    idle_writing: Vec<usize>,
+    pollfds: Vec<libc::pollfd>,
 }
 
 /// Runs a socket loop over `connections` (a built-in test's) or `tasks`
@@ -94,139 +59,196 @@ pub fn run_socket_loop(
     context: &LoopContext,
     arrival: Option<ArrivalGuard>,
 ) -> Result<(), DriverError> {
-    let mut socket_loop = SocketLoop::new(index, connections, context);
-    socket_loop.arrival = arrival;
-    socket_loop.idle = context.idle_set(index)?;
-    if let Err(source) = socket_loop.tasks.add(tasks, socket_loop.clock) {
-        return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
-    }
-    let result = socket_loop.run();
-    context.board.publish(index, &mut socket_loop.stats);
-    result
+    let (conns, idle) = loop_conns(index, connections, context);
+    let max_conns = conns.len() + MAX_TASK_CONNS;
+    let mut event_loop = EventLoop::new(SocketIo::default(), index, conns, idle, max_conns, context);
+    event_loop.run(tasks, arrival)
 }
 
-impl<'c> SocketLoop<'c> {
-    fn new(index: usize, connections: Vec<ConnPlan>, context: &'c LoopContext) -> Self {
-        let conns: Vec<SocketConn> = connections.into_iter().map(SocketConn::new).collect();
-        let len = conns.len();
-        SocketLoop {
-            index,
-            context,
-            live: len,
-            conns,
-            budget: Budget::for_loop(context.control.clone(), context.deadline_ns, index),
-            stats: context.board.loop_stats(index),
-            due: (0..len).collect(),
-            waiting: Vec::with_capacity(len),
-            first_error: None,
-            now_ns: context.clock.now_ns(),
-            wait_check: WaitCheck::default(),
-            tasks: TaskQueue::default(),
-            clock: context.clock,
-            deadline_ns: context.deadline_ns,
-            arrival: None,
-            idle: None,
-        }
-    }
-
-    fn run(&mut self) -> Result<(), DriverError> {
-        while self.live > 0 || self.tasks.live() > 0 {
-            self.turn()?;
-        }
-        if let Some(failure) = self.tasks.take_failure() {
-            return Err(DriverError::Script(failure));
-        }
-        self.first_error.take().map_or(Ok(()), Err)
-    }
-
-    /// One turn of the loop: its chores, then the tasks that are ready and
-    /// the exchanges that are due; with none of either, a sleep until the
-    /// next arrival or timer, or the next look at the run.
-    fn turn(&mut self) -> Result<(), DriverError> {
-        self.chores()?;
-        self.run_tasks()?;
-        self.exchange_due()?;
-        if self.due.is_empty() && self.tasks.ready.is_empty() && !self.tasks.have_yielded() {
-            self.sleep_until_due();
-        }
-        Ok(())
-    }
-
-    /// What every loop does at its turn, whatever it then runs: reads the
-    /// run's clock, hands the collector its statistics when asked,
-    /// publishes the events in progress (for --forced-shutdown's report),
-    /// looks at the timeouts and the run's cut, lets the connections and
-    /// tasks whose `--rate` arrival came go on, wakes the tasks whose
-    /// pause is over, and serves the idle connections. Another per-turn
-    /// chore belongs here.
-    fn chores(&mut self) -> Result<(), DriverError> {
-        self.now_ns = self.clock.now_ns();
-        // Events admitted without a command to send (a script's) are
-        // stamped here; the others were at their send.
-        self.budget.sent(self.now_ns, &mut self.stats);
-        self.context.board.publish_if_requested(self.index, &mut self.stats);
-        if let Some(idle) = &mut self.idle {
-            idle.serve();
-        }
-        self.budget.publish(self.now_ns);
-        if self.wait_check.due(self.now_ns) {
-            self.check_waits(self.now_ns)?;
-        }
-        self.serve_arrivals();
-        self.wake_tasks();
-        Ok(())
-    }
-
-    /// `--rate`: once the next arrival is due (or no event can start any
-    /// more), the waiting connections' next exchanges are due.
-    fn serve_arrivals(&mut self) {
-        if self.waiting.is_empty() || self.budget.wake_at(self.now_ns).is_some_and(|at| at > self.now_ns) {
-            return;
-        }
-        for i in self.waiting.drain(..) {
-            if !self.due.contains(&i) {
-                self.due.push(i);
+impl LoopIo for SocketIo {
+    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<bool, DriverError> {
+        let rest = conn.sending.get(conn.sent..).unwrap_or_default();
+        match send_now(conn.raw_fd(), rest) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.lists(conn.is_idle()).1.push(i);
+                Ok(false)
+            }
+            sent => {
+                self.done.push(Completion { conn: i, op: Op::Send, result: result_of(sent), more: false });
+                Ok(true)
             }
         }
     }
 
-    /// Runs the exchanges that are due, and the tasks they answer (whose
-    /// next calls are due in turn), up to [`EXCHANGES_PER_TURN`]; the rest
-    /// at the next turn, which does not sleep while some are due.
-    fn exchange_due(&mut self) -> Result<(), DriverError> {
-        let mut ran = 0;
-        while ran < EXCHANGES_PER_TURN && !self.due.is_empty() {
-            let i = self.due.remove(0);
-            self.exchange_until_answered(i)?;
-            ran += 1;
-            if self.due.is_empty() {
-                self.run_tasks()?;
-            }
+    fn push_recv(&mut self, conn: &mut Conn, i: usize) -> Result<(), DriverError> {
+        self.lists(conn.is_idle()).0.push(i);
+        Ok(())
+    }
+
+    fn push_cancel(&mut self, i: usize, op: Op) -> Result<(), DriverError> {
+        let lists: [&mut Vec<usize>; 2] = match op {
+            Op::Recv => [&mut self.reading, &mut self.idle_reading],
+            Op::Send => [&mut self.writing, &mut self.idle_writing],
+            Op::Cancel => return Ok(()),
+        };
+        let mut watched = false;
+        for list in lists {
+            let before = list.len();
+            list.retain(|&c| c != i);
+            watched |= list.len() != before;
+        }
+        // A receive armed or a send waiting for room ends now; a send done
+        // at once has its completion on its way already.
+        if watched {
+            self.done.push(Completion { conn: i, op, result: -libc::ECANCELED, more: false });
         }
         Ok(())
     }
 
-    /// Nothing to do until the next `--rate` arrival, a task's pause ends
-    /// or the collector may ask: sleeps until the first of them.
-    fn sleep_until_due(&mut self) {
-        let now = self.clock.now_ns();
-        let mut wake = now + PUBLISH_TICK.as_nanos() as u64;
-        if !self.waiting.is_empty() || self.tasks.have_admitting() {
-            if let Some(at) = self.budget.wake_at(now) {
-                wake = wake.min(at);
-            }
+    fn adopt(&mut self, _conn: &Conn, _i: usize) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn wait(&mut self, conns: &mut [Conn], wait: &WaitFor, out: &mut Vec<Completion>) -> Result<(), DriverError> {
+        out.append(&mut self.done);
+        // The answer may be there already: looked for before a wait.
+        try_sockets(conns, &mut self.reading, &mut self.writing, out);
+        if !out.is_empty() || wait.look_only {
+            return Ok(());
         }
-        if let Some(at) = self.tasks.next_wake() {
-            wake = wake.min(at);
+        let timeout = wait.wake_at.map_or(PUBLISH_TICK, |at| Duration::from_nanos(at.saturating_sub(wait.now_ns)));
+        if poll(conns, &self.reading, &self.writing, &mut self.pollfds, timeout.min(PUBLISH_TICK)) {
+            try_sockets(conns, &mut self.reading, &mut self.writing, out);
         }
-        if wake > now {
-            std::thread::sleep(Duration::from_nanos(wake - now));
+        Ok(())
+    }
+
+    fn look_at_idle(&mut self, conns: &mut [Conn], out: &mut Vec<Completion>) -> Result<(), DriverError> {
+        if (self.idle_reading.len() + self.idle_writing.len()) == 0 {
+            return Ok(());
+        }
+        if poll(conns, &self.idle_reading, &self.idle_writing, &mut self.pollfds, Duration::ZERO) {
+            try_sockets(conns, &mut self.idle_reading, &mut self.idle_writing, out);
+        }
+        Ok(())
+    }
+
+    fn quiesce(&mut self, _conns: &mut [Conn]) {
+        for list in [&mut self.reading, &mut self.writing, &mut self.idle_reading, &mut self.idle_writing] {
+            list.clear();
+        }
+    }
+
+    fn in_flight(&self) -> bool {
+        false
+    }
+
+    fn receives_in_place(&self) -> bool {
+        false
+    }
+}
+
+impl SocketIo {
+    /// The receives and sends watched, for an active connection or an idle
+    /// one.
+    fn lists(&mut self, idle: bool) -> (&mut Vec<usize>, &mut Vec<usize>) {
+        if idle {
+            (&mut self.idle_reading, &mut self.idle_writing)
+        } else {
+            (&mut self.reading, &mut self.writing)
         }
     }
 }
 
-impl Drop for SocketLoop<'_> {
-    fn drop(&mut self) {
-        self.tasks.forget_suspended();
+/// Reads what the watched sockets have and sends what they take now: a
+/// completion for each that did either (or failed), which leaves its list.
+fn try_sockets(conns: &mut [Conn], reading: &mut Vec<usize>, writing: &mut Vec<usize>, out: &mut Vec<Completion>) {
+    reading.retain(|&i| {
+        let Some(conn) = conns.get_mut(i) else { return false };
+        match recv_now(conn) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+            received => {
+                out.push(Completion { conn: i, op: Op::Recv, result: result_of(received), more: false });
+                false
+            }
+        }
+    });
+    writing.retain(|&i| {
+        let Some(conn) = conns.get(i) else { return false };
+        match send_now(conn.raw_fd(), conn.sending.get(conn.sent..).unwrap_or_default()) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+            sent => {
+                out.push(Completion { conn: i, op: Op::Send, result: result_of(sent), more: false });
+                false
+            }
+        }
+    });
+}
+
+/// Waits in `ppoll` until one of the sockets is ready (readable for
+/// `reading`, writable for `writing`, or in error) or `timeout` has passed;
+/// whether one is.
+fn poll(
+    conns: &[Conn],
+    reading: &[usize],
+    writing: &[usize],
+    pollfds: &mut Vec<libc::pollfd>,
+    timeout: Duration,
+) -> bool {
+    pollfds.clear();
+    let fd = |i: usize| conns.get(i).map_or(-1, Conn::raw_fd);
+    pollfds.extend(reading.iter().map(|&i| libc::pollfd { fd: fd(i), events: libc::POLLIN, revents: 0 }));
+    pollfds.extend(writing.iter().map(|&i| libc::pollfd { fd: fd(i), events: libc::POLLOUT, revents: 0 }));
+    let timeout = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos().into() };
+    // SAFETY: `pollfds` holds `len` valid entries, and `timeout` is valid for
+    // the call; no signal mask is given.
+    let ready = unsafe { libc::ppoll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, &timeout, std::ptr::null()) };
+    ready > 0
+}
+
+/// Reads what connection `conn`'s socket has into its receive buffer,
+/// without waiting: how much (0 at the end of the stream).
+fn recv_now(conn: &mut Conn) -> io::Result<usize> {
+    let fd = conn.raw_fd();
+    conn.recv.make_room();
+    let (room, len) = conn.recv.room();
+    loop {
+        // SAFETY: `room` is valid for `len` bytes of writes.
+        let n = unsafe { libc::recv(fd, room.cast(), len as usize, libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            conn.recv.received(n as usize);
+            return Ok(n as usize);
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Sends what the socket takes of `bytes` now, without waiting: how much.
+fn send_now(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `bytes` is valid for `bytes.len()` bytes of reads.
+        let n = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+        match n {
+            0 if !bytes.is_empty() => return Err(io::ErrorKind::WriteZero.into()),
+            n if n < 0 => {
+                let error = io::Error::last_os_error();
+                if error.kind() != io::ErrorKind::Interrupted {
+                    return Err(error);
+                }
+            }
+            n => return Ok(n as usize),
+        }
+    }
+}
+
+/// A syscall's outcome as a completion's result: bytes moved, or a
+/// negated errno.
+fn result_of(outcome: io::Result<usize>) -> i32 {
+    match outcome {
+        Ok(n) => i32::try_from(n).unwrap_or(i32::MAX),
+        Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
     }
 }

@@ -7,10 +7,16 @@
 //! write timeout, or that still waits when the run is cut: its read or
 //! write then returns, and the task learns from its [`WatchedConn`] why.
 //!
+//! The chores every loop does at its turn ([`Chores`]) are the ticker's:
+//! it runs every [`PUBLISH_TICK`] whatever the connections do.
+//!
 //! Files:
 //! - `tasks.rs`: the loop's tasks (a script's states), one tokio task
 //!   each.
+//! - `idle.rs`: `--idle-connections`, one tokio task each, logged in
+//!   through the client's login as the active ones are.
 
+mod idle;
 mod tasks;
 
 use std::cell::{Cell, RefCell};
@@ -24,7 +30,8 @@ use tokio::sync::Notify;
 
 use crate::client::Stream;
 use crate::driver::connections::conn_io::{AfterSend, ConnIo};
-use crate::driver::connections::waits::{Overdue, WaitCheck, WaitLimits, Waits};
+use crate::driver::connections::waits::{Overdue, WaitLimits, Waits};
+use crate::driver::event_loop::{Chores, WaitsDue};
 use crate::driver::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, Stalls, PUBLISH_TICK};
 use crate::stats::LoopStats;
 
@@ -59,7 +66,7 @@ struct EpollLoop {
     /// Where a script run's tasks wait for its start (`tasks.rs`).
     start: tasks::StartWait,
     /// `--idle-connections`: this loop's share, served by the ticker.
-    idle: RefCell<Option<crate::driver::IdleSet>>,
+    idle: Option<idle::IdleTasks>,
 }
 
 /// A connection as the ticker sees it: its waits, its socket, and why the
@@ -117,7 +124,7 @@ pub fn run_tokio_loop(
         .enable_all()
         .build()
         .map_err(|source| DriverError::Loop { index, op: LoopOp::StartRuntime, source })?;
-    let idle = context.idle_set(index)?;
+    let idle = idle::IdleTasks::for_loop(index, context);
     let shared = Rc::new(EpollLoop {
         index,
         context: context.clone(),
@@ -128,7 +135,7 @@ pub fn run_tokio_loop(
         clock: Cell::new(context.clock),
         deadline_ns: Cell::new(context.deadline_ns),
         start: tasks::StartWait::new(tasks.len(), arrival),
-        idle: RefCell::new(idle),
+        idle,
     });
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, run_all(connections, tasks, &shared));
@@ -174,42 +181,50 @@ async fn run_all(
     if let Some(dispatcher) = dispatcher {
         dispatcher.abort();
     }
+    if let Some(idle) = &shared.idle {
+        idle.say_goodbye().await;
+    }
     first_error.map_or(Ok(()), Err)
 }
 
-/// Answers the collector, and brings the `--rate` queue up to date, even
-/// when no connection is busy; looks at the connections' waits; serves
-/// the idle connections.
+/// The loop's [`Chores`], even when no connection is busy: answers the
+/// collector, brings the `--rate` queue up to date, looks at the
+/// connections' waits; then serves the idle connections.
 async fn tick(shared: Rc<EpollLoop>) {
     let mut tick = tokio::time::interval(PUBLISH_TICK);
-    let mut check = WaitCheck::default();
+    let mut chores = Chores::default();
     loop {
         tick.tick().await;
         let now = shared.clock.get().now_ns();
-        shared.budget.borrow_mut().publish(now);
-        if check.due(now) {
-            shut_late_connections(&shared, now);
+        let due = {
+            let (mut budget, mut stats) = (shared.budget.borrow_mut(), shared.stats.borrow_mut());
+            chores.turn(now, shared.index, &shared.context, &mut budget, &mut stats)
+        };
+        match due {
+            WaitsDue::Nothing => {}
+            WaitsDue::Timeouts => shut_late_connections(&shared, now),
+            WaitsDue::Cut => shut_stalled_connections(&shared, now),
         }
-        shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
-        if let Some(idle) = shared.idle.borrow_mut().as_mut() {
-            idle.serve();
+        if let Some(idle) = &shared.idle {
+            idle.serve(&shared, now);
         }
     }
 }
 
-/// Cuts off the connections that waited past their timeout; once the run
-/// is cut, every connection still waiting, counted as stalled.
+/// Cuts off the connections that waited past their timeout.
 fn shut_late_connections(shared: &EpollLoop, now: u64) {
+    for watch in shared.watches.iter().filter(|w| w.cut.get().is_none()) {
+        if let Some(overdue) = watch.waits.overdue(now, watch.limits.get()) {
+            watch.shut(Cut::Overdue(overdue));
+        }
+    }
+}
+
+/// The run is cut: every connection still waiting ends, counted as
+/// stalled.
+fn shut_stalled_connections(shared: &EpollLoop, now: u64) {
     let control = &shared.context.control;
     let waiting = shared.watches.iter().filter(|w| w.cut.get().is_none());
-    if !control.cut_due(now) {
-        for watch in waiting {
-            if let Some(overdue) = watch.waits.overdue(now, watch.limits.get()) {
-                watch.shut(Cut::Overdue(overdue));
-            }
-        }
-        return;
-    }
     control.stop();
     let mut stalls = Stalls::default();
     for watch in waiting {
@@ -369,7 +384,7 @@ async fn exchange(
         }
         wire.wbuf.clear();
         match io.after_send() {
-            AfterSend::Quit | AfterSend::CallAnswered => return Ok(None),
+            AfterSend::Quit | AfterSend::CallAnswered | AfterSend::Idle => return Ok(None),
             AfterSend::Arrival => {
                 shared.waiters.wait().await;
                 continue;

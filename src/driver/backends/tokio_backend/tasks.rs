@@ -176,8 +176,7 @@ async fn open_conn(open: OpenCalls, conns: &mut Vec<Option<TaskConn>>) -> Result
     let capabilities = login.capabilities;
     let socket = StdSocket::from_stream(stream).map_err(|e| e.to_string())?;
     let calls = CallExchange::new(capabilities, max_packet, result_limit);
-    let endpoint = redial.options.endpoint.clone();
-    let opened = OpenedCalls { endpoint, socket, leftover, calls, transport };
+    let opened = OpenedCalls { socket, leftover, calls, transport };
     let (io, socket, leftover) = ConnIo::for_calls(opened, redial);
     let stream = socket.into_stream().map_err(|e| e.to_string())?;
     let conn = TaskConn { io, wire: Wire::new(stream, leftover), result_limit };

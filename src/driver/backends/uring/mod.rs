@@ -3,48 +3,39 @@
 //! most one send; completions are handled in batches and everything they
 //! lead to (the next sends and receives of every connection touched) goes to
 //! the kernel in one `io_uring_enter`, which also waits for the next batch.
+//! The loop itself (what a completion leads to, its chores, its
+//! connections' lives and its tasks) is `driver::event_loop`'s; this
+//! backend submits and waits ([`LoopIo`]).
 //!
 //! Per query, only the send is submitted: each connection's receive is
 //! armed once and stays armed (multishot, into the loop's [`RecvPool`];
 //! one-shot receives that wait for data first on kernels before 6.1), and
 //! sockets are registered files. At one query in flight over loopback TCP
-//! what is left is the kernel's: the send, which also runs the server's
-//! receive in our softirq, is three quarters of the client's CPU, and the
-//! receive's copy most of the rest (docs/benchmarking.md).
+//! what is left is the kernel's: the send and the receive's copy
+//! ([what they cost](../../../../docs/engine.md#what-a-query-costs-on-the-ring)).
 //!
-//! On this kind of machine a sleep and wake-up costs more than the query's
-//! own work, so the loop waits for several completions per wake-up when
-//! several connections are busy (`min_wait_usec` bounds the delay), and the
-//! ring defers its task work to that wait (`DEFER_TASKRUN`): completions
-//! arriving meanwhile do not wake the thread one by one.
-//!
-//! A connection's receive and send stamp their waits ([`Waits`]) with the
-//! time the loop last read; the loop looks at them on its wake-ups (at
-//! least every [`PUBLISH_TICK`](crate::driver::PUBLISH_TICK)) and treats a wait past its timeout as a
-//! lost connection, and every connection still waiting once the run is cut
-//! as stalled: its operations are cancelled, as for any other ending.
+//! A sleep and its wake-up cost more than a query's own work on a
+//! machine where waking a thread is dear, so the loop waits for several
+//! completions per wake-up when several connections are busy
+//! (`min_wait_usec` bounds the delay), and the ring defers its task work
+//! to that wait (`DEFER_TASKRUN`): completions arriving meanwhile do not
+//! wake the thread one by one.
 //!
 //! Files:
 //! - `ring.rs`: whether the kernel can run the loop, the ring's set-up,
 //!   and what an entry's `user_data` says.
 //! - `recv_pool.rs`: the provided buffers of multishot receives (shared
-//!   with the kernel); a connection's unread bytes are in the driver's
-//!   receive buffer.
-//! - `conn.rs`: a connection on the ring; `lifecycle.rs`: how its life
-//!   ends (COM_QUIT, failure, loss, timeout, the run's cut) or starts again.
-//! - `submit.rs`: receives, sends and cancellations queued for the kernel.
+//!   with the kernel); a connection's unread bytes are in its receive
+//!   buffer.
+//! - `submit.rs`: receives, sends and cancellations queued for the kernel,
+//!   and the completions taken off the queue.
 //! - `wait.rs`: how the loop waits for completions; `batch_gate.rs`:
 //!   whether a sleep waits for a batch of answers.
-//! - `tasks.rs`: what the loop's tasks (a script's states) ask of their
-//!   connections; the driver's task queue resumes them.
 
 mod batch_gate;
-mod conn;
-mod lifecycle;
 mod recv_pool;
-mod ring;
+pub(crate) mod ring;
 mod submit;
-mod tasks;
 mod wait;
 
 pub use ring::{probe, UringUnavailable};
@@ -52,25 +43,30 @@ pub use ring::{probe, UringUnavailable};
 use std::io;
 use std::time::Duration;
 
-use io_uring::{cqueue, IoUring};
+use io_uring::IoUring;
 
-use crate::driver::connections::conn_io::AfterSend;
-use crate::driver::connections::waits::WaitCheck;
-use crate::driver::tasks::fiber_task::TaskBody;
-use crate::driver::tasks::task_queue::TaskQueue;
+use crate::driver::connections::idle::LOGINS_IN_FLIGHT;
+use crate::driver::event_loop::conn::Conn;
+use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, WaitFor};
+use crate::driver::event_loop::{loop_conns, EventLoop};
+use crate::driver::tasks::start_gate::ArrivalGuard;
 use crate::driver::wait_plan::spin::Spinner;
-use crate::driver::{Budget, ConnPlan, DriverError, LoopContext, LoopOp, Lost, WaitMode};
-use crate::stats::LoopStats;
+use crate::driver::{ConnPlan, DriverError, LoopContext, LoopOp, TaskBody, WaitMode};
 use batch_gate::BatchGate;
-use conn::{Conn, RingConnState};
 use recv_pool::RecvPool;
-use ring::{build_ring, decode_user_data, is_transient, Delivery, Op, RECV_POLL_FIRST};
-use tasks::register_sockets;
+use ring::{build_ring, Delivery, RECV_POLL_FIRST};
 
-/// One loop's ring and connections.
-struct UringLoop<'c> {
+/// Registered-file slots a loop keeps per task, for the connections its
+/// tasks open (a script usually opens one per state).
+const SLOTS_PER_TASK: usize = 16;
+
+/// The most registered files a ring's table holds (the kernel's
+/// IORING_MAX_FIXED_FILES).
+const MAX_SLOTS: usize = 1 << 20;
+
+/// One loop's ring, what it has in flight, and how it waits.
+pub(crate) struct UringIo {
     index: usize,
-    context: &'c LoopContext,
     ring: IoUring,
     /// Multishot receives' buffers, where the kernel has them (6.1 and
     /// later here: the deferred-task-work ring); else one-shot receives
@@ -82,17 +78,15 @@ struct UringLoop<'c> {
     /// What each receive's `ioprio` carries: [`RECV_POLL_FIRST`] where the
     /// kernel knows it (older ones refuse unknown bits).
     recv_flags: u16,
-    conns: Vec<Conn>,
-    budget: Budget,
-    stats: LoopStats,
-    /// Completions copied off the queue (user data, result, flags),
-    /// reused on every wake-up.
-    completions: Vec<(u64, i32, u32)>,
-    /// Receives and sends submitted (or queued) and not yet completed (a
-    /// multishot receive until its last completion).
+    /// Receives and sends of the active connections submitted (or queued)
+    /// and not yet completed (a multishot receive until its last
+    /// completion): what a wait may count on.
     ops: usize,
     /// Receives among them.
     recvs: usize,
+    /// The idle connections' operations in flight: they answer rarely, so
+    /// a wait never counts on them.
+    idle_ops: usize,
     /// Receives armed so far: once per connection with multishot
     /// receives (unless the pool ran dry), once per completion without.
     recv_arms: u64,
@@ -101,313 +95,170 @@ struct UringLoop<'c> {
     quick_queued: usize,
     /// Whether sleeps wait for a batch of answers ([`BatchGate`]).
     batch_gate: BatchGate,
-    /// Connections not yet retired.
-    live: usize,
-    /// `--rate`: connections with nothing in flight, waiting for an
-    /// arrival; `spare` is the list being served, swapped with it.
-    waiting: Vec<usize>,
-    spare: Vec<usize>,
-    first_error: Option<DriverError>,
-    /// The latest time the loop read (ns since the run's start): what
-    /// waits are stamped with, so that stamping reads no clock.
-    now_ns: u64,
-    wait_check: WaitCheck,
     /// Time spent spinning for completions.
     spun: Duration,
     spinner: Spinner,
-    /// The tasks this loop runs (a script's states): see [`tasks`].
-    tasks: TaskQueue,
-    /// How many connections the loop's registered-file table holds.
+    /// How many connections the registered-file table holds.
     slots: usize,
-    /// The run's clock and deadline (the loop's set-up ones until a start
-    /// gate opens).
-    clock: crate::driver::Clock,
-    deadline_ns: Option<u64>,
-    /// Where a script run's tasks wait for its start, until they have.
-    arrival: Option<crate::driver::tasks::start_gate::ArrivalGuard>,
-    /// `--idle-connections`: this loop's share, served at each turn.
-    idle: Option<crate::driver::IdleSet>,
+    /// Completions copied off the queue (user data, result, flags), reused
+    /// on every wake-up.
+    cqes: Vec<(u64, i32, u32)>,
 }
 
+/// Runs a loop over `connections` (a built-in test's) or `tasks` (a
+/// script's states) on this thread with an io_uring, until every one is
+/// done.
 pub fn run_uring_loop(
     index: usize,
     connections: Vec<ConnPlan>,
     tasks: Vec<TaskBody>,
     context: &LoopContext,
     wait: WaitMode,
-    arrival: Option<crate::driver::tasks::start_gate::ArrivalGuard>,
+    arrival: Option<ArrivalGuard>,
 ) -> Result<(), DriverError> {
-    let mut ring_loop = UringLoop::new(index, connections, tasks.len(), context, wait)?;
-    ring_loop.arrival = arrival;
-    if let Err(source) = ring_loop.tasks.add(tasks, ring_loop.clock) {
-        return Err(DriverError::Loop { index, op: LoopOp::StartTask, source });
-    }
-    let result = ring_loop.run();
-    context.board.publish(index, &mut ring_loop.stats);
+    let (conns, idle) = loop_conns(index, connections, context);
+    let io = UringIo::new(index, &conns, tasks.len(), idle, wait)?;
+    let slots = io.slots;
+    let mut event_loop = EventLoop::new(io, index, conns, idle, slots, context);
+    let result = event_loop.run(tasks, arrival);
     if wait.spins() {
-        context.usage.add_spinning(ring_loop.spun);
+        context.usage.add_spinning(event_loop.io.spun);
     }
     result
 }
 
-impl<'c> UringLoop<'c> {
-    fn new(
-        index: usize,
-        connections: Vec<ConnPlan>,
-        tasks: usize,
-        context: &'c LoopContext,
-        wait: WaitMode,
-    ) -> Result<Self, DriverError> {
+impl UringIo {
+    /// The ring for `conns` (`idle` of them idle, with no socket yet) and
+    /// room for `tasks`' connections; their sockets registered.
+    fn new(index: usize, conns: &[Conn], tasks: usize, idle: usize, wait: WaitMode) -> Result<Self, DriverError> {
+        let active = conns.len() - idle;
         // Each connection has at most a receive, a send and their two
         // cancellations queued between two submissions; the completion
         // queue is twice that, so it never overflows. A task's connections
-        // come and go; two each is the usual most.
-        let expected = connections.len() + tasks * 2;
+        // come and go; two each is the usual most. Idle connections log in
+        // a few dozen at a time.
+        let expected = active + tasks * 2 + idle.min(LOGINS_IN_FLIGHT * 2);
         let entries = (expected * 4).next_power_of_two().clamp(8, 32 * 1024);
         let (ring, delivery) =
-            build_ring(entries as u32).map_err(|source| DriverError::Loop { index, op: LoopOp::CreateRing, source })?;
+            build_ring(entries as u32).map_err(|source| loop_error(index, LoopOp::CreateRing, source))?;
         let min_timeout = ring.params().is_feature_min_timeout();
-        let mut conns = Vec::with_capacity(connections.len());
-        for (slot, plan) in (0u32..).zip(connections) {
-            conns.push(Conn::new(plan, slot)?);
-        }
-        let slots = register_sockets(&ring, &conns, tasks).map_err(|source| DriverError::Loop {
-            index,
-            op: LoopOp::RegisterSockets,
-            source,
-        })?;
+        let cq_entries = ring.params().cq_entries() as usize;
+        let slots = register_sockets(&ring, conns, tasks, idle)
+            .map_err(|source| loop_error(index, LoopOp::RegisterSockets, source))?;
         let pool = match delivery {
-            Delivery::Deferred => {
-                Some(RecvPool::register(&ring, RecvPool::size_for(expected)).map_err(|source| DriverError::Loop {
-                    index,
-                    op: LoopOp::RegisterBuffers,
-                    source,
-                })?)
-            }
+            Delivery::Deferred => Some(
+                RecvPool::register(&ring, RecvPool::size_for(expected))
+                    .map_err(|source| loop_error(index, LoopOp::RegisterBuffers, source))?,
+            ),
             Delivery::Cooperative | Delivery::Plain => None,
         };
-        let completions = Vec::with_capacity(ring.params().cq_entries() as usize);
-        let conns_len = conns.len();
-        let idle = context.idle_set(index)?;
-        Ok(UringLoop {
+        Ok(UringIo {
             index,
-            context,
             ring,
             pool,
             min_timeout,
             recv_flags: if delivery == Delivery::Plain { 0 } else { RECV_POLL_FIRST },
-            live: conns.len(),
-            conns,
-            budget: Budget::for_loop(context.control.clone(), context.deadline_ns, index),
-            stats: context.board.loop_stats(index),
-            completions,
             ops: 0,
             recvs: 0,
+            idle_ops: 0,
             recv_arms: 0,
             quick_queued: 0,
             batch_gate: BatchGate::default(),
-            waiting: Vec::with_capacity(conns_len),
-            spare: Vec::with_capacity(conns_len),
-            first_error: None,
-            now_ns: context.clock.now_ns(),
-            wait_check: WaitCheck::default(),
             spun: Duration::ZERO,
             spinner: Spinner::new(wait),
-            tasks: TaskQueue::default(),
             slots,
-            clock: context.clock,
-            deadline_ns: context.deadline_ns,
-            arrival: None,
-            idle,
+            cqes: Vec::with_capacity(cq_entries),
         })
     }
 
-    fn run(&mut self) -> Result<(), DriverError> {
-        for i in 0..self.conns.len() {
-            self.advance(i)?;
-        }
-        self.run_tasks()?;
-        while self.live > 0 || self.tasks.live() > 0 {
-            self.wait()?;
-            let mut completions = std::mem::take(&mut self.completions);
-            completions.extend(self.ring.completion().map(|c| (c.user_data(), c.result(), c.flags())));
-            for &(data, result, flags) in &completions {
-                let (conn, op) = decode_user_data(data);
-                match op {
-                    Op::Recv => self.on_recv(conn, result, flags)?,
-                    Op::Send => self.on_send(conn, result)?,
-                    Op::Cancel => {}
-                }
-            }
-            completions.clear();
-            self.completions = completions;
-            if let Some(pool) = &self.pool {
-                pool.publish();
-            }
-            self.serve_arrivals()?;
-            self.wake_tasks();
-            self.run_tasks()?;
-            self.context.board.publish_if_requested(self.index, &mut self.stats);
-            self.now_ns = self.clock.now_ns();
-            if let Some(idle) = &mut self.idle {
-                idle.serve();
-            }
-            if self.wait_check.due(self.now_ns) {
-                self.check_waits(self.now_ns)?;
-            }
-            // Events in progress, for --forced-shutdown's report: two relaxed
-            // stores per wake-up.
-            self.budget.publish(self.now_ns);
-        }
-        if let Some(failure) = self.tasks.take_failure() {
-            return Err(DriverError::Script(failure));
-        }
-        self.first_error.take().map_or(Ok(()), Err)
-    }
-
-    /// Hands the session what it can send and keeps a receive outstanding
-    /// while it waits for answers.
-    fn advance(&mut self, i: usize) -> Result<(), DriverError> {
-        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if conn.state != RingConnState::Running {
-            return Ok(());
-        }
-        let now = self.clock.now_ns();
-        self.now_ns = now;
-        if let Err(error) = conn.fill(now, &mut self.budget) {
-            return self.fail(i, error);
-        }
-        if !conn.send_pending && !conn.filling.is_empty() {
-            std::mem::swap(&mut conn.filling, &mut conn.sending);
-            conn.sent = 0;
-            self.push_send(i)?;
-        }
-        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        match conn.io.after_send() {
-            AfterSend::Quit => return self.start_quit(i),
-            AfterSend::Arrival => self.waiting.push(i),
-            AfterSend::CallAnswered => self.answer_call(i),
-            AfterSend::Answers if !conn.recv_pending => self.push_recv(i)?,
-            // A multishot receive stays armed: answers are awaited from now.
-            AfterSend::Answers => conn.waits.start_read_unless_reading(self.now_ns),
-        }
-        Ok(())
-    }
-
-    /// `--rate`: once the next arrival is due (or no event can start any
-    /// more), lets the waiting connections look again. Busy connections
-    /// take due arrivals themselves when they finish an event.
-    fn serve_arrivals(&mut self) -> Result<(), DriverError> {
-        if self.waiting.is_empty() {
-            return Ok(());
-        }
-        let now = self.clock.now_ns();
-        if self.budget.wake_at(now).is_some_and(|at| at > now) {
-            return Ok(());
-        }
-        std::mem::swap(&mut self.waiting, &mut self.spare);
-        let mut serving = std::mem::take(&mut self.spare);
-        for &i in &serving {
-            self.advance(i)?;
-        }
-        serving.clear();
-        self.spare = serving;
-        Ok(())
-    }
-
-    fn on_recv(&mut self, i: usize, result: i32, flags: u32) -> Result<(), DriverError> {
-        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        if !cqueue::more(flags) {
-            conn.recv_pending = false;
-            self.ops -= 1;
-            self.recvs -= 1;
-        }
-        conn.waits.end_read();
-        let provided = cqueue::buffer_select(flags);
-        if let (Some(bid), Some(pool)) = (provided, self.pool.as_mut()) {
-            if conn.state == RingConnState::Running {
-                conn.recv.append(pool.filled(bid, usize::try_from(result).unwrap_or(0)));
-            }
-            pool.put(bid);
-        }
-        if conn.state != RingConnState::Running {
-            return self.settle(i);
-        }
-        if result < 0 {
-            let error = io::Error::from_raw_os_error(-result);
-            // ENOBUFS: the pool ran dry and ended the multishot receive;
-            // buffers are back by the time it is armed again.
-            if is_transient(&error) || error.raw_os_error() == Some(libc::ENOBUFS) {
-                return if conn.recv_pending { Ok(()) } else { self.push_recv(i) };
-            }
-            return self.lose(i, Lost::Read(error));
-        }
-        if result == 0 {
-            return self.lose(i, Lost::Closed);
-        }
-        if provided.is_none() {
-            conn.recv.received(result as usize);
-        }
-        let now = self.clock.now_ns();
-        self.now_ns = now;
-        if let Err(error) = conn.on_input(now, &mut self.stats, &self.context.ignore) {
-            return self.fail(i, error);
-        }
-        self.advance(i)
-    }
-
-    fn on_send(&mut self, i: usize, result: i32) -> Result<(), DriverError> {
-        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
-        conn.send_pending = false;
-        conn.waits.end_write();
-        self.ops -= 1;
-        let quitting = conn.state == RingConnState::Quitting;
-        if conn.state != RingConnState::Running && !quitting {
-            return self.settle(i);
-        }
-        if result < 0 {
-            let error = io::Error::from_raw_os_error(-result);
-            if is_transient(&error) {
-                return self.push_send(i);
-            }
-            return if quitting { self.end_after_quit(i) } else { self.lose(i, Lost::Write(error)) };
-        }
-        if result == 0 {
-            return if quitting {
-                self.end_after_quit(i)
-            } else {
-                self.lose(i, Lost::Write(io::ErrorKind::WriteZero.into()))
-            };
-        }
-        conn.sent += result as usize;
-        if conn.sent < conn.sending.len() {
-            return self.push_send(i);
-        }
-        conn.sending.clear();
-        conn.sent = 0;
-        if !conn.filling.is_empty() {
-            std::mem::swap(&mut conn.filling, &mut conn.sending);
-            return self.push_send(i);
-        }
-        if quitting {
-            return self.end_after_quit(i);
-        }
-        Ok(())
-    }
-
     fn ring_error(&self, op: LoopOp, source: io::Error) -> DriverError {
-        DriverError::Loop { index: self.index, op, source }
+        loop_error(self.index, op, source)
     }
 }
 
-impl Drop for UringLoop<'_> {
+fn loop_error(index: usize, op: LoopOp, source: io::Error) -> DriverError {
+    DriverError::Loop { index, op, source }
+}
+
+/// Registers the loop's sockets with its ring, blocking (io_uring tries
+/// every receive and send without blocking and, when it must, waits for
+/// readiness itself; a blocking socket keeps EAGAIN from reaching us). A
+/// built-in test's connections are registered as they are; with tasks or
+/// idle connections, a table with room for the connections they will
+/// open, each in its connection's slot. How many slots the table has.
+fn register_sockets(ring: &IoUring, conns: &[Conn], tasks: usize, idle: usize) -> io::Result<usize> {
+    for socket in conns.iter().filter_map(Conn::socket) {
+        socket.set_nonblocking(false)?;
+    }
+    let fds: Vec<_> = conns.iter().map(Conn::raw_fd).collect();
+    if tasks == 0 && idle == 0 {
+        if !fds.is_empty() {
+            ring.submitter().register_files(&fds)?;
+        }
+        return Ok(fds.len());
+    }
+    let slots = (fds.len() + tasks * SLOTS_PER_TASK).clamp(64, MAX_SLOTS);
+    ring.submitter().register_files_sparse(slots as u32)?;
+    if !fds.is_empty() {
+        ring.submitter().register_files_update(0, &fds)?;
+    }
+    Ok(slots)
+}
+
+impl LoopIo for UringIo {
+    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<bool, DriverError> {
+        self.queue_send(conn, i)?;
+        Ok(false)
+    }
+
+    fn push_recv(&mut self, conn: &mut Conn, i: usize) -> Result<(), DriverError> {
+        self.queue_recv(conn, i)
+    }
+
+    fn push_cancel(&mut self, i: usize, op: Op) -> Result<(), DriverError> {
+        self.queue_cancel(i, op)
+    }
+
+    fn release(&mut self, i: usize) {
+        // The table holds its own reference to a socket: a closed idle
+        // connection's goes with it.
+        if let Ok(slot) = u32::try_from(i) {
+            let _ = self.ring.submitter().register_files_update(slot, &[-1]);
+        }
+    }
+
+    fn adopt(&mut self, conn: &Conn, i: usize) -> io::Result<()> {
+        if let Some(socket) = conn.socket() {
+            socket.set_nonblocking(false)?;
+        }
+        let slot = u32::try_from(i).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        self.ring.submitter().register_files_update(slot, &[conn.raw_fd()])?;
+        Ok(())
+    }
+
+    fn wait(&mut self, conns: &mut [Conn], wait: &WaitFor, out: &mut Vec<Completion>) -> Result<(), DriverError> {
+        self.wait_for(wait)?;
+        self.take_completions(conns, out);
+        Ok(())
+    }
+
+    fn quiesce(&mut self, conns: &mut [Conn]) {
+        self.cancel_all(conns);
+    }
+
+    fn in_flight(&self) -> bool {
+        self.ops + self.idle_ops > 0
+    }
+
+    fn receives_in_place(&self) -> bool {
+        self.pool.is_none()
+    }
+}
+
+impl Drop for UringIo {
     fn drop(&mut self) {
-        self.tasks.forget_suspended();
-        self.quiesce();
-        if self.ops > 0 {
-            // The kernel still holds pointers into these buffers: leaking
-            // them is the only safe thing left.
-            std::mem::forget(std::mem::take(&mut self.conns));
+        if self.in_flight() {
+            // The kernel may still write into the pool's buffers.
             std::mem::forget(self.pool.take());
         }
     }
@@ -425,7 +276,7 @@ mod tests {
     use crate::client::Endpoint;
     use crate::driver::connections::recv_buffer::RECV_BUFFER;
     use crate::driver::testing::SelectOne;
-    use crate::driver::{Clock, EventPipeline, IgnoreErrors, RunControl, StdSocket};
+    use crate::driver::{Clock, EventPipeline, IgnoreErrors, Lost, RunControl, StdSocket};
     use crate::rand::{RandConfig, RandParams, Rng};
     use crate::stats::{Collector, Counters, StatsBoard};
     use crate::transport::Transport;
@@ -526,6 +377,14 @@ mod tests {
         }
         collector.drain();
         (result, collector.totals().counters, context.usage.spinning())
+    }
+
+    /// A loop on a ring over `plans`, not yet run.
+    fn event_loop(context: &LoopContext, plans: Vec<ConnPlan>) -> EventLoop<'_, UringIo> {
+        let (conns, idle) = loop_conns(0, plans, context);
+        let io = UringIo::new(0, &conns, 0, idle, WaitMode::Sleep).unwrap();
+        let slots = io.slots;
+        EventLoop::new(io, 0, conns, idle, slots, context)
     }
 
     /// A loop's context for a test: `connections` connections, `events`
@@ -666,16 +525,15 @@ mod tests {
         }
         let context = test_context(1, Some(20));
         let (plans, servers) = fake_servers(1, 1, FakeReply::Big);
-        let mut d = UringLoop::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
-        if d.pool.is_none() {
+        let mut d = event_loop(&context, plans);
+        if d.io.pool.is_none() {
             return;
         }
-        d.ring.submitter().unregister_buf_ring(POOL_GROUP).unwrap();
-        d.pool = Some(RecvPool::register(&d.ring, 2).unwrap());
+        d.io.ring.submitter().unregister_buf_ring(POOL_GROUP).unwrap();
+        d.io.pool = Some(RecvPool::register(&d.io.ring, 2).unwrap());
         let mut collector = Collector::new(context.board.clone());
-        d.run().unwrap();
-        assert!(d.recv_arms > 1, "the pool never ran dry");
-        context.board.publish(0, &mut d.stats);
+        d.run(Vec::new(), None).unwrap();
+        assert!(d.io.recv_arms > 1, "the pool never ran dry");
         drop(d);
         servers.into_iter().for_each(|s| s.join().unwrap());
         collector.drain();
@@ -691,9 +549,9 @@ mod tests {
         }
         let context = test_context(3, Some(300));
         let (plans, servers) = fake_servers(3, 1, FakeReply::Trickle);
-        let mut d = UringLoop::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
-        d.run().unwrap();
-        let (multishot, arms) = (d.pool.is_some(), d.recv_arms);
+        let mut d = event_loop(&context, plans);
+        d.run(Vec::new(), None).unwrap();
+        let (multishot, arms) = (d.io.pool.is_some(), d.io.recv_arms);
         drop(d);
         let deferred = IoUring::<io_uring::squeue::Entry, io_uring::cqueue::Entry>::builder()
             .setup_single_issuer()
@@ -725,10 +583,11 @@ mod tests {
             return;
         }
         let context = test_context(0, None);
-        let mut d = UringLoop::new(0, Vec::new(), 0, &context, WaitMode::Sleep).unwrap();
+        let mut d = event_loop(&context, Vec::new());
+        let io = &mut d.io;
         let mut want = |recvs, sends, cancels| {
-            (d.recvs, d.ops, d.quick_queued) = (recvs, recvs + sends, sends + cancels);
-            d.wanted()
+            (io.recvs, io.ops, io.quick_queued) = (recvs, recvs + sends, sends + cancels);
+            io.wanted()
         };
         assert_eq!(want(1, 0, 0), 1);
         assert_eq!(want(16, 0, 0), 8);
@@ -736,11 +595,11 @@ mod tests {
         assert_eq!(want(1000, 0, 0), MAX_BATCH);
         assert_eq!(want(0, 2, 0), 2, "only sends in flight");
         assert_eq!(want(0, 1, 1), 1, "a send and its cancellation: wake early rather than late");
-        d.batch_gate.after_sleep(true, 8, 1);
-        (d.recvs, d.ops, d.quick_queued) = (16, 19, 3);
-        assert_eq!(d.wanted(), 3 + 1, "a batch fell short: the next sleeps wake at the first answer");
-        (d.recvs, d.ops, d.quick_queued) = (0, 0, 0);
-        assert!(d.run().is_ok(), "no connections: nothing to do");
+        d.io.batch_gate.after_sleep(true, 8, 1);
+        (d.io.recvs, d.io.ops, d.io.quick_queued) = (16, 19, 3);
+        assert_eq!(d.io.wanted(), 3 + 1, "a batch fell short: the next sleeps wake at the first answer");
+        (d.io.recvs, d.io.ops, d.io.quick_queued) = (0, 0, 0);
+        assert!(d.run(Vec::new(), None).is_ok(), "no connections: nothing to do");
     }
 
     /// Operations name sockets by their registered slot, so every socket
@@ -753,12 +612,11 @@ mod tests {
         }
         let context = test_context(3, Some(1));
         let (plans, _servers): (Vec<_>, Vec<_>) = socket_pair_plans(3, 1).into_iter().unzip();
-        let d = UringLoop::new(0, plans, 0, &context, WaitMode::Sleep).unwrap();
+        let d = event_loop(&context, plans);
         for (i, conn) in d.conns.iter().enumerate() {
-            assert_eq!(conn.slot.0 as usize, i);
-            assert_eq!(d.ring.submitter().register_files_update(conn.slot.0, &[conn.raw_fd()]).unwrap(), 1);
+            assert_eq!(d.io.ring.submitter().register_files_update(i as u32, &[conn.raw_fd()]).unwrap(), 1);
         }
-        assert!(d.ring.submitter().register_files_update(3, &[d.conns[0].raw_fd()]).is_err(), "no fourth slot");
+        assert!(d.io.ring.submitter().register_files_update(3, &[d.conns[0].raw_fd()]).is_err(), "no fourth slot");
     }
 
     #[test]

@@ -8,15 +8,11 @@ use std::time::Duration;
 
 use io_uring::{opcode, types, IoUring};
 
-/// What an operation was, in the low bits of its `user_data`; the
-/// connection's index is in the rest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Op {
-    Recv = 0,
-    Send = 1,
-    Cancel = 2,
-}
+pub(super) use crate::driver::event_loop::is_transient;
+use crate::driver::event_loop::loop_io::Op;
 
+/// Bits of an entry's `user_data` that say which operation it is
+/// ([`Op`]); the connection's index is in the rest.
 pub(super) const OP_BITS: u32 = 2;
 
 /// IORING_RECVSEND_POLL_FIRST (Linux 5.19): a receive queued right after
@@ -152,10 +148,6 @@ pub(super) fn cancel_entry(i: usize, op: Op) -> io_uring::squeue::Entry {
 
 pub(super) fn timespec(d: Duration) -> types::Timespec {
     types::Timespec::new().sec(d.as_secs()).nsec(d.subsec_nanos())
-}
-
-pub(super) fn is_transient(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EINTR | libc::EBUSY))
 }
 
 #[cfg(test)]

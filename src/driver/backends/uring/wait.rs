@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use io_uring::types;
 
 use super::ring::{is_transient, timespec};
-use super::UringLoop;
+use super::UringIo;
+use crate::driver::event_loop::loop_io::WaitFor;
 use crate::driver::wait_plan::spin::Spinner;
-use crate::driver::PUBLISH_TICK;
-use crate::driver::{DriverError, LoopOp};
+use crate::driver::{DriverError, LoopOp, PUBLISH_TICK};
 
 /// How long a wait for a batch of completions may hold back the first one.
 pub(super) const BATCH_WAIT_US: u32 = 500;
@@ -22,23 +22,19 @@ pub(super) const BATCH_WAIT_US: u32 = 500;
 const CONNS_PER_WAKEUP: usize = 2;
 pub(super) const MAX_BATCH: usize = 32;
 
-impl UringLoop<'_> {
-    /// Waits for work: a spin first, as the loop's wait mode says
-    /// ([`Spinner`](crate::driver::wait_plan::spin::Spinner)), then a sleep. The
-    /// spin's window counts from the start of the wait, the submission
-    /// included; its time counts as spinning from the end of the first look
-    /// (which submits: sending is work, not spinning) to the last (which
-    /// found the work), less the gaps in which it was seen off its core. It
-    /// stops at once for `--rate` arrivals to serve.
-    pub(super) fn wait(&mut self) -> Result<(), DriverError> {
-        // What was written this turn goes to the kernel now.
-        if self.budget.has_unsent() {
-            self.budget.sent(self.clock.now_ns(), &mut self.stats);
-        }
-        if self.tasks.have_yielded() {
+impl UringIo {
+    /// Waits for work: a look only if the loop says so, else a spin first,
+    /// as the loop's wait mode says ([`Spinner`]), then a sleep. The spin's
+    /// window counts from the start of the wait, the submission included;
+    /// its time counts as spinning from the end of the first look (which
+    /// submits: sending is work, not spinning) to the last (which found the
+    /// work), less the gaps in which it was seen off its core. It stops at
+    /// once for `--rate` arrivals to serve.
+    pub(super) fn wait_for(&mut self, wait: &WaitFor) -> Result<(), DriverError> {
+        if wait.look_only {
             return self.look_once();
         }
-        let Some(limit) = self.spinner.spin_for() else { return self.sleep() };
+        let Some(limit) = self.spinner.spin_for() else { return self.sleep(wait) };
         let start = Instant::now();
         let (mut looked, mut off_core) = (start, Duration::ZERO);
         let mut submitted = None;
@@ -54,10 +50,10 @@ impl UringLoop<'_> {
                 off_core += now - looked;
             }
             looked = now;
-            if found || spun >= limit || !self.waiting.is_empty() || (lost && !self.spinner.never_sleeps()) {
+            if found || spun >= limit || wait.arrivals_waiting || (lost && !self.spinner.never_sleeps()) {
                 // Time off the core was no spinning.
                 self.spun += (now - spinning_since).saturating_sub(off_core);
-                return if found || self.spinner.never_sleeps() { Ok(()) } else { self.sleep() };
+                return if found || self.spinner.never_sleeps() { Ok(()) } else { self.sleep(wait) };
             }
             std::hint::spin_loop();
         }
@@ -65,18 +61,16 @@ impl UringLoop<'_> {
 
     /// How many completions a sleep waits for: the quick ones just queued,
     /// plus one per few busy connections while batches fill
-    /// ([`BatchGate`]); never more than can come.
+    /// ([`BatchGate`](super::batch_gate::BatchGate)); never more than can
+    /// come.
     pub(super) fn wanted(&self) -> usize {
         let batch = if self.batch_gate.open() { (self.recvs / CONNS_PER_WAKEUP).clamp(1, MAX_BATCH) } else { 1 };
         (self.quick_queued + batch).min(self.ops.max(1))
     }
 
-    pub(super) fn sleep(&mut self) -> Result<(), DriverError> {
-        if self.tasks.have_yielded() {
-            return self.look_once();
-        }
-        if !self.waiting.is_empty() || self.tasks.have_timers() {
-            return self.sleep_until_arrival();
+    fn sleep(&mut self, wait: &WaitFor) -> Result<(), DriverError> {
+        if let Some(at) = wait.wake_at {
+            return self.sleep_until(at, wait.now_ns);
         }
         let want = self.wanted();
         let batching = want > self.quick_queued + 1;
@@ -91,32 +85,20 @@ impl UringLoop<'_> {
         let result = self.ring.submitter().submit_with_args(want, &args);
         self.quick_queued = 0;
         self.batch_gate.after_sleep(batching, want, self.ring.completion().len());
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
-        }
+        self.waited(result)
     }
 
-    /// `--rate` with connections waiting: sleeps until the first completion
-    /// or the next arrival, whichever comes first; no batching, since an
-    /// arrival's latency counts from its due time.
-    pub(super) fn sleep_until_arrival(&mut self) -> Result<(), DriverError> {
-        let now = self.clock.now_ns();
-        let arrival =
-            if self.waiting.is_empty() && !self.tasks.have_admitting() { None } else { self.budget.wake_at(now) };
-        let next = arrival.into_iter().chain(self.tasks.next_wake()).min();
-        let Some(at) = next.filter(|&at| at > now) else { return self.look_once() };
-        let pause = Duration::from_nanos(at - now).min(PUBLISH_TICK);
+    /// A timer is set (a `--rate` arrival, a task's pause): sleeps until the
+    /// first completion or `at` (ns on the loop's clock), whichever comes
+    /// first; no batching, since an arrival's latency counts from its due
+    /// time.
+    fn sleep_until(&mut self, at: u64, now: u64) -> Result<(), DriverError> {
+        let pause = Duration::from_nanos(at.saturating_sub(now)).min(PUBLISH_TICK);
         let timeout = timespec(pause);
         let args = types::SubmitArgs::new().timespec(&timeout);
         let result = self.ring.submitter().submit_with_args(self.quick_queued + 1, &args);
         self.quick_queued = 0;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error(LoopOp::WaitOnRing, e)),
-        }
+        self.waited(result)
     }
 
     /// Submits what is queued and collects finished work, never blocking.
@@ -132,10 +114,18 @@ impl UringLoop<'_> {
         // With TASKRUN set, `submit` enters with GETEVENTS, which runs it.
         let result = self.ring.submit();
         self.quick_queued = 0;
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) => Err(self.ring_error(LoopOp::SubmitToRing, e)),
+        result.map(drop).or_else(|e| self.tolerated(e, LoopOp::SubmitToRing))
+    }
+
+    fn waited(&mut self, result: std::io::Result<usize>) -> Result<(), DriverError> {
+        result.map(drop).or_else(|e| self.tolerated(e, LoopOp::WaitOnRing))
+    }
+
+    /// An `io_uring_enter` that was interrupted or timed out did its work.
+    fn tolerated(&self, e: std::io::Error, op: LoopOp) -> Result<(), DriverError> {
+        if is_transient(&e) || e.raw_os_error() == Some(libc::ETIME) {
+            return Ok(());
         }
+        Err(self.ring_error(op, e))
     }
 }

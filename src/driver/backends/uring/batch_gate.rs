@@ -2,15 +2,14 @@
 //! first.
 //!
 //! A loop with many busy connections sleeps until about half of them have
-//! answered (or [`super::BATCH_WAIT_US`] has passed), which saves it a
+//! answered (or `BATCH_WAIT_US` has passed), which saves it a
 //! wake-up per answer. That pays only while answers keep coming: when most
 //! of the busy connections are held in the server (a row lock that another
 //! of the loop's connections holds, `SELECT SLEEP()`, a long query), the
 //! batch does not fill, and the wait holds back the one answer the others
-//! are waiting for. sysbench-tpcc's 8 states on one loop (one warehouse:
-//! every transaction locks the same rows) ran 277 transactions a second
-//! that way and 989 waking at the first answer; built-in tests' batches
-//! fill (16 connections: 30 of 40,000 fell short in 5 s).
+//! are waiting for, which costs a contended workload most of its rate,
+//! while the built-in tests' batches nearly always fill
+//! (docs/benchmarking.md#the-batch-gate has the figures).
 //!
 //! So a batch wait that ends with fewer completions than it wanted turns
 //! batching off for a number of sleeps, doubled each time a batch falls

@@ -12,7 +12,7 @@
 //! one-shot receives that wait for data first on kernels before 6.1), and
 //! sockets are registered files. At one query in flight over loopback TCP
 //! what is left is the kernel's: the send and the receive's copy
-//! ([what they cost](../../../../docs/engine.md#what-a-query-costs-on-the-ring)).
+//! (docs/benchmarking.md#what-a-query-costs-on-the-ring).
 //!
 //! A sleep and its wake-up cost more than a query's own work on a
 //! machine where waking a thread is dear, so the loop waits for several

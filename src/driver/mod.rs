@@ -8,16 +8,22 @@
 //! protocol crate; never `cli` or `run`, which sit above it and fill its
 //! settings ([`EngineOptions`], [`IgnoreErrors`], ...).
 //!
-//! What a connection does whatever the backend (its [`EventPipeline`], the
-//! transport around it, opening it again with its [`Redial`] when
+//! What a connection does whatever the backend (its work, the transport
+//! around it, opening it again with its [`Redial`] when
 //! `--mysql-ignore-errors` lists the error, as sysbench reconnects) is done
-//! once, in `conn_io`; a backend only moves bytes between the socket and
-//! its buffers: io_uring (batched submissions and completions), epoll
-//! (tokio), or the connection's own socket (`send`, `poll`, `recv`: the
-//! socket loop, which the wait plan chooses). `--mysql-dry-run` drives the
-//! pipelines with no I/O (`backends/dry.rs`).
+//! once, in `connections/`; what a loop does with its connections, tasks
+//! and idle connections is done once, in `event_loop/`, for every backend
+//! that runs on its own thread: io_uring (batched submissions and
+//! completions) and the connection's own socket (`send`, `ppoll`, `recv`:
+//! the socket loop, which the wait plan chooses) only submit and wait.
+//! The epoll backend (tokio) runs each connection as a task, with the same
+//! chores. `--mysql-dry-run` drives the pipelines with no I/O
+//! (`backends/dry.rs`).
 //!
 //! Folders, one for each part:
+//! - `event_loop/`: the one loop of the backends without a runtime, its
+//!   chores, its connections' lives, its tasks' and idle connections'
+//!   requests.
 //! - `pacing/`: when an event may start (the run's limits, `--rate`'s
 //!   arrivals, `--rate-stages`, the client's delay, the active span,
 //!   `--shard`'s part).
@@ -26,11 +32,13 @@
 //!   `--idle-connections`.
 //! - `tasks/`: a script's states as fibers on a loop, their queue, their
 //!   calls, the start gate.
-//! - `backends/`: io_uring, tokio (epoll), each connection's own socket,
-//!   the dry run (`--mysql-dry-run`).
+//! - `backends/`: how a loop submits and waits: io_uring, each
+//!   connection's own socket, tokio (epoll); the dry run
+//!   (`--mysql-dry-run`).
 //! - `wait_plan/`: how each loop waits (the one place that decides), from
 //!   where its servers run; how long a loop spins.
-//! - `threads/`: the cores a loop may be pinned to, its time slices.
+//! - `threads/`: the loops' threads, the cores they may be pinned to, their
+//!   time slices, what they spent.
 //! - `engine_options.rs`: the driver's own settings (`--cpus`, `--io`,
 //!   `--poll`, `--pipeline`, `--db-ps-mode`, `--mysql-ignore-errors`).
 

@@ -1,11 +1,14 @@
 //! The backends: how a loop moves bytes between its connections' sockets
-//! and their buffers, and how it waits. io_uring (`uring/`), a tokio
-//! current-thread runtime on epoll (`tokio_backend/`), each connection's
-//! own socket (`socket_loop/`, which the wait plan chooses), and no I/O
-//! at all (`dry.rs`, `--mysql-dry-run`).
+//! and their buffers, and how it waits. io_uring (`uring/`) and each
+//! connection's own socket (`socket_loop/`, which the wait plan chooses)
+//! run the engine's one loop (`driver::event_loop`) and only submit and
+//! wait; a tokio current-thread runtime on epoll (`tokio_backend/`) runs a
+//! task per connection with the same chores; `dry.rs` does no I/O at all
+//! (`--mysql-dry-run`).
 //!
 //! It may import everything else of the driver; nothing of the driver
-//! imports a backend but `driver/mod.rs`, which runs them.
+//! imports a backend but `driver/mod.rs`, which runs them, and the run
+//! layer's dry run.
 
 pub(crate) mod dry;
 pub(crate) mod socket_loop;

@@ -1,6 +1,6 @@
-//! A task's calls on its connections, the same for both loops without a
-//! runtime (io_uring, socket): what a connection keeps of the task whose
-//! it is ([`TaskLink`]), and how a call starts and ends (answered, failed,
+//! A task's calls on its connections, in the engine's loop
+//! (`driver::event_loop`): what a connection keeps of the task whose it is
+//! ([`TaskLink`]), and how a call starts and ends (answered, failed,
 //! lost, cut), resuming the task through its [`TaskQueue`].
 
 use crate::driver::connections::call_exchange::{CallAnswer, CallError, Expect};

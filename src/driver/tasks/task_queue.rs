@@ -1,10 +1,9 @@
 //! A loop's tasks (a script's states, see `fiber_task`) and what each
-//! waits for, the same for every backend that runs them on its own thread
-//! without a runtime (the io_uring loop and the socket loop): which are
-//! ready to resume and with what, which gave way, pause, wait for a
-//! `--rate` arrival or for the run to start. The backend does what a task
-//! asks of its connections (open, call, close) and hands the answer back
-//! through [`ready`](TaskQueue::ready).
+//! waits for, in the engine's loop (`driver::event_loop`, whatever its
+//! backend): which are ready to resume and with what, which gave way,
+//! pause, wait for a `--rate` arrival or for the run to start. The loop
+//! does what a task asks of its connections (open, call, close) and hands
+//! the answer back through [`ready`](TaskQueue::ready).
 
 use std::collections::VecDeque;
 

@@ -30,6 +30,16 @@ pub(crate) struct Completion {
     pub(crate) more: bool,
 }
 
+/// What became of a send handed to the backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Submitted {
+    /// Queued: its completion comes from a wait.
+    Queued,
+    /// Done at once, with this result (bytes sent, or a negated errno):
+    /// the loop takes it as the send's completion now, not a turn later.
+    Done(i32),
+}
+
 /// What the loop's wait may do.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WaitFor {
@@ -48,10 +58,10 @@ pub(crate) struct WaitFor {
 
 /// A backend: how a loop submits and how it waits.
 pub(crate) trait LoopIo {
-    /// Starts sending `conn.sending[conn.sent..]`. True when the bytes are
-    /// with the kernel already (a backend that sends at once), for the
-    /// client's delay; else they go at the next wait.
-    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<bool, DriverError>;
+    /// Starts sending `conn.sending[conn.sent..]`, or sends it at once
+    /// (then the bytes are with the kernel already, for the client's
+    /// delay).
+    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<Submitted, DriverError>;
 
     /// Arms a receive on connection `i`, which stays armed until a
     /// completion without [`Completion::more`].

@@ -41,7 +41,7 @@ use std::io;
 
 pub(crate) use chores::{Chores, WaitsDue};
 use conn::{Conn, ConnState};
-use loop_io::{Completion, LoopIo, Op, WaitFor};
+use loop_io::{Completion, LoopIo, Op, Submitted, WaitFor};
 
 use crate::driver::connections::conn_io::{AfterSend, ConnIo};
 use crate::driver::connections::idle::{IdleDue, IdleSchedule};
@@ -227,8 +227,10 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
             WaitsDue::Cut => self.cut_stalled(self.now_ns)?,
         }
         self.serve_arrivals()?;
-        self.wake_tasks();
-        self.run_tasks()?;
+        if self.tasks.live() > 0 {
+            self.wake_tasks();
+            self.run_tasks()?;
+        }
         self.serve_idle()
     }
 
@@ -249,7 +251,8 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
             conn.sent = 0;
             self.push_send(i)?;
         }
-        let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
+        // A send done at once may have lost the connection.
+        let Some(conn) = self.conns.get_mut(i).filter(|c| c.state == ConnState::Running) else { return Ok(()) };
         match conn.io.after_send() {
             AfterSend::Quit => return self.start_quit(i),
             AfterSend::Arrival => self.waiting.push(i),
@@ -264,15 +267,17 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
     }
 
     /// Sends `sending[sent..]`; when the backend sends at once, the events
-    /// admitted since count their client's delay now.
+    /// admitted since count their client's delay now, and the send's
+    /// completion is taken at once.
     pub(crate) fn push_send(&mut self, i: usize) -> Result<(), DriverError> {
         let Some(conn) = self.conns.get_mut(i) else { return Ok(()) };
         conn.send_pending = true;
         conn.waits.start_write(self.now_ns);
-        if self.io.push_send(conn, i)? && self.budget.has_unsent() {
+        let Submitted::Done(result) = self.io.push_send(conn, i)? else { return Ok(()) };
+        if result > 0 && self.budget.has_unsent() {
             self.budget.sent(self.clock.now_ns(), &mut self.stats);
         }
-        Ok(())
+        self.on_send(i, result)
     }
 
     /// Arms a receive; `awaited` when an answer is due (a wait the read

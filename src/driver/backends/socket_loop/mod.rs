@@ -27,7 +27,7 @@ use std::os::fd::RawFd;
 use std::time::Duration;
 
 use crate::driver::event_loop::conn::Conn;
-use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, WaitFor};
+use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, Submitted, WaitFor};
 use crate::driver::event_loop::{loop_conns, EventLoop};
 use crate::driver::tasks::start_gate::ArrivalGuard;
 use crate::driver::{ConnPlan, DriverError, LoopContext, TaskBody, PUBLISH_TICK};
@@ -38,8 +38,7 @@ const MAX_TASK_CONNS: usize = 32 * 1024;
 /// One loop's sockets and what it waits for on them.
 #[derive(Default)]
 pub(crate) struct SocketIo {
-    /// What finished at once (sends, cancellations), handed out at the
-    /// next wait.
+    /// Cancellations, which end at once, handed out at the next wait.
     done: Vec<Completion>,
     /// Connections whose receive is armed, and those whose send waits for
     /// room; the idle connections' apart.
@@ -66,17 +65,14 @@ pub fn run_socket_loop(
 }
 
 impl LoopIo for SocketIo {
-    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<bool, DriverError> {
+    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<Submitted, DriverError> {
         let rest = conn.sending.get(conn.sent..).unwrap_or_default();
         match send_now(conn.raw_fd(), rest) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.lists(conn.is_idle()).1.push(i);
-                Ok(false)
+                Ok(Submitted::Queued)
             }
-            sent => {
-                self.done.push(Completion { conn: i, op: Op::Send, result: result_of(sent), more: false });
-                Ok(true)
-            }
+            sent => Ok(Submitted::Done(result_of(sent))),
         }
     }
 
@@ -110,7 +106,10 @@ impl LoopIo for SocketIo {
     }
 
     fn wait(&mut self, conns: &mut [Conn], wait: &WaitFor, out: &mut Vec<Completion>) -> Result<(), DriverError> {
-        out.append(&mut self.done);
+        if !self.done.is_empty() {
+            out.append(&mut self.done);
+            return Ok(());
+        }
         // The answer may be there already: looked for before a wait.
         try_sockets(conns, &mut self.reading, &mut self.writing, out);
         if !out.is_empty() || wait.look_only {

@@ -47,7 +47,7 @@ use io_uring::IoUring;
 
 use crate::driver::connections::idle::LOGINS_IN_FLIGHT;
 use crate::driver::event_loop::conn::Conn;
-use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, WaitFor};
+use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, Submitted, WaitFor};
 use crate::driver::event_loop::{loop_conns, EventLoop};
 use crate::driver::tasks::start_gate::ArrivalGuard;
 use crate::driver::wait_plan::spin::Spinner;
@@ -206,9 +206,9 @@ fn register_sockets(ring: &IoUring, conns: &[Conn], tasks: usize, idle: usize) -
 }
 
 impl LoopIo for UringIo {
-    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<bool, DriverError> {
+    fn push_send(&mut self, conn: &Conn, i: usize) -> Result<Submitted, DriverError> {
         self.queue_send(conn, i)?;
-        Ok(false)
+        Ok(Submitted::Queued)
     }
 
     fn push_recv(&mut self, conn: &mut Conn, i: usize) -> Result<(), DriverError> {

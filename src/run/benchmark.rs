@@ -76,7 +76,7 @@ pub(super) fn run_benchmark(
     }
     .map_err(RunError::SpawnLoops)?;
     let threads = Threads { handles, hdr_log, hooks: None, sql_used: None, server };
-    supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, sink)
+    supervise_to_report(bench, &context, (threads, late), forced_shutdown_s, interrupts, sink)
 }
 
 /// The threads of a run and what their reports need besides the loops'
@@ -142,10 +142,12 @@ pub(super) fn start_threads(
 /// of the run (limits, a signal, a fatal error), and the report of what
 /// ran, then `--format`'s final result. Loop threads and the Lua engine's
 /// threads alike.
+/// `late`: how long after `--start-at` the clock started, which the
+/// report times do not add (see [`ReportSchedule`]).
 pub(super) fn supervise_to_report<E>(
     bench: &Bench,
     context: &LoopContext,
-    threads: Threads<E>,
+    (threads, late): (Threads<E>, Duration),
     forced_shutdown_s: Option<u32>,
     interrupts: &Interrupts,
     sink: &mut ResultSink,
@@ -163,7 +165,8 @@ where
     if let Some(server) = server {
         reports.sample_server(server);
     }
-    let mut schedule = ReportSchedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
+    let forced_at = forced_shutdown_s.or(last_resort_s(bench));
+    let mut schedule = ReportSchedule::new(general, context.clock, forced_at, late);
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
         Ok(outcome) => outcome,
@@ -192,6 +195,9 @@ where
     // The report of what ran comes first, even when a loop failed: main
     // then prints the error.
     let joined = join_loops(handles);
+    if outcome == RunOutcome::Completed && schedule.last_report_owed(Instant::now()) {
+        reports.last_interim(end_ns, control)?;
+    }
     reports.drain(end_ns);
     if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;

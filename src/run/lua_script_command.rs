@@ -266,7 +266,7 @@ fn run_script(
     gate.open(driver::Started { clock: context.clock, deadline_ns: context.deadline_ns });
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used, server };
-    let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
+    let outcome = supervise_to_report(bench, &context, (threads, late), forced_shutdown_s, interrupts, &mut sink)?;
     plan.done()?;
     sink.finish_run(bench)?;
     Ok(outcome)

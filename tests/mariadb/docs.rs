@@ -23,7 +23,7 @@ use crate::common;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
-use common::{ScratchDir, TestServer};
+use common::{text, ScratchDir, TestServer};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -491,9 +491,27 @@ fn the_readme_quick_start_runs() {
 /// against one's own server, each as words: prepare, run, cleanup.
 fn quick_start_commands() -> Vec<Vec<String>> {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
-    let start = readme.find("\n## Quick start").expect("README.md has a '## Quick start' section");
-    let section = &readme[start + 1..];
-    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)];
+    let mut commands = Vec::new();
+    for text in fenced_commands(section(&readme, "## Quick start")) {
+        assert!(!text.contains(['"', '\'', '$']), "quote the quick start's commands without shell syntax: {text}");
+        commands.push(text.split_whitespace().map(str::to_owned).collect::<Vec<_>>());
+    }
+    let verbs: Vec<&str> = commands.iter().map(|c| c.last().map_or("", String::as_str)).collect();
+    assert_eq!(verbs, ["prepare", "run", "cleanup"], "the quick start's wirebench commands: {commands:?}");
+    commands
+}
+
+/// The part of a Markdown `text` under `heading` (a whole line), up to the
+/// next heading of level 2.
+fn section<'a>(text: &'a str, heading: &str) -> &'a str {
+    let start = text.find(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("no '{heading}' section"));
+    let section = &text[start + 1..];
+    &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)]
+}
+
+/// The `wirebench ...` commands of the fenced code blocks of `section`,
+/// each on one line (continuation lines joined), comments dropped.
+fn fenced_commands(section: &str) -> Vec<String> {
     let mut commands = Vec::new();
     let mut in_fence = false;
     let mut current = String::new();
@@ -516,13 +534,85 @@ fn quick_start_commands() -> Vec<Vec<String>> {
         current.push_str(text);
         current.push(' ');
         if !continued {
-            let text = current.split('#').next().unwrap_or("").trim().to_owned();
-            assert!(!text.contains(['"', '\'', '$']), "quote the quick start's commands without shell syntax: {text}");
-            commands.push(text.split_whitespace().map(str::to_owned).collect::<Vec<_>>());
+            commands.push(current.split(" #").next().unwrap_or("").trim().to_owned());
             current.clear();
         }
     }
-    let verbs: Vec<&str> = commands.iter().map(|c| c.last().map_or("", String::as_str)).collect();
-    assert_eq!(verbs, ["prepare", "run", "cleanup"], "the quick start's wirebench commands: {commands:?}");
     commands
+}
+
+/// docs/shards.md's example on one host, as written there: `prepare`, two
+/// shards started in the background with one `--start-at` (five seconds
+/// ahead, as its `START=` line says), then `merge`, with the test server's
+/// connection options added. Every merged line holds both shards: their
+/// threads, and the sum of their transactions in that interval; each
+/// shard wrote an interval for each `--report-interval` of `--time`, its
+/// last one too, though shard 0 samples the server (`--format=json`
+/// turns `--server-stats` on) before it starts, and so starts late.
+#[test]
+fn the_shards_example_on_one_host_merges_whole_lines() {
+    let shards_md = std::fs::read_to_string(repo().join("docs/shards.md")).expect("docs/shards.md");
+    let example = section(&shards_md, "## Trying it on one host");
+    assert!(example.contains("START=$(( $(date +%s) + 5 ))\nfor i in 0 1; do\n"), "{example}");
+    let commands = fenced_commands(example);
+    assert_eq!(commands.len(), 3, "prepare, a shard's run, merge: {commands:?}");
+    let Some(server) = TestServer::find() else { return };
+    let dir = ScratchDir::new("docs-shards");
+    let login = server.login_args("sbtest");
+    let with_login = |command: &str, shell: &dyn Fn(&str) -> String| -> Vec<String> {
+        let mut words: Vec<String> = command.split_whitespace().skip(1).map(shell).collect();
+        // `> FILE`, `2> FILE` and `&` are the shell's.
+        while let Some(at) = words.iter().position(|w| w == ">" || w == "2>") {
+            words.drain(at..at + 2);
+        }
+        words.retain(|w| w != "&");
+        let verb = words.pop().expect("a command");
+        words.extend(login.iter().cloned());
+        words.push(verb);
+        words
+    };
+    let run = |args: &[String]| {
+        let output = common::wirebench().args(args).current_dir(&dir.0).output().expect("wirebench runs");
+        assert!(output.status.success(), "wirebench {}: {}", args.join(" "), text(&output.stderr));
+        text(&output.stdout)
+    };
+    let table = with_login(&commands[0].replace(" prepare", " cleanup"), &|w| w.to_owned());
+    run(&table);
+    run(&with_login(&commands[0], &|w| w.to_owned()));
+    let start = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 5;
+    let shards: Vec<_> = (0..2)
+        .map(|i| {
+            let args =
+                with_login(&commands[1], &|w| w.replace("$i", &i.to_string()).replace("$START", &start.to_string()));
+            let file = std::fs::File::create(dir.0.join(format!("shard-{i}.json"))).unwrap();
+            common::wirebench().args(&args).stdout(file).stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for (i, shard) in shards.into_iter().enumerate() {
+        let output = shard.wait_with_output().unwrap();
+        assert!(output.status.success(), "shard {i}: {}", text(&output.stderr));
+    }
+    let merge_args: Vec<String> = commands[2].split_whitespace().skip(1).map(str::to_owned).collect();
+    let report = run(&merge_args);
+    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert_eq!(lines.len(), 3, "an interim line every 2 s of 6:\n{report}");
+    for line in &lines {
+        assert!(line.contains(" thds: 4 ") && !line.contains("(partial"), "a line short of a shard: {line}\n{report}");
+    }
+    let intervals = |name: &str| -> Vec<u64> {
+        let file = std::fs::read_to_string(dir.0.join(name)).unwrap();
+        let lines = file.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+        lines.filter(|l| l["type"] == "interval").map(|l| l["counters"]["transactions"].as_u64().unwrap()).collect()
+    };
+    let (first, second) = (intervals("shard-0.json"), intervals("shard-1.json"));
+    assert!(first.len() == 3 && second.len() == 3, "each shard's intervals: {first:?} {second:?}");
+    let merged = run(&[&["merge".to_owned(), "--format=json".to_owned()], &merge_args[1..]].concat());
+    let merged: Vec<u64> = merged
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "interval")
+        .map(|l| l["counters"]["transactions"].as_u64().unwrap())
+        .collect();
+    let sums: Vec<u64> = first.iter().zip(&second).map(|(a, b)| a + b).collect();
+    assert_eq!(merged, sums, "each merged interval is both shards' of the same interval");
 }

@@ -419,6 +419,9 @@ fn merged_server(files: &[ShardFile], sampler: usize, counters: &Counters) -> Op
         reconnects: counters.reconnects,
         busy_edges: source.busy_edges,
         edge_statements: edge_statements.ceil() as u64,
+        // Each idle connection still open at the end sent its COM_QUIT.
+        idle_quits: IdleResult::sum(files.iter().filter_map(|f| f.result.idle_connections.as_ref()))
+            .map_or(0, |idle| idle.open),
     };
     Some(ServerResult {
         figures: ServerFigures::of(&delta, Some(counts)),

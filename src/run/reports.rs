@@ -354,8 +354,9 @@ impl<'a> Reports<'a> {
     pub(super) fn server_totals(&mut self, busy_end: bool) -> Option<ServerResult> {
         let totals = self.collector.totals();
         let connections = totals.connections.len() as u64;
+        let idle_quits = self.sink.idle_tally().map_or(0, |idle| idle.questions_at_end());
         let cut = busy_end.then_some(self.last_cut);
-        self.server.as_mut()?.totals(&totals.counters, connections, cut)
+        self.server.as_mut()?.totals(&totals.counters, (connections, idle_quits), cut)
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now

@@ -12,7 +12,11 @@
 //!   refusals that point at a chapter) exists, and `--help` ends with the
 //!   manual's path.
 //! - The README's quick start, its three commands against one's own server
-//!   as they are written there, runs against the test server.
+//!   as they are written there, runs against the test server; so does
+//!   docs/shards.md's example on one host.
+//! - No example writes over the repository's files, every `cargo test
+//!   --test NAME` names a test target, docs/search.md's durations are its
+//!   defaults', and the manual speaks of no reference the reader lacks.
 //!
 //! The checker is tried on a scratch tree with broken links first, so a
 //! checker that finds nothing cannot pass for one that found everything
@@ -415,6 +419,119 @@ fn chapters_named_in_the_source_exist() {
     assert!(named.len() >= 5, "the refusals point at chapters: found only {named:?}");
     let missing: Vec<_> = named.iter().filter(|(name, _)| !repo().join(name).is_file()).collect();
     assert!(missing.is_empty(), "the source names chapters that do not exist: {missing:?}");
+}
+
+/// The code of the manual: its code blocks and inline code spans, each
+/// with its file and line.
+fn manual_code() -> Vec<(String, usize, String)> {
+    let mut code = Vec::new();
+    for file in manual_files() {
+        let text = std::fs::read_to_string(repo().join(&file)).expect("read the manual");
+        let prose = prose_lines(&text);
+        for (i, (line, prose)) in text.lines().zip(&prose).enumerate() {
+            let name = file.display().to_string();
+            if prose.is_empty() && !line.trim().is_empty() {
+                code.push((name, i + 1, line.to_owned()));
+                continue;
+            }
+            let mut spans = line.split('`').skip(1).step_by(2);
+            code.extend(spans.by_ref().map(|span| (name.clone(), i + 1, span.to_owned())));
+        }
+    }
+    code
+}
+
+/// An example run from a checkout writes where the reader works, never
+/// over the repository's own files (a chart, a log, a result).
+#[test]
+fn no_example_writes_into_the_repository() {
+    let writes = ["--chart=docs/", "--hdr-log=docs/", "> docs/", ">docs/", "--chart=src/", "> README"];
+    let found: Vec<String> = manual_code()
+        .into_iter()
+        .filter(|(_, _, code)| writes.iter().any(|w| code.contains(w)))
+        .map(|(file, line, code)| format!("{file}:{line}: {}", code.trim()))
+        .collect();
+    assert!(found.is_empty(), "examples that would overwrite the repository's files:\n{}", found.join("\n"));
+}
+
+/// The manual speaks of what its reader can see: not of the project's own
+/// reference reports ("seed 002"), which are not in the repository.
+#[test]
+fn the_manual_names_no_private_reference() {
+    let mut found = Vec::new();
+    for file in manual_files() {
+        let text = std::fs::read_to_string(repo().join(&file)).expect("read the manual");
+        for (i, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let seed = lower.match_indices("seed ").any(|(at, _)| lower[at + 5..].starts_with('0'));
+            if seed {
+                found.push(format!("{}:{}: {}", file.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "say what the reader can see instead:\n{}", found.join("\n"));
+}
+
+/// Every `cargo test --test NAME` the manual gives names a test target of
+/// Cargo.toml (the groups of tests/README.md), not a file of a group.
+#[test]
+fn the_manuals_test_commands_name_test_targets() {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
+    let mut targets: Vec<&str> = Vec::new();
+    let mut table = "";
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            table = line;
+        } else if let (Some(name), "[[test]]") = (line.strip_prefix("name = "), table) {
+            targets.push(name.trim_matches('"'));
+        }
+    }
+    assert!(targets.contains(&"mariadb"), "{targets:?}");
+    let mut unknown = Vec::new();
+    for (file, line, code) in manual_code().into_iter().filter(|(_, _, code)| code.contains("cargo test")) {
+        let mut words = code.split_whitespace();
+        while let Some(word) = words.next() {
+            if word == "--test" {
+                let name = words.next().unwrap_or("");
+                if !targets.contains(&name) {
+                    unknown.push(format!("{file}:{line}: --test {name}"));
+                }
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "no such test target (one of {targets:?}):\n{}", unknown.join("\n"));
+}
+
+/// docs/search.md's durations are the defaults' arithmetic: a step's
+/// warm-up, measured time and pause, and the confirmation, as
+/// `wirebench --help` lists their defaults.
+#[test]
+fn the_search_chapter_states_the_defaults_durations() {
+    let output = common::wirebench().arg("--help").output().expect("wirebench runs");
+    let help = text(&output.stdout);
+    let default = |option: &str| -> u64 {
+        let line = help.lines().find(|l| l.trim_start().starts_with(&format!("--{option}="))).unwrap_or_else(|| {
+            panic!("--{option} in --help:\n{help}");
+        });
+        let value = line.split("[").nth(1).and_then(|v| v.split(']').next()).unwrap_or_else(|| panic!("{line}"));
+        value.parse().unwrap_or_else(|_| panic!("{line}"))
+    };
+    let (warmup, time, pause) = (default("search-warmup"), default("search-time"), default("search-pause"));
+    let (confirm, steps) = (default("search-confirm-time"), default("search-steps"));
+    let (step, confirmation) = (warmup + time + pause, warmup + confirm + pause);
+    let chapter = std::fs::read_to_string(repo().join("docs/search.md")).expect("docs/search.md");
+    let chapter = chapter.split_whitespace().collect::<Vec<_>>().join(" ");
+    for stated in [
+        format!(
+            "each step runs {step} s ({warmup} s of `--search-warmup`, {time} s of `--search-time`, {pause} s of \
+             `--search-pause`), the confirmation {confirmation} s (`--search-confirm-time={confirm}`), and a search \
+             takes up to {steps} steps"
+        ),
+        format!("{} s ({} × {step} s + {confirmation} s)", 9 * step + confirmation, 9),
+        format!("{} s ({} × {step} s + {confirmation} s)", (steps - 1) * step + confirmation, steps - 1),
+    ] {
+        assert!(chapter.contains(&stated), "docs/search.md should say: {stated}");
+    }
 }
 
 /// `wirebench --help` ends by saying where the manual is, and that file

@@ -16,7 +16,8 @@
 //!   docs/shards.md's example on one host.
 //! - No example writes over the repository's files, every `cargo test
 //!   --test NAME` names a test target, docs/search.md's durations are its
-//!   defaults', and the manual speaks of no reference the reader lacks.
+//!   defaults', the files the manual names by path exist, and it speaks
+//!   of no reference the reader lacks.
 //!
 //! The checker is tried on a scratch tree with broken links first, so a
 //! checker that finds nothing cannot pass for one that found everything
@@ -470,6 +471,28 @@ fn the_manual_names_no_private_reference() {
         }
     }
     assert!(found.is_empty(), "say what the reader can see instead:\n{}", found.join("\n"));
+}
+
+/// Every file of this repository the manual names by its path (a test,
+/// a source file, a script) is there: moved tests leave no stale names.
+#[test]
+fn the_files_the_manual_names_exist() {
+    let roots = ["tests/", "src/", "protocol/src/", "scripts/", "benches/"];
+    let mut missing = Vec::new();
+    for file in manual_files() {
+        let text = std::fs::read_to_string(repo().join(&file)).expect("read the manual");
+        for (i, line) in text.lines().enumerate() {
+            let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-')));
+            for word in words.map(|w| w.trim_end_matches('.')) {
+                let named =
+                    roots.iter().any(|r| word.starts_with(r)) && [".rs", ".sh"].iter().any(|e| word.ends_with(e));
+                if named && !repo().join(word).is_file() {
+                    missing.push(format!("{}:{}: {word}", file.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "the manual names files that are not there:\n{}", missing.join("\n"));
 }
 
 /// Every `cargo test --test NAME` the manual gives names a test target of

@@ -500,8 +500,9 @@ fn merged_rate(files: &[ShardFile], events: u64, time_s: f64) -> Option<RateSumm
 }
 
 /// The shards' intervals on one grid: its step the report interval (the
-/// median interval length, which a late or early tick does not move), its
-/// origin `from`; each slot then says which shards did not cover it.
+/// median interval length, which a late or early tick does not move, to
+/// whole seconds as `--report-interval` gives it), its origin `from`; each
+/// slot then says which shards did not cover it.
 fn merge_intervals(
     files: &[ShardFile],
     from: f64,
@@ -510,7 +511,8 @@ fn merge_intervals(
 ) -> Result<Vec<MergedInterval>, MergeError> {
     let mut lengths: Vec<f64> = files.iter().flat_map(|f| f.intervals.iter().map(|i| i.interval_s)).collect();
     lengths.sort_by(f64::total_cmp);
-    let Some(&step) = lengths.get(lengths.len() / 2) else { return Ok(Vec::new()) };
+    let Some(&median) = lengths.get(lengths.len() / 2) else { return Ok(Vec::new()) };
+    let step = median.round().max(1.0);
     let mut slots: BTreeMap<i64, (MergedInterval, Vec<usize>)> = BTreeMap::new();
     for (index, file) in files.iter().enumerate() {
         for interval in &file.intervals {

@@ -66,7 +66,7 @@ pub(super) fn run_benchmark(
     let late = start_clock(bench, &mut context, bench.general.start_at);
     say_started(bench, late);
     sink.clock_started(sessions.server_version(), late);
-    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
+    let hdr_log = start_threads(bench, &context, (&sink.hdr_log_comment(), late))?;
     let handles = match plans {
         Loops::Net(plans) => {
             say_waits(plans.iter().map(|plan| (plan.cpu, &plan.wait)));
@@ -121,13 +121,14 @@ pub(super) fn say_tolerated() {
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
 /// be written ends the command before any load), sysbench's lines, and
 /// the warm-up begun.
-/// `log_comment`: the log's line naming its shard and run.
+/// `log_comment`: the log's line naming its shard and run; `late`: how
+/// long after `--start-at` the clock started.
 pub(super) fn start_threads(
     bench: &Bench,
     context: &LoopContext,
-    log_comment: &str,
+    (log_comment, late): (&str, Duration),
 ) -> Result<Option<HdrLog>, RunError> {
-    let hdr_log = open_hdr_log(&bench.general, context.clock, log_comment)?;
+    let hdr_log = open_hdr_log(&bench.general, (context.clock, late), log_comment)?;
     say_tolerated();
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
@@ -227,10 +228,19 @@ fn run_end(outcome: RunOutcome, stalls: Stalls) -> RunEnd {
     }
 }
 
-/// `--hdr-log`, its start time that of the measured run.
-fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result<Option<HdrLog>, RunError> {
+/// `--hdr-log`, its start time that of the measured run: the clock's
+/// start, or the end of the warm-up, which counts from `--start-at` (the
+/// clock started `late` after it).
+fn open_hdr_log(
+    general: &GeneralOptions,
+    (clock, late): (Clock, Duration),
+    comment: &str,
+) -> Result<Option<HdrLog>, RunError> {
     let Some(path) = &general.hdr_log else { return Ok(None) };
-    let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
+    let measured_from = match general.warmup_time {
+        0 => clock.started(),
+        warmup => clock.started().checked_sub(late).unwrap_or(clock.started()) + Duration::from_secs(warmup.into()),
+    };
     let now = Instant::now();
     let start =
         SystemTime::now() + measured_from.saturating_duration_since(now) - now.saturating_duration_since(measured_from);

@@ -262,7 +262,7 @@ fn run_script(
     say_started(bench, late);
     // A script's connections are its own: no server version to give.
     sink.clock_started(None, late);
-    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
+    let hdr_log = start_threads(bench, &context, (&sink.hdr_log_comment(), late))?;
     gate.open(driver::Started { clock: context.clock, deadline_ns: context.deadline_ns });
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used, server };

@@ -733,11 +733,20 @@ fn the_shards_example_on_one_host_merges_whole_lines() {
         assert!(output.status.success(), "shard {i}: {}", text(&output.stderr));
     }
     let merge_args: Vec<String> = commands[2].split_whitespace().skip(1).map(str::to_owned).collect();
-    let report = run(&merge_args);
+    let merged = common::wirebench().args(&merge_args).current_dir(&dir.0).output().expect("merge runs");
+    let (report, notes) = (text(&merged.stdout), text(&merged.stderr));
+    assert!(merged.status.success(), "{notes}");
     let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("[ ")).collect();
     assert_eq!(lines.len(), 3, "an interim line every 2 s of 6:\n{report}");
-    for line in &lines {
-        assert!(line.contains(" thds: 4 ") && !line.contains("(partial"), "a line short of a shard: {line}\n{report}");
+    for (k, line) in lines.iter().enumerate() {
+        assert!(line.contains(" thds: 4 "), "a line short of a shard: {line}\n{report}");
+        // On a loaded machine a shard may truly start more than 50 ms late:
+        // merge names it, and marks its first line, no other.
+        let Some(mark) = line.split(" (partial: ").nth(1) else { continue };
+        let late = (0..2).any(|i| {
+            mark.starts_with(&format!("shard {i}/2 ran ")) && notes.contains(&format!("shard {i}/2 started "))
+        });
+        assert!(k == 0 && late, "a line marked partial with no late start: {line}\n{notes}");
     }
     let intervals = |name: &str| -> Vec<u64> {
         let file = std::fs::read_to_string(dir.0.join(name)).unwrap();

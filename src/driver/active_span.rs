@@ -8,8 +8,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::budget::Admission;
-
 /// A loop thread's work so far and when it was read.
 #[derive(Debug, Clone, Copy)]
 struct ThreadWork {
@@ -45,25 +43,27 @@ pub(super) struct ActiveSpan {
 }
 
 impl ActiveSpan {
-    /// Looks at an admission: the first start opens the span, the first
-    /// `Over` after it closes it and returns what the loop did within.
+    /// An event was admitted: the first opens the span.
     #[inline]
-    pub(super) fn note(&mut self, admission: Admission) -> Option<SpanWork> {
-        match admission {
-            Admission::Start(_) if self.start.is_none() && !self.ended => {
-                self.start = ThreadWork::now();
-                None
-            }
-            Admission::Over if !self.ended => {
-                self.ended = true;
-                let start = self.start.take()?;
-                let end = ThreadWork::now()?;
-                let cpu = end.cpu.saturating_sub(start.cpu);
-                let busy = cpu + end.run_delay.saturating_sub(start.run_delay);
-                Some(SpanWork { busy, cpu, span: end.at.duration_since(start.at) })
-            }
-            _ => None,
+    pub(super) fn started(&mut self) {
+        if self.start.is_none() && !self.ended {
+            self.start = ThreadWork::now();
         }
+    }
+
+    /// No more events may start: the first time after a start closes the
+    /// span and returns what the loop did within it.
+    #[inline]
+    pub(super) fn ended(&mut self) -> Option<SpanWork> {
+        if self.ended {
+            return None;
+        }
+        self.ended = true;
+        let start = self.start.take()?;
+        let end = ThreadWork::now()?;
+        let cpu = end.cpu.saturating_sub(start.cpu);
+        let busy = cpu + end.run_delay.saturating_sub(start.run_delay);
+        Some(SpanWork { busy, cpu, span: end.at.duration_since(start.at) })
     }
 }
 
@@ -74,17 +74,23 @@ mod tests {
     #[test]
     fn the_span_runs_from_the_first_start_to_the_first_end() {
         let mut span = ActiveSpan::default();
-        assert_eq!(span.note(Admission::Wait), None);
-        assert_eq!(span.note(Admission::Start(5)), None);
+        span.started();
         let spin = Instant::now();
         while spin.elapsed() < Duration::from_millis(20) {
             std::hint::spin_loop();
         }
-        assert_eq!(span.note(Admission::Start(6)), None);
-        let work = span.note(Admission::Over).expect("the span closes");
+        span.started();
+        let work = span.ended().expect("the span closes");
         assert!(work.span >= Duration::from_millis(20), "{work:?}");
         assert!(work.busy >= work.cpu && work.cpu > Duration::ZERO, "{work:?}");
-        assert_eq!(span.note(Admission::Over), None, "once");
-        assert_eq!(span.note(Admission::Start(7)), None, "a start after the end opens nothing");
+        assert_eq!(span.ended(), None, "once");
+        span.started();
+        assert_eq!(span.ended(), None, "a start after the end opens nothing");
+    }
+
+    #[test]
+    fn a_span_that_never_started_has_no_work() {
+        let mut span = ActiveSpan::default();
+        assert_eq!(span.ended(), None);
     }
 }

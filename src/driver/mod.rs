@@ -36,6 +36,9 @@
 //! - `budget.rs`: when an event may start (the run's limits, `--rate`);
 //!   `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
 //!   `--rate-stages`' target over time; `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//! - `client_delay.rs`: the client's own delay of each event under
+//!   `--rate`; `active_span.rs`: how hard a loop worked while it ran
+//!   events (its busy share).
 //! - `idle.rs`: `--idle-connections`, held beside the active ones on each
 //!   loop's own readiness set, served from the loop's turn.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each

@@ -524,6 +524,7 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
 pub(crate) const FUZZ: &[OptDef] = &[
     opt("threads", Int, Some("8"), "fuzzed connections at once"),
     opt("time", Int, Some("60"), "seconds to fuzz; 0 for no limit (Ctrl-C stops)"),
+    opt("fuzz-overtime", Int, Some("120"), "seconds past --time that confirming, minimising and saving a failure found before it may take; then whatever still waits for the server is abandoned and the run ends"),
     opt("rand-seed", Int, Some("0"), "seed of the sessions and mutations; 0 picks one from the clock and prints it"),
     opt("report-interval", Int, Some("0"), "print execs/s, sessions, distinct states and failures every N seconds; 0 for none"),
     opt("fuzz-dir", STRING, Some("wirebench-fuzz"), "directory for the reproducers and states.txt"),

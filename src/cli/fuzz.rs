@@ -12,7 +12,7 @@ use super::raw::RawOpt;
 use super::{value, Command, GeneralOptions, Invocation};
 use crate::fuzz::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
-    DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
+    DEFAULT_OVERTIME, DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 
 /// Whether `key` is one of the connection options fuzzing takes.
@@ -68,6 +68,7 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
         time: opts
             .int("time", 0, INT_MAX, "seconds >= 0 (0: no limit)")?
             .map_or(Some(secs(60)), |t| (t > 0).then(|| secs(t))),
+        overtime: opts.int("fuzz_overtime", 0, 86_400, "seconds from 0 to 86400")?.map_or(DEFAULT_OVERTIME, secs),
         seed,
         report_interval: opts.int("report_interval", 0, INT_MAX, "seconds >= 0")?.filter(|&n| n > 0).map(secs),
         fuzz_dir: PathBuf::from(opts.text("fuzz_dir")?.unwrap_or_else(|| "wirebench-fuzz".to_owned())),
@@ -235,6 +236,8 @@ mod tests {
         assert_eq!(d.target.endpoint, Endpoint::tcp("127.0.0.1", 3306));
         assert_eq!((d.target.user.as_str(), d.target.database.as_str()), ("sbtest", "sbtest"));
         assert_eq!((d.deadline, d.watch.rss_growth, d.keep_going), (DEFAULT_DEADLINE, DEFAULT_RSS_GROWTH, false));
+        assert_eq!(d.overtime, DEFAULT_OVERTIME);
+        assert_eq!(fuzz("fuzz --fuzz-overtime=5").overtime, Duration::from_secs(5));
         let o = fuzz(
             "fuzz --mysql-socket=/tmp/s.sock --mysql-user=u --mysql-password=p --mysql-db=d --mysql-compression=on \
              --threads=3 --time=0 --rand-seed=9 --report-interval=2 --fuzz-dir=/tmp/f --restart-cmd=true \

@@ -174,7 +174,12 @@ pub fn control_options(target: &Target, deadline: Duration, with_database: bool)
     if with_database {
         options = options.database(&target.database);
     }
+    // Every wait on the server is bounded by the deadline: a login, a
+    // COM_INIT_DB or a query the server never answers is a hang to
+    // report, never a wait that outlasts the run.
     options.connect_timeout = deadline;
+    options.read_timeout = Some(deadline);
+    options.write_timeout = Some(deadline);
     options
 }
 

@@ -726,16 +726,25 @@ def run_session(name, packets, args, watch, out):
                 if not answers or answers[-1] != gone.how:
                     answers.append(gone.how)
                 out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
-                if pkt["phase"] == "login":
-                    LOGINS.append(("OK" in answers, ", ".join(answers)))
+                note_login(pkt, answers)
                 return
             out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
-            if pkt["phase"] == "login":
-                LOGINS.append(("OK" in answers, ", ".join(answers)))
+            note_login(pkt, answers)
     except CannotRun as e:
         out.append(e)
     finally:
         conn.close()
+
+
+def note_login(pkt, answers):
+    """A login's completion, for a login finding: the login got OK, and
+    the COM_INIT_DB that selects the database after it (when the server
+    takes it that way) got an answer."""
+    said = "%s -> %s" % (step_name(pkt), ", ".join(answers))
+    if pkt["phase"] == "login":
+        LOGINS.append(("OK" in answers, said))
+    elif pkt["phase"] == "command" and pkt["bytes"][4:5] == b"\x02":
+        LOGINS.append((bool(answers) and answers[0].split(" ")[0] in ("OK", "ERR"), said))
 
 
 def exchange(conn, pkt, greeting, state, password, answers, patience):

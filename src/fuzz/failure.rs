@@ -12,6 +12,7 @@ use super::lines::{err_line, out_line};
 use super::minimize::{minimise, Minimised};
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::{same_bug, Rig};
+use super::run_clock::{within, OUT_OF_TIME};
 use super::table_setup::{capture, Setup};
 use super::worker::FinishedSession;
 
@@ -72,12 +73,13 @@ async fn confirm(
     if let Err(why) = rig.ensure_up().await {
         return unconfirmed(why.to_string(), tables_at_start.clone());
     }
-    let tables = match capture(&rig.target, rig.limits.connect).await {
-        Ok(tables) => tables,
-        Err(e) => {
+    let tables = match within(rig.end, capture(&rig.target, rig.limits.connect)).await {
+        Some(Ok(tables)) => tables,
+        Some(Err(e)) => {
             err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
             tables_at_start.clone()
         }
+        None => return unconfirmed(OUT_OF_TIME.to_owned(), tables_at_start.clone()),
     };
     // Every recorded table is made before each re-run: a session halted
     // by the failure had sent only part of what it sends when run again.
@@ -87,6 +89,9 @@ async fn confirm(
     for &i in order.iter().take(SUSPECTS) {
         let Some(suspect) = history.get(i) else { continue };
         let (again, outcomes) = rig.run_and_check(vec![suspect.plan.packets.clone()]).await;
+        if rig.out_of_time() {
+            return unconfirmed(OUT_OF_TIME.to_owned(), tables);
+        }
         match again {
             Some(f) if same_bug(&f, failure) => {
                 let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
@@ -103,7 +108,11 @@ async fn confirm(
         }
     }
     let together: Vec<_> = history.iter().map(|h| h.plan.packets.clone()).collect();
-    match rig.run_and_check(together).await {
+    let again = rig.run_and_check(together).await;
+    if rig.out_of_time() {
+        return unconfirmed(OUT_OF_TIME.to_owned(), tables);
+    }
+    match again {
         (Some(f), _) if same_bug(&f, failure) => match narrow_down(rig, history, failure, &tables).await {
             Some(minimised) => {
                 Confirmed { reproduces: Reproduces::Alone, culprit: minimised.0, minimised: Some(minimised.1), tables }

@@ -47,6 +47,9 @@ pub struct FuzzOptions {
     pub threads: u32,
     /// `--time`; `None` for no limit.
     pub time: Option<Duration>,
+    /// `--fuzz-overtime`: how long past `--time` a failure found before
+    /// it may take to be confirmed, minimised and saved.
+    pub overtime: Duration,
     /// `--rand-seed`; 0 picks one from the clock (and prints it).
     pub seed: u64,
     /// `--report-interval`; `None` for no interim lines.
@@ -102,6 +105,8 @@ pub enum Emit {
     Python,
 }
 
+/// The default `--fuzz-overtime`.
+pub const DEFAULT_OVERTIME: Duration = Duration::from_secs(120);
 /// The default `--fuzz-restart-wait`.
 pub const DEFAULT_RESTART_WAIT: Duration = Duration::from_secs(60);
 /// The default `--fuzz-deadline`.

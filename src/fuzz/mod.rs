@@ -58,7 +58,8 @@
 //!   process and log; `login_probe.rs`: the two forms of login tried
 //!   before fuzzing (findings in the login); `failure.rs`: a failure
 //!   confirmed and minimised; `minimize.rs`: minimising a session;
-//!   `rig.rs`: running sessions again; `table_setup.rs`: the tables a
+//!   `rig.rs`: running sessions again; `run_clock.rs`: when the run
+//!   ends (`--time`, then `--fuzz-overtime`); `table_setup.rs`: the tables a
 //!   failing session needs, recorded and made again.
 //! - `reproducer.rs`: the reproducer file; `reproducer_format.rs`: its
 //!   marker and line errors; `replay.rs`: `fuzz-replay`; `emit.rs`: the
@@ -98,6 +99,7 @@ mod reproducer_format;
 mod rig;
 #[cfg(test)]
 mod roundtrip_tests;
+mod run_clock;
 mod safety;
 #[cfg(test)]
 mod scripted_server;
@@ -112,6 +114,6 @@ mod worker;
 pub use campaign::fuzz;
 pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
-    DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
+    DEFAULT_OVERTIME, DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 pub use replay::{replay, ReplayVerdict};

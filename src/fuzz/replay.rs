@@ -25,6 +25,7 @@ use super::rig::Rig;
 use super::safety;
 use super::table_setup::Setup;
 use super::vigil::Vigil;
+use wirebench_protocol::constants::command::COM_INIT_DB;
 use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::HEADER_LEN;
 
@@ -51,7 +52,9 @@ pub fn replay(options: &ReplayOptions) -> Result<ReplayVerdict, FuzzError> {
         .enable_all()
         .build()
         .map_err(FuzzError::Runtime)?;
-    runtime.block_on(replay_file(options, &reproducer))
+    let verdict = runtime.block_on(replay_file(options, &reproducer));
+    runtime.shutdown_background();
+    verdict
 }
 
 async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result<ReplayVerdict, FuzzError> {
@@ -66,7 +69,7 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&target, deadline, watch);
     let login_finding = reproducer.failure_kind() == FailureKind::Login;
-    if login_finding && login_asks_for(&reproducer.failing, Capabilities::CONNECT_WITH_DB) {
+    if login_finding && selects_database(&reproducer.failing) {
         // The login naming the database is the one that fails: the
         // control connection's names none.
         checker.without_database();
@@ -99,6 +102,7 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         restart_wait: DEFAULT_RESTART_WAIT,
         waited: std::time::Duration::ZERO,
         setup: Setup::default(),
+        end: None,
     };
     let sessions: Vec<Vec<Rendered>> =
         sessions.into_iter().map(|(_, packets)| packets.iter().map(|p| p.rendered.clone()).collect()).collect();
@@ -198,6 +202,15 @@ fn login_asks_for(packets: &[SentPacket], capability: Capabilities) -> bool {
         let payload = p.rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
         sent_capabilities(payload).contains(capability)
     })
+}
+
+/// Whether the session's login selects the database: in its bytes
+/// (CONNECT_WITH_DB), or by the COM_INIT_DB right after it.
+fn selects_database(packets: &[SentPacket]) -> bool {
+    let init_db_next = packets
+        .get(1)
+        .is_some_and(|p| p.rendered.phase == Phase::Command && p.rendered.bytes.get(HEADER_LEN) == Some(&COM_INIT_DB));
+    init_db_next || login_asks_for(packets, Capabilities::CONNECT_WITH_DB)
 }
 
 /// Refuses a reproducer with a packet the safety check would keep back

@@ -3,6 +3,7 @@
 //! from the grammar, or a seed as it is), and records what it reached.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -11,12 +12,13 @@ use tokio::time::Instant;
 
 use super::corpus::{Corpus, Coverage};
 use super::exec::{run_session, Ending, Limits, SessionOutcome};
+use super::fuzz_error::FuzzError;
 use super::fuzz_options::Target;
 use super::fuzz_rng::FuzzRng;
 use super::generate::fresh_session;
 use super::mutate::{mutate_plan, Pool};
 use super::seeds::Seeds;
-use super::spec::SessionPlan;
+use super::spec::{LoginForm, SessionPlan};
 use super::vigil::Vigil;
 
 /// Sessions kept for a reproducer: the failing one may need those before it.
@@ -64,7 +66,28 @@ pub struct CampaignShared {
     /// After a login finding, the form of login every session uses (with
     /// the database or without, then COM_INIT_DB): the other form is the
     /// one the server does not complete, already saved.
-    pub login_database: Option<bool>,
+    pub login_form: Option<LoginForm>,
+    /// What the run found so far: kept here so that a run abandoned at
+    /// its hard end still names every reproducer it saved.
+    pub found: Mutex<Found>,
+}
+
+/// The reproducers saved, and the failures that could not be.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub reproducers: Vec<PathBuf>,
+    pub unsaved: Vec<String>,
+}
+
+impl CampaignShared {
+    /// Notes a failure's reproducer, or why it was not saved.
+    pub fn found(&self, saved: Result<PathBuf, FuzzError>) {
+        let mut found = lock_shared(&self.found);
+        match saved {
+            Ok(path) => found.reproducers.push(path),
+            Err(e) => found.unsaved.push(e.to_string()),
+        }
+    }
 }
 
 /// A lock that outlives a worker that panicked while holding it: the data
@@ -79,8 +102,8 @@ pub async fn fuzz_worker(shared: Arc<CampaignShared>, stream: u64) {
     while !shared.stop.load(Ordering::Relaxed) {
         let number = shared.sessions.fetch_add(1, Ordering::Relaxed);
         let mut plan = next_plan(&shared, &mut rng);
-        if let Some(with_database) = shared.login_database {
-            plan = plan.with_login_database(with_database);
+        if let Some(form) = shared.login_form {
+            plan = plan.with_login_form(form);
         }
         let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.vigil).await;
         let index = shared.finished.fetch_add(1, Ordering::Relaxed);

@@ -20,6 +20,9 @@
 //! - `Bug::DatabaseLoginHang`: a login that names a database
 //!   (CONNECT_WITH_DB) is never answered; logins without one are, and so
 //!   is everything else (another server library's bug);
+//! - `Bug::InitDbHang`: its greeting does not offer CONNECT_WITH_DB, so a
+//!   client selects the database with COM_INIT_DB after the login, and
+//!   COM_INIT_DB is never answered (msql-srv's default `on_init`);
 //! - `Bug::RowsCrash`: COM_STMT_EXECUTE of a statement whose text names
 //!   `sbtest1` crashes it while that table has a row. It keeps tables in
 //!   memory (they outlive restarts, as on disk: `sbtest1` with ids 1 to 5
@@ -63,6 +66,7 @@ pub enum Bug {
     LongDataHang,
     ResetHang,
     DatabaseLoginHang,
+    InitDbHang,
     RowsCrash,
 }
 
@@ -260,7 +264,8 @@ impl Conn {
             if ctl.hung.load(std::sync::atomic::Ordering::SeqCst) {
                 return std::future::pending::<()>().await;
             }
-            self.send(0, &greeting("5.5.5-10.11.99-planted", caps(), "mysql_native_password")).await;
+            let offered = if self.bug == Bug::InitDbHang { caps() & !Capabilities::CONNECT_WITH_DB } else { caps() };
+            self.send(0, &greeting("5.5.5-10.11.99-planted", offered, "mysql_native_password")).await;
             let mut login = true;
             loop {
                 let Some((seq, payload)) = self.read_packet().await else { return };
@@ -372,6 +377,7 @@ impl Conn {
         match command {
             COM_QUIT => return Verdict::Close,
             COM_STMT_RESET if self.bug == Bug::ResetHang && self.has_long_data(body) => return Verdict::HangCommands,
+            COM_INIT_DB if self.bug == Bug::InitDbHang => return Verdict::Silent,
             COM_QUERY if self.bug == Bug::RowsCrash => self.query(body).await,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,

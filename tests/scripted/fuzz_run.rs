@@ -1,0 +1,53 @@
+//! Running `wirebench fuzz` from the scripted fuzz tests with a bound:
+//! a run that does not end by itself is the failure some of them test
+//! for, so it is killed (and reported as such) rather than left to hang
+//! the suite.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How a run ended: `code` is `None` when it was killed at its limit.
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs wirebench, killing it if it runs past `limit` (a run that does
+/// not end is the failure under test, not a test that hangs).
+pub async fn wirebench_within(args: Vec<String>, limit: Duration) -> (Ran, Duration) {
+    tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run wirebench");
+        let pipes = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = pipe.read_to_string(&mut text);
+                text
+            })
+        };
+        let (stdout, stderr) = (read(Box::new(pipes.0)), read(Box::new(pipes.1)));
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let exit =
+            Ran { code: status.and_then(|s| s.code()), stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() };
+        (exit, started.elapsed())
+    })
+    .await
+    .unwrap()
+}

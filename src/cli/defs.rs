@@ -544,6 +544,7 @@ pub(crate) const FUZZ_WATCH: &[OptDef] = &[
     opt("server-pid", STRING, None, "the server's PID, or its pid file: the process exiting, or its RSS growing by --server-rss-growth, is a failure"),
     opt("server-rss-growth", Size, Some("1G"), "RSS growth of --server-pid that counts as a failure"),
     opt("server-log", STRING, None, "the server's error log: new lines with 'got signal', 'Assertion' or 'AddressSanitizer' are a failure"),
+    opt("internal-error-pattern", STRING, None, "text that, in an error answer's message, betrays a fault inside the server (besides the built-in ones: exception names, 'is not subscriptable', panics, assertions, ER_INTERNAL_ERROR 1815); may be given more than once"),
     opt("fuzz-allow-remote", Bool, Some("off"), "allow a server that is not on this host (fuzzing crashes servers and destroys data)"),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];

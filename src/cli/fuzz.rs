@@ -11,7 +11,7 @@ use super::opts::{Opts, INT_MAX};
 use super::raw::RawOpt;
 use super::{value, Command, GeneralOptions, Invocation};
 use crate::fuzz::{
-    Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
+    Emit, FuzzOptions, GivenOptions, InternalErrors, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
     DEFAULT_OVERTIME, DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 
@@ -80,6 +80,7 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
         restart_wait: opts
             .int("fuzz_restart_wait", 1, 86_400, "seconds from 1 to 86400")?
             .map_or(DEFAULT_RESTART_WAIT, secs),
+        internal_errors: InternalErrors::new(opts.texts("internal_error_pattern")),
     };
     finish(&opts)?;
     Ok(Invocation::Fuzz(Box::new(options)))
@@ -129,6 +130,7 @@ pub(crate) fn parse_replay(opts: &[RawOpt], words: &[&str]) -> Result<Invocation
         allow_remote,
         deadline: deadline_given.then_some(deadline),
         emit,
+        internal_errors: InternalErrors::new(opts.texts("internal_error_pattern")),
     };
     finish(&opts)?;
     Ok(Invocation::FuzzReplay(Box::new(options)))
@@ -254,6 +256,8 @@ mod tests {
         assert_eq!(o.watch.rss_growth, 64 << 20);
         assert_eq!(o.watch.log, Some(PathBuf::from("/tmp/e.log")));
         assert_eq!(fuzz("fuzz --server-pid=/run/m.pid").watch.pid, Some(PidSource::File("/run/m.pid".into())));
+        let patterns = fuzz("fuzz --internal-error-pattern=oops --internal-error-pattern=Wedged");
+        assert_eq!(patterns.internal_errors.extra, ["oops", "Wedged"]);
     }
 
     #[test]

@@ -108,6 +108,7 @@ async fn prepare_rig(options: &FuzzOptions, clock: &RunClock) -> Result<(Rig, Op
         waited: Duration::ZERO,
         setup: Setup::default(),
         end: clock.hard_end,
+        judge: Arc::new(options.internal_errors.clone()),
     };
     Ok((rig, login_finding))
 }
@@ -138,6 +139,8 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         vigil: Vigil::new(options.deadline),
         login_form: login_finding.as_ref().map(LoginFinding::working_form),
         found: Mutex::new(Found::default()),
+        judge: options.internal_errors.clone(),
+        internal: Mutex::default(),
     });
     *lock_shared(&shared.corpus) = Corpus::with_seeds(&shared.seeds.plans);
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
@@ -203,7 +206,7 @@ async fn fuzz_until_done(
             EpochEnd::Time | EpochEnd::Interrupted => break,
             EpochEnd::Failure(failure) => failure,
         };
-        rig.known_down = true;
+        rig.known_down = failure.kind.may_leave_it_down();
         shared.failures.fetch_add(1, Ordering::Relaxed);
         let history: Vec<_> = lock_shared(&shared.history).drain(..).collect();
         if history.is_empty() {
@@ -301,6 +304,9 @@ async fn control_loop(shared: &CampaignShared, checker: &mut Checker) -> Failure
         tokio::select! {
             () = tokio::time::sleep(BATCH) => {}
             () = shared.vigil.asked() => {}
+        }
+        if let Some(failure) = lock_shared(&shared.internal).next.take() {
+            return failure;
         }
         shared.checks.fetch_add(1, Ordering::Relaxed);
         let mark = shared.finished.load(Ordering::Relaxed);

@@ -16,7 +16,9 @@ use std::fmt::Write as _;
 use std::io::ErrorKind;
 use std::time::Duration;
 
+use super::feedback_state::State;
 use super::fuzz_options::Target;
+use super::internal_error::InternalError;
 use super::process_watch::{ProcessWatch, Sighting};
 use crate::client::{ClientError, ConnectOptions, Connection};
 
@@ -40,6 +42,10 @@ pub enum FailureKind {
     /// (no answer, a close, a broken answer) while the other is: judged
     /// by the login's own answer, not by the control connection.
     Login,
+    /// It is up, but answered a session with an error that betrays a
+    /// fault inside it (an exception, a panic, ER_INTERNAL_ERROR): judged
+    /// by the session's own answers.
+    InternalError,
 }
 
 impl FailureKind {
@@ -54,7 +60,14 @@ impl FailureKind {
             FailureKind::Log => "log",
             FailureKind::Deviation => "protocol-deviation",
             FailureKind::Login => "login",
+            FailureKind::InternalError => "internal-error",
         }
+    }
+
+    /// Whether the server may need bringing back after it: not after an
+    /// internal error, which a live server answered.
+    pub fn may_leave_it_down(self) -> bool {
+        self != FailureKind::InternalError
     }
 
     pub fn from_name(name: &str) -> Option<FailureKind> {
@@ -67,6 +80,7 @@ impl FailureKind {
             FailureKind::Log,
             FailureKind::Deviation,
             FailureKind::Login,
+            FailureKind::InternalError,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -181,6 +195,15 @@ pub fn control_options(target: &Target, deadline: Duration, with_database: bool)
     options.read_timeout = Some(deadline);
     options.write_timeout = Some(deadline);
     options
+}
+
+/// The failure a session's internal-error answer is.
+pub fn internal_failure(state: &State, error: &InternalError) -> Failure {
+    Failure {
+        kind: FailureKind::InternalError,
+        summary: format!("the server answered {} with an error that betrays an internal fault: {error}", state.step),
+        details: vec![format!("internal error: {error}")],
+    }
 }
 
 /// What a failed check says about the server: only what the server did

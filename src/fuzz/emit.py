@@ -75,6 +75,30 @@ COMMANDS = {
 
 DEAD = ("down", "process-gone", "log")
 
+ER_INTERNAL_ERROR = 1815
+# The errors of a bad statement or a refused request: never internal errors.
+BAD_STATEMENT_CODES = (1044, 1045, 1046, 1047, 1049, 1050, 1051, 1052, 1054, 1064, 1065, 1146, 1149, 1210, 1243,
+                       1295, 1643, 1644)
+# The error answers of the sessions that betrayed a fault inside the server.
+INTERNAL = []
+
+
+def judge_err(payload, sent):
+    """Notes an ERR that betrays an internal fault (as wirebench judges
+    it): ER_INTERNAL_ERROR, or a message holding one of INTERNAL_PATTERNS
+    that the packet it answers did not hold itself."""
+    code = err_code(payload)
+    message = payload[9:] if payload[3:4] == b"#" else payload[3:]
+    said, asked = message.lower(), sent.lower()
+    if code == ER_INTERNAL_ERROR:
+        INTERNAL.append((code, message, "ER_INTERNAL_ERROR"))
+    elif code not in BAD_STATEMENT_CODES:
+        for pattern in INTERNAL_PATTERNS:
+            p = pattern.lower().encode()
+            if p and p in said and p not in asked:
+                INTERNAL.append((code, message, pattern))
+                break
+
 
 class Gone(Exception):
     """The connection stopped giving answers; `how` as wirebench names it."""
@@ -171,6 +195,8 @@ class Conn:
         self.wire = bytearray()
         self.compressed = False
         self.cseq = 0
+        self.judging = False  # a session's connection: its ERRs are judged
+        self.last_sent = b""
 
     def close(self):
         try:
@@ -183,6 +209,7 @@ class Conn:
         self.compressed = True
 
     def send(self, data, wrap=(), deadline=None):
+        self.last_sent = data
         if self.compressed:
             data = self.wrapped(data, wrap)
         self.sock.settimeout(max(0.001, (deadline or time.monotonic() + 5) - time.monotonic()))
@@ -265,6 +292,8 @@ class Conn:
             return None
         seq, payload = self.plain[3], bytes(self.plain[4:4 + size])
         del self.plain[:4 + size]
+        if self.judging and payload[:1] == b"\xff":
+            judge_err(payload, self.last_sent)
         return seq, payload
 
     def packet(self, patience):
@@ -714,6 +743,7 @@ def run_session(name, packets, args, watch, out):
         out.append(e)
         return
     out.append("  greeting -> handshake")
+    conn.judging = True
     state = {"caps": greeting.caps, "prepared": []}
     try:
         for pkt in packets:
@@ -836,6 +866,13 @@ def main():
             return 0
         print("%s: FAILURE again: the login was not completed within %.1f s: %s" % (sys.argv[0], DEADLINE, failed[0]))
         print("%s: as the reproducer says (the fuzzer saw: %s)" % (sys.argv[0], OBSERVED))
+        return 3
+    if INTERNAL:
+        code, message, pattern = INTERNAL[0]
+        print("%s: FAILURE again: an error answer betrays an internal fault: ERR %d: %s (it says %r)"
+              % (sys.argv[0], code, message.decode("utf-8", "replace"), pattern))
+        print("%s: %s (the fuzzer saw: %s)" % (sys.argv[0], "as the reproducer says" if FAILURE == "internal-error"
+                                             else "not as the reproducer says", OBSERVED))
         return 3
     failure = watch.failure or watch.after()
     if failure is None and FAILURE == "memory":

@@ -11,6 +11,7 @@ use std::path::Path;
 use super::exec::{Phase, SentPacket};
 use super::fields::LiveValue;
 use super::fuzz_options::DEFAULT_DEADLINE;
+use super::internal_error;
 use super::reproducer::{sessions_to_replay, Reproducer};
 use super::spec::WrapEdit;
 
@@ -36,6 +37,10 @@ fn python_data(r: &Reproducer, name: &str) -> String {
         ("USER", py_str(&r.user)),
         ("DATABASE", py_str(&r.database)),
         ("DEADLINE", format!("{deadline:?}")),
+        (
+            "INTERNAL_PATTERNS",
+            py_list(internal_error::PATTERNS.iter().copied().chain(r.error_patterns.iter().map(String::as_str))),
+        ),
     ] {
         let _ = writeln!(out, "{constant} = {value}");
     }
@@ -111,6 +116,12 @@ fn py_wrap(edit: &WrapEdit) -> String {
         WrapEdit::PlainLength(n) => format!("(\"plain-length\", {n})"),
         WrapEdit::Corrupt(bit) => format!("(\"corrupt\", {bit})"),
     }
+}
+
+/// A Python list of string literals.
+fn py_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let items: Vec<String> = items.map(py_str).collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// A Python string literal: printable ASCII as it is, the rest escaped.

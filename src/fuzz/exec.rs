@@ -13,12 +13,13 @@ use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN, MAX_FRAGMENT};
 use wirebench_protocol::handshake::{AuthSwitchRequest, InitialHandshake};
 
-use super::answer_reader::{err_code, read_answer, Answer, AnswerShape};
+use super::answer_reader::{err_code, err_message, read_answer, Answer, AnswerShape};
 use super::conn::{FuzzConn, Gone};
 use super::encode_spec::BuildCtx;
 use super::feedback_state::{AnswerClass, ClientMessage, State};
 use super::fields::LiveSpot;
 use super::fuzz_options::Target;
+use super::internal_error::{InternalError, InternalErrors};
 use super::safety;
 use super::spec::WrapEdit;
 use super::vigil::{Patience, Vigil};
@@ -108,6 +109,9 @@ pub struct SessionOutcome {
     /// When the last packet sent went out, while its answer has not come
     /// (a session in flight: the earliest is the likeliest to hang a server).
     pub unanswered_since: Option<Instant>,
+    /// The first error answer that betrayed an internal fault, and the
+    /// state it came with.
+    pub internal_error: Option<(State, InternalError)>,
 }
 
 /// What the connection has established so far.
@@ -123,8 +127,15 @@ struct Established {
 
 /// Runs `items` on a new connection to `target`, until they are done or
 /// `vigil` halts the sessions (then it ends [`Ending::InFlight`], with
-/// what it sent and what it received so far).
-pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Limits, vigil: &Vigil) -> SessionOutcome {
+/// what it sent and what it received so far); `judge` tells which error
+/// answers betray an internal fault.
+pub async fn run_session<T: Outgoing>(
+    target: &Target,
+    items: &[T],
+    limits: &Limits,
+    judge: &InternalErrors,
+    vigil: &Vigil,
+) -> SessionOutcome {
     let started = Instant::now();
     let mut outcome = SessionOutcome {
         sent: Vec::new(),
@@ -133,11 +144,12 @@ pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Lim
         withheld: Vec::new(),
         took: Duration::ZERO,
         unanswered_since: None,
+        internal_error: None,
     };
     let halted = tokio::select! {
         biased;
         () = vigil.halted() => true,
-        () = run_items(target, items, limits, vigil, &mut outcome) => false,
+        () = run_items(target, items, limits, judge, vigil, &mut outcome) => false,
     };
     if halted {
         outcome.ending = Ending::InFlight;
@@ -150,6 +162,7 @@ async fn run_items<T: Outgoing>(
     target: &Target,
     items: &[T],
     limits: &Limits,
+    judge: &InternalErrors,
     vigil: &Vigil,
     outcome: &mut SessionOutcome,
 ) {
@@ -180,6 +193,13 @@ async fn run_items<T: Outgoing>(
         let (step, answers) = exchange_packets(&mut conn, &sending.rendered, &mut live, target, patience).await;
         outcome.unanswered_since = None;
         let gone = answers.last().and_then(|a| a.gone);
+        if outcome.internal_error.is_none() {
+            let sent = sending.rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
+            outcome.internal_error = answers.iter().find_map(|a| {
+                let betrayed = (a.code != 0).then(|| judge.judge(a.code, &a.message, sent)).flatten()?;
+                Some((State { step, class: a.class, code: a.code }, betrayed))
+            });
+        }
         outcome.states.extend(answers.iter().map(|a| State { step, class: a.class, code: a.code }));
         if let Some(sent) = outcome.sent.last_mut() {
             sent.answered = answers.first().map(|a| State { step, class: a.class, code: a.code });
@@ -464,8 +484,9 @@ async fn authenticate(
             }
             _ => AnswerClass::Garbled,
         };
-        let code = if class == AnswerClass::Err { err_code(&payload) } else { 0 };
-        answers.push(Answer { code, ..Answer::of(class) });
+        let (code, message) =
+            if class == AnswerClass::Err { (err_code(&payload), err_message(&payload)) } else { (0, Vec::new()) };
+        answers.push(Answer { code, message, ..Answer::of(class) });
         if !matches!(class, AnswerClass::AuthSwitch | AnswerClass::AuthMoreData) {
             return answers;
         }

@@ -37,7 +37,9 @@ fn suspects(history: &[FinishedSession], checked_through: u64, kind: FailureKind
             .then_some(h.outcome.unanswered_since)
             .flatten();
         let after = h.index >= checked_through;
-        let calm = !h.outcome.ending.is_suspicious();
+        // An internal error's session is known: it got the answer.
+        let answered_it = kind == FailureKind::InternalError && h.outcome.internal_error.is_some();
+        let calm = !(h.outcome.ending.is_suspicious() || answered_it);
         let rank = u8::from(!after) * 2 + u8::from(calm);
         (u8::from(waiting.is_none()), waiting, rank, if after { h.index } else { u64::MAX - h.index })
     });
@@ -257,6 +259,7 @@ fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<P
         database: t.database.clone(),
         compression: t.compression,
         minimised,
+        error_patterns: report.options.internal_errors.extra.clone(),
         reproduces: confirmed.reproduces,
         setup,
         failing,
@@ -288,6 +291,7 @@ mod tests {
             withheld: Vec::new(),
             took: std::time::Duration::ZERO,
             unanswered_since: None,
+            internal_error: None,
         };
         FinishedSession { number: 100 - index, index, plan: SessionPlan::default(), outcome }
     }

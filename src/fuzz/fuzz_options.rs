@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::internal_error::InternalErrors;
 use crate::client::Endpoint;
 
 /// The server under test and how to log in to it.
@@ -69,6 +70,8 @@ pub struct FuzzOptions {
     /// `--fuzz-restart-wait`: how long a restarted server may take to
     /// answer again.
     pub restart_wait: Duration,
+    /// The built-in patterns of internal errors and `--internal-error-pattern`'s.
+    pub internal_errors: InternalErrors,
 }
 
 /// `wirebench fuzz-replay FILE`.
@@ -88,6 +91,8 @@ pub struct ReplayOptions {
     pub deadline: Option<Duration>,
     /// `--emit=...`: write a stand-alone program instead of replaying.
     pub emit: Option<Emit>,
+    /// `--internal-error-pattern`s, besides the reproducer's own.
+    pub internal_errors: InternalErrors,
 }
 
 /// Which of the options a reproducer also records the command line gave.

@@ -20,6 +20,7 @@ use super::exec::{run_session, Ending, Limits, SessionOutcome};
 use super::feedback_state::{AnswerClass, ClientMessage};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::{FuzzOptions, Target};
+use super::internal_error::InternalErrors;
 use super::lines::{err_line, out_line};
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::Rig;
@@ -138,7 +139,7 @@ where
     let limits = Limits { connect: deadline, answer: deadline };
     // No control connection watches this one: a late answer waits a
     // second more, then counts as none.
-    run_session(target, packets, &limits, &Vigil::new(Duration::ZERO)).await
+    run_session(target, packets, &limits, &InternalErrors::default(), &Vigil::new(Duration::ZERO)).await
 }
 
 /// The fuzzer's own login of the failing form (with COM_INIT_DB after it
@@ -208,6 +209,7 @@ pub async fn save_login_finding(
         database: t.database.clone(),
         compression: t.compression,
         minimised: "no (a login and COM_PING, before fuzzing)".to_owned(),
+        error_patterns: options.internal_errors.extra.clone(),
         reproduces,
         setup: Setup::default(),
         failing: outcome.sent,

@@ -52,6 +52,8 @@
 //! - `exec.rs`: one session on a fresh connection; `conn.rs`: its socket;
 //!   `render.rs`: a planned packet into bytes; `answer_reader.rs`: the
 //!   server's answer, untrusted; `vigil.rs`: late answers.
+//! - `internal_error.rs`: error answers that betray a fault inside the
+//!   server (failure kind `internal-error`).
 //! - `feedback_state.rs`: the states a session reached; `corpus.rs`: the
 //!   sessions that reached one first.
 //! - `control.rs`: failure detection; `process_watch.rs`: the server's
@@ -86,6 +88,7 @@ mod fuzz_error;
 mod fuzz_options;
 mod fuzz_rng;
 mod generate;
+mod internal_error;
 mod lines;
 mod login_probe;
 mod minimize;
@@ -116,4 +119,5 @@ pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
     DEFAULT_OVERTIME, DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
+pub(crate) use internal_error::InternalErrors;
 pub use replay::{replay, ReplayVerdict};

@@ -17,6 +17,7 @@ use super::emit::python_script;
 use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE, DEFAULT_RESTART_WAIT};
+use super::internal_error::InternalErrors;
 use super::lines::out_line;
 use super::login_probe::{login_failed, run_login_session};
 use super::process_watch::ProcessWatch;
@@ -103,6 +104,9 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         waited: std::time::Duration::ZERO,
         setup: Setup::default(),
         end: None,
+        judge: Arc::new(InternalErrors::new(
+            reproducer.error_patterns.iter().chain(&options.internal_errors.extra).cloned().collect(),
+        )),
     };
     let sessions: Vec<Vec<Rendered>> =
         sessions.into_iter().map(|(_, packets)| packets.iter().map(|p| p.rendered.clone()).collect()).collect();
@@ -248,6 +252,7 @@ mod tests {
             allow_remote: false,
             deadline: None,
             emit: None,
+            internal_errors: InternalErrors::default(),
         }
     }
 

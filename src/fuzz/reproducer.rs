@@ -72,6 +72,9 @@ pub struct Reproducer {
     pub compression: bool,
     /// How minimisation went, in words.
     pub minimised: String,
+    /// `--internal-error-pattern`s the run was given: a replay judges
+    /// error answers by them too.
+    pub error_patterns: Vec<String>,
     pub reproduces: Reproduces,
     /// The tables the sessions need, made before they run.
     pub setup: Setup,
@@ -121,6 +124,9 @@ impl Reproducer {
         }
         if let Some(deadline) = self.deadline {
             let _ = writeln!(out, "fuzz-deadline: {} s", deadline.as_secs_f64());
+        }
+        for pattern in &self.error_patterns {
+            let _ = writeln!(out, "internal-error-pattern: {pattern}");
         }
         let reproduces = match &self.reproduces {
             Reproduces::Alone => "alone".to_owned(),
@@ -298,6 +304,7 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerErro
         database: String::new(),
         compression: false,
         minimised: String::new(),
+        error_patterns: Vec::new(),
         reproduces: Reproduces::Alone,
         setup: Setup::default(),
         failing: Vec::new(),
@@ -401,6 +408,7 @@ fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), ReproducerErr
         "database" => r.database = value.to_owned(),
         "compression" => r.compression = value == "on",
         "minimised" => r.minimised = value.to_owned(),
+        "internal-error-pattern" => r.error_patterns.push(value.to_owned()),
         "reproduces" => {
             r.reproduces = match value {
                 "alone" => Reproduces::Alone,
@@ -528,6 +536,7 @@ mod tests {
             database: "sbtest".into(),
             compression: true,
             minimised: "5 packets -> 2 in 6 re-runs".into(),
+            error_patterns: vec!["Wedged: the planner".into()],
             reproduces: Reproduces::NotConfirmed("the server did not come back".into()),
             setup: Setup {
                 tables: vec![TableSetup {

@@ -9,9 +9,10 @@ use std::time::Duration;
 use thiserror::Error;
 use tokio::time::Instant;
 
-use super::control::{Checker, Failure, FailureKind};
+use super::control::{internal_failure, Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
 use super::fuzz_options::Target;
+use super::internal_error::InternalErrors;
 use super::lines::err_line;
 use super::run_clock::{past, within, OUT_OF_TIME};
 use super::table_setup::Setup;
@@ -59,6 +60,8 @@ pub struct Rig {
     /// The run's hard end (`--time` plus `--fuzz-overtime`): nothing
     /// waits for the server past it; `None` without a limit.
     pub end: Option<Instant>,
+    /// Which error answers betray an internal fault.
+    pub judge: Arc<InternalErrors>,
 }
 
 impl Rig {
@@ -137,7 +140,8 @@ impl Rig {
                 let target = self.target.clone();
                 let limits = self.limits;
                 let vigil = self.vigil.clone();
-                tokio::spawn(async move { run_session(&target, &items, &limits, &vigil).await })
+                let judge = self.judge.clone();
+                tokio::spawn(async move { run_session(&target, &items, &limits, &judge, &vigil).await })
             })
             .collect();
         let all_ended = join_sessions(tasks);
@@ -156,11 +160,18 @@ impl Rig {
                 (failure, all_ended.await)
             }
             Err(outcomes) => {
+                // An internal error is the session's own answer: the
+                // server is up, and that answer is the verdict.
+                let internal = outcomes.iter().find_map(|o| o.internal_error.as_ref());
+                let internal = internal.map(|(state, error)| internal_failure(state, error));
                 let suspicious = outcomes.iter().any(|o| o.ending.is_suspicious());
-                (self.check_for_a_while(suspicious).await, outcomes)
+                match internal {
+                    Some(failure) => (Some(failure), outcomes),
+                    None => (self.check_for_a_while(suspicious).await, outcomes),
+                }
             }
         };
-        self.known_down = failure.is_some();
+        self.known_down = failure.as_ref().is_some_and(|f| f.kind.may_leave_it_down());
         (failure, outcomes)
     }
 

@@ -2,7 +2,7 @@
 //! connections, a new session chosen from the corpus and mutated (or fresh
 //! from the grammar, or a seed as it is), and records what it reached.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::control::{internal_failure, Failure};
 use super::corpus::{Corpus, Coverage};
 use super::exec::{run_session, Ending, Limits, SessionOutcome};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::Target;
 use super::fuzz_rng::FuzzRng;
 use super::generate::fresh_session;
+use super::internal_error::InternalErrors;
 use super::mutate::{mutate_plan, Pool};
 use super::seeds::Seeds;
 use super::spec::{LoginForm, SessionPlan};
@@ -70,6 +72,18 @@ pub struct CampaignShared {
     /// What the run found so far: kept here so that a run abandoned at
     /// its hard end still names every reproducer it saved.
     pub found: Mutex<Found>,
+    /// Which error answers betray an internal fault.
+    pub judge: InternalErrors,
+    pub internal: Mutex<InternalSeen>,
+}
+
+/// A session's internal-error answer, for the control loop to stop the
+/// epoch on, and the (code, pattern) of each one reported, so that
+/// `--keep-going` reports each once.
+#[derive(Debug, Default)]
+pub struct InternalSeen {
+    pub next: Option<Failure>,
+    pub reported: HashSet<(u16, String)>,
 }
 
 /// The reproducers saved, and the failures that could not be.
@@ -105,7 +119,7 @@ pub async fn fuzz_worker(shared: Arc<CampaignShared>, stream: u64) {
         if let Some(form) = shared.login_form {
             plan = plan.with_login_form(form);
         }
-        let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.vigil).await;
+        let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.judge, &shared.vigil).await;
         let index = shared.finished.fetch_add(1, Ordering::Relaxed);
         let refused = matches!(outcome.ending, Ending::ConnectFailed(_));
         record(&shared, FinishedSession { number, index, plan, outcome });
@@ -157,6 +171,13 @@ fn record(shared: &CampaignShared, finished: FinishedSession) {
     if finished.outcome.ending.is_suspicious() {
         // It ended as a dead server ends sessions: look now.
         shared.vigil.ask();
+    }
+    if let Some((state, error)) = &finished.outcome.internal_error {
+        let mut internal = lock_shared(&shared.internal);
+        if internal.reported.insert((error.code, error.pattern.clone())) {
+            internal.next.get_or_insert_with(|| internal_failure(state, error));
+            shared.vigil.ask();
+        }
     }
     if finished.outcome.sent.is_empty() {
         // It sent nothing: no part in any failure, and no room to take

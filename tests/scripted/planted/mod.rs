@@ -23,6 +23,11 @@
 //! - `Bug::InitDbHang`: its greeting does not offer CONNECT_WITH_DB, so a
 //!   client selects the database with COM_INIT_DB after the login, and
 //!   COM_INIT_DB is never answered (msql-srv's default `on_init`);
+//! - `Bug::InternalError`: COM_QUERY or COM_STMT_PREPARE of a statement
+//!   with `DISTINCT` gets ERR 1105 "TypeError: 'NoneType' object is not
+//!   subscriptable" (it stays up); one with `ORDER BY` and no `DISTINCT`
+//!   gets an ordinary syntax error whose text says "internal error"
+//!   (ERR 1064: never a finding);
 //! - `Bug::RowsCrash`: COM_STMT_EXECUTE of a statement whose text names
 //!   `sbtest1` crashes it while that table has a row. It keeps tables in
 //!   memory (they outlive restarts, as on disk: `sbtest1` with ids 1 to 5
@@ -67,6 +72,7 @@ pub enum Bug {
     ResetHang,
     DatabaseLoginHang,
     InitDbHang,
+    InternalError,
     RowsCrash,
 }
 
@@ -378,6 +384,7 @@ impl Conn {
             COM_QUIT => return Verdict::Close,
             COM_STMT_RESET if self.bug == Bug::ResetHang && self.has_long_data(body) => return Verdict::HangCommands,
             COM_INIT_DB if self.bug == Bug::InitDbHang => return Verdict::Silent,
+            COM_QUERY | COM_STMT_PREPARE if self.bug == Bug::InternalError && self.says_internal(body).await => {}
             COM_QUERY if self.bug == Bug::RowsCrash => self.query(body).await,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,
@@ -391,6 +398,21 @@ impl Conn {
             _ => self.err(1, 1047, "Unknown command").await,
         }
         Verdict::Serve
+    }
+
+    /// For `Bug::InternalError`: answers a statement with `DISTINCT` with
+    /// an internal error, one with `ORDER BY` with an ordinary one; whether
+    /// it answered.
+    async fn says_internal(&mut self, sql: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(sql).to_ascii_uppercase();
+        if text.contains("DISTINCT") {
+            self.err(1, 1105, "TypeError: 'NoneType' object is not subscriptable").await;
+        } else if text.contains("ORDER BY") {
+            self.err(1, 1064, "You have an error in your SQL syntax (internal error near ORDER BY)").await;
+        } else {
+            return false;
+        }
+        true
     }
 
     /// Whether the statement `body` names was sent long data.

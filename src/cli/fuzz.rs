@@ -81,6 +81,7 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
             .int("fuzz_restart_wait", 1, 86_400, "seconds from 1 to 86400")?
             .map_or(DEFAULT_RESTART_WAIT, secs),
         internal_errors: InternalErrors::new(opts.texts("internal_error_pattern")),
+        pre_auth: opts.flag("pre_auth", false)?,
     };
     finish(&opts)?;
     Ok(Invocation::Fuzz(Box::new(options)))

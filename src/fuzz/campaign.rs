@@ -18,12 +18,13 @@ use super::fuzz_error::FuzzError;
 use super::fuzz_options::FuzzOptions;
 use super::lines::{err_line, out_line};
 use super::login_probe::{probe_logins, save_login_finding, LoginFinding, LoginVerdict};
+use super::pre_auth::{mode_line, FuzzMode, LoginAnswer};
 use super::process_watch::ProcessWatch;
 use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
 use super::run_clock::{RunClock, OUT_OF_TIME};
 use super::safety;
-use super::seeds::recorded_seeds;
+use super::seeds::{pre_auth_seeds, recorded_seeds, Seeds};
 use super::table_setup::{capture, Setup};
 use super::vigil::Vigil;
 use super::worker::{fuzz_worker, lock_shared, CampaignShared, Found};
@@ -73,24 +74,44 @@ fn clock_seed() -> u64 {
 }
 
 /// Checks the target, tries both forms of login (a finding when the
-/// server completes one and not the other), and logs in the control
-/// connection: what must work before anything is sent (exit status 1
-/// otherwise).
-async fn prepare_rig(options: &FuzzOptions, clock: &RunClock) -> Result<(Rig, Option<LoginFinding>), FuzzError> {
+/// server completes one and not the other), chooses the mode (pre-auth
+/// when the login is refused, or with `--pre-auth`) and says why, and
+/// logs in the control connection: what must work before anything is
+/// sent (exit status 1 otherwise).
+async fn prepare_rig(
+    options: &FuzzOptions,
+    clock: &RunClock,
+) -> Result<(Rig, Option<LoginFinding>, FuzzMode), FuzzError> {
     safety::check_target(&options.target.endpoint, options.allow_remote)?;
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&options.target, options.deadline, watch);
-    let login_finding = match probe_logins(&options.target, options.deadline).await {
-        LoginVerdict::Fine => None,
+    let logged_in = LoginAnswer::LoggedIn;
+    let asked = |finding| {
+        (if options.pre_auth { FuzzMode::PreAuth { baseline: logged_in } } else { FuzzMode::Commands }, finding)
+    };
+    let (mode, login_finding, refusal) = match probe_logins(&options.target, options.deadline).await {
+        LoginVerdict::Fine => {
+            let (mode, finding) = asked(None);
+            (mode, finding, None)
+        }
         LoginVerdict::Unusable(source) => return Err(FuzzError::Connect { source }),
+        LoginVerdict::Refused(error) => {
+            let baseline = LoginAnswer::of_error(&error).unwrap_or(logged_in);
+            (FuzzMode::PreAuth { baseline }, None, Some(error))
+        }
         LoginVerdict::Finding(finding) => {
             if finding.with_database {
                 checker.without_database();
             }
-            Some(finding)
+            let (mode, finding) = asked(Some(finding));
+            (mode, finding, None)
         }
     };
-    checker.connect().await.map_err(|source| FuzzError::Connect { source })?;
+    err_line(format_args!("{}", mode_line(&mode, options.pre_auth, refusal.as_ref())));
+    match mode {
+        FuzzMode::PreAuth { baseline } => checker.expect_login(baseline),
+        FuzzMode::Commands => checker.connect().await.map_err(|source| FuzzError::Connect { source })?,
+    }
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::NotWellBefore { summary: failure.summary });
     }
@@ -110,13 +131,14 @@ async fn prepare_rig(options: &FuzzOptions, clock: &RunClock) -> Result<(Rig, Op
         end: clock.hard_end,
         judge: Arc::new(options.internal_errors.clone()),
     };
-    Ok((rig, login_finding))
+    Ok((rig, login_finding, mode))
 }
 
 async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
     let clock = RunClock::start(options.time, options.overtime);
     let prepared = clock.bounded(prepare_rig(options, &clock)).await;
-    let (mut rig, login_finding) = prepared.ok_or(FuzzError::OutOfTimeBeforeFuzzing)??;
+    let (mut rig, login_finding, mode) = prepared.ok_or(FuzzError::OutOfTimeBeforeFuzzing)??;
+    let pre_auth = mode != FuzzMode::Commands;
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
     out_line(format_args!("{}", banner(options, seed).trim_end()));
     let shared = Arc::new(CampaignShared {
@@ -124,7 +146,7 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         limits: rig.limits,
         seed,
         corpus: Mutex::new(Corpus::default()),
-        seeds: recorded_seeds(),
+        seeds: if pre_auth { Seeds { plans: pre_auth_seeds(), ..recorded_seeds() } } else { recorded_seeds() },
         started: clock.started,
         stop: AtomicBool::new(false),
         sessions: AtomicU64::new(0),
@@ -141,6 +163,7 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         found: Mutex::new(Found::default()),
         judge: options.internal_errors.clone(),
         internal: Mutex::default(),
+        pre_auth,
     });
     *lock_shared(&shared.corpus) = Corpus::with_seeds(&shared.seeds.plans);
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
@@ -183,13 +206,15 @@ async fn find_failures(
             return;
         }
     }
-    let tables_at_start = match capture(&options.target, options.deadline).await {
-        Ok(tables) => tables,
-        Err(e) => {
-            err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
-            Setup::default()
-        }
+    // Pre-auth sessions name no table: there is nothing to record.
+    let tables_at_start = match shared.pre_auth {
+        true => Ok(Setup::default()),
+        false => capture(&options.target, options.deadline).await,
     };
+    let tables_at_start = tables_at_start.unwrap_or_else(|e| {
+        err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
+        Setup::default()
+    });
     fuzz_until_done(shared, rig, options, clock.fuzz_until, &tables_at_start).await;
 }
 
@@ -222,6 +247,7 @@ async fn fuzz_until_done(
                 found_after: shared.started.elapsed(),
                 server: &server,
                 tables_at_start,
+                pre_auth: shared.pre_auth,
             };
             shared.found(handle_failure(rig, &report).await);
         }

@@ -381,10 +381,12 @@ class Greeting:
         self.caps = caps
 
 
-def authenticate(conn, password, nonce, patience, answers):
+def authenticate(conn, password, nonce, patience, answers, state=None):
     """The login's (or COM_CHANGE_USER's) exchange after the client's
     packet, to OK or ERR, answering auth switches and caching_sha2's
-    requests; appends each server packet's class to `answers`."""
+    requests; appends each server packet's class to `answers`. When the
+    session's next packet is a recorded auth reply (state["manual"]), the
+    first request is left to it: its live answer goes to state["auth_reply"]."""
     plugin = "mysql_native_password"
     for _ in range(6):
         seq, p = conn.packet(patience)
@@ -416,6 +418,9 @@ def authenticate(conn, password, nonce, patience, answers):
         else:
             answers.append("unreadable bytes")
             return False
+        if state is not None and state.get("manual"):
+            state["auth_reply"] = (reply, seq + 1)
+            return False
         conn.send(frame(seq + 1, reply), deadline=patience.at)
     return False
 
@@ -445,6 +450,7 @@ class Watch:
         self.lock = threading.Lock()
         self.failure = None
         self.version = None
+        self.baseline = None
         failure = self.check()
         if failure and failure[0] == "refusing":
             raise CannotRun("%s: check --user and --password" % failure[1])
@@ -463,11 +469,33 @@ class Watch:
         self.conn = conn
         return None
 
+    def login_answer(self, deadline):
+        """What a well-formed login gets now: OK or ERR N."""
+        conn = Conn(self.args, DEADLINE)
+        try:
+            greeting = Greeting(conn.packet(deadline)[1])
+            self.version = greeting.version
+            conn.send(login_packet(self.args.user.encode(), self.args.password.encode(), greeting), deadline=deadline.at)
+            answers = []
+            authenticate(conn, self.args.password.encode(), greeting.nonce, deadline, answers)
+            return answers[-1] if answers else "no answer"
+        finally:
+            conn.close()
+
     def check(self):
         """None when the server answers COM_PING and SELECT 1 within
-        DEADLINE, else (kind, what was seen)."""
+        DEADLINE (pre-auth: gives a well-formed login the answer it gave
+        first), else (kind, what was seen)."""
         deadline = Deadline(DEADLINE)
         try:
+            if PRE_AUTH:
+                answer = self.login_answer(deadline)
+                if self.baseline is None:
+                    self.baseline = answer
+                if answer != self.baseline:
+                    return ("login-changed", "the server answers a well-formed login with %s, where it answered %s "
+                                             "before the replay" % (answer, self.baseline))
+                return None
             if self.conn is None:
                 refused = self.connect(deadline)
                 if refused:
@@ -694,6 +722,8 @@ def step_name(pkt):
         return "login"
     if pkt["phase"] == "ssl-request":
         return "SSLRequest"
+    if pkt["phase"] == "auth-reply":
+        return "auth reply"
     command = pkt["bytes"][4] if len(pkt["bytes"]) > 4 else 0
     return COMMANDS.get(command, "unknown command")
 
@@ -712,12 +742,19 @@ def is_one_clean_packet(data):
         and int.from_bytes(data[0:3], "little") < 0xFFFFFF
 
 
-def patched(pkt, password, nonce, prepared, secure):
+def patched(pkt, password, nonce, prepared, secure, auth_reply=b""):
     """The packet's bytes on this connection: its live ranges recomputed."""
     data = bytearray(pkt["bytes"])
     for what, arg, start, length in pkt["live"]:
         if what == "scramble":
-            value = scramble(arg, password, nonce, secure)
+            try:
+                value = scramble(arg, password, nonce, secure)
+            except CannotRun:
+                if not PRE_AUTH:
+                    raise
+                value = b""  # a refused login's answer: the recorded bytes do
+        elif what == "auth-reply":
+            value = auth_reply
         else:
             given = prepared[arg] if arg < len(prepared) else None
             value = (given if given is not None else (arg + 1) & 0xFFFFFFFF).to_bytes(4, "little")
@@ -744,12 +781,14 @@ def run_session(name, packets, args, watch, out):
         return
     out.append("  greeting -> handshake")
     conn.judging = True
-    state = {"caps": greeting.caps, "prepared": []}
+    state = {"caps": greeting.caps, "prepared": [], "auth_reply": None}
     try:
-        for pkt in packets:
+        for at, pkt in enumerate(packets):
             if watch.failure:
                 break
             answers = []
+            # The server's auth request is left for the recorded reply.
+            state["manual"] = at + 1 < len(packets) and packets[at + 1]["phase"] == "auth-reply"
             try:
                 exchange(conn, pkt, greeting, state, args.password.encode(), answers, Patience(watch))
             except Gone as gone:
@@ -780,15 +819,18 @@ def note_login(pkt, answers):
 def exchange(conn, pkt, greeting, state, password, answers, patience):
     """Sends one packet and reads what it causes into `answers`; Gone when
     the connection ended (the session ends there, as wirebench's do)."""
-    data = patched(pkt, password, greeting.nonce, state["prepared"], conn.secure)
+    asked = state["auth_reply"]
+    data = patched(pkt, password, greeting.nonce, state["prepared"], conn.secure, asked[0] if asked else b"")
     payload = data[4:]
     command = payload[0] if payload else 0
     conn.send(data, pkt["wrap"], deadline=patience.at)
-    if pkt["phase"] == "login":
-        low = int.from_bytes(payload[0:4], "little")
-        ext = int.from_bytes(payload[28:32], "little") if not low & 1 else 0
-        state["caps"] = (low | ext << 32) & greeting.caps
-        if authenticate(conn, password, greeting.nonce, patience, answers) and state["caps"] & CLIENT_COMPRESS:
+    if pkt["phase"] in ("login", "auth-reply"):
+        if pkt["phase"] == "login":
+            low = int.from_bytes(payload[0:4], "little")
+            ext = int.from_bytes(payload[28:32], "little") if not low & 1 else 0
+            state["caps"] = (low | ext << 32) & greeting.caps
+        state["auth_reply"] = None
+        if authenticate(conn, password, greeting.nonce, patience, answers, state) and state["caps"] & CLIENT_COMPRESS:
             conn.start_compression()
         return
     if pkt["phase"] == "ssl-request":

@@ -37,6 +37,7 @@ fn python_data(r: &Reproducer, name: &str) -> String {
         ("USER", py_str(&r.user)),
         ("DATABASE", py_str(&r.database)),
         ("DEADLINE", format!("{deadline:?}")),
+        ("PRE_AUTH", if r.pre_auth { "True" } else { "False" }.to_owned()),
         (
             "INTERNAL_PATTERNS",
             py_list(internal_error::PATTERNS.iter().copied().chain(r.error_patterns.iter().map(String::as_str))),
@@ -70,6 +71,7 @@ fn python_packet(out: &mut String, packet: &SentPacket) {
     let phase = match r.phase {
         Phase::Login => "login",
         Phase::SslRequest => "ssl-request",
+        Phase::AuthReply => "auth-reply",
         Phase::Command => "command",
     };
     let _ = write!(out, "        packet({}", py_str(phase));
@@ -81,6 +83,7 @@ fn python_packet(out: &mut String, packet: &SentPacket) {
                 let what = match &spot.live {
                     LiveValue::Scramble { plugin } => format!("\"scramble\", {}", py_str(plugin)),
                     LiveValue::Statement { prepare } => format!("\"statement\", {prepare}"),
+                    LiveValue::AuthReply => "\"auth-reply\", None".to_owned(),
                 };
                 format!("({what}, {}, {})", spot.range.start, spot.range.len())
             })

@@ -75,7 +75,12 @@ async fn confirm(
     if let Err(why) = rig.ensure_up().await {
         return unconfirmed(why.to_string(), tables_at_start.clone());
     }
-    let tables = match within(rig.end, capture(&rig.target, rig.limits.connect)).await {
+    // Pre-auth sessions cannot log in to name a table: nothing to record.
+    let recorded = match rig.checker.is_pre_auth() {
+        true => Some(Ok(Setup::default())),
+        false => within(rig.end, capture(&rig.target, rig.limits.connect)).await,
+    };
+    let tables = match recorded {
         Some(Ok(tables)) => tables,
         Some(Err(e)) => {
             err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
@@ -185,6 +190,8 @@ pub struct FailureReport<'a> {
     /// The database's tables when the run began: the setup when they
     /// cannot be recorded again after the failure.
     pub tables_at_start: &'a Setup,
+    /// The run fuzzed what comes before the login's answer.
+    pub pre_auth: bool,
 }
 
 /// Confirms, minimises and saves one failure; returns the reproducer's
@@ -260,6 +267,7 @@ fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<P
         compression: t.compression,
         minimised,
         error_patterns: report.options.internal_errors.extra.clone(),
+        pre_auth: report.pre_auth,
         reproduces: confirmed.reproduces,
         setup,
         failing,

@@ -72,6 +72,9 @@ pub struct FuzzOptions {
     pub restart_wait: Duration,
     /// The built-in patterns of internal errors and `--internal-error-pattern`'s.
     pub internal_errors: InternalErrors,
+    /// `--pre-auth`: fuzz only what comes before the login's answer, even
+    /// when the login works.
+    pub pre_auth: bool,
 }
 
 /// `wirebench fuzz-replay FILE`.

@@ -22,6 +22,7 @@ use super::fuzz_error::FuzzError;
 use super::fuzz_options::{FuzzOptions, Target};
 use super::internal_error::InternalErrors;
 use super::lines::{err_line, out_line};
+use super::pre_auth::LoginAnswer;
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::Rig;
 use super::seeds::client_login;
@@ -41,6 +42,9 @@ pub enum LoginVerdict {
     /// The form with the database does not log in for a reason that is
     /// the user's to fix, or neither does: the run cannot start.
     Unusable(ClientError),
+    /// The login is refused (an ERR to it, or to the COM_INIT_DB after
+    /// it): what comes before that answer is what can be fuzzed.
+    Refused(ClientError),
     /// One form is not completed while the other logs in.
     Finding(LoginFinding),
 }
@@ -120,6 +124,7 @@ pub async fn probe_logins(target: &Target, deadline: Duration) -> LoginVerdict {
             let failure = described(true, select_database, &e);
             LoginVerdict::Finding(LoginFinding { with_database: true, select_database, failure })
         }
+        (Err(e), _) if LoginAnswer::of_error(&e).is_some() => LoginVerdict::Refused(e),
         (Err(e), _) => LoginVerdict::Unusable(e),
         (Ok(_), Err(e)) if is_a_finding(&e) => LoginVerdict::Finding(LoginFinding {
             with_database: false,
@@ -210,6 +215,7 @@ pub async fn save_login_finding(
         compression: t.compression,
         minimised: "no (a login and COM_PING, before fuzzing)".to_owned(),
         error_patterns: options.internal_errors.extra.clone(),
+        pre_auth: rig.checker.is_pre_auth(),
         reproduces,
         setup: Setup::default(),
         failing: outcome.sent,

@@ -54,6 +54,8 @@
 //!   server's answer, untrusted; `vigil.rs`: late answers.
 //! - `internal_error.rs`: error answers that betray a fault inside the
 //!   server (failure kind `internal-error`).
+//! - `pre_auth.rs`: pre-auth mode, when the login is refused or
+//!   `--pre-auth` asks: what is fuzzed and what the control check expects.
 //! - `feedback_state.rs`: the states a session reached; `corpus.rs`: the
 //!   sessions that reached one first.
 //! - `control.rs`: failure detection; `process_watch.rs`: the server's
@@ -93,6 +95,7 @@ mod lines;
 mod login_probe;
 mod minimize;
 mod mutate;
+mod pre_auth;
 mod process_watch;
 mod progress;
 mod render;

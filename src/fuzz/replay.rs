@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::campaign::ANSWER_TIMEOUT;
-use super::control::{Checker, Failure, FailureKind};
+use super::control::{control_options, Checker, Failure, FailureKind};
 use super::emit::python_script;
 use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::fuzz_error::FuzzError;
@@ -20,12 +20,14 @@ use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE, DEFAULT
 use super::internal_error::InternalErrors;
 use super::lines::out_line;
 use super::login_probe::{login_failed, run_login_session};
+use super::pre_auth::LoginAnswer;
 use super::process_watch::ProcessWatch;
 use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
 use super::safety;
 use super::table_setup::Setup;
 use super::vigil::Vigil;
+use crate::client::Connection;
 use wirebench_protocol::constants::command::COM_INIT_DB;
 use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::HEADER_LEN;
@@ -74,6 +76,19 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         // The login naming the database is the one that fails: the
         // control connection's names none.
         checker.without_database();
+    }
+    if reproducer.pre_auth {
+        // The answer a well-formed login gets now is the one it must
+        // still get after the replay.
+        let attempt = Connection::connect(&control_options(&target, deadline, true)).await;
+        let Some(baseline) = LoginAnswer::of(&attempt) else {
+            let reason = attempt.err().map_or_else(String::new, |e| e.to_string());
+            return Err(FuzzError::DownBeforeReplay { reason });
+        };
+        out_line(format_args!(
+            "wirebench fuzz-replay: pre-auth: a well-formed login gets {baseline} before the replay"
+        ));
+        checker.expect_login(baseline);
     }
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });

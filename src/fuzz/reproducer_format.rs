@@ -34,7 +34,7 @@ pub enum ReproducerError {
          protocol-deviation, login, internal-error or login-changed)"
     )]
     UnknownFailure(String),
-    #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
+    #[error("unknown packet phase {0:?} (login, ssl-request, auth-reply or command)")]
     UnknownPhase(String),
     #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
     UnknownAttribute(String),

@@ -525,6 +525,7 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
         compression: false,
         minimised: "no".into(),
         error_patterns: Vec::new(),
+        pre_auth: false,
         reproduces: Reproduces::WithHistory,
         setup: crate::fuzz::table_setup::Setup::default(),
         failing: failing.sent,

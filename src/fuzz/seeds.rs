@@ -10,6 +10,7 @@ use wirebench_protocol::constants::command::{COM_QUERY, COM_STMT_EXECUTE};
 use wirebench_protocol::constants::CHARSET_UTF8MB4_GENERAL_CI;
 use wirebench_protocol::framing::HEADER_LEN;
 
+use super::encode_spec::LOGIN_PLUGIN;
 use super::spec::{LoginSpec, OwnedParam, PlannedPacket, SessionPlan, Spec, StmtRef};
 use crate::rand::{RandConfig, RandParams, Rng};
 use crate::workload::{
@@ -48,6 +49,8 @@ pub fn client_login() -> LoginSpec {
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect(),
         charset: CHARSET_UTF8MB4_GENERAL_CI,
+        plugin: LOGIN_PLUGIN.name().to_owned(),
+        compress: false,
     }
 }
 
@@ -81,6 +84,40 @@ pub fn recorded_seeds() -> Seeds {
     seeds.queries.sort();
     seeds.queries.dedup();
     seeds
+}
+
+/// The plugins a pre-auth login names: a server whose account uses
+/// another switches to it, and that exchange is fuzzed too.
+pub const LOGIN_PLUGINS: &[&str] =
+    &["mysql_native_password", "caching_sha2_password", "client_ed25519", "mysql_clear_password", "sha256_password"];
+
+/// What comes before the login's answer, as clients send it: libmariadb's
+/// login with each plugin, with and without the database, attributes and
+/// the compressed protocol; an SSLRequest, then the login in plain text;
+/// each followed by an auth reply (used when the server asks for one),
+/// then COM_PING and COM_QUIT (what a server must refuse before a login).
+pub fn pre_auth_seeds() -> Vec<SessionPlan> {
+    let mut plans = Vec::new();
+    for (n, plugin) in LOGIN_PLUGINS.iter().enumerate() {
+        for variant in 0..4 {
+            let mut login = client_login();
+            login.plugin = (*plugin).to_owned();
+            login.with_database = variant != 1;
+            login.compress = variant == 2;
+            if variant == 3 {
+                login.connect_attrs.clear();
+            }
+            let mut packets = Vec::new();
+            if (n + variant) % 4 == 0 {
+                packets.push(PlannedPacket::new(Spec::SslRequest));
+            }
+            packets.push(PlannedPacket::new(Spec::Login(login)));
+            packets.push(PlannedPacket::new(Spec::AuthReply));
+            packets.extend([Spec::Ping, Spec::Quit].map(PlannedPacket::new));
+            plans.push(SessionPlan { packets });
+        }
+    }
+    plans
 }
 
 /// sysbench's generator for thread 0 with the default `--rand-*` settings.

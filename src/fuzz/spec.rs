@@ -65,6 +65,11 @@ pub struct LoginSpec {
     pub with_database: bool,
     pub connect_attrs: Vec<(String, String)>,
     pub charset: u8,
+    /// The auth plugin the login names and answers the nonce with (a
+    /// server whose account uses another one switches to it).
+    pub plugin: String,
+    /// Ask for the compressed protocol (besides `--mysql-compression`).
+    pub compress: bool,
 }
 
 /// One valid client message.
@@ -75,6 +80,11 @@ pub enum Spec {
     /// An SSLRequest, after which the server expects a TLS handshake
     /// (the session goes on in plain text: the server must cope).
     SslRequest,
+    /// The client's answer to the server's AuthSwitchRequest or
+    /// AuthMoreData, as the plugin computes it on the live connection
+    /// (pre-auth sessions plan it, so that it is mutated like any packet);
+    /// where the server asked nothing, its bytes go as a command.
+    AuthReply,
     Query(Vec<u8>),
     Prepare(Vec<u8>),
     Execute {

@@ -16,7 +16,7 @@ use super::exec::{run_session, Ending, Limits, SessionOutcome};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::Target;
 use super::fuzz_rng::FuzzRng;
-use super::generate::fresh_session;
+use super::generate::{fresh_pre_auth_session, fresh_session};
 use super::internal_error::InternalErrors;
 use super::mutate::{mutate_plan, Pool};
 use super::seeds::Seeds;
@@ -75,6 +75,8 @@ pub struct CampaignShared {
     /// Which error answers betray an internal fault.
     pub judge: InternalErrors,
     pub internal: Mutex<InternalSeen>,
+    /// Pre-auth mode: sessions are what comes before the login's answer.
+    pub pre_auth: bool,
 }
 
 /// A session's internal-error answer, for the control loop to stop the
@@ -135,6 +137,7 @@ pub async fn fuzz_worker(shared: Arc<CampaignShared>, stream: u64) {
 /// from the grammar or a seed as recorded.
 fn next_plan(shared: &CampaignShared, rng: &mut FuzzRng) -> SessionPlan {
     match rng.below(20) {
+        0..=2 if shared.pre_auth => return fresh_pre_auth_session(rng),
         0..=2 => return fresh_session(rng, &shared.seeds),
         3 => {
             if let Some(seed) = rng.pick(&shared.seeds.plans) {
@@ -153,6 +156,7 @@ fn next_plan(shared: &CampaignShared, rng: &mut FuzzRng) -> SessionPlan {
         donor: donor.as_ref(),
         database: &shared.target.database,
         compression: shared.target.compression,
+        pre_auth: shared.pre_auth,
     };
     mutate_plan(&base, rng, &pool)
 }

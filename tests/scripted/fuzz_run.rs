@@ -51,3 +51,42 @@ pub async fn wirebench_within(args: Vec<String>, limit: Duration) -> (Ran, Durat
     .await
     .unwrap()
 }
+
+/// `fuzz-replay FILE` against the server on `port`, as the user runs it.
+pub async fn replay(path: &std::path::Path, port: u16) -> Ran {
+    let args = vec![
+        "fuzz-replay".to_owned(),
+        path.display().to_string(),
+        "--mysql-host=127.0.0.1".to_owned(),
+        format!("--mysql-port={port}"),
+        "--mysql-password=x".to_owned(),
+    ];
+    wirebench_within(args, Duration::from_secs(120)).await.0
+}
+
+/// The script `fuzz-replay FILE --emit=python` writes, run against the
+/// server on `port`.
+pub async fn python_replay(path: &std::path::Path, port: u16) -> Ran {
+    let emit = vec!["fuzz-replay".to_owned(), path.display().to_string(), "--emit=python".to_owned()];
+    let (emitted, _) = wirebench_within(emit, Duration::from_secs(60)).await;
+    assert_eq!(emitted.code, Some(0), "{}", emitted.stderr);
+    let script = path.with_extension("py");
+    std::fs::write(&script, &emitted.stdout).unwrap();
+    let args = ["--host=127.0.0.1".to_owned(), format!("--port={port}"), "--user=fuzz".into(), "--password=x".into()];
+    tokio::task::spawn_blocking(move || {
+        let out = Command::new("python3").arg(&script).args(args).output().expect("python3 runs");
+        Ran {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    })
+    .await
+    .unwrap()
+}
+
+/// The reproducer the run's output names.
+pub fn reproducer_path(stdout: &str) -> std::path::PathBuf {
+    let line = stdout.lines().find_map(|l| l.strip_prefix("wirebench fuzz: reproducer written to "));
+    std::path::PathBuf::from(line.unwrap_or_else(|| panic!("no reproducer path in:\n{stdout}")))
+}

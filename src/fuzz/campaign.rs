@@ -22,9 +22,9 @@ use super::pre_auth::{mode_line, FuzzMode, LoginAnswer};
 use super::process_watch::ProcessWatch;
 use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
-use super::run_clock::{RunClock, OUT_OF_TIME};
+use super::run_clock::{sleep_until_end, RunClock, OUT_OF_TIME};
 use super::safety;
-use super::seeds::{pre_auth_seeds, recorded_seeds, Seeds};
+use super::seeds::{pre_auth_seeds, recorded_seeds, seeds_from_sessions, Seeds};
 use super::table_setup::{capture, Setup};
 use super::vigil::Vigil;
 use super::worker::{fuzz_worker, lock_shared, CampaignShared, Found};
@@ -165,7 +165,8 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         internal: Mutex::default(),
         pre_auth,
     });
-    *lock_shared(&shared.corpus) = Corpus::with_seeds(&shared.seeds.plans);
+    let recorded = seeds_from_sessions(&options.seed_sessions);
+    *lock_shared(&shared.corpus) = Corpus::with_seeds(&[&shared.seeds.plans[..], &recorded[..]].concat());
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
     // Confirming and minimising stop by themselves at the hard end and
     // save what they have; anything still waiting a moment later is
@@ -312,13 +313,6 @@ async fn interrupted() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         () = terminate => {}
-    }
-}
-
-async fn sleep_until_end(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -75,6 +75,10 @@ pub struct FuzzOptions {
     /// `--pre-auth`: fuzz only what comes before the login's answer, even
     /// when the login works.
     pub pre_auth: bool,
+    /// Sessions recorded elsewhere that the corpus starts from, besides
+    /// the seeds: each the payloads of its commands after the login (a
+    /// capture file's, once `--seed-capture` reads one; none until then).
+    pub seed_sessions: Vec<Vec<Vec<u8>>>,
 }
 
 /// `wirebench fuzz-replay FILE`.

@@ -14,7 +14,7 @@ use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
 use super::fuzz_options::Target;
 use super::internal_error::InternalErrors;
 use super::lines::err_line;
-use super::run_clock::{past, within, OUT_OF_TIME};
+use super::run_clock::{past, sleep_until_end, within, OUT_OF_TIME};
 use super::table_setup::Setup;
 use super::vigil::Vigil;
 
@@ -188,13 +188,6 @@ impl Rig {
             }
         }
         None
-    }
-}
-
-async fn sleep_until_end(end: Option<Instant>) {
-    match end {
-        Some(end) => tokio::time::sleep_until(end).await,
-        None => std::future::pending().await,
     }
 }
 

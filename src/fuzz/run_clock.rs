@@ -51,6 +51,14 @@ pub async fn within<T>(end: Option<Instant>, work: impl Future<Output = T>) -> O
     }
 }
 
+/// Returns at `end`; never without one.
+pub async fn sleep_until_end(end: Option<Instant>) {
+    match end {
+        Some(end) => tokio::time::sleep_until(end).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Whether `end` has passed.
 pub fn past(end: Option<Instant>) -> bool {
     end.is_some_and(|end| Instant::now() >= end)

@@ -375,6 +375,12 @@ pub(crate) const SEARCH: &[OptDef] = &[
         Some("0"),
         "search: the percentage of events that may fail (--mysql-ignore-errors) at a passing rate",
     ),
+    opt(
+        "search-client-share",
+        Double,
+        Some("10"),
+        "search: a step is client-limited when the client's own p99 delay of its events exceeds this percentage          of the tightest --slo bound (or its event loops were saturated)",
+    ),
 ];
 
 /// `wirebench compare FILE...`.

@@ -20,4 +20,6 @@
 pub mod commands;
 pub mod fingerprint;
 pub mod format;
+pub mod import;
 pub mod info;
+pub mod redact;

@@ -283,6 +283,17 @@ impl<'a> Record<'a> {
         }
     }
 
+    /// Moves the record to another time (an importer putting records in order).
+    pub fn set_at_ns(&mut self, at_ns: u64) {
+        match self {
+            Record::Open(r) => r.at_ns = at_ns,
+            Record::Close(r) => r.at_ns = at_ns,
+            Record::Command(r) => r.at_ns = at_ns,
+            Record::Answer(r) => r.at_ns = at_ns,
+            Record::Gap(r) => r.at_ns = at_ns,
+        }
+    }
+
     pub fn conn(&self) -> ConnId {
         match self {
             Record::Open(r) => r.conn,

@@ -226,7 +226,7 @@ struct RowInProgress {
 #[derive(Debug, Clone)]
 pub struct AnswerSummariser {
     caps: Capabilities,
-    strict_sequence: bool,
+    strict: bool,
     form: AnswerForm,
     state: State,
     /// The sequence id the next packet must carry.
@@ -253,7 +253,7 @@ impl AnswerSummariser {
     pub fn new(caps: Capabilities) -> Self {
         AnswerSummariser {
             caps,
-            strict_sequence: false,
+            strict: false,
             form: AnswerForm::Status,
             state: State::Idle,
             seq: 1,
@@ -270,12 +270,13 @@ impl AnswerSummariser {
         }
     }
 
-    /// Refuses a packet whose sequence id does not follow, where by default
-    /// the server's numbering is adopted as libmariadb adopts it. A reader
-    /// that is not sure of the stream (a capture joined mid-connection) uses
-    /// it to tell a wrong guess from a right one.
-    pub fn with_strict_sequence(mut self) -> Self {
-        self.strict_sequence = true;
+    /// Refuses what is tolerated by default, as libmariadb tolerates it: a
+    /// packet whose sequence id does not follow (adopted otherwise), bytes
+    /// after a column count (ignored otherwise). A reader that is not sure
+    /// of the stream (a capture joined mid-connection) uses it to tell a
+    /// wrong guess from a right one.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
         self
     }
 
@@ -286,6 +287,13 @@ impl AnswerSummariser {
     /// Whether an answer is being read.
     pub fn is_reading(&self) -> bool {
         self.state != State::Idle
+    }
+
+    /// Whether the client's packets come now, within the answer: its
+    /// authentication data (COM_CHANGE_USER) or its file (LOAD DATA LOCAL
+    /// INFILE). They are not commands.
+    pub fn awaits_client(&self) -> bool {
+        matches!(self.state, State::ChangeUser | State::AfterInfile)
     }
 
     /// The form of the answer being read (or last read).
@@ -428,7 +436,7 @@ impl AnswerSummariser {
     fn follow_sequence(&mut self, seq: u8) -> Result<()> {
         // Client packets interleave with these: the ids jump by design.
         let interleaved = matches!(self.state, State::ChangeUser | State::AfterInfile);
-        if seq != self.seq && self.strict_sequence && !interleaved {
+        if seq != self.seq && self.strict && !interleaved {
             return Err(ProtocolError::OutOfSync { expected: self.seq, got: seq });
         }
         self.seq = seq.wrapping_add(1);
@@ -577,7 +585,10 @@ impl AnswerSummariser {
                 Ok(false)
             }
             _ if matches!(self.form, AnswerForm::Results(_)) => {
-                let ColumnCount { count, metadata_follows, .. } = read_column_count(payload, self.caps)?;
+                let ColumnCount { count, metadata_follows, trailing } = read_column_count(payload, self.caps)?;
+                if trailing && self.strict {
+                    return Err(ProtocolError::TrailingBytes("column count", payload.len()));
+                }
                 self.summary.kind = AnswerKind::ResultSet;
                 if self.summary.result_sets == 0 {
                     self.summary.columns = count;

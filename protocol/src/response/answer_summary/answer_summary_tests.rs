@@ -80,7 +80,7 @@ fn summarise(
     cached: &[ColumnShape],
     chunk: usize,
 ) -> Result<AnswerSummary, CodecError> {
-    let mut summariser = AnswerSummariser::new(caps).with_strict_sequence();
+    let mut summariser = AnswerSummariser::new(caps).strict();
     assert!(summariser.begin(form, 1, cached)?);
     let mut buffer = Vec::new();
     for piece in bytes.chunks(chunk) {
@@ -343,7 +343,7 @@ fn commands_without_answers_and_streams() {
 }
 
 #[test]
-fn strict_sequence_refuses_a_jump_the_default_adopts() {
+fn strict_refuses_a_jump_the_default_adopts() {
     let bytes = packet(5, &[0, 0, 0, 2, 0, 0, 0]);
     assert!(matches!(
         summarise(&bytes, DEOF, AnswerForm::Status, &[], 99),

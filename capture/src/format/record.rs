@@ -43,7 +43,7 @@ pub struct ConnectionOpen<'a> {
     pub conn: ConnId,
     /// Open before the capture began: its login was not seen.
     pub already_open: bool,
-    /// The connection uses TLS (its commands cannot be read).
+    /// The connection uses TLS (in a pcap, its commands cannot be read).
     pub tls: bool,
     /// The connection uses the compressed protocol.
     pub compressed: bool,
@@ -76,6 +76,9 @@ pub enum CloseReason {
     CaptureEnded,
     /// Given up on: its bytes could no longer be read as the protocol.
     Lost,
+    /// It ended, but its source did not say how (a log that shows the
+    /// thread's id reused, or no more of it).
+    NotLogged,
     /// A reason a later version writes.
     Other(u8),
 }
@@ -88,6 +91,7 @@ impl CloseReason {
             CloseReason::ServerClosed => 2,
             CloseReason::CaptureEnded => 3,
             CloseReason::Lost => 4,
+            CloseReason::NotLogged => 5,
             CloseReason::Other(code) => code,
         }
     }
@@ -99,6 +103,7 @@ impl CloseReason {
             2 => CloseReason::ServerClosed,
             3 => CloseReason::CaptureEnded,
             4 => CloseReason::Lost,
+            5 => CloseReason::NotLogged,
             other => CloseReason::Other(other),
         }
     }
@@ -110,6 +115,7 @@ impl CloseReason {
             CloseReason::ServerClosed => "closed by the server",
             CloseReason::CaptureEnded => "open when the capture ended",
             CloseReason::Lost => "lost",
+            CloseReason::NotLogged => "end not logged",
             CloseReason::Other(_) => "other",
         }
     }

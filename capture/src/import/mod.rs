@@ -7,11 +7,14 @@
 
 mod emit;
 pub mod frame;
+pub mod general_log;
 mod guess;
+mod log_lines;
 mod mysql_conn;
 pub mod pcap;
 pub mod pcap_file;
 mod seek;
+pub mod slow_log;
 pub mod tcp;
 
 use std::collections::BTreeMap;

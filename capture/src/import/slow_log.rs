@@ -173,7 +173,11 @@ impl<R: BufRead> Entries<R> {
                 entry.head_line(&text);
                 in_head = true;
             } else if !in_head {
-                report.skip("lines outside an entry");
+                // The lines under a server's start banner are no entry either.
+                let banner = text.starts_with("Tcp port:") || (text.starts_with("Time") && text.contains("Id Command"));
+                if !banner {
+                    report.skip("lines outside an entry");
+                }
             } else if !in_body && entry.timestamp_s.is_none() && text.starts_with("use ") && text.ends_with(';') {
                 let db = text.trim_start_matches("use ").trim_end_matches(';').trim_matches('`');
                 entry.use_db = Some(db.as_bytes().to_vec());
@@ -206,8 +210,8 @@ struct SlowLog<W: Write> {
     threads: Threads,
     /// Each open connection's database, as the log last showed it.
     databases: std::collections::HashMap<u64, Vec<u8>>,
-    /// Each thread's last statement's start.
-    thread_starts: std::collections::HashMap<u64, u64>,
+    /// When each thread's last statement ended.
+    thread_ends: std::collections::HashMap<u64, u64>,
     report: ImportReport,
     out: Vec<Record<'static>>,
     /// The latest time the log reached (a statement's end).
@@ -240,7 +244,7 @@ pub fn import_slow_log<R: BufRead, W: Write>(
         emitter: Emitter::new(writer),
         threads: Threads::default(),
         databases: Default::default(),
-        thread_starts: Default::default(),
+        thread_ends: Default::default(),
         report,
         out: Vec::new(),
         last_ns: 0,
@@ -263,11 +267,11 @@ impl<W: Write> SlowLog<W> {
             self.report.skip("entries without a thread id or a time");
             return Ok(());
         };
-        // A thread runs one statement at a time: its starts only go forward
-        // (a start read to the second may fall before the end before it).
-        let start = start.max(self.thread_starts.get(&thread).copied().unwrap_or(0));
-        self.thread_starts.insert(thread, start);
+        // A thread runs one statement at a time: none starts before the one
+        // before it ended (a start read to the second may fall before).
+        let start = start.max(self.thread_ends.get(&thread).copied().unwrap_or(0));
         let end = start.saturating_add(entry.query_time_ns);
+        self.thread_ends.insert(thread, end);
         self.last_ns = self.last_ns.max(end);
         let conn = self.connection(thread, start, &entry);
         match entry.admin.as_deref() {
@@ -275,7 +279,7 @@ impl<W: Write> SlowLog<W> {
                 self.command(start, conn, vec![com::COM_QUIT], false);
                 self.threads.close(thread, end, CloseReason::Quit, &mut self.out);
                 self.databases.remove(&thread);
-                self.thread_starts.remove(&thread);
+                self.thread_ends.remove(&thread);
             }
             Some(other) => self.report.skip(&format!("administrator commands ({other})")),
             None => {
@@ -491,6 +495,29 @@ SET timestamp=1696939200;
         let Record::Answer(failed) = &records[4] else { panic!() };
         assert_eq!(failed.error.as_ref().map(|e| e.code), Some(1146));
         assert!(matches!(&records[6], Record::Close(c) if c.reason == CloseReason::Quit));
+    }
+
+    #[test]
+    fn a_threads_statements_in_one_second_keep_their_answers() {
+        // Two statements of one thread in the same second, the first slower:
+        // the second cannot have started before the first ended.
+        let entry = |query_time: &str, statement: &str| {
+            format!(
+                "# User@Host: a[a] @  [127.0.0.1]\n# Thread_id: 9  Schema: db  QC_hit: No\n# Query_time: {query_time}  \
+                 Lock_time: 0  Rows_sent: 0  Rows_examined: 0\nSET timestamp=1696939200;\n{statement};\n"
+            )
+        };
+        let log = entry("0.038", "CREATE TABLE t(a INT)") + &entry("0.011", "INSERT INTO t VALUES (1)");
+        let (records, _, _) = records(&log);
+        let times: Vec<(u64, bool)> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Command(_) => Some((r.at_ns() - T, true)),
+                Record::Answer(_) => Some((r.at_ns() - T, false)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(times, [(0, true), (38_000_000, false), (38_000_000, true), (49_000_000, false)]);
     }
 
     #[test]

@@ -20,7 +20,10 @@ pub const UNKNOWN_STATEMENT: &str = "(a statement prepared before the capture be
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StatementInfo {
     pub statement: String,
+    /// Runs: COM_QUERY, COM_STMT_EXECUTE (and every other command by its name).
     pub count: u64,
+    /// COM_STMT_PREPAREs of it, which are not runs.
+    pub prepares: u64,
     /// Commands whose answer is in the capture, which the times are of.
     pub answered: u64,
     /// Time from command to complete answer, summed and at most.
@@ -69,7 +72,7 @@ impl CaptureInfo {
 
     /// The `n` statements run most often.
     pub fn top_by_count(&self, n: usize) -> Vec<&StatementInfo> {
-        let mut all: Vec<&StatementInfo> = self.statements.iter().collect();
+        let mut all: Vec<&StatementInfo> = self.statements.iter().filter(|s| s.count > 0).collect();
         all.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.statement.cmp(&b.statement)));
         all.truncate(n);
         all
@@ -170,11 +173,15 @@ impl Tally {
             (_, Some(text), _) => self.statement(&fingerprint(text)),
             _ => self.statement(&command_name(byte)),
         };
+        let prepare = byte == COM_STMT_PREPARE;
         if let Some(entry) = self.info.statements.get_mut(statement) {
-            entry.count += 1;
+            if prepare {
+                entry.prepares += 1;
+            } else {
+                entry.count += 1;
+            }
         }
         if command.answer_follows {
-            let prepare = byte == COM_STMT_PREPARE && !command.text_form;
             self.conns.entry(command.conn).or_default().pending.push_back((command.at_ns, statement, prepare));
         }
     }
@@ -186,8 +193,12 @@ impl Tally {
         }
         let Some(conn) = self.conns.get_mut(&answer.conn) else { return };
         let Some((sent, statement, prepare)) = conn.pending.pop_front() else { return };
-        if let (true, Some(prepared)) = (prepare, answer.prepared) {
-            conn.prepared.insert(prepared.statement_id, statement);
+        if prepare {
+            // A prepare maps the statement's id; its time is not a run's.
+            if let Some(prepared) = answer.prepared {
+                conn.prepared.insert(prepared.statement_id, statement);
+            }
+            return;
         }
         let Some(entry) = self.info.statements.get_mut(statement) else { return };
         let took = answer.at_ns.saturating_sub(sent);

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -25,15 +25,13 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, CaptureCommandErr
     }
     let input = open_input(&options.input)?;
     let temporary = temporary_beside(output);
-    let file =
-        File::create(&temporary).map_err(|source| CaptureCommandError::Write { path: output.clone(), source })?;
     let settings = ImportSettings {
         source_name: options.input.display().to_string(),
         created_ns: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
         writer: format!("wirebench {}", env!("CARGO_PKG_VERSION")),
         blocks: BlockSettings::default(),
     };
-    let written = run_import(options, input, &settings, BufWriter::new(file));
+    let written = run_import(options, input, &settings, OnFirstWrite { path: temporary.clone(), file: None });
     let report = match written {
         Ok(report) => report,
         Err(error) => {
@@ -56,11 +54,34 @@ pub fn import(options: &ImportOptions) -> Result<ImportReport, CaptureCommandErr
     }
 }
 
+/// The temporary file, made when the import writes its first byte: an
+/// input that is not what `--from` says is refused before any file appears.
+struct OnFirstWrite {
+    path: PathBuf,
+    file: Option<BufWriter<File>>,
+}
+
+impl Write for OnFirstWrite {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.file.is_none() {
+            self.file = Some(BufWriter::with_capacity(1 << 20, File::create(&self.path)?));
+        }
+        match self.file.as_mut() {
+            Some(file) => file.write(bytes),
+            None => Ok(0),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
 fn run_import(
     options: &ImportOptions,
     input: Box<dyn Read>,
     settings: &ImportSettings,
-    out: BufWriter<File>,
+    out: OnFirstWrite,
 ) -> Result<ImportReport, CaptureCommandError> {
     let input = BufReader::with_capacity(1 << 20, input);
     let result = match options.from {
@@ -74,10 +95,10 @@ fn run_import(
         }
         source => CaptureCommandError::Import { path: options.input.clone(), source },
     })?;
-    let file = out
-        .into_inner()
-        .map_err(|e| CaptureCommandError::Write { path: options.output.clone(), source: e.into_error() })?;
-    file.sync_all().map_err(|source| CaptureCommandError::Write { path: options.output.clone(), source })?;
+    let write_error = |source| CaptureCommandError::Write { path: options.output.clone(), source };
+    let Some(file) = out.file else { return Ok(report) };
+    let file = file.into_inner().map_err(|e| write_error(e.into_error()))?;
+    file.sync_all().map_err(write_error)?;
     Ok(report)
 }
 

@@ -157,6 +157,7 @@ fn statement_json(s: &StatementInfo) -> Value {
         "statement": s.statement,
         "id": fingerprint_id(&s.statement),
         "count": s.count,
+        "prepares": s.prepares,
         "answered": s.answered,
         "total_s": s.total_ns as f64 / 1e9,
         "mean_ms": if s.answered > 0 { Some(s.total_ns as f64 / s.answered as f64 / 1e6) } else { None },

@@ -88,7 +88,13 @@ pub(crate) struct MysqlConn {
     quit: bool,
     server_info: ServerInfo,
     thread_id: Option<u64>,
+    /// Client bytes seen while no whole command had been found.
+    unread_client_bytes: u64,
 }
+
+/// Client bytes of a connection joined midway, with no whole command found
+/// in them, past which it is named as unreadable.
+const UNREADABLE_AFTER: u64 = 64 << 10;
 
 /// What the caller hands a connection's records to.
 pub(crate) type Outbox = Vec<Record<'static>>;
@@ -132,6 +138,7 @@ impl MysqlConn {
             quit: false,
             server_info: ServerInfo::default(),
             thread_id: None,
+            unread_client_bytes: 0,
         }
     }
 
@@ -162,6 +169,9 @@ impl MysqlConn {
             Phase::Opaque | Phase::Closed => return,
             Phase::Seeking if segment_start => self.client_starts.push(self.client.len()),
             _ => {}
+        }
+        if !self.opened {
+            self.unread_client_bytes += bytes.len() as u64;
         }
         self.client.extend_from_slice(bytes);
         self.read_client(at_ns, out, report);
@@ -200,7 +210,16 @@ impl MysqlConn {
         self.settle_guess(at_ns, out, report);
         report.answers_missing += self.pending.len() as u64;
         self.pending.clear();
+        let never_read = self.phase == Phase::Seeking && !self.opened && self.unread_client_bytes >= UNREADABLE_AFTER;
         self.phase = Phase::Closed;
+        if never_read {
+            report.not_importable.push(format!(
+                "{}: open before the capture began, and no command could be read in its {} bytes (TLS or the \
+                 compressed protocol?)",
+                self.describe(),
+                self.unread_client_bytes
+            ));
+        }
         if !self.opened {
             return;
         }

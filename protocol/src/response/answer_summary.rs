@@ -13,8 +13,9 @@
 //! streams, a binary row is copied (up to [`ROW_COPY_LIMIT`]) to be turned
 //! into its text form. Everything else is read whole, so the caller's buffer
 //! must hold one control packet (an OK, ERR, EOF or column definition).
-//! The buffers are reused: after the first answers, a summary of an answer
-//! without an error allocates nothing.
+//! The buffers are reused from one answer to the next; what still
+//! allocates is an error's message and the text form of a binary row's
+//! numbers and dates ([`Value::write_text`] formats them through a String).
 
 use crate::buf::WriteExt;
 use crate::command::local_infile::LOCAL_INFILE_HEADER;
@@ -407,8 +408,10 @@ impl AnswerSummariser {
                 continue;
             }
             if self.state == State::Rows {
+                if header.len == 0 {
+                    return Err(ProtocolError::Malformed("empty row packet"));
+                }
                 match rest.get(HEADER_LEN) {
-                    None if header.len == 0 => return Err(ProtocolError::Malformed("empty row packet")),
                     None => return Ok(SummaryProgress { consumed: pos, done: None }),
                     Some(&first) if !ends_rows(first, header.len) => {
                         self.follow_sequence(header.seq)?;

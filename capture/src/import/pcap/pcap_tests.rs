@@ -363,3 +363,24 @@ fn a_lost_segment_leaves_a_gap_and_reading_resumes() {
     assert_eq!(last, Some(Cow::Owned(b"\x03SELECT 3".to_vec())));
     assert!(records.iter().rev().any(|r| matches!(r, Record::Answer(a) if a.rows == Some(1))));
 }
+
+#[test]
+fn a_joined_connection_with_no_readable_command_is_named() {
+    // TLS records from a connection whose start the capture missed.
+    let mut c = Conversation::new(40007);
+    for i in 0..80u32 {
+        let mut record = vec![0x17, 0x03, 0x03, 0x04, 0x00];
+        record.extend((0..1024u32).map(|j| (i.wrapping_mul(31) ^ j.wrapping_mul(7)) as u8));
+        c.send(true, &record);
+        c.send(false, &record[..200]);
+    }
+    // Another connection, readable, so that the import has something to write.
+    let s = session(40008);
+    c.frames.extend(s.frames);
+    let (_, report) = import(&pcap(1, &frames(&c))).unwrap();
+    assert!(
+        report.not_importable.iter().any(|n| n.contains("40007") && n.contains("no command could be read")),
+        "{:?}",
+        report.not_importable
+    );
+}

@@ -263,6 +263,9 @@ fn skipped_metadata_takes_the_prepares_columns() {
     assert_eq!((blind.rows, blind.row_checksum), (4, None));
 }
 
+/// One column definition (a VAR_STRING named `v`).
+const COLUMN: &[u8] = b"\x03def\0\0\0\x01v\0\x0c\x21\0\0\0\0\0\xfd\0\0\0\0\0";
+
 fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     encode_packet(&mut out, seq, payload);
@@ -274,7 +277,7 @@ fn a_row_in_several_fragments_hashes_as_one() {
     // A text row of one value just over 16 MiB: two fragments.
     let value = vec![b'x'; MAX_FRAGMENT + 10];
     let mut bytes = packet(1, &[1]);
-    bytes.extend(packet(2, b"\x03def\0\0\0\x01v\0\x0c\x21\0\0\0\0\0\xfd\0\0\0\0\0"));
+    bytes.extend(packet(2, COLUMN));
     let mut row = Vec::new();
     encode_text_row([Some(value.as_slice())], 3, &mut row);
     bytes.extend(&row);
@@ -368,5 +371,23 @@ fn garbage_is_an_error_never_a_panic() {
             summariser.begin(form, 1, &[]).unwrap();
             let _ = summariser.advance(bytes);
         }
+    }
+}
+
+/// Found by the answer_summary fuzz target: an empty packet where a row
+/// belongs was read as a row starting with the next packet's first byte,
+/// when that byte was in the same input (and not when it came later).
+#[test]
+fn an_empty_row_packet_is_refused_however_the_bytes_come() {
+    let mut bytes = packet(1, &[1]);
+    bytes.extend(packet(2, COLUMN));
+    bytes.extend(packet(3, &[]));
+    bytes.extend(packet(4, b"\x011"));
+    for chunk in [1, 5, bytes.len()] {
+        let result = summarise(&bytes, DEOF, AnswerForm::Results(RowFormat::Text), &[], chunk);
+        assert!(
+            matches!(result, Err(CodecError::Protocol(ProtocolError::Malformed("empty row packet")))),
+            "{result:?}"
+        );
     }
 }

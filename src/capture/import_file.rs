@@ -161,6 +161,13 @@ pub fn render_import(options: &ImportOptions, report: &ImportReport) -> String {
     for (what, count) in &report.skipped {
         notes.push(format!("passed over: {count} {what}"));
     }
+    if report.times_stepped_back > 0 {
+        notes.push(format!(
+            "{} packets were timed before the packet before them (captured on several CPUs or interfaces): taken \
+             at that packet's time",
+            report.times_stepped_back
+        ));
+    }
     if report.late.count > 0 {
         notes.push(format!(
             "{} records came after later ones and were moved forward, by at most {:.6} s",

@@ -62,6 +62,9 @@ pub struct ImportReport {
     pub skipped: BTreeMap<String, u64>,
     /// Records whose time came before one already written.
     pub late: LateRecords,
+    /// Packets timed before the packet before them (several capturing
+    /// CPUs or interfaces, a clock step), taken at that packet's time.
+    pub times_stepped_back: u64,
     /// The input was cut off at this offset (a capture tool killed).
     pub cut_at: Option<u64>,
 }

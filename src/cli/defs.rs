@@ -375,6 +375,12 @@ pub(crate) const SEARCH: &[OptDef] = &[
         Some("0"),
         "search: the percentage of events that may fail (--mysql-ignore-errors) at a passing rate",
     ),
+    opt(
+        "search-client-share",
+        Double,
+        Some("10"),
+        "search: a step is client-limited when the client's own p99 delay of its events exceeds this percentage          of the tightest --slo bound (or its event loops were saturated)",
+    ),
 ];
 
 /// `wirebench compare FILE...`.
@@ -544,11 +550,13 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
 pub(crate) const FUZZ: &[OptDef] = &[
     opt("threads", Int, Some("8"), "fuzzed connections at once"),
     opt("time", Int, Some("60"), "seconds to fuzz; 0 for no limit (Ctrl-C stops)"),
+    opt("fuzz-overtime", Int, Some("120"), "seconds past --time that confirming, minimising and saving a failure found before it may take; then whatever still waits for the server is abandoned and the run ends"),
     opt("rand-seed", Int, Some("0"), "seed of the sessions and mutations; 0 picks one from the clock and prints it"),
     opt("report-interval", Int, Some("0"), "print execs/s, sessions, distinct states and failures every N seconds; 0 for none"),
     opt("fuzz-dir", STRING, Some("wirebench-fuzz"), "directory for the reproducers and states.txt"),
     opt("restart-cmd", STRING, None, "shell command that brings the server back after a failure (to confirm and minimise it, and with --keep-going to go on)"),
     opt("keep-going", Bool, Some("off"), "go on after a failure until --time is up, restarting the server"),
+    opt("pre-auth", Bool, Some("off"), "fuzz only what comes before the login's answer (the greeting's handling, SSLRequest, the handshake response's fields, auth switches), even when the login works; chosen by itself when the server refuses the login"),
     opt("fuzz-restart-wait", Int, Some("60"), "seconds a restarted (or self-restarting) server may take to answer again; each re-run of confirming and minimising waits that long for it"),
 ];
 
@@ -563,6 +571,7 @@ pub(crate) const FUZZ_WATCH: &[OptDef] = &[
     opt("server-pid", STRING, None, "the server's PID, or its pid file: the process exiting, or its RSS growing by --server-rss-growth, is a failure"),
     opt("server-rss-growth", Size, Some("1G"), "RSS growth of --server-pid that counts as a failure"),
     opt("server-log", STRING, None, "the server's error log: new lines with 'got signal', 'Assertion' or 'AddressSanitizer' are a failure"),
+    opt("internal-error-pattern", STRING, None, "text that, in an error answer's message, betrays a fault inside the server (besides the built-in ones: exception names, 'is not subscriptable', panics, assertions, ER_INTERNAL_ERROR 1815); may be given more than once"),
     opt("fuzz-allow-remote", Bool, Some("off"), "allow a server that is not on this host (fuzzing crashes servers and destroys data)"),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];

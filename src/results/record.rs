@@ -15,7 +15,7 @@ use super::recorded::Recorded;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, Fairness, QueueStats};
-use crate::stats::{ClientLoad, ConnStats, Counters, IdleTally, Interval, Latencies, RateSummary};
+use crate::stats::{ClientDelay, ClientLoad, ConnStats, Counters, IdleTally, Interval, Latencies, RateSummary};
 
 /// The version of these objects' layout, in every final object: a reader
 /// that finds a higher one knows fields may have changed meaning.
@@ -161,15 +161,46 @@ pub struct ClientResult {
     pub busy_share: f64,
     /// Seconds the loops were ready to run while another task had their core.
     pub run_delay_s: f64,
+    /// That time's share of their time, 0 to 1 (0 in results of older
+    /// versions).
+    #[serde(default)]
+    pub core_wait_share: f64,
+    /// Under `--rate`: the client's own delay of the events, from when
+    /// each could have started to when its first command went to the
+    /// kernel; absent without `--rate` (and in results of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<ClientDelayResult>,
+}
+
+/// The client's own delay's percentiles, ms (see [`ClientDelay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClientDelayResult {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 impl ClientResult {
     pub fn of(load: &ClientLoad) -> Self {
-        ClientResult { busy_share: finite(load.busy_share), run_delay_s: finite(load.run_delay_s) }
+        ClientResult {
+            busy_share: finite(load.busy_share),
+            run_delay_s: finite(load.run_delay_s),
+            core_wait_share: finite(load.core_wait_share),
+            delay_ms: load.delay.map(|d| ClientDelayResult {
+                p50: finite(d.p50_ms),
+                p99: finite(d.p99_ms),
+                max: finite(d.max_ms),
+            }),
+        }
     }
 
     pub fn load(&self) -> ClientLoad {
-        ClientLoad { busy_share: self.busy_share, run_delay_s: self.run_delay_s }
+        ClientLoad {
+            busy_share: self.busy_share,
+            run_delay_s: self.run_delay_s,
+            core_wait_share: self.core_wait_share,
+            delay: self.delay_ms.map(|d| ClientDelay { p50_ms: d.p50, p99_ms: d.p99, max_ms: d.max }),
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use super::result_line::ResultLine;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ClientCounts, ConsistencyCheck, RunStatements, ServerDelta, ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, QueueStats};
-use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
+use crate::stats::{ClientLoad, ConnStats, Counters, Interval, Latencies, RateSummary};
 
 /// How late after `--start-at` a shard may start before merge says so.
 pub const LATE_MS: f64 = 50.0;
@@ -459,12 +459,17 @@ fn merged_rate(files: &[ShardFile], events: u64, time_s: f64) -> Option<RateSumm
         missed: rates.iter().any(|r| !r.target_met),
         dropped: rates.iter().any(|r| r.stages).then(|| rates.iter().filter_map(|r| r.dropped).sum()),
         late: rates.iter().map(|r| r.late_starts).sum(),
-        // The busiest shard's client says whether any part was client-bound.
-        client: rates
-            .iter()
-            .filter_map(|r| r.client)
-            .max_by(|a, b| a.busy_share.total_cmp(&b.busy_share))
-            .map(|c| c.load()),
+        // The busiest shard's client, and the longest client delay, say
+        // whether any part was client-bound.
+        client: rates.iter().filter_map(|r| r.client).max_by(|a, b| a.busy_share.total_cmp(&b.busy_share)).map(|c| {
+            ClientLoad {
+                delay: rates
+                    .iter()
+                    .filter_map(|r| r.client.and_then(|c| c.load().delay))
+                    .max_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms)),
+                ..c.load()
+            }
+        }),
     })
 }
 

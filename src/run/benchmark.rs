@@ -24,7 +24,9 @@ use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
 use crate::server_stats::{ServerBlock, ServerResult};
 use crate::stats::report::{self, RunHeader};
-use crate::stats::{ClientCpuBlock, ClientLoad, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock};
+use crate::stats::{
+    ClientCpuBlock, ClientDelay, ClientLoad, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock,
+};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -196,7 +198,8 @@ where
     if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    let client = client_load(&context.usage);
+    let delay = ClientDelay::of(reports.collector.totals().client_delay());
+    let client = client_load(&context.usage, &context.control).map(|load| ClientLoad { delay, ..load });
     reports.client_load(client);
     let rate = reports.rate_summary(&context.control, end_ns).map(|rate| RateSummary { client, ..rate });
     let end = run_end(outcome, context.control.stalls());
@@ -285,6 +288,7 @@ fn recording(bench: &Bench) -> Recording {
     let json = bench.results.format == OutputFormat::Json;
     Recording {
         service_time: general.open_loop(),
+        client_delay: general.open_loop(),
         statement_latency: general.per_statement || general.hdr_log.is_some() || json,
     }
 }
@@ -349,9 +353,14 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
 }
 
 /// How hard the loops worked, once they have all ended.
-fn client_load(usage: &LoopUsage) -> Option<ClientLoad> {
-    let busy_share = usage.busy_share()?;
-    Some(ClientLoad { busy_share, run_delay_s: usage.run_delay().as_secs_f64() })
+fn client_load(usage: &LoopUsage, control: &RunControl) -> Option<ClientLoad> {
+    let load = usage.load(control)?;
+    Some(ClientLoad {
+        busy_share: load.busy_share,
+        run_delay_s: load.run_delay.as_secs_f64(),
+        core_wait_share: load.core_wait_share,
+        delay: None,
+    })
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {

@@ -34,7 +34,7 @@ pub use collector::{Collector, LoopStats, StatsBoard};
 pub(crate) use collector::{Interval, Latencies, Recording};
 pub use counters::{ConnStats, Counters, QueryKind};
 pub(crate) use extra_report::{
-    ClientCpuBlock, ClientLoad, PerStatementBlock, PercentileBlock, RateSummary, ToleratedBlock,
+    ClientCpuBlock, ClientDelay, ClientLoad, PerStatementBlock, PercentileBlock, RateSummary, ToleratedBlock,
 };
 pub(crate) use hdr_log::{HdrLog, HdrLogError};
 pub(crate) use histogram::HistogramParts;

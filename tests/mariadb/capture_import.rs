@@ -154,6 +154,16 @@ impl Tcpdump {
     }
 }
 
+/// A test that fails before `stop` leaves no tcpdump running.
+impl Drop for Tcpdump {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn import(from: &str, input: &Path, out: &Path, port: Option<u16>) -> String {
     let mut command = common::wirebench();
     command.args(["capture", "import", &format!("--from={from}")]).arg(input).arg(format!("--out={}", out.display()));

@@ -397,6 +397,26 @@ pub(crate) const COMPARE: &[OptDef] = &[
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
+/// `wirebench capture import --from=... IN --out=FILE`.
+pub(crate) const CAPTURE_IMPORT: &[OptDef] = &[
+    opt(
+        "from",
+        STRING,
+        None,
+        "{pcap,general-log,slow-log}: what IN is (a tcpdump/tshark capture, or a server's general or slow query log)",
+    ),
+    opt("out", STRING, None, "the capture file to write (never over an existing file)"),
+    opt("port", Kind::Int, Some("3306"), "the server's TCP port in a pcap"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
+/// `wirebench capture info FILE`.
+pub(crate) const CAPTURE_INFO: &[OptDef] = &[
+    opt("format", STRING, Some("text"), "{text,json}: how the summary is written"),
+    opt("top", Kind::Int, Some("10"), "statements listed by count and by time"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
 /// `wirebench merge FILE...`.
 pub(crate) const MERGE: &[OptDef] = &[
     opt(

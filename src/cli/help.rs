@@ -65,7 +65,11 @@ fn wirebench_help() -> String {
     out.push_str(
         "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n",
     );
-    out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n\n");
+    out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n");
+    out.push_str(
+        "  wirebench capture import --from=pcap|general-log|slow-log IN --out=FILE   (see wirebench capture --help)\n",
+    );
+    out.push_str("  wirebench capture info FILE [--format=text|json]\n\n");
     out.push_str("Commands implemented by most tests: prepare run cleanup help\n");
     out.push_str("  and search: the highest --rate that holds the --slo latency bounds (docs/search.md)\n\n");
     section(&mut out, "General options:", defs::GENERAL, wirebench);
@@ -168,6 +172,24 @@ pub fn merge_help() -> String {
     out
 }
 
+/// `wirebench capture --help`.
+pub fn capture_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench capture import --from=pcap|general-log|slow-log IN --out=FILE [--port=N]\n  \
+         wirebench capture info FILE [--format=text|json] [--top=N]\n\n\
+         import makes a capture (one file: every connection's login, commands and answers, in time order) from a \
+         tcpdump or tshark capture of the client/server traffic (pcap or pcapng; IN may be - for standard input), \
+         or from a server's general query log or slow query log written with long_query_time=0. What the source \
+         lacks (a log's answers, its times to the microsecond) is left out, never made up; what could not be read \
+         (TLS, the compressed protocol, statements prepared before the capture began) is named. info sums a \
+         capture up: connections, span, commands by kind, the statements run most often and longest. Manual: \
+         docs/capture.md.\n\n",
+    );
+    section(&mut out, "capture import options:", defs::CAPTURE_IMPORT, Personality::Wirebench);
+    section(&mut out, "capture info options:", defs::CAPTURE_INFO, Personality::Wirebench);
+    out
+}
+
 /// The connection options fuzzing takes, as `--help` lists them.
 fn fuzz_connection_options() -> Vec<OptDef> {
     defs::MYSQL.iter().filter(|d| defs::FUZZ_CONNECTION.contains(&d.name)).copied().collect()
@@ -178,10 +200,12 @@ pub fn fuzz_help() -> String {
     let mut out = String::from("Usage:\n  wirebench fuzz [options]\n\n");
     out.push_str(
         "Sends malformed client traffic at a MySQL/MariaDB server (or anything speaking its protocol) and catches \
-         what crashes it, hangs it or blows up its memory; each failure is saved as a reproducer that \
-         `wirebench fuzz-replay` sends again. Only servers on this host, unless --fuzz-allow-remote: it destroys \
-         data. Exit status: 0 no failure within --time, 3 failures found (reproducers written), 1 usage or \
-         connection error. Manual: docs/fuzzing.md.\n\n",
+         what crashes it, hangs it, blows up its memory or makes it answer with an internal error; each failure \
+         is saved as a reproducer that `wirebench fuzz-replay` sends again. A server that refuses the login (or \
+         --pre-auth) is fuzzed before the login's answer. Only servers on this host, unless --fuzz-allow-remote: \
+         it destroys data. --time ends every run (a failure found may take --fuzz-overtime more). Exit status: 0 \
+         no failure within --time, 3 failures found (reproducers written), 1 usage or connection error. Manual: \
+         docs/fuzzing.md.\n\n",
     );
     let wirebench = Personality::Wirebench;
     section(&mut out, "fuzz options:", defs::FUZZ, wirebench);

@@ -23,6 +23,7 @@
 //!   the protocol-level null server instead.
 //! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
 //!   fuzz a server's protocol handling (`fuzz.rs`).
+//! - `wirebench capture import|info` make and read captures (`capture_args.rs`).
 //!
 //! Layer: the top, with `run` and `src/main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
@@ -50,8 +51,8 @@
 //! - `search_args.rs`: the `search` command's `--slo` and `--search-*`.
 //! - `result_args.rs`: `--format`, `--chart`, `--label`; `server_stats.rs`:
 //!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
-//! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`: the
-//!   other subcommands' command lines.
+//! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`,
+//!   `capture_args.rs`: the other subcommands' command lines.
 //! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
 //!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
 //!   line it accepts.
@@ -63,6 +64,7 @@
 
 mod argv;
 mod bench_options;
+mod capture_args;
 mod cli_error;
 mod compare_args;
 mod credentials;
@@ -116,7 +118,9 @@ use crate::workload::{OltpOptions, Test};
 pub use argv::hide_passwords_from_ps;
 pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
-pub use help::{compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, test_help};
+pub use help::{
+    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, test_help,
+};
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
 pub use terminal::TerminalError;
@@ -146,6 +150,10 @@ pub enum Invocation {
     FuzzReplay(Box<ReplayOptions>),
     /// `--help` after `fuzz` ([`fuzz_help`]) or `fuzz-replay` ([`fuzz_replay_help`]).
     FuzzHelp { replay: bool },
+    /// `wirebench capture import|info ...`.
+    Capture(crate::capture::CaptureCommand),
+    /// `wirebench capture --help`.
+    CaptureHelp,
     /// `--version`.
     Version,
 }

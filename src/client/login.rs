@@ -35,7 +35,7 @@ pub struct Login {
     tls: Option<ClientTls>,
     database: Option<String>,
     max_packet: usize,
-    phase: Phase,
+    stage: LoginState,
     transport: Transport,
     /// Packet-stream bytes received and not yet used.
     plain_in: Vec<u8>,
@@ -46,7 +46,7 @@ pub struct Login {
 }
 
 /// Where the login stands.
-enum Phase {
+enum LoginState {
     /// The protocol's handshake, in clear or (after the TLS handshake)
     /// through TLS.
     Handshake,
@@ -104,7 +104,7 @@ impl Login {
             tls: options.tls.clone(),
             database: options.database.clone(),
             max_packet: options.max_packet_size as usize,
-            phase: Phase::Handshake,
+            stage: LoginState::Handshake,
             transport: Transport::plain(),
             plain_in: Vec::new(),
             plain_out: Vec::new(),
@@ -125,14 +125,14 @@ impl Login {
     pub fn advance(&mut self, wire_in: &[u8], wire_out: &mut Vec<u8>) -> Result<LoginStep, ClientError> {
         let step = self.step(wire_in, wire_out);
         if step.is_err() {
-            self.phase = Phase::Over;
+            self.stage = LoginState::Over;
         }
         step
     }
 
     fn step(&mut self, wire_in: &[u8], wire_out: &mut Vec<u8>) -> Result<LoginStep, ClientError> {
-        match &mut self.phase {
-            Phase::Tls(layer) => {
+        match &mut self.stage {
+            LoginState::Tls(layer) => {
                 let Some(tls) = self.tls.as_ref() else {
                     let message = "TLS started without a configuration".to_owned();
                     return Err(ClientError::Usage { endpoint: self.endpoint.clone(), message });
@@ -142,11 +142,11 @@ impl Login {
                     TlsStart::Done => self.tls_established(wire_out)?,
                 }
             }
-            Phase::Over => return Err(self.usage("the login is over: it takes no more bytes")),
-            Phase::Handshake | Phase::SelectingDatabase { .. } => self.take_input(wire_in)?,
+            LoginState::Over => return Err(self.usage("the login is over: it takes no more bytes")),
+            LoginState::Handshake | LoginState::SelectingDatabase { .. } => self.take_input(wire_in)?,
         }
-        match self.phase {
-            Phase::SelectingDatabase { .. } => self.database_answer(),
+        match self.stage {
+            LoginState::SelectingDatabase { .. } => self.database_answer(),
             _ => self.handshake(wire_out),
         }
     }
@@ -155,8 +155,8 @@ impl Login {
     /// done: the server closed it (after anything it sent, which
     /// [`advance`](Self::advance) has read).
     pub fn closed(&self) -> ClientError {
-        match &self.phase {
-            Phase::Tls(_) => ClientError::Tls {
+        match &self.stage {
+            LoginState::Tls(_) => ClientError::Tls {
                 endpoint: self.endpoint.clone(),
                 message: "the server closed the connection during the TLS handshake (see its error log)".into(),
             },
@@ -205,14 +205,14 @@ impl Login {
             return Err(ClientError::Protocol { endpoint: self.endpoint.clone(), source });
         }
         let layer = tls_login::start(tls, &self.endpoint, wire_out)?;
-        self.phase = Phase::Tls(Box::new(layer));
+        self.stage = LoginState::Tls(Box::new(layer));
         Ok(LoginStep::NeedMore)
     }
 
     /// The TLS handshake is done: TLS goes under the packet stream, and the
     /// login's handshake response follows through it.
     fn tls_established(&mut self, wire_out: &mut Vec<u8>) -> Result<(), ClientError> {
-        let Phase::Tls(layer) = std::mem::replace(&mut self.phase, Phase::Handshake) else { return Ok(()) };
+        let LoginState::Tls(layer) = std::mem::replace(&mut self.stage, LoginState::Handshake) else { return Ok(()) };
         self.transport.start_tls(*layer);
         let established = self.machine.tls_established(&mut self.plain_out, &mut OsRng);
         established.map_err(|e| ClientError::from_codec(self.endpoint.clone(), e))?;
@@ -236,7 +236,7 @@ impl Login {
         self.send(wire_out)?;
         let seq = self.transport.answer_seq().unwrap_or(seq);
         let decoder = Box::new(ResultSetDecoder::new(info.capabilities, RowFormat::Text));
-        self.phase = Phase::SelectingDatabase { info: Box::new(info), seq, decoder };
+        self.stage = LoginState::SelectingDatabase { info: Box::new(info), seq, decoder };
         self.database_answer()
     }
 
@@ -257,7 +257,9 @@ impl Login {
     /// COM_INIT_DB's answer, once it is in: an OK ends the login, an ERR
     /// fails it.
     fn database_answer(&mut self) -> Result<LoginStep, ClientError> {
-        let Phase::SelectingDatabase { seq, decoder, .. } = &mut self.phase else { return Ok(LoginStep::NeedMore) };
+        let LoginState::SelectingDatabase { seq, decoder, .. } = &mut self.stage else {
+            return Ok(LoginStep::NeedMore);
+        };
         let endpoint = &self.endpoint;
         let response = loop {
             let frame = framing::decode_answer_packet(&self.plain_in, *seq, self.max_packet)
@@ -271,7 +273,7 @@ impl Login {
                 break response;
             }
         };
-        let Phase::SelectingDatabase { info, .. } = std::mem::replace(&mut self.phase, Phase::Over) else {
+        let LoginState::SelectingDatabase { info, .. } = std::mem::replace(&mut self.stage, LoginState::Over) else {
             return Ok(LoginStep::NeedMore);
         };
         if let Some(error) = response.error {
@@ -282,7 +284,7 @@ impl Login {
     }
 
     fn finish(&mut self, info: LoginInfo) -> LoggedIn {
-        self.phase = Phase::Over;
+        self.stage = LoginState::Over;
         LoggedIn {
             info,
             transport: std::mem::take(&mut self.transport),

@@ -44,7 +44,6 @@
 
 pub(crate) mod backends;
 mod connections;
-mod driver_error;
 mod engine_options;
 pub(crate) mod event_loop;
 mod pacing;
@@ -52,6 +51,7 @@ mod tasks;
 mod threads;
 mod wait_plan;
 
+use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
@@ -59,24 +59,23 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use wirebench_protocol::response::ServerError;
+use wirebench_protocol::ServerText;
 
 pub(crate) use backends::uring::UringUnavailable;
-pub use backends::Backend;
 pub(crate) use connections::call_exchange::{decode_walked, CallAnswer, CallError, Expect, KeptTextRows};
 pub use connections::event_pipeline::EventPipeline;
 pub(crate) use connections::event_pipeline::{PipelineError, RefusedCommand};
-pub use connections::idle::{IdlePlan, IdleSettings, IdleSetupError};
+pub use connections::idle::{IdlePlan, IdleSetupError};
 pub use connections::redial::{Lost, Redial};
 pub(crate) use connections::redial::{OpenError, Reopened};
-pub(crate) use connections::waits::Stalls;
-pub use driver_error::{DriverError, FailedStatement, LoopOp};
 pub(crate) use engine_options::EngineOptions;
-pub use engine_options::{IgnoreErrors, IoBackend, PollMode, PsMode};
+pub use engine_options::{IdleSettings, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use pacing::arrivals::Arrival;
 pub use pacing::budget::Budget;
 pub use pacing::event_permits::ExtraEvents;
 pub use pacing::rate_stages::{RateStages, Stage, StagesError};
-pub use pacing::run_control::{Backlog, RunControl, Tardiness};
+pub use pacing::run_control::{Backlog, RunControl, Stalls, Tardiness};
 pub(crate) use pacing::shard_split::Shard;
 pub(crate) use pacing::Admission;
 pub(crate) use tasks::fiber_task::{
@@ -84,7 +83,7 @@ pub(crate) use tasks::fiber_task::{
 };
 pub(crate) use tasks::start_gate::{StartGate, Started};
 pub(crate) use threads::cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
-pub use threads::loop_usage::{LoopLoad, LoopUsage};
+pub use threads::loop_usage::{LoopLoad, LoopUsage, SpanWork};
 pub use threads::spawn::{Finished, FinishedGuard};
 pub(crate) use wait_plan::{
     plan_wait, waits_on_its_socket, LoopRuns, LoopSite, ServerPlacement, ServerPlacements, WaitRequest,
@@ -96,7 +95,8 @@ use threads::spawn::spawn_pinned;
 
 use crate::client::{Endpoint, Stream};
 use crate::stats::StatsBoard;
-use crate::transport::Transport;
+use crate::transport::{Transport, TransportError};
+use connections::idle::IdleTrouble;
 
 /// The longest a loop goes without looking at the run (the collector's
 /// requests, the timeouts, the run's cut) while it waits.
@@ -230,6 +230,128 @@ pub struct LoopContext {
     /// `--idle-connections`: what the loops hold beside their connections,
     /// each its share ([`idle::IdleSet`]); `None` for none.
     pub idle: Option<Arc<IdlePlan>>,
+}
+
+/// Why a loop stopped before the run was over.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The server refused a statement with an error `--mysql-ignore-errors`
+    /// does not list (boxed: a rare error keeps the hot path's `Result`
+    /// small).
+    #[error("{0}")]
+    Statement(Box<FailedStatement>),
+    #[error("{endpoint}: {source}")]
+    EventPipeline { endpoint: Endpoint, source: PipelineError },
+    #[error("{endpoint}: {source}")]
+    Io { endpoint: Endpoint, source: io::Error },
+    #[error("{endpoint}: {source}")]
+    Transport { endpoint: Endpoint, source: TransportError },
+    /// A task's connection received an answer it cannot take (it is then
+    /// lost to the task, not to the run).
+    #[error("{endpoint}: {source}")]
+    Call { endpoint: Endpoint, source: CallError },
+    /// A lost connection whose error code `--mysql-ignore-errors` does not list.
+    #[error("{endpoint}: {lost}; list {} in --mysql-ignore-errors to reconnect and go on", lost.code())]
+    Lost { endpoint: Endpoint, lost: Lost },
+    /// A loop's own machinery failed: its runtime or its ring.
+    #[error("event loop {index}: cannot {op}: {source}")]
+    Loop { index: usize, op: LoopOp, source: io::Error },
+    /// An idle connection's login failed, or it received what it cannot
+    /// take (it is then lost, counted, and logged in again; never the
+    /// run's end).
+    #[error("{0}")]
+    Idle(Box<IdleTrouble>),
+    /// A task (a script's state) failed: the script's error.
+    #[error("{0}")]
+    Script(TaskError),
+    /// A connection task of the tokio backend's loop panicked.
+    #[error("event loop {index}: a connection task failed: {source}")]
+    Task { index: usize, source: tokio::task::JoinError },
+}
+
+/// A statement the server refused, and where: [`DriverError::Statement`].
+#[derive(Debug)]
+pub struct FailedStatement {
+    pub endpoint: Endpoint,
+    /// The sysbench test whose event sent it.
+    pub test: &'static str,
+    /// Executed as a prepared statement, or sent as text.
+    pub prepared: bool,
+    pub sql: String,
+    pub error: ServerError,
+}
+
+impl fmt::Display for FailedStatement {
+    /// sysbench's line for a failed statement (`check_error` in
+    /// drv_mysql.c: `mysql_stmt_execute() returned error 1146 (Table
+    /// 'sbtest.sbtest1' doesn't exist) for query 'SELECT c FROM sbtest1
+    /// WHERE id=?'`; a text query is `mysql_drv_query()`'s), then which
+    /// test's event failed where, and what to do. Values are not kept once
+    /// sent: the SQL shows `?` (or the Lua script's `%d`) in their place.
+    /// The server's text is shown safe to print ([`ServerText`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let FailedStatement { endpoint, test, prepared, sql, error } = self;
+        let call = if *prepared { "mysql_stmt_execute()" } else { "mysql_drv_query()" };
+        let message = ServerText(&error.message);
+        write!(
+            f,
+            "{call} returned error {} ({message}) for query '{sql}', in an event of {test} on {endpoint}",
+            error.code
+        )?;
+        if let Some(state) = error.sql_state_str() {
+            write!(f, " (SQLSTATE {})", ServerText(state))?;
+        }
+        match error.code {
+            1146 => f.write_str("; create the tables with the prepare command (same --tables and --mysql-db) first"),
+            code => write!(f, "; list {code} in --mysql-ignore-errors to count it as an ignored error and go on"),
+        }
+    }
+}
+
+/// What a loop could not do ([`DriverError::Loop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopOp {
+    StartRuntime,
+    CreateRing,
+    RegisterSockets,
+    RegisterBuffers,
+    SubmitToRing,
+    WaitOnRing,
+    StartTask,
+}
+
+impl fmt::Display for LoopOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LoopOp::StartRuntime => "start its runtime",
+            LoopOp::CreateRing => "create its io_uring",
+            LoopOp::RegisterSockets => "register its sockets with its io_uring",
+            LoopOp::RegisterBuffers => "register its receive buffers with its io_uring",
+            LoopOp::SubmitToRing => "submit to its io_uring",
+            LoopOp::WaitOnRing => "wait on its io_uring",
+            LoopOp::StartTask => "start a task (map its stack)",
+        })
+    }
+}
+
+/// Which backend a loop runs, after `--io=auto` is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Uring,
+    /// tokio's current-thread runtime (epoll readiness): `--io=epoll`.
+    Tokio,
+}
+
+impl Backend {
+    /// `--io=auto` picks io_uring where the kernel allows it; `--io=uring`
+    /// fails where it does not.
+    pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
+        match choice {
+            IoBackend::Epoll => Ok(Backend::Tokio),
+            IoBackend::Uring => backends::uring::probe().map(|()| Backend::Uring),
+            IoBackend::Auto => Ok(if backends::uring::probe().is_ok() { Backend::Uring } else { Backend::Tokio }),
+        }
+    }
 }
 
 /// Starts one pinned thread per loop. Each returns when its connections

@@ -412,6 +412,25 @@ impl From<QueueStats> for QueueResult {
     }
 }
 
+/// A shard that did not run through a whole interval of `wirebench
+/// merge`'s output (it started late, ended early, or has no interval
+/// there): the interval's figures lack the rest of its work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartialShard {
+    /// `I/N`.
+    pub shard: String,
+    /// Seconds of the interval it ran.
+    pub ran_s: f64,
+    /// The interval's length.
+    pub of_s: f64,
+}
+
+impl std::fmt::Display for PartialShard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "shard {} ran {:.2} s of {:.2} s", self.shard, self.ran_s, self.of_s)
+    }
+}
+
 /// One `--report-interval`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalResult {
@@ -454,6 +473,10 @@ pub struct IntervalResult {
     /// interval without it stays small.
     #[serde(default)]
     pub server: Option<Box<ServerResult>>,
+    /// In `wirebench merge`'s output: the shards that did not run through
+    /// this whole interval; absent when every shard did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial_shards: Vec<PartialShard>,
 }
 
 /// What one interval held, where it sits in time.
@@ -487,6 +510,7 @@ impl IntervalResult {
             late_starts: None,
             recorded: listing.recorded(latencies, &[]),
             server: None,
+            partial_shards: Vec::new(),
         }
     }
 

@@ -68,7 +68,7 @@ pub(super) fn run_benchmark(
     let late = start_clock(bench, &mut context, bench.general.start_at);
     say_started(bench, late);
     sink.clock_started(maker.server_version(), late);
-    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
+    let hdr_log = start_threads(bench, &context, (&sink.hdr_log_comment(), late))?;
     let handles = match plans {
         Loops::Net(plans) => {
             say_waits(plans.iter().map(|plan| (plan.cpu, &plan.wait)));
@@ -78,7 +78,7 @@ pub(super) fn run_benchmark(
     }
     .map_err(RunError::SpawnLoops)?;
     let threads = Threads { handles, hdr_log, hooks: None, sql_used: None, server };
-    supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, sink)
+    supervise_to_report(bench, &context, (threads, late), forced_shutdown_s, interrupts, sink)
 }
 
 /// The threads of a run and what their reports need besides the loops'
@@ -123,13 +123,14 @@ pub(super) fn say_tolerated() {
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
 /// be written ends the command before any load), sysbench's lines, and
 /// the warm-up begun.
-/// `log_comment`: the log's line naming its shard and run.
+/// `log_comment`: the log's line naming its shard and run; `late`: how
+/// long after `--start-at` the clock started.
 pub(super) fn start_threads(
     bench: &Bench,
     context: &LoopContext,
-    log_comment: &str,
+    (log_comment, late): (&str, Duration),
 ) -> Result<Option<HdrLog>, RunError> {
-    let hdr_log = open_hdr_log(&bench.general, context.clock, log_comment)?;
+    let hdr_log = open_hdr_log(&bench.general, (context.clock, late), log_comment)?;
     say_tolerated();
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
@@ -144,10 +145,12 @@ pub(super) fn start_threads(
 /// of the run (limits, a signal, a fatal error), and the report of what
 /// ran, then `--format`'s final result. Loop threads and the Lua engine's
 /// threads alike.
+/// `late`: how long after `--start-at` the clock started, which the
+/// report times do not add (see [`ReportSchedule`]).
 pub(super) fn supervise_to_report<E>(
     bench: &Bench,
     context: &LoopContext,
-    threads: Threads<E>,
+    (threads, late): (Threads<E>, Duration),
     forced_shutdown_s: Option<u32>,
     interrupts: &Interrupts,
     sink: &mut ResultSink,
@@ -165,7 +168,8 @@ where
     if let Some(server) = server {
         reports.sample_server(server);
     }
-    let mut schedule = ReportSchedule::new(general, context.clock, forced_shutdown_s.or(last_resort_s(bench)));
+    let forced_at = forced_shutdown_s.or(last_resort_s(bench));
+    let mut schedule = ReportSchedule::new(general, context.clock, forced_at, late);
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
         Ok(outcome) => outcome,
@@ -194,6 +198,9 @@ where
     // The report of what ran comes first, even when a loop failed: main
     // then prints the error.
     let joined = join_loops(handles);
+    if outcome == RunOutcome::Completed && schedule.last_report_owed(Instant::now()) {
+        reports.last_interim(end_ns, control)?;
+    }
     reports.drain(end_ns);
     if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
@@ -224,10 +231,19 @@ fn run_end(outcome: RunOutcome, stalls: Stalls) -> RunEnd {
     }
 }
 
-/// `--hdr-log`, its start time that of the measured run.
-fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result<Option<HdrLog>, RunError> {
+/// `--hdr-log`, its start time that of the measured run: the clock's
+/// start, or the end of the warm-up, which counts from `--start-at` (the
+/// clock started `late` after it).
+fn open_hdr_log(
+    general: &GeneralOptions,
+    (clock, late): (Clock, Duration),
+    comment: &str,
+) -> Result<Option<HdrLog>, RunError> {
     let Some(path) = &general.hdr_log else { return Ok(None) };
-    let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
+    let measured_from = match general.warmup_time {
+        0 => clock.started(),
+        warmup => clock.started().checked_sub(late).unwrap_or(clock.started()) + Duration::from_secs(warmup.into()),
+    };
     let now = Instant::now();
     let start =
         SystemTime::now() + measured_from.saturating_duration_since(now) - now.saturating_duration_since(measured_from);
@@ -354,7 +370,7 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
 
 /// How hard the loops worked, once they have all ended.
 fn client_load(usage: &LoopUsage, control: &RunControl) -> Option<ClientLoad> {
-    let load = usage.load(control)?;
+    let load = usage.load(control.span_work())?;
     Some(ClientLoad {
         busy_share: load.busy_share,
         run_delay_s: load.run_delay.as_secs_f64(),

@@ -28,10 +28,13 @@
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
 //! - `compare_command.rs`: `wirebench compare`, the result files read back;
-//!   `merge_command.rs`: `wirebench merge`, a run's shards put back together.
+//!   `merge_command.rs`: `wirebench merge`, a run's shards put back together;
+//!   `capture_command.rs`: `wirebench capture import|info`, printed.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
-//! - `run_error.rs`: why a command failed, with what to do.
+//! - `run_error.rs`: why a command failed, with what to do;
+//!   `missing_table.rs`: which of the test's tables are there, when one
+//!   the command uses is not.
 //! - `load_method.rs`: how `prepare` sends the rows (`--prepare-method`).
 //! - `server_sampling.rs`: `--server-stats` in a run.
 //! - `shard_plan.rs`: `--shard=I/N` and `--start-at`; `host_facts.rs`: the
@@ -41,6 +44,7 @@
 //!   reads them.
 
 mod benchmark;
+mod capture_command;
 mod compare_command;
 mod host_facts;
 mod idle_connections;
@@ -49,6 +53,7 @@ mod limits;
 mod load_method;
 mod lua_script_command;
 mod merge_command;
+mod missing_table;
 mod output;
 mod plan;
 mod reports;
@@ -69,6 +74,7 @@ mod tables;
 
 use std::sync::Arc;
 
+pub use capture_command::{capture_command, CaptureRunError};
 pub use compare_command::compare;
 pub(crate) use interrupt::Signal;
 pub use merge_command::merge;
@@ -156,12 +162,20 @@ pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
     print_banner()?;
-    match bench.command {
-        Command::Prepare => runtime.block_on(tables::prepare(bench, threads, tls, workload, &interrupts)),
+    let done = match bench.command {
+        Command::Prepare => {
+            runtime.block_on(tables::prepare(bench, threads, tls, workload, &interrupts)).map_err(RunError::of_prepare)
+        }
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
         Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts),
         Command::Search => search_command::run_search(bench, threads, tls, workload, &runtime, &interrupts),
         Command::Help => Ok(RunOutcome::Completed),
+    };
+    match done {
+        Err(error) if bench.command != Command::Prepare => {
+            Err(runtime.block_on(tables::with_table_census(bench, tls, error)))
+        }
+        done => done,
     }
 }

@@ -174,6 +174,21 @@ impl<'a> Reports<'a> {
             server.ask();
         }
         self.collect(now_ns);
+        self.print_interim(now_ns, control)
+    }
+
+    /// The interim line that fell due as the loops ended, printed once
+    /// they have: they handed over all they did.
+    pub(super) fn last_interim(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
+        if let Some(server) = self.server.as_mut() {
+            server.ask();
+        }
+        self.drain(now_ns);
+        self.print_interim(now_ns, control)
+    }
+
+    /// The interim line of what was collected since the last one.
+    fn print_interim(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
         let queue = control.has_rate().then(|| control.queue_stats());
         let arrivals = self.arrivals(now_ns, control);
         let at = self.sink.wall_clock_at(self.measured(now_ns));
@@ -339,8 +354,9 @@ impl<'a> Reports<'a> {
     pub(super) fn server_totals(&mut self, busy_end: bool) -> Option<ServerResult> {
         let totals = self.collector.totals();
         let connections = totals.connections.len() as u64;
+        let idle_quits = self.sink.idle_tally().map_or(0, |idle| idle.questions_at_end());
         let cut = busy_end.then_some(self.last_cut);
-        self.server.as_mut()?.totals(&totals.counters, connections, cut)
+        self.server.as_mut()?.totals(&totals.counters, (connections, idle_quits), cut)
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now

@@ -6,10 +6,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod capture_import;
 mod cli_environment;
 mod docs;
 mod fuzz_mariadb_crash;
 mod fuzz_servers;
+mod hints;
 mod idle_connections;
 mod latency;
 mod legacy_mariadb;

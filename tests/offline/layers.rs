@@ -12,8 +12,26 @@ use std::path::{Path, PathBuf};
 
 /// Each top-level module of `src/` and the modules it may import.
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("run", &["cli", "client", "driver", "lua", "rand", "results", "server_stats", "stats", "transport", "workload"]),
-    ("cli", &["client", "driver", "fuzz", "lua", "rand", "results", "server_stats", "transport", "workload"]),
+    (
+        "run",
+        &[
+            "capture",
+            "cli",
+            "client",
+            "driver",
+            "lua",
+            "rand",
+            "results",
+            "server_stats",
+            "stats",
+            "transport",
+            "workload",
+        ],
+    ),
+    (
+        "cli",
+        &["capture", "client", "driver", "fuzz", "lua", "rand", "results", "server_stats", "transport", "workload"],
+    ),
     // Lua workloads: beside the driver, using its limits and ignored errors.
     ("lua", &["client", "driver", "rand", "stats"]),
     ("driver", &["client", "rand", "stats", "transport", "workload"]),
@@ -25,6 +43,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("server_stats", &["client"]),
     ("results", &["server_stats", "stats"]),
     ("transport", &[]),
+    // `capture import|info`: the wirebench-capture crate's format and imports, files and output.
+    ("capture", &[]),
     ("stats", &[]),
     ("rand", &[]),
 ];

@@ -16,27 +16,7 @@ pub(crate) mod tokio_backend;
 pub(crate) mod uring;
 
 use crate::driver::tasks::start_gate::ArrivalGuard;
-use crate::driver::{ConnPlan, DriverError, IoBackend, LoopContext, TaskBody, UringUnavailable, WaitMode};
-
-/// Which backend a loop runs, after `--io=auto` is resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Uring,
-    /// tokio's current-thread runtime (epoll readiness): `--io=epoll`.
-    Tokio,
-}
-
-impl Backend {
-    /// `--io=auto` picks io_uring where the kernel allows it; `--io=uring`
-    /// fails where it does not.
-    pub fn resolve(choice: IoBackend) -> Result<Backend, UringUnavailable> {
-        match choice {
-            IoBackend::Epoll => Ok(Backend::Tokio),
-            IoBackend::Uring => uring::probe().map(|()| Backend::Uring),
-            IoBackend::Auto => Ok(if uring::probe().is_ok() { Backend::Uring } else { Backend::Tokio }),
-        }
-    }
-}
+use crate::driver::{Backend, ConnPlan, DriverError, LoopContext, TaskBody, WaitMode};
 
 /// Runs one loop on this thread with the backend that does its wait: the
 /// socket loop for a wait on each connection's own socket, else the one

@@ -53,31 +53,6 @@ const HELD_TICK_NS: u64 = 10_000_000;
 /// or the ERR of a server that is closing it.
 const MAX_PING_ANSWER: usize = 16 * 1024;
 
-/// `--idle-connections`, `--idle-ping-interval`, `--idle-connect-rate`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdleSettings {
-    /// Idle connections of the whole run (all shards).
-    pub count: u64,
-    pub ping_interval: Duration,
-    /// Logins per second of the whole run (all shards).
-    pub connect_rate: u32,
-}
-
-impl Default for IdleSettings {
-    fn default() -> Self {
-        IdleSettings { count: 0, ping_interval: Duration::from_secs(10), connect_rate: 1000 }
-    }
-}
-
-impl IdleSettings {
-    /// This shard's part: its connections (by their number in the run) and
-    /// its share of the login rate (at least one a second).
-    pub fn for_shard(&self, shard: Shard) -> (Range<u64>, u32) {
-        let rate = shard.share(u64::from(self.connect_rate)).max(1);
-        (shard.range(self.count), u32::try_from(rate).unwrap_or(u32::MAX))
-    }
-}
-
 /// Where idle connections go and how they log in: one per server they go
 /// to.
 #[derive(Debug)]

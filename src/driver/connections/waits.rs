@@ -4,7 +4,7 @@
 //! connection is lost as libmysqlclient reports it (client error 2013 or
 //! 2006, so `--mysql-ignore-errors` can reconnect it); and the end of a
 //! run's time, after which a connection still waiting for an answer is
-//! stalled: it is cut off and counted ([`Stalls`]).
+//! stalled: it is cut off and counted (`pacing::run_control::Stalls`).
 //!
 //! A backend stamps a wait when it starts one and clears the stamp when it
 //! ends, with a time it has already read for its own work: a store, no
@@ -147,21 +147,6 @@ impl WaitCheck {
     }
 }
 
-/// Connections cut off while still waiting for an answer when the run's
-/// time was up, and the longest any of them had waited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stalls {
-    pub connections: usize,
-    pub longest_wait_ns: u64,
-}
-
-impl Stalls {
-    pub(crate) fn add(&mut self, waited_ns: u64) {
-        self.connections += 1;
-        self.longest_wait_ns = self.longest_wait_ns.max(waited_ns);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,14 +179,5 @@ mod tests {
         assert!(!check.due(CHECK_EVERY_NS - 1));
         assert!(check.due(CHECK_EVERY_NS));
         assert!(!check.due(CHECK_EVERY_NS + 1));
-    }
-
-    #[test]
-    fn stalls_keep_the_longest_wait() {
-        let mut stalls = Stalls::default();
-        stalls.add(3);
-        stalls.add(7);
-        stalls.add(5);
-        assert_eq!(stalls, Stalls { connections: 3, longest_wait_ns: 7 });
     }
 }

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::Admission;
+use crate::driver::threads::loop_usage::SpanWork;
 
 /// A loop thread's work so far and when it was read.
 #[derive(Debug, Clone, Copy)]
@@ -27,16 +27,6 @@ impl ThreadWork {
     }
 }
 
-/// A loop's work over its active span, once it has ended.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct SpanWork {
-    /// CPU time plus run delay over the span.
-    pub(crate) busy: Duration,
-    /// CPU time alone (to take out the share of it that spinning was).
-    pub(crate) cpu: Duration,
-    pub(crate) span: Duration,
-}
-
 /// Watches a loop's admissions for the start and the end of its span.
 #[derive(Debug, Default)]
 pub(crate) struct ActiveSpan {
@@ -45,25 +35,27 @@ pub(crate) struct ActiveSpan {
 }
 
 impl ActiveSpan {
-    /// Looks at an admission: the first start opens the span, the first
-    /// `Over` after it closes it and returns what the loop did within.
+    /// An event was admitted: the first opens the span.
     #[inline]
-    pub(crate) fn note(&mut self, admission: Admission) -> Option<SpanWork> {
-        match admission {
-            Admission::Start(_) if self.start.is_none() && !self.ended => {
-                self.start = ThreadWork::now();
-                None
-            }
-            Admission::Over if !self.ended => {
-                self.ended = true;
-                let start = self.start.take()?;
-                let end = ThreadWork::now()?;
-                let cpu = end.cpu.saturating_sub(start.cpu);
-                let busy = cpu + end.run_delay.saturating_sub(start.run_delay);
-                Some(SpanWork { busy, cpu, span: end.at.duration_since(start.at) })
-            }
-            _ => None,
+    pub(crate) fn started(&mut self) {
+        if self.start.is_none() && !self.ended {
+            self.start = ThreadWork::now();
         }
+    }
+
+    /// No more events may start: the first time after a start closes the
+    /// span and returns what the loop did within it.
+    #[inline]
+    pub(crate) fn ended(&mut self) -> Option<SpanWork> {
+        if self.ended {
+            return None;
+        }
+        self.ended = true;
+        let start = self.start.take()?;
+        let end = ThreadWork::now()?;
+        let cpu = end.cpu.saturating_sub(start.cpu);
+        let busy = cpu + end.run_delay.saturating_sub(start.run_delay);
+        Some(SpanWork { busy, cpu, span: end.at.duration_since(start.at) })
     }
 }
 
@@ -74,17 +66,23 @@ mod tests {
     #[test]
     fn the_span_runs_from_the_first_start_to_the_first_end() {
         let mut span = ActiveSpan::default();
-        assert_eq!(span.note(Admission::Wait), None);
-        assert_eq!(span.note(Admission::Start(5)), None);
+        span.started();
         let spin = Instant::now();
         while spin.elapsed() < Duration::from_millis(20) {
             std::hint::spin_loop();
         }
-        assert_eq!(span.note(Admission::Start(6)), None);
-        let work = span.note(Admission::Over).expect("the span closes");
+        span.started();
+        let work = span.ended().expect("the span closes");
         assert!(work.span >= Duration::from_millis(20), "{work:?}");
         assert!(work.busy >= work.cpu && work.cpu > Duration::ZERO, "{work:?}");
-        assert_eq!(span.note(Admission::Over), None, "once");
-        assert_eq!(span.note(Admission::Start(7)), None, "a start after the end opens nothing");
+        assert_eq!(span.ended(), None, "once");
+        span.started();
+        assert_eq!(span.ended(), None, "a start after the end opens nothing");
+    }
+
+    #[test]
+    fn a_span_that_never_started_has_no_work() {
+        let mut span = ActiveSpan::default();
+        assert_eq!(span.ended(), None);
     }
 }

@@ -68,8 +68,14 @@ impl Budget {
     #[inline]
     pub fn admit(&mut self, now_ns: u64, room_since_ns: u64) -> Admission {
         let admission = self.admit_now(now_ns, room_since_ns);
-        if let Some(work) = self.span.note(admission) {
-            self.control.add_span_work(self.index, work);
+        match admission {
+            Admission::Start(_) => self.span.started(),
+            Admission::Over => {
+                if let Some(work) = self.span.ended() {
+                    self.control.add_span_work(self.index, work);
+                }
+            }
+            Admission::Wait => {}
         }
         admission
     }

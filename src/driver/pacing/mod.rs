@@ -10,7 +10,9 @@
 //! connections or the tasks, which ask it.
 //!
 //! Files:
-//! - `budget.rs`: the run's limits and a loop's budget.
+//! - `run_control.rs`: the run's limits, shared by every loop;
+//!   `event_permits.rs`: a loop's `--events` permits and an event's extra
+//!   weight; `budget.rs`: a loop's budget, which joins them.
 //! - `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
 //!   `--rate-stages`' target over time.
 //! - `client_delay.rs`: the client's own delay; `active_span.rs`: how hard

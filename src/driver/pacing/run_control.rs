@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::active_span::SpanWork;
 use super::arrivals::{arrival_rng, Arrival, ArrivalSchedule, Arrivals, Pace};
 use super::rate_stages::{RateProfile, RateStages};
-use crate::driver::Stalls;
+use crate::driver::threads::loop_usage::SpanWork;
 use crate::stats::QueueStats;
 
 /// What the `--rate` backlog was at some moment, over all loops.
@@ -114,6 +113,21 @@ impl Default for LoopGauges {
             span_cpu: AtomicU64::new(0),
             span: AtomicU64::new(0),
         }
+    }
+}
+
+/// Connections cut off while still waiting for an answer when the run's
+/// time was up, and the longest any of them had waited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stalls {
+    pub connections: usize,
+    pub longest_wait_ns: u64,
+}
+
+impl Stalls {
+    pub(crate) fn add(&mut self, waited_ns: u64) {
+        self.connections += 1;
+        self.longest_wait_ns = self.longest_wait_ns.max(waited_ns);
     }
 }
 
@@ -252,7 +266,7 @@ impl RunControl {
 
     /// The loops' work over their active spans, summed over the loops
     /// whose span has ended; `None` when none has.
-    pub(crate) fn span_work(&self) -> Option<SpanWork> {
+    pub fn span_work(&self) -> Option<SpanWork> {
         let sum = |f: fn(&LoopGauges) -> &AtomicU64| -> u64 {
             self.gauges.iter().map(|g| f(g).load(Ordering::Relaxed)).sum()
         };
@@ -341,5 +355,19 @@ impl RunControl {
     /// How many loops share the run.
     pub(crate) fn loops(&self) -> u64 {
         self.loops
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stalls_keep_the_longest_wait() {
+        let mut stalls = Stalls::default();
+        stalls.add(3);
+        stalls.add(7);
+        stalls.add(5);
+        assert_eq!(stalls, Stalls { connections: 3, longest_wait_ns: 7 });
     }
 }

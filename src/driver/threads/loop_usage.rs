@@ -6,7 +6,15 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::driver::RunControl;
+/// A loop's work over its active span, once it has ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SpanWork {
+    /// CPU time plus run delay over the span.
+    pub busy: Duration,
+    /// CPU time alone (to take out the share of it that spinning was).
+    pub cpu: Duration,
+    pub span: Duration,
+}
 
 /// How hard the loops worked ([`LoopUsage::load`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,12 +65,12 @@ impl LoopUsage {
     /// they waited for a core. Near 1, the client itself is the limit: an
     /// event that arrives waits for the loop, not the server. Counted over
     /// the loops' active spans (from their first event to the first
-    /// refused, [`RunControl::span_work`]) where they have them, the share
+    /// refused, `RunControl::span_work`) where they have them, the share
     /// of their CPU time spent spinning taken out as over their lives;
     /// else over their lives. `None` before any loop has ended.
-    pub fn load(&self, control: &RunControl) -> Option<LoopLoad> {
+    pub fn load(&self, span_work: Option<SpanWork>) -> Option<LoopLoad> {
         let spin_share = self.spinning().as_secs_f64() / self.cpu().as_secs_f64().max(f64::MIN_POSITIVE);
-        if let Some(work) = control.span_work() {
+        if let Some(work) = span_work {
             let span = work.span.as_secs_f64();
             let spun = work.cpu.as_secs_f64() * spin_share.min(1.0);
             let run_delay = work.busy.saturating_sub(work.cpu);

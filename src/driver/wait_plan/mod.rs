@@ -24,7 +24,8 @@
 //!   looks briefly before it sleeps ([`WaitMode::Brief`],
 //!   docs/benchmarking.md#a-brief-look); other unpinned loops sleep.
 //!
-//! Files: `placement.rs`: where a server runs, looked up once per server.
+//! Files: `placement.rs`: where a server runs, looked up once per server;
+//! `spin.rs`: how long a loop spins before it sleeps.
 
 mod placement;
 pub(crate) mod spin;

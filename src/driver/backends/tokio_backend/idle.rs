@@ -28,8 +28,11 @@ pub(super) struct IdleTasks {
     state: RefCell<IdleState>,
     /// Each slot's ping: notified when one is due, or as the run ends.
     pings: Box<[Notify]>,
-    /// Set as the run ends: held connections say goodbye.
+    /// Set as the run ends: held connections say goodbye, logins under way
+    /// stop.
     closing: Cell<bool>,
+    /// Wakes the logins under way as the run ends.
+    closed: Notify,
 }
 
 struct IdleState {
@@ -45,7 +48,7 @@ impl IdleTasks {
         let schedule = IdleSchedule::for_loop(plan, index, context.clock.now_ns())?;
         let pings = (0..schedule.len()).map(|_| Notify::new()).collect();
         let state = RefCell::new(IdleState { schedule, due: IdleDue::default(), tasks: Vec::new() });
-        Some(IdleTasks { index, state, pings, closing: Cell::new(false) })
+        Some(IdleTasks { index, state, pings, closing: Cell::new(false), closed: Notify::new() })
     }
 
     /// On the ticker's turn: the logins the schedule lets start get a task
@@ -73,15 +76,27 @@ impl IdleTasks {
     }
 
     /// As the run ends: every held connection says goodbye (COM_QUIT)
-    /// before the loop goes.
+    /// before the loop goes, and the logins under way stop.
     pub(super) async fn say_goodbye(&self) {
         self.closing.set(true);
+        self.closed.notify_waiters();
         for ping in self.pings.iter() {
             ping.notify_one();
         }
         let tasks = std::mem::take(&mut self.state.borrow_mut().tasks);
         for task in tasks {
             let _ = task.await;
+        }
+    }
+}
+
+impl IdleTasks {
+    /// Resolves once the run ends. The flag is read before the wait is
+    /// registered with no await between (the loop's tasks take turns on
+    /// one thread), so an end that came first is not missed.
+    async fn run_ends(&self) {
+        while !self.closing.get() {
+            self.closed.notified().await;
         }
     }
 }
@@ -102,7 +117,11 @@ async fn log_in_and_hold(shared: Rc<EpollLoop>, slot: u32) {
         Connection::handshake(stream, options).await
     }));
     let now = || shared.clock.get().now_ns();
-    let conn = match login.await {
+    let login = tokio::select! {
+        login = login => login,
+        () = idle.run_ends() => return,
+    };
+    let conn = match login {
         Ok(Ok(conn)) => conn,
         Ok(Err(error)) => return idle.state.borrow_mut().schedule.login_failed(slot, login_failure(&error), now()),
         Err(_) => {

@@ -207,7 +207,7 @@ pub struct LoopPlan {
     pub wait: LoopWait,
 }
 
-/// The tasks one loop runs (a script's states; see [`fiber_task`]), the core it
+/// The tasks one loop runs (a script's states; see [`tasks::fiber_task`]), the core it
 /// is pinned to, and what it does with nothing to do.
 pub struct TaskLoopPlan {
     pub cpu: Option<usize>,
@@ -228,7 +228,7 @@ pub struct LoopContext {
     pub finished: Finished,
     pub usage: Arc<LoopUsage>,
     /// `--idle-connections`: what the loops hold beside their connections,
-    /// each its share ([`idle::IdleSet`]); `None` for none.
+    /// each its share, as connections of its own; `None` for none.
     pub idle: Option<Arc<IdlePlan>>,
 }
 

@@ -43,7 +43,7 @@ use super::{Backend, PollMode};
 pub enum WaitMode {
     /// Sleeps in the kernel.
     Sleep,
-    /// Looks for answers until [`BRIEF_SPIN`](super::spin::BRIEF_SPIN) has
+    /// Looks for answers until [`BRIEF_SPIN`](spin::BRIEF_SPIN) has
     /// passed since the wait began (sending what is queued included: after
     /// a send mostly a single look), then sleeps.
     Brief,

@@ -290,6 +290,26 @@ pub fn wirebench() -> Command {
     command
 }
 
+/// The cores this process may run on, from /proc (not from the code
+/// under test).
+pub fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).expect("Cpus_allowed_list").trim();
+    let mut cpus = Vec::new();
+    for item in list.split(',') {
+        let (a, b) = item.split_once('-').unwrap_or((item, item));
+        cpus.extend(a.parse::<usize>().expect("a cpu")..=b.parse::<usize>().expect("a cpu"));
+    }
+    cpus
+}
+
+/// `--cpus=` for a run on two loops (one where the process may use one
+/// core only).
+pub fn two_loops() -> String {
+    let cpus: Vec<String> = allowed_cpus().iter().take(2).map(usize::to_string).collect();
+    format!("--cpus={}", cpus.join(","))
+}
+
 /// A child's output as text (lossy: a stray byte must not hide the rest).
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

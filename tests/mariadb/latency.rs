@@ -235,11 +235,40 @@ fn warmup_runs_before_the_measured_time() {
         "--warmup-time=1",
         "run",
     ]);
-    let transactions = first(&report, "transactions:") as u64;
-    // Every counted event is reported; beside them, the events in flight at
-    // the cut and those run while the loops hand over their warm-up figures
-    // finish in the measured run: a few, never the warm-up's thousands.
-    assert!((300..=400).contains(&transactions), "{report}");
+    assert_eq!(first(&report, "transactions:") as u64, 300, "{report}");
+    drop(server);
+}
+
+/// `--warmup-time` with `--events=N` runs exactly N events after the
+/// warm-up, on two loops and many connections, pipelined or not, built in
+/// or scripted: each loop counts from its own cut, and an event in flight
+/// at the cut belongs to the warm-up, so the queries are N times the
+/// event's too (oltp_read_only: 16).
+#[test]
+fn warmup_then_exactly_the_events_asked_against_the_null_server() {
+    let dir = ScratchDir::new("latency-warmup-events");
+    let server = null_server(&dir, Duration::ZERO);
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let stock = Path::new("/usr/share/sysbench/oltp_read_only.lua");
+    let mut tests = vec!["oltp_read_only"];
+    match stock.exists() {
+        true => tests.push("/usr/share/sysbench/oltp_read_only.lua"),
+        false => common::unavailable("no /usr/share/sysbench/oltp_read_only.lua (apt-get install sysbench)"),
+    }
+    for test in tests {
+        for (run, pipeline) in ["--pipeline=1", "--pipeline=3", "--pipeline=1"].into_iter().enumerate() {
+            let pipeline = if test.ends_with(".lua") { "--pipeline=1" } else { pipeline };
+            let events = [1_000, 1_500, 2_000][run];
+            let asked = format!("--events={events}");
+            let server_args = [test, &socket, "--mysql-db=sbtest", "--table-size=100", "--threads=9"];
+            let report = wirebench_ok(
+                &[&server_args[..], &[&common::two_loops(), pipeline, "--time=0", &asked, "--warmup-time=1", "run"]]
+                    .concat(),
+            );
+            let counted = (first(&report, "transactions:") as u64, first(&report, "queries:") as u64);
+            assert_eq!(counted, (events, events * 16), "{test} {pipeline}: {report}");
+        }
+    }
     drop(server);
 }
 
@@ -267,6 +296,21 @@ fn with_table(test: &str, run: impl FnOnce(&[&str])) {
     wirebench_ok(&with("prepare"));
     run(&args);
     wirebench_ok(&with("cleanup"));
+}
+
+/// `--warmup-time` with `--events=N` against MariaDB, on two loops and
+/// several connections: exactly N events, and 16 queries each, every time.
+#[test]
+fn warmup_then_exactly_the_events_asked_against_mariadb() {
+    with_table("oltp_read_only", |args| {
+        for (events, pipeline) in [(600, "--pipeline=1"), (700, "--pipeline=2"), (800, "--pipeline=1")] {
+            let asked = format!("--events={events}");
+            let run = [&common::two_loops(), "--threads=6", pipeline, "--time=0", &asked, "--warmup-time=1", "run"];
+            let report = wirebench_ok(&[args, &run[..]].concat());
+            let counted = (first(&report, "transactions:") as u64, first(&report, "queries:") as u64);
+            assert_eq!(counted, (events, events * 16), "{pipeline}: {report}");
+        }
+    });
 }
 
 /// `--percentile=50,95,99,99.9` against the real server: sysbench's line

@@ -7,9 +7,9 @@
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::common::{rows, serial, OwnMariaDb, ScratchDir, TestServer};
+use crate::common::{self, rows, serial, OwnMariaDb, ScratchDir, TestServer};
 use serde_json::Value;
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench::transport::{client_tls, SslMode, TlsOptions};
@@ -248,15 +248,11 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
         .spawn()
         .unwrap();
     // Ours: the child's sessions asleep, once all 20 are in.
-    let deadline = Instant::now() + Duration::from_secs(8);
-    let ours = loop {
-        let ours: Vec<String> = ids_of(&mut admin, child.id()).into_iter().collect();
-        if ours.len() >= 20 || Instant::now() > deadline {
-            break ours;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert!(ours.len() >= 20, "only {} idle sessions seen on the server", ours.len());
+    let mut ours: Vec<String> = Vec::new();
+    common::wait_until("the 20 idle sessions on the server", Duration::from_secs(20), || {
+        ours = ids_of(&mut admin, child.id()).into_iter().collect();
+        ours.len() >= 20
+    });
     for id in ours.iter().take(20) {
         runtime.block_on(admin.query_drop(&format!("KILL CONNECTION {id}"))).unwrap();
     }
@@ -327,13 +323,12 @@ fn mariadb_idle_connections_log_in_over_tls_into_the_database() {
     let in_database =
         "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'sbtest_tls' AND db = 'sbtest_tls' \
                        AND id <> CONNECTION_ID()";
-    let deadline = Instant::now() + Duration::from_secs(4);
     let mut seen = 0;
-    while seen < 11 && Instant::now() < deadline {
+    common::wait_until("11 sessions of sbtest_tls in its database", Duration::from_secs(20), || {
         let response = runtime.block_on(admin.query(in_database)).unwrap();
         seen = rows(&response)[0][0].as_deref().and_then(|n| n.parse().ok()).unwrap_or(0);
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        seen >= 11
+    });
     let out = child.wait_with_output().unwrap();
     let result = final_result(&succeeded(&out));
     assert_eq!([count(&result, "wanted"), count(&result, "open")], [10, 10], "{result}");

@@ -489,14 +489,8 @@ fn screenshot(chromium: &Path, svg: &Path, dir: &Path) -> (u32, u32, Vec<[u8; 3]
         .stderr(Stdio::null())
         .spawn()
         .expect("chromium starts");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium took more than 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::exit_within(&mut child, Duration::from_secs(120))
+        .unwrap_or_else(|| panic!("chromium took more than 120 s"));
     let decoder = png::Decoder::new(std::fs::File::open(&png).expect("chromium wrote the screenshot"));
     let mut reader = decoder.read_info().unwrap();
     let mut buffer = vec![0; reader.output_buffer_size()];

@@ -158,6 +158,7 @@ fn tick_us() -> u64 {
 fn wait_for_idle(pid: u32) {
     let still = || {
         let before = cpu_us(pid);
+        // sleep: the window in which the server's CPU time must stand still.
         std::thread::sleep(Duration::from_millis(300));
         cpu_us(pid) - before <= tick_us()
     };
@@ -243,15 +244,14 @@ fn a_second_client_fails_the_check() {
                 while !stop.load(Ordering::Relaxed) {
                     conn.query("SELECT 1").await.unwrap();
                     sent.fetch_add(1, Ordering::Relaxed);
+                    // sleep: another client's steady pace, the scenario.
                     tokio::time::sleep(Duration::from_micros(500)).await;
                 }
                 conn.quit().await.unwrap();
             });
         })
     };
-    while sent.load(Ordering::Relaxed) < 10 {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until("the other client's queries", Duration::from_secs(20), || sent.load(Ordering::Relaxed) >= 10);
     let out = run(&server, "oltp_point_select", &["--time=2", "--threads=2", "--format=json"]);
     stop.store(true, Ordering::Relaxed);
     other.join().unwrap();

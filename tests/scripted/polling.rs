@@ -7,7 +7,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common;
 
@@ -31,11 +31,7 @@ impl NullServer {
             .process_group(0)
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !socket.exists() {
-            assert!(Instant::now() < deadline, "the null server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        common::wait_until("the null server's socket", Duration::from_secs(20), || socket.exists());
         NullServer { child, socket }
     }
 }

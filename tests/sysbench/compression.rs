@@ -14,8 +14,6 @@ use crate::common;
 
 use std::process::{Command, Output};
 
-use std::time::Duration;
-
 use common::{affected, expect_local_infile_refused, expect_results_past_16_mib, rows, s, TestServer};
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
@@ -219,22 +217,16 @@ fn the_engine_runs_compressed_on_both_backends_pipelined_or_not() {
 }
 
 /// Kills every connection in sbtest_wl but the caller's; returns how many.
-async fn kill_others(conn: &mut Connection) -> usize {
-    let ids = conn
-        .query(&format!(
-            "SELECT id FROM information_schema.processlist WHERE db = '{DB}' AND user = 'sbtest' AND id <> CONNECTION_ID()"
-        ))
-        .await
-        .unwrap();
-    let ids: Vec<String> = ids
-        .result_sets()
+/// The run's connections: those of user sbtest in `DB` but `conn`.
+async fn run_ids(conn: &mut Connection) -> Vec<String> {
+    let sql = format!(
+        "SELECT id FROM information_schema.processlist WHERE db = '{DB}' AND user = 'sbtest' AND id <> CONNECTION_ID()"
+    );
+    let ids = conn.query(&sql).await.unwrap();
+    ids.result_sets()
         .flat_map(|set| set.text_rows().unwrap())
         .map(|row| String::from_utf8_lossy(row[0].as_deref().unwrap()).into_owned())
-        .collect();
-    for id in &ids {
-        let _ = conn.query(&format!("KILL {id}")).await;
-    }
-    ids.len()
+        .collect()
 }
 
 /// Connections killed mid-run reconnect (2013/2006 ignored) compressed,
@@ -247,7 +239,7 @@ fn killed_compressed_connections_reconnect() {
     wirebench("oltp_point_select", &tables, "cleanup");
     wirebench("oltp_point_select", &tables, "prepare");
     let args = with(tables.clone(), &["--threads=2", "--time=3", "--mysql-ignore-errors=2013,2006", "--io=epoll"]);
-    let child = common::wirebench()
+    let mut child = common::wirebench()
         .arg("oltp_point_select")
         .args(&args)
         .arg("run")
@@ -256,21 +248,21 @@ fn killed_compressed_connections_reconnect() {
         .spawn()
         .unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let killed: usize = runtime.block_on(async {
-        let mut options = server.options(server.tcp());
-        options.database = Some(DB.into());
-        let mut conn = Connection::connect(&options).await.unwrap();
-        let mut killed = 0;
-        for _ in 0..2 {
-            tokio::time::sleep(Duration::from_millis(1000)).await;
-            killed += kill_others(&mut conn).await;
-        }
-        killed
-    });
+    let mut options = server.options(server.tcp());
+    options.database = Some(DB.into());
+    let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&options)).unwrap());
+    // Twice, once both connections are open (after the first kill, new
+    // ones: the run reconnected, compressed).
+    let killed = common::kill_once_connected(
+        &mut child,
+        (2, 2),
+        || runtime.block_on(run_ids(&mut admin.borrow_mut())),
+        |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
+    );
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(killed > 0, "nothing to kill");
+    assert!(!killed.is_empty(), "nothing to kill: {stdout}");
     assert!(counter(&out.stdout, "reconnects:") > 0, "{stdout}");
     assert!(counter(&out.stdout, "transactions:") > 0, "{stdout}");
     assert_eq!(counter(&out.stdout, "ignored errors:"), 0, "{stdout}");

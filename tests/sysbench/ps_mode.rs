@@ -23,7 +23,6 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use common::TestServer;
 use wirebench::client::Connection;
@@ -421,53 +420,51 @@ fn pipe(mut from: TcpStream, mut to: TcpStream) {
 
 /// Kills (`KILL <id>`) every server connection the proxy opened so far;
 /// returns how many.
-fn kill_proxied(runtime: &tokio::runtime::Runtime, server: &TestServer, proxy: &Proxy) -> usize {
+/// The server's ids of the proxy's connections still open.
+fn proxied_ids(runtime: &tokio::runtime::Runtime, conn: &mut Connection, proxy: &Proxy) -> Vec<String> {
     let ports: Vec<String> = proxy.upstream_ports.lock().unwrap().iter().map(u16::to_string).collect();
     if ports.is_empty() {
-        return 0;
+        return Vec::new();
     }
-    runtime.block_on(async {
-        let mut conn = Connection::connect(&server.options(server.tcp())).await.unwrap();
-        let sql = format!(
-            "SELECT id FROM information_schema.processlist WHERE SUBSTRING_INDEX(host, ':', -1) IN ({})",
-            ports.join(",")
-        );
-        let response = conn.query(&sql).await.unwrap();
-        let ids: Vec<String> = response
-            .result_sets()
-            .flat_map(|set| set.text_rows().unwrap())
-            .map(|row| String::from_utf8(row[0].clone().unwrap().to_vec()).unwrap())
-            .collect();
-        for id in &ids {
-            // It may be gone already.
-            let _ = conn.query(&format!("KILL {id}")).await;
-        }
-        ids.len()
-    })
+    let sql = format!(
+        "SELECT id FROM information_schema.processlist WHERE SUBSTRING_INDEX(host, ':', -1) IN ({})",
+        ports.join(",")
+    );
+    let response = runtime.block_on(conn.query(&sql)).unwrap();
+    response
+        .result_sets()
+        .flat_map(|set| set.text_rows().unwrap())
+        .map(|row| String::from_utf8(row[0].clone().unwrap().to_vec()).unwrap())
+        .collect()
 }
 
-/// Runs oltp_point_select through a proxy for `time` seconds, killing its
-/// connections twice along the way.
-fn run_with_kills(server: &TestServer, extra: &str) -> (Output, String) {
+/// Runs oltp_point_select on two connections through a proxy for 4
+/// seconds; `kills` times, once both connections are open (new ones after
+/// a kill: the run reconnected), kills them on the server.
+fn run_with_kills(server: &TestServer, extra: &str, kills: usize) -> (Output, String) {
     let upstream = (server.host.as_str(), server.port).to_socket_addrs().unwrap().next().unwrap();
     let proxy = Proxy::start(upstream);
     let endpoint = proxy.addr.to_string();
     let connect = connection_args("127.0.0.1", proxy.addr.port());
     let line = format!("oltp_point_select {connect} --tables=1 --table-size=1000 --threads=2 --time=4 {extra} run");
-    let child = common::wirebench().args(args(&line)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        common::wirebench().args(args(&line)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let mut killed = 0;
-    for _ in 0..2 {
-        std::thread::sleep(Duration::from_millis(1200));
-        killed += kill_proxied(&runtime, server, &proxy);
-    }
+    let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&server.options(server.tcp()))).unwrap());
+    let killed = common::kill_once_connected(
+        &mut child,
+        (kills, 2),
+        || proxied_ids(&runtime, &mut admin.borrow_mut(), &proxy),
+        // It may be gone already.
+        |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
+    );
     let out = child.wait_with_output().unwrap();
-    assert!(killed > 0, "nothing to kill");
     let output = Output {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
+    assert!(!killed.is_empty(), "nothing to kill: {}\n{}", output.stdout, output.stderr);
     (output, endpoint)
 }
 
@@ -479,7 +476,7 @@ fn killed_connections_reconnect_when_2013_and_2006_are_ignored() {
     let modes = ["--io=epoll", "--io=uring", "--io=epoll --db-ps-mode=disable", "--io=uring --db-ps-mode=disable"];
     let modes = modes.iter().chain(["--io=uring --pipeline=4", "--io=epoll --pipeline=4"].iter());
     for mode in modes.filter(|m| !m.contains("uring") || common::ring_here()) {
-        let (out, _) = run_with_kills(&server, &format!("--mysql-ignore-errors=2013,2006 {mode}"));
+        let (out, _) = run_with_kills(&server, &format!("--mysql-ignore-errors=2013,2006 {mode}"), 2);
         assert_eq!(out.code, Some(0), "{mode}: {}\n{}", out.stdout, out.stderr);
         assert!(counter(&out.stdout, "reconnects:") > 0, "{mode}: {}", out.stdout);
         assert_eq!(counter(&out.stdout, "ignored errors:"), 0, "{mode}: {}", out.stdout);
@@ -493,7 +490,7 @@ fn a_killed_connection_is_fatal_unless_ignored() {
     let Some(server) = TestServer::find() else { return };
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     prepare_table(&server, 1000);
-    let (out, endpoint) = run_with_kills(&server, "");
+    let (out, endpoint) = run_with_kills(&server, "", 1);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
     let fatal = out.stderr.lines().find(|l| l.starts_with("FATAL: ")).unwrap_or_else(|| panic!("{}", out.stderr));
     assert!(fatal.contains(&endpoint), "{fatal}");

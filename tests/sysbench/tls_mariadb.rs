@@ -300,7 +300,7 @@ fn killed_tls_connections_reconnect_over_tls() {
     stdout_of(&wirebench(&cwd.0, &args, "prepare"), "prepare");
     let mut run = args.clone();
     run.extend(["--threads=2", "--time=4", "--mysql-ignore-errors=2013,2006"].map(String::from));
-    let child = common::wirebench()
+    let mut child = common::wirebench()
         .args(&run)
         .arg("run")
         .current_dir(&cwd.0)
@@ -309,27 +309,24 @@ fn killed_tls_connections_reconnect_over_tls() {
         .spawn()
         .unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut killed = 0;
-    for _ in 0..2 {
-        std::thread::sleep(std::time::Duration::from_millis(1200));
-        killed += runtime.block_on(async {
-            let options = options(server.tcp(), "sbtest_x509", &verify_identity(&dir, true), &dir);
-            let mut conn = Connection::connect(&options).await.unwrap();
-            let ids = conn
-                .query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'sbtest_x509' AND ID <> CONNECTION_ID()")
-                .await
-                .unwrap();
-            let ids: Vec<String> = rows(&ids).into_iter().filter_map(|row| row[0].clone()).collect();
-            for id in &ids {
-                // Already gone (1094) is fine.
-                let _ = conn.query(&format!("KILL {id}")).await;
-            }
-            ids.len()
-        });
-    }
+    let options = options(server.tcp(), "sbtest_x509", &verify_identity(&dir, true), &dir);
+    let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&options)).unwrap());
+    let run_ids = "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'sbtest_x509' AND ID <> CONNECTION_ID()";
+    // Twice, once both connections are open (after the first kill, new
+    // ones: the run reconnected over TLS).
+    let killed = common::kill_once_connected(
+        &mut child,
+        (2, 2),
+        || {
+            let ids = runtime.block_on(admin.borrow_mut().query(run_ids)).unwrap();
+            rows(&ids).into_iter().filter_map(|row| row[0].clone()).collect()
+        },
+        // Already gone (1094) is fine.
+        |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
+    );
     let output = child.wait_with_output().unwrap();
     let stdout = stdout_of(&output, "run with kills");
-    assert!(killed > 0, "nothing to kill");
+    assert!(!killed.is_empty(), "nothing to kill: {stdout}");
     assert!(number_after::<u64>(&stdout, "reconnects:") > 0, "{stdout}");
     assert_eq!(number_after::<u64>(&stdout, "ignored errors:"), 0, "{stdout}");
     assert!(number_after::<u64>(&stdout, "transactions:") > 0, "{stdout}");

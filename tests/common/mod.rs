@@ -324,6 +324,13 @@ impl Ran {
         self.stdout
     }
 
+    /// The run itself, which must have succeeded (as [`ok`](Self::ok)).
+    #[track_caller]
+    pub fn expect_success(self) -> Ran {
+        assert!(self.succeeded(), "{self}");
+        self
+    }
+
     /// Its stderr, which must come with exit `code`.
     #[track_caller]
     pub fn failed_with(self, code: i32) -> String {

@@ -23,8 +23,9 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use common::TestServer;
+use common::{Ran, TestServer};
 use wirebench::client::Connection;
 use wirebench::driver::{Budget, EventPipeline, RunControl};
 use wirebench::rand::{RandConfig, RandParams, Rng};
@@ -166,21 +167,6 @@ fn a_reconnected_session_starts_its_event_over_with_the_new_ids() {
 // ---------------------------------------------------------------------------
 // The binary
 
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn wirebench(args: &[String]) -> Output {
-    let out = common::wirebench().args(args).output().expect("wirebench runs");
-    Output {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()
 }
@@ -203,7 +189,7 @@ fn closed_port() -> u16 {
 #[test]
 fn dry_run_needs_no_server() {
     let nowhere = format!("--mysql-host=127.0.0.1 --mysql-port={}", closed_port());
-    let out = wirebench(&args(&format!("oltp_read_only {nowhere} --mysql-dry-run --time=1 run")));
+    let out = common::run_wirebench(&args(&format!("oltp_read_only {nowhere} --mysql-dry-run --time=1 run")));
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     for line in ["Threads started!", "SQL statistics:", "General statistics:", "Latency (ms):", "Threads fairness:"] {
         assert!(out.stdout.contains(line), "no {line:?} in\n{}", out.stdout);
@@ -216,19 +202,23 @@ fn dry_run_needs_no_server() {
     assert_eq!(counter(&out.stdout, "transactions:") * 16, queries);
 
     // An exact budget over several threads.
-    let out = wirebench(&args(&format!("oltp_read_write {nowhere} --mysql-dry-run --events=100 --threads=3 run")));
+    let out = common::run_wirebench(&args(&format!(
+        "oltp_read_write {nowhere} --mysql-dry-run --events=100 --threads=3 run"
+    )));
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert_eq!(counter(&out.stdout, "transactions:"), 100);
     assert_eq!(counter(&out.stdout, "other:"), 2000);
 
     for (command, says) in [("prepare", "Creating table 'sbtest1'..."), ("cleanup", "Dropping table 'sbtest1'...")] {
-        let out = wirebench(&args(&format!("oltp_read_only {nowhere} --mysql-dry-run --table-size=10 {command}")));
+        let out = common::run_wirebench(&args(&format!(
+            "oltp_read_only {nowhere} --mysql-dry-run --table-size=10 {command}"
+        )));
         assert_eq!(out.code, Some(0), "{command}: {}\n{}", out.stdout, out.stderr);
         assert!(out.stdout.contains(says), "{command}: {}", out.stdout);
     }
 
     // Without the dry run, the same command line needs the server.
-    let out = wirebench(&args(&format!("oltp_read_only {nowhere} --time=1 run")));
+    let out = common::run_wirebench(&args(&format!("oltp_read_only {nowhere} --time=1 run")));
     assert_eq!(out.code, Some(1), "{}", out.stdout);
 }
 
@@ -246,14 +236,16 @@ fn connection_args(host: &str, port: u16) -> String {
 fn prepare_table(server: &TestServer, rows: u32) {
     let connect = connection_args(&server.host, server.port);
     for command in ["cleanup", "prepare"] {
-        let out = wirebench(&args(&format!("oltp_read_write {connect} --tables=1 --table-size={rows} {command}")));
+        let out = common::run_wirebench(&args(&format!(
+            "oltp_read_write {connect} --tables=1 --table-size={rows} {command}"
+        )));
         assert_eq!(out.code, Some(0), "{command}: {}\n{}", out.stdout, out.stderr);
     }
 }
 
 fn cleanup_table(server: &TestServer) {
     let connect = connection_args(&server.host, server.port);
-    wirebench(&args(&format!("oltp_read_write {connect} --tables=1 cleanup")));
+    common::run_wirebench(&args(&format!("oltp_read_write {connect} --tables=1 cleanup")));
 }
 
 #[test]
@@ -284,7 +276,7 @@ fn disable_mode_counts_as_sysbench() {
 /// repeated. Three deadlocks in a row are not chance: the test fails.
 fn run_without_deadlocks(args: &[String]) -> String {
     common::in_one_of_three_runs(|| {
-        let out = wirebench(args);
+        let out = common::run_wirebench(args);
         assert_eq!(out.code, Some(0), "{args:?}: {}\n{}", out.stdout, out.stderr);
         match counter(&out.stdout, "ignored errors:") {
             0 => Ok(out.stdout),
@@ -441,7 +433,7 @@ fn proxied_ids(runtime: &tokio::runtime::Runtime, conn: &mut Connection, proxy: 
 /// Runs oltp_point_select on two connections through a proxy for 4
 /// seconds; `kills` times, once both connections are open (new ones after
 /// a kill: the run reconnected), kills them on the server.
-fn run_with_kills(server: &TestServer, extra: &str, kills: usize) -> (Output, String) {
+fn run_with_kills(server: &TestServer, extra: &str, kills: usize) -> (Ran, String) {
     let upstream = (server.host.as_str(), server.port).to_socket_addrs().unwrap().next().unwrap();
     let proxy = Proxy::start(upstream);
     let endpoint = proxy.addr.to_string();
@@ -459,10 +451,12 @@ fn run_with_kills(server: &TestServer, extra: &str, kills: usize) -> (Output, St
         |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
     );
     let out = child.wait_with_output().unwrap();
-    let output = Output {
+    let output = Ran {
+        command: line,
         code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout: common::text(&out.stdout),
+        stderr: common::text(&out.stderr),
+        took: Duration::ZERO,
     };
     assert!(!killed.is_empty(), "nothing to kill: {}\n{}", output.stdout, output.stderr);
     (output, endpoint)

@@ -499,25 +499,29 @@ pub fn exit_within(child: &mut std::process::Child, limit: Duration) -> Option<(
     }
 }
 
-/// Kills the connections of `run` (a child) on the server `rounds` times,
-/// each time once `connections` of them are open that were not killed
-/// before (after a kill: the run has reconnected): the event a reconnect
-/// test waits for. `open_ids` lists the run's connections on the server,
-/// `kill` kills one. Stops early if the run ends (its output then says
-/// why). Returns the ids killed.
+/// Kills the connections of `run` (a child, its stdout piped) on the
+/// server `rounds` times once it runs: after its "Threads started!" (a
+/// connection lost while it sets up is fatal, as in sysbench), each time
+/// once `connections` of them are open that were not killed before (after
+/// a kill: the run has reconnected). `open_ids` lists the run's
+/// connections on the server, `kill` kills one. Stops early if the run
+/// ends (its output then says why). Returns the ids killed, and the run's
+/// stdout as it comes ([`StdoutWatch::rest`] once it has ended).
 pub fn kill_once_connected(
     run: &mut std::process::Child,
     (rounds, connections): (usize, usize),
     mut open_ids: impl FnMut() -> Vec<String>,
     mut kill: impl FnMut(&str),
-) -> Vec<String> {
+) -> (Vec<String>, StdoutWatch) {
+    let stdout = StdoutWatch::new(run);
+    stdout.wait_for_line("Threads started!", Duration::from_secs(60));
     let mut killed: Vec<String> = Vec::new();
     for round in 1..=rounds {
         let mut ids = Vec::new();
         let started = Instant::now();
         while ids.len() < connections || ids.iter().any(|id| killed.contains(id)) {
             if run.try_wait().expect("wait for the run").is_some() {
-                return killed;
+                return (killed, stdout);
             }
             ids = open_ids();
             let waited = started.elapsed();
@@ -531,7 +535,7 @@ pub fn kill_once_connected(
         ids.iter().for_each(|id| kill(id));
         killed.extend(ids);
     }
-    killed
+    (killed, stdout)
 }
 
 /// What `attempt` gives in the first of three runs that succeeds, for a

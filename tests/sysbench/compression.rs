@@ -250,14 +250,14 @@ fn killed_compressed_connections_reconnect() {
     let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&options)).unwrap());
     // Twice, once both connections are open (after the first kill, new
     // ones: the run reconnected, compressed).
-    let killed = common::kill_once_connected(
+    let (killed, stdout) = common::kill_once_connected(
         &mut child,
         (2, 2),
         || runtime.block_on(run_ids(&mut admin.borrow_mut())),
         |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
     );
     let out = child.wait_with_output().unwrap();
-    let stdout = common::text(&out.stdout);
+    let stdout = stdout.rest();
     assert!(out.status.success(), "{stdout}\n{}", common::text(&out.stderr));
     assert!(!killed.is_empty(), "nothing to kill: {stdout}");
     assert!(counter(&stdout, "reconnects:") > 0, "{stdout}");

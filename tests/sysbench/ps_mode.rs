@@ -443,7 +443,7 @@ fn run_with_kills(server: &TestServer, extra: &str, kills: usize) -> (Ran, Strin
         common::wirebench().args(args(&line)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&server.options(server.tcp()))).unwrap());
-    let killed = common::kill_once_connected(
+    let (killed, stdout) = common::kill_once_connected(
         &mut child,
         (kills, 2),
         || proxied_ids(&runtime, &mut admin.borrow_mut(), &proxy),
@@ -454,7 +454,7 @@ fn run_with_kills(server: &TestServer, extra: &str, kills: usize) -> (Ran, Strin
     let output = Ran {
         command: line,
         code: out.status.code(),
-        stdout: common::text(&out.stdout),
+        stdout: stdout.rest(),
         stderr: common::text(&out.stderr),
         took: Duration::ZERO,
     };

@@ -315,7 +315,7 @@ fn killed_tls_connections_reconnect_over_tls() {
     let run_ids = "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'sbtest_x509' AND ID <> CONNECTION_ID()";
     // Twice, once both connections are open (after the first kill, new
     // ones: the run reconnected over TLS).
-    let killed = common::kill_once_connected(
+    let (killed, stdout) = common::kill_once_connected(
         &mut child,
         (2, 2),
         || {
@@ -326,7 +326,8 @@ fn killed_tls_connections_reconnect_over_tls() {
         |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
     );
     let output = child.wait_with_output().unwrap();
-    let stdout = stdout_of(&output, "run with kills");
+    let stdout = stdout.rest();
+    assert!(output.status.success(), "run with kills: {stdout}\n{}", common::text(&output.stderr));
     assert!(!killed.is_empty(), "nothing to kill: {stdout}");
     assert!(number_after::<u64>(&stdout, "reconnects:") > 0, "{stdout}");
     assert_eq!(number_after::<u64>(&stdout, "ignored errors:"), 0, "{stdout}");

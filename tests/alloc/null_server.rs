@@ -214,7 +214,7 @@ fn fill(socket: &mut dyn Socket, input: &mut Vec<u8>) {
 }
 
 #[test]
-fn wirebench_client_logs_in_over_tcp_and_unix_socket() {
+fn the_client_logs_in_over_tcp_and_unix_socket() {
     let _serial = serial();
     let dir = TempDir::new("login");
     let server = start(&dir, 1);

@@ -316,8 +316,8 @@ fn ssh_script_runs_one_shard_per_host() {
         .args(["-o", out.to_str().unwrap(), "-d", "3", "127.0.0.1", "localhost", "--"])
         .args(with(&["--events=200", "--time=0", "run"]))
         .env("WIREBENCH_SSH", sshd.ssh_command())
-        .env("WIREBENCH", env!("CARGO_BIN_EXE_wirebench"))
-        .env("WIREBENCH_LOCAL", env!("CARGO_BIN_EXE_wirebench"))
+        .env("WIREBENCH", common::WIREBENCH)
+        .env("WIREBENCH_LOCAL", common::WIREBENCH)
         .stdout(std::process::Stdio::piped())
         .output()
         .unwrap();

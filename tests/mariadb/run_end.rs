@@ -312,7 +312,7 @@ fn mariadb_args(server: &TestServer, test: &str, extra: &[&str]) -> Vec<String> 
 }
 
 /// Runs wirebench to its end; a failure fails the test.
-fn wirebench_ok(dir: &Path, args: &[String]) {
+fn finished_ok(dir: &Path, args: &[String]) {
     let mut wirebench = Wirebench::start(dir, args);
     let (exit, _) = wirebench.wait(Duration::from_secs(120));
     assert!(exit.success(), "{args:?}: {}\n{}", wirebench.stdout(), wirebench.stderr());
@@ -346,8 +346,8 @@ fn ctrl_c_mid_run_against_mariadb_reports_and_quits_cleanly() {
     let dir = ScratchDir::new("signal-mariadb");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let tables = ["--tables=2", "--table-size=2000"];
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["prepare"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["prepare"]].concat()));
     let mut conn = admin(&server, &runtime);
     let aborted = |conn: &mut Connection| status(conn, &runtime, "SHOW GLOBAL STATUS LIKE 'Aborted_clients'");
     let before = aborted(&mut conn);
@@ -370,7 +370,7 @@ fn ctrl_c_mid_run_against_mariadb_reports_and_quits_cleanly() {
     until_the_runs_connections_end(&mut conn, &runtime);
     assert_eq!(aborted(&mut conn), before, "a connection closed without COM_QUIT\n{stderr}");
     runtime.block_on(conn.quit()).unwrap();
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
 }
 
 /// A table dropped mid-run makes the next statement on it fail (1146, not
@@ -383,8 +383,8 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
     let dir = ScratchDir::new("fatal-mariadb");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let tables = ["--tables=2", "--table-size=1000"];
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["prepare"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["prepare"]].concat()));
     let both = dir.0.join("both");
     let file = File::create(&both).unwrap();
     let run = mariadb_args(
@@ -411,7 +411,7 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
     assert!(number_after::<f64>(&output, "transactions:") > 0.0, "{output}");
     assert!(output.contains("Threads fairness:"), "{output}");
     runtime.block_on(conn.quit()).unwrap();
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
 }
 
 /// A signal during prepare stops it and says what it had made, truly:
@@ -424,7 +424,7 @@ fn interrupted_prepare_and_cleanup_say_what_they_had_done() {
     let dir = ScratchDir::new("signal-prepare");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let tables = ["--tables=4", "--table-size=400000", "--threads=2"];
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
     let mut wirebench =
         Wirebench::start(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["prepare"]].concat()));
     wirebench.wait_for_stdout("Inserting 400000 records into 'sbtest1'");
@@ -473,5 +473,5 @@ fn interrupted_prepare_and_cleanup_say_what_they_had_done() {
         // The four DROPs can all be done before the signal lands.
         assert!(exit.success(), "{stderr}");
     }
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
 }

@@ -65,3 +65,25 @@ fn every_sleep_says_why_it_is_no_wait() {
     eprintln!("{} sleeps, each with its reason:\n{}", reasons.len(), reasons.join("\n"));
     assert!(reasons.len() <= MOST_SLEEPS, "{} sleeps (at most {MOST_SLEEPS}):\n{}", reasons.len(), reasons.join("\n"));
 }
+
+#[test]
+fn the_binary_runs_through_common_only() {
+    // Split, or these lines would be found.
+    let (helper, binary) = (concat!("fn ", "wirebench"), concat!("CARGO_BIN_EXE_", "wirebench"));
+    let mut found = Vec::new();
+    for (file, source) in sources().into_iter().filter(|(file, _)| !file.starts_with("common/")) {
+        for (n, line) in source.lines().enumerate() {
+            let defines = line.split(helper).nth(1).is_some_and(|rest| rest.starts_with(['(', '<', '_']));
+            if defines || line.contains(binary) {
+                found.push(format!("{file}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "run the binary under test with common::wirebench() (a Command), common::run_wirebench (to its end, \
+         as text: common::Ran) or common::run_within (with a time limit), and name a file's own helper for \
+         what it adds (its login, its test):\n{}",
+        found.join("\n")
+    );
+}

@@ -61,7 +61,7 @@ fn json_lines(stdout: &str) -> Vec<Value> {
 /// The search's summary line, after one line per step.
 fn summary(out: &Ran) -> Value {
     let stdout = &out.stdout;
-    let lines = json_lines(&stdout);
+    let lines = json_lines(stdout);
     let steps = lines.iter().filter(|l| l["type"] == "search_step").count();
     let summary = lines.iter().find(|l| l["type"] == "search").unwrap_or_else(|| {
         panic!("no search line in\n{stdout}\n{}", &out.stderr);

@@ -17,7 +17,7 @@ use common::{Ran, ScratchDir};
 use planted::{Bug, PlantedServer};
 
 /// `wirebench ARGS` to its end, on a blocking thread.
-async fn wirebench_in_background(args: Vec<String>) -> Ran {
+async fn in_background(args: Vec<String>) -> Ran {
     tokio::task::spawn_blocking(move || common::run_wirebench(&args)).await.unwrap()
 }
 
@@ -38,8 +38,7 @@ fn replay_args(path: &Path, port: u16) -> Vec<String> {
 /// Runs the script `fuzz-replay --emit=python` writes of `path` against
 /// the server on `port`; its exit status and output.
 async fn emitted_python(path: &Path, port: u16) -> Ran {
-    let emit =
-        wirebench_in_background(vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()]).await;
+    let emit = in_background(vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()]).await;
     assert_eq!(emit.code, Some(0), "{}", emit.stderr);
     let script = path.with_extension("py");
     std::fs::write(&script, &emit.stdout).unwrap();
@@ -79,7 +78,7 @@ async fn find_and_replay(bug: Bug, seed: u32) {
     let server = PlantedServer::start(bug).await;
     let dir = ScratchDir::new(&format!("fuzz-{bug:?}"));
     server.restart_on(dir.0.join("restart"));
-    let run = wirebench_in_background(fuzz_args(server.port, &dir.0, seed, 120)).await;
+    let run = in_background(fuzz_args(server.port, &dir.0, seed, 120)).await;
     eprintln!("{bug:?}: fuzz took {:.1} s\n{}\n{}", run.took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "the fuzzer must find the planted bug");
     assert!(!server.fired.lock().unwrap().is_empty(), "the planted bug fired");
@@ -98,7 +97,7 @@ async fn find_and_replay(bug: Bug, seed: u32) {
 async fn replays_fail_and_a_healthy_server_survives(server: &PlantedServer, path: &Path) {
     server.restart().await;
     let fired = server.fired.lock().unwrap().len();
-    let again = wirebench_in_background(replay_args(path, server.port)).await;
+    let again = in_background(replay_args(path, server.port)).await;
     eprintln!("replay:\n{}\n{}", again.stdout, again.stderr);
     assert_eq!(again.code, Some(3), "the replay must trigger the bug again");
     assert!(server.fired.lock().unwrap().len() > fired, "the planted bug fired again");
@@ -112,7 +111,7 @@ async fn replays_fail_and_a_healthy_server_survives(server: &PlantedServer, path
     assert!(server.fired.lock().unwrap().len() > fired, "the planted bug fired again");
 
     let healthy = PlantedServer::start(Bug::None).await;
-    let survived = wirebench_in_background(replay_args(path, healthy.port)).await;
+    let survived = in_background(replay_args(path, healthy.port)).await;
     assert_eq!(
         survived.code,
         Some(0),
@@ -167,7 +166,7 @@ async fn find_the_reset_hang(seed: u32) {
     let mut connection = connection(server.port);
     connection.retain(|o| !o.starts_with("--fuzz-deadline="));
     connection.push("--fuzz-deadline=2".to_owned());
-    let run = wirebench_in_background(fuzz_args_with(connection, &dir.0, seed, 120)).await;
+    let run = in_background(fuzz_args_with(connection, &dir.0, seed, 120)).await;
     eprintln!("seed {seed}: fuzz took {:.1} s\n{}\n{}", run.took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "seed {seed}: the fuzzer must find the planted hang");
     let path = reproducer_path(&run.stdout);
@@ -191,7 +190,7 @@ async fn a_healthy_server_survives_and_the_run_says_so() {
     let dir = ScratchDir::new("fuzz-healthy");
     let mut args = fuzz_args(server.port, &dir.0, 7, 3);
     args.push("--report-interval=1".to_owned());
-    let run = wirebench_in_background(args).await;
+    let run = in_background(args).await;
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("wirebench fuzz: sending malformed MySQL protocol traffic to 127.0.0.1:"));
     assert!(run.stdout.contains("s ] execs/s: "), "{}", run.stdout);
@@ -247,7 +246,7 @@ async fn time_to_find_from_other_seeds() {
             let server = PlantedServer::start(bug).await;
             let dir = ScratchDir::new(&format!("fuzz-seeds-{bug:?}-{seed}"));
             server.restart_on(dir.0.join("restart"));
-            let run = wirebench_in_background(fuzz_args(server.port, &dir.0, seed, 120)).await;
+            let run = in_background(fuzz_args(server.port, &dir.0, seed, 120)).await;
             assert_eq!(run.code, Some(3), "{bug:?} seed {seed} not found within 120 s:\n{}", run.stdout);
             let text = std::fs::read_to_string(reproducer_path(&run.stdout)).unwrap();
             let found = text.lines().find(|l| l.starts_with("found-after: ")).unwrap_or_default().to_owned();
@@ -266,7 +265,7 @@ async fn time_to_find_from_other_seeds() {
 async fn an_internal_error_answer_is_found_and_replays() {
     let server = PlantedServer::start(Bug::InternalError).await;
     let dir = ScratchDir::new("fuzz-internal-error");
-    let run = wirebench_in_background(fuzz_args(server.port, &dir.0, 1, 60)).await;
+    let run = in_background(fuzz_args(server.port, &dir.0, 1, 60)).await;
     eprintln!("fuzz took {:.1} s\n{}\n{}", run.took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "the internal error must be found");
     assert!(!run.stderr.contains("restarting the server"), "it stayed up: {}", run.stderr);
@@ -285,14 +284,14 @@ async fn an_internal_error_answer_is_found_and_replays() {
     let failing = text.split("\nsession failing\n").nth(1).unwrap().split("\nend\n").next().unwrap();
     assert!(failing.contains(" -> ERR 1105\n"), "the culprit got the internal error:\n{failing}");
 
-    let again = wirebench_in_background(replay_args(&path, server.port)).await;
+    let again = in_background(replay_args(&path, server.port)).await;
     assert_eq!(again.code, Some(3), "{}\n{}", again.stdout, again.stderr);
     assert!(again.stdout.contains("FAILURE again: the server answered"), "{}", again.stdout);
     let script = emitted_python(&path, server.port).await;
     assert_eq!(script.code, Some(3), "{}\n{}", script.stdout, script.stderr);
     assert!(script.stdout.contains("as the reproducer says"), "{}", script.stdout);
     let healthy = PlantedServer::start(Bug::None).await;
-    assert_eq!(wirebench_in_background(replay_args(&path, healthy.port)).await.code, Some(0));
+    assert_eq!(in_background(replay_args(&path, healthy.port)).await.code, Some(0));
     assert_eq!(emitted_python(&path, healthy.port).await.code, Some(0));
 }
 
@@ -327,7 +326,7 @@ async fn a_capture_seeds_the_corpus() {
     seed_capture(&capture);
     let mut args = fuzz_args(server.port, &dir.0, 11, 2);
     args.push(format!("--seed-capture={}", capture.display()));
-    let run = wirebench_in_background(args).await;
+    let run = in_background(args).await;
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let said = format!("  the corpus starts from 2 sessions (3 commands) of --seed-capture={}\n", capture.display());
     assert!(run.stdout.contains(&said), "{}", run.stdout);
@@ -336,7 +335,7 @@ async fn a_capture_seeds_the_corpus() {
     let junk = dir.write("junk.wbcap", "not a capture");
     let mut args = fuzz_args(1, &dir.0, 11, 2);
     args.push(format!("--seed-capture={}", junk.display()));
-    let refused = wirebench_in_background(args).await;
+    let refused = in_background(args).await;
     assert_eq!(refused.code, Some(1), "{}", refused.stderr);
     assert!(refused.stderr.contains(&format!("--seed-capture={}: ", junk.display())), "{}", refused.stderr);
     assert!(refused.stderr.contains("give a capture file"), "{}", refused.stderr);

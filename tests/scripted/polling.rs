@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::common;
 
-const WIREBENCH: &str = env!("CARGO_BIN_EXE_wirebench");
+use common::WIREBENCH;
 
 struct NullServer {
     child: Child,

@@ -256,7 +256,7 @@ struct CramTmp(common::ScratchDir);
 impl CramTmp {
     fn new(name: &str) -> CramTmp {
         let dir = common::ScratchDir::new(&format!("cram-{name}"));
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wirebench"), dir.0.join("sysbench")).expect("symlink");
+        std::os::unix::fs::symlink(common::WIREBENCH, dir.0.join("sysbench")).expect("symlink");
         CramTmp(dir)
     }
 

@@ -365,7 +365,7 @@ fn disable_mode_sends_what_sysbench_sends() {
         // The epoll backend: io_uring's sends are not system calls strace sees.
         let ours = traced_queries(
             &strace,
-            Path::new(env!("CARGO_BIN_EXE_wirebench")),
+            Path::new(common::WIREBENCH),
             &args(&format!("{line} --io=epoll")),
             &format!("{test}-wirebench"),
         );

@@ -43,6 +43,8 @@
 //!   loop's own readiness set, served from the loop's turn.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
+//! - `relay/`: `wirebench record`'s proxy, a task per proxied pair on
+//!   pinned loops of its own.
 //! - `wait_plan/`: how each loop waits (the one place that decides), from
 //!   where its servers run; `spin.rs`: how long a loop spins; `cpus.rs`:
 //!   the cores a loop may be pinned to.
@@ -61,6 +63,7 @@ mod idle;
 mod rate_stages;
 mod recv_buffer;
 mod redial;
+pub mod relay;
 mod session;
 mod shard_split;
 mod socket_loop;

@@ -320,7 +320,7 @@ const PYTHON_APP: &str = r#"
 import sys
 import mysql.connector
 conn = mysql.connector.connect(host="127.0.0.1", port=int(sys.argv[1]), user="sbtest", password="sbtest",
-                               database="sbtest_record", ssl_disabled=True)
+                               database="sbtest_record", ssl_disabled=True, allow_local_infile=True)
 cur = conn.cursor(prepared=True)
 cur.execute("DROP TABLE IF EXISTS app_items")
 cur.execute("CREATE TABLE app_items (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2))")
@@ -331,10 +331,22 @@ for i in range(3):
     cur.execute("SELECT name, price FROM app_items WHERE id >= ?", (i,))
     print(len(cur.fetchall()))
 cur.close()
+for result in conn.cmd_query_iter("SELECT 1; SELECT 2, 3"):
+    if "columns" in result:
+        conn.get_rows()
+conn.cmd_change_user(username="sbtest", password="sbtest", database="sbtest_record")
+conn.cmd_reset_connection()
+plain = conn.cursor()
+plain.execute("LOAD DATA LOCAL INFILE '%s' INTO TABLE app_items" % sys.argv[2])
+conn.commit()
+plain.execute("SELECT COUNT(*) FROM app_items")
+print(plain.fetchall()[0][0])
 conn.close()
 "#;
 
-/// A Python application's server-side prepared statements.
+/// A Python application's server-side prepared statements, then a
+/// multi-statement query, COM_CHANGE_USER (its scramble not kept),
+/// COM_RESET_CONNECTION and LOAD DATA LOCAL INFILE (the file not kept).
 #[test]
 fn a_python_application_with_prepared_statements_is_recorded() {
     let _one_at_a_time = common::serial();
@@ -342,10 +354,11 @@ fn a_python_application_with_prepared_statements_is_recorded() {
     let Some(python) = python_with_connector() else { return };
     let dir = ScratchDir::new("record-python");
     let app = dir.write("app.py", PYTHON_APP);
+    let data = dir.write("items.tsv", "10\tfile line one\t1.00\n11\tfile line two\t2.00\n");
     let proxy = Proxy::start(&upstream_of(&server), &dir, "python.wbc", &[]);
-    let out = Command::new(python).arg(&app).arg(proxy.port.to_string()).output().unwrap();
+    let out = Command::new(python).arg(&app).arg(proxy.port.to_string()).arg(&data).output().unwrap();
     assert!(out.status.success(), "the app: {}", common::text(&out.stderr));
-    assert_eq!(common::text(&out.stdout), "5\n4\n3\n");
+    assert_eq!(common::text(&out.stdout), "5\n4\n3\n7\n");
     proxy.stop();
     let info = info(&dir.0.join("python.wbc"));
     assert!(by_command(&info, "COM_STMT_EXECUTE") >= 10, "{info}");
@@ -355,9 +368,26 @@ fn a_python_application_with_prepared_statements_is_recorded() {
     assert_eq!(insert["count"], 5, "{top:?}");
     let select = top.iter().find(|s| s["statement"] == "select name, price from app_items where id >= ?");
     assert_eq!(select.map(|s| (s["count"].clone(), s["rows"].clone())), Some((3.into(), 12.into())), "{top:?}");
+    assert_eq!((by_command(&info, "COM_CHANGE_USER"), by_command(&info, "COM_RESET_CONNECTION")), (1, 1), "{info}");
     let (records, _) = records(&dir.0.join("python.wbc"));
     let checksums = records.iter().filter(|r| matches!(r, Record::Answer(a) if a.row_checksum.is_some())).count();
     assert!(checksums >= 3, "the selects' rows are checksummed");
+    let answer_to = |text: &[u8]| {
+        let at = records.iter().position(|r| matches!(r, Record::Command(c) if c.payload.ends_with(text)));
+        let at = at.unwrap_or_else(|| panic!("no command ending {:?}", String::from_utf8_lossy(text)));
+        records[at..].iter().find_map(|r| if let Record::Answer(a) = r { Some(a.clone()) } else { None }).unwrap()
+    };
+    assert_eq!(answer_to(b"SELECT 1; SELECT 2, 3").result_sets, Some(2));
+    let load = answer_to(b"INTO TABLE app_items");
+    assert!(load.local_infile && load.affected_rows == Some(2), "{load:?}");
+    assert!(records
+        .iter()
+        .all(|r| !matches!(r, Record::Command(c) if c.payload.windows(13).any(|w| w == b"file line one"))));
+    let change = records.iter().find_map(|r| match r {
+        Record::Command(c) if c.command_byte() == Some(0x11) => Some(c.payload.to_vec()),
+        _ => None,
+    });
+    assert!(change.is_some_and(|p| p.starts_with(b"\x11sbtest\0\0")), "COM_CHANGE_USER kept without its scramble");
 }
 
 /// With a certificate, a client's TLS is served and the upstream leg uses
@@ -570,4 +600,42 @@ fn sigint_and_kill_9_leave_readable_files() {
             assert!(out.status.success() && common::text(&out.stderr).contains("cut off at byte"));
         }
     }
+}
+
+/// Packets past 16 MiB both ways (a 20 MiB row, a 17 MiB statement) and a
+/// procedure's several results pass, and are recorded whole.
+#[test]
+fn large_packets_and_multi_results_are_recorded() {
+    let _one_at_a_time = common::serial();
+    let Some(server) = TestServer::find() else { return };
+    let dir = ScratchDir::new("record-large");
+    let proxy = Proxy::start(&upstream_of(&server), &dir, "large.wbc", &[]);
+    let mut through = server.options(proxy.endpoint());
+    through.database = Some(DATABASE.to_owned());
+    runtime().block_on(async {
+        let mut conn = Connection::connect(&through).await.unwrap();
+        common::expect_results_past_16_mib(&mut conn).await;
+        conn.query_drop("DROP PROCEDURE IF EXISTS two_results").await.unwrap();
+        conn.query_drop("CREATE PROCEDURE two_results() BEGIN SELECT 1; SELECT 2 UNION SELECT 3; END").await.unwrap();
+        let outcome = conn.query_drop("CALL two_results()").await.unwrap();
+        assert_eq!((outcome.result_sets, outcome.rows), (2, 3));
+        conn.quit().await.unwrap();
+    });
+    proxy.stop();
+    let (records, _) = records(&dir.0.join("large.wbc"));
+    let big = 17 * 1024 * 1024;
+    let statement = records.iter().position(|r| matches!(r, Record::Command(c) if c.payload.len() > big));
+    let statement = statement.expect("the 17 MiB statement, joined from its packets");
+    let Some(Record::Answer(answer)) = records[statement..].iter().find(|r| matches!(r, Record::Answer(_))) else {
+        panic!()
+    };
+    assert_eq!(answer.rows, Some(1));
+    let answers: Vec<_> =
+        records.iter().filter_map(|r| if let Record::Answer(a) = r { Some(a) } else { None }).collect();
+    assert!(
+        answers.iter().any(|a| a.rows == Some(1) && a.columns == Some(2) && a.row_checksum.is_some()),
+        "the 20 MiB row"
+    );
+    assert!(answers.iter().any(|a| a.rows == Some(20_000)));
+    assert!(answers.iter().any(|a| a.result_sets == Some(2) && a.rows == Some(3)), "CALL's two results");
 }

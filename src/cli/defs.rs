@@ -547,15 +547,22 @@ pub(crate) const RECORD: &[OptDef] = &[
          --ssl-key, an application that asks for TLS is refused",
     ),
     opt("ssl-key", STRING, None, "the private key of --ssl-cert (PEM)"),
+    // record's own default and range (a proxy must not wait for ever, nor
+    // for the 30 s a benchmark's logins may take): run's text would mislead.
+    opt(
+        "mysql-connect-timeout",
+        Int,
+        Some("10"),
+        "seconds, 1 to 3600, a connection to the server may take to open; an application waiting longer gets ERR 2003",
+    ),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
-/// The options of the connection upstream that `wirebench record` takes:
-/// TLS for an application that uses TLS (TLS without a certificate check
-/// when `--mysql-ssl` is not given), and how long a connect may take
-/// (record's default: 10 s).
+/// The options of the connection upstream that `wirebench record` takes
+/// as `run` does: TLS for an application that uses TLS (TLS without a
+/// certificate check when `--mysql-ssl` is not given).
 pub(crate) const RECORD_UPSTREAM: &[&str] =
-    &["mysql-ssl", "mysql-ssl-cipher", "mysql-ssl-key", "mysql-ssl-cert", "mysql-ssl-ca", "mysql-connect-timeout"];
+    &["mysql-ssl", "mysql-ssl-cipher", "mysql-ssl-key", "mysql-ssl-cert", "mysql-ssl-ca"];
 
 /// `--listen`, `--socket`, `--cpus` of `wirebench null-server`.
 pub(crate) const NULL_SERVER: &[OptDef] = &[

@@ -217,7 +217,8 @@ pub fn record_help() -> String {
         .collect();
     section(
         &mut out,
-        "upstream options (TLS for applications that use it; the connect's time limit):",
+        "upstream options, the TLS to the server for applications that use TLS (--mysql-ssl not given: TLS \
+         without checking the server's certificate; =off: such applications are refused):",
         &upstream,
         Personality::Wirebench,
     );

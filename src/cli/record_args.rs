@@ -19,7 +19,8 @@ use crate::transport::SslMode;
 
 const USAGE: &str = "wirebench record --listen=HOST:PORT|PATH --upstream=HOST:PORT|--upstream-socket=PATH --out=FILE";
 
-/// How long opening a connection upstream may take, by default.
+/// How long opening a connection upstream may take, by default (as
+/// `defs::RECORD` shows it in `--help`).
 const CONNECT_TIMEOUT_S: u32 = 10;
 
 pub(crate) fn parse_record(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {

@@ -1,7 +1,8 @@
 //! `wirebench record`, the recording proxy, between real clients and the
 //! test MariaDB: sysbench with prepared statements (its report unchanged,
 //! the capture's counts equal to what the server counted), the `mariadb`
-//! CLI, a Python application on mysql-connector-python's prepared cursor,
+//! CLI, a Python application on mysql-connector-python's prepared cursor
+//! (and, over unix sockets on both legs, a server-side cursor's fetches),
 //! TLS served with the test server's certificate (and refused without
 //! one), wirebench's own compressed connections, a connection closed mid
 //! command by either side, an upstream down at the start or gone later,
@@ -36,12 +37,18 @@ struct Proxy {
 }
 
 impl Proxy {
-    /// Starts record in front of `upstream` (`HOST:PORT`), writing
-    /// `dir/name`, on a port of its choosing; waits for its start line.
+    /// Starts record in front of `upstream` (`HOST:PORT`, or a unix
+    /// socket's path), writing `dir/name`, on a port of its choosing;
+    /// waits for its start line.
     fn start(upstream: &str, dir: &ScratchDir, name: &str, extra: &[&str]) -> Proxy {
         let out = dir.0.join(name);
+        let upstream = if upstream.starts_with('/') {
+            format!("--upstream-socket={upstream}")
+        } else {
+            format!("--upstream={upstream}")
+        };
         let mut child = common::wirebench()
-            .args(["record", "--listen=127.0.0.1:0", &format!("--upstream={upstream}")])
+            .args(["record", "--listen=127.0.0.1:0", &upstream])
             .arg(format!("--out={}", out.display()))
             .args(extra)
             .stdout(Stdio::piped())
@@ -388,6 +395,62 @@ fn a_python_application_with_prepared_statements_is_recorded() {
         _ => None,
     });
     assert!(change.is_some_and(|p| p.starts_with(b"\x11sbtest\0\0")), "COM_CHANGE_USER kept without its scramble");
+}
+
+const PYTHON_CURSOR: &str = r#"
+import sys
+import mysql.connector
+conn = mysql.connector.connect(unix_socket=sys.argv[1], user="sbtest", password="sbtest",
+                               database="sbtest_record", ssl_disabled=True, use_pure=True)
+stmt = conn.cmd_stmt_prepare(b"SELECT seq FROM seq_1_to_5")
+_, columns, _ = conn.cmd_stmt_execute(stmt["statement_id"], flags=1)  # CURSOR_TYPE_READ_ONLY
+got = []
+while True:
+    conn.cmd_stmt_fetch(stmt["statement_id"], 2)
+    rows, eof = conn.get_rows(binary=True, columns=columns)
+    got += [row[0] for row in rows]
+    if eof["status_flag"] & 128:  # SERVER_STATUS_LAST_ROW_SENT
+        break
+conn.cmd_stmt_close(stmt["statement_id"])
+print(got)
+conn.close()
+"#;
+
+/// Unix sockets on both legs (`--listen=PATH`, `--upstream-socket`), and
+/// a server-side cursor read with COM_STMT_FETCH: each fetch's rows are
+/// its answer's.
+#[test]
+fn unix_sockets_and_a_cursor_are_recorded() {
+    let _one_at_a_time = common::serial();
+    let Some(server) = TestServer::find() else { return };
+    let Some(python) = python_with_connector() else { return };
+    let Some(server_socket) = server.socket.clone() else {
+        return common::unavailable("the test MariaDB's socket is not known (WIREBENCH_TEST_SOCKET)");
+    };
+    let dir = ScratchDir::new("record-socket");
+    let app = dir.write("cursor.py", PYTHON_CURSOR);
+    let listen = dir.0.join("record.sock");
+    let listen_arg = format!("--listen={}", listen.display());
+    let proxy = Proxy::start(&server_socket.display().to_string(), &dir, "socket.wbc", &[&listen_arg]);
+    let start_line = proxy.seen.last().expect("record's start line");
+    assert!(start_line.contains(&listen.display().to_string()), "{start_line}");
+    let out = Command::new(python).arg(&app).arg(&listen).output().unwrap();
+    assert!(out.status.success(), "the app: {}", common::text(&out.stderr));
+    assert_eq!(common::text(&out.stdout), "[1, 2, 3, 4, 5]\n");
+    proxy.stop();
+    let (records, _) = records(&dir.0.join("socket.wbc"));
+    let open = records.iter().find_map(|r| if let Record::Open(o) = r { Some(o.clone()) } else { None });
+    let open = open.expect("the connection's open record");
+    assert_eq!(open.client_addr.as_deref(), Some(b"socket".as_slice()), "{open:?}");
+    assert_eq!(open.user.as_deref(), Some(b"sbtest".as_slice()), "{open:?}");
+    let fetched: Vec<Option<u64>> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r, Record::Command(c) if c.command_byte() == Some(0x1c)))
+        .map(|(at, _)| records[at..].iter().find_map(|r| if let Record::Answer(a) = r { Some(a.rows) } else { None }))
+        .map(Option::flatten)
+        .collect();
+    assert_eq!(fetched, [Some(2), Some(2), Some(1)], "each COM_STMT_FETCH's rows");
 }
 
 /// With a certificate, a client's TLS is served and the upstream leg uses

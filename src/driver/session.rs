@@ -357,7 +357,7 @@ impl Session {
                     let refused = RefusedCommand { error, sql: current.sql, format: current.format };
                     return Err(SessionError::Server(Box::new(refused)));
                 }
-                stats.record_error();
+                stats.record_error_code(error.code);
                 stats.record_statement_error(current.kind.index());
             } else {
                 stats.record_query(QueryKind::classify(outcome.result_sets > 0, outcome.affected_rows));

@@ -18,6 +18,8 @@
 //!   own figures.
 //! - `rand/`: sysbench's random numbers; `fuzz/`: protocol fuzzing of
 //!   servers.
+//! - `watch/`: `/metrics`, remote write, the live page and the HTML
+//!   report.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
@@ -33,4 +35,5 @@ pub mod run;
 pub(crate) mod server_stats;
 pub mod stats;
 pub mod transport;
+pub mod watch;
 pub mod workload;

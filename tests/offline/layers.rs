@@ -12,8 +12,23 @@ use std::path::{Path, PathBuf};
 
 /// Each top-level module of `src/` and the modules it may import.
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("run", &["cli", "client", "driver", "lua", "rand", "results", "server_stats", "stats", "transport", "workload"]),
-    ("cli", &["client", "driver", "fuzz", "lua", "rand", "results", "server_stats", "transport", "workload"]),
+    (
+        "run",
+        &[
+            "cli",
+            "client",
+            "driver",
+            "lua",
+            "rand",
+            "results",
+            "server_stats",
+            "stats",
+            "transport",
+            "watch",
+            "workload",
+        ],
+    ),
+    ("cli", &["client", "driver", "fuzz", "lua", "rand", "results", "server_stats", "transport", "watch", "workload"]),
     // Lua workloads: beside the driver, using its limits and ignored errors.
     ("lua", &["client", "driver", "rand", "stats"]),
     ("driver", &["client", "rand", "stats", "transport", "workload"]),
@@ -24,6 +39,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // --server-stats: its own connection, beside the driver.
     ("server_stats", &["client"]),
     ("results", &["server_stats", "stats"]),
+    // --metrics-listen, --metrics-push, --web, --report-html: fed by run.
+    ("watch", &["results", "server_stats", "stats"]),
     ("transport", &[]),
     ("stats", &[]),
     ("rand", &[]),

@@ -65,7 +65,8 @@ fn wirebench_help() -> String {
     out.push_str(
         "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n",
     );
-    out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n\n");
+    out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n");
+    out.push_str("  wirebench report RESULTS.json --html=FILE   (a page of saved results, docs/watching.md)\n\n");
     out.push_str("Commands implemented by most tests: prepare run cleanup help\n");
     out.push_str("  and search: the highest --rate that holds the --slo latency bounds (docs/search.md)\n\n");
     section(&mut out, "General options:", defs::GENERAL, wirebench);
@@ -82,6 +83,12 @@ fn wirebench_help() -> String {
     section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER, wirebench);
     section(&mut out, "wirebench options:", defs::ENGINE, wirebench);
     section(&mut out, "wirebench result options:", defs::RESULTS, wirebench);
+    section(
+        &mut out,
+        "wirebench watch options (metrics, the live page, the report; docs/watching.md):",
+        defs::WATCH,
+        wirebench,
+    );
     section(&mut out, "wirebench search options (the search command, docs/search.md):", defs::SEARCH, wirebench);
     section(&mut out, "mysql client option files (for the login; sysbench reads none):", defs::OPTION_FILES, wirebench);
     out.push_str("Tests:\n");
@@ -168,6 +175,19 @@ pub fn merge_help() -> String {
     out
 }
 
+/// `wirebench report --help`.
+pub fn report_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench report [options] RESULTS.json ...\n\n\
+         Reads results written by `wirebench ... --format=json run > FILE` (a run, a sweep, a search, or `wirebench \
+         merge --format=json`'s; several files that are the shards of one run are merged first) and writes them as \
+         one HTML page: the totals as text, the charts, the steps. The page is self-contained: it opens from disk \
+         with the network off, and prints. Manual: docs/watching.md.\n\n",
+    );
+    section(&mut out, "report options:", defs::REPORT, Personality::Wirebench);
+    out
+}
+
 /// The connection options fuzzing takes, as `--help` lists them.
 fn fuzz_connection_options() -> Vec<OptDef> {
     defs::MYSQL.iter().filter(|d| defs::FUZZ_CONNECTION.contains(&d.name)).copied().collect()
@@ -186,6 +206,7 @@ pub fn fuzz_help() -> String {
     let wirebench = Personality::Wirebench;
     section(&mut out, "fuzz options:", defs::FUZZ, wirebench);
     section(&mut out, "server watch options:", defs::FUZZ_WATCH, wirebench);
+    section(&mut out, "metrics options (docs/watching.md):", defs::WATCH, wirebench);
     section(&mut out, "connection options:", &fuzz_connection_options(), wirebench);
     out
 }

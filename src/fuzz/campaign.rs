@@ -51,15 +51,24 @@ enum EpochEnd {
     Failure(Failure),
 }
 
+/// Watches a run's progress (its metrics): called once a second (or
+/// each `--report-interval`) and once at the end.
+pub type ProgressObserver = Box<dyn Fn(&Progress) + Send + Sync>;
+
 /// Runs `wirebench fuzz`.
 pub fn fuzz(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
+    fuzz_observed(options, None)
+}
+
+/// Runs `wirebench fuzz`, its progress handed to `observer`.
+pub fn fuzz_observed(options: &FuzzOptions, observer: Option<ProgressObserver>) -> Result<FuzzSummary, FuzzError> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cores.min(options.threads as usize).max(1))
         .enable_all()
         .build()
         .map_err(FuzzError::Runtime)?;
-    runtime.block_on(campaign(options))
+    runtime.block_on(campaign(options, observer))
 }
 
 fn clock_seed() -> u64 {
@@ -106,7 +115,7 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<(Rig, Option<LoginFinding>
     Ok((rig, login_finding))
 }
 
-async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
+async fn campaign(options: &FuzzOptions, observer: Option<ProgressObserver>) -> Result<FuzzSummary, FuzzError> {
     let (mut rig, login_finding) = prepare_rig(options).await?;
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
     out_line(format_args!("{}", banner(options, seed).trim_end()));
@@ -143,6 +152,9 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
     }
     let end_at = options.time.map(|t| shared.started + t);
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
+    let observer = observer.map(Arc::new);
+    let every = options.report_interval.unwrap_or(Duration::from_secs(1));
+    let observing = observer.clone().map(|o| tokio::spawn(observe_loop(shared.clone(), o, every)));
     let tables_at_start = match capture(&options.target, options.deadline).await {
         Ok(tables) => tables,
         Err(e) => {
@@ -160,6 +172,10 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         reporter.abort();
     }
     let end = progress(&shared);
+    if let (Some(observing), Some(observer)) = (observing, observer) {
+        observing.abort();
+        observer(&end);
+    }
     write_states(&shared, options);
     let timeline = timeline(&shared, end.elapsed, options.report_interval);
     out_line(format_args!("{}", summary(&end, &timeline, &reproducers, &unsaved).trim_end()));
@@ -320,6 +336,15 @@ async fn report_loop(shared: Arc<CampaignShared>, every: Duration) {
         let now = progress(&shared);
         out_line(interim_line(&now, &previous));
         previous = now;
+    }
+}
+
+async fn observe_loop(shared: Arc<CampaignShared>, observer: Arc<ProgressObserver>, every: Duration) {
+    let mut next = Instant::now() + every;
+    loop {
+        tokio::time::sleep_until(next).await;
+        next += every;
+        observer(&progress(&shared));
     }
 }
 

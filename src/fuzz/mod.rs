@@ -109,9 +109,10 @@ mod values;
 mod vigil;
 mod worker;
 
-pub use campaign::fuzz;
+pub use campaign::{fuzz, fuzz_observed, ProgressObserver};
 pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
     DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
+pub use progress::Progress;
 pub use replay::{replay, ReplayVerdict};

@@ -20,6 +20,9 @@ pub(super) struct ReportSchedule {
     next_report: Option<Instant>,
     /// `--hdr-log` without `--report-interval`: a collection each second.
     next_log: Option<Instant>,
+    /// A watch (`--metrics-listen`, `--web`, ...) without
+    /// `--report-interval`: an interval each second, handed to it.
+    next_watch: Option<Instant>,
     /// `--report-checkpoints`, sorted.
     checkpoints: std::iter::Peekable<std::vec::IntoIter<u64>>,
     /// `--time` plus `--forced-shutdown`'s grace period.
@@ -27,8 +30,9 @@ pub(super) struct ReportSchedule {
 }
 
 impl ReportSchedule {
-    /// Report times count from the end of `--warmup-time`.
-    pub(super) fn new(general: &GeneralOptions, clock: Clock, forced_shutdown_s: Option<u32>) -> Self {
+    /// Report times count from the end of `--warmup-time`; `watched`:
+    /// a watch wants the figures as they come.
+    pub(super) fn new(general: &GeneralOptions, clock: Clock, forced_shutdown_s: Option<u32>, watched: bool) -> Self {
         let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
         let warmup_ns = secs_to_ns(general.warmup_time);
         let checkpoints: Vec<u64> = general.report_checkpoints.iter().map(|&c| warmup_ns + secs_to_ns(c)).collect();
@@ -37,7 +41,9 @@ impl ReportSchedule {
             warmup_end: (warmup_ns > 0).then_some(measured_from),
             interval,
             next_report: interval.map(|i| measured_from + i),
-            next_log: (general.hdr_log.is_some() && interval.is_none()).then(|| measured_from + LOG_EVERY),
+            // The watch's intervals are collected, and logged, each second.
+            next_log: (general.hdr_log.is_some() && interval.is_none() && !watched).then(|| measured_from + LOG_EVERY),
+            next_watch: (watched && interval.is_none()).then(|| measured_from + WATCH_EVERY),
             checkpoints: checkpoints.into_iter().peekable(),
             forced_at_ns: forced_shutdown_s.map(secs_to_ns),
         }
@@ -47,13 +53,22 @@ impl ReportSchedule {
     fn next_wake(&mut self, clock: Clock) -> Option<Instant> {
         let at_ns = |ns: u64| clock.started() + Duration::from_nanos(ns);
         let checkpoint = self.checkpoints.peek().map(|&c| at_ns(c));
-        let due = [self.warmup_end, self.next_report, self.next_log, checkpoint, self.forced_at_ns.map(at_ns)];
+        let due = [
+            self.warmup_end,
+            self.next_report,
+            self.next_log,
+            self.next_watch,
+            checkpoint,
+            self.forced_at_ns.map(at_ns),
+        ];
         due.into_iter().flatten().min()
     }
 }
 
 /// `--hdr-log`'s interval when there is no `--report-interval`.
 const LOG_EVERY: Duration = Duration::from_secs(1);
+/// The watch's interval when there is no `--report-interval`.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) fn secs_to_ns(secs: u32) -> u64 {
     u64::from(secs) * 1_000_000_000
@@ -95,6 +110,7 @@ pub(super) fn supervise(
         // Loops that have finished no longer answer: the run is over.
         if ended == 0 {
             interim_if_due(reports, schedule, control, clock)?;
+            watch_if_due(reports, schedule, control, clock)?;
             log_if_due(reports, schedule, clock);
         }
         checkpoint_if_due(reports, schedule, control, clock)?;
@@ -127,6 +143,20 @@ fn log_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, clock: Clock
         reports.collect(clock.now_ns());
         schedule.next_log = Some(at + LOG_EVERY);
     }
+}
+
+fn watch_if_due(
+    reports: &mut Reports,
+    schedule: &mut ReportSchedule,
+    control: &RunControl,
+    clock: Clock,
+) -> Result<(), OutputError> {
+    let Some(at) = schedule.next_watch else { return Ok(()) };
+    if Instant::now() >= at {
+        reports.watch_tick(clock.now_ns(), control)?;
+        schedule.next_watch = Some(at + WATCH_EVERY);
+    }
+    Ok(())
 }
 
 fn interim_if_due(

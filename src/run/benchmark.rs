@@ -156,7 +156,7 @@ where
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
     let Threads { handles, hdr_log, hooks, sql_used, server } = threads;
-    let watched = sink.watching_live();
+    let watched = sink.watching();
     let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks, sink);
     if let Some(sql_used) = sql_used {
         reports.sql_only_after(sql_used);

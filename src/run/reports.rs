@@ -222,7 +222,7 @@ impl<'a> Reports<'a> {
     /// equal to the report's.
     pub(super) fn watch_tail(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
         let nothing = self.owed.counters == Counters::default() && self.owed.latencies.events.count() == 0;
-        if !self.sink.watching_live() || nothing {
+        if !self.sink.watching() || nothing {
             return Ok(());
         }
         self.unprinted_interval(now_ns, control, IntervalKind::Tail)

@@ -129,10 +129,10 @@ impl ResultSink {
         self.watch = watch;
     }
 
-    /// Whether a watch wants the figures while the run goes on (its own
-    /// interval when there is no `--report-interval`).
-    pub(super) fn watching_live(&self) -> bool {
-        self.watch.as_ref().is_some_and(|w| w.live())
+    /// Whether a watch takes the run's intervals (each second when there
+    /// is no `--report-interval`): `--report-html`'s charts need them too.
+    pub(super) fn watching(&self) -> bool {
+        self.watch.is_some()
     }
 
     /// What was run, where, by what, when.

@@ -198,12 +198,6 @@ impl Watch {
         self.publish();
     }
 
-    /// Whether it wants the figures while the command runs (not only its
-    /// result at the end).
-    pub fn live(&self) -> bool {
-        self.settings.live()
-    }
-
     /// What no interval had shown when the run ended: counted, not drawn.
     pub fn tail(&self, tick: IntervalTick<'_>) {
         self.series().add_tail(tick);

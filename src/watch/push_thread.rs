@@ -5,7 +5,8 @@
 //! (the counters are cumulative, so the newer carries the older's
 //! figures). The last, at the end of the command, is retried until it
 //! lands or [`FINAL_PUSH_TIMEOUT`] passes, so that a short Job lands its
-//! final figures.
+//! final figures through a receiver's brief outage; when no push has
+//! landed yet, the receiver is not there, and it is tried once.
 //!
 //! A failure never stops the command: each kind (refused, timed out, an
 //! HTTP status) is said once on standard error, with what to check; the
@@ -28,7 +29,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long the command's end waits for its last request to land.
-pub const FINAL_PUSH_TIMEOUT: Duration = Duration::from_secs(15);
+pub const FINAL_PUSH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a push failed; each is said once per command.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -165,8 +166,9 @@ fn push_loop(shared: &PushShared, target: &PushTarget, say: Say) {
             state = shared.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
         let Some((body, last)) = state.waiting.take() else { return };
+        let retry = last && state.landed > 0;
         drop(state);
-        let outcome = if last { post_until_landed(target, &body) } else { post(target, &body) };
+        let outcome = if retry { post_until_landed(target, &body) } else { post(target, &body) };
         let mut state = shared.lock();
         match &outcome {
             Ok(()) => state.landed += 1,
@@ -279,10 +281,12 @@ mod tests {
     }
 
     /// A receiver that answers each connection with `answers` in turn,
-    /// handing the requests it read back.
-    fn receiver(answers: Vec<&'static str>) -> (u16, JoinHandle<Vec<Vec<u8>>>) {
+    /// saying on the channel as each request has come, and handing the
+    /// requests it read back.
+    fn receiver(answers: Vec<&'static str>) -> (u16, std::sync::mpsc::Receiver<()>, JoinHandle<Vec<Vec<u8>>>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
+        let (came, requests) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
             let mut requests = Vec::new();
             for answer in answers {
@@ -296,16 +300,18 @@ mod tests {
                     request.extend_from_slice(&buf[..n]);
                 }
                 conn.write_all(answer.as_bytes()).unwrap();
+                drop(conn);
                 requests.push(request);
+                let _ = came.send(());
             }
             requests
         });
-        (port, thread)
+        (port, requests, thread)
     }
 
     #[test]
     fn a_post_carries_the_headers_remote_write_asks_for() {
-        let (port, thread) = receiver(vec!["HTTP/1.1 204 No Content\r\n\r\n"]);
+        let (port, _, thread) = receiver(vec!["HTTP/1.1 204 No Content\r\n\r\n"]);
         assert_eq!(post(&target(port), b"BODY"), Ok(()));
         let request = String::from_utf8(thread.join().unwrap().remove(0)).unwrap();
         assert!(request.starts_with("POST /api/v1/write HTTP/1.1\r\n"), "{request}");
@@ -322,7 +328,7 @@ mod tests {
 
     #[test]
     fn a_refusal_is_a_status_with_the_receivers_words() {
-        let (port, thread) =
+        let (port, _, thread) =
             receiver(vec!["HTTP/1.1 400 Bad Request\r\nContent-Length: 20\r\n\r\nout of order sample\n"]);
         let failure = post(&target(port), b"BODY").unwrap_err();
         assert_eq!(failure, PushFailure::Status { code: 400, said: "out of order sample".to_owned() });
@@ -341,21 +347,30 @@ mod tests {
         let answers = vec![
             "HTTP/1.1 500 Oops\r\n\r\n",
             "HTTP/1.1 500 Oops\r\n\r\n",
+            "HTTP/1.1 204 No Content\r\n\r\n",
             "HTTP/1.1 503 Busy\r\n\r\n",
             "HTTP/1.1 204 No Content\r\n\r\n",
         ];
-        let (port, thread) = receiver(answers);
+        let (port, requests, thread) = receiver(answers);
         let pusher = Pusher::start(target(port), |line| SAID.lock().unwrap().push(line.to_owned())).unwrap();
-        pusher.send(b"BODY".to_vec());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while SAID.lock().unwrap().is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
+        for _ in 0..3 {
+            pusher.send(b"BODY".to_vec());
+            requests.recv_timeout(Duration::from_secs(30)).unwrap();
         }
-        pusher.send(b"BODY".to_vec());
-        assert_eq!(pusher.finish(b"BODY".to_vec()), Ok(1));
-        assert_eq!(thread.join().unwrap().len(), 4);
+        assert_eq!(pusher.finish(b"BODY".to_vec()), Ok(2), "the third and the last landed");
+        assert_eq!(thread.join().unwrap().len(), 5);
         let said = SAID.lock().unwrap();
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("answered 500 (HTTP/1.1 500 Oops)"), "{said:?}");
+    }
+
+    /// With nothing landed before, the receiver is not there: the last
+    /// request is tried once.
+    #[test]
+    fn a_receiver_never_reached_is_tried_once_at_the_end() {
+        let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let pusher = Pusher::start(target(closed), |_| {}).unwrap();
+        let failure = pusher.finish(b"BODY".to_vec()).unwrap_err();
+        assert!(matches!(failure, PushFailure::Connect(_)), "{failure:?}");
     }
 }

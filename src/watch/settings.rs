@@ -25,12 +25,6 @@ impl WatchSettings {
     pub fn any(&self) -> bool {
         self.listen.is_some() || self.push.is_some() || self.web.is_some() || self.report_html.is_some()
     }
-
-    /// Whether the command's figures are wanted while it runs (not only
-    /// at its end).
-    pub fn live(&self) -> bool {
-        self.listen.is_some() || self.push.is_some() || self.web.is_some()
-    }
 }
 
 /// `wirebench report FILE... --html=FILE`.

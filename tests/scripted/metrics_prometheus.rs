@@ -16,6 +16,22 @@ fn args(rest: &[&str]) -> Vec<String> {
     DRY.iter().chain(rest).map(|a| (*a).to_owned()).collect()
 }
 
+/// `promtool check metrics` finds `text` clean: no error, no lint.
+#[track_caller]
+fn promtool_check(promtool: &std::path::Path, text: &str) {
+    let mut check = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    check.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let checked = check.wait_with_output().unwrap();
+    let said = format!("{}{}", common::text(&checked.stdout), common::text(&checked.stderr));
+    assert!(checked.status.success() && said.trim().is_empty(), "promtool check metrics: {said}\n{text}");
+}
+
 /// `/metrics` in both formats during a run: promtool finds the 0.0.4
 /// text clean; the OpenMetrics text ends with `# EOF` and types the
 /// families as OpenMetrics does; the labels are there.
@@ -38,17 +54,7 @@ fn promtool_finds_the_exposition_clean() {
     let (status, head, text) = http_get(address, "/metrics", None);
     assert_eq!(status, 200);
     assert!(head.contains("Content-Type: text/plain; version=0.0.4; charset=utf-8"), "{head}");
-    let mut check = Command::new(&promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    check.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let checked = check.wait_with_output().unwrap();
-    let said = format!("{}{}", common::text(&checked.stdout), common::text(&checked.stderr));
-    assert!(checked.status.success() && said.trim().is_empty(), "promtool check metrics: {said}\n{text}");
+    promtool_check(&promtool, &text);
     for series in [
         "wirebench_queries_total{test=\"oltp_point_select\",shard=\"0\",env=\"ci\",kind=\"read\"}",
         "wirebench_connections{test=\"oltp_point_select\",shard=\"0\",env=\"ci\",state=\"active\"} 2",
@@ -143,4 +149,42 @@ fn a_missing_receiver_is_said_and_never_stops_the_run() {
     let said: Vec<&String> = stderr.iter().filter(|l| l.contains("cannot connect")).collect();
     assert_eq!(said.len(), 2, "once for the intervals, once for the last push: {stderr:?}");
     assert!(said[1].contains("the last push did not land"), "{said:?}");
+}
+
+/// `wirebench fuzz` has series of its own (sessions, packets, states,
+/// findings), clean by promtool too; here against the null server.
+#[test]
+fn fuzzing_has_its_own_series() {
+    use wirebench::null_server::{NullServer, NullServerConfig};
+    let Some(promtool) = tool("promtool", "prometheus") else { return };
+    let config = NullServerConfig { tcp: Some("127.0.0.1:0".parse().unwrap()), ..NullServerConfig::default() };
+    let server = NullServer::start(config).expect("the null server starts");
+    let dir = common::ScratchDir::new("fuzz-metrics");
+    let target = server.local_addr().unwrap();
+    let mut run = Running::start(
+        &[
+            "fuzz",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={}", target.port()),
+            "--mysql-user=u",
+            "--mysql-password=p",
+            "--threads=2",
+            "--time=3",
+            &format!("--fuzz-dir={}", dir.0.display()),
+            "--metrics-listen=127.0.0.1:0",
+        ]
+        .map(str::to_owned),
+    );
+    let address = run.address_of("metrics");
+    let mut text = String::new();
+    common::wait_until("the fuzzing run's first figures", Duration::from_secs(60), || {
+        text = http_get(address, "/metrics", None).2;
+        text.contains("wirebench_fuzz_sessions_total ")
+    });
+    for series in ["wirebench_fuzz_packets_total ", "wirebench_fuzz_states ", "wirebench_fuzz_findings_total 0"] {
+        assert!(text.contains(series), "{series} in\n{text}");
+    }
+    promtool_check(&promtool, &text);
+    let (output, stderr) = run.finish();
+    assert!(output.status.success(), "{stderr:?}");
 }

@@ -84,8 +84,10 @@
     return boxes;
   }
 
+  // Only when the run kept each statement's latencies (--per-statement,
+  // --format=json): otherwise they are counts alone.
   function statementsTable(result) {
-    if (!result.statements || result.statements.length === 0) return null;
+    if (!result.statements || !result.statements.some((s) => s.latency_ms.count > 0)) return null;
     const ps = result.statements[0].latency_ms.percentiles.map((p) => "p" + p.percentile + " ms");
     return table(["statement", "count", "errors", "avg ms", ...ps, "max ms"], result.statements.map((s) =>
       [s.kind, whole(s.count), whole(s.errors), ms(s.latency_ms.avg), ...s.latency_ms.percentiles.map((p) => ms(p.ms)), ms(s.latency_ms.max)]));
@@ -194,7 +196,7 @@
     out.append(box);
     const scales = [...new Set(series.map((s) => s.scale || "y"))];
     const width = Math.max(320, Math.min(out.clientWidth || 1100, 1130));
-    const axes = [{ label: opts.xLabel || "" }];
+    const axes = [opts.time === false ? { label: opts.xLabel || "", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] } : {}];
     scales.forEach((scale, i) => axes.push({ scale, side: i === 0 ? 3 : 1, grid: { show: i === 0 }, size: 80 }));
     const config = {
       width, height: 240,
@@ -234,16 +236,17 @@
       const section = el("section", { "data-source": source.label });
       main.append(section);
       if (sources.length > 1) section.append(el("h2", {}, source.label));
-      const last = kinds.final[kinds.final.length - 1];
+      const searched = kinds.search_step.length > 0 || kinds.search.length > 0;
+      if (sources.length === 1 && searched) searchSection(kinds, section);
+      const last = searched ? null : kinds.final[kinds.final.length - 1];
       if (last) {
         section.append(el("h2", {}, kinds.final.length > 1 ? "Last step's totals" : "Totals"), runTotals(last));
         const statements = statementsTable(last);
         if (statements && sources.length === 1) section.append(el("h3", {}, "Per statement kind (ms)"), statements);
-      } else if (kinds.interval.length) {
+      } else if (!searched && kinds.interval.length) {
         section.append(el("p", { class: "note" }, "No final result yet: the figures so far, interval by interval."));
       }
       if (sources.length === 1) {
-        searchSection(kinds, section);
         fuzzSection(kinds, section);
         intervalCharts(kinds.interval, section);
       }

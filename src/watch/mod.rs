@@ -327,3 +327,32 @@ fn line_json(line: &ResultLine) -> String {
 fn unix_now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// The Grafana dashboard in deploy/ asks only for series wirebench has.
+    #[test]
+    fn the_dashboard_names_only_series_that_exist() {
+        let dashboard: serde_json::Value =
+            serde_json::from_str(include_str!("../../deploy/grafana/wirebench-dashboard.json")).unwrap();
+        let families = super::series::tests::every_series().families();
+        let known: BTreeSet<String> =
+            families.iter().flat_map(|f| f.samples.iter().map(move |s| format!("{}{}", f.name, s.suffix))).collect();
+        let mut asked = BTreeSet::new();
+        for panel in dashboard["panels"].as_array().unwrap() {
+            for target in panel["targets"].as_array().into_iter().flatten() {
+                let expr = target["expr"].as_str().unwrap();
+                for (at, _) in expr.match_indices("wirebench_") {
+                    let name: String =
+                        expr[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                    asked.insert(name);
+                }
+            }
+        }
+        assert!(asked.len() > 20, "{asked:?}");
+        let unknown: Vec<&String> = asked.difference(&known).collect();
+        assert!(unknown.is_empty(), "the dashboard asks for series wirebench does not have: {unknown:?}");
+    }
+}

@@ -379,3 +379,124 @@ fn fuzz_families(fuzz: &FuzzFigures, out: &mut Vec<Family>) {
     let help = "Sessions kept in the corpus for reaching a state first";
     out.push(Family::new("wirebench_fuzz_corpus_sessions", Gauge, help).with(&[], fuzz.corpus as f64));
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::results::latency_summary::PercentileValue;
+    use crate::results::search_record::SearchPhase;
+    use crate::server_stats::{ServerDelta, ServerFigures, ServerResult};
+
+    /// An interval line of `transactions` events, `errors` of them ignored.
+    pub(in crate::watch) fn interval(transactions: u64, errors: u64) -> IntervalResult {
+        let text = format!(
+            r#"{{"threads":4,"time_s":2.0,"interval_s":1.0,"start_unix_s":1.0,"target_rate":100.0,"late_starts":2,
+            "dropped":1,"client_busy":0.25,"idle_connections":7,
+            "counters":{{"transactions":{transactions},"queries":0,"reads":{},"writes":1,"others":2,
+                         "ignored_errors":{errors},"reconnects":1}},
+            "rates":{{"tps":{transactions}.0,"qps":0.0,"reads_per_s":0.0,"writes_per_s":0.0,"others_per_s":0.0,
+                      "ignored_errors_per_s":0.0,"reconnects_per_s":0.0}},
+            "latency_ms":{{"count":0,"min":0.0,"avg":0.0,"max":0.0,"sum":0.0,"percentiles":[]}},"statements":[]}}"#,
+            transactions * 10
+        );
+        let mut record: IntervalResult = serde_json::from_str(&text).unwrap();
+        let delta = ServerDelta {
+            seconds: 1.0,
+            status: BTreeMap::from([("Questions".to_owned(), 50)]),
+            threads_running: Some(3),
+            process: None,
+            sampler_statements: 0,
+        };
+        let figures = ServerFigures {
+            cpu_cores: Some(0.5),
+            cpu_us_per_query: Some(20.0),
+            buffer_pool_hit_ratio: Some(0.99),
+            rows_read_per_query: Some(1.0),
+            disk_reads_per_query: Some(0.0),
+            ..ServerFigures::default()
+        };
+        record.server = Some(Box::new(ServerResult { delta, figures, source: None, consistency: None }));
+        record
+    }
+
+    /// Every series filled: a run's intervals, a search step, a fuzzing run.
+    pub(in crate::watch) fn every_series() -> SeriesValues {
+        let mut values = SeriesValues::default();
+        values.set_info(Some("10.11.6-MariaDB"), 2);
+        let mut latency = HdrLatency::new();
+        latency.record_ns(3_000_000);
+        let mut codes = ErrorCodes::default();
+        codes.record(1213);
+        let record = interval(10, 3);
+        values.add_interval(IntervalTick { record: &record, events: &latency, error_codes: &codes });
+        values.add_search_step(&SearchStepResult {
+            index: 1,
+            phase: SearchPhase::Search,
+            target_tps: Some(1000),
+            achieved_tps: 990.0,
+            time_s: 10.0,
+            events: 9900,
+            errors: 0,
+            latency_ms: vec![PercentileValue { percentile: 99.0, ms: 4.0 }],
+            late_starts: 0,
+            client: None,
+            verdict: StepVerdict::Pass,
+            reasons: Vec::new(),
+        });
+        values.set_fuzz(FuzzFigures { sessions: 5, ..FuzzFigures::default() });
+        values
+    }
+
+    fn sample(families: &[Family], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        families.iter().flat_map(|f| f.samples.iter().map(move |s| (format!("{}{}", f.name, s.suffix), s))).find_map(
+            |(sample_name, s)| {
+                let matches = labels.iter().all(|(k, v)| s.labels.iter().any(|(lk, lv)| lk == k && lv == v));
+                (sample_name == name && matches).then_some(s.value)
+            },
+        )
+    }
+
+    /// Counters add up over intervals; errors are by code, those a script
+    /// counted without one `unknown`; the gauges are the last interval's,
+    /// which the run's last, partial interval does not replace.
+    #[test]
+    fn counters_add_up_and_gauges_are_the_last_intervals() {
+        let mut values = SeriesValues::default();
+        let mut latency = HdrLatency::new();
+        latency.record_ns(1_000_000);
+        let mut codes = ErrorCodes::default();
+        codes.record(1213);
+        codes.record(1213);
+        let first = interval(10, 3);
+        values.add_interval(IntervalTick { record: &first, events: &latency, error_codes: &codes });
+        let mut tail = interval(4, 0);
+        tail.rates.tps = 1234.0;
+        tail.time_s = 2.5;
+        values.add_tail(IntervalTick { record: &tail, events: &latency, error_codes: &ErrorCodes::default() });
+        let families = values.families();
+        assert_eq!(sample(&families, "wirebench_transactions_total", &[]), Some(14.0));
+        assert_eq!(sample(&families, "wirebench_queries_total", &[("kind", "read")]), Some(140.0));
+        assert_eq!(sample(&families, "wirebench_errors_total", &[("code", "1213")]), Some(2.0));
+        assert_eq!(sample(&families, "wirebench_errors_total", &[("code", "unknown")]), Some(1.0));
+        assert_eq!(sample(&families, "wirebench_late_starts_total", &[]), Some(4.0));
+        assert_eq!(sample(&families, "wirebench_server_questions_total", &[]), Some(100.0));
+        assert_eq!(sample(&families, "wirebench_achieved_transactions_per_second", &[]), Some(10.0), "not the tail's");
+        assert_eq!(sample(&families, "wirebench_elapsed_seconds", &[]), Some(2.5), "the tail's");
+        assert_eq!(sample(&families, "wirebench_connections", &[("state", "idle")]), Some(7.0));
+        assert_eq!(sample(&families, "wirebench_latency_seconds_count", &[]), Some(2.0));
+        assert_eq!(sample(&families, "wirebench_latency_seconds_bucket", &[("le", "+Inf")]), Some(2.0));
+    }
+
+    #[test]
+    fn a_search_counts_its_steps_by_verdict_and_keeps_its_best() {
+        let families = every_series().families();
+        assert_eq!(sample(&families, "wirebench_search_steps_total", &[("verdict", "pass")]), Some(1.0));
+        assert_eq!(sample(&families, "wirebench_search_steps_total", &[("verdict", "fail")]), Some(0.0));
+        assert_eq!(sample(&families, "wirebench_search_best_transactions_per_second", &[]), Some(1000.0));
+        assert_eq!(sample(&families, "wirebench_search_step_latency_seconds", &[("percentile", "99")]), Some(0.004));
+        assert_eq!(sample(&families, "wirebench_fuzz_sessions_total", &[]), Some(5.0));
+        assert_eq!(sample(&families, "wirebench_run_info", &[("shards", "2")]), Some(1.0));
+    }
+}

@@ -61,9 +61,13 @@ pub fn finish_watch<T>(watch: Option<Arc<Watch>>, outcome: Result<T, RunError>) 
         say("the watch was still in use at the end: its last push and its report are skipped");
         return outcome;
     };
+    let asked_report = watch.report_path().cloned();
     let ending = watch.finish();
     match &ending {
         Ok(ending) => {
+            if let (Some(path), None) = (&asked_report, &ending.report) {
+                say(&format!("--report-html: {} not written: the command ended before any figure", path.display()));
+            }
             if let (Some(Err(failure)), Some(url)) = (&ending.pushed, &ending.push_url) {
                 say(&format!("the last push did not land: {}", failure.explain(url)));
             }

@@ -113,6 +113,8 @@ pub struct WatchEnding {
     pub pushed: Option<Result<u64, PushFailure>>,
     /// Where it went (without credentials).
     pub push_url: Option<String>,
+    /// `--report-html`'s file, once written; none when the command ended
+    /// before it had any figure to show.
     pub report: Option<PathBuf>,
 }
 
@@ -286,7 +288,7 @@ impl Watch {
             feed.end();
         }
         let report = match &self.settings.report_html {
-            Some(path) => Some(self.write_report(path)?),
+            Some(path) => self.write_report(path)?,
             None => None,
         };
         for server in &mut self.servers {
@@ -296,14 +298,23 @@ impl Watch {
         Ok(WatchEnding { pushed, push_url, report })
     }
 
-    fn write_report(&self, path: &PathBuf) -> Result<PathBuf, WatchError> {
+    /// The report, unless there is nothing to show.
+    fn write_report(&self, path: &PathBuf) -> Result<Option<PathBuf>, WatchError> {
         let (title, subtitle) = self.heading.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let lines = self.feed.as_ref().map(|f| f.all()).unwrap_or_default();
+        if lines.is_empty() {
+            return Ok(None);
+        }
         let content =
             PageContent { title, subtitle, live: false, sources: vec![PageSource { label: String::new(), lines }] };
         std::fs::write(path, page_html(&content))
             .map_err(|source| WatchError::WriteReport { path: path.clone(), source })?;
-        Ok(path.clone())
+        Ok(Some(path.clone()))
+    }
+
+    /// `--report-html`'s file, if asked for.
+    pub fn report_path(&self) -> Option<&PathBuf> {
+        self.settings.report_html.as_ref()
     }
 }
 

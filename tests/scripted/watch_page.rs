@@ -129,6 +129,19 @@ fn wirebench_report_makes_the_page_from_saved_results() {
     let intervals = charts(&dom).first().map_or(0, |c| c.1);
     assert!((2..=4).contains(&intervals), "the shards' intervals on one grid: {:?}", charts(&dom));
     assert_page_shows(&dom, &console, transactions, intervals);
+    // Side by side: a line per file by connections, and the table.
+    let compared = dir.0.join("compared.html");
+    let out = common::wirebench()
+        .arg("compare")
+        .args([&shards[0].0, &shards[1].0])
+        .arg(format!("--report-html={}", compared.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let (dom, console) = chromium_dom(&chromium, &format!("file://{}", compared.display()), &dir.0);
+    assert!(console.is_empty(), "{console:?}");
+    assert_eq!(charts(&dom), [("by-connections-qps".to_owned(), 1), ("by-connections-p95".to_owned(), 1)]);
+    assert!(dom.contains(">shard-0<") && dom.contains(">shard-1<"), "each file named: {dom}");
     let refused = common::wirebench().args(["report", "--html=x.html"]).output().unwrap();
     assert!(common::text(&refused.stderr).contains("report needs result files"), "{}", common::text(&refused.stderr));
 }

@@ -238,12 +238,14 @@
       if (sources.length > 1) section.append(el("h2", {}, source.label));
       const searched = kinds.search_step.length > 0 || kinds.search.length > 0;
       if (sources.length === 1 && searched) searchSection(kinds, section);
-      const last = searched ? null : kinds.final[kinds.final.length - 1];
+      // Side by side (compare), the table by connections below has each
+      // file's figures.
+      const last = searched || sources.length > 1 ? null : kinds.final[kinds.final.length - 1];
       if (last) {
         section.append(el("h2", {}, kinds.final.length > 1 ? "Last step's totals" : "Totals"), runTotals(last));
         const statements = statementsTable(last);
         if (statements && sources.length === 1) section.append(el("h3", {}, "Per statement kind (ms)"), statements);
-      } else if (!searched && kinds.interval.length) {
+      } else if (!searched && sources.length === 1 && kinds.interval.length) {
         section.append(el("p", { class: "note" }, "No final result yet: the figures so far, interval by interval."));
       }
       if (sources.length === 1) {

@@ -419,6 +419,12 @@ pub(crate) const SEARCH: &[OptDef] = &[
         Some("0"),
         "search: the percentage of events that may fail (--mysql-ignore-errors) at a passing rate",
     ),
+    opt(
+        "search-client-share",
+        Double,
+        Some("10"),
+        "search: a step is client-limited when the client's own p99 delay of its events exceeds this percentage          of the tightest --slo bound (or its event loops were saturated)",
+    ),
 ];
 
 /// `wirebench compare FILE...`.
@@ -569,11 +575,13 @@ pub(crate) const NULL_SERVER: &[OptDef] = &[
 pub(crate) const FUZZ: &[OptDef] = &[
     opt("threads", Int, Some("8"), "fuzzed connections at once"),
     opt("time", Int, Some("60"), "seconds to fuzz; 0 for no limit (Ctrl-C stops)"),
+    opt("fuzz-overtime", Int, Some("120"), "seconds past --time that confirming, minimising and saving a failure found before it may take; then whatever still waits for the server is abandoned and the run ends"),
     opt("rand-seed", Int, Some("0"), "seed of the sessions and mutations; 0 picks one from the clock and prints it"),
     opt("report-interval", Int, Some("0"), "print execs/s, sessions, distinct states and failures every N seconds; 0 for none"),
     opt("fuzz-dir", STRING, Some("wirebench-fuzz"), "directory for the reproducers and states.txt"),
     opt("restart-cmd", STRING, None, "shell command that brings the server back after a failure (to confirm and minimise it, and with --keep-going to go on)"),
     opt("keep-going", Bool, Some("off"), "go on after a failure until --time is up, restarting the server"),
+    opt("pre-auth", Bool, Some("off"), "fuzz only what comes before the login's answer (the greeting's handling, SSLRequest, the handshake response's fields, auth switches), even when the login works; chosen by itself when the server refuses the login"),
     opt("fuzz-restart-wait", Int, Some("60"), "seconds a restarted (or self-restarting) server may take to answer again; each re-run of confirming and minimising waits that long for it"),
 ];
 
@@ -588,6 +596,7 @@ pub(crate) const FUZZ_WATCH: &[OptDef] = &[
     opt("server-pid", STRING, None, "the server's PID, or its pid file: the process exiting, or its RSS growing by --server-rss-growth, is a failure"),
     opt("server-rss-growth", Size, Some("1G"), "RSS growth of --server-pid that counts as a failure"),
     opt("server-log", STRING, None, "the server's error log: new lines with 'got signal', 'Assertion' or 'AddressSanitizer' are a failure"),
+    opt("internal-error-pattern", STRING, None, "text that, in an error answer's message, betrays a fault inside the server (besides the built-in ones: exception names, 'is not subscriptable', panics, assertions, ER_INTERNAL_ERROR 1815); may be given more than once"),
     opt("fuzz-allow-remote", Bool, Some("off"), "allow a server that is not on this host (fuzzing crashes servers and destroys data)"),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
@@ -649,35 +658,54 @@ pub(crate) fn is_in(group: &[OptDef], name_key: &str) -> bool {
 }
 
 /// The known name closest to `name` by edit distance, if it is close enough
-/// to be a typo of it.
+/// to be a typo of it. A swap of two neighbours is one edit (`--tabels` is
+/// `--tables`, not `--label`), and of names equally close the one of the
+/// same length comes first: a typo changes a letter more often than it
+/// drops one.
 pub(crate) fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let wanted = key(name).to_ascii_lowercase();
+    let length = wanted.chars().count();
     let (best, distance) = candidates
         .into_iter()
-        .map(|c| (c, edit_distance(&wanted, &key(c).to_ascii_lowercase())))
-        .min_by_key(|&(_, d)| d)?;
-    let limit = (wanted.chars().count() / 3).max(2);
+        .map(|c| {
+            let known = key(c).to_ascii_lowercase();
+            (c, edit_distance(&wanted, &known), known.chars().count().abs_diff(length))
+        })
+        .min_by_key(|&(_, distance, length_apart)| (distance, length_apart))
+        .map(|(c, distance, _)| (c, distance))?;
+    let limit = (length / 3).max(2);
     (distance <= limit).then_some(best)
 }
 
-/// Levenshtein distance over chars.
+/// Optimal string alignment distance over chars: Levenshtein's insertions,
+/// deletions and substitutions, and a transposition of two neighbours, each
+/// one edit (Damerau's, without editing a substring twice).
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Three rows of the table: two back, one back, this one.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
+    for (i, ca) in a.iter().enumerate() {
         current.fill(0);
         if let Some(first) = current.first_mut() {
             *first = i + 1;
         }
         for (j, cb) in b.iter().enumerate() {
-            let substitute = previous.get(j).copied().unwrap_or(usize::MAX).saturating_add(usize::from(ca != *cb));
-            let delete = previous.get(j + 1).copied().unwrap_or(usize::MAX).saturating_add(1);
-            let insert = current.get(j).copied().unwrap_or(usize::MAX).saturating_add(1);
+            let at = |row: &[usize], k: usize| row.get(k).copied().unwrap_or(usize::MAX);
+            let substitute = at(&previous, j).saturating_add(usize::from(ca != cb));
+            let delete = at(&previous, j + 1).saturating_add(1);
+            let insert = at(&current, j).saturating_add(1);
+            let mut best = substitute.min(delete).min(insert);
+            let swapped = i > 0 && j > 0 && a.get(i - 1) == Some(cb) && b.get(j - 1) == Some(ca) && ca != cb;
+            if swapped {
+                best = best.min(at(&before, j - 1).saturating_add(1));
+            }
             if let Some(cell) = current.get_mut(j + 1) {
-                *cell = substitute.min(delete).min(insert);
+                *cell = best;
             }
         }
+        std::mem::swap(&mut before, &mut previous);
         std::mem::swap(&mut previous, &mut current);
     }
     previous.last().copied().unwrap_or(0)
@@ -691,7 +719,10 @@ mod tests {
     fn edit_distance_counts_single_edits() {
         assert_eq!(edit_distance("threads", "threads"), 0);
         assert_eq!(edit_distance("thread", "threads"), 1);
-        assert_eq!(edit_distance("thraeds", "threads"), 2);
+        assert_eq!(edit_distance("thraeds", "threads"), 1, "a swap of neighbours is one edit");
+        assert_eq!(edit_distance("tabels", "tables"), 1);
+        assert_eq!(edit_distance("tabels", "label"), 2);
+        assert_eq!(edit_distance("ca", "abc"), 3, "no substring edited twice (OSA, not full Damerau)");
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
@@ -703,6 +734,18 @@ mod tests {
         assert_eq!(closest("TABLE-SIZE", names), Some("table_size"));
         assert_eq!(closest("table_sise", names), Some("table_size"));
         assert_eq!(closest("completely-different", names), None);
+    }
+
+    /// `--tabels` among every option of a test: `--tables` (one swap), not
+    /// `--label` (two edits, and shorter); equally close, the same length
+    /// wins whatever the order.
+    #[test]
+    fn a_transposition_beats_a_shorter_name() {
+        let all: Vec<&str> = ALL_GROUPS.iter().flat_map(|g| g.iter().map(|d| d.name)).collect();
+        assert_eq!(closest("tabels", all.iter().copied()), Some("tables"));
+        assert_eq!(closest("thraeds", all.iter().copied()), Some("threads"));
+        assert_eq!(closest("abcd", ["abc", "abce"]), Some("abce"));
+        assert_eq!(closest("abcd", ["abce", "abc"]), Some("abce"));
     }
 
     #[test]

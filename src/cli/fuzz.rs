@@ -12,8 +12,8 @@ use super::raw::RawOpt;
 use super::watch_args::watch_settings;
 use super::{value, Command, GeneralOptions, Invocation};
 use crate::fuzz::{
-    Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
-    DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
+    Emit, FuzzOptions, GivenOptions, InternalErrors, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
+    DEFAULT_OVERTIME, DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 
 /// Whether `key` is one of the connection options fuzzing takes.
@@ -69,6 +69,7 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
         time: opts
             .int("time", 0, INT_MAX, "seconds >= 0 (0: no limit)")?
             .map_or(Some(secs(60)), |t| (t > 0).then(|| secs(t))),
+        overtime: opts.int("fuzz_overtime", 0, 86_400, "seconds from 0 to 86400")?.map_or(DEFAULT_OVERTIME, secs),
         seed,
         report_interval: opts.int("report_interval", 0, INT_MAX, "seconds >= 0")?.filter(|&n| n > 0).map(secs),
         fuzz_dir: PathBuf::from(opts.text("fuzz_dir")?.unwrap_or_else(|| "wirebench-fuzz".to_owned())),
@@ -80,6 +81,9 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
         restart_wait: opts
             .int("fuzz_restart_wait", 1, 86_400, "seconds from 1 to 86400")?
             .map_or(DEFAULT_RESTART_WAIT, secs),
+        internal_errors: InternalErrors::new(opts.texts("internal_error_pattern")),
+        pre_auth: opts.flag("pre_auth", false)?,
+        seed_sessions: Vec::new(),
     };
     let metrics = watch_settings(&opts, None)?;
     finish(&opts)?;
@@ -130,6 +134,7 @@ pub(crate) fn parse_replay(opts: &[RawOpt], words: &[&str]) -> Result<Invocation
         allow_remote,
         deadline: deadline_given.then_some(deadline),
         emit,
+        internal_errors: InternalErrors::new(opts.texts("internal_error_pattern")),
     };
     finish(&opts)?;
     Ok(Invocation::FuzzReplay(Box::new(options)))
@@ -237,6 +242,8 @@ mod tests {
         assert_eq!(d.target.endpoint, Endpoint::tcp("127.0.0.1", 3306));
         assert_eq!((d.target.user.as_str(), d.target.database.as_str()), ("sbtest", "sbtest"));
         assert_eq!((d.deadline, d.watch.rss_growth, d.keep_going), (DEFAULT_DEADLINE, DEFAULT_RSS_GROWTH, false));
+        assert_eq!(d.overtime, DEFAULT_OVERTIME);
+        assert_eq!(fuzz("fuzz --fuzz-overtime=5").overtime, Duration::from_secs(5));
         let o = fuzz(
             "fuzz --mysql-socket=/tmp/s.sock --mysql-user=u --mysql-password=p --mysql-db=d --mysql-compression=on \
              --threads=3 --time=0 --rand-seed=9 --report-interval=2 --fuzz-dir=/tmp/f --restart-cmd=true \
@@ -253,6 +260,8 @@ mod tests {
         assert_eq!(o.watch.rss_growth, 64 << 20);
         assert_eq!(o.watch.log, Some(PathBuf::from("/tmp/e.log")));
         assert_eq!(fuzz("fuzz --server-pid=/run/m.pid").watch.pid, Some(PidSource::File("/run/m.pid".into())));
+        let patterns = fuzz("fuzz --internal-error-pattern=oops --internal-error-pattern=Wedged");
+        assert_eq!(patterns.internal_errors.extra, ["oops", "Wedged"]);
     }
 
     #[test]

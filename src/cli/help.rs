@@ -198,10 +198,12 @@ pub fn fuzz_help() -> String {
     let mut out = String::from("Usage:\n  wirebench fuzz [options]\n\n");
     out.push_str(
         "Sends malformed client traffic at a MySQL/MariaDB server (or anything speaking its protocol) and catches \
-         what crashes it, hangs it or blows up its memory; each failure is saved as a reproducer that \
-         `wirebench fuzz-replay` sends again. Only servers on this host, unless --fuzz-allow-remote: it destroys \
-         data. Exit status: 0 no failure within --time, 3 failures found (reproducers written), 1 usage or \
-         connection error. Manual: docs/fuzzing.md.\n\n",
+         what crashes it, hangs it, blows up its memory or makes it answer with an internal error; each failure \
+         is saved as a reproducer that `wirebench fuzz-replay` sends again. A server that refuses the login (or \
+         --pre-auth) is fuzzed before the login's answer. Only servers on this host, unless --fuzz-allow-remote: \
+         it destroys data. --time ends every run (a failure found may take --fuzz-overtime more). Exit status: 0 \
+         no failure within --time, 3 failures found (reproducers written), 1 usage or connection error. Manual: \
+         docs/fuzzing.md.\n\n",
     );
     let wirebench = Personality::Wirebench;
     section(&mut out, "fuzz options:", defs::FUZZ, wirebench);

@@ -63,6 +63,12 @@ impl Opts {
         self.list.iter().map(|o| (o.name.clone(), shown(o))).collect()
     }
 
+    /// Every value given for `key`, in order (an option that may be given
+    /// more than once).
+    pub(crate) fn texts(&self, key: &str) -> Vec<String> {
+        self.all(key).filter_map(|opt| opt.value.clone()).collect()
+    }
+
     pub(crate) fn unused(&self) -> Option<&RawOpt> {
         self.list.iter().zip(&self.used).find(|(_, used)| !used.get()).map(|(opt, _)| opt)
     }

@@ -44,6 +44,9 @@ pub(crate) fn search_options(
     if let Some(opt) = opts.get("search_max_errors") {
         search.max_errors = percent(opt, 0.0, 100.0)? / 100.0;
     }
+    if let Some(opt) = opts.get("search_client_share") {
+        search.client_share = percent(opt, 0.1, 100.0)? / 100.0;
+    }
     Ok(Some(search))
 }
 

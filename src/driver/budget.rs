@@ -7,11 +7,14 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
+use super::active_span::{ActiveSpan, SpanWork};
 use super::arrivals::{arrival_rng, Arrival, ArrivalSchedule, Arrivals, Pace, ON_TIME_NS};
+use super::client_delay::UnsentStarts;
 use super::rate_stages::{RateProfile, RateStages};
 use super::Stalls;
-use crate::stats::QueueStats;
+use crate::stats::{LoopStats, QueueStats};
 
 /// What the `--rate` backlog was at some moment, over all loops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +55,8 @@ struct RateShares {
     /// `--rate`: arrivals per second, per loop. `--rate-stages`: each
     /// loop's share of the target (its share of the connections).
     per_loop: Box<[f64]>,
+    /// Each loop's connections (or tasks).
+    connections: Box<[usize]>,
     /// `--rate-stages`.
     stages: Option<StagedTarget>,
     /// `srandom` seed of the run; loop `i` draws from the stream sysbench's
@@ -90,6 +95,11 @@ struct LoopGauges {
     arrived: AtomicU64,
     dropped: AtomicU64,
     late: AtomicU64,
+    /// The loop's work over its active span ([`SpanWork`]), in ns, once
+    /// the span has ended.
+    span_busy: AtomicU64,
+    span_cpu: AtomicU64,
+    span: AtomicU64,
 }
 
 impl Default for LoopGauges {
@@ -101,6 +111,9 @@ impl Default for LoopGauges {
             arrived: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             late: AtomicU64::new(0),
+            span_busy: AtomicU64::new(0),
+            span_cpu: AtomicU64::new(0),
+            span: AtomicU64::new(0),
         }
     }
 }
@@ -128,7 +141,8 @@ impl RunControl {
     ) -> Arc<Self> {
         let total: usize = connections_per_loop.iter().sum();
         let per_loop = connections_per_loop.iter().map(|&n| f64::from(rate) * n as f64 / total.max(1) as f64).collect();
-        let shares = RateShares { per_loop, stages: None, seed, first_stream: total as u32, arrival };
+        let connections = connections_per_loop.into();
+        let shares = RateShares { per_loop, connections, stages: None, seed, first_stream: total as u32, arrival };
         Arc::new(Self::build(events, connections_per_loop.len(), Some(shares)))
     }
 
@@ -146,7 +160,8 @@ impl RunControl {
         let per_loop = connections_per_loop.iter().map(|&n| n as f64 / total.max(1) as f64).collect();
         let whole = stages.profile(1.0, hold_secs);
         let stages = Some(StagedTarget { stages: stages.clone(), hold_secs, whole });
-        let shares = RateShares { per_loop, stages, seed, first_stream: total as u32, arrival };
+        let connections = connections_per_loop.into();
+        let shares = RateShares { per_loop, connections, stages, seed, first_stream: total as u32, arrival };
         Arc::new(Self::build(None, connections_per_loop.len(), Some(shares)))
     }
 
@@ -236,6 +251,29 @@ impl RunControl {
         Tardiness { dropped: sum(|g| &g.dropped), late: sum(|g| &g.late) }
     }
 
+    /// The loops' work over their active spans, summed over the loops
+    /// whose span has ended; `None` when none has.
+    pub(super) fn span_work(&self) -> Option<SpanWork> {
+        let sum = |f: fn(&LoopGauges) -> &AtomicU64| -> u64 {
+            self.gauges.iter().map(|g| f(g).load(Ordering::Relaxed)).sum()
+        };
+        let span = sum(|g| &g.span);
+        (span > 0).then(|| SpanWork {
+            busy: Duration::from_nanos(sum(|g| &g.span_busy)),
+            cpu: Duration::from_nanos(sum(|g| &g.span_cpu)),
+            span: Duration::from_nanos(span),
+        })
+    }
+
+    fn add_span_work(&self, index: usize, work: SpanWork) {
+        if let Some(gauges) = self.gauges.get(index) {
+            let ns = |d: Duration| d.as_nanos() as u64;
+            gauges.span_busy.fetch_add(ns(work.busy), Ordering::Relaxed);
+            gauges.span_cpu.fetch_add(ns(work.cpu), Ordering::Relaxed);
+            gauges.span.fetch_add(ns(work.span), Ordering::Relaxed);
+        }
+    }
+
     /// The `--rate` backlog as the loops last published it (every few ms).
     pub fn backlog(&self) -> Backlog {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
@@ -281,6 +319,12 @@ pub struct Budget {
     /// When no new event may start (`--time`), in ns since the run's start.
     deadline_ns: Option<u64>,
     arrivals: Option<Arrivals>,
+    /// Under `--rate`: the events admitted and not yet handed to the
+    /// kernel, for the client's delay.
+    unsent: Option<UnsentStarts>,
+    /// From the first event admitted to the first refusal: the loop's
+    /// work there says whether it was the limit.
+    span: ActiveSpan,
     /// Events admitted and not yet reported finished.
     in_progress: u64,
 }
@@ -304,7 +348,10 @@ impl Budget {
             let phase = (index as f64 + 1.0) / loops as f64;
             Arrivals::new(pace, ArrivalSchedule::new(shares.arrival, arrival_rng(shares.seed, stream), phase))
         });
-        Budget { control, index, permits: 0, deadline_ns, arrivals, in_progress: 0 }
+        let connections = control.rate.as_ref().and_then(|r| r.connections.get(index).copied()).unwrap_or(0);
+        let unsent = arrivals.as_ref().map(|_| UnsentStarts::for_connections(connections));
+        let span = ActiveSpan::default();
+        Budget { control, index, permits: 0, deadline_ns, arrivals, unsent, span, in_progress: 0 }
     }
 
     /// Whether one more event may start now, by the closed-loop limits
@@ -340,9 +387,26 @@ impl Budget {
         }
     }
 
-    /// Whether, and from when, a connection may start its next event.
+    /// Whether, and from when, a connection may start its next event;
+    /// `room_since_ns` is when the connection last got room for one (its
+    /// previous event's answer, or now), for the client's delay.
     #[inline]
-    pub fn admit(&mut self, now_ns: u64) -> Admission {
+    pub fn admit(&mut self, now_ns: u64, room_since_ns: u64) -> Admission {
+        let admission = self.admit_now(now_ns, room_since_ns);
+        match admission {
+            Admission::Start(_) => self.span.started(),
+            Admission::Over => {
+                if let Some(work) = self.span.ended() {
+                    self.control.add_span_work(self.index, work);
+                }
+            }
+            Admission::Wait => {}
+        }
+        admission
+    }
+
+    #[inline]
+    fn admit_now(&mut self, now_ns: u64, room_since_ns: u64) -> Admission {
         let until = self.arrival_horizon(now_ns);
         let Some(arrivals) = &mut self.arrivals else {
             if !self.take_event(now_ns) {
@@ -361,8 +425,27 @@ impl Budget {
             arrivals.serve();
             arrivals.late += u64::from(now_ns.saturating_sub(arrival) > ON_TIME_NS);
         }
+        if let Some(unsent) = &mut self.unsent {
+            unsent.admitted(arrival.max(room_since_ns).min(now_ns));
+        }
         self.in_progress += 1;
         Admission::Start(arrival)
+    }
+
+    /// The loop handed what it had written to the kernel at `now_ns`: the
+    /// events admitted since count their client's delay
+    /// ([`UnsentStarts`]).
+    #[inline]
+    pub fn sent(&mut self, now_ns: u64, stats: &mut LoopStats) {
+        if let Some(unsent) = self.unsent.as_mut().filter(|u| !u.is_empty()) {
+            unsent.sent(now_ns, stats);
+        }
+    }
+
+    /// Whether admitted events wait for [`sent`](Self::sent).
+    #[inline]
+    pub fn has_unsent(&self) -> bool {
+        self.unsent.as_ref().is_some_and(|u| !u.is_empty())
     }
 
     /// `extra` more events than admitted were done (bulk_insert's rows
@@ -535,9 +618,9 @@ mod tests {
     #[test]
     fn closed_loop_admits_now_and_counts_in_progress() {
         let mut budget = Budget::new(RunControl::new(Some(2), 1), None);
-        assert_eq!(budget.admit(7), Admission::Start(7));
-        assert_eq!(budget.admit(8), Admission::Start(8));
-        assert_eq!(budget.admit(9), Admission::Over);
+        assert_eq!(budget.admit(7, 0), Admission::Start(7));
+        assert_eq!(budget.admit(8, 0), Admission::Start(8));
+        assert_eq!(budget.admit(9, 0), Admission::Over);
         assert_eq!(budget.in_progress(), 2);
         budget.finish(1);
         budget.publish(10);
@@ -565,23 +648,23 @@ mod tests {
     #[test]
     fn refunded_events_run_again() {
         let mut budget = Budget::new(RunControl::new(Some(2), 1), None);
-        assert_eq!(budget.admit(1), Admission::Start(1));
-        assert_eq!(budget.admit(2), Admission::Start(2));
-        assert_eq!(budget.admit(3), Admission::Over);
+        assert_eq!(budget.admit(1, 0), Admission::Start(1));
+        assert_eq!(budget.admit(2, 0), Admission::Start(2));
+        assert_eq!(budget.admit(3, 0), Admission::Over);
         budget.refund(&[2]);
         assert_eq!(budget.in_progress(), 1);
-        assert_eq!(budget.admit(4), Admission::Start(4));
-        assert_eq!(budget.admit(5), Admission::Over);
+        assert_eq!(budget.admit(4, 0), Admission::Start(4));
+        assert_eq!(budget.admit(5, 0), Admission::Over);
 
         let control = RunControl::with_rate(None, &[1], 1_000, 42);
         let mut budget = Budget::new(control, None);
         let late = budget.arrivals.as_ref().unwrap().serve.next_ns + 5_000_000;
-        let Admission::Start(a) = budget.admit(late) else { panic!("nothing due") };
-        let Admission::Start(b) = budget.admit(late) else { panic!("one due only") };
+        let Admission::Start(a) = budget.admit(late, 0) else { panic!("nothing due") };
+        let Admission::Start(b) = budget.admit(late, 0) else { panic!("one due only") };
         budget.refund(&[a, b]);
-        assert_eq!(budget.admit(late), Admission::Start(a));
-        assert_eq!(budget.admit(late), Admission::Start(b));
-        let Admission::Start(c) = budget.admit(late) else { panic!("more are due") };
+        assert_eq!(budget.admit(late, 0), Admission::Start(a));
+        assert_eq!(budget.admit(late, 0), Admission::Start(b));
+        let Admission::Start(c) = budget.admit(late, 0) else { panic!("more are due") };
         assert!(c > b, "then the schedule goes on where it was");
     }
 
@@ -592,18 +675,18 @@ mod tests {
         let control = RunControl::with_rate(None, &[1], 1_000, 42);
         let mut budget = Budget::new(control, None);
         let first = budget.arrivals.as_ref().unwrap().serve.next_ns;
-        assert_eq!(budget.admit(first - 1), Admission::Wait);
+        assert_eq!(budget.admit(first - 1, 0), Admission::Wait);
         assert_eq!(budget.wake_at(first - 1), Some(first));
         // Looking 5 mean gaps late: everything due by then, oldest first.
         let late = first + 5_000_000;
         let mut starts = Vec::new();
-        while let Admission::Start(at) = budget.admit(late) {
+        while let Admission::Start(at) = budget.admit(late, 0) {
             starts.push(at);
         }
         assert_eq!(starts.first(), Some(&first));
         assert!(starts.len() > 1 && starts.windows(2).all(|w| w[0] <= w[1]) && starts.iter().all(|&t| t <= late));
         assert_eq!(budget.in_progress(), starts.len() as u64);
-        assert_eq!(budget.admit(late), Admission::Wait);
+        assert_eq!(budget.admit(late, 0), Admission::Wait);
         assert!(budget.wake_at(late).unwrap() > late);
     }
 
@@ -674,7 +757,7 @@ mod tests {
         budget.publish(u64::MAX);
         assert!(budget.queued() > 900 && budget.queued() < 1_100, "{}", budget.queued());
         assert_eq!(budget.wake_at(1_000_000), None);
-        assert_eq!(budget.admit(1_000_000), Admission::Over);
+        assert_eq!(budget.admit(1_000_000, 0), Admission::Over);
 
         // 1e6/s for 0.2 s is 200,000 arrivals: more than sysbench's queue holds.
         let control = RunControl::with_rate(None, &[1], 1_000_000, 1);
@@ -686,7 +769,7 @@ mod tests {
         assert_eq!(backlog.arrived, backlog.waiting);
         let first = budget.arrivals.as_ref().unwrap().serve.next_ns;
         assert_eq!(backlog.oldest_ns, Some(first));
-        let Admission::Start(at) = budget.admit(200_000_001) else { panic!("the oldest is due") };
+        let Admission::Start(at) = budget.admit(200_000_001, 0) else { panic!("the oldest is due") };
         assert_eq!(at, first);
         budget.publish(200_000_001);
         assert_eq!(control.backlog().waiting, backlog.waiting - 1);
@@ -766,7 +849,7 @@ mod tests {
         budget.publish(3_000_000_000);
         assert_eq!(control.tardiness().dropped, 20_000, "due before 2 s: dropped");
         assert_eq!(control.backlog().waiting, 10_000, "the last second's wait");
-        let Admission::Start(at) = budget.admit(3_000_000_000) else { panic!("due") };
+        let Admission::Start(at) = budget.admit(3_000_000_000, 0) else { panic!("due") };
         assert!(at >= 2_000_000_000, "{at}");
         budget.publish(3_000_000_000);
         assert_eq!(control.tardiness(), Tardiness { dropped: 20_000, late: 0 });
@@ -776,7 +859,7 @@ mod tests {
         let mut budget = Budget::new(control.clone(), None);
         budget.publish(3_000_000_000);
         assert_eq!(control.backlog().waiting, 30_000);
-        let Admission::Start(at) = budget.admit(3_000_000_000) else { panic!("due") };
+        let Admission::Start(at) = budget.admit(3_000_000_000, 0) else { panic!("due") };
         assert!(at < 1_000_000);
         budget.publish(3_000_000_000);
         assert_eq!(control.tardiness(), Tardiness { dropped: 0, late: 1 });

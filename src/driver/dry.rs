@@ -47,6 +47,7 @@ pub fn run_dry_loop(index: usize, mut connections: Vec<DryConn>, context: &LoopC
                 break;
             }
             out.clear();
+            budget.sent(context.clock.now_ns(), &mut stats);
             conn.session.answer_dry(context.clock.now_ns(), &mut stats);
             busy |= !conn.session.is_done();
         }

@@ -36,6 +36,9 @@
 //! - `budget.rs`: when an event may start (the run's limits, `--rate`);
 //!   `arrivals.rs`: when `--rate`'s events arrive; `rate_stages.rs`:
 //!   `--rate-stages`' target over time; `shard_split.rs`: `--shard=I/N`'s part of the totals.
+//! - `client_delay.rs`: the client's own delay of each event under
+//!   `--rate`; `active_span.rs`: how hard a loop worked while it ran
+//!   events (its busy share).
 //! - `idle.rs`: `--idle-connections`, held beside the active ones on each
 //!   loop's own readiness set, served from the loop's turn.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
@@ -44,9 +47,11 @@
 //!   where its servers run; `spin.rs`: how long a loop spins; `cpus.rs`:
 //!   the cores a loop may be pinned to.
 
+mod active_span;
 mod arrivals;
 mod budget;
 mod call_session;
+mod client_delay;
 mod conn_io;
 mod cpus;
 pub(crate) mod dry;
@@ -204,6 +209,17 @@ pub struct TaskLoopPlan {
     pub wait: LoopWait,
 }
 
+/// How hard the loops worked ([`LoopUsage::load`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoopLoad {
+    /// Working or wanting to, 0 to 1.
+    pub busy_share: f64,
+    /// Time ready to run while another task had the core.
+    pub run_delay: Duration,
+    /// That time's share, 0 to 1.
+    pub core_wait_share: f64,
+}
+
 /// What the loops spent, each adding its share as it ends: their threads'
 /// CPU time, how much of it went to spinning for answers, how long they
 /// waited for a core while ready to run, and how long they lived.
@@ -236,16 +252,35 @@ impl LoopUsage {
         self.spinning_loops.load(Ordering::Relaxed) > 0
     }
 
-    /// The share of the loops' lives they were working or wanted to: CPU
-    /// time less spinning (a spinning loop has nothing to do), plus time
-    /// ready to run without a core. Near 1, the client itself is the
-    /// limit: an event that arrives waits for the loop, not the server.
-    /// `None` before any loop has ended.
-    pub fn busy_share(&self) -> Option<f64> {
+    /// How hard the loops worked: the share of the time they were working
+    /// or wanted to (CPU time less spinning, as a spinning loop has
+    /// nothing to do, plus time ready to run without a core) and the share
+    /// they waited for a core. Near 1, the client itself is the limit: an
+    /// event that arrives waits for the loop, not the server. Counted over
+    /// the loops' active spans (from their first event to the first
+    /// refused, [`RunControl::span_work`]) where they have them, the share
+    /// of their CPU time spent spinning taken out as over their lives;
+    /// else over their lives. `None` before any loop has ended.
+    pub fn load(&self, control: &RunControl) -> Option<LoopLoad> {
+        let spin_share = self.spinning().as_secs_f64() / self.cpu().as_secs_f64().max(f64::MIN_POSITIVE);
+        if let Some(work) = control.span_work() {
+            let span = work.span.as_secs_f64();
+            let spun = work.cpu.as_secs_f64() * spin_share.min(1.0);
+            let run_delay = work.busy.saturating_sub(work.cpu);
+            return Some(LoopLoad {
+                busy_share: ((work.busy.as_secs_f64() - spun).max(0.0) / span).min(1.0),
+                run_delay,
+                core_wait_share: (run_delay.as_secs_f64() / span).min(1.0),
+            });
+        }
         let lived = self.lived_ns.load(Ordering::Relaxed);
         let working = self.cpu().saturating_sub(self.spinning()).as_nanos() as u64;
         let wanting = self.run_delay_ns.load(Ordering::Relaxed);
-        (lived > 0).then(|| ((working + wanting) as f64 / lived as f64).min(1.0))
+        (lived > 0).then(|| LoopLoad {
+            busy_share: ((working + wanting) as f64 / lived as f64).min(1.0),
+            run_delay: self.run_delay(),
+            core_wait_share: (wanting as f64 / lived as f64).min(1.0),
+        })
     }
 
     /// Time the loops were ready to run while another task had their core.

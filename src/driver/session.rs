@@ -129,6 +129,10 @@ pub struct Session {
     rollback_owed: bool,
     /// The event being emitted: when it started, if it has begun.
     event_started: Option<EventStart>,
+    /// When the pipeline last got room for a command (an answer came in
+    /// while it was full), ns since the run's start: an event admitted
+    /// later could have started no sooner (the client's delay).
+    room_since: u64,
     /// No more events will start on this connection.
     finished: bool,
     /// Events completed since the budget last heard of it.
@@ -170,6 +174,7 @@ impl Session {
             autocommit_off: false,
             rollback_owed: false,
             event_started: None,
+            room_since: 0,
             finished: false,
             completed: 0,
             weight_limit: None,
@@ -271,7 +276,7 @@ impl Session {
                 if self.finished {
                     break;
                 }
-                match budget.admit(now_ns) {
+                match budget.admit(now_ns, self.room_since) {
                     Admission::Start(at) => self.event_started = Some(EventStart { at, sent: now_ns }),
                     Admission::Wait => break,
                     Admission::Over => {
@@ -347,6 +352,9 @@ impl Session {
             crate::client::tolerance::record_answer(&outcome);
             let in_tail = self.tail > 0;
             used += progress.consumed;
+            if self.in_flight.is_full() {
+                self.room_since = now_ns;
+            }
             self.in_flight.pop();
             self.reader.reset();
             if let Some(error) = &outcome.error {
@@ -386,6 +394,9 @@ impl Session {
     /// SB_CNT_OTHER); an event ends with its last command, and counts as
     /// many sysbench events as it weighs (bulk_insert: its rows).
     pub fn answer_dry(&mut self, now_ns: u64, stats: &mut LoopStats) {
+        if self.in_flight.is_full() {
+            self.room_since = now_ns;
+        }
         while let Some(done) = self.in_flight.pop() {
             stats.record_query(QueryKind::Other);
             stats.record_statement(done.kind.index(), now_ns.saturating_sub(done.sent));

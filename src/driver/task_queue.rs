@@ -23,8 +23,9 @@ pub(super) struct TaskQueue {
     /// Tasks that gave way: resumed after the loop's next look at its
     /// connections.
     yielded: Vec<usize>,
-    /// Tasks waiting for a `--rate` arrival.
-    admitting: Vec<usize>,
+    /// Tasks waiting for a `--rate` arrival, and since when (ns since the
+    /// run's start: the client's delay counts from the later of the two).
+    admitting: Vec<(usize, u64)>,
     /// Tasks pausing, until when (ns since the run's start).
     sleeping: Vec<(u64, usize)>,
     /// Tasks set up and waiting for the run to start.
@@ -105,7 +106,8 @@ impl TaskQueue {
                 Request::Close(conn) => ConnRequest::Close(conn),
                 Request::Reopen(conn) => ConnRequest::Reopen(conn),
                 Request::Admit => {
-                    self.admit(t, turn);
+                    let now = turn.clock.now_ns();
+                    self.admit(t, now, turn);
                     continue;
                 }
                 Request::Yield => {
@@ -131,18 +133,19 @@ impl TaskQueue {
         None
     }
 
-    /// sysbench's `sb_more_events` for task `t`, as a built-in connection
-    /// takes its events: now, when its `--rate` arrival comes, or never.
-    fn admit(&mut self, t: usize, turn: &mut TaskTurn<'_>) {
+    /// sysbench's `sb_more_events` for task `t`, which asked at `asked_ns`,
+    /// as a built-in connection takes its events: now, when its `--rate`
+    /// arrival comes, or never.
+    fn admit(&mut self, t: usize, asked_ns: u64, turn: &mut TaskTurn<'_>) {
         // A task whose events never wait keeps the loop from its own
         // turns: the collector hears from it here too.
         turn.context.board.publish_if_requested(turn.index, turn.stats);
         let now = turn.clock.now_ns();
-        match turn.budget.admit(now) {
+        match turn.budget.admit(now, asked_ns) {
             Admission::Start(at) => self.ready.push_back((t, Reply::Admitted(Some(at)))),
             Admission::Over => self.ready.push_back((t, Reply::Admitted(None))),
             Admission::Wait => match turn.budget.wake_at(now) {
-                Some(_) => self.admitting.push(t),
+                Some(_) => self.admitting.push((t, asked_ns)),
                 None => self.ready.push_back((t, Reply::Admitted(None))),
             },
         }
@@ -184,8 +187,8 @@ impl TaskQueue {
             }
         }
         if !self.admitting.is_empty() && turn.budget.wake_at(now).map_or(true, |at| at <= now) {
-            for t in std::mem::take(&mut self.admitting) {
-                self.admit(t, turn);
+            for (t, asked_ns) in std::mem::take(&mut self.admitting) {
+                self.admit(t, asked_ns, turn);
             }
         }
     }
@@ -199,7 +202,7 @@ impl TaskQueue {
         for (_, t) in self.sleeping.drain(..) {
             self.ready.push_back((t, Reply::Done));
         }
-        for t in self.admitting.drain(..) {
+        for (t, _) in self.admitting.drain(..) {
             self.ready.push_back((t, Reply::Admitted(None)));
         }
     }

@@ -11,7 +11,7 @@ use wirebench_protocol::buf::Reader;
 use wirebench_protocol::constants::{Capabilities, StatusFlags};
 use wirebench_protocol::framing::encode_packet;
 use wirebench_protocol::response::ok::is_result_terminator;
-use wirebench_protocol::response::{EofPacket, OkPacket, PrepareOk};
+use wirebench_protocol::response::{EofPacket, ErrPacket, OkPacket, PrepareOk};
 
 use super::conn::{FuzzConn, Gone};
 use super::feedback_state::AnswerClass;
@@ -37,11 +37,13 @@ pub enum AnswerShape {
 }
 
 /// What came back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
     pub class: AnswerClass,
     /// The ERR's code (the first ERR of the answer), 0 otherwise.
     pub code: u16,
+    /// That ERR's message.
+    pub message: Vec<u8>,
     /// The connection ended while reading.
     pub gone: Option<Gone>,
     /// PREPARE_OK's statement id.
@@ -50,7 +52,7 @@ pub struct Answer {
 
 impl Answer {
     pub fn of(class: AnswerClass) -> Answer {
-        Answer { class, code: 0, gone: None, statement_id: None }
+        Answer { class, code: 0, message: Vec::new(), gone: None, statement_id: None }
     }
 
     pub fn gone(gone: Gone) -> Answer {
@@ -105,6 +107,9 @@ impl Walk {
         match header {
             Some(0xFF) => {
                 self.first(AnswerClass::Err, err_code(payload));
+                if let Some(answer) = &mut self.answer {
+                    answer.message = err_message(payload);
+                }
                 Fed::Done
             }
             Some(0x00) if self.expect == AnswerShape::Prepare => self.prepare_ok(payload),
@@ -192,6 +197,7 @@ impl Walk {
         if payload.first() == Some(&0xFF) {
             if let Some(answer) = &mut self.answer {
                 answer.code = err_code(payload);
+                answer.message = err_message(payload);
             }
             return Fed::Done;
         }
@@ -235,6 +241,11 @@ pub fn err_code(payload: &[u8]) -> u16 {
         [_, a, b, ..] => u16::from_le_bytes([*a, *b]),
         _ => 0,
     }
+}
+
+/// The message of an ERR payload (empty when it does not parse).
+pub fn err_message(payload: &[u8]) -> Vec<u8> {
+    ErrPacket::parse(payload).map(|err| err.message.to_vec()).unwrap_or_default()
 }
 
 /// The status flags of an OK or EOF packet (none when it does not parse).
@@ -337,7 +348,9 @@ mod tests {
     fn errors_and_single_packets() {
         let err: &[u8] = b"\xff\x1a\x04#HY000Unknown prepared statement handler";
         let (answer, used) = walk(AnswerShape::Results, Capabilities::empty(), &[err]);
-        assert_eq!((answer.unwrap().class, answer.unwrap().code, used), (AnswerClass::Err, 1050, 1));
+        let answer = answer.unwrap();
+        assert_eq!((answer.class, answer.code, used), (AnswerClass::Err, 1050, 1));
+        assert_eq!(answer.message, b"Unknown prepared statement handler");
         let (answer, _) = walk(AnswerShape::One, Capabilities::empty(), &[b"Uptime: 1  Threads: 1"]);
         assert_eq!(answer.unwrap().class, AnswerClass::Text);
         let (answer, used) = walk(AnswerShape::Definitions, Capabilities::empty(), &[b"\x03def", b"\x03def", EOF]);

@@ -18,14 +18,16 @@ use super::fuzz_error::FuzzError;
 use super::fuzz_options::FuzzOptions;
 use super::lines::{err_line, out_line};
 use super::login_probe::{probe_logins, save_login_finding, LoginFinding, LoginVerdict};
+use super::pre_auth::{mode_line, FuzzMode, LoginAnswer};
 use super::process_watch::ProcessWatch;
 use super::progress::{banner, interim_line, summary, Progress};
 use super::rig::Rig;
+use super::run_clock::{sleep_until_end, RunClock, OUT_OF_TIME};
 use super::safety;
-use super::seeds::recorded_seeds;
+use super::seeds::{pre_auth_seeds, recorded_seeds, seeds_from_sessions, Seeds};
 use super::table_setup::{capture, Setup};
 use super::vigil::Vigil;
-use super::worker::{fuzz_worker, lock_shared, CampaignShared};
+use super::worker::{fuzz_worker, lock_shared, CampaignShared, Found};
 
 /// How long a fuzzed packet's answer may take. Servers answer malformed
 /// packets at once or wait for bytes that never come; waiting longer only
@@ -68,7 +70,11 @@ pub fn fuzz_observed(options: &FuzzOptions, observer: Option<ProgressObserver>) 
         .enable_all()
         .build()
         .map_err(FuzzError::Runtime)?;
-    runtime.block_on(campaign(options, observer))
+    let summary = runtime.block_on(campaign(options, observer));
+    // What was abandoned at the run's end (a session or a check still
+    // waiting for a hung server) must not keep the process.
+    runtime.shutdown_background();
+    summary
 }
 
 fn clock_seed() -> u64 {
@@ -77,24 +83,44 @@ fn clock_seed() -> u64 {
 }
 
 /// Checks the target, tries both forms of login (a finding when the
-/// server completes one and not the other), and logs in the control
-/// connection: what must work before anything is sent (exit status 1
-/// otherwise).
-async fn prepare_rig(options: &FuzzOptions) -> Result<(Rig, Option<LoginFinding>), FuzzError> {
+/// server completes one and not the other), chooses the mode (pre-auth
+/// when the login is refused, or with `--pre-auth`) and says why, and
+/// logs in the control connection: what must work before anything is
+/// sent (exit status 1 otherwise).
+async fn prepare_rig(
+    options: &FuzzOptions,
+    clock: &RunClock,
+) -> Result<(Rig, Option<LoginFinding>, FuzzMode), FuzzError> {
     safety::check_target(&options.target.endpoint, options.allow_remote)?;
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&options.target, options.deadline, watch);
-    let login_finding = match probe_logins(&options.target, options.deadline).await {
-        LoginVerdict::Fine => None,
+    let logged_in = LoginAnswer::LoggedIn;
+    let asked = |finding| {
+        (if options.pre_auth { FuzzMode::PreAuth { baseline: logged_in } } else { FuzzMode::Commands }, finding)
+    };
+    let (mode, login_finding, refusal) = match probe_logins(&options.target, options.deadline).await {
+        LoginVerdict::Fine => {
+            let (mode, finding) = asked(None);
+            (mode, finding, None)
+        }
         LoginVerdict::Unusable(source) => return Err(FuzzError::Connect { source }),
+        LoginVerdict::Refused(error) => {
+            let baseline = LoginAnswer::of_error(&error).unwrap_or(logged_in);
+            (FuzzMode::PreAuth { baseline }, None, Some(error))
+        }
         LoginVerdict::Finding(finding) => {
             if finding.with_database {
                 checker.without_database();
             }
-            Some(finding)
+            let (mode, finding) = asked(Some(finding));
+            (mode, finding, None)
         }
     };
-    checker.connect().await.map_err(|source| FuzzError::Connect { source })?;
+    err_line(format_args!("{}", mode_line(&mode, options.pre_auth, refusal.as_ref())));
+    match mode {
+        FuzzMode::PreAuth { baseline } => checker.expect_login(baseline),
+        FuzzMode::Commands => checker.connect().await.map_err(|source| FuzzError::Connect { source })?,
+    }
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::NotWellBefore { summary: failure.summary });
     }
@@ -111,29 +137,26 @@ async fn prepare_rig(options: &FuzzOptions) -> Result<(Rig, Option<LoginFinding>
         restart_wait: options.restart_wait,
         waited: Duration::ZERO,
         setup: Setup::default(),
+        end: clock.hard_end,
+        judge: Arc::new(options.internal_errors.clone()),
     };
-    Ok((rig, login_finding))
+    Ok((rig, login_finding, mode))
 }
 
 async fn campaign(options: &FuzzOptions, observer: Option<ProgressObserver>) -> Result<FuzzSummary, FuzzError> {
-    let (mut rig, login_finding) = prepare_rig(options).await?;
+    let clock = RunClock::start(options.time, options.overtime);
+    let prepared = clock.bounded(prepare_rig(options, &clock)).await;
+    let (mut rig, login_finding, mode) = prepared.ok_or(FuzzError::OutOfTimeBeforeFuzzing)??;
+    let pre_auth = mode != FuzzMode::Commands;
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
     out_line(format_args!("{}", banner(options, seed).trim_end()));
-    let mut found_first = (Vec::new(), Vec::new());
-    if let Some(finding) = &login_finding {
-        match save_login_finding(&rig, options, seed, finding).await {
-            Ok(path) => found_first.0.push(path),
-            Err(e) => found_first.1.push(e.to_string()),
-        }
-    }
-    let seeds = recorded_seeds();
     let shared = Arc::new(CampaignShared {
         target: options.target.clone(),
         limits: rig.limits,
         seed,
-        corpus: Mutex::new(Corpus::with_seeds(&seeds.plans)),
-        seeds,
-        started: Instant::now(),
+        corpus: Mutex::new(Corpus::default()),
+        seeds: if pre_auth { Seeds { plans: pre_auth_seeds(), ..recorded_seeds() } } else { recorded_seeds() },
+        started: clock.started,
         stop: AtomicBool::new(false),
         sessions: AtomicU64::new(0),
         finished: AtomicU64::new(0),
@@ -145,28 +168,28 @@ async fn campaign(options: &FuzzOptions, observer: Option<ProgressObserver>) -> 
         coverage: Mutex::new(Coverage::default()),
         history: Mutex::new(Default::default()),
         vigil: Vigil::new(options.deadline),
-        login_database: login_finding.as_ref().map(|f| !f.with_database),
+        login_form: login_finding.as_ref().map(LoginFinding::working_form),
+        found: Mutex::new(Found::default()),
+        judge: options.internal_errors.clone(),
+        internal: Mutex::default(),
+        pre_auth,
     });
-    if login_finding.is_some() {
-        shared.failures.fetch_add(1, Ordering::Relaxed);
-    }
-    let end_at = options.time.map(|t| shared.started + t);
+    let recorded = seeds_from_sessions(&options.seed_sessions);
+    *lock_shared(&shared.corpus) = Corpus::with_seeds(&[&shared.seeds.plans[..], &recorded[..]].concat());
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
     let observer = observer.map(Arc::new);
     let every = options.report_interval.unwrap_or(Duration::from_secs(1));
     let observing = observer.clone().map(|o| tokio::spawn(observe_loop(shared.clone(), o, every)));
-    let tables_at_start = match capture(&options.target, options.deadline).await {
-        Ok(tables) => tables,
-        Err(e) => {
-            err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
-            Setup::default()
-        }
-    };
-    let (mut reproducers, mut unsaved) = found_first;
-    if login_finding.is_none() || options.keep_going {
-        let (more, more_unsaved) = fuzz_until_done(&shared, &mut rig, options, seed, end_at, &tables_at_start).await;
-        reproducers.extend(more);
-        unsaved.extend(more_unsaved);
+    // Confirming and minimising stop by themselves at the hard end and
+    // save what they have; anything still waiting a moment later is
+    // abandoned: what was saved is in `shared.found`, and the summary says
+    // what was not.
+    let finding = find_failures(&shared, &mut rig, options, login_finding.as_ref(), &clock);
+    let finished = clock.abandoned_after(options.deadline + HALT_GRACE, finding).await;
+    if finished.is_none() {
+        lock_shared(&shared.found).unsaved.push(format!(
+            "{OUT_OF_TIME}: what still waited for the server was abandoned (a failure found then was not saved)"
+        ));
     }
     if let Some(reporter) = reporter {
         reporter.abort();
@@ -178,8 +201,38 @@ async fn campaign(options: &FuzzOptions, observer: Option<ProgressObserver>) -> 
     }
     write_states(&shared, options);
     let timeline = timeline(&shared, end.elapsed, options.report_interval);
-    out_line(format_args!("{}", summary(&end, &timeline, &reproducers, &unsaved).trim_end()));
-    Ok(FuzzSummary { progress: end, reproducers, failures: end.failures })
+    let found = std::mem::take(&mut *lock_shared(&shared.found));
+    out_line(format_args!("{}", summary(&end, &timeline, &found.reproducers, &found.unsaved).trim_end()));
+    Ok(FuzzSummary { progress: end, reproducers: found.reproducers, failures: end.failures })
+}
+
+/// The login finding's reproducer, then (without one, or with
+/// `--keep-going`) fuzzing until the time is up or a failure stops it.
+async fn find_failures(
+    shared: &Arc<CampaignShared>,
+    rig: &mut Rig,
+    options: &FuzzOptions,
+    login_finding: Option<&LoginFinding>,
+    clock: &RunClock,
+) {
+    if let Some(finding) = login_finding {
+        shared.failures.fetch_add(1, Ordering::Relaxed);
+        let saved = save_login_finding(rig, options, shared.seed, finding).await;
+        shared.found(saved);
+        if !options.keep_going {
+            return;
+        }
+    }
+    // Pre-auth sessions name no table: there is nothing to record.
+    let tables_at_start = match shared.pre_auth {
+        true => Ok(Setup::default()),
+        false => capture(&options.target, options.deadline).await,
+    };
+    let tables_at_start = tables_at_start.unwrap_or_else(|e| {
+        err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
+        Setup::default()
+    });
+    fuzz_until_done(shared, rig, options, clock.fuzz_until, &tables_at_start).await;
 }
 
 /// Epochs of fuzzing, each ended by the time limit, Ctrl-C or a failure.
@@ -187,49 +240,43 @@ async fn fuzz_until_done(
     shared: &Arc<CampaignShared>,
     rig: &mut Rig,
     options: &FuzzOptions,
-    seed: u64,
     end_at: Option<Instant>,
     tables_at_start: &Setup,
-) -> (Vec<PathBuf>, Vec<String>) {
-    let mut reproducers = Vec::new();
-    let mut unsaved = Vec::new();
+) {
     for epoch in 0u64.. {
         let failure = match fuzz_epoch(shared, rig, options.threads, epoch, end_at).await {
             EpochEnd::Time | EpochEnd::Interrupted => break,
             EpochEnd::Failure(failure) => failure,
         };
-        rig.known_down = true;
+        rig.known_down = failure.kind.may_leave_it_down();
         shared.failures.fetch_add(1, Ordering::Relaxed);
         let history: Vec<_> = lock_shared(&shared.history).drain(..).collect();
         if history.is_empty() {
-            unsaved.push(format!("{}: no session had run yet", failure.summary));
+            lock_shared(&shared.found).unsaved.push(format!("{}: no session had run yet", failure.summary));
         } else {
             let server = rig.checker.server_version.clone();
             let report = FailureReport {
                 options,
-                seed,
+                seed: shared.seed,
                 history: &history,
                 checked_through: shared.checked_through.load(Ordering::Relaxed),
                 failure: &failure,
                 found_after: shared.started.elapsed(),
                 server: &server,
                 tables_at_start,
+                pre_auth: shared.pre_auth,
             };
-            match handle_failure(rig, &report).await {
-                Ok(path) => reproducers.push(path),
-                Err(e) => unsaved.push(e.to_string()),
-            }
+            shared.found(handle_failure(rig, &report).await);
         }
         let time_left = end_at.map_or(true, |at| Instant::now() < at);
         if !options.keep_going || !time_left {
             break;
         }
         if let Err(why) = rig.ensure_up().await {
-            unsaved.push(format!("stopped early: {why}"));
+            lock_shared(&shared.found).unsaved.push(format!("stopped early: {why}"));
             break;
         }
     }
-    (reproducers, unsaved)
 }
 
 async fn fuzz_epoch(
@@ -285,13 +332,6 @@ async fn interrupted() {
     }
 }
 
-async fn sleep_until_end(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// Checks the server after each batch (every second) and whenever a
 /// session asks (its answer is late, or it ended as a dead server would
 /// end it); returns the first failure.
@@ -300,6 +340,9 @@ async fn control_loop(shared: &CampaignShared, checker: &mut Checker) -> Failure
         tokio::select! {
             () = tokio::time::sleep(BATCH) => {}
             () = shared.vigil.asked() => {}
+        }
+        if let Some(failure) = lock_shared(&shared.internal).next.take() {
+            return failure;
         }
         shared.checks.fetch_add(1, Ordering::Relaxed);
         let mark = shared.finished.load(Ordering::Relaxed);

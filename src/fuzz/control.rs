@@ -16,7 +16,10 @@ use std::fmt::Write as _;
 use std::io::ErrorKind;
 use std::time::Duration;
 
+use super::feedback_state::State;
 use super::fuzz_options::Target;
+use super::internal_error::InternalError;
+use super::pre_auth::LoginAnswer;
 use super::process_watch::{ProcessWatch, Sighting};
 use crate::client::{ClientError, ConnectOptions, Connection};
 
@@ -40,6 +43,13 @@ pub enum FailureKind {
     /// (no answer, a close, a broken answer) while the other is: judged
     /// by the login's own answer, not by the control connection.
     Login,
+    /// It is up, but answered a session with an error that betrays a
+    /// fault inside it (an exception, a panic, ER_INTERNAL_ERROR): judged
+    /// by the session's own answers.
+    InternalError,
+    /// Pre-auth: a well-formed login gets another answer than at the
+    /// start (an ERR 1045 became an ERR 1040, or an OK).
+    LoginChanged,
 }
 
 impl FailureKind {
@@ -54,7 +64,15 @@ impl FailureKind {
             FailureKind::Log => "log",
             FailureKind::Deviation => "protocol-deviation",
             FailureKind::Login => "login",
+            FailureKind::InternalError => "internal-error",
+            FailureKind::LoginChanged => "login-changed",
         }
+    }
+
+    /// Whether the server may need bringing back after it: not after an
+    /// internal error, which a live server answered.
+    pub fn may_leave_it_down(self) -> bool {
+        self != FailureKind::InternalError
     }
 
     pub fn from_name(name: &str) -> Option<FailureKind> {
@@ -67,6 +85,8 @@ impl FailureKind {
             FailureKind::Log,
             FailureKind::Deviation,
             FailureKind::Login,
+            FailureKind::InternalError,
+            FailureKind::LoginChanged,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -94,12 +114,52 @@ pub struct Checker {
     pub checks: u64,
     /// The server's version, from its last greeting (empty before one).
     pub server_version: String,
+    /// Pre-auth: each check logs in afresh and expects this answer,
+    /// instead of COM_PING and `SELECT 1` on a logged-in connection.
+    expect_login: Option<LoginAnswer>,
 }
 
 impl Checker {
     pub fn new(target: &Target, deadline: Duration, watch: ProcessWatch) -> Checker {
         let options = control_options(target, deadline, true);
-        Checker { options, conn: None, deadline, watch, checks: 0, server_version: String::new() }
+        Checker { options, conn: None, deadline, watch, checks: 0, server_version: String::new(), expect_login: None }
+    }
+
+    /// Pre-auth: from now on a check is a well-formed login that must get
+    /// `baseline` again.
+    pub fn expect_login(&mut self, baseline: LoginAnswer) {
+        self.expect_login = Some(baseline);
+        self.conn = None;
+    }
+
+    /// Whether the checks are pre-auth's (the server refuses our login).
+    pub fn is_pre_auth(&self) -> bool {
+        self.expect_login.is_some()
+    }
+
+    /// A well-formed login and its answer; the failure when the server
+    /// gives none or another than `expected`.
+    async fn login_again(&mut self, expected: LoginAnswer) -> Option<Failure> {
+        let attempt = Connection::connect(&self.options).await;
+        if let Ok(conn) = &attempt {
+            self.server_version.clone_from(&conn.login().server_version);
+        }
+        match (LoginAnswer::of(&attempt), attempt) {
+            (Some(answer), _) if answer == expected => None,
+            (Some(answer), _) => Some(Failure {
+                kind: FailureKind::LoginChanged,
+                summary: format!(
+                    "the server answers a well-formed login with {answer}, where it answered {expected} at the start"
+                ),
+                details: Vec::new(),
+            }),
+            (None, Err(e @ ClientError::Timeout { .. })) => {
+                let summary = format!("the server hangs: a well-formed login got no answer ({e})");
+                Some(Failure { kind: FailureKind::Hang, summary, details: Vec::new() })
+            }
+            (None, Err(e)) => Some(failure_of(&e)),
+            (None, Ok(_)) => None,
+        }
     }
 
     /// Logs in naming no database from now on: the server does not
@@ -131,13 +191,19 @@ impl Checker {
     /// Whether the server is well: `None`, or what failed.
     pub async fn check(&mut self) -> Option<Failure> {
         self.checks += 1;
+        if let Some(expected) = self.expect_login {
+            let failure = self.login_again(expected).await;
+            return with_sightings(failure, self.watch.look());
+        }
         let failure = match tokio::time::timeout(self.deadline, self.ping_and_select()).await {
             Ok(Ok(())) => None,
-            Ok(Err(e)) => {
+            // The connection's own read timeout (the deadline too) is the
+            // same silence as the check's.
+            Ok(Err(e)) if !matches!(e, ClientError::Timeout { .. }) => {
                 self.conn = None;
                 Some(failure_of(&e))
             }
-            Err(_) => {
+            Ok(Err(_)) | Err(_) => {
                 self.conn = None;
                 let summary = format!(
                     "the server hangs: COM_PING and SELECT 1 on the control connection got no answer within {:.1} s",
@@ -174,8 +240,22 @@ pub fn control_options(target: &Target, deadline: Duration, with_database: bool)
     if with_database {
         options = options.database(&target.database);
     }
+    // Every wait on the server is bounded by the deadline: a login, a
+    // COM_INIT_DB or a query the server never answers is a hang to
+    // report, never a wait that outlasts the run.
     options.connect_timeout = deadline;
+    options.read_timeout = Some(deadline);
+    options.write_timeout = Some(deadline);
     options
+}
+
+/// The failure a session's internal-error answer is.
+pub fn internal_failure(state: &State, error: &InternalError) -> Failure {
+    Failure {
+        kind: FailureKind::InternalError,
+        summary: format!("the server answered {} with an error that betrays an internal fault: {error}", state.step),
+        details: vec![format!("internal error: {error}")],
+    }
 }
 
 /// What a failed check says about the server: only what the server did

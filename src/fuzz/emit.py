@@ -75,6 +75,30 @@ COMMANDS = {
 
 DEAD = ("down", "process-gone", "log")
 
+ER_INTERNAL_ERROR = 1815
+# The errors of a bad statement or a refused request: never internal errors.
+BAD_STATEMENT_CODES = (1044, 1045, 1046, 1047, 1049, 1050, 1051, 1052, 1054, 1064, 1065, 1146, 1149, 1210, 1243,
+                       1295, 1643, 1644)
+# The error answers of the sessions that betrayed a fault inside the server.
+INTERNAL = []
+
+
+def judge_err(payload, sent):
+    """Notes an ERR that betrays an internal fault (as wirebench judges
+    it): ER_INTERNAL_ERROR, or a message holding one of INTERNAL_PATTERNS
+    that the packet it answers did not hold itself."""
+    code = err_code(payload)
+    message = payload[9:] if payload[3:4] == b"#" else payload[3:]
+    said, asked = message.lower(), sent.lower()
+    if code == ER_INTERNAL_ERROR:
+        INTERNAL.append((code, message, "ER_INTERNAL_ERROR"))
+    elif code not in BAD_STATEMENT_CODES:
+        for pattern in INTERNAL_PATTERNS:
+            p = pattern.lower().encode()
+            if p and p in said and p not in asked:
+                INTERNAL.append((code, message, pattern))
+                break
+
 
 class Gone(Exception):
     """The connection stopped giving answers; `how` as wirebench names it."""
@@ -171,6 +195,8 @@ class Conn:
         self.wire = bytearray()
         self.compressed = False
         self.cseq = 0
+        self.judging = False  # a session's connection: its ERRs are judged
+        self.last_sent = b""
 
     def close(self):
         try:
@@ -183,6 +209,7 @@ class Conn:
         self.compressed = True
 
     def send(self, data, wrap=(), deadline=None):
+        self.last_sent = data
         if self.compressed:
             data = self.wrapped(data, wrap)
         self.sock.settimeout(max(0.001, (deadline or time.monotonic() + 5) - time.monotonic()))
@@ -265,6 +292,8 @@ class Conn:
             return None
         seq, payload = self.plain[3], bytes(self.plain[4:4 + size])
         del self.plain[:4 + size]
+        if self.judging and payload[:1] == b"\xff":
+            judge_err(payload, self.last_sent)
         return seq, payload
 
     def packet(self, patience):
@@ -352,10 +381,12 @@ class Greeting:
         self.caps = caps
 
 
-def authenticate(conn, password, nonce, patience, answers):
+def authenticate(conn, password, nonce, patience, answers, state=None):
     """The login's (or COM_CHANGE_USER's) exchange after the client's
     packet, to OK or ERR, answering auth switches and caching_sha2's
-    requests; appends each server packet's class to `answers`."""
+    requests; appends each server packet's class to `answers`. When the
+    session's next packet is a recorded auth reply (state["manual"]), the
+    first request is left to it: its live answer goes to state["auth_reply"]."""
     plugin = "mysql_native_password"
     for _ in range(6):
         seq, p = conn.packet(patience)
@@ -387,6 +418,9 @@ def authenticate(conn, password, nonce, patience, answers):
         else:
             answers.append("unreadable bytes")
             return False
+        if state is not None and state.get("manual"):
+            state["auth_reply"] = (reply, seq + 1)
+            return False
         conn.send(frame(seq + 1, reply), deadline=patience.at)
     return False
 
@@ -416,6 +450,7 @@ class Watch:
         self.lock = threading.Lock()
         self.failure = None
         self.version = None
+        self.baseline = None
         failure = self.check()
         if failure and failure[0] == "refusing":
             raise CannotRun("%s: check --user and --password" % failure[1])
@@ -434,11 +469,33 @@ class Watch:
         self.conn = conn
         return None
 
+    def login_answer(self, deadline):
+        """What a well-formed login gets now: OK or ERR N."""
+        conn = Conn(self.args, DEADLINE)
+        try:
+            greeting = Greeting(conn.packet(deadline)[1])
+            self.version = greeting.version
+            conn.send(login_packet(self.args.user.encode(), self.args.password.encode(), greeting), deadline=deadline.at)
+            answers = []
+            authenticate(conn, self.args.password.encode(), greeting.nonce, deadline, answers)
+            return answers[-1] if answers else "no answer"
+        finally:
+            conn.close()
+
     def check(self):
         """None when the server answers COM_PING and SELECT 1 within
-        DEADLINE, else (kind, what was seen)."""
+        DEADLINE (pre-auth: gives a well-formed login the answer it gave
+        first), else (kind, what was seen)."""
         deadline = Deadline(DEADLINE)
         try:
+            if PRE_AUTH:
+                answer = self.login_answer(deadline)
+                if self.baseline is None:
+                    self.baseline = answer
+                if answer != self.baseline:
+                    return ("login-changed", "the server answers a well-formed login with %s, where it answered %s "
+                                             "before the replay" % (answer, self.baseline))
+                return None
             if self.conn is None:
                 refused = self.connect(deadline)
                 if refused:
@@ -665,6 +722,8 @@ def step_name(pkt):
         return "login"
     if pkt["phase"] == "ssl-request":
         return "SSLRequest"
+    if pkt["phase"] == "auth-reply":
+        return "auth reply"
     command = pkt["bytes"][4] if len(pkt["bytes"]) > 4 else 0
     return COMMANDS.get(command, "unknown command")
 
@@ -683,12 +742,19 @@ def is_one_clean_packet(data):
         and int.from_bytes(data[0:3], "little") < 0xFFFFFF
 
 
-def patched(pkt, password, nonce, prepared, secure):
+def patched(pkt, password, nonce, prepared, secure, auth_reply=b""):
     """The packet's bytes on this connection: its live ranges recomputed."""
     data = bytearray(pkt["bytes"])
     for what, arg, start, length in pkt["live"]:
         if what == "scramble":
-            value = scramble(arg, password, nonce, secure)
+            try:
+                value = scramble(arg, password, nonce, secure)
+            except CannotRun:
+                if not PRE_AUTH:
+                    raise
+                value = b""  # a refused login's answer: the recorded bytes do
+        elif what == "auth-reply":
+            value = auth_reply
         else:
             given = prepared[arg] if arg < len(prepared) else None
             value = (given if given is not None else (arg + 1) & 0xFFFFFFFF).to_bytes(4, "little")
@@ -714,42 +780,57 @@ def run_session(name, packets, args, watch, out):
         out.append(e)
         return
     out.append("  greeting -> handshake")
-    state = {"caps": greeting.caps, "prepared": []}
+    conn.judging = True
+    state = {"caps": greeting.caps, "prepared": [], "auth_reply": None}
     try:
-        for pkt in packets:
+        for at, pkt in enumerate(packets):
             if watch.failure:
                 break
             answers = []
+            # The server's auth request is left for the recorded reply.
+            state["manual"] = at + 1 < len(packets) and packets[at + 1]["phase"] == "auth-reply"
             try:
                 exchange(conn, pkt, greeting, state, args.password.encode(), answers, Patience(watch))
             except Gone as gone:
                 if not answers or answers[-1] != gone.how:
                     answers.append(gone.how)
                 out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
-                if pkt["phase"] == "login":
-                    LOGINS.append(("OK" in answers, ", ".join(answers)))
+                note_login(pkt, answers)
                 return
             out.append("  %s -> %s%s" % (step_name(pkt), ", ".join(answers), recorded(pkt)))
-            if pkt["phase"] == "login":
-                LOGINS.append(("OK" in answers, ", ".join(answers)))
+            note_login(pkt, answers)
     except CannotRun as e:
         out.append(e)
     finally:
         conn.close()
 
 
+def note_login(pkt, answers):
+    """A login's completion, for a login finding: the login got OK, and
+    the COM_INIT_DB that selects the database after it (when the server
+    takes it that way) got an answer."""
+    said = "%s -> %s" % (step_name(pkt), ", ".join(answers))
+    if pkt["phase"] == "login":
+        LOGINS.append(("OK" in answers, said))
+    elif pkt["phase"] == "command" and pkt["bytes"][4:5] == b"\x02":
+        LOGINS.append((bool(answers) and answers[0].split(" ")[0] in ("OK", "ERR"), said))
+
+
 def exchange(conn, pkt, greeting, state, password, answers, patience):
     """Sends one packet and reads what it causes into `answers`; Gone when
     the connection ended (the session ends there, as wirebench's do)."""
-    data = patched(pkt, password, greeting.nonce, state["prepared"], conn.secure)
+    asked = state["auth_reply"]
+    data = patched(pkt, password, greeting.nonce, state["prepared"], conn.secure, asked[0] if asked else b"")
     payload = data[4:]
     command = payload[0] if payload else 0
     conn.send(data, pkt["wrap"], deadline=patience.at)
-    if pkt["phase"] == "login":
-        low = int.from_bytes(payload[0:4], "little")
-        ext = int.from_bytes(payload[28:32], "little") if not low & 1 else 0
-        state["caps"] = (low | ext << 32) & greeting.caps
-        if authenticate(conn, password, greeting.nonce, patience, answers) and state["caps"] & CLIENT_COMPRESS:
+    if pkt["phase"] in ("login", "auth-reply"):
+        if pkt["phase"] == "login":
+            low = int.from_bytes(payload[0:4], "little")
+            ext = int.from_bytes(payload[28:32], "little") if not low & 1 else 0
+            state["caps"] = (low | ext << 32) & greeting.caps
+        state["auth_reply"] = None
+        if authenticate(conn, password, greeting.nonce, patience, answers, state) and state["caps"] & CLIENT_COMPRESS:
             conn.start_compression()
         return
     if pkt["phase"] == "ssl-request":
@@ -827,6 +908,13 @@ def main():
             return 0
         print("%s: FAILURE again: the login was not completed within %.1f s: %s" % (sys.argv[0], DEADLINE, failed[0]))
         print("%s: as the reproducer says (the fuzzer saw: %s)" % (sys.argv[0], OBSERVED))
+        return 3
+    if INTERNAL:
+        code, message, pattern = INTERNAL[0]
+        print("%s: FAILURE again: an error answer betrays an internal fault: ERR %d: %s (it says %r)"
+              % (sys.argv[0], code, message.decode("utf-8", "replace"), pattern))
+        print("%s: %s (the fuzzer saw: %s)" % (sys.argv[0], "as the reproducer says" if FAILURE == "internal-error"
+                                             else "not as the reproducer says", OBSERVED))
         return 3
     failure = watch.failure or watch.after()
     if failure is None and FAILURE == "memory":

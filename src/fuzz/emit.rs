@@ -11,6 +11,7 @@ use std::path::Path;
 use super::exec::{Phase, SentPacket};
 use super::fields::LiveValue;
 use super::fuzz_options::DEFAULT_DEADLINE;
+use super::internal_error;
 use super::reproducer::{sessions_to_replay, Reproducer};
 use super::spec::WrapEdit;
 
@@ -36,6 +37,11 @@ fn python_data(r: &Reproducer, name: &str) -> String {
         ("USER", py_str(&r.user)),
         ("DATABASE", py_str(&r.database)),
         ("DEADLINE", format!("{deadline:?}")),
+        ("PRE_AUTH", if r.pre_auth { "True" } else { "False" }.to_owned()),
+        (
+            "INTERNAL_PATTERNS",
+            py_list(internal_error::PATTERNS.iter().copied().chain(r.error_patterns.iter().map(String::as_str))),
+        ),
     ] {
         let _ = writeln!(out, "{constant} = {value}");
     }
@@ -65,6 +71,7 @@ fn python_packet(out: &mut String, packet: &SentPacket) {
     let phase = match r.phase {
         Phase::Login => "login",
         Phase::SslRequest => "ssl-request",
+        Phase::AuthReply => "auth-reply",
         Phase::Command => "command",
     };
     let _ = write!(out, "        packet({}", py_str(phase));
@@ -76,6 +83,7 @@ fn python_packet(out: &mut String, packet: &SentPacket) {
                 let what = match &spot.live {
                     LiveValue::Scramble { plugin } => format!("\"scramble\", {}", py_str(plugin)),
                     LiveValue::Statement { prepare } => format!("\"statement\", {prepare}"),
+                    LiveValue::AuthReply => "\"auth-reply\", None".to_owned(),
                 };
                 format!("({what}, {}, {})", spot.range.start, spot.range.len())
             })
@@ -111,6 +119,12 @@ fn py_wrap(edit: &WrapEdit) -> String {
         WrapEdit::PlainLength(n) => format!("(\"plain-length\", {n})"),
         WrapEdit::Corrupt(bit) => format!("(\"corrupt\", {bit})"),
     }
+}
+
+/// A Python list of string literals.
+fn py_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let items: Vec<String> = items.map(py_str).collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// A Python string literal: printable ASCII as it is, the rest escaped.

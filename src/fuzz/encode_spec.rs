@@ -40,6 +40,12 @@ pub struct BuildCtx<'a> {
     pub prepared: &'a [Option<u32>],
     /// Ask for the compressed protocol in the login.
     pub compress: bool,
+    /// What the client answers the server's pending auth request with,
+    /// and the sequence id it goes with; `None` when none is pending.
+    pub auth_reply: Option<(&'a [u8], u8)>,
+    /// The sequence id a login or SSLRequest takes now, while the login
+    /// has not been answered (1, or 2 after an SSLRequest); `None` after.
+    pub handshake_seq: Option<u8>,
 }
 
 /// The bytes a live value takes on this connection.
@@ -57,6 +63,7 @@ pub fn live_value(live: &LiveValue, ctx: &BuildCtx<'_>) -> Vec<u8> {
         LiveValue::Statement { prepare } => {
             statement_id(StmtRef::Prepared(*prepare as u16), ctx).to_le_bytes().to_vec()
         }
+        LiveValue::AuthReply => ctx.auth_reply.map_or_else(Vec::new, |(reply, _)| reply.to_vec()),
     }
 }
 
@@ -77,6 +84,12 @@ pub fn build_fields(spec: &Spec, ctx: &BuildCtx<'_>) -> Fields {
     match spec {
         Spec::Login(login) => return login_fields(login, ctx),
         Spec::SslRequest => return ssl_request_fields(ctx),
+        Spec::AuthReply => {
+            let mut fields = Fields::default();
+            let reply = live_value(&LiveValue::AuthReply, ctx);
+            fields.push(Field { live: Some(LiveValue::AuthReply), ..Field::new(FieldKind::AuthData, &reply) });
+            return fields;
+        }
         Spec::ChangeUser { connect_attrs } => return change_user_fields(connect_attrs, ctx),
         Spec::Execute { stmt: s, flags, params } => return execute_fields(*s, *flags, params, ctx),
         Spec::Query(sql) => {
@@ -195,13 +208,19 @@ fn param_value_fields(s: &mut Splitter<'_>, param: &OwnedParam) {
 
 /// The login's capabilities: what a client asks for, as far as the
 /// greeting offers it (TLS never: the fuzzer speaks plain text).
-fn login_capabilities(login_deprecate_eof: bool, with_db: bool, attrs: bool, ctx: &BuildCtx<'_>) -> Capabilities {
+fn login_capabilities(
+    login_deprecate_eof: bool,
+    with_db: bool,
+    attrs: bool,
+    compress: bool,
+    ctx: &BuildCtx<'_>,
+) -> Capabilities {
     let options = CapabilityOptions {
         with_database: with_db,
         tls: false,
         deprecate_eof: login_deprecate_eof,
         connect_attrs: attrs,
-        extra: if ctx.compress { Capabilities::COMPRESS } else { Capabilities::empty() },
+        extra: if compress || ctx.compress { Capabilities::COMPRESS } else { Capabilities::empty() },
     };
     // The login's auth data is 4.1's, length-prefixed: it says so with
     // SECURE_CONNECTION even to a server that does not offer it (msql-srv
@@ -211,8 +230,10 @@ fn login_capabilities(login_deprecate_eof: bool, with_db: bool, attrs: bool, ctx
 }
 
 fn login_fields(login: &LoginSpec, ctx: &BuildCtx<'_>) -> Fields {
-    let caps = login_capabilities(login.deprecate_eof, login.with_database, !login.connect_attrs.is_empty(), ctx);
-    let scramble = live_value(&LiveValue::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() }, ctx);
+    let attrs = !login.connect_attrs.is_empty();
+    let caps = login_capabilities(login.deprecate_eof, login.with_database, attrs, login.compress, ctx);
+    let live_scramble = LiveValue::Scramble { plugin: login.plugin.clone() };
+    let scramble = live_value(&live_scramble, ctx);
     let response = HandshakeResponse41 {
         capabilities: caps,
         max_packet_size: DEFAULT_MAX_PACKET_SIZE,
@@ -220,7 +241,7 @@ fn login_fields(login: &LoginSpec, ctx: &BuildCtx<'_>) -> Fields {
         user: ctx.user.as_bytes(),
         auth_response: &scramble,
         database: login.with_database.then_some(ctx.database.as_bytes()),
-        auth_plugin_name: LOGIN_PLUGIN.name().as_bytes(),
+        auth_plugin_name: login.plugin.as_bytes(),
         connect_attrs: &login.connect_attrs,
     };
     let mut packet = Vec::new();
@@ -230,7 +251,7 @@ fn login_fields(login: &LoginSpec, ctx: &BuildCtx<'_>) -> Fields {
     let mut s = Splitter::new(packet.get(HEADER_LEN..).unwrap_or_default());
     client_prefix_fields(&mut s);
     s.nul_string(FieldKind::UserName);
-    let scramble = Some(LiveValue::Scramble { plugin: LOGIN_PLUGIN.name().to_owned() });
+    let scramble = Some(live_scramble);
     if caps.contains(Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA) {
         s.lenenc_string(FieldKind::AuthData, scramble);
     } else {
@@ -260,7 +281,7 @@ fn client_prefix_fields(s: &mut Splitter<'_>) {
 }
 
 fn ssl_request_fields(ctx: &BuildCtx<'_>) -> Fields {
-    let caps = login_capabilities(true, true, true, ctx) | Capabilities::SSL;
+    let caps = login_capabilities(true, true, true, false, ctx) | Capabilities::SSL;
     let request = SslRequest {
         capabilities: caps,
         max_packet_size: DEFAULT_MAX_PACKET_SIZE,
@@ -418,6 +439,8 @@ mod tests {
             session_caps: Capabilities(u64::MAX),
             prepared,
             compress: false,
+            auth_reply: None,
+            handshake_seq: Some(1),
         }
     }
 
@@ -452,6 +475,7 @@ mod tests {
             with_database: true,
             connect_attrs: vec![("_client_name".into(), "x".into())],
             charset: 45,
+            ..crate::fuzz::seeds::client_login()
         };
         let c = ctx(&[]);
         let (fields, bytes) = payload(&Spec::Login(login), &c);
@@ -466,7 +490,12 @@ mod tests {
 
     #[test]
     fn a_login_to_a_server_without_secure_connection_still_says_its_auth_is_41() {
-        let login = LoginSpec { deprecate_eof: false, with_database: false, connect_attrs: Vec::new(), charset: 45 };
+        let login = LoginSpec {
+            deprecate_eof: false,
+            with_database: false,
+            connect_attrs: Vec::new(),
+            ..crate::fuzz::seeds::client_login()
+        };
         let mut c = ctx(&[]);
         // msql-srv's greeting: PROTOCOL_41 and bit 14, nothing more.
         c.server_caps = Capabilities(0x4200);

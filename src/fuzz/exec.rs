@@ -13,12 +13,13 @@ use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::{encode_packet, Header, HEADER_LEN, MAX_FRAGMENT};
 use wirebench_protocol::handshake::{AuthSwitchRequest, InitialHandshake};
 
-use super::answer_reader::{err_code, read_answer, Answer, AnswerShape};
+use super::answer_reader::{err_code, err_message, read_answer, Answer, AnswerShape};
 use super::conn::{FuzzConn, Gone};
 use super::encode_spec::BuildCtx;
 use super::feedback_state::{AnswerClass, ClientMessage, State};
 use super::fields::LiveSpot;
 use super::fuzz_options::Target;
+use super::internal_error::{InternalError, InternalErrors};
 use super::safety;
 use super::spec::WrapEdit;
 use super::vigil::{Patience, Vigil};
@@ -31,6 +32,8 @@ pub enum Phase {
     /// An SSLRequest answering the greeting (no answer comes: the server
     /// waits for TLS).
     SslRequest,
+    /// The client's answer to an AuthSwitchRequest or AuthMoreData.
+    AuthReply,
     Command,
 }
 
@@ -56,6 +59,9 @@ pub struct SentPacket {
 pub trait Outgoing {
     /// The packet for position `index` of the session on this connection.
     fn render(&self, index: usize, ctx: &BuildCtx<'_>) -> Rendered;
+    /// Whether it answers the server's auth request: the exchange before
+    /// it stops at that request instead of answering it itself.
+    fn is_auth_reply(&self) -> bool;
 }
 
 /// How long the steps of a session may take.
@@ -108,6 +114,9 @@ pub struct SessionOutcome {
     /// When the last packet sent went out, while its answer has not come
     /// (a session in flight: the earliest is the likeliest to hang a server).
     pub unanswered_since: Option<Instant>,
+    /// The first error answer that betrayed an internal fault, and the
+    /// state it came with.
+    pub internal_error: Option<(State, InternalError)>,
 }
 
 /// What the connection has established so far.
@@ -119,12 +128,35 @@ struct Established {
     /// The class of the last answer: an ERR before a close makes it normal.
     last_class: AnswerClass,
     last_command: Option<u8>,
+    /// The sequence id a login or SSLRequest takes while the login has not
+    /// been answered; `None` after.
+    handshake_seq: Option<u8>,
+    /// The nonce of the auth exchange under way (the greeting's, or a
+    /// switch's).
+    auth_nonce: Vec<u8>,
+    /// The server's auth request the session's next packet answers.
+    auth_ask: Option<AuthAsk>,
+}
+
+/// An auth request left for the session's own AuthReply to answer.
+struct AuthAsk {
+    /// What a client answers.
+    reply: Vec<u8>,
+    /// The sequence id of that answer.
+    seq: u8,
 }
 
 /// Runs `items` on a new connection to `target`, until they are done or
 /// `vigil` halts the sessions (then it ends [`Ending::InFlight`], with
-/// what it sent and what it received so far).
-pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Limits, vigil: &Vigil) -> SessionOutcome {
+/// what it sent and what it received so far); `judge` tells which error
+/// answers betray an internal fault.
+pub async fn run_session<T: Outgoing>(
+    target: &Target,
+    items: &[T],
+    limits: &Limits,
+    judge: &InternalErrors,
+    vigil: &Vigil,
+) -> SessionOutcome {
     let started = Instant::now();
     let mut outcome = SessionOutcome {
         sent: Vec::new(),
@@ -133,11 +165,12 @@ pub async fn run_session<T: Outgoing>(target: &Target, items: &[T], limits: &Lim
         withheld: Vec::new(),
         took: Duration::ZERO,
         unanswered_since: None,
+        internal_error: None,
     };
     let halted = tokio::select! {
         biased;
         () = vigil.halted() => true,
-        () = run_items(target, items, limits, vigil, &mut outcome) => false,
+        () = run_items(target, items, limits, judge, vigil, &mut outcome) => false,
     };
     if halted {
         outcome.ending = Ending::InFlight;
@@ -150,6 +183,7 @@ async fn run_items<T: Outgoing>(
     target: &Target,
     items: &[T],
     limits: &Limits,
+    judge: &InternalErrors,
     vigil: &Vigil,
     outcome: &mut SessionOutcome,
 ) {
@@ -177,9 +211,18 @@ async fn run_items<T: Outgoing>(
         outcome.unanswered_since = Some(Instant::now());
         let Some(sending) = outcome.sent.last() else { break };
         let patience = Patience::new(limits.answer, vigil);
-        let (step, answers) = exchange_packets(&mut conn, &sending.rendered, &mut live, target, patience).await;
+        let manual_auth = items.get(index + 1).is_some_and(Outgoing::is_auth_reply);
+        let (step, answers) =
+            exchange_packets(&mut conn, &sending.rendered, &mut live, target, patience, manual_auth).await;
         outcome.unanswered_since = None;
         let gone = answers.last().and_then(|a| a.gone);
+        if outcome.internal_error.is_none() {
+            let sent = sending.rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
+            outcome.internal_error = answers.iter().find_map(|a| {
+                let betrayed = (a.code != 0).then(|| judge.judge(a.code, &a.message, sent)).flatten()?;
+                Some((State { step, class: a.class, code: a.code }, betrayed))
+            });
+        }
         outcome.states.extend(answers.iter().map(|a| State { step, class: a.class, code: a.code }));
         if let Some(sent) = outcome.sent.last_mut() {
             sent.answered = answers.first().map(|a| State { step, class: a.class, code: a.code });
@@ -205,6 +248,7 @@ pub fn step_of(rendered: &Rendered) -> ClientMessage {
     match rendered.phase {
         Phase::Login => ClientMessage::Login,
         Phase::SslRequest => ClientMessage::SslRequest,
+        Phase::AuthReply => ClientMessage::AuthReply,
         Phase::Command => ClientMessage::of_command(rendered.bytes.get(HEADER_LEN).copied().unwrap_or(0)),
     }
 }
@@ -232,11 +276,14 @@ async fn greet(conn: &mut FuzzConn, limits: &Limits, outcome: &mut SessionOutcom
     };
     Some(Established {
         server_caps: hs.capabilities,
+        auth_nonce: hs.auth_plugin_data.clone(),
         nonce: hs.auth_plugin_data,
         session_caps: hs.capabilities,
         prepared: Vec::new(),
         last_class: class,
         last_command: None,
+        handshake_seq: Some(1),
+        auth_ask: None,
     })
 }
 
@@ -251,6 +298,8 @@ fn build_ctx<'a>(target: &'a Target, live: &'a Established) -> BuildCtx<'a> {
         session_caps: live.session_caps,
         prepared: &live.prepared,
         compress: target.compression,
+        auth_reply: live.auth_ask.as_ref().map(|ask| (&ask.reply[..], ask.seq)),
+        handshake_seq: live.handshake_seq,
     }
 }
 
@@ -262,6 +311,7 @@ async fn exchange_packets(
     live: &mut Established,
     target: &Target,
     mut patience: Patience<'_>,
+    manual_auth: bool,
 ) -> (ClientMessage, Vec<Answer>) {
     let payload = rendered.bytes.get(HEADER_LEN..).unwrap_or_default();
     let command = payload.first().copied();
@@ -270,17 +320,28 @@ async fn exchange_packets(
         return (step, vec![Answer::gone(gone)]);
     }
     let answers = match (rendered.phase, command) {
-        (Phase::Login, _) => {
-            live.session_caps = sent_capabilities(payload) & live.server_caps;
-            let answers = authenticate(conn, live, target, &mut patience).await;
+        (Phase::Login | Phase::AuthReply, _) => {
+            if rendered.phase == Phase::Login {
+                live.session_caps = sent_capabilities(payload) & live.server_caps;
+                live.handshake_seq = None;
+                live.auth_nonce.clone_from(&live.nonce);
+            }
+            live.auth_ask = None;
+            let answers = authenticate(conn, live, target, &mut patience, manual_auth).await;
             let logged_in = answers.last().is_some_and(|a| a.class == AnswerClass::Ok && a.gone.is_none());
             if logged_in && live.session_caps.contains(Capabilities::COMPRESS) {
                 conn.start_compression();
             }
             answers
         }
-        (Phase::SslRequest, _) => vec![Answer::of(AnswerClass::Silent)],
-        (Phase::Command, Some(COM_CHANGE_USER)) => authenticate(conn, live, target, &mut patience).await,
+        (Phase::SslRequest, _) => {
+            live.handshake_seq = live.handshake_seq.map(|seq| seq.wrapping_add(1));
+            vec![Answer::of(AnswerClass::Silent)]
+        }
+        (Phase::Command, Some(COM_CHANGE_USER)) => {
+            live.auth_nonce.clone_from(&live.nonce);
+            authenticate(conn, live, target, &mut patience, false).await
+        }
         (Phase::Command, _) => {
             let expect = expect_for(command.unwrap_or(0));
             let mut answers = vec![read_answer(conn, expect, live.session_caps, &mut patience).await];
@@ -426,16 +487,18 @@ fn take_packet(conn: &mut FuzzConn) -> Result<Option<(u8, Vec<u8>)>, Gone> {
 
 /// The login's (or COM_CHANGE_USER's) exchange after the client's packet,
 /// to OK or ERR: answers auth switches and caching_sha2_password's
-/// requests as a client does, each server packet one answer.
+/// requests as a client does, each server packet one answer. With
+/// `manual`, the first such request is left for the session's next packet
+/// (an AuthReply) to answer: the correct answer goes to `live.auth_ask`.
 async fn authenticate(
     conn: &mut FuzzConn,
     live: &mut Established,
     target: &Target,
     patience: &mut Patience<'_>,
+    manual: bool,
 ) -> Vec<Answer> {
     let mut answers = Vec::new();
     let mut plugin = AuthPlugin::MysqlNativePassword;
-    let mut nonce = live.nonce.clone();
     let secure = target.endpoint.is_secure_transport();
     let password = target.password.as_bytes();
     for _ in 0..6 {
@@ -453,24 +516,30 @@ async fn authenticate(
             Some(0xFE) => {
                 if let Ok(switch) = AuthSwitchRequest::parse(&payload) {
                     plugin = AuthPlugin::from_name(switch.plugin_name).unwrap_or(plugin);
-                    nonce = switch.plugin_data.to_vec();
-                    let _ = plugin.first_response(password, &nonce, secure, None, &mut OsRng, &mut reply);
+                    live.auth_nonce = switch.plugin_data.to_vec();
+                    let nonce = &live.auth_nonce;
+                    let _ = plugin.first_response(password, nonce, secure, None, &mut OsRng, &mut reply);
                 }
                 AnswerClass::AuthSwitch
             }
             Some(0x01) => {
-                reply = more_auth_data(payload.get(1..).unwrap_or_default(), password, &nonce, secure);
+                reply = more_auth_data(payload.get(1..).unwrap_or_default(), password, &live.auth_nonce, secure);
                 AnswerClass::AuthMoreData
             }
             _ => AnswerClass::Garbled,
         };
-        let code = if class == AnswerClass::Err { err_code(&payload) } else { 0 };
-        answers.push(Answer { code, ..Answer::of(class) });
+        let (code, message) =
+            if class == AnswerClass::Err { (err_code(&payload), err_message(&payload)) } else { (0, Vec::new()) };
+        answers.push(Answer { code, message, ..Answer::of(class) });
         if !matches!(class, AnswerClass::AuthSwitch | AnswerClass::AuthMoreData) {
             return answers;
         }
         if matches!(payload.as_slice(), [0x01, caching_sha2::FAST_AUTH_SUCCESS]) {
             continue;
+        }
+        if manual {
+            live.auth_ask = Some(AuthAsk { reply, seq: seq.wrapping_add(1) });
+            return answers;
         }
         let mut packet = Vec::new();
         encode_packet(&mut packet, seq.wrapping_add(1), &reply);
@@ -501,6 +570,9 @@ mod tests {
         Established {
             server_caps: Capabilities::empty(),
             nonce: Vec::new(),
+            auth_nonce: Vec::new(),
+            handshake_seq: None,
+            auth_ask: None,
             session_caps: Capabilities::empty(),
             prepared: Vec::new(),
             last_class,

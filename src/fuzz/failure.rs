@@ -12,6 +12,7 @@ use super::lines::{err_line, out_line};
 use super::minimize::{minimise, Minimised};
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::{same_bug, Rig};
+use super::run_clock::{within, OUT_OF_TIME};
 use super::table_setup::{capture, Setup};
 use super::worker::FinishedSession;
 
@@ -36,7 +37,9 @@ fn suspects(history: &[FinishedSession], checked_through: u64, kind: FailureKind
             .then_some(h.outcome.unanswered_since)
             .flatten();
         let after = h.index >= checked_through;
-        let calm = !h.outcome.ending.is_suspicious();
+        // An internal error's session is known: it got the answer.
+        let answered_it = kind == FailureKind::InternalError && h.outcome.internal_error.is_some();
+        let calm = !(h.outcome.ending.is_suspicious() || answered_it);
         let rank = u8::from(!after) * 2 + u8::from(calm);
         (u8::from(waiting.is_none()), waiting, rank, if after { h.index } else { u64::MAX - h.index })
     });
@@ -72,12 +75,18 @@ async fn confirm(
     if let Err(why) = rig.ensure_up().await {
         return unconfirmed(why.to_string(), tables_at_start.clone());
     }
-    let tables = match capture(&rig.target, rig.limits.connect).await {
-        Ok(tables) => tables,
-        Err(e) => {
+    // Pre-auth sessions cannot log in to name a table: nothing to record.
+    let recorded = match rig.checker.is_pre_auth() {
+        true => Some(Ok(Setup::default())),
+        false => within(rig.end, capture(&rig.target, rig.limits.connect)).await,
+    };
+    let tables = match recorded {
+        Some(Ok(tables)) => tables,
+        Some(Err(e)) => {
             err_line(format_args!("wirebench fuzz: cannot record the database's tables: {e}"));
             tables_at_start.clone()
         }
+        None => return unconfirmed(OUT_OF_TIME.to_owned(), tables_at_start.clone()),
     };
     // Every recorded table is made before each re-run: a session halted
     // by the failure had sent only part of what it sends when run again.
@@ -87,6 +96,9 @@ async fn confirm(
     for &i in order.iter().take(SUSPECTS) {
         let Some(suspect) = history.get(i) else { continue };
         let (again, outcomes) = rig.run_and_check(vec![suspect.plan.packets.clone()]).await;
+        if rig.out_of_time() {
+            return unconfirmed(OUT_OF_TIME.to_owned(), tables);
+        }
         match again {
             Some(f) if same_bug(&f, failure) => {
                 let sent = outcomes.into_iter().next().map(|o| o.sent).unwrap_or_default();
@@ -103,7 +115,11 @@ async fn confirm(
         }
     }
     let together: Vec<_> = history.iter().map(|h| h.plan.packets.clone()).collect();
-    match rig.run_and_check(together).await {
+    let again = rig.run_and_check(together).await;
+    if rig.out_of_time() {
+        return unconfirmed(OUT_OF_TIME.to_owned(), tables);
+    }
+    match again {
         (Some(f), _) if same_bug(&f, failure) => match narrow_down(rig, history, failure, &tables).await {
             Some(minimised) => {
                 Confirmed { reproduces: Reproduces::Alone, culprit: minimised.0, minimised: Some(minimised.1), tables }
@@ -174,6 +190,8 @@ pub struct FailureReport<'a> {
     /// The database's tables when the run began: the setup when they
     /// cannot be recorded again after the failure.
     pub tables_at_start: &'a Setup,
+    /// The run fuzzed what comes before the login's answer.
+    pub pre_auth: bool,
 }
 
 /// Confirms, minimises and saves one failure; returns the reproducer's
@@ -248,6 +266,8 @@ fn save_reproducer(report: &FailureReport<'_>, confirmed: Confirmed) -> Result<P
         database: t.database.clone(),
         compression: t.compression,
         minimised,
+        error_patterns: report.options.internal_errors.extra.clone(),
+        pre_auth: report.pre_auth,
         reproduces: confirmed.reproduces,
         setup,
         failing,
@@ -279,6 +299,7 @@ mod tests {
             withheld: Vec::new(),
             took: std::time::Duration::ZERO,
             unanswered_since: None,
+            internal_error: None,
         };
         FinishedSession { number: 100 - index, index, plan: SessionPlan::default(), outcome }
     }

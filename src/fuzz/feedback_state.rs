@@ -16,6 +16,8 @@ pub enum ClientMessage {
     Login,
     /// An SSLRequest in answer to the greeting.
     SslRequest,
+    /// The client's answer to an AuthSwitchRequest or AuthMoreData.
+    AuthReply,
     /// A command: its first payload byte as sent.
     Command(u8),
     /// A command byte no server knows: they all take the same path (ERR
@@ -117,6 +119,7 @@ impl fmt::Display for ClientMessage {
             ClientMessage::Greeting => f.write_str("greeting"),
             ClientMessage::Login => f.write_str("login"),
             ClientMessage::SslRequest => f.write_str("SSLRequest"),
+            ClientMessage::AuthReply => f.write_str("auth reply"),
             ClientMessage::Command(byte) => match command_name(*byte) {
                 Some(name) => f.write_str(name),
                 None => write!(f, "command 0x{byte:02x}"),

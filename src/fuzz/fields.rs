@@ -77,6 +77,9 @@ pub enum LiveValue {
     Scramble { plugin: String },
     /// The id the server gave the session's `prepare`-th COM_STMT_PREPARE (from 0).
     Statement { prepare: usize },
+    /// The client's answer to the server's last auth request (a switch's
+    /// nonce, caching_sha2_password's steps).
+    AuthReply,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -69,6 +69,11 @@ pub enum FuzzError {
     NotRunning { pid: u32 },
     #[error("--server-log {path}: {source}; give a log file the server writes and this user can read")]
     ServerLog { path: PathBuf, source: io::Error },
+    #[error(
+        "the server did not complete the logins and checks made before fuzzing within --time plus --fuzz-overtime; \
+         check that it answers a login (wirebench run's `--mysql-*` options), or give a longer --time"
+    )]
+    OutOfTimeBeforeFuzzing,
     #[error("cannot start the async runtime: {0}")]
     Runtime(io::Error),
 }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::internal_error::InternalErrors;
 use crate::client::Endpoint;
 
 /// The server under test and how to log in to it.
@@ -47,6 +48,9 @@ pub struct FuzzOptions {
     pub threads: u32,
     /// `--time`; `None` for no limit.
     pub time: Option<Duration>,
+    /// `--fuzz-overtime`: how long past `--time` a failure found before
+    /// it may take to be confirmed, minimised and saved.
+    pub overtime: Duration,
     /// `--rand-seed`; 0 picks one from the clock (and prints it).
     pub seed: u64,
     /// `--report-interval`; `None` for no interim lines.
@@ -66,6 +70,15 @@ pub struct FuzzOptions {
     /// `--fuzz-restart-wait`: how long a restarted server may take to
     /// answer again.
     pub restart_wait: Duration,
+    /// The built-in patterns of internal errors and `--internal-error-pattern`'s.
+    pub internal_errors: InternalErrors,
+    /// `--pre-auth`: fuzz only what comes before the login's answer, even
+    /// when the login works.
+    pub pre_auth: bool,
+    /// Sessions recorded elsewhere that the corpus starts from, besides
+    /// the seeds: each the payloads of its commands after the login (a
+    /// capture file's, once `--seed-capture` reads one; none until then).
+    pub seed_sessions: Vec<Vec<Vec<u8>>>,
 }
 
 /// `wirebench fuzz-replay FILE`.
@@ -85,6 +98,8 @@ pub struct ReplayOptions {
     pub deadline: Option<Duration>,
     /// `--emit=...`: write a stand-alone program instead of replaying.
     pub emit: Option<Emit>,
+    /// `--internal-error-pattern`s, besides the reproducer's own.
+    pub internal_errors: InternalErrors,
 }
 
 /// Which of the options a reproducer also records the command line gave.
@@ -102,6 +117,8 @@ pub enum Emit {
     Python,
 }
 
+/// The default `--fuzz-overtime`.
+pub const DEFAULT_OVERTIME: Duration = Duration::from_secs(120);
 /// The default `--fuzz-restart-wait`.
 pub const DEFAULT_RESTART_WAIT: Duration = Duration::from_secs(60);
 /// The default `--fuzz-deadline`.

@@ -7,7 +7,7 @@ use wirebench_protocol::command::{count_placeholders, CURSOR_TYPE_READ_ONLY, MUL
 
 use super::dictionary::{OTHER_COMMANDS, STATEMENTS, TABLES};
 use super::fuzz_rng::FuzzRng;
-use super::seeds::{client_login, Seeds};
+use super::seeds::{client_login, Seeds, LOGIN_PLUGINS};
 use super::spec::{OwnedParam, PlannedPacket, SessionPlan, Spec, StmtRef};
 use super::values::{edge_bytes, edge_u16, edge_u32, plain_param, random_param};
 
@@ -53,6 +53,57 @@ pub fn fresh_session(rng: &mut FuzzRng, seeds: &Seeds) -> SessionPlan {
         packets.push(PlannedPacket::new(Spec::Quit));
     }
     SessionPlan { packets }
+}
+
+/// A new pre-auth session: what answers the greeting (a login mostly, an
+/// SSLRequest, bytes that are no login), auth replies, and now and then a
+/// command the server must refuse before a login.
+pub fn fresh_pre_auth_session(rng: &mut FuzzRng) -> SessionPlan {
+    let mut packets = Vec::new();
+    if rng.one_in(8) {
+        packets.push(PlannedPacket::new(Spec::SslRequest));
+    }
+    for _ in 0..1 + usize::from(rng.one_in(6)) {
+        packets.push(PlannedPacket::new(pre_auth_login(rng)));
+    }
+    for _ in 0..rng.below(3) {
+        packets.push(PlannedPacket::new(Spec::AuthReply));
+    }
+    if rng.one_in(3) {
+        packets.push(PlannedPacket::new(pre_auth_packet(rng)));
+    }
+    SessionPlan { packets }
+}
+
+/// What answers the greeting in a pre-auth session: a login with any
+/// plugin and any choices, or bytes that are no login at all.
+fn pre_auth_login(rng: &mut FuzzRng) -> Spec {
+    if rng.one_in(12) {
+        return Spec::Other { command: *rng.pick(OTHER_COMMANDS).unwrap_or(&0), body: edge_bytes(rng) };
+    }
+    let mut login = client_login();
+    login.plugin = rng.pick(LOGIN_PLUGINS).map_or(login.plugin, |p| (*p).to_owned());
+    login.with_database = !rng.one_in(3);
+    login.compress = rng.one_in(2);
+    login.deprecate_eof = !rng.one_in(4);
+    if rng.one_in(3) {
+        login.connect_attrs.clear();
+    }
+    Spec::Login(login)
+}
+
+/// One packet of a pre-auth session after its first: an auth reply, a
+/// login again, an SSLRequest, or a command that needs no login to be
+/// answered harmlessly (COM_PING, COM_QUIT, COM_STATISTICS, an unknown one).
+pub fn pre_auth_packet(rng: &mut FuzzRng) -> Spec {
+    match rng.below(8) {
+        0..=2 => Spec::AuthReply,
+        3 => pre_auth_login(rng),
+        4 => Spec::SslRequest,
+        5 => Spec::Ping,
+        6 => Spec::Statistics,
+        _ => Spec::Other { command: *rng.pick(OTHER_COMMANDS).unwrap_or(&0), body: edge_bytes(rng) },
+    }
 }
 
 /// A statement of the session: mostly one it prepared.

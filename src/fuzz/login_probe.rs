@@ -17,17 +17,21 @@ use std::time::Duration;
 
 use super::control::{control_options, failure_of, Failure, FailureKind};
 use super::exec::{run_session, Ending, Limits, SessionOutcome};
-use super::feedback_state::AnswerClass;
+use super::feedback_state::{AnswerClass, ClientMessage};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::{FuzzOptions, Target};
+use super::internal_error::InternalErrors;
 use super::lines::{err_line, out_line};
+use super::pre_auth::LoginAnswer;
 use super::reproducer::{Reproducer, Reproduces};
 use super::rig::Rig;
 use super::seeds::client_login;
-use super::spec::{PlannedPacket, Spec};
+use super::spec::{LoginForm, PlannedPacket, Spec};
 use super::table_setup::Setup;
 use super::vigil::Vigil;
 use crate::client::{ClientError, ConnectOptions, Connection};
+use wirebench_protocol::constants::command::COM_INIT_DB;
+use wirebench_protocol::constants::Capabilities;
 
 /// What the two logins showed.
 #[derive(Debug)]
@@ -38,6 +42,9 @@ pub enum LoginVerdict {
     /// The form with the database does not log in for a reason that is
     /// the user's to fix, or neither does: the run cannot start.
     Unusable(ClientError),
+    /// The login is refused (an ERR to it, or to the COM_INIT_DB after
+    /// it): what comes before that answer is what can be fuzzed.
+    Refused(ClientError),
     /// One form is not completed while the other logs in.
     Finding(LoginFinding),
 }
@@ -47,15 +54,30 @@ pub enum LoginVerdict {
 pub struct LoginFinding {
     /// Whether the failing form names the database.
     pub with_database: bool,
+    /// The server does not offer CONNECT_WITH_DB: the failing form's login
+    /// names no database and COM_INIT_DB selects it, as a client does.
+    pub select_database: bool,
     pub failure: Failure,
 }
 
-/// Logs in once, within `deadline` in all.
-async fn try_login(options: &ConnectOptions, deadline: Duration) -> Result<(), ClientError> {
+impl LoginFinding {
+    /// How the run's sessions log in from now on: the way that works.
+    pub fn working_form(&self) -> LoginForm {
+        match (self.with_database, self.select_database) {
+            (true, false) => LoginForm::ThenInitDb,
+            (true, true) => LoginForm::NoDatabase,
+            (false, _) => LoginForm::NamingDatabase,
+        }
+    }
+}
+
+/// Logs in once, within `deadline` in all; the capabilities the server offered.
+async fn try_login(options: &ConnectOptions, deadline: Duration) -> Result<Capabilities, ClientError> {
     match tokio::time::timeout(deadline, Connection::connect(options)).await {
         Ok(Ok(conn)) => {
+            let offered = conn.login().server_capabilities;
             let _ = conn.quit().await;
-            Ok(())
+            Ok(offered)
         }
         Ok(Err(e)) => Err(e),
         Err(_) => Err(ClientError::Timeout { endpoint: options.endpoint.clone(), what: "the login", after: deadline }),
@@ -74,8 +96,13 @@ fn is_a_finding(error: &ClientError) -> bool {
 pub async fn probe_logins(target: &Target, deadline: Duration) -> LoginVerdict {
     let (named, unnamed) = (control_options(target, deadline, true), control_options(target, deadline, false));
     let (with, without) = tokio::join!(try_login(&named, deadline), try_login(&unnamed, deadline));
-    let described = |with_database: bool, error: &ClientError| {
-        let form = if with_database {
+    let described = |with_database: bool, select_database: bool, error: &ClientError| {
+        let form = if select_database {
+            format!(
+                "the login selecting database {} (with COM_INIT_DB: the server lacks CONNECT_WITH_DB)",
+                target.database
+            )
+        } else if with_database {
             format!("the login naming database {} (CONNECT_WITH_DB)", target.database)
         } else {
             "the login naming no database".to_owned()
@@ -91,15 +118,20 @@ pub async fn probe_logins(target: &Target, deadline: Duration) -> LoginVerdict {
         Failure { kind, summary: format!("{form} {what}, while {other} logs in"), details: vec![seen.summary] }
     };
     match (with, without) {
-        (Ok(()), Ok(())) => LoginVerdict::Fine,
-        (Err(e), Ok(())) if is_a_finding(&e) => {
-            LoginVerdict::Finding(LoginFinding { with_database: true, failure: described(true, &e) })
+        (Ok(_), Ok(_)) => LoginVerdict::Fine,
+        (Err(e), Ok(offered)) if is_a_finding(&e) => {
+            let select_database = !offered.contains(Capabilities::CONNECT_WITH_DB);
+            let failure = described(true, select_database, &e);
+            LoginVerdict::Finding(LoginFinding { with_database: true, select_database, failure })
         }
+        (Err(e), _) if LoginAnswer::of_error(&e).is_some() => LoginVerdict::Refused(e),
         (Err(e), _) => LoginVerdict::Unusable(e),
-        (Ok(()), Err(e)) if is_a_finding(&e) => {
-            LoginVerdict::Finding(LoginFinding { with_database: false, failure: described(false, &e) })
-        }
-        (Ok(()), Err(_)) => LoginVerdict::Fine,
+        (Ok(_), Err(e)) if is_a_finding(&e) => LoginVerdict::Finding(LoginFinding {
+            with_database: false,
+            select_database: false,
+            failure: described(false, false, &e),
+        }),
+        (Ok(_), Err(_)) => LoginVerdict::Fine,
     }
 }
 
@@ -112,31 +144,44 @@ where
     let limits = Limits { connect: deadline, answer: deadline };
     // No control connection watches this one: a late answer waits a
     // second more, then counts as none.
-    run_session(target, packets, &limits, &Vigil::new(Duration::ZERO)).await
+    run_session(target, packets, &limits, &InternalErrors::default(), &Vigil::new(Duration::ZERO)).await
 }
 
-/// The fuzzer's own login of the failing form, then COM_PING.
-pub fn login_plan(with_database: bool) -> Vec<PlannedPacket> {
+/// The fuzzer's own login of the failing form (with COM_INIT_DB after it
+/// when the server takes the database that way), then COM_PING.
+pub fn login_plan(finding: &LoginFinding) -> Vec<PlannedPacket> {
     let mut login = client_login();
-    login.with_database = with_database;
-    vec![PlannedPacket::new(Spec::Login(login)), PlannedPacket::new(Spec::Ping)]
+    login.with_database = finding.with_database;
+    let mut plan = vec![PlannedPacket::new(Spec::Login(login))];
+    if finding.with_database && finding.select_database {
+        plan.push(PlannedPacket::new(Spec::InitDb));
+    }
+    plan.push(PlannedPacket::new(Spec::Ping));
+    plan
 }
 
-/// Whether a login session's login was completed; `None` if it was, else
-/// what its login got.
+/// Whether a login session's login was completed (its COM_INIT_DB, when
+/// it has one, answered); `None` if it was, else what it got.
 pub fn login_failed(outcome: &SessionOutcome) -> Option<String> {
     let login = outcome.sent.first()?;
     let state = login.answered?;
-    let completed = state.class == AnswerClass::Ok
+    let logged_in = state.class == AnswerClass::Ok
         || outcome.states.iter().any(|s| s.step == state.step && s.class == AnswerClass::Ok);
-    if completed {
-        return None;
-    }
+    let unanswered_init_db = outcome.sent.iter().skip(1).find_map(|p| {
+        let answer = p.answered?;
+        let init_db = answer.step == ClientMessage::Command(COM_INIT_DB);
+        (init_db && !matches!(answer.class, AnswerClass::Ok | AnswerClass::Err)).then_some(answer)
+    });
+    let failed = match (logged_in, unanswered_init_db) {
+        (false, _) => state,
+        (true, Some(init_db)) => init_db,
+        (true, None) => return None,
+    };
     let ending = match &outcome.ending {
         Ending::NoReply | Ending::InFlight => "no answer".to_owned(),
         other => format!("{other:?}").to_lowercase(),
     };
-    Some(format!("{state} ({ending})"))
+    Some(format!("{failed} ({ending})"))
 }
 
 /// Records the failing login as the fuzzer sends it and saves the
@@ -149,7 +194,7 @@ pub async fn save_login_finding(
 ) -> Result<PathBuf, FuzzError> {
     let failure = &finding.failure;
     err_line(format_args!("wirebench fuzz: FAILURE: {}", failure.summary));
-    let outcome = run_login_session(&options.target, &login_plan(finding.with_database), options.deadline).await;
+    let outcome = run_login_session(&options.target, &login_plan(finding), options.deadline).await;
     let reproduces = match login_failed(&outcome) {
         Some(_) => Reproduces::Alone,
         None => Reproduces::NotConfirmed("the fuzzer's own login of that form was completed".to_owned()),
@@ -169,6 +214,8 @@ pub async fn save_login_finding(
         database: t.database.clone(),
         compression: t.compression,
         minimised: "no (a login and COM_PING, before fuzzing)".to_owned(),
+        error_patterns: options.internal_errors.extra.clone(),
+        pre_auth: rig.checker.is_pre_auth(),
         reproduces,
         setup: Setup::default(),
         failing: outcome.sent,
@@ -181,7 +228,11 @@ pub async fn save_login_finding(
     out_line(format_args!("wirebench fuzz: FAILURE: {}", failure.summary));
     out_line(format_args!("wirebench fuzz: reproducer written to {}", path.display()));
     if options.keep_going {
-        let form = if finding.with_database { "naming no database, then COM_INIT_DB" } else { "naming the database" };
+        let form = match finding.working_form() {
+            LoginForm::NamingDatabase => "naming the database",
+            LoginForm::ThenInitDb => "naming no database, then COM_INIT_DB",
+            LoginForm::NoDatabase => "selecting no database",
+        };
         err_line(format_args!("wirebench fuzz: going on (--keep-going) with every login {form}"));
     }
     Ok(path)
@@ -206,9 +257,11 @@ mod tests {
             "the login naming database db (CONNECT_WITH_DB) got no answer within 0.3 s, while a login naming no \
              database logs in"
         );
-        let outcome = run_login_session(&server.target(), &login_plan(true), deadline).await;
+        assert!(!finding.select_database);
+        let outcome = run_login_session(&server.target(), &login_plan(&finding), deadline).await;
         assert!(login_failed(&outcome).is_some_and(|s| s.starts_with("login -> ")), "{:?}", outcome.states);
-        let fine = run_login_session(&server.target(), &login_plan(false), deadline).await;
+        let other_form = LoginFinding { with_database: false, ..finding };
+        let fine = run_login_session(&server.target(), &login_plan(&other_form), deadline).await;
         assert_eq!(login_failed(&fine), None, "{:?}", fine.states);
     }
 

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::control::Failure;
 use super::exec::{Ending, SentPacket};
 use super::rig::{same_bug, Rig};
+use super::run_clock::OUT_OF_TIME;
 use super::spec::{OwnedParam, SessionPlan, Spec};
 use super::table_setup::{Setup, TableSetup};
 
@@ -86,6 +87,10 @@ impl Search<'_> {
             }
             self.rig.setup = setup.clone();
             let (failure, outcomes) = self.rig.run_and_check(vec![candidate.packets.clone()]).await;
+            if self.rig.out_of_time() {
+                self.best.cut_short = Some(format!("stopped when {OUT_OF_TIME}"));
+                return false;
+            }
             let outcome = outcomes.into_iter().next();
             // No connection at all: the server was not back yet, whatever
             // the check before said. That run says nothing; run it again

@@ -52,13 +52,18 @@
 //! - `exec.rs`: one session on a fresh connection; `conn.rs`: its socket;
 //!   `render.rs`: a planned packet into bytes; `answer_reader.rs`: the
 //!   server's answer, untrusted; `vigil.rs`: late answers.
+//! - `internal_error.rs`: error answers that betray a fault inside the
+//!   server (failure kind `internal-error`).
+//! - `pre_auth.rs`: pre-auth mode, when the login is refused or
+//!   `--pre-auth` asks: what is fuzzed and what the control check expects.
 //! - `feedback_state.rs`: the states a session reached; `corpus.rs`: the
 //!   sessions that reached one first.
 //! - `control.rs`: failure detection; `process_watch.rs`: the server's
 //!   process and log; `login_probe.rs`: the two forms of login tried
 //!   before fuzzing (findings in the login); `failure.rs`: a failure
 //!   confirmed and minimised; `minimize.rs`: minimising a session;
-//!   `rig.rs`: running sessions again; `table_setup.rs`: the tables a
+//!   `rig.rs`: running sessions again; `run_clock.rs`: when the run
+//!   ends (`--time`, then `--fuzz-overtime`); `table_setup.rs`: the tables a
 //!   failing session needs, recorded and made again.
 //! - `reproducer.rs`: the reproducer file; `reproducer_format.rs`: its
 //!   marker and line errors; `replay.rs`: `fuzz-replay`; `emit.rs`: the
@@ -85,10 +90,12 @@ mod fuzz_error;
 mod fuzz_options;
 mod fuzz_rng;
 mod generate;
+mod internal_error;
 mod lines;
 mod login_probe;
 mod minimize;
 mod mutate;
+mod pre_auth;
 mod process_watch;
 mod progress;
 mod render;
@@ -98,6 +105,7 @@ mod reproducer_format;
 mod rig;
 #[cfg(test)]
 mod roundtrip_tests;
+mod run_clock;
 mod safety;
 #[cfg(test)]
 mod scripted_server;
@@ -112,7 +120,8 @@ mod worker;
 pub use campaign::{fuzz, fuzz_observed, ProgressObserver};
 pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
-    DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
+    DEFAULT_OVERTIME, DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
+pub(crate) use internal_error::InternalErrors;
 pub use progress::Progress;
 pub use replay::{replay, ReplayVerdict};

@@ -10,8 +10,8 @@ use super::edits::edit_for;
 use super::encode_spec::{build_fields, BuildCtx};
 use super::fields::FieldEdit;
 use super::fuzz_rng::FuzzRng;
-use super::generate::random_command;
-use super::seeds::Seeds;
+use super::generate::{pre_auth_packet, random_command};
+use super::seeds::{Seeds, LOGIN_PLUGINS};
 use super::spec::{FrameEdit, PlannedPacket, SessionPlan, Spec, StmtRef, WrapEdit};
 use super::text::mutate_text;
 use super::values::{edge_bytes, edge_u16, edge_u32, edge_u8, random_param};
@@ -28,6 +28,9 @@ pub struct Pool<'a> {
     pub donor: Option<&'a SessionPlan>,
     pub database: &'a str,
     pub compression: bool,
+    /// Pre-auth sessions: packets added are the handshake's (auth
+    /// replies, logins) or harmless commands.
+    pub pre_auth: bool,
 }
 
 /// A mutant of `plan`: one to four stacked mutations (sometimes eight).
@@ -64,6 +67,8 @@ fn probe_ctx<'a>(pool: &'a Pool<'_>) -> BuildCtx<'a> {
         session_caps: Capabilities(u64::MAX) & !Capabilities::COMPRESS & !Capabilities::SSL,
         prepared: &[],
         compress: pool.compression,
+        auth_reply: Some((b"01234567890123456789", 3)),
+        handshake_seq: Some(1),
     }
 }
 
@@ -124,13 +129,15 @@ fn spec_mutation(plan: &mut SessionPlan, rng: &mut FuzzRng, pool: &Pool<'_>) {
                 *rows = edge_u32(rng);
             }
         }
-        Spec::Login(login) => match rng.below(5) {
+        Spec::Login(login) => match rng.below(7) {
             0 => login.deprecate_eof = !login.deprecate_eof,
             1 => login.with_database = !login.with_database,
             2 => login.charset = edge_u8(rng),
             3 => {
                 login.connect_attrs.pop();
             }
+            4 => login.plugin = rng.pick(LOGIN_PLUGINS).map_or(String::new(), |p| (*p).to_owned()),
+            5 if pool.pre_auth => login.compress = !login.compress,
             _ => {
                 let (k, v) = rng.pick(ATTRIBUTES).copied().unwrap_or(("k", "v"));
                 let value = if rng.one_in(4) { "v".repeat(70_000) } else { v.to_owned() };
@@ -138,6 +145,9 @@ fn spec_mutation(plan: &mut SessionPlan, rng: &mut FuzzRng, pool: &Pool<'_>) {
             }
         },
         Spec::ChangeUser { connect_attrs } => connect_attrs.clear(),
+        // Its bytes are the plugin's answer: field edits break them.
+        Spec::AuthReply => {}
+        spec if pool.pre_auth => *spec = pre_auth_packet(rng),
         Spec::SetOption(option) => *option = edge_u16(rng),
         Spec::FieldList { table, wildcard } => {
             *table = rng.pick(TABLES).map_or_else(Vec::new, |t| t.as_bytes().to_vec());
@@ -166,7 +176,7 @@ fn packet_mutation(plan: &mut SessionPlan, rng: &mut FuzzRng, pool: &Pool<'_>) {
     let at = 1 + rng.below(len);
     match rng.below(6) {
         0 => {
-            let spec = random_command(rng, pool.seeds, &[1, 2, 3]);
+            let spec = if pool.pre_auth { pre_auth_packet(rng) } else { random_command(rng, pool.seeds, &[1, 2, 3]) };
             plan.packets.insert(at.min(len), PlannedPacket::new(spec));
         }
         1 => {
@@ -255,7 +265,8 @@ mod tests {
     #[test]
     fn mutants_keep_the_login_first_most_of_the_time_and_vary() {
         let seeds = recorded_seeds();
-        let pool = Pool { seeds: &seeds, donor: seeds.plans.first(), database: "sbtest", compression: true };
+        let pool =
+            Pool { seeds: &seeds, donor: seeds.plans.first(), database: "sbtest", compression: true, pre_auth: false };
         let mut rng = FuzzRng::new(3, 3);
         let base = &seeds.plans[6];
         let mut distinct = std::collections::HashSet::new();

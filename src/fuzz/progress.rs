@@ -32,7 +32,10 @@ pub fn banner(options: &FuzzOptions, seed: u64) -> String {
         "  as user {:?} into database {:?}, the only database it names: its tables get created, changed and dropped",
         t.user, t.database
     );
-    let time = options.time.map_or_else(|| "no time limit".to_owned(), |d| format!("{} s", d.as_secs()));
+    let time = options.time.map_or_else(
+        || "no time limit".to_owned(),
+        |d| format!("{} s (a failure found may take {} s more to confirm)", d.as_secs(), options.overtime.as_secs()),
+    );
     let _ = writeln!(
         out,
         "  {} connections, {time}, seed {seed} (--rand-seed={seed} runs the same sessions), compressed protocol {}",

@@ -9,9 +9,12 @@ use super::spec::{PlannedPacket, Spec};
 
 impl Outgoing for PlannedPacket {
     fn render(&self, index: usize, ctx: &BuildCtx<'_>) -> Rendered {
-        let phase = match (index, &self.spec) {
-            (0, Spec::SslRequest) => Phase::SslRequest,
-            (0, _) => Phase::Login,
+        // How the server reads it: by what the connection is waiting for.
+        let phase = match (&self.spec, ctx.handshake_seq, ctx.auth_reply) {
+            (Spec::AuthReply, _, Some(_)) => Phase::AuthReply,
+            (Spec::SslRequest, Some(_), _) => Phase::SslRequest,
+            (Spec::Login(_), Some(_), _) => Phase::Login,
+            _ if index == 0 => Phase::Login,
             _ => Phase::Command,
         };
         let mut fields = build_fields(&self.spec, ctx);
@@ -21,9 +24,14 @@ impl Outgoing for PlannedPacket {
         let mut payload = Vec::new();
         let spots = fields.finish(&mut payload);
         let mut bytes = Vec::new();
-        // The greeting took sequence id 0: its answer carries 1; every
-        // command starts again from 0.
-        let seq = u8::from(phase != Phase::Command);
+        // The greeting took sequence id 0: its answer carries 1 (2 after
+        // an SSLRequest), an auth reply the next after the server's
+        // request; every command starts again from 0.
+        let seq = match phase {
+            Phase::Login | Phase::SslRequest => ctx.handshake_seq.unwrap_or(1),
+            Phase::AuthReply => ctx.auth_reply.map_or(0, |(_, seq)| seq),
+            Phase::Command => 0,
+        };
         let sent = frame_payload(&payload, seq, &self.frame, &mut bytes);
         let spots = spots
             .into_iter()
@@ -31,6 +39,10 @@ impl Outgoing for PlannedPacket {
             .map(|spot| LiveSpot { range: spot.range.start + PAYLOAD_AT..spot.range.end + PAYLOAD_AT, ..spot })
             .collect();
         Rendered { phase, bytes, spots, wrap: self.wrap.clone() }
+    }
+
+    fn is_auth_reply(&self) -> bool {
+        self.spec == Spec::AuthReply
     }
 }
 
@@ -48,6 +60,10 @@ impl Outgoing for Rendered {
             }
         }
         rendered
+    }
+
+    fn is_auth_reply(&self) -> bool {
+        self.phase == Phase::AuthReply
     }
 }
 
@@ -69,7 +85,24 @@ mod tests {
             session_caps: Capabilities(u64::MAX),
             prepared,
             compress: false,
+            auth_reply: None,
+            handshake_seq: None,
         }
+    }
+
+    #[test]
+    fn handshake_packets_take_the_sequence_the_connection_is_at() {
+        let after_ssl = BuildCtx { handshake_seq: Some(2), ..ctx(&[], b"n") };
+        let login = PlannedPacket::new(Spec::Login(crate::fuzz::seeds::client_login())).render(1, &after_ssl);
+        assert_eq!((login.phase, login.bytes[3]), (Phase::Login, 2), "a login after an SSLRequest");
+        let asked = BuildCtx { auth_reply: Some((b"abcd", 3)), ..ctx(&[], b"n") };
+        let reply = PlannedPacket::new(Spec::AuthReply).render(2, &asked);
+        assert_eq!(reply.bytes, [4, 0, 0, 3, b'a', b'b', b'c', b'd']);
+        assert_eq!(reply.spots, vec![LiveSpot { live: LiveValue::AuthReply, range: 4..8 }]);
+        let again = BuildCtx { auth_reply: Some((b"wxyz", 5)), ..ctx(&[], b"n") };
+        assert_eq!(reply.render(2, &again).bytes, [4, 0, 0, 3, b'w', b'x', b'y', b'z'], "replayed: the live reply");
+        let unasked = PlannedPacket::new(Spec::AuthReply).render(2, &ctx(&[], b"n"));
+        assert_eq!((unasked.phase, unasked.bytes.as_slice()), (Phase::Command, &[0, 0, 0, 0][..]));
     }
 
     #[test]
@@ -93,6 +126,7 @@ mod tests {
             with_database: true,
             connect_attrs: Vec::new(),
             charset: 45,
+            ..crate::fuzz::seeds::client_login()
         };
         let packet = PlannedPacket::new(Spec::Login(login));
         let first = packet.render(0, &ctx(&[], b"01234567890123456789"));

@@ -12,19 +12,23 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::campaign::ANSWER_TIMEOUT;
-use super::control::{Checker, Failure, FailureKind};
+use super::control::{control_options, Checker, Failure, FailureKind};
 use super::emit::python_script;
 use super::exec::{kept_back, sent_capabilities, Ending, Limits, Phase, Rendered, SentPacket};
 use super::fuzz_error::FuzzError;
 use super::fuzz_options::{Emit, ReplayOptions, Target, DEFAULT_DEADLINE, DEFAULT_RESTART_WAIT};
+use super::internal_error::InternalErrors;
 use super::lines::out_line;
 use super::login_probe::{login_failed, run_login_session};
+use super::pre_auth::LoginAnswer;
 use super::process_watch::ProcessWatch;
 use super::reproducer::{read_reproducer, sessions_to_replay, Reproducer};
 use super::rig::Rig;
 use super::safety;
 use super::table_setup::Setup;
 use super::vigil::Vigil;
+use crate::client::Connection;
+use wirebench_protocol::constants::command::COM_INIT_DB;
 use wirebench_protocol::constants::Capabilities;
 use wirebench_protocol::framing::HEADER_LEN;
 
@@ -51,7 +55,9 @@ pub fn replay(options: &ReplayOptions) -> Result<ReplayVerdict, FuzzError> {
         .enable_all()
         .build()
         .map_err(FuzzError::Runtime)?;
-    runtime.block_on(replay_file(options, &reproducer))
+    let verdict = runtime.block_on(replay_file(options, &reproducer));
+    runtime.shutdown_background();
+    verdict
 }
 
 async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result<ReplayVerdict, FuzzError> {
@@ -66,10 +72,23 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     let watch = ProcessWatch::start(&options.watch)?;
     let mut checker = Checker::new(&target, deadline, watch);
     let login_finding = reproducer.failure_kind() == FailureKind::Login;
-    if login_finding && login_asks_for(&reproducer.failing, Capabilities::CONNECT_WITH_DB) {
+    if login_finding && selects_database(&reproducer.failing) {
         // The login naming the database is the one that fails: the
         // control connection's names none.
         checker.without_database();
+    }
+    if reproducer.pre_auth {
+        // The answer a well-formed login gets now is the one it must
+        // still get after the replay.
+        let attempt = Connection::connect(&control_options(&target, deadline, true)).await;
+        let Some(baseline) = LoginAnswer::of(&attempt) else {
+            let reason = attempt.err().map_or_else(String::new, |e| e.to_string());
+            return Err(FuzzError::DownBeforeReplay { reason });
+        };
+        out_line(format_args!(
+            "wirebench fuzz-replay: pre-auth: a well-formed login gets {baseline} before the replay"
+        ));
+        checker.expect_login(baseline);
     }
     if let Some(failure) = checker.check().await {
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });
@@ -99,6 +118,10 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         restart_wait: DEFAULT_RESTART_WAIT,
         waited: std::time::Duration::ZERO,
         setup: Setup::default(),
+        end: None,
+        judge: Arc::new(InternalErrors::new(
+            reproducer.error_patterns.iter().chain(&options.internal_errors.extra).cloned().collect(),
+        )),
     };
     let sessions: Vec<Vec<Rendered>> =
         sessions.into_iter().map(|(_, packets)| packets.iter().map(|p| p.rendered.clone()).collect()).collect();
@@ -200,6 +223,15 @@ fn login_asks_for(packets: &[SentPacket], capability: Capabilities) -> bool {
     })
 }
 
+/// Whether the session's login selects the database: in its bytes
+/// (CONNECT_WITH_DB), or by the COM_INIT_DB right after it.
+fn selects_database(packets: &[SentPacket]) -> bool {
+    let init_db_next = packets
+        .get(1)
+        .is_some_and(|p| p.rendered.phase == Phase::Command && p.rendered.bytes.get(HEADER_LEN) == Some(&COM_INIT_DB));
+    init_db_next || login_asks_for(packets, Capabilities::CONNECT_WITH_DB)
+}
+
 /// Refuses a reproducer with a packet the safety check would keep back
 /// (edited in by hand): the replay would not be the session that failed.
 fn check_nothing_withheld(sessions: &[(String, &[SentPacket])], database: &str) -> Result<(), FuzzError> {
@@ -235,6 +267,7 @@ mod tests {
             allow_remote: false,
             deadline: None,
             emit: None,
+            internal_errors: InternalErrors::default(),
         }
     }
 

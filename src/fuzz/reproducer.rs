@@ -72,6 +72,13 @@ pub struct Reproducer {
     pub compression: bool,
     /// How minimisation went, in words.
     pub minimised: String,
+    /// `--internal-error-pattern`s the run was given: a replay judges
+    /// error answers by them too.
+    pub error_patterns: Vec<String>,
+    /// Found fuzzing what comes before the login's answer: a replay's
+    /// control check is a well-formed login that must get the answer it
+    /// got before the replay.
+    pub pre_auth: bool,
     pub reproduces: Reproduces,
     /// The tables the sessions need, made before they run.
     pub setup: Setup,
@@ -121,6 +128,12 @@ impl Reproducer {
         }
         if let Some(deadline) = self.deadline {
             let _ = writeln!(out, "fuzz-deadline: {} s", deadline.as_secs_f64());
+        }
+        if self.pre_auth {
+            out.push_str("mode: pre-auth\n");
+        }
+        for pattern in &self.error_patterns {
+            let _ = writeln!(out, "internal-error-pattern: {pattern}");
         }
         let reproduces = match &self.reproduces {
             Reproduces::Alone => "alone".to_owned(),
@@ -231,6 +244,7 @@ fn write_session(out: &mut String, name: &str, packets: &[SentPacket]) {
         let phase = match r.phase {
             Phase::Login => "login",
             Phase::SslRequest => "ssl-request",
+            Phase::AuthReply => "auth-reply",
             Phase::Command => "command",
         };
         let _ = write!(out, "packet {phase}");
@@ -238,6 +252,7 @@ fn write_session(out: &mut String, name: &str, packets: &[SentPacket]) {
             let what = match &spot.live {
                 LiveValue::Scramble { plugin } => format!("scramble:{plugin}"),
                 LiveValue::Statement { prepare } => format!("statement:{prepare}"),
+                LiveValue::AuthReply => "auth-reply:".to_owned(),
             };
             let _ = write!(out, " live={what}@{}+{}", spot.range.start, spot.range.len());
         }
@@ -298,6 +313,8 @@ pub fn parse_reproducer(text: &str) -> Result<Reproducer, (usize, ReproducerErro
         database: String::new(),
         compression: false,
         minimised: String::new(),
+        error_patterns: Vec::new(),
+        pre_auth: false,
         reproduces: Reproduces::Alone,
         setup: Setup::default(),
         failing: Vec::new(),
@@ -401,6 +418,8 @@ fn parse_header_line(line: &str, r: &mut Reproducer) -> Result<(), ReproducerErr
         "database" => r.database = value.to_owned(),
         "compression" => r.compression = value == "on",
         "minimised" => r.minimised = value.to_owned(),
+        "internal-error-pattern" => r.error_patterns.push(value.to_owned()),
+        "mode" => r.pre_auth = value == "pre-auth",
         "reproduces" => {
             r.reproduces = match value {
                 "alone" => Reproduces::Alone,
@@ -432,6 +451,7 @@ fn parse_packet_line(line: &str, packets: &mut Vec<SentPacket>) -> Result<(), Re
         let phase = match words.next() {
             Some("login") => Phase::Login,
             Some("ssl-request") => Phase::SslRequest,
+            Some("auth-reply") => Phase::AuthReply,
             Some("command") => Phase::Command,
             other => return Err(ReproducerError::UnknownPhase(other.unwrap_or_default().to_owned())),
         };
@@ -474,6 +494,7 @@ fn parse_live(text: &str) -> Result<LiveSpot, ReproducerError> {
     let live = match what.split_once(':') {
         Some(("scramble", plugin)) => LiveValue::Scramble { plugin: plugin.to_owned() },
         Some(("statement", n)) => LiveValue::Statement { prepare: n.parse().map_err(|_| bad())? },
+        Some(("auth-reply", "")) => LiveValue::AuthReply,
         _ => return Err(bad()),
     };
     Ok(LiveSpot { live, range: start..start.saturating_add(len) })
@@ -528,6 +549,8 @@ mod tests {
             database: "sbtest".into(),
             compression: true,
             minimised: "5 packets -> 2 in 6 re-runs".into(),
+            error_patterns: vec!["Wedged: the planner".into()],
+            pre_auth: true,
             reproduces: Reproduces::NotConfirmed("the server did not come back".into()),
             setup: Setup {
                 tables: vec![TableSetup {

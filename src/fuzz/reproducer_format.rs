@@ -29,9 +29,12 @@ pub enum ReproducerError {
     NotKeyValue(String),
     #[error("{key}: {value:?} is not a number")]
     NotANumber { key: String, value: String },
-    #[error("failure: {0:?} is not a kind of failure (down, hang, refusing, process-gone, memory or log)")]
+    #[error(
+        "failure: {0:?} is not a kind of failure (down, hang, refusing, process-gone, memory, log, \
+         protocol-deviation, login, internal-error or login-changed)"
+    )]
     UnknownFailure(String),
-    #[error("unknown packet phase {0:?} (login, ssl-request or command)")]
+    #[error("unknown packet phase {0:?} (login, ssl-request, auth-reply or command)")]
     UnknownPhase(String),
     #[error("unknown packet attribute {0:?} (live=... or wrap=...)")]
     UnknownAttribute(String),

@@ -9,10 +9,12 @@ use std::time::Duration;
 use thiserror::Error;
 use tokio::time::Instant;
 
-use super::control::{Checker, Failure, FailureKind};
+use super::control::{internal_failure, Checker, Failure, FailureKind};
 use super::exec::{run_session, Limits, Outgoing, SessionOutcome};
 use super::fuzz_options::Target;
+use super::internal_error::InternalErrors;
 use super::lines::err_line;
+use super::run_clock::{past, sleep_until_end, within, OUT_OF_TIME};
 use super::table_setup::Setup;
 use super::vigil::Vigil;
 
@@ -30,6 +32,8 @@ pub enum RestartError {
     TooSlow { cmd: String, limit: Duration },
     #[error("the server did not answer again within {} s{}", .waited.as_secs(), if *.restart_cmd { "; give it longer with --fuzz-restart-wait" } else { "; give --restart-cmd to bring it back, or --fuzz-restart-wait for longer" })]
     NotBack { waited: Duration, restart_cmd: bool },
+    #[error("{OUT_OF_TIME} while waiting for the server to come back; give a longer --time or --fuzz-overtime")]
+    OutOfTime,
 }
 
 /// The server under test, its control connection, and how to restart it.
@@ -53,6 +57,11 @@ pub struct Rig {
     pub waited: Duration,
     /// The tables the next sessions need: made afresh before they run.
     pub setup: Setup,
+    /// The run's hard end (`--time` plus `--fuzz-overtime`): nothing
+    /// waits for the server past it; `None` without a limit.
+    pub end: Option<Instant>,
+    /// Which error answers betray an internal fault.
+    pub judge: Arc<InternalErrors>,
 }
 
 impl Rig {
@@ -60,6 +69,9 @@ impl Rig {
     /// without one, waits for the server to come back by itself, as under
     /// mysqld_safe or systemd) and waits until it answers.
     pub async fn ensure_up(&mut self) -> Result<(), RestartError> {
+        if self.out_of_time() {
+            return Err(RestartError::OutOfTime);
+        }
         self.checker.rebase();
         if !std::mem::take(&mut self.known_down) && self.checker.check().await.is_none() {
             return Ok(());
@@ -70,9 +82,15 @@ impl Rig {
         back
     }
 
+    /// Whether the run's hard end has passed: what is left of confirming
+    /// and minimising gives up, and the failure is saved as far as it got.
+    pub fn out_of_time(&self) -> bool {
+        past(self.end)
+    }
+
     async fn bring_back(&mut self) -> Result<(), RestartError> {
         match &self.restart_cmd {
-            Some(cmd) => run_restart_cmd(cmd).await?,
+            Some(cmd) => within(self.end, run_restart_cmd(cmd)).await.ok_or(RestartError::OutOfTime)??,
             None => err_line(format_args!(
                 "wirebench fuzz: waiting up to {} s for the server to come back by itself (no --restart-cmd)",
                 self.restart_wait.as_secs()
@@ -88,10 +106,13 @@ impl Rig {
         let until = Instant::now() + self.restart_wait;
         let mut pause = Duration::from_millis(20);
         while Instant::now() < until {
+            if self.out_of_time() {
+                return Err(RestartError::OutOfTime);
+            }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(500));
             self.checker.rebase();
-            if self.checker.check().await.is_none() {
+            if within(self.end, self.checker.check()).await.ok_or(RestartError::OutOfTime)?.is_none() {
                 self.known_down = false;
                 return Ok(());
             }
@@ -108,7 +129,8 @@ impl Rig {
     where
         T: Outgoing + Send + Sync + 'static,
     {
-        if let Err(e) = self.setup.make(&self.target, self.limits.connect).await {
+        let made = within(self.end, self.setup.make(&self.target, self.limits.connect)).await;
+        if let Some(Err(e)) = made {
             err_line(format_args!("wirebench fuzz: cannot make the tables the session needs: {e}"));
         }
         self.vigil.resume();
@@ -118,26 +140,38 @@ impl Rig {
                 let target = self.target.clone();
                 let limits = self.limits;
                 let vigil = self.vigil.clone();
-                tokio::spawn(async move { run_session(&target, &items, &limits, &vigil).await })
+                let judge = self.judge.clone();
+                tokio::spawn(async move { run_session(&target, &items, &limits, &judge, &vigil).await })
             })
             .collect();
         let all_ended = join_sessions(tasks);
         tokio::pin!(all_ended);
+        let end = self.end;
         let failed = tokio::select! {
             outcomes = &mut all_ended => Err(outcomes),
-            failure = check_when_asked(&self.vigil, &mut self.checker) => Ok(failure),
+            failure = check_when_asked(&self.vigil, &mut self.checker) => Ok(Some(failure)),
+            // The run's time is up: the sessions stop where they are,
+            // and the caller saves what it has.
+            () = sleep_until_end(end) => Ok(None),
         };
         let (failure, outcomes) = match failed {
             Ok(failure) => {
                 self.vigil.halt();
-                (Some(failure), all_ended.await)
+                (failure, all_ended.await)
             }
             Err(outcomes) => {
+                // An internal error is the session's own answer: the
+                // server is up, and that answer is the verdict.
+                let internal = outcomes.iter().find_map(|o| o.internal_error.as_ref());
+                let internal = internal.map(|(state, error)| internal_failure(state, error));
                 let suspicious = outcomes.iter().any(|o| o.ending.is_suspicious());
-                (self.check_for_a_while(suspicious).await, outcomes)
+                match internal {
+                    Some(failure) => (Some(failure), outcomes),
+                    None => (self.check_for_a_while(suspicious).await, outcomes),
+                }
             }
         };
-        self.known_down = failure.is_some();
+        self.known_down = failure.as_ref().is_some_and(|f| f.kind.may_leave_it_down());
         (failure, outcomes)
     }
 
@@ -192,25 +226,35 @@ pub fn same_bug(a: &Failure, b: &Failure) -> bool {
 /// waits for it, up to [`RESTART_CMD_LIMIT`].
 async fn run_restart_cmd(cmd: &str) -> Result<(), RestartError> {
     err_line(format_args!("wirebench fuzz: restarting the server: {cmd}"));
-    let mut child = std::process::Command::new("sh")
+    let child = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
         .map_err(|source| RestartError::Spawn { cmd: cmd.to_owned(), source })?;
+    // Killed when abandoned: too slow, or the run's time is up.
+    let mut child = KilledOnDrop(child);
     let until = Instant::now() + RESTART_CMD_LIMIT;
     loop {
-        match child.try_wait() {
+        match child.0.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => return Err(RestartError::Failed { cmd: cmd.to_owned(), status }),
             Ok(None) if Instant::now() < until => tokio::time::sleep(Duration::from_millis(50)).await,
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(RestartError::TooSlow { cmd: cmd.to_owned(), limit: RESTART_CMD_LIMIT });
-            }
+            Ok(None) => return Err(RestartError::TooSlow { cmd: cmd.to_owned(), limit: RESTART_CMD_LIMIT }),
             Err(source) => return Err(RestartError::Spawn { cmd: cmd.to_owned(), source }),
+        }
+    }
+}
+
+/// A child process killed and reaped when dropped, unless it has exited.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
         }
     }
 }

@@ -494,7 +494,7 @@ async fn run_plan(target: &Target, plan: &SessionPlan) -> SessionOutcome {
         }
     });
     let limits = Limits { connect: Duration::from_secs(5), answer: Duration::from_millis(200) };
-    let outcome = run_session(target, &plan.packets, &limits, &vigil).await;
+    let outcome = run_session(target, &plan.packets, &limits, &Default::default(), &vigil).await;
     checks.abort();
     outcome
 }
@@ -524,6 +524,8 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
         database: "fuzzdb".into(),
         compression: false,
         minimised: "no".into(),
+        error_patterns: Vec::new(),
+        pre_auth: false,
         reproduces: Reproduces::WithHistory,
         setup: crate::fuzz::table_setup::Setup::default(),
         failing: failing.sent,
@@ -543,6 +545,7 @@ async fn a_replay_sends_what_the_confirmation_sent_but_for_the_live_values() {
         allow_remote: false,
         deadline: None,
         emit: None,
+        internal_errors: Default::default(),
     };
     let verdict = std::thread::spawn(move || replay(&options)).join().unwrap();
     let _ = std::fs::remove_file(&file);

@@ -6,10 +6,11 @@
 
 use wirebench_protocol::buf::Reader;
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
-use wirebench_protocol::constants::command::{COM_QUERY, COM_STMT_EXECUTE};
+use wirebench_protocol::constants::command::{COM_PING, COM_QUERY, COM_QUIT, COM_STMT_EXECUTE, COM_STMT_PREPARE};
 use wirebench_protocol::constants::CHARSET_UTF8MB4_GENERAL_CI;
 use wirebench_protocol::framing::HEADER_LEN;
 
+use super::encode_spec::LOGIN_PLUGIN;
 use super::spec::{LoginSpec, OwnedParam, PlannedPacket, SessionPlan, Spec, StmtRef};
 use crate::rand::{RandConfig, RandParams, Rng};
 use crate::workload::{
@@ -48,6 +49,8 @@ pub fn client_login() -> LoginSpec {
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect(),
         charset: CHARSET_UTF8MB4_GENERAL_CI,
+        plugin: LOGIN_PLUGIN.name().to_owned(),
+        compress: false,
     }
 }
 
@@ -81,6 +84,67 @@ pub fn recorded_seeds() -> Seeds {
     seeds.queries.sort();
     seeds.queries.dedup();
     seeds
+}
+
+/// The plugins a pre-auth login names: a server whose account uses
+/// another switches to it, and that exchange is fuzzed too.
+pub const LOGIN_PLUGINS: &[&str] =
+    &["mysql_native_password", "caching_sha2_password", "client_ed25519", "mysql_clear_password", "sha256_password"];
+
+/// What comes before the login's answer, as clients send it: libmariadb's
+/// login with each plugin, with and without the database, attributes and
+/// the compressed protocol; an SSLRequest, then the login in plain text;
+/// each followed by an auth reply (used when the server asks for one),
+/// then COM_PING and COM_QUIT (what a server must refuse before a login).
+pub fn pre_auth_seeds() -> Vec<SessionPlan> {
+    let mut plans = Vec::new();
+    for (n, plugin) in LOGIN_PLUGINS.iter().enumerate() {
+        for variant in 0..4 {
+            let mut login = client_login();
+            login.plugin = (*plugin).to_owned();
+            login.with_database = variant != 1;
+            login.compress = variant == 2;
+            if variant == 3 {
+                login.connect_attrs.clear();
+            }
+            let mut packets = Vec::new();
+            if (n + variant) % 4 == 0 {
+                packets.push(PlannedPacket::new(Spec::SslRequest));
+            }
+            packets.push(PlannedPacket::new(Spec::Login(login)));
+            packets.push(PlannedPacket::new(Spec::AuthReply));
+            packets.extend([Spec::Ping, Spec::Quit].map(PlannedPacket::new));
+            plans.push(SessionPlan { packets });
+        }
+    }
+    plans
+}
+
+/// Sessions recorded elsewhere (a capture file's, later) as seeds: each
+/// is the payloads of its commands, in order, after its login. The login
+/// is the run's own (a recorded one carries another connection's answer
+/// to another nonce, which no server takes again); each command becomes
+/// the spec that builds it, so that it is mutated field by field (text,
+/// prepares, pings), or its command byte and body as they are.
+pub fn seeds_from_sessions(sessions: &[Vec<Vec<u8>>]) -> Vec<SessionPlan> {
+    sessions
+        .iter()
+        .map(|commands| {
+            let mut packets = vec![PlannedPacket::new(Spec::Login(client_login()))];
+            packets.extend(commands.iter().filter_map(|payload| {
+                let (&command, body) = payload.split_first()?;
+                let spec = match command {
+                    COM_QUERY => Spec::Query(body.to_vec()),
+                    COM_STMT_PREPARE => Spec::Prepare(body.to_vec()),
+                    COM_PING => Spec::Ping,
+                    COM_QUIT => Spec::Quit,
+                    _ => Spec::Other { command, body: body.to_vec() },
+                };
+                Some(PlannedPacket::new(spec))
+            }));
+            SessionPlan { packets }
+        })
+        .collect()
 }
 
 /// sysbench's generator for thread 0 with the default `--rand-*` settings.
@@ -189,5 +253,17 @@ mod tests {
         assert_eq!(executes, EVENTS);
         assert!(matches!(point_select.packets[0].spec, Spec::Login(_)));
         assert!(matches!(point_select.packets.last().unwrap().spec, Spec::Quit));
+    }
+
+    #[test]
+    fn recorded_sessions_become_plans_with_the_runs_login() {
+        let sessions = vec![vec![b"\x03SELECT 1".to_vec(), b"\x16SELECT ?".to_vec(), vec![0x0e], b"\x17\x01".to_vec()]];
+        let plans = seeds_from_sessions(&sessions);
+        let specs: Vec<&Spec> = plans[0].packets.iter().map(|p| &p.spec).collect();
+        assert!(matches!(specs[0], Spec::Login(_)));
+        assert_eq!(specs[1], &Spec::Query(b"SELECT 1".to_vec()));
+        assert_eq!(specs[2], &Spec::Prepare(b"SELECT ?".to_vec()));
+        assert_eq!(specs[3], &Spec::Ping);
+        assert_eq!(specs[4], &Spec::Other { command: 0x17, body: vec![1] });
     }
 }

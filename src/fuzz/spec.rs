@@ -65,6 +65,11 @@ pub struct LoginSpec {
     pub with_database: bool,
     pub connect_attrs: Vec<(String, String)>,
     pub charset: u8,
+    /// The auth plugin the login names and answers the nonce with (a
+    /// server whose account uses another one switches to it).
+    pub plugin: String,
+    /// Ask for the compressed protocol (besides `--mysql-compression`).
+    pub compress: bool,
 }
 
 /// One valid client message.
@@ -75,6 +80,11 @@ pub enum Spec {
     /// An SSLRequest, after which the server expects a TLS handshake
     /// (the session goes on in plain text: the server must cope).
     SslRequest,
+    /// The client's answer to the server's AuthSwitchRequest or
+    /// AuthMoreData, as the plugin computes it on the live connection
+    /// (pre-auth sessions plan it, so that it is mutated like any packet);
+    /// where the server asked nothing, its bytes go as a command.
+    AuthReply,
     Query(Vec<u8>),
     Prepare(Vec<u8>),
     Execute {
@@ -205,21 +215,35 @@ impl SessionPlan {
         plan
     }
 
-    /// The session with every login naming the database or not; a login
-    /// that does not is followed by COM_INIT_DB (as a client selects the
-    /// database then).
-    pub fn with_login_database(mut self, with_database: bool) -> SessionPlan {
+    /// The session with every login in `form`: naming the database, or
+    /// not and followed by COM_INIT_DB (as a client selects the database
+    /// then), or selecting none at all.
+    pub fn with_login_form(mut self, form: LoginForm) -> SessionPlan {
         let mut at = 0;
         while at < self.packets.len() {
             if let Some(PlannedPacket { spec: Spec::Login(login), .. }) = self.packets.get_mut(at) {
-                login.with_database = with_database;
+                login.with_database = form == LoginForm::NamingDatabase;
                 let selected = matches!(self.packets.get(at + 1).map(|p| &p.spec), Some(Spec::InitDb));
-                if !with_database && !selected {
+                if form == LoginForm::ThenInitDb && !selected {
                     self.packets.insert(at + 1, PlannedPacket::new(Spec::InitDb));
+                }
+                if form == LoginForm::NoDatabase && selected {
+                    self.packets.remove(at + 1);
                 }
             }
             at += 1;
         }
         self
     }
+}
+
+/// How a session's login selects the run's database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginForm {
+    /// In the login (CONNECT_WITH_DB).
+    NamingDatabase,
+    /// A login naming none, then COM_INIT_DB.
+    ThenInitDb,
+    /// Not at all: the server does not complete either way of selecting it.
+    NoDatabase,
 }

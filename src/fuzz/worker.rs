@@ -2,21 +2,25 @@
 //! connections, a new session chosen from the corpus and mutated (or fresh
 //! from the grammar, or a seed as it is), and records what it reached.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::control::{internal_failure, Failure};
 use super::corpus::{Corpus, Coverage};
 use super::exec::{run_session, Ending, Limits, SessionOutcome};
+use super::fuzz_error::FuzzError;
 use super::fuzz_options::Target;
 use super::fuzz_rng::FuzzRng;
-use super::generate::fresh_session;
+use super::generate::{fresh_pre_auth_session, fresh_session};
+use super::internal_error::InternalErrors;
 use super::mutate::{mutate_plan, Pool};
 use super::seeds::Seeds;
-use super::spec::SessionPlan;
+use super::spec::{LoginForm, SessionPlan};
 use super::vigil::Vigil;
 
 /// Sessions kept for a reproducer: the failing one may need those before it.
@@ -64,7 +68,42 @@ pub struct CampaignShared {
     /// After a login finding, the form of login every session uses (with
     /// the database or without, then COM_INIT_DB): the other form is the
     /// one the server does not complete, already saved.
-    pub login_database: Option<bool>,
+    pub login_form: Option<LoginForm>,
+    /// What the run found so far: kept here so that a run abandoned at
+    /// its hard end still names every reproducer it saved.
+    pub found: Mutex<Found>,
+    /// Which error answers betray an internal fault.
+    pub judge: InternalErrors,
+    pub internal: Mutex<InternalSeen>,
+    /// Pre-auth mode: sessions are what comes before the login's answer.
+    pub pre_auth: bool,
+}
+
+/// A session's internal-error answer, for the control loop to stop the
+/// epoch on, and the (code, pattern) of each one reported, so that
+/// `--keep-going` reports each once.
+#[derive(Debug, Default)]
+pub struct InternalSeen {
+    pub next: Option<Failure>,
+    pub reported: HashSet<(u16, String)>,
+}
+
+/// The reproducers saved, and the failures that could not be.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub reproducers: Vec<PathBuf>,
+    pub unsaved: Vec<String>,
+}
+
+impl CampaignShared {
+    /// Notes a failure's reproducer, or why it was not saved.
+    pub fn found(&self, saved: Result<PathBuf, FuzzError>) {
+        let mut found = lock_shared(&self.found);
+        match saved {
+            Ok(path) => found.reproducers.push(path),
+            Err(e) => found.unsaved.push(e.to_string()),
+        }
+    }
 }
 
 /// A lock that outlives a worker that panicked while holding it: the data
@@ -79,10 +118,10 @@ pub async fn fuzz_worker(shared: Arc<CampaignShared>, stream: u64) {
     while !shared.stop.load(Ordering::Relaxed) {
         let number = shared.sessions.fetch_add(1, Ordering::Relaxed);
         let mut plan = next_plan(&shared, &mut rng);
-        if let Some(with_database) = shared.login_database {
-            plan = plan.with_login_database(with_database);
+        if let Some(form) = shared.login_form {
+            plan = plan.with_login_form(form);
         }
-        let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.vigil).await;
+        let outcome = run_session(&shared.target, &plan.packets, &shared.limits, &shared.judge, &shared.vigil).await;
         let index = shared.finished.fetch_add(1, Ordering::Relaxed);
         let refused = matches!(outcome.ending, Ending::ConnectFailed(_));
         record(&shared, FinishedSession { number, index, plan, outcome });
@@ -98,6 +137,7 @@ pub async fn fuzz_worker(shared: Arc<CampaignShared>, stream: u64) {
 /// from the grammar or a seed as recorded.
 fn next_plan(shared: &CampaignShared, rng: &mut FuzzRng) -> SessionPlan {
     match rng.below(20) {
+        0..=2 if shared.pre_auth => return fresh_pre_auth_session(rng),
         0..=2 => return fresh_session(rng, &shared.seeds),
         3 => {
             if let Some(seed) = rng.pick(&shared.seeds.plans) {
@@ -116,6 +156,7 @@ fn next_plan(shared: &CampaignShared, rng: &mut FuzzRng) -> SessionPlan {
         donor: donor.as_ref(),
         database: &shared.target.database,
         compression: shared.target.compression,
+        pre_auth: shared.pre_auth,
     };
     mutate_plan(&base, rng, &pool)
 }
@@ -134,6 +175,13 @@ fn record(shared: &CampaignShared, finished: FinishedSession) {
     if finished.outcome.ending.is_suspicious() {
         // It ended as a dead server ends sessions: look now.
         shared.vigil.ask();
+    }
+    if let Some((state, error)) = &finished.outcome.internal_error {
+        let mut internal = lock_shared(&shared.internal);
+        if internal.reported.insert((error.code, error.pattern.clone())) {
+            internal.next.get_or_insert_with(|| internal_failure(state, error));
+            shared.vigil.ask();
+        }
     }
     if finished.outcome.sent.is_empty() {
         // It sent nothing: no part in any failure, and no room to take

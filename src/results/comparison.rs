@@ -59,6 +59,8 @@ pub struct ResultFile {
     /// A capacity search's summary, when the file holds one (its steps
     /// then have no final results).
     pub search: Option<SearchSummary>,
+    /// The test (or Lua script) that ran.
+    pub test: String,
 }
 
 impl ResultFile {
@@ -67,6 +69,7 @@ impl ResultFile {
         let mut steps: Vec<StepFigures> = Vec::new();
         let mut label = None;
         let mut search = None;
+        let mut test = String::new();
         for (index, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let parsed = serde_json::from_str::<ResultLine>(line).map_err(|source| CompareError::NotAResult {
                 path: path.to_owned(),
@@ -77,6 +80,7 @@ impl ResultFile {
                 ResultLine::Final(result) => result,
                 ResultLine::Search(summary) => {
                     label = label.or_else(|| summary.run.label.clone()).or_else(|| summary.run.server_version.clone());
+                    test.clone_from(&summary.run.test);
                     search = Some(summary);
                     continue;
                 }
@@ -89,6 +93,7 @@ impl ResultFile {
                 return Err(CompareError::SameThreadsTwice { path: path.to_owned(), threads: result.threads });
             }
             label = label.or_else(|| result.run.label.clone()).or_else(|| result.run.server_version.clone());
+            test.clone_from(&result.run.test);
             steps.push(result.figures());
         }
         if steps.is_empty() && search.is_none() {
@@ -96,7 +101,7 @@ impl ResultFile {
         }
         steps.sort_by_key(|s| s.threads);
         let label = label.unwrap_or_else(|| file_name(path));
-        Ok(ResultFile { label, steps, search })
+        Ok(ResultFile { label, steps, search, test })
     }
 
     fn at(&self, threads: u32, metric: Metric) -> Option<f64> {
@@ -197,6 +202,24 @@ impl Comparison {
         table
     }
 
+    /// What the reader of the tables must know: results of different tests
+    /// side by side measure different work (a transaction of
+    /// oltp_read_only is sixteen statements, one of oltp_point_select one),
+    /// so their changes are not one server against another.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut tests: Vec<&str> = self.files.iter().map(|f| f.test.as_str()).collect();
+        tests.dedup();
+        if tests.len() < 2 {
+            return Vec::new();
+        }
+        let each: Vec<String> = self.files.iter().map(|f| format!("{}: {}", f.label, f.test)).collect();
+        vec![format!(
+            "the results are of different tests ({}): their figures measure different work, so the changes \
+             against the first are not those of one server against another; compare results of one test",
+            each.join(", ")
+        )]
+    }
+
     /// Whether the files hold capacity searches (all of them do, or none).
     pub fn of_searches(&self) -> bool {
         self.files.iter().all(|f| f.search.is_some())
@@ -253,7 +276,23 @@ mod tests {
                 server: None,
             })
             .collect();
-        ResultFile { label: label.to_owned(), steps, search: None }
+        ResultFile { label: label.to_owned(), steps, search: None, test: "oltp_read_only".to_owned() }
+    }
+
+    /// Two tests side by side are named; one test in every file is not.
+    #[test]
+    fn different_tests_are_warned_of() {
+        let same = Comparison { files: vec![file("a", &[(1, 1.0)]), file("b", &[(1, 2.0)])], metric: Metric::Qps };
+        assert!(same.warnings().is_empty());
+        let mut other = file("b", &[(1, 2.0)]);
+        other.test = "oltp_point_select".to_owned();
+        let mixed = Comparison { files: vec![file("a", &[(1, 1.0)]), other], metric: Metric::Qps };
+        let warnings = mixed.warnings();
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("the results are of different tests (a: oltp_read_only, b: oltp_point_select)"),
+            "{warnings:?}"
+        );
     }
 
     /// Seed 002's first rows: MariaDB 10.1.8 against 10.0.21 is +2.6 % at

@@ -12,7 +12,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::Histogram;
 
 use super::recorded::decode_histogram;
-use super::shard_merge::{slot_of, MergeError, MergeNotes, LATE_MS};
+use super::shard_merge::{slot_ending, MergeError, MergeNotes, LATE_MS};
 use crate::stats::HdrLatency;
 
 /// The comment [`super::shard_info::ShardInfo::log_comment`] writes.
@@ -120,8 +120,8 @@ pub fn merge_logs(logs: &[ShardLog]) -> Result<MergedLogs, MergeError> {
     lengths.sort_by(f64::total_cmp);
     let step = lengths.get(lengths.len() / 2).copied().unwrap_or(0.0);
     let (mut slots, mut total) = (BTreeMap::<i64, HdrLatency>::new(), HdrLatency::new());
-    for (start, _, latency) in all {
-        slots.entry(slot_of(*start, from, step)).or_default().merge(latency);
+    for (start, length, latency) in all {
+        slots.entry(slot_ending(start + length, from, step)).or_default().merge(latency);
         total.merge(latency);
     }
     let slots = slots.into_iter().map(|(slot, l)| ((slot + 1) as f64 * step, step, l)).collect();

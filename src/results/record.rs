@@ -15,7 +15,7 @@ use super::recorded::Recorded;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, Fairness, QueueStats};
-use crate::stats::{ClientLoad, ConnStats, Counters, IdleTally, Interval, Latencies, RateSummary};
+use crate::stats::{ClientDelay, ClientLoad, ConnStats, Counters, IdleTally, Interval, Latencies, RateSummary};
 
 /// The version of these objects' layout, in every final object: a reader
 /// that finds a higher one knows fields may have changed meaning.
@@ -161,15 +161,46 @@ pub struct ClientResult {
     pub busy_share: f64,
     /// Seconds the loops were ready to run while another task had their core.
     pub run_delay_s: f64,
+    /// That time's share of their time, 0 to 1 (0 in results of older
+    /// versions).
+    #[serde(default)]
+    pub core_wait_share: f64,
+    /// Under `--rate`: the client's own delay of the events, from when
+    /// each could have started to when its first command went to the
+    /// kernel; absent without `--rate` (and in results of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<ClientDelayResult>,
+}
+
+/// The client's own delay's percentiles, ms (see [`ClientDelay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClientDelayResult {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 impl ClientResult {
     pub fn of(load: &ClientLoad) -> Self {
-        ClientResult { busy_share: finite(load.busy_share), run_delay_s: finite(load.run_delay_s) }
+        ClientResult {
+            busy_share: finite(load.busy_share),
+            run_delay_s: finite(load.run_delay_s),
+            core_wait_share: finite(load.core_wait_share),
+            delay_ms: load.delay.map(|d| ClientDelayResult {
+                p50: finite(d.p50_ms),
+                p99: finite(d.p99_ms),
+                max: finite(d.max_ms),
+            }),
+        }
     }
 
     pub fn load(&self) -> ClientLoad {
-        ClientLoad { busy_share: self.busy_share, run_delay_s: self.run_delay_s }
+        ClientLoad {
+            busy_share: self.busy_share,
+            run_delay_s: self.run_delay_s,
+            core_wait_share: self.core_wait_share,
+            delay: self.delay_ms.map(|d| ClientDelay { p50_ms: d.p50, p99_ms: d.p99, max_ms: d.max }),
+        }
     }
 }
 
@@ -381,6 +412,25 @@ impl From<QueueStats> for QueueResult {
     }
 }
 
+/// A shard that did not run through a whole interval of `wirebench
+/// merge`'s output (it started late, ended early, or has no interval
+/// there): the interval's figures lack the rest of its work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartialShard {
+    /// `I/N`.
+    pub shard: String,
+    /// Seconds of the interval it ran.
+    pub ran_s: f64,
+    /// The interval's length.
+    pub of_s: f64,
+}
+
+impl std::fmt::Display for PartialShard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "shard {} ran {:.2} s of {:.2} s", self.shard, self.ran_s, self.of_s)
+    }
+}
+
 /// One `--report-interval`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalResult {
@@ -431,6 +481,10 @@ pub struct IntervalResult {
     /// `--idle-connections`: those logged in at the interval's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_connections: Option<u64>,
+    /// In `wirebench merge`'s output: the shards that did not run through
+    /// this whole interval; absent when every shard did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial_shards: Vec<PartialShard>,
 }
 
 /// What one interval held, where it sits in time.
@@ -466,6 +520,7 @@ impl IntervalResult {
             server: None,
             client_busy: None,
             idle_connections: None,
+            partial_shards: Vec::new(),
         }
     }
 

@@ -40,6 +40,10 @@ pub struct SearchOptions {
     /// `--search-max-errors`: the share of events that may fail (ignored
     /// errors) at a passing rate (0.001 = 0.1 %).
     pub max_errors: f64,
+    /// `--search-client-share`: a step is client-limited when the client's
+    /// own p99 delay of its events is over this share of the tightest
+    /// bound (0.1 = 10 %).
+    pub client_share: f64,
 }
 
 impl Default for SearchOptions {
@@ -53,6 +57,7 @@ impl Default for SearchOptions {
             max_steps: 20,
             confirm_s: 30,
             max_errors: 0.0,
+            client_share: 0.1,
         }
     }
 }
@@ -77,8 +82,9 @@ pub enum StepVerdict {
     Pass,
     /// A bound did not hold (the reasons say which).
     Fail,
-    /// The client's own loops were the limit: nothing is known of the
-    /// server at this rate.
+    /// It failed while the client was the limit (its own delay of the
+    /// events was a material share of the bound, or its loops were
+    /// saturated): nothing is known of the server at this rate.
     ClientBound,
 }
 
@@ -103,6 +109,11 @@ pub struct SearchStepResult {
     pub verdict: StepVerdict,
     /// Why it failed or was client-bound, one phrase each.
     pub reasons: Vec<String>,
+    /// A pass at which the client was near its own limit (why, when it
+    /// was): the server held the rate, but a higher one may fail for the
+    /// client's sake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near_client_limit: Option<String>,
 }
 
 /// Why the search ended.

@@ -3,7 +3,10 @@
 //! see `recorded.rs`), so the merged percentiles are those of one
 //! histogram of every shard's events; intervals are aligned on absolute
 //! time, each shard's interval going to the slot of the common
-//! `--report-interval` grid its start falls in.
+//! `--report-interval` grid (from `--start-at`) its end is nearest to. A
+//! slot that some shard did not cover whole (it started late, ended
+//! early, or has no interval there) says so: a line is never a part of
+//! the run passed off as all of it.
 //!
 //! Files of different runs are refused (their [`RunIdentity`] differs,
 //! which names the option); missing shards, late starts and other options
@@ -18,13 +21,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::record::{CounterTotals, IdleResult, IntervalResult, RunEnd, RunInfo, RunResult, FORMAT_VERSION};
+use super::record::{
+    CounterTotals, IdleResult, IntervalResult, PartialShard, RunEnd, RunInfo, RunResult, FORMAT_VERSION,
+};
 use super::recorded::{Recorded, RecordedError};
 use super::result_line::ResultLine;
 use super::shard_info::ShardInfo;
 use crate::server_stats::{ClientCounts, ConsistencyCheck, RunStatements, ServerDelta, ServerFigures, ServerResult};
 use crate::stats::report::{ArrivalStats, QueueStats};
-use crate::stats::{ConnStats, Counters, Interval, Latencies, RateSummary};
+use crate::stats::{ClientLoad, ConnStats, Counters, Interval, Latencies, RateSummary};
 
 /// How late after `--start-at` a shard may start before merge says so.
 pub const LATE_MS: f64 = 50.0;
@@ -146,6 +151,23 @@ impl ShardFile {
         let started = self.result.run.shard.as_ref().and_then(|s| s.started_unix_s).unwrap_or(0.0);
         started + f64::from(self.result.warmup_s)
     }
+
+    /// Unix time the shard's intervals are cut from: `--start-at` (after
+    /// `--warmup-time`), the instant every shard counts from, else its own
+    /// measured start.
+    fn grid_from_unix_s(&self) -> f64 {
+        match self.result.run.shard.as_ref().and_then(|s| s.start_at_unix_s) {
+            Some(start_at) => start_at + f64::from(self.result.warmup_s),
+            None => self.measured_from_unix_s(),
+        }
+    }
+
+    /// The stretch of time the shard's intervals cover, Unix seconds.
+    fn intervals_span(&self) -> Option<(f64, f64)> {
+        let first = self.intervals.iter().map(|i| i.start_unix_s).reduce(f64::min)?;
+        let last = self.intervals.iter().map(|i| i.start_unix_s + i.interval_s).reduce(f64::max)?;
+        Some((first, last))
+    }
 }
 
 /// What merge says besides the report: on standard error, and as the
@@ -255,11 +277,15 @@ fn differing_options(files: &[ShardFile]) -> Vec<(String, Vec<(String, String)>)
 /// One slot of the merged intervals.
 #[derive(Debug, Clone)]
 pub struct MergedInterval {
-    /// Seconds from the merged run's start to this slot's end.
+    /// Seconds from the grid's origin ([`MergedRun::measured_from_unix_s`])
+    /// to this slot's end.
     pub end_s: f64,
     pub length_s: f64,
     /// The connections of the shards that reported in this slot.
     pub threads: u32,
+    /// The shards (of those merged) that did not run through the whole
+    /// slot, with how much of it they ran: the line is a part of the run.
+    pub partial: Vec<PartialShard>,
     pub interval: Interval,
     pub queue: Option<QueueStats>,
     /// The shards' targets and late or dropped arrivals, added up.
@@ -280,7 +306,8 @@ pub struct MergedRun {
     pub warmup_s: u32,
     /// From the earliest shard's measured start to the last one's end.
     pub time_s: f64,
-    /// Unix time of the earliest shard's measured start.
+    /// Unix time the merged intervals count from: `--start-at` (after the
+    /// warm-up), or without it the earliest shard's measured start.
     pub measured_from_unix_s: f64,
     pub counters: Counters,
     pub latencies: Latencies,
@@ -316,7 +343,8 @@ pub fn merge_shards(files: Vec<ShardFile>, kind_names: &'static [&'static str]) 
         connections.extend(recorded.connections());
     }
     let sampler = sampling_shard(&files);
-    let intervals = merge_intervals(&files, from, kind_names, sampler)?;
+    let grid_from = files.iter().map(ShardFile::grid_from_unix_s).fold(f64::INFINITY, f64::min);
+    let intervals = merge_intervals(&files, grid_from, kind_names, sampler)?;
     let first = files.first().ok_or(MergeError::NoFiles)?;
     let mut notes = notes;
     notes.extra_samplers = files
@@ -334,7 +362,7 @@ pub fn merge_shards(files: Vec<ShardFile>, kind_names: &'static [&'static str]) 
         end: files.iter().map(|f| f.result.end).max_by_key(|e| severity(*e)).unwrap_or(RunEnd::Completed),
         warmup_s: files.iter().map(|f| f.result.warmup_s).max().unwrap_or(0),
         time_s,
-        measured_from_unix_s: from,
+        measured_from_unix_s: grid_from,
         rate: merged_rate(&files, counters.events, time_s),
         counters,
         latencies,
@@ -391,6 +419,9 @@ fn merged_server(files: &[ShardFile], sampler: usize, counters: &Counters) -> Op
         reconnects: counters.reconnects,
         busy_edges: source.busy_edges,
         edge_statements: edge_statements.ceil() as u64,
+        // Each idle connection still open at the end sent its COM_QUIT.
+        idle_quits: IdleResult::sum(files.iter().filter_map(|f| f.result.idle_connections.as_ref()))
+            .map_or(0, |idle| idle.open),
     };
     Some(ServerResult {
         figures: ServerFigures::of(&delta, Some(counts)),
@@ -459,18 +490,24 @@ fn merged_rate(files: &[ShardFile], events: u64, time_s: f64) -> Option<RateSumm
         missed: rates.iter().any(|r| !r.target_met),
         dropped: rates.iter().any(|r| r.stages).then(|| rates.iter().filter_map(|r| r.dropped).sum()),
         late: rates.iter().map(|r| r.late_starts).sum(),
-        // The busiest shard's client says whether any part was client-bound.
-        client: rates
-            .iter()
-            .filter_map(|r| r.client)
-            .max_by(|a, b| a.busy_share.total_cmp(&b.busy_share))
-            .map(|c| c.load()),
+        // The busiest shard's client, and the longest client delay, say
+        // whether any part was client-bound.
+        client: rates.iter().filter_map(|r| r.client).max_by(|a, b| a.busy_share.total_cmp(&b.busy_share)).map(|c| {
+            ClientLoad {
+                delay: rates
+                    .iter()
+                    .filter_map(|r| r.client.and_then(|c| c.load().delay))
+                    .max_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms)),
+                ..c.load()
+            }
+        }),
     })
 }
 
 /// The shards' intervals on one grid: its step the report interval (the
-/// median interval length, which a late or early tick does not move), its
-/// origin `from`, the merged run's measured start.
+/// median interval length, which a late or early tick does not move, to
+/// whole seconds as `--report-interval` gives it), its origin `from`; each
+/// slot then says which shards did not cover it.
 fn merge_intervals(
     files: &[ShardFile],
     from: f64,
@@ -479,20 +516,14 @@ fn merge_intervals(
 ) -> Result<Vec<MergedInterval>, MergeError> {
     let mut lengths: Vec<f64> = files.iter().flat_map(|f| f.intervals.iter().map(|i| i.interval_s)).collect();
     lengths.sort_by(f64::total_cmp);
-    let Some(&step) = lengths.get(lengths.len() / 2) else { return Ok(Vec::new()) };
-    let mut slots: BTreeMap<i64, MergedInterval> = BTreeMap::new();
+    let Some(&median) = lengths.get(lengths.len() / 2) else { return Ok(Vec::new()) };
+    let step = median.round().max(1.0);
+    let mut slots: BTreeMap<i64, (MergedInterval, Vec<usize>)> = BTreeMap::new();
     for (index, file) in files.iter().enumerate() {
         for interval in &file.intervals {
-            let slot = slot_of(interval.start_unix_s, from, step);
-            let merged = slots.entry(slot).or_insert_with(|| MergedInterval {
-                end_s: (slot + 1) as f64 * step,
-                length_s: step,
-                threads: 0,
-                interval: Interval::new(kind_names),
-                queue: None,
-                arrivals: None,
-                server: None,
-            });
+            let slot = slot_ending(interval.start_unix_s + interval.interval_s, from, step);
+            let (merged, shards) =
+                slots.entry(slot).or_insert_with(|| (empty_slot(slot, step, kind_names), Vec::new()));
             if let (true, Some(server)) = (sampler == Some(index), &interval.server) {
                 merged.server = Some(match &merged.server {
                     Some(earlier) => earlier.then(&server.delta),
@@ -503,21 +534,69 @@ fn merge_intervals(
                 .recorded
                 .as_ref()
                 .ok_or_else(|| MergeError::IntervalNotMergeable { path: file.path.clone(), end_s: interval.time_s })?;
+            // Two intervals of one shard in a slot (a report thread that
+            // woke half an interval late) are its one set of connections.
+            if !shards.contains(&index) {
+                merged.threads += interval.threads;
+                shards.push(index);
+            }
             add_interval(merged, interval, recorded, kind_names)
                 .map_err(|source| MergeError::Recorded { path: file.path.clone(), source })?;
         }
     }
-    Ok(slots.into_values().collect())
+    Ok(slots
+        .into_iter()
+        .map(|(slot, (mut merged, shards))| {
+            merged.partial = partial_shards(files, &shards, (from + slot as f64 * step, step));
+            merged
+        })
+        .collect())
 }
 
-/// The slot of the grid (`from`, `step`) an interval starting at
-/// `start_unix_s` belongs to: the nearest grid line, so shards whose
-/// clocks or ticks are a little apart land together.
-pub fn slot_of(start_unix_s: f64, from: f64, step: f64) -> i64 {
+fn empty_slot(slot: i64, step: f64, kind_names: &'static [&'static str]) -> MergedInterval {
+    MergedInterval {
+        end_s: (slot + 1) as f64 * step,
+        length_s: step,
+        threads: 0,
+        partial: Vec::new(),
+        interval: Interval::new(kind_names),
+        queue: None,
+        arrivals: None,
+        server: None,
+    }
+}
+
+/// The shards of `files` that did not run through the whole slot that
+/// starts at `start` (Unix seconds) and lasts `step`: those with an
+/// interval there (`reported`, indexes into `files`) ran as much of it
+/// as their intervals' span covers (less when they started late or ended
+/// early); the others ran none of it. A shard short by [`LATE_MS`] or
+/// less covered it, as a start that late is not named either.
+fn partial_shards(files: &[ShardFile], reported: &[usize], (start, step): (f64, f64)) -> Vec<PartialShard> {
+    let mut partial = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        let ran_s = match (reported.contains(&index), file.intervals_span()) {
+            (true, Some((first, last))) => (last.min(start + step) - first.max(start)).clamp(0.0, step),
+            _ => 0.0,
+        };
+        if step - ran_s > LATE_MS / 1e3 {
+            let shard =
+                file.result.run.shard.as_ref().map_or_else(|| "?".to_owned(), |s| format!("{}/{}", s.index, s.count));
+            partial.push(PartialShard { shard, ran_s, of_s: step });
+        }
+    }
+    partial
+}
+
+/// The slot of the grid (`from`, `step`) an interval ending at
+/// `end_unix_s` belongs to: the one whose end is nearest, so shards whose
+/// clocks or ticks are a little apart land together, and a shard's first
+/// interval, cut short by a late start, lands where it ends.
+pub fn slot_ending(end_unix_s: f64, from: f64, step: f64) -> i64 {
     if step <= 0.0 {
         return 0;
     }
-    ((start_unix_s - from) / step).round() as i64
+    (((end_unix_s - from) / step).round() as i64 - 1).max(0)
 }
 
 fn add_interval(
@@ -526,7 +605,6 @@ fn add_interval(
     recorded: &Recorded,
     kind_names: &'static [&'static str],
 ) -> Result<(), RecordedError> {
-    merged.threads += interval.threads;
     merged.interval.counters.merge(&counters_of(&interval.counters));
     merged.interval.latencies.merge(&recorded.latencies(kind_names)?);
     if let Some(queue) = interval.queue {
@@ -631,14 +709,58 @@ mod tests {
     }
 
     #[test]
-    fn intervals_land_on_the_nearest_slot_of_the_grid() {
+    fn intervals_land_on_the_slot_whose_end_is_nearest() {
         let from = START_AT;
-        assert_eq!(slot_of(from + 0.003, from, 1.0), 0);
-        assert_eq!(slot_of(from - 0.004, from, 1.0), 0);
-        assert_eq!(slot_of(from + 1.020, from, 1.0), 1);
-        assert_eq!(slot_of(from + 9.6, from, 10.0), 1);
-        assert_eq!(slot_of(from + 4.4, from, 10.0), 0);
-        assert_eq!(slot_of(from + 5.0, from, 0.0), 0, "no step, one slot");
+        assert_eq!(slot_ending(from + 1.003, from, 1.0), 0);
+        assert_eq!(slot_ending(from + 0.996, from, 1.0), 0);
+        assert_eq!(slot_ending(from + 2.020, from, 1.0), 1);
+        assert_eq!(slot_ending(from + 19.6, from, 10.0), 1);
+        assert_eq!(slot_ending(from + 14.4, from, 10.0), 0);
+        assert_eq!(slot_ending(from + 0.2, from, 10.0), 0, "a sliver before the first end");
+        assert_eq!(slot_ending(from + 5.0, from, 0.0), 0, "no step, one slot");
+    }
+
+    /// `file`'s intervals cut as a run with `--start-at` cuts them: on
+    /// the common grid from `--start-at`, its first one short by its
+    /// lateness.
+    fn on_the_common_grid(mut file: ShardFile) -> ShardFile {
+        let late_s = file.result.run.shard.as_ref().unwrap().late_ms / 1e3;
+        for interval in &mut file.intervals {
+            interval.start_unix_s -= late_s;
+            interval.time_s -= late_s;
+        }
+        if let Some(first) = file.intervals.first_mut() {
+            first.start_unix_s += late_s;
+            first.interval_s -= late_s;
+        }
+        file
+    }
+
+    /// A shard 11 ms late (the server sampled before its start) cuts its
+    /// intervals where the other does: every slot holds both, whole.
+    #[test]
+    fn a_shard_a_little_late_on_the_common_grid_adds_up_in_every_slot() {
+        let a = shard_file(0, 2, 0.1, &[&[1_000], &[1_000], &[1_000]]);
+        let b = on_the_common_grid(shard_file(1, 2, 11.0, &[&[2_000], &[2_000], &[2_000]]));
+        let run = merge_shards(vec![a, b], KINDS).unwrap();
+        let events: Vec<u64> = run.intervals.iter().map(|i| i.interval.counters.events).collect();
+        assert_eq!(events, [2, 2, 2]);
+        assert_eq!(run.intervals.iter().map(|i| i.threads).collect::<Vec<_>>(), [4, 4, 4]);
+        assert!(run.intervals.iter().all(|i| i.partial.is_empty()), "{:?}", run.intervals);
+        assert_eq!(run.measured_from_unix_s, START_AT, "the grid is --start-at's");
+    }
+
+    /// A shard 400 ms late ran 0.6 s of the first slot, and a shard whose
+    /// last interval is missing ran none of the last: both lines say so.
+    #[test]
+    fn a_slot_a_shard_did_not_run_through_is_marked() {
+        let a = shard_file(0, 2, 0.0, &[&[1_000], &[1_000], &[1_000]]);
+        let b = on_the_common_grid(shard_file(1, 2, 400.0, &[&[2_000], &[2_000]]));
+        let run = merge_shards(vec![a, b], KINDS).unwrap();
+        let partial: Vec<String> =
+            run.intervals.iter().map(|i| i.partial.iter().map(|p| p.to_string()).collect()).collect();
+        assert_eq!(partial, ["shard 1/2 ran 0.60 s of 1.00 s", "", "shard 1/2 ran 0.00 s of 1.00 s"]);
+        assert_eq!(run.intervals.iter().map(|i| i.threads).collect::<Vec<_>>(), [4, 4, 2]);
     }
 
     /// Two shards 30 ms apart: their first intervals add up in slot 0,
@@ -666,6 +788,9 @@ mod tests {
         let events: Vec<u64> = run.intervals.iter().map(|i| i.interval.counters.events).collect();
         assert_eq!(events, [1, 2]);
         assert_eq!(run.notes.late, [("shard 1/2".to_owned(), 1000.0)]);
+        let first: Vec<String> = run.intervals[0].partial.iter().map(|p| p.to_string()).collect();
+        assert_eq!(first, ["shard 1/2 ran 0.00 s of 1.00 s"]);
+        assert!(run.intervals[1].partial.is_empty());
     }
 
     /// Counters add; the merged histograms are one histogram of every

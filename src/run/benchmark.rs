@@ -24,7 +24,9 @@ use crate::rand::shard_seed;
 use crate::results::{OutputFormat, RunEnd};
 use crate::server_stats::{ServerBlock, ServerResult};
 use crate::stats::report::{self, RunHeader};
-use crate::stats::{ClientCpuBlock, ClientLoad, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock};
+use crate::stats::{
+    ClientCpuBlock, ClientDelay, ClientLoad, Collector, HdrLog, RateSummary, Recording, StatsBoard, ToleratedBlock,
+};
 use crate::transport::tls::ClientTls;
 use crate::workload::{StatementKind, Workload};
 
@@ -66,7 +68,7 @@ pub(super) fn run_benchmark(
     let late = start_clock(bench, &mut context, bench.general.start_at);
     say_started(bench, late);
     sink.clock_started(sessions.server_version(), late);
-    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
+    let hdr_log = start_threads(bench, &context, (&sink.hdr_log_comment(), late))?;
     let handles = match plans {
         Loops::Net(plans) => {
             say_waits(plans.iter().map(|plan| (plan.cpu, &plan.wait)));
@@ -76,7 +78,7 @@ pub(super) fn run_benchmark(
     }
     .map_err(RunError::SpawnLoops)?;
     let threads = Threads { handles, hdr_log, hooks: None, sql_used: None, server };
-    supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, sink)
+    supervise_to_report(bench, &context, (threads, late), forced_shutdown_s, interrupts, sink)
 }
 
 /// The threads of a run and what their reports need besides the loops'
@@ -121,13 +123,14 @@ pub(super) fn say_tolerated() {
 /// Just before the threads start: `--hdr-log` opened (a path that cannot
 /// be written ends the command before any load), sysbench's lines, and
 /// the warm-up begun.
-/// `log_comment`: the log's line naming its shard and run.
+/// `log_comment`: the log's line naming its shard and run; `late`: how
+/// long after `--start-at` the clock started.
 pub(super) fn start_threads(
     bench: &Bench,
     context: &LoopContext,
-    log_comment: &str,
+    (log_comment, late): (&str, Duration),
 ) -> Result<Option<HdrLog>, RunError> {
-    let hdr_log = open_hdr_log(&bench.general, context.clock, log_comment)?;
+    let hdr_log = open_hdr_log(&bench.general, (context.clock, late), log_comment)?;
     say_tolerated();
     print_threads_starting(&bench.general)?;
     Level::Notice.print(report::THREADS_STARTED)?;
@@ -142,10 +145,12 @@ pub(super) fn start_threads(
 /// of the run (limits, a signal, a fatal error), and the report of what
 /// ran, then `--format`'s final result. Loop threads and the Lua engine's
 /// threads alike.
+/// `late`: how long after `--start-at` the clock started, which the
+/// report times do not add (see [`ReportSchedule`]).
 pub(super) fn supervise_to_report<E>(
     bench: &Bench,
     context: &LoopContext,
-    threads: Threads<E>,
+    (threads, late): (Threads<E>, Duration),
     forced_shutdown_s: Option<u32>,
     interrupts: &Interrupts,
     sink: &mut ResultSink,
@@ -165,7 +170,7 @@ where
         reports.sample_server(server);
     }
     let forced_at = forced_shutdown_s.or(last_resort_s(bench));
-    let mut schedule = ReportSchedule::new(general, context.clock, forced_at, watched);
+    let mut schedule = ReportSchedule::new(general, context.clock, forced_at, late, watched);
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
         Ok(outcome) => outcome,
@@ -195,12 +200,16 @@ where
     // The report of what ran comes first, even when a loop failed: main
     // then prints the error.
     let joined = join_loops(handles);
+    if outcome == RunOutcome::Completed && schedule.last_report_owed(Instant::now()) {
+        reports.last_interim(end_ns, control)?;
+    }
     reports.drain(end_ns);
     reports.watch_tail(end_ns, &context.control)?;
     if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
-    let client = client_load(&context.usage);
+    let delay = ClientDelay::of(reports.collector.totals().client_delay());
+    let client = client_load(&context.usage, &context.control).map(|load| ClientLoad { delay, ..load });
     reports.client_load(client);
     let rate = reports.rate_summary(&context.control, end_ns).map(|rate| RateSummary { client, ..rate });
     let end = run_end(outcome, context.control.stalls());
@@ -225,10 +234,19 @@ fn run_end(outcome: RunOutcome, stalls: Stalls) -> RunEnd {
     }
 }
 
-/// `--hdr-log`, its start time that of the measured run.
-fn open_hdr_log(general: &GeneralOptions, clock: Clock, comment: &str) -> Result<Option<HdrLog>, RunError> {
+/// `--hdr-log`, its start time that of the measured run: the clock's
+/// start, or the end of the warm-up, which counts from `--start-at` (the
+/// clock started `late` after it).
+fn open_hdr_log(
+    general: &GeneralOptions,
+    (clock, late): (Clock, Duration),
+    comment: &str,
+) -> Result<Option<HdrLog>, RunError> {
     let Some(path) = &general.hdr_log else { return Ok(None) };
-    let measured_from = clock.started() + Duration::from_secs(u64::from(general.warmup_time));
+    let measured_from = match general.warmup_time {
+        0 => clock.started(),
+        warmup => clock.started().checked_sub(late).unwrap_or(clock.started()) + Duration::from_secs(warmup.into()),
+    };
     let now = Instant::now();
     let start =
         SystemTime::now() + measured_from.saturating_duration_since(now) - now.saturating_duration_since(measured_from);
@@ -289,6 +307,7 @@ fn recording(bench: &Bench) -> Recording {
     let json = bench.results.format == OutputFormat::Json;
     Recording {
         service_time: general.open_loop(),
+        client_delay: general.open_loop(),
         statement_latency: general.per_statement || general.hdr_log.is_some() || json,
     }
 }
@@ -353,9 +372,14 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
 }
 
 /// How hard the loops worked, once they have all ended.
-fn client_load(usage: &LoopUsage) -> Option<ClientLoad> {
-    let busy_share = usage.busy_share()?;
-    Some(ClientLoad { busy_share, run_delay_s: usage.run_delay().as_secs_f64() })
+fn client_load(usage: &LoopUsage, control: &RunControl) -> Option<ClientLoad> {
+    let load = usage.load(control)?;
+    Some(ClientLoad {
+        busy_share: load.busy_share,
+        run_delay_s: load.run_delay.as_secs_f64(),
+        core_wait_share: load.core_wait_share,
+        delay: None,
+    })
 }
 
 fn say_interrupted(signal: Signal, end_ns: u64) {

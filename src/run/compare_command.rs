@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::output::Output;
+use super::output::{stderr_line, Output};
 use super::report_command::{page_line, read_lines};
 use super::RunError;
 use crate::results::{chart, CompareError, CompareOptions, Comparison, ResultFile};
@@ -16,6 +16,9 @@ pub fn compare(options: &CompareOptions) -> Result<(), RunError> {
         files.push((path.clone(), read_result(path)?));
     }
     let comparison = Comparison::new(files, options.metric)?;
+    for warning in comparison.warnings() {
+        stderr_line(format_args!("wirebench: compare: warning: {warning}"));
+    }
     Output::Stdout.print(comparison.render(options.format))?;
     if let Some(path) = &options.chart {
         let svg = if comparison.of_searches() {

@@ -13,7 +13,7 @@ use std::time::Instant;
 const LOOP_THREADS: &[&str] = &["wirebench-loop", "wirebench-dry"];
 
 /// The loops' schedstat at the last reading.
-pub(super) struct LoopLoad {
+pub(super) struct LoopBusyMeter {
     /// What the loop threads' names start with.
     names: &'static [&'static str],
     /// Each loop thread's (on-core + waiting) ns, by thread id.
@@ -21,13 +21,13 @@ pub(super) struct LoopLoad {
     at: Instant,
 }
 
-impl LoopLoad {
-    pub(super) fn start() -> LoopLoad {
+impl LoopBusyMeter {
+    pub(super) fn start() -> LoopBusyMeter {
         Self::of_threads(LOOP_THREADS)
     }
 
-    fn of_threads(names: &'static [&'static str]) -> LoopLoad {
-        LoopLoad { names, last: loop_times(names).unwrap_or_default(), at: Instant::now() }
+    fn of_threads(names: &'static [&'static str]) -> LoopBusyMeter {
+        LoopBusyMeter { names, last: loop_times(names).unwrap_or_default(), at: Instant::now() }
     }
 
     /// The loops' busy share since the last call, 0 to 1; `None` where
@@ -81,7 +81,7 @@ mod tests {
             .name("load-test-spin".to_owned())
             .spawn(move || while !theirs.load(std::sync::atomic::Ordering::Relaxed) {})
             .unwrap();
-        let mut load = LoopLoad::of_threads(&["load-test-spin"]);
+        let mut load = LoopBusyMeter::of_threads(&["load-test-spin"]);
         let until = Instant::now() + std::time::Duration::from_millis(300);
         while Instant::now() < until {
             std::thread::sleep(std::time::Duration::from_millis(10));

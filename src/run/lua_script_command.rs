@@ -278,11 +278,11 @@ fn run_script(
     say_started(bench, late);
     // A script's connections are its own: no server version to give.
     sink.clock_started(None, late);
-    let hdr_log = start_threads(bench, &context, &sink.hdr_log_comment())?;
+    let hdr_log = start_threads(bench, &context, (&sink.hdr_log_comment(), late))?;
     gate.open(driver::Started { clock: context.clock, deadline_ns: context.deadline_ns });
     let sql_used = Some(plan.env().sql_used.clone());
     let threads = Threads { handles, hdr_log, hooks, sql_used, server };
-    let outcome = supervise_to_report(bench, &context, threads, forced_shutdown_s, interrupts, &mut sink)?;
+    let outcome = supervise_to_report(bench, &context, (threads, late), forced_shutdown_s, interrupts, &mut sink)?;
     plan.done()?;
     sink.finish_run(bench)?;
     Ok(outcome)

@@ -11,7 +11,7 @@ use super::RunError;
 use crate::cli::Personality;
 use crate::results::clock::rfc3339_utc;
 use crate::results::log_merge::{merge_logs, MergedLogs, ShardLog};
-use crate::results::record::{IntervalSpan, Measured, RunShape};
+use crate::results::record::{IntervalSpan, Measured, PartialShard, RunShape};
 use crate::results::recorded::RecordedHistograms;
 use crate::results::shard_merge::{self, MergeError, MergedRun, ShardFile};
 use crate::results::{IntervalResult, LatencyListing, MergeOptions, OutputFormat, ResultLine, RunResult};
@@ -116,7 +116,7 @@ fn print_report(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputErr
     Level::Notice.print(format_args!("{}\n\n", merged_heading(run)))?;
     let percentile = u32::from(options.percentile.unwrap_or(0));
     for slot in &run.intervals {
-        let at = wall_clock(run.measured_from_unix_s + slot.end_s);
+        let at = wall_clock(run.measured_from_unix_s + slot.end_s) + &partial_mark(&slot.partial);
         Level::Notice.print(InterimReport {
             time_total_s: slot.end_s,
             time_interval_s: slot.length_s,
@@ -148,6 +148,16 @@ fn print_report(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputErr
         Some(result) => Level::Notice.print(ServerBlock { result }),
         None => Ok(()),
     }
+}
+
+/// After an interim line's time, the shards that did not run through its
+/// whole interval: ` (partial: shard 1/2 ran 1.40 s of 2.00 s)`.
+fn partial_mark(partial: &[PartialShard]) -> String {
+    if partial.is_empty() {
+        return String::new();
+    }
+    let shards: Vec<String> = partial.iter().map(PartialShard::to_string).collect();
+    format!(" (partial: {})", shards.join(", "))
 }
 
 /// `Merged 3 of 3 shards of run 1a2b... (oltp_point_select on h1,h2,h3),
@@ -214,6 +224,7 @@ pub(super) fn merged_lines(run: &MergedRun, options: &MergeOptions, histograms: 
         let server = slot.server.clone().map(|delta| Box::new(ServerResult::interval(delta, Some(counts))));
         let interval = IntervalResult {
             server,
+            partial_shards: slot.partial.clone(),
             ..IntervalResult::new(span, &slot.interval, &listing, slot.queue).with_arrivals(slot.arrivals)
         };
         lines.push(ResultLine::Interval(interval));

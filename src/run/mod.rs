@@ -31,7 +31,9 @@
 //!   `merge_command.rs`: `wirebench merge`, a run's shards put back together.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
-//! - `run_error.rs`: why a command failed, with what to do.
+//! - `run_error.rs`: why a command failed, with what to do;
+//!   `missing_table.rs`: which of the test's tables are there, when one
+//!   the command uses is not.
 //! - `load_method.rs`: how `prepare` sends the rows (`--prepare-method`).
 //! - `server_sampling.rs`: `--server-stats` in a run.
 //! - `shard_plan.rs`: `--shard=I/N` and `--start-at`; `host_facts.rs`: the
@@ -54,6 +56,7 @@ mod load_method;
 mod loop_load;
 mod lua_script_command;
 mod merge_command;
+mod missing_table;
 mod output;
 mod plan;
 mod report_command;
@@ -176,12 +179,20 @@ fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutco
     let tls = setup::tls_config(bench)?;
     let tls = tls.as_ref();
     print_banner()?;
-    match bench.command {
-        Command::Prepare => runtime.block_on(tables::prepare(bench, threads, tls, workload, &interrupts)),
+    let done = match bench.command {
+        Command::Prepare => {
+            runtime.block_on(tables::prepare(bench, threads, tls, workload, &interrupts)).map_err(RunError::of_prepare)
+        }
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
         Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts, watch),
         Command::Search => search_command::run_search(bench, threads, tls, workload, &runtime, &interrupts, watch),
         Command::Help => Ok(RunOutcome::Completed),
+    };
+    match done {
+        Err(error) if bench.command != Command::Prepare => {
+            Err(runtime.block_on(tables::with_table_census(bench, tls, error)))
+        }
+        done => done,
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::loop_load::LoopLoad;
+use super::loop_load::LoopBusyMeter;
 use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
 use super::result_sink::{IntervalHandover, IntervalKind, ResultSink};
 use super::server_sampling::ServerSampling;
@@ -33,7 +33,7 @@ pub(super) struct Reports<'a> {
     /// Its ignored errors by code.
     owed_errors: ErrorCodes,
     /// The loops' busy share per interval.
-    loop_load: LoopLoad,
+    loop_load: LoopBusyMeter,
     percentile: u32,
     /// `--percentile`'s whole list.
     percentiles: Vec<f64>,
@@ -107,7 +107,7 @@ impl<'a> Reports<'a> {
         Reports {
             owed: Interval::new(collector.board().kind_names()),
             owed_errors: ErrorCodes::default(),
-            loop_load: LoopLoad::start(),
+            loop_load: LoopBusyMeter::start(),
             collector,
             sink,
             percentile: u32::from(general.percentile.unwrap_or(0)),
@@ -184,6 +184,21 @@ impl<'a> Reports<'a> {
             server.ask();
         }
         self.collect(now_ns);
+        self.print_interim(now_ns, control)
+    }
+
+    /// The interim line that fell due as the loops ended, printed once
+    /// they have: they handed over all they did.
+    pub(super) fn last_interim(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
+        if let Some(server) = self.server.as_mut() {
+            server.ask();
+        }
+        self.drain(now_ns);
+        self.print_interim(now_ns, control)
+    }
+
+    /// The interim line of what was collected since the last one.
+    fn print_interim(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
         let queue = control.has_rate().then(|| control.queue_stats());
         let arrivals = self.arrivals(now_ns, control);
         let at = self.sink.wall_clock_at(self.measured(now_ns));
@@ -397,8 +412,9 @@ impl<'a> Reports<'a> {
     pub(super) fn server_totals(&mut self, busy_end: bool) -> Option<ServerResult> {
         let totals = self.collector.totals();
         let connections = totals.connections.len() as u64;
+        let idle_quits = self.sink.idle_tally().map_or(0, |idle| idle.questions_at_end());
         let cut = busy_end.then_some(self.last_cut);
-        self.server.as_mut()?.totals(&totals.counters, connections, cut)
+        self.server.as_mut()?.totals(&totals.counters, (connections, idle_quits), cut)
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now

@@ -157,7 +157,12 @@ impl ResultSink {
     /// server calls itself.
     pub(super) fn clock_started(&mut self, server_version: Option<&str>, late: Duration) {
         let now = clock::unix_seconds(SystemTime::now());
-        self.measured_from_unix_s = now + f64::from(self.warmup_s);
+        // A warm-up ends on the run's clock, from --start-at (see
+        // `ReportSchedule`); without one, the measured run starts now.
+        self.measured_from_unix_s = match self.warmup_s {
+            0 => now,
+            warmup_s => now - late.as_secs_f64() + f64::from(warmup_s),
+        };
         if self.info.server_version.is_none() {
             self.info.server_version = server_version.map(str::to_owned);
         }

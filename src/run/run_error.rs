@@ -4,6 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use super::missing_table::TableCensus;
 use super::output::OutputError;
 use crate::client::ClientError;
 use crate::driver::{CpuUnavailable, DriverError, OpenError, UringUnavailable};
@@ -77,6 +78,16 @@ pub enum RunError {
     /// A statement of `prepare`, `prewarm` or `cleanup` failed.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// `prepare` met one of the tables it makes (ERROR 1050).
+    #[error(
+        "{error}; the test's tables are there from an earlier prepare: run cleanup with the same options to drop \
+         them, then prepare again (or run against them as they are)"
+    )]
+    TableExists { error: ClientError },
+    /// A table the command uses is not there (ERROR 1146), and what the
+    /// database holds of the test's tables.
+    #[error("{error}; {census}")]
+    MissingTable { error: Box<RunError>, census: TableCensus },
     /// The SQL run after login, or a statement's PREPARE, failed.
     #[error(transparent)]
     Open(Box<OpenError>),
@@ -170,6 +181,36 @@ pub enum RunError {
     #[error(transparent)]
     Output(#[from] OutputError),
 }
+
+impl RunError {
+    /// The message of the server's error `code`, when this is one: a
+    /// statement of the set-up, a statement's PREPARE, or an event's.
+    pub(super) fn server_error(&self, code: u16) -> Option<&str> {
+        let error = match self {
+            RunError::Client(error) | RunError::TableExists { error } => error.server_error(),
+            RunError::Open(open) => match &**open {
+                OpenError::Init { source, .. } | OpenError::Prepare { source, .. } => source.server_error(),
+                OpenError::Connect(_) | OpenError::GivenUp => None,
+            },
+            RunError::Driver(DriverError::Statement(failed)) => Some(&failed.error),
+            _ => None,
+        };
+        error.filter(|e| e.code == code).map(|e| e.message.as_str())
+    }
+
+    /// An error of `prepare`, with the advice for a table that exists.
+    pub(super) fn of_prepare(self) -> RunError {
+        match self {
+            RunError::Client(error) if error.server_error().is_some_and(|e| e.code == TABLE_EXISTS) => {
+                RunError::TableExists { error }
+            }
+            other => other,
+        }
+    }
+}
+
+/// MySQL's and MariaDB's "Table 'name' already exists".
+const TABLE_EXISTS: u16 = 1050;
 
 impl From<OpenError> for RunError {
     fn from(error: OpenError) -> Self {

@@ -10,7 +10,7 @@ use super::benchmark;
 use super::interrupt::Interrupts;
 use super::output::{Console, Level, Output, OutputError};
 use super::result_sink::ResultSink;
-use super::search_controller::{judge, NextStep, SearchController, StepMeasure, StepOutcome, StepRules};
+use super::search_controller::{judge, Judgement, NextStep, SearchController, StepMeasure, StepOutcome, StepRules};
 use super::shard_plan::ShardThreads;
 use super::steps::pause;
 use super::{RunError, RunOutcome};
@@ -78,9 +78,10 @@ pub(super) fn run_search(
         let Some((result, client)) = sink.take_result() else { break };
         let poisson = bench.general.rate_arrival == Arrival::Poisson;
         let measured = StepMeasure { stalled, poisson, ..measure(&options.slo, target, &result, client) };
-        let rules = StepRules { slo: &options.slo, max_errors: options.max_errors };
-        let (verdict, reasons) = judge(&rules, &measured);
-        record.add(phase, &measured, &result, client, (verdict, reasons));
+        let rules = StepRules { slo: &options.slo, max_errors: options.max_errors, client_share: options.client_share };
+        let judged = judge(&rules, &measured);
+        let verdict = judged.verdict;
+        record.add(phase, &measured, &result, client, judged);
         record.say_last(options.max_steps)?;
         controller.record(StepOutcome { verdict, achieved: measured.achieved });
     }
@@ -148,6 +149,8 @@ fn measure(slo: &[SloBound], target: Option<u32>, result: &RunResult, client: Op
         errors: result.counters.ignored_errors,
         latency_ms: slo.iter().map(|b| result.latency_ms.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
         client_busy: client.map(|c| c.busy_share),
+        client_core_wait: client.map(|c| c.core_wait_share),
+        client_delay_p99_ms: client.and_then(|c| c.delay).map(|d| d.p99_ms),
         stalled: 0,
         time_s: result.time_s,
         poisson: false,
@@ -193,7 +196,7 @@ impl SearchRecord {
         measured: &StepMeasure,
         result: &RunResult,
         client: Option<ClientLoad>,
-        (verdict, reasons): (StepVerdict, Vec<String>),
+        judged: Judgement,
     ) {
         let latency_ms = self
             .slo
@@ -212,8 +215,9 @@ impl SearchRecord {
             latency_ms,
             late_starts: result.rate.as_ref().map_or(0, |r| r.late_starts),
             client: client.as_ref().map(ClientResult::of),
-            verdict,
-            reasons,
+            verdict: judged.verdict,
+            reasons: judged.reasons,
+            near_client_limit: judged.near_client_limit,
         });
     }
 
@@ -268,13 +272,15 @@ impl SearchRecord {
         let steps = self.steps.len();
         match (end, max_rate) {
             (SearchEnd::Found, Some(rate)) => format!(
-                "Search result: maximum rate {rate}/s holds {} ({figures}, confirmed), after {steps} steps",
-                slo_text(&self.slo)
+                "Search result: maximum rate {rate}/s holds {} ({figures}, confirmed), after {steps} steps{}",
+                slo_text(&self.slo),
+                near_client_note(at_rate)
             ),
             (SearchEnd::StepCap, Some(rate)) => format!(
                 "Search result: {rate}/s held {} ({figures}) when --search-steps ran out after {steps} steps; the \
-                 highest rate may be higher, and is not confirmed",
-                slo_text(&self.slo)
+                 highest rate may be higher, and is not confirmed{}",
+                slo_text(&self.slo),
+                near_client_note(at_rate)
             ),
             (SearchEnd::Stopped, rate) => format!(
                 "Search stopped after {steps} steps; the highest rate that held the bounds: {}",
@@ -316,21 +322,33 @@ impl SearchRecord {
     }
 }
 
-/// `[ search step 3/20 ] search target 1000/s: achieved 998.2/s, p99 3.12 ms, client busy 12%: pass`.
+/// `[ search step 3/20 ] target 1000/s: achieved 998.2/s, p99 3.12 ms, errors 0, late starts 0, client busy
+/// 12%, delay p99 0.05 ms: pass`.
 fn step_line(step: &SearchStepResult, max_steps: u32) -> String {
     let phase = match step.phase {
         SearchPhase::Probe => "probe (unthrottled)".to_owned(),
         SearchPhase::Search => format!("target {}/s", step.target_tps.unwrap_or(0)),
         SearchPhase::Confirm => format!("confirm {}/s", step.target_tps.unwrap_or(0)),
     };
-    let busy = step.client.map_or("?".to_owned(), |c| format!("{:.0}%", c.busy_share * 100.0));
-    let verdict = match step.verdict {
-        StepVerdict::Pass => "pass".to_owned(),
-        StepVerdict::Fail => format!("fail: {}", step.reasons.join(", ")),
-        StepVerdict::ClientBound => step.reasons.join(", "),
+    let client = match step.client {
+        None => "?".to_owned(),
+        Some(c) => {
+            let busy =
+                format!("busy {:.0}% ({:.0}% waiting for a core)", c.busy_share * 100.0, c.core_wait_share * 100.0);
+            match c.delay_ms {
+                Some(delay) => format!("{busy}, delay p99 {:.2} ms", delay.p99),
+                None => busy,
+            }
+        }
+    };
+    let verdict = match (step.verdict, &step.near_client_limit) {
+        (StepVerdict::Pass, Some(why)) => format!("pass (near the client's limit: {why})"),
+        (StepVerdict::Pass, None) => "pass".to_owned(),
+        (StepVerdict::Fail, _) => format!("fail: {}", step.reasons.join(", ")),
+        (StepVerdict::ClientBound, _) => step.reasons.join(", "),
     };
     format!(
-        "[ search step {}/{max_steps} ] {phase}: achieved {:.1}/s, {}, errors {}, late starts {}, client busy {busy}: \
+        "[ search step {}/{max_steps} ] {phase}: achieved {:.1}/s, {}, errors {}, late starts {}, client {client}: \
          {verdict}",
         step.index,
         step.achieved_tps,
@@ -338,6 +356,18 @@ fn step_line(step: &SearchStepResult, max_steps: u32) -> String {
         step.errors,
         step.late_starts
     )
+}
+
+/// A rate found while the client was near its own limit says so: the
+/// server held it, and a faster client might find more.
+fn near_client_note(step: Option<&SearchStepResult>) -> String {
+    match step.and_then(|s| s.near_client_limit.as_deref()) {
+        Some(why) => format!(
+            "; the client was near its own limit there ({why}): the server may hold more, measured with more \
+             --cpus or fewer other tasks on the client's cores"
+        ),
+        None => String::new(),
+    }
 }
 
 fn percentiles_text(values: &[PercentileValue]) -> String {

@@ -161,6 +161,12 @@ pub(super) struct StepMeasure {
     pub(super) latency_ms: Vec<f64>,
     /// The client's event loops' busy share (0 to 1), if known.
     pub(super) client_busy: Option<f64>,
+    /// The share of their time they waited for a core (0 to 1), if known.
+    pub(super) client_core_wait: Option<f64>,
+    /// The client's own p99 delay of the events (ms): from when each could
+    /// have started to when its first command went to the kernel; known
+    /// under a target rate.
+    pub(super) client_delay_p99_ms: Option<f64>,
     /// Connections still waiting for answers when the step's time was up
     /// (the run was cut a second later): their events are not counted.
     pub(super) stalled: usize,
@@ -179,6 +185,19 @@ pub(super) struct StepRules<'a> {
     pub(super) slo: &'a [SloBound],
     /// The share of events that may fail.
     pub(super) max_errors: f64,
+    /// The client is the limit when its p99 delay is over this share of
+    /// the tightest bound (`--search-client-share`).
+    pub(super) client_share: f64,
+}
+
+/// A step's verdict and its reasons.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Judgement {
+    pub(super) verdict: StepVerdict,
+    /// Why it failed or was client-bound, one phrase each.
+    pub(super) reasons: Vec<String>,
+    /// A pass at which the client was near its own limit: why.
+    pub(super) near_client_limit: Option<String>,
 }
 
 /// A target counts as met at this share of it, as Nighthawk's does.
@@ -200,30 +219,47 @@ fn lowest_met(target: u32, measure: &StepMeasure) -> f64 {
     share.min((expected - POISSON_SPREADS * expected.sqrt()) / measure.time_s)
 }
 
-/// Past this busy share the client's own loops were the limit: events
+/// Past this busy share the client's own loops were saturated: events
 /// waited for the client, and the latency and rate are the client's.
 pub(super) const CLIENT_BUSY_LIMIT: f64 = 0.85;
 
-/// The verdict on a step and its reasons. The probe passes unless its
-/// client was the limit (its rate then is the client's ceiling, not the
-/// server's); a target step fails on any bound over, too many errors, or
-/// a rate under 99 % of its target, and is client-bound when it failed
-/// while the client was past its limit.
-pub(super) fn judge(rules: &StepRules<'_>, measure: &StepMeasure) -> (StepVerdict, Vec<String>) {
-    let busy = measure.client_busy.filter(|&b| b >= CLIENT_BUSY_LIMIT);
-    let client_reason = |b: f64| {
-        format!(
-            "client-bound: its event loops were busy {:.0}% of the time (limit {:.0}%)",
-            b * 100.0,
+/// Past this share of their time waiting for a core, the loops were
+/// starved: whatever the server did, the client could not send on time
+/// nor read its answers when they came.
+pub(super) const CLIENT_CORE_WAIT_LIMIT: f64 = 0.5;
+
+/// Why the client was the limit of a step, if it was: its loops were
+/// saturated, or its own delay of the events was a material share of the
+/// latency bound (the events' latency, counted from their intended start,
+/// was then the client's as much as the server's).
+fn client_limit(rules: &StepRules<'_>, measure: &StepMeasure) -> Option<String> {
+    if let Some(busy) = measure.client_busy.filter(|&b| b >= CLIENT_BUSY_LIMIT) {
+        return Some(format!(
+            "its event loops were busy {:.0}% of the time (limit {:.0}%)",
+            busy * 100.0,
             CLIENT_BUSY_LIMIT * 100.0
-        )
-    };
-    let Some(target) = measure.target else {
-        return match busy {
-            Some(b) => (StepVerdict::ClientBound, vec![client_reason(b)]),
-            None => (StepVerdict::Pass, Vec::new()),
-        };
-    };
+        ));
+    }
+    if let Some(wait) = measure.client_core_wait.filter(|&w| w >= CLIENT_CORE_WAIT_LIMIT) {
+        return Some(format!(
+            "its event loops waited for a core {:.0}% of the time (limit {:.0}%)",
+            wait * 100.0,
+            CLIENT_CORE_WAIT_LIMIT * 100.0
+        ));
+    }
+    let tightest = rules.slo.iter().map(|b| b.max_ms).fold(f64::INFINITY, f64::min);
+    let limit = rules.client_share * tightest;
+    let delay = measure.client_delay_p99_ms.filter(|&d| tightest.is_finite() && d > limit)?;
+    Some(format!(
+        "its own p99 delay of the events was {delay:.2} ms, over {}% of the {tightest} ms bound",
+        rules.client_share * 100.0
+    ))
+}
+
+/// Why a target step did not hold its rate, by the server's figures: a
+/// bound over, too many errors, answers still owed, a growing backlog or
+/// a rate under 99 % of its target.
+fn missed_bounds(rules: &StepRules<'_>, target: u32, measure: &StepMeasure) -> Vec<String> {
     let mut reasons = Vec::new();
     for (bound, &ms) in rules.slo.iter().zip(&measure.latency_ms) {
         if ms > bound.max_ms {
@@ -249,13 +285,36 @@ pub(super) fn judge(rules: &StepRules<'_>, measure: &StepMeasure) -> (StepVerdic
         let poisson = if measure.poisson { " (less Poisson spread)" } else { "" };
         reasons.push(format!("achieved {:.1}/s < 99% of {target}/s{poisson}", measure.achieved));
     }
-    match (reasons.is_empty(), busy) {
-        (true, _) => (StepVerdict::Pass, reasons),
-        (false, Some(b)) => {
-            reasons.insert(0, client_reason(b));
-            (StepVerdict::ClientBound, reasons)
+    reasons
+}
+
+/// The verdict on a step. The probe passes unless its client was
+/// saturated (its rate then is the client's ceiling, not the server's). A
+/// target step fails on any bound it missed; when the client was the
+/// limit too, the failure is the client's (client-bound: the search then
+/// knows nothing of the server above), and a pass while the client was
+/// near its limit is marked so.
+pub(super) fn judge(rules: &StepRules<'_>, measure: &StepMeasure) -> Judgement {
+    let client = client_limit(rules, measure);
+    let Some(target) = measure.target else {
+        // The probe has no target, so no client delay: its loops' load alone.
+        return match client {
+            Some(why) => Judgement {
+                verdict: StepVerdict::ClientBound,
+                reasons: vec![format!("client-bound: {why}")],
+                near_client_limit: None,
+            },
+            None => Judgement { verdict: StepVerdict::Pass, reasons: Vec::new(), near_client_limit: None },
+        };
+    };
+    let mut reasons = missed_bounds(rules, target, measure);
+    match (reasons.is_empty(), client) {
+        (true, near_client_limit) => Judgement { verdict: StepVerdict::Pass, reasons, near_client_limit },
+        (false, Some(why)) => {
+            reasons.insert(0, format!("client-bound: {why}"));
+            Judgement { verdict: StepVerdict::ClientBound, reasons, near_client_limit: None }
         }
-        (false, None) => (StepVerdict::Fail, reasons),
+        (false, None) => Judgement { verdict: StepVerdict::Fail, reasons, near_client_limit: None },
     }
 }
 
@@ -353,6 +412,8 @@ mod tests {
             errors: 0,
             latency_ms: vec![p99],
             client_busy: Some(busy),
+            client_core_wait: Some(busy / 4.0),
+            client_delay_p99_ms: target.map(|_| 0.05),
             stalled: 0,
             time_s: 10.0,
             poisson: false,
@@ -360,40 +421,152 @@ mod tests {
         }
     }
 
+    const P99_5MS: [SloBound; 1] = [SloBound { percentile: 99.0, max_ms: 5.0 }];
+    const RULES: StepRules<'static> = StepRules { slo: &P99_5MS, max_errors: 0.0, client_share: 0.1 };
+
+    fn verdict(measure: &StepMeasure) -> (StepVerdict, Vec<String>) {
+        let judged = judge(&RULES, measure);
+        (judged.verdict, judged.reasons)
+    }
+
     #[test]
     fn verdicts() {
-        let slo = [SloBound { percentile: 99.0, max_ms: 5.0 }];
-        let rules = StepRules { slo: &slo, max_errors: 0.0 };
-        assert_eq!(judge(&rules, &measure(Some(100), 99.5, 4.0, 0.2)).0, StepVerdict::Pass);
-        let (verdict, reasons) = judge(&rules, &measure(Some(100), 99.5, 6.0, 0.2));
-        assert_eq!((verdict, reasons), (StepVerdict::Fail, vec!["p99 6.00 ms > 5 ms".to_owned()]));
-        let (verdict, reasons) = judge(&rules, &measure(Some(100), 90.0, 4.0, 0.2));
-        assert_eq!((verdict, reasons), (StepVerdict::Fail, vec!["achieved 90.0/s < 99% of 100/s".to_owned()]));
-        let (verdict, reasons) = judge(&rules, &measure(Some(100), 90.0, 4.0, 0.95));
-        assert_eq!(verdict, StepVerdict::ClientBound);
+        let rules = RULES;
+        assert_eq!(verdict(&measure(Some(100), 99.5, 4.0, 0.2)).0, StepVerdict::Pass);
+        assert_eq!(
+            verdict(&measure(Some(100), 99.5, 6.0, 0.2)),
+            (StepVerdict::Fail, vec!["p99 6.00 ms > 5 ms".to_owned()])
+        );
+        assert_eq!(
+            verdict(&measure(Some(100), 90.0, 4.0, 0.2)),
+            (StepVerdict::Fail, vec!["achieved 90.0/s < 99% of 100/s".to_owned()])
+        );
+        let (busy, reasons) = verdict(&measure(Some(100), 90.0, 4.0, 0.95));
+        assert_eq!(busy, StepVerdict::ClientBound);
         assert!(reasons[0].starts_with("client-bound: its event loops were busy 95%"), "{reasons:?}");
-        assert_eq!(judge(&rules, &measure(Some(100), 100.0, 4.0, 0.95)).0, StepVerdict::Pass);
-        assert_eq!(judge(&rules, &measure(None, 5000.0, 40.0, 0.5)).0, StepVerdict::Pass);
-        assert_eq!(judge(&rules, &measure(None, 5000.0, 40.0, 0.9)).0, StepVerdict::ClientBound);
+        assert_eq!(verdict(&measure(Some(100), 100.0, 4.0, 0.95)).0, StepVerdict::Pass);
+        assert_eq!(verdict(&measure(None, 5000.0, 40.0, 0.5)).0, StepVerdict::Pass);
+        assert_eq!(verdict(&measure(None, 5000.0, 40.0, 0.9)).0, StepVerdict::ClientBound);
         let errors = StepMeasure { errors: 3, ..measure(Some(100), 100.0, 4.0, 0.2) };
-        let (verdict, reasons) = judge(&rules, &errors);
-        assert_eq!(verdict, StepVerdict::Fail);
-        assert_eq!(reasons, ["errors 0.300% > 0% (3 of 1000)"]);
-        assert_eq!(judge(&StepRules { max_errors: 0.01, ..rules }, &errors).0, StepVerdict::Pass);
+        assert_eq!(verdict(&errors), (StepVerdict::Fail, vec!["errors 0.300% > 0% (3 of 1000)".to_owned()]));
+        assert_eq!(judge(&StepRules { max_errors: 0.01, ..rules }, &errors).verdict, StepVerdict::Pass);
         // 3 s at 124/s: 372 arrivals expected, give or take 19.
         let short = StepMeasure { time_s: 3.0, poisson: true, ..measure(Some(124), 116.0, 4.0, 0.2) };
-        assert_eq!(judge(&rules, &short).0, StepVerdict::Pass);
-        assert_eq!(judge(&rules, &StepMeasure { achieved: 100.0, ..short.clone() }).0, StepVerdict::Fail);
-        assert_eq!(judge(&rules, &StepMeasure { poisson: false, ..short.clone() }).0, StepVerdict::Fail);
-        let (verdict, reasons) = judge(&rules, &StepMeasure { backlog: 40, ..short });
+        assert_eq!(verdict(&short).0, StepVerdict::Pass);
+        assert_eq!(verdict(&StepMeasure { achieved: 100.0, ..short.clone() }).0, StepVerdict::Fail);
+        assert_eq!(verdict(&StepMeasure { poisson: false, ..short.clone() }).0, StepVerdict::Fail);
         assert_eq!(
-            (verdict, reasons),
+            verdict(&StepMeasure { backlog: 40, ..short }),
             (StepVerdict::Fail, vec!["the backlog grew: 40 arrivals waited at the end".to_owned()])
         );
         let cut = StepMeasure { stalled: 2, ..measure(Some(100), 100.0, 4.0, 0.2) };
         assert_eq!(
-            judge(&rules, &cut),
+            verdict(&cut),
             (StepVerdict::Fail, vec!["2 connections still waited for answers at the end".to_owned()])
         );
+    }
+
+    /// Figures of a `--rate=5000` run against the null server (answers at
+    /// once) from a client whose one loop shared its core with three
+    /// spinning threads: its loops read 77 % busy, under the limit, but it
+    /// held its events back by up to 31 ms (p99 6.58 ms) while it waited
+    /// for its core. Under a 10 ms bound the step failed because of the
+    /// client.
+    #[test]
+    fn a_failure_the_client_delayed_is_client_bound_whatever_its_busy_share() {
+        let slo = [SloBound { percentile: 99.0, max_ms: 10.0 }];
+        let rules = StepRules { slo: &slo, ..RULES };
+        let step = StepMeasure {
+            target: Some(5000),
+            achieved: 5009.9,
+            events: 15030,
+            errors: 0,
+            latency_ms: vec![13.22],
+            client_busy: Some(0.768),
+            client_core_wait: None,
+            client_delay_p99_ms: Some(6.582),
+            stalled: 0,
+            time_s: 3.0,
+            poisson: true,
+            backlog: 0,
+        };
+        let judged = judge(&rules, &step);
+        assert_eq!(judged.verdict, StepVerdict::ClientBound);
+        assert_eq!(
+            judged.reasons,
+            [
+                "client-bound: its own p99 delay of the events was 6.58 ms, over 10% of the 10 ms bound",
+                "p99 13.22 ms > 10 ms"
+            ]
+        );
+    }
+
+    /// A serial server of 250/s past its capacity (8 connections, all
+    /// waiting on it): latency and backlog grow, but each event went out
+    /// within a few hundred microseconds of its connection being free. The
+    /// failure is the server's.
+    #[test]
+    fn a_failure_the_server_caused_stays_a_failure() {
+        let slo = [SloBound { percentile: 99.0, max_ms: 50.0 }];
+        let rules = StepRules { slo: &slo, ..RULES };
+        let step = StepMeasure {
+            target: Some(312),
+            achieved: 249.3,
+            events: 748,
+            errors: 0,
+            latency_ms: vec![611.2],
+            client_busy: Some(0.03),
+            client_core_wait: Some(0.0),
+            client_delay_p99_ms: Some(0.31),
+            stalled: 0,
+            time_s: 3.0,
+            poisson: false,
+            backlog: 187,
+        };
+        let judged = judge(&rules, &step);
+        assert_eq!(judged.verdict, StepVerdict::Fail, "{judged:?}");
+        assert_eq!(judged.near_client_limit, None);
+    }
+
+    /// A pass whose client delay was over the share: the server held the
+    /// rate, and the step says the client was near its limit.
+    #[test]
+    fn a_pass_near_the_clients_limit_is_marked() {
+        let step = StepMeasure { client_delay_p99_ms: Some(0.9), ..measure(Some(2000), 2000.0, 3.9, 0.6) };
+        let judged = judge(&RULES, &step);
+        assert_eq!(judged.verdict, StepVerdict::Pass);
+        assert_eq!(
+            judged.near_client_limit.as_deref(),
+            Some("its own p99 delay of the events was 0.90 ms, over 10% of the 5 ms bound")
+        );
+        let far = StepMeasure { client_delay_p99_ms: Some(0.4), ..step };
+        assert_eq!(judge(&RULES, &far).near_client_limit, None);
+    }
+
+    /// Loops that waited for a core most of the time were starved, however
+    /// little they worked when they ran.
+    #[test]
+    fn a_starved_client_is_the_limit() {
+        let starved = StepMeasure { client_core_wait: Some(0.7), ..measure(Some(100), 90.0, 4.0, 0.78) };
+        let judged = judge(&RULES, &starved);
+        assert_eq!(judged.verdict, StepVerdict::ClientBound);
+        assert_eq!(judged.reasons[0], "client-bound: its event loops waited for a core 70% of the time (limit 50%)");
+        let probe = StepMeasure { client_core_wait: Some(0.7), ..measure(None, 3800.0, 49.0, 0.78) };
+        assert_eq!(judge(&RULES, &probe).verdict, StepVerdict::ClientBound);
+    }
+
+    /// The tightest of several bounds sets the client's share.
+    #[test]
+    fn the_tightest_bound_sets_the_clients_share() {
+        let slo = [SloBound { percentile: 99.9, max_ms: 20.0 }, SloBound { percentile: 99.0, max_ms: 5.0 }];
+        let rules = StepRules { slo: &slo, ..RULES };
+        let step = StepMeasure {
+            latency_ms: vec![30.0, 4.0],
+            client_delay_p99_ms: Some(0.6),
+            ..measure(Some(100), 100.0, 0.0, 0.1)
+        };
+        let judged = judge(&rules, &step);
+        assert_eq!(judged.verdict, StepVerdict::ClientBound, "{judged:?}");
+        assert!(judged.reasons[0].contains("over 10% of the 5 ms bound"), "{judged:?}");
     }
 }

@@ -161,11 +161,11 @@ impl ServerSampling {
     /// The totals, from the last sample that started them to one taken
     /// now; `busy_end` is the cut of the run's counts when the connections
     /// may still be sending. `counters` and `connections` are the run's
-    /// over the same span.
+    /// over the same span, `idle_quits` its idle connections' COM_QUITs.
     pub(super) fn totals(
         &mut self,
         counters: &Counters,
-        connections: u64,
+        (connections, idle_quits): (u64, u64),
         busy_end: Option<EdgeCut>,
     ) -> Option<ServerResult> {
         let (delta, source) = match self.watch.totals(EDGE_WAIT, busy_end) {
@@ -187,6 +187,7 @@ impl ServerSampling {
             reconnects: counters.reconnects,
             busy_edges: source.busy_edges,
             edge_statements: (rate * source.edge_blur_s).ceil() as u64,
+            idle_quits,
         };
         let checked = self.one_server && !self.sharded;
         let consistency = if checked { ConsistencyCheck::of(&delta, run) } else { None };

@@ -9,6 +9,7 @@ use wirebench_protocol::response::PreparedStatement;
 
 use super::interrupt::Interrupts;
 use super::load_method::{loading_connections, rows_by, LoadPlan, RowsBy};
+use super::missing_table::{tables_like, MissingTable, TableCensus, NO_SUCH_TABLE};
 use super::output::{alert_line, stderr_line, Level, Output};
 use super::setup::{connect_options, connect_unless_dry, for_each_connection, rand_params, seed};
 use super::shard_plan::{shard_statements, ShardThreads};
@@ -183,6 +184,16 @@ pub(super) async fn cleanup(
         Ok(())
     };
     stop_on_signal(interrupts, Command::Cleanup, work, || progress.cleanup_summary(total)).await
+}
+
+/// `error`, with what the database holds of the test's tables when a table
+/// was missing; `error` itself when it is another error, or when the
+/// tables cannot be listed (the error is still the news).
+pub(super) async fn with_table_census(bench: &Bench, tls: Option<&ClientTls>, error: RunError) -> RunError {
+    let Some(missing) = error.server_error(NO_SUCH_TABLE).and_then(MissingTable::parse) else { return error };
+    let Ok(present) = tables_like(&connect_options(bench, tls, 0), &missing.prefix).await else { return error };
+    let tables_option = (bench.legacy.is_none() && bench.test.uses_oltp_common()).then_some(bench.test_options.tables);
+    RunError::MissingTable { error: Box::new(error), census: TableCensus { missing, present, tables_option } }
 }
 
 /// Runs `work`, or stops it where it stands when a signal comes and says

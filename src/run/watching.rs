@@ -57,10 +57,6 @@ fn start(settings: &WatchSettings, watched: WatchedCommand) -> Result<Option<Arc
 /// when the command had none of its own to report.
 pub fn finish_watch<T>(watch: Option<Arc<Watch>>, outcome: Result<T, RunError>) -> Result<T, RunError> {
     let Some(watch) = watch else { return outcome };
-    let Ok(watch) = Arc::try_unwrap(watch) else {
-        say("the watch was still in use at the end: its last push and its report are skipped");
-        return outcome;
-    };
     let asked_report = watch.report_path().cloned();
     let ending = watch.finish();
     match &ending {

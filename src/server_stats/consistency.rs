@@ -24,6 +24,10 @@ pub struct RunStatements {
     /// `server_watch.rs`), on either side; in `wirebench merge`, also those of the
     /// other shards outside the sampling shard's span.
     pub edge_statements: u64,
+    /// The run's idle connections' (`--idle-connections`) statements that
+    /// `Questions` counts: their COM_QUIT at the end, which the last
+    /// sample may or may not see yet, as the active connections'.
+    pub idle_quits: u64,
 }
 
 /// The check, with its figures.
@@ -41,8 +45,8 @@ pub struct ConsistencyCheck {
     /// edge, counted by the run and not (yet) by the server.
     pub allowed_below: u64,
     /// How many more: those events the other way round, the connections'
-    /// COM_QUIT at the end (`Questions` counts it), the set-up statements
-    /// of connections opened again.
+    /// COM_QUIT at the end (`Questions` counts it), the idle connections'
+    /// too, the set-up statements of connections opened again.
     pub allowed_above: u64,
     pub consistent: bool,
 }
@@ -59,7 +63,8 @@ impl ConsistencyCheck {
             .saturating_mul(per_event)
             .saturating_add(run.edge_statements);
         let allowed_below = in_flight;
-        let allowed_above = in_flight.saturating_add(run.connections).saturating_add(run.reconnects);
+        let quits = run.connections.saturating_add(run.idle_quits);
+        let allowed_above = in_flight.saturating_add(quits).saturating_add(run.reconnects);
         let consistent = unexplained >= 0 && unexplained.unsigned_abs() <= allowed_above
             || unexplained < 0 && unexplained.unsigned_abs() <= allowed_below;
         Some(ConsistencyCheck {
@@ -95,6 +100,7 @@ mod tests {
         reconnects: 0,
         busy_edges: 0,
         edge_statements: 0,
+        idle_quits: 0,
     };
 
     #[test]
@@ -108,6 +114,19 @@ mod tests {
         let fewer = ConsistencyCheck::of(&delta(Some(990), 3), RUN).unwrap();
         assert!(!fewer.consistent && fewer.unexplained == -13, "a sharp edge allows none: {fewer:?}");
         assert_eq!(ConsistencyCheck::of(&delta(None, 3), RUN), None, "no Questions, no check");
+    }
+
+    /// 100 idle connections held beside the 4 active ones: their COM_QUIT
+    /// is the run's, whether or not the last sample counted it yet.
+    #[test]
+    fn the_idle_connections_goodbyes_are_the_runs() {
+        let idle = RunStatements { idle_quits: 100, ..RUN };
+        for questions in [1003, 1103, 1107] {
+            let check = ConsistencyCheck::of(&delta(Some(questions), 3), idle).unwrap();
+            assert!(check.consistent && check.allowed_above == 104, "{check:?}");
+        }
+        assert!(!ConsistencyCheck::of(&delta(Some(1108), 3), idle).unwrap().consistent, "one more is a stranger's");
+        assert!(!ConsistencyCheck::of(&delta(Some(1107), 3), RUN).unwrap().consistent, "not counted, a stranger");
     }
 
     /// An edge taken while the connections ran allows their events in

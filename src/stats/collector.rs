@@ -45,6 +45,11 @@ pub struct Latencies {
     /// its last answer, queue time excluded. Equal to `events` without
     /// `--rate`.
     pub service: HdrLatency,
+    /// Under `--rate`, the client's own delay of each event: from when it
+    /// could have started (its arrival, or its connection having room,
+    /// whichever was later) to when the loop handed its first command to
+    /// the kernel. Empty without `--rate`.
+    pub client_delay: HdrLatency,
     /// Each statement, by kind.
     pub kinds: KindTable,
 }
@@ -55,6 +60,7 @@ impl Latencies {
             sysbench: LatencyHistogram::new(),
             events: HdrLatency::new(),
             service: HdrLatency::new(),
+            client_delay: HdrLatency::new(),
             kinds: KindTable::new(kind_names),
         }
     }
@@ -65,6 +71,9 @@ impl Latencies {
             self.events.merge(&other.events);
             self.service.merge(&other.service);
         }
+        if other.client_delay.count() > 0 {
+            self.client_delay.merge(&other.client_delay);
+        }
         self.kinds.merge(&other.kinds);
     }
 
@@ -73,6 +82,9 @@ impl Latencies {
         if self.events.count() > 0 {
             self.events.reset();
             self.service.reset();
+        }
+        if self.client_delay.count() > 0 {
+            self.client_delay.reset();
         }
         self.kinds.reset();
     }
@@ -86,6 +98,9 @@ pub struct Recording {
     /// Each event's service time apart from its latency (`--rate`: without
     /// it the two are the same, and [`Totals::service`] is the latency).
     pub service_time: bool,
+    /// The client's own delay of each event (`--rate`, see
+    /// [`Latencies::client_delay`]).
+    pub client_delay: bool,
     /// Each statement's latency by kind (`--per-statement`, `--hdr-log`,
     /// JSON output).
     pub statement_latency: bool,
@@ -93,7 +108,7 @@ pub struct Recording {
 
 impl Recording {
     /// Every latency: for tests and tools that read them all.
-    pub const ALL: Recording = Recording { service_time: true, statement_latency: true };
+    pub const ALL: Recording = Recording { service_time: true, client_delay: true, statement_latency: true };
 }
 
 /// What happened on one loop between two hand-overs.
@@ -155,6 +170,8 @@ pub struct LoopStats {
     event_latency: HdrRecorder,
     /// Allocated under `Recording::service_time` only.
     service_time: Option<HdrRecorder>,
+    /// Allocated under `Recording::client_delay` only.
+    client_delay: Option<HdrRecorder>,
     /// One per kind under `Recording::statement_latency`, else none.
     statement_latency: Box<[HdrRecorder]>,
     /// The last request epoch this loop answered.
@@ -183,6 +200,7 @@ impl LoopStats {
             pending: IntervalBlock::new(connections, kind_names),
             event_latency: HdrRecorder::new(),
             service_time: recording.service_time.then(HdrRecorder::new),
+            client_delay: recording.client_delay.then(HdrRecorder::new),
             statement_latency: match recording.statement_latency {
                 true => kind_names.iter().map(|_| HdrRecorder::new()).collect(),
                 false => Box::new([]),
@@ -199,6 +217,9 @@ impl LoopStats {
         self.event_latency.drain_into(&mut latencies.events);
         if let Some(service) = &mut self.service_time {
             service.drain_into(&mut latencies.service);
+        }
+        if let Some(delay) = &mut self.client_delay {
+            delay.drain_into(&mut latencies.client_delay);
         }
         for (kind, recorder) in self.statement_latency.iter_mut().enumerate() {
             if let Some(latency) = latencies.kinds.latency_mut(kind) {
@@ -236,6 +257,21 @@ impl LoopStats {
         if let Some(c) = self.pending.connections.get_mut(connection) {
             c.events += events;
             c.busy_ns += latency_ns;
+        }
+    }
+
+    /// Whether the client's delay is recorded (`--rate`).
+    #[inline]
+    pub fn records_client_delay(&self) -> bool {
+        self.client_delay.is_some()
+    }
+
+    /// An event's first command went to the kernel `delay_ns` after it
+    /// could have started ([`Latencies::client_delay`]).
+    #[inline]
+    pub fn record_client_delay(&mut self, delay_ns: u64) {
+        if let Some(delay) = &mut self.client_delay {
+            delay.record_ns(delay_ns);
         }
     }
 
@@ -483,6 +519,12 @@ impl Totals {
         } else {
             &self.latencies.service
         }
+    }
+
+    /// The client's own delay of each event under `--rate`
+    /// ([`Latencies::client_delay`]); `None` when none was recorded.
+    pub fn client_delay(&self) -> Option<&HdrLatency> {
+        (self.latencies.client_delay.count() > 0).then_some(&self.latencies.client_delay)
     }
 
     /// Percentile `p` of the events' service time in ms.

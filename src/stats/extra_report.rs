@@ -139,6 +139,39 @@ pub struct ClientLoad {
     pub busy_share: f64,
     /// The loops' time ready to run while another task had their core.
     pub run_delay_s: f64,
+    /// That time's share of their time (0 to 1): a loop that waits for a
+    /// core much of the time is starved, whatever it does when it runs.
+    pub core_wait_share: f64,
+    /// Under `--rate`: the client's own delay of the events
+    /// ([`Latencies::client_delay`](super::Latencies)).
+    pub delay: Option<ClientDelay>,
+}
+
+/// The client's own delay of a run's events (ms): from when each could
+/// have started to when its first command went to the kernel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientDelay {
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl ClientDelay {
+    /// The percentiles of `delay`; `None` when nothing was recorded.
+    pub fn of(delay: Option<&super::HdrLatency>) -> Option<Self> {
+        let delay = delay.filter(|d| d.count() > 0)?;
+        Some(ClientDelay {
+            p50_ms: delay.percentile_ms(50.0),
+            p99_ms: delay.percentile_ms(99.0),
+            max_ms: delay.max_ns() as f64 / 1e6,
+        })
+    }
+}
+
+impl fmt::Display for ClientDelay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "client delay p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms", self.p50_ms, self.p99_ms, self.max_ms)
+    }
 }
 
 impl fmt::Display for RateSummary {
@@ -171,13 +204,16 @@ impl RateSummary {
     /// `Client load:`, once the loops have ended.
     fn fmt_client(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(client) = self.client else { return Ok(()) };
-        writeln!(
+        write!(
             f,
-            "Client load: event loops busy {:.1}% of their time ({:.3}s of it waiting for a core), {} late starts",
+            "Client load: event loops busy {:.1}% of their time ({:.3}s of it waiting for a core), ",
             client.busy_share * 100.0,
             client.run_delay_s,
-            self.late
-        )
+        )?;
+        if let Some(delay) = client.delay {
+            write!(f, "{delay}, ")?;
+        }
+        writeln!(f, "{} late starts", self.late)
     }
 }
 
@@ -260,12 +296,17 @@ mod tests {
             client: None,
         };
         assert_eq!(r.to_string(), "\nRate: target 1000/s (poisson arrivals), achieved 812.35/s\n");
-        r.client = Some(ClientLoad { busy_share: 0.4321, run_delay_s: 0.0125 });
+        r.client = Some(ClientLoad { busy_share: 0.4321, run_delay_s: 0.0125, core_wait_share: 0.01, delay: None });
         assert_eq!(
             r.to_string(),
             "\nRate: target 1000/s (poisson arrivals), achieved 812.35/s\n\
              Client load: event loops busy 43.2% of their time (0.013s of it waiting for a core), 3 late starts\n"
         );
+        let delay = ClientDelay { p50_ms: 0.0123, p99_ms: 0.0851, max_ms: 1.2044 };
+        r.client = r.client.map(|c| ClientLoad { delay: Some(delay), ..c });
+        assert!(r.to_string().ends_with(
+            "(0.013s of it waiting for a core), client delay p50 0.012 ms, p99 0.085 ms, max 1.204 ms, 3 late starts\n"
+        ));
         r.client = None;
         r.missed = true;
         r.waiting = 4123;

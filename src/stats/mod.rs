@@ -38,7 +38,7 @@ pub(crate) use collector::{Interval, Latencies, Recording};
 pub use counters::{ConnStats, Counters, QueryKind};
 pub use error_codes::ErrorCodes;
 pub(crate) use extra_report::{
-    ClientCpuBlock, ClientLoad, PerStatementBlock, PercentileBlock, RateSummary, ToleratedBlock,
+    ClientCpuBlock, ClientDelay, ClientLoad, PerStatementBlock, PercentileBlock, RateSummary, ToleratedBlock,
 };
 pub(crate) use hdr_log::{HdrLog, HdrLogError};
 pub(crate) use histogram::HistogramParts;

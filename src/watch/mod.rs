@@ -100,10 +100,14 @@ pub struct Watch {
     series: Mutex<SeriesValues>,
     feed: Option<Arc<LiveFeed>>,
     heading: Arc<Mutex<(String, String)>>,
-    servers: Vec<HttpServer>,
-    pusher: Option<Pusher>,
+    /// Taken (and stopped) by [`finish`](Watch::finish).
+    servers: Mutex<Vec<HttpServer>>,
+    /// Taken by [`finish`](Watch::finish): a feed after it pushes nothing.
+    pusher: Mutex<Option<Pusher>>,
     last_push_ms: Mutex<i64>,
     shards: u32,
+    /// `finish` ran.
+    finished: Mutex<bool>,
 }
 
 /// How watching ended: the pushes that landed, and where the report is.
@@ -137,28 +141,29 @@ impl Watch {
         let scoreboard = Arc::new(Scoreboard::new(CommonLabels(common)));
         let feed = (settings.web.is_some() || settings.report_html.is_some()).then(|| Arc::new(LiveFeed::default()));
         let heading = Arc::new(Mutex::new((command.title.clone(), String::new())));
-        let mut watch = Watch {
+        let watch = Watch {
             settings: settings.clone(),
             scoreboard,
             push_labels,
             series: Mutex::new(SeriesValues::default()),
             feed,
             heading,
-            servers: Vec::new(),
-            pusher: None,
+            servers: Mutex::new(Vec::new()),
+            pusher: Mutex::new(None),
             last_push_ms: Mutex::new(0),
             shards: command.shard.map_or(1, |(_, n)| n),
+            finished: Mutex::new(false),
         };
-        watch.start_servers()?;
+        *lock(&watch.servers) = watch.start_servers()?;
         if let Some(target) = &settings.push {
             let pusher = Pusher::start(target.clone(), say)
                 .map_err(|source| WatchError::Thread { what: "--metrics-push", source })?;
-            watch.pusher = Some(pusher);
+            *lock(&watch.pusher) = Some(pusher);
         }
         Ok(Some(watch))
     }
 
-    fn start_servers(&mut self) -> Result<(), WatchError> {
+    fn start_servers(&self) -> Result<Vec<HttpServer>, WatchError> {
         let page = |feed: &Arc<LiveFeed>| LivePage { feed: Arc::clone(feed), heading: Arc::clone(&self.heading) };
         let web = self.settings.web.zip(self.feed.as_ref());
         let mut binds: Vec<(&'static str, SocketAddr, Option<LivePage>)> = Vec::new();
@@ -169,13 +174,14 @@ impl Watch {
             Some(address) if web.map(|w| w.0) != Some(address) => binds.push(("--metrics-listen", address, None)),
             _ => {}
         }
+        let mut servers = Vec::new();
         for (option, address, page) in binds {
             let site = Site { scoreboard: Arc::clone(&self.scoreboard), page };
             let server =
                 HttpServer::start(address, site).map_err(|source| WatchError::Bind { option, address, source })?;
-            self.servers.push(server);
+            servers.push(server);
         }
-        Ok(())
+        Ok(servers)
     }
 
     /// Where the servers listen, with the ports the system chose, and
@@ -183,7 +189,7 @@ impl Watch {
     /// `/metrics`.
     pub fn addresses(&self) -> Vec<(SocketAddr, bool)> {
         let web = self.settings.web.is_some();
-        self.servers.iter().enumerate().map(|(i, s)| (s.address(), web && i == 0)).collect()
+        lock(&self.servers).iter().enumerate().map(|(i, s)| (s.address(), web && i == 0)).collect()
     }
 
     fn series(&self) -> MutexGuard<'_, SeriesValues> {
@@ -262,7 +268,7 @@ impl Watch {
     /// The families to the scoreboard, and to the receiver.
     fn publish(&self) {
         let families = self.series().families();
-        if let Some(pusher) = &self.pusher {
+        if let Some(pusher) = lock(&self.pusher).as_ref() {
             pusher.send(remote_write::write_request(&families, &self.push_labels, self.push_time_ms()));
         }
         self.scoreboard.publish(families);
@@ -277,10 +283,17 @@ impl Watch {
     }
 
     /// The command has ended: the last push (waited for), the report
-    /// written, the live page told, the servers stopped.
-    pub fn finish(mut self) -> Result<WatchEnding, WatchError> {
+    /// written, the live page told, the servers stopped. Once: a second
+    /// call does nothing (a feed that still holds the watch, such as a
+    /// fuzzing run's last progress, may outlive the command).
+    pub fn finish(&self) -> Result<WatchEnding, WatchError> {
+        let push_url = self.settings.push.as_ref().map(|p| p.shown.clone());
+        if std::mem::replace(&mut *lock(&self.finished), true) {
+            return Ok(WatchEnding { pushed: None, push_url, report: None });
+        }
         let families = self.series().families();
-        let pushed = self.pusher.take().map(|pusher| {
+        let pusher = lock(&self.pusher).take();
+        let pushed = pusher.map(|pusher| {
             pusher.finish(remote_write::write_request(&families, &self.push_labels, self.push_time_ms()))
         });
         self.scoreboard.publish(families);
@@ -291,10 +304,9 @@ impl Watch {
             Some(path) => self.write_report(path)?,
             None => None,
         };
-        for server in &mut self.servers {
+        for mut server in std::mem::take(&mut *lock(&self.servers)) {
             server.finish();
         }
-        let push_url = self.settings.push.as_ref().map(|p| p.shown.clone());
         Ok(WatchEnding { pushed, push_url, report })
     }
 
@@ -329,6 +341,11 @@ fn with_push_labels(common: &[(String, String)], host: &str) -> Vec<(String, Str
         }
     }
     labels
+}
+
+/// A lock of the watch's: its data stays usable after a panic elsewhere.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn line_json(line: &ResultLine) -> String {

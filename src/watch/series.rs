@@ -444,6 +444,7 @@ pub(super) mod tests {
             client: None,
             verdict: StepVerdict::Pass,
             reasons: Vec::new(),
+            near_client_limit: None,
         });
         values.set_fuzz(FuzzFigures { sessions: 5, ..FuzzFigures::default() });
         values

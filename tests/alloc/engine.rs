@@ -312,6 +312,7 @@ fn the_counter_sees_allocations() {
 fn rate_schedule_allocates_nothing() {
     let control = RunControl::with_rate(None, &[2, 1], 225_000, 9);
     let mut budget = Budget::for_loop(control.clone(), None, 0);
+    let mut stats = LoopStats::with_kinds(2, &[]);
     let mut now = 0u64;
     let mut started = 0u64;
     // 150,000 arrivals a second for loop 0 against 100,000 starts: its
@@ -319,10 +320,14 @@ fn rate_schedule_allocates_nothing() {
     let allocations = allocations_during(|| {
         for _ in 0..100_000 {
             now += 10_000;
-            budget.admit(now);
+            budget.admit(now, now);
             if budget.in_progress() > 0 {
                 started += 1;
                 budget.finish(1);
+            }
+            // A loop hands what it wrote to the kernel at every turn.
+            if now % 1_000_000 == 0 {
+                budget.sent(now, &mut stats);
             }
             if now % 5_000_000 == 0 {
                 budget.publish(now);

@@ -12,7 +12,12 @@
 //!   refusals that point at a chapter) exists, and `--help` ends with the
 //!   manual's path.
 //! - The README's quick start, its three commands against one's own server
-//!   as they are written there, runs against the test server.
+//!   as they are written there, runs against the test server; so does
+//!   docs/shards.md's example on one host.
+//! - No example writes over the repository's files, every `cargo test
+//!   --test NAME` names a test target, docs/search.md's durations are its
+//!   defaults', the files the manual names by path exist, and it speaks
+//!   of no reference the reader lacks.
 //!
 //! The checker is tried on a scratch tree with broken links first, so a
 //! checker that finds nothing cannot pass for one that found everything
@@ -23,7 +28,7 @@ use crate::common;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Component, Path, PathBuf};
 
-use common::{ScratchDir, TestServer};
+use common::{text, ScratchDir, TestServer};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -417,6 +422,141 @@ fn chapters_named_in_the_source_exist() {
     assert!(missing.is_empty(), "the source names chapters that do not exist: {missing:?}");
 }
 
+/// The code of the manual: its code blocks and inline code spans, each
+/// with its file and line.
+fn manual_code() -> Vec<(String, usize, String)> {
+    let mut code = Vec::new();
+    for file in manual_files() {
+        let text = std::fs::read_to_string(repo().join(&file)).expect("read the manual");
+        let prose = prose_lines(&text);
+        for (i, (line, prose)) in text.lines().zip(&prose).enumerate() {
+            let name = file.display().to_string();
+            if prose.is_empty() && !line.trim().is_empty() {
+                code.push((name, i + 1, line.to_owned()));
+                continue;
+            }
+            let mut spans = line.split('`').skip(1).step_by(2);
+            code.extend(spans.by_ref().map(|span| (name.clone(), i + 1, span.to_owned())));
+        }
+    }
+    code
+}
+
+/// An example run from a checkout writes where the reader works, never
+/// over the repository's own files (a chart, a log, a result).
+#[test]
+fn no_example_writes_into_the_repository() {
+    let writes = ["--chart=docs/", "--hdr-log=docs/", "> docs/", ">docs/", "--chart=src/", "> README"];
+    let found: Vec<String> = manual_code()
+        .into_iter()
+        .filter(|(_, _, code)| writes.iter().any(|w| code.contains(w)))
+        .map(|(file, line, code)| format!("{file}:{line}: {}", code.trim()))
+        .collect();
+    assert!(found.is_empty(), "examples that would overwrite the repository's files:\n{}", found.join("\n"));
+}
+
+/// The manual speaks of what its reader can see: not of the project's own
+/// reference reports ("seed 002"), which are not in the repository.
+#[test]
+fn the_manual_names_no_private_reference() {
+    let mut found = Vec::new();
+    for file in manual_files() {
+        let text = std::fs::read_to_string(repo().join(&file)).expect("read the manual");
+        for (i, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let seed = lower.match_indices("seed ").any(|(at, _)| lower[at + 5..].starts_with('0'));
+            if seed {
+                found.push(format!("{}:{}: {}", file.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "say what the reader can see instead:\n{}", found.join("\n"));
+}
+
+/// Every file of this repository the manual names by its path (a test,
+/// a source file, a script) is there: moved tests leave no stale names.
+#[test]
+fn the_files_the_manual_names_exist() {
+    let roots = ["tests/", "src/", "protocol/src/", "scripts/", "benches/"];
+    let mut missing = Vec::new();
+    for file in manual_files() {
+        let text = std::fs::read_to_string(repo().join(&file)).expect("read the manual");
+        for (i, line) in text.lines().enumerate() {
+            let words = line.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-')));
+            for word in words.map(|w| w.trim_end_matches('.')) {
+                let named =
+                    roots.iter().any(|r| word.starts_with(r)) && [".rs", ".sh"].iter().any(|e| word.ends_with(e));
+                if named && !repo().join(word).is_file() {
+                    missing.push(format!("{}:{}: {word}", file.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "the manual names files that are not there:\n{}", missing.join("\n"));
+}
+
+/// Every `cargo test --test NAME` the manual gives names a test target of
+/// Cargo.toml (the groups of tests/README.md), not a file of a group.
+#[test]
+fn the_manuals_test_commands_name_test_targets() {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
+    let mut targets: Vec<&str> = Vec::new();
+    let mut table = "";
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            table = line;
+        } else if let (Some(name), "[[test]]") = (line.strip_prefix("name = "), table) {
+            targets.push(name.trim_matches('"'));
+        }
+    }
+    assert!(targets.contains(&"mariadb"), "{targets:?}");
+    let mut unknown = Vec::new();
+    for (file, line, code) in manual_code().into_iter().filter(|(_, _, code)| code.contains("cargo test")) {
+        let mut words = code.split_whitespace();
+        while let Some(word) = words.next() {
+            if word == "--test" {
+                let name = words.next().unwrap_or("");
+                if !targets.contains(&name) {
+                    unknown.push(format!("{file}:{line}: --test {name}"));
+                }
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "no such test target (one of {targets:?}):\n{}", unknown.join("\n"));
+}
+
+/// docs/search.md's durations are the defaults' arithmetic: a step's
+/// warm-up, measured time and pause, and the confirmation, as
+/// `wirebench --help` lists their defaults.
+#[test]
+fn the_search_chapter_states_the_defaults_durations() {
+    let output = common::wirebench().arg("--help").output().expect("wirebench runs");
+    let help = text(&output.stdout);
+    let default = |option: &str| -> u64 {
+        let line = help.lines().find(|l| l.trim_start().starts_with(&format!("--{option}="))).unwrap_or_else(|| {
+            panic!("--{option} in --help:\n{help}");
+        });
+        let value = line.split("[").nth(1).and_then(|v| v.split(']').next()).unwrap_or_else(|| panic!("{line}"));
+        value.parse().unwrap_or_else(|_| panic!("{line}"))
+    };
+    let (warmup, time, pause) = (default("search-warmup"), default("search-time"), default("search-pause"));
+    let (confirm, steps) = (default("search-confirm-time"), default("search-steps"));
+    let (step, confirmation) = (warmup + time + pause, warmup + confirm + pause);
+    let chapter = std::fs::read_to_string(repo().join("docs/search.md")).expect("docs/search.md");
+    let chapter = chapter.split_whitespace().collect::<Vec<_>>().join(" ");
+    for stated in [
+        format!(
+            "each step runs {step} s ({warmup} s of `--search-warmup`, {time} s of `--search-time`, {pause} s of \
+             `--search-pause`), the confirmation {confirmation} s (`--search-confirm-time={confirm}`), and a search \
+             takes up to {steps} steps"
+        ),
+        format!("{} s ({} × {step} s + {confirmation} s)", 9 * step + confirmation, 9),
+        format!("{} s ({} × {step} s + {confirmation} s)", (steps - 1) * step + confirmation, steps - 1),
+    ] {
+        assert!(chapter.contains(&stated), "docs/search.md should say: {stated}");
+    }
+}
+
 /// `wirebench --help` ends by saying where the manual is, and that file
 /// exists.
 #[test]
@@ -491,9 +631,27 @@ fn the_readme_quick_start_runs() {
 /// against one's own server, each as words: prepare, run, cleanup.
 fn quick_start_commands() -> Vec<Vec<String>> {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
-    let start = readme.find("\n## Quick start").expect("README.md has a '## Quick start' section");
-    let section = &readme[start + 1..];
-    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)];
+    let mut commands = Vec::new();
+    for text in fenced_commands(section(&readme, "## Quick start")) {
+        assert!(!text.contains(['"', '\'', '$']), "quote the quick start's commands without shell syntax: {text}");
+        commands.push(text.split_whitespace().map(str::to_owned).collect::<Vec<_>>());
+    }
+    let verbs: Vec<&str> = commands.iter().map(|c| c.last().map_or("", String::as_str)).collect();
+    assert_eq!(verbs, ["prepare", "run", "cleanup"], "the quick start's wirebench commands: {commands:?}");
+    commands
+}
+
+/// The part of a Markdown `text` under `heading` (a whole line), up to the
+/// next heading of level 2.
+fn section<'a>(text: &'a str, heading: &str) -> &'a str {
+    let start = text.find(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("no '{heading}' section"));
+    let section = &text[start + 1..];
+    &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)]
+}
+
+/// The `wirebench ...` commands of the fenced code blocks of `section`,
+/// each on one line (continuation lines joined), comments dropped.
+fn fenced_commands(section: &str) -> Vec<String> {
     let mut commands = Vec::new();
     let mut in_fence = false;
     let mut current = String::new();
@@ -516,13 +674,94 @@ fn quick_start_commands() -> Vec<Vec<String>> {
         current.push_str(text);
         current.push(' ');
         if !continued {
-            let text = current.split('#').next().unwrap_or("").trim().to_owned();
-            assert!(!text.contains(['"', '\'', '$']), "quote the quick start's commands without shell syntax: {text}");
-            commands.push(text.split_whitespace().map(str::to_owned).collect::<Vec<_>>());
+            commands.push(current.split(" #").next().unwrap_or("").trim().to_owned());
             current.clear();
         }
     }
-    let verbs: Vec<&str> = commands.iter().map(|c| c.last().map_or("", String::as_str)).collect();
-    assert_eq!(verbs, ["prepare", "run", "cleanup"], "the quick start's wirebench commands: {commands:?}");
     commands
+}
+
+/// docs/shards.md's example on one host, as written there: `prepare`, two
+/// shards started in the background with one `--start-at` (five seconds
+/// ahead, as its `START=` line says), then `merge`, with the test server's
+/// connection options added. Every merged line holds both shards: their
+/// threads, and the sum of their transactions in that interval; each
+/// shard wrote an interval for each `--report-interval` of `--time`, its
+/// last one too, though shard 0 samples the server (`--format=json`
+/// turns `--server-stats` on) before it starts, and so starts late.
+#[test]
+fn the_shards_example_on_one_host_merges_whole_lines() {
+    let shards_md = std::fs::read_to_string(repo().join("docs/shards.md")).expect("docs/shards.md");
+    let example = section(&shards_md, "## Trying it on one host");
+    assert!(example.contains("START=$(( $(date +%s) + 5 ))\nfor i in 0 1; do\n"), "{example}");
+    let commands = fenced_commands(example);
+    assert_eq!(commands.len(), 3, "prepare, a shard's run, merge: {commands:?}");
+    let Some(server) = TestServer::find() else { return };
+    let dir = ScratchDir::new("docs-shards");
+    let login = server.login_args("sbtest");
+    let with_login = |command: &str, shell: &dyn Fn(&str) -> String| -> Vec<String> {
+        let mut words: Vec<String> = command.split_whitespace().skip(1).map(shell).collect();
+        // `> FILE`, `2> FILE` and `&` are the shell's.
+        while let Some(at) = words.iter().position(|w| w == ">" || w == "2>") {
+            words.drain(at..at + 2);
+        }
+        words.retain(|w| w != "&");
+        let verb = words.pop().expect("a command");
+        words.extend(login.iter().cloned());
+        words.push(verb);
+        words
+    };
+    let run = |args: &[String]| {
+        let output = common::wirebench().args(args).current_dir(&dir.0).output().expect("wirebench runs");
+        assert!(output.status.success(), "wirebench {}: {}", args.join(" "), text(&output.stderr));
+        text(&output.stdout)
+    };
+    let table = with_login(&commands[0].replace(" prepare", " cleanup"), &|w| w.to_owned());
+    run(&table);
+    run(&with_login(&commands[0], &|w| w.to_owned()));
+    let start = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 5;
+    let shards: Vec<_> = (0..2)
+        .map(|i| {
+            let args =
+                with_login(&commands[1], &|w| w.replace("$i", &i.to_string()).replace("$START", &start.to_string()));
+            let file = std::fs::File::create(dir.0.join(format!("shard-{i}.json"))).unwrap();
+            common::wirebench().args(&args).stdout(file).stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for (i, shard) in shards.into_iter().enumerate() {
+        let output = shard.wait_with_output().unwrap();
+        assert!(output.status.success(), "shard {i}: {}", text(&output.stderr));
+    }
+    let merge_args: Vec<String> = commands[2].split_whitespace().skip(1).map(str::to_owned).collect();
+    let merged = common::wirebench().args(&merge_args).current_dir(&dir.0).output().expect("merge runs");
+    let (report, notes) = (text(&merged.stdout), text(&merged.stderr));
+    assert!(merged.status.success(), "{notes}");
+    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert_eq!(lines.len(), 3, "an interim line every 2 s of 6:\n{report}");
+    for (k, line) in lines.iter().enumerate() {
+        assert!(line.contains(" thds: 4 "), "a line short of a shard: {line}\n{report}");
+        // On a loaded machine a shard may truly start more than 50 ms late:
+        // merge names it, and marks its first line, no other.
+        let Some(mark) = line.split(" (partial: ").nth(1) else { continue };
+        let late = (0..2).any(|i| {
+            mark.starts_with(&format!("shard {i}/2 ran ")) && notes.contains(&format!("shard {i}/2 started "))
+        });
+        assert!(k == 0 && late, "a line marked partial with no late start: {line}\n{notes}");
+    }
+    let intervals = |name: &str| -> Vec<u64> {
+        let file = std::fs::read_to_string(dir.0.join(name)).unwrap();
+        let lines = file.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+        lines.filter(|l| l["type"] == "interval").map(|l| l["counters"]["transactions"].as_u64().unwrap()).collect()
+    };
+    let (first, second) = (intervals("shard-0.json"), intervals("shard-1.json"));
+    assert!(first.len() == 3 && second.len() == 3, "each shard's intervals: {first:?} {second:?}");
+    let merged = run(&[&["merge".to_owned(), "--format=json".to_owned()], &merge_args[1..]].concat());
+    let merged: Vec<u64> = merged
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "interval")
+        .map(|l| l["counters"]["transactions"].as_u64().unwrap())
+        .collect();
+    let sums: Vec<u64> = first.iter().zip(&second).map(|(a, b)| a + b).collect();
+    assert_eq!(merged, sums, "each merged interval is both shards' of the same interval");
 }

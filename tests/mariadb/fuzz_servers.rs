@@ -94,6 +94,37 @@ fn a_replayed_session_logs_in_to_mariadb_and_the_server_survives() {
     }
 }
 
+/// Pre-auth fuzzing of the test MariaDB with a wrong password: the login
+/// is refused with ERR 1045, which is the expected answer and no finding;
+/// the run fuzzes what comes before it (5 s) and finds nothing. No
+/// command runs, so MariaDB 10.11.19's crash (above) is out of reach.
+#[test]
+fn a_wrong_password_fuzzes_mariadb_before_the_login_and_finds_nothing() {
+    let Some(server) = TestServer::find() else { return };
+    let dir = ScratchDir::new("fuzz-mariadb-pre-auth");
+    let args = strings(&[
+        "fuzz",
+        &format!("--mysql-host={}", server.host),
+        &format!("--mysql-port={}", server.port),
+        "--mysql-user=sbtest",
+        "--mysql-password=not-the-password",
+        "--mysql-db=sbtest_fuzz",
+        "--rand-seed=3",
+        "--threads=4",
+        "--time=5",
+        &format!("--fuzz-dir={}", dir.0.display()),
+    ]);
+    let (code, stdout, stderr) = wirebench(&args);
+    assert_eq!(code, Some(0), "ERR 1045 is no finding:\n{stdout}\n{stderr}");
+    assert!(stderr.contains("(pre-auth mode): the server refuses the login ("), "{stderr}");
+    assert!(stderr.contains("keep getting ERR 1045"), "{stderr}");
+    assert!(stdout.contains("    failures:            0\n"), "{stdout}");
+    let states = std::fs::read_to_string(dir.0.join("states.txt")).unwrap();
+    for state in ["login -> ERR 1045\n", "login -> AuthSwitchRequest\n", "auth reply -> ERR 1045\n"] {
+        assert!(states.contains(state), "{state:?} missing:\n{states}");
+    }
+}
+
 /// A reproducer written with the protocol crate: a login whose scramble
 /// (20 zero bytes here) the replay recomputes, COM_PING, SELECT 1.
 fn well_formed_reproducer() -> String {

@@ -114,6 +114,11 @@ fn rate_under_capacity_is_met() {
     // The client says how hard it worked: far from its limit at 200/s.
     let busy = numbers(&report, "Client load: event loops busy")[0];
     assert!((0.0..50.0).contains(&busy), "{report}");
+    // And how long it held each event back: its percentiles in order.
+    let line = report.lines().find(|l| l.starts_with("Client load:")).unwrap_or_default();
+    let after = line.split_once("client delay p50").map_or("", |(_, rest)| rest);
+    let delay: Vec<f64> = after.split([' ', ',']).filter_map(|w| w.parse().ok()).collect();
+    assert!(delay.len() >= 3 && delay[0] <= delay[1] && delay[1] <= delay[2], "{report}");
     // Arrivals wait for nothing but a busy moment of a shared machine.
     let p95 = numbers(&report, "p95:");
     assert!(p95[0] < p95[1] + 20.0, "{report}");

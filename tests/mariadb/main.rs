@@ -10,6 +10,7 @@ mod cli_environment;
 mod docs;
 mod fuzz_mariadb_crash;
 mod fuzz_servers;
+mod hints;
 mod idle_connections;
 mod latency;
 mod legacy_mariadb;

@@ -448,6 +448,19 @@ fn compare_gives_seed_002s_tables() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.contains("MariaDB 10.1.8") && svg.contains("<polyline"));
+    assert!(!text(&out.stderr).contains("warning"), "one test in both: {}", text(&out.stderr));
+    let point =
+        dir.write("point.json", &final_line("point selects", 1, 1.0).replace("oltp_read_only", "oltp_point_select"));
+    let out = wirebench(&["compare", a, point.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with(
+            "wirebench: compare: warning: the results are of different tests (MariaDB 10.0.21: oltp_read_only, \
+             point selects: oltp_point_select)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
     let missing = wirebench(&["compare", a, "/no/such.json"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(text(&missing.stderr).starts_with("wirebench: cannot read /no/such.json: "), "{}", text(&missing.stderr));

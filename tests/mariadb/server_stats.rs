@@ -265,6 +265,23 @@ fn a_second_client_fails_the_check() {
     assert!(report.contains("another client used the server during the run"), "{report}");
 }
 
+/// The run's own idle connections are not another client: their
+/// COM_QUITs at the end, which `Questions` counts, are the run's, so the
+/// check holds and the report warns of no stranger. (Their pings, each
+/// second here, `Questions` does not count.)
+#[test]
+fn idle_connections_are_the_runs_not_a_strangers() {
+    let Some((_turn, _only, server)) = server_to_myself() else { return };
+    let args = ["--time=2", "--threads=2", "--idle-connections=50", "--idle-ping-interval=1", "--format=json"];
+    let out = succeeded(run(&server, "oltp_point_select", &args), "run");
+    let result = final_of(&schema_checked(&text(&out.stdout))).clone();
+    assert_eq!(u64_at(&result, "/idle_connections/open"), 50, "{}", result["idle_connections"]);
+    let check = &result["server"]["consistency"];
+    assert_eq!(check["consistent"], true, "{check}");
+    let report = text(&out.stderr);
+    assert!(!report.contains("WARNING") && !report.contains("another client"), "{report}");
+}
+
 /// The server's CPU time per query is the increase of its process's CPU
 /// time, read here from `/proc` before and after the whole command, over
 /// the run's queries: within 20% (the command also logs in and prepares,

@@ -4,15 +4,22 @@
 //! to exit 1; `fuzz-replay` and the emitted Python script judge it by the
 //! login's own answer (exit status 3), a healthy server survives both, and
 //! with `--keep-going` the run goes on fuzzing with the form of login that
-//! works (COM_INIT_DB selecting the database).
+//! works (COM_INIT_DB selecting the database). A server that takes the
+//! database by COM_INIT_DB and never answers it (`Bug::InitDbHang`, as
+//! msql-srv without `on_init`) is the same finding, and the run still ends
+//! within `--time` plus `--fuzz-overtime`: it once waited for that answer
+//! until it was killed.
 
 use crate::common;
+use crate::fuzz_run;
 use crate::planted;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::ScratchDir;
+use fuzz_run::wirebench_within;
 use planted::{Bug, PlantedServer};
 
 struct Exit {
@@ -138,4 +145,40 @@ async fn with_keep_going_it_fuzzes_on_with_the_login_that_works() {
         assert!(states.contains(state), "{state:?} missing:\n{states}");
     }
     assert!(run.stdout.contains("    failures:            1\n"), "only the login finding:\n{}", run.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_never_selected_is_a_finding_and_the_run_ends_on_time() {
+    let server = PlantedServer::start(Bug::InitDbHang).await;
+    for keep_going in [false, true] {
+        let dir = ScratchDir::new(&format!("fuzz-init-db-hang-{keep_going}"));
+        let mut extra = vec!["--time=5", "--fuzz-overtime=5"];
+        if keep_going {
+            extra.push("--keep-going");
+        }
+        // Killed well past its time plus overtime: it must end by itself.
+        let (ran, took) = wirebench_within(fuzz_args(server.port, &dir.0, &extra), Duration::from_secs(60)).await;
+        let run = Exit { code: ran.code, stdout: ran.stdout, stderr: ran.stderr };
+        eprintln!("keep-going {keep_going}: took {:.1} s\n{}\n{}", took.as_secs_f64(), run.stdout, run.stderr);
+        assert_eq!(run.code, Some(3), "ended by itself, with the finding (killed: None)");
+        assert!(run.stdout.contains("wirebench fuzz summary:"), "{}", run.stdout);
+        let path = reproducer_path(&run.stdout);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\nfailure: login\n") && text.contains("\nreproduces: alone\n"), "{text}");
+        assert!(text.contains("# answer: COM_INIT_DB -> "), "the login selects the database after it:\n{text}");
+        assert!(text.contains("\nobserved: the login selecting database planted (with COM_INIT_DB"), "{text}");
+        if keep_going {
+            assert!(run.stderr.contains("going on (--keep-going) with every login selecting no database"));
+            continue;
+        }
+        let again = wirebench(replay_args(&path, server.port)).await;
+        assert_eq!(again.code, Some(3), "{}\n{}", again.stdout, again.stderr);
+        let script = python(&path, server.port).await;
+        assert_eq!(script.code, Some(3), "{}\n{}", script.stdout, script.stderr);
+        let healthy = PlantedServer::start(Bug::None).await;
+        let survived = wirebench(replay_args(&path, healthy.port)).await;
+        assert_eq!(survived.code, Some(0), "{}\n{}", survived.stdout, survived.stderr);
+        let survived = python(&path, healthy.port).await;
+        assert_eq!(survived.code, Some(0), "{}\n{}", survived.stdout, survived.stderr);
+    }
 }

@@ -272,3 +272,43 @@ async fn time_to_find_from_other_seeds() {
         }
     }
 }
+
+/// A server that stays up but answers statements with `DISTINCT` with a
+/// Python exception's message (`Bug::InternalError`), and those with
+/// `ORDER BY` with a syntax error whose text says "internal error": the
+/// first is a finding of kind `internal-error` (exit status 3), found,
+/// minimised and replayed without restarting anything; the second never
+/// is (ERR 1064 is a bad statement's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_internal_error_answer_is_found_and_replays() {
+    let server = PlantedServer::start(Bug::InternalError).await;
+    let dir = ScratchDir::new("fuzz-internal-error");
+    let run = wirebench_async(fuzz_args(server.port, &dir.0, 1, 60)).await;
+    eprintln!("fuzz took {:.1} s\n{}\n{}", run.took.as_secs_f64(), run.stdout, run.stderr);
+    assert_eq!(run.code, Some(3), "the internal error must be found");
+    assert!(!run.stderr.contains("restarting the server"), "it stayed up: {}", run.stderr);
+    let path = reproducer_path(&run.stdout);
+    assert!(path.file_name().unwrap().to_string_lossy().starts_with("failure-internal-error-"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    eprintln!("{}", text.split("\nsession history").next().unwrap_or_default());
+    for line in [
+        "\nfailure: internal-error\n",
+        "\nreproduces: alone\n",
+        "detail: internal error: ERR 1105: TypeError: 'NoneType' object is not subscriptable",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+    assert!(!text.contains("ERR 1064: "), "a syntax error is no internal error:\n{text}");
+    let failing = text.split("\nsession failing\n").nth(1).unwrap().split("\nend\n").next().unwrap();
+    assert!(failing.contains(" -> ERR 1105\n"), "the culprit got the internal error:\n{failing}");
+
+    let again = wirebench_async(replay_args(&path, server.port)).await;
+    assert_eq!(again.code, Some(3), "{}\n{}", again.stdout, again.stderr);
+    assert!(again.stdout.contains("FAILURE again: the server answered"), "{}", again.stdout);
+    let script = emitted_python(&path, server.port).await;
+    assert_eq!(script.code, Some(3), "{}\n{}", script.stdout, script.stderr);
+    assert!(script.stdout.contains("as the reproducer says"), "{}", script.stdout);
+    let healthy = PlantedServer::start(Bug::None).await;
+    assert_eq!(wirebench_async(replay_args(&path, healthy.port)).await.code, Some(0));
+    assert_eq!(emitted_python(&path, healthy.port).await.code, Some(0));
+}

@@ -4,6 +4,7 @@
 //! minimisation up, and a wait shorter than the restart says what to give.
 
 use crate::common;
+use crate::fuzz_run;
 use crate::planted;
 
 use std::path::{Path, PathBuf};
@@ -78,6 +79,43 @@ async fn a_restart_longer_than_the_wait_says_which_option_to_give() {
     let text = reproducer(&stdout);
     assert!(
         text.contains("reproduces: not confirmed: the server did not answer again within 1 s; give it longer with --fuzz-restart-wait"),
+        "{text}"
+    );
+}
+
+/// A server that never comes back (the restart command does nothing, the
+/// wait is ten minutes): the run still ends at `--time` plus
+/// `--fuzz-overtime`, with the failure saved as found and the reproducer
+/// saying why it was not confirmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_comes_back_does_not_outlast_the_overtime() {
+    let server = PlantedServer::start(Bug::UnknownStatement).await;
+    let dir = ScratchDir::new("fuzz-never-back");
+    let args: Vec<String> = [
+        "fuzz",
+        "--mysql-host=127.0.0.1",
+        &format!("--mysql-port={}", server.port),
+        "--mysql-user=fuzz",
+        "--mysql-password=x",
+        "--mysql-db=planted",
+        "--fuzz-deadline=0.5",
+        "--fuzz-restart-wait=600",
+        "--restart-cmd=true",
+        "--threads=4",
+        "--time=5",
+        "--fuzz-overtime=3",
+        "--rand-seed=1",
+        &format!("--fuzz-dir={}", dir.0.display()),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (run, took) = fuzz_run::wirebench_within(args, Duration::from_secs(90)).await;
+    eprintln!("took {:.1} s\n{}\n{}", took.as_secs_f64(), run.stdout, run.stderr);
+    assert_eq!(run.code, Some(3), "ended by itself with the failure (killed: None)");
+    let text = reproducer(&run.stdout);
+    assert!(
+        text.contains("reproduces: not confirmed: the run's time (--time, then --fuzz-overtime) ran out"),
         "{text}"
     );
 }

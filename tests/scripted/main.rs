@@ -10,6 +10,8 @@ mod planted;
 
 mod fuzz_login;
 mod fuzz_planted;
+mod fuzz_pre_auth;
+mod fuzz_run;
 mod fuzz_setup;
 mod fuzz_slow_restart;
 mod interop_servers;

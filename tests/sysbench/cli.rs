@@ -740,6 +740,7 @@ fn refusals_name_the_culprit_and_the_fix() {
     for (line, needles) in [
         ("oltp_read_write run --thread=2", &["unknown option --thread", "did you mean --threads?"][..]),
         ("oltp_read_write run --tabel-size=2", &["did you mean --table_size?"]),
+        ("oltp_read_only run --tabels=4", &["unknown option --tabels (did you mean --tables?)"]),
         ("oltp_read_write run --threads=abc", &["--threads", "'abc'", "number of threads >= 1"]),
         ("oltp_read_write run --threads=0", &["--threads", "'0'"]),
         ("oltp_read_write run --threads=-1", &["--threads", "'-1'"]),

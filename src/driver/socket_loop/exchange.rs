@@ -74,7 +74,12 @@ impl SocketLoop<'_> {
         let mut sent = 0;
         while let Some(rest) = self.conns.get(i).and_then(|c| c.out.get(sent..)).filter(|r| !r.is_empty()) {
             match send_now(fd, rest) {
-                Ok(n) => sent += n,
+                Ok(n) => {
+                    if sent == 0 && self.budget.has_unsent() {
+                        self.budget.sent(self.clock.now_ns(), &mut self.stats);
+                    }
+                    sent += n;
+                }
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     if let Exchange::Ended = self.wait_on_socket(i, fd, Readiness::Room)? {

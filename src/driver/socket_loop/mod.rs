@@ -161,6 +161,9 @@ impl<'c> SocketLoop<'c> {
     /// chore belongs here.
     fn chores(&mut self) -> Result<(), DriverError> {
         self.now_ns = self.clock.now_ns();
+        // Events admitted without a command to send (a script's) are
+        // stamped here; the others were at their send.
+        self.budget.sent(self.now_ns, &mut self.stats);
         self.context.board.publish_if_requested(self.index, &mut self.stats);
         if let Some(idle) = &mut self.idle {
             idle.serve();

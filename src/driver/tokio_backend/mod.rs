@@ -363,6 +363,10 @@ async fn exchange(
                 Err(e) => return Ok(Some(Lost::Write(e))),
             }
         }
+        if sent > 0 && shared.budget.borrow().has_unsent() {
+            let now = shared.clock.get().now_ns();
+            shared.budget.borrow_mut().sent(now, &mut shared.stats.borrow_mut());
+        }
         wire.wbuf.clear();
         match io.after_send() {
             AfterSend::Quit | AfterSend::CallAnswered => return Ok(None),

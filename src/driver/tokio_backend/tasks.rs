@@ -282,9 +282,13 @@ async fn quit(mut conn: TaskConn) {
 /// its `--rate` arrival as a built-in connection does.
 async fn admit(shared: &EpollLoop) -> Option<u64> {
     shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
+    let asked = shared.clock.get().now_ns();
+    // A task's events that sent nothing are stamped here; those that did,
+    // at their send.
+    shared.budget.borrow_mut().sent(asked, &mut shared.stats.borrow_mut());
     loop {
         let now = shared.clock.get().now_ns();
-        let admission = shared.budget.borrow_mut().admit(now);
+        let admission = shared.budget.borrow_mut().admit(now, asked);
         match admission {
             Admission::Start(at) => return Some(at),
             Admission::Over => return None,

@@ -31,6 +31,10 @@ impl UringLoop<'_> {
     /// found the work), less the gaps in which it was seen off its core. It
     /// stops at once for `--rate` arrivals to serve.
     pub(super) fn wait(&mut self) -> Result<(), DriverError> {
+        // What was written this turn goes to the kernel now.
+        if self.budget.has_unsent() {
+            self.budget.sent(self.clock.now_ns(), &mut self.stats);
+        }
         if self.tasks.have_yielded() {
             return self.look_once();
         }

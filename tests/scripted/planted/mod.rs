@@ -20,6 +20,20 @@
 //! - `Bug::DatabaseLoginHang`: a login that names a database
 //!   (CONNECT_WITH_DB) is never answered; logins without one are, and so
 //!   is everything else (another server library's bug);
+//! - `Bug::InitDbHang`: its greeting does not offer CONNECT_WITH_DB, so a
+//!   client selects the database with COM_INIT_DB after the login, and
+//!   COM_INIT_DB is never answered (msql-srv's default `on_init`);
+//! - `Bug::InternalError`: COM_QUERY or COM_STMT_PREPARE of a statement
+//!   with `DISTINCT` gets ERR 1105 "TypeError: 'NoneType' object is not
+//!   subscriptable" (it stays up); one with `ORDER BY` and no `DISTINCT`
+//!   gets an ordinary syntax error whose text says "internal error"
+//!   (ERR 1064: never a finding);
+//! - `Bug::RefuseLogins`: every login gets ERR 1045 (a server we have no
+//!   account on); a login naming another plugin than
+//!   mysql_native_password is first switched to it (AuthSwitchRequest),
+//!   and its reply gets the ERR;
+//! - `Bug::PreAuthCrash`: as `RefuseLogins`, but an auth reply that is
+//!   neither empty nor 20 bytes (a scramble's length) crashes it;
 //! - `Bug::RowsCrash`: COM_STMT_EXECUTE of a statement whose text names
 //!   `sbtest1` crashes it while that table has a row. It keeps tables in
 //!   memory (they outlive restarts, as on disk: `sbtest1` with ids 1 to 5
@@ -63,6 +77,10 @@ pub enum Bug {
     LongDataHang,
     ResetHang,
     DatabaseLoginHang,
+    InitDbHang,
+    InternalError,
+    RefuseLogins,
+    PreAuthCrash,
     RowsCrash,
 }
 
@@ -260,7 +278,8 @@ impl Conn {
             if ctl.hung.load(std::sync::atomic::Ordering::SeqCst) {
                 return std::future::pending::<()>().await;
             }
-            self.send(0, &greeting("5.5.5-10.11.99-planted", caps(), "mysql_native_password")).await;
+            let offered = if self.bug == Bug::InitDbHang { caps() & !Capabilities::CONNECT_WITH_DB } else { caps() };
+            self.send(0, &greeting("5.5.5-10.11.99-planted", offered, "mysql_native_password")).await;
             let mut login = true;
             loop {
                 let Some((seq, payload)) = self.read_packet().await else { return };
@@ -345,8 +364,10 @@ impl Conn {
             self.err(seq.wrapping_add(1), 1156, "Got packets out of order").await;
             return Verdict::Close;
         }
+        let refusing = matches!(self.bug, Bug::RefuseLogins | Bug::PreAuthCrash);
         match parse_login(payload) {
             Login::Ok { with_database: true, .. } if self.bug == Bug::DatabaseLoginHang => Verdict::Silent,
+            Login::Ok { plugin, .. } if refusing => self.refuse(seq, &plugin).await,
             Login::Ok { deprecate_eof, .. } => {
                 self.deprecate_eof = deprecate_eof;
                 self.ok(seq.wrapping_add(1)).await;
@@ -358,6 +379,24 @@ impl Conn {
                 Verdict::Close
             }
         }
+    }
+
+    /// `Bug::RefuseLogins` and `Bug::PreAuthCrash`: ERR 1045, after an
+    /// auth switch to mysql_native_password for a login naming another
+    /// plugin.
+    async fn refuse(&mut self, seq: u8, plugin: &[u8]) -> Verdict {
+        let mut seq = seq.wrapping_add(1);
+        if plugin != b"mysql_native_password" {
+            let switch = [&[0xFE][..], b"mysql_native_password\0", &super::common::NONCE[..], &[0]].concat();
+            self.send(seq, &switch).await;
+            let Some((reply_seq, reply)) = self.read_packet().await else { return Verdict::Close };
+            if self.bug == Bug::PreAuthCrash && !matches!(reply.len(), 0 | 20) {
+                return Verdict::Crash;
+            }
+            seq = reply_seq.wrapping_add(1);
+        }
+        self.err(seq, 1045, "Access denied for user 'fuzz'@'localhost' (using password: YES)").await;
+        Verdict::Close
     }
 
     async fn command(&mut self, seq: u8, payload: &[u8]) -> Verdict {
@@ -372,6 +411,8 @@ impl Conn {
         match command {
             COM_QUIT => return Verdict::Close,
             COM_STMT_RESET if self.bug == Bug::ResetHang && self.has_long_data(body) => return Verdict::HangCommands,
+            COM_INIT_DB if self.bug == Bug::InitDbHang => return Verdict::Silent,
+            COM_QUERY | COM_STMT_PREPARE if self.bug == Bug::InternalError && self.says_internal(body).await => {}
             COM_QUERY if self.bug == Bug::RowsCrash => self.query(body).await,
             COM_PING | COM_QUERY | COM_INIT_DB | COM_RESET_CONNECTION | COM_STMT_RESET => self.ok(1).await,
             COM_STMT_PREPARE => self.prepare(body).await,
@@ -385,6 +426,21 @@ impl Conn {
             _ => self.err(1, 1047, "Unknown command").await,
         }
         Verdict::Serve
+    }
+
+    /// For `Bug::InternalError`: answers a statement with `DISTINCT` with
+    /// an internal error, one with `ORDER BY` with an ordinary one; whether
+    /// it answered.
+    async fn says_internal(&mut self, sql: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(sql).to_ascii_uppercase();
+        if text.contains("DISTINCT") {
+            self.err(1, 1105, "TypeError: 'NoneType' object is not subscriptable").await;
+        } else if text.contains("ORDER BY") {
+            self.err(1, 1064, "You have an error in your SQL syntax (internal error near ORDER BY)").await;
+        } else {
+            return false;
+        }
+        true
     }
 
     /// Whether the statement `body` names was sent long data.
@@ -514,7 +570,7 @@ impl Conn {
 }
 
 enum Login {
-    Ok { deprecate_eof: bool, with_database: bool },
+    Ok { deprecate_eof: bool, with_database: bool, plugin: Vec<u8> },
     BadAttrs,
     Bad,
 }
@@ -539,15 +595,20 @@ fn parse_login(payload: &[u8]) -> Login {
     if caps.contains(Capabilities::CONNECT_WITH_DB) && r.null_terminated("db").is_err() {
         return Login::Bad;
     }
-    if caps.contains(Capabilities::PLUGIN_AUTH) && r.null_terminated("plugin").is_err() {
-        return Login::Bad;
-    }
+    let plugin = match caps.contains(Capabilities::PLUGIN_AUTH) {
+        true => match r.null_terminated("plugin") {
+            Ok(plugin) => plugin.to_vec(),
+            Err(_) => return Login::Bad,
+        },
+        false => b"mysql_native_password".to_vec(),
+    };
     if caps.contains(Capabilities::CONNECT_ATTRS) && !attrs_are_well_formed(&mut r) {
         return Login::BadAttrs;
     }
     Login::Ok {
         deprecate_eof: caps.contains(Capabilities::DEPRECATE_EOF),
         with_database: caps.contains(Capabilities::CONNECT_WITH_DB),
+        plugin,
     }
 }
 

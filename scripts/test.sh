@@ -174,6 +174,12 @@ need python3 python3
 # tests/sysbench/ps_mode.rs reads the statements wirebench and sysbench send
 # from an strace of each.
 need strace strace
+# tests/mariadb/capture_import.rs captures a sysbench run with tcpdump and
+# counts its commands with tshark's MySQL dissector (install_needed runs
+# apt-get with DEBIAN_FRONTEND=noninteractive: tshark's debconf question
+# about non-root capture takes its default).
+need tcpdump tcpdump
+need tshark tshark
 # tests/hosts/shards.rs runs deploy/ssh/run-shards.sh over real ssh: it starts
 # its own sshd (/usr/sbin/sshd, on a free port of 127.0.0.1, with keys it
 # makes) and never uses the system's ssh service, which the package may

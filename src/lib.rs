@@ -17,12 +17,14 @@
 //!   sweeps, comparisons, merges and charts; `server_stats/`: the server's
 //!   own figures.
 //! - `rand/`: sysbench's random numbers; `fuzz/`: protocol fuzzing of
-//!   servers.
+//!   servers; `capture/`: `wirebench capture import|info` (the format and
+//!   the imports are the `wirebench-capture` crate's).
 //! - `watch/`: `/metrics`, remote write, the live page and the HTML
 //!   report.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod capture;
 pub mod cli;
 pub mod client;
 pub mod driver;

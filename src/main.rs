@@ -56,6 +56,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Invocation::CaptureHelp => printed(Output::Stdout.print(cli::capture_help())),
+        Invocation::Capture(command) => match run::capture_command(&command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(run::CaptureRunError::Output(e)) => output_failed(&e),
+            Err(e) => {
+                error_line(format_args!("wirebench: {e}"));
+                ExitCode::FAILURE
+            }
+        },
         Invocation::FuzzHelp { replay: false } => printed(Output::Stdout.print(cli::fuzz_help())),
         Invocation::FuzzHelp { replay: true } => printed(Output::Stdout.print(cli::fuzz_replay_help())),
         Invocation::Fuzz(options, watch) => fuzz_status(&watch, |observer| {

@@ -442,6 +442,26 @@ pub(crate) const COMPARE: &[OptDef] = &[
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
+/// `wirebench capture import --from=... IN --out=FILE`.
+pub(crate) const CAPTURE_IMPORT: &[OptDef] = &[
+    opt(
+        "from",
+        STRING,
+        None,
+        "{pcap,general-log,slow-log}: what IN is (a tcpdump/tshark capture, or a server's general or slow query log)",
+    ),
+    opt("out", STRING, None, "the capture file to write (never over an existing file)"),
+    opt("port", Kind::Int, Some("3306"), "the server's TCP port in a pcap"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
+/// `wirebench capture info FILE`.
+pub(crate) const CAPTURE_INFO: &[OptDef] = &[
+    opt("format", STRING, Some("text"), "{text,json}: how the summary is written"),
+    opt("top", Kind::Int, Some("10"), "statements listed by count and by time"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
 /// `wirebench merge FILE...`.
 pub(crate) const MERGE: &[OptDef] = &[
     opt(
@@ -581,6 +601,12 @@ pub(crate) const FUZZ: &[OptDef] = &[
     opt("fuzz-dir", STRING, Some("wirebench-fuzz"), "directory for the reproducers and states.txt"),
     opt("restart-cmd", STRING, None, "shell command that brings the server back after a failure (to confirm and minimise it, and with --keep-going to go on)"),
     opt("keep-going", Bool, Some("off"), "go on after a failure until --time is up, restarting the server"),
+    opt(
+        "seed-capture",
+        STRING,
+        None,
+        "a capture file (`wirebench record`, `capture import`) whose sessions the corpus starts from: the fuzzer mutates the traffic the server really gets",
+    ),
     opt("pre-auth", Bool, Some("off"), "fuzz only what comes before the login's answer (the greeting's handling, SSLRequest, the handshake response's fields, auth switches), even when the login works; chosen by itself when the server refuses the login"),
     opt("fuzz-restart-wait", Int, Some("60"), "seconds a restarted (or self-restarting) server may take to answer again; each re-run of confirming and minimising waits that long for it"),
 ];

@@ -66,7 +66,11 @@ fn wirebench_help() -> String {
         "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n",
     );
     out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n");
-    out.push_str("  wirebench report RESULTS.json --html=FILE   (a page of saved results, docs/watching.md)\n\n");
+    out.push_str("  wirebench report RESULTS.json --html=FILE   (a page of saved results, docs/watching.md)\n");
+    out.push_str(
+        "  wirebench capture import --from=pcap|general-log|slow-log IN --out=FILE   (see wirebench capture --help)\n",
+    );
+    out.push_str("  wirebench capture info FILE [--format=text|json]\n\n");
     out.push_str("Commands implemented by most tests: prepare run cleanup help\n");
     out.push_str("  and search: the highest --rate that holds the --slo latency bounds (docs/search.md)\n\n");
     section(&mut out, "General options:", defs::GENERAL, wirebench);
@@ -185,6 +189,24 @@ pub fn report_help() -> String {
          with the network off, and prints. Manual: docs/watching.md.\n\n",
     );
     section(&mut out, "report options:", defs::REPORT, Personality::Wirebench);
+    out
+}
+
+/// `wirebench capture --help`.
+pub fn capture_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench capture import --from=pcap|general-log|slow-log IN --out=FILE [--port=N]\n  \
+         wirebench capture info FILE [--format=text|json] [--top=N]\n\n\
+         import makes a capture (one file: every connection's login, commands and answers, in time order) from a \
+         tcpdump or tshark capture of the client/server traffic (pcap or pcapng; IN may be - for standard input), \
+         or from a server's general query log or slow query log written with long_query_time=0. What the source \
+         lacks (a log's answers, its times to the microsecond) is left out, never made up; what could not be read \
+         (TLS, the compressed protocol, statements prepared before the capture began) is named. info sums a \
+         capture up: connections, span, commands by kind, the statements run most often and longest. Manual: \
+         docs/capture.md.\n\n",
+    );
+    section(&mut out, "capture import options:", defs::CAPTURE_IMPORT, Personality::Wirebench);
+    section(&mut out, "capture info options:", defs::CAPTURE_INFO, Personality::Wirebench);
     out
 }
 

@@ -23,6 +23,7 @@
 //!   the protocol-level null server instead.
 //! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
 //!   fuzz a server's protocol handling (`fuzz.rs`).
+//! - `wirebench capture import|info` make and read captures (`capture_args.rs`).
 //!
 //! Layer: the top, with `run` and `src/main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
@@ -52,8 +53,8 @@
 //!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
 //! - `watch_args.rs`: `--metrics-listen`, `--metrics-push`, `--web`,
 //!   `--report-html`, and `wirebench report`'s command line.
-//! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`: the
-//!   other subcommands' command lines.
+//! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`,
+//!   `capture_args.rs`: the other subcommands' command lines.
 //! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
 //!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
 //!   line it accepts.
@@ -65,6 +66,7 @@
 
 mod argv;
 mod bench_options;
+mod capture_args;
 mod cli_error;
 mod compare_args;
 mod credentials;
@@ -121,7 +123,8 @@ pub use argv::hide_passwords_from_ps;
 pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
 pub use help::{
-    compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, report_help, test_help,
+    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, report_help,
+    test_help,
 };
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
@@ -157,6 +160,10 @@ pub enum Invocation {
     FuzzReplay(Box<ReplayOptions>),
     /// `--help` after `fuzz` ([`fuzz_help`]) or `fuzz-replay` ([`fuzz_replay_help`]).
     FuzzHelp { replay: bool },
+    /// `wirebench capture import|info ...`.
+    Capture(crate::capture::CaptureCommand),
+    /// `wirebench capture --help`.
+    CaptureHelp,
     /// `--version`.
     Version,
 }

@@ -1,23 +1,18 @@
 //! The server side of the connection phase, which the protocol crate (a
-//! client codec) does not carry: the HandshakeV10 greeting encoder and a
-//! HandshakeResponse41 parser.
+//! client codec) does not carry: the HandshakeV10 greeting encoder. The
+//! client's response is read with the protocol crate's `ClientFirstPacket`.
 
-use wirebench_protocol::buf::{Reader, WriteExt};
+use wirebench_protocol::buf::WriteExt;
 use wirebench_protocol::constants::CHARSET_UTF8MB4_GENERAL_CI;
 use wirebench_protocol::framing::{finish_packet, start_packet};
 use wirebench_protocol::handshake::PROTOCOL_VERSION;
-use wirebench_protocol::{Capabilities, ProtocolError, StatusFlags};
+use wirebench_protocol::{Capabilities, StatusFlags};
 
 /// The scramble length every current server uses (8 + 12 bytes).
 pub const NONCE_LEN: usize = 20;
 /// The greeting's reserved block; MariaDB keeps its extended capabilities in
 /// the last 4 bytes.
 const GREETING_RESERVED_LEN: usize = 6;
-/// HandshakeResponse41: the zero filler after the charset; MariaDB clients
-/// put their extended capabilities in its last 4 bytes.
-const RESPONSE_FILLER_LEN: usize = 23;
-/// An SSLRequest is exactly the 32-byte prefix of a HandshakeResponse41.
-const SSL_REQUEST_LEN: usize = 32;
 pub const NATIVE_PASSWORD: &[u8] = b"mysql_native_password";
 
 /// What the server offers. MariaDB-like: CLIENT_MYSQL (bit 0) is cleared,
@@ -81,66 +76,6 @@ impl ServerGreeting<'_> {
     }
 }
 
-/// The parts of a HandshakeResponse41 the null server cares about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClientLogin<'a> {
-    /// The client's capabilities, MariaDB extended ones included when it
-    /// cleared bit 0.
-    pub capabilities: Capabilities,
-    pub user: &'a [u8],
-    pub database: Option<&'a [u8]>,
-    pub auth_plugin: &'a [u8],
-}
-
-/// The first packets a client may send, as [`parse_login`] tells them apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoginPacket<'a> {
-    Response(ClientLogin<'a>),
-    /// An SSLRequest: the client wants TLS, which this server does not offer.
-    SslRequest,
-    /// A HandshakeResponse320 from a pre-4.1 client.
-    Pre41,
-}
-
-/// Parses a HandshakeResponse41 payload leniently: trailing fields a client
-/// may omit (database, plugin, attributes) are optional; the connection
-/// attributes are not read at all.
-pub fn parse_login(payload: &[u8]) -> Result<LoginPacket<'_>, ProtocolError> {
-    let mut r = Reader::new(payload);
-    let low = r.u16("client capabilities")?;
-    if u32::from(low) & Capabilities::PROTOCOL_41.low() == 0 {
-        return Ok(LoginPacket::Pre41);
-    }
-    let low = u32::from(low) | u32::from(r.u16("client capabilities (upper)")?) << 16;
-    r.skip(4, "max packet size")?;
-    r.skip(1, "character set")?;
-    let filler = r.array::<RESPONSE_FILLER_LEN>("filler")?;
-    if payload.len() == SSL_REQUEST_LEN {
-        return Ok(LoginPacket::SslRequest);
-    }
-    let [.., a, b, c, d] = filler;
-    let ext = if low & 1 == 0 { u32::from_le_bytes([a, b, c, d]) } else { 0 };
-    let caps = Capabilities::from_parts(low, ext);
-    let user = r.null_terminated("user name")?;
-    if caps.contains(Capabilities::PLUGIN_AUTH_LENENC_CLIENT_DATA) {
-        r.lenenc_bytes("auth response")?;
-    } else if caps.contains(Capabilities::SECURE_CONNECTION) {
-        let len = r.u8("auth response length")?;
-        r.skip(usize::from(len), "auth response")?;
-    } else {
-        r.null_terminated("auth response")?;
-    }
-    let mut database = None;
-    if caps.contains(Capabilities::CONNECT_WITH_DB) && !r.is_empty() {
-        database = Some(r.null_terminated_or_rest());
-    }
-    let mut auth_plugin: &[u8] = &[];
-    if caps.contains(Capabilities::PLUGIN_AUTH) && !r.is_empty() {
-        auth_plugin = r.null_terminated_or_rest();
-    }
-    Ok(LoginPacket::Response(ClientLogin { capabilities: caps, user, database, auth_plugin }))
-}
-
 /// `10.11.99` from `5.5.5-10.11.99-wirebench-null`, as the MYSQL_VERSION_ID
 /// number (101199) that decides which versioned comments count as code.
 pub fn version_id(version: &str) -> Option<u32> {
@@ -156,7 +91,7 @@ mod tests {
     use super::*;
     use wirebench_protocol::framing::decode_packet;
     use wirebench_protocol::handshake::{
-        ClientHandshake, Greeting, HandshakeConfig, HandshakeResponse41, HandshakeStep, InitialHandshake, TlsMode,
+        ClientFirstPacket, ClientHandshake, Greeting, HandshakeConfig, HandshakeStep, InitialHandshake, TlsMode,
     };
 
     const NONCE: [u8; NONCE_LEN] = *b"abcdefghijklmnopqrst";
@@ -226,52 +161,14 @@ mod tests {
         assert_eq!(used, greeting.len());
         assert!(matches!(step, HandshakeStep::NeedMore));
         let frame = decode_packet(&out, 1, 1 << 20).unwrap().unwrap();
-        let LoginPacket::Response(login) = parse_login(&frame.payload).unwrap() else { panic!("not a response") };
+        let ClientFirstPacket::Response(login) = ClientFirstPacket::parse(&frame.payload).unwrap() else {
+            panic!("not a response")
+        };
         assert_eq!(login.user, b"bench");
         assert_eq!(login.database, Some(&b"sbtest"[..]));
         assert_eq!(login.auth_plugin, NATIVE_PASSWORD);
         assert!(login.capabilities.contains(Capabilities::DEPRECATE_EOF | Capabilities::PROTOCOL_41));
         assert!(!login.capabilities.contains(Capabilities::LONG_PASSWORD), "a MariaDB client clears bit 0");
-    }
-
-    #[test]
-    fn parses_a_minimal_response_without_optional_fields() {
-        let caps = Capabilities::PROTOCOL_41 | Capabilities::SECURE_CONNECTION | Capabilities::LONG_PASSWORD;
-        let response = HandshakeResponse41 {
-            capabilities: caps,
-            max_packet_size: 1 << 24,
-            charset: 33,
-            user: b"root",
-            auth_response: &[1; 20],
-            database: None,
-            auth_plugin_name: b"",
-            connect_attrs: &[],
-        };
-        let mut out = Vec::new();
-        response.encode(&mut out, 1).unwrap();
-        let LoginPacket::Response(login) = parse_login(&out[4..]).unwrap() else { panic!("not a response") };
-        assert_eq!(login.capabilities, caps);
-        assert_eq!((login.user, login.database, login.auth_plugin), (&b"root"[..], None, &b""[..]));
-    }
-
-    #[test]
-    fn recognises_ssl_request_and_pre41() {
-        let mut ssl = Vec::new();
-        ssl.put_u32((Capabilities::PROTOCOL_41 | Capabilities::SSL).low());
-        ssl.put_u32(1 << 24);
-        ssl.put_u8(45);
-        ssl.put_zeros(23);
-        assert_eq!(parse_login(&ssl), Ok(LoginPacket::SslRequest));
-        assert_eq!(parse_login(&[0x05, 0x00, 0xff, 0xff, 0xff, b'r', 0]), Ok(LoginPacket::Pre41));
-    }
-
-    #[test]
-    fn short_or_garbage_responses_are_errors_not_panics() {
-        for len in 0..40 {
-            let garbage: Vec<u8> = (0..len).map(|i| (i * 37 + 0xfe) as u8 | 0x02).collect();
-            let _ = parse_login(&garbage);
-        }
-        assert!(parse_login(&[0x00, 0x02]).is_err());
     }
 
     #[test]

@@ -13,8 +13,9 @@ use wirebench_protocol::response::{Column, ColumnDefinition, PrepareOk, Prepared
 use wirebench_protocol::{Capabilities, ColumnFlags, ColumnType, ProtocolError};
 
 use super::answer::{self, errors, CannedAnswers, ExecuteAnswer};
-use super::handshake::{self, LoginPacket, ServerGreeting, NONCE_LEN};
+use super::handshake::{self, ServerGreeting, NONCE_LEN};
 use super::sql_scan::{classify, Statement};
+use wirebench_protocol::handshake::ClientFirstPacket;
 
 /// The largest handshake response accepted: real ones are a few hundred
 /// bytes; the limit keeps a stray HTTP request from being buffered.
@@ -173,16 +174,17 @@ impl NullSession {
 
     /// Any password is right; any plugin the client chose is fine.
     fn login(&mut self, payload: &[u8], seq: u8, out: &mut Vec<u8>) {
-        match handshake::parse_login(payload) {
-            Ok(LoginPacket::Response(login)) => {
+        match ClientFirstPacket::parse(payload) {
+            Ok(ClientFirstPacket::Response(login)) => {
                 self.caps = login.capabilities & handshake::SERVER_CAPABILITIES;
                 self.schema = login.database.unwrap_or_default().to_vec();
                 self.phase = ConnPhase::Command;
                 answer::ok(0, self.caps, seq, out);
             }
-            Ok(LoginPacket::SslRequest) => self.fail(errors::SSL_UNSUPPORTED, seq, out),
-            Ok(LoginPacket::Pre41) => self.fail(errors::OLD_PROTOCOL, seq, out),
-            Err(_) => self.fail(errors::HANDSHAKE, seq, out),
+            Ok(ClientFirstPacket::SslRequest { .. }) => self.fail(errors::SSL_UNSUPPORTED, seq, out),
+            Ok(ClientFirstPacket::Pre41) => self.fail(errors::OLD_PROTOCOL, seq, out),
+            // A variant added later: refused as a broken handshake.
+            Ok(_) | Err(_) => self.fail(errors::HANDSHAKE, seq, out),
         }
     }
 

@@ -28,7 +28,8 @@
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
 //! - `compare_command.rs`: `wirebench compare`, the result files read back;
-//!   `merge_command.rs`: `wirebench merge`, a run's shards put back together.
+//!   `merge_command.rs`: `wirebench merge`, a run's shards put back together;
+//!   `capture_command.rs`: `wirebench capture import|info`, printed.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
 //! - `run_error.rs`: why a command failed, with what to do;
@@ -47,6 +48,7 @@
 //!   `report_command.rs`: `wirebench report`, saved results as a page.
 
 mod benchmark;
+mod capture_command;
 mod compare_command;
 mod host_facts;
 mod idle_connections;
@@ -79,6 +81,7 @@ mod watching;
 
 use std::sync::Arc;
 
+pub use capture_command::{capture_command, CaptureRunError};
 pub use compare_command::compare;
 pub(crate) use interrupt::Signal;
 pub use merge_command::merge;

@@ -148,6 +148,10 @@ fn measure(slo: &[SloBound], target: Option<u32>, result: &RunResult, client: Op
         events: result.counters.transactions,
         errors: result.counters.ignored_errors,
         latency_ms: slo.iter().map(|b| result.latency_ms.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
+        service_ms: match &result.service_latency_ms {
+            Some(service) => slo.iter().map(|b| service.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
+            None => Vec::new(),
+        },
         client_busy: client.map(|c| c.busy_share),
         client_core_wait: client.map(|c| c.core_wait_share),
         client_delay_p99_ms: client.and_then(|c| c.delay).map(|d| d.p99_ms),

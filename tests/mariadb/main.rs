@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod capture_import;
 mod cli_environment;
 mod docs;
 mod fuzz_mariadb_crash;

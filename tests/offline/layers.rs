@@ -15,6 +15,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "run",
         &[
+            "capture",
             "cli",
             "client",
             "driver",
@@ -28,7 +29,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "workload",
         ],
     ),
-    ("cli", &["client", "driver", "fuzz", "lua", "rand", "results", "server_stats", "transport", "watch", "workload"]),
+    (
+        "cli",
+        &[
+            "capture",
+            "client",
+            "driver",
+            "fuzz",
+            "lua",
+            "rand",
+            "results",
+            "server_stats",
+            "transport",
+            "watch",
+            "workload",
+        ],
+    ),
     // Lua workloads: beside the driver, using its limits and ignored errors.
     ("lua", &["client", "driver", "rand", "stats"]),
     ("driver", &["client", "rand", "stats", "transport", "workload"]),
@@ -42,6 +58,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // --metrics-listen, --metrics-push, --web, --report-html: fed by run.
     ("watch", &["results", "server_stats", "stats"]),
     ("transport", &[]),
+    // `capture import|info`: the wirebench-capture crate's format and imports, files and output.
+    ("capture", &[]),
     ("stats", &[]),
     ("rand", &[]),
 ];

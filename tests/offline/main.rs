@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod capture_files;
 mod credentials;
 mod layers;
 mod output_errors;

@@ -18,6 +18,7 @@ const COMMANDS: &[&[&str]] = &[
     &["--version"],
     &["--help"],
     &["null-server", "--help"],
+    &["capture", "--help"],
     &["oltp_read_write", "help"],
     &["oltp_read_write", "--mysql-dry-run", "--tables=2", "--table-size=10", "prepare"],
     &["oltp_read_write", "--mysql-dry-run", "prewarm"],

@@ -11,12 +11,18 @@
 //!   what to do next with a [`HandshakeStep`] and ends with a
 //!   [`LoginInfo`], what the login established.
 //!
+//! - `login_request.rs`, the client's first packet read back on the
+//!   server's side ([`ClientFirstPacket`]), for a server, a recording proxy
+//!   and a capture import.
+//!
 //! What each authentication plugin computes lives in [`crate::auth`].
 
 mod client;
+mod login_request;
 mod packets;
 
 pub use client::{ClientHandshake, HandshakeConfig, HandshakeStep, LoginInfo, TlsMode, MAX_LOGIN_PACKET};
+pub use login_request::{ClientFirstPacket, LoginRequest};
 pub use packets::{
     client_capabilities, greeting_deviations, negotiate_capabilities, AuthMoreData, AuthSwitchRequest,
     CapabilityOptions, Greeting, HandshakeResponse41, InitialHandshake, SslRequest, AUTH_MORE_DATA_HEADER,

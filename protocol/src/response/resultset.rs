@@ -380,7 +380,7 @@ impl ResponseReader {
 /// A packet whose payload is to be read whole, once it is all in `rest`
 /// (`None` until then). Only small packets are read whole: one that needs
 /// another fragment cannot be one of them.
-fn whole_payload(header: Header, rest: &[u8]) -> Result<Option<&[u8]>> {
+pub(crate) fn whole_payload(header: Header, rest: &[u8]) -> Result<Option<&[u8]>> {
     if header.len >= MAX_FRAGMENT {
         return Err(ProtocolError::PacketTooLarge { size: header.len, max: MAX_FRAGMENT - 1 });
     }
@@ -388,24 +388,24 @@ fn whole_payload(header: Header, rest: &[u8]) -> Result<Option<&[u8]>> {
 }
 
 /// The refusal of a LOCAL INFILE request, naming the file the server asked for.
-fn local_infile_refused(payload: &[u8]) -> ProtocolError {
+pub(crate) fn local_infile_refused(payload: &[u8]) -> ProtocolError {
     let name = payload.get(1..).unwrap_or_default();
     ProtocolError::LocalInfileRefused(String::from_utf8_lossy(name).into_owned())
 }
 
 /// A column-count packet, read.
-struct ColumnCount {
-    count: u64,
+pub(crate) struct ColumnCount {
+    pub(crate) count: u64,
     /// Whether column definitions follow (always, unless
     /// MARIADB_CLIENT_CACHE_METADATA is negotiated and its flag byte is 0).
-    metadata_follows: bool,
+    pub(crate) metadata_follows: bool,
     /// Bytes came after the count (and the flag): ignored, as libmariadb's
     /// `mthd_my_read_query_result` reads the count and nothing after it
     /// ([`Deviation::ColumnCountTrailing`](crate::tolerance::Deviation)).
-    trailing: bool,
+    pub(crate) trailing: bool,
 }
 
-fn read_column_count(payload: &[u8], caps: Capabilities) -> Result<ColumnCount> {
+pub(crate) fn read_column_count(payload: &[u8], caps: Capabilities) -> Result<ColumnCount> {
     let mut r = Reader::new(payload);
     let count = r.lenenc_int("column count")?;
     if count == 0 {

@@ -195,7 +195,8 @@
     const box = el("div", { class: "chart", "data-chart": id, "data-points": String(x.length) }, el("h3", {}, title));
     out.append(box);
     const scales = [...new Set(series.map((s) => s.scale || "y"))];
-    const width = Math.max(320, Math.min(out.clientWidth || 1100, 1130));
+    // On paper the charts take the page's width (A4 or Letter, portrait).
+    const width = printing() ? 680 : Math.max(320, Math.min(out.clientWidth || 1100, 1130));
     const axes = [opts.time === false ? { label: opts.xLabel || "", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] } : {}];
     scales.forEach((scale, i) => axes.push({ scale, side: i === 0 ? 3 : 1, grid: { show: i === 0 }, size: 80 }));
     const config = {
@@ -264,6 +265,10 @@
     }
   }
 
+  function printing() {
+    return window.matchMedia !== undefined && window.matchMedia("print").matches;
+  }
+
   function scheduleDraw() {
     if (!drawPending) {
       drawPending = true;
@@ -296,6 +301,8 @@
   draw();
   if (data.live) listen();
   window.addEventListener("beforeprint", draw);
+  window.addEventListener("afterprint", draw);
+  if (window.matchMedia !== undefined) window.matchMedia("print").addEventListener("change", draw);
   let width = window.innerWidth;
   window.addEventListener("resize", () => { if (window.innerWidth !== width) { width = window.innerWidth; scheduleDraw(); } });
 })();

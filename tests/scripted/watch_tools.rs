@@ -73,6 +73,12 @@ impl Running {
         rest.split('/').next().unwrap().parse().unwrap()
     }
 
+    /// Ctrl-C: the run stops and reports what ran.
+    pub fn interrupt(&self) {
+        let status = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+    }
+
     /// Waits for the end; stdout, and every stderr line.
     pub fn finish(mut self) -> (Output, Vec<String>) {
         let output = self.child.wait_with_output().unwrap();
@@ -245,4 +251,58 @@ pub fn charts(dom: &str) -> Vec<(String, usize)> {
             (name, points)
         })
         .collect()
+}
+
+/// A TCP relay in front of a server that notes when a client asks for
+/// `path`: a test learns that the browser has opened the page's event
+/// stream, however long the browser took to start.
+pub struct RequestSpy {
+    pub address: SocketAddr,
+    seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RequestSpy {
+    pub fn start(upstream: SocketAddr, path: &'static str) -> RequestSpy {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let seen = std::sync::Arc::new(AtomicBool::new(false));
+        let noted = seen.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let (Ok(client), Ok(server)) = (client, TcpStream::connect(upstream)) else { continue };
+                let (mut client_in, mut server_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let noted = noted.clone();
+                let wanted = format!("GET {path}");
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = client_in.read(&mut buf) {
+                        if n == 0 || server_out.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                        if buf[..n].starts_with(wanted.as_bytes()) {
+                            noted.store(true, Ordering::Relaxed);
+                        }
+                    }
+                });
+                let (mut server_in, mut client_out) = (server, client);
+                std::thread::spawn(move || std::io::copy(&mut server_in, &mut client_out));
+            }
+        });
+        RequestSpy { address, seen }
+    }
+
+    /// Whether a client has asked for the path.
+    pub fn seen(&self) -> bool {
+        self.seen.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The lines of the page's own data (`<script id="wirebench-data">` in
+/// its DOM) of `kind` (`interval`, `final`, ...).
+pub fn page_lines(dom: &str, kind: &str) -> usize {
+    let start = dom.find("id=\"wirebench-data\">").expect("the page's data") + "id=\"wirebench-data\">".len();
+    let end = start + dom[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&dom[start..end]).unwrap();
+    data["sources"][0]["lines"].as_array().unwrap().iter().filter(|l| l["type"] == kind).count()
 }

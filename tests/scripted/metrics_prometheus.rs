@@ -2,15 +2,16 @@
 //! (Debian's `prometheus`, which ships `promtool`): the exposition is
 //! clean by promtool's checks, a scrape sees the run's counters grow to the
 //! report's, and the remote-write receiver stores the pushed final total
-//! equal to the report's. The runs are dry runs at a fixed rate
-//! (`watch_tools::DRY`): no server needed, little CPU taken.
+//! equal to the report's, a search's steps included. The runs are dry runs
+//! at a fixed rate (`watch_tools::DRY`), or against the null server: no
+//! database needed, little CPU taken.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::{self, number_after};
-use crate::watch_tools::{free_port, http_get, tool, Prometheus, Running, DRY};
+use crate::watch_tools::{charts, chromium_dom, free_port, http_get, page_lines, tool, Prometheus, Running, DRY};
 
 fn args(rest: &[&str]) -> Vec<String> {
     DRY.iter().chain(rest).map(|a| (*a).to_owned()).collect()
@@ -187,4 +188,63 @@ fn fuzzing_has_its_own_series() {
     promtool_check(&promtool, &text);
     let (output, stderr) = run.finish();
     assert!(output.status.success(), "{stderr:?}");
+}
+
+/// `search` lands each step as it ends: the receiver stores the steps by
+/// verdict as the JSON lines give them, and `--report-html`'s page draws a
+/// point per step. Against the null server serving one command at a time
+/// for 4 ms, under a bound no rate holds, so the step cap ends it in 3
+/// short steps.
+#[test]
+fn a_search_pushes_its_steps_and_pages_them() {
+    use wirebench::null_server::{NullServer, NullServerConfig};
+    let Some(prometheus) = Prometheus::start("global: {}\n", &["--web.enable-remote-write-receiver"]) else { return };
+    let Some(chromium) = tool("chromium", "chromium") else { return };
+    let config = NullServerConfig {
+        tcp: Some("127.0.0.1:0".parse().unwrap()),
+        answer_delay: Duration::from_millis(4),
+        serial: true,
+        ..NullServerConfig::default()
+    };
+    let server = NullServer::start(config).expect("the null server starts");
+    let dir = common::ScratchDir::new("search-watch");
+    let page = dir.0.join("search.html");
+    let run = Running::start(
+        &[
+            "oltp_point_select",
+            "--mysql-host=127.0.0.1",
+            &format!("--mysql-port={}", server.local_addr().unwrap().port()),
+            "--mysql-user=x",
+            "--server-stats=off",
+            "--threads=2",
+            "--slo=99:1",
+            "--search-steps=3",
+            "--search-warmup=1",
+            "--search-time=2",
+            "--search-pause=0",
+            "--format=json",
+            &format!("--metrics-push=http://{}/api/v1/write", prometheus.address),
+            "--metrics-label=run=search",
+            &format!("--report-html={}", page.display()),
+            "search",
+        ]
+        .map(str::to_owned),
+    );
+    let (output, stderr) = run.finish();
+    let lines: Vec<serde_json::Value> =
+        common::text(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let steps: Vec<&str> =
+        lines.iter().filter(|l| l["type"] == "search_step").map(|l| l["verdict"].as_str().unwrap()).collect();
+    assert!(lines.iter().any(|l| l["type"] == "search") && !steps.is_empty(), "{lines:?} {stderr:?}");
+    for verdict in ["pass", "fail", "client_bound"] {
+        let ran = steps.iter().filter(|v| **v == verdict).count();
+        let stored = prometheus.value(&format!("wirebench_search_steps_total{{run=\"search\",verdict=\"{verdict}\"}}"));
+        assert_eq!(stored.unwrap_or(0.0), ran as f64, "{verdict} steps of {steps:?}");
+    }
+    let (dom, console) = chromium_dom(&chromium, &format!("file://{}", page.display()), &dir.0);
+    assert!(console.is_empty(), "console messages: {console:?}");
+    assert_eq!(page_lines(&dom, "search_step"), steps.len());
+    let drawn = charts(&dom).into_iter().find(|(name, _)| name == "search");
+    assert_eq!(drawn, Some(("search".to_owned(), steps.len())), "a point per step");
+    assert!(dom.contains("data-totals=\"search\""), "the search's outcome as text");
 }

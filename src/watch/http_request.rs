@@ -35,6 +35,14 @@ impl HeadError {
             HeadError::TooLarge => (431, "Request Header Fields Too Large"),
         }
     }
+
+    /// The answer's body: what was wrong with the request.
+    pub fn explanation(self) -> &'static [u8] {
+        match self {
+            HeadError::Malformed => b"not an HTTP/1.x request\n",
+            HeadError::TooLarge => b"the request's head is larger than this server reads (8 KiB)\n",
+        }
+    }
 }
 
 /// The head at the start of `input`: `Ok(None)` until its blank line has

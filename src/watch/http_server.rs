@@ -152,7 +152,7 @@ fn serve_http_connection(mut conn: TcpStream, site: &Site) {
         Ok(Some(head)) => head,
         Ok(None) => return,
         Err(error) => {
-            let _ = respond(&mut conn, error.status(), "text/plain", b"not an HTTP/1.x request\n", false);
+            let _ = respond(&mut conn, error.status(), "text/plain", error.explanation(), false);
             return;
         }
     };
@@ -289,7 +289,8 @@ mod tests {
         assert!(exchange(at, b"GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "), "no page without --web");
         assert!(exchange(at, b"POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
         assert!(exchange(at, b"hello\r\n\r\n").starts_with("HTTP/1.1 400 "));
-        assert!(exchange(at, &[b'x'; crate::watch::http_request::MAX_HEAD]).starts_with("HTTP/1.1 431 "));
+        let large = exchange(at, &[b'x'; crate::watch::http_request::MAX_HEAD]);
+        assert!(large.starts_with("HTTP/1.1 431 ") && large.ends_with("larger than this server reads (8 KiB)\n"));
         server.stop();
         assert!(TcpStream::connect(at).is_err(), "stopped");
     }

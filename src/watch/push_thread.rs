@@ -6,7 +6,9 @@
 //! figures). The last, at the end of the command, is retried until it
 //! lands or [`FINAL_PUSH_TIMEOUT`] passes, so that a short Job lands its
 //! final figures through a receiver's brief outage; when no push has
-//! landed yet, the receiver is not there, and it is tried once.
+//! landed yet, the receiver is not there, and it is tried once. The end
+//! waits no longer than that in all, whatever the receiver does: `--time`
+//! ends the command.
 //!
 //! A failure never stops the command: each kind (refused, timed out, an
 //! HTTP status) is said once on standard error, with what to check; the
@@ -72,7 +74,7 @@ impl PushFailure {
             }
             PushFailure::Status { code, said } => format!("the receiver answered {code} ({said})"),
         };
-        format!("--metrics-push to {url}: {what}; the run goes on (said once)")
+        format!("--metrics-push to {url}: {what}")
     }
 }
 
@@ -128,16 +130,31 @@ impl Pusher {
     /// Sends `body` as the last request, retrying until it lands or
     /// [`FINAL_PUSH_TIMEOUT`] passes, then stops the thread. Returns the
     /// requests that landed over the command, or the last one's failure.
-    pub fn finish(mut self, body: Vec<u8>) -> Result<u64, PushFailure> {
+    pub fn finish(self, body: Vec<u8>) -> Result<u64, PushFailure> {
+        self.finish_within(body, FINAL_PUSH_TIMEOUT)
+    }
+
+    /// [`finish`](Pusher::finish), waiting at most `wait` in all: a
+    /// receiver that holds a request open (an interval's still in flight,
+    /// or the last) never keeps the command past it. A thread still
+    /// waiting on the receiver then is left behind; the process ends.
+    fn finish_within(mut self, body: Vec<u8>, wait: Duration) -> Result<u64, PushFailure> {
         self.shared.lock().waiting = Some((body, true));
         self.shared.changed.notify_all();
-        let deadline = Instant::now() + FINAL_PUSH_TIMEOUT + CONNECT_TIMEOUT + IO_TIMEOUT;
+        let deadline = Instant::now() + wait;
         let mut state = self.shared.lock();
         while state.last_done.is_none() && Instant::now() < deadline {
             let left = deadline.saturating_duration_since(Instant::now());
             state = self.shared.changed.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
         }
-        let outcome = state.last_done.clone().unwrap_or(Err(PushFailure::Exchange("timed out".to_owned())));
+        let Some(outcome) = state.last_done.clone() else {
+            state.stop = true;
+            drop(state);
+            self.shared.changed.notify_all();
+            self.thread = None;
+            let unanswered = format!("no answer within {} s of the end", wait.as_secs_f64());
+            return Err(PushFailure::Exchange(unanswered));
+        };
         let landed = state.landed;
         drop(state);
         self.stop();
@@ -154,8 +171,12 @@ impl Pusher {
 }
 
 impl Drop for Pusher {
+    /// A command that ends without [`finish`](Pusher::finish) (it failed)
+    /// tells the thread to stop and does not wait for it: a request in
+    /// flight may hang on the receiver.
     fn drop(&mut self) {
-        self.stop();
+        self.shared.lock().stop = true;
+        self.shared.changed.notify_all();
     }
 }
 
@@ -172,7 +193,9 @@ fn push_loop(shared: &PushShared, target: &PushTarget, say: Say) {
         let mut state = shared.lock();
         match &outcome {
             Ok(()) => state.landed += 1,
-            Err(failure) if !last && state.said.insert(failure.kind()) => say(&failure.explain(&target.shown)),
+            Err(failure) if !last && state.said.insert(failure.kind()) => {
+                say(&format!("{}; the run goes on (said once)", failure.explain(&target.shown)));
+            }
             Err(_) => {}
         }
         if last {
@@ -216,7 +239,12 @@ fn post(target: &PushTarget, body: &[u8]) -> Result<(), PushFailure> {
     let Some(mut stream) = stream else {
         return Err(PushFailure::Connect(last_error.map_or("no address".to_owned(), |e| e.to_string())));
     };
-    let exchange = |e: std::io::Error| PushFailure::Exchange(e.to_string());
+    let exchange = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            PushFailure::Exchange(format!("the receiver did not answer within {} s", IO_TIMEOUT.as_secs()))
+        }
+        _ => PushFailure::Exchange(e.to_string()),
+    };
     stream.set_write_timeout(Some(IO_TIMEOUT)).map_err(exchange)?;
     stream.set_read_timeout(Some(IO_TIMEOUT)).map_err(exchange)?;
     stream.write_all(&request_head(target, body.len())).map_err(exchange)?;
@@ -372,5 +400,29 @@ mod tests {
         let pusher = Pusher::start(target(closed), |_| {}).unwrap();
         let failure = pusher.finish(b"BODY".to_vec()).unwrap_err();
         assert!(matches!(failure, PushFailure::Connect(_)), "{failure:?}");
+    }
+
+    /// A receiver that takes requests and never answers: the command's
+    /// end waits for the last push no longer than it was given, and says
+    /// it went unanswered.
+    #[test]
+    fn a_silent_receiver_never_holds_the_end() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (came, arrived) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for conn in listener.incoming() {
+                held.push(conn);
+                let _ = came.send(());
+            }
+        });
+        let pusher = Pusher::start(target(port), |_| {}).unwrap();
+        pusher.send(b"BODY".to_vec());
+        arrived.recv_timeout(Duration::from_secs(30)).unwrap();
+        let started = Instant::now();
+        let failure = pusher.finish_within(b"BODY".to_vec(), Duration::from_millis(200)).unwrap_err();
+        assert!(started.elapsed() < IO_TIMEOUT, "the end waited for the receiver: {:?}", started.elapsed());
+        assert_eq!(failure, PushFailure::Exchange("no answer within 0.2 s of the end".to_owned()));
     }
 }

@@ -32,16 +32,16 @@ pub(super) fn start_watch(bench: &Bench) -> Result<Option<Arc<Watch>>, RunError>
         title: format!("wirebench {command}: {test}"),
         host: host_name(),
     };
-    start(&bench.watch, watched)
+    start_watching(&bench.watch, watched)
 }
 
 /// The watch of `wirebench fuzz`, if any is asked for.
 pub fn start_fuzz_watch(settings: &WatchSettings) -> Result<Option<Arc<Watch>>, RunError> {
     let watched = WatchedCommand { test: None, shard: None, title: "wirebench fuzz".to_owned(), host: host_name() };
-    start(settings, watched)
+    start_watching(settings, watched)
 }
 
-fn start(settings: &WatchSettings, watched: WatchedCommand) -> Result<Option<Arc<Watch>>, RunError> {
+fn start_watching(settings: &WatchSettings, watched: WatchedCommand) -> Result<Option<Arc<Watch>>, RunError> {
     let Some(watch) = Watch::start(settings, watched, say)? else { return Ok(None) };
     for (address, page) in watch.addresses() {
         let what = if page { "the live page" } else { "metrics" };

@@ -171,6 +171,10 @@ need prometheus prometheus promtool
 # tests/scripted/fuzz_planted.rs and tests/mariadb/fuzz_mariadb_crash.rs run the Python 3
 # scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
 need python3 python3
+# tests/mariadb/record.rs records a Python application on mysql-connector-python
+# (from PyPI, in a venv of its own below): Debian's python3 makes a venv with
+# python3-venv.
+python3 -c "import ensurepip" 2>/dev/null || NEEDED_PACKAGES+=(python3-venv)
 # tests/sysbench/ps_mode.rs reads the statements wirebench and sysbench send
 # from an strace of each.
 need strace strace
@@ -240,6 +244,15 @@ step "interop test servers (tests/servers/)"
 if ! grep -qs '"version": "3.24.5"' tests/servers/node_mysql2/node_modules/mysql2/package.json; then
     npm ci --prefix tests/servers/node_mysql2 --no-audit --no-fund
 fi
+
+step "mysql-connector-python (tests/mariadb/record.rs)"
+# A venv of its own under target/, the connector's version pinned; made once.
+PYTHON_VENV=$REPO/target/python-venv
+if ! "$PYTHON_VENV/bin/python" -c 'import mysql.connector' 2>/dev/null; then
+    python3 -m venv "$PYTHON_VENV"
+    "$PYTHON_VENV/bin/pip" install --quiet --disable-pip-version-check mysql-connector-python==26.10.0
+fi
+export WIREBENCH_TEST_PYTHON=$PYTHON_VENV/bin/python
 
 step "MariaDB test servers"
 if "$MARIADB" status 2>/dev/null; then

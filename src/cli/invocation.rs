@@ -14,7 +14,9 @@ use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::warnings::StartupWarning;
-use super::{capture_args, compare_args, fuzz, merge_args, null_server, value, watch_args, Command, Invocation};
+use super::{
+    capture_args, compare_args, fuzz, merge_args, null_server, record_args, value, watch_args, Command, Invocation,
+};
 use crate::workload::Test;
 
 pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
@@ -30,6 +32,7 @@ pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) ->
         Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
         Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         Some((&"capture", rest)) => return capture_args::parse_capture(&opts, rest).map_err(refused_early),
+        Some((&"record", rest)) => return record_args::parse_record(&opts, rest).map_err(refused_early),
         _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.

@@ -24,6 +24,7 @@
 //! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
 //!   fuzz a server's protocol handling (`fuzz.rs`).
 //! - `wirebench capture import|info` make and read captures (`capture_args.rs`).
+//! - `wirebench record` records applications' traffic through a proxy (`record_args.rs`).
 //!
 //! Layer: the top, with `run` and `src/main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
@@ -54,7 +55,7 @@
 //! - `watch_args.rs`: `--metrics-listen`, `--metrics-push`, `--web`,
 //!   `--report-html`, and `wirebench report`'s command line.
 //! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`,
-//!   `capture_args.rs`: the other subcommands' command lines.
+//!   `capture_args.rs`, `record_args.rs`: the other subcommands' command lines.
 //! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
 //!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
 //!   line it accepts.
@@ -85,6 +86,7 @@ mod option_file;
 mod opts;
 mod personality;
 mod raw;
+mod record_args;
 mod result_args;
 mod search_args;
 mod server_stats;
@@ -123,8 +125,8 @@ pub use argv::hide_passwords_from_ps;
 pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
 pub use help::{
-    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, report_help,
-    test_help,
+    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, record_help,
+    report_help, test_help,
 };
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
@@ -164,6 +166,10 @@ pub enum Invocation {
     Capture(crate::capture::CaptureCommand),
     /// `wirebench capture --help`.
     CaptureHelp,
+    /// `wirebench record ...`: the recording proxy.
+    Record(Box<crate::driver::relay::RecordOptions>),
+    /// `wirebench record --help`.
+    RecordHelp,
     /// `--version`.
     Version,
 }

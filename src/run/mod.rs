@@ -29,7 +29,8 @@
 //!   `--chart` go.
 //! - `compare_command.rs`: `wirebench compare`, the result files read back;
 //!   `merge_command.rs`: `wirebench merge`, a run's shards put back together;
-//!   `capture_command.rs`: `wirebench capture import|info`, printed.
+//!   `capture_command.rs`: `wirebench capture import|info`, printed;
+//!   `record_command.rs`: `wirebench record`, the recording proxy.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
 //! - `run_error.rs`: why a command failed, with what to do;
@@ -61,6 +62,7 @@ mod merge_command;
 mod missing_table;
 mod output;
 mod plan;
+mod record_command;
 mod report_command;
 mod reports;
 mod result_sink;
@@ -87,6 +89,7 @@ pub(crate) use interrupt::Signal;
 pub use merge_command::merge;
 pub(crate) use output::Level;
 pub use output::{fatal_line, stderr_line, Console, Output, OutputError};
+pub use record_command::{record_command, RecordEnd, RecordRunError};
 pub use report_command::report;
 pub use run_error::{ReportError, RunError};
 pub use watching::{finish_watch, start_fuzz_watch};

@@ -24,6 +24,7 @@ mod mariadb_login;
 mod merge;
 mod pipeline_transactions;
 mod prepare_methods;
+mod record;
 mod results_output;
 mod run_end;
 mod seeds_run;

@@ -19,6 +19,8 @@
 //! - `rand/`: sysbench's random numbers; `fuzz/`: protocol fuzzing of
 //!   servers; `capture/`: `wirebench capture import|info` (the format and
 //!   the imports are the `wirebench-capture` crate's).
+//! - `watch/`: `/metrics`, remote write, the live page and the HTML
+//!   report.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
@@ -35,4 +37,5 @@ pub mod run;
 pub(crate) mod server_stats;
 pub mod stats;
 pub mod transport;
+pub mod watch;
 pub mod workload;

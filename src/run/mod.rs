@@ -43,6 +43,10 @@
 //! - `lua_script_command.rs`: a Lua script's command; `script_text.rs`: its
 //!   text, read once; `script_options.rs`: sysbench's options as a script
 //!   reads them.
+//! - `watching.rs`: `--metrics-listen`, `--metrics-push`, `--web`,
+//!   `--report-html`, started before a command and finished after it;
+//!   `loop_load.rs`: the loops' busy share per interval, which it shows;
+//!   `report_command.rs`: `wirebench report`, saved results as a page.
 
 mod benchmark;
 mod capture_command;
@@ -52,12 +56,14 @@ mod idle_connections;
 mod interrupt;
 mod limits;
 mod load_method;
+mod loop_load;
 mod lua_script_command;
 mod merge_command;
 mod missing_table;
 mod output;
 mod plan;
 mod record_command;
+mod report_command;
 mod reports;
 mod result_sink;
 mod run_error;
@@ -73,6 +79,7 @@ mod steps;
 mod supervise;
 mod table_progress;
 mod tables;
+mod watching;
 
 use std::sync::Arc;
 
@@ -83,10 +90,13 @@ pub use merge_command::merge;
 pub(crate) use output::Level;
 pub use output::{fatal_line, stderr_line, Console, Output, OutputError};
 pub use record_command::{record_command, RecordEnd, RecordRunError};
-pub use run_error::RunError;
+pub use report_command::report;
+pub use run_error::{ReportError, RunError};
+pub use watching::{finish_watch, start_fuzz_watch};
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::stats::report;
+use crate::watch::Watch;
 use crate::workload::Workload;
 use interrupt::Interrupts;
 
@@ -129,10 +139,20 @@ pub fn print_banner() -> Result<(), OutputError> {
     Level::Notice.print(report::Banner(line))
 }
 
-/// Carries out `bench.command`.
+/// Carries out `bench.command`, watched as `--metrics-listen` and the
+/// like ask.
 pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
+    let watch = match bench.command {
+        Command::Run | Command::Search => watching::start_watch(bench)?,
+        _ => None,
+    };
+    let outcome = execute_watched(bench, watch.as_ref());
+    finish_watch(watch, outcome)
+}
+
+fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutcome, RunError> {
     if let Some(call) = &bench.script {
-        return lua_script_command::execute_script(bench, call);
+        return lua_script_command::execute_script(bench, call, watch);
     }
     if bench.command == Command::Help {
         print_banner()?;
@@ -171,8 +191,8 @@ pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
         }
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
-        Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts),
-        Command::Search => search_command::run_search(bench, threads, tls, workload, &runtime, &interrupts),
+        Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts, watch),
+        Command::Search => search_command::run_search(bench, threads, tls, workload, &runtime, &interrupts, watch),
         Command::Help => Ok(RunOutcome::Completed),
     };
     match done {

@@ -25,12 +25,25 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "server_stats",
             "stats",
             "transport",
+            "watch",
             "workload",
         ],
     ),
     (
         "cli",
-        &["capture", "client", "driver", "fuzz", "lua", "rand", "results", "server_stats", "transport", "workload"],
+        &[
+            "capture",
+            "client",
+            "driver",
+            "fuzz",
+            "lua",
+            "rand",
+            "results",
+            "server_stats",
+            "transport",
+            "watch",
+            "workload",
+        ],
     ),
     // Lua workloads: beside the driver, using its limits and ignored errors.
     ("lua", &["client", "driver", "rand", "stats"]),
@@ -42,6 +55,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // --server-stats: its own connection, beside the driver.
     ("server_stats", &["client"]),
     ("results", &["server_stats", "stats"]),
+    // --metrics-listen, --metrics-push, --web, --report-html: fed by run.
+    ("watch", &["results", "server_stats", "stats"]),
     ("transport", &[]),
     // `capture import|info`: the wirebench-capture crate's format and imports, files and output.
     ("capture", &[]),

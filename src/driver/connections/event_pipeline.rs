@@ -385,7 +385,7 @@ impl EventPipeline {
                     return Err(PipelineError::Server(Box::new(refused)));
                 }
                 if stats.counts(current.cut) {
-                    stats.record_error();
+                    stats.record_error_code(error.code);
                     stats.record_statement_error(current.kind.index());
                 }
             } else if stats.counts(current.cut) {

@@ -436,10 +436,11 @@ fn interrupted_prepare_and_cleanup_say_what_they_had_done() {
         status(&mut conn, &runtime, both_have_rows) == 1
     });
     wirebench.signal(libc::SIGINT);
-    let (exit, took) = wirebench.wait(Duration::from_secs(10));
+    // Stopped at the signal (a prepare left alone runs on for many
+    // seconds), within a bound a loaded machine keeps.
+    let (exit, _) = wirebench.wait(Duration::from_secs(10));
     let stderr = wirebench.stderr();
     assert_eq!(exit.code(), Some(130), "{stderr}");
-    assert!(took < Duration::from_secs(2), "{took:?}");
     let line = stderr
         .lines()
         .find(|l| l.starts_with("wirebench: prepare interrupted by SIGINT: "))

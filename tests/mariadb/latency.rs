@@ -166,7 +166,9 @@ fn hdr_log_reads_back_to_the_report() {
     let log = dir.0.join("run.hlog");
     let log_arg = format!("--hdr-log={}", log.display());
     let before = SystemTime::now();
+    let started = Instant::now();
     let report = ok(&["oltp_read_write", &socket, "--threads=2", "--time=2", &log_arg, "--per-statement=on", "run"]);
+    let elapsed_s = started.elapsed().as_secs_f64();
     let totals = logged_counts(&log);
     let transactions = first(&report, "transactions:") as u64;
     assert!(transactions > 100, "{report}");
@@ -179,7 +181,9 @@ fn hdr_log_reads_back_to_the_report() {
     let text = std::fs::read_to_string(&log).unwrap();
     let intervals =
         text.lines().filter(|l| !l.starts_with('#') && !l.starts_with('"') && !l.starts_with("Tag=")).count();
-    assert!((2..=3).contains(&intervals), "one interval a second: {text}");
+    // One a second while the loops run (a loop a loaded machine stalls
+    // stretches the run: the wall clock bounds them), and the last.
+    assert!(intervals >= 2 && intervals as f64 <= elapsed_s + 1.0, "one interval a second: {elapsed_s} s: {text}");
     let start: f64 = numbers(&text, "#[StartTime:")[0];
     let since_epoch = before.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64();
     assert!((start - since_epoch).abs() < 5.0, "{start} vs {since_epoch}");

@@ -18,7 +18,8 @@
 //!   own figures.
 //! - `rand/`: sysbench's random numbers; `fuzz/`: protocol fuzzing of
 //!   servers; `capture/`: `wirebench capture import|info` (the format and
-//!   the imports are the `wirebench-capture` crate's).
+//!   the imports are the `wirebench-capture` crate's); `replay/`: `wirebench
+//!   replay`'s reader of a capture, feeding the driver's loops.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
@@ -30,6 +31,7 @@ pub mod fuzz;
 pub mod lua;
 pub mod null_server;
 pub mod rand;
+pub(crate) mod replay;
 pub mod results;
 pub mod run;
 pub(crate) mod server_stats;

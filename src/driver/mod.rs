@@ -61,6 +61,7 @@ mod idle;
 mod rate_stages;
 mod recv_buffer;
 mod redial;
+pub(crate) mod replay;
 mod session;
 mod shard_split;
 mod socket_loop;

@@ -83,6 +83,7 @@ pub(crate) fn bench(
         server_stats,
         search,
         script: None,
+        replay: None,
         warnings,
         notes,
     })

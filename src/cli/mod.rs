@@ -23,7 +23,9 @@
 //!   the protocol-level null server instead.
 //! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
 //!   fuzz a server's protocol handling (`fuzz.rs`).
-//! - `wirebench capture import|info` make and read captures (`capture_args.rs`).
+//! - `wirebench capture import|info` make and read captures (`capture_args.rs`);
+//!   `wirebench replay FILE [run|search]` replays one (`replay_args.rs`): a
+//!   run's options and replay's own, into a [`Bench`] whose `replay` is set.
 //!
 //! Layer: the top, with `run` and `src/main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
@@ -52,7 +54,7 @@
 //! - `result_args.rs`: `--format`, `--chart`, `--label`; `server_stats.rs`:
 //!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
 //! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`,
-//!   `capture_args.rs`: the other subcommands' command lines.
+//!   `capture_args.rs`, `replay_args.rs`: the other subcommands' command lines.
 //! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
 //!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
 //!   line it accepts.
@@ -83,6 +85,7 @@ mod option_file;
 mod opts;
 mod personality;
 mod raw;
+mod replay_args;
 mod result_args;
 mod search_args;
 mod server_stats;
@@ -108,6 +111,7 @@ use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, RateStages, Sh
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
+use crate::replay::CaptureReplayOptions;
 use crate::results::search_record::SearchOptions;
 use crate::results::{CompareOptions, MergeOptions, ResultOptions};
 use crate::server_stats::ServerStatsOptions;
@@ -119,7 +123,8 @@ pub use argv::hide_passwords_from_ps;
 pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
 pub use help::{
-    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, test_help,
+    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, replay_help,
+    test_help,
 };
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
@@ -154,6 +159,8 @@ pub enum Invocation {
     Capture(crate::capture::CaptureCommand),
     /// `wirebench capture --help`.
     CaptureHelp,
+    /// `wirebench replay --help`.
+    ReplayHelp,
     /// `--version`.
     Version,
 }
@@ -190,6 +197,8 @@ pub struct Bench {
     /// A Lua script run by the Lua engine (a `.lua` path that is no
     /// built-in test, or any with `--lua`): its path, command and options.
     pub script: Option<ScriptCall>,
+    /// `wirebench replay FILE`: the capture replayed instead of a test.
+    pub replay: Option<CaptureReplayOptions>,
     /// What sysbench 1.0.20 warns about this command line (deprecated
     /// options, no limit), in the order it warns.
     pub warnings: Vec<StartupWarning>,

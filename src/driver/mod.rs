@@ -43,6 +43,9 @@
 //!   loop's own readiness set, served from the loop's turn.
 //! - `redial.rs`: a lost connection opened again; `waits.rs`: how long each
 //!   connection waits, and its timeouts.
+//! - `replay/`: a capture's connections replayed (`wirebench replay`): the
+//!   feed from the capture's reader, each connection's state machine, what
+//!   a loop counts of them.
 //! - `wait_plan/`: how each loop waits (the one place that decides), from
 //!   where its servers run; `spin.rs`: how long a loop spins; `cpus.rs`:
 //!   the cores a loop may be pinned to.

@@ -25,7 +25,7 @@ use wirebench_protocol::constants::command::{
 };
 
 use super::command_rules::{rule_for, Rule, Unreplayed};
-use super::replay_options::ReplayOptions;
+use super::replay_options::CaptureReplayOptions;
 use super::statement_table::StatementTable;
 use crate::driver::replay::feed::{
     CapturedAnswer, CommandItem, FeedItem, FeedSender, OpenItem, ReplayConnId, SendRefused, BATCH_BYTES,
@@ -46,7 +46,7 @@ pub struct DispatchPlan<R: Read> {
     pub reader: CaptureReader<R>,
     /// One per loop.
     pub feeds: Vec<FeedSender>,
-    pub options: ReplayOptions,
+    pub options: CaptureReplayOptions,
     pub shard: Shard,
     pub clock: Clock,
     pub schedule: ReplaySchedule,
@@ -115,7 +115,7 @@ struct LoopFeed {
 }
 
 /// Reads the capture to its end (or the run's) and hands the records over.
-pub fn dispatch<R: Read>(plan: DispatchPlan<R>) -> DispatchOutcome {
+pub fn dispatch_capture<R: Read>(plan: DispatchPlan<R>) -> DispatchOutcome {
     let DispatchPlan { mut reader, feeds, options, shard, clock, schedule, control, deadline_ns } = plan;
     let source = reader.header().source;
     let feeds = feeds.into_iter().map(|sender| LoopFeed { sender, batch: Vec::with_capacity(BATCH_BYTES), open: 0 });
@@ -168,7 +168,7 @@ struct Dispatcher {
     conns: HashMap<ConnId, CapturedConn>,
     table: StatementTable,
     tally: DispatchTally,
-    options: ReplayOptions,
+    options: CaptureReplayOptions,
     shard: Shard,
     source: Source,
     clock: Clock,

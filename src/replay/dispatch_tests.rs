@@ -32,7 +32,7 @@ fn command(conn: u64, at_ms: u64, payload: &'static [u8]) -> Record<'static> {
     })
 }
 
-fn ok(conn: u64, at_ms: u64, affected: u64) -> Record<'static> {
+fn ok_record(conn: u64, at_ms: u64, affected: u64) -> Record<'static> {
     Record::Answer(Answer {
         at_ns: T0 + at_ms * MS,
         conn,
@@ -46,7 +46,7 @@ fn close(conn: u64, at_ms: u64) -> Record<'static> {
     Record::Close(ConnectionClose { at_ns: T0 + at_ms * MS, conn, reason: CloseReason::Quit })
 }
 
-fn capture(records: &[Record<'_>]) -> Vec<u8> {
+fn captured_file(records: &[Record<'_>]) -> Vec<u8> {
     let header = CaptureHeader::new(Source::Pcap, "test");
     let mut writer = CaptureWriter::create(Vec::new(), &header, BlockSettings::default()).unwrap();
     for record in records {
@@ -55,8 +55,8 @@ fn capture(records: &[Record<'_>]) -> Vec<u8> {
     writer.finish().unwrap()
 }
 
-fn options(multiply: u32, read_only: bool) -> ReplayOptions {
-    ReplayOptions {
+fn replay_options_with(multiply: u32, read_only: bool) -> CaptureReplayOptions {
+    CaptureReplayOptions {
         file: "test.wbc".into(),
         speed: Speed::Max,
         users: vec![super::super::replay_options::UserMapping {
@@ -71,14 +71,14 @@ fn options(multiply: u32, read_only: bool) -> ReplayOptions {
 
 /// Runs the reader over `records` into `loops` loops; what each loop got,
 /// as owned items in order, and the outcome.
-fn run(
+fn dispatch_records(
     records: &[Record<'_>],
     loops: usize,
-    options: ReplayOptions,
+    options: CaptureReplayOptions,
     shard: Shard,
     schedule: (Option<f64>, Option<u64>),
 ) -> (Vec<Vec<String>>, DispatchOutcome) {
-    let bytes = capture(records);
+    let bytes = captured_file(records);
     let (senders, receivers): (Vec<FeedSender>, Vec<FeedReceiver>) = (0..loops).map(|_| feed_channel(1024)).unzip();
     let (speed, deadline_ns) = schedule;
     let plan = DispatchPlan {
@@ -91,7 +91,7 @@ fn run(
         control: RunControl::new(None, loops),
         deadline_ns,
     };
-    let outcome = dispatch(plan);
+    let outcome = dispatch_capture(plan);
     let got = receivers
         .iter()
         .map(|receiver| {
@@ -147,13 +147,13 @@ fn a_connection_goes_to_its_loop_with_its_statements() {
         command(5, 1, b"\x16SELECT c FROM t WHERE id=?"),
         prepared,
         command(5, 3, b"\x17\x03\x00\x00\x00\x00\x01\x00\x00\x00"),
-        ok(5, 4, 0),
+        ok_record(5, 4, 0),
         unknown,
-        ok(5, 6, 0),
+        ok_record(5, 6, 0),
         command(5, 7, b"\x01"),
         close(5, 7),
     ];
-    let (got, outcome) = run(&records, 1, options(1, false), Shard::WHOLE, (None, None));
+    let (got, outcome) = dispatch_records(&records, 1, replay_options_with(1, false), Shard::WHOLE, (None, None));
     assert_eq!(
         got[0],
         [
@@ -177,8 +177,9 @@ fn a_connection_goes_to_its_loop_with_its_statements() {
 /// keeps the odd ones, spread over the loops.
 #[test]
 fn copies_are_made_and_the_shard_keeps_its_part() {
-    let records = [open(1, 0, b"x"), command(1, 1, b"\x03SELECT 1"), ok(1, 2, 0), close(1, 3)];
-    let (got, outcome) = run(&records, 2, options(3, false), Shard::new(1, 2).unwrap(), (None, None));
+    let records = [open(1, 0, b"x"), command(1, 1, b"\x03SELECT 1"), ok_record(1, 2, 0), close(1, 3)];
+    let (got, outcome) =
+        dispatch_records(&records, 2, replay_options_with(3, false), Shard::new(1, 2).unwrap(), (None, None));
     let opened: Vec<&String> = got.iter().flatten().filter(|i| i.contains("open")).collect();
     assert_eq!(opened, ["3 open login 0 db shop", "5 open login 0 db shop"]);
     assert_eq!(got[0].len(), 4, "one copy per loop: {got:?}");
@@ -201,10 +202,10 @@ fn read_only_leaves_the_writes_out() {
         command(1, 1, b"\x03INSERT INTO t VALUES (1)"),
         failed,
         command(1, 3, b"\x03SELECT 1"),
-        ok(1, 4, 0),
+        ok_record(1, 4, 0),
         close(1, 5),
     ];
-    let (got, outcome) = run(&records, 1, options(1, true), Shard::WHOLE, (None, None));
+    let (got, outcome) = dispatch_records(&records, 1, replay_options_with(1, true), Shard::WHOLE, (None, None));
     assert_eq!(got[0].len(), 4, "{got:?}");
     assert!(got[0][1].contains("SELECT 1"));
     assert_eq!(outcome.tally.unreplayed[Unreplayed::ALL.iter().position(|&u| u == Unreplayed::Writes).unwrap()], 1);
@@ -216,7 +217,8 @@ fn read_only_leaves_the_writes_out() {
 #[test]
 fn records_due_after_the_run_are_not_read() {
     let records = [open(1, 0, b"x"), command(1, 1, b"\x03SELECT 1"), command(1, 60_000, b"\x03SELECT 2")];
-    let (got, outcome) = run(&records, 1, options(1, false), Shard::WHOLE, (Some(1.0), Some(1_000 * MS)));
+    let (got, outcome) =
+        dispatch_records(&records, 1, replay_options_with(1, false), Shard::WHOLE, (Some(1.0), Some(1_000 * MS)));
     assert_eq!(got[0].len(), 3, "open, the first command, and the close at the end: {got:?}");
     assert_eq!(outcome.tally.commands, 1);
 }

@@ -9,8 +9,9 @@
 //! Layer: below `run`, which starts it; it may import the driver (the
 //! feed's types, the run's clock and limits) and `stats`.
 //!
-//! - `replay_options.rs`: what the command line asks ([`ReplayOptions`]).
-//! - `dispatch.rs`: the capture's reader, one thread feeding the loops.
+//! - `replay_options.rs`: what the command line asks ([`CaptureReplayOptions`]).
+//! - `dispatch.rs`: the capture's reader, one thread feeding the loops
+//!   (`dispatch_tests.rs`: its tests, on captures written in memory).
 //! - `statement_table.rs`: the statements, numbered by fingerprint, with
 //!   what the capture says of each.
 //! - `command_rules.rs`: which captured commands are sent, and how.
@@ -21,6 +22,6 @@ mod replay_options;
 mod statement_table;
 
 pub use command_rules::Unreplayed;
-pub use dispatch::{dispatch, DispatchOutcome, DispatchPlan, DispatchTally, LOOKAHEAD_NS};
-pub use replay_options::{ReplayOptions, Speed, UserMapping};
+pub use dispatch::{dispatch_capture, DispatchOutcome, DispatchPlan, DispatchTally, LOOKAHEAD_NS};
+pub use replay_options::{CaptureReplayOptions, Speed, UserMapping};
 pub use statement_table::{StatementEntry, StatementTable};

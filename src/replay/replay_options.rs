@@ -47,7 +47,7 @@ impl fmt::Debug for UserMapping {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReplayOptions {
+pub struct CaptureReplayOptions {
     /// The capture to replay.
     pub file: PathBuf,
     pub speed: Speed,
@@ -58,7 +58,7 @@ pub struct ReplayOptions {
     pub multiply: u32,
 }
 
-impl ReplayOptions {
+impl CaptureReplayOptions {
     /// The login a captured user's connections use: 0 is `--mysql-user`'s,
     /// `n` the `n`-th mapping's.
     pub fn login_for(&self, captured_user: Option<&[u8]>) -> u32 {
@@ -75,7 +75,7 @@ mod tests {
     fn users_map_to_their_logins_and_the_rest_to_the_default() {
         let mapping =
             |captured: &str| UserMapping { captured: captured.into(), user: "u".into(), password: "p".into() };
-        let options = ReplayOptions {
+        let options = CaptureReplayOptions {
             file: PathBuf::from("x.wbc"),
             speed: Speed::Max,
             users: vec![mapping("app"), mapping("report")],

@@ -31,7 +31,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "cli",
-        &["capture", "client", "driver", "fuzz", "lua", "rand", "results", "server_stats", "transport", "workload"],
+        &[
+            "capture",
+            "client",
+            "driver",
+            "fuzz",
+            "lua",
+            "rand",
+            "replay",
+            "results",
+            "server_stats",
+            "transport",
+            "workload",
+        ],
     ),
     // Lua workloads: beside the driver, using its limits and ignored errors.
     ("lua", &["client", "driver", "rand", "stats"]),

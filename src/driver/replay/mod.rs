@@ -6,8 +6,9 @@
 //! only what fills a connection and what its answers count for differ.
 //!
 //! - `feed.rs`: the items the capture's reader hands each loop (the
-//!   reader is `crate::replay`'s), in batches through a bounded queue.
-//! - `replayed_conn.rs`: one connection's state machine, without I/O.
+//!   reader is the replay layer's), in batches through a bounded queue.
+//! - `replayed_conn.rs`: one connection's state machine, without I/O
+//!   (`replayed_conn_tests.rs`: its tests, against answers made in memory).
 //! - `replay_tally.rs`: what a loop counts per statement, and the
 //!   differences from the capture.
 

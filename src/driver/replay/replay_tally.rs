@@ -81,7 +81,7 @@ pub struct ReplayedAnswer {
 
 /// How the replayed answer differs from the captured one, the gravest way
 /// first; `None` when it does not, as far as the capture says.
-pub fn compare(captured: &CapturedAnswer, replayed: &ReplayedAnswer) -> Option<Difference> {
+pub fn compare_answers(captured: &CapturedAnswer, replayed: &ReplayedAnswer) -> Option<Difference> {
     let failed_then = match (captured.error, captured.kind) {
         (Some(code), _) => Some(Some(code)),
         (None, Some(AnswerKind::Error)) => Some(Some(0)),
@@ -432,7 +432,7 @@ mod tests {
             (CapturedAnswer::default(), replayed_error(1146), None),
         ];
         for (captured, replayed, expected) in cases {
-            assert_eq!(compare(captured, replayed), *expected, "{captured:?} / {replayed:?}");
+            assert_eq!(compare_answers(captured, replayed), *expected, "{captured:?} / {replayed:?}");
         }
     }
 

@@ -33,7 +33,9 @@ use wirebench_protocol::{Capabilities, CodecError};
 
 use super::feed::{CapturedAnswer, FeedItem, ReplayConnId, COMMAND_ANSWER_CAPTURED};
 use super::replay_tally::ReplayedAnswer;
-use super::replay_tally::{compare, describe_captured, describe_replayed, DifferenceExample, LoopSkip, ReplayTally};
+use super::replay_tally::{
+    compare_answers, describe_captured, describe_replayed, DifferenceExample, LoopSkip, ReplayTally,
+};
 use crate::driver::Budget;
 use crate::stats::{LoopStats, QueryKind};
 
@@ -109,7 +111,7 @@ struct Queued {
 
 /// The command in flight.
 #[derive(Debug, Clone, Copy)]
-struct InFlight {
+struct SentCommand {
     statement: u32,
     due_ns: u64,
     sent_ns: u64,
@@ -143,7 +145,7 @@ pub struct ReplayedConn {
     queue: Vec<u8>,
     head: usize,
     summariser: AnswerSummariser,
-    in_flight: Option<InFlight>,
+    in_flight: Option<SentCommand>,
     checks: VecDeque<Check>,
     /// The payloads of the commands in `checks`.
     arena: Vec<u8>,
@@ -251,7 +253,7 @@ impl ReplayedConn {
                         self.count_run(queued.statement, (due, now_ns), now_ns, &answer, turn);
                         continue;
                     }
-                    self.in_flight = Some(InFlight { statement: queued.statement, due_ns: due, sent_ns: now_ns });
+                    self.in_flight = Some(SentCommand { statement: queued.statement, due_ns: due, sent_ns: now_ns });
                     return ReplayStep::Answer;
                 }
             }
@@ -272,7 +274,7 @@ impl ReplayedConn {
         let bytes = self.queue.get(payload.clone()).unwrap_or_default();
         let command = bytes.first().copied().unwrap_or(0);
         let form = AnswerForm::of(command);
-        let mapped = match statement_id(bytes) {
+        let mapped = match captured_statement_id(bytes) {
             None => None,
             Some(captured) => match self.prepared.get(&captured) {
                 Some(Some(here)) => Some((here.id, captured)),
@@ -432,7 +434,7 @@ impl ReplayedConn {
             let here = replayed.prepared.map(|id| PreparedHere { id, columns: check.prepared_columns });
             self.prepared.insert(captured_id, here);
         }
-        let Some(difference) = compare(&captured, &replayed) else { return };
+        let Some(difference) = compare_answers(&captured, &replayed) else { return };
         let payload = self.arena.get(check.payload).unwrap_or_default();
         tally.record_difference(check.statement, difference, || DifferenceExample {
             captured: describe_captured(&captured),
@@ -497,7 +499,7 @@ impl Check {
 
 /// The captured statement id a command names: the four bytes after the
 /// command byte of the commands on a prepared statement.
-fn statement_id(payload: &[u8]) -> Option<u32> {
+fn captured_statement_id(payload: &[u8]) -> Option<u32> {
     let (&command, rest) = payload.split_first()?;
     let on_statement = matches!(
         command,

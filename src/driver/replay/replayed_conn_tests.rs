@@ -11,7 +11,7 @@ const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECA
 const MS: u64 = 1_000_000;
 
 /// A connection, its loop's pieces, and the clock.
-struct Bench {
+struct ConnBench {
     conn: ReplayedConn,
     stats: LoopStats,
     tally: ReplayTally,
@@ -19,9 +19,9 @@ struct Bench {
     schedule: ReplaySchedule,
 }
 
-impl Bench {
+impl ConnBench {
     fn at_speed(speed: Option<f64>) -> Self {
-        Bench {
+        ConnBench {
             conn: ReplayedConn::new(1, CAPS, 0),
             stats: LoopStats::new(1),
             tally: ReplayTally::default(),
@@ -69,7 +69,7 @@ impl Bench {
     }
 }
 
-fn ok(affected: u64) -> Vec<u8> {
+fn ok_packet(affected: u64) -> Vec<u8> {
     let mut out = Vec::new();
     OkPacket { affected_rows: affected, ..OkPacket::default() }.encode(0x00, CAPS, 1, &mut out);
     out
@@ -139,7 +139,7 @@ fn payloads(bytes: &[u8]) -> Vec<Vec<u8>> {
 /// and its latency counts from its time, not from its late send.
 #[test]
 fn commands_go_out_at_their_time_and_count_from_it() {
-    let mut bench = Bench::at_speed(Some(2.0));
+    let mut bench = ConnBench::at_speed(Some(2.0));
     bench.command(10, 0, b"\x03BEGIN", true);
     bench.captured(captured_ok(0));
     bench.command(20, 1, b"\x03SELECT c FROM t", true);
@@ -148,7 +148,7 @@ fn commands_go_out_at_their_time_and_count_from_it() {
     let (step, sent) = bench.fill(5);
     assert_eq!((step, payloads(&sent)), (ReplayStep::Answer, vec![b"\x03BEGIN".to_vec()]));
     assert_eq!(bench.fill(6).0, ReplayStep::Answer, "one command in flight");
-    bench.answer(8, &ok(0));
+    bench.answer(8, &ok_packet(0));
     assert_eq!(bench.fill(8).0, ReplayStep::Until(10 * MS));
     // Sent 2 ms late, answered 1 ms later: 3 ms from its time.
     let (_, sent) = bench.fill(12);
@@ -167,7 +167,7 @@ fn commands_go_out_at_their_time_and_count_from_it() {
 /// answered, whatever its captured time.
 #[test]
 fn at_max_speed_commands_follow_each_answer() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     bench.command(1_000, 0, b"\x03SELECT 1", false);
     bench.command(9_000, 0, b"\x03SELECT 1", false);
     assert_eq!(bench.fill(1).0, ReplayStep::Answer);
@@ -182,7 +182,7 @@ fn at_max_speed_commands_follow_each_answer() {
 /// prepared is not sent, and its captured answer is set aside.
 #[test]
 fn prepared_statement_ids_are_mapped() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     bench.command(0, 0, b"\x16SELECT ?", true);
     bench.captured(CapturedAnswer { kind: Some(AnswerKind::Prepared), prepared: Some(7), ..Default::default() });
     bench.command(1, 1, b"\x17\x07\x00\x00\x00\x00\x01\x00\x00\x00", true);
@@ -201,11 +201,11 @@ fn prepared_statement_ids_are_mapped() {
     bench.answer(0, &prepared(42));
     let (_, sent) = bench.fill(1);
     assert_eq!(payloads(&sent), [b"\x17\x2a\x00\x00\x00\x00\x01\x00\x00\x00".to_vec()], "id 7 is 42 here");
-    bench.answer(1, &ok(0));
+    bench.answer(1, &ok_packet(0));
     // The execute of id 9 is skipped; the reset goes out.
     let (_, sent) = bench.fill(2);
     assert_eq!(payloads(&sent), [b"\x1a\x2a\x00\x00\x00".to_vec()]);
-    bench.answer(2, &ok(0));
+    bench.answer(2, &ok_packet(0));
     // The close needs no answer; the execute after it has no statement.
     let (step, sent) = bench.fill(3);
     assert_eq!(payloads(&sent), [b"\x19\x2a\x00\x00\x00".to_vec()]);
@@ -218,7 +218,7 @@ fn prepared_statement_ids_are_mapped() {
 /// A prepare that fails here leaves its executes unsent, counted.
 #[test]
 fn executes_of_a_prepare_that_failed_here_are_not_sent() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     bench.command(0, 0, b"\x16SELECT x FROM gone", true);
     bench.captured(CapturedAnswer { kind: Some(AnswerKind::Prepared), prepared: Some(1), ..Default::default() });
     bench.command(1, 1, b"\x17\x01\x00\x00\x00\x00\x01\x00\x00\x00", true);
@@ -234,7 +234,7 @@ fn executes_of_a_prepare_that_failed_here_are_not_sent() {
 /// its statement, the first with its example.
 #[test]
 fn differences_are_counted_with_their_first_example() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     bench.command(0, 0, b"\x03SELECT c FROM t WHERE id=1", true);
     bench.captured(captured_rows(&[b"old"]));
     bench.command(1, 0, b"\x03SELECT c FROM t WHERE id=2", true);
@@ -268,10 +268,10 @@ fn differences_are_counted_with_their_first_example() {
 /// is read: the comparison waits for it.
 #[test]
 fn a_captured_answer_read_after_the_replayed_one_is_compared() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     bench.command(0, 0, b"\x03UPDATE t SET c=1", true);
     bench.fill(0);
-    bench.answer(0, &ok(2));
+    bench.answer(0, &ok_packet(2));
     assert_eq!(bench.fill(0).0, ReplayStep::Records);
     assert_eq!(bench.tally.differences(), 0);
     bench.captured(captured_ok(3));
@@ -283,7 +283,7 @@ fn a_captured_answer_read_after_the_replayed_one_is_compared() {
 /// When the run's time is up, nothing more is sent.
 #[test]
 fn the_end_of_the_run_quits() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     bench.budget = Budget::new(RunControl::new(Some(1), 1), None);
     bench.command(0, 0, b"\x03SELECT 1", false);
     bench.command(1, 0, b"\x03SELECT 1", false);
@@ -296,17 +296,17 @@ fn the_end_of_the_run_quits() {
 /// server's error: the connection cannot go on.
 #[test]
 fn unsolicited_bytes_end_the_connection() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     let mut turn = ReplayTurn {
         stats: &mut bench.stats,
         tally: &mut bench.tally,
         budget: &mut bench.budget,
         schedule: &bench.schedule,
     };
-    assert!(matches!(bench.conn.on_input(&ok(0), 0, &mut turn), Err(ReplayConnError::Unsolicited)));
+    assert!(matches!(bench.conn.on_input(&ok_packet(0), 0, &mut turn), Err(ReplayConnError::Unsolicited)));
     bench.command(0, 0, b"\x03DO 1", false);
     bench.fill(0);
-    let twice = [ok(0), ok(0)].concat();
+    let twice = [ok_packet(0), ok_packet(0)].concat();
     let mut turn = ReplayTurn {
         stats: &mut bench.stats,
         tally: &mut bench.tally,
@@ -319,7 +319,7 @@ fn unsolicited_bytes_end_the_connection() {
 /// A lost connection counts what it still held as not replayed.
 #[test]
 fn an_abandoned_connection_counts_its_commands_as_not_replayed() {
-    let mut bench = Bench::at_speed(None);
+    let mut bench = ConnBench::at_speed(None);
     bench.command(0, 0, b"\x03SELECT 1", true);
     bench.captured(captured_rows(&[b"1"]));
     bench.command(1, 0, b"\x03SELECT 1", true);

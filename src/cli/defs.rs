@@ -577,6 +577,12 @@ pub(crate) const FUZZ: &[OptDef] = &[
     opt("fuzz-dir", STRING, Some("wirebench-fuzz"), "directory for the reproducers and states.txt"),
     opt("restart-cmd", STRING, None, "shell command that brings the server back after a failure (to confirm and minimise it, and with --keep-going to go on)"),
     opt("keep-going", Bool, Some("off"), "go on after a failure until --time is up, restarting the server"),
+    opt(
+        "seed-capture",
+        STRING,
+        None,
+        "a capture file (`wirebench record`, `capture import`) whose sessions the corpus starts from: the fuzzer mutates the traffic the server really gets",
+    ),
     opt("pre-auth", Bool, Some("off"), "fuzz only what comes before the login's answer (the greeting's handling, SSLRequest, the handshake response's fields, auth switches), even when the login works; chosen by itself when the server refuses the login"),
     opt("fuzz-restart-wait", Int, Some("60"), "seconds a restarted (or self-restarting) server may take to answer again; each re-run of confirming and minimising waits that long for it"),
 ];

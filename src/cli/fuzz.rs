@@ -82,7 +82,7 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
             .map_or(DEFAULT_RESTART_WAIT, secs),
         internal_errors: InternalErrors::new(opts.texts("internal_error_pattern")),
         pre_auth: opts.flag("pre_auth", false)?,
-        seed_sessions: Vec::new(),
+        seed_capture: opts.text("seed_capture")?.map(PathBuf::from),
     };
     finish(&opts)?;
     Ok(Invocation::Fuzz(Box::new(options)))

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::time::Instant;
 
+use super::capture_seeds::read_capture_sessions;
 use super::control::{Checker, Failure};
 use super::corpus::{Corpus, Coverage};
 use super::exec::Limits;
@@ -134,13 +135,39 @@ async fn prepare_rig(
     Ok((rig, login_finding, mode))
 }
 
+/// `--seed-capture`'s sessions, said in the banner; none in pre-auth
+/// mode, whose sessions end before the commands they hold.
+fn captured_seeds(options: &FuzzOptions, sessions: Vec<Vec<Vec<u8>>>, pre_auth: bool) -> Vec<Vec<Vec<u8>>> {
+    let Some(path) = &options.seed_capture else { return sessions };
+    if pre_auth {
+        out_line(format_args!(
+            "  --seed-capture={}: not used in pre-auth mode (its sessions are commands after a login)",
+            path.display()
+        ));
+        return Vec::new();
+    }
+    let commands: usize = sessions.iter().map(Vec::len).sum();
+    out_line(format_args!(
+        "  the corpus starts from {} sessions ({commands} commands) of --seed-capture={}",
+        sessions.len(),
+        path.display()
+    ));
+    sessions
+}
+
 async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
+    // A capture that cannot be read is refused before anything connects.
+    let captured = match &options.seed_capture {
+        Some(path) => read_capture_sessions(path)?,
+        None => Vec::new(),
+    };
     let clock = RunClock::start(options.time, options.overtime);
     let prepared = clock.bounded(prepare_rig(options, &clock)).await;
     let (mut rig, login_finding, mode) = prepared.ok_or(FuzzError::OutOfTimeBeforeFuzzing)??;
     let pre_auth = mode != FuzzMode::Commands;
     let seed = if options.seed == 0 { clock_seed() } else { options.seed };
     out_line(format_args!("{}", banner(options, seed).trim_end()));
+    let captured = captured_seeds(options, captured, pre_auth);
     let shared = Arc::new(CampaignShared {
         target: options.target.clone(),
         limits: rig.limits,
@@ -165,7 +192,7 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         internal: Mutex::default(),
         pre_auth,
     });
-    let recorded = seeds_from_sessions(&options.seed_sessions);
+    let recorded = seeds_from_sessions(&captured);
     *lock_shared(&shared.corpus) = Corpus::with_seeds(&[&shared.seeds.plans[..], &recorded[..]].concat());
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
     // Confirming and minimising stop by themselves at the hard end and

@@ -49,6 +49,12 @@ pub enum FuzzError {
     Setup { source: ClientError },
     #[error("the server does not answer before the replay ({reason}): start it, then replay")]
     DownBeforeReplay { reason: String },
+    #[error(
+        "--seed-capture={}: {reason}; give a capture file (`wirebench record`, `wirebench capture import`), or \
+         leave --seed-capture out",
+        path.display()
+    )]
+    SeedCapture { path: PathBuf, reason: String },
     #[error("cannot create the reproducer directory {path}: {source}; give a writable --fuzz-dir")]
     FuzzDir { path: PathBuf, source: io::Error },
     #[error("cannot write reproducer {path}: {source}; give a writable --fuzz-dir")]

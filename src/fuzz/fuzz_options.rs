@@ -75,10 +75,9 @@ pub struct FuzzOptions {
     /// `--pre-auth`: fuzz only what comes before the login's answer, even
     /// when the login works.
     pub pre_auth: bool,
-    /// Sessions recorded elsewhere that the corpus starts from, besides
-    /// the seeds: each the payloads of its commands after the login (a
-    /// capture file's, once `--seed-capture` reads one; none until then).
-    pub seed_sessions: Vec<Vec<Vec<u8>>>,
+    /// `--seed-capture`: a capture file whose sessions the corpus starts
+    /// from, besides the seeds ([`read_capture_sessions`](super::capture_seeds::read_capture_sessions)).
+    pub seed_capture: Option<PathBuf>,
 }
 
 /// `wirebench fuzz-replay FILE`.

@@ -44,6 +44,7 @@
 //!   `progress.rs` and `lines.rs`: what it prints.
 //! - `spec.rs`: what a session sends; `generate.rs`: fresh sessions from the
 //!   grammar; `seeds.rs`: the seed corpus of real sysbench traffic;
+//!   `capture_seeds.rs`: `--seed-capture`'s sessions, from a capture file;
 //!   `dictionary.rs` and `values.rs`: what mutators splice in.
 //! - `mutate.rs`: mutations of a session; `fields.rs`, `encode_spec.rs`,
 //!   `edits.rs`: a packet as typed fields and their edits; `frame.rs`:
@@ -74,6 +75,7 @@
 
 mod answer_reader;
 mod campaign;
+mod capture_seeds;
 mod conn;
 mod control;
 mod corpus;

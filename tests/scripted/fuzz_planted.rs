@@ -312,3 +312,49 @@ async fn an_internal_error_answer_is_found_and_replays() {
     assert_eq!(wirebench_async(replay_args(&path, healthy.port)).await.code, Some(0));
     assert_eq!(emitted_python(&path, healthy.port).await.code, Some(0));
 }
+
+/// A capture file of two sessions (commands in wire form).
+fn seed_capture(path: &Path) {
+    use std::borrow::Cow;
+    use wirebench_capture::format::{
+        BlockSettings, CaptureHeader, CaptureWriter, Command, ConnectionOpen, Record, Source,
+    };
+    let file = std::fs::File::create(path).unwrap();
+    let header = CaptureHeader::new(Source::Record, "fuzz_planted.rs");
+    let mut writer = CaptureWriter::create(file, &header, BlockSettings::default()).unwrap();
+    for conn in [1, 2] {
+        writer.append(&Record::Open(ConnectionOpen { at_ns: conn, conn, ..Default::default() })).unwrap();
+    }
+    let commands: [(u64, &[u8]); 3] = [(1, b"\x03SELECT id FROM t1"), (2, b"\x0e"), (1, b"\x16SELECT ?")];
+    for (n, (conn, payload)) in commands.into_iter().enumerate() {
+        let command = Command { at_ns: 10 + n as u64, conn, payload: Cow::Borrowed(payload), ..Default::default() };
+        writer.append(&Record::Command(command)).unwrap();
+    }
+    writer.finish().unwrap();
+}
+
+/// `--seed-capture`: the corpus starts from a capture's sessions (the
+/// banner says how many), and a healthy server stays healthy; a file that
+/// is no capture is refused before anything connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_seeds_the_corpus() {
+    let server = PlantedServer::start(Bug::None).await;
+    let dir = ScratchDir::new("fuzz-seed-capture");
+    let capture = dir.0.join("traffic.wbcap");
+    seed_capture(&capture);
+    let mut args = fuzz_args(server.port, &dir.0, 11, 2);
+    args.push(format!("--seed-capture={}", capture.display()));
+    let run = wirebench_async(args).await;
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let said = format!("  the corpus starts from 2 sessions (3 commands) of --seed-capture={}\n", capture.display());
+    assert!(run.stdout.contains(&said), "{}", run.stdout);
+    assert!(run.stdout.contains("    failures:            0\n"), "{}", run.stdout);
+
+    let junk = dir.write("junk.wbcap", "not a capture");
+    let mut args = fuzz_args(1, &dir.0, 11, 2);
+    args.push(format!("--seed-capture={}", junk.display()));
+    let refused = wirebench_async(args).await;
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    assert!(refused.stderr.contains(&format!("--seed-capture={}: ", junk.display())), "{}", refused.stderr);
+    assert!(refused.stderr.contains("give a capture file"), "{}", refused.stderr);
+}

@@ -85,24 +85,6 @@ impl Unreplayed {
             Unreplayed::NotAClientCommand => "not_a_client_command",
         }
     }
-
-    /// Why, in the report's words.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Unreplayed::PreparedBeforeCapture => {
-                "on statements prepared before the capture began (their text is not in it)"
-            }
-            Unreplayed::Writes => "that write (--read-only)",
-            Unreplayed::LogPrepare => "prepares from a log (the log's executes run as text)",
-            Unreplayed::LogStatementCommand => "closes and resets from a log (they name no statement id)",
-            Unreplayed::ChangeUser => "COM_CHANGE_USER (the replay logs in as its own users)",
-            Unreplayed::Replication => "replication streams",
-            Unreplayed::Kill => "KILL (its thread ids are the capture's)",
-            Unreplayed::Shutdown => "COM_SHUTDOWN",
-            Unreplayed::LocalInfile => "LOAD DATA LOCAL INFILE (the file is not in the capture)",
-            Unreplayed::NotAClientCommand => "commands a client does not send (COM_SLEEP, COM_CONNECT, ...)",
-        }
-    }
 }
 
 /// What to do with a captured command.

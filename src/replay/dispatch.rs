@@ -82,8 +82,6 @@ pub struct DispatchOutcome {
     pub ending: Option<Ending>,
     /// The file could not be read on: what was before was replayed.
     pub error: Option<ReadError>,
-    /// The time of the capture's first record (ns since the epoch).
-    pub first_ns: Option<u64>,
 }
 
 /// A command the capture waits for the answer to.
@@ -154,13 +152,7 @@ pub fn dispatch_capture<R: Read>(plan: DispatchPlan<R>) -> DispatchOutcome {
     for feed in &dispatcher.feeds {
         feed.sender.end();
     }
-    DispatchOutcome {
-        table: dispatcher.table,
-        tally: dispatcher.tally,
-        ending: reader.ending().cloned(),
-        error,
-        first_ns: dispatcher.first_ns,
-    }
+    DispatchOutcome { table: dispatcher.table, tally: dispatcher.tally, ending: reader.ending().cloned(), error }
 }
 
 struct Dispatcher {

@@ -22,6 +22,6 @@ mod replay_options;
 mod statement_table;
 
 pub use command_rules::Unreplayed;
-pub use dispatch::{dispatch_capture, DispatchOutcome, DispatchPlan, DispatchTally, LOOKAHEAD_NS};
+pub use dispatch::{dispatch_capture, DispatchOutcome, DispatchPlan};
 pub use replay_options::{CaptureReplayOptions, Speed, UserMapping};
-pub use statement_table::{StatementEntry, StatementTable};
+pub use statement_table::StatementEntry;

@@ -225,7 +225,7 @@ impl fmt::Display for ReplayResult {
         let c = &self.connections;
         writeln!(f, "    connections:                         {} opened, {} lost", c.opened, c.lost)?;
         for (why, n) in self.not_replayed.iter().filter(|(_, &n)| n > 0) {
-            writeln!(f, "    not replayed: {n} {why}")?;
+            writeln!(f, "    not replayed: {n} {}", not_replayed_words(why))?;
         }
         for refused in &c.refused {
             writeln!(
@@ -306,6 +306,26 @@ impl ReplayResult {
             }
         }
         Ok(())
+    }
+}
+
+/// Why commands were not replayed, in words, by the result's names.
+fn not_replayed_words(name: &str) -> &str {
+    match name {
+        "prepared_before_capture" => "on statements prepared before the capture began (their text is not in it)",
+        "writes" => "that write (--read-only)",
+        "log_prepare" => "prepares from a log (the log's executes run as text)",
+        "log_statement_command" => "closes and resets from a log (they name no statement id)",
+        "change_user" => "COM_CHANGE_USER (the replay logs in as its own users)",
+        "replication" => "replication streams",
+        "kill" => "KILL (its thread ids are the capture's)",
+        "shutdown" => "COM_SHUTDOWN",
+        "local_infile" => "LOAD DATA LOCAL INFILE (the file is not in the capture)",
+        "not_a_client_command" => "commands a client does not send (COM_SLEEP, COM_CONNECT, ...)",
+        "prepare_failed" => "on statements whose prepare failed on replay",
+        "unknown_statement" => "on statement ids their connection never prepared",
+        "no_connection" => "on connections that could not log in or were lost",
+        other => other,
     }
 }
 

@@ -27,6 +27,8 @@
 //! - `steps.rs`: one run, or a `--threads` sweep of them;
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
+//! - `replay_command.rs`: `wirebench replay FILE`, a capture replayed on
+//!   the loops and reported; `replay_result.rs`: what it found, summed up.
 //! - `compare_command.rs`: `wirebench compare`, the result files read back;
 //!   `merge_command.rs`: `wirebench merge`, a run's shards put back together;
 //!   `capture_command.rs`: `wirebench capture import|info`, printed.
@@ -56,6 +58,8 @@ mod merge_command;
 mod missing_table;
 mod output;
 mod plan;
+mod replay_command;
+mod replay_result;
 mod reports;
 mod result_sink;
 mod run_error;
@@ -130,6 +134,9 @@ pub fn print_banner() -> Result<(), OutputError> {
 pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
     if let Some(call) = &bench.script {
         return lua_script_command::execute_script(bench, call);
+    }
+    if let Some(replay) = &bench.replay {
+        return replay_command::execute_replay(bench, replay);
     }
     if bench.command == Command::Help {
         print_banner()?;

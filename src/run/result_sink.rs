@@ -51,6 +51,9 @@ pub(super) struct ResultSink {
     last_result: Option<RunResult>,
     /// The client's load over the last run, closed loop or not.
     client: Option<ClientLoad>,
+    /// The final result is kept for the caller to write (a replay's,
+    /// which ends with its own line), not written.
+    final_held: bool,
 }
 
 impl ResultSink {
@@ -90,7 +93,14 @@ impl ResultSink {
             idle: None,
             last_result: None,
             client: None,
+            final_held: false,
         }
+    }
+
+    /// Keeps the final result for [`take_result`](Self::take_result)
+    /// instead of writing it (a replay writes its own).
+    pub(super) fn hold_final(&mut self) {
+        self.final_held = true;
     }
 
     /// What was run, where, by what, when.
@@ -199,7 +209,7 @@ impl ResultSink {
         let idle_connections = self.idle_tally().as_ref().map(IdleResult::of);
         let result = RunResult { server, tolerated, idle_connections, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
-        if self.format == OutputFormat::Json {
+        if self.format == OutputFormat::Json && !self.final_held {
             Output::Stdout.json_line(&ResultLine::Final(Box::new(result.clone())))?;
         }
         self.last_result = Some(result);

@@ -169,6 +169,26 @@ pub enum RunError {
     /// `wirebench merge`'s files are not one run's shards, or unreadable.
     #[error("{0} (see docs/shards.md)")]
     Merge(#[from] MergeError),
+    #[error("cannot replay {}: {source} (give a capture written by wirebench capture import or wirebench record)", .path.display())]
+    CaptureFile { path: std::path::PathBuf, source: io::Error },
+    #[error("cannot replay {}: {error}", .path.display())]
+    CaptureUnreadable { path: std::path::PathBuf, error: wirebench_capture::format::ReadError },
+    /// The capture's reading stopped at damage: the report is of what was
+    /// before it.
+    #[error("{}: {error}", .path.display())]
+    CaptureDamaged { path: std::path::PathBuf, error: wirebench_capture::format::ReadError },
+    /// The server refused a replay login before anything was replayed.
+    #[error("replay: the server refused the login as {user}, which replays {stands_for}: {error}; {hint}")]
+    ReplayLogin { user: String, stands_for: String, hint: String, error: ClientError },
+    /// Logins refused during the replay (a captured database the login
+    /// may not use, the server's max_connections): their connections were
+    /// not replayed; the report names them.
+    #[error(
+        "replay: {connections} connection(s) could not log in, and their commands were not replayed (the report \
+         names the logins and the server's errors): give the logins access (--user-map for a captured user), or \
+         raise the server's max_connections"
+    )]
+    ReplayLoginsRefused { connections: u64 },
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

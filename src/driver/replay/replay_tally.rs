@@ -50,18 +50,6 @@ impl Difference {
         }
     }
 
-    /// The difference in words, for the report's table.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Difference::FailsNow => "fails now, did not then",
-            Difference::FailedThen => "failed then, does not now",
-            Difference::OtherError => "another error",
-            Difference::AffectedRows => "other affected rows",
-            Difference::Rows => "another row count",
-            Difference::Checksum => "other row values",
-        }
-    }
-
     fn index(self) -> usize {
         self as usize
     }
@@ -265,6 +253,15 @@ pub enum LoopSkip {
 
 impl LoopSkip {
     pub const ALL: [LoopSkip; 3] = [LoopSkip::PrepareFailed, LoopSkip::UnknownStatement, LoopSkip::NoConnection];
+
+    /// Its name in the JSON result.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopSkip::PrepareFailed => "prepare_failed",
+            LoopSkip::UnknownStatement => "unknown_statement",
+            LoopSkip::NoConnection => "no_connection",
+        }
+    }
 }
 
 /// A login the server refused: which login, how often, its first error.
@@ -289,6 +286,9 @@ pub struct ReplayTally {
     pub refused: Vec<RefusedLogin>,
     /// The first lost connection's error, for the report.
     pub first_loss: Option<String>,
+    /// The latest captured time of a command answered, ns since the
+    /// capture's first record: how far into the capture the replay got.
+    pub reached_ns: u64,
 }
 
 impl ReplayTally {
@@ -365,6 +365,7 @@ impl ReplayTally {
         if self.first_loss.is_none() {
             self.first_loss.clone_from(&other.first_loss);
         }
+        self.reached_ns = self.reached_ns.max(other.reached_ns);
     }
 
     pub fn commands(&self) -> u64 {

@@ -113,6 +113,8 @@ struct Queued {
 #[derive(Debug, Clone, Copy)]
 struct SentCommand {
     statement: u32,
+    /// Its time in the capture, ns since the capture's first record.
+    offset_ns: u64,
     due_ns: u64,
     sent_ns: u64,
 }
@@ -161,13 +163,14 @@ pub struct ReplayedConn {
 }
 
 impl ReplayedConn {
-    /// A connection logged in with `caps` at `now_ns`.
-    pub fn new(id: ReplayConnId, caps: Capabilities, now_ns: u64) -> Self {
+    /// A connection the capture opened, known at `now_ns`; its records
+    /// queue until it has logged in.
+    pub fn new(id: ReplayConnId, now_ns: u64) -> Self {
         ReplayedConn {
             id,
             queue: Vec::new(),
             head: 0,
-            summariser: AnswerSummariser::new(caps),
+            summariser: AnswerSummariser::new(Capabilities::empty()),
             in_flight: None,
             checks: VecDeque::new(),
             arena: Vec::new(),
@@ -176,6 +179,13 @@ impl ReplayedConn {
             commands: 0,
             finished: false,
         }
+    }
+
+    /// Logged in at `now_ns`, with `caps` in force: its answers are read
+    /// under them, and its first command may start.
+    pub fn logged_in(&mut self, caps: Capabilities, now_ns: u64) {
+        self.summariser = AnswerSummariser::new(caps);
+        self.ready_since = now_ns;
     }
 
     /// Appends a feed item of this connection (its bytes as the feed has them).
@@ -250,10 +260,21 @@ impl ReplayedConn {
                         // No answer comes (COM_STMT_CLOSE, SEND_LONG_DATA):
                         // it is done once sent.
                         let answer = ReplayedAnswer { kind: AnswerKind::Ok, ..ReplayedAnswer::default() };
-                        self.count_run(queued.statement, (due, now_ns), now_ns, &answer, turn);
+                        let sent = SentCommand {
+                            statement: queued.statement,
+                            offset_ns: queued.offset_ns,
+                            due_ns: due,
+                            sent_ns: now_ns,
+                        };
+                        self.count_run(sent, now_ns, &answer, turn);
                         continue;
                     }
-                    self.in_flight = Some(SentCommand { statement: queued.statement, due_ns: due, sent_ns: now_ns });
+                    self.in_flight = Some(SentCommand {
+                        statement: queued.statement,
+                        offset_ns: queued.offset_ns,
+                        due_ns: due,
+                        sent_ns: now_ns,
+                    });
                     return ReplayStep::Answer;
                 }
             }
@@ -353,7 +374,7 @@ impl ReplayedConn {
         self.in_flight = None;
         self.ready_since = now_ns;
         let answer = replayed_answer(&summary);
-        self.count_run(flight.statement, (flight.due_ns, flight.sent_ns), now_ns, &answer, turn);
+        self.count_run(flight, now_ns, &answer, turn);
         if let Some(check) = self.checks.iter_mut().rev().find(|c| !c.skipped && c.replayed.is_none()) {
             check.replayed = Some(answer);
             check.message = summary.error.map(|e| wirebench_protocol::ServerText(&e.message).to_string());
@@ -380,22 +401,16 @@ impl ReplayedConn {
         let _ = tally;
     }
 
-    /// Counts a run of `statement`, due and sent at `times`, answered at `now_ns`.
-    fn count_run(
-        &self,
-        statement: u32,
-        (due_ns, sent_ns): (u64, u64),
-        now_ns: u64,
-        answer: &ReplayedAnswer,
-        turn: &mut ReplayTurn<'_>,
-    ) {
-        let latency = now_ns.saturating_sub(due_ns);
+    /// Counts the run of `sent`, answered at `now_ns`.
+    fn count_run(&self, sent: SentCommand, now_ns: u64, answer: &ReplayedAnswer, turn: &mut ReplayTurn<'_>) {
+        let latency = now_ns.saturating_sub(sent.due_ns);
         match answer.error {
             Some(_) => turn.stats.record_error(),
             None => turn.stats.record_query(QueryKind::classify(answer.result_sets > 0, answer.affected_rows)),
         }
-        turn.stats.record_event(0, latency, now_ns.saturating_sub(sent_ns));
-        turn.tally.record_run(statement, latency, answer);
+        turn.stats.record_event(0, latency, now_ns.saturating_sub(sent.sent_ns));
+        turn.tally.record_run(sent.statement, latency, answer);
+        turn.tally.reached_ns = turn.tally.reached_ns.max(sent.offset_ns);
     }
 
     /// The capture's answer to the oldest command waiting for it.

@@ -22,7 +22,11 @@ struct ConnBench {
 impl ConnBench {
     fn at_speed(speed: Option<f64>) -> Self {
         ConnBench {
-            conn: ReplayedConn::new(1, CAPS, 0),
+            conn: {
+                let mut conn = ReplayedConn::new(1, 0);
+                conn.logged_in(CAPS, 0);
+                conn
+            },
             stats: LoopStats::new(1),
             tally: ReplayTally::default(),
             budget: Budget::new(RunControl::new(None, 1), None),

@@ -165,6 +165,10 @@ need chromium chromium
 # tests/scripted/fuzz_planted.rs and tests/mariadb/fuzz_mariadb_crash.rs run the Python 3
 # scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
 need python3 python3
+# tests/mariadb/replay_clients.rs replays a Python application's traffic
+# (tests/clients/python_prepared): its mysql-connector-python comes from
+# PyPI through pip, pinned in requirements.txt.
+need python3-pip pip3
 # tests/sysbench/ps_mode.rs reads the statements wirebench and sysbench send
 # from an strace of each.
 need strace strace
@@ -233,6 +237,15 @@ step "interop test servers (tests/servers/)"
 # npm ci only when node_modules lacks the pinned mysql2.
 if ! grep -qs '"version": "3.24.5"' tests/servers/node_mysql2/node_modules/mysql2/package.json; then
     npm ci --prefix tests/servers/node_mysql2 --no-audit --no-fund
+fi
+
+step "test clients (tests/clients/)"
+# pip --target only when site/ lacks the pinned connector (no virtual
+# environment: Debian's Python is externally managed, and --target leaves
+# it alone).
+if ! ls tests/clients/python_prepared/site/mysql_connector_python-9.1.0.dist-info >/dev/null 2>&1; then
+    python3 -m pip install --quiet --no-deps --target tests/clients/python_prepared/site \
+        -r tests/clients/python_prepared/requirements.txt
 fi
 
 step "MariaDB test servers"

@@ -144,14 +144,19 @@ pub struct ReplayResult {
     /// Commands not sent, by why (each copy counted).
     pub not_replayed: BTreeMap<String, u64>,
     pub connections: ReplayConnections,
-    /// Seconds of the capture replayed, and that over `time_s`: the speed
-    /// the replay held.
+    /// Seconds of the capture replayed, and that over the time it took
+    /// (from its first record's time to the answer of the last command
+    /// replayed): the speed the replay held.
     pub reached_s: f64,
     pub achieved_speed: f64,
     pub counters: CounterTotals,
     pub rates: Rates,
     /// Each command's latency from when it was due.
     pub latency_ms: LatencySummary,
+    /// Each command's service time, from its send: the wait behind a
+    /// slower answer before it left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_latency_ms: Option<LatencySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientResult>,
     pub statements: Vec<ReplayStatementResult>,
@@ -219,8 +224,8 @@ impl fmt::Display for ReplayResult {
         writeln!(f, "    late starts (over 1 s):              {}", self.late_starts)?;
         writeln!(
             f,
-            "    capture time replayed:               {:.3} s in {:.3} s (speed held: {:.2})",
-            self.reached_s, self.time_s, self.achieved_speed
+            "    capture time replayed:               {:.3} s (speed held: {:.2})",
+            self.reached_s, self.achieved_speed
         )?;
         let c = &self.connections;
         writeln!(f, "    connections:                         {} opened, {} lost", c.opened, c.lost)?;

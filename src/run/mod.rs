@@ -28,7 +28,9 @@
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
 //! - `replay_command.rs`: `wirebench replay FILE`, a capture replayed on
-//!   the loops and reported; `replay_result.rs`: what it found, summed up.
+//!   the loops and reported; `replay_result.rs`: what it found, summed up;
+//!   `replay_search.rs`: `replay FILE search`, the highest `--speed` that
+//!   holds `--slo`.
 //! - `compare_command.rs`: `wirebench compare`, the result files read back;
 //!   `merge_command.rs`: `wirebench merge`, a run's shards put back together;
 //!   `capture_command.rs`: `wirebench capture import|info`, printed.
@@ -60,6 +62,7 @@ mod output;
 mod plan;
 mod replay_command;
 mod replay_result;
+mod replay_search;
 mod reports;
 mod result_sink;
 mod run_error;

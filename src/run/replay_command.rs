@@ -207,7 +207,7 @@ pub(super) fn replay_once(
     let read = reading.join().map_err(|_| RunError::LoopPanicked)?;
     let outcome = outcome?;
     let tally = std::mem::take(&mut *settings.tally.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-    Ok(build_result(bench, options, speed, (&header, read), tally, outcome, sink))
+    Ok(build_result(bench, options, speed, (&header, read), (tally, schedule.start_ns), outcome, sink))
 }
 
 /// The replay's header, in place of a run's: what is replayed, how fast,
@@ -279,5 +279,9 @@ pub(super) fn execute_replay(bench: &Bench, options: &CaptureReplayOptions) -> R
     let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
     let tls = super::setup::tls_config(bench)?;
     super::print_banner()?;
-    execute_one(bench, options, (tls.as_ref(), &runtime, &interrupts))
+    let setup = (tls.as_ref(), &runtime, &interrupts);
+    match bench.command {
+        crate::cli::Command::Search => super::replay_search::run_replay_search(bench, options, setup),
+        _ => execute_one(bench, options, setup),
+    }
 }

@@ -53,7 +53,7 @@ pub(super) fn build_result(
     options: &CaptureReplayOptions,
     speed: Speed,
     (header, read): (&CaptureHeader, DispatchOutcome),
-    tally: ReplayTally,
+    (tally, schedule_start_ns): (ReplayTally, u64),
     outcome: RunOutcome,
     sink: &mut ResultSink,
 ) -> ReplayRan {
@@ -62,6 +62,9 @@ pub(super) fn build_result(
     };
     let statements = statement_results(&read, &tally);
     let reached_s = tally.reached_ns as f64 / 1e9;
+    // From when the capture's first record was due to when the last
+    // command replayed was answered.
+    let replaying_s = tally.reached_at_ns.saturating_sub(schedule_start_ns) as f64 / 1e9;
     let result = ReplayResult {
         capture: capture_facts(options, header, &read),
         speed: speed.factor(),
@@ -82,10 +85,11 @@ pub(super) fn build_result(
             refused: refused(bench, options, &tally),
         },
         reached_s,
-        achieved_speed: if run.time_s > 0.0 { reached_s / run.time_s } else { 0.0 },
+        achieved_speed: if replaying_s > 0.0 { reached_s / replaying_s } else { 0.0 },
         counters: run.counters,
         rates: run.rates,
         latency_ms: run.latency_ms,
+        service_latency_ms: run.service_latency_ms,
         client: client.as_ref().map(ClientResult::of),
         statements,
         server: run.server,

@@ -60,7 +60,10 @@ impl ResultSink {
     pub(super) fn new(bench: &Bench) -> Self {
         let general = &bench.general;
         let histograms = histograms_written(bench.results.format);
-        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.open_loop(), histograms);
+        // A replay's commands are timed from when each was due, as --rate's
+        // events from their arrival: their service time is listed apart.
+        let open_loop = general.open_loop() || bench.replay.is_some();
+        let listing = LatencyListing::new(&general.percentiles, general.percentile, open_loop, histograms);
         let csv = CsvColumns {
             percentiles: general.percentiles.clone(),
             rate: general.open_loop(),

@@ -119,6 +119,12 @@ pub enum RunError {
          failed ({why}): raise --search-steps, loosen --slo, or check the server with a short run --rate={lowest}"
     )]
     SearchStepsRanOut { steps: u32, lowest: u32, why: String },
+    /// No speed a replay's search tried held the bounds.
+    #[error(
+        "replay search: no speed held the bounds ({why}): loosen --slo, raise --search-max-errors if errors are \
+         expected, or look at a replay at --speed=1 (its per-statement table shows what is slow)"
+    )]
+    ReplaySearchNoSpeed { why: String },
     /// `search` without its options (a command line made in code).
     #[error("search needs --slo: give the latency bounds, e.g. --slo=99:5")]
     SearchWithoutSlo,

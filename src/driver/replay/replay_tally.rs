@@ -287,8 +287,10 @@ pub struct ReplayTally {
     /// The first lost connection's error, for the report.
     pub first_loss: Option<String>,
     /// The latest captured time of a command answered, ns since the
-    /// capture's first record: how far into the capture the replay got.
+    /// capture's first record: how far into the capture the replay got;
+    /// and when that command was answered, ns since the run's start.
     pub reached_ns: u64,
+    pub reached_at_ns: u64,
 }
 
 impl ReplayTally {
@@ -365,7 +367,9 @@ impl ReplayTally {
         if self.first_loss.is_none() {
             self.first_loss.clone_from(&other.first_loss);
         }
-        self.reached_ns = self.reached_ns.max(other.reached_ns);
+        if other.reached_ns > self.reached_ns {
+            (self.reached_ns, self.reached_at_ns) = (other.reached_ns, other.reached_at_ns);
+        }
     }
 
     pub fn commands(&self) -> u64 {

@@ -410,7 +410,9 @@ impl ReplayedConn {
         }
         turn.stats.record_event(0, latency, now_ns.saturating_sub(sent.sent_ns));
         turn.tally.record_run(sent.statement, latency, answer);
-        turn.tally.reached_ns = turn.tally.reached_ns.max(sent.offset_ns);
+        if sent.offset_ns >= turn.tally.reached_ns {
+            (turn.tally.reached_ns, turn.tally.reached_at_ns) = (sent.offset_ns, now_ns);
+        }
     }
 
     /// The capture's answer to the oldest command waiting for it.

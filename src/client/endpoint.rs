@@ -2,7 +2,11 @@
 //! and how a run's connections are spread over the servers it names.
 
 use std::fmt;
+use std::io;
+use std::net::ToSocketAddrs;
 use std::path::PathBuf;
+
+use socket2::SockAddr;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Endpoint {
@@ -42,6 +46,21 @@ impl Endpoint {
     /// The name TLS checks the server's certificate against and sends as
     /// SNI: the TCP host; `localhost` over a unix socket, as libmysqlclient
     /// does.
+    /// The address to connect to: a unix socket's path, or the first
+    /// address a TCP host resolves to (looked up now, blocking: for
+    /// connections opened later on a loop's own readiness, which cannot
+    /// wait for a lookup).
+    pub fn resolve(&self) -> io::Result<SockAddr> {
+        match self {
+            Endpoint::Unix(path) => SockAddr::unix(path),
+            Endpoint::Tcp { host, port } => {
+                let first = (host.as_str(), *port).to_socket_addrs()?.next();
+                let address = first.ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address found"))?;
+                Ok(SockAddr::from(address))
+            }
+        }
+    }
+
     pub fn tls_server_name(&self) -> &str {
         match self {
             Endpoint::Tcp { host, .. } => host,

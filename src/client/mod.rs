@@ -11,7 +11,8 @@
 //! - `endpoint.rs`: a TCP host and port or a unix socket, and how a run's
 //!   connections are spread over the servers.
 //! - `stream.rs`: one stream type over TCP and unix sockets.
-//! - `tls_login.rs`: the TLS part of the login.
+//! - `login.rs`: the login as a state machine without I/O, which the async
+//!   client and the engine's loops drive; `tls_login.rs`: its TLS part.
 //! - `server_key.rs`: the server's RSA key for caching_sha2_password and
 //!   sha256_password over unencrypted TCP.
 //! - `peer.rs`: the process at the other end, when it runs on this host.
@@ -20,6 +21,7 @@
 
 mod client_error;
 mod endpoint;
+mod login;
 pub(crate) mod peer;
 mod server_key;
 mod stream;
@@ -30,10 +32,9 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use wirebench_protocol::auth::rand_core::OsRng;
 use wirebench_protocol::command::{self, ExecuteTemplate, Param};
 use wirebench_protocol::framing;
-use wirebench_protocol::handshake::{ClientHandshake, HandshakeConfig, HandshakeStep, LoginInfo, TlsMode};
+use wirebench_protocol::handshake::{HandshakeConfig, LoginInfo, TlsMode};
 use wirebench_protocol::response::{
     err, ok, Outcome, PrepareOutcome, PrepareResponse, PreparedStatement, Response, ResponseReader, ResultSetDecoder,
     RowFormat,
@@ -46,10 +47,11 @@ use crate::transport::{Transport, TransportError};
 pub use client_error::ClientError;
 pub use endpoint::Endpoint;
 pub(crate) use endpoint::ServerAddresses;
+pub use login::{LoggedIn, Login, LoginStep};
 pub use peer::unix_peer_pid;
 pub(crate) use peer::PeerProcess;
 pub use server_key::ServerKey;
-pub(crate) use stream::Stream;
+pub(crate) use stream::{connect_started, Stream};
 
 pub type Result<T, E = ClientError> = std::result::Result<T, E>;
 
@@ -223,66 +225,44 @@ impl Connection<Stream> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
-    /// Logs in over an already open stream (a socket, or an in-memory pipe in tests).
-    pub async fn handshake(stream: S, options: &ConnectOptions) -> Result<Self> {
-        let mut io = Io {
+    /// Logs in over an already open stream (a socket, or an in-memory pipe
+    /// in tests): the [`Login`] machine, driven over the stream.
+    pub async fn handshake(mut stream: S, options: &ConnectOptions) -> Result<Self> {
+        let mut login = Login::new(options);
+        let endpoint = options.endpoint.clone();
+        let io_error = |source| ClientError::Io { endpoint: endpoint.clone(), source };
+        let mut input = BytesMut::with_capacity(4096);
+        let mut output = Vec::with_capacity(1024);
+        let logged_in = loop {
+            let step = login.advance(&input, &mut output)?;
+            input.clear();
+            if !output.is_empty() {
+                stream.write_all(&output).await.map_err(io_error)?;
+                output.clear();
+            }
+            match step {
+                LoginStep::Done(logged_in) => break logged_in,
+                LoginStep::NeedMore => match read_more(&mut stream, &mut input).await {
+                    Ok(()) => {}
+                    Err(None) => return Err(login.closed()),
+                    Err(Some(source)) => return Err(io_error(source)),
+                },
+            }
+        };
+        let LoggedIn { info, transport, decoded, undecoded } = *logged_in;
+        let io = Io {
             stream,
             endpoint: options.endpoint.clone(),
-            rbuf: BytesMut::with_capacity(4096),
+            rbuf: BytesMut::from(&decoded[..]),
             wbuf: Vec::with_capacity(1024),
             max_packet: options.max_packet_size as usize,
-            read_timeout: None,
-            write_timeout: None,
-            transport: Transport::plain(),
-            wire: BytesMut::new(),
+            read_timeout: options.read_timeout,
+            write_timeout: options.write_timeout,
+            transport,
+            wire: undecoded,
             scratch: Vec::new(),
         };
-        let mut machine = ClientHandshake::new(options.handshake_config());
-        loop {
-            let (used, step) = machine.advance(&io.rbuf, &mut io.wbuf, &mut OsRng).map_err(|e| match &options.tls {
-                Some(tls) => tls_login::not_offered(tls, &io.endpoint, e),
-                None => io.codec_error(e),
-            })?;
-            io.rbuf.advance(used);
-            io.flush().await?;
-            match step {
-                HandshakeStep::NeedMore => io.fill().await?,
-                HandshakeStep::Done(login) => {
-                    tolerance::record_login(&login.deviations);
-                    // Everything after the login's OK goes through the
-                    // transport: TLS, started mid-login, stays; the
-                    // compressed protocol starts now.
-                    if login.capabilities.contains(Capabilities::COMPRESS) {
-                        io.start_compression();
-                    }
-                    let mut connection = Connection { io, login };
-                    if connection.login.select_database {
-                        // No CLIENT_CONNECT_WITH_DB: libmariadb's
-                        // mysql_real_connect selects it with COM_INIT_DB.
-                        let database = options.database.as_deref().unwrap_or_default();
-                        connection.init_db(database).await.map_err(|e| match e {
-                            ClientError::Server { endpoint, error } => {
-                                ClientError::SelectDatabase { endpoint, database: database.to_string(), error }
-                            }
-                            other => other,
-                        })?;
-                    }
-                    let io = &mut connection.io;
-                    (io.read_timeout, io.write_timeout) = (options.read_timeout, options.write_timeout);
-                    return Ok(connection);
-                }
-                HandshakeStep::ServerError(error) => return Err(ClientError::Server { endpoint: io.endpoint, error }),
-                HandshakeStep::StartTls => {
-                    io.start_tls(options).await?;
-                    machine.tls_established(&mut io.wbuf, &mut OsRng).map_err(|e| io.codec_error(e))?;
-                }
-                // A step the protocol crate added after this loop was written.
-                other => {
-                    let message = format!("the login asked for a step this client cannot take: {other:?}");
-                    return Err(io.usage_error(message));
-                }
-            }
-        }
+        Ok(Connection { io, login: info })
     }
 
     /// What the login negotiated: capabilities, server version, connection id.
@@ -658,42 +638,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Io<S> {
         }
     }
 
-    /// Starts the compressed protocol once logged in (CLIENT_COMPRESS was
-    /// negotiated): what was read past the login's OK is already the
-    /// server's compressed packets, in the socket's form without TLS, or
-    /// decrypted under it.
-    fn start_compression(&mut self) {
-        let unread = std::mem::take(&mut self.rbuf);
-        if self.transport.tls().is_some() {
-            self.transport.start_compression(&unread);
-        } else {
-            self.transport.start_compression(&[]);
-            self.wire = unread;
-        }
-    }
-
     fn answer_seq(&self, seq: u8) -> u8 {
         self.transport.answer_seq().unwrap_or(seq)
-    }
-
-    /// The SSLRequest is out: runs the TLS handshake on the socket and puts
-    /// TLS under the packet stream.
-    async fn start_tls(&mut self, options: &ConnectOptions) -> Result<()> {
-        let Some(config) = &options.tls else {
-            return Err(self.usage_error("the login asked for TLS, which was not configured"));
-        };
-        if !self.rbuf.is_empty() {
-            // The server must wait for the ClientHello.
-            return Err(self.protocol_error(ProtocolError::UnexpectedMessage {
-                state: "starting TLS",
-                got: "server bytes before the TLS handshake",
-            }));
-        }
-        self.scratch.clear();
-        let layer = tls_login::handshake(&mut self.stream, config, &self.endpoint, &mut self.scratch).await?;
-        self.rbuf.extend_from_slice(&self.scratch);
-        self.transport.start_tls(layer);
-        Ok(())
     }
 
     fn read_error(&self, error: Option<std::io::Error>) -> ClientError {

@@ -4,6 +4,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use socket2::{Domain, SockAddr, Socket, Type};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
@@ -30,6 +31,26 @@ impl Stream {
         }
     }
 
+    /// Opens the socket to an address already resolved
+    /// ([`Endpoint::resolve`](super::Endpoint::resolve)), as [`open`](Self::open) does.
+    pub async fn open_at(address: &SockAddr) -> io::Result<Stream> {
+        if let Some(ip) = address.as_socket() {
+            let stream = TcpStream::connect(ip).await?;
+            stream.set_nodelay(true)?;
+            return Ok(Stream::Tcp(stream));
+        }
+        let path = address.as_pathname().ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        Ok(Stream::Unix(UnixStream::connect(path).await?))
+    }
+
+    /// Writes what the socket takes now, without waiting.
+    pub fn try_write(&self, bytes: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.try_write(bytes),
+            Stream::Unix(s) => s.try_write(bytes),
+        }
+    }
+
     /// Whether the server is on this host: a unix socket, or TCP to a
     /// loopback address or to one of this host's own (the kernel then
     /// picks that same address as ours). When the addresses cannot be
@@ -42,6 +63,26 @@ impl Stream {
                 _ => true,
             },
         }
+    }
+}
+
+/// A non-blocking stream socket whose connect to `address` is under way
+/// (or done): the first bytes it receives, or the error it ends with, say
+/// how the connect went. TCP gets TCP_NODELAY, as [`Stream::open`]'s.
+pub fn connect_started(address: &SockAddr) -> io::Result<Socket> {
+    let domain = match address.as_socket() {
+        Some(ip) => Domain::for_address(ip),
+        None => Domain::UNIX,
+    };
+    let socket = Socket::new(domain, Type::STREAM, None)?;
+    socket.set_nonblocking(true)?;
+    if domain != Domain::UNIX {
+        socket.set_tcp_nodelay(true)?;
+    }
+    match socket.connect(address) {
+        Ok(()) => Ok(socket),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(socket),
+        Err(e) => Err(e),
     }
 }
 

@@ -1,54 +1,47 @@
-//! The TLS part of the login: after the SSLRequest has gone out in clear,
-//! the TLS handshake runs over the stream; the login then continues inside
-//! TLS (`ClientHandshake::tls_established`), through the connection's
-//! transport.
+//! The TLS part of the login, without I/O: after the SSLRequest has gone
+//! out in clear, the TLS handshake runs on the bytes the socket delivers
+//! ([`start`], then [`step`]); the login then continues inside TLS
+//! (`ClientHandshake::tls_established`), through the connection's
+//! transport (see [`Login`](super::Login)).
 
-use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use wirebench_protocol::{CodecError, ProtocolError};
 
 use super::{ClientError, Endpoint};
 use crate::transport::tls::{ClientTls, TlsError, TlsLayer};
 
-/// Runs the TLS handshake on `stream`. Packet-stream bytes the server sent
-/// along with its last handshake flight (none from MySQL or MariaDB, but
-/// TLS 1.3 allows them) are appended to `plain`.
-pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
-    stream: &mut S,
-    tls: &ClientTls,
-    endpoint: &Endpoint,
-    plain: &mut Vec<u8>,
-) -> Result<TlsLayer, ClientError> {
-    let io = |source: std::io::Error| ClientError::Io { endpoint: endpoint.clone(), source };
+/// Where the TLS handshake stands after a step.
+pub(super) enum TlsStart {
+    Going,
+    Done,
+}
+
+/// Starts the TLS handshake: its ClientHello is appended to `wire_out`.
+pub(super) fn start(tls: &ClientTls, endpoint: &Endpoint, wire_out: &mut Vec<u8>) -> Result<TlsLayer, ClientError> {
     let mut layer = TlsLayer::new(tls, endpoint.tls_server_name())
         .map_err(|source| ClientError::TlsStart { endpoint: endpoint.clone(), source })?;
-    let mut out = Vec::with_capacity(2048);
-    let mut input = BytesMut::with_capacity(16 * 1024);
-    loop {
-        out.clear();
-        layer.write_pending(&mut out).map_err(|e| failed(tls, endpoint, &e))?;
-        if !out.is_empty() {
-            stream.write_all(&out).await.map_err(io)?;
-        }
-        if !layer.is_handshaking() {
-            return Ok(layer);
-        }
-        input.clear();
-        if stream.read_buf(&mut input).await.map_err(io)? == 0 {
-            return Err(ClientError::Tls {
-                endpoint: endpoint.clone(),
-                message: "the server closed the connection during the TLS handshake (see its error log)".into(),
-            });
-        }
-        if let Err(e) = layer.decode(&input, plain) {
-            // rustls queued an alert saying why: the server's log shows it.
-            out.clear();
-            if layer.write_pending(&mut out).is_ok() && !out.is_empty() {
-                let _ = stream.write_all(&out).await;
-            }
-            return Err(failed(tls, endpoint, &e));
-        }
+    layer.write_pending(wire_out).map_err(|e| failed(tls, endpoint, &e))?;
+    Ok(layer)
+}
+
+/// Feeds the handshake what the socket delivered and appends its answer to
+/// `wire_out`. Packet-stream bytes the server sent along with its last
+/// flight (none from MySQL or MariaDB, but TLS 1.3 allows them) are
+/// appended to `plain`.
+pub(super) fn step(
+    layer: &mut TlsLayer,
+    tls: &ClientTls,
+    endpoint: &Endpoint,
+    wire_in: &[u8],
+    plain: &mut Vec<u8>,
+    wire_out: &mut Vec<u8>,
+) -> Result<TlsStart, ClientError> {
+    if let Err(e) = layer.decode(wire_in, plain) {
+        // rustls queued an alert saying why: the server's log shows it.
+        let _ = layer.write_pending(wire_out);
+        return Err(failed(tls, endpoint, &e));
     }
+    layer.write_pending(wire_out).map_err(|e| failed(tls, endpoint, &e))?;
+    Ok(if layer.is_handshaking() { TlsStart::Going } else { TlsStart::Done })
 }
 
 fn failed(tls: &ClientTls, endpoint: &Endpoint, error: &TlsError) -> ClientError {

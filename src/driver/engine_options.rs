@@ -3,6 +3,11 @@
 //! which server errors a connection survives (`--mysql-ignore-errors`).
 //! The command line fills them; nothing here knows it.
 
+use std::ops::Range;
+use std::time::Duration;
+
+use crate::driver::Shard;
+
 /// `--db-ps-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PsMode {
@@ -48,7 +53,7 @@ pub struct EngineOptions {
     /// one-at-a-time behaviour.
     pub pipeline: u32,
     /// `--idle-connections` and how they are held.
-    pub idle: super::IdleSettings,
+    pub idle: IdleSettings,
 }
 
 impl Default for EngineOptions {
@@ -58,7 +63,7 @@ impl Default for EngineOptions {
             io: IoBackend::Auto,
             poll: PollMode::Auto,
             pipeline: 1,
-            idle: super::IdleSettings::default(),
+            idle: IdleSettings::default(),
         }
     }
 }
@@ -86,4 +91,29 @@ pub enum PollMode {
     AdaptiveRetired,
     /// Never block (burns the CPU, lowest latency).
     Spin,
+}
+
+/// `--idle-connections`, `--idle-ping-interval`, `--idle-connect-rate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdleSettings {
+    /// Idle connections of the whole run (all shards).
+    pub count: u64,
+    pub ping_interval: Duration,
+    /// Logins per second of the whole run (all shards).
+    pub connect_rate: u32,
+}
+
+impl Default for IdleSettings {
+    fn default() -> Self {
+        IdleSettings { count: 0, ping_interval: Duration::from_secs(10), connect_rate: 1000 }
+    }
+}
+
+impl IdleSettings {
+    /// This shard's part: its connections (by their number in the run) and
+    /// its share of the login rate (at least one a second).
+    pub fn for_shard(&self, shard: Shard) -> (Range<u64>, u32) {
+        let rate = shard.share(u64::from(self.connect_rate)).max(1);
+        (shard.range(self.count), u32::try_from(rate).unwrap_or(u32::MAX))
+    }
 }

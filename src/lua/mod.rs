@@ -5,7 +5,7 @@
 //! script's `thread_run` (its event loop, in Lua) in it, each SQL call a
 //! C call that blocks on libmysqlclient. wirebench gives each `--threads`
 //! a Lua state too, run as a task of the driver's event loops
-//! (`driver::fiber_task`, `script_tasks.rs`): a SQL call is the same C call (sysbench's
+//! (`driver::tasks::fiber_task`, `script_tasks.rs`): a SQL call is the same C call (sysbench's
 //! `db_query`, `db_execute`, ... exported by wirebench's binary,
 //! `sql_ffi/`), which hands the command to the state's loop and waits there
 //! while the loop runs its other states and connections. The loops are

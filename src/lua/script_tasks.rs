@@ -1,4 +1,4 @@
-//! A script's states as tasks of the driver's loops (`driver::fiber_task`): each
+//! A script's states as tasks of the driver's loops (`driver::tasks::fiber_task`): each
 //! `run` state's `thread_init`, `thread_run` (sysbench's event loop, or
 //! the script's own) and `thread_done` run in one task, and so do the main
 //! state's functions (`init`, `done`, commands), on a loop of this thread:

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::idle_connections;
 use super::interrupt::{Interrupts, Signal};
 use super::output::{alert_line, stderr_line, Console, Level, Output, OutputError};
-use super::plan::{plan_loops, Loops, Sessions};
+use super::plan::{plan_loops, ConnectionMaker, Loops};
 use super::reports::{print_limit_reached, print_threads_starting, Reports};
 use super::result_sink::ResultSink;
 use super::server_sampling::{open_sampler, start_sampling, ServerSampling};
@@ -46,8 +46,8 @@ pub(super) fn run_benchmark(
     let (params, seed) = (rand_params(bench)?, seed(bench));
     let forced_shutdown_s = forced_shutdown_s(bench);
     print_header(bench, forced_shutdown_s)?;
-    let sessions = Sessions::new(bench, workload, params, seed, threads)?;
-    let plans = match plan_loops(bench, tls, &sessions, runtime, interrupts, backend)? {
+    let maker = ConnectionMaker::new(bench, workload, params, seed, threads)?;
+    let plans = match plan_loops(bench, tls, &maker, runtime, interrupts, backend)? {
         Ok(plans) => plans,
         Err(signal) => {
             alert_line(format_args!("wirebench: run interrupted by {signal} while connecting: no event ran"));
@@ -67,14 +67,14 @@ pub(super) fn run_benchmark(
     let server = start_sampling(bench, sampler)?;
     let late = start_clock(bench, &mut context, bench.general.start_at);
     say_started(bench, late);
-    sink.clock_started(sessions.server_version(), late);
+    sink.clock_started(maker.server_version(), late);
     let hdr_log = start_threads(bench, &context, (&sink.hdr_log_comment(), late))?;
     let handles = match plans {
         Loops::Net(plans) => {
             say_waits(plans.iter().map(|plan| (plan.cpu, &plan.wait)));
             driver::spawn_loops(plans, backend, &context)
         }
-        Loops::Dry(plans) => driver::dry::spawn_dry_loops(plans, &context),
+        Loops::Dry(plans) => driver::backends::dry::spawn_dry_loops(plans, &context),
     }
     .map_err(RunError::SpawnLoops)?;
     let threads = Threads { handles, hdr_log, hooks: None, sql_used: None, server };
@@ -370,7 +370,7 @@ fn server_block(reports: &mut Reports, loops_running: bool) -> Result<Option<Ser
 
 /// How hard the loops worked, once they have all ended.
 fn client_load(usage: &LoopUsage, control: &RunControl) -> Option<ClientLoad> {
-    let load = usage.load(control)?;
+    let load = usage.load(control.span_work())?;
     Some(ClientLoad {
         busy_share: load.busy_share,
         run_delay_s: load.run_delay.as_secs_f64(),

@@ -48,15 +48,10 @@ pub(super) fn attach(
         return Err(RunError::IdleDryRun);
     }
     let (range, rate) = this_part(bench, threads_total);
-    let mut options = Vec::with_capacity((range.end - range.start) as usize);
-    for g in range {
-        let login = options_for(g as usize);
-        if login.tls.is_some() {
-            return Err(RunError::IdleTls);
-        }
-        options.push(login);
-    }
-    let plan = IdlePlan::new(options.into_iter(), settings.ping_interval, rate, loops)?;
+    // They log in as the active connections do: TLS, compression, the
+    // database and all.
+    let options = range.map(|g| options_for(g as usize));
+    let plan = IdlePlan::new(options, settings.ping_interval, rate, loops)?;
     sink.hold_idle(plan.counts.clone());
     context.idle = Some(Arc::new(plan));
     Ok(())

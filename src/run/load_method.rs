@@ -54,8 +54,8 @@ pub(super) struct LoadPlan {
 /// How many of `threads` connections load the rows of `sources` threads'
 /// tables: one a table at least, more only up to the server's cores where
 /// they are known. Beyond them the connections of a table only contend:
-/// at 2 x 1M rows on 2 cores, four COM_STMT_BULK_EXECUTE connections a
-/// table cost the server 15-25% more CPU than one, for no time gained.
+/// they cost the server more CPU for no time gained (docs/prepare.md has
+/// the figures).
 pub(super) fn loading_connections(threads: u32, sources: u32, server_cores: Option<u32>) -> u32 {
     match server_cores {
         Some(cores) => threads.min(sources.max(cores)),

@@ -13,10 +13,10 @@ use super::shard_plan::ShardThreads;
 use super::RunError;
 use crate::cli::Bench;
 use crate::client::Connection;
-use crate::driver::dry::{DryConn, DryLoopPlan};
+use crate::driver::backends::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
-    allowed_cpus, plan_wait, Backend, ConnPlan, LoopPlan, LoopRuns, LoopSite, LoopWait, PsMode, Redial,
-    ServerPlacement, ServerPlacements, Session, StdSocket, WaitMode, WaitRequest,
+    allowed_cpus, plan_wait, waits_on_its_socket, Backend, ConnPlan, EventPipeline, LoopPlan, LoopRuns, LoopSite,
+    LoopWait, PsMode, Redial, ServerPlacement, ServerPlacements, StdSocket, WaitRequest,
 };
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
@@ -39,7 +39,7 @@ const SOCKET_WAIT_LOOPS_PER_CORE: usize = 8;
 
 /// What every connection of the run is made from: the workload's
 /// statements and scripts, the generators' settings, the engine options.
-pub(super) struct Sessions<'a> {
+pub(super) struct ConnectionMaker<'a> {
     bench: &'a Bench,
     workload: Arc<dyn Workload>,
     statements: Arc<Vec<StatementSpec>>,
@@ -61,7 +61,7 @@ pub(super) struct Sessions<'a> {
     server_version: OnceLock<String>,
 }
 
-impl<'a> Sessions<'a> {
+impl<'a> ConnectionMaker<'a> {
     pub(super) fn new(
         bench: &'a Bench,
         workload: Arc<dyn Workload>,
@@ -78,7 +78,7 @@ impl<'a> Sessions<'a> {
         let pipeline = bench.engine.pipeline.max(1) as usize;
         let autocommit_off = pipeline > 1 && workload.events_are_transactions();
         let server_version = OnceLock::new();
-        Ok(Sessions {
+        Ok(ConnectionMaker {
             bench,
             workload,
             statements,
@@ -109,19 +109,19 @@ impl<'a> Sessions<'a> {
         }
     }
 
-    /// Connection `n`'s session, the `index`th of its loop, with its
+    /// Connection `n`'s pipeline of events, the `index`th of its loop, with its
     /// statements prepared as `ids` (none when they go out as text).
-    fn session(&self, n: usize, index: usize, ids: &[u32], caps: Capabilities) -> Result<Session, RunError> {
+    fn pipeline(&self, n: usize, index: usize, ids: &[u32], caps: Capabilities) -> Result<EventPipeline, RunError> {
         let thread = self.threads.global(n);
         let script = self.workload.script(ScriptContext { thread, threads: self.threads.total });
         let rng = Rng::for_thread(self.seed, thread, self.params);
-        let session = Session::new(index, script, rng, templates(&self.statements, ids)?, caps, self.pipeline)
+        let pipeline = EventPipeline::new(index, script, rng, templates(&self.statements, ids)?, caps, self.pipeline)
             .draw_after_event(self.bench.general.percentile.unwrap_or(0) > 0)
             .emulating(self.emulated.clone())
             .statement_kinds(self.kinds.clone())
             .autocommit_off(self.autocommit_off)
             .running(self.workload.name());
-        Ok(session)
+        Ok(pipeline)
     }
 }
 
@@ -195,12 +195,12 @@ fn default_loops(cores: usize, threads: usize, server: ServerPlace) -> usize {
 }
 
 /// The run's loops: its connections opened and spread over them, or, with
-/// `--mysql-dry-run`, its sessions without connections; or the signal that
+/// `--mysql-dry-run`, its maker without connections; or the signal that
 /// came while they were being opened.
 pub(super) fn plan_loops(
     bench: &Bench,
     tls: Option<&ClientTls>,
-    sessions: &Sessions<'_>,
+    maker: &ConnectionMaker<'_>,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
     backend: Backend,
@@ -209,9 +209,9 @@ pub(super) fn plan_loops(
     if bench.mysql.dry_run {
         // No server to leave cores to.
         let loops = loop_count(bench, &cpus, ServerPlace::Elsewhere);
-        return Ok(Ok(Loops::Dry(dry_loops(bench, sessions, &cpus, loops)?)));
+        return Ok(Ok(Loops::Dry(dry_loops(bench, maker, &cpus, loops)?)));
     }
-    let opened = match runtime.block_on(interrupts.or_signal(open_all(bench, tls, sessions))) {
+    let opened = match runtime.block_on(interrupts.or_signal(open_all(bench, tls, maker))) {
         Ok(opened) => opened?,
         Err(signal) => return Ok(Err(signal)),
     };
@@ -235,7 +235,7 @@ pub(super) fn plan_loops(
         let loops = loop_count(bench, &cpus, server);
         (cpus, loops)
     };
-    let grouped = net_loops(opened, sessions, &cpus, loops, runtime)?;
+    let grouped = net_loops(opened, maker, &cpus, loops, runtime)?;
     let plans = grouped.into_iter().map(|(cpu, connections)| {
         let wait = loop_wait(&request, cpu, &connections, &servers);
         LoopPlan { cpu, connections, wait }
@@ -244,8 +244,8 @@ pub(super) fn plan_loops(
 }
 
 /// Whether each connection gets a loop of its own, unpinned, that waits
-/// for its answers on its socket: when the wait plan says a loop holding
-/// any one of them would (`driver::plan_wait`), `--cpus` is not given, and
+/// for its answers on its socket: when the wait plan says a connection to
+/// each of the servers would (`driver::waits_on_its_socket`), `--cpus` is not given, and
 /// there are at most [`SOCKET_WAIT_LOOPS_PER_CORE`] connections a core.
 fn on_sockets(
     bench: &Bench,
@@ -257,10 +257,7 @@ fn on_sockets(
     if bench.engine.cpus.is_some() || opened.is_empty() || opened.len() > cores.max(1) * SOCKET_WAIT_LOOPS_PER_CORE {
         return false;
     }
-    servers.all().all(|server| {
-        let site = LoopSite { cpu: None, connections: 1, runs: LoopRuns::Test, servers: vec![server] };
-        plan_wait(request, &site).mode == WaitMode::OnSocket
-    })
+    servers.all().all(|server| waits_on_its_socket(request, server))
 }
 
 /// How a built-in test's loop on `cpu` holding `connections` waits.
@@ -287,16 +284,16 @@ fn empty_loops<C>(cpus: &[usize], loops: usize, plan: impl Fn(Option<usize>) -> 
 
 fn dry_loops(
     bench: &Bench,
-    sessions: &Sessions<'_>,
+    maker: &ConnectionMaker<'_>,
     cpus: &[usize],
     loops: usize,
 ) -> Result<Vec<DryLoopPlan>, RunError> {
     let mut plans = empty_loops(cpus, loops, |cpu| DryLoopPlan { cpu, connections: Vec::new() });
     for n in 0..bench.general.threads as usize {
         let Some(plan) = plans.get_mut(n % loops) else { continue };
-        let session = sessions.session(n, plan.connections.len(), &[], Capabilities::default())?;
-        let endpoint = bench.mysql.servers.connect_to(sessions.threads.global(n) as usize);
-        plan.connections.push(DryConn { endpoint, session });
+        let pipeline = maker.pipeline(n, plan.connections.len(), &[], Capabilities::default())?;
+        let endpoint = bench.mysql.servers.connect_to(maker.threads.global(n) as usize);
+        plan.connections.push(DryConn { endpoint, pipeline });
     }
     Ok(plans)
 }
@@ -310,8 +307,12 @@ struct Opened {
 
 /// Logs in and prepares every connection, a bounded number at a time,
 /// after the workload's SQL for before the run, on a connection of its own.
-async fn open_all(bench: &Bench, tls: Option<&ClientTls>, sessions: &Sessions<'_>) -> Result<Vec<Opened>, RunError> {
-    let before_run = sessions.workload.before_run();
+async fn open_all(
+    bench: &Bench,
+    tls: Option<&ClientTls>,
+    maker: &ConnectionMaker<'_>,
+) -> Result<Vec<Opened>, RunError> {
+    let before_run = maker.workload.before_run();
     if !before_run.is_empty() {
         let mut conn =
             Connection::connect(&connect_options(bench, tls, 0)).await.map_err(|error| RunError::Connect { error })?;
@@ -322,7 +323,7 @@ async fn open_all(bench: &Bench, tls: Option<&ClientTls>, sessions: &Sessions<'_
     }
     let threads = bench.general.threads as usize;
     for_each_connection(threads, CONNECT_PARALLELISM, |n| {
-        let redial = sessions.redial(tls, n);
+        let redial = maker.redial(tls, n);
         async move {
             let (conn, ids) = redial.open().await?;
             warn_if_uncompressed(&redial.options, &conn);
@@ -335,11 +336,11 @@ async fn open_all(bench: &Bench, tls: Option<&ClientTls>, sessions: &Sessions<'_
 /// A loop's core (if pinned) and connections, before its wait is planned.
 type LoopConnections = (Option<usize>, Vec<ConnPlan>);
 
-/// Hands each opened connection, as a plain socket and its session, to
+/// Hands each opened connection, as a plain socket and its pipeline, to
 /// its loop: each loop's core and connections.
 fn net_loops(
     opened: Vec<Opened>,
-    sessions: &Sessions<'_>,
+    maker: &ConnectionMaker<'_>,
     cpus: &[usize],
     loops: usize,
     runtime: &tokio::runtime::Runtime,
@@ -348,16 +349,16 @@ fn net_loops(
     for (n, Opened { conn, ids, redial }) in opened.into_iter().enumerate() {
         if n == 0 {
             say_tls(&conn, redial.options.tls.as_ref());
-            let _ = sessions.server_version.set(conn.login().server_version.clone());
+            let _ = maker.server_version.set(conn.login().server_version.clone());
         }
         let Some((_, connections)) = plans.get_mut(n % loops) else { continue };
         let endpoint = conn.endpoint().clone();
         let (stream, leftover, login, transport) = conn.into_parts();
         // Leaving tokio: the socket must be deregistered inside its runtime.
         let socket = runtime.block_on(async { StdSocket::from_stream(stream) }).map_err(RunError::Socket)?;
-        let session = sessions.session(n, connections.len(), &ids, login.capabilities)?;
+        let pipeline = maker.pipeline(n, connections.len(), &ids, login.capabilities)?;
         let leftover = BytesMut::from(&leftover[..]);
-        connections.push(ConnPlan { endpoint, socket, leftover, session, transport, redial });
+        connections.push(ConnPlan { endpoint, socket, leftover, pipeline, transport, redial });
     }
     Ok(plans)
 }

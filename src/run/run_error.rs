@@ -17,11 +17,6 @@ use crate::workload::{MarkerMismatch, OptionsError};
 pub enum RunError {
     #[error("--idle-connections needs a server, and --mysql-dry-run connects to none: drop one of them")]
     IdleDryRun,
-    #[error(
-        "--idle-connections does not log in over TLS: drop --mysql-ssl for this run, or measure the idle \
-         connections' cost over plain connections"
-    )]
-    IdleTls,
     #[error(transparent)]
     IdleSetup(#[from] crate::driver::IdleSetupError),
     /// The test's options make no workload.

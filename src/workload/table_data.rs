@@ -9,7 +9,7 @@
 //! auto_increment_increment and _offset are 1, which the caller checks),
 //! and they leave its counter at table_size+1 as those INSERTs do, where a
 //! LOAD DATA left to number its rows reserves ids in growing blocks and
-//! leaves the counter past them (AUTO_INCREMENT=32768 after 20,000 rows).
+//! leaves the counter past them (docs/prepare.md shows by how much).
 
 use std::iter::StepBy;
 use std::ops::RangeInclusive;
@@ -140,10 +140,10 @@ impl RowBatch {
 pub enum DataCharset {
     /// Converted from utf8mb4 to the columns' character set: right for any.
     Utf8mb4,
-    /// Stored as it comes, unconverted: about 7% less server CPU for the
-    /// load (2.7 s instead of 2.9 s a million rows), and the same rows when
-    /// the columns' character set writes ASCII as ASCII (latin1, utf8mb4,
-    /// ..., not ucs2, utf16 or utf32).
+    /// Stored as it comes, unconverted: less server CPU for the load
+    /// (docs/prepare.md), and the same rows when the columns' character set
+    /// writes ASCII as ASCII (latin1, utf8mb4, ..., not ucs2, utf16 or
+    /// utf32).
     Binary,
 }
 

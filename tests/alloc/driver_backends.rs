@@ -14,7 +14,8 @@ use std::sync::Arc;
 use common::TestServer;
 use wirebench::client::{Connection, Endpoint};
 use wirebench::driver::{
-    spawn_loops, Backend, Clock, ConnPlan, DriverError, LoopContext, LoopPlan, Redial, RunControl, Session, StdSocket,
+    spawn_loops, Backend, Clock, ConnPlan, DriverError, EventPipeline, LoopContext, LoopPlan, Redial, RunControl,
+    StdSocket,
 };
 use wirebench::driver::{IgnoreErrors, IoBackend, LoopWait, WaitMode};
 use wirebench::rand::{RandConfig, RandParams, Rng};
@@ -299,15 +300,16 @@ async fn plans(
         let (stream, leftover, login, transport) = conn.into_parts();
         let lp = &mut loops[i % count];
         let rng = Rng::for_thread(1, i as u32, RandParams::new(&RandConfig::default()).unwrap());
-        let session = Session::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline)
-            .autocommit_off(shape.autocommit_off);
+        let pipeline =
+            EventPipeline::new(lp.connections.len(), script(i), rng, templates, login.capabilities, shape.pipeline)
+                .autocommit_off(shape.autocommit_off);
         let socket = StdSocket::from_stream(stream).unwrap();
         let redial = Redial { options, statements: Arc::new(Vec::new()), prepare: false, init };
         lp.connections.push(ConnPlan {
             endpoint: shape.endpoint.clone(),
             socket,
             leftover,
-            session,
+            pipeline,
             transport,
             redial,
         });

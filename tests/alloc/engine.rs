@@ -1,5 +1,5 @@
 //! The engine's per-query path allocates nothing in steady state: a
-//! connection's Session emits oltp_read_write transactions (script, patched
+//! connection's EventPipeline emits oltp_read_write transactions (script, patched
 //! pre-encoded packets, send buffer) and walks canned server answers
 //! (response reader, counters, latency histogram) under a counting
 //! allocator; with `--db-ps-mode=disable` too (statements rendered as
@@ -13,7 +13,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use wirebench::driver::IgnoreErrors;
-use wirebench::driver::{Budget, RunControl, Session};
+use wirebench::driver::{Budget, EventPipeline, RunControl};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::stats::LoopStats;
 use wirebench::transport::Transport;
@@ -170,14 +170,15 @@ fn oltp_read_write() -> Box<dyn Workload> {
     workload::Test::OltpReadWrite.workload(&options).unwrap()
 }
 
-fn session(workload: &dyn Workload, pipeline: usize, text: bool) -> (Session, Answers) {
+fn session(workload: &dyn Workload, pipeline: usize, text: bool) -> (EventPipeline, Answers) {
     let statements = workload.statements();
     let templates: Vec<_> =
         statements.iter().enumerate().map(|(i, s)| ExecuteTemplate::new(i as u32 + 1, &s.slots).unwrap()).collect();
     let params = RandParams::new(&RandConfig::default()).unwrap();
     let script = workload.script(ScriptContext { thread: 0, threads: 1 });
     let emulated = text.then(|| EmulatedStatement::all(&statements).unwrap().into());
-    let session = Session::new(0, script, Rng::for_thread(7, 0, params), templates, CAPS, pipeline).emulating(emulated);
+    let session =
+        EventPipeline::new(0, script, Rng::for_thread(7, 0, params), templates, CAPS, pipeline).emulating(emulated);
     (session, Answers::new(&statements))
 }
 

@@ -547,8 +547,8 @@ mod in_memory {
 
     use wirebench::client::{ConnectOptions, Endpoint};
     use wirebench::driver::{
-        spawn_loops, Backend, Clock, ConnPlan, DriverError, IgnoreErrors, LoopContext, LoopPlan, LoopWait, Lost,
-        Redial, RunControl, Session, StdSocket, WaitMode,
+        spawn_loops, Backend, Clock, ConnPlan, DriverError, EventPipeline, IgnoreErrors, LoopContext, LoopPlan,
+        LoopWait, Lost, Redial, RunControl, StdSocket, WaitMode,
     };
     use wirebench::rand::{RandConfig, RandParams, Rng};
     use wirebench::stats::StatsBoard;
@@ -659,7 +659,7 @@ mod in_memory {
                 endpoint: Endpoint::unix("fake"),
                 socket: StdSocket::Unix(client),
                 leftover: bytes::BytesMut::new(),
-                session: Session::new(i, Box::new(Query(sql)), rng, Vec::new(), CAPS, 1),
+                pipeline: EventPipeline::new(i, Box::new(Query(sql)), rng, Vec::new(), CAPS, 1),
                 transport: Transport::plain(),
                 redial: Redial { options, statements: Arc::new(Vec::new()), prepare: false, init: &[] },
             });

@@ -43,6 +43,92 @@ pub fn unavailable(what: &str) {
     eprintln!("skipped: {what}");
 }
 
+/// A MariaDB of a test's own (a data directory and a free port of its own,
+/// from scripts/mariadb.sh, with `args` after mariadbd's other options),
+/// for a test that must not touch the shared test server: one that crashes
+/// it, or one that needs settings of its own. Stopped, and its directory
+/// removed, when dropped.
+pub struct OwnMariaDb {
+    pub dir: PathBuf,
+    pub port: u16,
+    args: String,
+}
+
+impl OwnMariaDb {
+    /// Starts one named `name` (the directory's name), or `None`, after
+    /// saying why, where mariadbd is not installed (scripts/test.sh
+    /// installs it; with WIREBENCH_REQUIRE_SERVER=1 it fails instead).
+    pub fn start(name: &str, args: &str) -> Option<OwnMariaDb> {
+        let installed = Command::new("mariadbd").arg("--version").output().is_ok_and(|o| o.status.success());
+        if !installed {
+            unavailable(
+                "mariadbd is not installed (the test starts a MariaDB of its own; scripts/test.sh installs it)",
+            );
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("wb-own-mariadb-{name}-{}", std::process::id()));
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let server = OwnMariaDb { dir, port, args: args.to_owned() };
+        server.start_again();
+        Some(server)
+    }
+
+    /// Starts it again (after a crash): once the old mariadbd is gone.
+    pub fn start_again(&self) {
+        // A crashed mariadbd may still be writing its backtrace.
+        let until = Instant::now() + Duration::from_secs(60);
+        while self.pid().is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+            && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let out = self.script("start");
+        assert!(
+            out.status.success(),
+            "scripts/mariadb.sh start:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn script(&self, command: &str) -> std::process::Output {
+        Command::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/mariadb.sh"))
+            .arg(command)
+            .env("WIREBENCH_MARIADB_DIR", &self.dir)
+            .env("WIREBENCH_TEST_PORT", self.port.to_string())
+            .env("WIREBENCH_MARIADB_ARGS", &self.args)
+            .output()
+            .expect("run scripts/mariadb.sh")
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        std::fs::read_to_string(self.dir.join("mariadbd.pid")).ok()?.trim().parse().ok()
+    }
+
+    /// Its error log.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default()
+    }
+
+    /// wirebench's options for user sbtest on `database`, over TCP.
+    pub fn login_args(&self, database: &str) -> Vec<String> {
+        vec![
+            "--mysql-host=127.0.0.1".into(),
+            format!("--mysql-port={}", self.port),
+            "--mysql-user=sbtest".into(),
+            "--mysql-password=sbtest".into(),
+            format!("--mysql-db={database}"),
+        ]
+    }
+}
+
+impl Drop for OwnMariaDb {
+    fn drop(&mut self) {
+        let _ = self.script("stop");
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// Where the test server listens. Holding one found by `find` is holding the
 /// server for the tests of one file (`ServerTurn`).
 pub struct TestServer {

@@ -8,87 +8,32 @@
 //! comes from the reproducer's own setup section, not from this test.
 //!
 //! It crashes the server, so it never touches the shared test server: it
-//! starts a MariaDB of its own with scripts/mariadb.sh (a data directory
-//! and a free port of its own), and stops it at the end. Skipped, in one
+//! starts a MariaDB of its own (`common::OwnMariaDb`), and stops it at the
+//! end. Skipped, in one
 //! line, where mariadbd is not installed (scripts/test.sh installs it;
 //! with WIREBENCH_REQUIRE_SERVER=1, as in CI, a missing one fails).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::process::Command;
 
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 
-use crate::common;
+use crate::common::{self, OwnMariaDb};
 
 const REPRODUCER: &str = "tests/fuzz/mariadb-10.11.19-signal11.repro";
 /// The version the reproducer crashes; others may have the bug fixed.
 const CRASHES: &str = "10.11.19-MariaDB";
 
-/// A MariaDB of this test's own, stopped (and its directory removed) on drop.
-struct OwnMariaDb {
-    dir: PathBuf,
-    port: u16,
-}
-
-impl OwnMariaDb {
-    fn script(&self, command: &str) -> Output {
-        Command::new(repo().join("scripts/mariadb.sh"))
-            .arg(command)
-            .env("WIREBENCH_MARIADB_DIR", &self.dir)
-            .env("WIREBENCH_TEST_PORT", self.port.to_string())
-            // A small server: it only has to crash.
-            .env("WIREBENCH_MARIADB_ARGS", "--innodb-buffer-pool-size=64M --innodb-log-file-size=48M")
-            .output()
-            .expect("run scripts/mariadb.sh")
-    }
-
-    fn start(dir: PathBuf) -> OwnMariaDb {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let server = OwnMariaDb { dir, port };
-        server.start_again();
-        server
-    }
-
-    fn start_again(&self) {
-        // A crashed mariadbd may still be writing its backtrace: wait until it is gone.
-        let until = Instant::now() + Duration::from_secs(60);
-        while self.pid().is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists()) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let out = self.script("start");
-        assert!(
-            out.status.success(),
-            "scripts/mariadb.sh start:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn pid(&self) -> Option<u32> {
-        std::fs::read_to_string(self.dir.join("mariadbd.pid")).ok()?.trim().parse().ok()
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default()
-    }
-
-    fn server_args(&self) -> Vec<String> {
-        vec![
-            "--mysql-host=127.0.0.1".into(),
-            format!("--mysql-port={}", self.port),
-            "--mysql-password=sbtest".into(),
-            format!("--server-log={}", self.dir.join("error.log").display()),
-            format!("--server-pid={}", self.dir.join("mariadbd.pid").display()),
-        ]
-    }
-}
-
-impl Drop for OwnMariaDb {
-    fn drop(&mut self) {
-        let _ = self.script("stop");
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// The options of the replay: the test's own server (user sbtest), where
+/// its logs are.
+fn server_args(server: &OwnMariaDb) -> Vec<String> {
+    vec![
+        "--mysql-host=127.0.0.1".into(),
+        format!("--mysql-port={}", server.port),
+        "--mysql-password=sbtest".into(),
+        format!("--server-log={}", server.dir.join("error.log").display()),
+        format!("--server-pid={}", server.dir.join("mariadbd.pid").display()),
+    ]
 }
 
 fn repo() -> PathBuf {
@@ -132,9 +77,7 @@ fn signals(log: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() {
-    if !installed("mariadbd", "the test starts a MariaDB of its own; scripts/test.sh installs it")
-        || !installed("python3", "it runs the emitted script; scripts/test.sh installs it")
-    {
+    if !installed("python3", "it runs the emitted script; scripts/test.sh installs it") {
         return;
     }
     let version = Command::new("mariadbd").arg("--version").output().unwrap();
@@ -147,12 +90,15 @@ async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() 
         ));
         return;
     }
-    let dir = std::env::temp_dir().join(format!("wb-own-mariadb-{}", std::process::id()));
-    let server = tokio::task::spawn_blocking(move || OwnMariaDb::start(dir)).await.unwrap();
+    // A small server: it only has to crash.
+    let args = "--innodb-buffer-pool-size=64M --innodb-log-file-size=48M";
+    let Some(server) = tokio::task::spawn_blocking(move || OwnMariaDb::start("crash", args)).await.unwrap() else {
+        return;
+    };
     empty_the_database(server.port).await;
 
     let mut replay = vec!["fuzz-replay".to_owned(), REPRODUCER.to_owned()];
-    replay.extend(server.server_args());
+    replay.extend(server_args(&server));
     let (code, out) = run(env!("CARGO_BIN_EXE_wirebench"), &replay);
     eprintln!("{out}");
     assert_eq!(code, Some(3), "the replay must crash MariaDB again:\n{out}");

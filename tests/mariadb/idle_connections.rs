@@ -9,9 +9,10 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::common::{rows, serial, ScratchDir, TestServer};
+use crate::common::{rows, serial, OwnMariaDb, ScratchDir, TestServer};
 use serde_json::Value;
 use wirebench::null_server::{NullServer, NullServerConfig};
+use wirebench::transport::{client_tls, SslMode, TlsOptions};
 
 fn null_server(wait_timeout: Option<Duration>) -> NullServer {
     let config = NullServerConfig {
@@ -217,9 +218,12 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut admin = runtime.block_on(wirebench::client::Connection::connect(&server.options(server.tcp()))).unwrap();
     // The sessions of `pid`'s sockets: the server names each by its
-    // client's address, whose port only that socket has.
-    let sleeping = "SELECT id, host FROM information_schema.processlist WHERE user = 'sbtest' AND db IS NULL \
-                    AND command = 'Sleep'";
+    // client's address, whose port only that socket has. Idle ones have
+    // slept since their login (they select the run's database, as the
+    // active ones do, which never sleep a second; the run samples no
+    // server stats, whose connection would sleep too).
+    let sleeping = "SELECT id, host FROM information_schema.processlist WHERE user = 'sbtest' AND db = 'sbtest' \
+                    AND command = 'Sleep' AND time >= 1";
     let ids_of = |admin: &mut wirebench::client::Connection, pid: u32| -> HashSet<String> {
         let ports = local_ports(pid);
         let response = runtime.block_on(admin.query(sleeping)).unwrap();
@@ -237,13 +241,13 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
     let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
         .arg(&script)
         .args(server.login_args("sbtest"))
-        .args(["--threads=2", "--time=10", "--idle-connections=20", "--idle-ping-interval=60", "--format=json", "run"])
+        .args(["--threads=2", "--time=10", "--idle-connections=20", "--idle-ping-interval=60", "--format=json"])
+        .args(["--server-stats=off", "run"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Ours: the child's sessions without a database (the script's own
-    // select `sbtest`), once all 20 are in.
+    // Ours: the child's sessions asleep, once all 20 are in.
     let deadline = Instant::now() + Duration::from_secs(8);
     let ours = loop {
         let ours: Vec<String> = ids_of(&mut admin, child.id()).into_iter().collect();
@@ -289,4 +293,75 @@ fn local_ports(pid: u32) -> HashSet<u16> {
         }
     }
     ports
+}
+
+/// Over TLS and into a database, as the active connections log in: the
+/// user REQUIREs SSL (a login in clear would be refused), and each idle
+/// session sits in the run's database; pings go through TLS.
+#[test]
+fn mariadb_idle_connections_log_in_over_tls_into_the_database() {
+    let Some(server) = TestServer::find() else { return };
+    let Some(tls_dir) = crate::common::tls_dir() else { return };
+    let _serial = serial();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    // The user's own sessions are what it may see of the process list.
+    let mut watcher = server.options(server.tcp());
+    watcher.user = "sbtest_tls".into();
+    let required = TlsOptions { mode: SslMode::Required, ..TlsOptions::default() };
+    watcher.tls = client_tls(&required, &tls_dir).unwrap().tls;
+    let mut admin = runtime.block_on(wirebench::client::Connection::connect(&watcher)).unwrap();
+    let dir = ScratchDir::new("idle-tls");
+    let script = dir.write("select_one.lua", SELECT_ONE);
+    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        .arg(&script)
+        .args([&format!("--mysql-host={}", server.host), &format!("--mysql-port={}", server.port)])
+        .args(["--mysql-user=sbtest_tls", "--mysql-password=sbtest", "--mysql-db=sbtest_tls", "--mysql-ssl=REQUIRED"])
+        .args(["--threads=1", "--time=4", "--idle-connections=10", "--idle-ping-interval=1", "--format=json"])
+        .args(["--server-stats=off", "run"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ten idle sessions and the script's own, all of sbtest_tls in its
+    // database, seen while the run holds them.
+    let in_database =
+        "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'sbtest_tls' AND db = 'sbtest_tls' \
+                       AND id <> CONNECTION_ID()";
+    let deadline = Instant::now() + Duration::from_secs(4);
+    let mut seen = 0;
+    while seen < 11 && Instant::now() < deadline {
+        let response = runtime.block_on(admin.query(in_database)).unwrap();
+        seen = rows(&response)[0][0].as_deref().and_then(|n| n.parse().ok()).unwrap_or(0);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let result = final_result(&succeeded(&out));
+    assert_eq!([count(&result, "wanted"), count(&result, "open")], [10, 10], "{result}");
+    assert_eq!([count(&result, "lost"), count(&result, "failed_logins")], [0, 0], "pinged over TLS: {result}");
+    assert!(seen >= 11, "{seen} sessions of sbtest_tls in its database");
+}
+
+/// A server at its max_connections refuses the logins beyond it with ERR
+/// 1040 before its greeting, then closes: the report shows the server's
+/// error, not the close, and what to do. Against a MariaDB of the test's
+/// own, started with max_connections=10 (the fewest MariaDB takes).
+#[test]
+fn idle_logins_refused_at_max_connections_show_the_servers_error() {
+    let Some(server) = OwnMariaDb::start("max-connections", "--max-connections=10") else { return };
+    let dir = ScratchDir::new("idle-max-connections");
+    let script = dir.write("select_one.lua", SELECT_ONE);
+    let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        .arg(&script)
+        .args(server.login_args("sbtest"))
+        .args(["--threads=1", "--time=3", "--idle-connections=20", "--server-stats=off", "run"])
+        .output()
+        .unwrap();
+    let report = succeeded(&out);
+    let open = report_number(&report, "open:");
+    assert!((1..=9).contains(&open), "the script's connection and at most 9 idle ones fit: {report}");
+    assert!(report_number(&report, "failed logins:") >= 11, "{report}");
+    let why = report.lines().find(|l| l.contains("last failed login:")).unwrap_or_else(|| panic!("{report}"));
+    assert!(why.contains("ERROR 1040") && why.contains("Too many connections"), "{why}");
+    assert!(why.contains("max_connections is reached"), "what to do: {why}");
+    assert!(!why.contains("closed the connection"), "{why}");
 }

@@ -132,7 +132,7 @@ fn three_shards_merge_into_one_run() {
     for (i, result) in finals.iter().enumerate() {
         let shard = &result["run"]["shard"];
         assert_eq!((shard["index"].as_u64(), shard["count"].as_u64()), (Some(i as u64), Some(3)), "{shard}");
-        assert!(shard["late_ms"].as_f64().unwrap() < 50.0, "shard {i} started late: {shard}");
+        assert!(shard["late_ms"].as_f64().unwrap() >= 0.0, "{shard}");
         assert_eq!(shard["run_id"], finals[0]["run"]["shard"]["run_id"]);
         assert!(shard["started_unix_s"].as_f64().unwrap() >= start_at);
     }
@@ -177,7 +177,14 @@ fn three_shards_merge_into_one_run() {
     let events = counter(result, "transactions");
     assert!(stdout.contains(&format!("    total number of events:              {events}\n")), "{stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("[ 1s ] thds: 6 tps: ") && l.contains(" at 20")), "{stdout}");
-    assert!(stderr.is_empty(), "{stderr}");
+    // A shard that started more than 50 ms after --start-at (a loaded
+    // machine) is named, and nothing else is said.
+    let late: Vec<usize> = (0..3).filter(|&i| finals[i]["run"]["shard"]["late_ms"].as_f64() >= Some(50.0)).collect();
+    for i in &late {
+        assert!(stderr.contains(&format!("shard {i}/3 started ")), "shard {i} was late: {stderr}");
+    }
+    let said = stderr.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(said <= late.len() * 2, "only the late shards are named: {stderr}");
 
     let missing = succeeded(merge(&[paths[0], paths[2]], &[]), "merge without shard 1");
     let stderr = text(&missing.stderr);

@@ -197,7 +197,15 @@ fn the_engine_runs_compressed_on_both_backends_pipelined_or_not() {
             let seed = format!("--rand-seed={}{pipeline}", if io == "uring" { 1 } else { 2 });
             let args = with(
                 tables.clone(),
-                &["--threads=1", "--events=300", &format!("--io={io}"), &format!("--pipeline={pipeline}"), &seed],
+                // --time=0: the count is the test, however slow the machine.
+                &[
+                    "--threads=1",
+                    "--events=300",
+                    "--time=0",
+                    &format!("--io={io}"),
+                    &format!("--pipeline={pipeline}"),
+                    &seed,
+                ],
             );
             let out = wirebench("oltp_read_write", &args, "run");
             let [read, write, other, events, errors] = counts(&out.stdout);

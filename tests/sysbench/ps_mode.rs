@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use common::TestServer;
 use wirebench::client::Connection;
-use wirebench::driver::{Budget, RunControl, Session};
+use wirebench::driver::{Budget, EventPipeline, RunControl};
 use wirebench::rand::{RandConfig, RandParams, Rng};
 use wirebench::workload::{self, EmulatedStatement, OltpOptions, ScriptContext, StatementSpec};
 use wirebench_protocol::command::{ExecuteTemplate, ParamSlot};
@@ -96,7 +96,7 @@ fn substitute(payload: &[u8], statements: &[StatementSpec], first_id: u32) -> St
 const CAPS: Capabilities =
     Capabilities(Capabilities::PROTOCOL_41.0 | Capabilities::TRANSACTIONS.0 | Capabilities::DEPRECATE_EOF.0);
 
-fn session(test: &str, emulated: bool, pipeline: usize) -> (Session, Vec<StatementSpec>) {
+fn session(test: &str, emulated: bool, pipeline: usize) -> (EventPipeline, Vec<StatementSpec>) {
     let options = OltpOptions { tables: 3, table_size: 10_000, ..OltpOptions::default() };
     let workload = workload::Test::from_name(test).unwrap().workload(&options).unwrap();
     let statements = workload.statements();
@@ -106,12 +106,12 @@ fn session(test: &str, emulated: bool, pipeline: usize) -> (Session, Vec<Stateme
     let script = workload.script(ScriptContext { thread: 0, threads: 1 });
     let emulated = emulated.then(|| EmulatedStatement::all(&statements).unwrap().into());
     let session =
-        Session::new(0, script, Rng::for_thread(42, 0, params), templates, CAPS, pipeline).emulating(emulated);
+        EventPipeline::new(0, script, Rng::for_thread(42, 0, params), templates, CAPS, pipeline).emulating(emulated);
     (session, statements)
 }
 
 /// The next `n` commands a session sends (its answers never come).
-fn commands(session: &mut Session, n: usize) -> Vec<u8> {
+fn commands(session: &mut EventPipeline, n: usize) -> Vec<u8> {
     let mut budget = Budget::new(RunControl::new(None, 1), None);
     let mut out = Vec::new();
     let sent = session.fill(&mut out, 0, &mut budget).unwrap();

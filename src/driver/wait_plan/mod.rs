@@ -24,9 +24,11 @@
 //!   looks briefly before it sleeps ([`WaitMode::Brief`],
 //!   docs/benchmarking.md#a-brief-look); other unpinned loops sleep.
 //!
-//! Files: `placement.rs`: where a server runs, looked up once per server.
+//! Files: `placement.rs`: where a server runs, looked up once per server;
+//! `spin.rs`: how long a loop spins before it sleeps.
 
 mod placement;
+pub(crate) mod spin;
 
 use std::fmt;
 
@@ -41,7 +43,7 @@ use super::{Backend, PollMode};
 pub enum WaitMode {
     /// Sleeps in the kernel.
     Sleep,
-    /// Looks for answers until [`BRIEF_SPIN`](super::spin::BRIEF_SPIN) has
+    /// Looks for answers until [`BRIEF_SPIN`](spin::BRIEF_SPIN) has
     /// passed since the wait began (sending what is queued included: after
     /// a send mostly a single look), then sleeps.
     Brief,
@@ -169,14 +171,29 @@ pub fn plan_wait(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> LoopWait {
 }
 
 /// Whether the loop waits on its connection's socket: unpinned, one
-/// connection, one query in flight, to a server on our cores over a unix
-/// socket that runs a thread per connection.
+/// connection, to a server that suits it ([`server_suits_socket_waits`]).
 fn suits_socket_waits(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> bool {
     site.cpu.is_none()
         && site.connections == 1
-        && request.pipeline <= 1
         && !site.servers.is_empty()
-        && site.servers.iter().all(|s| s.unix && s.thread_per_connection() && s.shares_cores(request.our_cpus))
+        && site.servers.iter().all(|s| server_suits_socket_waits(request, s))
+}
+
+/// Whether a connection to `server` suits waiting on its own socket: one
+/// query in flight, to a server on our cores over a unix socket that runs
+/// a thread per connection.
+fn server_suits_socket_waits(request: &WaitRequest<'_>, server: &ServerPlacement) -> bool {
+    request.pipeline <= 1 && server.unix && server.thread_per_connection() && server.shares_cores(request.our_cpus)
+}
+
+/// Whether a built-in test's connection to `server`, given an unpinned loop
+/// of its own, would wait for its answers on its socket: what the run's
+/// layout asks before it gives each connection a loop (the rule above,
+/// for that loop, under `--poll=auto` on io_uring).
+pub fn waits_on_its_socket(request: &WaitRequest<'_>, server: &ServerPlacement) -> bool {
+    request.asked.explicit().is_none()
+        && request.backend != Backend::Tokio
+        && server_suits_socket_waits(request, server)
 }
 
 impl LoopWait {
@@ -320,6 +337,28 @@ mod tests {
             let wait = plan_wait(&request, &site);
             assert_eq!(wait, LoopWait { mode, why }, "{site:?} on {backend:?}");
         }
+    }
+
+    /// What the layout asks ([`waits_on_its_socket`]) is what the rule
+    /// says for a built-in test's unpinned loop of one connection.
+    #[test]
+    fn a_loop_per_connection_waits_on_its_socket_as_the_rule_says() {
+        let servers = [local(7, &[0, 1], 64, true), local(7, &[0, 1], 64, false), local(9, &[0, 1], 4, true)];
+        let (ours, mut agreed) = ([0, 1], 0);
+        for server in servers.iter().chain([&other_host(), &unfound()]) {
+            for asked in [PollMode::Auto, PollMode::Sleep, PollMode::Spin] {
+                for backend in [Backend::Uring, Backend::Tokio] {
+                    for pipeline in [1, 4] {
+                        let request = WaitRequest { asked, backend, pipeline, our_cpus: Some(&ours) };
+                        let site = LoopSite { cpu: None, connections: 1, runs: LoopRuns::Test, servers: vec![server] };
+                        let on_socket = plan_wait(&request, &site).mode == WaitMode::OnSocket;
+                        assert_eq!(waits_on_its_socket(&request, server), on_socket, "{server:?} {request:?}");
+                        agreed += usize::from(on_socket);
+                    }
+                }
+            }
+        }
+        assert_eq!(agreed, 1, "one case waits on its socket: MariaDB over a unix socket, --poll=auto, io_uring");
     }
 
     #[test]

@@ -65,6 +65,14 @@ impl CaptureReplayOptions {
         let Some(user) = captured_user else { return 0 };
         self.users.iter().position(|m| m.captured.as_bytes() == user).map_or(0, |n| n as u32 + 1)
     }
+
+    /// The captured users login `n` logs in for.
+    pub fn stands_for(&self, n: usize) -> String {
+        match n.checked_sub(1).and_then(|m| self.users.get(m)) {
+            Some(mapping) => mapping.captured.clone(),
+            None => "every captured user not in --user-map".to_owned(),
+        }
+    }
 }
 
 #[cfg(test)]

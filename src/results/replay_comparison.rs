@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::replay_record::{ReplayResult, ReplayStatementResult};
+use super::replay_record::{shortened, ReplayResult, ReplayStatementResult};
 use super::table::Table;
 
 /// A p99 this many times the first file's, and over [`NOTICED_MS`] apart,
@@ -94,7 +94,7 @@ pub fn replay_statements(files: &[(&str, &ReplayResult)]) -> Table {
     for id in ids {
         let found: Vec<Option<&ReplayStatementResult>> = by_id.iter().map(|m| m.get(id).copied()).collect();
         let Some(any) = found.iter().flatten().next() else { continue };
-        let mut row = vec![cut(&any.statement)];
+        let mut row = vec![shortened(&any.statement, SHOWN_TEXT)];
         for s in &found {
             row.push(s.map_or("-".into(), |s| s.count.to_string()));
             row.push(s.and_then(|s| s.latency_ms).map_or("-".into(), |l| format!("{:.3}", l.p99)));
@@ -112,13 +112,6 @@ pub fn replay_statements(files: &[(&str, &ReplayResult)]) -> Table {
     rows.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let title = "Per statement (matched by fingerprint; each against the first file)".to_owned();
     Table { title, header, rows: rows.into_iter().map(|(_, row)| row).collect() }
-}
-
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_TEXT) {
-        Some((at, _)) => format!("{} ...", &text[..at]),
-        None => text.to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -170,14 +170,14 @@ const LISTED: usize = 30;
 const SHOWN_TEXT: usize = 100;
 
 /// `text` cut at `max` characters.
-fn cut(text: &str, max: usize) -> String {
+pub(super) fn shortened(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{} ...", &text[..at]),
         None => text.to_owned(),
     }
 }
 
-fn ms(brief: Option<LatencyBrief>, pick: impl Fn(LatencyBrief) -> f64) -> String {
+fn ms_or_dash(brief: Option<LatencyBrief>, pick: impl Fn(LatencyBrief) -> f64) -> String {
     brief.map_or_else(|| "-".to_owned(), |b| format!("{:.3}", pick(b)))
 }
 
@@ -266,13 +266,13 @@ impl ReplayResult {
                 "{:>9} {:>7} {:>9} {:>9} {:>9} {:>12} {:>9} {:>7}  {}",
                 s.count,
                 s.errors_total(),
-                ms(s.latency_ms, |b| b.p50),
-                ms(s.latency_ms, |b| b.p99),
-                ms(s.latency_ms, |b| b.max),
-                ms(s.captured_latency_ms, |b| b.p99),
+                ms_or_dash(s.latency_ms, |b| b.p50),
+                ms_or_dash(s.latency_ms, |b| b.p99),
+                ms_or_dash(s.latency_ms, |b| b.max),
+                ms_or_dash(s.captured_latency_ms, |b| b.p99),
                 s.rows,
                 s.differences_total(),
-                cut(&s.statement, SHOWN_TEXT)
+                shortened(&s.statement, SHOWN_TEXT)
             )?;
         }
         if listed.len() > LISTED {
@@ -296,7 +296,7 @@ impl ReplayResult {
             for (code, n) in &s.errors {
                 let _ = write!(kinds, "{}{n} error {code}", if kinds.is_empty() { "" } else { ", " });
             }
-            writeln!(f, "  {}: {kinds}", cut(&s.statement, SHOWN_TEXT))?;
+            writeln!(f, "  {}: {kinds}", shortened(&s.statement, SHOWN_TEXT))?;
             for e in &s.examples {
                 writeln!(
                     f,
@@ -305,7 +305,7 @@ impl ReplayResult {
                     e.connection,
                     e.command,
                     e.at_s,
-                    cut(&e.text, SHOWN_TEXT)
+                    shortened(&e.text, SHOWN_TEXT)
                 )?;
                 writeln!(f, "      captured: {}; replayed: {}", e.captured, e.replayed)?;
             }
@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn long_statements_are_cut_on_a_character() {
-        assert_eq!(cut("select é", 7), "select  ...");
-        assert_eq!(cut("select", 7), "select");
+        assert_eq!(shortened("select é", 7), "select  ...");
+        assert_eq!(shortened("select", 7), "select");
     }
 }

@@ -90,6 +90,7 @@ pub use output::{fatal_line, stderr_line, Console, Output, OutputError};
 pub use run_error::RunError;
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
+use crate::replay::CaptureReplayOptions;
 use crate::stats::report;
 use crate::workload::Workload;
 use interrupt::Interrupts;
@@ -139,7 +140,7 @@ pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
         return lua_script_command::execute_script(bench, call);
     }
     if let Some(replay) = &bench.replay {
-        return replay_command::execute_replay(bench, replay);
+        return execute_replay(bench, replay);
     }
     if bench.command == Command::Help {
         print_banner()?;
@@ -187,5 +188,23 @@ pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
             Err(runtime.block_on(tables::with_table_census(bench, tls, error)))
         }
         done => done,
+    }
+}
+
+/// `wirebench replay FILE [run|search]`.
+fn execute_replay(bench: &Bench, options: &CaptureReplayOptions) -> Result<RunOutcome, RunError> {
+    shard_plan::check_start_at(bench.general.start_at)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
+    let tls = setup::tls_config(bench)?;
+    print_banner()?;
+    let setup = (tls.as_ref(), &runtime, &interrupts);
+    match bench.command {
+        Command::Search => replay_search::run_replay_search(bench, options, setup),
+        _ => replay_command::execute_one(bench, options, setup),
     }
 }

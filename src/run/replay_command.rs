@@ -80,7 +80,7 @@ async fn check_logins(
         probe.database = None;
         let conn = Connection::connect(&probe).await.map_err(|error| RunError::ReplayLogin {
             user: login.user.clone(),
-            stands_for: stands_for(options, n),
+            stands_for: options.stands_for(n),
             hint: login_hint(options, n),
             error,
         })?;
@@ -92,14 +92,6 @@ async fn check_logins(
         let _ = conn.quit().await;
     }
     Ok(server)
-}
-
-/// The captured users login `n` logs in for.
-pub(super) fn stands_for(options: &CaptureReplayOptions, n: usize) -> String {
-    match n.checked_sub(1).and_then(|m| options.users.get(m)) {
-        Some(mapping) => mapping.captured.clone(),
-        None => "every captured user not in --user-map".to_owned(),
-    }
 }
 
 fn login_hint(options: &CaptureReplayOptions, n: usize) -> String {
@@ -165,7 +157,7 @@ pub(super) fn replay_once(
     let cores = loop_cores(bench, server_here)?;
     let mut context = replay_context(bench, cores.len());
     let sampler = open_sampler(bench, || connect_options(bench, tls, 0))?;
-    print_header(options, &header, speed, cores.len())?;
+    print_replay_header(options, &header, speed, cores.len())?;
     if let Err(signal) = wait_for_start(bench, runtime, interrupts) {
         return Ok(ReplayRan::interrupted_early(signal));
     }
@@ -212,7 +204,7 @@ pub(super) fn replay_once(
 
 /// The replay's header, in place of a run's: what is replayed, how fast,
 /// on how many loops.
-fn print_header(
+fn print_replay_header(
     options: &CaptureReplayOptions,
     header: &CaptureHeader,
     speed: Speed,
@@ -266,22 +258,4 @@ pub(super) fn execute_one(
         return Err(RunError::ReplayLoginsRefused { connections: refused.iter().map(|r| r.connections).sum() });
     }
     Ok(ran.outcome)
-}
-
-/// `wirebench replay FILE [run|search]`.
-pub(super) fn execute_replay(bench: &Bench, options: &CaptureReplayOptions) -> Result<RunOutcome, RunError> {
-    super::shard_plan::check_start_at(bench.general.start_at)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(RunError::Runtime)?;
-    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
-    let tls = super::setup::tls_config(bench)?;
-    super::print_banner()?;
-    let setup = (tls.as_ref(), &runtime, &interrupts);
-    match bench.command {
-        crate::cli::Command::Search => super::replay_search::run_replay_search(bench, options, setup),
-        _ => execute_one(bench, options, setup),
-    }
 }

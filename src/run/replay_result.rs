@@ -9,7 +9,6 @@ use wirebench_capture::format::{CaptureHeader, Ending, ReadError};
 use wirebench_protocol::constants::command::{COM_QUERY, COM_STMT_PREPARE};
 
 use super::interrupt::Signal;
-use super::replay_command::stands_for;
 use super::result_sink::ResultSink;
 use super::RunOutcome;
 use crate::cli::Bench;
@@ -60,7 +59,7 @@ pub(super) fn build_result(
     let Some((run, client)) = sink.take_result() else {
         return ReplayRan { outcome, result: None, ending: read.ending, read_error: read.error, client: None };
     };
-    let statements = statement_results(&read, &tally);
+    let statements = replayed_statements(&read, &tally);
     let reached_s = tally.reached_ns as f64 / 1e9;
     // From when the capture's first record was due to when the last
     // command replayed was answered.
@@ -82,7 +81,7 @@ pub(super) fn build_result(
             replayed: read.tally.replayed_connections,
             opened: tally.opened,
             lost: tally.lost,
-            refused: refused(bench, options, &tally),
+            refused: refused_logins(bench, options, &tally),
         },
         reached_s,
         achieved_speed: if replaying_s > 0.0 { reached_s / replaying_s } else { 0.0 },
@@ -125,7 +124,7 @@ fn not_replayed(read: &DispatchOutcome, tally: &ReplayTally) -> BTreeMap<String,
     reader.chain(loops).filter(|&(_, n)| n > 0).map(|(why, n)| (why.to_owned(), n)).collect()
 }
 
-fn refused(bench: &Bench, options: &CaptureReplayOptions, tally: &ReplayTally) -> Vec<RefusedLoginResult> {
+fn refused_logins(bench: &Bench, options: &CaptureReplayOptions, tally: &ReplayTally) -> Vec<RefusedLoginResult> {
     tally
         .refused
         .iter()
@@ -137,7 +136,7 @@ fn refused(bench: &Bench, options: &CaptureReplayOptions, tally: &ReplayTally) -
             };
             RefusedLoginResult {
                 user,
-                for_captured: stands_for(options, n),
+                for_captured: options.stands_for(n),
                 connections: r.connections,
                 error: r.error.clone(),
             }
@@ -145,7 +144,7 @@ fn refused(bench: &Bench, options: &CaptureReplayOptions, tally: &ReplayTally) -
         .collect()
 }
 
-fn statement_results(read: &DispatchOutcome, tally: &ReplayTally) -> Vec<ReplayStatementResult> {
+fn replayed_statements(read: &DispatchOutcome, tally: &ReplayTally) -> Vec<ReplayStatementResult> {
     let none = StatementTally::default();
     read.table
         .entries()
@@ -232,7 +231,7 @@ mod tests {
 
     #[test]
     fn commands_are_shown_as_their_text_or_their_name() {
-        assert_eq!(command_text(b"\x03SELECT 'a'\n\x1b", 14), "SELECT 'a'\\n\\u{1b}");
+        assert_eq!(command_text(b"\x03SELECT 'a'\n\x1b", 13), "SELECT 'a'\\n\\u{1b}");
         assert_eq!(command_text(b"\x03SELECT", 600), "SELECT ...");
         assert_eq!(command_text(b"\x17\x01\x00\x00\x00", 19), "COM_STMT_EXECUTE (19 bytes)");
     }

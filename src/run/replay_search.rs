@@ -64,7 +64,7 @@ pub(super) fn run_replay_search(
                 break;
             }
         }
-        let step_bench = step_bench(bench, search, phase);
+        let step_bench = speed_step_bench(bench, search, phase);
         let speed = target.map_or(Speed::Max, |t| Speed::Times(speed_of(t)));
         let mut sink = ResultSink::new(&step_bench);
         sink.name_test("replay".to_owned());
@@ -74,7 +74,7 @@ pub(super) fn run_replay_search(
             break;
         };
         info.get_or_insert_with(|| result.run.clone());
-        let measured = measure(search, target, &result, ran.client);
+        let measured = measure_step(search, target, &result, ran.client);
         let rules = StepRules { slo: &search.slo, max_errors: search.max_errors, client_share: search.client_share };
         let judged = judge(&rules, &measured);
         let verdict = judged.verdict;
@@ -102,13 +102,13 @@ pub(super) fn run_replay_search(
         NextStep::Done(conclusion) => conclusion,
         _ => Conclusion { end: SearchEnd::Stopped, max_rate: None },
     };
-    finish(bench, search, (info, steps), conclusion)?;
+    conclude_search(bench, search, (info, steps), conclusion)?;
     Ok(outcome)
 }
 
 /// A step's command line: its measured time the search's, its `--slo`
 /// percentiles listed, nothing written but the search's own output.
-fn step_bench(bench: &Bench, search: &SearchOptions, phase: SearchPhase) -> Bench {
+fn speed_step_bench(bench: &Bench, search: &SearchOptions, phase: SearchPhase) -> Bench {
     let mut step = bench.clone();
     step.command = crate::cli::Command::Run;
     step.search = None;
@@ -125,7 +125,7 @@ fn step_bench(bench: &Bench, search: &SearchOptions, phase: SearchPhase) -> Benc
 /// What the verdict needs of a step: its speed held (in the controller's
 /// hundredths), its errors, and each bound's percentile from the
 /// commands' times (the service time apart, from their sends).
-fn measure(
+fn measure_step(
     search: &SearchOptions,
     target: Option<u32>,
     result: &ReplayResult,
@@ -184,7 +184,7 @@ fn say_step(bench: &Bench, step: Option<&SearchStepResult>, max_steps: u32) -> R
 }
 
 /// The search's conclusion, its JSON summary; an error when it found no speed.
-fn finish(
+fn conclude_search(
     bench: &Bench,
     search: &SearchOptions,
     (info, steps): (Option<crate::results::RunInfo>, Vec<SearchStepResult>),

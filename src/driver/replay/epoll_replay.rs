@@ -4,7 +4,7 @@
 //!
 //! The loop's ticker takes its feed's batches every [`INTAKE_TICK`] (a
 //! connection's records arrive well before they are due: the reader reads
-//! [`LOOKAHEAD_NS`](crate::replay) ahead of the schedule), starts a task
+//! its lookahead ahead of the schedule), starts a task
 //! for each connection the capture opens and hands each its records; it
 //! also answers the collector, and cuts off the connections that still
 //! wait for an answer once the run is cut. A connection's task opens it
@@ -111,7 +111,7 @@ pub(crate) fn run_replay_loop(
         done: Notify::new(),
     });
     let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, run_all(&shared, feed));
+    local.block_on(&runtime, run_replay_tasks(&shared, feed));
     context.board.publish(index, &mut shared.stats.borrow_mut());
     settings.tally.lock().unwrap_or_else(PoisonError::into_inner).merge(&shared.tally.borrow());
     Ok(())
@@ -126,7 +126,7 @@ struct ReplayLoop {
     tally: RefCell<ReplayTally>,
     budget: RefCell<Budget>,
     /// The connections whose records still come, by id.
-    conns: RefCell<HashMap<ReplayConnId, Rc<Slot>>>,
+    conns: RefCell<HashMap<ReplayConnId, Rc<ReplaySlot>>>,
     /// Connection tasks not yet ended.
     live: Cell<usize>,
     /// Bytes of records its connections hold, not yet used.
@@ -155,7 +155,7 @@ impl ReplayLoop {
     }
 
     /// `f` on a connection, the bytes of records it uses counted off.
-    fn with_conn<T>(&self, slot: &Slot, f: impl FnOnce(&mut ReplayedConn) -> T) -> T {
+    fn with_conn<T>(&self, slot: &ReplaySlot, f: impl FnOnce(&mut ReplayedConn) -> T) -> T {
         let mut conn = slot.conn.borrow_mut();
         let before = conn.queued();
         let out = f(&mut conn);
@@ -166,7 +166,7 @@ impl ReplayLoop {
 }
 
 /// A connection as its loop's ticker and its task share it.
-struct Slot {
+struct ReplaySlot {
     conn: RefCell<ReplayedConn>,
     /// Its records came, or the run stopped.
     wake: Notify,
@@ -176,8 +176,8 @@ struct Slot {
     cut: Cell<bool>,
 }
 
-async fn run_all(shared: &Rc<ReplayLoop>, feed: FeedReceiver) {
-    let ticker = tokio::task::spawn_local(tick(shared.clone(), feed));
+async fn run_replay_tasks(shared: &Rc<ReplayLoop>, feed: FeedReceiver) {
+    let ticker = tokio::task::spawn_local(replay_ticker(shared.clone(), feed));
     loop {
         let over = shared.feed_ended.get() || shared.stopped();
         if over && shared.live.get() == 0 {
@@ -193,7 +193,7 @@ async fn run_all(shared: &Rc<ReplayLoop>, feed: FeedReceiver) {
 
 /// The loop's ticker: its feed taken, the collector answered, the run's
 /// cut carried out.
-async fn tick(shared: Rc<ReplayLoop>, feed: FeedReceiver) {
+async fn replay_ticker(shared: Rc<ReplayLoop>, feed: FeedReceiver) {
     let mut tick = tokio::time::interval(INTAKE_TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut batches = Vec::new();
@@ -265,7 +265,7 @@ struct OpenSpec {
 }
 
 fn start_connection(shared: &Rc<ReplayLoop>, open: &OpenItem<'_>, now: u64) {
-    let slot = Rc::new(Slot {
+    let slot = Rc::new(ReplaySlot {
         conn: RefCell::new(ReplayedConn::new(open.conn, now)),
         wake: Notify::new(),
         waiting: Cell::new(None),
@@ -282,7 +282,7 @@ fn start_connection(shared: &Rc<ReplayLoop>, open: &OpenItem<'_>, now: u64) {
         capabilities: open.capabilities,
         database: open.database.to_vec(),
     };
-    tokio::task::spawn_local(drive(shared.clone(), slot, spec));
+    tokio::task::spawn_local(replay_connection(shared.clone(), slot, spec));
 }
 
 /// Once the run is cut (or stopped), every connection still waiting for
@@ -307,9 +307,9 @@ fn cut_waiting(shared: &ReplayLoop, now: u64) {
 }
 
 /// A connection's life: opened when due, its commands replayed, closed.
-async fn drive(shared: Rc<ReplayLoop>, slot: Rc<Slot>, spec: OpenSpec) {
-    if let Some(link) = open(&shared, &slot, &spec).await {
-        replay(&shared, &slot, link).await;
+async fn replay_connection(shared: Rc<ReplayLoop>, slot: Rc<ReplaySlot>, spec: OpenSpec) {
+    if let Some(link) = open_connection(&shared, &slot, &spec).await {
+        replay_commands(&shared, &slot, link).await;
     }
     slot.waiting.set(None);
     let mut conns = shared.conns.borrow_mut();
@@ -339,7 +339,7 @@ struct Link {
 
 /// Waits for the connection's time (less [`OPEN_LEAD_NS`]) and logs in;
 /// `None` when it could not (counted) or the run ended first.
-async fn open(shared: &ReplayLoop, slot: &Slot, spec: &OpenSpec) -> Option<Link> {
+async fn open_connection(shared: &ReplayLoop, slot: &ReplaySlot, spec: &OpenSpec) -> Option<Link> {
     if let Some(due) = shared.settings.schedule.due_at(spec.offset_ns) {
         sleep_until(shared, due.saturating_sub(OPEN_LEAD_NS)).await;
     }
@@ -406,7 +406,7 @@ async fn sleep_until(shared: &ReplayLoop, at_ns: u64) {
 
 /// Sends the connection's commands and reads their answers until it is
 /// done, cut off or lost.
-async fn replay(shared: &ReplayLoop, slot: &Slot, mut link: Link) {
+async fn replay_commands(shared: &ReplayLoop, slot: &ReplaySlot, mut link: Link) {
     loop {
         let now = shared.clock().now_ns();
         let out = if link.transport.is_plain() { &mut link.wbuf } else { &mut link.plain_out };
@@ -417,7 +417,7 @@ async fn replay(shared: &ReplayLoop, slot: &Slot, mut link: Link) {
         }
         match step {
             ReplayStep::Answer => {
-                if let Err(why) = read_answer(shared, slot, &mut link).await {
+                if let Err(why) = read_replayed_answer(shared, slot, &mut link).await {
                     lose(shared, slot, why);
                     return;
                 }
@@ -435,7 +435,7 @@ async fn replay(shared: &ReplayLoop, slot: &Slot, mut link: Link) {
 }
 
 /// Reads until the command in flight is answered.
-async fn read_answer(shared: &ReplayLoop, slot: &Slot, link: &mut Link) -> Result<(), String> {
+async fn read_replayed_answer(shared: &ReplayLoop, slot: &ReplaySlot, link: &mut Link) -> Result<(), String> {
     while slot.conn.borrow().awaits_answer() {
         if link.rbuf.capacity() - link.rbuf.len() < READ_CHUNK / 2 {
             link.rbuf.reserve(READ_CHUNK.max(link.rbuf.len()));
@@ -465,7 +465,7 @@ async fn read_answer(shared: &ReplayLoop, slot: &Slot, link: &mut Link) -> Resul
 }
 
 /// The connection is lost: counted, and what it held not replayed.
-fn lose(shared: &ReplayLoop, slot: &Slot, why: String) {
+fn lose(shared: &ReplayLoop, slot: &ReplaySlot, why: String) {
     let mut tally = shared.tally.borrow_mut();
     if !slot.cut.get() {
         tally.lost += 1;

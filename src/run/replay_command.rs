@@ -82,7 +82,7 @@ async fn check_logins(
             user: login.user.clone(),
             stands_for: options.stands_for(n),
             hint: login_hint(options, n),
-            error,
+            error: Box::new(error),
         })?;
         if n == 0 {
             let placements =

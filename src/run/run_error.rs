@@ -180,7 +180,7 @@ pub enum RunError {
     CaptureDamaged { path: std::path::PathBuf, error: wirebench_capture::format::ReadError },
     /// The server refused a replay login before anything was replayed.
     #[error("replay: the server refused the login as {user}, which replays {stands_for}: {error}; {hint}")]
-    ReplayLogin { user: String, stands_for: String, hint: String, error: ClientError },
+    ReplayLogin { user: String, stands_for: String, hint: String, error: Box<ClientError> },
     /// Logins refused during the replay (a captured database the login
     /// may not use, the server's max_connections): their connections were
     /// not replayed; the report names them.

@@ -268,15 +268,17 @@ impl Dispatcher {
             self.open(&open, offset);
         }
         let Some(byte) = command.command_byte() else { return };
-        let (statement, prepares) = self.statement_of(command, byte);
         let mut rule = rule_for(command, self.source);
+        // COM_QUIT is no statement: the replayed connection's close sends it.
+        if matches!(rule, Rule::Quit) {
+            return;
+        }
+        let (statement, prepares) = self.statement_of(command, byte);
         if matches!(rule, Rule::Send(_)) && (command.unknown_statement || statement.is_none()) {
             rule = Rule::Skip(Unreplayed::PreparedBeforeCapture);
         }
         let statement = statement.unwrap_or_else(|| self.table.of_command(byte));
-        if byte != COM_STMT_PREPARE {
-            self.table.captured_run(statement);
-        }
+        self.table.captured_run(statement);
         let writes = self.table.get(statement).is_some_and(|s| s.writes);
         if self.options.read_only && writes && matches!(rule, Rule::Send(_)) && byte != COM_STMT_PREPARE {
             rule = Rule::Skip(Unreplayed::Writes);

@@ -84,7 +84,7 @@ fn counted_in(info: &Value) -> (u64, u64, u64) {
     by_kind
 }
 
-fn import(from: &str, input: &Path, out: &Path, port: Option<u16>) -> String {
+pub(crate) fn import(from: &str, input: &Path, out: &Path, port: Option<u16>) -> String {
     let mut command = common::wirebench();
     command.args(["capture", "import", &format!("--from={from}")]).arg(input).arg(format!("--out={}", out.display()));
     if let Some(port) = port {
@@ -287,7 +287,7 @@ fn the_general_and_slow_logs_of_a_sysbench_run() {
 /// A connection opens and prepares a statement; tcpdump starts; that
 /// connection runs a query and the statement, another one logs in and
 /// queries, both quit.
-async fn joined_session(server: &TestServer, tcpdump: &Path, pcap: &Path) {
+pub(crate) async fn joined_session(server: &TestServer, tcpdump: &Path, pcap: &Path) {
     let mut before = Connection::connect(&server.options(server.tcp())).await.unwrap();
     let statement = before.prepare("SELECT CONCAT('x', ?) AS c").await.unwrap();
     let capture = Tcpdump::start(tcpdump, server.port, pcap);

@@ -76,7 +76,7 @@ fn write_capture(dir: &ScratchDir, name: &str, records: &[Record<'_>]) -> PathBu
 }
 
 /// `wirebench replay FILE` as `sbtest` with `args`, JSON results.
-fn replay(server: &TestServer, capture: &Path, args: &[&str]) -> Output {
+pub(crate) fn replay(server: &TestServer, capture: &Path, args: &[&str]) -> Output {
     common::wirebench()
         .arg("replay")
         .arg(capture)
@@ -89,14 +89,14 @@ fn replay(server: &TestServer, capture: &Path, args: &[&str]) -> Output {
 
 /// The replay's result line.
 #[track_caller]
-fn replay_line(output: &Output) -> Value {
+pub(crate) fn replay_line(output: &Output) -> Value {
     let stdout = common::text(&output.stdout);
     let line = stdout.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["type"] == "replay");
     line.unwrap_or_else(|| panic!("no replay line: {stdout}\n{}", common::text(&output.stderr)))
 }
 
 #[track_caller]
-fn succeeded(output: &Output) {
+pub(crate) fn succeeded(output: &Output) {
     assert!(output.status.success(), "{}\n{}", common::text(&output.stdout), common::text(&output.stderr));
 }
 

@@ -157,11 +157,10 @@ fn replayed_statements(read: &DispatchOutcome, tally: &ReplayTally) -> Vec<Repla
 
 fn brief(latency: Option<&LatencyHistogram>) -> Option<LatencyBrief> {
     let latency = latency.filter(|l| l.events() > 0)?;
-    Some(LatencyBrief {
-        p50: latency.percentile(50.0),
-        p99: latency.percentile(99.0),
-        max: latency.max_ns() as f64 / 1e6,
-    })
+    // A percentile is its bucket's bound, which may lie above the largest
+    // time recorded: it is never shown above the max.
+    let max = latency.max_ns() as f64 / 1e6;
+    Some(LatencyBrief { p50: latency.percentile(50.0).min(max), p99: latency.percentile(99.0).min(max), max })
 }
 
 fn statement_result(entry: &StatementEntry, replayed: &StatementTally) -> ReplayStatementResult {

@@ -16,6 +16,12 @@ Cases (see docs/benchmarking.md):
      client to core 0, as when they run on separate hosts: the client can
      no longer hand the server's core back to it by preempting its thread;
      wirebench at its defaults; each round's ratio is printed too;
+  k  (not in the default set) co-located parity: MariaDB and both tools
+     sharing the host's cores, nothing pinned, oltp_point_select over TCP
+     at 1, 8, 16 and 64 connections and the unix socket at 16; per case
+     the median of --rounds alternating pairs' ratios (qps, client CPU per
+     query) against the targets (qps >= 1.0x, client CPU <= 0.65x,
+     issue 42 point 2);
   l  client-added latency: the null server with --delay-us=200 pinned to
      core 1, the client to core 0, 1, 16 and 256 connections; the average
      and 99th percentile each tool measured, minus the 200 us delay;
@@ -28,7 +34,7 @@ Cases (see docs/benchmarking.md):
      round's and the medians' ratios, the target (<= 0.6x) PASS or FAIL
      (benches/prepare.py, which also runs alone).
 
-Usage: benches/compare.sh [--cases=a,b,c,d,e,l,p,s] [--time=10] [--rounds=2] [--wirebench=PATH]
+Usage: benches/compare.sh [--cases=a,b,c,d,e,k,l,p,s] [--time=10] [--rounds=2] [--wirebench=PATH]
 
 --wirebench measures another build as the client (an older one, for a
 before/after comparison of a change) in place of target/release/wirebench;
@@ -126,6 +132,32 @@ def target_line(cpu_ratio):
             f"{cpu_ratio:.2f}x, {verdict} (load average {load_average()})")
 
 
+# Case k's targets: wirebench against sysbench on MariaDB's host.
+K_QPS_TARGET = 1.0
+K_CPU_TARGET = 0.65
+
+
+def colocated_parity(cases, server_pid, rounds):
+    """Case k: each case's pairs alternate (sysbench, then wirebench); the
+    medians of the pairs' ratios, since the machine's speed drifts between
+    pairs more than within one."""
+    print(f"\nk co-located parity, median of {rounds} alternating pairs (target qps >= {K_QPS_TARGET}x, "
+          f"client CPU per query <= {K_CPU_TARGET}x):")
+    missed = []
+    for label, test_args in cases:
+        pairs = [(one("sysbench", test_args, server_pid, None, []), one("wirebench", test_args, server_pid, None, []))
+                 for _ in range(rounds)]
+        qps = median([w["qps"] / s["qps"] for s, w in pairs])
+        cpu = median([w["client_us"] / s["client_us"] for s, w in pairs])
+        held = qps >= K_QPS_TARGET and cpu <= K_CPU_TARGET
+        if not held:
+            missed.append(label)
+        detail = ", ".join(f"{s['qps']:.0f}/{w['qps']:.0f}" for s, w in pairs)
+        print(f"  {label:<16} qps {qps:.2f}x, client CPU per query {cpu:.2f}x: {'pass' if held else 'MISSED'} "
+              f"(qps sysbench/wirebench per pair: {detail}; load average {load_average()})", flush=True)
+    print(f"  k target: {'pass' if not missed else 'missed at ' + ', '.join(missed)}")
+
+
 def latency_of(out):
     """avg and 99th percentile (ms) from sysbench's latency block, which
     both tools print alike."""
@@ -201,7 +233,7 @@ def main():
     print("cli/srv = client/server CPU microseconds per query (user+sys)\n")
     print(HEADER, flush=True)
 
-    if cases & {"a", "e"}:
+    if cases & {"a", "e", "k"}:
         env = mariadb_env()
         login = ["--mysql-user=sbtest", "--mysql-password=sbtest", "--mysql-db=sbtest", "--tables=4", f"--table-size={args.table_size}"]
         tcp = [f"--mysql-host={env['WIREBENCH_TEST_HOST']}", f"--mysql-port={env['WIREBENCH_TEST_PORT']}"]
@@ -214,6 +246,10 @@ def main():
             if "a" in cases:
                 compare(f"a MariaDB {name} 16 conns", base, pid, args.rounds)
                 compare(f"a MariaDB {name} 16 conns, wb pipeline=4", base, pid, args.rounds, wb_extra=["--pipeline=4"])
+        if "k" in cases:
+            k_cases = [(f"tcp {n} conns", tcp + login + common + [f"--threads={n}"]) for n in (1, 8, 16, 64)]
+            k_cases.append(("socket 16 conns", sock + login + common + ["--threads=16"]))
+            colocated_parity(k_cases, pid, args.rounds)
         if "e" in cases and (os.cpu_count() or 1) < 2:
             print("e needs two cores: skipped")
         elif "e" in cases:

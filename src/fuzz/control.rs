@@ -188,6 +188,26 @@ impl Checker {
         self.watch.rebase();
     }
 
+    /// Whether the server is well before anything is sent, waiting for
+    /// it at least `patience`: a run's deadline may be short to find hangs
+    /// fast, but a server that is merely slow to answer before the replay
+    /// is not yet the failure being replayed.
+    pub async fn check_before(&mut self, patience: Duration) -> Option<Failure> {
+        let deadline = self.deadline;
+        self.set_deadline(deadline.max(patience));
+        let failure = self.check().await;
+        self.set_deadline(deadline);
+        failure
+    }
+
+    fn set_deadline(&mut self, deadline: Duration) {
+        self.deadline = deadline;
+        self.options.connect_timeout = deadline;
+        self.options.read_timeout = Some(deadline);
+        self.options.write_timeout = Some(deadline);
+        self.conn = None;
+    }
+
     /// Whether the server is well: `None`, or what failed.
     pub async fn check(&mut self) -> Option<Failure> {
         self.checks += 1;

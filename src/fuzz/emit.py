@@ -451,14 +451,16 @@ class Watch:
         self.failure = None
         self.version = None
         self.baseline = None
-        failure = self.check()
+        # Patient before the replay: a short DEADLINE finds hangs fast, but a
+        # server slow to answer now is not yet the failure being replayed.
+        failure = self.check(patience=5.0)
         if failure and failure[0] == "refusing":
             raise CannotRun("%s: check --user and --password" % failure[1])
         if failure:
             raise CannotRun("the server does not answer before the replay (%s): start it, then run this again" % failure[1])
 
     def connect(self, deadline):
-        conn = Conn(self.args, DEADLINE)
+        conn = Conn(self.args, max(DEADLINE, deadline.at - time.monotonic()))
         greeting = Greeting(conn.packet(deadline)[1])
         self.version = greeting.version
         conn.send(login_packet(self.args.user.encode(), self.args.password.encode(), greeting), deadline=deadline.at)
@@ -482,11 +484,11 @@ class Watch:
         finally:
             conn.close()
 
-    def check(self):
+    def check(self, patience=0.0):
         """None when the server answers COM_PING and SELECT 1 within
-        DEADLINE (pre-auth: gives a well-formed login the answer it gave
-        first), else (kind, what was seen)."""
-        deadline = Deadline(DEADLINE)
+        DEADLINE, or patience if longer (pre-auth: gives a well-formed login
+        the answer it gave first), else (kind, what was seen)."""
+        deadline = Deadline(max(DEADLINE, patience))
         try:
             if PRE_AUTH:
                 answer = self.login_answer(deadline)

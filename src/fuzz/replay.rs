@@ -80,7 +80,7 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
     if reproducer.pre_auth {
         // The answer a well-formed login gets now is the one it must
         // still get after the replay.
-        let attempt = Connection::connect(&control_options(&target, deadline, true)).await;
+        let attempt = Connection::connect(&control_options(&target, deadline.max(DEFAULT_DEADLINE), true)).await;
         let Some(baseline) = LoginAnswer::of(&attempt) else {
             let reason = attempt.err().map_or_else(String::new, |e| e.to_string());
             return Err(FuzzError::DownBeforeReplay { reason });
@@ -90,7 +90,7 @@ async fn replay_file(options: &ReplayOptions, reproducer: &Reproducer) -> Result
         ));
         checker.expect_login(baseline);
     }
-    if let Some(failure) = checker.check().await {
+    if let Some(failure) = checker.check_before(DEFAULT_DEADLINE).await {
         return Err(FuzzError::DownBeforeReplay { reason: failure.summary });
     }
     out_line(replay_banner(options, reproducer, &target, sessions.len()));

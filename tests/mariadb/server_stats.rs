@@ -45,20 +45,18 @@ fn wirebench(args: &[String]) -> Output {
     wirebench_at(Path::new(env!("CARGO_BIN_EXE_wirebench")), args).output().unwrap()
 }
 
-/// The server to this test alone, its table prepared (once), no other
-/// client connected.
-fn server_to_myself() -> Option<(MutexGuard<'static, bool>, OnlyClient, TestServer)> {
-    static TURN: Mutex<bool> = Mutex::new(false);
+/// The server to this test alone, its table prepared afresh (the tests of
+/// other files, which take the server between this file's tests, drop and
+/// prepare sbtest's tables too), no other client connected.
+fn server_to_myself() -> Option<(MutexGuard<'static, ()>, OnlyClient, TestServer)> {
+    static TURN: Mutex<()> = Mutex::new(());
     let server = TestServer::find()?;
-    let mut prepared = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    if !*prepared {
-        let login = server.login_args(DB);
-        let table = [&["oltp_point_select"], TABLE].concat();
-        let _ = wirebench(&[login.clone(), strings(&table), strings(&["cleanup"])].concat());
-        succeeded(wirebench(&[login, strings(&table), strings(&["prepare"])].concat()), "prepare");
-        *prepared = true;
-    }
-    Some((prepared, only_client(&server), server))
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let login = server.login_args(DB);
+    let table = [&["oltp_point_select"], TABLE].concat();
+    let _ = wirebench(&[login.clone(), strings(&table), strings(&["cleanup"])].concat());
+    succeeded(wirebench(&[login, strings(&table), strings(&["prepare"])].concat()), "prepare");
+    Some((turn, only_client(&server), server))
 }
 
 /// A connection of the test's that waited until it was the server's only

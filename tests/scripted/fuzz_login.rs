@@ -141,7 +141,9 @@ async fn with_keep_going_it_fuzzes_on_with_the_login_that_works() {
     assert_eq!(run.code, Some(3), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("going on (--keep-going) with every login naming no database"), "{}", run.stderr);
     let states = std::fs::read_to_string(dir.0.join("states.txt")).unwrap();
-    for state in ["login -> OK\n", "COM_INIT_DB -> OK\n", "COM_STMT_PREPARE -> PREPARE_OK\n"] {
+    // Commands answered after logins naming no database show that it went
+    // on; how deep it gets in --time depends on the machine's speed.
+    for state in ["login -> OK\n", "COM_INIT_DB -> OK\n", "COM_QUERY -> OK\n"] {
         assert!(states.contains(state), "{state:?} missing:\n{states}");
     }
     assert!(run.stdout.contains("    failures:            1\n"), "only the login finding:\n{}", run.stdout);

@@ -212,13 +212,20 @@ pub fn replay_help() -> String {
     let shown = |group: &[OptDef], keep: &[&str]| -> Vec<OptDef> {
         group.iter().filter(|d| keep.contains(&d.name)).copied().collect()
     };
-    let general =
+    let mut general =
         shown(defs::GENERAL, &["time", "report-interval", "percentile", "histogram", "verbosity", "shard", "start-at"]);
+    for def in general.iter_mut().filter(|d| d.name == "time") {
+        // Without --time a replay runs to the capture's end.
+        (def.default, def.help) = (None, "stop after this many seconds (default: at the capture's end)");
+    }
     section(&mut out, "run options a replay takes:", &general, wirebench);
-    section(&mut out, "results:", defs::RESULTS, wirebench);
+    let results: Vec<OptDef> = defs::RESULTS.iter().filter(|d| d.name != "sweep-pause").copied().collect();
+    section(&mut out, "results:", &results, wirebench);
     section(&mut out, "search:", defs::SEARCH, wirebench);
-    section(&mut out, "mysql options:", defs::MYSQL, wirebench);
-    section(&mut out, "engine options:", defs::ENGINE, wirebench);
+    let mysql: Vec<OptDef> = defs::MYSQL.iter().filter(|d| d.name != "mysql-dry-run").copied().collect();
+    section(&mut out, "mysql options:", &mysql, wirebench);
+    let engine = shown(defs::ENGINE, &["cpus", "io", "shard", "shards", "start-at"]);
+    section(&mut out, "engine options:", &engine, wirebench);
     out
 }
 

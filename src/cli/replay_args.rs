@@ -53,6 +53,7 @@ const NOT_FOR_REPLAY: &[(&str, &str)] = &[
     ("lua_thread_per_state", "a replay sends the capture's commands, not a script's"),
     ("lua_result_limit", "a replay sends the capture's commands, not a script's"),
     ("mysql_dry_run", "a replay compares each answer with the captured one, so it needs the server"),
+    ("poll", "a replay's loops wait in epoll (a tokio runtime each): there is no other way to choose"),
     ("hdr_log", "a replay's latencies are in its table per statement (and in --format=json)"),
 ];
 

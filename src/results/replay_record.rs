@@ -330,6 +330,7 @@ fn not_replayed_words(name: &str) -> &str {
         "prepare_failed" => "on statements whose prepare failed on replay",
         "unknown_statement" => "on statement ids their connection never prepared",
         "no_connection" => "on connections that could not log in or were lost",
+        "run_ended" => "held when the run ended (--time, a signal)",
         other => other,
     }
 }

@@ -246,7 +246,9 @@ fn take_batch(shared: &Rc<ReplayLoop>, batch: &[u8]) {
             }
             // Its connection is gone (lost, or refused): not replayed.
             None if matches!(item, FeedItem::Command(_)) => {
-                shared.tally.borrow_mut().record_skip(LoopSkip::NoConnection);
+                let ended = shared.stopped() || shared.context.deadline_ns.is_some_and(|end| now >= end);
+                let why = if ended { LoopSkip::RunEnded } else { LoopSkip::NoConnection };
+                shared.tally.borrow_mut().record_skip(why);
             }
             None => {}
         }
@@ -344,7 +346,7 @@ async fn open_connection(shared: &ReplayLoop, slot: &ReplaySlot, spec: &OpenSpec
         sleep_until(shared, due.saturating_sub(OPEN_LEAD_NS)).await;
     }
     if shared.stopped() {
-        shared.with_conn(slot, |conn| conn.abandon(&mut shared.tally.borrow_mut()));
+        shared.with_conn(slot, |conn| conn.abandon(&mut shared.tally.borrow_mut(), LoopSkip::RunEnded));
         return None;
     }
     let options = login_options(&shared.settings, spec)?;
@@ -362,7 +364,7 @@ async fn open_connection(shared: &ReplayLoop, slot: &ReplaySlot, spec: &OpenSpec
         Err(error) => {
             let mut tally = shared.tally.borrow_mut();
             tally.record_refused(spec.login, || error.to_string());
-            shared.with_conn(slot, |conn| conn.abandon(&mut tally));
+            shared.with_conn(slot, |conn| conn.abandon(&mut tally, LoopSkip::NoConnection));
             None
         }
     }
@@ -424,7 +426,7 @@ async fn replay_commands(shared: &ReplayLoop, slot: &ReplaySlot, mut link: Link)
             }
             ReplayStep::Until(at) => sleep_until(shared, at).await,
             ReplayStep::Records if shared.stopped() || shared.feed_ended.get() => {
-                shared.with_conn(slot, |conn| conn.abandon(&mut shared.tally.borrow_mut()));
+                shared.with_conn(slot, |conn| conn.abandon(&mut shared.tally.borrow_mut(), LoopSkip::RunEnded));
                 break;
             }
             ReplayStep::Records => slot.wake.notified().await,
@@ -467,11 +469,14 @@ async fn read_replayed_answer(shared: &ReplayLoop, slot: &ReplaySlot, link: &mut
 /// The connection is lost: counted, and what it held not replayed.
 fn lose(shared: &ReplayLoop, slot: &ReplaySlot, why: String) {
     let mut tally = shared.tally.borrow_mut();
-    if !slot.cut.get() {
+    let skip = if slot.cut.get() {
+        LoopSkip::RunEnded
+    } else {
         tally.lost += 1;
         tally.first_loss.get_or_insert(why);
-    }
-    shared.with_conn(slot, |conn| conn.abandon(&mut tally));
+        LoopSkip::NoConnection
+    };
+    shared.with_conn(slot, |conn| conn.abandon(&mut tally, skip));
 }
 
 impl Link {

@@ -249,10 +249,13 @@ pub enum LoopSkip {
     UnknownStatement,
     /// Its connection could not log in, or was lost.
     NoConnection,
+    /// The run ended (`--time`, a signal) before it was sent.
+    RunEnded,
 }
 
 impl LoopSkip {
-    pub const ALL: [LoopSkip; 3] = [LoopSkip::PrepareFailed, LoopSkip::UnknownStatement, LoopSkip::NoConnection];
+    pub const ALL: [LoopSkip; 4] =
+        [LoopSkip::PrepareFailed, LoopSkip::UnknownStatement, LoopSkip::NoConnection, LoopSkip::RunEnded];
 
     /// Its name in the JSON result.
     pub fn name(self) -> &'static str {
@@ -260,6 +263,7 @@ impl LoopSkip {
             LoopSkip::PrepareFailed => "prepare_failed",
             LoopSkip::UnknownStatement => "unknown_statement",
             LoopSkip::NoConnection => "no_connection",
+            LoopSkip::RunEnded => "run_ended",
         }
     }
 }

@@ -243,7 +243,7 @@ impl ReplayedConn {
                         return ReplayStep::Until(due);
                     }
                     if !turn.budget.take_event(now_ns) {
-                        self.cut();
+                        self.cut(turn.tally);
                         return ReplayStep::Quit;
                     }
                     let queued = Queued {
@@ -470,30 +470,37 @@ impl ReplayedConn {
         self.settle(tally);
     }
 
-    /// The run's time is up: nothing more is sent, and the answers the
-    /// capture still holds for what was sent are not waited for.
-    fn cut(&mut self) {
+    /// The run's time is up: nothing more is sent (what the connection
+    /// holds is counted as not replayed), and the answers the capture still
+    /// holds for what was sent are not waited for.
+    fn cut(&mut self, tally: &mut ReplayTally) {
         self.finished = true;
         self.checks.clear();
         self.arena.clear();
+        self.skip_held(tally, LoopSkip::RunEnded);
+    }
+
+    /// Counts the commands not yet taken from the queue as not replayed.
+    fn skip_held(&mut self, tally: &mut ReplayTally, why: LoopSkip) {
+        let mut rest = self.queue.get(self.head..).unwrap_or_default();
+        while let Some((item, len)) = FeedItem::parse(rest) {
+            if let FeedItem::Command(_) = item {
+                tally.record_skip(why);
+            }
+            rest = rest.get(len..).unwrap_or_default();
+        }
+        self.head = self.queue.len();
     }
 
     /// The connection is gone (lost, or the run ended with its command in
-    /// flight): the commands it still holds are not replayed.
-    pub fn abandon(&mut self, tally: &mut ReplayTally) {
+    /// flight): the commands it still holds are not replayed, for `why`.
+    pub fn abandon(&mut self, tally: &mut ReplayTally, why: LoopSkip) {
         self.in_flight = None;
         for check in self.checks.iter_mut().filter(|c| c.replayed.is_none()) {
             check.skipped = true;
         }
         self.close(tally);
-        let mut rest = self.queue.get(self.head..).unwrap_or_default();
-        while let Some((item, len)) = FeedItem::parse(rest) {
-            if let FeedItem::Command(_) = item {
-                tally.record_skip(LoopSkip::NoConnection);
-            }
-            rest = rest.get(len..).unwrap_or_default();
-        }
-        self.head = self.queue.len();
+        self.skip_held(tally, why);
     }
 }
 

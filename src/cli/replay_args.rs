@@ -84,6 +84,11 @@ pub(crate) fn parse_capture_replay(
         // A replay runs to the capture's end.
         bench.general.time = None;
     }
+    // What its shards share: the capture, not a test's options.
+    if let Some(identity) = bench.results.run_identity.as_mut() {
+        (identity.test, identity.time) = ("replay".to_owned(), bench.general.time);
+        identity.script = Some(options.file.display().to_string());
+    }
     if command == Command::Search && options.speed != Speed::Times(1.0) {
         return Err(CliError::Conflict(
             "replay search finds the speed itself: leave --speed out (its steps run at the speeds it tries)".into(),

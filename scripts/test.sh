@@ -165,10 +165,10 @@ need chromium chromium
 # tests/scripted/fuzz_planted.rs and tests/mariadb/fuzz_mariadb_crash.rs run the Python 3
 # scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
 need python3 python3
-# tests/mariadb/replay_clients.rs replays a Python application's traffic
-# (tests/clients/python_prepared): its mysql-connector-python comes from
-# PyPI through pip, pinned in requirements.txt.
-need python3-pip pip3
+# tests/mariadb/record.rs records a Python application on mysql-connector-python
+# (from PyPI, in a venv of its own below): Debian's python3 makes a venv with
+# python3-venv.
+python3 -c "import ensurepip" 2>/dev/null || NEEDED_PACKAGES+=(python3-venv)
 # tests/sysbench/ps_mode.rs reads the statements wirebench and sysbench send
 # from an strace of each.
 need strace strace
@@ -239,14 +239,14 @@ if ! grep -qs '"version": "3.24.5"' tests/servers/node_mysql2/node_modules/mysql
     npm ci --prefix tests/servers/node_mysql2 --no-audit --no-fund
 fi
 
-step "test clients (tests/clients/)"
-# pip --target only when site/ lacks the pinned connector (no virtual
-# environment: Debian's Python is externally managed, and --target leaves
-# it alone).
-if ! ls tests/clients/python_prepared/site/mysql_connector_python-9.1.0.dist-info >/dev/null 2>&1; then
-    python3 -m pip install --quiet --no-deps --target tests/clients/python_prepared/site \
-        -r tests/clients/python_prepared/requirements.txt
+step "mysql-connector-python (tests/mariadb/record.rs)"
+# A venv of its own under target/, the connector's version pinned; made once.
+PYTHON_VENV=$REPO/target/python-venv
+if ! "$PYTHON_VENV/bin/python" -c 'import mysql.connector' 2>/dev/null; then
+    python3 -m venv "$PYTHON_VENV"
+    "$PYTHON_VENV/bin/pip" install --quiet --disable-pip-version-check mysql-connector-python==26.10.0
 fi
+export WIREBENCH_TEST_PYTHON=$PYTHON_VENV/bin/python
 
 step "MariaDB test servers"
 if "$MARIADB" status 2>/dev/null; then

@@ -65,6 +65,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Invocation::RecordHelp => printed(Output::Stdout.print(cli::record_help())),
+        Invocation::Record(options) => match run::record_command(&options) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(run::RecordRunError::Output(e)) => output_failed(&e),
+            Err(e) => {
+                error_line(format_args!("wirebench: {e}"));
+                ExitCode::FAILURE
+            }
+        },
         Invocation::FuzzHelp { replay: false } => printed(Output::Stdout.print(cli::fuzz_help())),
         Invocation::FuzzHelp { replay: true } => printed(Output::Stdout.print(cli::fuzz_replay_help())),
         Invocation::Fuzz(options) => match wirebench::fuzz::fuzz(&options) {

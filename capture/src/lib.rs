@@ -8,7 +8,8 @@
 //! its close. [`format`] writes and reads it in one streaming pass with one
 //! block in memory; [`import`] makes one from a pcap or a server's log;
 //! [`fingerprint`] turns a statement into its normalised text, the key of
-//! every per-statement table; [`info`] sums a capture up.
+//! every per-statement table; [`info`] sums a capture up; [`tap`] reads a
+//! connection a recording proxy forwards.
 //!
 //! Everything read from a file or a capture is untrusted: every decoder
 //! returns an error for bytes it cannot read, never panics, and allocates
@@ -23,3 +24,4 @@ pub mod format;
 pub mod import;
 pub mod info;
 pub mod redact;
+pub mod tap;

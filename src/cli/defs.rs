@@ -545,6 +545,46 @@ pub(crate) const LEGACY: &[OptDef] = &[
     opt("mysql-table-options", STRING, Some(""), "0.5: extra CREATE TABLE options"),
 ];
 
+/// `wirebench record`'s own options; it also takes [`RECORD_UPSTREAM`].
+pub(crate) const RECORD: &[OptDef] = &[
+    opt(
+        "listen",
+        STRING,
+        None,
+        "where the applications connect: a TCP address (127.0.0.1:3307, 0.0.0.0:3307, a bare port on 127.0.0.1) or \
+         a unix socket's path (with a /); may be given more than once",
+    ),
+    opt("upstream", STRING, None, "the server the connections are forwarded to, HOST:PORT"),
+    opt("upstream-socket", STRING, None, "the server's unix socket, instead of --upstream"),
+    opt("out", STRING, None, "the capture file to write (never over an existing file)"),
+    opt("cpus", List, None, "CPUs to run the proxy's event loops on, one loop each, e.g. 0-3 (default: all)"),
+    opt("time", Int, Some("0"), "seconds to record; 0 records until Ctrl-C or SIGTERM"),
+    opt("max-size", Size, None, "stop once the capture file reaches SIZE, e.g. 2G"),
+    opt(
+        "ssl-cert",
+        STRING,
+        None,
+        "the certificate (PEM, its chain after it) served to applications that use TLS; without it and \
+         --ssl-key, an application that asks for TLS is refused",
+    ),
+    opt("ssl-key", STRING, None, "the private key of --ssl-cert (PEM)"),
+    // record's own default and range (a proxy must not wait for ever, nor
+    // for the 30 s a benchmark's logins may take): run's text would mislead.
+    opt(
+        "mysql-connect-timeout",
+        Int,
+        Some("10"),
+        "seconds, 1 to 3600, a connection to the server may take to open; an application waiting longer gets ERR 2003",
+    ),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
+/// The options of the connection upstream that `wirebench record` takes
+/// as `run` does: TLS for an application that uses TLS (TLS without a
+/// certificate check when `--mysql-ssl` is not given).
+pub(crate) const RECORD_UPSTREAM: &[&str] =
+    &["mysql-ssl", "mysql-ssl-cipher", "mysql-ssl-key", "mysql-ssl-cert", "mysql-ssl-ca"];
+
 /// `--listen`, `--socket`, `--cpus` of `wirebench null-server`.
 pub(crate) const NULL_SERVER: &[OptDef] = &[
     opt("listen", STRING, None, "TCP address to listen on, e.g. 127.0.0.1:3307"),

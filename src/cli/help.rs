@@ -71,7 +71,9 @@ fn wirebench_help() -> String {
     );
     out.push_str("  wirebench capture info FILE [--format=text|json]\n");
     out.push_str(
-        "  wirebench replay FILE [run|search] [--speed=N|max] [--mysql-host=...]   (see wirebench replay --help)\n\n",
+        "  wirebench replay FILE [run|search] [--speed=N|max] [--mysql-host=...]   (see wirebench replay --help)\n\
+         \x20 wirebench record --listen=HOST:PORT --upstream=HOST:PORT --out=FILE   (a recording proxy; see wirebench \
+         record --help)\n\n",
     );
     out.push_str("Commands implemented by most tests: prepare run cleanup help\n");
     out.push_str("  and search: the highest --rate that holds the --slo latency bounds (docs/search.md)\n\n");
@@ -226,6 +228,37 @@ pub fn replay_help() -> String {
     section(&mut out, "mysql options:", &mysql, wirebench);
     let engine = shown(defs::ENGINE, &["cpus", "io", "shard", "shards", "start-at"]);
     section(&mut out, "engine options:", &engine, wirebench);
+    out
+}
+
+/// `wirebench record --help`.
+pub fn record_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench record --listen=HOST:PORT|PATH --upstream=HOST:PORT|--upstream-socket=PATH --out=FILE \
+         [options]\n\n\
+         A recording proxy: applications connect to --listen as to their server; record forwards every packet \
+         both ways unchanged (any login, compression, TLS with --ssl-cert/--ssl-key) and writes a capture: each \
+         connection's login (user, database, character set, capabilities; never a password), each command with its \
+         time and bytes, its answer summed up (OK, error, rows and their checksum) and the server's time to \
+         answer. Ctrl-C or SIGTERM, --time or --max-size end it with a whole file; a file cut off by a crash reads \
+         to its last whole block. `wirebench capture info FILE` sums it up. An upstream that is down when record \
+         starts is an error; one that goes down later, each application sees as a server it cannot reach. \
+         Manual: docs/record.md.\n\n",
+    );
+    section(&mut out, "record options:", defs::RECORD, Personality::Wirebench);
+    let upstream: Vec<OptDef> = [defs::MYSQL, defs::MYSQL_WIREBENCH, defs::MASTER]
+        .iter()
+        .flat_map(|group| group.iter())
+        .filter(|d| defs::RECORD_UPSTREAM.contains(&d.name))
+        .copied()
+        .collect();
+    section(
+        &mut out,
+        "upstream options, the TLS to the server for applications that use TLS (--mysql-ssl not given: TLS \
+         without checking the server's certificate; =off: such applications are refused):",
+        &upstream,
+        Personality::Wirebench,
+    );
     out
 }
 

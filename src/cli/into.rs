@@ -182,7 +182,7 @@ fn server_addresses(opts: &Opts) -> Result<ServerAddresses, CliError> {
 
 /// `--mysql-ssl`, `--mysql-ssl-cipher` and sysbench master's
 /// `--mysql-ssl-key/-cert/-ca`.
-fn tls_options(opts: &Opts, notes: &mut Vec<String>) -> Result<TlsOptions, CliError> {
+pub(super) fn tls_options(opts: &Opts, notes: &mut Vec<String>) -> Result<TlsOptions, CliError> {
     let mut tls = TlsOptions::default();
     if let Some(opt) = opts.get("mysql_ssl") {
         tls.mode = value::ssl_mode(opt)?;

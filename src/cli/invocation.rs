@@ -14,7 +14,9 @@ use super::opts::Opts;
 use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::warnings::StartupWarning;
-use super::{capture_args, compare_args, fuzz, merge_args, null_server, replay_args, value, Command, Invocation};
+use super::{
+    capture_args, compare_args, fuzz, merge_args, null_server, record_args, replay_args, value, Command, Invocation,
+};
 use crate::workload::Test;
 
 pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) -> Result<Invocation, Refusal> {
@@ -39,6 +41,7 @@ pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) ->
             }
             return replay_args::parse_capture_replay(list, rest, sources, notes).map_err(refused);
         }
+        Some((&"record", rest)) => return record_args::parse_record(&opts, rest).map_err(refused_early),
         _ => {}
     }
     // sysbench answers --help and --version before looking at anything else.

@@ -26,6 +26,7 @@
 //! - `wirebench capture import|info` make and read captures (`capture_args.rs`);
 //!   `wirebench replay FILE [run|search]` replays one (`replay_args.rs`): a
 //!   run's options and replay's own, into a [`Bench`] whose `replay` is set.
+//! - `wirebench record` records applications' traffic through a proxy (`record_args.rs`).
 //!
 //! Layer: the top, with `run` and `src/main.rs`. It reads options into the
 //! configuration types the layers below own (`into.rs`, `general.rs`,
@@ -54,7 +55,8 @@
 //! - `result_args.rs`: `--format`, `--chart`, `--label`; `server_stats.rs`:
 //!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
 //! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`,
-//!   `capture_args.rs`, `replay_args.rs`: the other subcommands' command lines.
+//!   `capture_args.rs`, `record_args.rs`, `replay_args.rs`: the other
+//!   subcommands' command lines.
 //! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
 //!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
 //!   line it accepts.
@@ -85,6 +87,7 @@ mod option_file;
 mod opts;
 mod personality;
 mod raw;
+mod record_args;
 mod replay_args;
 mod result_args;
 mod search_args;
@@ -123,8 +126,8 @@ pub use argv::hide_passwords_from_ps;
 pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
 pub use help::{
-    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, replay_help,
-    test_help,
+    capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, record_help,
+    replay_help, test_help,
 };
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
@@ -161,6 +164,10 @@ pub enum Invocation {
     CaptureHelp,
     /// `wirebench replay --help`.
     ReplayHelp,
+    /// `wirebench record ...`: the recording proxy.
+    Record(Box<crate::driver::relay::RecordOptions>),
+    /// `wirebench record --help`.
+    RecordHelp,
     /// `--version`.
     Version,
 }

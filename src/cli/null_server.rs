@@ -82,7 +82,7 @@ pub(crate) fn parse_null_server(opts: &[RawOpt], words: &[&str]) -> Result<Invoc
     Ok(Invocation::NullServer(options))
 }
 
-fn listen_addr(text: &str) -> Option<SocketAddr> {
+pub(super) fn listen_addr(text: &str) -> Option<SocketAddr> {
     let text = text.trim();
     if let Ok(addr) = text.parse::<SocketAddr>() {
         return Some(addr);

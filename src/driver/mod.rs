@@ -39,6 +39,8 @@
 //!   where its servers run; how long a loop spins.
 //! - `threads/`: the loops' threads, the cores they may be pinned to, their
 //!   time slices, what they spent.
+//! - `relay/`: `wirebench record`'s proxy, a task per proxied pair on
+//!   pinned loops of its own.
 //! - `engine_options.rs`: the driver's own settings (`--cpus`, `--io`,
 //!   `--poll`, `--pipeline`, `--db-ps-mode`, `--mysql-ignore-errors`).
 //! - `replay/`: a capture's connections replayed (`wirebench replay`): the
@@ -50,6 +52,7 @@ mod connections;
 mod engine_options;
 pub(crate) mod event_loop;
 mod pacing;
+pub mod relay;
 pub(crate) mod replay;
 mod tasks;
 mod threads;

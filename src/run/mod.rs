@@ -33,7 +33,8 @@
 //!   holds `--slo`.
 //! - `compare_command.rs`: `wirebench compare`, the result files read back;
 //!   `merge_command.rs`: `wirebench merge`, a run's shards put back together;
-//!   `capture_command.rs`: `wirebench capture import|info`, printed.
+//!   `capture_command.rs`: `wirebench capture import|info`, printed;
+//!   `record_command.rs`: `wirebench record`, the recording proxy.
 //! - `output.rs`: every write to standard output, whose failure ends the
 //!   command ([`OutputError`]) instead of panicking.
 //! - `run_error.rs`: why a command failed, with what to do;
@@ -60,6 +61,7 @@ mod merge_command;
 mod missing_table;
 mod output;
 mod plan;
+mod record_command;
 mod replay_command;
 mod replay_result;
 mod replay_search;
@@ -87,6 +89,7 @@ pub(crate) use interrupt::Signal;
 pub use merge_command::merge;
 pub(crate) use output::Level;
 pub use output::{fatal_line, stderr_line, Console, Output, OutputError};
+pub use record_command::{record_command, RecordEnd, RecordRunError};
 pub use run_error::RunError;
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};

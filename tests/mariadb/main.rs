@@ -25,6 +25,7 @@ mod merge;
 mod pcap_capture;
 mod pipeline_transactions;
 mod prepare_methods;
+mod record;
 mod replay_clients;
 mod replay_schedule;
 mod results_output;

@@ -1,7 +1,8 @@
 //! `wirebench replay` of real clients' traffic, captured with tcpdump on
 //! loopback and imported (`capture import --from=pcap`): sysbench with
 //! prepared statements, the `mariadb` CLI, a Python application using
-//! server-side prepared statements (tests/clients/python_prepared), and a
+//! server-side prepared statements (tests/clients/python_prepared, on the
+//! Python scripts/test.sh makes for record.rs), and a
 //! connection opened before the capture began. Replayed against the same
 //! data, every statement runs as often as it was captured and answers as it
 //! did; a row changed since shows as a difference, with an example.
@@ -17,6 +18,7 @@ use serde_json::Value;
 use crate::capture_import::{import, joined_session};
 use crate::common::{self, ScratchDir, TestServer};
 use crate::pcap_capture::{tool, Tcpdump};
+use crate::record::python_with_connector;
 use crate::replay_schedule::{replay, replay_line, succeeded};
 
 /// The database of this file's tables (scripts/mariadb.sh makes it).
@@ -191,14 +193,8 @@ fn a_mariadb_cli_session_replays_as_captured() {
 #[test]
 fn a_python_application_with_prepared_statements_replays_as_captured() {
     let Some(server) = TestServer::find() else { return };
-    let Some(python) = tool("python3") else { return };
+    let Some(python) = python_with_connector() else { return };
     let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_prepared");
-    if !client.join("site/mysql").exists() {
-        common::unavailable(
-            "mysql-connector-python in tests/clients/python_prepared/site (scripts/test.sh installs it)",
-        );
-        return;
-    }
     let _serial = common::serial();
     let dir = ScratchDir::new("replay-python");
     let fresh_table = || {
@@ -212,7 +208,6 @@ fn a_python_application_with_prepared_statements_replays_as_captured() {
     let rounds = 20;
     let Some(capture) = capture_of(&server, &dir, "python", fresh_table, || {
         let out = Command::new(&python)
-            .env("PYTHONPATH", client.join("site"))
             .arg(client.join("app.py"))
             .args([&server.host, &server.port.to_string(), "sbtest", "sbtest", DATABASE, &rounds.to_string()])
             .output()

@@ -5,6 +5,7 @@
 //! - `block.rs`: a block (records compressed together, checksummed) and
 //!   [`BlockBuilder`], which makes them without doing any I/O;
 //! - `writer.rs`: [`CaptureWriter`], the header, blocks and end block onto a `Write`;
+//! - `merge.rs`: [`RecordMerge`], several sources' records in one time order;
 //! - `reader.rs`: [`CaptureReader`], one streaming pass with one block in memory;
 //! - `varint.rs`: LEB128 and a bounds-checked cursor.
 //!
@@ -13,12 +14,14 @@
 //! connections the capture has.
 
 mod block;
+mod merge;
 mod reader;
 mod record;
 mod varint;
 mod writer;
 
 pub use block::{BlockBuilder, BlockSettings, OutOfOrder, BLOCK_HEADER_LEN};
+pub use merge::RecordMerge;
 pub use reader::{CaptureReader, Ending, ReadError, ReadLimits};
 pub use record::{
     Answer, AnswerError, CloseReason, Command, ConnId, ConnectionClose, ConnectionOpen, Gap, GapReason, Record,

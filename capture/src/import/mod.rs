@@ -10,7 +10,7 @@ pub mod frame;
 pub mod general_log;
 mod guess;
 mod log_lines;
-mod mysql_conn;
+pub(crate) mod mysql_conn;
 pub mod pcap;
 pub mod pcap_file;
 mod seek;

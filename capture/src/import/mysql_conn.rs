@@ -7,6 +7,11 @@
 //! and the compressed protocol cannot be read: the connection is recorded
 //! as such and its bytes passed over. Lost bytes leave a gap record, and
 //! reading resumes at the next whole command.
+//!
+//! A recording proxy sees more than the wire: it ends TLS and takes the
+//! compression off a copy, and feeds that ([`MysqlConn::proxied`]). Such a
+//! connection reads its login inside TLS, and its commands once the login
+//! negotiated compression.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -58,7 +63,7 @@ pub(crate) struct ServerInfo {
 
 /// Who closed the connection first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Closer {
+pub enum Closer {
     Client,
     Server,
     CaptureEnd,
@@ -90,6 +95,14 @@ pub(crate) struct MysqlConn {
     thread_id: Option<u64>,
     /// Client bytes seen while no whole command had been found.
     unread_client_bytes: u64,
+    /// The caller hands over the bytes inside TLS and compression (a
+    /// proxy), not the wire's.
+    proxied: bool,
+    /// The client asked for TLS (a proxied connection reads on inside it).
+    tls: bool,
+    /// The login negotiated compression and is done: a proxied
+    /// connection's bytes from now on come inflated.
+    compressed: bool,
 }
 
 /// Client bytes of a connection joined midway, with no whole command found
@@ -117,6 +130,19 @@ impl MysqlConn {
         conn
     }
 
+    /// A connection a proxy forwards, from its greeting on: the caller feeds
+    /// the bytes inside TLS and, once [`is_compressed`](Self::is_compressed),
+    /// inflated.
+    pub(crate) fn proxied(id: ConnId, client_addr: String, server_addr: String) -> Self {
+        MysqlConn { proxied: true, ..MysqlConn::new(id, client_addr, server_addr, Phase::Greeting) }
+    }
+
+    /// The login negotiated compression and is done: the packets both ways
+    /// are inside compressed packets from here on.
+    pub(crate) fn is_compressed(&self) -> bool {
+        self.compressed
+    }
+
     fn new(id: ConnId, client_addr: String, server_addr: String, phase: Phase) -> Self {
         MysqlConn {
             id,
@@ -139,6 +165,9 @@ impl MysqlConn {
             server_info: ServerInfo::default(),
             thread_id: None,
             unread_client_bytes: 0,
+            proxied: false,
+            tls: false,
+            compressed: false,
         }
     }
 
@@ -328,8 +357,13 @@ impl MysqlConn {
                 self.caps = Some(caps);
                 self.reader = AnswerSummariser::new(caps);
                 let compressed = caps.contains(Capabilities::COMPRESS);
-                self.open(at_ns, Some((&login, caps)), false, compressed, out, report);
+                self.open(at_ns, Some((&login, caps)), self.tls, compressed, out, report);
                 self.phase = Phase::Auth;
+                true
+            }
+            // A proxy ends the TLS: the login comes next, inside it.
+            Ok(ClientFirstPacket::SslRequest { .. }) if self.proxied && !self.tls => {
+                self.tls = true;
                 true
             }
             Ok(ClientFirstPacket::SslRequest { capabilities, .. }) => {
@@ -383,6 +417,11 @@ impl MysqlConn {
     fn read_auth(&mut self, at_ns: u64, out: &mut Outbox, report: &mut ImportReport) -> bool {
         let Ok(Some((payload, _))) = MysqlConn::take_packet(&mut self.server, MAX_LOGIN_PACKET) else { return false };
         match payload.first() {
+            Some(0x00) if self.proxied && self.caps.is_some_and(|c| c.contains(Capabilities::COMPRESS)) => {
+                self.compressed = true;
+                self.phase = Phase::Commands;
+                true
+            }
             Some(0x00) if self.caps.is_some_and(|c| c.contains(Capabilities::COMPRESS)) => {
                 report.not_importable.push(format!("{}: the compressed protocol", self.describe()));
                 self.phase = Phase::Opaque;

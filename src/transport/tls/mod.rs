@@ -1,6 +1,7 @@
 //! TLS to the server with rustls (ring provider): the byte layer that
 //! encrypts the packet stream after the SSLRequest, and the client
-//! configuration built from `--mysql-ssl*`.
+//! configuration built from `--mysql-ssl*`; and the server's side of it,
+//! for `wirebench record`'s applications (`--ssl-cert`, `--ssl-key`).
 //!
 //! The layer is sans-IO like the protocol crate: bytes read from the socket
 //! go into [`TlsLayer::decode`], the packet-stream bytes they carry come out;
@@ -22,6 +23,8 @@
 //! - `tls_session.rs`: one connection's TLS stream ([`TlsLayer`]).
 //! - `client_config.rs`: the run's client configuration ([`ClientTls`])
 //!   built from the options, and the hints for a failed handshake.
+//! - `server_config.rs`: a server's configuration ([`ServerTls`]) from a
+//!   certificate and its key.
 //! - `pem_files.rs`: which CA, certificate and key files a mode uses, read
 //!   from PEM.
 //! - `ciphers.rs`: `--mysql-ssl-cipher`'s names, the rustls suites and the
@@ -34,11 +37,13 @@ mod cert_verifiers;
 mod ciphers;
 mod client_config;
 mod pem_files;
+mod server_config;
 #[cfg(test)]
 mod test_pki;
 mod tls_session;
 
 pub use client_config::{client_tls, ClientTls, TlsStartError};
+pub use server_config::{server_tls, ServerTls};
 pub use tls_session::TlsLayer;
 
 use std::fmt;

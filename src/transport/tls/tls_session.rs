@@ -1,18 +1,21 @@
-//! One connection's TLS stream: rustls's client session, sans-IO, fed with
-//! the bytes the socket delivered and drained of the records to send.
+//! One connection's TLS stream: rustls's session, sans-IO, fed with the
+//! bytes the socket delivered and drained of the records to send. A client
+//! session towards a server; a server session towards a client
+//! (`wirebench record`, which ends its applications' TLS).
 
 use std::fmt;
 use std::io::{self, Read, Write};
 
-use rustls::ClientConnection;
+use rustls::{ClientConnection, Connection, ServerConnection};
 
 use super::client_config::{ClientTls, TlsStartError};
+use super::server_config::ServerTls;
 use super::TlsError;
 
-/// A TLS session over one connection: rustls's client state, fed and
-/// drained with bytes.
+/// A TLS session over one connection: rustls's client or server state, fed
+/// and drained with bytes.
 pub struct TlsLayer {
-    conn: ClientConnection,
+    conn: Connection,
 }
 
 impl fmt::Debug for TlsLayer {
@@ -32,10 +35,18 @@ impl TlsLayer {
     pub fn new(tls: &ClientTls, host: &str) -> Result<TlsLayer, TlsStartError> {
         let name = tls.server_name(host)?;
         let conn = ClientConnection::new(tls.config.clone(), name).map_err(TlsStartError::Rustls)?;
-        Ok(TlsLayer { conn })
+        Ok(TlsLayer { conn: Connection::Client(conn) })
     }
 
-    /// True until the handshake is complete (on the client's side).
+    /// Starts a server session: it waits for the client's ClientHello
+    /// ([`decode`](Self::decode)), then [`write_pending`](Self::write_pending)
+    /// yields the answer.
+    pub fn serve(tls: &ServerTls) -> Result<TlsLayer, TlsStartError> {
+        let conn = ServerConnection::new(tls.config.clone()).map_err(TlsStartError::Rustls)?;
+        Ok(TlsLayer { conn: Connection::Server(conn) })
+    }
+
+    /// True until the handshake is complete (on this side).
     pub fn is_handshaking(&self) -> bool {
         self.conn.is_handshaking()
     }

@@ -14,7 +14,7 @@ import mysql.connector
 def main() -> None:
     host, port, user, password, database, rounds = sys.argv[1:7]
     cnx = mysql.connector.connect(
-        host=host, port=int(port), user=user, password=password, database=database, use_pure=False,
+        host=host, port=int(port), user=user, password=password, database=database,
         ssl_disabled=True,  # a capture of TLS shows nothing
     )
     lookup = cnx.cursor(prepared=True)

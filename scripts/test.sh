@@ -162,6 +162,12 @@ need sysbench sysbench
 # its mirror, 14 s to unpack, then dpkg's configure step; the screenshot
 # itself takes about 1 s.
 need chromium chromium
+# tests/scripted/metrics_prometheus.rs checks --metrics-listen's text with
+# promtool, and scrapes and receives --metrics-push with a throwaway
+# Prometheus of its own (its own port and data directory; a service the
+# package may start is left alone). watch_page.rs opens the live page and
+# the HTML report in the Chromium above.
+need prometheus prometheus promtool
 # tests/scripted/fuzz_planted.rs and tests/mariadb/fuzz_mariadb_crash.rs run the Python 3
 # scripts `wirebench fuzz-replay --emit=python` writes (standard library only).
 need python3 python3

@@ -20,6 +20,8 @@
 //!   servers; `capture/`: `wirebench capture import|info` (the format and
 //!   the imports are the `wirebench-capture` crate's); `replay/`: `wirebench
 //!   replay`'s reader of a capture, feeding the driver's loops.
+//! - `watch/`: `/metrics`, remote write, the live page and the HTML
+//!   report.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
@@ -37,4 +39,5 @@ pub mod run;
 pub(crate) mod server_stats;
 pub mod stats;
 pub mod transport;
+pub mod watch;
 pub mod workload;

@@ -6,9 +6,10 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use wirebench::cli::{self, Bench, CredentialSources, Invocation, NullServerOptions, Personality, Refusal};
-use wirebench::fuzz::ReplayVerdict;
+use wirebench::fuzz::{Progress, ProgressObserver, ReplayVerdict};
 use wirebench::null_server::{NullServer, NullServerConfig, NullServerError};
 use wirebench::run::{self, fatal_line, stderr_line, Console, Output, OutputError, RunError, RunOutcome};
+use wirebench::watch::{FuzzFigures, WatchSettings};
 
 /// `wirebench fuzz` found failures (or `fuzz-replay` saw one again).
 const FAILURES_FOUND: u8 = 3;
@@ -76,11 +77,16 @@ fn main() -> ExitCode {
         },
         Invocation::FuzzHelp { replay: false } => printed(Output::Stdout.print(cli::fuzz_help())),
         Invocation::FuzzHelp { replay: true } => printed(Output::Stdout.print(cli::fuzz_replay_help())),
-        Invocation::Fuzz(options) => match wirebench::fuzz::fuzz(&options) {
-            Ok(summary) if summary.failures > 0 => ExitCode::from(FAILURES_FOUND),
-            Ok(_) => ExitCode::SUCCESS,
+        Invocation::Fuzz(options, watch) => fuzz_status(&watch, |observer| {
+            wirebench::fuzz::fuzz_observed(&options, observer)
+                .map(|summary| summary.failures)
+                .map_err(|e| e.to_string())
+        }),
+        Invocation::ReportHelp => printed(Output::Stdout.print(cli::report_help())),
+        Invocation::Report(options) => match run::report(&options) {
+            Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                fatal_line(e);
+                error_line(format_args!("wirebench: {e}"));
                 ExitCode::FAILURE
             }
         },
@@ -153,6 +159,49 @@ fn bench_status(bench: &Bench, personality: Personality) -> ExitCode {
         Ok(RunOutcome::ForcedShutdown | RunOutcome::Cut { .. }) => ExitCode::from(2),
         Ok(RunOutcome::Interrupted(signal)) => ExitCode::from(signal.exit_status()),
         Err(RunError::Output(e)) => output_failed(&e),
+        Err(e) => {
+            fatal_line(e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `wirebench fuzz` (`fuzz`, which returns the failures found), its
+/// progress fed to the watch (`--metrics-listen` and the like) if one is
+/// asked for; its exit status.
+fn fuzz_status(
+    settings: &WatchSettings,
+    fuzz: impl FnOnce(Option<ProgressObserver>) -> Result<usize, String>,
+) -> ExitCode {
+    let watch = match run::start_fuzz_watch(settings) {
+        Ok(watch) => watch,
+        Err(e) => {
+            fatal_line(e);
+            return ExitCode::FAILURE;
+        }
+    };
+    let observer = watch.clone().map(|watch| -> ProgressObserver {
+        Box::new(move |p: &Progress| {
+            let figures = FuzzFigures {
+                sessions: p.sessions,
+                packets: p.packets,
+                withheld: p.withheld,
+                states: p.states as u64,
+                corpus: p.corpus as u64,
+                checks: p.checks,
+                findings: p.failures as u64,
+            };
+            watch.fuzz(figures, p.elapsed.as_secs_f64());
+        })
+    });
+    let fuzzed = fuzz(observer);
+    match run::finish_watch(watch, Ok(())) {
+        Ok(()) => {}
+        Err(e) => fatal_line(e),
+    }
+    match fuzzed {
+        Ok(failures) if failures > 0 => ExitCode::from(FAILURES_FOUND),
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             fatal_line(e);
             ExitCode::FAILURE

@@ -18,6 +18,7 @@ use super::search_args::search_options;
 use super::server_stats::server_stats_options;
 use super::test_options::test_options;
 use super::warnings::StartupWarning;
+use super::watch_args::watch_settings;
 use super::{value, Bench, Command, Dialect};
 use crate::workload::legacy::{LegacyTest, Rand04};
 
@@ -53,6 +54,7 @@ pub(crate) fn bench(
     results.run_identity = Some(run_identity(test.name(), &general, &test_options));
     let server_stats = server_stats_options(&opts, &general, &mysql, &results, &mut notes)?;
     let search = search_options(&opts, command, &general)?;
+    let watch = watch_settings(&opts, Some(command))?;
     // Read where the test is named (`lua_script_args.rs`).
     opts.get("lua");
     refuse_script_options(&opts)?;
@@ -81,6 +83,7 @@ pub(crate) fn bench(
         engine,
         results,
         server_stats,
+        watch,
         search,
         script: None,
         replay: None,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::cli_error::CliError;
 use super::defs;
 use super::raw::RawOpt;
-use super::result_args::chart_path;
+use super::result_args::{chart_path, output_path};
 use super::{value, Invocation};
 use crate::results::{CompareOptions, Metric, TableFormat};
 
@@ -19,7 +19,8 @@ pub(crate) fn parse_compare(opts: &[RawOpt], files: &[&str]) -> Result<Invocatio
         if defs::find(&opt.key).is_some() {
             return Err(CliError::NotHere {
                 option: opt.label(),
-                reason: "not a compare option: compare takes --format, --metric and --chart, then the result files"
+                reason: "not a compare option: compare takes --format, --metric, --chart and --report-html, then the \
+                         result files"
                     .to_owned(),
             });
         }
@@ -34,6 +35,7 @@ pub(crate) fn parse_compare(opts: &[RawOpt], files: &[&str]) -> Result<Invocatio
         format: TableFormat::default(),
         metric: Metric::default(),
         chart: None,
+        report_html: None,
     };
     if let Some(opt) = last("format") {
         options.format = value::choice(opt, &TableFormat::NAMES, "text, markdown or csv")?;
@@ -43,6 +45,9 @@ pub(crate) fn parse_compare(opts: &[RawOpt], files: &[&str]) -> Result<Invocatio
     }
     if let Some(opt) = last("chart") {
         options.chart = Some(chart_path(opt)?);
+    }
+    if let Some(opt) = last("report_html") {
+        options.report_html = Some(output_path(opt, "comparison.html")?);
     }
     if options.files.is_empty() {
         return Err(CliError::Conflict(

@@ -349,6 +349,50 @@ pub(crate) const RESULTS: &[OptDef] = &[
     opt("server-pid", Int, None, "the server's process on this host, for --server-stats through a port forward"),
 ];
 
+/// Watching a command (docs/watching.md): `run`, `search` and `fuzz`.
+pub(crate) const WATCH: &[OptDef] = &[
+    opt(
+        "metrics-listen",
+        STRING,
+        None,
+        "HOST:PORT (:PORT for every interface) to serve /metrics while the command runs: OpenMetrics, or Prometheus \
+         text 0.0.4, the figures of the last complete --report-interval (or second)",
+    ),
+    opt(
+        "metrics-push",
+        STRING,
+        None,
+        "URL of a Prometheus remote-write receiver (e.g. http://prometheus:9090/api/v1/write, credentials as \
+         http://USER:PASSWORD@host/...): the same series every --report-interval (or second) and at the end",
+    ),
+    opt(
+        "metrics-label",
+        STRING,
+        None,
+        "KEY=VALUE: a label every series carries (give it once per label), e.g. --metrics-label=env=staging",
+    ),
+    opt(
+        "web",
+        STRING,
+        None,
+        "HOST:PORT (:PORT for every interface) to serve a live page of the run's charts, updated each \
+         --report-interval (or second); it needs no network",
+    ),
+    opt(
+        "report-html",
+        File,
+        None,
+        "write the run's (or search's) page, self-contained, to this file at the end: totals, charts, steps; it \
+         opens from disk with no network and prints",
+    ),
+];
+
+/// `wirebench report FILE... --html=FILE`.
+pub(crate) const REPORT: &[OptDef] = &[
+    opt("html", File, None, "write the results' page, self-contained (charts inline), to this file"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
 /// The `search` command's options: the latency bounds and each step's shape.
 pub(crate) const SEARCH: &[OptDef] = &[
     opt(
@@ -394,6 +438,7 @@ pub(crate) const COMPARE: &[OptDef] = &[
          rows_read_per_query,disk_reads_per_query}: the figure compared (the server's from --server-stats)",
     ),
     opt("chart", STRING, None, "draw an SVG chart of qps and p95 latency against connections, a line per file"),
+    opt("report-html", File, None, "write the comparison as a page, self-contained (charts inline), to this file"),
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
@@ -665,6 +710,7 @@ pub(crate) const ALL_GROUPS: &[&[OptDef]] = &[
     MASTER,
     ENGINE,
     RESULTS,
+    WATCH,
     SEARCH,
     OPTION_FILES,
     OLTP,
@@ -673,9 +719,10 @@ pub(crate) const ALL_GROUPS: &[&[OptDef]] = &[
     LEGACY,
 ];
 
-/// Options whose value is a password: never shown in a message or a note,
-/// and hidden from the process's argument list.
-const SECRETS: &[&str] = &["mysql_password", "pgsql_password", "user_map"];
+/// Options whose value is a password (or may hold one, as a URL's
+/// `user:password@`): never shown in a message or a note, and hidden from
+/// the process's argument list.
+const SECRETS: &[&str] = &["mysql_password", "pgsql_password", "metrics_push", "user_map"];
 
 /// Whether the option `name_key` (a [`key`]) holds a password.
 pub(crate) fn is_secret(name_key: &str) -> bool {

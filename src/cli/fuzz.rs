@@ -9,6 +9,7 @@ use super::defs::{self, OptDef};
 use super::into::mysql_options;
 use super::opts::{Opts, INT_MAX};
 use super::raw::RawOpt;
+use super::watch_args::watch_settings;
 use super::{value, Command, GeneralOptions, Invocation};
 use crate::fuzz::{
     Emit, FuzzOptions, GivenOptions, InternalErrors, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
@@ -48,7 +49,7 @@ fn wants_help(opts: &[RawOpt]) -> Result<bool, CliError> {
 
 /// `wirebench fuzz ...`.
 pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, CliError> {
-    check_options(opts, &[defs::FUZZ, defs::FUZZ_WATCH], "fuzz")?;
+    check_options(opts, &[defs::FUZZ, defs::FUZZ_WATCH, defs::WATCH], "fuzz")?;
     if wants_help(opts)? {
         return Ok(Invocation::FuzzHelp { replay: false });
     }
@@ -84,8 +85,9 @@ pub(crate) fn parse_fuzz(opts: &[RawOpt], words: &[&str]) -> Result<Invocation, 
         pre_auth: opts.flag("pre_auth", false)?,
         seed_capture: opts.text("seed_capture")?.map(PathBuf::from),
     };
+    let metrics = watch_settings(&opts, None)?;
     finish(&opts)?;
-    Ok(Invocation::Fuzz(Box::new(options)))
+    Ok(Invocation::Fuzz(Box::new(options), metrics))
 }
 
 /// `wirebench fuzz-replay FILE ...`.
@@ -228,7 +230,7 @@ mod tests {
 
     fn fuzz(line: &str) -> FuzzOptions {
         match parse(line) {
-            Ok(Invocation::Fuzz(options)) => *options,
+            Ok(Invocation::Fuzz(options, _)) => *options,
             other => panic!("{line}: {other:?}"),
         }
     }

@@ -66,6 +66,7 @@ fn wirebench_help() -> String {
         "  wirebench compare [--format=text|markdown|csv] [--metric=qps] [--chart=FILE.svg] A.json B.json ...\n",
     );
     out.push_str("  wirebench merge [--format=text|json] [--percentile=LIST] shard-0.json shard-1.json ...\n");
+    out.push_str("  wirebench report RESULTS.json --html=FILE   (a page of saved results, docs/watching.md)\n");
     out.push_str(
         "  wirebench capture import --from=pcap|general-log|slow-log IN --out=FILE   (see wirebench capture --help)\n",
     );
@@ -91,6 +92,12 @@ fn wirebench_help() -> String {
     section(&mut out, "Options of sysbench 1.1 (master), refused by sysbench 1.0.20:", defs::MASTER, wirebench);
     section(&mut out, "wirebench options:", defs::ENGINE, wirebench);
     section(&mut out, "wirebench result options:", defs::RESULTS, wirebench);
+    section(
+        &mut out,
+        "wirebench watch options (metrics, the live page, the report; docs/watching.md):",
+        defs::WATCH,
+        wirebench,
+    );
     section(&mut out, "wirebench search options (the search command, docs/search.md):", defs::SEARCH, wirebench);
     section(&mut out, "mysql client option files (for the login; sysbench reads none):", defs::OPTION_FILES, wirebench);
     out.push_str("Tests:\n");
@@ -174,6 +181,19 @@ pub fn merge_help() -> String {
          Manual: docs/shards.md.\n\n",
     );
     section(&mut out, "merge options:", defs::MERGE, Personality::Wirebench);
+    out
+}
+
+/// `wirebench report --help`.
+pub fn report_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench report [options] RESULTS.json ...\n\n\
+         Reads results written by `wirebench ... --format=json run > FILE` (a run, a sweep, a search, or `wirebench \
+         merge --format=json`'s; several files that are the shards of one run are merged first) and writes them as \
+         one HTML page: the totals as text, the charts, the steps. The page is self-contained: it opens from disk \
+         with the network off, and prints. Manual: docs/watching.md.\n\n",
+    );
+    section(&mut out, "report options:", defs::REPORT, Personality::Wirebench);
     out
 }
 
@@ -282,6 +302,7 @@ pub fn fuzz_help() -> String {
     let wirebench = Personality::Wirebench;
     section(&mut out, "fuzz options:", defs::FUZZ, wirebench);
     section(&mut out, "server watch options:", defs::FUZZ_WATCH, wirebench);
+    section(&mut out, "metrics options (docs/watching.md):", defs::WATCH, wirebench);
     section(&mut out, "connection options:", &fuzz_connection_options(), wirebench);
     out
 }

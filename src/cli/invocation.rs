@@ -15,7 +15,8 @@ use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::warnings::StartupWarning;
 use super::{
-    capture_args, compare_args, fuzz, merge_args, null_server, record_args, replay_args, value, Command, Invocation,
+    capture_args, compare_args, fuzz, merge_args, null_server, record_args, replay_args, value, watch_args, Command,
+    Invocation,
 };
 use crate::workload::Test;
 
@@ -28,6 +29,7 @@ pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) ->
         Some((&"null-server", rest)) => return null_server::parse_null_server(&opts, rest).map_err(refused_early),
         Some((&"compare", files)) => return compare_args::parse_compare(&opts, files).map_err(refused_early),
         Some((&"merge", files)) => return merge_args::parse_merge(&opts, files).map_err(refused_early),
+        Some((&"report", files)) => return watch_args::parse_report(&opts, files).map_err(refused_early),
         Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
         Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         Some((&"capture", rest)) => return capture_args::parse_capture(&opts, rest).map_err(refused_early),

@@ -54,6 +54,8 @@
 //! - `search_args.rs`: the `search` command's `--slo` and `--search-*`.
 //! - `result_args.rs`: `--format`, `--chart`, `--label`; `server_stats.rs`:
 //!   `--server-stats`; `shard_args.rs`: `--shard`, `--shards`, `--start-at`.
+//! - `watch_args.rs`: `--metrics-listen`, `--metrics-push`, `--web`,
+//!   `--report-html`, and `wirebench report`'s command line.
 //! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`,
 //!   `capture_args.rs`, `record_args.rs`, `replay_args.rs`: the other
 //!   subcommands' command lines.
@@ -102,6 +104,7 @@ mod test_name;
 mod test_options;
 mod value;
 mod warnings;
+mod watch_args;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -119,6 +122,7 @@ use crate::results::search_record::SearchOptions;
 use crate::results::{CompareOptions, MergeOptions, ResultOptions};
 use crate::server_stats::ServerStatsOptions;
 use crate::transport::tls::TlsOptions;
+use crate::watch::{ReportOptions, WatchSettings};
 use crate::workload::legacy::{LegacyOptions, LegacyTest};
 use crate::workload::{OltpOptions, Test};
 
@@ -127,7 +131,7 @@ pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
 pub use help::{
     capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, record_help,
-    replay_help, test_help,
+    replay_help, report_help, test_help,
 };
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
@@ -149,11 +153,16 @@ pub enum Invocation {
     Merge(MergeOptions),
     /// `wirebench merge --help`.
     MergeHelp,
+    /// `wirebench report RESULTS.json --html=FILE`.
+    Report(ReportOptions),
+    /// `wirebench report --help`.
+    ReportHelp,
     /// `--help`: print [`general_help`] (or [`null_server_help`] after
     /// `null-server`) and exit 0.
     Help { null_server: bool },
-    /// `wirebench fuzz ...`: protocol fuzzing of a server.
-    Fuzz(Box<FuzzOptions>),
+    /// `wirebench fuzz ...`: protocol fuzzing of a server, and what
+    /// watches it (`--metrics-listen`, ...).
+    Fuzz(Box<FuzzOptions>, WatchSettings),
     /// `wirebench fuzz-replay FILE ...`.
     FuzzReplay(Box<ReplayOptions>),
     /// `--help` after `fuzz` ([`fuzz_help`]) or `fuzz-replay` ([`fuzz_replay_help`]).
@@ -199,6 +208,9 @@ pub struct Bench {
     pub results: ResultOptions,
     /// `--server-stats`, `--server-pid`.
     pub server_stats: ServerStatsOptions,
+    /// `--metrics-listen`, `--metrics-push`, `--metrics-label`, `--web`,
+    /// `--report-html`.
+    pub watch: WatchSettings,
     /// The `search` command's `--slo` and `--search-*`; none for the others.
     pub search: Option<SearchOptions>,
     /// A Lua script run by the Lua engine (a `.lua` path that is no

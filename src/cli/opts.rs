@@ -73,6 +73,12 @@ impl Opts {
         self.list.iter().zip(&self.used).find(|(_, used)| !used.get()).map(|(opt, _)| opt)
     }
 
+    /// Every occurrence of `key`, in order: an option that may be given
+    /// more than once (`--metrics-label`).
+    pub(crate) fn every<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a RawOpt> + 'a {
+        self.all(key)
+    }
+
     pub(crate) fn flag(&self, key: &str, default: bool) -> Result<bool, CliError> {
         self.all(key).try_fold(default, |_, o| value::boolean(o))
     }

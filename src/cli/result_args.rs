@@ -60,14 +60,20 @@ pub(crate) fn run_identity(test: &str, general: &GeneralOptions, test_options: &
 /// `--chart=FILE`: a file in a directory that exists, checked now rather
 /// than after a long run.
 pub(crate) fn chart_path(opt: &RawOpt) -> Result<PathBuf, CliError> {
-    let text = value::text(opt, "FILE.svg")?;
+    output_path(opt, "chart.svg")
+}
+
+/// A file an option names for writing (such as `example`), in a
+/// directory that exists: checked now rather than after a long run.
+pub(crate) fn output_path(opt: &RawOpt, example: &str) -> Result<PathBuf, CliError> {
+    let text = value::text(opt, "FILE")?;
     let path = PathBuf::from(text);
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if text.is_empty() || text.ends_with('/') || !parent.is_dir() {
         return Err(CliError::InvalidValue {
             option: opt.label(),
             value: text.to_owned(),
-            expected: "a file name such as chart.svg, in a directory that exists".to_owned(),
+            expected: format!("a file name such as {example}, in a directory that exists"),
         });
     }
     Ok(path)

@@ -54,15 +54,24 @@ enum EpochEnd {
     Failure(Failure),
 }
 
+/// Watches a run's progress (its metrics): called once a second (or
+/// each `--report-interval`) and once at the end.
+pub type ProgressObserver = Box<dyn Fn(&Progress) + Send + Sync>;
+
 /// Runs `wirebench fuzz`.
 pub fn fuzz(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
+    fuzz_observed(options, None)
+}
+
+/// Runs `wirebench fuzz`, its progress handed to `observer`.
+pub fn fuzz_observed(options: &FuzzOptions, observer: Option<ProgressObserver>) -> Result<FuzzSummary, FuzzError> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cores.min(options.threads as usize).max(1))
         .enable_all()
         .build()
         .map_err(FuzzError::Runtime)?;
-    let summary = runtime.block_on(campaign(options));
+    let summary = runtime.block_on(campaign(options, observer));
     // What was abandoned at the run's end (a session or a check still
     // waiting for a hung server) must not keep the process.
     runtime.shutdown_background();
@@ -155,7 +164,7 @@ fn captured_seeds(options: &FuzzOptions, sessions: Vec<Vec<Vec<u8>>>, pre_auth: 
     sessions
 }
 
-async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
+async fn campaign(options: &FuzzOptions, observer: Option<ProgressObserver>) -> Result<FuzzSummary, FuzzError> {
     // A capture that cannot be read is refused before anything connects.
     let captured = match &options.seed_capture {
         Some(path) => read_capture_sessions(path)?,
@@ -195,6 +204,9 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
     let recorded = seeds_from_sessions(&captured);
     *lock_shared(&shared.corpus) = Corpus::with_seeds(&[&shared.seeds.plans[..], &recorded[..]].concat());
     let reporter = options.report_interval.map(|every| tokio::spawn(report_loop(shared.clone(), every)));
+    let observer = observer.map(Arc::new);
+    let every = options.report_interval.unwrap_or(Duration::from_secs(1));
+    let observing = observer.clone().map(|o| tokio::spawn(observe_loop(shared.clone(), o, every)));
     // Confirming and minimising stop by themselves at the hard end and
     // save what they have; anything still waiting a moment later is
     // abandoned: what was saved is in `shared.found`, and the summary says
@@ -210,6 +222,10 @@ async fn campaign(options: &FuzzOptions) -> Result<FuzzSummary, FuzzError> {
         reporter.abort();
     }
     let end = progress(&shared);
+    if let (Some(observing), Some(observer)) = (observing, observer) {
+        observing.abort();
+        observer(&end);
+    }
     write_states(&shared, options);
     let timeline = timeline(&shared, end.elapsed, options.report_interval);
     let found = std::mem::take(&mut *lock_shared(&shared.found));
@@ -390,6 +406,15 @@ async fn report_loop(shared: Arc<CampaignShared>, every: Duration) {
         let now = progress(&shared);
         out_line(interim_line(&now, &previous));
         previous = now;
+    }
+}
+
+async fn observe_loop(shared: Arc<CampaignShared>, observer: Arc<ProgressObserver>, every: Duration) {
+    let mut next = Instant::now() + every;
+    loop {
+        tokio::time::sleep_until(next).await;
+        next += every;
+        observer(&progress(&shared));
     }
 }
 

@@ -119,10 +119,11 @@ mod values;
 mod vigil;
 mod worker;
 
-pub use campaign::fuzz;
+pub use campaign::{fuzz, fuzz_observed, ProgressObserver};
 pub(crate) use fuzz_options::{
     Emit, FuzzOptions, GivenOptions, PidSource, ReplayOptions, Target, WatchOptions, DEFAULT_DEADLINE,
     DEFAULT_OVERTIME, DEFAULT_RESTART_WAIT, DEFAULT_RSS_GROWTH,
 };
 pub(crate) use internal_error::InternalErrors;
+pub use progress::Progress;
 pub use replay::{replay, ReplayVerdict};

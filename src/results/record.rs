@@ -473,6 +473,14 @@ pub struct IntervalResult {
     /// interval without it stays small.
     #[serde(default)]
     pub server: Option<Box<ServerResult>>,
+    /// The share of the interval the client's event loops were running
+    /// or ready to run without a core, 0 to 1: near 1, the client is the
+    /// limit. Absent when it could not be read (no /proc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_busy: Option<f64>,
+    /// `--idle-connections`: those logged in at the interval's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_connections: Option<u64>,
     /// In `wirebench merge`'s output: the shards that did not run through
     /// this whole interval; absent when every shard did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -510,6 +518,8 @@ impl IntervalResult {
             late_starts: None,
             recorded: listing.recorded(latencies, &[]),
             server: None,
+            client_busy: None,
+            idle_connections: None,
             partial_shards: Vec::new(),
         }
     }

@@ -166,6 +166,9 @@ pub struct CompareOptions {
     pub format: TableFormat,
     pub metric: Metric,
     pub chart: Option<PathBuf>,
+    /// `--report-html`: the comparison as a page (run's compare command
+    /// writes it through the watch layer's page).
+    pub report_html: Option<PathBuf>,
 }
 
 /// `wirebench merge FILE...`.

@@ -161,6 +161,7 @@ where
     interrupts.attach(&context.control, &context.finished);
     let general = &bench.general;
     let Threads { handles, hdr_log, hooks, sql_used, server } = threads;
+    let watched = sink.watching();
     let mut reports = Reports::new(Collector::new(context.board.clone()), general, hdr_log, hooks, sink);
     if let Some(sql_used) = sql_used {
         reports.sql_only_after(sql_used);
@@ -169,7 +170,7 @@ where
         reports.sample_server(server);
     }
     let forced_at = forced_shutdown_s.or(last_resort_s(bench));
-    let mut schedule = ReportSchedule::new(general, context.clock, forced_at, late);
+    let mut schedule = ReportSchedule::new(general, context.clock, forced_at, late, watched);
     let (loops, finished, control) = (handles.len(), &context.finished, &context.control);
     let outcome = match supervise(&mut reports, &mut schedule, loops, finished, control, context.clock, interrupts) {
         Ok(outcome) => outcome,
@@ -183,6 +184,7 @@ where
     let end_ns = context.clock.now_ns();
     match outcome {
         RunOutcome::ForcedShutdown => {
+            reports.watch_tail(end_ns, &context.control)?;
             let rate = reports.rate_summary(&context.control, end_ns);
             // The report is printed; the loops may still be sending.
             let server = server_block(&mut reports, true)?;
@@ -202,6 +204,7 @@ where
         reports.last_interim(end_ns, control)?;
     }
     reports.drain(end_ns);
+    reports.watch_tail(end_ns, &context.control)?;
     if joined.is_ok() && outcome == RunOutcome::Completed {
         print_limit_reached(general, reports.collector.totals().counters.events)?;
     }
@@ -397,6 +400,7 @@ fn report_stalled(
     end_ns: u64,
 ) -> Result<(), OutputError> {
     reports.collect(end_ns);
+    reports.watch_tail(end_ns, &context.control)?;
     let rate = reports.rate_summary(&context.control, end_ns);
     // The loops have not ended: their CPU time is not known.
     let done = RunEnding { end: RunEnd::Interrupted, usage: None, loops_running: true };

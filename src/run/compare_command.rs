@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 
 use super::output::{stderr_line, Output};
+use super::report_command::{page_line, read_lines};
 use super::RunError;
 use crate::results::{chart, CompareError, CompareOptions, Comparison, ResultFile};
+use crate::watch::{page_html, PageContent, PageSource};
 
 /// Prints the comparison of `options.files` on standard output.
 pub fn compare(options: &CompareOptions) -> Result<(), RunError> {
@@ -37,6 +39,28 @@ pub fn compare(options: &CompareOptions) -> Result<(), RunError> {
         };
         chart::write_chart(path, &svg)?;
     }
+    if let Some(path) = &options.report_html {
+        write_page(path, options, &comparison)?;
+    }
+    Ok(())
+}
+
+/// `--report-html`: each file's results, named as the tables name them.
+fn write_page(path: &PathBuf, options: &CompareOptions, comparison: &Comparison) -> Result<(), RunError> {
+    let mut sources = Vec::new();
+    for (file, compared) in options.files.iter().zip(&comparison.files) {
+        let lines = read_lines(file)?;
+        sources.push(PageSource { label: compared.label.clone(), lines: lines.iter().map(page_line).collect() });
+    }
+    let labels: Vec<&str> = comparison.files.iter().map(|f| f.label.as_str()).collect();
+    let content = PageContent {
+        title: format!("wirebench compare: {}", labels.join(" vs ")),
+        subtitle: format!("{} results, the first the baseline", labels.len()),
+        live: false,
+        sources,
+    };
+    std::fs::write(path, page_html(&content))
+        .map_err(|source| super::run_error::ReportError::Write { path: path.clone(), source })?;
     Ok(())
 }
 

@@ -26,10 +26,15 @@ use crate::driver::{
 };
 use crate::lua::{self, Help, ScriptCall, ScriptEnv, ThreadsPlan};
 use crate::rand::{shard_seed, RandUnique, SharedUnique};
+use crate::watch::Watch;
 
 /// Carries out `call` for `bench`'s command line; with `--shard`, this
 /// instance's part of the script's `run`.
-pub(super) fn execute_script(bench: &Bench, call: &ScriptCall) -> Result<RunOutcome, RunError> {
+pub(super) fn execute_script(
+    bench: &Bench,
+    call: &ScriptCall,
+    watch: Option<&Arc<Watch>>,
+) -> Result<RunOutcome, RunError> {
     refuse_engine_options(bench, call)?;
     let backend = super::benchmark::backend(bench)?;
     let (part, threads) = match script_shard(bench, call)? {
@@ -53,7 +58,10 @@ pub(super) fn execute_script(bench: &Bench, call: &ScriptCall) -> Result<RunOutc
                 Output::Stdout.print(text)?;
             }
         }
-        Some("run") => return run_script(&part, env, threads.total, backend, &runtime, &interrupts),
+        Some("run") => {
+            let run = ScriptRun { threads_total: threads.total, backend, runtime: &runtime, interrupts: &interrupts };
+            return run_script(&part, env, &run, watch);
+        }
         Some(command) => {
             say_waits(std::iter::once((None, &command_wait(&part, backend))));
             lua::run_command(&env, command)?
@@ -215,14 +223,21 @@ fn script_env(
 }
 
 /// `run`: `init()`, the threads, the reports, `done()`.
+/// How a script's `run` runs: its connections, loops and runtime.
+struct ScriptRun<'a> {
+    threads_total: u32,
+    backend: Backend,
+    runtime: &'a tokio::runtime::Runtime,
+    interrupts: &'a Interrupts,
+}
+
 fn run_script(
     bench: &Bench,
     env: Arc<ScriptEnv>,
-    threads_total: u32,
-    backend: Backend,
-    runtime: &tokio::runtime::Runtime,
-    interrupts: &Interrupts,
+    run: &ScriptRun<'_>,
+    watch: Option<&Arc<Watch>>,
 ) -> Result<RunOutcome, RunError> {
+    let ScriptRun { threads_total, backend, runtime, interrupts } = *run;
     let forced_shutdown_s = forced_shutdown_s(bench);
     let mut identified = bench.clone();
     if let Some(identity) = identified.results.run_identity.as_mut() {
@@ -243,6 +258,7 @@ fn run_script(
         plan.report_hooks(general.report_interval.is_some_and(|i| i > 0), !general.report_checkpoints.is_empty())?;
     let mut sink = ResultSink::new(bench);
     sink.name_test(plan.env().call.name());
+    sink.watch_with(watch.cloned());
     let connect = &plan.env().connect;
     let options_for = |g: usize| connect(u32::try_from(g).unwrap_or(u32::MAX));
     idle_connections::attach(bench, threads_total, per_loop.len(), options_for, &mut context, &mut sink)?;

@@ -202,8 +202,16 @@ fn additions(run: &MergedRun, options: &MergeOptions) -> String {
 /// writes them (histograms included), the shard fields saying how many
 /// shards were merged.
 fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError> {
-    let histograms = RecordedHistograms::Kept;
+    for line in merged_lines(run, options, RecordedHistograms::Kept) {
+        Output::Stdout.json_line(&line)?;
+    }
+    Ok(())
+}
+
+/// The merged run's result lines: its intervals, then its final result.
+pub(super) fn merged_lines(run: &MergedRun, options: &MergeOptions, histograms: RecordedHistograms) -> Vec<ResultLine> {
     let listing = LatencyListing::new(&options.percentiles, options.percentile, run.rate.is_some(), histograms);
+    let mut lines = Vec::with_capacity(run.intervals.len() + 1);
     for slot in &run.intervals {
         let span = IntervalSpan {
             threads: slot.threads,
@@ -219,7 +227,7 @@ fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError
             partial_shards: slot.partial.clone(),
             ..IntervalResult::new(span, &slot.interval, &listing, slot.queue).with_arrivals(slot.arrivals)
         };
-        Output::Stdout.json_line(&ResultLine::Interval(interval))?;
+        lines.push(ResultLine::Interval(interval));
     }
     let shape = RunShape {
         info: &run.info,
@@ -242,5 +250,6 @@ fn print_json(run: &MergedRun, options: &MergeOptions) -> Result<(), OutputError
         idle_connections: run.idle_connections.clone(),
         ..RunResult::new(shape, measured)
     };
-    Output::Stdout.json_line(&ResultLine::Final(Box::new(result)))
+    lines.push(ResultLine::Final(Box::new(result)));
+    lines
 }

@@ -47,6 +47,10 @@
 //! - `lua_script_command.rs`: a Lua script's command; `script_text.rs`: its
 //!   text, read once; `script_options.rs`: sysbench's options as a script
 //!   reads them.
+//! - `watching.rs`: `--metrics-listen`, `--metrics-push`, `--web`,
+//!   `--report-html`, started before a command and finished after it;
+//!   `loop_load.rs`: the loops' busy share per interval, which it shows;
+//!   `report_command.rs`: `wirebench report`, saved results as a page.
 
 mod benchmark;
 mod capture_command;
@@ -56,6 +60,7 @@ mod idle_connections;
 mod interrupt;
 mod limits;
 mod load_method;
+mod loop_load;
 mod lua_script_command;
 mod merge_command;
 mod missing_table;
@@ -65,6 +70,7 @@ mod record_command;
 mod replay_command;
 mod replay_result;
 mod replay_search;
+mod report_command;
 mod reports;
 mod result_sink;
 mod run_error;
@@ -80,6 +86,7 @@ mod steps;
 mod supervise;
 mod table_progress;
 mod tables;
+mod watching;
 
 use std::sync::Arc;
 
@@ -90,11 +97,14 @@ pub use merge_command::merge;
 pub(crate) use output::Level;
 pub use output::{fatal_line, stderr_line, Console, Output, OutputError};
 pub use record_command::{record_command, RecordEnd, RecordRunError};
-pub use run_error::RunError;
+pub use report_command::report;
+pub use run_error::{ReportError, RunError};
+pub use watching::{finish_watch, start_fuzz_watch};
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::replay::CaptureReplayOptions;
 use crate::stats::report;
+use crate::watch::Watch;
 use crate::workload::Workload;
 use interrupt::Interrupts;
 
@@ -137,10 +147,20 @@ pub fn print_banner() -> Result<(), OutputError> {
     Level::Notice.print(report::Banner(line))
 }
 
-/// Carries out `bench.command`.
+/// Carries out `bench.command`, watched as `--metrics-listen` and the
+/// like ask.
 pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
+    let watch = match bench.command {
+        Command::Run | Command::Search => watching::start_watch(bench)?,
+        _ => None,
+    };
+    let outcome = execute_watched(bench, watch.as_ref());
+    finish_watch(watch, outcome)
+}
+
+fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutcome, RunError> {
     if let Some(call) = &bench.script {
-        return lua_script_command::execute_script(bench, call);
+        return lua_script_command::execute_script(bench, call, watch);
     }
     if let Some(replay) = &bench.replay {
         return execute_replay(bench, replay);
@@ -182,8 +202,8 @@ pub fn execute(bench: &Bench) -> Result<RunOutcome, RunError> {
         }
         Command::Prewarm => runtime.block_on(tables::prewarm(bench, threads, tls, workload, &interrupts)),
         Command::Cleanup => runtime.block_on(tables::cleanup(bench, tls, workload, &interrupts)),
-        Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts),
-        Command::Search => search_command::run_search(bench, threads, tls, workload, &runtime, &interrupts),
+        Command::Run => steps::run_steps(bench, threads, tls, workload, &runtime, &interrupts, watch),
+        Command::Search => search_command::run_search(bench, threads, tls, workload, &runtime, &interrupts, watch),
         Command::Help => Ok(RunOutcome::Completed),
     };
     match done {

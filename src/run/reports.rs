@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::loop_load::LoopBusyMeter;
 use super::output::{fatal_line, stderr_line, Console, Level, OutputError};
-use super::result_sink::ResultSink;
+use super::result_sink::{IntervalHandover, IntervalKind, ResultSink};
 use super::server_sampling::ServerSampling;
 use crate::cli::{GeneralOptions, Personality};
 use crate::driver::{Arrival, RunControl, Tardiness};
@@ -14,8 +15,10 @@ use crate::lua::ReportHooks;
 use crate::results::record::Measured;
 use crate::results::RunEnd;
 use crate::server_stats::{EdgeCut, SamplingMode, ServerInterimLine, ServerResult};
-use crate::stats::report::{ArrivalStats, CheckpointLine, FinalReport, InterimReport};
-use crate::stats::{ClientLoad, Collector, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary};
+use crate::stats::report::{ArrivalStats, CheckpointLine, FinalReport, InterimReport, QueueStats};
+use crate::stats::{
+    ClientLoad, Collector, Counters, ErrorCodes, HdrLog, Interval, PerStatementBlock, PercentileBlock, RateSummary,
+};
 
 /// How long the report thread waits for the loops to hand over their data.
 const COLLECT_TIMEOUT: Duration = Duration::from_millis(50);
@@ -27,6 +30,10 @@ pub(super) struct Reports<'a> {
     sink: &'a mut ResultSink,
     /// Data a checkpoint collected that the next interim line must still show.
     owed: Interval,
+    /// Its ignored errors by code.
+    owed_errors: ErrorCodes,
+    /// The loops' busy share per interval.
+    loop_load: LoopBusyMeter,
     percentile: u32,
     /// `--percentile`'s whole list.
     percentiles: Vec<f64>,
@@ -99,6 +106,8 @@ impl<'a> Reports<'a> {
     ) -> Self {
         Reports {
             owed: Interval::new(collector.board().kind_names()),
+            owed_errors: ErrorCodes::default(),
+            loop_load: LoopBusyMeter::start(),
             collector,
             sink,
             percentile: u32::from(general.percentile.unwrap_or(0)),
@@ -158,6 +167,7 @@ impl<'a> Reports<'a> {
     fn took_interval(&mut self, now_ns: u64) {
         let interval = self.collector.interval();
         self.owed.merge(interval);
+        self.owed_errors.merge(self.collector.interval_error_codes());
         let from = self.last_collect_ns.max(self.measured_from_ns);
         self.last_collect_ns = now_ns;
         let (Some(log), false) = (&mut self.hdr_log, self.warming) else { return };
@@ -212,8 +222,56 @@ impl<'a> Reports<'a> {
         if let Some(result) = server.as_ref().filter(|_| self.server_mode() == SamplingMode::Interim) {
             Level::Notice.print(ServerInterimLine { time_total_s: window.0, result, at: at.as_deref() })?;
         }
-        self.sink.interval(window, &self.owed, (queue, arrivals), server)?;
+        self.hand_over(now_ns, window, (queue, arrivals), server, IntervalKind::Interim)
+    }
+
+    /// Without `--report-interval`, the watch's interval: collected and
+    /// handed to it, nothing printed, the server not sampled.
+    pub(super) fn watch_tick(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
+        self.collect(now_ns);
+        self.unprinted_interval(now_ns, control, IntervalKind::Watched)
+    }
+
+    /// The run has ended and its last data is collected: what no
+    /// interval showed goes to the watch's counters, so that they end
+    /// equal to the report's.
+    pub(super) fn watch_tail(&mut self, now_ns: u64, control: &RunControl) -> Result<(), OutputError> {
+        let nothing = self.owed.counters == Counters::default() && self.owed.latencies.events.count() == 0;
+        if !self.sink.watching() || nothing {
+            return Ok(());
+        }
+        self.unprinted_interval(now_ns, control, IntervalKind::Tail)
+    }
+
+    fn unprinted_interval(&mut self, now_ns: u64, control: &RunControl, kind: IntervalKind) -> Result<(), OutputError> {
+        let queue = control.has_rate().then(|| control.queue_stats());
+        let arrivals = self.arrivals(now_ns, control);
+        let window = (self.measured(now_ns), now_ns.saturating_sub(self.last_interim_ns) as f64 / 1e9);
+        self.hand_over(now_ns, window, (queue, arrivals), None, kind)
+    }
+
+    /// The owed interval, which ended at `now_ns`, to the sink; the next
+    /// starts afresh.
+    fn hand_over(
+        &mut self,
+        now_ns: u64,
+        window: (f64, f64),
+        open_loop: (Option<QueueStats>, Option<ArrivalStats>),
+        server: Option<ServerResult>,
+        kind: IntervalKind,
+    ) -> Result<(), OutputError> {
+        let handover = IntervalHandover {
+            window,
+            measured: &self.owed,
+            open_loop,
+            server,
+            error_codes: &self.owed_errors,
+            client_busy: self.loop_load.busy_share(),
+            kind,
+        };
+        self.sink.interval(handover)?;
         self.owed.reset();
+        self.owed_errors.reset();
         self.last_interim_ns = now_ns;
         Ok(())
     }
@@ -372,6 +430,7 @@ impl<'a> Reports<'a> {
             server.end_warmup(self.last_cut);
         }
         self.owed.reset();
+        self.owed_errors.reset();
         self.last_interim_ns = now_ns;
         self.last_checkpoint_ns = now_ns;
         self.measured_from_ns = now_ns;

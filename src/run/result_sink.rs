@@ -1,7 +1,8 @@
 //! Where a run's numbers go besides sysbench's report: `--format`'s JSON
 //! lines or CSV rows on standard output, the intervals a single run's
-//! `--chart` draws, and each step's figures for the table that ends a
-//! sweep. One sink lives through every step of a sweep.
+//! `--chart` draws, each step's figures for the table that ends a
+//! sweep, and the watch (`--metrics-listen`, `--web`, ...). One sink
+//! lives through every step of a sweep.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -20,7 +21,34 @@ use crate::results::{
 };
 use crate::server_stats::ServerResult;
 use crate::stats::report::{ArrivalStats, QueueStats};
-use crate::stats::{ClientLoad, IdleCounts, IdleTally, Interval};
+use crate::stats::{ClientLoad, ErrorCodes, IdleCounts, IdleTally, Interval};
+use crate::watch::{IntervalTick, Watch};
+
+/// What an interval is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum IntervalKind {
+    /// A `--report-interval` line: `--format`'s output, the chart and
+    /// the watch have it.
+    Interim,
+    /// Without `--report-interval`, the watch's own (each second).
+    Watched,
+    /// What no interval had shown when the run ended: the watch's
+    /// counters take it, its page does not.
+    Tail,
+}
+
+/// One interval as the report thread hands it over.
+pub(super) struct IntervalHandover<'a> {
+    /// Its end, seconds into the measured run, and its length.
+    pub(super) window: (f64, f64),
+    pub(super) measured: &'a Interval,
+    pub(super) open_loop: (Option<QueueStats>, Option<ArrivalStats>),
+    pub(super) server: Option<ServerResult>,
+    /// Its ignored errors by code.
+    pub(super) error_codes: &'a ErrorCodes,
+    pub(super) client_busy: Option<f64>,
+    pub(super) kind: IntervalKind,
+}
 
 /// The results of one command, as they come.
 pub(super) struct ResultSink {
@@ -54,6 +82,8 @@ pub(super) struct ResultSink {
     /// The final result is kept for the caller to write (a replay's,
     /// which ends with its own line), not written.
     final_held: bool,
+    /// `--metrics-listen`, `--metrics-push`, `--web`, `--report-html`.
+    watch: Option<Arc<Watch>>,
 }
 
 impl ResultSink {
@@ -97,7 +127,19 @@ impl ResultSink {
             last_result: None,
             client: None,
             final_held: false,
+            watch: None,
         }
+    }
+
+    /// Feeds `watch` from now on.
+    pub(super) fn watch_with(&mut self, watch: Option<Arc<Watch>>) {
+        self.watch = watch;
+    }
+
+    /// Whether a watch takes the run's intervals (each second when there
+    /// is no `--report-interval`): `--report-html`'s charts need them too.
+    pub(super) fn watching(&self) -> bool {
+        self.watch.is_some()
     }
 
     /// Keeps the final result for [`take_result`](Self::take_result)
@@ -142,6 +184,9 @@ impl ResultSink {
             shard.late_ms = late.as_secs_f64() * 1e3;
             shard.clock = clock_state();
         }
+        if let Some(watch) = &self.watch {
+            watch.started(&self.info);
+        }
     }
 
     /// In a sharded run or one with `--start-at`: the wall-clock time
@@ -160,22 +205,32 @@ impl ResultSink {
         self.info.shard.as_ref().map(|s| s.log_comment(&self.info.host)).unwrap_or_default()
     }
 
-    /// One `--report-interval` of `length_s` seconds, ending `end_s` into
-    /// the measured run.
-    pub(super) fn interval(
-        &mut self,
-        (end_s, length_s): (f64, f64),
-        measured: &Interval,
-        (queue, arrivals): (Option<QueueStats>, Option<ArrivalStats>),
-        server: Option<ServerResult>,
-    ) -> Result<(), OutputError> {
+    /// One interval (`--report-interval`'s, or the watch's).
+    pub(super) fn interval(&mut self, handover: IntervalHandover<'_>) -> Result<(), OutputError> {
+        let IntervalHandover { window: (end_s, length_s), measured, open_loop, server, .. } = handover;
+        let (queue, arrivals) = open_loop;
         let threads = self.threads;
         let span = IntervalSpan { threads, end_s, length_s, measured_from_unix_s: self.measured_from_unix_s };
-        let server = server.map(Box::new);
         let interval = IntervalResult {
-            server,
+            server: server.map(Box::new),
+            client_busy: handover.client_busy,
+            idle_connections: self.idle_tally().map(|idle| idle.open),
             ..IntervalResult::new(span, measured, &self.listing, queue).with_arrivals(arrivals)
         };
+        if let Some(watch) = &self.watch {
+            let tick = IntervalTick {
+                record: &interval,
+                events: &measured.latencies.events,
+                error_codes: handover.error_codes,
+            };
+            match handover.kind {
+                IntervalKind::Tail => watch.tail(tick),
+                IntervalKind::Interim | IntervalKind::Watched => watch.interval(tick),
+            }
+        }
+        if handover.kind != IntervalKind::Interim {
+            return Ok(());
+        }
         match self.format {
             OutputFormat::Text => {}
             OutputFormat::Json => Output::Stdout.json_line(&ResultLine::Interval(interval.clone()))?,
@@ -212,10 +267,15 @@ impl ResultSink {
         let idle_connections = self.idle_tally().as_ref().map(IdleResult::of);
         let result = RunResult { server, tolerated, idle_connections, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
+        let line = ResultLine::Final(Box::new(result));
         if self.format == OutputFormat::Json && !self.final_held {
-            Output::Stdout.json_line(&ResultLine::Final(Box::new(result.clone())))?;
+            Output::Stdout.json_line(&line)?;
         }
-        self.last_result = Some(result);
+        if let Some(watch) = &self.watch {
+            watch.line(&line);
+        }
+        let ResultLine::Final(result) = line else { return Ok(()) };
+        self.last_result = Some(*result);
         Ok(())
     }
 
@@ -251,9 +311,12 @@ impl ResultSink {
     /// stopped): the table, the JSON summary, the chart.
     pub(super) fn finish_sweep(&self, bench: &Bench) -> Result<(), RunError> {
         Output::report().print(format_args!("{}\n", self.sweep_table().text()))?;
+        let summary = ResultLine::Sweep(SweepSummary { run: self.info.clone(), steps: self.steps.clone() });
         if self.format == OutputFormat::Json {
-            let summary = SweepSummary { run: self.info.clone(), steps: self.steps.clone() };
-            Output::Stdout.json_line(&ResultLine::Sweep(summary))?;
+            Output::Stdout.json_line(&summary)?;
+        }
+        if let Some(watch) = &self.watch {
+            watch.line(&summary);
         }
         if let Some(path) = &bench.results.chart {
             let label = self.info.label.clone().or_else(|| self.info.server_version.clone());
@@ -328,7 +391,17 @@ mod tests {
         interval.counters = Counters { events: 2, reads: 2, ..Counters::default() };
         interval.latencies.events.record_ns(1_000_000);
         interval.latencies.sysbench.record_ns(1_000_000);
-        sink.interval((1.0, 1.0), &interval, (None, None), None).unwrap();
+        let codes = ErrorCodes::default();
+        let handover = IntervalHandover {
+            window: (1.0, 1.0),
+            measured: &interval,
+            open_loop: (None, None),
+            server: None,
+            error_codes: &codes,
+            client_busy: None,
+            kind: IntervalKind::Interim,
+        };
+        sink.interval(handover).unwrap();
         assert_eq!(
             sink.intervals.iter().map(|i| (i.counters.transactions, i.recorded.is_some())).collect::<Vec<_>>(),
             [(2, false)]

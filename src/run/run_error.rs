@@ -2,6 +2,7 @@
 //! to do where there is something to do.
 
 use std::io;
+use std::path::PathBuf;
 
 use super::missing_table::TableCensus;
 use super::output::OutputError;
@@ -19,6 +20,12 @@ pub enum RunError {
     IdleDryRun,
     #[error(transparent)]
     IdleSetup(#[from] crate::driver::IdleSetupError),
+    /// `--metrics-listen`, `--web`, `--report-html`.
+    #[error(transparent)]
+    Watch(#[from] crate::watch::WatchError),
+    /// `wirebench report`, `compare --report-html`.
+    #[error(transparent)]
+    Report(#[from] ReportError),
     /// The test's options make no workload.
     #[error(transparent)]
     Options(#[from] OptionsError),
@@ -267,4 +274,24 @@ pub(super) fn with_idle(idle: u64) -> String {
         return String::new();
     }
     format!(" with --idle-connections={idle}")
+}
+
+/// Why saved results cannot be made into a page; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{} line {line} is not a wirebench JSON result ({source}): report reads what `wirebench ... --format=json \
+         run > FILE` writes",
+        .path.display()
+    )]
+    NotAResult { path: PathBuf, line: usize, source: serde_json::Error },
+    #[error(
+        "{} holds no result (a run stopped before its report?): report needs what a --format=json run writes",
+        .path.display()
+    )]
+    Empty { path: PathBuf },
+    #[error("cannot write {}: {source}", .path.display())]
+    Write { path: PathBuf, source: std::io::Error },
 }

@@ -25,6 +25,7 @@ use crate::results::search_record::{
 use crate::results::{OutputFormat, ResultLine, RunResult};
 use crate::stats::ClientLoad;
 use crate::transport::tls::ClientTls;
+use crate::watch::Watch;
 use crate::workload::Workload;
 
 /// Runs the search to its end; a client-bound step or no passing rate is
@@ -36,10 +37,12 @@ pub(super) fn run_search(
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
+    watch: Option<&Arc<Watch>>,
 ) -> Result<RunOutcome, RunError> {
     let options = bench.search.as_ref().ok_or(RunError::SearchWithoutSlo)?;
     let mut controller = SearchController::new(options.precision, options.max_steps);
     let mut record = SearchRecord::new(bench, options);
+    record.watch = watch.cloned();
     Level::Notice.print(format_args!("{}\n", record.heading()))?;
     let mut outcome = RunOutcome::Completed;
     loop {
@@ -57,6 +60,7 @@ pub(super) fn run_search(
         }
         let step_bench = rate_step_bench(bench, options, target, phase);
         let mut sink = ResultSink::new(&step_bench);
+        sink.watch_with(watch.cloned());
         let ran = quietly(|| {
             benchmark::run_benchmark(&step_bench, threads, tls, workload.clone(), runtime, interrupts, &mut sink)
         })?;
@@ -165,6 +169,8 @@ struct SearchRecord {
     precision: f64,
     info: Option<crate::results::RunInfo>,
     steps: Vec<SearchStepResult>,
+    /// Fed each step and the summary.
+    watch: Option<Arc<Watch>>,
 }
 
 impl SearchRecord {
@@ -175,6 +181,7 @@ impl SearchRecord {
             precision: options.precision,
             info: None,
             steps: Vec::new(),
+            watch: None,
         }
     }
 
@@ -224,8 +231,12 @@ impl SearchRecord {
     fn say_last(&self, max_steps: u32) -> Result<(), OutputError> {
         let Some(step) = self.steps.last() else { return Ok(()) };
         Level::Notice.print(format_args!("{}\n", step_line(step, max_steps)))?;
+        let line = ResultLine::SearchStep(step.clone());
         if self.format == OutputFormat::Json {
-            Output::Stdout.json_line(&ResultLine::SearchStep(step.clone()))?;
+            Output::Stdout.json_line(&line)?;
+        }
+        if let Some(watch) = &self.watch {
+            watch.line(&line);
         }
         Ok(())
     }
@@ -237,18 +248,21 @@ impl SearchRecord {
     /// The summary, its JSON line and chart.
     fn finish(&self, bench: &Bench, end: SearchEnd, max_rate: Option<u32>) -> Result<(), RunError> {
         Level::Notice.print(format_args!("\n{}\n", self.summary_text(end, max_rate)))?;
-        if self.format == OutputFormat::Json {
-            if let Some(info) = &self.info {
-                let summary = SearchSummary {
-                    run: info.clone(),
-                    end,
-                    max_rate,
-                    slo: self.slo.clone(),
-                    precision: self.precision,
-                    steps: self.steps.clone(),
-                    max_speed: None,
-                };
-                Output::Stdout.json_line(&ResultLine::Search(summary))?;
+        if let (Some(info), true) = (&self.info, self.format == OutputFormat::Json || self.watch.is_some()) {
+            let summary = ResultLine::Search(SearchSummary {
+                run: info.clone(),
+                end,
+                max_rate,
+                slo: self.slo.clone(),
+                precision: self.precision,
+                steps: self.steps.clone(),
+                max_speed: None,
+            });
+            if self.format == OutputFormat::Json {
+                Output::Stdout.json_line(&summary)?;
+            }
+            if let Some(watch) = &self.watch {
+                watch.line(&summary);
             }
         }
         if let Some(path) = &bench.results.chart {

@@ -15,6 +15,7 @@ use super::{RunError, RunOutcome};
 use crate::cli::Bench;
 use crate::results::SweepStep;
 use crate::transport::tls::ClientTls;
+use crate::watch::Watch;
 use crate::workload::Workload;
 
 /// Runs the test once per step; a step that does not complete (a signal,
@@ -27,8 +28,10 @@ pub(super) fn run_steps(
     workload: Arc<dyn Workload>,
     runtime: &tokio::runtime::Runtime,
     interrupts: &Interrupts,
+    watch: Option<&Arc<Watch>>,
 ) -> Result<RunOutcome, RunError> {
     let mut sink = ResultSink::new(bench);
+    sink.watch_with(watch.cloned());
     let steps = &bench.general.sweep;
     if steps.is_empty() {
         let outcome = benchmark::run_benchmark(bench, threads, tls, workload, runtime, interrupts, &mut sink)?;

@@ -24,6 +24,9 @@ pub(super) struct ReportSchedule {
     next_report: Option<Instant>,
     /// `--hdr-log` without `--report-interval`: a collection each second.
     next_log: Option<Instant>,
+    /// A watch (`--metrics-listen`, `--web`, ...) without
+    /// `--report-interval`: an interval each second, handed to it.
+    next_watch: Option<Instant>,
     /// `--report-checkpoints`, sorted.
     checkpoints: std::iter::Peekable<std::vec::IntoIter<u64>>,
     /// `--time` plus `--forced-shutdown`'s grace period, in ns since the
@@ -36,8 +39,15 @@ pub(super) struct ReportSchedule {
 impl ReportSchedule {
     /// Report times count from the end of `--warmup-time`, which counts
     /// from the run's start: `--start-at`, which the clock started `late`
-    /// after, else the clock's start.
-    pub(super) fn new(general: &GeneralOptions, clock: Clock, forced_shutdown_s: Option<u32>, late: Duration) -> Self {
+    /// after, else the clock's start. `watched`: a watch wants the figures
+    /// as they come.
+    pub(super) fn new(
+        general: &GeneralOptions,
+        clock: Clock,
+        forced_shutdown_s: Option<u32>,
+        late: Duration,
+        watched: bool,
+    ) -> Self {
         let interval = general.report_interval.filter(|i| *i > 0).map(|i| Duration::from_secs(u64::from(i)));
         let late_ns = u64::try_from(late.as_nanos()).unwrap_or(u64::MAX);
         let start = clock.started().checked_sub(late).unwrap_or_else(|| clock.started());
@@ -50,7 +60,9 @@ impl ReportSchedule {
             warmup_end: (warmup_ns > 0).then_some(measured_from),
             interval,
             next_report: interval.map(|i| measured_from + i),
-            next_log: (general.hdr_log.is_some() && interval.is_none()).then(|| measured_from + LOG_EVERY),
+            // The watch's intervals are collected, and logged, each second.
+            next_log: (general.hdr_log.is_some() && interval.is_none() && !watched).then(|| measured_from + LOG_EVERY),
+            next_watch: (watched && interval.is_none()).then(|| measured_from + WATCH_EVERY),
             checkpoints: checkpoints.into_iter().peekable(),
             forced_at_ns: forced_shutdown_s.map(|s| since_clock(secs_to_ns(s))),
             time_end: general.time.map(|t| measured_from + Duration::from_secs(u64::from(t))),
@@ -73,13 +85,22 @@ impl ReportSchedule {
     fn next_wake(&mut self, clock: Clock) -> Option<Instant> {
         let at_ns = |ns: u64| clock.started() + Duration::from_nanos(ns);
         let checkpoint = self.checkpoints.peek().map(|&c| at_ns(c));
-        let due = [self.warmup_end, self.next_report, self.next_log, checkpoint, self.forced_at_ns.map(at_ns)];
+        let due = [
+            self.warmup_end,
+            self.next_report,
+            self.next_log,
+            self.next_watch,
+            checkpoint,
+            self.forced_at_ns.map(at_ns),
+        ];
         due.into_iter().flatten().min()
     }
 }
 
 /// `--hdr-log`'s interval when there is no `--report-interval`.
 const LOG_EVERY: Duration = Duration::from_secs(1);
+/// The watch's interval when there is no `--report-interval`.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) fn secs_to_ns(secs: u32) -> u64 {
     u64::from(secs) * 1_000_000_000
@@ -121,6 +142,7 @@ pub(super) fn supervise(
         // Loops that have finished no longer answer: the run is over.
         if ended == 0 {
             interim_if_due(reports, schedule, control, clock)?;
+            watch_if_due(reports, schedule, control, clock)?;
             log_if_due(reports, schedule, clock);
         }
         checkpoint_if_due(reports, schedule, control, clock)?;
@@ -153,6 +175,20 @@ fn log_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, clock: Clock
         reports.collect(clock.now_ns());
         schedule.next_log = Some(at + LOG_EVERY);
     }
+}
+
+fn watch_if_due(
+    reports: &mut Reports,
+    schedule: &mut ReportSchedule,
+    control: &RunControl,
+    clock: Clock,
+) -> Result<(), OutputError> {
+    let Some(at) = schedule.next_watch else { return Ok(()) };
+    if Instant::now() >= at {
+        reports.watch_tick(clock.now_ns(), control)?;
+        schedule.next_watch = Some(at + WATCH_EVERY);
+    }
+    Ok(())
 }
 
 fn interim_if_due(
@@ -217,13 +253,13 @@ mod tests {
     fn a_late_start_keeps_the_common_clock() {
         let late = Duration::from_millis(20);
         let (clock, options) = (Clock::start(), ["--time=6", "--report-interval=2", "--report-checkpoints=3"]);
-        let schedule = ReportSchedule::new(&general(&options), clock, Some(8), late);
+        let schedule = ReportSchedule::new(&general(&options), clock, Some(8), late, false);
         let start_at = clock.started() - late;
         assert_eq!(schedule.next_report, Some(start_at + TWO_S));
         assert_eq!(schedule.time_end, Some(start_at + 3 * TWO_S));
         assert_eq!(schedule.checkpoints.clone().collect::<Vec<_>>(), [2_980_000_000]);
         assert_eq!(schedule.forced_at_ns, Some(7_980_000_000));
-        let on_time = ReportSchedule::new(&general(&options[..2]), clock, None, Duration::ZERO);
+        let on_time = ReportSchedule::new(&general(&options[..2]), clock, None, Duration::ZERO, false);
         assert_eq!(on_time.next_report, Some(clock.started() + TWO_S));
     }
 
@@ -234,7 +270,7 @@ mod tests {
     fn the_report_due_at_the_end_of_time_is_owed() {
         let clock = Clock::start();
         let mut schedule =
-            ReportSchedule::new(&general(&["--time=6", "--report-interval=2"]), clock, None, Duration::ZERO);
+            ReportSchedule::new(&general(&["--time=6", "--report-interval=2"]), clock, None, Duration::ZERO, false);
         let at = |s: u64| clock.started() + Duration::from_secs(s);
         schedule.next_report = Some(at(6));
         assert!(schedule.last_report_owed(at(6)));
@@ -243,9 +279,10 @@ mod tests {
         assert!(!schedule.last_report_owed(at(7)), "not the last one within --time");
         schedule.next_report = Some(at(8));
         assert!(!schedule.last_report_owed(at(9)), "after --time");
-        let untimed = ReportSchedule::new(&general(&["--report-interval=2"]), clock, None, Duration::ZERO);
+        let untimed = ReportSchedule::new(&general(&["--report-interval=2"]), clock, None, Duration::ZERO, false);
         assert!(!untimed.last_report_owed(at(9)));
-        let uneven = ReportSchedule::new(&general(&["--time=5", "--report-interval=2"]), clock, None, Duration::ZERO);
+        let uneven =
+            ReportSchedule::new(&general(&["--time=5", "--report-interval=2"]), clock, None, Duration::ZERO, false);
         assert!(uneven.next_report == Some(at(2)) && !uneven.last_report_owed(at(5)));
     }
 }

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::counters::{ConnStats, Counters, QueryKind};
+use super::error_codes::ErrorCodes;
 use super::histogram::LatencyHistogram;
 #[cfg(test)]
 use super::kinds::KindStats;
@@ -117,6 +118,8 @@ pub struct IntervalBlock {
     pub latencies: Latencies,
     /// Indexed by the loop's own connection index.
     pub connections: Vec<ConnStats>,
+    /// The ignored errors that came with a server error code.
+    pub error_codes: ErrorCodes,
 }
 
 impl IntervalBlock {
@@ -125,6 +128,7 @@ impl IntervalBlock {
             counters: Counters::default(),
             latencies: Latencies::new(kind_names),
             connections: vec![ConnStats::default(); connections],
+            error_codes: ErrorCodes::default(),
         }
     }
 
@@ -134,12 +138,14 @@ impl IntervalBlock {
         self.counters.merge(&other.counters);
         self.latencies.merge(&other.latencies);
         merge_connections(&mut self.connections, &other.connections);
+        self.error_codes.merge(&other.error_codes);
     }
 
     pub fn reset(&mut self) {
         self.counters = Counters::default();
         self.latencies.reset();
         self.connections.fill(ConnStats::default());
+        self.error_codes.reset();
     }
 
     /// Nothing recorded: every record counts in the counters or a kind.
@@ -290,6 +296,15 @@ impl LoopStats {
     #[inline]
     pub fn record_error(&mut self) {
         self.pending.counters.errors += 1;
+    }
+
+    /// An error with the server's code `code`, ignored by
+    /// `--mysql-ignore-errors`: counted as [`record_error`](Self::record_error)
+    /// does, and by its code.
+    #[inline]
+    pub fn record_error_code(&mut self, code: u16) {
+        self.record_error();
+        self.pending.error_codes.record(code);
     }
 
     /// A lost connection opened again.
@@ -536,6 +551,8 @@ impl Totals {
 pub struct Collector {
     board: Arc<StatsBoard>,
     interval: Interval,
+    /// The last drained interval's errors by code.
+    interval_error_codes: ErrorCodes,
     totals: Totals,
 }
 
@@ -548,7 +565,7 @@ impl Collector {
             latencies: Latencies::new(kind_names),
             connections: vec![ConnStats::default(); connections],
         };
-        Collector { board, interval: Interval::new(kind_names), totals }
+        Collector { board, interval: Interval::new(kind_names), interval_error_codes: ErrorCodes::default(), totals }
     }
 
     pub fn board(&self) -> &Arc<StatsBoard> {
@@ -568,11 +585,13 @@ impl Collector {
     /// the totals.
     pub fn drain(&mut self) -> &Interval {
         self.interval.reset();
+        self.interval_error_codes.reset();
         let mut offset = 0;
         for slot in self.board.slots.iter() {
             let mut block = slot.lock();
             self.interval.counters.merge(&block.counters);
             self.interval.latencies.merge(&block.latencies);
+            self.interval_error_codes.merge(&block.error_codes);
             let n = block.connections.len();
             if let Some(mine) = self.totals.connections.get_mut(offset..offset + n) {
                 merge_connections(mine, &block.connections);
@@ -588,6 +607,11 @@ impl Collector {
     /// The last drained interval.
     pub fn interval(&self) -> &Interval {
         &self.interval
+    }
+
+    /// The last drained interval's ignored errors, by the server's code.
+    pub fn interval_error_codes(&self) -> &ErrorCodes {
+        &self.interval_error_codes
     }
 
     pub fn totals(&self) -> &Totals {

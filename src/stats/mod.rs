@@ -4,7 +4,9 @@
 //! - `histogram.rs` holds sysbench's 1024-bucket log histogram with its
 //!   exact bucket and percentile arithmetic ([`LatencyHistogram`]).
 //! - `counters.rs` has reads/writes/other/events/errors/reconnects
-//!   ([`Counters`]) and per-connection work ([`ConnStats`]).
+//!   ([`Counters`]) and per-connection work ([`ConnStats`]);
+//!   `error_codes.rs` the ignored errors by the server's code
+//!   ([`ErrorCodes`]).
 //! - `collector.rs` is how per-core event loops record without sharing
 //!   ([`LoopStats`]) and hand their data to the report thread once per
 //!   interval ([`StatsBoard`], [`Collector`]).
@@ -22,6 +24,7 @@
 
 pub(crate) mod collector;
 pub(crate) mod counters;
+pub(crate) mod error_codes;
 pub(crate) mod extra_report;
 pub(crate) mod hdr_log;
 pub(crate) mod histogram;
@@ -33,6 +36,7 @@ pub(crate) mod report;
 pub use collector::{Collector, LoopStats, StatsBoard};
 pub(crate) use collector::{Interval, Latencies, Recording};
 pub use counters::{ConnStats, Counters, QueryKind};
+pub use error_codes::ErrorCodes;
 pub(crate) use extra_report::{
     ClientCpuBlock, ClientDelay, ClientLoad, PerStatementBlock, PercentileBlock, RateSummary, ToleratedBlock,
 };

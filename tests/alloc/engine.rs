@@ -5,7 +5,8 @@
 //! allocator; with `--db-ps-mode=disable` too (statements rendered as
 //! COM_QUERY text, text-protocol rows); and with `--mysql-compression=on`
 //! (commands deflated or not through the transport, answers inflated); and
-//! for the 0.4/0.5 tests' scripts.
+//! for the 0.4/0.5 tests' scripts; and while the metrics endpoint
+//! (`--metrics-listen`) is scraped and fed the loop's intervals.
 //!
 //! Implementing `GlobalAlloc` needs `unsafe`; it lives in this test crate.
 
@@ -15,8 +16,10 @@ use std::cell::Cell;
 use wirebench::driver::IgnoreErrors;
 use wirebench::driver::{Budget, EventPipeline, RunControl};
 use wirebench::rand::{RandConfig, RandParams, Rng};
-use wirebench::stats::LoopStats;
+use wirebench::results::IntervalResult;
+use wirebench::stats::{Collector, LoopStats, StatsBoard};
 use wirebench::transport::Transport;
+use wirebench::watch::{IntervalTick, Watch, WatchSettings, WatchedCommand};
 use wirebench::workload::legacy::{LegacyOptions, LegacyTest, NontrxMode, Oltp04Mode};
 use wirebench::workload::{self, EmulatedStatement, OltpOptions, ScriptContext, Workload};
 use wirebench_protocol::command::ExecuteTemplate;
@@ -337,4 +340,123 @@ fn rate_schedule_allocates_nothing() {
     assert!(!control.is_stopped());
     assert!(control.queue_stats().length > 40_000, "{:?}", control.queue_stats());
     assert!(control.backlog().oldest_ns.is_some_and(|t| t < now - 300_000_000), "{:?}", control.backlog());
+}
+
+/// A scrape of `/metrics` at `address`: the body of a 200 answer.
+fn scrape(address: std::net::SocketAddr) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(address).ok()?;
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).ok()?;
+    answer.starts_with("HTTP/1.1 200 ").then(|| answer.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()))?
+}
+
+/// An interval line to fill in: the watch takes what the orchestration's
+/// result sink makes.
+const INTERVAL: &str = r#"{"threads":1,"time_s":0.0,"interval_s":0.002,"start_unix_s":0.0,
+  "counters":{"transactions":0,"queries":0,"reads":0,"writes":0,"others":0,"ignored_errors":0,"reconnects":0},
+  "rates":{"tps":0.0,"qps":0.0,"reads_per_s":0.0,"writes_per_s":0.0,"others_per_s":0.0,"ignored_errors_per_s":0.0,
+           "reconnects_per_s":0.0},
+  "latency_ms":{"count":0,"min":0.0,"avg":0.0,"max":0.0,"sum":0.0,"percentiles":[]},"statements":[]}"#;
+
+/// With `--metrics-listen` on, the loop's per-query path still allocates
+/// nothing: the report thread collects the loop's hand-overs and feeds
+/// the watch, a client scrapes `/metrics` all the while, and the loop
+/// (this thread) only answers the collector's requests, as it always does.
+#[test]
+fn the_metrics_endpoint_costs_the_loop_nothing() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    let settings = WatchSettings { listen: Some("127.0.0.1:0".parse().unwrap()), ..WatchSettings::default() };
+    let command = WatchedCommand { test: Some("oltp_read_write".to_owned()), ..WatchedCommand::default() };
+    let watch = Arc::new(Watch::start(&settings, command, |_| {}).unwrap().unwrap());
+    let address = watch.addresses()[0].0;
+    let board = StatsBoard::new(&[1]);
+    let (stop, fed, scraped) =
+        (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let reporter = {
+        let (watch, board, stop, fed) = (watch.clone(), board.clone(), stop.clone(), fed.clone());
+        std::thread::spawn(move || {
+            let mut collector = Collector::new(board);
+            let mut record: IntervalResult = serde_json::from_str(INTERVAL).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                collector.collect(std::time::Duration::from_millis(2));
+                let interval = collector.interval();
+                record.counters.transactions = interval.counters.events;
+                record.counters.reads = interval.counters.reads;
+                let tick = IntervalTick {
+                    record: &record,
+                    events: &interval.latencies.events,
+                    error_codes: collector.interval_error_codes(),
+                };
+                watch.interval(tick);
+                fed.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let scraper = {
+        let (stop, scraped) = (stop.clone(), scraped.clone());
+        std::thread::spawn(move || {
+            let mut last = None;
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(body) = scrape(address) {
+                    scraped.fetch_add(1, Ordering::Relaxed);
+                    last = Some(body);
+                }
+            }
+            last
+        })
+    };
+
+    let workload = oltp_read_write();
+    let (mut session, answers) = session(&*workload, 1, false);
+    let mut budget = Budget::new(RunControl::new(None, 1), None);
+    let mut stats = board.loop_stats(0);
+    let ignore = IgnoreErrors::List(vec![1213, 1020, 1205]);
+    let (mut out, mut input) = (Vec::with_capacity(64 * 1024), Vec::with_capacity(64 * 1024));
+    let mut now = 0u64;
+    let mut step = |now: &mut u64, stats: &mut LoopStats| {
+        session.fill(&mut out, *now, &mut budget).unwrap();
+        answers.answer(&out, &mut input, false);
+        out.clear();
+        *now += 1_000;
+        assert_eq!(session.on_input(&input, *now, stats, &ignore).unwrap(), input.len());
+        input.clear();
+        board.publish_if_requested(0, stats);
+    };
+    // Warm up: buffers reach their steady size, the loop has handed over.
+    for _ in 0..200 {
+        step(&mut now, &mut stats);
+    }
+    let (fed_before, scraped_before) = (fed.load(Ordering::Relaxed), scraped.load(Ordering::Relaxed));
+    let mut steps = 0u64;
+    let allocations = allocations_during(|| {
+        // Until the watch has had intervals and the endpoint scrapes while
+        // the loop ran.
+        while steps < 20_000
+            || fed.load(Ordering::Relaxed) < fed_before + 20
+            || scraped.load(Ordering::Relaxed) < scraped_before + 20
+        {
+            step(&mut now, &mut stats);
+            steps += 1;
+        }
+    });
+    board.publish(0, &mut stats);
+    stop.store(true, Ordering::Relaxed);
+    reporter.join().unwrap();
+    let last = scraper.join().unwrap().expect("a scrape");
+    assert_eq!(allocations, 0, "{allocations} allocations in {steps} transactions while the endpoint was scraped");
+    assert!(last.contains("wirebench_transactions_total{test=\"oltp_read_write\"}"), "{last}");
+    let shown: f64 = last
+        .lines()
+        .find(|l| l.starts_with("wirebench_transactions_total"))
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(shown > 0.0, "the endpoint shows the loop's transactions: {last}");
 }

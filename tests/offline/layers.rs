@@ -26,6 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "server_stats",
             "stats",
             "transport",
+            "watch",
             "workload",
         ],
     ),
@@ -42,6 +43,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "results",
             "server_stats",
             "transport",
+            "watch",
             "workload",
         ],
     ),
@@ -57,6 +59,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // --server-stats: its own connection, beside the driver.
     ("server_stats", &["client"]),
     ("results", &["server_stats", "stats"]),
+    // --metrics-listen, --metrics-push, --web, --report-html: fed by run.
+    ("watch", &["results", "server_stats", "stats"]),
     ("transport", &[]),
     // `capture import|info`: the wirebench-capture crate's format and imports, files and output.
     ("capture", &[]),

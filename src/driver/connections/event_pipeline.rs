@@ -367,7 +367,7 @@ impl EventPipeline {
                     let refused = RefusedCommand { error, sql: current.sql, format: current.format };
                     return Err(PipelineError::Server(Box::new(refused)));
                 }
-                stats.record_error();
+                stats.record_error_code(error.code);
                 stats.record_statement_error(current.kind.index());
             } else {
                 stats.record_query(QueryKind::classify(outcome.result_sets > 0, outcome.affected_rows));

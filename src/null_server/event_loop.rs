@@ -45,6 +45,8 @@ pub struct ServerLoopStats {
     pub quits: AtomicU64,
     /// Connections closed for their silence (`--wait-timeout`).
     pub timed_out: AtomicU64,
+    /// Connections ended, for any reason: all of their bytes handled.
+    pub closed: AtomicU64,
     /// The loop thread's Linux thread id, for its CPU time; 0 until known.
     pub tid: AtomicU32,
 }
@@ -129,9 +131,20 @@ fn spawn_connection(accepted: Accepted, id: u32, profile: Arc<ServerProfile>, st
     }
 }
 
+/// Serves one connection until it ends, and counts its end.
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    id: u32,
+    profile: Arc<ServerProfile>,
+    stats: Arc<ServerLoopStats>,
+) {
+    serve_until_closed(stream, id, profile, stats.clone()).await;
+    ServerLoopStats::add(&stats.closed, 1);
+}
+
 /// Serves one connection until the client leaves or breaks the protocol.
 /// Per batch: one read, one pass over every complete command, one write.
-async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+async fn serve_until_closed<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     id: u32,
     profile: Arc<ServerProfile>,

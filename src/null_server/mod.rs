@@ -127,6 +127,8 @@ pub struct NullServerStats {
     pub quits: u64,
     /// Connections closed for their silence (`wait_timeout`).
     pub timed_out: u64,
+    /// Connections ended, for any reason (a test waits for them).
+    pub closed: u64,
     /// CPU time of the event loop threads (user + system), when the platform tells.
     pub cpu_time: Option<Duration>,
 }
@@ -258,6 +260,7 @@ impl NullServer {
             stats.commands += loop_stats.commands.load(Ordering::Relaxed);
             stats.quits += loop_stats.quits.load(Ordering::Relaxed);
             stats.timed_out += loop_stats.timed_out.load(Ordering::Relaxed);
+            stats.closed += loop_stats.closed.load(Ordering::Relaxed);
             let spent = event_loop::schedstat_cpu_time(loop_stats.tid.load(Ordering::Relaxed));
             stats.cpu_time = stats.cpu_time.zip(spent).map(|(a, b)| a + b);
         }

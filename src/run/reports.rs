@@ -418,14 +418,18 @@ impl<'a> Reports<'a> {
     }
 
     /// `--warmup-time` ended at `now_ns`: everything collected until now
-    /// is dropped, and report times count from here.
+    /// is dropped, each loop counts from its answer to this collection (an
+    /// event it admitted before belongs to the warm-up, however late it
+    /// ends), and report times count from here.
     pub(super) fn end_warmup(&mut self, now_ns: u64) {
         if let Some(server) = self.server.as_mut() {
             server.ask();
         }
-        self.collect(now_ns);
+        let start = Instant::now();
+        self.collector.cut_warmup(COLLECT_TIMEOUT);
+        self.last_cut = (start, Instant::now());
+        self.took_interval(now_ns);
         self.warming = false;
-        self.collector.reset_totals();
         if let Some(server) = self.server.as_mut() {
             server.end_warmup(self.last_cut);
         }

@@ -154,17 +154,16 @@ pub(super) fn supervise(
     Ok(interrupts.first_signal().map_or(RunOutcome::Completed, RunOutcome::Interrupted))
 }
 
-/// `--warmup-time` is over: what ran until now is dropped, and from now on
-/// `--events` counts, as sysbench master checkpoints away its warm-up.
-/// The cut comes before `--events` counts, so that every counted event
-/// lands in the measured run (the report shows at least `--events`, plus
-/// those in flight at the cut); the other order loses the events that
-/// start and finish between the two.
+/// `--warmup-time` is over: what ran until now is dropped, as sysbench
+/// master checkpoints away its warm-up. Each loop's answer to this
+/// collection is its cut: the events it admits from then on take
+/// `--events` permits and are counted, those it admitted before belong to
+/// the warm-up however late they end, so the run counts exactly
+/// `--events`.
 fn end_warmup_if_due(reports: &mut Reports, schedule: &mut ReportSchedule, control: &RunControl, clock: Clock) {
     if schedule.warmup_end.is_some_and(|at| Instant::now() >= at) {
         schedule.warmup_end = None;
         reports.end_warmup(clock.now_ns());
-        control.end_warmup();
         reports.forget_tardiness(control);
     }
 }

@@ -176,6 +176,10 @@ pub struct LoopStats {
     statement_latency: Box<[HdrRecorder]>,
     /// The last request epoch this loop answered.
     answered: u64,
+    /// How many warm-up cuts this loop has passed (0 or 1): an event
+    /// admitted before the cut is stamped 0 and is not counted after it
+    /// ([`counts`](Self::counts)).
+    cut: u32,
     /// The counts handed over so far (for [`LoopStats::counters_so_far`]).
     handed_over: Counters,
 }
@@ -206,8 +210,35 @@ impl LoopStats {
                 false => Box::new([]),
             },
             answered: 0,
+            cut: 0,
             handed_over: Counters::default(),
         }
+    }
+
+    /// The loop's cut: the stamp of the events it admits now.
+    #[inline]
+    pub fn cut(&self) -> u32 {
+        self.cut
+    }
+
+    /// Whether what an event stamped `cut` at its admission does is
+    /// counted now: an event admitted in the warm-up belongs to it, however
+    /// late it ends, so that the measured run counts whole events only, and
+    /// each of them took an `--events` permit.
+    #[inline]
+    pub fn counts(&self, cut: u32) -> bool {
+        cut == self.cut
+    }
+
+    /// The warm-up is over for this loop: what it recorded since its last
+    /// hand-over belongs to the warm-up and is dropped here, not handed
+    /// over, so that a loop that answers after the collector has moved on
+    /// still cannot add warm-up events to the measured run.
+    fn pass_warmup_cut(&mut self) {
+        self.flush_latencies();
+        self.handed_over.merge(&self.pending.counters);
+        self.pending.reset();
+        self.cut += 1;
     }
 
     /// Moves the latencies recorded since the last hand-over into the
@@ -349,6 +380,9 @@ impl Slot {
 /// the collector's request counter. Share it with `Arc`.
 pub struct StatsBoard {
     requested: AtomicU64,
+    /// The request at which the warm-up ends ([`request_warmup_cut`](Self::request_warmup_cut));
+    /// `u64::MAX` until then.
+    warmup_cut: AtomicU64,
     slots: Box<[Slot]>,
     kind_names: &'static [&'static str],
     recording: Recording,
@@ -377,7 +411,8 @@ impl StatsBoard {
             .iter()
             .map(|&n| Slot { block: Mutex::new(IntervalBlock::new(n, kind_names)), answered: AtomicU64::new(0) })
             .collect();
-        Arc::new(StatsBoard { requested: AtomicU64::new(0), slots, kind_names, recording })
+        let (requested, warmup_cut) = (AtomicU64::new(0), AtomicU64::new(u64::MAX));
+        Arc::new(StatsBoard { requested, warmup_cut, slots, kind_names, recording })
     }
 
     /// The statement kinds the loops keep.
@@ -404,11 +439,25 @@ impl StatsBoard {
         true
     }
 
+    /// Asks every loop to hand over, as [`request`](Self::request), and
+    /// ends the warm-up there: each loop's answer to this request is its
+    /// cut ([`LoopStats::counts`]). Returns the request's epoch.
+    pub fn request_warmup_cut(&self) -> u64 {
+        // Only the collector's thread requests: the next epoch is ours.
+        let epoch = self.requested.load(Ordering::Relaxed) + 1;
+        self.warmup_cut.store(epoch, Ordering::Relaxed);
+        // Release: a loop that sees this epoch sees the cut too.
+        self.requested.fetch_add(1, Ordering::Release) + 1
+    }
+
     /// Hands loop `index`'s pending data over unconditionally; a loop does
     /// this once more when it finishes.
     pub fn publish(&self, index: usize, stats: &mut LoopStats) {
-        let epoch = self.requested.load(Ordering::Relaxed);
+        let epoch = self.requested.load(Ordering::Acquire);
         let Some(slot) = self.slots.get(index) else { return };
+        if stats.cut == 0 && epoch >= self.warmup_cut.load(Ordering::Relaxed) {
+            stats.pass_warmup_cut();
+        }
         stats.flush_latencies();
         stats.handed_over.merge(&stats.pending.counters);
         let mut block = slot.lock();
@@ -581,6 +630,18 @@ impl Collector {
         self.drain()
     }
 
+    /// The end of `--warmup-time`: asks the loops to hand over for the
+    /// last time in the warm-up ([`StatsBoard::request_warmup_cut`]),
+    /// waits up to `timeout`, drains, and starts the totals afresh. A loop
+    /// that answers later drops its warm-up tail itself.
+    pub fn cut_warmup(&mut self, timeout: Duration) -> &Interval {
+        let epoch = self.board.request_warmup_cut();
+        self.board.wait_answered(epoch, timeout);
+        self.drain();
+        self.reset_totals();
+        &self.interval
+    }
+
     /// Takes whatever the slots hold now as the next interval and adds it to
     /// the totals.
     pub fn drain(&mut self) -> &Interval {
@@ -667,6 +728,36 @@ mod tests {
         assert!(board.all_answered(epoch));
         assert_eq!(s.pending().counters, Counters::default());
         assert!(!board.publish_if_requested(0, &mut s));
+    }
+
+    /// Each loop's answer to the warm-up's last request is its cut: what
+    /// it recorded before is dropped, even when it answers after the
+    /// collector has drained and moved on, and what an event of the
+    /// warm-up does afterwards is no longer counted.
+    #[test]
+    fn the_warmup_cut_is_each_loops_answer() {
+        let board = StatsBoard::new(&[1, 1]);
+        let mut collector = Collector::new(Arc::clone(&board));
+        let (mut on_time, mut late) = (board.loop_stats(0), board.loop_stats(1));
+        on_time.record_event(0, 1_000, 1_000);
+        late.record_event(0, 1_000, 1_000);
+        assert!(on_time.counts(0) && late.counts(0));
+        let epoch = board.request_warmup_cut();
+        assert!(board.publish_if_requested(0, &mut on_time));
+        assert!(!board.all_answered(epoch));
+        collector.cut_warmup(Duration::ZERO);
+        assert_eq!(collector.totals().counters.events, 0);
+        late.record_event(0, 1_000, 1_000);
+        assert!(board.publish_if_requested(1, &mut late));
+        for stats in [&mut on_time, &mut late] {
+            assert_eq!((stats.cut(), stats.counts(0), stats.counts(1)), (1, false, true));
+            stats.record_event(0, 2_000, 2_000);
+        }
+        board.request();
+        board.publish_if_requested(0, &mut on_time);
+        board.publish_if_requested(1, &mut late);
+        collector.drain();
+        assert_eq!(collector.totals().counters.events, 2, "the warm-up's records are gone");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
@@ -214,7 +214,7 @@ fn fill(socket: &mut dyn Socket, input: &mut Vec<u8>) {
 }
 
 #[test]
-fn wirebench_client_logs_in_over_tcp_and_unix_socket() {
+fn the_client_logs_in_over_tcp_and_unix_socket() {
     let _serial = serial();
     let dir = TempDir::new("login");
     let server = start(&dir, 1);
@@ -369,7 +369,8 @@ fn a_client_leaving_mid_packet_is_dropped_quietly() {
         c.send(&batch);
         drop(c);
     }
-    std::thread::sleep(Duration::from_millis(100));
+    // The server has handled every byte of the six clients that left.
+    common::wait_until("the six connections closed", Duration::from_secs(20), || server.stats().closed == 6);
     for unix in [false, true] {
         let mut c = Client::login(&server, unix, true);
         assert_eq!(c.query("SELECT c FROM sbtest1 WHERE id=1").rows, 1);
@@ -526,12 +527,7 @@ fn run_serves_until_its_shutdown_future_completes() {
             let _ = stopped.await;
         })
     });
-    let mut tries = 0;
-    while UnixStream::connect(&path).is_err() {
-        tries += 1;
-        assert!(tries < 500, "the server did not come up");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until("the server to come up", Duration::from_secs(20), || UnixStream::connect(&path).is_ok());
     stop.send(()).unwrap();
     server.join().unwrap().unwrap();
     assert!(!path.exists(), "the socket file is removed on shutdown");
@@ -560,15 +556,12 @@ fn a_finished_run_closes_every_connection_with_com_quit() {
                 .output()
                 .expect("wirebench runs");
             assert!(out.status.success(), "--io={io}: {}", String::from_utf8_lossy(&out.stderr));
-            let deadline = Instant::now() + Duration::from_secs(5);
-            let (connections, quits) = loop {
-                let now = server.stats();
-                let delta = (now.connections - before.connections, now.quits - before.quits);
-                if delta.0 == delta.1 || Instant::now() > deadline {
-                    break delta;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            };
+            // A connection's quit is counted when the server has read it.
+            common::wait_until("the run's connections closed", Duration::from_secs(20), || {
+                server.stats().closed >= before.closed + 5
+            });
+            let now = server.stats();
+            let (connections, quits) = (now.connections - before.connections, now.quits - before.quits);
             assert_eq!(connections, 5, "--io={io} --pipeline={pipeline}");
             assert_eq!(quits, connections, "--io={io} --pipeline={pipeline}: every connection says goodbye");
         }

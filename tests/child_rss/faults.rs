@@ -14,44 +14,26 @@ use std::process::{Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{Ran, TestServer};
 use wirebench::client::Connection;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// What a run printed, how it ended and how long it took.
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
+/// A number from a run's report: `transactions:`, `reconnects:` ...
+fn counter(ran: &Ran, name: &str) -> u64 {
+    ran.stdout
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in:\n{ran}"))
 }
 
-impl Ran {
-    fn from(output: Output, took: Duration) -> Ran {
-        Ran {
-            code: output.status.code(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            took,
-        }
-    }
-
-    /// A number from the report: `transactions:`, `reconnects:` ...
-    fn counter(&self, name: &str) -> u64 {
-        self.stdout
-            .lines()
-            .find_map(|l| l.trim_start().strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in:\n{self}"))
-    }
-}
-
-impl std::fmt::Display for Ran {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit {:?} after {:?}\n--- stdout\n{}--- stderr\n{}", self.code, self.took, self.stdout, self.stderr)
-    }
+/// A spawned run's output as [`Ran`] says it.
+fn ran(output: Output, took: Duration) -> Ran {
+    let (stdout, stderr) = (common::text(&output.stdout), common::text(&output.stderr));
+    Ran { command: "wirebench".to_owned(), code: output.status.code(), stdout, stderr, took }
 }
 
 fn words(line: &str) -> Vec<String> {
@@ -107,18 +89,11 @@ static READ_ASIDE: Mutex<std::collections::BTreeMap<u32, std::thread::JoinHandle
 
 fn wait(child: std::process::Child, started: Instant) -> Ran {
     let reader = READ_ASIDE.lock().unwrap().remove(&child.id());
+    let mut output = child.wait_with_output().expect("wirebench ends");
     if let Some(reader) = reader {
-        let mut output = child.wait_with_output().expect("wirebench ends");
         output.stdout = reader.join().unwrap();
-        return Ran::from(output, started.elapsed());
     }
-    let output = child.wait_with_output().expect("wirebench ends");
-    Ran::from(output, started.elapsed())
-}
-
-fn wirebench(line: &str) -> Ran {
-    let (child, started) = spawn(line);
-    wait(child, started)
+    ran(output, started.elapsed())
 }
 
 fn connect_args(server: &TestServer) -> String {
@@ -132,13 +107,15 @@ fn connect_args(server: &TestServer) -> String {
 fn prepare_table(server: &TestServer, rows: u32) {
     let connect = connect_args(server);
     for command in ["cleanup", "prepare"] {
-        let ran = wirebench(&format!("oltp_read_write {connect} --tables=1 --table-size={rows} {command}"));
+        let ran = common::run_wirebench(&words(&format!(
+            "oltp_read_write {connect} --tables=1 --table-size={rows} {command}"
+        )));
         assert_eq!(ran.code, Some(0), "{command}: {ran}");
     }
 }
 
 fn drop_table(server: &TestServer) {
-    let ran = wirebench(&format!("oltp_read_write {} --tables=1 cleanup", connect_args(server)));
+    let ran = common::run_wirebench(&words(&format!("oltp_read_write {} --tables=1 cleanup", connect_args(server))));
     assert_eq!(ran.code, Some(0), "cleanup: {ran}");
 }
 
@@ -197,7 +174,9 @@ fn a_fatal_sql_error_names_the_statement() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let connect = connect_args(&server);
     drop_table(&server);
-    let ran = wirebench(&format!("oltp_point_select {connect} --tables=1 --time=5 --db-ps-mode=disable run"));
+    let ran = common::run_wirebench(&words(&format!(
+        "oltp_point_select {connect} --tables=1 --time=5 --db-ps-mode=disable run"
+    )));
     assert_eq!(ran.code, Some(1), "{ran}");
     let expected = "FATAL: mysql_drv_query() returned error 1146 (Table 'sbtest.sbtest1' doesn't exist) for query \
                     'SELECT c FROM sbtest1 WHERE id=?', in an event of oltp_point_select on ";
@@ -235,12 +214,8 @@ fn wait_measured(child: std::process::Child, started: Instant) -> (Ran, u64) {
     let took = started.elapsed();
     let (stdout, stderr) = readers.join().unwrap();
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    let ran = Ran {
-        code,
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        took,
-    };
+    let (stdout, stderr) = (common::text(&stdout), common::text(&stderr));
+    let ran = Ran { command: "wirebench".to_owned(), code, stdout, stderr, took };
     (ran, usage.ru_maxrss as u64)
 }
 
@@ -315,7 +290,7 @@ fn a_frozen_server_cuts_the_run_at_its_time() {
         drop(freeze);
         assert_eq!(ran.code, Some(2), "{backend}: {ran}");
         assert!(ran.took < Duration::from_millis(4_500), "{backend}: 2 s + 1 s to answer + set-up: {ran}");
-        assert!(ran.counter("transactions:") > 0, "{backend}: {ran}");
+        assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
         let cut =
             "wirebench: the run was cut 1.0 s after --time=2: 4 connection(s) still waited for the server's answer";
         assert!(ran.stderr.lines().any(|l| l.starts_with(cut)), "{backend}: {ran}");
@@ -368,12 +343,13 @@ fn timed_out_connections_reconnect_when_2013_is_ignored() {
         let (child, started) = spawn(&line);
         let child = wait_for_threads_started(child);
         let freeze = Freeze::start(&server);
+        // sleep: the server stays frozen past --mysql-read-timeout=1, the fault under test.
         std::thread::sleep(Duration::from_millis(2_500));
         drop(freeze);
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
-        assert!(ran.counter("reconnects:") >= 2, "{backend}: {ran}");
-        assert!(ran.counter("transactions:") > 0, "{backend}: {ran}");
+        assert!(counter(&ran, "reconnects:") >= 2, "{backend}: {ran}");
+        assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
         assert!(ran.took < Duration::from_secs(7), "{backend}: {ran}");
     }
     drop_table(&server);
@@ -453,8 +429,8 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
         assert!(ran.took < Duration::from_millis(3_500), "{backend}: {ran}");
-        assert_eq!(ran.counter("reconnects:"), 0, "{backend}: {ran}");
-        assert!(ran.counter("transactions:") > 0, "{backend}: {ran}");
+        assert_eq!(counter(&ran, "reconnects:"), 0, "{backend}: {ran}");
+        assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
         let failed = ran
             .stdout
             .lines()
@@ -529,7 +505,7 @@ fn a_server_resetting_every_connection_over_a_unix_socket_ends_with_the_run() {
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
         assert!(ran.took < Duration::from_millis(4_500), "{backend}: {ran}");
-        assert!(ran.counter("reconnects:") > 100, "{backend}: {ran}");
+        assert!(counter(&ran, "reconnects:") > 100, "{backend}: {ran}");
     }
     drop(null);
     let _ = std::fs::remove_dir_all(&dir);
@@ -591,6 +567,7 @@ mod in_memory {
         let mut sink = [0u8; 64 * 1024];
         while Instant::now() < until {
             match fake {
+                // sleep: a deaf server reads nothing, the fault under test.
                 Fake::Deaf | Fake::AnswersOnceDeaf => std::thread::sleep(Duration::from_millis(50)),
                 Fake::Mute => match stream.read(&mut sink) {
                     Ok(0) => return,

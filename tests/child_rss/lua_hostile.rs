@@ -91,6 +91,7 @@ fn serve(mut stream: impl Read + Write, how: Misbehaviour) -> std::io::Result<()
         }
         // A packet out of sequence, then bytes that frame nothing.
         Misbehaviour::Garbage => stream.write_all(&[0x02, 0x00, 0x00, 0x09, 0xfd, b'h', 0xff, 0x17])?,
+        // sleep: a server that stalls, the fault under test.
         Misbehaviour::Stall => std::thread::sleep(Duration::from_secs(30)),
         Misbehaviour::Reset => return Ok(()),
         Misbehaviour::HostileError => {

@@ -80,6 +80,7 @@ impl OwnMariaDb {
         while self.pid().is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
             && Instant::now() < until
         {
+            // sleep: polls for the crashed mariadbd's exit (not our child).
             std::thread::sleep(Duration::from_millis(100));
         }
         let out = self.script("start");
@@ -282,12 +283,126 @@ pub fn serial() -> MutexGuard<'static, ()> {
     lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The path of the wirebench binary under test, for a test that runs it
+/// under another program (taskset, strace, a shell).
+pub const WIREBENCH: &str = env!("CARGO_BIN_EXE_wirebench");
+
 /// The wirebench binary under test, its stdin closed (a test that means to
 /// feed it replaces that).
 pub fn wirebench() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+    let mut command = Command::new(WIREBENCH);
     command.stdin(Stdio::null());
     command
+}
+
+/// `wirebench ARGS`, run to its end: see [`run`].
+pub fn run_wirebench<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Ran {
+    run(wirebench().args(args))
+}
+
+/// How a child ran: its exit, its output as text, how long it took, and
+/// its command line, which every failure message names.
+pub struct Ran {
+    pub command: String,
+    /// `None` when it was killed (at its time limit, or by a signal).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+impl Ran {
+    pub fn succeeded(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// Its stdout; a run that failed fails the test, naming its command
+    /// line, its exit and its output.
+    #[track_caller]
+    pub fn ok(self) -> String {
+        assert!(self.succeeded(), "{self}");
+        self.stdout
+    }
+
+    /// The run itself, which must have succeeded (as [`ok`](Self::ok)).
+    #[track_caller]
+    pub fn expect_success(self) -> Ran {
+        assert!(self.succeeded(), "{self}");
+        self
+    }
+
+    /// Its stderr, which must come with exit `code`.
+    #[track_caller]
+    pub fn failed_with(self, code: i32) -> String {
+        assert_eq!(self.code, Some(code), "{self}");
+        self.stderr
+    }
+}
+
+impl std::fmt::Display for Ran {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let exit = self.code.map_or("killed".to_owned(), |code| format!("exit {code}"));
+        write!(f, "{}: {exit} after {:?}\nstdout:\n{}\nstderr:\n{}", self.command, self.took, self.stdout, self.stderr)
+    }
+}
+
+/// Runs `command` to its end, its stdout and stderr captured as text.
+pub fn run(command: &mut Command) -> Ran {
+    run_within(command, Duration::MAX)
+}
+
+/// Runs `command`, killing it once `limit` has passed (a run that does not
+/// end is then the failure, not a hung suite): `code` is `None` then.
+pub fn run_within(command: &mut Command, limit: Duration) -> Ran {
+    use std::io::Read;
+    let shown = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let started = Instant::now();
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            text(&bytes)
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let status = match limit {
+        Duration::MAX => Some(child.wait().expect("wait for the child")),
+        limit => exit_within(&mut child, limit).map(|(status, _)| status),
+    };
+    let (stdout, stderr) = (stdout.join().expect("stdout"), stderr.join().expect("stderr"));
+    Ran { command: shown, code: status.and_then(|s| s.code()), stdout, stderr, took: started.elapsed() }
+}
+
+/// The cores this process may run on, from /proc (not from the code
+/// under test).
+pub fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).expect("Cpus_allowed_list").trim();
+    let mut cpus = Vec::new();
+    for item in list.split(',') {
+        let (a, b) = item.split_once('-').unwrap_or((item, item));
+        cpus.extend(a.parse::<usize>().expect("a cpu")..=b.parse::<usize>().expect("a cpu"));
+    }
+    cpus
+}
+
+/// `--cpus=` for a run on two loops (one where the process may use one
+/// core only).
+pub fn two_loops() -> String {
+    let cpus: Vec<String> = allowed_cpus().iter().take(2).map(usize::to_string).collect();
+    format!("--cpus={}", cpus.join(","))
 }
 
 /// A child's output as text (lossy: a stray byte must not hide the rest).
@@ -361,8 +476,66 @@ pub fn wait_until(what: &str, deadline: Duration, mut ready: impl FnMut() -> boo
     let started = Instant::now();
     while !ready() {
         assert!(started.elapsed() < deadline, "waited {deadline:?} for {what}");
+        // sleep: the poll of the one wait for an event.
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Waits for `child` to exit, for at most `limit`: its status and how long
+/// it took, or `None` (the child killed and reaped) when it ran on.
+pub fn exit_within(child: &mut std::process::Child, limit: Duration) -> Option<(std::process::ExitStatus, Duration)> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            return Some((status, started.elapsed()));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        // sleep: polls for the child's exit (std has no wait with a timeout).
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Kills the connections of `run` (a child, its stdout piped) on the
+/// server `rounds` times once it runs: after its "Threads started!" (a
+/// connection lost while it sets up is fatal, as in sysbench), each time
+/// once `connections` of them are open that were not killed before (after
+/// a kill: the run has reconnected). `open_ids` lists the run's
+/// connections on the server, `kill` kills one. Stops early if the run
+/// ends (its output then says why). Returns the ids killed, and the run's
+/// stdout as it comes ([`StdoutWatch::rest`] once it has ended).
+pub fn kill_once_connected(
+    run: &mut std::process::Child,
+    (rounds, connections): (usize, usize),
+    mut open_ids: impl FnMut() -> Vec<String>,
+    mut kill: impl FnMut(&str),
+) -> (Vec<String>, StdoutWatch) {
+    let stdout = StdoutWatch::new(run);
+    stdout.wait_for_line("Threads started!", Duration::from_secs(60));
+    let mut killed: Vec<String> = Vec::new();
+    for round in 1..=rounds {
+        let mut ids = Vec::new();
+        let started = Instant::now();
+        while ids.len() < connections || ids.iter().any(|id| killed.contains(id)) {
+            if run.try_wait().expect("wait for the run").is_some() {
+                return (killed, stdout);
+            }
+            ids = open_ids();
+            let waited = started.elapsed();
+            assert!(
+                waited < Duration::from_secs(20),
+                "round {round}: after {waited:?}, {ids:?} open, {killed:?} killed"
+            );
+            // sleep: the poll of a wait for an event (as in wait_until).
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        ids.iter().for_each(|id| kill(id));
+        killed.extend(ids);
+    }
+    (killed, stdout)
 }
 
 /// What `attempt` gives in the first of three runs that succeeds, for a

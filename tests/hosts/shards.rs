@@ -238,15 +238,13 @@ impl TestSshd {
     }
 
     fn wait_until_listening(&mut self) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        common::wait_until("sshd to listen", Duration::from_secs(10), || {
             // Another process may have taken the port between its choice and sshd's bind.
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!("sshd exited ({status}) before listening on port {}:\n{}", self.port, self.log());
             }
-            assert!(std::time::Instant::now() < deadline, "sshd does not listen after 10 s:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+        });
     }
 
     fn log(&self) -> String {
@@ -318,8 +316,8 @@ fn ssh_script_runs_one_shard_per_host() {
         .args(["-o", out.to_str().unwrap(), "-d", "3", "127.0.0.1", "localhost", "--"])
         .args(with(&["--events=200", "--time=0", "run"]))
         .env("WIREBENCH_SSH", sshd.ssh_command())
-        .env("WIREBENCH", env!("CARGO_BIN_EXE_wirebench"))
-        .env("WIREBENCH_LOCAL", env!("CARGO_BIN_EXE_wirebench"))
+        .env("WIREBENCH", common::WIREBENCH)
+        .env("WIREBENCH_LOCAL", common::WIREBENCH)
         .stdout(std::process::Stdio::piped())
         .output()
         .unwrap();

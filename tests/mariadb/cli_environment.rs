@@ -6,49 +6,32 @@
 use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use common::ScratchDir;
+use common::{Ran, ScratchDir};
 
-const WIREBENCH: &str = env!("CARGO_BIN_EXE_wirebench");
+use common::WIREBENCH;
 
-fn wirebench(args: &[&str]) -> Output {
-    common::wirebench().args(args).stdin(Stdio::null()).output().unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The cores this process may run on, from /proc (not from the code
-/// under test).
-fn allowed_cpus() -> Vec<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim();
-    let mut cpus = Vec::new();
-    for item in list.split(',') {
-        let (a, b) = item.split_once('-').unwrap_or((item, item));
-        cpus.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap());
-    }
-    cpus
+fn stderr(out: &Ran) -> String {
+    out.stderr.clone()
 }
 
 #[test]
 fn cpus_outside_the_affinity_are_refused_for_runs_and_the_null_server() {
-    let outside = (allowed_cpus().iter().max().unwrap() + 1).to_string();
+    let outside = (common::allowed_cpus().iter().max().unwrap() + 1).to_string();
     let cpus = format!("--cpus={outside}");
-    let run = wirebench(&["oltp_read_write", "--mysql-dry-run", "--time=1", &cpus, "run"]);
+    let run = common::run_wirebench(&["oltp_read_write", "--mysql-dry-run", "--time=1", &cpus, "run"]);
     let message = stderr(&run);
-    assert_eq!(run.status.code(), Some(1), "{message}");
+    assert_eq!(run.code, Some(1), "{message}");
     assert!(
         message.contains(&format!("--cpus: this process may not run on cpu {outside}; it may run on cpus ")),
         "{message}"
     );
-    assert!(!String::from_utf8_lossy(&run.stdout).contains("Threads started"), "refused before the run starts");
+    assert!(!&run.stdout.contains("Threads started"), "refused before the run starts");
 
-    let server = wirebench(&["null-server", "--listen=127.0.0.1:0", &cpus]);
+    let server = common::run_wirebench(&["null-server", "--listen=127.0.0.1:0", &cpus]);
     let message = stderr(&server);
-    assert_eq!(server.status.code(), Some(1), "{message}");
+    assert_eq!(server.code, Some(1), "{message}");
     assert!(message.contains(&format!("cannot run on cpu {outside}: this process may run on cpus")), "{message}");
 }
 
@@ -86,13 +69,13 @@ fn the_password_is_hidden_from_ps() {
 /// cron job, `setsid`): one line saying what to do instead.
 #[test]
 fn a_bare_password_without_a_terminal_is_refused() {
-    let out = Command::new("setsid")
-        .args(["-w", WIREBENCH, "oltp_point_select", "--mysql-password", "--mysql-host=127.0.0.1", "cleanup"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = common::run(
+        Command::new("setsid")
+            .args(["-w", WIREBENCH, "oltp_point_select", "--mysql-password", "--mysql-host=127.0.0.1", "cleanup"])
+            .stdin(Stdio::null()),
+    );
     let message = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{message}");
+    assert_eq!(out.code, Some(1), "{message}");
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(
         message.starts_with(
@@ -122,16 +105,9 @@ fn my_cnf_and_mysql_pwd_log_in_to_mariadb() {
     let home = ScratchDir::new("env-home");
     home.write(".my.cnf", &format!("[client]\nhost={}\nport={}\n[wirebench]\nuser=sbtest\n", server.host, server.port));
     let login = |pwd: &str, extra: &[&str]| {
-        let out = common::wirebench()
-            .args(["oltp_point_select", NO_SUCH_DB])
-            .args(extra)
-            .arg("cleanup")
-            .env("HOME", &home.0)
-            .env("MYSQL_PWD", pwd)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        stderr(&out)
+        let mut command = common::wirebench();
+        command.args(["oltp_point_select", NO_SUCH_DB]).args(extra).arg("cleanup");
+        common::run(command.env("HOME", &home.0).env("MYSQL_PWD", pwd)).stderr
     };
     let message = login("sbtest", &[]);
     assert!(logged_in(&message), "{message}");

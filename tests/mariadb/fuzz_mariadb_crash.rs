@@ -99,7 +99,7 @@ async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() 
 
     let mut replay = vec!["fuzz-replay".to_owned(), REPRODUCER.to_owned()];
     replay.extend(server_args(&server));
-    let (code, out) = run(env!("CARGO_BIN_EXE_wirebench"), &replay);
+    let (code, out) = run(common::WIREBENCH, &replay);
     eprintln!("{out}");
     assert_eq!(code, Some(3), "the replay must crash MariaDB again:\n{out}");
     assert!(out.contains("  login -> OK\n"), "the login is sent: {out}");
@@ -113,8 +113,7 @@ async fn the_saved_mariadb_crash_replays_and_its_python_script_crashes_it_too() 
     .await
     .unwrap();
     empty_the_database(server.port).await;
-    let (code, script) =
-        run(env!("CARGO_BIN_EXE_wirebench"), &[replay[0].clone(), replay[1].clone(), "--emit=python".into()]);
+    let (code, script) = run(common::WIREBENCH, &[replay[0].clone(), replay[1].clone(), "--emit=python".into()]);
     assert_eq!(code, Some(0), "{script}");
     let path = server.dir.join("repro.py");
     std::fs::write(&path, script).unwrap();

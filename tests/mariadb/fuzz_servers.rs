@@ -6,20 +6,11 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{ScratchDir, TestServer};
+use common::{Ran, ScratchDir, TestServer};
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::command::{encode_ping, encode_query};
 use wirebench_protocol::handshake::HandshakeResponse41;
 use wirebench_protocol::Capabilities;
-
-fn wirebench(args: &[String]) -> (Option<i32>, String, String) {
-    let out = common::wirebench().args(args).output().expect("run wirebench");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
@@ -33,7 +24,7 @@ fn survives(mut args: Vec<String>, dir: &Path) -> String {
         "--threads=4".into(),
         "--rand-seed=5".into(),
     ]);
-    let (code, stdout, stderr) = wirebench(&args);
+    let Ran { code, stdout, stderr, .. } = common::run_wirebench(&args);
     assert_eq!(code, Some(0), "the server must survive:\n{stdout}\n{stderr}");
     assert!(stdout.contains("    failures:            0\n"), "{stdout}");
     std::fs::read_to_string(dir.join("states.txt")).unwrap()
@@ -87,7 +78,7 @@ fn a_replayed_session_logs_in_to_mariadb_and_the_server_survives() {
     let file = dir.write("select.repro", &well_formed_reproducer());
     let mut replay = vec!["fuzz-replay".to_owned(), file.display().to_string()];
     replay.extend(connection);
-    let (code, stdout, stderr) = wirebench(&replay);
+    let Ran { code, stdout, stderr, .. } = common::run_wirebench(&replay);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     for line in ["  login -> OK", "  COM_PING -> OK", "  COM_QUERY -> result set", "the server survived"] {
         assert!(stdout.contains(line), "{line:?} missing:\n{stdout}");
@@ -114,7 +105,7 @@ fn a_wrong_password_fuzzes_mariadb_before_the_login_and_finds_nothing() {
         "--time=5",
         &format!("--fuzz-dir={}", dir.0.display()),
     ]);
-    let (code, stdout, stderr) = wirebench(&args);
+    let Ran { code, stdout, stderr, .. } = common::run_wirebench(&args);
     assert_eq!(code, Some(0), "ERR 1045 is no finding:\n{stdout}\n{stderr}");
     assert!(stderr.contains("(pre-auth mode): the server refuses the login ("), "{stderr}");
     assert!(stderr.contains("keep getting ERR 1045"), "{stderr}");

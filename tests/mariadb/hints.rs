@@ -8,38 +8,38 @@
 //! start (docs.rs) cleans up before and after it runs; the files take
 //! turns at the server.
 
-use crate::common::{self, text};
-
-use std::process::Output;
+use crate::common::{self, Ran};
 
 use common::TestServer;
 
 const DB: &str = "sbtest_quickstart";
 
-fn wirebench(server: &TestServer, args: &[&str]) -> Output {
+/// `oltp_read_only --table-size=100 OPTIONS LOGIN COMMAND` against the test
+/// server: `args` are the options, then the command.
+fn read_only(server: &TestServer, args: &[&str]) -> Ran {
     let (options, command) = args.split_at(args.len() - 1);
     let mut all: Vec<String> = ["oltp_read_only", "--table-size=100"].iter().map(|s| (*s).to_owned()).collect();
     all.extend(options.iter().map(|s| (*s).to_owned()));
     all.extend(server.login_args(DB));
     all.extend(command.iter().map(|s| (*s).to_owned()));
-    common::wirebench().args(&all).output().expect("wirebench runs")
+    common::run_wirebench(&all)
 }
 
-fn failed(output: Output, what: &str) -> String {
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{what} must fail: {}\n{stderr}", text(&output.stdout));
+fn failed(output: Ran, what: &str) -> String {
+    let stderr = output.stderr.clone();
+    assert_eq!(output.code, Some(1), "{what} must fail: {}\n{stderr}", output.stdout.clone());
     stderr
 }
 
 #[test]
 fn prepare_twice_and_more_tables_than_prepared_say_what_to_do() {
     let Some(server) = TestServer::find() else { return };
-    let cleanup = wirebench(&server, &["--tables=8", "cleanup"]);
-    assert!(cleanup.status.success(), "{}", text(&cleanup.stderr));
-    let prepared = wirebench(&server, &["--tables=2", "prepare"]);
-    assert!(prepared.status.success(), "{}", text(&prepared.stderr));
+    let cleanup = read_only(&server, &["--tables=8", "cleanup"]);
+    assert!(cleanup.succeeded(), "{}", cleanup.stderr.clone());
+    let prepared = read_only(&server, &["--tables=2", "prepare"]);
+    assert!(prepared.succeeded(), "{}", prepared.stderr.clone());
 
-    let again = failed(wirebench(&server, &["--tables=2", "prepare"]), "a second prepare");
+    let again = failed(read_only(&server, &["--tables=2", "prepare"]), "a second prepare");
     assert!(again.contains("ERROR 1050 (42S01): Table 'sbtest"), "{again}");
     assert!(
         again.contains("already exists; the test's tables are there from an earlier prepare: run cleanup"),
@@ -49,12 +49,12 @@ fn prepare_twice_and_more_tables_than_prepared_say_what_to_do() {
     let fewer = "the database has sbtest1 to sbtest2 only: they were prepared with --tables=2 and this run has \
                  --tables=4; run with --tables=2, or run cleanup with --tables=2, then prepare with --tables=4";
     for mode in ["--db-ps-mode=auto", "--db-ps-mode=disable"] {
-        let run = failed(wirebench(&server, &["--tables=4", mode, "--events=200", "run"]), mode);
+        let run = failed(read_only(&server, &["--tables=4", mode, "--events=200", "run"]), mode);
         assert!(run.contains("ERROR 1146") || run.contains("error 1146"), "{mode}: {run}");
         assert!(run.contains(fewer), "{mode}: {run}");
     }
-    let cleanup = wirebench(&server, &["--tables=8", "cleanup"]);
-    assert!(cleanup.status.success(), "{}", text(&cleanup.stderr));
-    let none = failed(wirebench(&server, &["--tables=4", "--events=200", "run"]), "a run with no tables");
+    let cleanup = read_only(&server, &["--tables=8", "cleanup"]);
+    assert!(cleanup.succeeded(), "{}", cleanup.stderr.clone());
+    let none = failed(read_only(&server, &["--tables=4", "--events=200", "run"]), "a run with no tables");
     assert!(none.contains("the database has none of the test's sbtestN tables: run prepare"), "{none}");
 }

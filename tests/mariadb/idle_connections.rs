@@ -7,9 +7,9 @@
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::common::{rows, serial, OwnMariaDb, ScratchDir, TestServer};
+use crate::common::{self, rows, serial, OwnMariaDb, ScratchDir, TestServer};
 use serde_json::Value;
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench::transport::{client_tls, SslMode, TlsOptions};
@@ -23,8 +23,9 @@ fn null_server(wait_timeout: Option<Duration>) -> NullServer {
     NullServer::start(config).unwrap()
 }
 
-fn wirebench_at(server: &NullServer) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wirebench"));
+/// wirebench, logged in to the null server `server`.
+fn at_null_server(server: &NullServer) -> Command {
+    let mut command = common::wirebench();
     command
         .args(["--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest", "--table-size=100"])
         .arg(format!("--mysql-port={}", server.local_addr().unwrap().port()));
@@ -32,7 +33,7 @@ fn wirebench_at(server: &NullServer) -> Command {
 }
 
 fn run(server: &NullServer, args: &[&str]) -> Output {
-    wirebench_at(server).args(args).output().expect("wirebench runs")
+    at_null_server(server).args(args).output().expect("wirebench runs")
 }
 
 /// Standard output of a run that succeeded.
@@ -140,7 +141,7 @@ fn shards_split_idle_connections_and_merge_adds_them_up() {
     let dir = ScratchDir::new("idle-shards");
     let shards: Vec<(usize, Child)> = (0..2)
         .map(|i| {
-            let child = wirebench_at(&server)
+            let child = at_null_server(&server)
                 .args(["oltp_point_select", "--threads=4", "--time=3", "--idle-connections=101", "--format=json"])
                 .arg(format!("--shard={i}/2"))
                 .arg(format!("--start-at={start:.3}"))
@@ -160,7 +161,7 @@ fn shards_split_idle_connections_and_merge_adds_them_up() {
         assert_eq!([count(&result, "wanted"), count(&result, "open")], [wanted, wanted], "shard {i}: {result}");
         files.push(dir.write(&format!("shard-{i}.json"), &stdout));
     }
-    let merged = Command::new(env!("CARGO_BIN_EXE_wirebench")).arg("merge").arg("--format=json").args(&files).output();
+    let merged = common::wirebench().arg("merge").arg("--format=json").args(&files).output();
     let merged = final_result(&succeeded(&merged.unwrap()));
     assert_eq!([count(&merged, "wanted"), count(&merged, "open"), count(&merged, "lost")], [101, 101, 0]);
 }
@@ -176,7 +177,7 @@ fn bad_values_are_refused() {
         ("--idle-connect-rate=0", "from 1 to 1000000"),
     ];
     for (option, expected) in cases {
-        let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+        let out = common::wirebench()
             .args(["oltp_point_select", "--mysql-host=127.0.0.1", "--mysql-port=9", option, "run"])
             .output()
             .unwrap();
@@ -185,7 +186,7 @@ fn bad_values_are_refused() {
         assert!(stderr.contains(expected), "{option}: {stderr}");
         assert!(!stderr.contains("Can't connect"), "{option} refused only once connecting: {stderr}");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let out = common::wirebench()
         .args(["oltp_point_select", "--mysql-dry-run", "--time=1", "--idle-connections=5", "run"])
         .output()
         .unwrap();
@@ -238,7 +239,7 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
     };
     let dir = ScratchDir::new("idle-mariadb");
     let script = dir.write("select_one.lua", SELECT_ONE);
-    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let child = common::wirebench()
         .arg(&script)
         .args(server.login_args("sbtest"))
         .args(["--threads=2", "--time=10", "--idle-connections=20", "--idle-ping-interval=60", "--format=json"])
@@ -248,15 +249,11 @@ fn mariadb_idle_connections_killed_are_logged_in_again() {
         .spawn()
         .unwrap();
     // Ours: the child's sessions asleep, once all 20 are in.
-    let deadline = Instant::now() + Duration::from_secs(8);
-    let ours = loop {
-        let ours: Vec<String> = ids_of(&mut admin, child.id()).into_iter().collect();
-        if ours.len() >= 20 || Instant::now() > deadline {
-            break ours;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert!(ours.len() >= 20, "only {} idle sessions seen on the server", ours.len());
+    let mut ours: Vec<String> = Vec::new();
+    common::wait_until("the 20 idle sessions on the server", Duration::from_secs(20), || {
+        ours = ids_of(&mut admin, child.id()).into_iter().collect();
+        ours.len() >= 20
+    });
     for id in ours.iter().take(20) {
         runtime.block_on(admin.query_drop(&format!("KILL CONNECTION {id}"))).unwrap();
     }
@@ -312,7 +309,7 @@ fn mariadb_idle_connections_log_in_over_tls_into_the_database() {
     let mut admin = runtime.block_on(wirebench::client::Connection::connect(&watcher)).unwrap();
     let dir = ScratchDir::new("idle-tls");
     let script = dir.write("select_one.lua", SELECT_ONE);
-    let child = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let child = common::wirebench()
         .arg(&script)
         .args([&format!("--mysql-host={}", server.host), &format!("--mysql-port={}", server.port)])
         .args(["--mysql-user=sbtest_tls", "--mysql-password=sbtest", "--mysql-db=sbtest_tls", "--mysql-ssl=REQUIRED"])
@@ -327,13 +324,12 @@ fn mariadb_idle_connections_log_in_over_tls_into_the_database() {
     let in_database =
         "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'sbtest_tls' AND db = 'sbtest_tls' \
                        AND id <> CONNECTION_ID()";
-    let deadline = Instant::now() + Duration::from_secs(4);
     let mut seen = 0;
-    while seen < 11 && Instant::now() < deadline {
+    common::wait_until("11 sessions of sbtest_tls in its database", Duration::from_secs(20), || {
         let response = runtime.block_on(admin.query(in_database)).unwrap();
         seen = rows(&response)[0][0].as_deref().and_then(|n| n.parse().ok()).unwrap_or(0);
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        seen >= 11
+    });
     let out = child.wait_with_output().unwrap();
     let result = final_result(&succeeded(&out));
     assert_eq!([count(&result, "wanted"), count(&result, "open")], [10, 10], "{result}");
@@ -350,7 +346,7 @@ fn idle_logins_refused_at_max_connections_show_the_servers_error() {
     let Some(server) = OwnMariaDb::start("max-connections", "--max-connections=10") else { return };
     let dir = ScratchDir::new("idle-max-connections");
     let script = dir.write("select_one.lua", SELECT_ONE);
-    let out = Command::new(env!("CARGO_BIN_EXE_wirebench"))
+    let out = common::wirebench()
         .arg(&script)
         .args(server.login_args("sbtest"))
         .args(["--threads=1", "--time=3", "--idle-connections=20", "--server-stats=off", "run"])

@@ -9,7 +9,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Output;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -32,16 +31,9 @@ fn null_server(dir: &ScratchDir, delay: Duration) -> NullServer {
     NullServer::start(config).unwrap()
 }
 
-fn wirebench(args: &[&str]) -> Output {
-    common::wirebench().args(args).output().unwrap()
-}
-
-/// Runs wirebench and returns its stdout, which must be a success.
-fn wirebench_ok(args: &[&str]) -> String {
-    let out = wirebench(args);
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{args:?}: {}\n{stdout}\n{stderr}", out.status);
-    stdout.into_owned()
+/// The stdout of `wirebench ARGS`, which must succeed.
+fn ok(args: &[&str]) -> String {
+    common::run_wirebench(args).ok()
 }
 
 /// The numbers after `label` on the first line that starts with it.
@@ -70,15 +62,8 @@ fn rate_past_capacity_reports_latency_from_arrival_far_above_service_time() {
     let server = null_server(&dir, Duration::from_millis(2));
     let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
     let start = Instant::now();
-    let report = wirebench_ok(&[
-        "oltp_point_select",
-        &socket,
-        "--threads=2",
-        "--time=2",
-        "--rate=3000",
-        "--percentile=95,50",
-        "run",
-    ]);
+    let report =
+        ok(&["oltp_point_select", &socket, "--threads=2", "--time=2", "--rate=3000", "--percentile=95,50", "run"]);
     assert!(start.elapsed() < Duration::from_secs(8), "--time ends the run: {:?}", start.elapsed());
     let p95 = numbers(&report, "p95:");
     let (from_arrival, service) = (p95[0], p95[1]);
@@ -99,15 +84,8 @@ fn rate_under_capacity_is_met() {
     let dir = ScratchDir::new("latency-rate-met");
     let server = null_server(&dir, Duration::from_micros(500));
     let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
-    let report = wirebench_ok(&[
-        "oltp_point_select",
-        &socket,
-        "--threads=4",
-        "--time=2",
-        "--rate=200",
-        "--rate-arrival=fixed",
-        "run",
-    ]);
+    let report =
+        ok(&["oltp_point_select", &socket, "--threads=4", "--time=2", "--rate=200", "--rate-arrival=fixed", "run"]);
     assert!(!report.contains("not met"), "{report}");
     let achieved = numbers(&report, "Rate: target 200/s (fixed arrivals), achieved")[0];
     assert!((180.0..=220.0).contains(&achieved), "{report}");
@@ -158,8 +136,7 @@ fn hdr_log_reads_back_to_the_report() {
     let log = dir.0.join("run.hlog");
     let log_arg = format!("--hdr-log={}", log.display());
     let before = SystemTime::now();
-    let report =
-        wirebench_ok(&["oltp_read_write", &socket, "--threads=2", "--time=2", &log_arg, "--per-statement=on", "run"]);
+    let report = ok(&["oltp_read_write", &socket, "--threads=2", "--time=2", &log_arg, "--per-statement=on", "run"]);
     let totals = logged_counts(&log);
     let transactions = first(&report, "transactions:") as u64;
     assert!(transactions > 100, "{report}");
@@ -185,11 +162,12 @@ fn an_hdr_log_that_cannot_be_created_is_refused() {
     let dir = ScratchDir::new("latency-hdr-bad");
     let server = null_server(&dir, Duration::ZERO);
     let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
-    let out = wirebench(&["oltp_point_select", &socket, "--time=1", "--hdr-log=/nonexistent-dir/x.hlog", "run"]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out =
+        common::run_wirebench(&["oltp_point_select", &socket, "--time=1", "--hdr-log=/nonexistent-dir/x.hlog", "run"]);
+    assert_eq!(out.code, Some(1));
+    let stderr = &out.stderr;
     assert!(stderr.contains("--hdr-log=/nonexistent-dir/x.hlog: cannot create the file: "), "{stderr}");
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("SQL statistics"));
+    assert!(!&out.stdout.contains("SQL statistics"));
     drop(server);
 }
 
@@ -204,15 +182,8 @@ fn warmup_runs_before_the_measured_time() {
     // --time=2: the loops still run when the first interim report is due.
     // (An interval ending with the run is reported only when the report
     // thread wakes before the loops end, which a loaded machine can miss.)
-    let report = wirebench_ok(&[
-        "oltp_point_select",
-        &socket,
-        "--threads=2",
-        "--time=2",
-        "--warmup-time=1",
-        "--report-interval=1",
-        "run",
-    ]);
+    let report =
+        ok(&["oltp_point_select", &socket, "--threads=2", "--time=2", "--warmup-time=1", "--report-interval=1", "run"]);
     let elapsed = start.elapsed();
     assert!(elapsed >= Duration::from_secs(3), "warm-up plus --time: {elapsed:?}");
     assert!(report.contains("Warmup time: 1s\n"), "{report}");
@@ -226,20 +197,43 @@ fn warmup_runs_before_the_measured_time() {
     let transactions = first(&report, "transactions:");
     assert!(transactions <= 21_000.0, "the warm-up's events are not counted: {report}");
 
-    let report = wirebench_ok(&[
-        "oltp_point_select",
-        &socket,
-        "--threads=2",
-        "--time=0",
-        "--events=300",
-        "--warmup-time=1",
-        "run",
-    ]);
-    let transactions = first(&report, "transactions:") as u64;
-    // Every counted event is reported; beside them, the events in flight at
-    // the cut and those run while the loops hand over their warm-up figures
-    // finish in the measured run: a few, never the warm-up's thousands.
-    assert!((300..=400).contains(&transactions), "{report}");
+    let report =
+        ok(&["oltp_point_select", &socket, "--threads=2", "--time=0", "--events=300", "--warmup-time=1", "run"]);
+    assert_eq!(first(&report, "transactions:") as u64, 300, "{report}");
+    drop(server);
+}
+
+/// `--warmup-time` with `--events=N` runs exactly N events after the
+/// warm-up, on two loops and many connections, pipelined or not, built in
+/// or scripted: each loop counts from its own cut, and an event in flight
+/// at the cut belongs to the warm-up, so the queries are N times the
+/// event's too (oltp_read_only: 16).
+#[test]
+fn warmup_then_exactly_the_events_asked_against_the_null_server() {
+    let dir = ScratchDir::new("latency-warmup-events");
+    let server = null_server(&dir, Duration::ZERO);
+    let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
+    let stock = Path::new("/usr/share/sysbench/oltp_read_only.lua");
+    let mut tests = vec!["oltp_read_only"];
+    match stock.exists() {
+        true => tests.push("/usr/share/sysbench/oltp_read_only.lua"),
+        false => common::unavailable("no /usr/share/sysbench/oltp_read_only.lua (apt-get install sysbench)"),
+    }
+    for test in tests {
+        for (run, pipeline) in ["--pipeline=1", "--pipeline=3", "--pipeline=1"].into_iter().enumerate() {
+            let pipeline = if test.ends_with(".lua") { "--pipeline=1" } else { pipeline };
+            let events = [1_000, 1_500, 2_000][run];
+            let asked = format!("--events={events}");
+            let server_args = [test, &socket, "--mysql-db=sbtest", "--table-size=100", "--threads=9"];
+            let report = ok(&[
+                &server_args[..],
+                &[&common::two_loops(), pipeline, "--time=0", &asked, "--warmup-time=1", "run"],
+            ]
+            .concat());
+            let counted = (first(&report, "transactions:") as u64, first(&report, "queries:") as u64);
+            assert_eq!(counted, (events, events * 16), "{test} {pipeline}: {report}");
+        }
+    }
     drop(server);
 }
 
@@ -263,10 +257,25 @@ fn with_table(test: &str, run: impl FnOnce(&[&str])) {
     let mut args = vec![test];
     args.extend(mariadb_args(&host, &port));
     let with = |command: &'static str| [&args[..], &[command]].concat();
-    let _ = wirebench(&with("cleanup"));
-    wirebench_ok(&with("prepare"));
+    let _ = common::run_wirebench(&with("cleanup"));
+    ok(&with("prepare"));
     run(&args);
-    wirebench_ok(&with("cleanup"));
+    ok(&with("cleanup"));
+}
+
+/// `--warmup-time` with `--events=N` against MariaDB, on two loops and
+/// several connections: exactly N events, and 16 queries each, every time.
+#[test]
+fn warmup_then_exactly_the_events_asked_against_mariadb() {
+    with_table("oltp_read_only", |args| {
+        for (events, pipeline) in [(600, "--pipeline=1"), (700, "--pipeline=2"), (800, "--pipeline=1")] {
+            let asked = format!("--events={events}");
+            let run = [&common::two_loops(), "--threads=6", pipeline, "--time=0", &asked, "--warmup-time=1", "run"];
+            let report = ok(&[args, &run[..]].concat());
+            let counted = (first(&report, "transactions:") as u64, first(&report, "queries:") as u64);
+            assert_eq!(counted, (events, events * 16), "{pipeline}: {report}");
+        }
+    });
 }
 
 /// `--percentile=50,95,99,99.9` against the real server: sysbench's line
@@ -276,7 +285,7 @@ fn with_table(test: &str, run: impl FnOnce(&[&str])) {
 fn percentile_list_against_mariadb() {
     with_table("oltp_point_select", |args| {
         let run = [args, &["--threads=2", "--events=3000", "--time=0", "--percentile=50,95,99,99.9", "run"]].concat();
-        let report = wirebench_ok(&run);
+        let report = ok(&run);
         assert!(report.contains("         50th percentile: "), "{report}");
         let block = report.split("Latency percentiles (ms):\n").nth(1).unwrap_or_else(|| panic!("{report}"));
         let values: Vec<f64> = ["p50:", "p95:", "p99:", "p99.9:"].iter().map(|l| first(block, l)).collect();
@@ -300,7 +309,7 @@ fn percentile_list_against_mariadb() {
 fn per_statement_counts_equal_the_workloads_statements() {
     with_table("oltp_read_write", |args| {
         let run = [args, &["--threads=1", "--events=200", "--time=0", "--per-statement=on", "run"]].concat();
-        let report = wirebench_ok(&run);
+        let report = ok(&run);
         let expected = [
             ("point_select", 2000),
             ("simple_range", 200),

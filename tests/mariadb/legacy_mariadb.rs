@@ -20,19 +20,12 @@ use std::path::Path;
 use common::{rows, TestServer};
 use wirebench::client::Connection;
 
-fn wirebench(server: &TestServer, args: &str) -> String {
+/// The stdout of `wirebench ARGS` against the test server, which must
+/// succeed.
+fn against(server: &TestServer, args: &str) -> String {
     let mut all: Vec<String> = args.split_whitespace().map(str::to_owned).collect();
-    all.extend([
-        format!("--mysql-host={}", server.host),
-        format!("--mysql-port={}", server.port),
-        "--mysql-user=sbtest".into(),
-        "--mysql-password=sbtest".into(),
-        "--mysql-db=sbtest".into(),
-    ]);
-    let out = common::wirebench().args(&all).output().expect("wirebench runs");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "wirebench {args} failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
-    stdout.into_owned()
+    all.extend(server.login_args("sbtest"));
+    common::run_wirebench(&all).ok()
 }
 
 /// The CREATE statements a traced sysbench sent, unescaped.
@@ -65,7 +58,7 @@ async fn drop_tables(conn: &mut Connection, tables: &[&str]) {
 /// wirebench's `prepare` of `line` against the DDL sysbench sent in `trace`.
 async fn same_tables(server: &TestServer, conn: &mut Connection, line: &str, trace: &str, tables: &[&str]) {
     drop_tables(conn, tables).await;
-    wirebench(server, &format!("{line} prepare"));
+    against(server, &format!("{line} prepare"));
     let mut ours = Vec::new();
     for table in tables {
         ours.push(show_create(conn, table).await);
@@ -93,7 +86,7 @@ async fn transaction_statements(server: &TestServer, conn: &mut Connection, line
     for (count, name) in before.iter_mut().zip(names) {
         *count = status(conn, name).await;
     }
-    wirebench(server, &format!("{line} run"));
+    against(server, &format!("{line} run"));
     let mut delta = [0; 3];
     for ((count, name), before) in delta.iter_mut().zip(names).zip(before) {
         *count = status(conn, name).await - before;
@@ -137,25 +130,25 @@ async fn legacy_tables_and_transactions() {
 
     // 0.5's oltp.lua on MyISAM: every table locked for each transaction.
     let myisam05 = format!("{script05} --oltp-tables-count=2 --oltp-table-size=100 --mysql-table-engine=myisam");
-    wirebench(&server, &format!("{myisam05} cleanup"));
-    wirebench(&server, &format!("{myisam05} prepare"));
+    against(&server, &format!("{myisam05} cleanup"));
+    against(&server, &format!("{myisam05} prepare"));
     let run = format!("{myisam05} --num-threads=3 --max-requests=60");
     assert_eq!(transaction_statements(&server, &mut conn, &run).await, [60, 60, 0]);
     for table in ["sbtest1", "sbtest2"] {
         assert_eq!(row_count(&mut conn, table).await, "100", "each DELETE's INSERT ran under the same lock");
     }
-    wirebench(&server, &format!("{myisam05} cleanup"));
+    against(&server, &format!("{myisam05} cleanup"));
     let innodb = format!("{script05} --oltp-tables-count=2 --oltp-table-size=100");
-    wirebench(&server, &format!("{innodb} prepare"));
+    against(&server, &format!("{innodb} prepare"));
     // One connection: with more, a deadlock restarts an event with another BEGIN.
     let run = format!("{innodb} --num-threads=1 --max-requests=60");
     assert_eq!(transaction_statements(&server, &mut conn, &run).await, [0, 0, 60], "BEGIN on any other engine");
-    wirebench(&server, &format!("{innodb} cleanup"));
+    against(&server, &format!("{innodb} cleanup"));
 
     // 0.4 decides from the engine: MyISAM locks its one table.
     let myisam04 = "--test=oltp --oltp-table-size=100 --mysql-table-engine=MyISAM";
-    wirebench(&server, &format!("{myisam04} cleanup"));
-    wirebench(&server, &format!("{myisam04} prepare"));
+    against(&server, &format!("{myisam04} cleanup"));
+    against(&server, &format!("{myisam04} prepare"));
     let run = format!("{myisam04} --num-threads=3 --max-requests=60");
     assert_eq!(transaction_statements(&server, &mut conn, &run).await, [60, 60, 0]);
     assert_eq!(row_count(&mut conn, "sbtest").await, "100");
@@ -165,5 +158,5 @@ async fn legacy_tables_and_transactions() {
     // together, and the second INSERT fails (ERROR 1062), as in 0.4.
     let forced = format!("{myisam04} --mysql-engine-trx=yes --num-threads=1 --max-requests=20");
     assert_eq!(transaction_statements(&server, &mut conn, &forced).await, [0, 0, 20]);
-    wirebench(&server, &format!("{myisam04} cleanup"));
+    against(&server, &format!("{myisam04} cleanup"));
 }

@@ -8,10 +8,9 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::sync::Mutex;
 
-use common::TestServer;
+use common::{Ran, TestServer};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -21,19 +20,10 @@ fn login(server: &TestServer) -> Vec<String> {
     server.login_args("sbtest_lua")
 }
 
-fn wirebench(args: &[String]) -> Output {
-    common::wirebench().args(args).output().expect("wirebench runs")
-}
-
-fn ok(output: Output, what: &str) -> String {
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{what}: {}\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+/// The stdout of a run that must succeed (`what` it was).
+fn ok(ran: Ran, what: &str) -> String {
+    assert!(ran.succeeded(), "{what}: {ran}");
+    ran.stdout
 }
 
 /// The report's read, write, other, total, transactions and ignored errors.
@@ -81,11 +71,12 @@ fn seeded_run(server: &TestServer, test: &str, lua: bool, events: u32, threads: 
         }
         args
     };
-    ok(wirebench(&with(&["cleanup"])), "cleanup");
-    ok(wirebench(&with(&["prepare"])), "prepare");
+    ok(common::run_wirebench(&with(&["cleanup"])), "cleanup");
+    ok(common::run_wirebench(&with(&["prepare"])), "prepare");
     let events = format!("--events={events}");
-    let report = ok(wirebench(&with(&[&events, "--rand-seed=7", "run"])), &format!("{test} run (lua: {lua})"));
-    ok(wirebench(&with(&["cleanup"])), "cleanup");
+    let report =
+        ok(common::run_wirebench(&with(&[&events, "--rand-seed=7", "run"])), &format!("{test} run (lua: {lua})"));
+    ok(common::run_wirebench(&with(&["cleanup"])), "cleanup");
     counts(&report)
 }
 
@@ -147,11 +138,11 @@ fn script(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lua").join(name).display().to_string()
 }
 
-fn run_script(server: &TestServer, name: &str, extra: &[&str]) -> Output {
+fn run_script(server: &TestServer, name: &str, extra: &[&str]) -> Ran {
     let mut args = vec![script(name)];
     args.extend(login(server));
     args.extend(extra.iter().map(|s| (*s).to_owned()));
-    wirebench(&args)
+    common::run_wirebench(&args)
 }
 
 /// tests/lua/api.lua: every SQL call, result sets, bulk inserts, prepared
@@ -204,8 +195,8 @@ fn script_errors_name_script_line_and_function() {
     ];
     for (name, args, expected) in cases {
         let output = run_script(&server, name, args);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "{name} {args:?} succeeded");
+        let stderr = &output.stderr;
+        assert!(!output.succeeded(), "{name} {args:?} succeeded");
         assert!(stderr.contains(expected), "{name} {args:?}: {stderr}");
         if name == "errors.lua" && (expected.contains("failed") || expected.starts_with("SQL")) {
             assert!(stderr.contains("errors.lua:"), "{name} {args:?} names no line: {stderr}");
@@ -250,7 +241,7 @@ fn report_hooks_replace_the_reports() {
 /// seed; needs no server.
 #[test]
 fn uniform_uint64_is_sysbench_s_exact_uint64() {
-    let output = wirebench(&[
+    let output = common::run_wirebench(&[
         script("uint64.lua"),
         "--events=1".into(),
         "--rand-seed=5".into(),

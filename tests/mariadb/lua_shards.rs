@@ -9,7 +9,7 @@
 use crate::common::{self, text};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::{ScratchDir, TestServer};
@@ -23,12 +23,6 @@ fn script() -> PathBuf {
 fn succeeded(output: Output, what: &str) -> Output {
     assert!(output.status.success(), "{what}: {}\n{}\n{}", output.status, text(&output.stdout), text(&output.stderr));
     output
-}
-
-fn wirebench(args: &[String]) -> Command {
-    let mut command = common::wirebench();
-    command.args(args).stdin(Stdio::null());
-    command
 }
 
 fn query_rows(server: &TestServer, sql: &str) -> Vec<Vec<Option<String>>> {
@@ -53,11 +47,10 @@ fn a_scripts_shards_run_as_one_instance_and_merge() {
     let dir = ScratchDir::new("lua-shards");
     let mut args = vec![script().display().to_string()];
     args.extend(server.login_args("sbtest_lua"));
-    succeeded(wirebench(&[args.clone(), vec!["prepare".to_owned()]].concat()).output().unwrap(), "prepare");
-    let mut refused = wirebench(&[args.clone(), vec!["--shard=0/2".to_owned(), "prepare".to_owned()]].concat());
-    let refused = refused.output().unwrap();
-    assert!(!refused.status.success());
-    assert!(text(&refused.stderr).contains("--shard splits a script's run only"), "{}", text(&refused.stderr));
+    common::run_wirebench(&[args.clone(), vec!["prepare".to_owned()]].concat()).expect_success();
+    let refused = common::run_wirebench(&[args.clone(), vec!["--shard=0/2".to_owned(), "prepare".to_owned()]].concat());
+    assert!(!refused.succeeded());
+    assert!(refused.stderr.contains("--shard splits a script's run only"), "{refused}");
 
     let base = args.clone();
     let start_at = ((SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64() + 3.0) * 1e3).ceil() / 1e3;
@@ -68,7 +61,12 @@ fn a_scripts_shards_run_as_one_instance_and_merge() {
         let mut line = args.clone();
         line.extend(extra.iter().map(|s| (*s).to_owned()));
         line.extend([format!("--shard={index}/2"), "run".to_owned()]);
-        wirebench(&line).stdout(std::fs::File::create(file(json)).unwrap()).stderr(Stdio::piped()).spawn().unwrap()
+        common::wirebench()
+            .args(&line)
+            .stdout(std::fs::File::create(file(json)).unwrap())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     };
     let children = [shard(0, &[], "s0.json"), shard(1, &[], "s1.json"), shard(1, &["--note=y"], "other.json")];
     let outputs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
@@ -111,5 +109,5 @@ fn a_scripts_shards_run_as_one_instance_and_merge() {
         "{}",
         text(&other.stderr)
     );
-    succeeded(wirebench(&[base, vec!["cleanup".to_owned()]].concat()).output().unwrap(), "cleanup");
+    common::run_wirebench(&[base, vec!["cleanup".to_owned()]].concat()).expect_success();
 }

@@ -9,7 +9,7 @@
 use crate::common::{self, text};
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -18,12 +18,6 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde_json::Value;
-
-fn wirebench(args: &[String]) -> Command {
-    let mut command = common::wirebench();
-    command.args(args).stdin(Stdio::null());
-    command
-}
 
 fn login(server: &TestServer) -> Vec<String> {
     server.login_args("sbtest")
@@ -36,7 +30,8 @@ fn succeeded(output: Output, what: &str) -> Output {
 
 /// A shard's run, its JSON on `json`, its log in `hlog`.
 fn spawn_shard(args: &[String], shard: &str, json: &Path, hlog: &Path) -> Child {
-    wirebench(args)
+    common::wirebench()
+        .args(args)
         .arg(format!("--shard={shard}"))
         .arg(format!("--hdr-log={}", hlog.display()))
         .arg("run")
@@ -99,8 +94,14 @@ fn three_shards_merge_into_one_run() {
     let dir = ScratchDir::new("merge");
     let mut args = login(&server);
     args.extend(["oltp_point_select", "--tables=1", "--table-size=1000"].map(String::from));
-    succeeded(wirebench(&[args.clone(), vec!["cleanup".to_owned()]].concat()).output().unwrap(), "cleanup");
-    succeeded(wirebench(&[args.clone(), vec!["prepare".to_owned()]].concat()).output().unwrap(), "prepare");
+    succeeded(
+        common::wirebench().args([args.clone(), vec!["cleanup".to_owned()]].concat()).output().unwrap(),
+        "cleanup",
+    );
+    succeeded(
+        common::wirebench().args([args.clone(), vec!["prepare".to_owned()]].concat()).output().unwrap(),
+        "prepare",
+    );
     args.extend(["--time=3", "--report-interval=1", "--format=json", "--percentile=50,95,99,99.9"].map(String::from));
     // Whole milliseconds, as --start-at is written below: the shards start
     // at the instant they were given, not at a finer one.
@@ -200,7 +201,8 @@ fn three_shards_merge_into_one_run() {
     let stderr = text(&refused.stderr);
     assert!(!refused.status.success() && stderr.contains("are not shards of the same run: --start-at"), "{stderr}");
     succeeded(
-        wirebench(&[login(&server), vec!["oltp_point_select".to_owned(), "cleanup".to_owned()]].concat())
+        common::wirebench()
+            .args([login(&server), vec!["oltp_point_select".to_owned(), "cleanup".to_owned()]].concat())
             .output()
             .unwrap(),
         "cleanup",
@@ -216,7 +218,7 @@ fn files_without_histograms_are_refused_naming_them() {
     let dir = ScratchDir::new("merge-histograms");
     let args = ["oltp_point_select", "--mysql-dry-run", "--threads=1", "--time=3", "--report-interval=1"];
     let args: Vec<String> = args.iter().chain(&["--format=json", "run"]).map(|a| (*a).to_owned()).collect();
-    let out = succeeded(wirebench(&args).output().unwrap(), "dry run");
+    let out = succeeded(common::wirebench().args(&args).output().unwrap(), "dry run");
     let lines: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(lines.len() >= 2 && lines.iter().all(|l| l["recorded"].is_object()), "{lines:?}");
     let write = |name: &str, lines: &[Value]| {

@@ -67,6 +67,7 @@ impl Tcpdump {
         let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
         common::wait_until("tcpdump to write the end marker", Duration::from_secs(60), || {
             let _ = socket.send_to(marker.as_bytes(), ("127.0.0.1", MARKER_PORT));
+            // sleep: paces the marker's resends.
             std::thread::sleep(Duration::from_millis(20));
             std::fs::read(&self.file).is_ok_and(|bytes| bytes.windows(marker.len()).any(|w| w == marker.as_bytes()))
         });

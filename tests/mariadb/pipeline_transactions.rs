@@ -11,9 +11,7 @@
 
 use crate::common;
 
-use std::process::Output;
-
-use common::TestServer;
+use common::{Ran, TestServer};
 use wirebench::client::Connection;
 
 const DB: &str = "sbtest_pipeline";
@@ -36,29 +34,21 @@ fn args(server: &TestServer, more: &[&str]) -> Vec<String> {
     args
 }
 
-fn wirebench(test: &str, args: &[String], command: &str) -> Output {
-    let out =
-        common::wirebench().arg(test).args(args).arg(command).output().unwrap_or_else(|e| panic!("wirebench: {e}"));
-    assert!(
-        out.status.success(),
-        "wirebench {test} {args:?} {command} failed: {}\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+/// `wirebench TEST ARGS COMMAND`, which must succeed.
+fn succeeding(test: &str, args: &[String], command: &str) -> Ran {
+    common::run_wirebench(&[&[test.to_owned()][..], args, &[command.to_owned()]].concat()).expect_success()
 }
 
 /// A fresh sbtest1 of `TABLE_SIZE` rows.
 fn prepare(server: &TestServer) {
-    wirebench("oltp_read_write", &args(server, &[]), "cleanup");
-    wirebench("oltp_read_write", &args(server, &[]), "prepare");
+    succeeding("oltp_read_write", &args(server, &[]), "cleanup");
+    succeeding("oltp_read_write", &args(server, &[]), "prepare");
 }
 
 /// The number after `label` in a report line such as
 /// `    ignored errors:                      1032   (357.63 per sec.)`.
-fn counter(out: &Output, label: &str) -> u64 {
-    let stdout = String::from_utf8_lossy(&out.stdout);
+fn counter(out: &Ran, label: &str) -> u64 {
+    let stdout = &out.stdout;
     stdout
         .lines()
         .find_map(|l| l.trim_start().strip_prefix(label))
@@ -114,13 +104,13 @@ fn deadlocks_under_pipelining_neither_stop_the_run_nor_lose_rows() {
                 &format!("--db-ps-mode={ps_mode}"),
             ],
         );
-        let out = wirebench(test, &run, "run");
+        let out = succeeding(test, &run, "run");
         let at = format!("{test} --io={io} --db-ps-mode={ps_mode}");
         assert_eq!(counter(&out, "total number of events:"), 1000, "{at}");
         assert!(counter(&out, "ignored errors:") > 0, "{at}: no deadlock, nothing tested");
         assert_eq!(rows(&server), TABLE_SIZE, "{at}");
     }
-    wirebench("oltp_read_write", &args(&server, &[]), "cleanup");
+    succeeding("oltp_read_write", &args(&server, &[]), "cleanup");
 }
 
 /// A test without transactions keeps autocommit on when pipelined: its
@@ -131,8 +121,8 @@ fn tests_without_transactions_still_commit_when_pipelined() {
     let Some(server) = TestServer::find() else { return };
     let _serial = serial();
     prepare(&server);
-    let out = wirebench("oltp_insert", &args(&server, &["--threads=2", "--pipeline=4", "--events=200"]), "run");
+    let out = succeeding("oltp_insert", &args(&server, &["--threads=2", "--pipeline=4", "--events=200"]), "run");
     assert_eq!(counter(&out, "total number of events:"), 200);
     assert_eq!(rows(&server), TABLE_SIZE + 200);
-    wirebench("oltp_read_write", &args(&server, &[]), "cleanup");
+    succeeding("oltp_read_write", &args(&server, &[]), "cleanup");
 }

@@ -7,11 +7,11 @@
 //! tables, a table's rows go over several connections, and the tables are
 //! again the same.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use crate::common;
 
-use common::{rows, TestServer};
+use common::{rows, Ran, TestServer};
 use wirebench::client::Connection;
 
 const TABLES: u32 = 3;
@@ -19,25 +19,24 @@ const TABLES: u32 = 3;
 /// The tests share the tables sbtest1..3: one at a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn wirebench(server: &TestServer, args: &[&str]) -> Output {
+/// `oltp_read_write` with `args` over the test server's socket, on
+/// `TABLES` tables of 20,000 rows, two threads, a fixed seed.
+fn read_write(server: &TestServer, args: &[&str]) -> Ran {
     let socket = server.socket.as_ref().expect("WIREBENCH_TEST_SOCKET");
-    common::wirebench()
-        .arg("oltp_read_write")
-        .arg(format!("--mysql-socket={}", socket.display()))
-        .args(["--mysql-user=sbtest", "--mysql-password=sbtest", "--mysql-db=sbtest"])
-        .arg(format!("--tables={TABLES}"))
-        .args(["--table-size=20000", "--threads=2", "--rand-seed=11"])
-        .args(args)
-        .output()
-        .expect("wirebench runs")
+    let mut all = vec!["oltp_read_write".to_owned(), format!("--mysql-socket={}", socket.display())];
+    all.extend(["--mysql-user=sbtest", "--mysql-password=sbtest", "--mysql-db=sbtest"].map(String::from));
+    all.push(format!("--tables={TABLES}"));
+    all.extend(["--table-size=20000", "--threads=2", "--rand-seed=11"].map(String::from));
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    common::run_wirebench(&all)
 }
 
 fn prepare(server: &TestServer, args: &[&str]) -> String {
-    let cleanup = wirebench(server, &[args, &["cleanup"]].concat());
-    assert!(cleanup.status.success(), "{}", String::from_utf8_lossy(&cleanup.stderr));
-    let out = wirebench(server, &[args, &["prepare"]].concat());
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    let cleanup = read_write(server, &[args, &["cleanup"]].concat());
+    assert!(cleanup.succeeded(), "{}", &cleanup.stderr);
+    let out = read_write(server, &[args, &["prepare"]].concat());
+    assert!(out.succeeded(), "{args:?}: {}", &out.stderr);
+    out.stdout
 }
 
 /// Per table: SHOW CREATE TABLE, its indexes, and CHECKSUM TABLE EXTENDED.
@@ -96,7 +95,7 @@ async fn load_data_makes_the_tables_inserts_make() {
     assert_eq!(tables(&mut conn).await, by_inserts, "{ucs2}: bulk execute");
     let c = rows(&conn.query("SELECT LENGTH(c), CHAR_LENGTH(c) FROM sbtest1 WHERE id = 7").await.unwrap());
     assert_eq!(c, [[Some("238".into()), Some("119".into())]]);
-    assert!(wirebench(&server, &["cleanup"]).status.success());
+    read_write(&server, &["cleanup"]).expect_success();
 }
 
 /// With more threads than tables, each table's rows go over several
@@ -137,7 +136,7 @@ async fn a_table_split_over_connections_is_the_same_table() {
             }
         }
     }
-    assert!(wirebench(&server, &["cleanup"]).status.success());
+    read_write(&server, &["cleanup"]).expect_success();
 }
 
 /// As many tables as the server has cores (this host's: it runs here),
@@ -155,7 +154,7 @@ async fn connections_beyond_the_server_s_cores_do_not_load() {
         assert_eq!(log.sessions_loading(&server, &table), 1, "{table}");
     }
     drop(log);
-    assert!(wirebench(&server, &[&tables, "cleanup"]).status.success());
+    read_write(&server, &[&tables, "cleanup"]).expect_success();
 }
 
 fn sorted_lines(text: &str) -> Vec<String> {
@@ -246,25 +245,24 @@ async fn local_infile_off_leaves_bulk_execute_and_refuses_load_data() {
     assert_eq!(rows(&conn.query("SELECT COUNT(*) FROM sbtest3").await.unwrap()), [[Some("20000".into())]]);
 
     // auto needs no local_infile where the server bulk executes (MariaDB).
-    assert!(wirebench(&server, &["cleanup"]).status.success());
-    let debug = wirebench(&server, &["--verbosity=4", "prepare"]);
-    let stderr = String::from_utf8_lossy(&debug.stderr);
-    assert!(debug.status.success(), "{stderr}");
+    read_write(&server, &["cleanup"]).expect_success();
+    let debug = read_write(&server, &["--verbosity=4", "prepare"]);
+    let stderr = &debug.stderr;
+    assert!(debug.succeeded(), "{stderr}");
     assert!(!stderr.contains("prepare sends INSERTs"), "{stderr}");
     assert_eq!(tables(&mut conn).await, by_inserts);
 
-    assert!(wirebench(&server, &["cleanup"]).status.success());
-    let refused = wirebench(&server, &["--prepare-method=load-data", "prepare"]);
-    assert_eq!(refused.status.code(), Some(1));
-    let text = [refused.stdout, refused.stderr].concat();
-    let text = String::from_utf8_lossy(&text);
+    read_write(&server, &["cleanup"]).expect_success();
+    let refused = read_write(&server, &["--prepare-method=load-data", "prepare"]);
+    assert_eq!(refused.code, Some(1));
+    let text = refused.stdout + &refused.stderr;
     assert!(
         text.contains("--prepare-method=load-data: the server has local_infile=0")
             && text.contains("--prepare-method=insert"),
         "{text}"
     );
     assert!(!text.contains("Creating table"), "nothing created: {text}");
-    assert!(wirebench(&server, &["cleanup"]).status.success());
+    read_write(&server, &["cleanup"]).expect_success();
 }
 
 /// `--report-interval` during a long prepare: rows and rows/s per table on
@@ -273,18 +271,18 @@ async fn local_infile_off_leaves_bulk_execute_and_refuses_load_data() {
 async fn report_interval_shows_rows_per_second_per_table() {
     let Some(server) = TestServer::find() else { return };
     let _serial = SERIAL.lock().await;
-    let _ = wirebench(&server, &["cleanup"]);
+    let _ = read_write(&server, &["cleanup"]);
     // INSERTs of 300,000 rows take seconds here: at least one report.
     let args = ["--prepare-method=insert", "--tables=1", "--table-size=300000", "--threads=1", "--report-interval=1"];
-    let out = wirebench(&server, &[&args[..], &["prepare"]].concat());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let out = read_write(&server, &[&args[..], &["prepare"]].concat());
+    let stderr = &out.stderr;
+    assert!(out.succeeded(), "{stderr}");
     let report = stderr
         .lines()
         .find(|l| l.starts_with("wirebench: [ 1s ] prepare: sbtest1 "))
         .unwrap_or_else(|| panic!("{stderr}"));
     assert!(report.ends_with(" rows/s)"), "{report}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = &out.stdout;
     assert!(!stdout.contains("rows/s"), "{stdout}");
-    assert!(wirebench(&server, &["cleanup"]).status.success());
+    read_write(&server, &["cleanup"]).expect_success();
 }

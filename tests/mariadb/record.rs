@@ -101,14 +101,8 @@ impl Proxy {
     /// Waits for record to end by itself (after a signal, --time,
     /// --max-size); its status, stdout, and all of its stderr.
     fn wait_end(mut self) -> (ExitStatus, String, String) {
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait for record") {
-                break status;
-            }
-            assert!(started.elapsed() < PATIENCE, "record did not end within {PATIENCE:?}");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let (status, _) = common::exit_within(&mut self.child, PATIENCE)
+            .unwrap_or_else(|| panic!("record did not end within {PATIENCE:?}"));
         let mut stdout = String::new();
         if let Some(mut out) = self.child.stdout.take() {
             let _ = std::io::Read::read_to_string(&mut out, &mut stdout);
@@ -539,7 +533,14 @@ fn connections_closed_mid_command() {
         let id = common::rows(&killed.query("SELECT CONNECTION_ID()").await.unwrap())[0][0].clone().unwrap();
         let mut killer = Connection::connect(&server.options(server.tcp())).await.unwrap();
         let kill = async {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            // Mid-query: the server runs the SLEEP when the kill comes.
+            let running = format!(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = {id} AND INFO = 'SELECT SLEEP(20)'"
+            );
+            while common::rows(&killer.query(&running).await.unwrap())[0][0].as_deref() != Some("1") {
+                // sleep: the poll of a wait for the query to run (as in wait_until).
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
             killer.query_drop(&format!("KILL {id}")).await.unwrap();
         };
         let (answer, ()) = tokio::join!(killed.query("SELECT SLEEP(20)"), kill);

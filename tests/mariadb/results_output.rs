@@ -3,20 +3,16 @@
 //! `--threads` sweep against the real MariaDB with its table and a chart
 //! that headless Chromium renders, and `wirebench compare`'s tables.
 
-use crate::common::{self, text};
+use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{ScratchDir, TestServer};
 use serde_json::{json, Value};
 use wirebench::null_server::{NullServer, NullServerConfig};
-
-fn wirebench<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    common::wirebench().args(args).output().expect("wirebench runs")
-}
 
 fn schema() -> jsonschema::Validator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json");
@@ -63,9 +59,10 @@ const DRY: &[&str] = &["oltp_read_write", "--mysql-dry-run", "--time=2", "--repo
 #[test]
 fn json_lines_match_the_schema_and_the_report() {
     let _load = one_load_at_a_time();
-    let out = wirebench(&[DRY, &["--format=json", "--label=dry", "--mysql-password=secret", "run"]].concat());
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let out =
+        common::run_wirebench(&[DRY, &["--format=json", "--label=dry", "--mysql-password=secret", "run"]].concat());
+    assert!(out.succeeded(), "{}", out.stderr.clone());
+    let (stdout, stderr) = (out.stdout.clone(), out.stderr.clone());
     let lines = schema_checked_lines(&stdout);
     assert!(!of_type(&lines, "interval").is_empty(), "{stdout}");
     let finals = of_type(&lines, "final");
@@ -119,10 +116,10 @@ fn json_latencies_are_the_text_reports() {
     let launched = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
     let asked = ["--percentile=50,95,99,99.9", "--per-statement", "--warmup-time=1", "--format=json", "run"];
     let started = Instant::now();
-    let out = wirebench(&[DRY, &asked].concat());
+    let out = common::run_wirebench(&[DRY, &asked].concat());
     let elapsed = started.elapsed().as_secs_f64();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let (stdout, report) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.succeeded(), "{}", out.stderr.clone());
+    let (stdout, report) = (out.stdout.clone(), out.stderr.clone());
     let lines = schema_checked_lines(&stdout);
     let result = of_type(&lines, "final")[0];
     let latency = &result["latency_ms"];
@@ -213,9 +210,9 @@ fn rate_past_capacity_in_json_and_csv() {
     let server = NullServer::start(config).unwrap();
     let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
     let args = ["oltp_point_select", &socket, "--threads=2", "--time=2", "--rate=3000", "--report-interval=1"];
-    let out = wirebench(&[&args[..], &["--format=json", "run"]].concat());
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let (stdout, report) = (text(&out.stdout), text(&out.stderr));
+    let out = common::run_wirebench(&[&args[..], &["--format=json", "run"]].concat());
+    assert!(out.succeeded(), "{}", out.stderr.clone());
+    let (stdout, report) = (out.stdout.clone(), out.stderr.clone());
     let lines = schema_checked_lines(&stdout);
     let result = of_type(&lines, "final")[0];
     let rate = &result["rate"];
@@ -233,9 +230,9 @@ fn rate_past_capacity_in_json_and_csv() {
     assert!(report.contains("Target rate not met: "), "{report}");
     assert!(of_type(&lines, "interval").iter().all(|i| i["service_latency_ms"].is_object() && i["queue"].is_object()));
 
-    let out = wirebench(&[&args[..], &["--format=csv", "run"]].concat());
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    let out = common::run_wirebench(&[&args[..], &["--format=csv", "run"]].concat());
+    assert!(out.succeeded(), "{}", out.stderr.clone());
+    let stdout = out.stdout.clone();
     let header: Vec<&str> = stdout.lines().next().unwrap().split(',').collect();
     assert_eq!(
         header[..7],
@@ -259,9 +256,9 @@ fn rate_past_capacity_in_json_and_csv() {
 fn a_rated_sweep_writes_a_final_per_step_and_a_summary() {
     let _load = one_load_at_a_time();
     let args = ["oltp_point_select", "--mysql-dry-run", "--time=1", "--report-interval=1", "--rate=500"];
-    let out = wirebench(&[&args[..], &["--threads=1,2", "--format=json", "run"]].concat());
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let lines = schema_checked_lines(&text(&out.stdout));
+    let out = common::run_wirebench(&[&args[..], &["--threads=1,2", "--format=json", "run"]].concat());
+    assert!(out.succeeded(), "{}", out.stderr.clone());
+    let lines = schema_checked_lines(&out.stdout.clone());
     let finals = of_type(&lines, "final");
     assert_eq!(finals.iter().map(|f| f["threads"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
     assert_eq!(finals[1]["step"], json!({"index": 2, "steps": 2, "threads": 2}));
@@ -273,7 +270,7 @@ fn a_rated_sweep_writes_a_final_per_step_and_a_summary() {
     assert_eq!(sweep.len(), 1);
     assert_eq!(sweep[0]["steps"].as_array().unwrap().len(), 2);
     assert_eq!(sweep[0]["steps"][1]["qps"], finals[1]["rates"]["qps"]);
-    let stderr = text(&out.stderr);
+    let stderr = out.stderr.clone();
     assert!(stderr.contains("[ sweep step 2/2 ] threads: 2"), "{stderr}");
 }
 
@@ -281,8 +278,8 @@ fn a_rated_sweep_writes_a_final_per_step_and_a_summary() {
 #[test]
 fn the_schema_refuses_what_breaks_the_format() {
     let _load = one_load_at_a_time();
-    let out = wirebench(&[DRY, &["--format=json", "run"]].concat());
-    let stdout = text(&out.stdout);
+    let out = common::run_wirebench(&[DRY, &["--format=json", "run"]].concat());
+    let stdout = out.stdout.clone();
     let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     let validator = schema();
     assert!(validator.is_valid(&last));
@@ -322,10 +319,16 @@ fn the_schema_refuses_what_breaks_the_format() {
 #[test]
 fn csv_rows_carry_pgbench_columns() {
     let _load = one_load_at_a_time();
-    let out =
-        wirebench(&["oltp_point_select", "--mysql-dry-run", "--time=3", "--report-interval=1", "--format=csv", "run"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    let out = common::run_wirebench(&[
+        "oltp_point_select",
+        "--mysql-dry-run",
+        "--time=3",
+        "--report-interval=1",
+        "--format=csv",
+        "run",
+    ]);
+    assert!(out.succeeded(), "{}", out.stderr.clone());
+    let stdout = out.stdout.clone();
     let mut lines = stdout.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(
@@ -359,7 +362,7 @@ fn csv_rows_carry_pgbench_columns() {
     }
     let total: u64 = rows.iter().map(|r| r[1].parse::<u64>().unwrap()).sum();
     assert!(total > 0, "{stdout}");
-    assert!(text(&out.stderr).contains("SQL statistics:"));
+    assert!(out.stderr.clone().contains("SQL statistics:"));
 }
 
 #[test]
@@ -372,9 +375,9 @@ fn outputs_that_would_be_empty_are_refused_in_one_line() {
         (&["--threads=1,2,2"][..], "each count once"),
         (&["--threads=1,0"][..], "a number of threads >= 1"),
     ] {
-        let out = wirebench(&[&["oltp_point_select", "--mysql-dry-run"][..], args, &["run"]].concat());
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let out = common::run_wirebench(&[&["oltp_point_select", "--mysql-dry-run"][..], args, &["run"]].concat());
+        let stderr = out.stderr.clone();
+        assert_eq!(out.code, Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(needle) && stderr.lines().count() == 1, "{args:?}: {stderr}");
         assert!(out.stdout.is_empty());
     }
@@ -415,10 +418,10 @@ fn compare_gives_seed_002s_tables() {
     let a = file("a.json", "MariaDB 10.0.21", |s| s.1);
     let b = file("b.json", "MariaDB 10.1.8", |s| s.2);
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let out = wirebench(&["compare", "--format=markdown", a, b]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = common::run_wirebench(&["compare", "--format=markdown", a, b]);
+    assert!(out.succeeded(), "{}", out.stderr.clone());
     assert_eq!(
-        text(&out.stdout),
+        out.stdout.clone(),
         "**Queries per second**\n\n\
          | threads | MariaDB 10.0.21 | MariaDB 10.1.8 |\n\
          | --- | ---: | ---: |\n\
@@ -435,35 +438,35 @@ fn compare_gives_seed_002s_tables() {
          | 4 | +2.8% |\n\
          | 8 | +5.9% |\n"
     );
-    let csv = wirebench(&["compare", "--format=csv", "--metric=p95", a, b]);
+    let csv = common::run_wirebench(&["compare", "--format=csv", "--metric=p95", a, b]);
     assert_eq!(
-        text(&csv.stdout).lines().take(2).collect::<Vec<_>>(),
+        csv.stdout.clone().lines().take(2).collect::<Vec<_>>(),
         [
             "threads,MariaDB 10.0.21 p95_ms,MariaDB 10.1.8 p95_ms,MariaDB 10.1.8 vs MariaDB 10.0.21 %",
             "1,0.10,0.10,+0.0%"
         ]
     );
     let chart = dir.0.join("compare.svg");
-    let out = wirebench(&["compare", &format!("--chart={}", chart.display()), a, b]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = common::run_wirebench(&["compare", &format!("--chart={}", chart.display()), a, b]);
+    assert!(out.succeeded(), "{}", out.stderr.clone());
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.contains("MariaDB 10.1.8") && svg.contains("<polyline"));
-    assert!(!text(&out.stderr).contains("warning"), "one test in both: {}", text(&out.stderr));
+    assert!(!out.stderr.clone().contains("warning"), "one test in both: {}", out.stderr.clone());
     let point =
         dir.write("point.json", &final_line("point selects", 1, 1.0).replace("oltp_read_only", "oltp_point_select"));
-    let out = wirebench(&["compare", a, point.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = common::run_wirebench(&["compare", a, point.to_str().unwrap()]);
+    assert!(out.succeeded(), "{}", out.stderr.clone());
     assert!(
-        text(&out.stderr).starts_with(
+        out.stderr.clone().starts_with(
             "wirebench: compare: warning: the results are of different tests (MariaDB 10.0.21: oltp_read_only, \
              point selects: oltp_point_select)"
         ),
         "{}",
-        text(&out.stderr)
+        out.stderr.clone()
     );
-    let missing = wirebench(&["compare", a, "/no/such.json"]);
-    assert_eq!(missing.status.code(), Some(1));
-    assert!(text(&missing.stderr).starts_with("wirebench: cannot read /no/such.json: "), "{}", text(&missing.stderr));
+    let missing = common::run_wirebench(&["compare", a, "/no/such.json"]);
+    assert_eq!(missing.code, Some(1));
+    assert!(missing.stderr.clone().starts_with("wirebench: cannot read /no/such.json: "), "{}", missing.stderr.clone());
 }
 
 /// `chromium`, or `None` to skip; scripts/test.sh installs it, so with
@@ -489,14 +492,8 @@ fn screenshot(chromium: &Path, svg: &Path, dir: &Path) -> (u32, u32, Vec<[u8; 3]
         .stderr(Stdio::null())
         .spawn()
         .expect("chromium starts");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium took more than 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::exit_within(&mut child, Duration::from_secs(120))
+        .unwrap_or_else(|| panic!("chromium took more than 120 s"));
     let decoder = png::Decoder::new(std::fs::File::open(&png).expect("chromium wrote the screenshot"));
     let mut reader = decoder.read_info().unwrap();
     let mut buffer = vec![0; reader.output_buffer_size()];
@@ -523,18 +520,18 @@ fn a_sweep_against_mariadb_gives_its_table_and_a_chart_a_browser_renders() {
     let _load = one_load_at_a_time();
     let Some(server) = TestServer::find() else { return };
     let dir = ScratchDir::new("sweep");
-    let prepared = wirebench(&mariadb_args(&server, &["cleanup"]));
-    assert!(prepared.status.success(), "{}", text(&prepared.stderr));
-    let prepared = wirebench(&mariadb_args(&server, &["prepare"]));
-    assert!(prepared.status.success(), "{}", text(&prepared.stderr));
+    let prepared = common::run_wirebench(&mariadb_args(&server, &["cleanup"]));
+    assert!(prepared.succeeded(), "{}", prepared.stderr.clone());
+    let prepared = common::run_wirebench(&mariadb_args(&server, &["prepare"]));
+    assert!(prepared.succeeded(), "{}", prepared.stderr.clone());
     let chart = dir.0.join("sweep.svg");
     let chart_option = format!("--chart={}", chart.display());
     let run = ["--threads=1,2,4", "--time=1", "--format=json", "--sweep-pause=1", &chart_option, "run"];
     let started = Instant::now();
-    let out = wirebench(&mariadb_args(&server, &run));
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = common::run_wirebench(&mariadb_args(&server, &run));
+    assert!(out.succeeded(), "{}", out.stderr.clone());
     assert!(started.elapsed() >= Duration::from_secs(5), "three 1 s steps and two 1 s pauses");
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let (stdout, stderr) = (out.stdout.clone(), out.stderr.clone());
     let lines = schema_checked_lines(&stdout);
     let finals = of_type(&lines, "final");
     assert_eq!(finals.len(), 3, "{stdout}");
@@ -554,9 +551,9 @@ fn a_sweep_against_mariadb_gives_its_table_and_a_chart_a_browser_renders() {
         assert!(result["rates"]["qps"].as_f64().unwrap() > 100.0, "{row}");
     }
     let saved = dir.write("sweep.json", &stdout);
-    let compared = wirebench(&["compare", saved.to_str().unwrap()]);
-    assert_eq!(text(&compared.stdout).lines().count(), 2 + 3, "{}", text(&compared.stdout));
-    let _ = wirebench(&mariadb_args(&server, &["cleanup"]));
+    let compared = common::run_wirebench(&["compare", saved.to_str().unwrap()]);
+    assert_eq!(compared.stdout.clone().lines().count(), 2 + 3, "{}", compared.stdout.clone());
+    let _ = common::run_wirebench(&mariadb_args(&server, &["cleanup"]));
 
     let Some(chromium) = chromium() else { return };
     let (width, height, pixels) = screenshot(&chromium, &chart, &dir.0);
@@ -574,15 +571,15 @@ fn a_single_runs_chart_follows_its_intervals() {
     let _load = one_load_at_a_time();
     let dir = ScratchDir::new("run-chart");
     let chart = dir.0.join("run.svg");
-    let out = wirebench(&[DRY, &[&format!("--chart={}", chart.display()), "--label=dry", "run"]].concat());
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("SQL statistics:"), "the text report stays on standard output");
+    let out = common::run_wirebench(&[DRY, &[&format!("--chart={}", chart.display()), "--label=dry", "run"]].concat());
+    assert!(out.succeeded(), "{}", out.stderr.clone());
+    assert!(out.stdout.clone().contains("SQL statistics:"), "the text report stays on standard output");
     let svg = std::fs::read_to_string(&chart).unwrap();
     for label in ["oltp_read_write: dry", "Queries per second", "seconds", "Latency, 95th percentile of each interval"]
     {
         assert!(svg.contains(&format!("\n{label}\n</text>")), "{label}");
     }
     // One point per interval on each panel.
-    let intervals = text(&out.stdout).lines().filter(|l| l.starts_with("[ ")).count();
+    let intervals = out.stdout.clone().lines().filter(|l| l.starts_with("[ ")).count();
     assert_eq!(svg.matches("<circle").count(), 2 * intervals, "{intervals} intervals");
 }

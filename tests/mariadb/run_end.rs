@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{greeting, ScratchDir, TestServer};
 use wirebench::client::Connection;
@@ -68,29 +68,18 @@ impl Wirebench {
 
     /// Waits until stdout shows `text`.
     fn wait_for_stdout(&mut self, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !self.stdout().contains(text) {
+        common::wait_until(&format!("{text:?} on stdout"), Duration::from_secs(20), || {
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!("wirebench ended ({status}) before {text:?}:\n{}\n{}", self.stdout(), self.stderr());
             }
-            assert!(Instant::now() < deadline, "no {text:?} after 20 s:\n{}", self.stdout());
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            self.stdout().contains(text)
+        });
     }
 
     /// Waits for the exit, at most `limit`; how long it took.
     fn wait(&mut self, limit: Duration) -> (ExitStatus, Duration) {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return (status, start.elapsed());
-            }
-            if start.elapsed() > limit {
-                let _ = self.child.kill();
-                panic!("wirebench still runs after {limit:?}:\n{}\n{}", self.stdout(), self.stderr());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        common::exit_within(&mut self.child, limit)
+            .unwrap_or_else(|| panic!("wirebench still ran after {limit:?}:\n{}\n{}", self.stdout(), self.stderr()))
     }
 }
 
@@ -159,15 +148,12 @@ fn a_signal_mid_run_prints_the_report_and_closes_with_com_quit() {
 /// Connections and COM_QUITs the null server saw since `before`, once
 /// they agree (the server counts a goodbye when it reads it).
 fn counted_quits(server: &NullServer, before: wirebench::null_server::NullServerStats) -> (u64, u64) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
+    common::wait_until("the server to close every connection", Duration::from_secs(20), || {
         let now = server.stats();
-        let delta = (now.connections - before.connections, now.quits - before.quits);
-        if delta.0 == delta.1 || Instant::now() > deadline {
-            return delta;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+        now.closed - before.closed == now.connections - before.connections
+    });
+    let now = server.stats();
+    (now.connections - before.connections, now.quits - before.quits)
 }
 
 /// A server that logs anyone in and then never answers: it counts the
@@ -244,11 +230,7 @@ impl SilentServer {
     }
 
     fn wait_for_commands(&self, n: u64) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.commands.load(Ordering::Relaxed) < n {
-            assert!(Instant::now() < deadline, "the run sent no queries");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        common::wait_until("the run's queries", Duration::from_secs(20), || self.commands.load(Ordering::Relaxed) >= n);
     }
 }
 
@@ -281,6 +263,7 @@ fn a_second_ctrl_c_exits_at_once_without_a_report() {
     let mut wirebench = Wirebench::start(&dir.0, &server.args(2));
     server.wait_for_commands(2);
     wirebench.signal(libc::SIGINT);
+    // sleep: the two Ctrl-C are meant apart, as a user presses them.
     std::thread::sleep(Duration::from_millis(300));
     wirebench.signal(libc::SIGINT);
     let (exit, took) = wirebench.wait(Duration::from_secs(10));
@@ -329,7 +312,7 @@ fn mariadb_args(server: &TestServer, test: &str, extra: &[&str]) -> Vec<String> 
 }
 
 /// Runs wirebench to its end; a failure fails the test.
-fn wirebench_ok(dir: &Path, args: &[String]) {
+fn finished_ok(dir: &Path, args: &[String]) {
     let mut wirebench = Wirebench::start(dir, args);
     let (exit, _) = wirebench.wait(Duration::from_secs(120));
     assert!(exit.success(), "{args:?}: {}\n{}", wirebench.stdout(), wirebench.stderr());
@@ -337,6 +320,14 @@ fn wirebench_ok(dir: &Path, args: &[String]) {
 
 fn admin(server: &TestServer, runtime: &tokio::runtime::Runtime) -> Connection {
     runtime.block_on(Connection::connect(&server.options(server.socket()))).unwrap()
+}
+
+/// Waits until the server has seen every connection but `conn`'s end
+/// (a client that has left is not gone until the server has read its
+/// COM_QUIT, or its EOF, and finished its statement).
+fn until_the_runs_connections_end(conn: &mut Connection, runtime: &tokio::runtime::Runtime) {
+    let others = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'sbtest' AND ID <> CONNECTION_ID()";
+    common::wait_until("the run's connections to end", Duration::from_secs(20), || status(conn, runtime, others) == 0);
 }
 
 fn status(conn: &mut Connection, runtime: &tokio::runtime::Runtime, sql: &str) -> u64 {
@@ -355,8 +346,8 @@ fn ctrl_c_mid_run_against_mariadb_reports_and_quits_cleanly() {
     let dir = ScratchDir::new("signal-mariadb");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let tables = ["--tables=2", "--table-size=2000"];
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["prepare"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["prepare"]].concat()));
     let mut conn = admin(&server, &runtime);
     let aborted = |conn: &mut Connection| status(conn, &runtime, "SHOW GLOBAL STATUS LIKE 'Aborted_clients'");
     let before = aborted(&mut conn);
@@ -376,10 +367,10 @@ fn ctrl_c_mid_run_against_mariadb_reports_and_quits_cleanly() {
     assert!(number_after::<f64>(&stdout, "transactions:") > 0.0, "{stdout}");
     assert!(number_after::<f64>(&stdout, "total time:") < 30.0, "{stdout}");
     assert!(stderr.contains("run interrupted by SIGINT"), "{stderr}");
-    std::thread::sleep(Duration::from_millis(300));
+    until_the_runs_connections_end(&mut conn, &runtime);
     assert_eq!(aborted(&mut conn), before, "a connection closed without COM_QUIT\n{stderr}");
     runtime.block_on(conn.quit()).unwrap();
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
 }
 
 /// A table dropped mid-run makes the next statement on it fail (1146, not
@@ -392,8 +383,8 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
     let dir = ScratchDir::new("fatal-mariadb");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let tables = ["--tables=2", "--table-size=1000"];
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["prepare"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["prepare"]].concat()));
     let both = dir.0.join("both");
     let file = File::create(&both).unwrap();
     let run = mariadb_args(
@@ -402,22 +393,15 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
         &[&tables[..], &["--threads=3", "--time=60", "--report-interval=1", "run"]].concat(),
     );
     let mut child = common::wirebench().args(&run).stdout(file.try_clone().unwrap()).stderr(file).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
     // Mid-run: the first interim report is out.
-    while !std::fs::read_to_string(&both).unwrap().contains("[ 1s ] ") {
-        assert!(Instant::now() < deadline && child.try_wait().unwrap().is_none(), "the run did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_until("the first interim report", Duration::from_secs(20), || {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before its first report");
+        std::fs::read_to_string(&both).unwrap().contains("[ 1s ] ")
+    });
     let mut conn = admin(&server, &runtime);
     runtime.block_on(conn.query("DROP TABLE sbtest2")).unwrap();
-    let started = Instant::now();
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            break exit;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "the run went on after the table was dropped");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let (exit, _) = common::exit_within(&mut child, Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("the run went on after the table was dropped"));
     let output = std::fs::read_to_string(&both).unwrap();
     assert_eq!(exit.code(), Some(1), "{output}");
     let report = output.find("SQL statistics:").unwrap_or_else(|| panic!("no report:\n{output}"));
@@ -427,7 +411,7 @@ fn a_fatal_error_mid_run_prints_the_report_then_the_error() {
     assert!(number_after::<f64>(&output, "transactions:") > 0.0, "{output}");
     assert!(output.contains("Threads fairness:"), "{output}");
     runtime.block_on(conn.quit()).unwrap();
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_point_select", &[&tables[..], &["cleanup"]].concat()));
 }
 
 /// A signal during prepare stops it and says what it had made, truly:
@@ -440,11 +424,17 @@ fn interrupted_prepare_and_cleanup_say_what_they_had_done() {
     let dir = ScratchDir::new("signal-prepare");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let tables = ["--tables=4", "--table-size=400000", "--threads=2"];
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
     let mut wirebench =
         Wirebench::start(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["prepare"]].concat()));
     wirebench.wait_for_stdout("Inserting 400000 records into 'sbtest1'");
-    std::thread::sleep(Duration::from_millis(1000));
+    wirebench.wait_for_stdout("Inserting 400000 records into 'sbtest2'");
+    // Mid-insert: both tables have rows.
+    let mut conn = admin(&server, &runtime);
+    let both_have_rows = "SELECT EXISTS(SELECT 1 FROM sbtest1) AND EXISTS(SELECT 1 FROM sbtest2)";
+    common::wait_until("rows in sbtest1 and sbtest2", Duration::from_secs(20), || {
+        status(&mut conn, &runtime, both_have_rows) == 1
+    });
     wirebench.signal(libc::SIGINT);
     let (exit, took) = wirebench.wait(Duration::from_secs(10));
     let stderr = wirebench.stderr();
@@ -456,9 +446,8 @@ fn interrupted_prepare_and_cleanup_say_what_they_had_done() {
         .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
     assert!(line.contains("complete: none; incomplete: sbtest1 (created, "), "{line}");
     assert!(line.contains("not created: 2; run cleanup before prepare again"), "{line}");
-    // Let an INSERT still in flight finish before counting.
-    std::thread::sleep(Duration::from_millis(1500));
-    let mut conn = admin(&server, &runtime);
+    // An INSERT still in flight finishes before the count.
+    until_the_runs_connections_end(&mut conn, &runtime);
     for table in ["sbtest1", "sbtest2"] {
         let said = line.split(&format!("{table} (created, ")).nth(1).unwrap().split(' ').next().unwrap();
         let said: u64 = said.parse().unwrap();
@@ -484,5 +473,5 @@ fn interrupted_prepare_and_cleanup_say_what_they_had_done() {
         // The four DROPs can all be done before the signal lands.
         assert!(exit.success(), "{stderr}");
     }
-    wirebench_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
+    finished_ok(&dir.0, &mariadb_args(&server, "oltp_read_write", &[&tables[..], &["cleanup"]].concat()));
 }

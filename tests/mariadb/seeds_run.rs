@@ -51,15 +51,6 @@ fn scaled(line: &str, server: &TestServer, command: &str) -> Vec<String> {
     args
 }
 
-fn wirebench(args: &[String]) -> (bool, String, String) {
-    let out = common::wirebench().args(args).output().expect("wirebench runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// The table a seed's prepare creates, and what its `SHOW CREATE TABLE`
 /// holds.
 fn expected_table(seed: &str) -> (&'static str, &'static [&'static str]) {
@@ -89,7 +80,8 @@ async fn every_seed_command_line_runs() {
     for (seed, line) in SEEDS {
         for command in ["cleanup", "prepare", "run", "cleanup"] {
             let args = scaled(line, &server, command);
-            let (ok, stdout, stderr) = wirebench(&args);
+            let ran = common::run_wirebench(&args);
+            let (ok, stdout, stderr) = (ran.succeeded(), ran.stdout, ran.stderr);
             assert!(ok, "seed {seed} {command} failed\nargs: {args:?}\nstdout:\n{stdout}\nstderr:\n{stderr}");
             if command == "prepare" {
                 check_prepared_table(&mut conn, seed).await;

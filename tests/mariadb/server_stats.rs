@@ -14,35 +14,25 @@ use crate::common::{self, text};
 
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{rows, ScratchDir, TestServer};
+use common::{rows, Ran, ScratchDir, TestServer};
 use serde_json::Value;
 use wirebench::client::Connection;
 
 const DB: &str = "sbtest";
 const TABLE: &[&str] = &["--tables=1", "--table-size=1000"];
 
-fn succeeded(output: Output, what: &str) -> Output {
-    assert!(output.status.success(), "{what}: {}\n{}\n{}", output.status, text(&output.stdout), text(&output.stderr));
+fn succeeded(output: Ran, what: &str) -> Ran {
+    assert!(output.succeeded(), "{what}: {output}");
     output
 }
 
 fn strings(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| (*w).to_owned()).collect()
-}
-
-fn wirebench_at(program: &Path, args: &[String]) -> Command {
-    let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::null());
-    command
-}
-
-fn wirebench(args: &[String]) -> Output {
-    wirebench_at(Path::new(env!("CARGO_BIN_EXE_wirebench")), args).output().unwrap()
 }
 
 /// The server to this test alone, its table prepared afresh (the tests of
@@ -54,8 +44,8 @@ fn server_to_myself() -> Option<(MutexGuard<'static, ()>, OnlyClient, TestServer
     let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let login = server.login_args(DB);
     let table = [&["oltp_point_select"], TABLE].concat();
-    let _ = wirebench(&[login.clone(), strings(&table), strings(&["cleanup"])].concat());
-    succeeded(wirebench(&[login, strings(&table), strings(&["prepare"])].concat()), "prepare");
+    let _ = common::run_wirebench(&[login.clone(), strings(&table), strings(&["cleanup"])].concat());
+    succeeded(common::run_wirebench(&[login, strings(&table), strings(&["prepare"])].concat()), "prepare");
     Some((turn, only_client(&server), server))
 }
 
@@ -94,8 +84,8 @@ fn run_args(server: &TestServer, test: &str, args: &[&str]) -> Vec<String> {
     [login.to_vec(), strings(&[test]), strings(TABLE), strings(args), strings(&["run"])].concat()
 }
 
-fn run(server: &TestServer, test: &str, args: &[&str]) -> Output {
-    wirebench(&run_args(server, test, args))
+fn run(server: &TestServer, test: &str, args: &[&str]) -> Ran {
+    common::run_wirebench(&run_args(server, test, args))
 }
 
 /// Every line of `stdout` as JSON, each checked against the schema.
@@ -156,6 +146,7 @@ fn tick_us() -> u64 {
 fn wait_for_idle(pid: u32) {
     let still = || {
         let before = cpu_us(pid);
+        // sleep: the window in which the server's CPU time must stand still.
         std::thread::sleep(Duration::from_millis(300));
         cpu_us(pid) - before <= tick_us()
     };
@@ -184,7 +175,7 @@ fn status(server: &TestServer, name: &str) -> u64 {
 fn point_selects_are_the_servers_selects() {
     let Some((_turn, _only, server)) = server_to_myself() else { return };
     let out = succeeded(run(&server, "oltp_point_select", &["--events=6000", "--threads=2", "--format=json"]), "run");
-    let lines = schema_checked(&text(&out.stdout));
+    let lines = schema_checked(&out.stdout.clone());
     let result = final_of(&lines);
     let reads = u64_at(result, "/counters/reads");
     assert_eq!(reads, 6000);
@@ -196,15 +187,15 @@ fn point_selects_are_the_servers_selects() {
     assert_eq!(result["server"]["source"]["location"], "this_host");
     assert_eq!(u64_at(result, "/server/source/pid"), u64::from(server_pid(&server)));
     assert_eq!(f64_at(result, "/server/figures/per_query/Com_select"), 1.0);
-    let report = text(&out.stderr);
+    let report = out.stderr.clone();
     assert!(report.contains("\nServer statistics (SHOW GLOBAL STATUS of unix:"), "{report}");
     assert!(!report.contains("WARNING"), "{report}");
 
     let dir = ScratchDir::new("server-stats-compare");
-    let file = dir.write("a.json", &text(&out.stdout));
+    let file = dir.write("a.json", &out.stdout.clone());
     let cpu = f64_at(result, "/server/figures/cpu_us_per_query");
     let compare = strings(&["compare", "--metric=server_cpu_per_query", file.to_str().unwrap()]);
-    let table = text(&succeeded(wirebench(&compare), "compare").stdout);
+    let table = succeeded(common::run_wirebench(&compare), "compare").stdout;
     assert!(table.starts_with("Server CPU per query (us)\n"), "{table}");
     let row = table.lines().nth(2).unwrap_or_else(|| panic!("{table}"));
     assert!(row.starts_with('2') && row.ends_with(&format!(" {cpu:.2}")), "{table}");
@@ -216,7 +207,7 @@ fn point_selects_are_the_servers_selects() {
 fn read_write_transactions_are_the_servers_commits() {
     let Some((_turn, _only, server)) = server_to_myself() else { return };
     let out = succeeded(run(&server, "oltp_read_write", &["--events=300", "--threads=2", "--format=json"]), "run");
-    let lines = schema_checked(&text(&out.stdout));
+    let lines = schema_checked(&out.stdout.clone());
     let result = final_of(&lines);
     let transactions = u64_at(result, "/counters/transactions");
     assert_eq!(transactions, 300);
@@ -241,24 +232,23 @@ fn a_second_client_fails_the_check() {
                 while !stop.load(Ordering::Relaxed) {
                     conn.query("SELECT 1").await.unwrap();
                     sent.fetch_add(1, Ordering::Relaxed);
+                    // sleep: another client's steady pace, the scenario.
                     tokio::time::sleep(Duration::from_micros(500)).await;
                 }
                 conn.quit().await.unwrap();
             });
         })
     };
-    while sent.load(Ordering::Relaxed) < 10 {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until("the other client's queries", Duration::from_secs(20), || sent.load(Ordering::Relaxed) >= 10);
     let out = run(&server, "oltp_point_select", &["--time=2", "--threads=2", "--format=json"]);
     stop.store(true, Ordering::Relaxed);
     other.join().unwrap();
     let out = succeeded(out, "run");
-    let result = final_of(&schema_checked(&text(&out.stdout))).clone();
+    let result = final_of(&schema_checked(&out.stdout.clone())).clone();
     let check = &result["server"]["consistency"];
     assert_eq!(check["consistent"], false, "{check}");
     assert!(check["unexplained"].as_i64().unwrap() > 100, "the other client sent {sent:?}: {check}");
-    let report = text(&out.stderr);
+    let report = out.stderr.clone();
     assert!(report.contains("    WARNING: the server counted "), "{report}");
     assert!(report.contains("another client used the server during the run"), "{report}");
 }
@@ -272,11 +262,11 @@ fn idle_connections_are_the_runs_not_a_strangers() {
     let Some((_turn, _only, server)) = server_to_myself() else { return };
     let args = ["--time=2", "--threads=2", "--idle-connections=50", "--idle-ping-interval=1", "--format=json"];
     let out = succeeded(run(&server, "oltp_point_select", &args), "run");
-    let result = final_of(&schema_checked(&text(&out.stdout))).clone();
+    let result = final_of(&schema_checked(&out.stdout.clone())).clone();
     assert_eq!(u64_at(&result, "/idle_connections/open"), 50, "{}", result["idle_connections"]);
     let check = &result["server"]["consistency"];
     assert_eq!(check["consistent"], true, "{check}");
-    let report = text(&out.stderr);
+    let report = out.stderr.clone();
     assert!(!report.contains("WARNING") && !report.contains("another client"), "{report}");
 }
 
@@ -292,7 +282,7 @@ fn server_cpu_per_query_is_procs() {
     let before = cpu_us(pid);
     let out = run(&server, "oltp_point_select", &["--events=20000", "--threads=2", "--format=json"]);
     let after = cpu_us(pid);
-    let result = final_of(&schema_checked(&text(&succeeded(out, "run").stdout))).clone();
+    let result = final_of(&schema_checked(&succeeded(out, "run").stdout)).clone();
     let queries = u64_at(&result, "/counters/queries");
     let procs = (after - before) as f64 / queries as f64;
     let ours = f64_at(&result, "/server/figures/cpu_us_per_query");
@@ -320,22 +310,22 @@ fn the_plain_report_and_the_server_are_left_alone_when_off() {
         let before = status(&server, "Com_show_status");
         let out = succeeded(run(&server, "oltp_point_select", off), "run");
         assert_eq!(status(&server, "Com_show_status"), before + 1, "only the test's own SHOW STATUS: {off:?}");
-        let report = text(&out.stdout);
+        let report = out.stdout.clone();
         assert!(!report.contains("Server statistics") && !report.contains("SHOW GLOBAL STATUS"), "{report}");
         let tail = report.rsplit("Threads fairness:\n").next().unwrap();
         assert_eq!(tail.matches('\n').count(), 3, "nothing after sysbench's last lines: {report}");
     }
     let on = succeeded(run(&server, "oltp_point_select", &[&args[..], &["--server-stats"]].concat()), "run");
-    assert!(text(&on.stdout).contains("\nServer statistics (SHOW GLOBAL STATUS of unix:"));
+    assert!(on.stdout.clone().contains("\nServer statistics (SHOW GLOBAL STATUS of unix:"));
 
     let dir = ScratchDir::new("server-stats-as-sysbench");
     let sysbench = dir.0.join("sysbench");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wirebench"), &sysbench).unwrap();
+    std::os::unix::fs::symlink(common::WIREBENCH, &sysbench).unwrap();
     let before = status(&server, "Com_show_status");
     let asked = run_args(&server, "oltp_point_select", &[&args[..], &["--server-stats"]].concat());
-    let out = succeeded(wirebench_at(&sysbench, &asked).output().unwrap(), "run as sysbench");
+    let out = succeeded(common::run(Command::new(&sysbench).args(&asked).stdin(Stdio::null())), "run as sysbench");
     assert!(status(&server, "Com_show_status") >= before + 3, "sampled at the start and the end");
-    let report = text(&out.stdout);
+    let report = out.stdout.clone();
     assert!(!report.contains("Server statistics"), "{report}");
     assert_eq!(report.rsplit("Threads fairness:\n").next().unwrap().matches('\n').count(), 3, "{report}");
 }
@@ -350,7 +340,7 @@ fn interim_lines_csv_columns_and_chart_panels() {
     let chart_option = format!("--chart={}", chart.display());
     let args = ["--time=3", "--threads=2", "--report-interval=1", "--server-stats=interim", "--format=csv"];
     let out = succeeded(run(&server, "oltp_point_select", &[&args[..], &[chart_option.as_str()]].concat()), "run");
-    let report = text(&out.stderr);
+    let report = out.stderr.clone();
     let interim: Vec<&str> = report.lines().filter(|l| l.starts_with("[ ") && l.contains(" ] server: ")).collect();
     assert!(interim.len() >= 2, "{report}");
     // The server's counters are read one by one while queries run, so an
@@ -362,7 +352,7 @@ fn interim_lines_csv_columns_and_chart_panels() {
     let with_queries: Vec<&&str> = interim.iter().filter(|l| l.contains(" rows/q: ")).collect();
     assert!(!with_queries.is_empty(), "{interim:?}");
     assert!(with_queries.iter().all(|l| l.contains(" cpu/q: ") && one_row_each(l)), "{interim:?}");
-    let csv = text(&out.stdout);
+    let csv = out.stdout.clone();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let column = header.iter().position(|h| *h == "server_com_select").unwrap_or_else(|| panic!("{header:?}"));
     let queries = header.iter().position(|h| *h == "num_queries").unwrap();
@@ -388,19 +378,19 @@ fn tcp_finds_the_process_and_server_pid_names_it() {
     let tcp = |extra: &[String]| {
         let args = [server.login_args(DB), strings(&["oltp_point_select"]), strings(TABLE)].concat();
         let asked = strings(&["--events=200", "--threads=1", "--format=json", "run"]);
-        wirebench(&[args, extra.to_vec(), asked].concat())
+        common::run_wirebench(&[args, extra.to_vec(), asked].concat())
     };
-    let found = final_of(&schema_checked(&text(&succeeded(tcp(&[]), "run over TCP").stdout))).clone();
+    let found = final_of(&schema_checked(&succeeded(tcp(&[]), "run over TCP").stdout)).clone();
     assert_eq!(found["server"]["source"]["location"], "this_host", "{}", found["server"]["source"]);
     assert_eq!(u64_at(&found, "/server/source/pid"), u64::from(pid));
     let given = tcp(&[format!("--server-pid={pid}")]);
-    let given = final_of(&schema_checked(&text(&succeeded(given, "run with --server-pid").stdout))).clone();
+    let given = final_of(&schema_checked(&succeeded(given, "run with --server-pid").stdout)).clone();
     assert_eq!(given["server"]["source"]["location"], "given_pid");
     assert!(!given["server"]["delta"]["process"].is_null());
     let nobody = (pid + 1..).find(|p| !Path::new(&format!("/proc/{p}")).exists()).unwrap();
     let refused = tcp(&[format!("--server-pid={nobody}")]);
-    let stderr = text(&refused.stderr);
-    assert!(!refused.status.success(), "{stderr}");
+    let stderr = refused.stderr.clone();
+    assert!(!refused.succeeded(), "{stderr}");
     assert!(stderr.contains(&format!("--server-pid={nobody}: process {nobody} cannot be read")), "{stderr}");
     assert!(!stderr.contains("Threads started!"), "no load ran: {stderr}");
 }
@@ -422,7 +412,8 @@ fn shards_count_the_one_server_once() {
         .map(|i| {
             let shard = format!("--shard={i}/2");
             let args = ["--time=2", "--threads=4", "--format=json", "--report-interval=1", &start_at, &shard];
-            wirebench_at(Path::new(env!("CARGO_BIN_EXE_wirebench")), &run_args(&server, "oltp_point_select", &args))
+            common::wirebench()
+                .args(run_args(&server, "oltp_point_select", &args))
                 .stdout(std::fs::File::create(&files[i]).unwrap())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -430,7 +421,8 @@ fn shards_count_the_one_server_once() {
         })
         .collect();
     for (i, shard) in shards.into_iter().enumerate() {
-        succeeded(shard.wait_with_output().unwrap(), &format!("shard {i}"));
+        let out = shard.wait_with_output().unwrap();
+        assert!(out.status.success(), "shard {i}: {}", text(&out.stderr));
     }
     let finals: Vec<Value> =
         files.iter().map(|f| schema_checked(&std::fs::read_to_string(f).unwrap()).pop().unwrap()).collect();
@@ -438,8 +430,9 @@ fn shards_count_the_one_server_once() {
     assert!(finals[0]["server"]["figures"]["cpu_us_per_query"].is_null(), "{}", finals[0]["server"]["figures"]);
     assert!(finals[0]["server"]["consistency"].is_null());
     let paths: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let merged = succeeded(wirebench(&[strings(&["merge", "--format=json"]), paths.clone()].concat()), "merge");
-    let lines = schema_checked(&text(&merged.stdout));
+    let merged =
+        succeeded(common::run_wirebench(&[strings(&["merge", "--format=json"]), paths.clone()].concat()), "merge");
+    let lines = schema_checked(&merged.stdout.clone());
     let result = final_of(&lines);
     let reads = u64_at(&finals[0], "/counters/reads") + u64_at(&finals[1], "/counters/reads");
     assert!(reads > 0);
@@ -450,6 +443,6 @@ fn shards_count_the_one_server_once() {
     let allowed = u64_at(result, "/server/consistency/allowed_below");
     assert!(selects <= reads && selects + allowed >= reads, "{selects} of {reads}");
     assert!(result["server"]["figures"]["cpu_us_per_query"].as_f64().unwrap() > 0.0);
-    let report = text(&succeeded(wirebench(&[strings(&["merge"]), paths].concat()), "merge").stdout);
+    let report = succeeded(common::run_wirebench(&[strings(&["merge"]), paths].concat()), "merge").stdout;
     assert!(report.contains("    sampled by shard 0/2 alone, for the whole run"), "{report}");
 }

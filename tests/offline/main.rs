@@ -8,4 +8,5 @@ mod capture_files;
 mod credentials;
 mod layers;
 mod output_errors;
+mod test_rules;
 mod tree;

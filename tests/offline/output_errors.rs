@@ -107,16 +107,7 @@ fn null_server_lines_into_a_closed_pipe() {
         .stderr(closed_pipe())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the null server went on with nobody reading its lines");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (status, _) = common::exit_within(&mut child, Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("the null server went on with nobody reading its lines"));
     assert_eq!(status.code(), Some(141));
 }

@@ -4,7 +4,6 @@
 //! stages, a Lua script runs under them; and the command line's refusals.
 
 use std::net::SocketAddr;
-use std::process::Output;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -13,7 +12,7 @@ use wirebench::null_server::{NullServer, NullServerConfig};
 
 // The runs take a few percent of a core: they run side by side, and
 // beside the searches against the null server.
-use crate::common;
+use crate::common::{self, Ran};
 use crate::light_on_the_cores;
 
 fn null_server(delay: Duration) -> NullServer {
@@ -25,19 +24,11 @@ fn null_server(delay: Duration) -> NullServer {
     NullServer::start(config).unwrap()
 }
 
-fn wirebench(server: &NullServer, args: &[&str]) -> Output {
-    common::wirebench()
-        .args(["--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest", "--table-size=100"])
-        .arg(format!("--mysql-port={}", server.local_addr().unwrap().port()))
-        .args(args)
-        .output()
-        .expect("wirebench runs")
-}
-
-fn succeeded(out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    stdout
+/// wirebench `args` against the null server `server`.
+fn against(server: &NullServer, args: &[&str]) -> Ran {
+    let port = format!("--mysql-port={}", server.local_addr().unwrap().port());
+    let login = ["--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest", "--table-size=100", &port];
+    common::run_wirebench(&[&login[..], args].concat())
 }
 
 /// The JSON lines of a run, checked against docs/result.schema.json.
@@ -98,7 +89,7 @@ fn the_achieved_rate_follows_each_stage() {
     // A second in which the machine starved the client or the in-process
     // server (the 2 cores are shared) misses its target through no fault
     // of the schedule's.
-    common::in_one_of_three_runs(|| follows_the_stages(&json_lines(&succeeded(&wirebench(&server, &args)))));
+    common::in_one_of_three_runs(|| follows_the_stages(&json_lines(&against(&server, &args).ok())));
 }
 
 /// `Err(why)` unless `cond`.
@@ -145,7 +136,7 @@ fn a_stage_the_server_cannot_hold_drops_events() {
     let _light = light_on_the_cores();
     let server = null_server(Duration::from_millis(2));
     let args = ["oltp_point_select", "--threads=1", "--rate-stages=100:1,3000:0,3000:3", "--report-interval=1"];
-    let text = succeeded(&wirebench(&server, &[&args[..], &["run"]].concat()));
+    let text = against(&server, &[&args[..], &["run"]].concat()).ok();
     let interim: Vec<&str> = text.lines().filter(|l| l.contains(" tps: ")).collect();
     assert!(interim.len() >= 3, "{text}");
     // The first line's span ends a little past the first second, into the
@@ -155,7 +146,7 @@ fn a_stage_the_server_cannot_hold_drops_events() {
     assert!((100.0..200.0).contains(&target) && interim[0].ends_with(" dropped: 0"), "{}", interim[0]);
     assert!(interim[2].contains(" target: 3000.00 dropped: "), "{}", interim[2]);
     assert!(text.contains("Rate: --rate-stages, mean target "), "{text}");
-    let json = succeeded(&wirebench(&server, &[&args[..], &["--format=json", "run"]].concat()));
+    let json = against(&server, &[&args[..], &["--format=json", "run"]].concat()).ok();
     let lines = json_lines(&json);
     let dropped: Vec<u64> = intervals(&lines).iter().map(|i| i["dropped"].as_u64().unwrap()).collect();
     assert_eq!(dropped[0], 0, "the first second is within capacity: {dropped:?}");
@@ -180,22 +171,22 @@ fn shards_merged_add_up_to_the_stages() {
     let shards: Vec<_> = (0..2)
         .map(|i| {
             let port = format!("--mysql-port={}", server.local_addr().unwrap().port());
-            let child = common::wirebench()
-                .args(["--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest", "--table-size=100", &port])
-                .args(["oltp_point_select", "--threads=4", "--rate-stages=1000:1,3001:2", "--rate-arrival=fixed"])
-                .args(["--report-interval=1", "--format=json", &format!("--shard={i}/2")])
-                .arg(format!("--start-at={start:.3}"))
-                .arg("run")
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            (i, child)
+            let mut args: Vec<String> =
+                ["--mysql-host=127.0.0.1", "--mysql-user=x", "--mysql-db=sbtest", "--table-size=100"]
+                    .map(String::from)
+                    .to_vec();
+            args.extend(
+                ["oltp_point_select", "--threads=4", "--rate-stages=1000:1,3001:2", "--rate-arrival=fixed"]
+                    .map(String::from),
+            );
+            args.extend([port, "--report-interval=1".into(), "--format=json".into(), format!("--shard={i}/2")]);
+            args.extend([format!("--start-at={start:.3}"), "run".into()]);
+            (i, std::thread::spawn(move || common::run_wirebench(&args)))
         })
         .collect();
     let mut files = Vec::new();
-    for (i, child) in shards {
-        let stdout = succeeded(&child.wait_with_output().unwrap());
+    for (i, shard) in shards {
+        let stdout = shard.join().unwrap().ok();
         let lines = json_lines(&stdout);
         let stages = &final_line(&lines)["run"]["shard"]["identity"]["rate_stages"];
         assert_eq!(stages, "1000:1,3001:2", "the whole run's stages identify it");
@@ -203,8 +194,11 @@ fn shards_merged_add_up_to_the_stages() {
         std::fs::write(&path, stdout).unwrap();
         files.push(path);
     }
-    let merged = common::wirebench().arg("merge").arg("--format=json").args(&files).output();
-    let merged = succeeded(&merged.unwrap());
+    let merge: Vec<String> = ["merge".to_owned(), "--format=json".to_owned()]
+        .into_iter()
+        .chain(files.iter().map(|f| f.display().to_string()))
+        .collect();
+    let merged = common::run_wirebench(&merge).ok();
     let _ = std::fs::remove_dir_all(&dir);
     let lines = json_lines(&merged);
     let targets: Vec<f64> = intervals(&lines).iter().map(|i| i["target_rate"].as_f64().unwrap()).collect();
@@ -234,7 +228,7 @@ fn a_lua_script_runs_under_stages() {
         let args = [script, engine, "--threads=2", "--rate-stages=500:1,1500:2,1500:1", "--rate-arrival=fixed"];
         let args = [&args[..], &["--report-interval=1", "--format=json", "run"]].concat();
         common::in_one_of_three_runs(|| {
-            let lines = json_lines(&succeeded(&wirebench(&server, &args)));
+            let lines = json_lines(&against(&server, &args).ok());
             runs_on_the_ramp(&lines).map_err(|e| format!("{engine}: {e}"))
         });
     }
@@ -267,7 +261,7 @@ fn each_checkpoint_counts_its_own_drops() {
     let _light = light_on_the_cores();
     let server = null_server(Duration::from_millis(2));
     let args = ["oltp_point_select", "--threads=1", "--rate-stages=100:1,3000:0,3000:3", "--report-checkpoints=1,2,3"];
-    let text = succeeded(&wirebench(&server, &[&args[..], &["run"]].concat()));
+    let text = against(&server, &[&args[..], &["run"]].concat()).ok();
     let header = "Target transaction rate in stages (each moves it linearly to its rate over its seconds): \
                   holds 100/sec over 1s, to 3000/sec over 0s, to 3000/sec over 3s; 4s in all\n";
     assert!(text.contains(header), "{text}");

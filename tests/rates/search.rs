@@ -12,7 +12,6 @@
 //! hundreds of ms within a step).
 
 use std::net::SocketAddr;
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +20,7 @@ use serde_json::Value;
 use wirebench::null_server::{NullServer, NullServerConfig};
 
 use crate::{common, light_on_the_cores, the_cores_to_itself};
+use common::Ran;
 
 const CAPACITY: f64 = 250.0;
 
@@ -33,10 +33,6 @@ fn serial_server() -> NullServer {
         ..NullServerConfig::default()
     };
     NullServer::start(config).unwrap()
-}
-
-fn wirebench(args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wirebench")).args(args).output().expect("wirebench runs")
 }
 
 fn null_args(server: &NullServer, args: &[&str]) -> Vec<String> {
@@ -63,19 +59,19 @@ fn json_lines(stdout: &str) -> Vec<Value> {
 }
 
 /// The search's summary line, after one line per step.
-fn summary(out: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let lines = json_lines(&stdout);
+fn summary(out: &Ran) -> Value {
+    let stdout = &out.stdout;
+    let lines = json_lines(stdout);
     let steps = lines.iter().filter(|l| l["type"] == "search_step").count();
     let summary = lines.iter().find(|l| l["type"] == "search").unwrap_or_else(|| {
-        panic!("no search line in\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        panic!("no search line in\n{stdout}\n{}", &out.stderr);
     });
     assert_eq!(summary["steps"].as_array().unwrap().len(), steps, "a line per step: {stdout}");
     summary.clone()
 }
 
-fn succeeded(out: &Output) -> Value {
-    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+fn succeeded(out: &Ran) -> Value {
+    assert!(out.succeeded(), "{}\n{}", &out.stdout, &out.stderr);
     summary(out)
 }
 
@@ -100,7 +96,7 @@ fn fixed_arrivals_find_the_servers_capacity() {
     let mut args = vec!["oltp_point_select", "--threads=8", "--rate-arrival=fixed", "--slo=99:50"];
     args.extend(SHORT_STEPS);
     args.extend(["--chart=/dev/null", "search"]);
-    let out = wirebench(&null_args(&server, &args));
+    let out = common::run_wirebench(&null_args(&server, &args));
     let summary = succeeded(&out);
     assert_eq!(summary["end"], "found", "{summary}");
     let found = summary["max_rate"].as_f64().unwrap();
@@ -123,7 +119,7 @@ fn a_loaded_client_still_finds_the_servers_capacity() {
     let mut args = vec!["oltp_point_select", "--threads=8", "--cpus=0", "--rate-arrival=fixed", "--slo=99:50"];
     args.extend(SHORT_STEPS);
     args.push("search");
-    let summary = succeeded(&wirebench(&null_args(&server, &args)));
+    let summary = succeeded(&common::run_wirebench(&null_args(&server, &args)));
     assert_eq!(summary["end"], "found", "{summary}");
     let found = summary["max_rate"].as_f64().unwrap();
     assert!((found - CAPACITY).abs() <= 0.05 * CAPACITY, "found {found}/s, capacity {CAPACITY}/s: {summary}");
@@ -134,15 +130,15 @@ fn a_loaded_client_still_finds_the_servers_capacity() {
 }
 
 /// `wirebench compare` puts two searches side by side, and charts them.
-fn compared_with_itself(stdout: &[u8], found: f64) {
+fn compared_with_itself(stdout: &str, found: f64) {
     let dir = common::ScratchDir::new("search-compare");
-    let (a, b) = (dir.write("a.json", &String::from_utf8_lossy(stdout)), dir.write("b.json", ""));
+    let (a, b) = (dir.write("a.json", stdout), dir.write("b.json", ""));
     std::fs::copy(&a, &b).unwrap();
     let chart = dir.write("searches.svg", "");
     let line = ["compare".to_owned(), format!("--chart={}", chart.display()), a.display().to_string()];
-    let out = wirebench(&[&line[..], &[b.display().to_string()]].concat());
-    let table = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{table}{}", String::from_utf8_lossy(&out.stderr));
+    let out = common::run_wirebench(&[&line[..], &[b.display().to_string()]].concat());
+    let table = &out.stdout;
+    assert!(out.succeeded(), "{table}{}", &out.stderr);
     assert!(table.starts_with("Capacity search: the highest rate that held the bounds"), "{table}");
     let row = table.lines().find(|l| l.contains("(b)")).unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains(&format!(" {found} ")) && row.contains("+0.0%") && row.contains("found"), "{table}");
@@ -157,7 +153,7 @@ fn poisson_arrivals_find_a_rate_below_capacity_that_holds_the_bound() {
     let mut args = vec!["oltp_point_select", "--threads=8", "--rate-arrival=poisson", "--slo=99:100"];
     args.extend(SHORT_STEPS);
     args.push("search");
-    let summary = succeeded(&wirebench(&null_args(&server, &args)));
+    let summary = succeeded(&common::run_wirebench(&null_args(&server, &args)));
     assert_eq!(summary["end"], "found", "{summary}");
     let found = summary["max_rate"].as_f64().unwrap();
     // Random arrivals queue behind each other well before the server is
@@ -225,9 +221,9 @@ fn a_client_on_a_busy_core_is_reported_client_bound() {
     let mut args = vec!["oltp_point_select", "--threads=64", "--cpus=0", "--io=epoll", "--slo=99:1000"];
     args.extend(SHORT_STEPS);
     args.push("search");
-    let out = wirebench(&null_args(&server, &args));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "a client-bound search is an error: {stderr}");
+    let out = common::run_wirebench(&null_args(&server, &args));
+    let stderr = &out.stderr;
+    assert!(!out.succeeded(), "a client-bound search is an error: {stderr}");
     assert!(stderr.contains("the client was the limit"), "{stderr}");
     assert!(stderr.contains("--cpus"), "it says what to do: {stderr}");
     let summary = summary(&out);
@@ -252,9 +248,9 @@ fn steps_that_run_out_before_any_rate_holds_are_an_error() {
     let mut args = vec!["oltp_point_select", "--threads=2", "--slo=99:1", "--search-steps=3"];
     args.extend(SHORT_STEPS);
     args.push("search");
-    let out = wirebench(&null_args(&server, &args));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let out = common::run_wirebench(&null_args(&server, &args));
+    let stderr = &out.stderr;
+    assert_eq!(out.code, Some(1), "{stderr}");
     assert!(stderr.contains("--search-steps=3 ran out before any rate held the bounds"), "{stderr}");
     assert!(stderr.contains("raise --search-steps"), "it says what to do: {stderr}");
     let summary = summary(&out);
@@ -276,31 +272,31 @@ fn a_search_on_mariadb_completes_and_its_json_keeps_to_the_schema() {
         let table = ["oltp_point_select", "--tables=2", "--table-size=10000"];
         login.iter().cloned().chain(table.iter().chain(args).map(|a| (*a).to_owned())).collect()
     };
-    let cleanup = wirebench(&with(&["cleanup"]));
-    assert!(cleanup.status.success(), "{}", String::from_utf8_lossy(&cleanup.stderr));
-    let prepare = wirebench(&with(&["prepare"]));
-    assert!(prepare.status.success(), "{}", String::from_utf8_lossy(&prepare.stderr));
+    let cleanup = common::run_wirebench(&with(&["cleanup"]));
+    assert!(cleanup.succeeded(), "{}", &cleanup.stderr);
+    let prepare = common::run_wirebench(&with(&["prepare"]));
+    assert!(prepare.succeeded(), "{}", &prepare.stderr);
     let mut args = vec!["--threads=4", "--slo=99:50", "--search-steps=8", "--chart=/dev/null"];
     args.extend(SHORT_STEPS);
     args.push("search");
-    let out = wirebench(&with(&args));
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = common::run_wirebench(&with(&args));
+    let stderr = out.stderr.clone();
     let summary = summary(&out);
     // One latency stall of a VM longer than the bound holds more than 1 %
     // of a 3 s step's events late at any rate, so on a loaded machine every
     // step may fail: that end is an error that says so, never a rate.
     match (summary["end"].as_str().unwrap(), summary["max_rate"].as_u64()) {
         ("found" | "step_cap", Some(rate)) => {
-            assert!(out.status.success(), "{stderr}");
+            assert!(out.succeeded(), "{stderr}");
             assert!(rate > 0, "{summary}");
             assert!(stderr.contains("Search result: "), "the summary goes with the report: {stderr}");
         }
         ("step_cap", None) => {
-            assert_eq!(out.status.code(), Some(1), "no rate found is an error: {stderr}");
+            assert_eq!(out.code, Some(1), "no rate found is an error: {stderr}");
             assert!(stderr.contains("--search-steps=8 ran out before any rate held the bounds"), "{stderr}");
         }
         ("none_passed", None) => {
-            assert_eq!(out.status.code(), Some(1), "no rate found is an error: {stderr}");
+            assert_eq!(out.code, Some(1), "no rate found is an error: {stderr}");
             assert!(stderr.contains("no rate held the bounds"), "{stderr}");
         }
         ("client_bound", None) => assert!(stderr.contains("the client was the limit"), "{stderr}"),
@@ -320,9 +316,9 @@ fn a_search_refuses_what_it_cannot_honour() {
             .chain(args)
             .map(|a| (*a).to_owned())
             .collect();
-        let out = wirebench(&line);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let out = common::run_wirebench(&line);
+        let stderr = &out.stderr;
+        assert_eq!(out.code, Some(1), "{args:?}: {stderr}");
         for said in says {
             assert!(stderr.contains(said), "{args:?}: {said:?} not in {stderr}");
         }
@@ -345,9 +341,9 @@ fn a_search_refuses_what_it_cannot_honour() {
 fn a_lua_script_is_refused_with_the_reason() {
     let dir = common::ScratchDir::new("search-lua");
     let script = dir.write("mine.lua", "function event() end\n");
-    let out = wirebench(&[script.display().to_string(), "--slo=99:5".to_owned(), "search".to_owned()]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let out = common::run_wirebench(&[script.display().to_string(), "--slo=99:5".to_owned(), "search".to_owned()]);
+    let stderr = &out.stderr;
+    assert_eq!(out.code, Some(1), "{stderr}");
     assert!(stderr.contains("search runs the built-in tests only"), "{stderr}");
     assert!(stderr.contains("run --rate=N"), "{stderr}");
 }

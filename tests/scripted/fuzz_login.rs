@@ -18,31 +18,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::ScratchDir;
-use fuzz_run::wirebench_within;
+use common::{Ran, ScratchDir};
+use fuzz_run::run_within;
 use planted::{Bug, PlantedServer};
 
-struct Exit {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-async fn run(program: &'static str, args: Vec<String>) -> Exit {
-    tokio::task::spawn_blocking(move || {
-        let out = Command::new(program).args(&args).output().expect(program);
-        Exit {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    })
-    .await
-    .unwrap()
-}
-
-async fn wirebench(args: Vec<String>) -> Exit {
-    run(env!("CARGO_BIN_EXE_wirebench"), args).await
+/// `program ARGS` to its end, on a blocking thread.
+async fn run_program(program: &'static str, args: Vec<String>) -> Ran {
+    tokio::task::spawn_blocking(move || common::run(Command::new(program).args(&args))).await.unwrap()
 }
 
 fn fuzz_args(port: u16, dir: &Path, extra: &[&str]) -> Vec<String> {
@@ -80,8 +62,10 @@ fn replay_args(path: &Path, port: u16) -> Vec<String> {
     ]
 }
 
-async fn python(path: &Path, port: u16) -> Exit {
-    let emit = wirebench(vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()]).await;
+async fn python(path: &Path, port: u16) -> Ran {
+    let emit =
+        run_program(common::WIREBENCH, vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()])
+            .await;
     assert_eq!(emit.code, Some(0), "{}", emit.stderr);
     let script = path.with_extension("py");
     std::fs::write(&script, &emit.stdout).unwrap();
@@ -92,14 +76,14 @@ async fn python(path: &Path, port: u16) -> Exit {
         "--user=fuzz".into(),
         "--password=x".into(),
     ];
-    run("python3", args).await
+    run_program("python3", args).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_that_hangs_with_a_database_is_a_finding_that_replays() {
     let server = PlantedServer::start(Bug::DatabaseLoginHang).await;
     let dir = ScratchDir::new("fuzz-login-hang");
-    let run = wirebench(fuzz_args(server.port, &dir.0, &["--time=30"])).await;
+    let run = run_program(common::WIREBENCH, fuzz_args(server.port, &dir.0, &["--time=30"])).await;
     eprintln!("{}\n{}", run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "a finding, not exit status 1");
     assert!(!run.stderr.contains("cannot log in"), "{}", run.stderr);
@@ -118,7 +102,7 @@ async fn a_login_that_hangs_with_a_database_is_a_finding_that_replays() {
     assert!(text.contains("  # answer: login -> "), "{text}");
     assert!(run.stdout.contains("    failures:            1\n"), "{}", run.stdout);
 
-    let again = wirebench(replay_args(&path, server.port)).await;
+    let again = run_program(common::WIREBENCH, replay_args(&path, server.port)).await;
     assert_eq!(again.code, Some(3), "{}\n{}", again.stdout, again.stderr);
     assert!(again.stdout.contains("FAILURE again: the login was not completed within 0.5 s"), "{}", again.stdout);
     let script = python(&path, server.port).await;
@@ -126,7 +110,7 @@ async fn a_login_that_hangs_with_a_database_is_a_finding_that_replays() {
     assert!(script.stdout.contains("as the reproducer says"), "{}", script.stdout);
 
     let healthy = PlantedServer::start(Bug::None).await;
-    let survived = wirebench(replay_args(&path, healthy.port)).await;
+    let survived = run_program(common::WIREBENCH, replay_args(&path, healthy.port)).await;
     assert_eq!(survived.code, Some(0), "{}\n{}", survived.stdout, survived.stderr);
     assert!(survived.stdout.contains("the login was completed"), "{}", survived.stdout);
     let survived = python(&path, healthy.port).await;
@@ -137,7 +121,7 @@ async fn a_login_that_hangs_with_a_database_is_a_finding_that_replays() {
 async fn with_keep_going_it_fuzzes_on_with_the_login_that_works() {
     let server = PlantedServer::start(Bug::DatabaseLoginHang).await;
     let dir = ScratchDir::new("fuzz-login-hang-keep-going");
-    let run = wirebench(fuzz_args(server.port, &dir.0, &["--time=3", "--keep-going"])).await;
+    let run = run_program(common::WIREBENCH, fuzz_args(server.port, &dir.0, &["--time=3", "--keep-going"])).await;
     assert_eq!(run.code, Some(3), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("going on (--keep-going) with every login naming no database"), "{}", run.stderr);
     let states = std::fs::read_to_string(dir.0.join("states.txt")).unwrap();
@@ -159,8 +143,8 @@ async fn a_database_never_selected_is_a_finding_and_the_run_ends_on_time() {
             extra.push("--keep-going");
         }
         // Killed well past its time plus overtime: it must end by itself.
-        let (ran, took) = wirebench_within(fuzz_args(server.port, &dir.0, &extra), Duration::from_secs(60)).await;
-        let run = Exit { code: ran.code, stdout: ran.stdout, stderr: ran.stderr };
+        let (ran, took) = run_within(fuzz_args(server.port, &dir.0, &extra), Duration::from_secs(60)).await;
+        let run = ran;
         eprintln!("keep-going {keep_going}: took {:.1} s\n{}\n{}", took.as_secs_f64(), run.stdout, run.stderr);
         assert_eq!(run.code, Some(3), "ended by itself, with the finding (killed: None)");
         assert!(run.stdout.contains("wirebench fuzz summary:"), "{}", run.stdout);
@@ -173,12 +157,12 @@ async fn a_database_never_selected_is_a_finding_and_the_run_ends_on_time() {
             assert!(run.stderr.contains("going on (--keep-going) with every login selecting no database"));
             continue;
         }
-        let again = wirebench(replay_args(&path, server.port)).await;
+        let again = run_program(common::WIREBENCH, replay_args(&path, server.port)).await;
         assert_eq!(again.code, Some(3), "{}\n{}", again.stdout, again.stderr);
         let script = python(&path, server.port).await;
         assert_eq!(script.code, Some(3), "{}\n{}", script.stdout, script.stderr);
         let healthy = PlantedServer::start(Bug::None).await;
-        let survived = wirebench(replay_args(&path, healthy.port)).await;
+        let survived = run_program(common::WIREBENCH, replay_args(&path, healthy.port)).await;
         assert_eq!(survived.code, Some(0), "{}\n{}", survived.stdout, survived.stderr);
         let survived = python(&path, healthy.port).await;
         assert_eq!(survived.code, Some(0), "{}\n{}", survived.stdout, survived.stderr);

@@ -11,31 +11,14 @@ use crate::planted;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::ScratchDir;
+use common::{Ran, ScratchDir};
 use planted::{Bug, PlantedServer};
 
-struct Exit {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-fn wirebench(args: &[String]) -> Exit {
-    let started = Instant::now();
-    let out = common::wirebench().args(args).output().expect("run wirebench");
-    Exit {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        took: started.elapsed(),
-    }
-}
-
-async fn wirebench_async(args: Vec<String>) -> Exit {
-    tokio::task::spawn_blocking(move || wirebench(&args)).await.unwrap()
+/// `wirebench ARGS` to its end, on a blocking thread.
+async fn in_background(args: Vec<String>) -> Ran {
+    tokio::task::spawn_blocking(move || common::run_wirebench(&args)).await.unwrap()
 }
 
 fn connection(port: u16) -> Vec<String> {
@@ -54,24 +37,14 @@ fn replay_args(path: &Path, port: u16) -> Vec<String> {
 
 /// Runs the script `fuzz-replay --emit=python` writes of `path` against
 /// the server on `port`; its exit status and output.
-async fn emitted_python(path: &Path, port: u16) -> Exit {
-    let emit = wirebench_async(vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()]).await;
+async fn emitted_python(path: &Path, port: u16) -> Ran {
+    let emit = in_background(vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()]).await;
     assert_eq!(emit.code, Some(0), "{}", emit.stderr);
     let script = path.with_extension("py");
     std::fs::write(&script, &emit.stdout).unwrap();
     tokio::task::spawn_blocking(move || {
-        let started = Instant::now();
-        let out = Command::new("python3")
-            .arg(&script)
-            .args(["--host=127.0.0.1", &format!("--port={port}"), "--user=fuzz", "--password=x"])
-            .output()
-            .expect("python3 runs (scripts/test.sh installs it)");
-        Exit {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            took: started.elapsed(),
-        }
+        let args = ["--host=127.0.0.1", &format!("--port={port}"), "--user=fuzz", "--password=x"];
+        common::run(Command::new("python3").arg(&script).args(args))
     })
     .await
     .unwrap()
@@ -105,7 +78,7 @@ async fn find_and_replay(bug: Bug, seed: u32) {
     let server = PlantedServer::start(bug).await;
     let dir = ScratchDir::new(&format!("fuzz-{bug:?}"));
     server.restart_on(dir.0.join("restart"));
-    let run = wirebench_async(fuzz_args(server.port, &dir.0, seed, 120)).await;
+    let run = in_background(fuzz_args(server.port, &dir.0, seed, 120)).await;
     eprintln!("{bug:?}: fuzz took {:.1} s\n{}\n{}", run.took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "the fuzzer must find the planted bug");
     assert!(!server.fired.lock().unwrap().is_empty(), "the planted bug fired");
@@ -124,7 +97,7 @@ async fn find_and_replay(bug: Bug, seed: u32) {
 async fn replays_fail_and_a_healthy_server_survives(server: &PlantedServer, path: &Path) {
     server.restart().await;
     let fired = server.fired.lock().unwrap().len();
-    let again = wirebench_async(replay_args(path, server.port)).await;
+    let again = in_background(replay_args(path, server.port)).await;
     eprintln!("replay:\n{}\n{}", again.stdout, again.stderr);
     assert_eq!(again.code, Some(3), "the replay must trigger the bug again");
     assert!(server.fired.lock().unwrap().len() > fired, "the planted bug fired again");
@@ -138,7 +111,7 @@ async fn replays_fail_and_a_healthy_server_survives(server: &PlantedServer, path
     assert!(server.fired.lock().unwrap().len() > fired, "the planted bug fired again");
 
     let healthy = PlantedServer::start(Bug::None).await;
-    let survived = wirebench_async(replay_args(path, healthy.port)).await;
+    let survived = in_background(replay_args(path, healthy.port)).await;
     assert_eq!(
         survived.code,
         Some(0),
@@ -193,7 +166,7 @@ async fn find_the_reset_hang(seed: u32) {
     let mut connection = connection(server.port);
     connection.retain(|o| !o.starts_with("--fuzz-deadline="));
     connection.push("--fuzz-deadline=2".to_owned());
-    let run = wirebench_async(fuzz_args_with(connection, &dir.0, seed, 120)).await;
+    let run = in_background(fuzz_args_with(connection, &dir.0, seed, 120)).await;
     eprintln!("seed {seed}: fuzz took {:.1} s\n{}\n{}", run.took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "seed {seed}: the fuzzer must find the planted hang");
     let path = reproducer_path(&run.stdout);
@@ -217,7 +190,7 @@ async fn a_healthy_server_survives_and_the_run_says_so() {
     let dir = ScratchDir::new("fuzz-healthy");
     let mut args = fuzz_args(server.port, &dir.0, 7, 3);
     args.push("--report-interval=1".to_owned());
-    let run = wirebench_async(args).await;
+    let run = in_background(args).await;
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("wirebench fuzz: sending malformed MySQL protocol traffic to 127.0.0.1:"));
     assert!(run.stdout.contains("s ] execs/s: "), "{}", run.stdout);
@@ -229,7 +202,8 @@ async fn a_healthy_server_survives_and_the_run_says_so() {
 
 #[test]
 fn usage_and_connection_errors_exit_1() {
-    let remote = wirebench(&["fuzz".into(), "--mysql-host=192.0.2.1".into(), "--time=1".into()]);
+    let remote =
+        common::run_wirebench(&["fuzz".to_owned(), "--mysql-host=192.0.2.1".to_owned(), "--time=1".to_owned()]);
     assert_eq!(remote.code, Some(1));
     assert!(
         remote.stderr.contains("is not on this host") && remote.stderr.contains("--fuzz-allow-remote"),
@@ -239,16 +213,24 @@ fn usage_and_connection_errors_exit_1() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let refused =
-        wirebench(&["fuzz".into(), "--mysql-host=127.0.0.1".into(), format!("--mysql-port={port}"), "--time=1".into()]);
+    let refused = common::run_wirebench(&[
+        "fuzz".to_owned(),
+        "--mysql-host=127.0.0.1".to_owned(),
+        format!("--mysql-port={port}"),
+        "--time=1".to_owned(),
+    ]);
     assert_eq!(refused.code, Some(1));
     assert!(refused.stderr.contains("cannot log in to the server under test before fuzzing"), "{}", refused.stderr);
-    let typo = wirebench(&["fuzz".into(), "--keep-goin".into()]);
+    let typo = common::run_wirebench(&["fuzz".to_owned(), "--keep-goin".to_owned()]);
     assert_eq!(typo.code, Some(1));
     assert!(typo.stderr.contains("--keep-going"), "{}", typo.stderr);
-    let no_file = wirebench(&["fuzz-replay".into()]);
+    let no_file = common::run_wirebench(&["fuzz-replay".to_owned()]);
     assert_eq!(no_file.code, Some(1));
-    let bad_file = wirebench(&["fuzz-replay".into(), "/etc/hostname".into(), "--mysql-host=127.0.0.1".into()]);
+    let bad_file = common::run_wirebench(&[
+        "fuzz-replay".to_owned(),
+        "/etc/hostname".to_owned(),
+        "--mysql-host=127.0.0.1".to_owned(),
+    ]);
     assert_eq!(bad_file.code, Some(1));
     assert!(bad_file.stderr.contains("line 1"), "{}", bad_file.stderr);
 }
@@ -264,7 +246,7 @@ async fn time_to_find_from_other_seeds() {
             let server = PlantedServer::start(bug).await;
             let dir = ScratchDir::new(&format!("fuzz-seeds-{bug:?}-{seed}"));
             server.restart_on(dir.0.join("restart"));
-            let run = wirebench_async(fuzz_args(server.port, &dir.0, seed, 120)).await;
+            let run = in_background(fuzz_args(server.port, &dir.0, seed, 120)).await;
             assert_eq!(run.code, Some(3), "{bug:?} seed {seed} not found within 120 s:\n{}", run.stdout);
             let text = std::fs::read_to_string(reproducer_path(&run.stdout)).unwrap();
             let found = text.lines().find(|l| l.starts_with("found-after: ")).unwrap_or_default().to_owned();
@@ -283,7 +265,7 @@ async fn time_to_find_from_other_seeds() {
 async fn an_internal_error_answer_is_found_and_replays() {
     let server = PlantedServer::start(Bug::InternalError).await;
     let dir = ScratchDir::new("fuzz-internal-error");
-    let run = wirebench_async(fuzz_args(server.port, &dir.0, 1, 60)).await;
+    let run = in_background(fuzz_args(server.port, &dir.0, 1, 60)).await;
     eprintln!("fuzz took {:.1} s\n{}\n{}", run.took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "the internal error must be found");
     assert!(!run.stderr.contains("restarting the server"), "it stayed up: {}", run.stderr);
@@ -302,14 +284,14 @@ async fn an_internal_error_answer_is_found_and_replays() {
     let failing = text.split("\nsession failing\n").nth(1).unwrap().split("\nend\n").next().unwrap();
     assert!(failing.contains(" -> ERR 1105\n"), "the culprit got the internal error:\n{failing}");
 
-    let again = wirebench_async(replay_args(&path, server.port)).await;
+    let again = in_background(replay_args(&path, server.port)).await;
     assert_eq!(again.code, Some(3), "{}\n{}", again.stdout, again.stderr);
     assert!(again.stdout.contains("FAILURE again: the server answered"), "{}", again.stdout);
     let script = emitted_python(&path, server.port).await;
     assert_eq!(script.code, Some(3), "{}\n{}", script.stdout, script.stderr);
     assert!(script.stdout.contains("as the reproducer says"), "{}", script.stdout);
     let healthy = PlantedServer::start(Bug::None).await;
-    assert_eq!(wirebench_async(replay_args(&path, healthy.port)).await.code, Some(0));
+    assert_eq!(in_background(replay_args(&path, healthy.port)).await.code, Some(0));
     assert_eq!(emitted_python(&path, healthy.port).await.code, Some(0));
 }
 
@@ -344,7 +326,7 @@ async fn a_capture_seeds_the_corpus() {
     seed_capture(&capture);
     let mut args = fuzz_args(server.port, &dir.0, 11, 2);
     args.push(format!("--seed-capture={}", capture.display()));
-    let run = wirebench_async(args).await;
+    let run = in_background(args).await;
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let said = format!("  the corpus starts from 2 sessions (3 commands) of --seed-capture={}\n", capture.display());
     assert!(run.stdout.contains(&said), "{}", run.stdout);
@@ -353,7 +335,7 @@ async fn a_capture_seeds_the_corpus() {
     let junk = dir.write("junk.wbcap", "not a capture");
     let mut args = fuzz_args(1, &dir.0, 11, 2);
     args.push(format!("--seed-capture={}", junk.display()));
-    let refused = wirebench_async(args).await;
+    let refused = in_background(args).await;
     assert_eq!(refused.code, Some(1), "{}", refused.stderr);
     assert!(refused.stderr.contains(&format!("--seed-capture={}: ", junk.display())), "{}", refused.stderr);
     assert!(refused.stderr.contains("give a capture file"), "{}", refused.stderr);

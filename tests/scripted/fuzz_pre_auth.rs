@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::ScratchDir;
-use fuzz_run::{python_replay, replay, reproducer_path, wirebench_within};
+use fuzz_run::{python_replay, replay, reproducer_path, run_within};
 use planted::{Bug, PlantedServer};
 
 fn fuzz_args(port: u16, dir: &Path, extra: &[&str]) -> Vec<String> {
@@ -42,7 +42,7 @@ fn fuzz_args(port: u16, dir: &Path, extra: &[&str]) -> Vec<String> {
 async fn a_server_refusing_every_login_is_fuzzed_before_the_answer() {
     let server = PlantedServer::start(Bug::RefuseLogins).await;
     let dir = ScratchDir::new("fuzz-pre-auth-refused");
-    let (run, took) = wirebench_within(fuzz_args(server.port, &dir.0, &["--time=3"]), Duration::from_secs(60)).await;
+    let (run, took) = run_within(fuzz_args(server.port, &dir.0, &["--time=3"]), Duration::from_secs(60)).await;
     eprintln!("took {:.1} s\n{}\n{}", took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(0), "no finding, and no 'cannot log in'");
     assert!(run.stderr.contains("(pre-auth mode): the server refuses the login ("), "{}", run.stderr);
@@ -62,7 +62,7 @@ async fn a_crash_in_the_auth_switch_is_found_and_replays() {
     server.restart_on(dir.0.join("restart"));
     let restart = format!("--restart-cmd=touch {}", dir.0.join("restart").display());
     let args = fuzz_args(server.port, &dir.0, &["--time=60", &restart]);
-    let (run, took) = wirebench_within(args, Duration::from_secs(240)).await;
+    let (run, took) = run_within(args, Duration::from_secs(240)).await;
     eprintln!("took {:.1} s\n{}\n{}", took.as_secs_f64(), run.stdout, run.stderr);
     assert_eq!(run.code, Some(3), "the planted crash must be found");
     let path = reproducer_path(&run.stdout);
@@ -93,7 +93,7 @@ async fn pre_auth_is_chosen_by_option_when_the_login_works() {
     let server = PlantedServer::start(Bug::None).await;
     let dir = ScratchDir::new("fuzz-pre-auth-asked");
     let args = fuzz_args(server.port, &dir.0, &["--time=2", "--pre-auth"]);
-    let (run, _) = wirebench_within(args, Duration::from_secs(60)).await;
+    let (run, _) = run_within(args, Duration::from_secs(60)).await;
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("(pre-auth mode, --pre-auth)"), "{}", run.stderr);
     assert!(run.stderr.contains("keep getting OK (logged in)"), "{}", run.stderr);

@@ -64,7 +64,7 @@ async fn the_reproducer_makes_the_one_row_its_failure_needs() {
         format!("--fuzz-dir={}", dir.0.display()),
         format!("--restart-cmd=touch {}", dir.0.join("restart").display()),
     ];
-    let found = run(env!("CARGO_BIN_EXE_wirebench"), args).await;
+    let found = run(common::WIREBENCH, args).await;
     eprintln!("{}\n{}", found.stdout, found.stderr);
     assert_eq!(found.code, Some(3), "the planted bug must be found");
     let line = found.stdout.lines().find_map(|l| l.strip_prefix("wirebench fuzz: reproducer written to "));
@@ -79,22 +79,19 @@ async fn the_reproducer_makes_the_one_row_its_failure_needs() {
     assert_eq!(setup.matches("\n  row ").count(), 1, "one row is all the failure needs: {setup}");
 
     let empty = PlantedServer::start_empty(Bug::RowsCrash).await;
-    let replay = run(env!("CARGO_BIN_EXE_wirebench"), replay_args(&path, empty.port)).await;
+    let replay = run(common::WIREBENCH, replay_args(&path, empty.port)).await;
     assert_eq!(replay.code, Some(3), "{}\n{}", replay.stdout, replay.stderr);
     assert!(replay.stdout.contains("made the setup in planted: sbtest1 (1 rows)"), "{}", replay.stdout);
     assert!(!empty.fired.lock().unwrap().is_empty());
 
     let bare = dir.write("bare.repro", &without_setup(&text));
     let empty = PlantedServer::start_empty(Bug::RowsCrash).await;
-    let survived = run(env!("CARGO_BIN_EXE_wirebench"), replay_args(&bare, empty.port)).await;
+    let survived = run(common::WIREBENCH, replay_args(&bare, empty.port)).await;
     assert_eq!(survived.code, Some(0), "without its setup it needs the table:\n{}", survived.stdout);
 
     let empty = PlantedServer::start_empty(Bug::RowsCrash).await;
-    let emit = run(
-        env!("CARGO_BIN_EXE_wirebench"),
-        vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()],
-    )
-    .await;
+    let emit =
+        run(common::WIREBENCH, vec!["fuzz-replay".into(), path.display().to_string(), "--emit=python".into()]).await;
     assert_eq!(emit.code, Some(0), "{}", emit.stderr);
     let script = dir.write("repro.py", &emit.stdout);
     let args = vec![

@@ -11,7 +11,7 @@
 //! server; without them (or node, or cargo) each test says why and skips,
 //! unless WIREBENCH_REQUIRE_SERVER=1, as in CI, where that fails it.
 
-use crate::common;
+use crate::common::{self, Ran};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -122,23 +122,8 @@ fn point_select_args(port: u16, threads: u32, limit: &str) -> Vec<String> {
     .collect()
 }
 
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(program: impl AsRef<std::ffi::OsStr>, args: &[String]) -> Ran {
-    let out = Command::new(program).args(args).output().expect("run the client");
-    Ran {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn wirebench(args: &[String]) -> Ran {
-    run(env!("CARGO_BIN_EXE_wirebench"), args)
+    common::run(Command::new(program).args(args))
 }
 
 /// The report's "queries performed" lines (read, write, other, total) and
@@ -157,7 +142,7 @@ fn counts(report: &str) -> Vec<String> {
 /// deviations once, report them; sysbench's counts are the same.
 fn exact_counts_beside_sysbench(server: &ServerProcess, warnings: &[&str], report_lines: &[&str]) {
     let args = point_select_args(server.port, 4, "--events=400");
-    let ran = wirebench(&[args.clone(), vec!["--time=0".into()]].concat());
+    let ran = common::run_wirebench(&[args.clone(), vec!["--time=0".into()]].concat());
     assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
     let ours = counts(&ran.stdout);
     assert_eq!(ours, ["read: 400", "write: 0", "other: 0", "total: 400", "transactions: 400"], "{}", ran.stdout);
@@ -179,7 +164,7 @@ fn exact_counts_beside_sysbench(server: &ServerProcess, warnings: &[&str], repor
 fn timed_run(server: &ServerProcess, tolerated: &[&str]) {
     let mut args = point_select_args(server.port, 2, "--time=2");
     args.insert(args.len() - 1, "--format=json".into());
-    let ran = wirebench(&args);
+    let ran = common::run_wirebench(&args);
     assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
     let final_line = ran.stdout.lines().find(|l| l.contains("\"type\":\"final\"")).expect("a final result");
     let result: serde_json::Value = serde_json::from_str(final_line).unwrap();
@@ -223,7 +208,7 @@ fn fuzz_finds_nothing_with(server: &ServerProcess, name: &str, extra: &[&str]) -
     .map(|s| s.to_string())
     .collect();
     args.extend(extra.iter().map(|s| s.to_string()));
-    let ran = wirebench(&args);
+    let ran = common::run_wirebench(&args);
     let output = format!("{}\n{}", ran.stdout, ran.stderr);
     assert_eq!(ran.code, Some(0), "{output}");
     assert!(output.contains("failures:            0"), "{output}");
@@ -285,7 +270,7 @@ fn msql_srv_refusing_the_database_after_the_login() {
     let mut args = point_select_args(server.port, 1, "--time=5");
     args.retain(|a| a != "--mysql-db=sbtest");
     args.insert(1, "--mysql-db=sbtest_missing".into());
-    let ran = wirebench(&args);
+    let ran = common::run_wirebench(&args);
     assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
     for part in [
         "selected with COM_INIT_DB",
@@ -330,7 +315,7 @@ fn a_lua_script_reports_what_was_tolerated() {
         let mut args = point_select_args(server.port, 2, "--events=200");
         args[0] = script.display().to_string();
         args.insert(1, "--time=0".into());
-        let ran = wirebench(&args);
+        let ran = common::run_wirebench(&args);
         assert_eq!(ran.code, Some(0), "{name}: {}\n{}", ran.stdout, ran.stderr);
         assert!(ran.stdout.contains("Server deviations tolerated (as libmariadb tolerates them):"), "{}", ran.stdout);
         let renumbered = ran.stdout.lines().find_map(|l| l.trim().strip_prefix("sequence_renumbered:"));

@@ -7,11 +7,11 @@
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common;
 
-const WIREBENCH: &str = env!("CARGO_BIN_EXE_wirebench");
+use common::WIREBENCH;
 
 struct NullServer {
     child: Child,
@@ -31,11 +31,7 @@ impl NullServer {
             .process_group(0)
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !socket.exists() {
-            assert!(Instant::now() < deadline, "the null server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        common::wait_until("the null server's socket", Duration::from_secs(20), || socket.exists());
         NullServer { child, socket }
     }
 }

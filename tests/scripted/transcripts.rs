@@ -458,11 +458,11 @@ async fn read_and_write_timeouts_end_a_stalled_command() {
     let script = async move {
         s.send(&greeting(MYSQL8, server_caps(true), "mysql_native_password")).await;
         s.recv().await;
-        // Slower than the read timeout: the login is not under it.
+        // sleep: slower than the read timeout: the login is not under it.
         tokio::time::sleep(Duration::from_millis(400)).await;
         s.send(OK).await;
         s.recv_command().await;
-        // Neither answers nor reads any more.
+        // sleep: neither answers nor reads any more, the fault under test.
         tokio::time::sleep(Duration::from_secs(5)).await;
     };
     let server = tokio::spawn(script);
@@ -514,6 +514,7 @@ async fn connect_timeout_names_the_step() {
     let port = listener.local_addr().unwrap().port();
     let silent = tokio::spawn(async move {
         let (socket, _) = listener.accept().await.unwrap();
+        // sleep: the server under test never greets.
         tokio::time::sleep(Duration::from_secs(5)).await;
         drop(socket);
     });

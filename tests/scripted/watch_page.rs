@@ -108,7 +108,7 @@ fn the_report_opens_from_disk_with_no_network() {
 /// `wirebench report` from saved JSON results: a run's, and the shards of
 /// a run merged first.
 #[test]
-fn wirebench_report_makes_the_page_from_saved_results() {
+fn the_report_command_makes_the_page_from_saved_results() {
     let Some(chromium) = tool("chromium", "chromium") else { return };
     let dir = ScratchDir::new("report-command");
     let mut transactions = 0;

@@ -219,14 +219,7 @@ pub fn chromium_dom(chromium: &Path, url: &str, dir: &Path) -> (String, Vec<Stri
         .spawn()
         .expect("chromium starts");
     let deadline = Duration::from_secs(180);
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > deadline {
-            let _ = child.kill();
-            panic!("chromium took more than {deadline:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::exit_within(&mut child, deadline).unwrap_or_else(|| panic!("chromium took more than {deadline:?}"));
     let log = std::fs::read_to_string(&log_file).unwrap_or_default();
     let console = log.lines().filter(|l| l.contains(":CONSOLE")).map(str::to_owned).collect();
     (std::fs::read_to_string(&dom_file).unwrap(), console)

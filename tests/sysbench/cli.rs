@@ -916,17 +916,9 @@ fn sysbench_accepts(sysbench: &Path, dir: &Path, args: &[String]) -> bool {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.success();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("sysbench {args:?} did not finish in 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let (status, _) = common::exit_within(&mut child, Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("sysbench {args:?} did not finish in 30 s"));
+    status.success()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -12,11 +12,9 @@
 
 use crate::common;
 
-use std::process::{Command, Output};
+use std::process::Command;
 
-use std::time::Duration;
-
-use common::{affected, expect_local_infile_refused, expect_results_past_16_mib, rows, s, TestServer};
+use common::{affected, expect_local_infile_refused, expect_results_past_16_mib, rows, s, Ran, TestServer};
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::null_server::{NullServer, NullServerConfig};
 use wirebench_protocol::command::{ExecuteTemplate, Param, ParamSlot};
@@ -142,32 +140,29 @@ fn connection_args(server: &TestServer) -> Vec<String> {
     ]
 }
 
-fn run(program: &str, test: &str, args: &[String], command: &str) -> Output {
-    Command::new(program).arg(test).args(args).arg(command).output().unwrap_or_else(|e| panic!("{program}: {e}"))
+/// `program TEST ARGS COMMAND` (sysbench's command line, and ours).
+fn run(program: impl AsRef<std::ffi::OsStr>, test: &str, args: &[String], command: &str) -> Ran {
+    common::run(Command::new(program).arg(test).args(args).arg(command))
 }
 
-fn wirebench(test: &str, args: &[String], command: &str) -> Output {
-    let out = run(env!("CARGO_BIN_EXE_wirebench"), test, args, command);
-    assert!(
-        out.status.success(),
-        "wirebench {test} {args:?} {command} failed\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+/// wirebench's run of the same command line, which must succeed.
+fn ours_ok(test: &str, args: &[String], command: &str) -> Ran {
+    let ran = run(common::WIREBENCH, test, args, command);
+    assert!(ran.succeeded(), "{ran}");
+    ran
 }
 
-fn counter(stdout: &[u8], label: &str) -> u64 {
-    let text = String::from_utf8_lossy(stdout);
-    text.lines()
+fn counter(stdout: &str, label: &str) -> u64 {
+    stdout
+        .lines()
         .find_map(|l| l.trim_start().strip_prefix(label))
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {label:?} in\n{text}"))
+        .unwrap_or_else(|| panic!("no {label:?} in\n{stdout}"))
 }
 
 /// read, write, other, transactions, ignored errors.
-fn counts(stdout: &[u8]) -> [u64; 5] {
+fn counts(stdout: &str) -> [u64; 5] {
     ["read:", "write:", "other:", "transactions:", "ignored errors:"].map(|label| counter(stdout, label))
 }
 
@@ -184,8 +179,8 @@ fn the_engine_runs_compressed_on_both_backends_pipelined_or_not() {
     let Some(server) = TestServer::find() else { return };
     let _serial = serial();
     let tables = with(connection_args(&server), &["--tables=2", "--table-size=2000", "--mysql-compression=on"]);
-    wirebench("oltp_read_write", &tables, "cleanup");
-    wirebench("oltp_read_write", &tables, "prepare");
+    ours_ok("oltp_read_write", &tables, "cleanup");
+    ours_ok("oltp_read_write", &tables, "prepare");
     for io in ["uring", "epoll"] {
         if io == "uring" && !common::ring_here() {
             continue;
@@ -207,34 +202,28 @@ fn the_engine_runs_compressed_on_both_backends_pipelined_or_not() {
                     &seed,
                 ],
             );
-            let out = wirebench("oltp_read_write", &args, "run");
+            let out = ours_ok("oltp_read_write", &args, "run");
             let [read, write, other, events, errors] = counts(&out.stdout);
             assert_eq!((events, errors), (300, 0), "--io={io} --pipeline={pipeline}");
             assert_eq!((read, write, other), (14 * 300, 4 * 300, 2 * 300), "--io={io} --pipeline={pipeline}");
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            let stderr = out.stderr.as_str();
             assert!(!stderr.contains("warning"), "{stderr}");
         }
     }
-    wirebench("oltp_read_write", &tables, "cleanup");
+    ours_ok("oltp_read_write", &tables, "cleanup");
 }
 
 /// Kills every connection in sbtest_wl but the caller's; returns how many.
-async fn kill_others(conn: &mut Connection) -> usize {
-    let ids = conn
-        .query(&format!(
-            "SELECT id FROM information_schema.processlist WHERE db = '{DB}' AND user = 'sbtest' AND id <> CONNECTION_ID()"
-        ))
-        .await
-        .unwrap();
-    let ids: Vec<String> = ids
-        .result_sets()
+/// The run's connections: those of user sbtest in `DB` but `conn`.
+async fn run_ids(conn: &mut Connection) -> Vec<String> {
+    let sql = format!(
+        "SELECT id FROM information_schema.processlist WHERE db = '{DB}' AND user = 'sbtest' AND id <> CONNECTION_ID()"
+    );
+    let ids = conn.query(&sql).await.unwrap();
+    ids.result_sets()
         .flat_map(|set| set.text_rows().unwrap())
         .map(|row| String::from_utf8_lossy(row[0].as_deref().unwrap()).into_owned())
-        .collect();
-    for id in &ids {
-        let _ = conn.query(&format!("KILL {id}")).await;
-    }
-    ids.len()
+        .collect()
 }
 
 /// Connections killed mid-run reconnect (2013/2006 ignored) compressed,
@@ -244,10 +233,10 @@ fn killed_compressed_connections_reconnect() {
     let Some(server) = TestServer::find() else { return };
     let _serial = serial();
     let tables = with(connection_args(&server), &["--tables=1", "--table-size=1000", "--mysql-compression=on"]);
-    wirebench("oltp_point_select", &tables, "cleanup");
-    wirebench("oltp_point_select", &tables, "prepare");
+    ours_ok("oltp_point_select", &tables, "cleanup");
+    ours_ok("oltp_point_select", &tables, "prepare");
     let args = with(tables.clone(), &["--threads=2", "--time=3", "--mysql-ignore-errors=2013,2006", "--io=epoll"]);
-    let child = common::wirebench()
+    let mut child = common::wirebench()
         .arg("oltp_point_select")
         .args(&args)
         .arg("run")
@@ -256,25 +245,25 @@ fn killed_compressed_connections_reconnect() {
         .spawn()
         .unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let killed: usize = runtime.block_on(async {
-        let mut options = server.options(server.tcp());
-        options.database = Some(DB.into());
-        let mut conn = Connection::connect(&options).await.unwrap();
-        let mut killed = 0;
-        for _ in 0..2 {
-            tokio::time::sleep(Duration::from_millis(1000)).await;
-            killed += kill_others(&mut conn).await;
-        }
-        killed
-    });
+    let mut options = server.options(server.tcp());
+    options.database = Some(DB.into());
+    let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&options)).unwrap());
+    // Twice, once both connections are open (after the first kill, new
+    // ones: the run reconnected, compressed).
+    let (killed, stdout) = common::kill_once_connected(
+        &mut child,
+        (2, 2),
+        || runtime.block_on(run_ids(&mut admin.borrow_mut())),
+        |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
+    );
     let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(killed > 0, "nothing to kill");
-    assert!(counter(&out.stdout, "reconnects:") > 0, "{stdout}");
-    assert!(counter(&out.stdout, "transactions:") > 0, "{stdout}");
-    assert_eq!(counter(&out.stdout, "ignored errors:"), 0, "{stdout}");
-    wirebench("oltp_point_select", &tables, "cleanup");
+    let stdout = stdout.rest();
+    assert!(out.status.success(), "{stdout}\n{}", common::text(&out.stderr));
+    assert!(!killed.is_empty(), "nothing to kill: {stdout}");
+    assert!(counter(&stdout, "reconnects:") > 0, "{stdout}");
+    assert!(counter(&stdout, "transactions:") > 0, "{stdout}");
+    assert_eq!(counter(&stdout, "ignored errors:"), 0, "{stdout}");
+    ours_ok("oltp_point_select", &tables, "cleanup");
 }
 
 /// sysbench 1.0.20 and wirebench, same compressed oltp_read_write command
@@ -300,13 +289,13 @@ fn oltp_read_write_compressed_counts_what_sysbench_counts() {
     let fresh = || {
         run(&sysbench, "oltp_read_write", &args, "cleanup");
         let out = run(&sysbench, "oltp_read_write", &args, "prepare");
-        assert!(out.status.success(), "sysbench prepare: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.succeeded(), "sysbench prepare: {}", out.stderr.as_str());
     };
     fresh();
     let theirs = run(&sysbench, "oltp_read_write", &args, "run");
-    assert!(theirs.status.success(), "sysbench run: {}", String::from_utf8_lossy(&theirs.stderr));
+    assert!(theirs.succeeded(), "sysbench run: {}", theirs.stderr.as_str());
     fresh();
-    let ours = wirebench("oltp_read_write", &args, "run");
+    let ours = ours_ok("oltp_read_write", &args, "run");
     run(&sysbench, "oltp_read_write", &args, "cleanup");
     assert_eq!(counts(&ours.stdout), counts(&theirs.stdout));
     assert_eq!(counts(&theirs.stdout)[3], 150);
@@ -371,14 +360,14 @@ fn the_engine_and_sysbench_run_compressed_against_the_null_server() {
         }
         for pipeline in ["1", "4"] {
             let args = with(args.clone(), &[&format!("--io={io}"), &format!("--pipeline={pipeline}")]);
-            let out = wirebench("oltp_read_write", &args, "run");
+            let out = ours_ok("oltp_read_write", &args, "run");
             assert_eq!(counts(&out.stdout), [14 * 500, 4 * 500, 2 * 500, 500, 0], "--io={io} --pipeline={pipeline}");
-            assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+            assert!(!out.stderr.as_str().contains("warning"));
         }
     }
     let Some(sysbench) = common::sysbench() else { return };
-    let out = run(&sysbench.to_string_lossy(), "oltp_read_write", &args, "run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&sysbench, "oltp_read_write", &args, "run");
+    assert!(out.succeeded(), "{}", out.stderr.as_str());
     assert_eq!(counts(&out.stdout), [14 * 500, 4 * 500, 2 * 500, 500, 0]);
 }
 
@@ -444,8 +433,8 @@ fn a_server_without_compression_gets_one_warning_and_an_uncompressed_run() {
         "--threads=3".into(),
         "--mysql-compression=on".into(),
     ];
-    let out = wirebench("oltp_point_select", &args, "prewarm");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = ours_ok("oltp_point_select", &args, "prewarm");
+    let stderr = out.stderr.as_str();
     let warnings: Vec<_> = stderr.lines().filter(|l| l.contains("warning")).collect();
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(warnings[0].contains(&format!("127.0.0.1:{}", addr.port())), "{stderr}");
@@ -516,8 +505,8 @@ fn compressed_packets_numbered_by_the_server_are_followed_and_counted() {
     let upstream =
         std::net::ToSocketAddrs::to_socket_addrs(&(server.host.as_str(), server.port)).unwrap().next().unwrap();
     let tables = with(connection_args(&server), &["--tables=1", "--table-size=1000"]);
-    wirebench("oltp_point_select", &tables, "cleanup");
-    wirebench("oltp_point_select", &tables, "prepare");
+    ours_ok("oltp_point_select", &tables, "cleanup");
+    ours_ok("oltp_point_select", &tables, "prepare");
     let proxy = renumbering_proxy(upstream);
     let mut args = with(
         tables.clone(),
@@ -525,18 +514,18 @@ fn compressed_packets_numbered_by_the_server_are_followed_and_counted() {
     );
     args.retain(|a| !a.starts_with("--mysql-host=") && !a.starts_with("--mysql-port="));
     args.extend(["--mysql-host=127.0.0.1".to_string(), format!("--mysql-port={}", proxy.port())]);
-    let ours = wirebench("oltp_point_select", &args, "run");
+    let ours = ours_ok("oltp_point_select", &args, "run");
     let [read, write, other, events, errors] = counts(&ours.stdout);
     assert_eq!((read, write, other, events, errors), (300, 0, 0, 300, 0));
-    let stdout = String::from_utf8_lossy(&ours.stdout);
+    let stdout = ours.stdout.as_str();
     let renumbered = counter(&ours.stdout, "sequence_renumbered:");
     assert!(renumbered >= 300, "one per answer at least:\n{stdout}");
-    let stderr = String::from_utf8_lossy(&ours.stderr);
+    let stderr = ours.stderr.as_str();
     assert_eq!(stderr.matches("numbers its packets from its own counter").count(), 1, "{stderr}");
     if let Some(sysbench) = common::sysbench() {
-        let theirs = run(&sysbench.to_string_lossy(), "oltp_point_select", &args, "run");
-        assert!(theirs.status.success(), "sysbench through the proxy: {}", String::from_utf8_lossy(&theirs.stderr));
+        let theirs = run(&sysbench, "oltp_point_select", &args, "run");
+        assert!(theirs.succeeded(), "sysbench through the proxy: {}", theirs.stderr.as_str());
         assert_eq!(counts(&theirs.stdout), [300, 0, 0, 300, 0]);
     }
-    wirebench("oltp_point_select", &tables, "cleanup");
+    ours_ok("oltp_point_select", &tables, "cleanup");
 }

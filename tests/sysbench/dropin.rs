@@ -47,7 +47,7 @@ impl Pair {
         let sysbench = common::sysbench()?;
         let dir = ScratchDir::new(&format!("dropin-{name}"));
         let ours = dir.0.join("sysbench");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wirebench"), &ours).expect("symlink wirebench as sysbench");
+        std::os::unix::fs::symlink(common::WIREBENCH, &ours).expect("symlink wirebench as sysbench");
         Some(Pair { sysbench, ours, _dir: dir })
     }
 
@@ -487,7 +487,7 @@ fn replace_block(text: &str, title: &str, by: &str) -> String {
 /// help lists what it adds (and names prewarm only where sysbench does).
 #[test]
 fn by_its_own_name_it_is_wirebench() {
-    let wirebench = Path::new(env!("CARGO_BIN_EXE_wirebench"));
+    let wirebench = Path::new(common::WIREBENCH);
     let version = said(wirebench, &["--version".to_owned()]);
     assert_eq!(version.stdout, format!("wirebench {} (sysbench 1.0.20 compatible)\n", env!("CARGO_PKG_VERSION")));
     let help = said(wirebench, &["--help".to_owned()]).stdout;

@@ -32,11 +32,11 @@ fn cram_dir() -> PathBuf {
 /// Runs wirebench in tests/lua/cram/ (the cram tests run in their
 /// scratch directory, where the script is); stdout and stderr together,
 /// as cram sees them, and whether it succeeded.
-fn wirebench(args: &[String]) -> (String, bool) {
-    let output = common::wirebench().args(args).current_dir(cram_dir()).output().expect("wirebench runs");
-    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stderr));
-    (text, output.status.success())
+/// A cram test's command, run in the cram directory: its stdout then its
+/// stderr, as cram shows them, and whether it succeeded.
+fn cram_run(args: &[String]) -> (String, bool) {
+    let ran = common::run(common::wirebench().args(args).current_dir(cram_dir()));
+    (ran.stdout + &ran.stderr, ran.code == Some(0))
 }
 
 fn args(list: &[&str]) -> Vec<String> {
@@ -93,7 +93,7 @@ fn run_report_script(script: &str) -> String {
     let mut list = vec![script.to_owned()];
     list.extend(args(&REPORT_ARGS));
     list.push("run".to_owned());
-    let (output, ok) = wirebench(&list);
+    let (output, ok) = cram_run(&list);
     assert!(ok, "{script}: {output}");
     output
 }
@@ -256,7 +256,7 @@ struct CramTmp(common::ScratchDir);
 impl CramTmp {
     fn new(name: &str) -> CramTmp {
         let dir = common::ScratchDir::new(&format!("cram-{name}"));
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_wirebench"), dir.0.join("sysbench")).expect("symlink");
+        std::os::unix::fs::symlink(common::WIREBENCH, dir.0.join("sysbench")).expect("symlink");
         CramTmp(dir)
     }
 
@@ -1065,7 +1065,7 @@ fn engine_options_are_refused_for_scripts_in_one_line() {
 #[test]
 fn a_script_without_a_driver_reports_events_only() {
     let run = |script: &str| {
-        let (output, ok) = wirebench(&args(&[script, "--time=2", "--report-interval=1", "--rate=200", "run"]));
+        let (output, ok) = cram_run(&args(&[script, "--time=2", "--report-interval=1", "--rate=200", "run"]));
         assert!(ok, "{script}: {output}");
         output
     };

@@ -39,10 +39,6 @@ fn run(binary: &Path, args: &[String], stdin: &str) -> Output {
     child.wait_with_output().expect("output")
 }
 
-fn wirebench() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_wirebench"))
-}
-
 fn text(output: &Output) -> (String, String) {
     (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
 }
@@ -133,7 +129,7 @@ fn lookup_script(names: &[&str]) -> String {
 #[test]
 fn the_exported_functions_are_sysbench_s_and_ffi_finds_them() {
     let names: Vec<&str> = EXPORTED_C_FUNCTIONS.to_vec();
-    let output = run(&wirebench(), &[], &lookup_script(&names));
+    let output = run(Path::new(common::WIREBENCH), &[], &lookup_script(&names));
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}{stderr}");
     for name in EXPORTED_C_FUNCTIONS {
@@ -153,7 +149,7 @@ fn the_exported_functions_are_sysbench_s_and_ffi_finds_them() {
 #[test]
 fn a_finalizer_as_the_state_closes_draws_from_its_state() {
     let script = std::fs::read_to_string(script_dir().join("no_state.lua")).expect("no_state.lua");
-    let output = run(&wirebench(), &[], &script);
+    let output = run(Path::new(common::WIREBENCH), &[], &script);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}{stderr}");
     assert!(stdout.contains("loaded\n") && stdout.contains("finalizer drew 5\n"), "{stdout}");
@@ -190,7 +186,7 @@ fn every_state_reaches_its_own_generator_and_counters() {
         (&["states.lua", "help"], &["help"]),
     ];
     for (list, places) in cases {
-        let output = run(&wirebench(), &args(list), "");
+        let output = run(Path::new(common::WIREBENCH), &args(list), "");
         let (stdout, stderr) = text(&output);
         assert!(output.status.success(), "{list:?}: {stdout}{stderr}");
         assert!(!stderr.contains("ALERT"), "{list:?}: {stderr}");
@@ -258,7 +254,7 @@ fn the_ffi_surface_behaves_as_in_sysbench() {
     let mut list = server.login_args("sbtest_lua");
     list.extend(args(&["--threads=1", "--events=3", "--rand-seed=9", "surface.lua", "run"]));
     let theirs = run(&sysbench, &list, "");
-    let ours = run(&wirebench(), &list, "");
+    let ours = run(Path::new(common::WIREBENCH), &list, "");
     let ((their_out, their_err), (our_out, our_err)) = (text(&theirs), text(&ours));
     assert!(theirs.status.success(), "sysbench: {their_out}{their_err}");
     assert!(ours.status.success(), "wirebench: {our_out}{our_err}");

@@ -150,7 +150,7 @@ fn sysbench_tpcc_runs_unchanged_with_sysbench_s_counts() {
     let Some(server) = TestServer::find() else { return };
     let Some(sysbench) = common::sysbench() else { return };
     let sysbench = sysbench.to_string_lossy().into_owned();
-    let wirebench = env!("CARGO_BIN_EXE_wirebench");
+    let wirebench = common::WIREBENCH;
     let path = instant_sleep();
     tpcc(wirebench, &server, "sbtest_tpcc", &["cleanup"], &path);
     drop_copy(&server);

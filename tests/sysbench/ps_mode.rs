@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::TestServer;
+use common::{Ran, TestServer};
 use wirebench::client::Connection;
 use wirebench::driver::{Budget, EventPipeline, RunControl};
 use wirebench::rand::{RandConfig, RandParams, Rng};
@@ -167,21 +167,6 @@ fn a_reconnected_session_starts_its_event_over_with_the_new_ids() {
 // ---------------------------------------------------------------------------
 // The binary
 
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn wirebench(args: &[String]) -> Output {
-    let out = common::wirebench().args(args).output().expect("wirebench runs");
-    Output {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(String::from).collect()
 }
@@ -204,7 +189,7 @@ fn closed_port() -> u16 {
 #[test]
 fn dry_run_needs_no_server() {
     let nowhere = format!("--mysql-host=127.0.0.1 --mysql-port={}", closed_port());
-    let out = wirebench(&args(&format!("oltp_read_only {nowhere} --mysql-dry-run --time=1 run")));
+    let out = common::run_wirebench(&args(&format!("oltp_read_only {nowhere} --mysql-dry-run --time=1 run")));
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     for line in ["Threads started!", "SQL statistics:", "General statistics:", "Latency (ms):", "Threads fairness:"] {
         assert!(out.stdout.contains(line), "no {line:?} in\n{}", out.stdout);
@@ -217,19 +202,23 @@ fn dry_run_needs_no_server() {
     assert_eq!(counter(&out.stdout, "transactions:") * 16, queries);
 
     // An exact budget over several threads.
-    let out = wirebench(&args(&format!("oltp_read_write {nowhere} --mysql-dry-run --events=100 --threads=3 run")));
+    let out = common::run_wirebench(&args(&format!(
+        "oltp_read_write {nowhere} --mysql-dry-run --events=100 --threads=3 run"
+    )));
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
     assert_eq!(counter(&out.stdout, "transactions:"), 100);
     assert_eq!(counter(&out.stdout, "other:"), 2000);
 
     for (command, says) in [("prepare", "Creating table 'sbtest1'..."), ("cleanup", "Dropping table 'sbtest1'...")] {
-        let out = wirebench(&args(&format!("oltp_read_only {nowhere} --mysql-dry-run --table-size=10 {command}")));
+        let out = common::run_wirebench(&args(&format!(
+            "oltp_read_only {nowhere} --mysql-dry-run --table-size=10 {command}"
+        )));
         assert_eq!(out.code, Some(0), "{command}: {}\n{}", out.stdout, out.stderr);
         assert!(out.stdout.contains(says), "{command}: {}", out.stdout);
     }
 
     // Without the dry run, the same command line needs the server.
-    let out = wirebench(&args(&format!("oltp_read_only {nowhere} --time=1 run")));
+    let out = common::run_wirebench(&args(&format!("oltp_read_only {nowhere} --time=1 run")));
     assert_eq!(out.code, Some(1), "{}", out.stdout);
 }
 
@@ -247,14 +236,16 @@ fn connection_args(host: &str, port: u16) -> String {
 fn prepare_table(server: &TestServer, rows: u32) {
     let connect = connection_args(&server.host, server.port);
     for command in ["cleanup", "prepare"] {
-        let out = wirebench(&args(&format!("oltp_read_write {connect} --tables=1 --table-size={rows} {command}")));
+        let out = common::run_wirebench(&args(&format!(
+            "oltp_read_write {connect} --tables=1 --table-size={rows} {command}"
+        )));
         assert_eq!(out.code, Some(0), "{command}: {}\n{}", out.stdout, out.stderr);
     }
 }
 
 fn cleanup_table(server: &TestServer) {
     let connect = connection_args(&server.host, server.port);
-    wirebench(&args(&format!("oltp_read_write {connect} --tables=1 cleanup")));
+    common::run_wirebench(&args(&format!("oltp_read_write {connect} --tables=1 cleanup")));
 }
 
 #[test]
@@ -285,7 +276,7 @@ fn disable_mode_counts_as_sysbench() {
 /// repeated. Three deadlocks in a row are not chance: the test fails.
 fn run_without_deadlocks(args: &[String]) -> String {
     common::in_one_of_three_runs(|| {
-        let out = wirebench(args);
+        let out = common::run_wirebench(args);
         assert_eq!(out.code, Some(0), "{args:?}: {}\n{}", out.stdout, out.stderr);
         match counter(&out.stdout, "ignored errors:") {
             0 => Ok(out.stdout),
@@ -374,7 +365,7 @@ fn disable_mode_sends_what_sysbench_sends() {
         // The epoll backend: io_uring's sends are not system calls strace sees.
         let ours = traced_queries(
             &strace,
-            Path::new(env!("CARGO_BIN_EXE_wirebench")),
+            Path::new(common::WIREBENCH),
             &args(&format!("{line} --io=epoll")),
             &format!("{test}-wirebench"),
         );
@@ -421,53 +412,53 @@ fn pipe(mut from: TcpStream, mut to: TcpStream) {
 
 /// Kills (`KILL <id>`) every server connection the proxy opened so far;
 /// returns how many.
-fn kill_proxied(runtime: &tokio::runtime::Runtime, server: &TestServer, proxy: &Proxy) -> usize {
+/// The server's ids of the proxy's connections still open.
+fn proxied_ids(runtime: &tokio::runtime::Runtime, conn: &mut Connection, proxy: &Proxy) -> Vec<String> {
     let ports: Vec<String> = proxy.upstream_ports.lock().unwrap().iter().map(u16::to_string).collect();
     if ports.is_empty() {
-        return 0;
+        return Vec::new();
     }
-    runtime.block_on(async {
-        let mut conn = Connection::connect(&server.options(server.tcp())).await.unwrap();
-        let sql = format!(
-            "SELECT id FROM information_schema.processlist WHERE SUBSTRING_INDEX(host, ':', -1) IN ({})",
-            ports.join(",")
-        );
-        let response = conn.query(&sql).await.unwrap();
-        let ids: Vec<String> = response
-            .result_sets()
-            .flat_map(|set| set.text_rows().unwrap())
-            .map(|row| String::from_utf8(row[0].clone().unwrap().to_vec()).unwrap())
-            .collect();
-        for id in &ids {
-            // It may be gone already.
-            let _ = conn.query(&format!("KILL {id}")).await;
-        }
-        ids.len()
-    })
+    let sql = format!(
+        "SELECT id FROM information_schema.processlist WHERE SUBSTRING_INDEX(host, ':', -1) IN ({})",
+        ports.join(",")
+    );
+    let response = runtime.block_on(conn.query(&sql)).unwrap();
+    response
+        .result_sets()
+        .flat_map(|set| set.text_rows().unwrap())
+        .map(|row| String::from_utf8(row[0].clone().unwrap().to_vec()).unwrap())
+        .collect()
 }
 
-/// Runs oltp_point_select through a proxy for `time` seconds, killing its
-/// connections twice along the way.
-fn run_with_kills(server: &TestServer, extra: &str) -> (Output, String) {
+/// Runs oltp_point_select on two connections through a proxy for 4
+/// seconds; `kills` times, once both connections are open (new ones after
+/// a kill: the run reconnected), kills them on the server.
+fn run_with_kills(server: &TestServer, extra: &str, kills: usize) -> (Ran, String) {
     let upstream = (server.host.as_str(), server.port).to_socket_addrs().unwrap().next().unwrap();
     let proxy = Proxy::start(upstream);
     let endpoint = proxy.addr.to_string();
     let connect = connection_args("127.0.0.1", proxy.addr.port());
     let line = format!("oltp_point_select {connect} --tables=1 --table-size=1000 --threads=2 --time=4 {extra} run");
-    let child = common::wirebench().args(args(&line)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        common::wirebench().args(args(&line)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let mut killed = 0;
-    for _ in 0..2 {
-        std::thread::sleep(Duration::from_millis(1200));
-        killed += kill_proxied(&runtime, server, &proxy);
-    }
+    let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&server.options(server.tcp()))).unwrap());
+    let (killed, stdout) = common::kill_once_connected(
+        &mut child,
+        (kills, 2),
+        || proxied_ids(&runtime, &mut admin.borrow_mut(), &proxy),
+        // It may be gone already.
+        |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
+    );
     let out = child.wait_with_output().unwrap();
-    assert!(killed > 0, "nothing to kill");
-    let output = Output {
+    let output = Ran {
+        command: line,
         code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout: stdout.rest(),
+        stderr: common::text(&out.stderr),
+        took: Duration::ZERO,
     };
+    assert!(!killed.is_empty(), "nothing to kill: {}\n{}", output.stdout, output.stderr);
     (output, endpoint)
 }
 
@@ -479,7 +470,7 @@ fn killed_connections_reconnect_when_2013_and_2006_are_ignored() {
     let modes = ["--io=epoll", "--io=uring", "--io=epoll --db-ps-mode=disable", "--io=uring --db-ps-mode=disable"];
     let modes = modes.iter().chain(["--io=uring --pipeline=4", "--io=epoll --pipeline=4"].iter());
     for mode in modes.filter(|m| !m.contains("uring") || common::ring_here()) {
-        let (out, _) = run_with_kills(&server, &format!("--mysql-ignore-errors=2013,2006 {mode}"));
+        let (out, _) = run_with_kills(&server, &format!("--mysql-ignore-errors=2013,2006 {mode}"), 2);
         assert_eq!(out.code, Some(0), "{mode}: {}\n{}", out.stdout, out.stderr);
         assert!(counter(&out.stdout, "reconnects:") > 0, "{mode}: {}", out.stdout);
         assert_eq!(counter(&out.stdout, "ignored errors:"), 0, "{mode}: {}", out.stdout);
@@ -493,7 +484,7 @@ fn a_killed_connection_is_fatal_unless_ignored() {
     let Some(server) = TestServer::find() else { return };
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     prepare_table(&server, 1000);
-    let (out, endpoint) = run_with_kills(&server, "");
+    let (out, endpoint) = run_with_kills(&server, "", 1);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
     let fatal = out.stderr.lines().find(|l| l.starts_with("FATAL: ")).unwrap_or_else(|| panic!("{}", out.stderr));
     assert!(fatal.contains(&endpoint), "{fatal}");

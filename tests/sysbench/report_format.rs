@@ -451,7 +451,7 @@ struct Options {
 /// wirebench's whole output for a made-up run like sysbench's: `threads`
 /// loops with one connection each recording 0.1–3 ms events through the
 /// collector, the same number of interim reports, then the final blocks.
-fn wirebench_output(o: &Options) -> String {
+fn our_report(o: &Options) -> String {
     let board = StatsBoard::new(&vec![1; o.threads]);
     let mut collector = Collector::new(Arc::clone(&board));
     let mut loops: Vec<_> = (0..o.threads).map(|i| board.loop_stats(i)).collect();
@@ -596,14 +596,8 @@ fn same_shape_as_sysbench_with_histogram() {
     );
     let interim_reports = count_lines(&theirs, "[ ", "thds:");
     assert!(interim_reports >= 1, "{theirs}");
-    let ours = wirebench_output(&Options {
-        threads: 2,
-        rate: 0,
-        percentile: 99,
-        histogram: true,
-        rand_seed: 0,
-        interim_reports,
-    });
+    let ours =
+        our_report(&Options { threads: 2, rate: 0, percentile: 99, histogram: true, rand_seed: 0, interim_reports });
     check_version_lines(&theirs, &ours);
     assert_eq!(shape(&ours, "wirebench"), shape(&theirs, "sysbench"), "\nsysbench:\n{theirs}\nwirebench:\n{ours}");
 
@@ -651,14 +645,8 @@ fn same_shape_as_sysbench_with_rate_and_seed() {
     // between an interim line and its queue line.
     let queue_lines = count_lines(&theirs, "[ ", "queue length:");
     assert!(queue_lines == interim_reports || queue_lines + 1 == interim_reports, "{theirs}");
-    let ours = wirebench_output(&Options {
-        threads: 2,
-        rate: 200,
-        percentile: 0,
-        histogram: false,
-        rand_seed: 42,
-        interim_reports,
-    });
+    let ours =
+        our_report(&Options { threads: 2, rate: 200, percentile: 0, histogram: false, rand_seed: 42, interim_reports });
     // Every interim line of ours comes with its queue line.
     let timestamped: Vec<&str> = ours.lines().filter(|l| l.starts_with("[ ")).collect();
     assert_eq!(timestamped.len(), 2 * interim_reports, "{ours}");

@@ -21,11 +21,11 @@
 use crate::common::{self, number_after};
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use std::time::{Duration, Instant};
 
-use common::TestServer;
+use common::{Ran, TestServer};
 use wirebench::client::Connection;
 use wirebench::null_server::{NullServer, NullServerConfig};
 
@@ -54,28 +54,14 @@ fn mysql_args(host: &str, port: u16) -> Vec<String> {
     ]
 }
 
-struct Run {
-    output: Output,
-    stdout: String,
-    stderr: String,
+/// `program TEST ARGS COMMAND`: sysbench's command line, and ours.
+fn run(program: impl AsRef<std::ffi::OsStr>, test: &str, args: &[String], command: &str) -> Ran {
+    common::run(Command::new(program).arg(test).args(args).arg(command))
 }
 
-impl Run {
-    fn assert_ok(self, what: &str) -> Run {
-        assert!(self.output.status.success(), "{what} failed\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
-        self
-    }
-}
-
-fn run(program: &str, test: &str, args: &[String], command: &str) -> Run {
-    let output = Command::new(program).arg(test).args(args).arg(command).output().expect("the program starts");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    Run { output, stdout, stderr }
-}
-
-fn wirebench(test: &str, args: &[String], command: &str) -> Run {
-    run(env!("CARGO_BIN_EXE_wirebench"), test, args, command)
+/// wirebench's run of a sysbench command line.
+fn ours(test: &str, args: &[String], command: &str) -> Ran {
+    run(common::WIREBENCH, test, args, command)
 }
 
 /// What the final report's "SQL statistics" say.
@@ -102,15 +88,15 @@ fn counts(report: &str) -> Counts {
 /// `cleanup` (whatever is there) then `prepare`, with sysbench.
 fn fresh_tables(test: &str, args: &[String]) {
     run(SYSBENCH, test, args, "cleanup");
-    run(SYSBENCH, test, args, "prepare").assert_ok(&format!("sysbench {test} prepare"));
+    run(SYSBENCH, test, args, "prepare").expect_success();
 }
 
 /// sysbench's run, then wirebench's on freshly prepared tables.
 fn both(test: &str, args: &[String]) -> (Counts, Counts) {
     fresh_tables(test, args);
-    let sysbench = run(SYSBENCH, test, args, "run").assert_ok(&format!("sysbench {test} run"));
+    let sysbench = run(SYSBENCH, test, args, "run").expect_success();
     fresh_tables(test, args);
-    let wirebench = wirebench(test, args, "run").assert_ok(&format!("wirebench {test} run"));
+    let wirebench = ours(test, args, "run").expect_success();
     run(SYSBENCH, test, args, "cleanup");
     (counts(&sysbench.stdout), counts(&wirebench.stdout))
 }
@@ -189,7 +175,7 @@ fn with(mut args: Vec<String>, more: &[&str]) -> Vec<String> {
 fn rate_paces_the_events() {
     let (_server, args) = null_server();
     let args = with(args, &["--threads=4", "--time=2", "--rate=200", "--report-interval=1"]);
-    let out = wirebench("oltp_point_select", &args, "run").assert_ok("wirebench --rate");
+    let out = ours("oltp_point_select", &args, "run").expect_success();
     let stdout = &out.stdout;
     assert!(stdout.contains("Target transaction rate: 200/sec\n"), "{stdout}");
     let events = counts(stdout).transactions;
@@ -222,7 +208,7 @@ fn rate_past_capacity_runs_to_its_end_and_says_so() {
     // than sysbench's queue holds.
     let args = with(args, &["--threads=1", "--time=2", "--rate=1000000", "--report-interval=1"]);
     let started = Instant::now();
-    let out = wirebench("oltp_point_select", &args, "run").assert_ok("wirebench --rate past capacity");
+    let out = ours("oltp_point_select", &args, "run").expect_success();
     assert!(started.elapsed() < Duration::from_secs(5), "--time ends the run");
     assert!(!out.stderr.contains("event queue is full"), "{}", out.stderr);
     let queue = out.stdout.lines().find(|l| l.contains("] queue length: ")).unwrap_or_else(|| panic!("{}", out.stdout));
@@ -243,7 +229,7 @@ fn checkpoints_report_and_restart() {
         args,
         &["--threads=2", "--time=3", "--rate=300", "--report-checkpoints=1,2", "--report-interval=1", "--histogram"],
     );
-    let out = wirebench("oltp_point_select", &args, "run").assert_ok("wirebench --report-checkpoints");
+    let out = ours("oltp_point_select", &args, "run").expect_success();
     let stdout = &out.stdout;
     assert!(stdout.contains("Report checkpoint(s) at 1, 2 seconds\n"), "{stdout}");
     let reports: Vec<&str> = stdout.split("SQL statistics:").skip(1).collect();
@@ -296,8 +282,8 @@ fn forced_shutdown_stops_a_stuck_run() {
     let _serial = serial();
     let mut args = mysql_args(&server.host, server.port);
     args.extend(["--tables=2", "--table-size=50", "--threads=2"].map(String::from));
-    let _ = wirebench("oltp_update_index", &args, "cleanup");
-    wirebench("oltp_update_index", &args, "prepare").assert_ok("prepare");
+    let _ = ours("oltp_update_index", &args, "cleanup");
+    ours("oltp_update_index", &args, "prepare").expect_success();
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut holder = runtime.block_on(async {
@@ -308,13 +294,13 @@ fn forced_shutdown_stops_a_stuck_run() {
         conn
     });
     let started = Instant::now();
-    let out = wirebench("oltp_update_index", &with(args.clone(), &["--time=1", "--forced-shutdown=1"]), "run");
+    let out = ours("oltp_update_index", &with(args.clone(), &["--time=1", "--forced-shutdown=1"]), "run");
     let elapsed = started.elapsed();
     runtime.block_on(holder.query_drop("ROLLBACK")).unwrap();
     drop(holder);
 
     let stdout = &out.stdout;
-    assert_eq!(out.output.status.code(), Some(2), "{stdout}\n{}", out.stderr);
+    assert_eq!(out.code, Some(2), "{stdout}\n{}", out.stderr);
     assert!(stdout.contains("Forcing shutdown in 2 seconds\n"), "{stdout}");
     assert!(out.stderr.contains("FATAL: The --max-time limit has expired, forcing shutdown..."), "{}", out.stderr);
     assert!(
@@ -329,14 +315,11 @@ fn forced_shutdown_stops_a_stuck_run() {
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
 
     // Without stuck events the run ends by itself, before the shutdown.
-    let out = wirebench(
-        "oltp_update_index",
-        &with(args.clone(), &["--time=2", "--forced-shutdown=50%", "--events=20"]),
-        "run",
-    )
-    .assert_ok("a run that ends by itself");
+    let out =
+        ours("oltp_update_index", &with(args.clone(), &["--time=2", "--forced-shutdown=50%", "--events=20"]), "run")
+            .expect_success();
     assert!(out.stdout.contains("Forcing shutdown in 3 seconds\n"), "{}", out.stdout);
     assert!(!out.stdout.contains("unfinished"), "{}", out.stdout);
     assert_eq!(counts(&out.stdout).transactions, 20);
-    let _ = wirebench("oltp_update_index", &args, "cleanup");
+    let _ = ours("oltp_update_index", &args, "cleanup");
 }

@@ -13,7 +13,7 @@ use crate::common::{self, number_after};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{rows, ScratchDir, TestServer};
+use common::{rows, Ran, ScratchDir, TestServer};
 use wirebench::client::{ConnectOptions, Connection, Endpoint};
 use wirebench::transport::client_tls;
 use wirebench::transport::{SslMode, TlsOptions};
@@ -140,8 +140,9 @@ async fn commands_and_a_20_mib_row_both_ways_over_tls() {
     conn.query("DROP TABLE tls_commands").await.unwrap();
 }
 
-fn wirebench(cwd: &Path, args: &[String], command: &str) -> Output {
-    common::wirebench().args(args).arg(command).current_dir(cwd).output().expect("wirebench starts")
+/// `wirebench ARGS COMMAND` in `cwd` (where sysbench's TLS files are).
+fn in_dir(cwd: &Path, args: &[String], command: &str) -> Ran {
+    common::run(common::wirebench().args(args).arg(command).current_dir(cwd))
 }
 
 fn stdout_of(output: &Output, what: &str) -> String {
@@ -191,8 +192,8 @@ fn the_engine_runs_over_tls_on_both_backends() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let cwd = sysbench_dir(&dir, "tls-engine");
     let args = mysql_args(&server);
-    stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
-    stdout_of(&wirebench(&cwd.0, &args, "prepare"), "prepare over TLS");
+    in_dir(&cwd.0, &args, "cleanup").ok();
+    in_dir(&cwd.0, &args, "prepare").ok();
     for io in ["uring", "epoll"] {
         for pipeline in [1, 4] {
             let events = 60;
@@ -208,9 +209,9 @@ fn the_engine_runs_over_tls_on_both_backends() {
                 "--mysql-ignore-errors=1213,1020,1205,1062".into(),
             ]);
             let before = runtime.block_on(tls_accepts(&server, &dir));
-            let output = wirebench(&cwd.0, &run, "run");
-            let stdout = stdout_of(&output, &format!("run --io={io} --pipeline={pipeline}"));
-            let stderr = String::from_utf8_lossy(&output.stderr);
+            let output = in_dir(&cwd.0, &run, "run");
+            let stderr = output.stderr.clone();
+            let stdout = output.ok();
             assert!(!stderr.contains("not found"), "all three files are there: {stderr}");
             assert_eq!(number_after::<u64>(&stdout, "transactions:"), events, "{io} {pipeline}\n{stdout}");
             // Three connections on 500 rows may deadlock (1213, ignored as
@@ -231,7 +232,7 @@ fn the_engine_runs_over_tls_on_both_backends() {
             assert!(runtime.block_on(tls_accepts(&server, &dir)) >= before + 4, "{io} {pipeline}");
         }
     }
-    stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
+    in_dir(&cwd.0, &args, "cleanup").ok();
 }
 
 /// TLS without a CA verifies nothing: the run says so once on stderr,
@@ -251,9 +252,9 @@ fn tls_without_a_ca_says_once_that_the_server_is_not_authenticated() {
         "--mysql-ssl=REQUIRED".into(),
         "--threads=4".into(),
     ];
-    let output = wirebench(&cwd.0, &args, "prewarm");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "a wrong password must fail: {stderr}");
+    let output = in_dir(&cwd.0, &args, "prewarm");
+    let stderr = &output.stderr;
+    assert!(!output.succeeded(), "a wrong password must fail: {stderr}");
     let note = "--mysql-ssl=REQUIRED without --mysql-ssl-ca: the server certificate is not verified: the server is \
                 not authenticated";
     assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
@@ -273,7 +274,7 @@ fn same_counts_as_sysbench_with_mysql_ssl_on() {
         let output = Command::new(program).args(&args).arg(command).current_dir(&cwd.0).output().unwrap();
         stdout_of(&output, &format!("{} {command}", program.display()))
     };
-    let wirebench = Path::new(env!("CARGO_BIN_EXE_wirebench"));
+    let wirebench = Path::new(common::WIREBENCH);
     let counts = |report: &str| {
         ["read:", "write:", "other:", "transactions:", "ignored errors:"]
             .map(|label| number_after::<u64>(report, label))
@@ -296,11 +297,11 @@ fn killed_tls_connections_reconnect_over_tls() {
     let cwd = sysbench_dir(&dir, "tls-reconnect");
     let mut args = mysql_args(&server);
     args[0] = "oltp_point_select".into();
-    stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
-    stdout_of(&wirebench(&cwd.0, &args, "prepare"), "prepare");
+    in_dir(&cwd.0, &args, "cleanup").ok();
+    in_dir(&cwd.0, &args, "prepare").ok();
     let mut run = args.clone();
     run.extend(["--threads=2", "--time=4", "--mysql-ignore-errors=2013,2006"].map(String::from));
-    let child = common::wirebench()
+    let mut child = common::wirebench()
         .args(&run)
         .arg("run")
         .current_dir(&cwd.0)
@@ -309,29 +310,27 @@ fn killed_tls_connections_reconnect_over_tls() {
         .spawn()
         .unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut killed = 0;
-    for _ in 0..2 {
-        std::thread::sleep(std::time::Duration::from_millis(1200));
-        killed += runtime.block_on(async {
-            let options = options(server.tcp(), "sbtest_x509", &verify_identity(&dir, true), &dir);
-            let mut conn = Connection::connect(&options).await.unwrap();
-            let ids = conn
-                .query("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'sbtest_x509' AND ID <> CONNECTION_ID()")
-                .await
-                .unwrap();
-            let ids: Vec<String> = rows(&ids).into_iter().filter_map(|row| row[0].clone()).collect();
-            for id in &ids {
-                // Already gone (1094) is fine.
-                let _ = conn.query(&format!("KILL {id}")).await;
-            }
-            ids.len()
-        });
-    }
+    let options = options(server.tcp(), "sbtest_x509", &verify_identity(&dir, true), &dir);
+    let admin = std::cell::RefCell::new(runtime.block_on(Connection::connect(&options)).unwrap());
+    let run_ids = "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'sbtest_x509' AND ID <> CONNECTION_ID()";
+    // Twice, once both connections are open (after the first kill, new
+    // ones: the run reconnected over TLS).
+    let (killed, stdout) = common::kill_once_connected(
+        &mut child,
+        (2, 2),
+        || {
+            let ids = runtime.block_on(admin.borrow_mut().query(run_ids)).unwrap();
+            rows(&ids).into_iter().filter_map(|row| row[0].clone()).collect()
+        },
+        // Already gone (1094) is fine.
+        |id| drop(runtime.block_on(admin.borrow_mut().query(&format!("KILL {id}")))),
+    );
     let output = child.wait_with_output().unwrap();
-    let stdout = stdout_of(&output, "run with kills");
-    assert!(killed > 0, "nothing to kill");
+    let stdout = stdout.rest();
+    assert!(output.status.success(), "run with kills: {stdout}\n{}", common::text(&output.stderr));
+    assert!(!killed.is_empty(), "nothing to kill: {stdout}");
     assert!(number_after::<u64>(&stdout, "reconnects:") > 0, "{stdout}");
     assert_eq!(number_after::<u64>(&stdout, "ignored errors:"), 0, "{stdout}");
     assert!(number_after::<u64>(&stdout, "transactions:") > 0, "{stdout}");
-    stdout_of(&wirebench(&cwd.0, &args, "cleanup"), "cleanup");
+    in_dir(&cwd.0, &args, "cleanup").ok();
 }

@@ -35,7 +35,7 @@ pub fn spawn_dry_loops(
 /// one is done.
 pub fn run_dry_loop(index: usize, mut connections: Vec<DryConn>, context: &LoopContext) -> Result<(), DriverError> {
     let mut stats = context.board.loop_stats(index);
-    let mut budget = Budget::new(context.control.clone(), context.deadline_ns);
+    let mut budget = Budget::for_loop(context.control.clone(), context.deadline_ns, index);
     let mut out = Vec::with_capacity(64 * 1024);
     let mut result = Ok(());
     loop {
@@ -51,7 +51,7 @@ pub fn run_dry_loop(index: usize, mut connections: Vec<DryConn>, context: &LoopC
             conn.pipeline.answer_dry(context.clock.now_ns(), &mut stats);
             busy |= !conn.pipeline.is_done();
         }
-        context.board.publish_if_requested(index, &mut stats);
+        budget.hand_over(&context.board, &mut stats);
         if !busy || result.is_err() {
             break;
         }

@@ -11,6 +11,7 @@ use wirebench_protocol::command::ExecuteTemplate;
 use wirebench_protocol::response::{ResponseReader, RowFormat, ServerError};
 use wirebench_protocol::{Capabilities, CodecError};
 
+use crate::driver::pacing::budget::Abandoned;
 use crate::driver::IgnoreErrors;
 use crate::driver::{Admission, Budget};
 use crate::rand::Rng;
@@ -24,6 +25,15 @@ struct EventStart {
     at: u64,
     /// When its first command was sent: where its service time starts.
     sent: u64,
+    /// Its loop's warm-up cut when it was admitted ([`Budget::cut`]):
+    /// an event of the warm-up is not counted after the cut.
+    cut: u32,
+}
+
+impl EventStart {
+    fn abandoned(self) -> Abandoned {
+        Abandoned { at: self.at, cut: self.cut }
+    }
 }
 
 /// A command sent and not yet answered.
@@ -39,6 +49,9 @@ struct InFlight {
     ends_event_started: Option<EventStart>,
     /// Set with `ends_event_started`: how many sysbench events it stands for.
     weight: u64,
+    /// Its event's stamp ([`EventStart::cut`]): whether its answer is
+    /// counted ([`LoopStats::counts`]).
+    cut: u32,
 }
 
 /// Why a connection stopped.
@@ -145,7 +158,7 @@ pub struct EventPipeline {
     /// Start times of admitted events abandoned since the budget last heard
     /// of it, to be run again ([`Budget::refund`]); room for a full
     /// pipeline is reserved up front.
-    refunds: Vec<u64>,
+    refunds: Vec<Abandoned>,
     /// sysbench draws one number from the thread's generator after every
     /// event when `--percentile` is on (to pick a histogram slot); doing the
     /// same keeps a seeded run's values equal to sysbench's.
@@ -268,6 +281,7 @@ impl EventPipeline {
                     sent: now_ns,
                     ends_event_started: None,
                     weight: 0,
+                    cut: budget.cut(),
                 };
                 self.in_flight.push(rollback);
                 self.tail += 1;
@@ -279,7 +293,9 @@ impl EventPipeline {
                     break;
                 }
                 match budget.admit(now_ns, self.room_since) {
-                    Admission::Start(at) => self.event_started = Some(EventStart { at, sent: now_ns }),
+                    Admission::Start(at) => {
+                        self.event_started = Some(EventStart { at, sent: now_ns, cut: budget.cut() })
+                    }
                     Admission::Wait => break,
                     Admission::Over => {
                         self.finished = true;
@@ -302,6 +318,7 @@ impl EventPipeline {
                 CommandSql::Statement(id) => self.kinds.get(id).copied().unwrap_or(StatementKind::Other),
                 CommandSql::Text(_) => query_kind,
             };
+            let cut = self.event_started.map_or(budget.cut(), |started| started.cut);
             let (ends_event_started, weight) = match step {
                 Step::More => (None, 0),
                 Step::Last => {
@@ -320,7 +337,7 @@ impl EventPipeline {
                     (self.event_started.take(), weight)
                 }
             };
-            self.in_flight.push(InFlight { format, sql, kind, sent: now_ns, ends_event_started, weight });
+            self.in_flight.push(InFlight { format, sql, kind, sent: now_ns, ends_event_started, weight, cut });
             sent += 1;
         }
         Ok(sent)
@@ -367,9 +384,11 @@ impl EventPipeline {
                     let refused = RefusedCommand { error, sql: current.sql, format: current.format };
                     return Err(PipelineError::Server(Box::new(refused)));
                 }
-                stats.record_error_code(error.code);
-                stats.record_statement_error(current.kind.index());
-            } else {
+                if stats.counts(current.cut) {
+                    stats.record_error_code(error.code);
+                    stats.record_statement_error(current.kind.index());
+                }
+            } else if stats.counts(current.cut) {
                 stats.record_query(QueryKind::classify(outcome.result_sets > 0, outcome.affected_rows));
                 stats.record_statement(current.kind.index(), now_ns.saturating_sub(current.sent));
             }
@@ -377,7 +396,7 @@ impl EventPipeline {
                 self.tail -= 1;
                 // The failed event ends here and runs again as a new one.
                 if let Some(started) = current.ends_event_started {
-                    self.refunds.push(started.at);
+                    self.refunds.push(started.abandoned());
                 }
             } else if outcome.error.is_some() {
                 self.ignored_error(current);
@@ -400,8 +419,10 @@ impl EventPipeline {
             self.room_since = now_ns;
         }
         while let Some(done) = self.in_flight.pop() {
-            stats.record_query(QueryKind::Other);
-            stats.record_statement(done.kind.index(), now_ns.saturating_sub(done.sent));
+            if stats.counts(done.cut) {
+                stats.record_query(QueryKind::Other);
+                stats.record_statement(done.kind.index(), now_ns.saturating_sub(done.sent));
+            }
             if let Some(started) = done.ends_event_started {
                 record_event_end(stats, self.index, done.weight, started, now_ns);
             }
@@ -427,7 +448,7 @@ impl EventPipeline {
             if oldest.is_none() {
                 oldest = Some(started);
             } else {
-                self.refunds.push(started.at);
+                self.refunds.push(started.abandoned());
             }
         }
         self.event_started = oldest;
@@ -460,7 +481,7 @@ impl EventPipeline {
         let behind = self.in_flight.len;
         if let Some(started) = failed.ends_event_started {
             if behind > 0 {
-                self.refunds.push(started.at);
+                self.refunds.push(started.abandoned());
             } else {
                 self.event_started = Some(started);
                 self.script.restart_event();
@@ -482,6 +503,9 @@ impl EventPipeline {
 /// `--rate`, its intended start) and its service time from its first send.
 #[inline]
 fn record_event_end(stats: &mut LoopStats, connection: usize, weight: u64, started: EventStart, now_ns: u64) {
+    if !stats.counts(started.cut) {
+        return;
+    }
     let latency = now_ns.saturating_sub(started.at);
     let service = now_ns.saturating_sub(started.sent);
     stats.record_events(connection, weight, latency, service);

@@ -36,12 +36,11 @@ impl Chores {
     pub(crate) fn turn(
         &mut self,
         now_ns: u64,
-        index: usize,
         context: &LoopContext,
         budget: &mut Budget,
         stats: &mut LoopStats,
     ) -> WaitsDue {
-        context.board.publish_if_requested(index, stats);
+        budget.hand_over(&context.board, stats);
         // Events in progress, for --forced-shutdown's report: two relaxed
         // stores per turn.
         budget.publish(now_ns);

@@ -221,7 +221,7 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
     /// connections.
     fn chores(&mut self) -> Result<(), DriverError> {
         self.now_ns = self.clock.now_ns();
-        match self.chores.turn(self.now_ns, self.index, self.context, &mut self.budget, &mut self.stats) {
+        match self.chores.turn(self.now_ns, self.context, &mut self.budget, &mut self.stats) {
             WaitsDue::Nothing => {}
             WaitsDue::Timeouts => self.check_timeouts(self.now_ns)?,
             WaitsDue::Cut => self.cut_stalled(self.now_ns)?,

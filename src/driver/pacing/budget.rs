@@ -14,7 +14,16 @@ use super::client_delay::UnsentStarts;
 use super::event_permits::{EventPermits, ExtraEvents};
 use super::run_control::RunControl;
 use super::Admission;
-use crate::stats::LoopStats;
+use crate::stats::{LoopStats, StatsBoard};
+
+/// An admitted event abandoned before it ran to the end ([`Budget::refund`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Abandoned {
+    /// Its start as admitted ([`Admission::Start`]).
+    pub at: u64,
+    /// Its stamp ([`Budget::cut`] at its admission).
+    pub cut: u32,
+}
 
 /// One loop's view of the limits and its share of the arrivals. Owned by
 /// the loop; nothing here is shared per event.
@@ -34,6 +43,9 @@ pub struct Budget {
     span: ActiveSpan,
     /// Events admitted and not yet reported finished.
     in_progress: u64,
+    /// The loop's warm-up cut as its statistics know it
+    /// ([`LoopStats::cut`]): the stamp of the events admitted now.
+    cut: u32,
 }
 
 impl Budget {
@@ -49,7 +61,31 @@ impl Budget {
             None => (None, None),
         };
         let (permits, span) = (EventPermits::default(), ActiveSpan::default());
-        Budget { control, index, permits, deadline_ns, arrivals, unsent, span, in_progress: 0 }
+        Budget { control, index, permits, deadline_ns, arrivals, unsent, span, in_progress: 0, cut: 0 }
+    }
+
+    /// Hands the loop's statistics over if the collector asked since the
+    /// last time ([`StatsBoard::publish_if_requested`]); returns whether
+    /// it did. The hand-over that ends the warm-up is the loop's cut: from
+    /// then on its events take `--events` permits and are counted, and
+    /// those it admitted before are not ([`LoopStats::counts`]).
+    #[inline]
+    pub fn hand_over(&mut self, board: &StatsBoard, stats: &mut LoopStats) -> bool {
+        if !board.publish_if_requested(self.index, stats) {
+            return false;
+        }
+        if stats.cut() != self.cut {
+            self.cut = stats.cut();
+            self.permits.pass_warmup();
+        }
+        true
+    }
+
+    /// The stamp of an event admitted now: whether what it does is
+    /// counted when it is done ([`LoopStats::counts`]).
+    #[inline]
+    pub fn cut(&self) -> u32 {
+        self.cut
     }
 
     /// Whether one more event may start now, by the closed-loop limits
@@ -137,16 +173,17 @@ impl Budget {
 
     /// Admitted events that were abandoned before they ran to the end
     /// (pipelined behind a lost connection or a failed statement) go back:
-    /// their `--events` permits and, under `--rate`, their arrivals, so
-    /// that they are run again and the run still does the events asked
-    /// for. `started` are their start times, oldest first.
-    pub fn refund(&mut self, started: &[u64]) {
-        let n = started.len() as u64;
-        self.in_progress = self.in_progress.saturating_sub(n);
-        self.permits.refund(&self.control, n);
+    /// their `--events` permits (those that took one: not the warm-up's,
+    /// after the cut) and, under `--rate`, their arrivals, so that they are
+    /// run again and the run still does the events asked for. `abandoned`
+    /// are oldest first.
+    pub fn refund(&mut self, abandoned: &[Abandoned]) {
+        self.in_progress = self.in_progress.saturating_sub(abandoned.len() as u64);
+        let permitted = abandoned.iter().filter(|a| a.cut == self.cut).count();
+        self.permits.refund(&self.control, permitted as u64);
         if let Some(arrivals) = &mut self.arrivals {
             // Only after a failure, never per query: the queue may grow.
-            arrivals.refunded.extend(started);
+            arrivals.refunded.extend(abandoned.iter().map(|a| a.at));
         }
     }
 
@@ -245,6 +282,31 @@ mod tests {
         assert_eq!(budget.wake_at(10), None, "--events spent");
     }
 
+    /// With `--warmup-time`, a loop takes `--events` permits from its cut
+    /// (its hand-over at the warm-up's end) on: the events it admitted
+    /// before took none, are stamped with the old cut, and give none back
+    /// when abandoned; exactly `--events` events are stamped with the new.
+    #[test]
+    fn events_count_from_the_loops_warmup_cut() {
+        let control = RunControl::new(Some(3), 1);
+        control.start_warmup();
+        let board = StatsBoard::new(&[1]);
+        let mut stats = board.loop_stats(0);
+        let mut budget = Budget::new(control.clone(), None);
+        let warm: Vec<_> = (0..5).map(|at| budget.admit(at, 0)).collect();
+        assert!(warm.iter().all(|a| matches!(a, Admission::Start(_))), "{warm:?}");
+        budget.refund(&[Abandoned { at: 0, cut: budget.cut() }]);
+        board.request();
+        assert!(budget.hand_over(&board, &mut stats), "an ordinary request is no cut");
+        assert_eq!(budget.cut(), 0);
+        board.request_warmup_cut();
+        assert!(budget.hand_over(&board, &mut stats));
+        assert_eq!((budget.cut(), stats.cut()), (1, 1));
+        budget.refund(&[Abandoned { at: 4, cut: 0 }]);
+        let counted = (10..20).take_while(|&at| budget.admit(at, 0) == Admission::Start(at)).count();
+        assert_eq!(counted, 3);
+    }
+
     /// Abandoned events come back: `--events` permits, and under `--rate`
     /// their arrivals, served again first and at their original times.
     #[test]
@@ -253,7 +315,7 @@ mod tests {
         assert_eq!(budget.admit(1, 0), Admission::Start(1));
         assert_eq!(budget.admit(2, 0), Admission::Start(2));
         assert_eq!(budget.admit(3, 0), Admission::Over);
-        budget.refund(&[2]);
+        budget.refund(&[Abandoned { at: 2, cut: 0 }]);
         assert_eq!(budget.in_progress(), 1);
         assert_eq!(budget.admit(4, 0), Admission::Start(4));
         assert_eq!(budget.admit(5, 0), Admission::Over);
@@ -263,7 +325,7 @@ mod tests {
         let late = budget.arrivals.as_ref().unwrap().serve.next_ns + 5_000_000;
         let Admission::Start(a) = budget.admit(late, 0) else { panic!("nothing due") };
         let Admission::Start(b) = budget.admit(late, 0) else { panic!("one due only") };
-        budget.refund(&[a, b]);
+        budget.refund(&[Abandoned { at: a, cut: 0 }, Abandoned { at: b, cut: 0 }]);
         assert_eq!(budget.admit(late, 0), Admission::Start(a));
         assert_eq!(budget.admit(late, 0), Admission::Start(b));
         let Admission::Start(c) = budget.admit(late, 0) else { panic!("more are due") };

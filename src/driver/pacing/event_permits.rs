@@ -3,7 +3,10 @@
 //! in batches, so that no event costs a shared write, and the batches
 //! shrink as the pool drains, so that every loop keeps working to the end
 //! and the total is exact. While `--warmup-time` runs, events do not count
-//! (as in sysbench master).
+//! (as in sysbench master): a loop takes permits from its cut on
+//! ([`Budget::hand_over`](super::budget::Budget::hand_over)), the moment it
+//! hands its warm-up's statistics over, so that the events it counts and
+//! the permits it takes are the same events.
 //!
 //! An event may stand for several sysbench events (bulk_insert's rows in
 //! one INSERT): its weight beyond the first is taken from the same permits
@@ -17,6 +20,8 @@ use super::run_control::RunControl;
 #[derive(Debug, Default)]
 pub(crate) struct EventPermits {
     local: u64,
+    /// This loop has passed the warm-up's cut (or the run has none).
+    past_warmup: bool,
 }
 
 impl EventPermits {
@@ -25,7 +30,7 @@ impl EventPermits {
     #[inline]
     pub(crate) fn take(&mut self, control: &RunControl) -> bool {
         let Some(left) = control.events_pool() else { return true };
-        if control.is_warming() {
+        if !self.counting(control) {
             return true;
         }
         if self.local > 0 {
@@ -48,10 +53,21 @@ impl EventPermits {
         }
     }
 
+    /// Whether events take permits now: after the loop's warm-up cut.
+    #[inline]
+    fn counting(&self, control: &RunControl) -> bool {
+        self.past_warmup || !control.has_warmup()
+    }
+
+    /// The loop has passed the warm-up's cut: its events count from now.
+    pub(crate) fn pass_warmup(&mut self) {
+        self.past_warmup = true;
+    }
+
     /// Permits of events that were abandoned (to run again) come back to
-    /// this loop.
+    /// this loop; the warm-up's events took none.
     pub(crate) fn refund(&mut self, control: &RunControl, n: u64) {
-        if control.events_pool().is_some() {
+        if control.events_pool().is_some() && self.counting(control) {
             self.local += n;
         }
     }
@@ -75,7 +91,9 @@ impl ExtraEvents<'_> {
     /// `--events` sets no limit. What the event does not use goes back with
     /// [`give_back`](Self::give_back).
     pub fn take(&mut self, max: u64) -> u64 {
-        let Some(left) = self.control.events_pool() else { return max };
+        let Some(left) = self.control.events_pool().filter(|_| self.permits.counting(self.control)) else {
+            return max;
+        };
         let local = max.min(self.permits.local);
         self.permits.local -= local;
         let want = max - local;
@@ -91,7 +109,7 @@ impl ExtraEvents<'_> {
 
     /// Extra events taken and not used: this loop's next events take them.
     pub fn give_back(&mut self, n: u64) {
-        if self.control.events_pool().is_some() {
+        if self.control.events_pool().is_some() && self.permits.counting(self.control) {
             self.permits.local += n;
         }
     }
@@ -100,6 +118,9 @@ impl ExtraEvents<'_> {
     /// they count against `--events` all the same (the pool never goes
     /// below zero).
     pub fn consume(&mut self, extra: u64) {
+        if !self.permits.counting(self.control) {
+            return;
+        }
         let local = extra.min(self.permits.local);
         self.permits.local -= local;
         let rest = extra - local;

@@ -32,8 +32,9 @@ pub struct RunControl {
     events_left: Option<AtomicU64>,
     /// Set by the main thread to end the run early (time is up, Ctrl-C, a fatal error).
     stop: AtomicBool,
-    /// `--warmup-time` is running: `--events` does not count yet.
-    warming: AtomicBool,
+    /// The run begins with `--warmup-time`: each loop's `--events` count
+    /// starts at its cut ([`Budget::hand_over`](super::budget::Budget::hand_over)).
+    warmup: AtomicBool,
     loops: u64,
     rate: Option<RateShares>,
     /// What each loop last published about its queue and its events in
@@ -182,7 +183,7 @@ impl RunControl {
         RunControl {
             events_left: events.map(AtomicU64::new),
             stop: AtomicBool::new(false),
-            warming: AtomicBool::new(false),
+            warmup: AtomicBool::new(false),
             loops: loops.max(1) as u64,
             rate,
             gauges: (0..loops.max(1)).map(|_| LoopGauges::default()).collect(),
@@ -218,14 +219,12 @@ impl RunControl {
         }
     }
 
-    /// A run with `--warmup-time`: events do not count against `--events`
-    /// until [`end_warmup`](Self::end_warmup), as in sysbench master.
+    /// A run with `--warmup-time` (before its loops start): events do not
+    /// count against `--events` until the warm-up's end, as in sysbench
+    /// master. Each loop counts from its own answer to the collection that
+    /// ends it ([`Collector::cut_warmup`](crate::stats::Collector::cut_warmup)).
     pub fn start_warmup(&self) {
-        self.warming.store(true, Ordering::Relaxed);
-    }
-
-    pub fn end_warmup(&self) {
-        self.warming.store(false, Ordering::Relaxed);
+        self.warmup.store(true, Ordering::Relaxed);
     }
 
     pub fn stop(&self) {
@@ -347,9 +346,9 @@ impl RunControl {
         self.events_left.as_ref()
     }
 
-    /// Whether `--warmup-time` is running: events do not count yet.
-    pub(crate) fn is_warming(&self) -> bool {
-        self.warming.load(Ordering::Relaxed)
+    /// Whether the run begins with `--warmup-time`.
+    pub(crate) fn has_warmup(&self) -> bool {
+        self.warmup.load(Ordering::Relaxed)
     }
 
     /// How many loops share the run.

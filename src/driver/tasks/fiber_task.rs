@@ -132,6 +132,9 @@ pub struct TaskShared {
     /// The run's time was up: every call from now fails with
     /// [`CallError::Cut`], and the task's error is no failure.
     pub cut: bool,
+    /// The stamp of the event the task runs ([`Budget::cut`] at its
+    /// admission): what it does is counted only in its loop's same cut.
+    pub event_cut: u32,
 }
 
 /// The counters a script may move itself (sysbench's `sb_counter_type`,
@@ -201,20 +204,31 @@ impl Task {
         }
     }
 
+    /// The task's next event was admitted now, by `budget`.
+    pub(crate) fn admitted(&self, budget: &Budget) {
+        self.shared.borrow_mut().event_cut = budget.cut();
+    }
+
     /// Records what the task did since it last suspended, as task `slot`
     /// of its loop: the events it ended (each taken from the budget's
-    /// events in progress) and the counters it moved.
+    /// events in progress) and the counters it moved, unless they belong
+    /// to an event of the warm-up and its loop has passed the cut
+    /// ([`LoopStats::counts`]). All of it belongs to the event the task
+    /// ran: a new one is admitted only while the task is suspended.
     pub(crate) fn fold_into(&self, slot: usize, stats: &mut LoopStats, budget: &mut Budget) {
         let mut shared = self.shared.borrow_mut();
+        let counts = stats.counts(shared.event_cut);
         for times in shared.ended.drain(..) {
             let latency = times.ended.saturating_sub(times.admitted);
             let service = times.ended.saturating_sub(times.began);
-            stats.record_events(slot, 1, latency, service);
+            if counts {
+                stats.record_events(slot, 1, latency, service);
+            }
             budget.finish(1);
         }
         if shared.counted.iter().any(|&n| n > 0) {
             let counted = std::mem::take(&mut shared.counted);
-            for (kind, n) in counted.into_iter().enumerate() {
+            for (kind, n) in counted.into_iter().enumerate().filter(|_| counts) {
                 record_counted(stats, kind, n);
             }
         }

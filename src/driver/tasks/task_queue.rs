@@ -138,10 +138,15 @@ impl TaskQueue {
     fn admit(&mut self, t: usize, asked_ns: u64, turn: &mut TaskTurn<'_>) {
         // A task whose events never wait keeps the loop from its own
         // turns: the collector hears from it here too.
-        turn.context.board.publish_if_requested(turn.index, turn.stats);
+        turn.budget.hand_over(&turn.context.board, turn.stats);
         let now = turn.clock.now_ns();
         match turn.budget.admit(now, asked_ns) {
-            Admission::Start(at) => self.ready.push_back((t, Reply::Admitted(Some(at)))),
+            Admission::Start(at) => {
+                if let Some(task) = self.task(t) {
+                    task.admitted(turn.budget);
+                }
+                self.ready.push_back((t, Reply::Admitted(Some(at))))
+            }
             Admission::Over => self.ready.push_back((t, Reply::Admitted(None))),
             Admission::Wait => match turn.budget.wake_at(now) {
                 Some(_) => self.admitting.push((t, asked_ns)),

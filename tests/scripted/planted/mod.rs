@@ -190,10 +190,12 @@ impl PlantedServer {
         if let Some(instance) = self.instance.lock().unwrap().take() {
             let _ = instance.stop.send(true);
         }
+        // sleep: the server stays down that long, the fault under test.
         tokio::time::sleep(down).await;
         for _ in 0..100 {
             match TcpListener::bind(("127.0.0.1", self.port)).await {
                 Ok(listener) => return self.serve(listener),
+                // sleep: polls for the port (the old listener is closing).
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
             }
         }
@@ -211,6 +213,7 @@ impl PlantedServer {
         let server = self.clone();
         tokio::spawn(async move {
             loop {
+                // sleep: polls for the file the restart command touches.
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 if std::fs::remove_file(&file).is_ok() {
                     server.restart_after(down).await;

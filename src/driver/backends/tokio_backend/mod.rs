@@ -198,7 +198,7 @@ async fn tick(shared: Rc<EpollLoop>) {
         let now = shared.clock.get().now_ns();
         let due = {
             let (mut budget, mut stats) = (shared.budget.borrow_mut(), shared.stats.borrow_mut());
-            chores.turn(now, shared.index, &shared.context, &mut budget, &mut stats)
+            chores.turn(now, &shared.context, &mut budget, &mut stats)
         };
         match due {
             WaitsDue::Nothing => {}
@@ -403,7 +403,7 @@ async fn exchange(
         let mut stats = shared.stats.borrow_mut();
         let used = io.on_input(&wire.rbuf, shared.clock.get().now_ns(), &mut stats, &context.ignore)?;
         wire.rbuf.advance(used);
-        context.board.publish_if_requested(shared.index, &mut stats);
+        shared.budget.borrow_mut().hand_over(&context.board, &mut stats);
         if io.is_task_conn() && !io.awaits_answers() {
             return Ok(None);
         }

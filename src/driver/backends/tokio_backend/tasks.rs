@@ -89,7 +89,11 @@ async fn serve_request(
             quit(old).await;
             Reply::Opened(open_conn(open, conns).await)
         }
-        Request::Admit => Reply::Admitted(admit(shared).await),
+        Request::Admit => {
+            let admitted = admit(shared).await;
+            task.admitted(&shared.budget.borrow());
+            Reply::Admitted(admitted)
+        }
         Request::Yield => {
             tokio::task::yield_now().await;
             Reply::Done
@@ -280,7 +284,7 @@ async fn quit(mut conn: TaskConn) {
 /// sysbench's `sb_more_events`: the next event's admission, waiting for
 /// its `--rate` arrival as a built-in connection does.
 async fn admit(shared: &EpollLoop) -> Option<u64> {
-    shared.context.board.publish_if_requested(shared.index, &mut shared.stats.borrow_mut());
+    shared.budget.borrow_mut().hand_over(&shared.context.board, &mut shared.stats.borrow_mut());
     let asked = shared.clock.get().now_ns();
     // A task's events that sent nothing are stamped here; those that did,
     // at their send.

@@ -41,7 +41,9 @@
 # on tables of its own). Databases sbtest_shards and sbtest_image are
 # tests/hosts/'s: its two files run their shards at the same time. Database
 # sbtest_capture is tests/mariadb/capture_import.rs's (a sysbench run captured);
-# sbtest_record is tests/mariadb/record.rs's (applications recorded through record).
+# sbtest_record is tests/mariadb/record.rs's (applications recorded through
+# record); sbtest_replay is tests/mariadb/replay_clients.rs's (captures of real
+# clients replayed).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -262,7 +264,7 @@ wait_until_ready() {
 # Idempotent: run after every start, so a data directory made by an older
 # version of this script gets every account, and altered passwords are reset.
 provision() {
-    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline, sbtest_fuzz, sbtest_lua, sbtest_tpcc, sbtest_tpcc_ref, sbtest_quickstart, sbtest_search, sbtest_shards, sbtest_image, sbtest_capture, sbtest_record; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
+    say "ensuring databases sbtest, sbtest_tls, sbtest_wl, sbtest_pipeline, sbtest_fuzz, sbtest_lua, sbtest_tpcc, sbtest_tpcc_ref, sbtest_quickstart, sbtest_search, sbtest_shards, sbtest_image, sbtest_capture, sbtest_record, sbtest_replay; users sbtest (mysql_native_password), sbtest_ed (ed25519), sbtest_tls (REQUIRE SSL) and sbtest_x509 (REQUIRE X509), password 'sbtest', from 'localhost' and '%'"
     local plugin
     plugin=$(admin_sql "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")
     if [ -z "$plugin" ]; then
@@ -275,7 +277,8 @@ CREATE DATABASE IF NOT EXISTS sbtest_fuzz; CREATE DATABASE IF NOT EXISTS sbtest_
 CREATE DATABASE IF NOT EXISTS sbtest_tpcc; CREATE DATABASE IF NOT EXISTS sbtest_tpcc_ref;
 CREATE DATABASE IF NOT EXISTS sbtest_quickstart; CREATE DATABASE IF NOT EXISTS sbtest_search;
 CREATE DATABASE IF NOT EXISTS sbtest_shards; CREATE DATABASE IF NOT EXISTS sbtest_image;
-CREATE DATABASE IF NOT EXISTS sbtest_capture; CREATE DATABASE IF NOT EXISTS sbtest_record;" host user
+CREATE DATABASE IF NOT EXISTS sbtest_capture; CREATE DATABASE IF NOT EXISTS sbtest_record;
+CREATE DATABASE IF NOT EXISTS sbtest_replay;" host user
     for host in localhost %; do
         sql+="
 CREATE USER IF NOT EXISTS 'sbtest'@'$host';
@@ -296,7 +299,8 @@ GRANT ALL PRIVILEGES ON \`sbtest\\_search\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_shards\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_image\`.* TO 'sbtest'@'$host';
 GRANT ALL PRIVILEGES ON \`sbtest\\_capture\`.* TO 'sbtest'@'$host';
-GRANT ALL PRIVILEGES ON \`sbtest\\_record\`.* TO 'sbtest'@'$host';"
+GRANT ALL PRIVILEGES ON \`sbtest\\_record\`.* TO 'sbtest'@'$host';
+GRANT ALL PRIVILEGES ON \`sbtest\\_replay\`.* TO 'sbtest'@'$host';"
         for user in sbtest_tls:SSL sbtest_x509:X509; do
             sql+="
 CREATE USER IF NOT EXISTS '${user%%:*}'@'$host';

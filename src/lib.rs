@@ -18,7 +18,8 @@
 //!   own figures.
 //! - `rand/`: sysbench's random numbers; `fuzz/`: protocol fuzzing of
 //!   servers; `capture/`: `wirebench capture import|info` (the format and
-//!   the imports are the `wirebench-capture` crate's).
+//!   the imports are the `wirebench-capture` crate's); `replay/`: `wirebench
+//!   replay`'s reader of a capture, feeding the driver's loops.
 //! - `watch/`: `/metrics`, remote write, the live page and the HTML
 //!   report.
 
@@ -32,6 +33,7 @@ pub mod fuzz;
 pub mod lua;
 pub mod null_server;
 pub mod rand;
+pub(crate) mod replay;
 pub mod results;
 pub mod run;
 pub(crate) mod server_stats;

@@ -57,6 +57,7 @@ fn main() -> ExitCode {
             }
         },
         Invocation::CaptureHelp => printed(Output::Stdout.print(cli::capture_help())),
+        Invocation::ReplayHelp => printed(Output::Stdout.print(cli::replay_help())),
         Invocation::Capture(command) => match run::capture_command(&command) {
             Ok(()) => ExitCode::SUCCESS,
             Err(run::CaptureRunError::Output(e)) => output_failed(&e),

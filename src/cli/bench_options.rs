@@ -86,6 +86,7 @@ pub(crate) fn bench(
         watch,
         search,
         script: None,
+        replay: None,
         warnings,
         notes,
     })

@@ -475,6 +475,27 @@ pub(crate) const MERGE: &[OptDef] = &[
     opt("help", Bool, Some("off"), "print help and exit"),
 ];
 
+/// `wirebench replay FILE`'s own options; the connection, engine, result
+/// and search options are a run's.
+pub(crate) const REPLAY: &[OptDef] = &[
+    opt(
+        "speed",
+        STRING,
+        Some("1"),
+        "how fast the captured times pass: 1 as captured, 2 twice as fast, 0.5 half as fast, max: each command as \
+         soon as the connection's answer before it is in",
+    ),
+    opt(
+        "user-map",
+        List,
+        None,
+        "CAPTURED:USER:PASSWORD,...: the captured user's connections log in as USER (the others as --mysql-user)",
+    ),
+    opt("read-only", Bool, Some("off"), "send no statement that writes (counted as not replayed)"),
+    opt("multiply", Int, Some("1"), "run this many copies of every captured connection"),
+    opt("help", Bool, Some("off"), "print help and exit"),
+];
+
 /// The mysql client's option files, which wirebench reads for the login
 /// (`credentials.rs`); sysbench reads none.
 pub(crate) const OPTION_FILES: &[OptDef] = &[
@@ -701,7 +722,7 @@ pub(crate) const ALL_GROUPS: &[&[OptDef]] = &[
 /// Options whose value is a password (or may hold one, as a URL's
 /// `user:password@`): never shown in a message or a note, and hidden from
 /// the process's argument list.
-const SECRETS: &[&str] = &["mysql_password", "pgsql_password", "metrics_push"];
+const SECRETS: &[&str] = &["mysql_password", "pgsql_password", "metrics_push", "user_map"];
 
 /// Whether the option `name_key` (a [`key`]) holds a password.
 pub(crate) fn is_secret(name_key: &str) -> bool {

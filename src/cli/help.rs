@@ -72,7 +72,8 @@ fn wirebench_help() -> String {
     );
     out.push_str("  wirebench capture info FILE [--format=text|json]\n");
     out.push_str(
-        "  wirebench record --listen=HOST:PORT --upstream=HOST:PORT --out=FILE   (a recording proxy; see wirebench \
+        "  wirebench replay FILE [run|search] [--speed=N|max] [--mysql-host=...]   (see wirebench replay --help)\n\
+         \x20 wirebench record --listen=HOST:PORT --upstream=HOST:PORT --out=FILE   (a recording proxy; see wirebench \
          record --help)\n\n",
     );
     out.push_str("Commands implemented by most tests: prepare run cleanup help\n");
@@ -211,6 +212,42 @@ pub fn capture_help() -> String {
     );
     section(&mut out, "capture import options:", defs::CAPTURE_IMPORT, Personality::Wirebench);
     section(&mut out, "capture info options:", defs::CAPTURE_INFO, Personality::Wirebench);
+    out
+}
+
+/// `wirebench replay --help`.
+pub fn replay_help() -> String {
+    let mut out = String::from(
+        "Usage:\n  wirebench replay FILE [run] [--speed=N|max] [options]\n  \
+         wirebench replay FILE search --slo=PERCENTILE:MS,... [options]\n\n\
+         Sends a capture's traffic (wirebench capture import, wirebench record) to a server again: every captured \
+         connection is opened on the engine's loops when it was, logged in as --mysql-user (or as --user-map says) \
+         into its captured database, and sends its commands in their order, each at its captured time divided by \
+         --speed; prepared statements are prepared again. The report is sysbench's, then a table per statement \
+         (runs, errors, latency beside the captured latency, rows) and the differences from the capture (a \
+         statement that fails now and did not then, or the reverse; other affected rows, row counts or rows), each \
+         with an example. search finds the highest --speed that holds the --slo bounds. --format=json ends with a \
+         replay result, which wirebench compare reads. Manual: docs/replay.md.\n\n",
+    );
+    let wirebench = Personality::Wirebench;
+    section(&mut out, "replay options:", defs::REPLAY, wirebench);
+    let shown = |group: &[OptDef], keep: &[&str]| -> Vec<OptDef> {
+        group.iter().filter(|d| keep.contains(&d.name)).copied().collect()
+    };
+    let mut general =
+        shown(defs::GENERAL, &["time", "report-interval", "percentile", "histogram", "verbosity", "shard", "start-at"]);
+    for def in general.iter_mut().filter(|d| d.name == "time") {
+        // Without --time a replay runs to the capture's end.
+        (def.default, def.help) = (None, "stop after this many seconds (default: at the capture's end)");
+    }
+    section(&mut out, "run options a replay takes:", &general, wirebench);
+    let results: Vec<OptDef> = defs::RESULTS.iter().filter(|d| d.name != "sweep-pause").copied().collect();
+    section(&mut out, "results:", &results, wirebench);
+    section(&mut out, "search:", defs::SEARCH, wirebench);
+    let mysql: Vec<OptDef> = defs::MYSQL.iter().filter(|d| d.name != "mysql-dry-run").copied().collect();
+    section(&mut out, "mysql options:", &mysql, wirebench);
+    let engine = shown(defs::ENGINE, &["cpus", "io", "shard", "shards", "start-at"]);
+    section(&mut out, "engine options:", &engine, wirebench);
     out
 }
 

@@ -15,7 +15,8 @@ use super::raw::{self, CommandLine, Positional, RawOpt};
 use super::test_name::{self, TestRef};
 use super::warnings::StartupWarning;
 use super::{
-    capture_args, compare_args, fuzz, merge_args, null_server, record_args, value, watch_args, Command, Invocation,
+    capture_args, compare_args, fuzz, merge_args, null_server, record_args, replay_args, value, watch_args, Command,
+    Invocation,
 };
 use crate::workload::Test;
 
@@ -32,6 +33,16 @@ pub(crate) fn read_invocation(line: CommandLine, sources: &CredentialSources) ->
         Some((&"fuzz", rest)) => return fuzz::parse_fuzz(&opts, rest).map_err(refused_early),
         Some((&"fuzz-replay", rest)) => return fuzz::parse_replay(&opts, rest).map_err(refused_early),
         Some((&"capture", rest)) => return capture_args::parse_capture(&opts, rest).map_err(refused_early),
+        Some((&"replay", rest)) => {
+            let mut notes = Vec::new();
+            let (list, test_opt) = with_config_files(opts, &mut notes).map_err(&refused_early)?;
+            let refused = refusal_at(stated_verbosity(&list));
+            if let Some(opt) = test_opt {
+                let reason = "a replay sends the capture's statements, not a test's".to_owned();
+                return Err(refused(CliError::NotHere { option: opt.label(), reason }));
+            }
+            return replay_args::parse_capture_replay(list, rest, sources, notes).map_err(refused);
+        }
         Some((&"record", rest)) => return record_args::parse_record(&opts, rest).map_err(refused_early),
         _ => {}
     }

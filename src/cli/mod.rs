@@ -23,7 +23,9 @@
 //!   the protocol-level null server instead.
 //! - `wirebench fuzz [options]` and `wirebench fuzz-replay FILE [options]`
 //!   fuzz a server's protocol handling (`fuzz.rs`).
-//! - `wirebench capture import|info` make and read captures (`capture_args.rs`).
+//! - `wirebench capture import|info` make and read captures (`capture_args.rs`);
+//!   `wirebench replay FILE [run|search]` replays one (`replay_args.rs`): a
+//!   run's options and replay's own, into a [`Bench`] whose `replay` is set.
 //! - `wirebench record` records applications' traffic through a proxy (`record_args.rs`).
 //!
 //! Layer: the top, with `run` and `src/main.rs`. It reads options into the
@@ -55,7 +57,8 @@
 //! - `watch_args.rs`: `--metrics-listen`, `--metrics-push`, `--web`,
 //!   `--report-html`, and `wirebench report`'s command line.
 //! - `compare_args.rs`, `merge_args.rs`, `null_server.rs`, `fuzz.rs`,
-//!   `capture_args.rs`, `record_args.rs`: the other subcommands' command lines.
+//!   `capture_args.rs`, `record_args.rs`, `replay_args.rs`: the other
+//!   subcommands' command lines.
 //! - `cli_error.rs`: what the parser refuses; `sysbench_refusal.rs`: the
 //!   same in sysbench's words; `warnings.rs`: sysbench's warnings about a
 //!   line it accepts.
@@ -87,6 +90,7 @@ mod opts;
 mod personality;
 mod raw;
 mod record_args;
+mod replay_args;
 mod result_args;
 mod search_args;
 mod server_stats;
@@ -113,6 +117,7 @@ use crate::driver::{Arrival, EngineOptions, IgnoreErrors, PsMode, RateStages, Sh
 use crate::fuzz::{FuzzOptions, ReplayOptions};
 use crate::lua::ScriptCall;
 use crate::rand::RandConfig;
+use crate::replay::CaptureReplayOptions;
 use crate::results::search_record::SearchOptions;
 use crate::results::{CompareOptions, MergeOptions, ResultOptions};
 use crate::server_stats::ServerStatsOptions;
@@ -126,7 +131,7 @@ pub use cli_error::{CliError, Refusal};
 pub use credentials::CredentialSources;
 pub use help::{
     capture_help, compare_help, fuzz_help, fuzz_replay_help, general_help, merge_help, null_server_help, record_help,
-    report_help, test_help,
+    replay_help, report_help, test_help,
 };
 pub(crate) use personality::SYSBENCH_VERSION_LINE;
 pub use personality::{Personality, SYSBENCH_BANNER_LINE};
@@ -166,6 +171,8 @@ pub enum Invocation {
     Capture(crate::capture::CaptureCommand),
     /// `wirebench capture --help`.
     CaptureHelp,
+    /// `wirebench replay --help`.
+    ReplayHelp,
     /// `wirebench record ...`: the recording proxy.
     Record(Box<crate::driver::relay::RecordOptions>),
     /// `wirebench record --help`.
@@ -209,6 +216,8 @@ pub struct Bench {
     /// A Lua script run by the Lua engine (a `.lua` path that is no
     /// built-in test, or any with `--lua`): its path, command and options.
     pub script: Option<ScriptCall>,
+    /// `wirebench replay FILE`: the capture replayed instead of a test.
+    pub replay: Option<CaptureReplayOptions>,
     /// What sysbench 1.0.20 warns about this command line (deprecated
     /// options, no limit), in the order it warns.
     pub warnings: Vec<StartupWarning>,

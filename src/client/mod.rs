@@ -93,6 +93,11 @@ pub struct ConnectOptions {
     /// [`bulk_execute`](Connection::bulk_execute) needs (MariaDB offers it
     /// from 10.2; MySQL never).
     pub bulk_operations: bool,
+    /// The login's collation id; `None` for the default (utf8mb4_general_ci).
+    pub charset: Option<u8>,
+    /// Capabilities that change what the session answers, asked for as
+    /// a captured client asked (a replay: FOUND_ROWS, IGNORE_SPACE, ...).
+    pub session_capabilities: Capabilities,
 }
 
 impl ConnectOptions {
@@ -112,6 +117,8 @@ impl ConnectOptions {
             tls: None,
             local_infile: false,
             bulk_operations: false,
+            charset: None,
+            session_capabilities: Capabilities::empty(),
         }
     }
 
@@ -143,6 +150,10 @@ impl ConnectOptions {
         }
         if self.bulk_operations {
             config.extra_capabilities |= Capabilities::MARIADB_CLIENT_STMT_BULK_OPERATIONS;
+        }
+        config.extra_capabilities |= self.session_capabilities;
+        if let Some(charset) = self.charset {
+            config.charset = charset;
         }
         config.connect_attrs = vec![
             ("_client_name".into(), "wirebench".into()),

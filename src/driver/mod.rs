@@ -43,6 +43,9 @@
 //!   pinned loops of its own.
 //! - `engine_options.rs`: the driver's own settings (`--cpus`, `--io`,
 //!   `--poll`, `--pipeline`, `--db-ps-mode`, `--mysql-ignore-errors`).
+//! - `replay/`: a capture's connections replayed (`wirebench replay`): the
+//!   feed from the capture's reader, each connection's state machine, what
+//!   a loop counts of them.
 
 pub(crate) mod backends;
 mod connections;
@@ -50,6 +53,7 @@ mod engine_options;
 pub(crate) mod event_loop;
 mod pacing;
 pub mod relay;
+pub(crate) mod replay;
 mod tasks;
 mod threads;
 mod wait_plan;

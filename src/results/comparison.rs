@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::record::{StepFigures, FORMAT_VERSION};
+use super::replay_comparison::{replay_statements, replay_totals};
+use super::replay_record::ReplayResult;
 use super::result_line::ResultLine;
 use super::result_options::{Metric, TableFormat};
 use super::search_record::{search_table, SearchSummary};
@@ -47,6 +49,11 @@ pub enum CompareError {
         .search.display(), .run.display()
     )]
     SearchBesideRun { search: PathBuf, run: PathBuf },
+    #[error(
+        "{} holds a replay and {} does not: compare puts replays beside replays and runs beside runs",
+        .replay.display(), .run.display()
+    )]
+    ReplayBesideRun { replay: PathBuf, run: PathBuf },
 }
 
 /// One file's results: a run (one step) or a sweep (a step per
@@ -61,6 +68,8 @@ pub struct ResultFile {
     pub search: Option<SearchSummary>,
     /// The test (or Lua script) that ran.
     pub test: String,
+    /// A replay's result, when the file holds one (it then has no steps).
+    pub replay: Option<Box<ReplayResult>>,
 }
 
 impl ResultFile {
@@ -69,6 +78,7 @@ impl ResultFile {
         let mut steps: Vec<StepFigures> = Vec::new();
         let mut label = None;
         let mut search = None;
+        let mut replay = None;
         let mut test = String::new();
         for (index, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let parsed = serde_json::from_str::<ResultLine>(line).map_err(|source| CompareError::NotAResult {
@@ -84,6 +94,18 @@ impl ResultFile {
                     search = Some(summary);
                     continue;
                 }
+                ResultLine::Replay(result) => {
+                    if result.run.format_version > FORMAT_VERSION {
+                        return Err(CompareError::NewerFormat {
+                            path: path.to_owned(),
+                            found: result.run.format_version,
+                        });
+                    }
+                    label = label.or_else(|| result.run.label.clone()).or_else(|| result.run.server_version.clone());
+                    test.clone_from(&result.run.test);
+                    replay = Some(result);
+                    continue;
+                }
                 _ => continue,
             };
             if result.run.format_version > FORMAT_VERSION {
@@ -96,12 +118,12 @@ impl ResultFile {
             test.clone_from(&result.run.test);
             steps.push(result.figures());
         }
-        if steps.is_empty() && search.is_none() {
+        if steps.is_empty() && search.is_none() && replay.is_none() {
             return Err(CompareError::NoFinalResult { path: path.to_owned() });
         }
         steps.sort_by_key(|s| s.threads);
         let label = label.unwrap_or_else(|| file_name(path));
-        Ok(ResultFile { label, steps, search, test })
+        Ok(ResultFile { label, steps, search, test, replay })
     }
 
     fn at(&self, threads: u32, metric: Metric) -> Option<f64> {
@@ -129,6 +151,10 @@ impl Comparison {
         let search = files.iter().find(|(_, f)| f.search.is_some());
         if let (Some((search, _)), Some((run, _))) = (search, files.iter().find(|(_, f)| f.search.is_none())) {
             return Err(CompareError::SearchBesideRun { search: search.clone(), run: run.clone() });
+        }
+        let replay = files.iter().find(|(_, f)| f.replay.is_some());
+        if let (Some((replay, _)), Some((run, _))) = (replay, files.iter().find(|(_, f)| f.replay.is_none())) {
+            return Err(CompareError::ReplayBesideRun { replay: replay.clone(), run: run.clone() });
         }
         let labels: Vec<String> = files.iter().map(|(_, f)| f.label.clone()).collect();
         let files = files
@@ -225,7 +251,21 @@ impl Comparison {
         self.files.iter().all(|f| f.search.is_some())
     }
 
+    /// Whether the files hold replays (all of them do, or none).
+    pub fn of_replays(&self) -> bool {
+        self.files.iter().all(|f| f.replay.is_some())
+    }
+
     pub fn render(&self, format: TableFormat) -> String {
+        if self.of_replays() {
+            let replays: Vec<(&str, &ReplayResult)> =
+                self.files.iter().filter_map(|f| Some((f.label.as_str(), f.replay.as_deref()?))).collect();
+            let (totals, statements) = (replay_totals(&replays), replay_statements(&replays));
+            if format == TableFormat::Csv {
+                return statements.csv();
+            }
+            return format!("{}\n{}", totals.render(format), statements.render(format));
+        }
         if self.of_searches() {
             let searches: Vec<_> = self.files.iter().filter_map(|f| f.search.as_ref().map(|s| (&f.label, s))).collect();
             let table = search_table(&searches);
@@ -276,7 +316,7 @@ mod tests {
                 server: None,
             })
             .collect();
-        ResultFile { label: label.to_owned(), steps, search: None, test: "oltp_read_only".to_owned() }
+        ResultFile { label: label.to_owned(), steps, search: None, test: "oltp_read_only".to_owned(), replay: None }
     }
 
     /// Two tests side by side are named; one test in every file is not.

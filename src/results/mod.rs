@@ -17,6 +17,9 @@
 //!   `shard_merge.rs`: a run's shards put back together (`wirebench merge`),
 //!   `log_merge.rs`: their `--hdr-log` files, latencies only.
 //! - `result_line.rs`: one JSON line, of whichever kind ([`ResultLine`]).
+//! - `replay_record.rs`: a replay's result and its text report (the
+//!   per-statement table, the differences from the capture);
+//!   `replay_comparison.rs`: `compare`'s tables of replays.
 //! - `search_record.rs`: the capacity search's settings, its steps and its
 //!   summary.
 //! - `chart.rs`: the SVG charts.
@@ -36,6 +39,8 @@ pub(crate) mod latency_summary;
 pub(crate) mod log_merge;
 pub(crate) mod record;
 pub(crate) mod recorded;
+pub(crate) mod replay_comparison;
+pub(crate) mod replay_record;
 pub(crate) mod result_line;
 pub(crate) mod result_options;
 pub(crate) mod search_record;

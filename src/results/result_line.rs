@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::record::{IntervalResult, RunResult, SweepSummary};
+use super::replay_record::ReplayResult;
 use super::search_record::{SearchStepResult, SearchSummary};
 
 /// One line of `--format=json` output.
@@ -20,4 +21,6 @@ pub enum ResultLine {
     SearchStep(SearchStepResult),
     /// After a capacity search's last step.
     Search(SearchSummary),
+    /// The end of `wirebench replay`.
+    Replay(Box<ReplayResult>),
 }

@@ -114,6 +114,13 @@ pub struct SearchStepResult {
     /// client's sake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub near_client_limit: Option<String>,
+    /// A replay's search (`replay FILE search`): the `--speed` asked for
+    /// (none for the probe, at `max`) and the speed held; the rates above
+    /// are then commands per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_speed: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_speed: Option<f64>,
 }
 
 /// Why the search ended.
@@ -144,6 +151,9 @@ pub struct SearchSummary {
     /// The precision asked for, as a share (0.02 = 2 %).
     pub precision: f64,
     pub steps: Vec<SearchStepResult>,
+    /// A replay's search: the highest `--speed` that held every bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_speed: Option<f64>,
 }
 
 impl SearchSummary {

@@ -55,6 +55,12 @@ pub enum MergeError {
     Sweep { path: PathBuf },
     #[error("{} holds a capacity search: merge takes single runs, one file per shard (a search is not sharded)", .path.display())]
     Search { path: PathBuf },
+    #[error(
+        "{} holds a replay: merge puts a run's shards together; a replay's shards each compare their own \
+         connections with the capture (read each shard's differences, or replay in one instance)",
+        .path.display()
+    )]
+    Replay { path: PathBuf },
     #[error("{} was written by a newer wirebench (result format {found}): merge it with that version", .path.display())]
     NewerFormat { path: PathBuf, found: u32 },
     #[error(
@@ -126,6 +132,7 @@ impl ShardFile {
                 ResultLine::SearchStep(_) | ResultLine::Search(_) => {
                     return Err(MergeError::Search { path: path.to_owned() })
                 }
+                ResultLine::Replay(_) => return Err(MergeError::Replay { path: path.to_owned() }),
             }
         }
         let result = result.ok_or_else(|| MergeError::NoFinalResult { path: path.to_owned() })?;

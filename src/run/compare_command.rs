@@ -21,6 +21,14 @@ pub fn compare(options: &CompareOptions) -> Result<(), RunError> {
     }
     Output::Stdout.print(comparison.render(options.format))?;
     if let Some(path) = &options.chart {
+        if comparison.of_replays() {
+            stderr_line(format_args!(
+                "wirebench: compare: --chart draws runs and searches; replays are compared in the tables only, \
+                 each replay's own --chart draws it over time: {} not written",
+                path.display()
+            ));
+            return Ok(());
+        }
         let svg = if comparison.of_searches() {
             let searches: Vec<_> =
                 comparison.files.iter().filter_map(|f| Some((f.label.clone(), f.search.clone()?))).collect();

@@ -27,6 +27,10 @@
 //! - `steps.rs`: one run, or a `--threads` sweep of them;
 //!   `result_sink.rs`: where `--format`'s lines, the sweep's table and
 //!   `--chart` go.
+//! - `replay_command.rs`: `wirebench replay FILE`, a capture replayed on
+//!   the loops and reported; `replay_result.rs`: what it found, summed up;
+//!   `replay_search.rs`: `replay FILE search`, the highest `--speed` that
+//!   holds `--slo`.
 //! - `compare_command.rs`: `wirebench compare`, the result files read back;
 //!   `merge_command.rs`: `wirebench merge`, a run's shards put back together;
 //!   `capture_command.rs`: `wirebench capture import|info`, printed;
@@ -63,6 +67,9 @@ mod missing_table;
 mod output;
 mod plan;
 mod record_command;
+mod replay_command;
+mod replay_result;
+mod replay_search;
 mod report_command;
 mod reports;
 mod result_sink;
@@ -95,6 +102,7 @@ pub use run_error::{ReportError, RunError};
 pub use watching::{finish_watch, start_fuzz_watch};
 
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
+use crate::replay::CaptureReplayOptions;
 use crate::stats::report;
 use crate::watch::Watch;
 use crate::workload::Workload;
@@ -154,6 +162,9 @@ fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutco
     if let Some(call) = &bench.script {
         return lua_script_command::execute_script(bench, call, watch);
     }
+    if let Some(replay) = &bench.replay {
+        return execute_replay(bench, replay);
+    }
     if bench.command == Command::Help {
         print_banner()?;
         Output::Stdout.print(test_help(bench.test, Console::current().personality))?;
@@ -200,5 +211,23 @@ fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutco
             Err(runtime.block_on(tables::with_table_census(bench, tls, error)))
         }
         done => done,
+    }
+}
+
+/// `wirebench replay FILE [run|search]`.
+fn execute_replay(bench: &Bench, options: &CaptureReplayOptions) -> Result<RunOutcome, RunError> {
+    shard_plan::check_start_at(bench.general.start_at)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
+    let tls = setup::tls_config(bench)?;
+    print_banner()?;
+    let setup = (tls.as_ref(), &runtime, &interrupts);
+    match bench.command {
+        Command::Search => replay_search::run_replay_search(bench, options, setup),
+        _ => replay_command::execute_one(bench, options, setup),
     }
 }

@@ -79,6 +79,9 @@ pub(super) struct ResultSink {
     last_result: Option<RunResult>,
     /// The client's load over the last run, closed loop or not.
     client: Option<ClientLoad>,
+    /// The final result is kept for the caller to write (a replay's,
+    /// which ends with its own line), not written.
+    final_held: bool,
     /// `--metrics-listen`, `--metrics-push`, `--web`, `--report-html`.
     watch: Option<Arc<Watch>>,
 }
@@ -87,7 +90,10 @@ impl ResultSink {
     pub(super) fn new(bench: &Bench) -> Self {
         let general = &bench.general;
         let histograms = histograms_written(bench.results.format);
-        let listing = LatencyListing::new(&general.percentiles, general.percentile, general.open_loop(), histograms);
+        // A replay's commands are timed from when each was due, as --rate's
+        // events from their arrival: their service time is listed apart.
+        let open_loop = general.open_loop() || bench.replay.is_some();
+        let listing = LatencyListing::new(&general.percentiles, general.percentile, open_loop, histograms);
         let csv = CsvColumns {
             percentiles: general.percentiles.clone(),
             rate: general.open_loop(),
@@ -120,6 +126,7 @@ impl ResultSink {
             idle: None,
             last_result: None,
             client: None,
+            final_held: false,
             watch: None,
         }
     }
@@ -133,6 +140,12 @@ impl ResultSink {
     /// is no `--report-interval`): `--report-html`'s charts need them too.
     pub(super) fn watching(&self) -> bool {
         self.watch.is_some()
+    }
+
+    /// Keeps the final result for [`take_result`](Self::take_result)
+    /// instead of writing it (a replay writes its own).
+    pub(super) fn hold_final(&mut self) {
+        self.final_held = true;
     }
 
     /// What was run, where, by what, when.
@@ -255,7 +268,7 @@ impl ResultSink {
         let result = RunResult { server, tolerated, idle_connections, ..RunResult::new(shape, measured) };
         self.steps.push(result.figures());
         let line = ResultLine::Final(Box::new(result));
-        if self.format == OutputFormat::Json {
+        if self.format == OutputFormat::Json && !self.final_held {
             Output::Stdout.json_line(&line)?;
         }
         if let Some(watch) = &self.watch {

@@ -121,6 +121,12 @@ pub enum RunError {
          failed ({why}): raise --search-steps, loosen --slo, or check the server with a short run --rate={lowest}"
     )]
     SearchStepsRanOut { steps: u32, lowest: u32, why: String },
+    /// No speed a replay's search tried held the bounds.
+    #[error(
+        "replay search: no speed held the bounds ({why}): loosen --slo, raise --search-max-errors if errors are \
+         expected, or look at a replay at --speed=1 (its per-statement table shows what is slow)"
+    )]
+    ReplaySearchNoSpeed { why: String },
     /// `search` without its options (a command line made in code).
     #[error("search needs --slo: give the latency bounds, e.g. --slo=99:5")]
     SearchWithoutSlo,
@@ -171,6 +177,26 @@ pub enum RunError {
     /// `wirebench merge`'s files are not one run's shards, or unreadable.
     #[error("{0} (see docs/shards.md)")]
     Merge(#[from] MergeError),
+    #[error("cannot replay {}: {source} (give a capture written by wirebench capture import or wirebench record)", .path.display())]
+    CaptureFile { path: std::path::PathBuf, source: io::Error },
+    #[error("cannot replay {}: {error}", .path.display())]
+    CaptureUnreadable { path: std::path::PathBuf, error: wirebench_capture::format::ReadError },
+    /// The capture's reading stopped at damage: the report is of what was
+    /// before it.
+    #[error("{}: {error}", .path.display())]
+    CaptureDamaged { path: std::path::PathBuf, error: wirebench_capture::format::ReadError },
+    /// The server refused a replay login before anything was replayed.
+    #[error("replay: the server refused the login as {user}, which replays {stands_for}: {error}; {hint}")]
+    ReplayLogin { user: String, stands_for: String, hint: String, error: Box<ClientError> },
+    /// Logins refused during the replay (a captured database the login
+    /// may not use, the server's max_connections): their connections were
+    /// not replayed; the report names them.
+    #[error(
+        "replay: {connections} connection(s) could not log in, and their commands were not replayed (the report \
+         names the logins and the server's errors): give the logins access (--user-map for a captured user), or \
+         raise the server's max_connections"
+    )]
+    ReplayLoginsRefused { connections: u64 },
     /// The report could not be written; `main` exits with
     /// [`OutputError::exit_status`].
     #[error(transparent)]

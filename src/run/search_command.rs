@@ -127,7 +127,7 @@ fn rate_step_bench(bench: &Bench, options: &SearchOptions, target: Option<u32>, 
 /// Runs `step` with the console showing only warnings and worse, so that a
 /// step's sysbench report does not bury the search's lines; at
 /// `--verbosity=4` and up each step's report shows in full.
-fn quietly<T>(step: impl FnOnce() -> T) -> T {
+pub(super) fn quietly<T>(step: impl FnOnce() -> T) -> T {
     let console = Console::current();
     if console.verbosity >= 4 {
         return step();
@@ -222,6 +222,8 @@ impl SearchRecord {
             verdict: judged.verdict,
             reasons: judged.reasons,
             near_client_limit: judged.near_client_limit,
+            target_speed: None,
+            achieved_speed: None,
         });
     }
 
@@ -254,6 +256,7 @@ impl SearchRecord {
                 slo: self.slo.clone(),
                 precision: self.precision,
                 steps: self.steps.clone(),
+                max_speed: None,
             });
             if self.format == OutputFormat::Json {
                 Output::Stdout.json_line(&summary)?;
@@ -364,7 +367,7 @@ fn step_line(step: &SearchStepResult, max_steps: u32) -> String {
 
 /// A rate found while the client was near its own limit says so: the
 /// server held it, and a faster client might find more.
-fn near_client_note(step: Option<&SearchStepResult>) -> String {
+pub(super) fn near_client_note(step: Option<&SearchStepResult>) -> String {
     match step.and_then(|s| s.near_client_limit.as_deref()) {
         Some(why) => format!(
             "; the client was near its own limit there ({why}): the server may hold more, measured with more \
@@ -374,13 +377,13 @@ fn near_client_note(step: Option<&SearchStepResult>) -> String {
     }
 }
 
-fn percentiles_text(values: &[PercentileValue]) -> String {
+pub(super) fn percentiles_text(values: &[PercentileValue]) -> String {
     let text: Vec<String> = values.iter().map(|p| format!("p{} {:.2} ms", p.percentile, p.ms)).collect();
     text.join(", ")
 }
 
 /// `p99 <= 5 ms, p99.9 <= 20 ms`.
-fn slo_text(slo: &[SloBound]) -> String {
+pub(super) fn slo_text(slo: &[SloBound]) -> String {
     let text: Vec<String> = slo.iter().map(|b| format!("p{} <= {} ms", b.percentile, b.max_ms)).collect();
     text.join(", ")
 }

@@ -445,6 +445,8 @@ pub(super) mod tests {
             verdict: StepVerdict::Pass,
             reasons: Vec::new(),
             near_client_limit: None,
+            target_speed: None,
+            achieved_speed: None,
         });
         values.set_fuzz(FuzzFigures { sessions: 5, ..FuzzFigures::default() });
         values

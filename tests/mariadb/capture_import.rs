@@ -7,14 +7,13 @@
 //! installs them), and the right to capture (root, as CI runs).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::Command;
 
 use serde_json::Value;
 
 use crate::common::{self, ScratchDir, TestServer};
+use crate::pcap_capture::{tool, Tcpdump};
 use wirebench::client::Connection;
 use wirebench_capture::format::{CaptureReader, Record};
 use wirebench_protocol::command::Param;
@@ -22,14 +21,6 @@ use wirebench_protocol::command::Param;
 const EVENTS: u64 = 30;
 const THREADS: u64 = 2;
 const DATABASE: &str = "sbtest_capture";
-
-fn tool(name: &str) -> Option<PathBuf> {
-    let found = ["/usr/bin", "/usr/sbin", "/bin", "/sbin"].iter().map(|d| Path::new(d).join(name)).find(|p| p.exists());
-    if found.is_none() {
-        common::unavailable(&format!("{name} is not installed (Debian package {name})"));
-    }
-    found
-}
 
 fn sysbench_args(server: &TestServer, command: &str) -> Vec<String> {
     let mut args = vec!["oltp_read_write".to_owned()];
@@ -93,79 +84,7 @@ fn counted_in(info: &Value) -> (u64, u64, u64) {
     by_kind
 }
 
-/// tcpdump writing the server's port's packets on loopback to `file`,
-/// listening once this returns.
-struct Tcpdump {
-    child: Child,
-    stderr: std::sync::mpsc::Receiver<String>,
-    file: PathBuf,
-}
-
-/// The UDP port of the datagram that marks the end of a capture (the
-/// discard port: nothing needs to listen there).
-const MARKER_PORT: u16 = 9;
-
-impl Tcpdump {
-    fn start(binary: &Path, port: u16, file: &Path) -> Tcpdump {
-        let mut child = Command::new(binary)
-            // A 64 MiB buffer: the kernel drops what a busy tcpdump has no room for.
-            .args(["-i", "lo", "-B", "65536", "-U", "-n", "-w"])
-            .arg(file)
-            .arg(format!("tcp port {port} or udp port {MARKER_PORT}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tcpdump");
-        let stderr = child.stderr.take().expect("piped");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let capture = Tcpdump { child, stderr: lines, file: file.to_owned() };
-        loop {
-            match capture.stderr.recv_timeout(Duration::from_secs(60)) {
-                Ok(line) if line.contains("listening on") => return capture,
-                Ok(_) => {}
-                Err(e) => panic!("tcpdump never said it was listening: {e}"),
-            }
-        }
-    }
-
-    /// Stops it once every packet sent so far is in its file (a datagram
-    /// sent last is), and returns how many packets the kernel dropped.
-    fn stop(mut self) -> u64 {
-        let marker = format!("wirebench capture test {} ends", std::process::id());
-        let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
-        common::wait_until("tcpdump to write the end marker", Duration::from_secs(60), || {
-            let _ = socket.send_to(marker.as_bytes(), ("127.0.0.1", MARKER_PORT));
-            // sleep: paces the marker's resends.
-            std::thread::sleep(Duration::from_millis(20));
-            std::fs::read(&self.file).is_ok_and(|bytes| bytes.windows(marker.len()).any(|w| w == marker.as_bytes()))
-        });
-        let killed = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().expect("run kill");
-        assert!(killed.success(), "kill -INT tcpdump");
-        let status = self.child.wait().expect("tcpdump ends");
-        assert!(status.success() || status.code().is_none(), "tcpdump: {status}");
-        let rest: Vec<String> = self.stderr.iter().collect();
-        let dropped = rest.iter().find_map(|l| l.strip_suffix(" packets dropped by kernel")?.trim().parse().ok());
-        dropped.unwrap_or_else(|| panic!("tcpdump said nothing of drops: {rest:?}"))
-    }
-}
-
-/// A test that fails before `stop` leaves no tcpdump running.
-impl Drop for Tcpdump {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn import(from: &str, input: &Path, out: &Path, port: Option<u16>) -> String {
+pub(crate) fn import(from: &str, input: &Path, out: &Path, port: Option<u16>) -> String {
     let mut command = common::wirebench();
     command.args(["capture", "import", &format!("--from={from}")]).arg(input).arg(format!("--out={}", out.display()));
     if let Some(port) = port {
@@ -368,7 +287,7 @@ fn the_general_and_slow_logs_of_a_sysbench_run() {
 /// A connection opens and prepares a statement; tcpdump starts; that
 /// connection runs a query and the statement, another one logs in and
 /// queries, both quit.
-async fn joined_session(server: &TestServer, tcpdump: &Path, pcap: &Path) {
+pub(crate) async fn joined_session(server: &TestServer, tcpdump: &Path, pcap: &Path) {
     let mut before = Connection::connect(&server.options(server.tcp())).await.unwrap();
     let statement = before.prepare("SELECT CONCAT('x', ?) AS c").await.unwrap();
     let capture = Tcpdump::start(tcpdump, server.port, pcap);

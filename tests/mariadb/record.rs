@@ -302,7 +302,7 @@ fn the_mariadb_client_is_recorded() {
 
 /// The Python interpreter with mysql-connector-python, as scripts/test.sh
 /// installs it (WIREBENCH_TEST_PYTHON), or `None` after saying why.
-fn python_with_connector() -> Option<PathBuf> {
+pub(crate) fn python_with_connector() -> Option<PathBuf> {
     let python = std::env::var_os("WIREBENCH_TEST_PYTHON").map(PathBuf::from);
     let works = python.as_ref().is_some_and(|p| {
         Command::new(p).args(["-c", "import mysql.connector"]).output().is_ok_and(|o| o.status.success())

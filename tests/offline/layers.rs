@@ -21,6 +21,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "driver",
             "lua",
             "rand",
+            "replay",
             "results",
             "server_stats",
             "stats",
@@ -38,6 +39,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "fuzz",
             "lua",
             "rand",
+            "replay",
             "results",
             "server_stats",
             "transport",
@@ -48,6 +50,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Lua workloads: beside the driver, using its limits and ignored errors.
     ("lua", &["client", "driver", "rand", "stats"]),
     ("driver", &["client", "rand", "stats", "transport", "workload"]),
+    // `wirebench replay`: the capture's reader feeding the driver's loops.
+    ("replay", &["driver", "stats"]),
     ("fuzz", &["client", "rand", "workload"]),
     ("workload", &["rand"]),
     ("client", &["transport"]),

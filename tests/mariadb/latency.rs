@@ -78,7 +78,9 @@ fn rate_past_capacity_reports_latency_from_arrival_far_above_service_time() {
 }
 
 /// Under capacity, nothing is said to be missed, and the latency from
-/// each arrival stays near the service time.
+/// each arrival stays near the service time: both within what the run's
+/// own `Client load:` line says its client held back (a loaded machine
+/// can stall a loop; the run must then say so, not hide it).
 #[test]
 fn rate_under_capacity_is_met() {
     let dir = ScratchDir::new("latency-rate-met");
@@ -86,20 +88,48 @@ fn rate_under_capacity_is_met() {
     let socket = format!("--mysql-socket={}", dir.0.join("null.sock").display());
     let report =
         ok(&["oltp_point_select", &socket, "--threads=4", "--time=2", "--rate=200", "--rate-arrival=fixed", "run"]);
-    assert!(!report.contains("not met"), "{report}");
-    let achieved = numbers(&report, "Rate: target 200/s (fixed arrivals), achieved")[0];
-    assert!((180.0..=220.0).contains(&achieved), "{report}");
-    // The client says how hard it worked: far from its limit at 200/s.
-    let busy = numbers(&report, "Client load: event loops busy")[0];
-    assert!((0.0..50.0).contains(&busy), "{report}");
-    // And how long it held each event back: its percentiles in order.
+    // The client says how hard it worked and how long it held each event
+    // back: its percentiles in order.
     let line = report.lines().find(|l| l.starts_with("Client load:")).unwrap_or_default();
     let after = line.split_once("client delay p50").map_or("", |(_, rest)| rest);
     let delay: Vec<f64> = after.split([' ', ',']).filter_map(|w| w.parse().ok()).collect();
     assert!(delay.len() >= 3 && delay[0] <= delay[1] && delay[1] <= delay[2], "{report}");
-    // Arrivals wait for nothing but a busy moment of a shared machine.
+    let (delay_max_ms, load) = (delay[2], numbers(&report, "Client load: event loops busy"));
+    let (busy, core_wait_s) = (load[0], load[1]);
+    let late = line.rsplit_once(", ").and_then(|(_, late)| late.strip_suffix(" late starts"));
+    let late_starts: f64 = late.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{report}"));
+    let under_rate = report.split("Latency under --rate (ms):").nth(1).unwrap_or_else(|| panic!("{report}"));
+    let service_max_ms = numbers(under_rate, "max:")[1];
+    // An event starts over a second late only when the client held it that
+    // long, or answers slower than 4 connections x 5 ms kept the
+    // connections busy.
+    if late_starts > 0.0 {
+        assert!(delay_max_ms > 1000.0 || service_max_ms > 20.0, "late starts no one caused: {report}");
+    }
+    let total_s = first(&report, "total time:");
+    // At 200/s the loops are far from their limit: under half their time
+    // on a core (busy counts their time waiting for one too).
+    assert!(busy - 100.0 * core_wait_s / total_s < 50.0, "{report}");
+    // Met: nothing left waiting beyond what the connections were about to
+    // start, unless the client says it was held (a stall of a loaded
+    // machine at the end of the time leaves arrivals waiting).
+    let held = delay_max_ms > 20.0 || core_wait_s > 0.02 || late_starts > 0.0;
+    assert!(!report.contains("not met") || held, "{report}");
+    // So 400 events were due: all ran but those the end found waiting
+    // (4 at most when met) or in flight (one a connection).
+    let events = first(&report, "total number of events:");
+    if !report.contains("not met") {
+        assert!((391.0..=401.0).contains(&events), "{events} of 400 events: {report}");
+    }
+    let achieved = numbers(&report, "Rate: target 200/s (fixed arrivals), achieved")[0];
+    assert!((achieved * total_s - events).abs() < 1.0, "achieved is events over the time: {report}");
+    // From arrival is the wait to start plus the service: the wait is the
+    // client's delay or a connection busy with an earlier answer.
     let p95 = numbers(&report, "p95:");
-    assert!(p95[0] < p95[1] + 20.0, "{report}");
+    assert!(p95[0] <= p95[1] + delay_max_ms + service_max_ms + 1.0, "{report}");
+    if !held {
+        assert!(p95[0] < p95[1] + 20.0, "{report}");
+    }
     drop(server);
 }
 
@@ -136,7 +166,9 @@ fn hdr_log_reads_back_to_the_report() {
     let log = dir.0.join("run.hlog");
     let log_arg = format!("--hdr-log={}", log.display());
     let before = SystemTime::now();
+    let started = Instant::now();
     let report = ok(&["oltp_read_write", &socket, "--threads=2", "--time=2", &log_arg, "--per-statement=on", "run"]);
+    let elapsed_s = started.elapsed().as_secs_f64();
     let totals = logged_counts(&log);
     let transactions = first(&report, "transactions:") as u64;
     assert!(transactions > 100, "{report}");
@@ -149,7 +181,9 @@ fn hdr_log_reads_back_to_the_report() {
     let text = std::fs::read_to_string(&log).unwrap();
     let intervals =
         text.lines().filter(|l| !l.starts_with('#') && !l.starts_with('"') && !l.starts_with("Tag=")).count();
-    assert!((2..=3).contains(&intervals), "one interval a second: {text}");
+    // One a second while the loops run (a loop a loaded machine stalls
+    // stretches the run: the wall clock bounds them), and the last.
+    assert!(intervals >= 2 && intervals as f64 <= elapsed_s + 1.0, "one interval a second: {elapsed_s} s: {text}");
     let start: f64 = numbers(&text, "#[StartTime:")[0];
     let since_epoch = before.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64();
     assert!((start - since_epoch).abs() < 5.0, "{start} vs {since_epoch}");
@@ -189,13 +223,18 @@ fn warmup_runs_before_the_measured_time() {
     assert!(report.contains("Warmup time: 1s\n"), "{report}");
     let first_interim = "Threads started!\n\nWarming up for 1 seconds...\n\n[ 1s ] thds: 2";
     assert!(report.contains(first_interim), "no interim line during the warm-up: {report}");
+    // One line a second of the measured time, numbered from its start; a
+    // loop a loaded machine stalls past the end stretches the run, and the
+    // lines go on while it runs (the wall clock bounds them).
     let interims: Vec<&str> = report.lines().filter(|l| l.contains("] thds: ")).map(|l| &l[..6]).collect();
-    assert!(interims == ["[ 1s ]"] || interims == ["[ 1s ]", "[ 2s ]"], "{report}");
+    let numbered: Vec<String> = (1..=interims.len()).map(|n| format!("[ {n}s ]")).collect();
+    assert!(!interims.is_empty() && interims == numbered, "{report}");
+    assert!(interims.len() as f64 <= elapsed.as_secs_f64() - 1.0, "{elapsed:?}: {report}");
     let total = first(&report, "total time:");
-    assert!((1.9..2.5).contains(&total), "total time is the measured time: {report}");
-    // At most 2 connections x 2 s / 0.2 ms answered in the measured time.
+    assert!(total >= 1.9 && total + 1.0 <= elapsed.as_secs_f64(), "total time is the measured time: {report}");
+    // At most 2 connections x 0.2 ms answers in the measured time.
     let transactions = first(&report, "transactions:");
-    assert!(transactions <= 21_000.0, "the warm-up's events are not counted: {report}");
+    assert!(transactions <= 2.0 * total / 0.0002 * 1.05, "the warm-up's events are not counted: {report}");
 
     let report =
         ok(&["oltp_point_select", &socket, "--threads=2", "--time=0", "--events=300", "--warmup-time=1", "run"]);

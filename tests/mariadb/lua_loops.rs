@@ -176,7 +176,10 @@ fn time_ends_a_run_of_states_stuck_in_queries() {
 #[test]
 fn queries_larger_than_the_socket_buffer_go_out_whole() {
     let Some(server) = TestServer::find() else { return };
-    let output = start(&server, "0", "--events=40", &["--big=8388608"]).wait_with_output().expect("wirebench ends");
+    // The events end the run: 320 MiB through a loaded machine's server
+    // can take a minute, and `--time` (10 s by default) would cut it.
+    let big = ["--big=8388608", "--time=300"];
+    let output = start(&server, "0", "--events=40", &big).wait_with_output().expect("wirebench ends");
     let report = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{}\n{report}\n{stderr}", output.status);

@@ -48,6 +48,11 @@ fn final_line(path: &Path) -> Value {
     serde_json::from_str(last).unwrap()
 }
 
+/// The interval lines of a shard's JSON.
+fn interval_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).unwrap().lines().filter(|l| l.contains(r#""type":"interval""#)).count()
+}
+
 /// Every untagged (events') histogram of every log, added: one histogram of
 /// all the shards' events, as the HdrHistogram tools would build it.
 fn histogram_of_logs(logs: &[PathBuf]) -> Histogram<u64> {
@@ -149,7 +154,11 @@ fn three_shards_merge_into_one_run() {
     }
     assert!(counter(result, "transactions") > 100, "{result}");
     let intervals: Vec<&Value> = lines.iter().filter(|l| l["type"] == "interval").collect();
-    assert!((2..=4).contains(&intervals.len()), "3 s in 1 s intervals: {}", intervals.len());
+    // 3 s in 1 s intervals on one grid: as many slots as the shard with the
+    // most (a loop a loaded machine stalls stretches its shard's run), one
+    // more where a late shard straddles a slot's edge.
+    let most = shards.iter().map(|p| interval_lines(p)).max().unwrap_or(0);
+    assert!(intervals.len() >= 2 && intervals.len() <= most + 1, "{} slots, shards {most}", intervals.len());
     let threads: Vec<u64> = intervals.iter().map(|i| i["threads"].as_u64().unwrap()).collect();
     assert_eq!(threads[..2], [6, 6], "the first slots hold all three shards: {threads:?}");
 

@@ -17,6 +17,10 @@ use wirebench::client::Connection;
 const DB: &str = "sbtest_pipeline";
 const TABLE_SIZE: u64 = 50;
 
+/// The events decide a run's end; this `--time` (not the default 10 s,
+/// which a loaded machine's deadlocks can outlast) only bounds a stuck one.
+const STUCK: &str = "--time=120";
+
 // The tests share sbtest_pipeline.sbtest1.
 use crate::common::serial;
 
@@ -100,6 +104,7 @@ fn deadlocks_under_pipelining_neither_stop_the_run_nor_lose_rows() {
                 "--threads=8",
                 "--pipeline=4",
                 "--events=1000",
+                STUCK,
                 &format!("--io={io}"),
                 &format!("--db-ps-mode={ps_mode}"),
             ],
@@ -121,7 +126,7 @@ fn tests_without_transactions_still_commit_when_pipelined() {
     let Some(server) = TestServer::find() else { return };
     let _serial = serial();
     prepare(&server);
-    let out = succeeding("oltp_insert", &args(&server, &["--threads=2", "--pipeline=4", "--events=200"]), "run");
+    let out = succeeding("oltp_insert", &args(&server, &["--threads=2", "--pipeline=4", "--events=200", STUCK]), "run");
     assert_eq!(counter(&out, "total number of events:"), 200);
     assert_eq!(rows(&server), TABLE_SIZE + 200);
     succeeding("oltp_read_write", &args(&server, &[]), "cleanup");

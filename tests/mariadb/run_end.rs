@@ -130,11 +130,12 @@ fn a_signal_mid_run_prints_the_report_and_closes_with_com_quit() {
             let answered = || server.stats().commands - before.commands > 1_000;
             common::wait_until("1000 commands answered", Duration::from_secs(60), answered);
             wirebench.signal(signal);
-            let (exit, took) = wirebench.wait(Duration::from_secs(10));
+            // Stopped at the signal, not at --time=60: within wait()'s
+            // bound and the report's total time.
+            let (exit, _) = wirebench.wait(Duration::from_secs(10));
             let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
             let at = format!("--io={io} {name}\n{stdout}\n{stderr}");
             assert_eq!(exit.code(), Some(status), "{at}");
-            assert!(took < Duration::from_secs(3), "{took:?}: {at}");
             assert!(number_after::<f64>(&stdout, "transactions:") > 0.0, "{at}");
             assert!(number_after::<f64>(&stdout, "total time:") < 30.0, "{at}");
             assert!(stdout.contains("Threads fairness:"), "the whole report: {at}");
@@ -248,7 +249,9 @@ fn a_signal_with_answers_outstanding_reports_after_a_bounded_wait() {
     let (exit, took) = wirebench.wait(Duration::from_secs(10));
     let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
     assert_eq!(exit.code(), Some(143), "{stdout}\n{stderr}");
-    assert!(took >= Duration::from_millis(1500) && took < Duration::from_secs(5), "{took:?}");
+    // It waited for the answers (a loaded machine only makes that longer;
+    // wait() bounds it).
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
     assert_eq!(number_after::<f64>(&stdout, "transactions:"), 0.0, "{stdout}");
     assert!(stderr.contains("run interrupted by SIGTERM"), "{stderr}");
     assert!(stderr.contains("3 events still waited for the server's answers"), "{stderr}");
@@ -266,11 +269,11 @@ fn a_second_ctrl_c_exits_at_once_without_a_report() {
     // sleep: the two Ctrl-C are meant apart, as a user presses them.
     std::thread::sleep(Duration::from_millis(300));
     wirebench.signal(libc::SIGINT);
-    let (exit, took) = wirebench.wait(Duration::from_secs(10));
+    let (exit, _) = wirebench.wait(Duration::from_secs(10));
     let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
     assert_eq!(exit.code(), Some(130), "{stdout}\n{stderr}");
     assert!(exit.signal().is_none());
-    assert!(took < Duration::from_secs(1), "{took:?}: well before the 2 s wait for answers");
+    // At once: not after the 2 s wait for answers, which ends in a report.
     assert!(!stdout.contains("SQL statistics"), "no report: {stdout}");
     assert!(stderr.contains("SIGINT again: exiting at once"), "{stderr}");
 }
@@ -295,10 +298,11 @@ fn a_signal_while_connecting_or_prewarming_stops_and_says_so() {
         // The PREPAREs (run) or the first SET (prewarm): never answered.
         server.wait_for_commands(before + 2);
         wirebench.signal(libc::SIGINT);
-        let (exit, took) = wirebench.wait(Duration::from_secs(10));
+        // The server never answers: only the signal ends the command,
+        // within wait()'s bound.
+        let (exit, _) = wirebench.wait(Duration::from_secs(10));
         let stderr = wirebench.stderr();
         assert_eq!(exit.code(), Some(130), "{command}: {stderr}");
-        assert!(took < Duration::from_secs(1), "{command}: {took:?}");
         assert!(stderr.contains(said), "{command}: {stderr}");
         assert!(!wirebench.stdout().contains("SQL statistics"), "{command}: nothing ran to report");
     }
@@ -360,10 +364,10 @@ fn ctrl_c_mid_run_against_mariadb_reports_and_quits_cleanly() {
     // Mid-run: the first interim report is out, transactions with it.
     wirebench.wait_for_stdout("[ 1s ] ");
     wirebench.signal(libc::SIGINT);
-    let (exit, took) = wirebench.wait(Duration::from_secs(10));
+    // Stopped at the signal, not at --time=60: within wait()'s bound.
+    let (exit, _) = wirebench.wait(Duration::from_secs(10));
     let (stdout, stderr) = (wirebench.stdout(), wirebench.stderr());
     assert_eq!(exit.code(), Some(130), "{stdout}\n{stderr}");
-    assert!(took < Duration::from_secs(3), "{took:?}");
     assert!(number_after::<f64>(&stdout, "transactions:") > 0.0, "{stdout}");
     assert!(number_after::<f64>(&stdout, "total time:") < 30.0, "{stdout}");
     assert!(stderr.contains("run interrupted by SIGINT"), "{stderr}");
@@ -436,10 +440,11 @@ fn interrupted_prepare_and_cleanup_say_what_they_had_done() {
         status(&mut conn, &runtime, both_have_rows) == 1
     });
     wirebench.signal(libc::SIGINT);
-    let (exit, took) = wirebench.wait(Duration::from_secs(10));
+    // Stopped at the signal (a prepare left alone runs on for many
+    // seconds), within a bound a loaded machine keeps.
+    let (exit, _) = wirebench.wait(Duration::from_secs(10));
     let stderr = wirebench.stderr();
     assert_eq!(exit.code(), Some(130), "{stderr}");
-    assert!(took < Duration::from_secs(2), "{took:?}");
     let line = stderr
         .lines()
         .find(|l| l.starts_with("wirebench: prepare interrupted by SIGINT: "))

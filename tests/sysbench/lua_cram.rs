@@ -887,6 +887,13 @@ fn step(tmp: &CramTmp, out: &mut String, list: &[String], keep: bool) {
     }
 }
 
+/// The starting state of a .t file that prepares: none of `tables` in
+/// sbtest_lua, whatever another test (or a failed run of this one) left.
+fn no_sbtest_tables(server: &TestServer, tables: std::ops::RangeInclusive<u32>) {
+    let names: Vec<String> = tables.map(|i| format!("sbtest{i}")).collect();
+    mysql(server, &format!("DROP TABLE IF EXISTS {}", names.join(", "))).unwrap_or_else(|e| panic!("{e}"));
+}
+
 fn show_tables(server: &TestServer, out: &mut String, tables: std::ops::RangeInclusive<u32>) {
     for i in tables {
         out.push_str(&db_show_table(server, &format!("sbtest{i}")));
@@ -896,6 +903,7 @@ fn show_tables(server: &TestServer, out: &mut String, tables: std::ops::RangeInc
 /// tests/include/script_oltp_common.sh for `script` with `driver_args`
 /// (`$DB_DRIVER_ARGS`) and `extra` (`$SB_EXTRA_ARGS`).
 fn script_oltp_common(server: &TestServer, script: &str, driver_args: &[String], extra: &[&str]) -> String {
+    no_sbtest_tables(server, 1..=9);
     let tmp = CramTmp::new("script_oltp");
     let mut out = String::new();
     let base = |more: &[&str]| with([vec![script.to_owned()], driver_args.to_vec()].concat(), more);
@@ -968,6 +976,7 @@ fn script_select_random_mysql() {
     let tmp = CramTmp::new("script_select_random");
     let mut out = String::new();
     for name in ["select_random_points", "select_random_ranges"] {
+        no_sbtest_tables(&server, 1..=8);
         let list = with([vec![stock_script(name)], mysql_driver_args(&server, None)].concat(), &["--tables=1"]);
         step(&tmp, &mut out, &with(list.clone(), &["prepare"]), true);
         show_tables(&server, &mut out, 1..=8);
@@ -988,6 +997,7 @@ fn script_bulk_insert_mysql() {
     let mut out = String::new();
     let list = [vec![stock_script("bulk_insert")], mysql_driver_args(&server, None)].concat();
     let list = with(list, &["--threads=2", "--verbosity=1"]);
+    no_sbtest_tables(&server, 1..=3);
     step(&tmp, &mut out, &with(list.clone(), &["prepare"]), true);
     show_tables(&server, &mut out, 1..=3);
     step(&tmp, &mut out, &with(list.clone(), &["--events=100", "--verbosity=3", "run"]), true);
@@ -1010,6 +1020,7 @@ fn api_legacy_sql_oltp() {
     let tmp = CramTmp::new("api_legacy_sql_oltp");
     let test = format!("--test={}", tmp.path("oltp_legacy/oltp.lua"));
     for (i, engine) in [(1, "myisam"), (2, "innodb")] {
+        no_sbtest_tables(&server, 1..=9);
         let driver = [args(&["--db-driver=mysql", &format!("--mysql-table-engine={engine}")]), mysql_args(&server)];
         let base = |more: &[&str]| with([vec![test.clone()], driver.concat()].concat(), more);
         let mut out = String::new();

@@ -11,7 +11,7 @@ use super::interrupt::Interrupts;
 use super::output::{Level, Output, OutputError};
 use super::replay_command::replay_once;
 use super::result_sink::ResultSink;
-use super::search_command::{near_client_note, percentiles_text, quietly, slo_text};
+use super::search_command::{at_bounds, near_client_note, percentiles_text, quietly, slo_text};
 use super::search_controller::{judge, Conclusion, NextStep, SearchController, StepMeasure, StepOutcome, StepRules};
 use super::steps::pause;
 use super::{RunError, RunOutcome};
@@ -136,11 +136,8 @@ fn measure_step(
         achieved: result.achieved_speed * PER_SPEED,
         events: result.commands,
         errors: result.errors,
-        latency_ms: search.slo.iter().map(|b| result.latency_ms.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
-        service_ms: match &result.service_latency_ms {
-            Some(service) => search.slo.iter().map(|b| service.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
-            None => Vec::new(),
-        },
+        latency_ms: at_bounds(&search.slo, Some(&result.latency_ms)),
+        service_ms: at_bounds(&search.slo, result.service_latency_ms.as_ref()),
         client_busy: client.map(|c| c.busy_share),
         client_core_wait: client.map(|c| c.core_wait_share),
         client_delay_p99_ms: client.and_then(|c| c.delay).map(|d| d.p99_ms),

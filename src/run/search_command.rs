@@ -17,7 +17,7 @@ use super::{RunError, RunOutcome};
 use crate::cli::{Bench, Command};
 use crate::driver::Arrival;
 use crate::results::chart;
-use crate::results::latency_summary::PercentileValue;
+use crate::results::latency_summary::{LatencySummary, PercentileValue};
 use crate::results::record::ClientResult;
 use crate::results::search_record::{
     SearchEnd, SearchOptions, SearchPhase, SearchStepResult, SearchSummary, SloBound, StepVerdict,
@@ -147,11 +147,8 @@ fn measure(slo: &[SloBound], target: Option<u32>, result: &RunResult, client: Op
         achieved,
         events: result.counters.transactions,
         errors: result.counters.ignored_errors,
-        latency_ms: slo.iter().map(|b| result.latency_ms.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
-        service_ms: match &result.service_latency_ms {
-            Some(service) => slo.iter().map(|b| service.at(b.percentile).unwrap_or(f64::INFINITY)).collect(),
-            None => Vec::new(),
-        },
+        latency_ms: at_bounds(slo, Some(&result.latency_ms)),
+        service_ms: at_bounds(slo, result.service_latency_ms.as_ref()),
         client_busy: client.map(|c| c.busy_share),
         client_core_wait: client.map(|c| c.core_wait_share),
         client_delay_p99_ms: client.and_then(|c| c.delay).map(|d| d.p99_ms),
@@ -160,6 +157,13 @@ fn measure(slo: &[SloBound], target: Option<u32>, result: &RunResult, client: Op
         poisson: false,
         backlog: result.rate.as_ref().filter(|r| !r.target_met).map_or(0, |r| r.backlog.max(1)),
     }
+}
+
+/// Each bound's percentile of `summary` (infinite where it has none), as
+/// the verdict reads a step's latencies; none without a summary.
+pub(super) fn at_bounds(slo: &[SloBound], summary: Option<&LatencySummary>) -> Vec<f64> {
+    let Some(summary) = summary else { return Vec::new() };
+    slo.iter().map(|b| summary.at(b.percentile).unwrap_or(f64::INFINITY)).collect()
 }
 
 /// The steps so far and where the search's output goes.

@@ -19,6 +19,13 @@ use wirebench::client::Connection;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// What a loaded machine may add to the end of a run, on top of the time
+/// the run itself promises (its `--time`, its cut, its timeouts): the
+/// checks here are of what the run decided (its exit, its report, its
+/// reason on stderr); a bound on wall time only tells an end from a hang
+/// (the faults under test hung for 30 s, 600 s or for ever).
+const LOADED_MACHINE: Duration = Duration::from_secs(10);
+
 /// What a run printed, how it ended and how long it took.
 /// A number from a run's report: `transactions:`, `reconnects:` ...
 fn counter(ran: &Ran, name: &str) -> u64 {
@@ -236,7 +243,8 @@ fn a_thread_count_beyond_the_machine_fails_fast() {
         let expected =
             [format!("--threads={threads} needs"), "unable to connect: 127.0.0.1:1: Connection refused".to_owned()];
         assert!(expected.iter().any(|e| fatal.contains(e)), "{line}: {ran}");
-        assert!(ran.took < Duration::from_secs(3), "{line}: {ran}");
+        // It used to set up every connection first: no output after 15 s.
+        assert!(ran.took < LOADED_MACHINE, "{line}: {ran}");
         assert!(max_rss_kib < 64 * 1024, "{line}: peak RSS {max_rss_kib} KiB\n{ran}");
     }
 }
@@ -285,11 +293,13 @@ fn a_frozen_server_cuts_the_run_at_its_time() {
         let (child, started) = spawn(&line);
         // Mid-run: the first interim report is out, transactions with it.
         let child = wait_for_line(child, "[ 1s ] ");
+        let mid_run = Instant::now();
         let freeze = Freeze::start(&server);
         let ran = wait(child, started);
         drop(freeze);
         assert_eq!(ran.code, Some(2), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_millis(4_500), "{backend}: 2 s + 1 s to answer + set-up: {ran}");
+        // At most 1 s of --time left, and 1 s to answer: then the cut.
+        assert!(mid_run.elapsed() < Duration::from_secs(2) + LOADED_MACHINE, "{backend}: {ran}");
         assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
         let cut =
             "wirebench: the run was cut 1.0 s after --time=2: 4 connection(s) still waited for the server's answer";
@@ -315,10 +325,12 @@ fn a_read_timeout_loses_the_connection() {
         let (child, started) = spawn(&line);
         let child = wait_for_threads_started(child);
         let freeze = Freeze::start(&server);
+        let frozen = Instant::now();
         let ran = wait(child, started);
         drop(freeze);
         assert_eq!(ran.code, Some(1), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_secs(4), "{backend}: {ran}");
+        // 1 s of --mysql-read-timeout, where the default waits 600 s.
+        assert!(frozen.elapsed() < Duration::from_secs(1) + LOADED_MACHINE, "{backend}: {ran}");
         let fatal = ran.stderr.lines().find(|l| l.starts_with("FATAL: ")).unwrap_or_else(|| panic!("{ran}"));
         assert!(fatal.contains("client error 2013: no answer for 1s, --mysql-read-timeout"), "{backend}: {fatal}");
         assert!(fatal.contains("list 2013 in --mysql-ignore-errors"), "{backend}: {fatal}");
@@ -350,7 +362,7 @@ fn timed_out_connections_reconnect_when_2013_is_ignored() {
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
         assert!(counter(&ran, "reconnects:") >= 2, "{backend}: {ran}");
         assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
-        assert!(ran.took < Duration::from_secs(7), "{backend}: {ran}");
+        assert!(ran.took < Duration::from_secs(5) + LOADED_MACHINE, "{backend}: {ran}");
     }
     drop_table(&server);
 }
@@ -425,10 +437,12 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
         let (child, started) = spawn(&line);
         // Mid-run: the first interim report is out, transactions with it.
         let child = wait_for_line(child, "[ 1s ] ");
+        let mid_run = Instant::now();
         proxy.mute();
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_millis(3_500), "{backend}: {ran}");
+        // At most 1 s of --time left, where the connect timeout waits 30 s.
+        assert!(mid_run.elapsed() < Duration::from_secs(1) + LOADED_MACHINE, "{backend}: {ran}");
         assert_eq!(counter(&ran, "reconnects:"), 0, "{backend}: {ran}");
         assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
         let failed = ran
@@ -504,7 +518,7 @@ fn a_server_resetting_every_connection_over_a_unix_socket_ends_with_the_run() {
         let (child, started) = spawn(&line);
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_millis(4_500), "{backend}: {ran}");
+        assert!(ran.took < Duration::from_secs(2) + LOADED_MACHINE, "{backend}: {ran}");
         assert!(counter(&ran, "reconnects:") > 100, "{backend}: {ran}");
     }
     drop(null);
@@ -533,6 +547,12 @@ mod in_memory {
     use wirebench_protocol::Capabilities;
 
     const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
+
+    /// The fake servers close their end after 10 s, which ends a loop that
+    /// missed its timeout or its cut (with another error): the loops must
+    /// end well before that, however loaded the machine (the checks are of
+    /// the error each ends with; this bound only tells it from the close).
+    const BEFORE_THE_SERVERS_CLOSE: Duration = Duration::from_secs(5);
 
     /// One COM_QUERY of `sql` per event.
     struct Query(&'static [u8]);
@@ -664,7 +684,7 @@ mod in_memory {
             let (result, _, took) = run(backend, Fake::Deaf, big, limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::WriteTimeout(_)) && lost.code() == 2006, "{backend:?}: {lost}");
-            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 
@@ -677,7 +697,7 @@ mod in_memory {
             let (result, _, took) = run(backend, Fake::Mute, b"SELECT 1", limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::ReadTimeout(_)) && lost.code() == 2013, "{backend:?}: {lost}");
-            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 
@@ -691,7 +711,7 @@ mod in_memory {
             let stalls = control.stalls();
             assert_eq!(stalls.connections, 2, "{backend:?}");
             assert!(stalls.longest_wait_ns >= 400_000_000, "{backend:?}: {stalls:?}");
-            assert!(took < Duration::from_millis(1_500), "{backend:?}: {took:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 
@@ -710,7 +730,7 @@ mod in_memory {
                 Err(DriverError::Lost { lost: Lost::WriteTimeout(_), .. }) => {}
                 Err(other) => panic!("{backend:?}: {other}"),
             }
-            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 }

@@ -53,7 +53,9 @@ fn final_line(lines: &[Value]) -> &Value {
 }
 
 /// The stages' target (RATE, SECONDS pairs, as --rate-stages takes them)
-/// at `t` seconds: each moves linearly from the previous stage's rate.
+/// at `t` seconds: each moves linearly from the previous stage's rate;
+/// none once they are over (the run ends with them, a line that a late
+/// tick ends after them has none there).
 fn target_at(stages: &[(f64, f64)], t: f64) -> f64 {
     let (mut from, mut start) = (stages[0].0, 0.0);
     for &(rate, secs) in stages {
@@ -62,7 +64,7 @@ fn target_at(stages: &[(f64, f64)], t: f64) -> f64 {
         }
         (from, start) = (rate, start + secs);
     }
-    from
+    0.0
 }
 
 /// The stages' mean target over an interval line's own span (from its
@@ -187,15 +189,20 @@ fn a_stage_the_server_cannot_hold_drops_events() {
     let text = against(&server, &[&args[..], &["run"]].concat()).ok();
     let interim: Vec<&str> = text.lines().filter(|l| l.contains(" tps: ")).collect();
     assert!(interim.len() >= 3, "{text}");
-    // The first line's span ends a little past the first second, into the
-    // next stage: its target is 100/s and a little of 3000/s (below 200/s
-    // while the report comes within 35 ms of its second).
+    // The first line's span ends a little past the first second (as late
+    // as a loaded machine wakes the report), into the next stage: its
+    // target is 100/s and some of 3000/s (the JSON run's line below says
+    // how much), and it drops nothing yet.
     let target: f64 = interim[0].split(" target: ").nth(1).and_then(|t| t.split(' ').next()?.parse().ok()).unwrap();
-    assert!((100.0..200.0).contains(&target) && interim[0].ends_with(" dropped: 0"), "{}", interim[0]);
+    assert!((100.0..3000.0).contains(&target) && interim[0].ends_with(" dropped: 0"), "{}", interim[0]);
     assert!(interim[2].contains(" target: 3000.00 dropped: "), "{}", interim[2]);
     assert!(text.contains("Rate: --rate-stages, mean target "), "{text}");
     let json = against(&server, &[&args[..], &["--format=json", "run"]].concat()).ok();
     let lines = json_lines(&json);
+    let first = intervals(&lines)[0];
+    let (target, want) =
+        (first["target_rate"].as_f64().unwrap(), span_target(&[(100.0, 1.0), (3000.0, 0.0), (3000.0, 3.0)], first));
+    assert!((target - want).abs() < want * 0.01 + 1.0, "the first second's target {target}, not {want}: {first}");
     let dropped: Vec<u64> = intervals(&lines).iter().map(|i| i["dropped"].as_u64().unwrap()).collect();
     assert_eq!(dropped[0], 0, "the first second is within capacity: {dropped:?}");
     let total: u64 = dropped.iter().sum();
@@ -243,7 +250,8 @@ fn shards_merged_add_up_to_the_stages() {
         let half = [(500.0, 1.0), (1500.5, 2.0)];
         let targets: Vec<(f64, f64)> =
             intervals(&lines).iter().map(|i| (i["target_rate"].as_f64().unwrap(), span_target(&half, i))).collect();
-        assert!(targets.iter().all(|(got, want)| (got - want).abs() < want * 0.01 + 1.0), "shard {i}: {targets:?}");
+        let near = |(got, want): &(f64, f64)| (got - want).abs() < want * 0.01 + 1.0;
+        assert!(targets.iter().all(near), "shard {i}: {targets:?}");
         shard_targets.push(targets.iter().map(|t| t.0).collect());
         let path = dir.join(format!("shard-{i}.json"));
         std::fs::write(&path, stdout).unwrap();
@@ -257,7 +265,9 @@ fn shards_merged_add_up_to_the_stages() {
     let _ = std::fs::remove_dir_all(&dir);
     let lines = json_lines(&merged);
     let targets: Vec<f64> = intervals(&lines).iter().map(|i| i["target_rate"].as_f64().unwrap()).collect();
-    assert!(targets.len() >= 2, "{targets:?}");
+    // A slot a second (the report thread of a machine starved for seconds
+    // may have ticked less often).
+    assert!(!targets.is_empty(), "merged {targets:?}, the shards' {shard_targets:?}");
     // Each second's the sum of the shards' second's (their spans a late
     // tick of a loaded machine shifts: not 1000 and 1500.25 to the unit).
     for (k, got) in targets.iter().enumerate().take(2) {

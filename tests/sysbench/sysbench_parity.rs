@@ -239,7 +239,9 @@ fn rate_past_capacity_runs_to_its_end_and_says_so() {
     let args = with(args, &["--threads=1", "--time=2", "--rate=1000000", "--report-interval=1"]);
     let started = Instant::now();
     let out = ours("oltp_point_select", &args, "run").expect_success();
-    assert!(started.elapsed() < Duration::from_secs(5), "--time ends the run");
+    // 2 s and the end: working through the backlog would take minutes;
+    // the rest is room for a loaded machine.
+    assert!(started.elapsed() < Duration::from_secs(12), "--time ends the run: {:?}", started.elapsed());
     assert!(!out.stderr.contains("event queue is full"), "{}", out.stderr);
     let queue = out.stdout.lines().find(|l| l.contains("] queue length: ")).unwrap_or_else(|| panic!("{}", out.stdout));
     let length: u64 = queue.split("queue length: ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();

@@ -11,6 +11,7 @@
 use crate::common;
 
 use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -245,8 +246,21 @@ fn a_thread_count_beyond_the_machine_fails_fast() {
         assert!(expected.iter().any(|e| fatal.contains(e)), "{line}: {ran}");
         // It used to set up every connection first: no output after 15 s.
         assert!(ran.took < LOADED_MACHINE, "{line}: {ran}");
-        assert!(max_rss_kib < 64 * 1024, "{line}: peak RSS {max_rss_kib} KiB\n{ran}");
+        // A few MiB; a child's peak counts this process's resident memory
+        // at the fork too (tests/README.md), which the tests beside this
+        // one grow: at most that, then.
+        let bound_kib = (64 * 1024).max(own_peak_rss_kib());
+        assert!(max_rss_kib < bound_kib, "{line}: peak RSS {max_rss_kib} KiB, over {bound_kib}\n{ran}");
     }
+}
+
+/// This process's peak resident memory so far (ru_maxrss, KiB).
+fn own_peak_rss_kib() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: usage outlives the call.
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) }, 0);
+    usage.ru_maxrss as u64
 }
 
 /// `--mysql-connect-timeout`, `--mysql-read-timeout` and
@@ -465,13 +479,16 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
 /// client's first packet (its login) too, and at its second (its first
 /// command) drops both connections: a server that resets every
 /// connection once logged in.
-fn resetting_proxy(listen: std::path::PathBuf, to: std::path::PathBuf) {
+fn resetting_proxy(listen: std::path::PathBuf, to: std::path::PathBuf) -> std::sync::Arc<AtomicU64> {
     use std::io::{Read, Write};
     use std::os::unix::net::{UnixListener, UnixStream};
     let listener = UnixListener::bind(listen).unwrap();
+    let logins = std::sync::Arc::new(AtomicU64::new(0));
+    let counted = logins.clone();
     std::thread::spawn(move || {
         for mut client in listener.incoming().flatten() {
             let Ok(mut server) = UnixStream::connect(&to) else { continue };
+            let counted = counted.clone();
             let (mut from_server, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
             std::thread::spawn(move || {
                 let _ = std::io::copy(&mut from_server, &mut to_client);
@@ -486,18 +503,20 @@ fn resetting_proxy(listen: std::path::PathBuf, to: std::path::PathBuf) {
                     return;
                 }
                 let _ = server.write_all(&header).and_then(|()| server.write_all(&login));
+                counted.fetch_add(1, Ordering::SeqCst);
                 let _ = client.read_exact(&mut header);
                 let _ = client.shutdown(std::net::Shutdown::Both);
                 let _ = server.shutdown(std::net::Shutdown::Both);
             });
         }
     });
+    logins
 }
 
 /// A server that resets every connection at its first command, with 2013
 /// ignored, over a unix socket (where a loop waits on its connection's
-/// socket): thousands of reconnects one after the other, and the run
-/// still ends at its time, counting them, without the loop's stack
+/// socket): reconnects one after the other, and the run still ends at
+/// its time, counting each the proxy let log in, without the loop's stack
 /// growing with each (it did once: a reconnect went on inside the
 /// exchange that lost the connection).
 #[test]
@@ -508,8 +527,9 @@ fn a_server_resetting_every_connection_over_a_unix_socket_ends_with_the_run() {
     let (behind, front) = (dir.join("null.sock"), dir.join("reset.sock"));
     let config = NullServerConfig { unix: Some(behind.clone()), cpus: vec![0], ..Default::default() };
     let null = NullServer::start(config).expect("the null server starts");
-    resetting_proxy(front.clone(), behind);
+    let logins = resetting_proxy(front.clone(), behind);
     for backend in backends() {
+        logins.store(0, Ordering::SeqCst);
         let line = format!(
             "oltp_point_select --mysql-socket={} --tables=1 --threads=1 --time=2 --db-ps-mode=disable \
              --mysql-ignore-errors=2013,2006 {backend} run",
@@ -519,7 +539,19 @@ fn a_server_resetting_every_connection_over_a_unix_socket_ends_with_the_run() {
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
         assert!(ran.took < Duration::from_secs(2) + LOADED_MACHINE, "{backend}: {ran}");
-        assert!(counter(&ran, "reconnects:") > 100, "{backend}: {ran}");
+        let reconnects = counter(&ran, "reconnects:");
+        // Each login the proxy passed on was the first connection, a
+        // reconnect counted, or an attempt the end cut off (said on its
+        // line): however few a loaded machine made, all are accounted for.
+        let failed = ran
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("wirebench: failed reconnect attempts: "))
+            .map_or(0, |rest| rest.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap());
+        let logins = logins.load(Ordering::SeqCst);
+        assert!(reconnects < logins && logins <= reconnects + 1 + failed, "{backend}: {logins} logins: {ran}");
+        // One after the other (hundreds a second on an idle machine).
+        assert!(reconnects >= 10, "{backend}: {ran}");
     }
     drop(null);
     let _ = std::fs::remove_dir_all(&dir);
@@ -577,7 +609,9 @@ mod in_memory {
         AnswersOnceDeaf,
     }
 
-    fn serve(mut stream: UnixStream, fake: Fake, until: Instant) {
+    /// Serves `stream` as `fake` does until `until`, or until the client
+    /// closes it; whether the client sent anything.
+    fn serve(mut stream: UnixStream, fake: Fake, until: Instant) -> bool {
         stream.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         if let Fake::AnswersOnceDeaf = fake {
             let mut ok = Vec::new();
@@ -585,17 +619,20 @@ mod in_memory {
             stream.write_all(&ok).unwrap();
         }
         let mut sink = [0u8; 64 * 1024];
+        let mut asked = false;
         while Instant::now() < until {
             match fake {
                 // sleep: a deaf server reads nothing, the fault under test.
                 Fake::Deaf | Fake::AnswersOnceDeaf => std::thread::sleep(Duration::from_millis(50)),
                 Fake::Mute => match stream.read(&mut sink) {
-                    Ok(0) => return,
-                    _ => continue,
+                    Ok(0) => return asked,
+                    Ok(_) => asked = true,
+                    Err(_) => continue,
                 },
             }
         }
         let _ = stream.flush();
+        asked
     }
 
     /// epoll; io_uring waiting on its ring (sleeping), and waiting on each
@@ -612,7 +649,8 @@ mod in_memory {
     /// Runs `connections` connections sending `sql`, each to a fake
     /// server, with `limits` as read and write timeouts, `--time` as
     /// `deadline_ms` and a cut at `cut_ms`; the loops' result, the run's
-    /// control and how long the loops took.
+    /// control, how long the loops took, and (from a mute server, which
+    /// ends when the client closes) how many connections sent a command.
     fn run(
         (backend, wait): (Backend, WaitMode),
         fake: Fake,
@@ -620,7 +658,7 @@ mod in_memory {
         limits: (Option<Duration>, Option<Duration>),
         deadline_cut_ms: Option<(u64, u64)>,
         events: Option<u64>,
-    ) -> (Result<(), DriverError>, Arc<RunControl>, Duration) {
+    ) -> (Result<(), DriverError>, Arc<RunControl>, Duration, usize) {
         let connections = 2;
         // On the ring, one loop drives both; waiting on each socket, a
         // loop each.
@@ -670,8 +708,11 @@ mod in_memory {
             }
         }
         let took = started.elapsed();
-        drop(servers);
-        (result, context.control.clone(), took)
+        let asked = match fake {
+            Fake::Mute => servers.into_iter().map(|s| s.join().unwrap_or(false)).filter(|&asked| asked).count(),
+            Fake::Deaf | Fake::AnswersOnceDeaf => 0,
+        };
+        (result, context.control.clone(), took, asked)
     }
 
     /// `--mysql-write-timeout`: a server that takes no more bytes loses
@@ -681,7 +722,7 @@ mod in_memory {
         let big: &'static [u8] = Box::leak(vec![b'x'; 4 << 20].into_boxed_slice());
         for backend in backends() {
             let limits = (None, Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::Deaf, big, limits, None, None);
+            let (result, _, took, _) = run(backend, Fake::Deaf, big, limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::WriteTimeout(_)) && lost.code() == 2006, "{backend:?}: {lost}");
             assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
@@ -694,7 +735,7 @@ mod in_memory {
     fn a_server_that_stops_answering_is_a_read_timeout() {
         for backend in backends() {
             let limits = (Some(Duration::from_millis(300)), Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::Mute, b"SELECT 1", limits, None, None);
+            let (result, _, took, _) = run(backend, Fake::Mute, b"SELECT 1", limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::ReadTimeout(_)) && lost.code() == 2013, "{backend:?}: {lost}");
             assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
@@ -706,11 +747,15 @@ mod in_memory {
     #[test]
     fn the_cut_ends_the_loops_and_counts_the_stalled() {
         for backend in backends() {
-            let (result, control, took) = run(backend, Fake::Mute, b"SELECT 1", (None, None), Some((200, 500)), None);
+            let (result, control, took, asked) =
+                run(backend, Fake::Mute, b"SELECT 1", (None, None), Some((200, 500)), None);
             result.unwrap_or_else(|e| panic!("{backend:?}: {e}"));
             let stalls = control.stalls();
-            assert_eq!(stalls.connections, 2, "{backend:?}");
-            assert!(stalls.longest_wait_ns >= 400_000_000, "{backend:?}: {stalls:?}");
+            // Each that sent its command before --time (both, unless a
+            // loaded machine started the loop late) waits at the cut.
+            assert!(asked >= 1 && stalls.connections == asked, "{backend:?}: {asked} asked, {stalls:?}");
+            // Sent before --time (200 ms), waiting still at the cut (500 ms).
+            assert!(stalls.longest_wait_ns >= 300_000_000, "{backend:?}: {stalls:?}");
             assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
@@ -724,7 +769,7 @@ mod in_memory {
         let big: &'static [u8] = Box::leak(vec![b'x'; 4 << 20].into_boxed_slice());
         for backend in backends() {
             let limits = (None, Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::AnswersOnceDeaf, big, limits, None, Some(2));
+            let (result, _, took, _) = run(backend, Fake::AnswersOnceDeaf, big, limits, None, Some(2));
             match result {
                 Ok(()) => {}
                 Err(DriverError::Lost { lost: Lost::WriteTimeout(_), .. }) => {}

@@ -11,6 +11,7 @@
 use crate::common;
 
 use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,13 @@ use common::{Ran, TestServer};
 use wirebench::client::Connection;
 
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What a loaded machine may add to the end of a run, on top of the time
+/// the run itself promises (its `--time`, its cut, its timeouts): the
+/// checks here are of what the run decided (its exit, its report, its
+/// reason on stderr); a bound on wall time only tells an end from a hang
+/// (the faults under test hung for 30 s, 600 s or for ever).
+const LOADED_MACHINE: Duration = Duration::from_secs(10);
 
 /// What a run printed, how it ended and how long it took.
 /// A number from a run's report: `transactions:`, `reconnects:` ...
@@ -236,9 +244,23 @@ fn a_thread_count_beyond_the_machine_fails_fast() {
         let expected =
             [format!("--threads={threads} needs"), "unable to connect: 127.0.0.1:1: Connection refused".to_owned()];
         assert!(expected.iter().any(|e| fatal.contains(e)), "{line}: {ran}");
-        assert!(ran.took < Duration::from_secs(3), "{line}: {ran}");
-        assert!(max_rss_kib < 64 * 1024, "{line}: peak RSS {max_rss_kib} KiB\n{ran}");
+        // It used to set up every connection first: no output after 15 s.
+        assert!(ran.took < LOADED_MACHINE, "{line}: {ran}");
+        // A few MiB; a child's peak counts this process's resident memory
+        // at the fork too (tests/README.md), which the tests beside this
+        // one grow: at most that, then.
+        let bound_kib = (64 * 1024).max(own_peak_rss_kib());
+        assert!(max_rss_kib < bound_kib, "{line}: peak RSS {max_rss_kib} KiB, over {bound_kib}\n{ran}");
     }
+}
+
+/// This process's peak resident memory so far (ru_maxrss, KiB).
+fn own_peak_rss_kib() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: usage outlives the call.
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) }, 0);
+    usage.ru_maxrss as u64
 }
 
 /// `--mysql-connect-timeout`, `--mysql-read-timeout` and
@@ -285,11 +307,13 @@ fn a_frozen_server_cuts_the_run_at_its_time() {
         let (child, started) = spawn(&line);
         // Mid-run: the first interim report is out, transactions with it.
         let child = wait_for_line(child, "[ 1s ] ");
+        let mid_run = Instant::now();
         let freeze = Freeze::start(&server);
         let ran = wait(child, started);
         drop(freeze);
         assert_eq!(ran.code, Some(2), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_millis(4_500), "{backend}: 2 s + 1 s to answer + set-up: {ran}");
+        // At most 1 s of --time left, and 1 s to answer: then the cut.
+        assert!(mid_run.elapsed() < Duration::from_secs(2) + LOADED_MACHINE, "{backend}: {ran}");
         assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
         let cut =
             "wirebench: the run was cut 1.0 s after --time=2: 4 connection(s) still waited for the server's answer";
@@ -315,10 +339,12 @@ fn a_read_timeout_loses_the_connection() {
         let (child, started) = spawn(&line);
         let child = wait_for_threads_started(child);
         let freeze = Freeze::start(&server);
+        let frozen = Instant::now();
         let ran = wait(child, started);
         drop(freeze);
         assert_eq!(ran.code, Some(1), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_secs(4), "{backend}: {ran}");
+        // 1 s of --mysql-read-timeout, where the default waits 600 s.
+        assert!(frozen.elapsed() < Duration::from_secs(1) + LOADED_MACHINE, "{backend}: {ran}");
         let fatal = ran.stderr.lines().find(|l| l.starts_with("FATAL: ")).unwrap_or_else(|| panic!("{ran}"));
         assert!(fatal.contains("client error 2013: no answer for 1s, --mysql-read-timeout"), "{backend}: {fatal}");
         assert!(fatal.contains("list 2013 in --mysql-ignore-errors"), "{backend}: {fatal}");
@@ -350,7 +376,7 @@ fn timed_out_connections_reconnect_when_2013_is_ignored() {
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
         assert!(counter(&ran, "reconnects:") >= 2, "{backend}: {ran}");
         assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
-        assert!(ran.took < Duration::from_secs(7), "{backend}: {ran}");
+        assert!(ran.took < Duration::from_secs(5) + LOADED_MACHINE, "{backend}: {ran}");
     }
     drop_table(&server);
 }
@@ -425,10 +451,12 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
         let (child, started) = spawn(&line);
         // Mid-run: the first interim report is out, transactions with it.
         let child = wait_for_line(child, "[ 1s ] ");
+        let mid_run = Instant::now();
         proxy.mute();
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_millis(3_500), "{backend}: {ran}");
+        // At most 1 s of --time left, where the connect timeout waits 30 s.
+        assert!(mid_run.elapsed() < Duration::from_secs(1) + LOADED_MACHINE, "{backend}: {ran}");
         assert_eq!(counter(&ran, "reconnects:"), 0, "{backend}: {ran}");
         assert!(counter(&ran, "transactions:") > 0, "{backend}: {ran}");
         let failed = ran
@@ -451,13 +479,16 @@ fn reconnects_to_a_server_that_never_greets_end_with_the_run() {
 /// client's first packet (its login) too, and at its second (its first
 /// command) drops both connections: a server that resets every
 /// connection once logged in.
-fn resetting_proxy(listen: std::path::PathBuf, to: std::path::PathBuf) {
+fn resetting_proxy(listen: std::path::PathBuf, to: std::path::PathBuf) -> std::sync::Arc<AtomicU64> {
     use std::io::{Read, Write};
     use std::os::unix::net::{UnixListener, UnixStream};
     let listener = UnixListener::bind(listen).unwrap();
+    let logins = std::sync::Arc::new(AtomicU64::new(0));
+    let counted = logins.clone();
     std::thread::spawn(move || {
         for mut client in listener.incoming().flatten() {
             let Ok(mut server) = UnixStream::connect(&to) else { continue };
+            let counted = counted.clone();
             let (mut from_server, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
             std::thread::spawn(move || {
                 let _ = std::io::copy(&mut from_server, &mut to_client);
@@ -472,18 +503,20 @@ fn resetting_proxy(listen: std::path::PathBuf, to: std::path::PathBuf) {
                     return;
                 }
                 let _ = server.write_all(&header).and_then(|()| server.write_all(&login));
+                counted.fetch_add(1, Ordering::SeqCst);
                 let _ = client.read_exact(&mut header);
                 let _ = client.shutdown(std::net::Shutdown::Both);
                 let _ = server.shutdown(std::net::Shutdown::Both);
             });
         }
     });
+    logins
 }
 
 /// A server that resets every connection at its first command, with 2013
 /// ignored, over a unix socket (where a loop waits on its connection's
-/// socket): thousands of reconnects one after the other, and the run
-/// still ends at its time, counting them, without the loop's stack
+/// socket): reconnects one after the other, and the run still ends at
+/// its time, counting each the proxy let log in, without the loop's stack
 /// growing with each (it did once: a reconnect went on inside the
 /// exchange that lost the connection).
 #[test]
@@ -494,8 +527,9 @@ fn a_server_resetting_every_connection_over_a_unix_socket_ends_with_the_run() {
     let (behind, front) = (dir.join("null.sock"), dir.join("reset.sock"));
     let config = NullServerConfig { unix: Some(behind.clone()), cpus: vec![0], ..Default::default() };
     let null = NullServer::start(config).expect("the null server starts");
-    resetting_proxy(front.clone(), behind);
+    let logins = resetting_proxy(front.clone(), behind);
     for backend in backends() {
+        logins.store(0, Ordering::SeqCst);
         let line = format!(
             "oltp_point_select --mysql-socket={} --tables=1 --threads=1 --time=2 --db-ps-mode=disable \
              --mysql-ignore-errors=2013,2006 {backend} run",
@@ -504,8 +538,20 @@ fn a_server_resetting_every_connection_over_a_unix_socket_ends_with_the_run() {
         let (child, started) = spawn(&line);
         let ran = wait(child, started);
         assert_eq!(ran.code, Some(0), "{backend}: {ran}");
-        assert!(ran.took < Duration::from_millis(4_500), "{backend}: {ran}");
-        assert!(counter(&ran, "reconnects:") > 100, "{backend}: {ran}");
+        assert!(ran.took < Duration::from_secs(2) + LOADED_MACHINE, "{backend}: {ran}");
+        let reconnects = counter(&ran, "reconnects:");
+        // Each login the proxy passed on was the first connection, a
+        // reconnect counted, or an attempt the end cut off (said on its
+        // line): however few a loaded machine made, all are accounted for.
+        let failed = ran
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("wirebench: failed reconnect attempts: "))
+            .map_or(0, |rest| rest.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap());
+        let logins = logins.load(Ordering::SeqCst);
+        assert!(reconnects < logins && logins <= reconnects + 1 + failed, "{backend}: {logins} logins: {ran}");
+        // One after the other (hundreds a second on an idle machine).
+        assert!(reconnects >= 10, "{backend}: {ran}");
     }
     drop(null);
     let _ = std::fs::remove_dir_all(&dir);
@@ -534,6 +580,12 @@ mod in_memory {
 
     const CAPS: Capabilities = Capabilities::PROTOCOL_41.union(Capabilities::DEPRECATE_EOF);
 
+    /// The fake servers close their end after 10 s, which ends a loop that
+    /// missed its timeout or its cut (with another error): the loops must
+    /// end well before that, however loaded the machine (the checks are of
+    /// the error each ends with; this bound only tells it from the close).
+    const BEFORE_THE_SERVERS_CLOSE: Duration = Duration::from_secs(5);
+
     /// One COM_QUERY of `sql` per event.
     struct Query(&'static [u8]);
 
@@ -557,7 +609,9 @@ mod in_memory {
         AnswersOnceDeaf,
     }
 
-    fn serve(mut stream: UnixStream, fake: Fake, until: Instant) {
+    /// Serves `stream` as `fake` does until `until`, or until the client
+    /// closes it; whether the client sent anything.
+    fn serve(mut stream: UnixStream, fake: Fake, until: Instant) -> bool {
         stream.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         if let Fake::AnswersOnceDeaf = fake {
             let mut ok = Vec::new();
@@ -565,17 +619,20 @@ mod in_memory {
             stream.write_all(&ok).unwrap();
         }
         let mut sink = [0u8; 64 * 1024];
+        let mut asked = false;
         while Instant::now() < until {
             match fake {
                 // sleep: a deaf server reads nothing, the fault under test.
                 Fake::Deaf | Fake::AnswersOnceDeaf => std::thread::sleep(Duration::from_millis(50)),
                 Fake::Mute => match stream.read(&mut sink) {
-                    Ok(0) => return,
-                    _ => continue,
+                    Ok(0) => return asked,
+                    Ok(_) => asked = true,
+                    Err(_) => continue,
                 },
             }
         }
         let _ = stream.flush();
+        asked
     }
 
     /// epoll; io_uring waiting on its ring (sleeping), and waiting on each
@@ -592,7 +649,8 @@ mod in_memory {
     /// Runs `connections` connections sending `sql`, each to a fake
     /// server, with `limits` as read and write timeouts, `--time` as
     /// `deadline_ms` and a cut at `cut_ms`; the loops' result, the run's
-    /// control and how long the loops took.
+    /// control, how long the loops took, and (from a mute server, which
+    /// ends when the client closes) how many connections sent a command.
     fn run(
         (backend, wait): (Backend, WaitMode),
         fake: Fake,
@@ -600,7 +658,7 @@ mod in_memory {
         limits: (Option<Duration>, Option<Duration>),
         deadline_cut_ms: Option<(u64, u64)>,
         events: Option<u64>,
-    ) -> (Result<(), DriverError>, Arc<RunControl>, Duration) {
+    ) -> (Result<(), DriverError>, Arc<RunControl>, Duration, usize) {
         let connections = 2;
         // On the ring, one loop drives both; waiting on each socket, a
         // loop each.
@@ -650,8 +708,11 @@ mod in_memory {
             }
         }
         let took = started.elapsed();
-        drop(servers);
-        (result, context.control.clone(), took)
+        let asked = match fake {
+            Fake::Mute => servers.into_iter().map(|s| s.join().unwrap_or(false)).filter(|&asked| asked).count(),
+            Fake::Deaf | Fake::AnswersOnceDeaf => 0,
+        };
+        (result, context.control.clone(), took, asked)
     }
 
     /// `--mysql-write-timeout`: a server that takes no more bytes loses
@@ -661,10 +722,10 @@ mod in_memory {
         let big: &'static [u8] = Box::leak(vec![b'x'; 4 << 20].into_boxed_slice());
         for backend in backends() {
             let limits = (None, Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::Deaf, big, limits, None, None);
+            let (result, _, took, _) = run(backend, Fake::Deaf, big, limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::WriteTimeout(_)) && lost.code() == 2006, "{backend:?}: {lost}");
-            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 
@@ -674,10 +735,10 @@ mod in_memory {
     fn a_server_that_stops_answering_is_a_read_timeout() {
         for backend in backends() {
             let limits = (Some(Duration::from_millis(300)), Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::Mute, b"SELECT 1", limits, None, None);
+            let (result, _, took, _) = run(backend, Fake::Mute, b"SELECT 1", limits, None, None);
             let Err(DriverError::Lost { lost, .. }) = result else { panic!("{backend:?}: {result:?}") };
             assert!(matches!(lost, Lost::ReadTimeout(_)) && lost.code() == 2013, "{backend:?}: {lost}");
-            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 
@@ -686,12 +747,16 @@ mod in_memory {
     #[test]
     fn the_cut_ends_the_loops_and_counts_the_stalled() {
         for backend in backends() {
-            let (result, control, took) = run(backend, Fake::Mute, b"SELECT 1", (None, None), Some((200, 500)), None);
+            let (result, control, took, asked) =
+                run(backend, Fake::Mute, b"SELECT 1", (None, None), Some((200, 500)), None);
             result.unwrap_or_else(|e| panic!("{backend:?}: {e}"));
             let stalls = control.stalls();
-            assert_eq!(stalls.connections, 2, "{backend:?}");
-            assert!(stalls.longest_wait_ns >= 400_000_000, "{backend:?}: {stalls:?}");
-            assert!(took < Duration::from_millis(1_500), "{backend:?}: {took:?}");
+            // Each that sent its command before --time (both, unless a
+            // loaded machine started the loop late) waits at the cut.
+            assert!(asked >= 1 && stalls.connections == asked, "{backend:?}: {asked} asked, {stalls:?}");
+            // Sent before --time (200 ms), waiting still at the cut (500 ms).
+            assert!(stalls.longest_wait_ns >= 300_000_000, "{backend:?}: {stalls:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 
@@ -704,13 +769,13 @@ mod in_memory {
         let big: &'static [u8] = Box::leak(vec![b'x'; 4 << 20].into_boxed_slice());
         for backend in backends() {
             let limits = (None, Some(Duration::from_millis(300)));
-            let (result, _, took) = run(backend, Fake::AnswersOnceDeaf, big, limits, None, Some(2));
+            let (result, _, took, _) = run(backend, Fake::AnswersOnceDeaf, big, limits, None, Some(2));
             match result {
                 Ok(()) => {}
                 Err(DriverError::Lost { lost: Lost::WriteTimeout(_), .. }) => {}
                 Err(other) => panic!("{backend:?}: {other}"),
             }
-            assert!(took < Duration::from_secs(2), "{backend:?}: {took:?}");
+            assert!(took < BEFORE_THE_SERVERS_CLOSE, "{backend:?}: {took:?}");
         }
     }
 }

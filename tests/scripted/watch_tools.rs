@@ -294,8 +294,13 @@ impl RequestSpy {
 /// The lines of the page's own data (`<script id="wirebench-data">` in
 /// its DOM) of `kind` (`interval`, `final`, ...).
 pub fn page_lines(dom: &str, kind: &str) -> usize {
+    page_data(dom, kind).len()
+}
+
+/// Those lines themselves.
+pub fn page_data(dom: &str, kind: &str) -> Vec<serde_json::Value> {
     let start = dom.find("id=\"wirebench-data\">").expect("the page's data") + "id=\"wirebench-data\">".len();
     let end = start + dom[start..].find("</script>").unwrap();
     let data: serde_json::Value = serde_json::from_str(&dom[start..end]).unwrap();
-    data["sources"][0]["lines"].as_array().unwrap().iter().filter(|l| l["type"] == kind).count()
+    data["sources"][0]["lines"].as_array().unwrap().iter().filter(|l| l["type"] == kind).cloned().collect()
 }

@@ -169,8 +169,11 @@ fn with(mut args: Vec<String>, more: &[&str]) -> Vec<String> {
     args
 }
 
-/// `--rate=200` for 2 s: about 400 events (Poisson, so ±30% is generous),
-/// and each interim line is followed by sysbench's queue line.
+/// `--rate=200` for 2 s: the events are the arrivals of the run's own
+/// time, and each interim line is followed by sysbench's queue line. What
+/// a loaded machine's stall can change (arrivals left waiting, a queue,
+/// latency from arrival) the run must say: its `Client load:` line's
+/// client delay, its "Target rate not met" line.
 #[test]
 fn rate_paces_the_events() {
     let (_server, args) = null_server();
@@ -179,7 +182,18 @@ fn rate_paces_the_events() {
     let stdout = &out.stdout;
     assert!(stdout.contains("Target transaction rate: 200/sec\n"), "{stdout}");
     let events = counts(stdout).transactions;
-    assert!((280..=520).contains(&events), "{events} events at 200/s for 2 s\n{stdout}");
+    let (total_s, delay_max_ms): (f64, f64) = (number_after(stdout, "total time:"), client_delay_max_ms(stdout));
+    // Unsaid when met: a connection's arrival each, about to start.
+    let waiting = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Target rate not met: "))
+        .map_or(4, |rest| rest.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap());
+    // Poisson arrivals over the measured time: within 6 standard
+    // deviations of 200/s times it, the run's events and those waiting.
+    let due = 200.0 * total_s;
+    let arrived = (events as f64, (events + waiting) as f64);
+    let within = 6.0 * due.sqrt();
+    assert!(arrived.0 <= due + within && arrived.1 >= due - within, "{events} events in {total_s} s\n{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
     let interim: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains("] thds: 4 tps: ")).collect();
     assert!(!interim.is_empty(), "{stdout}");
@@ -190,12 +204,28 @@ fn rate_paces_the_events() {
         let rest = rest.strip_prefix("queue length: ").unwrap_or_else(|| panic!("no queue line: {queue:?}"));
         let (length, concurrency) = rest.split_once(", concurrency: ").unwrap();
         let (length, concurrency): (u64, u64) = (length.parse().unwrap(), concurrency.parse().unwrap());
-        assert!(length < 100 && concurrency <= 4, "{queue}");
+        // 100 arrivals queue in half a second at 200/s: only behind a
+        // client that held them about that long.
+        assert!(length < 100 || delay_max_ms > 250.0 || waiting > 4, "{queue}\n{stdout}");
+        assert!(concurrency <= 4, "{queue}");
     }
     // The latency counts from each arrival: a null server answers in well
-    // under a millisecond, the timer wake-up adds about one at most.
+    // under a millisecond, the timer wake-up adds about one at most, and
+    // the client's own delay what it says.
     let avg: f64 = stdout.lines().find_map(|l| l.trim().strip_prefix("avg:")).unwrap().trim().parse().unwrap();
-    assert!(avg < 20.0, "{stdout}");
+    let under_rate = stdout.split("Latency under --rate (ms):").nth(1).unwrap_or_else(|| panic!("{stdout}"));
+    let max_line = under_rate.lines().find_map(|l| l.trim().strip_prefix("max:")).unwrap_or_default();
+    let service_max_ms: f64 = max_line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap();
+    assert!(avg < 20.0 + delay_max_ms + service_max_ms, "{stdout}");
+}
+
+/// The client's largest delay of an event, from the report's
+/// `Client load:` line (`..., client delay p50 X ms, p99 Y ms, max Z ms, ...`).
+#[track_caller]
+fn client_delay_max_ms(report: &str) -> f64 {
+    let line = report.lines().find(|l| l.starts_with("Client load: ")).unwrap_or_else(|| panic!("{report}"));
+    let max = line.split(", max ").nth(1).and_then(|rest| rest.split(' ').next()?.parse().ok());
+    max.unwrap_or_else(|| panic!("no client delay max in {line:?}"))
 }
 
 /// An overloaded `--rate`: sysbench aborts with "The event queue is full"
@@ -209,7 +239,9 @@ fn rate_past_capacity_runs_to_its_end_and_says_so() {
     let args = with(args, &["--threads=1", "--time=2", "--rate=1000000", "--report-interval=1"]);
     let started = Instant::now();
     let out = ours("oltp_point_select", &args, "run").expect_success();
-    assert!(started.elapsed() < Duration::from_secs(5), "--time ends the run");
+    // 2 s and the end: working through the backlog would take minutes;
+    // the rest is room for a loaded machine.
+    assert!(started.elapsed() < Duration::from_secs(12), "--time ends the run: {:?}", started.elapsed());
     assert!(!out.stderr.contains("event queue is full"), "{}", out.stderr);
     let queue = out.stdout.lines().find(|l| l.contains("] queue length: ")).unwrap_or_else(|| panic!("{}", out.stdout));
     let length: u64 = queue.split("queue length: ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
@@ -221,7 +253,8 @@ fn rate_past_capacity_runs_to_its_end_and_says_so() {
 /// `--report-checkpoints=1,2` on a 3 s run: a full report at 1 s and at
 /// 2 s, each covering the time since the previous one (the statistics
 /// restart), then the final report for the last second. At `--rate=300`
-/// each period holds about 300 events.
+/// the periods hold the arrivals of their time: a period a loaded machine
+/// stretched holds more, and the rates are over each period's own time.
 #[test]
 fn checkpoints_report_and_restart() {
     let (_server, args) = null_server();
@@ -235,6 +268,7 @@ fn checkpoints_report_and_restart() {
     let reports: Vec<&str> = stdout.split("SQL statistics:").skip(1).collect();
     assert_eq!(reports.len(), 3, "{stdout}");
     let before: Vec<&str> = stdout.split("SQL statistics:").collect();
+    let (mut since, mut events, mut waiting) = (0.0, 0, 0);
     for (n, expected_total) in [(0, 1.0), (1, 2.0), (2, 3.0)] {
         let report = reports[n];
         if n < 2 {
@@ -250,10 +284,16 @@ fn checkpoints_report_and_restart() {
             .unwrap()
             .parse()
             .unwrap();
-        assert!((total - expected_total).abs() < 0.35, "report {n}: total time {total}\n{stdout}");
+        // Not before its time; late as a loaded machine makes it.
+        assert!(total > expected_total - 0.05 && total > since, "report {n}: total time {total}\n{stdout}");
         let c = counts(report);
-        assert!((195..=405).contains(&c.transactions), "report {n}: {c:?}\n{stdout}");
+        assert!(c.transactions > 0, "report {n}: {c:?}\n{stdout}");
         assert_eq!(c.read, c.transactions);
+        events += c.transactions;
+        waiting = report
+            .lines()
+            .find_map(|l| l.strip_prefix("Target rate not met: "))
+            .map_or(2, |rest| rest.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap());
         // Per second over the period since the last checkpoint, not since the start.
         let per_sec: f64 = report
             .lines()
@@ -263,13 +303,32 @@ fn checkpoints_report_and_restart() {
             .unwrap()
             .parse()
             .unwrap();
-        assert!((150.0..=450.0).contains(&per_sec), "report {n}: {per_sec}/s\n{stdout}");
+        let period = total - since;
+        let expected = c.transactions as f64 / period;
+        assert!((per_sec - expected).abs() <= expected * 0.01 + 0.01, "report {n}: {per_sec}/s\n{stdout}");
         assert_eq!(number_after::<u64>(report, "total number of events:"), c.transactions);
+        since = total;
     }
-    // The interim lines are not reset by the checkpoints: about 300/s each.
-    for line in stdout.lines().filter(|l| l.contains("] thds: ")) {
+    // Poisson arrivals over the whole time: within 6 standard deviations
+    // of 300/s times it, the periods' events and those left waiting (a
+    // connection's each, unsaid when met).
+    let due = 300.0 * since;
+    let within = 6.0 * due.sqrt();
+    assert!((events as f64) <= due + within && (events + waiting) as f64 >= due - within, "{events}\n{stdout}");
+    // The interim lines are not reset by the checkpoints: about 300/s each,
+    // where the client kept up (nothing waited at the line before or at
+    // its own: a stall across a second's end moves its events).
+    let lines: Vec<&str> = stdout.lines().collect();
+    let queued = |i: usize| {
+        let line = lines.get(i).copied().unwrap_or_default();
+        line.split("queue length: ").nth(1).and_then(|r| r.split(',').next()?.parse::<u64>().ok()).unwrap_or(0)
+    };
+    let mut before = 0;
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| l.contains("] thds: ")) {
         let tps: f64 = line.split("tps: ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
-        assert!((150.0..=450.0).contains(&tps), "{line}");
+        let kept_up = before <= 2 && queued(i + 1) <= 2;
+        assert!(tps > 0.0 && (!kept_up || (150.0..=450.0).contains(&tps)), "{line}\n{stdout}");
+        before = queued(i + 1);
     }
 }
 

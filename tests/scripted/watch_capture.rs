@@ -231,3 +231,40 @@ fn assert_replay_shown(dom: &str, commands: u64) {
     assert!(dom.contains("data-table=\"replay-statements\"") && dom.contains(">select ?<"), "the statement table");
     assert!(dom.matches("<canvas").count() >= 3, "charts not drawn");
 }
+
+/// `replay FILE search` lands each step as `search` does: the receiver
+/// stores the steps by verdict as the JSON lines give them.
+#[test]
+fn a_replay_search_pushes_its_steps() {
+    let Some(prometheus) = Prometheus::start("global: {}\n", &["--web.enable-remote-write-receiver"]) else { return };
+    let server = null_server();
+    let dir = ScratchDir::new("replay-search-watch");
+    let capture = steady_capture(&dir.0);
+    let run = Running::start(&[
+        "replay".to_owned(),
+        capture.display().to_string(),
+        "search".to_owned(),
+        "--mysql-host=127.0.0.1".to_owned(),
+        format!("--mysql-port={}", server.local_addr().unwrap().port()),
+        "--mysql-user=app".to_owned(),
+        "--server-stats=off".to_owned(),
+        "--slo=99:1000".to_owned(),
+        "--search-steps=3".to_owned(),
+        "--search-time=1".to_owned(),
+        "--search-warmup=0".to_owned(),
+        "--search-pause=0".to_owned(),
+        "--format=json".to_owned(),
+        format!("--metrics-push=http://{}/api/v1/write", prometheus.address),
+        "--metrics-label=run=replay-search".to_owned(),
+    ]);
+    let (output, stderr) = run.finish();
+    let lines: Vec<Value> = common::text(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let steps: Vec<&str> =
+        lines.iter().filter(|l| l["type"] == "search_step").map(|l| l["verdict"].as_str().unwrap()).collect();
+    assert!(lines.iter().any(|l| l["type"] == "search") && !steps.is_empty(), "{lines:?} {stderr:?}");
+    for verdict in ["pass", "fail", "client_bound"] {
+        let ran = steps.iter().filter(|v| **v == verdict).count();
+        let query = format!("wirebench_search_steps_total{{run=\"replay-search\",verdict=\"{verdict}\"}}");
+        assert_eq!(stored(&prometheus, &query), ran as f64, "{verdict} steps of {steps:?}");
+    }
+}

@@ -169,7 +169,7 @@
     const summary = kinds.search[kinds.search.length - 1];
     if (summary) {
       const bounds = summary.slo.map((b) => "p" + b.percentile + " <= " + b.max_ms + " ms").join(", ");
-      const found = speeds ? num(summary.max_speed, 2) + "×" : summary.max_rate === null ? "none" : whole(summary.max_rate) + "/s";
+      const found = speeds ? (summary.max_speed === null || summary.max_speed === undefined ? "none" : num(summary.max_speed, 2) + "×") : summary.max_rate === null ? "none" : whole(summary.max_rate) + "/s";
       out.append(el("div", { class: "figures", "data-totals": "search" },
         figure((speeds ? "Highest speed holding " : "Highest rate holding ") + bounds, found, summary.end.replace("_", " ") + " after " + steps.length + " steps")));
     }
@@ -185,7 +185,7 @@
       ? [{ label: "target speed", values: steps.map((s) => s.target_speed === undefined ? null : s.target_speed) }, { label: "achieved speed", values: steps.map((s) => s.achieved_speed) }]
       : [{ label: "target/s", values: steps.map((s) => s.target_tps) }, { label: "achieved/s", values: steps.map((s) => s.achieved_tps) }];
     steps[0].latency_ms.forEach((p, i) => series.push({ label: "p" + p.percentile + " ms", values: steps.map((s) => (s.latency_ms[i] || {}).ms), scale: "ms" }));
-    chart(out, "search", "Each step: target and achieved rate, latency", x, series, { time: false, xLabel: "step", points: true });
+    chart(out, "search", speeds ? "Each step: target and achieved speed, latency" : "Each step: target and achieved rate, latency", x, series, { time: false, xLabel: "step", points: true });
   }
 
   function fuzzSection(kinds, out) {

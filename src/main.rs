@@ -67,7 +67,7 @@ fn main() -> ExitCode {
             }
         },
         Invocation::RecordHelp => printed(Output::Stdout.print(cli::record_help())),
-        Invocation::Record(options) => match run::record_command(&options) {
+        Invocation::Record(options, watch) => match run::record_command(&options, &watch) {
             Ok(_) => ExitCode::SUCCESS,
             Err(run::RecordRunError::Output(e)) => output_failed(&e),
             Err(e) => {
@@ -195,7 +195,7 @@ fn fuzz_status(
         })
     });
     let fuzzed = fuzz(observer);
-    match run::finish_watch(watch, Ok(())) {
+    match run::finish_watch(watch, Ok::<(), run::RunError>(())) {
         Ok(()) => {}
         Err(e) => fatal_line(e),
     }

@@ -244,6 +244,7 @@ pub fn replay_help() -> String {
     let results: Vec<OptDef> = defs::RESULTS.iter().filter(|d| d.name != "sweep-pause").copied().collect();
     section(&mut out, "results:", &results, wirebench);
     section(&mut out, "search:", defs::SEARCH, wirebench);
+    section(&mut out, "metrics options (docs/watching.md):", defs::WATCH, wirebench);
     let mysql: Vec<OptDef> = defs::MYSQL.iter().filter(|d| d.name != "mysql-dry-run").copied().collect();
     section(&mut out, "mysql options:", &mysql, wirebench);
     let engine = shown(defs::ENGINE, &["cpus", "io", "shard", "shards", "start-at"]);
@@ -266,6 +267,7 @@ pub fn record_help() -> String {
          Manual: docs/record.md.\n\n",
     );
     section(&mut out, "record options:", defs::RECORD, Personality::Wirebench);
+    section(&mut out, "metrics options (docs/watching.md):", defs::WATCH, Personality::Wirebench);
     let upstream: Vec<OptDef> = [defs::MYSQL, defs::MYSQL_WIREBENCH, defs::MASTER]
         .iter()
         .flat_map(|group| group.iter())

@@ -174,7 +174,8 @@ pub enum Invocation {
     /// `wirebench replay --help`.
     ReplayHelp,
     /// `wirebench record ...`: the recording proxy.
-    Record(Box<crate::driver::relay::RecordOptions>),
+    /// `wirebench record`, and what watches it (`--metrics-listen`, ...).
+    Record(Box<crate::driver::relay::RecordOptions>, WatchSettings),
     /// `wirebench record --help`.
     RecordHelp,
     /// `--version`.

@@ -12,6 +12,7 @@ use super::into::tls_options;
 use super::null_server::listen_addr;
 use super::opts::{Opts, INT_MAX};
 use super::raw::RawOpt;
+use super::watch_args::watch_settings;
 use super::{value, Invocation};
 use crate::client::Endpoint;
 use crate::driver::relay::{ListenAddress, RecordOptions};
@@ -52,19 +53,23 @@ pub(crate) fn parse_record(opts: &[RawOpt], words: &[&str]) -> Result<Invocation
             opts.int("mysql_connect_timeout", 1, 3600, "seconds from 1 to 3600")?.unwrap_or(CONNECT_TIMEOUT_S),
         ),
     };
+    let watch = watch_settings(&opts, None)?;
     let _ = opts.get("help");
     if let Some(opt) = opts.unused() {
         return Err(CliError::NotHere { option: opt.label(), reason: "not read by wirebench record".to_owned() });
     }
-    Ok(Invocation::Record(Box::new(options)))
+    Ok(Invocation::Record(Box::new(options), watch))
 }
 
 /// Refuses options record does not take, naming the closest it does.
 fn check_record_options(opts: &[RawOpt]) -> Result<(), CliError> {
-    let is_record =
-        |key: &str| defs::is_in(defs::RECORD, key) || defs::RECORD_UPSTREAM.iter().any(|n| defs::key(n) == key);
+    let is_record = |key: &str| {
+        defs::is_in(defs::RECORD, key)
+            || defs::is_in(defs::WATCH, key)
+            || defs::RECORD_UPSTREAM.iter().any(|n| defs::key(n) == key)
+    };
     let Some(opt) = opts.iter().find(|o| !is_record(&o.key)) else { return Ok(()) };
-    let names = defs::RECORD.iter().map(|d| d.name).chain(defs::RECORD_UPSTREAM.iter().copied());
+    let names = defs::RECORD.iter().chain(defs::WATCH).map(|d| d.name).chain(defs::RECORD_UPSTREAM.iter().copied());
     let reason = match defs::closest(&opt.name, names) {
         Some(name) if defs::find(&opt.key).is_none() => format!("unknown option (did you mean --{name}?)"),
         _ => "not an option of record: `wirebench record --help` lists its options".to_owned(),
@@ -171,7 +176,7 @@ mod tests {
     fn parse(list: &[(&str, Option<&str>)]) -> Result<RecordOptions, String> {
         let opts: Vec<RawOpt> = list.iter().map(|(n, v)| RawOpt::arg(n, *v)).collect();
         match parse_record(&opts, &[]) {
-            Ok(Invocation::Record(options)) => Ok(*options),
+            Ok(Invocation::Record(options, _)) => Ok(*options),
             Ok(other) => Err(format!("{other:?}")),
             Err(e) => Err(e.to_string()),
         }

@@ -21,7 +21,7 @@ const USAGE: &str =
     "wirebench replay FILE [run|search] [--speed=N|max] [--mysql-host=...] (see wirebench replay --help)";
 
 /// The groups of a run's options a replay takes besides its own.
-const RUN_GROUPS: [&[OptDef]; 8] = [
+const RUN_GROUPS: [&[OptDef]; 9] = [
     defs::GENERAL,
     defs::DB,
     defs::MYSQL,
@@ -30,6 +30,7 @@ const RUN_GROUPS: [&[OptDef]; 8] = [
     defs::RESULTS,
     defs::SEARCH,
     defs::OPTION_FILES,
+    defs::WATCH,
 ];
 
 /// A run's options that mean nothing to a replay, and why.

@@ -163,7 +163,7 @@ fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutco
         return lua_script_command::execute_script(bench, call, watch);
     }
     if let Some(replay) = &bench.replay {
-        return execute_replay(bench, replay);
+        return execute_replay(bench, replay, watch);
     }
     if bench.command == Command::Help {
         print_banner()?;
@@ -215,7 +215,11 @@ fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutco
 }
 
 /// `wirebench replay FILE [run|search]`.
-fn execute_replay(bench: &Bench, options: &CaptureReplayOptions) -> Result<RunOutcome, RunError> {
+fn execute_replay(
+    bench: &Bench,
+    options: &CaptureReplayOptions,
+    watch: Option<&Arc<Watch>>,
+) -> Result<RunOutcome, RunError> {
     shard_plan::check_start_at(bench.general.start_at)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -227,7 +231,7 @@ fn execute_replay(bench: &Bench, options: &CaptureReplayOptions) -> Result<RunOu
     print_banner()?;
     let setup = (tls.as_ref(), &runtime, &interrupts);
     match bench.command {
-        Command::Search => replay_search::run_replay_search(bench, options, setup),
-        _ => replay_command::execute_one(bench, options, setup),
+        Command::Search => replay_search::run_replay_search(bench, options, setup, watch),
+        _ => replay_command::execute_one(bench, options, setup, watch),
     }
 }

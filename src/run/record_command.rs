@@ -18,16 +18,18 @@ use wirebench_capture::format::{BlockSettings, CaptureHeader, Source};
 
 use super::interrupt::{Interrupts, Signal};
 use super::output::{stderr_line, Output, OutputError};
+use super::watching::start_record_watch;
 use crate::client::{Endpoint, Stream};
 use crate::driver::relay::{
-    start_recording, start_relay, ListenAddress, ListenError, RecordOptions, RecordingError, RecordingSettings,
-    RecordingSummary, RelayListeners, RelayOptions,
+    start_recording, start_relay, ListenAddress, ListenError, RecordOptions, RecordingError, RecordingProgress,
+    RecordingSettings, RecordingSummary, RelayListeners, RelayOptions,
 };
 use crate::driver::{
     allowed_cpus, check_loop_cpus, Clock, CpuUnavailable, DriverError, Finished, LoopContext, RunControl,
 };
-use crate::stats::StatsBoard;
+use crate::stats::{RelayCounts, StatsBoard};
 use crate::transport::tls::{self, TlsConfigError};
+use crate::watch::{Watch, WatchError, WatchSettings};
 
 /// How often the recording seals a block: what a crash may lose.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -63,6 +65,10 @@ pub enum RecordRunError {
     Loop(#[from] DriverError),
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// `--metrics-listen` or `--web` cannot listen, or the report cannot
+    /// be written.
+    #[error(transparent)]
+    Watch(#[from] WatchError),
 }
 
 /// How a recording ended: by a signal, or by itself (`--time`, `--max-size`).
@@ -73,8 +79,15 @@ pub enum RecordEnd {
     Full,
 }
 
-/// Records until the end comes; prints what was written.
-pub fn record_command(options: &RecordOptions) -> Result<RecordEnd, RecordRunError> {
+/// Records until the end comes, watched as `--metrics-listen` and the like
+/// ask; prints what was written.
+pub fn record_command(options: &RecordOptions, watching: &WatchSettings) -> Result<RecordEnd, RecordRunError> {
+    let watch = start_record_watch(watching, options)?;
+    let outcome = record_watched(options, watch.clone());
+    super::finish_watch(watch, outcome)
+}
+
+fn record_watched(options: &RecordOptions, watch: Option<Arc<Watch>>) -> Result<RecordEnd, RecordRunError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -90,7 +103,7 @@ pub fn record_command(options: &RecordOptions) -> Result<RecordEnd, RecordRunErr
     let listeners = RelayListeners::bind(&options.listen)?;
     let cpus = relay_cpus(options)?;
     let file = create_out(&options.out)?;
-    let recorder = Recorder::start(options, relay, listeners, cpus, file)?;
+    let recorder = Recorder::start(options, (relay, listeners, cpus), file, progress_to(watch))?;
     interrupts.attach(&recorder.context.control, &recorder.context.finished);
     say_listening(options, &recorder.listening)?;
     let end = recorder.wait(options.time, &interrupts);
@@ -171,10 +184,9 @@ struct Recorder {
 impl Recorder {
     fn start(
         options: &RecordOptions,
-        relay: RelayOptions,
-        listeners: RelayListeners,
-        cpus: Vec<Option<usize>>,
+        (relay, listeners, cpus): (RelayOptions, RelayListeners, Vec<Option<usize>>),
         file: File,
+        progress: RecordingProgress,
     ) -> Result<Recorder, RecordRunError> {
         let listening = listening_on(&options.listen, &listeners);
         let loops = cpus.len().max(1);
@@ -198,7 +210,7 @@ impl Recorder {
             }
         };
         let settings = recording_settings(options, &listening);
-        let recording = start_recording(file, settings, loops, stop).map_err(RecordRunError::Threads)?;
+        let recording = start_recording(file, settings, loops, stop, progress).map_err(RecordRunError::Threads)?;
         let loops = start_relay(relay, cpus, listeners, recording.inlet, &context).map_err(RecordRunError::Threads)?;
         Ok(Recorder { context, loops, recording: recording.thread, full, listening })
     }
@@ -238,6 +250,13 @@ impl Recorder {
             None => Ok(summary),
         }
     }
+}
+
+/// The recording's counts to the watch, each block and at the end.
+fn progress_to(watch: Option<Arc<Watch>>) -> RecordingProgress {
+    let Some(watch) = watch else { return Box::new(|_: &RelayCounts| {}) };
+    let started = Instant::now();
+    Box::new(move |counts: &RelayCounts| watch.record(counts, started.elapsed().as_secs_f64()))
 }
 
 /// The addresses as bound (a port 0 resolved).

@@ -33,6 +33,7 @@ use crate::replay::{dispatch_capture, CaptureReplayOptions, DispatchPlan, Speed}
 use crate::results::{OutputFormat, ResultLine};
 use crate::stats::{Recording, StatsBoard};
 use crate::transport::tls::ClientTls;
+use crate::watch::Watch;
 
 /// Batches a loop's feed holds: with [`BATCH_BYTES`](crate::driver::replay::feed::BATCH_BYTES)
 /// each, the most a loop has read ahead.
@@ -165,6 +166,9 @@ pub(super) fn replay_once(
     let late = start_clock(bench, &mut context, bench.general.start_at);
     say_started(bench, late);
     sink.clock_started(server_version.as_deref(), late);
+    if let Some(watch) = sink.watch() {
+        watch.replay_speed(speed.factor());
+    }
     let schedule = ReplaySchedule { speed: speed.factor(), start_ns: context.clock.now_ns() + OPEN_LEAD_NS };
     let settings = Arc::new(ReplaySettings { logins, schedule, tally: Mutex::new(ReplayTally::default()) });
     let (senders, plans): (Vec<_>, Vec<_>) = cores
@@ -229,15 +233,22 @@ pub(super) fn execute_one(
     bench: &Bench,
     options: &CaptureReplayOptions,
     setup: (Option<&ClientTls>, &tokio::runtime::Runtime, &Interrupts),
+    watch: Option<&Arc<Watch>>,
 ) -> Result<RunOutcome, RunError> {
     let mut sink = ResultSink::new(bench);
     sink.name_test("replay".to_owned());
+    sink.watch_with(watch.cloned());
     let ran = replay_once(bench, options, options.speed, setup, &mut sink)?;
     let Some(result) = ran.result else { return Ok(ran.outcome) };
     Level::Notice.print(format_args!("{result}\n"))?;
+    let line = ResultLine::Replay(Box::new(result));
     if bench.results.format == OutputFormat::Json {
-        Output::Stdout.json_line(&ResultLine::Replay(Box::new(result.clone())))?;
+        Output::Stdout.json_line(&line)?;
     }
+    if let Some(watch) = watch {
+        watch.line(&line);
+    }
+    let ResultLine::Replay(result) = line else { return Ok(ran.outcome) };
     sink.finish_run(bench)?;
     if let Some(Ending::Truncated { offset, reason }) = &ran.ending {
         stderr_line(format_args!(

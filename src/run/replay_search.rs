@@ -7,6 +7,8 @@
 //! a step the client was the limit of ends the search, as a run's does.
 //! Each step replays the capture from its start for `--search-time`.
 
+use std::sync::Arc;
+
 use super::interrupt::Interrupts;
 use super::output::{Level, Output, OutputError};
 use super::replay_command::replay_once;
@@ -26,6 +28,7 @@ use crate::results::search_record::{
 use crate::results::{OutputFormat, ResultLine};
 use crate::stats::ClientLoad;
 use crate::transport::tls::ClientTls;
+use crate::watch::Watch;
 
 /// The controller's rates are whole numbers: a speed is counted in hundredths.
 const PER_SPEED: f64 = 100.0;
@@ -40,6 +43,7 @@ pub(super) fn run_replay_search(
     bench: &Bench,
     options: &CaptureReplayOptions,
     setup: (Option<&ClientTls>, &tokio::runtime::Runtime, &Interrupts),
+    watch: Option<&Arc<Watch>>,
 ) -> Result<RunOutcome, RunError> {
     let search = bench.search.as_ref().ok_or(RunError::SearchWithoutSlo)?;
     let mut controller = SearchController::new(search.precision, search.max_steps);
@@ -68,6 +72,7 @@ pub(super) fn run_replay_search(
         let speed = target.map_or(Speed::Max, |t| Speed::Times(speed_of(t)));
         let mut sink = ResultSink::new(&step_bench);
         sink.name_test("replay".to_owned());
+        sink.watch_with(watch.cloned());
         let ran = quietly(|| replay_once(&step_bench, options, speed, setup, &mut sink))?;
         let (Some(result), RunOutcome::Completed | RunOutcome::Cut { .. }) = (ran.result, ran.outcome) else {
             outcome = ran.outcome;
@@ -95,14 +100,14 @@ pub(super) fn run_replay_search(
             target_speed: target.map(speed_of),
             achieved_speed: Some(result.achieved_speed),
         });
-        say_step(bench, steps.last(), search.max_steps)?;
+        say_step(bench, steps.last(), search.max_steps, watch)?;
         controller.record(StepOutcome { verdict, achieved: measured.achieved });
     }
     let conclusion = match controller.next() {
         NextStep::Done(conclusion) => conclusion,
         _ => Conclusion { end: SearchEnd::Stopped, max_rate: None },
     };
-    conclude_search(bench, search, (info, steps), conclusion)?;
+    conclude_search(bench, search, (info, steps), conclusion, watch)?;
     Ok(outcome)
 }
 
@@ -156,7 +161,12 @@ fn latency(search: &SearchOptions, measured: &StepMeasure) -> Vec<PercentileValu
 }
 
 /// `[ search step 2/20 ] speed 2.00: held 1.99, commands 8012/s, p99 3.10 ms, errors 0, late starts 0: pass`.
-fn say_step(bench: &Bench, step: Option<&SearchStepResult>, max_steps: u32) -> Result<(), OutputError> {
+fn say_step(
+    bench: &Bench,
+    step: Option<&SearchStepResult>,
+    max_steps: u32,
+    watch: Option<&Arc<Watch>>,
+) -> Result<(), OutputError> {
     let Some(step) = step else { return Ok(()) };
     let speed = step.target_speed.map_or("probe (max)".to_owned(), |s| format!("speed {s:.2}"));
     let verdict = match (step.verdict, &step.near_client_limit) {
@@ -174,8 +184,12 @@ fn say_step(bench: &Bench, step: Option<&SearchStepResult>, max_steps: u32) -> R
         step.errors,
         step.late_starts
     ))?;
+    let line = ResultLine::SearchStep(step.clone());
     if bench.results.format == OutputFormat::Json {
-        Output::Stdout.json_line(&ResultLine::SearchStep(step.clone()))?;
+        Output::Stdout.json_line(&line)?;
+    }
+    if let Some(watch) = watch {
+        watch.line(&line);
     }
     Ok(())
 }
@@ -186,6 +200,7 @@ fn conclude_search(
     search: &SearchOptions,
     (info, steps): (Option<crate::results::RunInfo>, Vec<SearchStepResult>),
     conclusion: Conclusion,
+    watch: Option<&Arc<Watch>>,
 ) -> Result<(), RunError> {
     let max_speed = conclusion.max_rate.map(speed_of);
     let at = max_speed.and_then(|s| steps.iter().rev().find(|step| step.target_speed == Some(s)));
@@ -204,8 +219,8 @@ fn conclude_search(
         _ => format!("Search result: no speed held {} ({:?})", slo_text(&search.slo), conclusion.end),
     };
     Level::Notice.print(format_args!("\n{text}\n"))?;
-    if let (OutputFormat::Json, Some(run)) = (bench.results.format, info) {
-        let summary = SearchSummary {
+    if let (true, Some(run)) = (bench.results.format == OutputFormat::Json || watch.is_some(), info) {
+        let summary = ResultLine::Search(SearchSummary {
             run,
             end: conclusion.end,
             max_rate: None,
@@ -213,8 +228,13 @@ fn conclude_search(
             precision: search.precision,
             steps: steps.clone(),
             max_speed,
-        };
-        Output::Stdout.json_line(&ResultLine::Search(summary))?;
+        });
+        if bench.results.format == OutputFormat::Json {
+            Output::Stdout.json_line(&summary)?;
+        }
+        if let Some(watch) = watch {
+            watch.line(&summary);
+        }
     }
     let last = steps.last();
     match conclusion.end {

@@ -136,6 +136,11 @@ impl ResultSink {
         self.watch = watch;
     }
 
+    /// The watch this sink feeds, if any.
+    pub(super) fn watch(&self) -> Option<&Arc<Watch>> {
+        self.watch.as_ref()
+    }
+
     /// Whether a watch takes the run's intervals (each second when there
     /// is no `--report-interval`): `--report-html`'s charts need them too.
     pub(super) fn watching(&self) -> bool {

@@ -18,6 +18,8 @@
 //! - `hdr_log.rs`: `--hdr-log`, the latencies as an HdrHistogram interval
 //!   log.
 //! - `idle_counts.rs`: what happened to `--idle-connections` ([`IdleCounts`]).
+//! - `relay_counts.rs`: what `wirebench record`'s proxy saw pass
+//!   ([`RelayCounts`]), for the watch.
 //!
 //! Layer: at the bottom; it imports nothing of the crate, so the driver, the
 //! orchestration and the null server can all use it.
@@ -31,6 +33,7 @@ pub(crate) mod histogram;
 pub(crate) mod idle_counts;
 pub(crate) mod kinds;
 pub(crate) mod latency;
+pub(crate) mod relay_counts;
 pub(crate) mod report;
 
 pub use collector::{Collector, LoopStats, StatsBoard};
@@ -45,7 +48,8 @@ pub(crate) use histogram::HistogramParts;
 pub use histogram::{bucket_value, LatencyHistogram, BUCKETS};
 pub use idle_counts::{IdleCounts, IdleTally};
 pub(crate) use kinds::KindTable;
-pub(crate) use latency::HdrLatency;
+pub(crate) use latency::{HdrLatency, HdrRecorder};
+pub use relay_counts::RelayCounts;
 pub use report::CFloat;
 pub use report::{
     ArrivalStats, Banner, FinalReport, HistogramReport, InterimReport, QueueStats, RunHeader, INITIALIZING_WORKERS,

@@ -17,6 +17,7 @@
 //! - `settings.rs`: its configuration ([`WatchSettings`]), which `cli`
 //!   fills.
 //! - `series.rs`: the series' values, updated per interval;
+//!   `capture_series.rs`: replay's own and the recording proxy's;
 //!   `latency_buckets.rs`: the latency histogram's buckets; `families.rs`:
 //!   the series as metric families; `scoreboard.rs`: the last ones
 //!   published, for the scrapes.
@@ -28,6 +29,7 @@
 //! - `page.rs`: the page (its HTML, script and style beside it in the
 //!   page folder, and uPlot, vendored from npm in page/vendor/uplot).
 
+mod capture_series;
 mod exposition;
 mod families;
 mod http_request;
@@ -61,6 +63,7 @@ use series::SeriesValues;
 
 use crate::results::search_record::SearchStepResult;
 use crate::results::{ResultLine, RunInfo};
+use crate::stats::RelayCounts;
 
 /// Writes one line on standard error (the orchestration's).
 pub type Say = fn(&str);
@@ -228,6 +231,10 @@ impl Watch {
         if let ResultLine::SearchStep(step) = line {
             self.search_step(step);
         }
+        if let ResultLine::Replay(result) = line {
+            self.series().set_replay_result(result);
+            self.publish();
+        }
         if let Some(feed) = &self.feed {
             let line = match line {
                 ResultLine::Final(result) => {
@@ -261,6 +268,22 @@ impl Watch {
                 "findings": figures.findings,
             });
             feed.publish(line.to_string());
+        }
+        self.publish();
+    }
+
+    /// A replay, or a replay search's step, starts at `speed` (`None`: as
+    /// fast as it can).
+    pub fn replay_speed(&self, speed: Option<f64>) {
+        self.series().set_replay_speed(speed);
+        self.publish();
+    }
+
+    /// The recording proxy's counts, `elapsed_s` into the recording.
+    pub fn record(&self, counts: &RelayCounts, elapsed_s: f64) {
+        self.series().set_record(counts, elapsed_s);
+        if let Some(feed) = &self.feed {
+            feed.publish(record_line(counts, elapsed_s));
         }
         self.publish();
     }
@@ -350,6 +373,37 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn line_json(line: &ResultLine) -> String {
     serde_json::to_string(line).unwrap_or_else(|e| format!("{{\"type\":\"unwritable\",\"error\":\"{e}\"}}"))
+}
+
+/// The live page's point of a recording: its figures so far.
+fn record_line(counts: &RelayCounts, elapsed_s: f64) -> String {
+    let answered = &counts.answered;
+    let time = &counts.answer_time;
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let answer_ms = (time.count() > 0).then(|| {
+        serde_json::json!({
+            "p50": ms(time.percentile_ns(50.0)),
+            "p99": ms(time.percentile_ns(99.0)),
+            "max": ms(time.max_ns()),
+            "avg": time.mean_ns() / 1e6,
+        })
+    });
+    let line = serde_json::json!({
+        "type": "record",
+        "unix_s": unix_now_ms() as f64 / 1e3,
+        "elapsed_s": elapsed_s,
+        "commands": counts.commands_total(),
+        "reads": answered.reads,
+        "writes": answered.writes,
+        "others": answered.others,
+        "errors": answered.errors,
+        "connections_open": counts.connections_open(),
+        "connections_opened": counts.connections_opened,
+        "upstream_failures": counts.upstream_failures,
+        "bytes": counts.capture_bytes,
+        "answer_ms": answer_ms,
+    });
+    line.to_string()
 }
 
 fn unix_now_ms() -> i64 {

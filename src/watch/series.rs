@@ -11,11 +11,13 @@
 
 use std::collections::BTreeMap;
 
+use super::capture_series::{record_families, replay_families, RecordFigures, ReplayEnding, ReplayFigures};
 use super::families::{Family, FamilyKind};
 use super::latency_buckets::LatencyBuckets;
+use crate::results::replay_record::ReplayResult;
 use crate::results::search_record::{SearchStepResult, StepVerdict};
 use crate::results::IntervalResult;
-use crate::stats::{ErrorCodes, HdrLatency};
+use crate::stats::{ErrorCodes, HdrLatency, RelayCounts};
 
 /// One complete interval, as the orchestration hands it over.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +105,8 @@ pub struct SeriesValues {
     latency: LatencyBuckets,
     search: Option<SearchGauges>,
     fuzz: Option<FuzzFigures>,
+    replay: Option<ReplayFigures>,
+    record: Option<RecordFigures>,
 }
 
 impl SeriesValues {
@@ -197,6 +201,25 @@ impl SeriesValues {
         self.fuzz = Some(figures);
     }
 
+    /// A replay (or a replay search's step) starts at `speed` (`None`:
+    /// as fast as it can).
+    pub fn set_replay_speed(&mut self, speed: Option<f64>) {
+        self.replay.get_or_insert_with(ReplayFigures::default).target_speed = speed;
+    }
+
+    /// A replay's result: its own counters, and the commands that started
+    /// late, which its intervals do not count.
+    pub fn set_replay_result(&mut self, result: &ReplayResult) {
+        self.replay.get_or_insert_with(ReplayFigures::default).ended = Some(ReplayEnding::of(result));
+        let run = self.run.get_or_insert_with(RunCounters::default);
+        run.late_starts = Some(run.late_starts.unwrap_or(0).max(result.late_starts));
+    }
+
+    /// The recording proxy's counts, `elapsed_s` into the recording.
+    pub fn set_record(&mut self, counts: &RelayCounts, elapsed_s: f64) {
+        self.record = Some(RecordFigures { counts: counts.clone(), elapsed_s });
+    }
+
     /// The families of every series that has a value.
     pub fn families(&self) -> Vec<Family> {
         let mut out = Vec::new();
@@ -215,6 +238,12 @@ impl SeriesValues {
         }
         if let Some(fuzz) = &self.fuzz {
             fuzz_families(fuzz, &mut out);
+        }
+        if let Some(replay) = &self.replay {
+            replay_families(replay, &mut out);
+        }
+        if let Some(record) = &self.record {
+            record_families(record, &mut out);
         }
         out
     }
@@ -248,12 +277,17 @@ impl SeriesValues {
             out.push(Family::new("wirebench_dropped_arrivals", Counter, help).with(&[], dropped as f64));
         }
         let g = &self.gauges;
-        let mut connections = Family::new("wirebench_connections", Gauge, "Connections held: active (--threads), idle");
-        connections.push("", &[("state", "active")], g.active as f64);
-        if let Some(idle) = g.idle {
-            connections.push("", &[("state", "idle")], idle as f64);
+        // A replay's connections come and go with the capture's: its own
+        // series count them.
+        if self.replay.is_none() {
+            let mut connections =
+                Family::new("wirebench_connections", Gauge, "Connections held: active (--threads), idle");
+            connections.push("", &[("state", "active")], g.active as f64);
+            if let Some(idle) = g.idle {
+                connections.push("", &[("state", "idle")], idle as f64);
+            }
+            out.push(connections);
         }
-        out.push(connections);
         if let Some(target) = g.target_tps {
             let help = "The target rate over the last interval (--rate, --rate-stages)";
             out.push(Family::new("wirebench_target_transactions_per_second", Gauge, help).with(&[], target));

@@ -20,5 +20,6 @@ mod polling;
 mod server_text;
 mod tls_transcripts;
 mod transcripts;
+mod watch_capture;
 mod watch_page;
 mod watch_tools;

@@ -19,7 +19,7 @@ fn args(rest: &[&str]) -> Vec<String> {
 
 /// `promtool check metrics` finds `text` clean: no error, no lint.
 #[track_caller]
-fn promtool_check(promtool: &std::path::Path, text: &str) {
+pub fn promtool_check(promtool: &std::path::Path, text: &str) {
     let mut check = Command::new(promtool)
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

@@ -73,6 +73,29 @@ impl ImportReport {
     pub(crate) fn skip(&mut self, what: &str) {
         *self.skipped.entry(what.to_owned()).or_default() += 1;
     }
+
+    /// Adds the counts of another reading of the same capture (a
+    /// recording proxy's loops each count their own connections). The
+    /// totals are the writer's, not added.
+    pub fn merge(&mut self, other: ImportReport) {
+        self.connections += other.connections;
+        self.already_open += other.already_open;
+        self.commands += other.commands;
+        self.answers += other.answers;
+        self.answers_missing += other.answers_missing;
+        self.unknown_statement_commands += other.unknown_statement_commands;
+        self.unknown_statement_ids += other.unknown_statement_ids;
+        self.gaps += other.gaps;
+        self.logins_refused += other.logins_refused;
+        self.not_importable.extend(other.not_importable);
+        for (what, n) in other.skipped {
+            *self.skipped.entry(what).or_default() += n;
+        }
+        self.late.count += other.late.count;
+        self.late.max_ns = self.late.max_ns.max(other.late.max_ns);
+        self.times_stepped_back += other.times_stepped_back;
+        self.cut_at = self.cut_at.or(other.cut_at);
+    }
 }
 
 /// Why an import failed.

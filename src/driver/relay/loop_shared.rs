@@ -2,7 +2,7 @@
 //! their records are dated with, the loop's batch of records and the taps'
 //! counts, the options, and the connection ids all loops draw from.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
@@ -23,6 +23,8 @@ pub(super) struct RelayShared {
     pub(super) next_id: Arc<AtomicU64>,
     pub(super) records: RefCell<Vec<Record<'static>>>,
     pub(super) counts: RefCell<ImportReport>,
+    /// Applications answered ERR 2003 since the last batch.
+    pub(super) upstream_failures: Cell<u64>,
 }
 
 impl RelayShared {
@@ -50,6 +52,9 @@ impl RelayShared {
     pub(super) fn ship(&self, inlet: &SyncSender<Shipment>, last: bool) {
         let records = std::mem::take(&mut *self.records.borrow_mut());
         let counts = last.then(|| std::mem::take(&mut *self.counts.borrow_mut()));
-        let _ = inlet.send(Shipment { source: self.index, records, through_ns: self.now_ns(), last: counts });
+        let upstream_failures = self.upstream_failures.take();
+        let shipment =
+            Shipment { source: self.index, records, through_ns: self.now_ns(), last: counts, upstream_failures };
+        let _ = inlet.send(shipment);
     }
 }

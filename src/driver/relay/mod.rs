@@ -28,7 +28,8 @@
 //! - `relay_socket.rs`: a socket both directions of a pair use, TLS
 //!   handshakes on it;
 //! - `tap_copy.rs`: the copy of one direction the tap reads;
-//! - `recording.rs`: the thread that merges the loops' records into the file.
+//! - `recording.rs`: the thread that merges the loops' records into the file;
+//!   `traffic_count.rs`: its count of them, for the watch.
 
 mod listen;
 mod loop_shared;
@@ -37,6 +38,7 @@ mod recording;
 mod relay_loop;
 mod relay_socket;
 mod tap_copy;
+mod traffic_count;
 
 use std::io;
 use std::path::PathBuf;
@@ -45,7 +47,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use listen::{ListenAddress, ListenError, RelayListeners};
-pub use recording::{start_recording, RecordingError, RecordingSettings, RecordingSummary, RecordingThread, Shipment};
+pub use recording::{
+    start_recording, RecordingError, RecordingProgress, RecordingSettings, RecordingSummary, RecordingThread, Shipment,
+};
 
 use super::{DriverError, LoopContext};
 use crate::client::Endpoint;

@@ -98,6 +98,7 @@ async fn upstream_down(client: &RelaySocket, shared: &RelayShared, problem: &str
     let upstream = &shared.options.upstream;
     let message = format!("wirebench record: cannot connect to the server at {upstream}: {problem}");
     shared.notice(&format!("{}: {message}", client.peer_name()));
+    shared.upstream_failures.set(shared.upstream_failures.get() + 1);
     let mut packet = Vec::new();
     ErrPacket { code: 2003, sql_state: None, message: message.as_bytes() }.encode(0, &mut packet);
     let _ = client.write_all(&packet).await;

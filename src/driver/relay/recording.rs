@@ -3,7 +3,8 @@
 //! file. It seals a block at least every `flush_every` (a crash loses at
 //! most that much), asks for the recording to stop once the file reaches
 //! `max_bytes`, and finishes the file (its end block) once every loop has
-//! sent its last batch.
+//! sent its last batch. It counts what it writes ([`TrafficCount`]) and
+//! hands the counts to `progress` at each block it seals and at the end.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -15,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use wirebench_capture::format::{BlockSettings, CaptureHeader, CaptureWriter, Record, RecordMerge, Totals, WriteError};
 use wirebench_capture::import::ImportReport;
+
+use super::traffic_count::TrafficCount;
+use crate::stats::RelayCounts;
 
 /// Batches in flight per loop before a loop waits for the file: a disk
 /// slower than the traffic slows the proxy rather than losing records.
@@ -31,6 +35,8 @@ pub struct Shipment {
     pub through_ns: u64,
     /// With its last batch: what the loop's taps counted.
     pub last: Option<ImportReport>,
+    /// Applications the loop answered ERR 2003 since its last batch.
+    pub upstream_failures: u64,
 }
 
 /// How the file is written.
@@ -44,6 +50,9 @@ pub struct RecordingSettings {
     pub flush_every: Duration,
 }
 
+/// Takes the proxy's counts as the recording goes (the watch's feed).
+pub type RecordingProgress = Box<dyn FnMut(&RelayCounts) + Send>;
+
 /// What was written.
 #[derive(Debug, Clone, Default)]
 pub struct RecordingSummary {
@@ -53,6 +62,8 @@ pub struct RecordingSummary {
     pub bytes: u64,
     /// The file reached `max_bytes`.
     pub full: bool,
+    /// What went through the proxy.
+    pub traffic: RelayCounts,
 }
 
 /// Why the file could not be written; it holds what was written before,
@@ -78,11 +89,12 @@ pub fn start_recording(
     settings: RecordingSettings,
     loops: usize,
     stop: impl Fn() + Send + 'static,
+    progress: RecordingProgress,
 ) -> io::Result<RecordingThread> {
     let (inlet, shipments) = sync_channel(SHIPMENTS_PER_LOOP * loops.max(1));
     let thread = std::thread::Builder::new()
         .name("wirebench-recording".into())
-        .spawn(move || write_shipments(file, &settings, loops, &shipments, &stop))?;
+        .spawn(move || write_shipments(file, &settings, loops, (&shipments, progress), &stop))?;
     Ok(RecordingThread { inlet, thread })
 }
 
@@ -108,28 +120,35 @@ fn write_shipments(
     file: File,
     settings: &RecordingSettings,
     loops: usize,
-    shipments: &Receiver<Shipment>,
+    (shipments, mut progress): (&Receiver<Shipment>, RecordingProgress),
     stop: &dyn Fn(),
 ) -> Result<RecordingSummary, RecordingError> {
     let written = Rc::new(Cell::new(0));
     let out = Counted { out: BufWriter::with_capacity(1 << 20, file), written: written.clone() };
-    let mut file = MergedFile { writer: CaptureWriter::create(out, &settings.header, settings.blocks)?, last_ns: 0 };
+    let writer = CaptureWriter::create(out, &settings.header, settings.blocks)?;
+    let mut file = MergedFile { writer, last_ns: 0, traffic: TrafficCount::default() };
     let mut merge = RecordMerge::new(loops);
     let mut summary = RecordingSummary::default();
     let mut failed: Option<WriteError> = None;
     let mut next_flush = Instant::now() + settings.flush_every;
     while !merge.is_done() {
         match shipments.recv_timeout(next_flush.saturating_duration_since(Instant::now())) {
-            Ok(shipment) => take_shipment(&mut merge, shipment, &mut summary.counts),
+            Ok(shipment) => take_shipment(&mut merge, shipment, &mut summary.counts, &mut file.traffic),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
         if failed.is_some() {
             // The loops must not wait on a file that takes nothing more.
             while merge.pop_ready().is_some() {}
-        } else if let Err(e) = file.write_ready(&mut merge, &mut next_flush, settings.flush_every) {
-            failed = Some(e);
-            stop();
+        } else {
+            match file.write_ready(&mut merge, &mut next_flush, settings.flush_every) {
+                Ok(true) => progress(file.traffic.now(written.get())),
+                Ok(false) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    stop();
+                }
+            }
         }
         let full = settings.max_bytes.is_some_and(|max| written.get() >= max);
         if full && !summary.full && failed.is_none() {
@@ -147,44 +166,38 @@ fn write_shipments(
     let out = file.writer.finish()?;
     out.out.into_inner().map_err(|e| WriteError::Io(e.into_error()))?.sync_data().map_err(WriteError::Io)?;
     summary.bytes = written.get();
+    summary.traffic = file.traffic.now(summary.bytes).clone();
+    progress(&summary.traffic);
     Ok(summary)
 }
 
-fn take_shipment(merge: &mut RecordMerge, shipment: Shipment, counts: &mut ImportReport) {
-    let Shipment { source, records, through_ns, last } = shipment;
+fn take_shipment(merge: &mut RecordMerge, shipment: Shipment, counts: &mut ImportReport, traffic: &mut TrafficCount) {
+    let Shipment { source, records, through_ns, last, upstream_failures } = shipment;
     merge.add(source, records, through_ns);
+    traffic.add_upstream_failures(upstream_failures);
     if let Some(loop_counts) = last {
         merge.end(source);
-        add_counts(counts, loop_counts);
+        counts.merge(loop_counts);
     }
 }
 
-fn add_counts(into: &mut ImportReport, from: ImportReport) {
-    into.connections += from.connections;
-    into.commands += from.commands;
-    into.answers += from.answers;
-    into.answers_missing += from.answers_missing;
-    into.unknown_statement_commands += from.unknown_statement_commands;
-    into.gaps += from.gaps;
-    into.logins_refused += from.logins_refused;
-    into.not_importable.extend(from.not_importable);
-}
-
-/// The capture writer, and the time of the last record it took.
+/// The capture writer, the time of the last record it took, and the
+/// count of what it took.
 struct MergedFile {
     writer: CaptureWriter<Counted>,
     last_ns: u64,
+    traffic: TrafficCount,
 }
 
 impl MergedFile {
     /// Writes the records every loop has promised past, and seals a block
-    /// when one is due.
+    /// when one is due: whether it sealed one.
     fn write_ready(
         &mut self,
         merge: &mut RecordMerge,
         next_flush: &mut Instant,
         every: Duration,
-    ) -> Result<(), WriteError> {
+    ) -> Result<bool, WriteError> {
         while let Some(mut record) = merge.pop_ready() {
             // A loop's records are dated from one monotonic clock as they
             // are made; this only guards the file's order.
@@ -192,12 +205,14 @@ impl MergedFile {
                 record.set_at_ns(self.last_ns);
             }
             self.last_ns = record.at_ns();
+            self.traffic.count(&record);
             self.writer.append(&record)?;
         }
-        if Instant::now() >= *next_flush {
-            self.writer.flush()?;
-            *next_flush = Instant::now() + every;
+        if Instant::now() < *next_flush {
+            return Ok(false);
         }
-        Ok(())
+        self.writer.flush()?;
+        *next_flush = Instant::now() + every;
+        Ok(true)
     }
 }

@@ -91,6 +91,7 @@ async fn serve_loop(index: usize, plan: RelayLoopPlan, context: LoopContext) {
         next_id,
         records: RefCell::new(Vec::new()),
         counts: RefCell::new(ImportReport::default()),
+        upstream_failures: Default::default(),
     });
     if let Some((listeners, loops)) = acceptor {
         tokio::task::spawn_local(accept_all(listeners, loops));

@@ -52,7 +52,7 @@
 
   // Each source's lines, by kind.
   function sorted(source) {
-    const kinds = { interval: [], final: [], sweep: [], search_step: [], search: [], fuzz: [] };
+    const kinds = { interval: [], final: [], sweep: [], search_step: [], search: [], fuzz: [], replay: [], record: [] };
     for (const line of source.lines) if (kinds[line.type]) kinds[line.type].push(line);
     return kinds;
   }
@@ -93,6 +93,59 @@
       [s.kind, whole(s.count), whole(s.errors), ms(s.latency_ms.avg), ...s.latency_ms.percentiles.map((p) => ms(p.ms)), ms(s.latency_ms.max)]));
   }
 
+  // A replay's own totals, in place of a run's: what was replayed of the
+  // capture, how fast, how its answers compare with the captured ones.
+  function replayTotals(replay) {
+    const c = replay.counters, r = replay.rates, l = replay.latency_ms, cap = replay.capture, conns = replay.connections;
+    const notReplayed = Object.entries(replay.not_replayed || {});
+    const skipped = notReplayed.reduce((n, [, k]) => n + k, 0);
+    const boxes = el("div", { class: "figures", "data-totals": "replay" });
+    boxes.append(
+      figure("Commands replayed", whole(replay.commands), num(r.qps, 2) + " per second, of " + whole(cap.commands) + " read from the capture"),
+      figure("Differences", whole(replay.differences), "errors " + whole(replay.errors) + ", answers the capture lacks " + whole(replay.unknown_answers)),
+      figure("Speed", replay.speed === null ? "max" : num(replay.speed, 2) + "×", "held " + num(replay.achieved_speed, 2) + "×, " + num(replay.reached_s, 1) + " s of the capture in " + num(replay.time_s, 1) + " s"),
+      figure("Latency from when due (ms)", "avg " + ms(l.avg), l.percentiles.map((p) => "p" + p.percentile + " " + ms(p.ms)).join(", ") + ", max " + ms(l.max)),
+      figure("Not replayed", whole(skipped), notReplayed.length ? notReplayed.map(([why, n]) => why + " " + whole(n)).join(", ") : "every command due was sent"),
+      figure("Connections", whole(conns.replayed), "opened " + whole(conns.opened) + ", lost " + whole(conns.lost) + ", logins refused " + whole(conns.refused.reduce((n, x) => n + x.connections, 0))),
+      figure("Late starts", whole(replay.late_starts), "commands sent over a second after their time; reconnects " + whole(c.reconnects)),
+      figure("Capture", cap.source + ", answers " + cap.answers, cap.file + (cap.complete ? "" : " (" + (cap.problem || "incomplete") + ")")),
+    );
+    return boxes;
+  }
+
+  function brief(b, k) {
+    return b ? ms(b[k]) : "-";
+  }
+
+  function replayStatements(replay) {
+    const rows = replay.statements.map((s) => [
+      el("code", {}, s.statement), whole(s.count), whole(s.captured_count),
+      brief(s.latency_ms, "p50"), brief(s.captured_latency_ms, "p50"), brief(s.latency_ms, "p99"), brief(s.captured_latency_ms, "p99"),
+      whole(s.rows), whole(s.captured_rows),
+      Object.entries(s.errors).map(([code, n]) => code + ": " + whole(n)).join(", ") || "-",
+      Object.entries(s.differences).map(([kind, n]) => kind.replace("_", " ") + ": " + whole(n)).join(", ") || "-",
+    ]);
+    const t = table(["statement", "replayed", "captured", "p50 ms", "captured p50", "p99 ms", "captured p99", "rows", "captured rows", "errors", "differences"], rows);
+    t.setAttribute("data-table", "replay-statements");
+    return t;
+  }
+
+  function replayExamples(replay) {
+    const rows = [];
+    for (const s of replay.statements) for (const e of s.examples) rows.push([e.kind.replace("_", " "), el("code", {}, e.text), "connection " + e.connection + ", command " + e.command + ", at " + num(e.at_s, 3) + " s", e.captured, e.replayed]);
+    if (!rows.length) return null;
+    const t = table(["difference", "command", "where", "captured", "replayed"], rows);
+    t.setAttribute("data-table", "replay-differences");
+    return t;
+  }
+
+  function replaySection(replay, out) {
+    out.append(el("h2", {}, "Replay"), replayTotals(replay));
+    out.append(el("h3", {}, "Per statement: replayed against captured"), replayStatements(replay));
+    const examples = replayExamples(replay);
+    out.append(el("h3", {}, "Differences from the capture"), examples || el("p", { class: "note" }, "No answer differed from the captured one."));
+  }
+
   function stepFigures(kinds) {
     if (kinds.sweep.length) return kinds.sweep[kinds.sweep.length - 1].steps;
     return kinds.final.map((f) => {
@@ -111,21 +164,28 @@
     const steps = kinds.search.length ? kinds.search[kinds.search.length - 1].steps : kinds.search_step;
     if (!steps.length) return;
     out.append(el("h2", {}, "Capacity search"));
+    // A replay's search steps are speeds of the capture, not rates.
+    const speeds = steps.some((s) => s.achieved_speed !== undefined && s.achieved_speed !== null);
     const summary = kinds.search[kinds.search.length - 1];
     if (summary) {
       const bounds = summary.slo.map((b) => "p" + b.percentile + " <= " + b.max_ms + " ms").join(", ");
-      const found = summary.max_rate === null ? "none" : whole(summary.max_rate) + "/s";
+      const found = speeds ? (summary.max_speed === null || summary.max_speed === undefined ? "none" : num(summary.max_speed, 2) + "×") : summary.max_rate === null ? "none" : whole(summary.max_rate) + "/s";
       out.append(el("div", { class: "figures", "data-totals": "search" },
-        figure("Highest rate holding " + bounds, found, summary.end.replace("_", " ") + " after " + steps.length + " steps")));
+        figure((speeds ? "Highest speed holding " : "Highest rate holding ") + bounds, found, summary.end.replace("_", " ") + " after " + steps.length + " steps")));
     }
     const ps = steps[0].latency_ms.map((p) => "p" + p.percentile + " ms");
-    out.append(table(["step", "phase", "target/s", "achieved/s", ...ps, "errors", "late starts", "client busy", "verdict"], steps.map((s) =>
-      [s.index, s.phase, s.target_tps === null ? "unthrottled" : whole(s.target_tps), num(s.achieved_tps, 1), ...s.latency_ms.map((p) => ms(p.ms)),
+    const target = (s) => speeds ? (s.target_speed === null || s.target_speed === undefined ? "max" : num(s.target_speed, 2) + "×") : (s.target_tps === null ? "unthrottled" : whole(s.target_tps));
+    const achieved = (s) => speeds ? num(s.achieved_speed, 2) + "× (" + num(s.achieved_tps, 1) + "/s)" : num(s.achieved_tps, 1);
+    const heads = speeds ? ["target speed", "achieved speed"] : ["target/s", "achieved/s"];
+    out.append(table(["step", "phase", ...heads, ...ps, "errors", "late starts", "client busy", "verdict"], steps.map((s) =>
+      [s.index, s.phase, target(s), achieved(s), ...s.latency_ms.map((p) => ms(p.ms)),
         whole(s.errors), whole(s.late_starts), s.client ? num(100 * s.client.busy_share, 0) + " %" : "-", verdictCell(s)])));
     const x = steps.map((s) => s.index);
-    const series = [{ label: "target/s", values: steps.map((s) => s.target_tps) }, { label: "achieved/s", values: steps.map((s) => s.achieved_tps) }];
+    const series = speeds
+      ? [{ label: "target speed", values: steps.map((s) => s.target_speed === undefined ? null : s.target_speed) }, { label: "achieved speed", values: steps.map((s) => s.achieved_speed) }]
+      : [{ label: "target/s", values: steps.map((s) => s.target_tps) }, { label: "achieved/s", values: steps.map((s) => s.achieved_tps) }];
     steps[0].latency_ms.forEach((p, i) => series.push({ label: "p" + p.percentile + " ms", values: steps.map((s) => (s.latency_ms[i] || {}).ms), scale: "ms" }));
-    chart(out, "search", "Each step: target and achieved rate, latency", x, series, { time: false, xLabel: "step", points: true });
+    chart(out, "search", speeds ? "Each step: target and achieved speed, latency" : "Each step: target and achieved rate, latency", x, series, { time: false, xLabel: "step", points: true });
   }
 
   function fuzzSection(kinds, out) {
@@ -142,7 +202,31 @@
       { label: "execs/s", values: rate }, { label: "states", values: kinds.fuzz.map((f) => f.states), scale: "n" }], {});
   }
 
-  function intervalCharts(intervals, out) {
+  // `wirebench record`: what passed through the proxy, each second.
+  function recordSection(kinds, out) {
+    const points = kinds.record;
+    if (!points.length) return;
+    const last = points[points.length - 1];
+    const a = last.answer_ms;
+    out.append(el("h2", {}, "Recording"));
+    out.append(el("div", { class: "figures", "data-totals": "record" },
+      figure("Commands recorded", whole(last.commands), num(last.commands / Math.max(last.elapsed_s, 1e-9), 1) + " per second over " + num(last.elapsed_s, 1) + " s"),
+      figure("Statements answered", whole(last.reads + last.writes + last.others), "read " + whole(last.reads) + ", write " + whole(last.writes) + ", other " + whole(last.others) + ", errors " + whole(last.errors)),
+      figure("Server's answer time (ms)", a ? "p50 " + ms(a.p50) : "-", a ? "p99 " + ms(a.p99) + ", max " + ms(a.max) + ", avg " + ms(a.avg) : "no answer yet"),
+      figure("Connections open", whole(last.connections_open), "recorded " + whole(last.connections_opened) + ", server unreachable " + whole(last.upstream_failures)),
+      figure("Capture written", num(last.bytes / 1048576, 2) + " MiB", whole(last.bytes) + " bytes")));
+    const x = points.map((p) => p.unix_s);
+    const per = (k) => points.map((p, i) => i === 0 ? null : (p[k] - points[i - 1][k]) / Math.max(p.elapsed_s - points[i - 1].elapsed_s, 1e-9));
+    chart(out, "record", "Commands and errors per second", x, [{ label: "commands/s", values: per("commands") }, { label: "errors/s", values: per("errors"), scale: "errors" }], {});
+    chart(out, "record-answer", "The server's answer time since the start (ms)", x, [
+      { label: "p50", values: points.map((p) => p.answer_ms ? p.answer_ms.p50 : null) },
+      { label: "p99", values: points.map((p) => p.answer_ms ? p.answer_ms.p99 : null) }], {});
+    chart(out, "record-connections", "Connections open and the capture's size", x, [
+      { label: "connections", values: points.map((p) => p.connections_open) },
+      { label: "MiB written", values: points.map((p) => p.bytes / 1048576), scale: "MiB" }], {});
+  }
+
+  function intervalCharts(intervals, out, replayed) {
     if (!intervals.length) return;
     out.append(el("h2", {}, "Over time"));
     const x = intervals.map((i) => i.start_unix_s + i.interval_s);
@@ -163,10 +247,11 @@
     if (intervals.some((i) => i.late_starts !== null && i.late_starts !== undefined)) errors.push({ label: "late starts/s", values: intervals.map((i) => i.late_starts === null ? null : i.late_starts / i.interval_s) });
     if (intervals.some((i) => i.dropped !== null && i.dropped !== undefined)) errors.push({ label: "dropped/s", values: intervals.map((i) => i.dropped === null ? null : i.dropped / i.interval_s) });
     chart(out, "errors", "Errors, reconnects and late starts per second", x, errors, {});
-    const conns = [{ label: "connections", values: intervals.map((i) => i.threads) }];
+    // A replay's connections are the capture's, which its intervals do not count.
+    const conns = replayed ? [] : [{ label: "connections", values: intervals.map((i) => i.threads) }];
     if (intervals.some((i) => i.idle_connections !== undefined)) conns.push({ label: "idle connections", values: intervals.map((i) => i.idle_connections === undefined ? null : i.idle_connections) });
     if (intervals.some((i) => i.client_busy !== undefined)) conns.push({ label: "client busy %", values: intervals.map((i) => i.client_busy === undefined ? null : 100 * i.client_busy), scale: "%" });
-    chart(out, "connections", "Connections and the client's load", x, conns, {});
+    if (conns.length) chart(out, "connections", replayed ? "The client's load" : "Connections and the client's load", x, conns, {});
     if (intervals.some((i) => i.server)) {
       const f = (k, scale) => intervals.map((i) => (i.server && i.server.figures[k] !== null ? i.server.figures[k] : null));
       chart(out, "server", "The server (--server-stats)", x, [
@@ -242,7 +327,10 @@
       // Side by side (compare), the table by connections below has each
       // file's figures.
       const last = searched || sources.length > 1 ? null : kinds.final[kinds.final.length - 1];
-      if (last) {
+      const replay = searched || sources.length > 1 ? null : kinds.replay[kinds.replay.length - 1];
+      if (replay) {
+        replaySection(replay, section);
+      } else if (last) {
         section.append(el("h2", {}, kinds.final.length > 1 ? "Last step's totals" : "Totals"), runTotals(last));
         const statements = statementsTable(last);
         if (statements && sources.length === 1) section.append(el("h3", {}, "Per statement kind (ms)"), statements);
@@ -251,7 +339,8 @@
       }
       if (sources.length === 1) {
         fuzzSection(kinds, section);
-        intervalCharts(kinds.interval, section);
+        recordSection(kinds, section);
+        intervalCharts(kinds.interval, section, kinds.replay.length > 0);
       }
     }
     connectionCharts(sources, main);

@@ -374,3 +374,19 @@ fn an_abandoned_connection_counts_its_commands_as_not_replayed() {
     assert_eq!(bench.fill(1).0, ReplayStep::Quit);
     assert_eq!(bench.tally.differences(), 0);
 }
+
+/// A connection whose records keep coming before it has used the last
+/// (a long one, fed ahead of its schedule) keeps only what it has not
+/// used: its queue does not grow with the capture.
+#[test]
+fn a_connection_fed_ahead_holds_only_what_it_has_not_used() {
+    let mut bench = ConnBench::at_speed(None);
+    bench.command(0, 0, b"\x03SELECT 1", false);
+    for n in 1..10_000u64 {
+        bench.command(n, 0, b"\x03SELECT 1", false);
+        let (step, _) = bench.fill(n);
+        assert_eq!(step, ReplayStep::Answer);
+        bench.answer(n, &ok_packet(0));
+    }
+    assert!(bench.conn.queue.len() < 4096, "the queue holds {} bytes", bench.conn.queue.len());
+}

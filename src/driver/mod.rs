@@ -96,9 +96,7 @@ pub(crate) use tasks::start_gate::{StartGate, Started};
 pub(crate) use threads::cpus::{allowed_cpus, check_loop_cpus, CpuUnavailable};
 pub use threads::loop_usage::{LoopLoad, LoopUsage, SpanWork};
 pub use threads::spawn::{Finished, FinishedGuard};
-pub(crate) use wait_plan::{
-    plan_wait, waits_on_its_socket, LoopRuns, LoopSite, ServerPlacement, ServerPlacements, WaitRequest,
-};
+pub(crate) use wait_plan::{plan_wait, LoopRuns, LoopSite, ServerPlacement, ServerPlacements, WaitRequest};
 pub use wait_plan::{LoopWait, WaitMode, WaitReason};
 
 use backends::run_loop;

@@ -15,8 +15,8 @@ use crate::cli::Bench;
 use crate::client::Connection;
 use crate::driver::backends::dry::{DryConn, DryLoopPlan};
 use crate::driver::{
-    allowed_cpus, plan_wait, waits_on_its_socket, Backend, ConnPlan, EventPipeline, LoopPlan, LoopRuns, LoopSite,
-    LoopWait, PsMode, Redial, ServerPlacement, ServerPlacements, StdSocket, WaitRequest,
+    allowed_cpus, plan_wait, Backend, ConnPlan, EventPipeline, LoopPlan, LoopRuns, LoopSite, LoopWait, PsMode, Redial,
+    ServerPlacement, ServerPlacements, StdSocket, WaitRequest,
 };
 use crate::rand::{RandParams, Rng};
 use crate::transport::tls::ClientTls;
@@ -31,11 +31,6 @@ const CONNECT_PARALLELISM: usize = 256;
 /// there only takes CPU from the server and wakes more threads
 /// (docs/benchmarking.md#connections-per-loop).
 const CONNECTIONS_PER_LOOP: usize = 256;
-
-/// With answers awaited on each socket (see [`on_sockets`]), at most this
-/// many loops a core (one per connection): beyond, connections share loops
-/// on the ring (each loop's statistics take about a megabyte).
-const SOCKET_WAIT_LOOPS_PER_CORE: usize = 8;
 
 /// What every connection of the run is made from: the workload's
 /// statements and scripts, the generators' settings, the engine options.
@@ -228,36 +223,13 @@ pub(super) fn plan_loops(
         pipeline: bench.engine.pipeline,
         our_cpus: our_cpus.as_deref(),
     };
-    let (cpus, loops) = if on_sockets(bench, &opened, &servers, &request, cpus.len()) {
-        // Unpinned: a connection's thread goes where the server's wakes it.
-        (Vec::new(), opened.len().max(1))
-    } else {
-        let loops = loop_count(bench, &cpus, server);
-        (cpus, loops)
-    };
+    let loops = loop_count(bench, &cpus, server);
     let grouped = net_loops(opened, maker, &cpus, loops, runtime)?;
     let plans = grouped.into_iter().map(|(cpu, connections)| {
         let wait = loop_wait(&request, cpu, &connections, &servers);
         LoopPlan { cpu, connections, wait }
     });
     Ok(Ok(Loops::Net(plans.collect())))
-}
-
-/// Whether each connection gets a loop of its own, unpinned, that waits
-/// for its answers on its socket: when the wait plan says a connection to
-/// each of the servers would (`driver::waits_on_its_socket`), `--cpus` is not given, and
-/// there are at most [`SOCKET_WAIT_LOOPS_PER_CORE`] connections a core.
-fn on_sockets(
-    bench: &Bench,
-    opened: &[Opened],
-    servers: &ServerPlacements,
-    request: &WaitRequest<'_>,
-    cores: usize,
-) -> bool {
-    if bench.engine.cpus.is_some() || opened.is_empty() || opened.len() > cores.max(1) * SOCKET_WAIT_LOOPS_PER_CORE {
-        return false;
-    }
-    servers.all().all(|server| waits_on_its_socket(request, server))
 }
 
 /// How a built-in test's loop on `cpu` holding `connections` waits.

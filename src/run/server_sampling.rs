@@ -3,6 +3,7 @@
 //! what the report thread does with its samples.
 
 use std::collections::BTreeSet;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::output::{stderr_line, Console};
@@ -85,7 +86,7 @@ fn sampler_given_up<T>(bench: &Bench, error: SamplerError) -> Result<Option<T>, 
     if bench.server_stats.asked {
         return Err(error.into());
     }
-    stderr_line(format_args!("wirebench: {error}; the run goes on without the server's figures"));
+    say_once(format!("wirebench: {error}; the run goes on without the server's figures"));
     Ok(None)
 }
 
@@ -98,11 +99,11 @@ fn say_where(bench: &Bench, sampler: &Sampler) {
     }
     let endpoint = &sampler.endpoint;
     match sampler.location {
-        ServerLocation::Elsewhere => stderr_line(format_args!(
+        ServerLocation::Elsewhere => say_once(format!(
             "wirebench: --server-stats: {endpoint} is on another host: only its status counters are sampled (no CPU \
              time, memory or context switches); --server-pid=PID names this host's own server behind a port forward"
         )),
-        ServerLocation::ThisHostUnfound => stderr_line(format_args!(
+        ServerLocation::ThisHostUnfound => say_once(format!(
             "wirebench: --server-stats: {endpoint} is on this host, but its process could not be found through the \
              socket (another user's?): only its status counters are sampled; --server-pid=PID names it"
         )),
@@ -112,11 +113,23 @@ fn say_where(bench: &Bench, sampler: &Sampler) {
     if servers.len() > 1 {
         let others: Vec<&String> = servers.iter().filter(|s| *s != endpoint).collect();
         let others: Vec<&str> = others.iter().map(|s| s.as_str()).collect();
-        stderr_line(format_args!(
+        say_once(format!(
             "wirebench: --server-stats samples {endpoint} only; the run's connections also go to {}: the check of its \
              Questions against the run's statements is left out",
             others.join(", ")
         ));
+    }
+}
+
+/// `line` on stderr unless this process said it already: a search's
+/// steps and a sweep's runs each start sampling, and what the sampler found
+/// at the start of the first is news only once.
+fn say_once(line: String) {
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !said.contains(&line) {
+        stderr_line(&line);
+        said.push(line);
     }
 }
 

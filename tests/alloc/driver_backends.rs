@@ -271,7 +271,8 @@ impl Shape {
 }
 
 /// The loops of `shape`, awaiting answers as `answers` says: waiting on
-/// each socket, a loop per connection, as the run plans them.
+/// each socket, a loop per connection (the socket loop, which a script's
+/// states get), or on the backend.
 async fn plans(
     server: &TestServer,
     shape: &Shape,

@@ -579,7 +579,7 @@ mod in_memory {
     }
 
     /// epoll; io_uring waiting on its ring (sleeping), and waiting on each
-    /// socket (a loop per connection, as the run plans it).
+    /// socket (a loop per connection: the socket loop).
     fn backends() -> Vec<(Backend, WaitMode)> {
         let mut backends = vec![(Backend::Tokio, WaitMode::Sleep)];
         if crate::common::ring_here() {

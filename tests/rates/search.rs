@@ -253,6 +253,9 @@ fn steps_that_run_out_before_any_rate_holds_are_an_error() {
     assert_eq!(out.code, Some(1), "{stderr}");
     assert!(stderr.contains("--search-steps=3 ran out before any rate held the bounds"), "{stderr}");
     assert!(stderr.contains("raise --search-steps"), "it says what to do: {stderr}");
+    // --format=json samples the server by default; the null server has no
+    // counters to sample, which is said once, not once a step.
+    assert_eq!(stderr.matches("has none of the variables sampled").count(), 1, "{stderr}");
     let summary = summary(&out);
     assert_eq!(summary["end"], "step_cap", "{summary}");
     assert_eq!(summary["max_rate"], Value::Null, "{summary}");

@@ -11,10 +11,13 @@
 //!
 //! - The epoll backend sleeps in `epoll_wait`; a script's other commands
 //!   (its top level, `prepare`, `cleanup`, ...) sleep.
-//! - An unpinned loop holding one connection, one query in flight, to a
-//!   server that shares our cores over a unix socket and runs a thread per
-//!   connection waits on that socket, as sysbench's threads do
-//!   (docs/benchmarking.md#waits-on-the-socket).
+//! - A script's unpinned loop holding one state's connection, one query
+//!   in flight, to a server that shares our cores over a unix socket and
+//!   runs a thread per connection waits on that socket, as sysbench's
+//!   threads do (docs/benchmarking.md#waits-on-the-socket). A built-in
+//!   test's loops keep the ring there: their pinned loop on the ring drove
+//!   as many queries for less of the client's CPU
+//!   (docs/benchmarking.md#built-in-tests-on-the-ring).
 //! - A pinned loop sleeps, whoever else runs on its core: spinning there
 //!   gained no more than the rounds' spread and cost more of the client's
 //!   CPU (docs/benchmarking.md#adaptive-spinning-against-sleeping). What the
@@ -170,10 +173,11 @@ pub fn plan_wait(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> LoopWait {
     }
 }
 
-/// Whether the loop waits on its connection's socket: unpinned, one
-/// connection, to a server that suits it ([`server_suits_socket_waits`]).
+/// Whether the loop waits on its connection's socket: a script's, unpinned,
+/// one connection, to a server that suits it ([`server_suits_socket_waits`]).
 fn suits_socket_waits(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> bool {
-    site.cpu.is_none()
+    matches!(site.runs, LoopRuns::ScriptStates { .. })
+        && site.cpu.is_none()
         && site.connections == 1
         && !site.servers.is_empty()
         && site.servers.iter().all(|s| server_suits_socket_waits(request, s))
@@ -184,16 +188,6 @@ fn suits_socket_waits(request: &WaitRequest<'_>, site: &LoopSite<'_>) -> bool {
 /// a thread per connection.
 fn server_suits_socket_waits(request: &WaitRequest<'_>, server: &ServerPlacement) -> bool {
     request.pipeline <= 1 && server.unix && server.thread_per_connection() && server.shares_cores(request.our_cpus)
-}
-
-/// Whether a built-in test's connection to `server`, given an unpinned loop
-/// of its own, would wait for its answers on its socket: what the run's
-/// layout asks before it gives each connection a loop (the rule above,
-/// for that loop, under `--poll=auto` on io_uring).
-pub fn waits_on_its_socket(request: &WaitRequest<'_>, server: &ServerPlacement) -> bool {
-    request.asked.explicit().is_none()
-        && request.backend != Backend::Tokio
-        && server_suits_socket_waits(request, server)
 }
 
 impl LoopWait {
@@ -303,8 +297,8 @@ mod tests {
             (Test, Some(0), 16, vec![&elsewhere], uring, 1, Sleep, R::Pinned),
             (Test, Some(0), 1, vec![&mariadb], uring, 1, Sleep, R::Pinned),
             (Test, Some(0), 16, vec![&elsewhere], epoll, 1, Sleep, R::Epoll),
-            // Built-in tests: a loop per connection, unpinned.
-            (Test, None, 1, vec![&mariadb], uring, 1, OnSocket, R::OnItsSocket),
+            // Built-in tests, unpinned (no core to pin to): the ring.
+            (Test, None, 1, vec![&mariadb], uring, 1, Sleep, R::Unpinned),
             (Test, None, 1, vec![&mariadb], uring, 4, Sleep, R::Unpinned),
             (Test, None, 1, vec![&mariadb_tcp], uring, 1, Sleep, R::Unpinned),
             (Test, None, 1, vec![&proxy], uring, 1, Sleep, R::Unpinned),
@@ -337,28 +331,6 @@ mod tests {
             let wait = plan_wait(&request, &site);
             assert_eq!(wait, LoopWait { mode, why }, "{site:?} on {backend:?}");
         }
-    }
-
-    /// What the layout asks ([`waits_on_its_socket`]) is what the rule
-    /// says for a built-in test's unpinned loop of one connection.
-    #[test]
-    fn a_loop_per_connection_waits_on_its_socket_as_the_rule_says() {
-        let servers = [local(7, &[0, 1], 64, true), local(7, &[0, 1], 64, false), local(9, &[0, 1], 4, true)];
-        let (ours, mut agreed) = ([0, 1], 0);
-        for server in servers.iter().chain([&other_host(), &unfound()]) {
-            for asked in [PollMode::Auto, PollMode::Sleep, PollMode::Spin] {
-                for backend in [Backend::Uring, Backend::Tokio] {
-                    for pipeline in [1, 4] {
-                        let request = WaitRequest { asked, backend, pipeline, our_cpus: Some(&ours) };
-                        let site = LoopSite { cpu: None, connections: 1, runs: LoopRuns::Test, servers: vec![server] };
-                        let on_socket = plan_wait(&request, &site).mode == WaitMode::OnSocket;
-                        assert_eq!(waits_on_its_socket(&request, server), on_socket, "{server:?} {request:?}");
-                        agreed += usize::from(on_socket);
-                    }
-                }
-            }
-        }
-        assert_eq!(agreed, 1, "one case waits on its socket: MariaDB over a unix socket, --poll=auto, io_uring");
     }
 
     #[test]

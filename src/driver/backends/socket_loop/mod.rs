@@ -12,7 +12,7 @@
 //! sleeping for it; a ring's completion gives no such hint. `poll(2)`, not
 //! a blocking `recv`, which a unix socket also wakes when the server reads
 //! the query (docs/benchmarking.md#waits-on-the-socket). A loop here holds
-//! one connection (or a script's state, one call at a time), so a wait
+//! a script's state (one call at a time, on one connection), so a wait
 //! watches one socket; a loop's idle connections are looked at on their
 //! own tick, never in that wait.
 //!

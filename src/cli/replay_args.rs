@@ -15,6 +15,7 @@ use super::opts::Opts;
 use super::raw::RawOpt;
 use super::{value, Command, Invocation, Test};
 use crate::replay::{CaptureReplayOptions, Speed, UserMapping};
+use crate::results::shard_info::fnv1a_hex;
 use crate::workload::legacy::LegacyOptions;
 
 const USAGE: &str =
@@ -85,10 +86,12 @@ pub(crate) fn parse_capture_replay(
         // A replay runs to the capture's end.
         bench.general.time = None;
     }
-    // What its shards share: the capture, not a test's options.
+    // What its shards share: the capture (by its file name, which is the
+    // same on every shard's host, not its path), not a test's options.
     if let Some(identity) = bench.results.run_identity.as_mut() {
         (identity.test, identity.time) = ("replay".to_owned(), bench.general.time);
-        identity.script = Some(options.file.display().to_string());
+        let name = options.file.file_name().unwrap_or(options.file.as_os_str());
+        identity.script = Some(fnv1a_hex(name.as_encoded_bytes()));
     }
     if command == Command::Search && options.speed != Speed::Times(1.0) {
         return Err(CliError::Conflict(

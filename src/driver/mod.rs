@@ -80,11 +80,15 @@ pub(crate) use engine_options::EngineOptions;
 pub use engine_options::{IdleSettings, IgnoreErrors, IoBackend, PollMode, PsMode};
 pub use pacing::arrivals::Arrival;
 pub use pacing::budget::Budget;
+// What a replayed connection is without I/O, for tests/alloc's replay case.
 pub use pacing::event_permits::ExtraEvents;
 pub use pacing::rate_stages::{RateStages, Stage, StagesError};
 pub use pacing::run_control::{Backlog, RunControl, Stalls, Tardiness};
 pub(crate) use pacing::shard_split::Shard;
 pub(crate) use pacing::Admission;
+pub use replay::feed::{CapturedAnswer, CommandItem, FeedItem, COMMAND_ANSWER_CAPTURED};
+pub use replay::replay_tally::ReplayTally;
+pub use replay::replayed_conn::{ReplaySchedule, ReplayStep, ReplayTurn, ReplayedConn};
 pub(crate) use tasks::fiber_task::{
     with_caller, ConnId, CounterKind, EventTimes, OpenedConn, TaskBody, TaskError, TaskMaker,
 };

@@ -9,26 +9,11 @@ use std::borrow::Cow;
 
 use wirebench_capture::format::{Command, Source};
 use wirebench_protocol::constants::command::{
-    COM_CHANGE_USER, COM_QUERY, COM_QUIT, COM_SLEEP, COM_STMT_CLOSE, COM_STMT_EXECUTE, COM_STMT_PREPARE,
-    COM_STMT_RESET, COM_STMT_SEND_LONG_DATA,
+    COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID, COM_CHANGE_USER, COM_CONNECT, COM_CONNECT_OUT, COM_DAEMON,
+    COM_DELAYED_INSERT, COM_PROCESS_KILL, COM_QUERY, COM_QUIT, COM_REGISTER_SLAVE, COM_SHUTDOWN, COM_SLEEP,
+    COM_STMT_CLOSE, COM_STMT_EXECUTE, COM_STMT_PREPARE, COM_STMT_RESET, COM_STMT_SEND_LONG_DATA, COM_TABLE_DUMP,
+    COM_TIME,
 };
-
-// The commands the protocol crate has no use for, by their byte
-// (`enum_server_command`).
-const COM_SHUTDOWN: u8 = 0x08;
-const COM_CONNECT: u8 = 0x0B;
-const COM_PROCESS_KILL: u8 = 0x0C;
-const COM_TIME: u8 = 0x0F;
-const COM_DELAYED_INSERT: u8 = 0x10;
-const COM_BINLOG_DUMP: u8 = 0x12;
-const COM_TABLE_DUMP: u8 = 0x13;
-const COM_CONNECT_OUT: u8 = 0x14;
-const COM_REGISTER_SLAVE: u8 = 0x15;
-const COM_DAEMON: u8 = 0x1D;
-const COM_BINLOG_DUMP_GTID: u8 = 0x1E;
-/// COM_CREATE_DB and COM_DROP_DB: they write.
-pub const COM_CREATE_DB: u8 = 0x05;
-pub const COM_DROP_DB: u8 = 0x06;
 
 /// Why a captured command is not replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -12,9 +12,9 @@ use std::collections::HashMap;
 
 use wirebench_capture::commands::command_name;
 use wirebench_capture::fingerprint::{fingerprint, fingerprint_id};
+use wirebench_protocol::constants::command::{COM_CREATE_DB, COM_DROP_DB};
 use wirebench_protocol::response::Xxh64;
 
-use super::command_rules::{COM_CREATE_DB, COM_DROP_DB};
 use crate::stats::LatencyHistogram;
 
 /// Distinct texts whose statement is remembered; the cache starts afresh

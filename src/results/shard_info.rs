@@ -43,12 +43,7 @@ impl RunIdentity {
     /// A 64-bit FNV-1a hash of the identity's JSON, in hex: stable across
     /// builds and hosts, which `std`'s hasher does not promise.
     pub fn run_id(&self) -> String {
-        let text = serde_json::to_string(self).unwrap_or_default();
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in text.bytes() {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        format!("{hash:016x}")
+        fnv1a_hex(serde_json::to_string(self).unwrap_or_default().as_bytes())
     }
 
     /// The options on which `other` differs from `self`: the option's
@@ -70,6 +65,15 @@ impl RunIdentity {
         ];
         fields.into_iter().filter(|(_, a, b)| a != b).map(|(name, a, b)| (name, shown(a), shown(b))).collect()
     }
+}
+
+/// A 64-bit FNV-1a hash of `bytes`, in 16 hex digits.
+pub fn fnv1a_hex(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 /// `--start-at` as the identity records it.

@@ -41,12 +41,7 @@ pub(super) fn execute_script(
         Some(planned) => planned,
         None => return Ok(RunOutcome::Completed),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(RunError::Runtime)?;
-    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
+    let (runtime, interrupts) = super::runtime_with_signals(1)?;
     // sysbench prints its banner before it reads a script from stdin.
     print_banner()?;
     let text = script_text::read_script(call)?;

@@ -104,6 +104,7 @@ pub use watching::{finish_watch, start_fuzz_watch};
 use crate::cli::{test_help, Bench, Command, Personality, SYSBENCH_BANNER_LINE, SYSBENCH_VERSION_LINE};
 use crate::replay::CaptureReplayOptions;
 use crate::stats::report;
+use crate::transport::tls::ClientTls;
 use crate::watch::Watch;
 use crate::workload::Workload;
 use interrupt::Interrupts;
@@ -187,15 +188,8 @@ fn execute_watched(bench: &Bench, watch: Option<&Arc<Watch>>) -> Result<RunOutco
         let idle = idle_connections::count_here(bench, threads.total);
         limits::check_room_for(bench.general.threads, idle)?;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(RunError::Runtime)?;
-    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
-    let tls = setup::tls_config(bench)?;
+    let CommandSetup { runtime, interrupts, tls } = set_up_command(bench)?;
     let tls = tls.as_ref();
-    print_banner()?;
     let done = match bench.command {
         Command::Prepare => {
             runtime.block_on(tables::prepare(bench, threads, tls, workload, &interrupts)).map_err(RunError::of_prepare)
@@ -221,17 +215,39 @@ fn execute_replay(
     watch: Option<&Arc<Watch>>,
 ) -> Result<RunOutcome, RunError> {
     shard_plan::check_start_at(bench.general.start_at)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(RunError::Runtime)?;
-    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
-    let tls = setup::tls_config(bench)?;
-    print_banner()?;
+    let CommandSetup { runtime, interrupts, tls } = set_up_command(bench)?;
     let setup = (tls.as_ref(), &runtime, &interrupts);
     match bench.command {
         Command::Search => replay_search::run_replay_search(bench, options, setup, watch),
         _ => replay_command::execute_one(bench, options, setup, watch),
     }
+}
+
+/// What a command that talks to servers sets up before its first
+/// connection, whatever it then sends.
+struct CommandSetup {
+    /// Where its set-up steps, the collector and the signals run.
+    runtime: tokio::runtime::Runtime,
+    interrupts: Interrupts,
+    tls: Option<ClientTls>,
+}
+
+/// The runtime, the signals watched and the TLS set-up; then the banner.
+fn set_up_command(bench: &Bench) -> Result<CommandSetup, RunError> {
+    let (runtime, interrupts) = runtime_with_signals(2)?;
+    let tls = setup::tls_config(bench)?;
+    print_banner()?;
+    Ok(CommandSetup { runtime, interrupts, tls })
+}
+
+/// A runtime of `workers` threads beside the loops, with SIGINT and
+/// SIGTERM watched on it.
+fn runtime_with_signals(workers: usize) -> Result<(tokio::runtime::Runtime, Interrupts), RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let interrupts = Interrupts::watch(&runtime).map_err(RunError::Signals)?;
+    Ok((runtime, interrupts))
 }

@@ -167,7 +167,7 @@ fn statement_result(entry: &StatementEntry, replayed: &StatementTally) -> Replay
     let examples = Difference::ALL
         .iter()
         .zip(&replayed.examples)
-        .filter_map(|(kind, example)| Some(example_result(*kind, example.as_deref()?)))
+        .filter_map(|(kind, example)| Some(example_result(*kind, example.as_deref()?, &entry.text)))
         .collect();
     ReplayStatementResult {
         statement: entry.text.clone(),
@@ -190,16 +190,27 @@ fn statement_result(entry: &StatementEntry, replayed: &StatementTally) -> Replay
     }
 }
 
-fn example_result(kind: Difference, example: &DifferenceExample) -> DifferenceExampleResult {
+fn example_result(kind: Difference, example: &DifferenceExample, statement: &str) -> DifferenceExampleResult {
+    let text = match &example.params {
+        Some(params) => execute_text(&example.payload, statement, params),
+        None => command_text(&example.payload, example.payload_len),
+    };
     DifferenceExampleResult {
         kind: kind.name().to_owned(),
         connection: example.conn,
         command: example.command_no,
         at_s: example.offset_ns as f64 / 1e9,
-        text: command_text(&example.payload, example.payload_len),
+        text,
         captured: example.captured.clone(),
         replayed: example.replayed.clone(),
     }
+}
+
+/// An execute as its statement's (normalised) text and its values, as
+/// `EXECUTE stmt 3 (select c from sbtest1 where id = ?) params (17)`.
+fn execute_text(payload: &[u8], statement: &str, params: &str) -> String {
+    let id = payload.get(1..5).and_then(|id| id.try_into().ok()).map_or(0, u32::from_le_bytes);
+    format!("EXECUTE stmt {id} ({statement}) params ({params})")
 }
 
 /// A command as a reader wants it shown: a statement's text, its control
@@ -233,5 +244,9 @@ mod tests {
         assert_eq!(command_text(b"\x03SELECT 'a'\n\x1b", 13), "SELECT 'a'\\n\\u{1b}");
         assert_eq!(command_text(b"\x03SELECT", 600), "SELECT ...");
         assert_eq!(command_text(b"\x17\x01\x00\x00\x00", 19), "COM_STMT_EXECUTE (19 bytes)");
+        assert_eq!(
+            execute_text(b"\x17\x03\x00\x00\x00", "select c from t where id = ?", "17"),
+            "EXECUTE stmt 3 (select c from t where id = ?) params (17)"
+        );
     }
 }

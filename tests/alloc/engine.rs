@@ -6,7 +6,8 @@
 //! COM_QUERY text, text-protocol rows); and with `--mysql-compression=on`
 //! (commands deflated or not through the transport, answers inflated); and
 //! for the 0.4/0.5 tests' scripts; and while the metrics endpoint
-//! (`--metrics-listen`) is scraped and fed the loop's intervals.
+//! (`--metrics-listen`) is scraped and fed the loop's intervals; and for a
+//! replayed connection (`wirebench replay`) fed ahead of its commands.
 //!
 //! Implementing `GlobalAlloc` needs `unsafe`; it lives in this test crate.
 
@@ -459,4 +460,72 @@ fn the_metrics_endpoint_costs_the_loop_nothing() {
         .parse()
         .unwrap();
     assert!(shown > 0.0, "the endpoint shows the loop's transactions: {last}");
+}
+
+/// A replayed connection (`wirebench replay`) of a prepared point select:
+/// once its statement is prepared again, each command fed, sent,
+/// answered and compared with its captured answer allocates nothing
+/// (its queue, arena and checks reuse their room, also when it is fed
+/// ahead; its statement's tally and the latency histogram are in place).
+#[test]
+fn a_replayed_connection_allocates_nothing_per_command() {
+    use wirebench::driver::{
+        CapturedAnswer, CommandItem, FeedItem, ReplaySchedule, ReplayStep, ReplayTally, ReplayTurn, ReplayedConn,
+        COMMAND_ANSWER_CAPTURED,
+    };
+    use wirebench_protocol::command::{encode_execute, Param};
+    use wirebench_protocol::response::{AnswerKind, PrepareOk, PreparedStatement};
+
+    let columns = [ColumnDefinition::new(b"c", ColumnType::String)];
+    let mut prepared = Vec::new();
+    PreparedStatement {
+        ok: PrepareOk { statement_id: 9, num_columns: 1, num_params: 1, warnings: 0 },
+        params: vec![ColumnDefinition::new(b"?", ColumnType::LongLong).into_owned()],
+        columns: columns.iter().map(|c| c.clone().into_owned()).collect(),
+    }
+    .encode_response(CAPS, &mut prepared);
+    let mut rows = Vec::new();
+    let seq = encode_metadata(&columns, true, StatusFlags::AUTOCOMMIT, CAPS, 1, &mut rows);
+    let seq = encode_binary_row(&[Value::Bytes(&[b'x'; 119])], &columns, seq, &mut rows).unwrap();
+    encode_result_end(StatusFlags::AUTOCOMMIT, 0, CAPS, seq, &mut rows);
+    let mut execute = Vec::new();
+    encode_execute(&mut execute, 7, &[Param::I64(17)]);
+    let execute = execute.split_off(HEADER_LEN);
+    let prepare = b"\x16SELECT c FROM sbtest1 WHERE id=?";
+    let captured_rows =
+        CapturedAnswer { kind: Some(AnswerKind::ResultSet), rows: Some(1), ..CapturedAnswer::default() };
+    let captured_prepare = CapturedAnswer { kind: Some(AnswerKind::Prepared), prepared: Some(7), ..Default::default() };
+
+    let mut conn = ReplayedConn::new(1, 0);
+    conn.logged_in(CAPS, 0);
+    let (mut stats, mut tally) = (LoopStats::new(1), ReplayTally::default());
+    let mut budget = Budget::new(RunControl::new(None, 1), None);
+    let schedule = ReplaySchedule { speed: None, start_ns: 0 };
+    let (mut item, mut out) = (Vec::with_capacity(256), Vec::with_capacity(256));
+    let mut feed = |conn: &mut ReplayedConn, statement: u32, payload: &[u8], answer: CapturedAnswer| {
+        item.clear();
+        let flags = COMMAND_ANSWER_CAPTURED;
+        FeedItem::Command(CommandItem { conn: 1, offset_ns: 0, statement, flags, payload }).encode(&mut item);
+        FeedItem::Answer { conn: 1, answer }.encode(&mut item);
+        conn.push(&item);
+    };
+    let mut exchange = |conn: &mut ReplayedConn, answer: &[u8], now: u64| {
+        let mut turn = ReplayTurn { stats: &mut stats, tally: &mut tally, budget: &mut budget, schedule: &schedule };
+        out.clear();
+        assert_eq!(conn.fill(&mut out, now, &mut turn), ReplayStep::Answer);
+        assert_eq!(conn.on_input(answer, now + 1, &mut turn).unwrap(), answer.len());
+    };
+    feed(&mut conn, 0, prepare, captured_prepare);
+    exchange(&mut conn, &prepared, 1);
+    feed(&mut conn, 1, &execute, captured_rows);
+    // Each command is fed before the one ahead of it is answered, as the
+    // reader feeds a loop ahead of its connections: the queue never empties.
+    let mut run = |conn: &mut ReplayedConn, from: u64| {
+        for n in from..from + 2_000 {
+            feed(conn, 1, &execute, captured_rows);
+            exchange(conn, &rows, n * 10);
+        }
+    };
+    run(&mut conn, 1);
+    assert_eq!(allocations_during(|| run(&mut conn, 2_001)), 0);
 }

@@ -7,6 +7,7 @@
 mod common;
 
 mod rate_stages;
+mod replay_search;
 mod search;
 
 use std::sync::{Condvar, Mutex, MutexGuard};

@@ -22,10 +22,10 @@ use wirebench::null_server::{NullServer, NullServerConfig};
 use crate::{common, light_on_the_cores, the_cores_to_itself};
 use common::Ran;
 
-const CAPACITY: f64 = 250.0;
+pub(crate) const CAPACITY: f64 = 250.0;
 
 /// The null server serving one command at a time, each for 4 ms.
-fn serial_server() -> NullServer {
+pub(crate) fn serial_server() -> NullServer {
     let config = NullServerConfig {
         tcp: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
         answer_delay: Duration::from_micros((1e6 / CAPACITY) as u64),
@@ -35,7 +35,7 @@ fn serial_server() -> NullServer {
     NullServer::start(config).unwrap()
 }
 
-fn null_args(server: &NullServer, args: &[&str]) -> Vec<String> {
+pub(crate) fn null_args(server: &NullServer, args: &[&str]) -> Vec<String> {
     let port = server.local_addr().unwrap().port();
     let login = ["--mysql-host=127.0.0.1".to_owned(), "--mysql-user=x".to_owned(), format!("--mysql-port={port}")];
     login.into_iter().chain(args.iter().map(|a| (*a).to_owned())).collect()
@@ -46,7 +46,7 @@ const SHORT_STEPS: [&str; 5] =
     ["--search-warmup=1", "--search-time=3", "--search-pause=0", "--search-confirm-time=4", "--format=json"];
 
 /// The JSON lines of `stdout`, each checked against docs/result.schema.json.
-fn json_lines(stdout: &str) -> Vec<Value> {
+pub(crate) fn json_lines(stdout: &str) -> Vec<Value> {
     let schema: Value = serde_json::from_str(include_str!("../../docs/result.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let lines: Vec<Value> =

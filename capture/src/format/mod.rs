@@ -24,7 +24,8 @@ pub use block::{BlockBuilder, BlockSettings, OutOfOrder, BLOCK_HEADER_LEN};
 pub use merge::RecordMerge;
 pub use reader::{CaptureReader, Ending, ReadError, ReadLimits};
 pub use record::{
-    Answer, AnswerError, CloseReason, Command, ConnId, ConnectionClose, ConnectionOpen, Gap, GapReason, Record,
+    answer_kind_code, answer_kind_of, Answer, AnswerError, CloseReason, Command, ConnId, ConnectionClose,
+    ConnectionOpen, Gap, GapReason, Record,
 };
 pub use writer::{CaptureWriter, WriteError};
 

@@ -498,7 +498,9 @@ const ROWS_EXAMINED: u64 = 1 << 11;
 /// The kind byte of an answer whose kind the source does not say.
 const KIND_UNKNOWN: u8 = 0xFF;
 
-fn kind_code(kind: Option<AnswerKind>) -> u8 {
+/// An answer's kind as the format writes it (one byte; unknown: 0xFF).
+/// The replay's feed writes it so too.
+pub fn answer_kind_code(kind: Option<AnswerKind>) -> u8 {
     match kind {
         Some(AnswerKind::Ok) => 0,
         Some(AnswerKind::Error) => 1,
@@ -510,7 +512,8 @@ fn kind_code(kind: Option<AnswerKind>) -> u8 {
     }
 }
 
-fn kind_of(code: u8) -> Option<AnswerKind> {
+/// The answer kind of [`answer_kind_code`]'s byte; `None` for unknown.
+pub fn answer_kind_of(code: u8) -> Option<AnswerKind> {
     Some(match code {
         0 => AnswerKind::Ok,
         1 => AnswerKind::Error,
@@ -524,7 +527,7 @@ fn kind_of(code: u8) -> Option<AnswerKind> {
 
 impl<'a> Answer<'a> {
     fn encode_fields(&self, body: &mut Vec<u8>) {
-        body.push(kind_code(self.kind));
+        body.push(answer_kind_code(self.kind));
         let present = bit(self.affected_rows.is_some(), AFFECTED)
             | bit(self.last_insert_id.is_some(), INSERT_ID)
             | bit(self.warnings.is_some(), WARNINGS)
@@ -571,7 +574,7 @@ impl<'a> Answer<'a> {
     }
 
     fn decode_fields(at_ns: u64, conn: ConnId, c: &mut Cursor<'a>) -> Result<Self, Short> {
-        let kind = kind_of(c.u8("answer kind")?);
+        let kind = answer_kind_of(c.u8("answer kind")?);
         let present = c.varint("answer fields")?;
         let mut varint = |flag: u64, what| -> Result<_, Short> {
             Ok(if present & flag != 0 { Some(c.varint(what)?) } else { None })

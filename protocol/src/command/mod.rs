@@ -11,6 +11,7 @@ pub mod bulk_execute;
 pub mod change_user;
 pub mod close;
 pub mod execute;
+pub mod execute_params;
 pub mod fetch;
 pub mod field_list;
 pub mod init_db;
@@ -30,6 +31,7 @@ pub use bulk_execute::{bulk_execute_head_len, encode_bulk_execute, push_bulk_row
 pub use change_user::ChangeUser;
 pub use close::encode_stmt_close;
 pub use execute::{encode_execute, Date, DateTime, ExecuteTemplate, Param, ParamSlot, Time, NO_CURSOR};
+pub use execute_params::{ExecuteParams, ParamValues};
 pub use fetch::{encode_stmt_fetch, CURSOR_TYPE_READ_ONLY};
 pub use field_list::encode_field_list;
 pub use init_db::encode_init_db;

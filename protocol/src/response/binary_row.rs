@@ -170,7 +170,7 @@ impl<'a> Iterator for BinaryValues<'a, '_> {
     }
 }
 
-fn read_value<'a>(r: &mut Reader<'a>, ty: ColumnType, flags: ColumnFlags) -> Result<Value<'a>> {
+pub(crate) fn read_value<'a>(r: &mut Reader<'a>, ty: ColumnType, flags: ColumnFlags) -> Result<Value<'a>> {
     let unsigned = flags.contains(ColumnFlags::UNSIGNED);
     Ok(match encoding(ty) {
         Encoding::Int(1) => {

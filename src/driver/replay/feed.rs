@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use wirebench_capture::format::{answer_kind_code, answer_kind_of};
 use wirebench_protocol::response::AnswerKind;
 
 /// The replayed connection's id.
@@ -133,7 +134,7 @@ impl FeedItem<'_> {
             FeedItem::Answer { conn, answer } => {
                 out.push(ANSWER);
                 out.extend_from_slice(&conn.to_le_bytes());
-                out.push(kind_code(answer.kind));
+                out.push(answer_kind_code(answer.kind));
                 let present = bit(answer.error.is_some(), HAS_ERROR)
                     | bit(answer.affected_rows.is_some(), HAS_AFFECTED)
                     | bit(answer.rows.is_some(), HAS_ROWS)
@@ -183,7 +184,7 @@ impl FeedItem<'_> {
                 let (affected, rows, checksum, prepared) = (r.u64()?, r.u64()?, r.u64()?, r.u32()?);
                 let has = |flag: u8| present & flag != 0;
                 let answer = CapturedAnswer {
-                    kind: kind_of(kind),
+                    kind: answer_kind_of(kind),
                     error: has(HAS_ERROR).then_some(error),
                     affected_rows: has(HAS_AFFECTED).then_some(affected),
                     rows: has(HAS_ROWS).then_some(rows),
@@ -205,30 +206,6 @@ fn bit(present: bool, flag: u8) -> u8 {
     } else {
         0
     }
-}
-
-fn kind_code(kind: Option<AnswerKind>) -> u8 {
-    match kind {
-        Some(AnswerKind::Ok) => 1,
-        Some(AnswerKind::Error) => 2,
-        Some(AnswerKind::ResultSet) => 3,
-        Some(AnswerKind::Prepared) => 4,
-        Some(AnswerKind::Text) => 5,
-        Some(AnswerKind::FieldList) => 6,
-        _ => 0,
-    }
-}
-
-fn kind_of(code: u8) -> Option<AnswerKind> {
-    Some(match code {
-        1 => AnswerKind::Ok,
-        2 => AnswerKind::Error,
-        3 => AnswerKind::ResultSet,
-        4 => AnswerKind::Prepared,
-        5 => AnswerKind::Text,
-        6 => AnswerKind::FieldList,
-        _ => return None,
-    })
 }
 
 /// Bounds-checked little-endian reads.

@@ -7,7 +7,8 @@
 //! Each loop keeps its own, merged once its loop has ended; a statement's
 //! histogram is made on its first run in the loop.
 
-use wirebench_protocol::response::AnswerKind;
+use wirebench_protocol::command::ExecuteParams;
+use wirebench_protocol::response::{AnswerKind, Value};
 
 use super::feed::CapturedAnswer;
 use crate::stats::LatencyHistogram;
@@ -116,6 +117,8 @@ pub struct DifferenceExample {
     pub payload_len: usize,
     pub captured: String,
     pub replayed: String,
+    /// An execute's parameter values, as [`describe_params`] shows them.
+    pub params: Option<String>,
 }
 
 /// The most of a command's payload an example keeps.
@@ -131,8 +134,65 @@ impl DifferenceExample {
             payload_len: payload.len(),
             captured: String::new(),
             replayed: String::new(),
+            params: None,
         }
     }
+}
+
+/// The most of a string parameter an example shows.
+const PARAM_TEXT_CHARS: usize = 64;
+
+/// An execute's parameter values as SQL literals (`17, 'abc', NULL`), read
+/// with the statement's parameter count and last bound types; `None` when
+/// they cannot be read (then the command's size is shown instead).
+pub fn describe_params(execute: &[u8], count: u16, types: &[u8]) -> Option<String> {
+    let params = ExecuteParams::parse(execute, usize::from(count)).ok()?;
+    let types = params.bound_types.unwrap_or(types);
+    let mut text = String::new();
+    for (n, value) in params.values(types).enumerate() {
+        if n > 0 {
+            text.push_str(", ");
+        }
+        param_literal(&value.ok()?, &mut text);
+    }
+    Some(text)
+}
+
+fn param_literal(value: &Value<'_>, out: &mut String) {
+    use std::fmt::Write as _;
+    let _ = match *value {
+        Value::Null => write!(out, "NULL"),
+        Value::Int(v) => write!(out, "{v}"),
+        Value::UInt(v) => write!(out, "{v}"),
+        Value::Float(v) => write!(out, "{v}"),
+        Value::Double(v) => write!(out, "{v}"),
+        Value::Bytes(bytes) => {
+            let text = String::from_utf8_lossy(bytes);
+            out.push('\'');
+            for c in text.chars().take(PARAM_TEXT_CHARS) {
+                match c {
+                    '\'' => out.push_str("''"),
+                    c if c.is_control() => out.extend(c.escape_default()),
+                    c => out.push(c),
+                }
+            }
+            if text.chars().nth(PARAM_TEXT_CHARS).is_some() {
+                out.push_str("...");
+            }
+            out.push('\'');
+            Ok(())
+        }
+        Value::Date { year, month, day } => write!(out, "'{year:04}-{month:02}-{day:02}'"),
+        Value::DateTime { year, month, day, hour, minute, second, micros } => {
+            write!(out, "'{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}.{micros:06}'")
+        }
+        Value::Time { negative, days, hours, minutes, seconds, micros } => {
+            let hours = u64::from(days) * 24 + u64::from(hours);
+            let sign = if negative { "-" } else { "" };
+            write!(out, "'{sign}{hours:02}:{minutes:02}:{seconds:02}.{micros:06}'")
+        }
+        _ => write!(out, "?"),
+    };
 }
 
 /// A captured answer in words.

@@ -24,6 +24,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
+use wirebench_protocol::command::ExecuteParams;
 use wirebench_protocol::constants::command::{
     COM_STMT_BULK_EXECUTE, COM_STMT_CLOSE, COM_STMT_EXECUTE, COM_STMT_FETCH, COM_STMT_RESET, COM_STMT_SEND_LONG_DATA,
 };
@@ -34,7 +35,7 @@ use wirebench_protocol::{Capabilities, CodecError};
 use super::feed::{CapturedAnswer, FeedItem, ReplayConnId, COMMAND_ANSWER_CAPTURED};
 use super::replay_tally::ReplayedAnswer;
 use super::replay_tally::{
-    compare_answers, describe_captured, describe_replayed, DifferenceExample, LoopSkip, ReplayTally,
+    compare_answers, describe_captured, describe_params, describe_replayed, DifferenceExample, LoopSkip, ReplayTally,
 };
 use crate::driver::Budget;
 use crate::stats::{LoopStats, QueryKind};
@@ -93,12 +94,15 @@ pub enum ReplayConnError {
     Unsolicited,
 }
 
-/// A statement this connection prepared: its id here, and its result
-/// columns (for the rows of its executes when the server skips them).
+/// A statement this connection prepared: its id here, its result
+/// columns (for the rows of its executes when the server skips them), and
+/// its parameters' count and last bound types (to show an execute's values).
 #[derive(Debug, Clone)]
 struct PreparedHere {
     id: u32,
     columns: Vec<ColumnShape>,
+    params: u16,
+    types: Vec<u8>,
 }
 
 /// What the feed said of a command beside its payload.
@@ -134,8 +138,9 @@ struct Check {
     replayed: Option<ReplayedAnswer>,
     /// The replayed error's message.
     message: Option<String>,
-    /// A prepare's result columns on replay.
+    /// A prepare's result columns and parameter count on replay.
     prepared_columns: Vec<ColumnShape>,
+    prepared_params: u16,
     /// Not sent: only its captured answer is waited for, to be dropped.
     skipped: bool,
 }
@@ -190,8 +195,12 @@ impl ReplayedConn {
 
     /// Appends a feed item of this connection (its bytes as the feed has them).
     pub fn push(&mut self, item: &[u8]) {
-        if self.head > 0 && self.head == self.queue.len() {
-            self.queue.clear();
+        // The used items go once they are half the queue or more: a
+        // connection fed ahead of its schedule is never empty, and would
+        // otherwise keep all its capture. Each byte is moved at most once
+        // after it is used, and the queue holds at most twice what is not.
+        if self.head > 0 && self.head * 2 >= self.queue.len() {
+            self.queue.drain(..self.head);
             self.head = 0;
         }
         self.queue.extend_from_slice(item);
@@ -315,8 +324,14 @@ impl ReplayedConn {
             if let Some(field) = out.get_mut(start + 5..start + 9) {
                 field.copy_from_slice(&id.to_le_bytes());
             }
-            if command == COM_STMT_CLOSE {
-                self.prepared.remove(&captured);
+            match command {
+                COM_STMT_CLOSE => _ = self.prepared.remove(&captured),
+                COM_STMT_EXECUTE => {
+                    if let Some(Some(here)) = self.prepared.get_mut(&captured) {
+                        here.keep_bound_types(self.queue.get(payload.clone()).unwrap_or_default());
+                    }
+                }
+                _ => {}
             }
         }
         let first_seq = finish_packet(out, start, 0);
@@ -344,6 +359,7 @@ impl ReplayedConn {
             replayed: None,
             message: None,
             prepared_columns: Vec::new(),
+            prepared_params: 0,
             skipped: false,
         });
         Some(form)
@@ -380,6 +396,7 @@ impl ReplayedConn {
             check.message = summary.error.map(|e| wirebench_protocol::ServerText(&e.message).to_string());
             if answer.prepared.is_some() {
                 check.prepared_columns = self.summariser.prepared_columns().to_vec();
+                check.prepared_params = summary.prepared.map_or(0, |p| p.params);
             }
         }
         self.take_captured_answers(turn.tally);
@@ -448,14 +465,17 @@ impl ReplayedConn {
             return;
         };
         if let Some(captured_id) = captured.prepared {
-            let here = replayed.prepared.map(|id| PreparedHere { id, columns: check.prepared_columns });
+            let (columns, params) = (check.prepared_columns, check.prepared_params);
+            let here = replayed.prepared.map(|id| PreparedHere { id, columns, params, types: Vec::new() });
             self.prepared.insert(captured_id, here);
         }
         let Some(difference) = compare_answers(&captured, &replayed) else { return };
         let payload = self.arena.get(check.payload).unwrap_or_default();
+        let prepared = captured_statement_id(payload).and_then(|id| self.prepared.get(&id)).and_then(Option::as_ref);
         tally.record_difference(check.statement, difference, || DifferenceExample {
             captured: describe_captured(&captured),
             replayed: describe_replayed(&replayed, check.message.as_deref()),
+            params: prepared.and_then(|here| describe_params(payload, here.params, &here.types)),
             ..DifferenceExample::new(self.id, check.command_no, check.offset_ns, payload)
         });
     }
@@ -504,6 +524,19 @@ impl ReplayedConn {
     }
 }
 
+impl PreparedHere {
+    /// An execute that binds its parameters' types: they are kept (in
+    /// place: nothing is allocated once the first are kept) for the
+    /// executes after it, which bind none.
+    fn keep_bound_types(&mut self, execute: &[u8]) {
+        let Ok(params) = ExecuteParams::parse(execute, usize::from(self.params)) else { return };
+        if let Some(types) = params.bound_types.filter(|&types| types != self.types) {
+            self.types.clear();
+            self.types.extend_from_slice(types);
+        }
+    }
+}
+
 impl Check {
     fn skipped(statement: u32) -> Self {
         Check {
@@ -516,6 +549,7 @@ impl Check {
             replayed: None,
             message: None,
             prepared_columns: Vec::new(),
+            prepared_params: 0,
             skipped: true,
         }
     }

@@ -1,6 +1,8 @@
 use wirebench_protocol::constants::{ColumnType, StatusFlags};
 use wirebench_protocol::response::RowChecksum;
-use wirebench_protocol::response::{resultset, text_row, ColumnDefinition, ErrPacket, OkPacket, PrepareOk};
+use wirebench_protocol::response::{
+    resultset, text_row, ColumnDefinition, ErrPacket, OkPacket, PrepareOk, PreparedStatement,
+};
 
 use super::*;
 use crate::driver::replay::feed::CommandItem;
@@ -268,6 +270,44 @@ fn differences_are_counted_with_their_first_example() {
     assert_eq!(bench.stats.pending().counters.errors, 1);
 }
 
+/// An execute's example carries its values, read with the types of the
+/// execute that bound them when it binds none (as libmariadb sends them).
+#[test]
+fn an_executes_example_shows_its_values() {
+    use wirebench_protocol::command::{encode_execute, Param};
+    let mut bench = ConnBench::at_speed(None);
+    let mut bound = Vec::new();
+    encode_execute(&mut bound, 7, &[Param::I64(17), Param::Bytes(b"it's")]);
+    let bound = bound.split_off(4);
+    // The same execute with new_params_bound_flag 0 and no types.
+    let flag_at = 1 + 4 + 5 + 1;
+    let mut unbound = bound[..flag_at].to_vec();
+    unbound.push(0);
+    unbound.extend_from_slice(&bound[flag_at + 1 + 4..]);
+    unbound[flag_at + 1] = 18;
+    bench.command(0, 0, b"\x16SELECT c FROM t WHERE id=? AND k=?", true);
+    bench.captured(CapturedAnswer { kind: Some(AnswerKind::Prepared), prepared: Some(7), ..Default::default() });
+    bench.command(1, 1, &bound, true);
+    bench.captured(captured_ok(0));
+    bench.command(2, 1, &unbound, true);
+    bench.captured(captured_ok(1));
+    bench.fill(0);
+    let statement = PreparedStatement {
+        ok: PrepareOk { statement_id: 42, num_columns: 0, num_params: 2, warnings: 0 },
+        params: vec![ColumnDefinition::new(b"?", ColumnType::LongLong); 2],
+        columns: Vec::new(),
+    };
+    let mut prepare_ok = Vec::new();
+    statement.encode_response(CAPS, &mut prepare_ok);
+    bench.answer(0, &prepare_ok);
+    bench.fill(1);
+    bench.answer(1, &ok_packet(0));
+    bench.fill(2);
+    bench.answer(2, &ok_packet(0));
+    let example = bench.tally.statements[1].examples[Difference::AffectedRows as usize].as_ref().unwrap();
+    assert_eq!(example.params.as_deref(), Some("18, 'it''s'"));
+}
+
 /// At `--speed=max` a replayed answer may come before the captured one
 /// is read: the comparison waits for it.
 #[test]
@@ -333,4 +373,20 @@ fn an_abandoned_connection_counts_its_commands_as_not_replayed() {
     assert_eq!(bench.tally.skipped, [0, 0, 1, 0]);
     assert_eq!(bench.fill(1).0, ReplayStep::Quit);
     assert_eq!(bench.tally.differences(), 0);
+}
+
+/// A connection whose records keep coming before it has used the last
+/// (a long one, fed ahead of its schedule) keeps only what it has not
+/// used: its queue does not grow with the capture.
+#[test]
+fn a_connection_fed_ahead_holds_only_what_it_has_not_used() {
+    let mut bench = ConnBench::at_speed(None);
+    bench.command(0, 0, b"\x03SELECT 1", false);
+    for n in 1..10_000u64 {
+        bench.command(n, 0, b"\x03SELECT 1", false);
+        let (step, _) = bench.fill(n);
+        assert_eq!(step, ReplayStep::Answer);
+        bench.answer(n, &ok_packet(0));
+    }
+    assert!(bench.conn.queue.len() < 4096, "the queue holds {} bytes", bench.conn.queue.len());
 }

@@ -55,13 +55,9 @@ const NOT_FOR_REPLAY: &[(&str, &str)] = &[
     ("lua_thread_per_state", "a replay sends the capture's commands, not a script's"),
     ("lua_result_limit", "a replay sends the capture's commands, not a script's"),
     ("mysql_dry_run", "a replay compares each answer with the captured one, so it needs the server"),
-    ("poll", "a replay's loops wait in epoll (a tokio runtime each): there is no other way to choose"),
+    ("poll", "a replay's loops sleep in their backend's wait until an answer or a command's time: there is no other way to choose"),
     ("hdr_log", "a replay's latencies are in its table per statement (and in --format=json)"),
 ];
-
-/// The backend replayed connections run on: `--io=uring` cannot be honoured.
-const REPLAY_IO: &str = "a replay's connections run on the epoll backend (a tokio runtime per loop): \
-                         leave --io out or give --io=epoll";
 
 pub(crate) fn parse_capture_replay(
     opts: Vec<RawOpt>,
@@ -128,9 +124,6 @@ fn check_run_options(run: &[RawOpt]) -> Result<(), CliError> {
     for opt in run {
         if let Some((_, reason)) = NOT_FOR_REPLAY.iter().find(|(key, _)| *key == opt.key) {
             return Err(CliError::NotHere { option: opt.label(), reason: (*reason).to_owned() });
-        }
-        if opt.key == "io" && opt.value.as_deref() == Some("uring") {
-            return Err(CliError::NotHere { option: opt.shown(), reason: REPLAY_IO.to_owned() });
         }
         if RUN_GROUPS.iter().any(|group| defs::is_in(group, &opt.key)) {
             continue;
@@ -264,7 +257,6 @@ mod tests {
             (&["replay", "a.wbc", "--threads=4"], "--multiply=N"),
             (&["replay", "a.wbc", "--rate=10"], "--speed=N"),
             (&["replay", "a.wbc", "--tables=4"], "not an option of replay"),
-            (&["replay", "a.wbc", "--io=uring"], "epoll backend"),
             (&["replay", "a.wbc", "--idle-connections=10"], "--multiply=N"),
             (&["replay", "a.wbc", "--mysql-dry-run"], "needs the server"),
             (&["replay", "a.wbc", "--sped=2"], "--speed"),

@@ -270,6 +270,10 @@ pub enum DriverError {
     /// run's end).
     #[error("{0}")]
     Idle(Box<IdleTrouble>),
+    /// A replayed connection's login failed or its answer broke the
+    /// protocol (it is then counted, refused or lost; never the run's end).
+    #[error("{0}")]
+    Replayed(Box<replay::replay_work::ReplayTrouble>),
     /// A task (a script's state) failed: the script's error.
     #[error("{0}")]
     Script(TaskError),

@@ -28,7 +28,10 @@ use crate::driver::replay::feed::feed_channel;
 use crate::driver::replay::replay_tally::ReplayTally;
 use crate::driver::replay::replayed_conn::ReplaySchedule;
 use crate::driver::replay::spawn_replay_loops;
-use crate::driver::{allowed_cpus, check_loop_cpus, Clock, LoopContext, RunControl, ServerPlacement, ServerPlacements};
+use crate::driver::{
+    allowed_cpus, check_loop_cpus, Backend, Clock, IoBackend, LoopContext, RunControl, ServerPlacement,
+    ServerPlacements,
+};
 use crate::replay::{dispatch_capture, CaptureReplayOptions, DispatchPlan, Speed};
 use crate::results::{OutputFormat, ResultLine};
 use crate::stats::{Recording, StatsBoard};
@@ -122,6 +125,16 @@ fn loop_cores(bench: &Bench, server_here: bool) -> Result<Vec<Option<usize>>, Ru
     Ok(cpus.into_iter().map(Some).collect())
 }
 
+/// The replay's loops' backend: the engine's io_uring loop where the
+/// kernel allows it (`--io=uring` fails where it does not); with
+/// `--io=epoll`, a tokio runtime per loop.
+fn replay_backend(bench: &Bench) -> Result<Backend, RunError> {
+    match bench.engine.io {
+        choice @ (IoBackend::Uring | IoBackend::Auto) => Ok(Backend::resolve(choice)?),
+        IoBackend::Epoll => Ok(Backend::Tokio),
+    }
+}
+
 /// The loops' shared state: one slot per loop on the board (a replay's
 /// connections come and go), the client's delay recorded.
 fn replay_context(bench: &Bench, loops: usize) -> LoopContext {
@@ -170,7 +183,8 @@ pub(super) fn replay_once(
         watch.replay_speed(speed.factor());
     }
     let schedule = ReplaySchedule { speed: speed.factor(), start_ns: context.clock.now_ns() + OPEN_LEAD_NS };
-    let settings = Arc::new(ReplaySettings { logins, schedule, tally: Mutex::new(ReplayTally::default()) });
+    let tally = Mutex::new(ReplayTally::default());
+    let settings = Arc::new(ReplaySettings { logins, schedule, tally, backend: replay_backend(bench)? });
     let (senders, plans): (Vec<_>, Vec<_>) = cores
         .iter()
         .map(|&cpu| {

@@ -513,7 +513,7 @@ fn a_replayed_connection_allocates_nothing_per_command() {
         let mut turn = ReplayTurn { stats: &mut stats, tally: &mut tally, budget: &mut budget, schedule: &schedule };
         out.clear();
         assert_eq!(conn.fill(&mut out, now, &mut turn), ReplayStep::Answer);
-        assert_eq!(conn.on_input(answer, now + 1, &mut turn).unwrap(), answer.len());
+        assert_eq!(conn.on_input(answer, now + 1, turn.stats, turn.tally).unwrap(), answer.len());
     };
     feed(&mut conn, 0, prepare, captured_prepare);
     exchange(&mut conn, &prepared, 1);

@@ -25,6 +25,8 @@ use crate::driver::connections::call_exchange::{CallAnswer, CallError, CallExcha
 use crate::driver::connections::idle::{IdleInput, IdleWork};
 use crate::driver::connections::redial::Redialled;
 use crate::driver::connections::waits::WaitLimits;
+use crate::driver::replay::replay_work::{ReplayInput, ReplayWork};
+use crate::driver::replay::replayed_conn::ReplayStep;
 use crate::driver::{
     Budget, ConnPlan, DriverError, EventPipeline, FailedStatement, IgnoreErrors, Lost, PipelineError, Redial,
     RefusedCommand, Reopened, StdSocket,
@@ -50,12 +52,13 @@ pub(crate) struct ConnIo {
 }
 
 /// What a connection's commands come from: a built-in test's pipelined
-/// events, a task's calls, one at a time, or an idle connection's login
-/// and pings.
+/// events, a task's calls, one at a time, an idle connection's login
+/// and pings, or a replayed connection's login and captured commands.
 pub(crate) enum Work {
     Events(EventPipeline),
     Calls(CallExchange),
     Idle(IdleWork),
+    Replay(Box<ReplayWork>),
 }
 
 /// What became of a task's call once the answer came in.
@@ -77,6 +80,9 @@ pub(crate) enum AfterSend {
     /// An idle connection: nothing, but a receive stays armed for what the
     /// server may say (a ping's answer, its close).
     Idle,
+    /// A replayed connection between commands: its next command's time or
+    /// its next records (the loop's replay timers and feed wake it).
+    Later,
 }
 
 impl ConnIo {
@@ -108,6 +114,24 @@ impl ConnIo {
     /// login, on the tokio backend): held, with the login's transport.
     pub(crate) fn for_held_idle(redial: Arc<Redial>, transport: Transport) -> Self {
         ConnIo::new(Work::Idle(IdleWork::held()), transport, redial)
+    }
+
+    /// A replayed connection, not yet opened: the loop opens its socket
+    /// when its time comes.
+    pub(crate) fn for_replay(work: ReplayWork, redial: Arc<Redial>) -> Self {
+        ConnIo::new(Work::Replay(Box::new(work)), Transport::plain(), redial)
+    }
+
+    /// A replayed connection's work.
+    pub(crate) fn replay(&mut self) -> Option<&mut ReplayWork> {
+        match &mut self.work {
+            Work::Replay(replay) => Some(replay),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_replay(&self) -> bool {
+        matches!(self.work, Work::Replay(_))
     }
 
     /// An idle connection's login starts, through the client's login, on
@@ -148,7 +172,7 @@ impl ConnIo {
     pub(crate) fn calls(&mut self) -> Option<&mut CallExchange> {
         match &mut self.work {
             Work::Calls(calls) => Some(calls),
-            Work::Events(_) | Work::Idle(_) => None,
+            Work::Events(_) | Work::Idle(_) | Work::Replay(_) => None,
         }
     }
 
@@ -161,6 +185,7 @@ impl ConnIo {
     pub(crate) fn is_done(&self) -> bool {
         match &self.work {
             Work::Events(pipeline) => pipeline.is_done(),
+            Work::Replay(replay) => replay.step == ReplayStep::Quit,
             Work::Calls(_) | Work::Idle(_) => false,
         }
     }
@@ -170,7 +195,7 @@ impl ConnIo {
     pub(crate) fn is_waiting(&self) -> bool {
         match &self.work {
             Work::Events(pipeline) => pipeline.is_waiting(),
-            Work::Calls(_) | Work::Idle(_) => false,
+            Work::Calls(_) | Work::Idle(_) | Work::Replay(_) => false,
         }
     }
 
@@ -181,6 +206,7 @@ impl ConnIo {
         match &self.work {
             Work::Events(pipeline) => pipeline.in_flight() > 0,
             Work::Calls(calls) => calls.awaits_answer(),
+            Work::Replay(replay) => replay.awaits_answers(),
             Work::Idle(_) => false,
         }
     }
@@ -192,6 +218,12 @@ impl ConnIo {
             AfterSend::Idle
         } else if self.is_done() {
             AfterSend::Quit
+        } else if self.is_replay() {
+            if self.awaits_answers() {
+                AfterSend::Answers
+            } else {
+                AfterSend::Later
+            }
         } else if self.is_waiting() {
             AfterSend::Arrival
         } else if !self.awaits_answers() {
@@ -217,8 +249,14 @@ impl ConnIo {
     // Inlined into each backend's caller, which then calls the pipeline
     // itself, as it did when each backend had its own copy of this.
     #[inline(always)]
-    pub(crate) fn fill(&mut self, wire_out: &mut Vec<u8>, now_ns: u64, budget: &mut Budget) -> Result<(), DriverError> {
-        let Work::Events(pipeline) = &mut self.work else { return self.fill_other(wire_out) };
+    pub(crate) fn fill(
+        &mut self,
+        wire_out: &mut Vec<u8>,
+        now_ns: u64,
+        budget: &mut Budget,
+        stats: &mut LoopStats,
+    ) -> Result<(), DriverError> {
+        let Work::Events(pipeline) = &mut self.work else { return self.fill_other(wire_out, now_ns, budget, stats) };
         if self.transport.is_plain() {
             let filled = pipeline.fill(wire_out, now_ns, budget);
             filled.map_err(|e| self.pipeline_error(e))?;
@@ -231,13 +269,41 @@ impl ConnIo {
         encoded.map_err(|e| self.transport_error(e))
     }
 
-    /// What a task's connection or an idle one has to send.
-    fn fill_other(&mut self, wire_out: &mut Vec<u8>) -> Result<(), DriverError> {
+    /// What a task's connection, an idle one or a replayed one has to send.
+    fn fill_other(
+        &mut self,
+        wire_out: &mut Vec<u8>,
+        now_ns: u64,
+        budget: &mut Budget,
+        stats: &mut LoopStats,
+    ) -> Result<(), DriverError> {
         match &mut self.work {
             Work::Events(_) => Ok(()),
             Work::Calls(_) => self.fill_call(wire_out),
             Work::Idle(_) => self.fill_idle(wire_out),
+            Work::Replay(_) => self.fill_replay(wire_out, now_ns, budget, stats),
         }
+    }
+
+    /// A replayed connection's login bytes (wire bytes), or its commands
+    /// due, through the transport.
+    fn fill_replay(
+        &mut self,
+        wire_out: &mut Vec<u8>,
+        now_ns: u64,
+        budget: &mut Budget,
+        stats: &mut LoopStats,
+    ) -> Result<(), DriverError> {
+        let Work::Replay(replay) = &mut self.work else { return Ok(()) };
+        replay.take_login_output(wire_out);
+        if self.transport.is_plain() {
+            replay.fill(wire_out, now_ns, budget, stats);
+            return Ok(());
+        }
+        replay.fill(&mut self.plain_out, now_ns, budget, stats);
+        let encoded = self.transport.encode(&self.plain_out, wire_out);
+        self.plain_out.clear();
+        encoded.map_err(|e| self.transport_error(e))
     }
 
     /// An idle connection's login bytes (wire bytes: the login has its own
@@ -343,6 +409,11 @@ impl ConnIo {
                 Ok(IdleInput::LoggedIn(logged_in)) => self.logged_in(*logged_in, input.len(), now_ns, stats, ignore),
                 Err(trouble) => Err(DriverError::Idle(Box::new(trouble))),
             },
+            Work::Replay(replay) => match replay.on_input(input, now_ns, stats) {
+                Ok(ReplayInput::Used(used)) => Ok(used),
+                Ok(ReplayInput::LoggedIn(logged_in)) => self.logged_in(*logged_in, input.len(), now_ns, stats, ignore),
+                Err(trouble) => Err(DriverError::Replayed(Box::new(trouble))),
+            },
         }
     }
 
@@ -429,7 +500,7 @@ impl ConnIo {
                 calls.abandon();
                 calls.reconnected(capabilities);
             }
-            Work::Idle(_) => {}
+            Work::Idle(_) | Work::Replay(_) => {}
         }
     }
 
@@ -453,6 +524,7 @@ impl ConnIo {
             Work::Events(pipeline) => pipeline.test(),
             Work::Calls(_) => "a script",
             Work::Idle(_) => "an idle connection",
+            Work::Replay(_) => "a replay",
         };
         DriverError::Statement(Box::new(FailedStatement { endpoint, test, prepared, sql, error }))
     }
@@ -542,7 +614,7 @@ mod tests {
         let mut io = conn_io(transport);
         let mut budget = Budget::new(RunControl::new(None, 1), None);
         let mut wire = Vec::new();
-        io.fill(&mut wire, 0, &mut budget).unwrap();
+        io.fill(&mut wire, 0, &mut budget, &mut LoopStats::new(1)).unwrap();
         FirstCommandSent { io, budget, stats: LoopStats::new(1), ignore: IgnoreErrors::default(), wire }
     }
 
@@ -594,7 +666,7 @@ mod tests {
         io.restart(CAPS, Transport::plain(), &[]);
         assert_eq!((io.plain_in.len(), io.awaits_answers()), (0, false));
         wire.clear();
-        io.fill(&mut wire, 2, &mut budget).unwrap();
+        io.fill(&mut wire, 2, &mut budget, &mut stats).unwrap();
         assert_eq!(wire, SELECT_1, "the event starts over, on a plain transport");
     }
 
@@ -647,7 +719,7 @@ mod tests {
             Arc::new(vec![StatementSpec { sql: sql.to_owned(), slots: vec![ParamSlot::Int32] }]);
         let mut budget = Budget::new(RunControl::new(None, 1), None);
         let mut stats = LoopStats::new(1);
-        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        io.fill(&mut Vec::new(), 0, &mut budget, &mut stats).unwrap();
         let error = io.on_input(&missing_table(), 1, &mut stats, &IgnoreErrors::default()).unwrap_err();
         assert_eq!(
             error.to_string(),
@@ -656,7 +728,7 @@ mod tests {
              create the tables with the prepare command (same --tables and --mysql-db) first"
         );
         let mut io = conn_io(Transport::plain());
-        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        io.fill(&mut Vec::new(), 0, &mut budget, &mut stats).unwrap();
         let mut err = Vec::new();
         ErrPacket { code: 1064, sql_state: Some(*b"42000"), message: b"syntax" }.encode(1, &mut err);
         let error = io.on_input(&err, 1, &mut stats, &IgnoreErrors::default()).unwrap_err().to_string();
@@ -665,7 +737,7 @@ mod tests {
         // The server's text, made safe to print: no escape sequence reaches
         // the terminal, and a long message is cut.
         let mut io = conn_io(Transport::plain());
-        io.fill(&mut Vec::new(), 0, &mut budget).unwrap();
+        io.fill(&mut Vec::new(), 0, &mut budget, &mut stats).unwrap();
         let hostile = [&b"\x1b[2J\x1b]0;owned\x07line\nbreak"[..], &[b'x'; 4096][..]].concat();
         let mut err = Vec::new();
         ErrPacket { code: 1064, sql_state: Some(*b"4\x1b[0m"), message: &hostile }.encode(1, &mut err);

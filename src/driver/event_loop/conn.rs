@@ -144,8 +144,8 @@ impl Conn {
 
     /// Lets its work append its next commands to `filling`.
     #[inline(always)]
-    pub(crate) fn fill(&mut self, now: u64, budget: &mut Budget) -> Result<(), DriverError> {
-        self.io.fill(&mut self.filling, now, budget)
+    pub(crate) fn fill(&mut self, now: u64, budget: &mut Budget, stats: &mut LoopStats) -> Result<(), DriverError> {
+        self.io.fill(&mut self.filling, now, budget, stats)
     }
 
     /// Hands its work the responses received so far.

@@ -56,6 +56,9 @@ impl<B: LoopIo> EventLoop<'_, B> {
         if conn.is_idle() {
             return self.drop_idle(i, Some(error));
         }
+        if conn.io.is_replay() {
+            return self.fail_replayed(i, error);
+        }
         self.context.control.stop();
         self.first_error.get_or_insert(error);
         self.finish(i)
@@ -94,6 +97,9 @@ impl<B: LoopIo> EventLoop<'_, B> {
         }
         if conn.is_idle() {
             return self.drop_idle(i, None);
+        }
+        if conn.io.is_replay() {
+            return self.lose_replayed(i, lost);
         }
         if let Err(error) = conn.io.lost(lost, &self.context.ignore) {
             return self.fail(i, error);
@@ -206,7 +212,9 @@ impl<B: LoopIo> EventLoop<'_, B> {
             return;
         }
         conn.state = ConnState::Retired;
-        if conn.is_idle() {
+        if conn.io.is_replay() {
+            self.retire_replayed(i);
+        } else if conn.is_idle() {
             conn.close_socket();
             conn.io.close_idle();
             self.io.release(i);

@@ -35,6 +35,7 @@ pub(crate) mod conn;
 mod idle_conns;
 mod lifecycle;
 pub(crate) mod loop_io;
+pub(crate) mod replay_conns;
 mod task_conns;
 
 use std::io;
@@ -42,6 +43,7 @@ use std::io;
 pub(crate) use chores::{Chores, WaitsDue};
 use conn::{Conn, ConnState};
 use loop_io::{Completion, LoopIo, Op, Submitted, WaitFor};
+use replay_conns::ReplayConns;
 
 use crate::driver::connections::conn_io::{AfterSend, ConnIo};
 use crate::driver::connections::idle::{IdleDue, IdleSchedule};
@@ -88,6 +90,9 @@ pub(crate) struct EventLoop<'c, B: LoopIo> {
     arrival: Option<ArrivalGuard>,
     /// `--idle-connections`: this loop's share, and where its slots start.
     idle: Option<IdleConns>,
+    /// `wirebench replay`: the loop's feed and its replayed connections'
+    /// timers (`replay_conns.rs`).
+    replay: Option<ReplayConns>,
 }
 
 /// A loop's idle connections: their schedule, and their places in the
@@ -146,6 +151,7 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
             deadline_ns: context.deadline_ns,
             arrival: None,
             idle,
+            replay: None,
         }
     }
 
@@ -166,7 +172,7 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
             self.advance(i)?;
         }
         self.run_tasks()?;
-        while self.live > 0 || self.tasks.live() > 0 {
+        while self.live > 0 || self.tasks.live() > 0 || self.replay.as_ref().is_some_and(ReplayConns::going) {
             self.wait()?;
             self.handle_completions()?;
             self.chores()?;
@@ -185,10 +191,12 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
         if self.budget.has_unsent() {
             self.budget.sent(now, &mut self.stats);
         }
-        let timers = !self.waiting.is_empty() || self.tasks.have_timers();
+        let replay_at = self.replay.as_ref().and_then(ReplayConns::wake_at);
+        let timers = !self.waiting.is_empty() || self.tasks.have_timers() || replay_at.is_some();
         let arrival =
             if self.waiting.is_empty() && !self.tasks.have_admitting() { None } else { self.budget.wake_at(now) };
-        let wake_at = if timers { arrival.into_iter().chain(self.tasks.next_wake()).min() } else { None };
+        let wake_at =
+            if timers { arrival.into_iter().chain(self.tasks.next_wake()).chain(replay_at).min() } else { None };
         let wait = WaitFor {
             look_only: self.tasks.have_yielded() || (timers && wake_at.map_or(true, |at| at <= now)),
             arrivals_waiting: !self.waiting.is_empty(),
@@ -231,7 +239,8 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
             self.wake_tasks();
             self.run_tasks()?;
         }
-        self.serve_idle()
+        self.serve_idle()?;
+        self.serve_replay()
     }
 
     /// Hands the connection's work what it can send and keeps a receive
@@ -243,7 +252,7 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
         }
         let now = self.clock.now_ns();
         self.now_ns = now;
-        if let Err(error) = conn.fill(now, &mut self.budget) {
+        if let Err(error) = conn.fill(now, &mut self.budget, &mut self.stats) {
             return self.fail(i, error);
         }
         if !conn.send_pending && !conn.filling.is_empty() {
@@ -262,6 +271,7 @@ impl<'c, B: LoopIo> EventLoop<'c, B> {
             AfterSend::Answers => conn.waits.start_read_unless_reading(self.now_ns),
             AfterSend::Idle if !conn.recv_pending => self.push_recv(i, false)?,
             AfterSend::Idle => {}
+            AfterSend::Later => self.replay_later(i),
         }
         Ok(())
     }

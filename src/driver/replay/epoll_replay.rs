@@ -30,7 +30,7 @@ use super::feed::{FeedItem, FeedReceiver, OpenItem, ReplayConnId, OPEN_ALREADY};
 use super::replay_tally::{LoopSkip, ReplayTally};
 use super::replayed_conn::{ReplaySchedule, ReplayStep, ReplayTurn, ReplayedConn};
 use crate::client::{ConnectOptions, Connection, Stream};
-use crate::driver::{Budget, Clock, DriverError, LoopContext, LoopOp, Stalls};
+use crate::driver::{Backend, Budget, Clock, DriverError, LoopContext, LoopOp, Stalls};
 use crate::stats::LoopStats;
 use crate::transport::Transport;
 
@@ -77,6 +77,9 @@ pub struct ReplaySettings {
     pub schedule: ReplaySchedule,
     /// The loops' tallies, merged as each ends.
     pub tally: Mutex<ReplayTally>,
+    /// The loops' backend: the engine's io_uring loop, or a tokio runtime
+    /// each (`--io=epoll`).
+    pub backend: Backend,
 }
 
 /// One loop of a replay: its core and its feed.
@@ -453,13 +456,16 @@ async fn read_replayed_answer(shared: &ReplayLoop, slot: &ReplaySlot, link: &mut
         }
         let now = shared.clock().now_ns();
         if link.transport.is_plain() {
-            let walked = shared.with_conn(slot, |conn| shared.with_turn(|turn| conn.on_input(&link.rbuf, now, turn)));
+            let walked = shared.with_conn(slot, |conn| {
+                shared.with_turn(|turn| conn.on_input(&link.rbuf, now, turn.stats, turn.tally))
+            });
             link.rbuf.advance(walked.map_err(|e| e.to_string())?);
         } else {
             let decoded = link.transport.decode(&link.rbuf, &mut link.plain_in).map_err(|e| e.to_string())?;
             link.rbuf.advance(decoded);
             let plain = &link.plain_in;
-            let walked = shared.with_conn(slot, |conn| shared.with_turn(|turn| conn.on_input(plain, now, turn)));
+            let walked = shared
+                .with_conn(slot, |conn| shared.with_turn(|turn| conn.on_input(plain, now, turn.stats, turn.tally)));
             link.plain_in.drain(..walked.map_err(|e| e.to_string())?);
         }
     }

@@ -17,6 +17,7 @@
 pub(crate) mod epoll_replay;
 pub(crate) mod feed;
 pub(crate) mod replay_tally;
+pub(crate) mod replay_work;
 pub(crate) mod replayed_conn;
 
 use std::sync::Arc;
@@ -24,7 +25,9 @@ use std::thread::JoinHandle;
 
 use epoll_replay::{run_replay_loop, ReplayLoopPlan, ReplaySettings};
 
-use super::{spawn_pinned, DriverError, LoopContext};
+use super::backends::uring::run_uring_replay_loop;
+use super::event_loop::replay_conns::ReplayConns;
+use super::{spawn_pinned, Backend, DriverError, LoopContext};
 
 /// Starts one pinned thread per replay loop; each ends once its feed has
 /// ended and its connections are done, or the run is stopped.
@@ -34,7 +37,8 @@ pub(crate) fn spawn_replay_loops(
     settings: &Arc<ReplaySettings>,
 ) -> std::io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
     let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.feed, settings.clone())));
-    spawn_pinned("wirebench-loop", plans, context, |index, (feed, settings), context| {
-        run_replay_loop(index, feed, settings, context)
+    spawn_pinned("wirebench-loop", plans, context, |index, (feed, settings), context| match settings.backend {
+        Backend::Uring => run_uring_replay_loop(index, ReplayConns::new(feed, settings), context),
+        Backend::Tokio => run_replay_loop(index, feed, settings, context),
     })
 }

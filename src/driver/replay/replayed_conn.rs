@@ -275,7 +275,7 @@ impl ReplayedConn {
                             due_ns: due,
                             sent_ns: now_ns,
                         };
-                        self.count_run(sent, now_ns, &answer, turn);
+                        self.count_run(sent, now_ns, &answer, turn.stats, turn.tally);
                         continue;
                     }
                     self.in_flight = Some(SentCommand {
@@ -378,7 +378,13 @@ impl ReplayedConn {
 
     /// Walks the answer at the start of `input`; the bytes consumed (whole
     /// packets and rows as far as they go: keep the rest).
-    pub fn on_input(&mut self, input: &[u8], now_ns: u64, turn: &mut ReplayTurn<'_>) -> Result<usize, ReplayConnError> {
+    pub fn on_input(
+        &mut self,
+        input: &[u8],
+        now_ns: u64,
+        stats: &mut LoopStats,
+        tally: &mut ReplayTally,
+    ) -> Result<usize, ReplayConnError> {
         let Some(flight) = self.in_flight else {
             return if input.is_empty() { Ok(0) } else { Err(ReplayConnError::Unsolicited) };
         };
@@ -390,7 +396,7 @@ impl ReplayedConn {
         self.in_flight = None;
         self.ready_since = now_ns;
         let answer = replayed_answer(&summary);
-        self.count_run(flight, now_ns, &answer, turn);
+        self.count_run(flight, now_ns, &answer, stats, tally);
         if let Some(check) = self.checks.iter_mut().rev().find(|c| !c.skipped && c.replayed.is_none()) {
             check.replayed = Some(answer);
             check.message = summary.error.map(|e| wirebench_protocol::ServerText(&e.message).to_string());
@@ -399,8 +405,8 @@ impl ReplayedConn {
                 check.prepared_params = summary.prepared.map_or(0, |p| p.params);
             }
         }
-        self.take_captured_answers(turn.tally);
-        self.settle(turn.tally);
+        self.take_captured_answers(tally);
+        self.settle(tally);
         Ok(progress.consumed)
     }
 
@@ -419,16 +425,23 @@ impl ReplayedConn {
     }
 
     /// Counts the run of `sent`, answered at `now_ns`.
-    fn count_run(&self, sent: SentCommand, now_ns: u64, answer: &ReplayedAnswer, turn: &mut ReplayTurn<'_>) {
+    fn count_run(
+        &self,
+        sent: SentCommand,
+        now_ns: u64,
+        answer: &ReplayedAnswer,
+        stats: &mut LoopStats,
+        tally: &mut ReplayTally,
+    ) {
         let latency = now_ns.saturating_sub(sent.due_ns);
         match answer.error {
-            Some(_) => turn.stats.record_error(),
-            None => turn.stats.record_query(QueryKind::classify(answer.result_sets > 0, answer.affected_rows)),
+            Some(_) => stats.record_error(),
+            None => stats.record_query(QueryKind::classify(answer.result_sets > 0, answer.affected_rows)),
         }
-        turn.stats.record_event(0, latency, now_ns.saturating_sub(sent.sent_ns));
-        turn.tally.record_run(sent.statement, latency, answer);
-        if sent.offset_ns >= turn.tally.reached_ns {
-            (turn.tally.reached_ns, turn.tally.reached_at_ns) = (sent.offset_ns, now_ns);
+        stats.record_event(0, latency, now_ns.saturating_sub(sent.sent_ns));
+        tally.record_run(sent.statement, latency, answer);
+        if sent.offset_ns >= tally.reached_ns {
+            (tally.reached_ns, tally.reached_at_ns) = (sent.offset_ns, now_ns);
         }
     }
 

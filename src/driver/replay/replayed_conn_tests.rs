@@ -64,13 +64,7 @@ impl ConnBench {
     }
 
     fn answer(&mut self, now_ms: u64, bytes: &[u8]) {
-        let mut turn = ReplayTurn {
-            stats: &mut self.stats,
-            tally: &mut self.tally,
-            budget: &mut self.budget,
-            schedule: &self.schedule,
-        };
-        let used = self.conn.on_input(bytes, now_ms * MS, &mut turn).unwrap();
+        let used = self.conn.on_input(bytes, now_ms * MS, &mut self.stats, &mut self.tally).unwrap();
         assert_eq!(used, bytes.len());
     }
 }
@@ -341,23 +335,17 @@ fn the_end_of_the_run_quits() {
 #[test]
 fn unsolicited_bytes_end_the_connection() {
     let mut bench = ConnBench::at_speed(None);
-    let mut turn = ReplayTurn {
-        stats: &mut bench.stats,
-        tally: &mut bench.tally,
-        budget: &mut bench.budget,
-        schedule: &bench.schedule,
-    };
-    assert!(matches!(bench.conn.on_input(&ok_packet(0), 0, &mut turn), Err(ReplayConnError::Unsolicited)));
+    assert!(matches!(
+        bench.conn.on_input(&ok_packet(0), 0, &mut bench.stats, &mut bench.tally),
+        Err(ReplayConnError::Unsolicited)
+    ));
     bench.command(0, 0, b"\x03DO 1", false);
     bench.fill(0);
     let twice = [ok_packet(0), ok_packet(0)].concat();
-    let mut turn = ReplayTurn {
-        stats: &mut bench.stats,
-        tally: &mut bench.tally,
-        budget: &mut bench.budget,
-        schedule: &bench.schedule,
-    };
-    assert!(matches!(bench.conn.on_input(&twice, 0, &mut turn), Err(ReplayConnError::Unsolicited)));
+    assert!(matches!(
+        bench.conn.on_input(&twice, 0, &mut bench.stats, &mut bench.tally),
+        Err(ReplayConnError::Unsolicited)
+    ));
 }
 
 /// A lost connection counts what it still held as not replayed.

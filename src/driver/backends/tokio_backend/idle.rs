@@ -176,7 +176,7 @@ async fn hold(
                     return Err(());
                 }
                 work.ping_due();
-                io.fill(&mut out, now(), &mut shared.budget.borrow_mut()).map_err(drop)?;
+                io.fill(&mut out, now(), &mut shared.budget.borrow_mut(), &mut shared.stats.borrow_mut()).map_err(drop)?;
                 stream.write_all(&out).await.map_err(drop)?;
                 out.clear();
             }

@@ -362,7 +362,7 @@ async fn exchange(
     let context = &shared.context;
     loop {
         let now = shared.clock.get().now_ns();
-        io.fill(&mut wire.wbuf, now, &mut shared.budget.borrow_mut())?;
+        io.fill(&mut wire.wbuf, now, &mut shared.budget.borrow_mut(), &mut shared.stats.borrow_mut())?;
         // Written out here rather than in awaited helpers: each nested
         // future is one more state machine to poll on every query. Each
         // wait for the socket to take more is stamped, the next one from
@@ -384,7 +384,7 @@ async fn exchange(
         }
         wire.wbuf.clear();
         match io.after_send() {
-            AfterSend::Quit | AfterSend::CallAnswered | AfterSend::Idle => return Ok(None),
+            AfterSend::Quit | AfterSend::CallAnswered | AfterSend::Idle | AfterSend::Later => return Ok(None),
             AfterSend::Arrival => {
                 shared.waiters.wait().await;
                 continue;

@@ -48,6 +48,7 @@ use io_uring::IoUring;
 use crate::driver::connections::idle::LOGINS_IN_FLIGHT;
 use crate::driver::event_loop::conn::Conn;
 use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, Submitted, WaitFor};
+use crate::driver::event_loop::replay_conns::ReplayConns;
 use crate::driver::event_loop::{loop_conns, EventLoop};
 use crate::driver::tasks::start_gate::ArrivalGuard;
 use crate::driver::wait_plan::spin::Spinner;
@@ -125,6 +126,23 @@ pub fn run_uring_loop(
         context.usage.add_spinning(event_loop.io.spun);
     }
     result
+}
+
+/// Replayed connections a loop's ring has room for at once (its
+/// registered-file table): a replay's connections come and go.
+const REPLAY_SLOTS: usize = 16 * 1024;
+
+/// Runs a loop over a replay (`wirebench replay`) on this thread with an
+/// io_uring, until its feed has ended and its connections are done.
+pub(crate) fn run_uring_replay_loop(
+    index: usize,
+    replay: ReplayConns,
+    context: &LoopContext,
+) -> Result<(), DriverError> {
+    let io = UringIo::new(index, &[], REPLAY_SLOTS / SLOTS_PER_TASK, 0, WaitMode::Sleep)?;
+    let slots = io.slots;
+    let mut event_loop = EventLoop::new(io, index, Vec::new(), 0, slots, context);
+    event_loop.run_replay(replay)
 }
 
 impl UringIo {

@@ -100,6 +100,7 @@ pub(crate) use wait_plan::{plan_wait, LoopRuns, LoopSite, ServerPlacement, Serve
 pub use wait_plan::{LoopWait, WaitMode, WaitReason};
 
 use backends::run_loop;
+pub(crate) use backends::spawn_replay_loops;
 use threads::spawn::spawn_pinned;
 
 use crate::client::{Endpoint, Stream};

@@ -23,13 +23,12 @@ use super::shard_plan::{say_started, wait_for_start};
 use super::{RunError, RunOutcome};
 use crate::cli::Bench;
 use crate::client::{ConnectOptions, Connection};
-use crate::driver::replay::epoll_replay::{ReplayLoopPlan, ReplaySettings, OPEN_LEAD_NS};
 use crate::driver::replay::feed::feed_channel;
 use crate::driver::replay::replay_tally::ReplayTally;
 use crate::driver::replay::replayed_conn::ReplaySchedule;
-use crate::driver::replay::spawn_replay_loops;
+use crate::driver::replay::{ReplayLoopPlan, ReplaySettings, OPEN_LEAD_NS};
 use crate::driver::{
-    allowed_cpus, check_loop_cpus, Backend, Clock, IoBackend, LoopContext, RunControl, ServerPlacement,
+    allowed_cpus, check_loop_cpus, spawn_replay_loops, Backend, Clock, LoopContext, RunControl, ServerPlacement,
     ServerPlacements,
 };
 use crate::replay::{dispatch_capture, CaptureReplayOptions, DispatchPlan, Speed};
@@ -125,14 +124,13 @@ fn loop_cores(bench: &Bench, server_here: bool) -> Result<Vec<Option<usize>>, Ru
     Ok(cpus.into_iter().map(Some).collect())
 }
 
-/// The replay's loops' backend: the engine's io_uring loop where the
-/// kernel allows it (`--io=uring` fails where it does not); with
-/// `--io=epoll`, a tokio runtime per loop.
+/// The replay's loops' backend: io_uring where the kernel allows it
+/// (`--io=uring` fails where it does not); with `--io=epoll` or without
+/// io_uring, the engine's socket loop (each socket waited on in `poll(2)`):
+/// a replay's connections are the engine's loop's either way, never a
+/// tokio runtime's.
 fn replay_backend(bench: &Bench) -> Result<Backend, RunError> {
-    match bench.engine.io {
-        choice @ (IoBackend::Uring | IoBackend::Auto) => Ok(Backend::resolve(choice)?),
-        IoBackend::Epoll => Ok(Backend::Tokio),
-    }
+    Ok(Backend::resolve(bench.engine.io)?)
 }
 
 /// The loops' shared state: one slot per loop on the board (a replay's

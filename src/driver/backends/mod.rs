@@ -4,7 +4,8 @@
 //! run the engine's one loop (`driver::event_loop`) and only submit and
 //! wait; a tokio current-thread runtime on epoll (`tokio_backend/`) runs a
 //! task per connection with the same chores; `dry.rs` does no I/O at all
-//! (`--mysql-dry-run`).
+//! (`--mysql-dry-run`). A replay's loops are io_uring's or the socket
+//! loop's (`spawn_replay_loops`).
 //!
 //! It may import everything else of the driver; nothing of the driver
 //! imports a backend but `driver/mod.rs`, which runs them, and the run
@@ -15,7 +16,13 @@ pub(crate) mod socket_loop;
 pub(crate) mod tokio_backend;
 pub(crate) mod uring;
 
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::driver::event_loop::replay_conns::ReplayConns;
+use crate::driver::replay::{ReplayLoopPlan, ReplaySettings};
 use crate::driver::tasks::start_gate::ArrivalGuard;
+use crate::driver::threads::spawn::spawn_pinned;
 use crate::driver::{Backend, ConnPlan, DriverError, LoopContext, TaskBody, WaitMode};
 
 /// Runs one loop on this thread with the backend that does its wait: the
@@ -36,4 +43,23 @@ pub(crate) fn run_loop(
         (_, Backend::Tokio) => tokio_backend::run_tokio_loop(index, connections, tasks, context, arrival),
         (_, Backend::Uring) => uring::run_uring_loop(index, connections, tasks, context, wait, arrival),
     }
+}
+
+/// Starts one pinned thread per replay loop (`wirebench replay`), on
+/// `settings`' backend; each ends once its feed has ended and its
+/// connections are done, or the run is stopped.
+pub(crate) fn spawn_replay_loops(
+    plans: Vec<ReplayLoopPlan>,
+    context: &LoopContext,
+    settings: &Arc<ReplaySettings>,
+) -> std::io::Result<Vec<JoinHandle<Result<(), DriverError>>>> {
+    let plans = plans.into_iter().map(|plan| (plan.cpu, (plan.feed, settings.clone())));
+    spawn_pinned("wirebench-loop", plans, context, |index, (feed, settings), context| {
+        let backend = settings.backend;
+        let replay = ReplayConns::new(feed, settings);
+        match backend {
+            Backend::Uring => uring::run_uring_replay_loop(index, replay, context),
+            Backend::Tokio => socket_loop::run_socket_replay_loop(index, replay, context),
+        }
+    })
 }

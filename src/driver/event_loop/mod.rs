@@ -29,6 +29,8 @@
 //!   their connections.
 //! - `idle_conns.rs`: `--idle-connections`: their logins, pings and
 //!   losses, on the loop's own readiness.
+//! - `replay_conns.rs`: `wirebench replay`: the loop's feed, its replayed
+//!   connections' timers, opens and ends.
 
 mod chores;
 pub(crate) mod conn;

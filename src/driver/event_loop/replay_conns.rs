@@ -30,11 +30,11 @@ use super::loop_io::LoopIo;
 use super::EventLoop;
 use crate::client::{connect_started, ClientError, Endpoint};
 use crate::driver::connections::conn_io::ConnIo;
-use crate::driver::replay::epoll_replay::{ReplaySettings, OPEN_LEAD_NS};
 use crate::driver::replay::feed::{FeedItem, FeedReceiver, OpenItem, ReplayConnId};
 use crate::driver::replay::replay_tally::LoopSkip;
 use crate::driver::replay::replay_work::{login_options, ReplayShared, ReplayTrouble, ReplayWork};
 use crate::driver::replay::replayed_conn::ReplayStep;
+use crate::driver::replay::{ReplaySettings, OPEN_LEAD_NS};
 use crate::driver::{DriverError, Lost, Redial, StdSocket};
 
 /// How often, at most, a loop takes its feed's batches (a connection's

@@ -13,10 +13,10 @@ use std::rc::Rc;
 
 use wirebench_protocol::Capabilities;
 
-use super::epoll_replay::SESSION_CAPABILITIES;
 use super::feed::{OpenItem, ReplayConnId, OPEN_ALREADY};
 use super::replay_tally::{LoopSkip, ReplayTally};
 use super::replayed_conn::{ReplayConnError, ReplaySchedule, ReplayStep, ReplayTurn, ReplayedConn};
+use super::SESSION_CAPABILITIES;
 use crate::client::{ClientError, ConnectOptions, LoggedIn, Login, LoginStep};
 use crate::driver::Budget;
 use crate::stats::LoopStats;
@@ -34,7 +34,7 @@ pub(crate) struct ReplayShared {
 }
 
 /// Where a replayed connection is in its life.
-pub(crate) enum Phase {
+pub(crate) enum ReplayPhase {
     /// Known, not yet opened: how it logs in when its time comes.
     Pending(Box<ConnectOptions>),
     /// Its login under way, and the login's bytes to send.
@@ -46,7 +46,7 @@ pub(crate) enum Phase {
 /// One replayed connection's work.
 pub(crate) struct ReplayWork {
     pub(crate) conn: ReplayedConn,
-    pub(crate) phase: Phase,
+    pub(crate) phase: ReplayPhase,
     /// The feed's login number it logs in with (for a refusal's count).
     pub(crate) login: u32,
     /// What its last fill said it waits for.
@@ -84,7 +84,7 @@ impl ReplayWork {
     ) -> Self {
         ReplayWork {
             conn: ReplayedConn::new(id, now_ns),
-            phase: Phase::Pending(Box::new(options)),
+            phase: ReplayPhase::Pending(Box::new(options)),
             login,
             step: ReplayStep::Records,
             shared,
@@ -93,23 +93,23 @@ impl ReplayWork {
 
     /// Its time has come: the login starts (the server speaks first).
     pub(crate) fn start_login(&mut self) {
-        if let Phase::Pending(options) = &self.phase {
-            self.phase = Phase::LoggingIn { login: Box::new(Login::new(options)), out: Vec::new() };
+        if let ReplayPhase::Pending(options) = &self.phase {
+            self.phase = ReplayPhase::LoggingIn { login: Box::new(Login::new(options)), out: Vec::new() };
         }
     }
 
     pub(crate) fn is_pending(&self) -> bool {
-        matches!(self.phase, Phase::Pending(_))
+        matches!(self.phase, ReplayPhase::Pending(_))
     }
 
     pub(crate) fn is_logging_in(&self) -> bool {
-        matches!(self.phase, Phase::LoggingIn { .. })
+        matches!(self.phase, ReplayPhase::LoggingIn { .. })
     }
 
     /// The error of a login whose socket reached its end.
     pub(crate) fn closed_during_login(&self) -> Option<ClientError> {
         match &self.phase {
-            Phase::LoggingIn { login, .. } => Some(login.closed()),
+            ReplayPhase::LoggingIn { login, .. } => Some(login.closed()),
             _ => None,
         }
     }
@@ -117,15 +117,15 @@ impl ReplayWork {
     /// Whether it waits for the server: its login's answer or a command's.
     pub(crate) fn awaits_answers(&self) -> bool {
         match self.phase {
-            Phase::Pending(_) => false,
-            Phase::LoggingIn { .. } => true,
-            Phase::Replaying => self.conn.awaits_answer(),
+            ReplayPhase::Pending(_) => false,
+            ReplayPhase::LoggingIn { .. } => true,
+            ReplayPhase::Replaying => self.conn.awaits_answer(),
         }
     }
 
     /// The login's wire bytes to send, appended to `wire_out`.
     pub(crate) fn take_login_output(&mut self, wire_out: &mut Vec<u8>) {
-        if let Phase::LoggingIn { out, .. } = &mut self.phase {
+        if let ReplayPhase::LoggingIn { out, .. } = &mut self.phase {
             wire_out.append(out);
         }
     }
@@ -140,7 +140,7 @@ impl ReplayWork {
         budget: &mut Budget,
         stats: &mut LoopStats,
     ) -> ReplayStep {
-        if !matches!(self.phase, Phase::Replaying) {
+        if !matches!(self.phase, ReplayPhase::Replaying) {
             return self.step;
         }
         let shared = self.shared.clone();
@@ -166,17 +166,17 @@ impl ReplayWork {
         stats: &mut LoopStats,
     ) -> Result<ReplayInput, ReplayTrouble> {
         match &mut self.phase {
-            Phase::Pending(_) => Ok(ReplayInput::Used(input.len())),
-            Phase::LoggingIn { login, out } => match login.advance(input, out) {
+            ReplayPhase::Pending(_) => Ok(ReplayInput::Used(input.len())),
+            ReplayPhase::LoggingIn { login, out } => match login.advance(input, out) {
                 Ok(LoginStep::NeedMore) => Ok(ReplayInput::Used(input.len())),
                 Ok(LoginStep::Done(logged_in)) => {
-                    self.phase = Phase::Replaying;
+                    self.phase = ReplayPhase::Replaying;
                     self.logged_in(logged_in.info.capabilities, now_ns);
                     Ok(ReplayInput::LoggedIn(logged_in))
                 }
                 Err(error) => Err(ReplayTrouble::Login(Box::new(error))),
             },
-            Phase::Replaying => {
+            ReplayPhase::Replaying => {
                 let shared = self.shared.clone();
                 let mut tally = shared.tally.borrow_mut();
                 let before = self.conn.queued();

@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use crate::driver::event_loop::conn::Conn;
 use crate::driver::event_loop::loop_io::{Completion, LoopIo, Op, Submitted, WaitFor};
+use crate::driver::event_loop::replay_conns::ReplayConns;
 use crate::driver::event_loop::{loop_conns, EventLoop};
 use crate::driver::tasks::start_gate::ArrivalGuard;
 use crate::driver::{ConnPlan, DriverError, LoopContext, TaskBody, PUBLISH_TICK};
@@ -62,6 +63,18 @@ pub fn run_socket_loop(
     let max_conns = conns.len() + MAX_TASK_CONNS;
     let mut event_loop = EventLoop::new(SocketIo::default(), index, conns, idle, max_conns, context);
     event_loop.run(tasks, arrival)
+}
+
+/// Runs a loop over a replay (`wirebench replay`) on this thread, each
+/// connection's socket waited on in `poll(2)`, until its feed has ended
+/// and its connections are done: where io_uring is not to be had.
+pub(crate) fn run_socket_replay_loop(
+    index: usize,
+    replay: ReplayConns,
+    context: &LoopContext,
+) -> Result<(), DriverError> {
+    let mut event_loop = EventLoop::new(SocketIo::default(), index, Vec::new(), 0, MAX_TASK_CONNS, context);
+    event_loop.run_replay(replay)
 }
 
 impl LoopIo for SocketIo {

@@ -62,8 +62,13 @@ pub(crate) struct ReplayConns {
     timers: BinaryHeap<Reverse<(u64, usize)>>,
     /// Retired slots, for the next connections.
     free: Vec<usize>,
-    /// Slots whose connection waited for records and was fed; reused.
-    fed: Vec<usize>,
+    /// Slots whose connection waits for its next records: while there are
+    /// any, the loop wakes for its feed every [`INTAKE_TICK_NS`]; else its
+    /// wait is its backend's own (a batch of answers on io_uring), and the
+    /// feed is looked at as the loop's tick comes.
+    starving: Vec<usize>,
+    /// The slots of `starving` being served, swapped with it.
+    serving: Vec<usize>,
     feed_ended: bool,
     /// The run's stop has been carried out.
     stopped: bool,
@@ -95,7 +100,8 @@ impl ReplayConns {
             by_id: HashMap::new(),
             timers: BinaryHeap::new(),
             free: Vec::new(),
-            fed: Vec::new(),
+            starving: Vec::new(),
+            serving: Vec::new(),
             feed_ended: false,
             stopped: false,
             next_intake_ns: 0,
@@ -103,10 +109,10 @@ impl ReplayConns {
     }
 
     /// When the loop must wake for its replay: the first timer, or the
-    /// next look at the feed while it may bring records.
+    /// next look at the feed while a connection waits for its records.
     pub(super) fn wake_at(&self) -> Option<u64> {
         let timer = self.timers.peek().map(|Reverse((at, _))| *at);
-        let intake = (!self.feed_ended && !self.stopped).then_some(self.next_intake_ns);
+        let intake = (self.going() && !self.starving.is_empty()).then_some(self.next_intake_ns);
         timer.into_iter().chain(intake).min()
     }
 
@@ -170,13 +176,26 @@ impl<B: LoopIo> EventLoop<'_, B> {
             replay.shared.over.set(true);
             return self.end_replay_waits();
         }
-        let mut fed = std::mem::take(&mut replay.fed);
-        for &i in &fed {
-            self.advance(i)?;
+        self.feed_starving()
+    }
+
+    /// The connections that waited for records and have some now go on.
+    fn feed_starving(&mut self) -> Result<(), DriverError> {
+        let Some(replay) = &mut self.replay else { return Ok(()) };
+        std::mem::swap(&mut replay.starving, &mut replay.serving);
+        let mut serving = std::mem::take(&mut replay.serving);
+        for &i in &serving {
+            let Some(conn) = self.conns.get_mut(i).filter(|c| c.state == ConnState::Running) else { continue };
+            let Some(work) = conn.io.replay().filter(|w| w.step == ReplayStep::Records) else { continue };
+            if work.conn.queued() > 0 {
+                self.advance(i)?;
+            } else if let Some(replay) = &mut self.replay {
+                replay.starving.push(i);
+            }
         }
-        fed.clear();
+        serving.clear();
         if let Some(replay) = &mut self.replay {
-            replay.fed = fed;
+            replay.serving = serving;
         }
         Ok(())
     }
@@ -197,11 +216,8 @@ impl<B: LoopIo> EventLoop<'_, B> {
             let conn = slot.and_then(|i| self.conns.get_mut(i));
             match conn {
                 Some(conn) => {
-                    let running = conn.state == ConnState::Running;
-                    let Some(work) = conn.io.replay() else { continue };
-                    work.push(bytes, now);
-                    if running && work.step == ReplayStep::Records && !work.awaits_answers() {
-                        replay.fed.extend(slot);
+                    if let Some(work) = conn.io.replay() {
+                        work.push(bytes, now);
                     }
                 }
                 // Its connection is gone (lost, or refused): not replayed.
@@ -303,9 +319,16 @@ impl<B: LoopIo> EventLoop<'_, B> {
     /// time (timed) or for its next records (the feed's intake wakes it).
     pub(super) fn replay_later(&mut self, i: usize) {
         let Some(conn) = self.conns.get_mut(i) else { return };
-        let Some(ReplayStep::Until(at)) = conn.io.replay().map(|work| work.step) else { return };
-        if let Some(replay) = &mut self.replay {
-            replay.timers.push(Reverse((at, i)));
+        let step = conn.io.replay().map(|work| work.step);
+        let Some(replay) = &mut self.replay else { return };
+        match step {
+            Some(ReplayStep::Until(at)) => replay.timers.push(Reverse((at, i))),
+            Some(ReplayStep::Records) => {
+                replay.starving.push(i);
+                // It asks for records: the feed is looked at next turn.
+                replay.next_intake_ns = replay.next_intake_ns.min(self.now_ns);
+            }
+            _ => {}
         }
     }
 

@@ -3,13 +3,15 @@
 //! backend, buffers, transports and timeouts as a built-in test's. What
 //! the loop adds for them is here:
 //!
-//! - its feed, taken at its turns (every [`INTAKE_TICK`] at most) while
-//!   its connections hold less than [`MAX_QUEUED`] of records: each OPEN
-//!   item takes a slot (a retired replayed connection's, or a new one),
-//!   each other item goes to its connection, found by its capture id;
+//! - its feed, taken at its turns (every [`INTAKE_TICK_NS`] at most, or
+//!   at once when a connection runs out) while its connections hold less
+//!   than [`MAX_QUEUED`] of records: each OPEN item takes a slot (a retired
+//!   replayed connection's, or a new one), each other item goes to its
+//!   connection, found by its capture id;
 //! - its timers, in one heap whose first is the wait's wake-up time: a
 //!   connection opens [`OPEN_LEAD_NS`] before its time (its login done by
-//!   then) and sends each command when it is due;
+//!   then, else refused at its connect timeout) and sends each command
+//!   when it is due;
 //! - their ends: a connection the capture closes sends COM_QUIT through
 //!   the usual quit path; one the server refuses, closes or breaks is
 //!   counted (refused or lost), never opened again nor fatal; the run's
@@ -279,8 +281,14 @@ impl<B: LoopIo> EventLoop<'_, B> {
             replay.timers.pop();
             let Some(conn) = self.conns.get_mut(i) else { continue };
             let pending = conn.io.replay().is_some_and(|work| work.is_pending());
+            let overdue = conn.io.replay().is_some_and(|work| work.login_overdue(now));
             if pending && conn.state == ConnState::Retired {
                 self.open_replayed(i)?;
+            } else if overdue && conn.state == ConnState::Running {
+                let endpoint = conn.io.endpoint().clone();
+                let after = conn.io.redial().options.connect_timeout;
+                let why = ClientError::Timeout { endpoint, what: "connecting and logging in", after }.to_string();
+                self.end_replayed(i, why, true)?;
             } else if conn.state == ConnState::Running && !conn.io.awaits_answers() {
                 self.advance(i)?;
             }
@@ -305,10 +313,15 @@ impl<B: LoopIo> EventLoop<'_, B> {
             Err(why) => return self.end_replayed(i, why, true),
         };
         conn.replace(socket, &[]);
+        let timeout = conn.io.redial().options.connect_timeout;
+        let deadline = self.clock.now_ns().saturating_add(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX));
         if let Some(work) = conn.io.replay() {
-            work.start_login();
+            work.start_login(deadline);
         }
         conn.state = ConnState::Running;
+        if let Some(replay) = &mut self.replay {
+            replay.timers.push(Reverse((deadline, i)));
+        }
         if let Err(source) = self.io.adopt(conn, i) {
             return self.end_replayed(i, io_refusal(&endpoint, source), true);
         }

@@ -51,6 +51,8 @@ pub(crate) struct ReplayWork {
     pub(crate) login: u32,
     /// What its last fill said it waits for.
     pub(crate) step: ReplayStep,
+    /// When its login, under way, has taken too long (the connect timeout).
+    pub(crate) login_deadline_ns: u64,
     shared: Rc<ReplayShared>,
 }
 
@@ -87,12 +89,15 @@ impl ReplayWork {
             phase: ReplayPhase::Pending(Box::new(options)),
             login,
             step: ReplayStep::Records,
+            login_deadline_ns: u64::MAX,
             shared,
         }
     }
 
-    /// Its time has come: the login starts (the server speaks first).
-    pub(crate) fn start_login(&mut self) {
+    /// Its time has come: the login starts (the server speaks first), to
+    /// be done by `deadline_ns`.
+    pub(crate) fn start_login(&mut self, deadline_ns: u64) {
+        self.login_deadline_ns = deadline_ns;
         if let ReplayPhase::Pending(options) = &self.phase {
             self.phase = ReplayPhase::LoggingIn { login: Box::new(Login::new(options)), out: Vec::new() };
         }
@@ -104,6 +109,11 @@ impl ReplayWork {
 
     pub(crate) fn is_logging_in(&self) -> bool {
         matches!(self.phase, ReplayPhase::LoggingIn { .. })
+    }
+
+    /// Whether its login is still under way at `now_ns`, past its deadline.
+    pub(crate) fn login_overdue(&self, now_ns: u64) -> bool {
+        self.is_logging_in() && now_ns >= self.login_deadline_ns
     }
 
     /// The error of a login whose socket reached its end.

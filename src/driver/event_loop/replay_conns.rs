@@ -21,7 +21,7 @@
 //! or the run stopped; its tally goes to the replay's at the end.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::{Arc, PoisonError};
 
@@ -62,12 +62,18 @@ pub(crate) struct ReplayConns {
     by_id: HashMap<ReplayConnId, usize>,
     /// When a slot is due: its open, or its next command.
     timers: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Logins under way and when each is past the connect timeout, in
+    /// that order (one timeout for all): looked at on the loop's turns,
+    /// never a wake-up time of their own (a wait with one takes a single
+    /// completion on io_uring, and the loop turns at least every 5 ms).
+    logins: VecDeque<(u64, usize)>,
     /// Retired slots, for the next connections.
     free: Vec<usize>,
     /// Slots whose connection waits for its next records: while there are
-    /// any, the loop wakes for its feed every [`INTAKE_TICK_NS`]; else its
-    /// wait is its backend's own (a batch of answers on io_uring), and the
-    /// feed is looked at as the loop's tick comes.
+    /// any, or a timer is set (the wait has a wake-up time anyway), the
+    /// loop wakes for its feed every [`INTAKE_TICK_NS`]; else its wait is
+    /// its backend's own (a batch of answers on io_uring, as a run's at
+    /// `--speed=max`), and the feed is looked at as the loop's tick comes.
     starving: Vec<usize>,
     /// The slots of `starving` being served, swapped with it.
     serving: Vec<usize>,
@@ -101,6 +107,7 @@ impl ReplayConns {
             batches: Vec::new(),
             by_id: HashMap::new(),
             timers: BinaryHeap::new(),
+            logins: VecDeque::new(),
             free: Vec::new(),
             starving: Vec::new(),
             serving: Vec::new(),
@@ -111,10 +118,11 @@ impl ReplayConns {
     }
 
     /// When the loop must wake for its replay: the first timer, or the
-    /// next look at the feed while a connection waits for its records.
+    /// next look at the feed while a timer is set or a connection waits
+    /// for its records.
     pub(super) fn wake_at(&self) -> Option<u64> {
         let timer = self.timers.peek().map(|Reverse((at, _))| *at);
-        let intake = (self.going() && !self.starving.is_empty()).then_some(self.next_intake_ns);
+        let intake = (self.going() && (timer.is_some() || !self.starving.is_empty())).then_some(self.next_intake_ns);
         timer.into_iter().chain(intake).min()
     }
 
@@ -154,6 +162,7 @@ impl<B: LoopIo> EventLoop<'_, B> {
             return self.end_replay_waits();
         }
         self.take_feed()?;
+        self.check_logins(self.now_ns)?;
         self.fire_replay_timers()
     }
 
@@ -281,17 +290,31 @@ impl<B: LoopIo> EventLoop<'_, B> {
             replay.timers.pop();
             let Some(conn) = self.conns.get_mut(i) else { continue };
             let pending = conn.io.replay().is_some_and(|work| work.is_pending());
-            let overdue = conn.io.replay().is_some_and(|work| work.login_overdue(now));
             if pending && conn.state == ConnState::Retired {
                 self.open_replayed(i)?;
-            } else if overdue && conn.state == ConnState::Running {
-                let endpoint = conn.io.endpoint().clone();
-                let after = conn.io.redial().options.connect_timeout;
-                let why = ClientError::Timeout { endpoint, what: "connecting and logging in", after }.to_string();
-                self.end_replayed(i, why, true)?;
             } else if conn.state == ConnState::Running && !conn.io.awaits_answers() {
                 self.advance(i)?;
             }
+        }
+    }
+
+    /// Refuses the logins still under way past their connect timeout.
+    fn check_logins(&mut self, now: u64) -> Result<(), DriverError> {
+        loop {
+            let Some(replay) = &mut self.replay else { return Ok(()) };
+            let Some(&(deadline, i)) = replay.logins.front() else { return Ok(()) };
+            if deadline > now {
+                return Ok(());
+            }
+            replay.logins.pop_front();
+            let Some(conn) = self.conns.get_mut(i).filter(|c| c.state == ConnState::Running) else { continue };
+            if !conn.io.replay().is_some_and(|work| work.login_overdue(now)) {
+                continue;
+            }
+            let endpoint = conn.io.endpoint().clone();
+            let after = conn.io.redial().options.connect_timeout;
+            let why = ClientError::Timeout { endpoint, what: "connecting and logging in", after }.to_string();
+            self.end_replayed(i, why, true)?;
         }
     }
 
@@ -320,7 +343,7 @@ impl<B: LoopIo> EventLoop<'_, B> {
         }
         conn.state = ConnState::Running;
         if let Some(replay) = &mut self.replay {
-            replay.timers.push(Reverse((deadline, i)));
+            replay.logins.push_back((deadline, i));
         }
         if let Err(source) = self.io.adopt(conn, i) {
             return self.end_replayed(i, io_refusal(&endpoint, source), true);

@@ -156,3 +156,28 @@ pub(super) fn record_families(record: &RecordFigures, out: &mut Vec<Family>) {
     answer.push("_sum", &[], buckets.sum_seconds());
     out.push(answer);
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// Every family of a replay and of a recording, filled.
+    pub(in crate::watch) fn every_capture_family() -> Vec<Family> {
+        let mut families = Vec::new();
+        let ending = ReplayEnding {
+            commands: 10,
+            captured_commands: 10,
+            achieved_speed: 1.0,
+            reached_s: 2.0,
+            differences: BTreeMap::from([("rows".to_owned(), 1)]),
+            not_replayed: BTreeMap::from([("read_only".to_owned(), 1)]),
+            unknown_answers: 1,
+            connections: [("opened", 2), ("lost", 0), ("refused", 0)],
+        };
+        replay_families(&ReplayFigures { target_speed: Some(2.0), ended: Some(ending) }, &mut families);
+        let mut counts = RelayCounts { commands: BTreeMap::from([(3, 5)]), ..RelayCounts::default() };
+        counts.answer_time.record_ns(1_000_000);
+        record_families(&RecordFigures { counts, elapsed_s: 1.0 }, &mut families);
+        families
+    }
+}

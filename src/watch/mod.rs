@@ -419,7 +419,8 @@ mod tests {
     fn the_dashboard_names_only_series_that_exist() {
         let dashboard: serde_json::Value =
             serde_json::from_str(include_str!("../../deploy/grafana/wirebench-dashboard.json")).unwrap();
-        let families = super::series::tests::every_series().families();
+        let mut families = super::series::tests::every_series().families();
+        families.extend(super::capture_series::tests::every_capture_family());
         let known: BTreeSet<String> =
             families.iter().flat_map(|f| f.samples.iter().map(move |s| format!("{}{}", f.name, s.suffix))).collect();
         let mut asked = BTreeSet::new();

@@ -13,9 +13,13 @@ use wirebench_protocol::framing::encode_packet;
 use wirebench_protocol::response::{resultset, text_row, ColumnDefinition, OkPacket};
 use wirebench_protocol::{Capabilities, ColumnType, StatusFlags};
 
-use super::run_socket_loop;
+use super::{run_socket_loop, run_socket_replay_loop};
 use crate::client::{ConnectOptions, Endpoint};
 use crate::driver::connections::recv_buffer::RECV_BUFFER;
+use crate::driver::event_loop::replay_conns::ReplayConns;
+use crate::driver::replay::feed::{feed_channel, CommandItem, FeedItem, OpenItem};
+use crate::driver::replay::replayed_conn::ReplaySchedule;
+use crate::driver::replay::ReplaySettings;
 use crate::driver::testing::SelectOne;
 use crate::driver::{
     Clock, ConnPlan, DriverError, EventPipeline, IgnoreErrors, LoopContext, Lost, Redial, RunControl, StdSocket,
@@ -361,4 +365,83 @@ fn tasks_call_on_their_own_connections() {
     for commands in transcripts {
         assert_eq!(commands, [COM_QUERY, COM_QUERY, COM_QUERY, COM_QUIT]);
     }
+}
+
+/// A replay's loop over one feed: the settings it ran with (their tally
+/// filled in), against logins to `options`.
+fn run_replay(options: ConnectOptions, items: &[FeedItem<'_>]) -> Arc<ReplaySettings> {
+    let schedule = ReplaySchedule { speed: None, start_ns: 0 };
+    let settings = Arc::new(ReplaySettings {
+        logins: vec![options],
+        schedule,
+        tally: Default::default(),
+        backend: crate::driver::Backend::Tokio,
+    });
+    let (sender, feed) = feed_channel(4);
+    let mut batch = Vec::new();
+    for item in items {
+        item.encode(&mut batch);
+    }
+    sender.send(batch, Instant::now() + Duration::from_secs(10)).unwrap();
+    sender.end();
+    let context = test_context(None);
+    run_socket_replay_loop(0, ReplayConns::new(feed, settings.clone()), &context).unwrap();
+    settings
+}
+
+fn replay_socket(name: &str) -> (PathBuf, UnixListener) {
+    let dir = std::env::temp_dir().join(format!("wirebench-socket-loop-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    let listener = UnixListener::bind(&path).unwrap();
+    (path, listener)
+}
+
+const OPEN: FeedItem<'static> =
+    FeedItem::Open(OpenItem { conn: 7, offset_ns: 0, login: 0, flags: 0, charset: 0, capabilities: 0, database: b"" });
+
+fn select(n: u64) -> FeedItem<'static> {
+    FeedItem::Command(CommandItem { conn: 7, offset_ns: n, statement: 0, flags: 0, payload: b"\x03SELECT 1" })
+}
+
+/// A replayed connection is a connection of the loop: it logs in through
+/// the client's login on the loop, sends its captured commands one at a
+/// time as each answer comes (the answers trickle in a byte at a time),
+/// and says goodbye with COM_QUIT when its capture closes it.
+#[test]
+fn a_replayed_connection_logs_in_sends_its_commands_and_quits() {
+    let (path, listener) = replay_socket("replayed.sock");
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        log_in_and_serve(stream, ScriptedAnswer::Trickle)
+    });
+    let close = FeedItem::Close { conn: 7, offset_ns: 3 };
+    let settings = run_replay(redial_options(&path), &[OPEN, select(1), select(2), close]);
+    assert_eq!(server.join().unwrap(), [COM_QUERY, COM_QUERY, COM_QUIT]);
+    let tally = settings.tally.lock().unwrap();
+    assert_eq!((tally.opened, tally.lost, tally.refused.len()), (1, 0, 0));
+    assert_eq!(tally.statements.iter().map(|s| s.count).sum::<u64>(), 2);
+}
+
+/// A server that takes the connection and never greets it: the login is
+/// refused at the connect timeout, counted with why (not waited on until
+/// the run's end), and what the connection held is not replayed.
+#[test]
+fn a_replayed_login_the_server_never_answers_is_refused_at_its_timeout() {
+    let (path, listener) = replay_socket("silent.sock");
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        // Silent until the client hangs up.
+        let _ = stream.read(&mut [0u8; 1]);
+    });
+    let mut options = redial_options(&path);
+    options.connect_timeout = Duration::from_millis(200);
+    let settings = run_replay(options, &[OPEN, select(1)]);
+    server.join().unwrap();
+    let tally = settings.tally.lock().unwrap();
+    assert_eq!((tally.opened, tally.refused.len()), (0, 1));
+    let error = &tally.refused[0].error;
+    assert!(error.contains("connecting and logging in"), "{error}");
+    assert_eq!(tally.skipped.iter().sum::<u64>(), 1, "its command is counted as not replayed");
 }

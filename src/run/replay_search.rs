@@ -13,7 +13,7 @@ use super::interrupt::Interrupts;
 use super::output::{Level, Output, OutputError};
 use super::replay_command::replay_once;
 use super::result_sink::ResultSink;
-use super::search_command::{at_bounds, near_client_note, percentiles_text, quietly, slo_text};
+use super::search_command::{at_bounds, near_client_note, percentiles_text, quietly, search_step_bench, slo_text};
 use super::search_controller::{judge, Conclusion, NextStep, SearchController, StepMeasure, StepOutcome, StepRules};
 use super::steps::pause;
 use super::{RunError, RunOutcome};
@@ -68,7 +68,7 @@ pub(super) fn run_replay_search(
                 break;
             }
         }
-        let step_bench = speed_step_bench(bench, search, phase);
+        let step_bench = search_step_bench(bench, search, phase);
         let speed = target.map_or(Speed::Max, |t| Speed::Times(speed_of(t)));
         let mut sink = ResultSink::new(&step_bench);
         sink.name_test("replay".to_owned());
@@ -109,22 +109,6 @@ pub(super) fn run_replay_search(
     };
     conclude_search(bench, search, (info, steps), conclusion, watch)?;
     Ok(outcome)
-}
-
-/// A step's command line: its measured time the search's, its `--slo`
-/// percentiles listed, nothing written but the search's own output.
-fn speed_step_bench(bench: &Bench, search: &SearchOptions, phase: SearchPhase) -> Bench {
-    let mut step = bench.clone();
-    step.command = crate::cli::Command::Run;
-    step.search = None;
-    let general = &mut step.general;
-    general.time = Some(if phase == SearchPhase::Confirm { search.confirm_s } else { search.step_s });
-    general.report_interval = None;
-    general.hdr_log = None;
-    general.percentiles.extend(search.slo.iter().map(|b| b.percentile));
-    step.results.format = OutputFormat::Text;
-    step.results.chart = None;
-    step
 }
 
 /// What the verdict needs of a step: its speed held (in the controller's

@@ -104,18 +104,26 @@ fn controller_best(record: &SearchRecord) -> Option<u32> {
 }
 
 /// The command line of one step: a `run` at `target` (unthrottled for the
-/// probe), its warm-up and measured time the search's, the `--slo`
-/// percentiles listed, nothing written but the search's own output.
+/// probe), its warm-up the search's, as [`search_step_bench`] makes it.
 fn rate_step_bench(bench: &Bench, options: &SearchOptions, target: Option<u32>, phase: SearchPhase) -> Bench {
-    let mut step = bench.clone();
-    step.command = Command::Run;
-    step.search = None;
+    let mut step = search_step_bench(bench, options, phase);
     let general = &mut step.general;
     general.rate = target;
     general.rate_stages = None;
     general.events = None;
-    general.time = Some(if phase == SearchPhase::Confirm { options.confirm_s } else { options.step_s });
     general.warmup_time = options.warmup_s;
+    step
+}
+
+/// A step's command line, for a search over rates or over a replay's
+/// speeds: a `run`, its measured time the search's, the `--slo`
+/// percentiles listed, nothing written but the search's own output.
+pub(super) fn search_step_bench(bench: &Bench, options: &SearchOptions, phase: SearchPhase) -> Bench {
+    let mut step = bench.clone();
+    step.command = Command::Run;
+    step.search = None;
+    let general = &mut step.general;
+    general.time = Some(if phase == SearchPhase::Confirm { options.confirm_s } else { options.step_s });
     general.report_interval = None;
     general.hdr_log = None;
     general.percentiles.extend(options.slo.iter().map(|b| b.percentile));
